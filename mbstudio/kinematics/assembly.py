@@ -1,0 +1,67 @@
+"""Assembly: Newton-Raphson on the loop equations for the dependent coordinates, with step halving."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.errors import AssemblyError
+
+
+@dataclass
+class AssemblyReport:
+    converged: np.ndarray  # (N,) bool
+    iterations: int
+    residual: np.ndarray  # (N,) float: max |Φ| after the last step
+    worst_row: np.ndarray  # (N,) index of the largest residual row
+
+
+def newton(mech, q: np.ndarray, max_iterations: int = 50, tol=None) -> tuple[np.ndarray, AssemblyReport]:
+    """Solve Φ(q) = 0 for q[:, dependent], starting from q (N, n); other columns are kept."""
+    b = mech.backend
+    dep, rows = list(mech.partition.dependent), list(mech.partition.rows)
+    tol = b.tolerance(mech.length_scale) if tol is None else tol
+    q = q.copy()
+    phi = mech.constraints.residual(mech.tree.motion(q))
+    norm = _norm(phi)
+    iterations = 0
+    while iterations < max_iterations and dep:
+        active = b.to_float(norm) > float(tol)
+        if not active.any():
+            break
+        iterations += 1
+        idx = np.nonzero(active)[0]
+        st = mech.tree.motion(q[idx])
+        J = mech.constraints.jacobian(st)[:, rows][:, :, dep]
+        try:
+            step = b.solve(J, -phi[idx][:, rows])
+        except (np.linalg.LinAlgError, ZeroDivisionError) as exc:
+            raise AssemblyError("the loop equations are singular here: the mechanism is at a singular "
+                                "configuration or cannot close") from exc
+        q_idx, norm_idx, phi_idx = _damped_step(mech, q[idx], step, dep, norm[idx])
+        q[idx], norm[idx], phi[idx] = q_idx, norm_idx, phi_idx
+    report = AssemblyReport(b.to_float(norm) <= float(tol), iterations, b.to_float(norm),
+                            np.argmax(np.abs(b.to_float(phi)), axis=1) if phi.shape[1] else np.zeros(len(q), int))
+    return q, report
+
+
+def _damped_step(mech, q, step, dep, norm):
+    """Take the Newton step, halving it (per sample) while the residual grows."""
+    scale = np.ones(len(q))
+    for _ in range(12):
+        trial = q.copy()
+        trial[:, dep] = q[:, dep] + step * mech.backend.asarray(scale)[:, None]
+        phi = mech.constraints.residual(mech.tree.motion(trial))
+        new = _norm(phi)
+        worse = mech.backend.to_float(new) > 2 * mech.backend.to_float(norm)
+        if not worse.any():
+            return trial, new, phi
+        scale[worse] /= 2
+    return trial, new, phi
+
+
+def _norm(phi: np.ndarray) -> np.ndarray:
+    if phi.shape[1] == 0:
+        return np.zeros(phi.shape[0], dtype=phi.dtype)
+    return np.abs(phi).max(axis=1)

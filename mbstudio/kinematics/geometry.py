@@ -1,0 +1,59 @@
+"""The document's geometry (points, frames, gravity, inertia) evaluated in one back-end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.document import INERTIA_NAMES, Body, Frame, Model
+from ..model.expressions import evaluate
+from ..numerics.spatial import frame_rotation
+
+
+@dataclass
+class FrameValue:
+    rotation: np.ndarray  # (3, 3), columns are the frame axes in body coordinates
+    origin: np.ndarray  # (3,)
+
+
+class Geometry:
+    """Evaluates expressions of a model with a back-end: floats, mpf at the back-end's precision, or sympy."""
+
+    def __init__(self, model: Model, backend) -> None:
+        self.model = model
+        self.backend = backend
+        symbols = {p.name: backend.parameter(p.name, p.value) for p in model.parameters}
+        symbols["pi"] = backend.pi()
+        self.symbols = symbols
+
+    def value(self, expr):
+        b = self.backend
+        return evaluate(expr, b.scalar, self.symbols, b.functions)
+
+    def vector(self, exprs) -> np.ndarray:
+        out = self.backend.zeros(3)
+        for i, e in enumerate(exprs):
+            out[i] = self.value(e)
+        return out
+
+    def point(self, body: Body, name: str) -> np.ndarray:
+        return self.vector(body.points[name])
+
+    def frame(self, body: Body, frame: Frame | str) -> FrameValue:
+        if isinstance(frame, str):
+            frame = body.frames[frame]
+        origin = self.point(body, frame.origin) if isinstance(frame.origin, str) else self.vector(frame.origin)
+        z = self.vector(frame.z) if frame.z is not None else self.vector([0, 0, 1])
+        x = self.vector(frame.x) if frame.x is not None else None
+        return FrameValue(frame_rotation(z, x, self.backend), origin)
+
+    def gravity(self) -> np.ndarray:
+        return self.vector(self.model.gravity)
+
+    def inertia(self, body: Body) -> np.ndarray:
+        """The ten inertial parameters (m, mx, ..., Izz) as a (10,) array."""
+        out = self.backend.zeros(10)
+        for i, n in enumerate(INERTIA_NAMES):
+            out[i] = self.value(body.inertia[n])
+        return out

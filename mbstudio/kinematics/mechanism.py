@@ -1,0 +1,195 @@
+"""A mechanism ready for analysis: tree, loop constraints and coordinate partition in one back-end.
+
+    mech = Mechanism(model)                 # float64
+    mech = Mechanism(model, precision=50)   # mpmath, 50 digits
+    q = mech.assemble({"theta1": 0.2, "theta2": 0.0})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..model.document import Model
+from ..model.errors import AssemblyError
+from ..numerics.backends import Float64, make_backend
+from .assembly import AssemblyReport, newton
+from .constraints import LoopConstraints
+from .coordinates import Partition, partition
+from .topology import grubler_dof, spanning_tree
+from .tree import KinematicTree, MotionState
+
+
+class Mechanism:
+    def __init__(self, model: Model, precision: str | int | None = None, backend=None) -> None:
+        self.model = model
+        self.backend = backend or make_backend(precision)
+        self.topology = spanning_tree(model)
+        with self.backend.context():
+            self.tree = KinematicTree(model, self.backend, self.topology)
+            self.constraints = LoopConstraints(self.tree, self.topology.cut)
+        self.coordinates = self.tree.coordinates
+        self.n = self.tree.n
+        self.length_scale = self._length_scale()
+        self.partition = self._partition()
+        self.last_report: AssemblyReport | None = None
+
+    # ------------------------------------------------------------------ structure
+    def _length_scale(self) -> float:
+        """A characteristic length (largest joint-frame offset, at least 1 m) scaling position tolerances."""
+        offsets = [np.abs(self.backend.to_float(link.before.origin)).max() for link in self.tree.links]
+        return max([1.0, *offsets])
+
+    def _partition(self) -> Partition:
+        """Rows and independent coordinates chosen from Φ_q at the initial configuration, in float64."""
+        probe = self if isinstance(self.backend, Float64) else Mechanism(self.model, backend=Float64())
+        q0 = probe.tree.initial_coordinates()[None, :]
+        phi_q = probe.constraints.jacobian(probe.tree.motion(q0))[0]
+        chosen = None if self.model.independent_coordinates == "auto" else list(self.model.independent_coordinates)
+        return partition(np.asarray(phi_q, dtype=float), self.coordinates, chosen)
+
+    @property
+    def independent(self) -> list[str]:
+        return [self.coordinates[i] for i in self.partition.independent]
+
+    @property
+    def dependent(self) -> list[str]:
+        return [self.coordinates[i] for i in self.partition.dependent]
+
+    @property
+    def dof(self) -> int:
+        """Mobility from the rank of the constraint Jacobian."""
+        return self.n - self.partition.rank
+
+    @property
+    def dof_grubler(self) -> int:
+        return grubler_dof(self.model)
+
+    @property
+    def redundant_constraints(self) -> list[str]:
+        return [self.constraints.labels[r] for r in self.partition.redundant_rows]
+
+    # ------------------------------------------------------------------ evaluation
+    def as_batch(self, x) -> np.ndarray:
+        """(n,) or (N, n) values -> backend array (N, n)."""
+        with self.backend.context():
+            arr = self.backend.asarray(x)
+        return arr[None, :] if arr.ndim == 1 else arr
+
+    def motion(self, q, qd=None, qdd=None) -> MotionState:
+        with self.backend.context():
+            return self.tree.motion(*(None if x is None else self.as_batch(x) for x in (q, qd, qdd)))
+
+    def residual(self, q) -> np.ndarray:
+        """Φ(q), shape (N, m)."""
+        with self.backend.context():
+            return self.constraints.residual(self.motion(q))
+
+    def constraint_jacobian(self, q) -> np.ndarray:
+        """Φ_q, shape (N, m, n)."""
+        with self.backend.context():
+            return self.constraints.jacobian(self.motion(q))
+
+    def assemble(self, independent: Mapping[str, object] | np.ndarray | None = None, guess=None,
+                 strict: bool = True) -> np.ndarray:
+        """Coordinates (N, n) closing every loop for the given independent values.
+
+        `independent`: a mapping name -> value(s), or an array (N, n_ind) in the order of `self.independent`;
+        None keeps the guess. `guess`: starting coordinates, by default the document's initial values.
+        Raises AssemblyError naming the cut joint with the largest residual when a sample does not close."""
+        b = self.backend
+        with b.context():
+            q = self._starting_point(independent, guess)
+            q, report = newton(self, q)
+            self.last_report = report
+            if strict and not report.converged.all():
+                self._raise(report)
+        return q
+
+    def assemble_path(self, independent: np.ndarray, guess=None) -> np.ndarray:
+        """Coordinates (N, n) along a path of independent values (N, n_ind), each sample solved from the
+        previous one with a first-order predictor (q + R Δq_ind), so the assembly branch is followed."""
+        b = self.backend
+        with b.context():
+            values = self.as_batch(independent)
+            q_prev = self.assemble(values[:1], guess)
+            out = [q_prev[0]]
+            for k in range(1, len(values)):
+                step = values[k] - values[k - 1]
+                predicted = q_prev + (self.r_matrix(q_prev) * step[None, None, :]).sum(axis=2)
+                q_prev = self.assemble(values[k:k + 1], predicted)
+                out.append(q_prev[0])
+            return np.stack(out)
+
+    def _starting_point(self, independent, guess) -> np.ndarray:
+        q0 = self.tree.initial_coordinates()[None, :] if guess is None else self.as_batch(guess)
+        if independent is None:
+            return q0.copy()
+        ind = list(self.partition.independent)
+        if isinstance(independent, Mapping):
+            unknown = set(independent) - set(self.independent)
+            if unknown:
+                raise KeyError(f"{sorted(unknown)} are not independent coordinates; they are {self.independent}")
+            cols = [np.atleast_1d(self.backend.asarray(independent[name])) for name in self.independent]
+            values = np.stack(np.broadcast_arrays(*cols), axis=-1)
+        else:
+            values = self.as_batch(independent)
+        N = max(len(values), len(q0))
+        q = np.array(np.broadcast_to(q0, (N, self.n)))
+        q[:, ind] = values
+        return q
+
+    def _raise(self, report: AssemblyReport):
+        bad = int(np.nonzero(~report.converged)[0][0])
+        row = int(report.worst_row[bad])
+        label = self.constraints.labels[row]
+        raise AssemblyError(f"the mechanism cannot close at sample {bad}: loop of cut joint "
+                            f"'{self.constraints.row_joint[row]}' leaves residual {report.residual[bad]:.3g} "
+                            f"({label}) after {report.iterations} Newton iterations", self.constraints.row_joint[row],
+                            float(report.residual[bad]))
+
+    # ------------------------------------------------------------------ velocity level
+    def r_matrix(self, q) -> np.ndarray:
+        """R = ∂q/∂q_ind, shape (N, n, n_ind): q̇ = R q̇_ind."""
+        b = self.backend
+        with b.context():
+            q = self.as_batch(q)
+            dep, ind, rows = list(self.partition.dependent), list(self.partition.independent), list(self.partition.rows)
+            N = len(q)
+            R = b.zeros((N, self.n, len(ind)))
+            for j, i in enumerate(ind):
+                R[:, i, j] = b.scalar(1)
+            if dep:
+                J = self.constraints.jacobian(self.tree.motion(q))[:, rows]
+                R[:, dep, :] = b.solve(J[:, :, dep], -J[:, :, ind])
+            return R
+
+    def velocities(self, q, qd_independent) -> np.ndarray:
+        """All q̇ (N, n) from the independent velocities (N, n_ind)."""
+        with self.backend.context():
+            R = self.r_matrix(q)
+            return (R * self.as_batch(qd_independent)[:, None, :]).sum(axis=2)
+
+    def acceleration_term(self, q, qd) -> np.ndarray:
+        """The part of q̈ not proportional to q̈_ind: q̈ = R q̈_ind + this (N, n); it is zero on independents."""
+        b = self.backend
+        with b.context():
+            q, qd = self.as_batch(q), self.as_batch(qd)
+            dep, rows = list(self.partition.dependent), list(self.partition.rows)
+            out = b.zeros(q.shape)
+            if dep:
+                st = self.tree.motion(q, qd)
+                J = self.constraints.jacobian(st)[:, rows][:, :, dep]
+                out[:, dep] = b.solve(J, -self.constraints.acceleration_bias(st)[:, rows])
+            return out
+
+    def accelerations(self, q, qd, qdd_independent) -> np.ndarray:
+        """All q̈ (N, n) from the independent accelerations (N, n_ind)."""
+        with self.backend.context():
+            R = self.r_matrix(q)
+            return (R * self.as_batch(qdd_independent)[:, None, :]).sum(axis=2) + self.acceleration_term(q, qd)
+
+    def check(self) -> None:
+        """Raise AssemblyError if the initial configuration cannot be assembled."""
+        self.assemble(None)

@@ -1,0 +1,167 @@
+"""Kinematics of the spanning tree: body poses, velocities and accelerations, and their Jacobians.
+
+Every joint is a short sequence of primitive motions (rotation about, or translation along, an axis of the
+moving joint frame), so one recursion serves all joint types. For each tree coordinate k we keep its world
+axis u_k and a point o_k on it; a point P of a body moves with column u_k x (P - o_k) (rotation) or u_k
+(translation) of its Jacobian when k lies on the body's path to the ground.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.document import JOINT_MOTIONS, Joint, Model, body_key
+from ..numerics.spatial import axis_rotation, cross, matvec
+from .geometry import FrameValue, Geometry
+from .topology import Topology, spanning_tree
+
+
+@dataclass(frozen=True)
+class Primitive:
+    coordinate: int  # index in q
+    kind: str  # "R" rotation or "T" translation
+    axis: int  # 0, 1, 2 for the x, y, z axis of the moving joint frame
+    sign: int  # -1 when the joint is traversed from its document child to its parent
+
+
+@dataclass
+class Link:
+    joint: Joint
+    parent: int  # body index (tree order)
+    child: int
+    before: FrameValue  # joint frame on the tree-parent body
+    after: FrameValue  # joint frame on the tree-child body
+    primitives: tuple[Primitive, ...]
+
+
+@dataclass
+class MotionState:
+    """Per body b (tree order, 0 = ground): rotation R[b] (N,3,3), origin p[b], angular velocity w[b], origin
+    velocity v[b], angular and linear accelerations al[b], a[b] (N,3); per coordinate: axis u, point o (N,n,3)."""
+
+    R: list
+    p: list
+    w: list
+    v: list
+    al: list
+    a: list
+    u: np.ndarray
+    o: np.ndarray
+
+
+class KinematicTree:
+    def __init__(self, model: Model, backend, topology: Topology | None = None) -> None:
+        self.model = model
+        self.backend = backend
+        self.topology = topology or spanning_tree(model)
+        self.geometry = Geometry(model, backend)
+        self.body_labels = list(self.topology.body_order)
+        self.index = {label: i for i, label in enumerate(self.body_labels)}
+        self.coordinates: list[str] = []
+        self.kinds: list[str] = []
+        self.links = [self._link(j) for j in self.topology.tree]
+        self.n = len(self.coordinates)
+        self.support = self._support()
+
+    def _link(self, joint: Joint) -> Link:
+        reverse = joint.name in self.topology.reversed
+        g, m = self.geometry, self.model
+        fp = g.frame(m.body(joint.parent), joint.parent_frame)
+        fc = g.frame(m.body(joint.child), joint.child_frame)
+        start = len(self.coordinates)
+        self.coordinates += [c.name for c in joint.coordinates]
+        motions = list(enumerate(JOINT_MOTIONS[joint.type]))
+        if reverse:
+            motions.reverse()
+        prims = tuple(Primitive(start + i, mot[0], "xyz".index(mot[1]), -1 if reverse else 1) for i, mot in motions)
+        self.kinds += [mot[0] for mot in JOINT_MOTIONS[joint.type]]
+        parent, child = body_key(joint.parent), body_key(joint.child)
+        if reverse:
+            parent, child, fp, fc = child, parent, fc, fp
+        return Link(joint, self.index[parent], self.index[child], fp, fc, prims)
+
+    def _support(self) -> list[list[int]]:
+        """Tree coordinates on the path from the ground to each body."""
+        support: list[list[int]] = [[] for _ in self.body_labels]
+        for link in self.links:
+            support[link.child] = support[link.parent] + [p.coordinate for p in link.primitives]
+        return support
+
+    def initial_coordinates(self) -> np.ndarray:
+        """The document's initial values (0 where none is given), shape (n,)."""
+        values = {c.name: c.initial for j in self.model.joints for c in j.coordinates}
+        return self.backend.asarray([values[name] or 0.0 for name in self.coordinates])
+
+    def motion(self, q: np.ndarray, qd: np.ndarray | None = None, qdd: np.ndarray | None = None) -> MotionState:
+        """Poses, velocities and accelerations of all bodies for q, qd, qdd of shape (N, n)."""
+        b = self.backend
+        N = q.shape[0]
+        qd = b.zeros(q.shape) if qd is None else qd
+        qdd = b.zeros(q.shape) if qdd is None else qdd
+        eye = b.zeros((N, 3, 3))
+        for i in range(3):
+            eye[:, i, i] = b.scalar(1)
+        zero = b.zeros((N, 3))
+        st = MotionState([eye], [zero], [zero], [zero], [zero], [zero], b.zeros((N, self.n, 3)), b.zeros((N, self.n, 3)))
+        cos, sin = b.cos(q), b.sin(q)
+        for link in self.links:
+            Rf, of, wf, vf, alf, af = self._carry(st, link.parent, link.before)
+            for prim in link.primitives:
+                k = prim.coordinate
+                u = Rf[:, :, prim.axis] * prim.sign
+                st.u[:, k], st.o[:, k] = u, of
+                if prim.kind == "R":
+                    Rf = Rf @ axis_rotation(prim.axis, cos[:, k], sin[:, k] * prim.sign, b)
+                    alf = alf + u * qdd[:, k, None] + cross(wf, u) * qd[:, k, None]
+                    wf = wf + u * qd[:, k, None]
+                else:
+                    d, ud = u * q[:, k, None], u * qd[:, k, None]
+                    of = of + d
+                    af = af + u * qdd[:, k, None] + 2 * cross(wf, ud) + cross(alf, d) + cross(wf, cross(wf, d))
+                    vf = vf + ud + cross(wf, d)
+            Rc = Rf @ link.after.rotation.T
+            r = -matvec(Rc, link.after.origin[None, :])
+            st.R.append(Rc)
+            st.p.append(of + r)
+            st.w.append(wf)
+            st.v.append(vf + cross(wf, r))
+            st.al.append(alf)
+            st.a.append(af + cross(alf, r) + cross(wf, cross(wf, r)))
+        return st
+
+    @staticmethod
+    def _carry(st: MotionState, body: int, frame: FrameValue):
+        """World pose, velocity and acceleration of a frame fixed on `body`."""
+        R, w, al = st.R[body], st.w[body], st.al[body]
+        r = matvec(R, frame.origin[None, :])
+        return (R @ frame.rotation, st.p[body] + r, w, st.v[body] + cross(w, r), al,
+                st.a[body] + cross(al, r) + cross(w, cross(w, r)))
+
+    def frame_state(self, st: MotionState, label: str, frame: FrameValue):
+        """World (R, origin, w, v, al, a) of a frame fixed on the body with this label."""
+        return self._carry(st, self.index[body_key(label)], frame)
+
+    def point_jacobian(self, st: MotionState, body: int, point: np.ndarray) -> np.ndarray:
+        """d(world point fixed on body)/dq, shape (N, 3, n)."""
+        N = point.shape[0]
+        J = self.backend.zeros((N, 3, self.n))
+        for k in self.support[body]:
+            col = cross(st.u[:, k], point - st.o[:, k]) if self.kinds[k] == "R" else st.u[:, k]
+            J[:, :, k] = col
+        return J
+
+    def direction_jacobian(self, st: MotionState, body: int, direction: np.ndarray) -> np.ndarray:
+        """d(world direction fixed on body)/dq, shape (N, 3, n)."""
+        N = direction.shape[0]
+        J = self.backend.zeros((N, 3, self.n))
+        for k in self.support[body]:
+            if self.kinds[k] == "R":
+                J[:, :, k] = cross(st.u[:, k], direction)
+        return J
+
+    def body_index(self, label: str) -> int:
+        return self.index[body_key(label)]
+
+

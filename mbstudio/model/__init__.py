@@ -1,0 +1,20 @@
+"""The mechanism document, its file format and its validation."""
+
+from .document import (
+    GROUND,
+    INERTIA_NAMES,
+    JOINT_MOTIONS,
+    JOINT_TYPES,
+    Body,
+    Coordinate,
+    Frame,
+    Joint,
+    Model,
+    Parameter,
+)
+from .errors import AssemblyError, ModelError
+from .fileformat import dumps, load, loads, save
+from .validation import validate
+
+__all__ = ["GROUND", "INERTIA_NAMES", "JOINT_MOTIONS", "JOINT_TYPES", "AssemblyError", "Body", "Coordinate",
+           "Frame", "Joint", "Model", "ModelError", "Parameter", "dumps", "load", "loads", "save", "validate"]

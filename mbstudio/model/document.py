@@ -1,0 +1,122 @@
+"""The mechanism document: plain data, as the user wrote it (numbers or expressions), no derived state."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from .expressions import Expr
+
+GROUND = "0"
+GROUND_ALIASES = ("0", "ground")
+INERTIA_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
+# Each joint type: its coordinates' default names and the primitive motions, in order, that carry the
+# child joint frame from the parent joint frame ("Rz" rotation about z, "Tx" translation along x, ...).
+JOINT_MOTIONS: dict[str, tuple[str, ...]] = {
+    "revolute": ("Rz",),
+    "prismatic": ("Tz",),
+    "cylindrical": ("Tz", "Rz"),
+    "universal": ("Rz", "Rx"),
+    "spherical": ("Rz", "Ry", "Rx"),
+    "planar": ("Tx", "Ty", "Rz"),
+    "fixed": (),
+    "free": ("Tx", "Ty", "Tz", "Rz", "Ry", "Rx"),
+}
+JOINT_TYPES = tuple(JOINT_MOTIONS)
+Vector = list[Expr]
+
+
+@dataclass
+class Parameter:
+    name: str
+    value: float
+    unit: str | None = None
+    description: str | None = None
+
+
+@dataclass
+class Frame:
+    """A frame on a body: origin (vector or point name), z axis, and x reference direction."""
+
+    origin: Vector | str = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    z: Vector | None = None
+    x: Vector | None = None
+
+
+@dataclass
+class Coordinate:
+    name: str
+    initial: float | None = None
+    min: float | None = None
+    max: float | None = None
+
+
+@dataclass
+class Body:
+    label: str
+    name: str
+    inertia: dict[str, Expr] = field(default_factory=lambda: dict.fromkeys(INERTIA_NAMES, 0.0))
+    points: dict[str, Vector] = field(default_factory=dict)
+    frames: dict[str, Frame] = field(default_factory=dict)
+    shape: dict | None = None
+
+    def parameter_names(self) -> list[str]:
+        """Names of the ten inertial parameters, e.g. ['m1', 'mx1', ...]."""
+        return [f"{n}{self.label}" for n in INERTIA_NAMES]
+
+
+@dataclass
+class Joint:
+    name: str
+    type: str
+    parent: str
+    child: str
+    parent_frame: Frame | str
+    child_frame: Frame | str
+    coordinates: list[Coordinate] = field(default_factory=list)
+    cut: bool | None = None
+
+
+@dataclass
+class Model:
+    name: str = "untitled"
+    description: str = ""
+    gravity: Vector = field(default_factory=lambda: [0.0, 0.0, -9.81])
+    parameters: list[Parameter] = field(default_factory=list)
+    bodies: list[Body] = field(default_factory=list)
+    joints: list[Joint] = field(default_factory=list)
+    independent_coordinates: list[str] | str = "auto"
+    ground: Body = field(default_factory=lambda: Body(GROUND, "ground", dict.fromkeys(INERTIA_NAMES, 0.0)))
+
+    def body(self, label: str) -> Body:
+        """The body with this label; "0" or "ground" is the ground."""
+        if label in GROUND_ALIASES:
+            return self.ground
+        for b in self.bodies:
+            if b.label == label:
+                return b
+        raise KeyError(label)
+
+    def joint(self, name: str) -> Joint:
+        for j in self.joints:
+            if j.name == name:
+                return j
+        raise KeyError(name)
+
+    def parameter_values(self) -> dict[str, float]:
+        return {p.name: p.value for p in self.parameters}
+
+    def coordinate_names(self) -> list[str]:
+        return [c.name for j in self.joints for c in j.coordinates]
+
+    def inertial_parameter_names(self) -> list[str]:
+        """All bodies' inertial parameter names in document order (DESIGN.md conventions)."""
+        return [n for b in self.bodies for n in b.parameter_names()]
+
+    def copy(self) -> Model:
+        return copy.deepcopy(self)
+
+
+def body_key(label: str) -> str:
+    """Canonical body label: ground aliases map to "0"."""
+    return GROUND if label in GROUND_ALIASES else label

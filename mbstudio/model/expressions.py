@@ -1,0 +1,89 @@
+"""Geometric expressions: numbers or strings such as "-(D12 + D13)" in named parameters.
+
+An expression is parsed once into a Python AST restricted to arithmetic, parameter names, `pi` and a few
+functions, then evaluated over a scalar back-end (float, mpmath at a given precision, or sympy), so the
+same document gives float64, variable-precision and symbolic geometry.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+
+from .errors import ModelError
+
+FUNCTIONS = ("sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2")
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.Pow: operator.pow}
+
+Expr = float | int | str
+
+
+@lru_cache(maxsize=4096)
+def parse(text: str) -> ast.expr:
+    """Parse and check an expression string; raise ModelError naming the offending piece."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as exc:
+        raise ModelError("expression", "is not valid arithmetic", text,
+                         "numbers, parameter names, + - * / ** and sqrt, sin, cos, ...") from exc
+    for node in ast.walk(tree):
+        allowed = (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Call, ast.Load,
+                   ast.UAdd, ast.USub, *_BINARY)
+        if not isinstance(node, allowed):
+            raise ModelError("expression", f"uses {type(node).__name__}, which is not allowed", text,
+                             "numbers, parameter names, + - * / ** and sqrt, sin, cos, ...")
+        if isinstance(node, ast.Constant) and not isinstance(node.value, int | float):
+            raise ModelError("expression", "contains a non-numeric constant", text, "numbers")
+        if isinstance(node, ast.Call) and not (
+            isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS and not node.keywords
+        ):
+            raise ModelError("expression", "calls an unknown function", text, ", ".join(FUNCTIONS))
+    return tree
+
+
+def names(value: Expr) -> set[str]:
+    """Parameter names an expression uses (functions and `pi` excluded)."""
+    if not isinstance(value, str):
+        return set()
+    tree = parse(value)
+    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called - {"pi"}
+
+
+def evaluate(value: Expr, scalar: Callable[[object], object], symbols: Mapping[str, object],
+             functions: Mapping[str, Callable]) -> object:
+    """Evaluate `value` with `scalar(number)` for literals, `symbols[name]` for names (and "pi")."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ModelError("expression", "must be a number or an expression string", value)
+    if not isinstance(value, str):
+        return scalar(value)
+    return _eval(parse(value), value, scalar, symbols, functions)
+
+
+def _eval(node, text, scalar, symbols, functions):
+    if isinstance(node, ast.Constant):
+        return scalar(node.value)
+    if isinstance(node, ast.Name):
+        if node.id not in symbols:
+            raise ModelError("expression", f"uses the undefined parameter '{node.id}'", text,
+                             "a name listed in the model's parameters")
+        return symbols[node.id]
+    if isinstance(node, ast.UnaryOp):
+        operand = _eval(node.operand, text, scalar, symbols, functions)
+        return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, ast.BinOp):
+        a = _eval(node.left, text, scalar, symbols, functions)
+        b = _eval(node.right, text, scalar, symbols, functions)
+        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant):
+            b = node.right.value  # keep integer powers exact in every number system
+        if isinstance(node.op, ast.Div) and b == 0:
+            raise ModelError("expression", "divides by zero", text)
+        return _BINARY[type(node.op)](a, b)
+    args = [_eval(arg, text, scalar, symbols, functions) for arg in node.args]
+    try:
+        return functions[node.func.id](*args)
+    except (ValueError, TypeError, ZeroDivisionError) as exc:
+        raise ModelError("expression", f"cannot evaluate {node.func.id} here: {exc}", text) from exc

@@ -1,0 +1,274 @@
+"""Reading and writing `.mbs` files (docs/file-format.md): strict, canonical, atomic."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .document import (
+    INERTIA_NAMES,
+    Body,
+    Coordinate,
+    Frame,
+    Joint,
+    Model,
+    Parameter,
+)
+from .errors import ModelError
+from .validation import validate
+
+FORMAT = "mbstudio"
+SCHEMA_VERSION = 1
+TOP_KEYS = ("format", "schema_version", "name", "description", "gravity", "parameters", "bodies", "joints",
+            "independent_coordinates", "ground")
+
+
+# ---------------------------------------------------------------- reading
+
+def loads(text: str, source: str = "<string>") -> Model:
+    """Parse and validate a model; raise ModelError (never anything else) for any bad input."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"{source}, line {exc.lineno}, column {exc.colno}", f"malformed JSON: {exc.msg}",
+                         expected="a JSON object as described in docs/file-format.md") from exc
+    model = from_dict(data)
+    validate(model)
+    return model
+
+
+def load(path: str | os.PathLike) -> Model:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(str(path), f"cannot be read: {exc}") from exc
+    return loads(text, source=str(path))
+
+
+def from_dict(data: object) -> Model:
+    obj = _object(data, "file", TOP_KEYS)
+    if obj.get("format") != FORMAT:
+        raise ModelError("format", "this is not an MB Studio model", obj.get("format"), f'"{FORMAT}"')
+    version = obj.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ModelError("schema_version", "must be a positive integer", version, str(SCHEMA_VERSION))
+    if version > SCHEMA_VERSION:
+        raise ModelError("schema_version", "the file was written by a newer MB Studio", version,
+                         f"at most {SCHEMA_VERSION}; update MB Studio to open it")
+    model = Model(
+        name=_string(obj.get("name", "untitled"), "name"),
+        description=_string(obj.get("description", ""), "description"),
+        gravity=_vector(obj.get("gravity", [0.0, 0.0, -9.81]), "gravity"),
+        parameters=[_parameter(p, i) for i, p in enumerate(_list(obj.get("parameters", []), "parameters"))],
+        bodies=[_body(b, i) for i, b in enumerate(_list(obj.get("bodies", []), "bodies"))],
+        joints=[_joint(j, i) for i, j in enumerate(_list(obj.get("joints", []), "joints"))],
+        independent_coordinates=_independent(obj.get("independent_coordinates", "auto")),
+    )
+    if "ground" in obj:
+        ground = _object(obj["ground"], "ground", ("points", "frames"))
+        model.ground.points = _points(ground.get("points", {}), "ground")
+        model.ground.frames = _frames(ground.get("frames", {}), "ground")
+    return model
+
+
+def _object(data, where, keys):
+    if not isinstance(data, dict):
+        raise ModelError(where, "must be a JSON object", type(data).__name__)
+    unknown = [k for k in data if k not in keys]
+    if unknown:
+        raise ModelError(where, f"has the unknown field '{unknown[0]}'", expected="one of " + ", ".join(keys))
+    return data
+
+
+def _list(data, where):
+    if not isinstance(data, list):
+        raise ModelError(where, "must be a list", type(data).__name__)
+    return data
+
+
+def _string(data, where):
+    if not isinstance(data, str):
+        raise ModelError(where, "must be a string", data)
+    return data
+
+
+def _number(data, where, optional=False):
+    if optional and data is None:
+        return None
+    if isinstance(data, bool) or not isinstance(data, int | float):
+        raise ModelError(where, "must be a number", data)
+    return data
+
+
+def _expr(data, where):
+    if isinstance(data, bool) or not isinstance(data, int | float | str):
+        raise ModelError(where, "must be a number or an expression string", data)
+    return data
+
+
+def _vector(data, where):
+    if not isinstance(data, list) or len(data) != 3:
+        raise ModelError(where, "must be a list of three numbers or expressions", data)
+    return [_expr(v, f"{where}[{i}]") for i, v in enumerate(data)]
+
+
+def _parameter(data, index):
+    where = f"parameters[{index}]"
+    obj = _object(data, where, ("name", "value", "unit", "description"))
+    name = _string(obj.get("name"), f"{where}.name")
+    where = f"parameter '{name}'"
+    return Parameter(name, _number(obj.get("value"), f"{where}.value"),
+                     None if obj.get("unit") is None else _string(obj["unit"], f"{where}.unit"),
+                     None if obj.get("description") is None else _string(obj["description"], f"{where}.description"))
+
+
+def _points(data, owner):
+    obj = _object(data, f"body '{owner}'.points", tuple(data) if isinstance(data, dict) else ())
+    return {_string(k, f"body '{owner}' point name"): _vector(v, f"body '{owner}' point '{k}'") for k, v in obj.items()}
+
+
+def _frame(data, where):
+    if isinstance(data, str):
+        return data
+    obj = _object(data, where, ("origin", "z", "x"))
+    origin = obj.get("origin", [0.0, 0.0, 0.0])
+    origin = origin if isinstance(origin, str) else _vector(origin, f"{where}.origin")
+    return Frame(origin,
+                 None if obj.get("z") is None else _vector(obj["z"], f"{where}.z"),
+                 None if obj.get("x") is None else _vector(obj["x"], f"{where}.x"))
+
+
+def _frames(data, owner):
+    obj = _object(data, f"body '{owner}'.frames", tuple(data) if isinstance(data, dict) else ())
+    result = {}
+    for k, v in obj.items():
+        frame = _frame(v, f"body '{owner}' frame '{k}'")
+        if isinstance(frame, str):
+            raise ModelError(f"body '{owner}' frame '{k}'", "must be a frame object", frame)
+        result[k] = frame
+    return result
+
+
+def _body(data, index):
+    obj = _object(data, f"bodies[{index}]", ("label", "name", "inertia", "points", "frames", "shape"))
+    label = _string(obj.get("label"), f"bodies[{index}].label")
+    where = f"body '{label}'"
+    inertia = _object(obj.get("inertia", {}), f"{where}.inertia", INERTIA_NAMES)
+    missing = [n for n in INERTIA_NAMES if n not in inertia]
+    if missing:
+        raise ModelError(f"{where}.inertia", f"lacks '{missing[0]}'", expected="all of " + ", ".join(INERTIA_NAMES))
+    shape = obj.get("shape")
+    if shape is not None and not isinstance(shape, dict):
+        raise ModelError(f"{where}.shape", "must be an object", shape)
+    return Body(label, _string(obj.get("name", label), f"{where}.name"),
+                {n: _expr(inertia[n], f"{where}.inertia.{n}") for n in INERTIA_NAMES},
+                _points(obj.get("points", {}), label), _frames(obj.get("frames", {}), label), shape)
+
+
+def _coordinate(data, where):
+    obj = _object(data, where, ("name", "initial", "min", "max"))
+    name = _string(obj.get("name"), f"{where}.name")
+    where = f"coordinate '{name}'"
+    return Coordinate(name, _number(obj.get("initial"), f"{where}.initial", True),
+                      _number(obj.get("min"), f"{where}.min", True), _number(obj.get("max"), f"{where}.max", True))
+
+
+def _joint(data, index):
+    keys = ("name", "type", "parent", "child", "parent_frame", "child_frame", "coordinates", "cut")
+    obj = _object(data, f"joints[{index}]", keys)
+    name = _string(obj.get("name"), f"joints[{index}].name")
+    where = f"joint '{name}'"
+    for key in ("type", "parent", "child", "parent_frame", "child_frame"):
+        if key not in obj:
+            raise ModelError(where, f"lacks '{key}'")
+    cut = obj.get("cut")
+    if cut is not None and not isinstance(cut, bool):
+        raise ModelError(f"{where}.cut", "must be true or false", cut)
+    coords = _list(obj.get("coordinates", []), f"{where}.coordinates")
+    return Joint(name, _string(obj["type"], f"{where}.type"), _string(obj["parent"], f"{where}.parent"),
+                 _string(obj["child"], f"{where}.child"), _frame(obj["parent_frame"], f"{where}.parent_frame"),
+                 _frame(obj["child_frame"], f"{where}.child_frame"),
+                 [_coordinate(c, f"{where}.coordinates[{i}]") for i, c in enumerate(coords)], cut)
+
+
+def _independent(data):
+    if data == "auto":
+        return "auto"
+    items = _list(data, "independent_coordinates")
+    return [_string(n, "independent_coordinates") for n in items]
+
+
+# ---------------------------------------------------------------- writing
+
+def to_dict(model: Model) -> dict:
+    data = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "name": model.name,
+            "description": model.description, "gravity": list(model.gravity),
+            "parameters": [_drop_none({"name": p.name, "value": p.value, "unit": p.unit,
+                                       "description": p.description}) for p in model.parameters],
+            "bodies": [_body_dict(b) for b in model.bodies],
+            "joints": [_joint_dict(j) for j in model.joints],
+            "independent_coordinates": model.independent_coordinates}
+    if model.ground.points or model.ground.frames:
+        data["ground"] = {"points": model.ground.points,
+                          "frames": {k: _frame_dict(f) for k, f in model.ground.frames.items()}}
+    return data
+
+
+def _drop_none(d):
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _frame_dict(f):
+    return f if isinstance(f, str) else _drop_none({"origin": f.origin, "z": f.z, "x": f.x})
+
+
+def _body_dict(b: Body):
+    return _drop_none({"label": b.label, "name": b.name, "inertia": dict(b.inertia), "points": b.points,
+                       "frames": {k: _frame_dict(f) for k, f in b.frames.items()}, "shape": b.shape})
+
+
+def _joint_dict(j: Joint):
+    coords = [_drop_none({"name": c.name, "initial": c.initial, "min": c.min, "max": c.max}) for c in j.coordinates]
+    return _drop_none({"name": j.name, "type": j.type, "parent": j.parent, "child": j.child,
+                       "parent_frame": _frame_dict(j.parent_frame), "child_frame": _frame_dict(j.child_frame),
+                       "coordinates": coords, "cut": j.cut})
+
+
+def dumps(model: Model) -> str:
+    """Canonical text: two-space indentation, short lists of scalars on one line, trailing newline."""
+    return _dump(to_dict(model), 0) + "\n"
+
+
+def _dump(value, level):
+    pad, inner = "  " * level, "  " * (level + 1)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [f"{inner}{json.dumps(k)}: {_dump(v, level + 1)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(value, list):
+        if all(not isinstance(v, dict | list) for v in value):
+            return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
+        return "[\n" + ",\n".join(inner + _dump(v, level + 1) for v in value) + "\n" + pad + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def save(model: Model, path: str | os.PathLike) -> None:
+    """Write atomically: a temporary file in the same folder, flushed, then renamed over the target."""
+    path = Path(path)
+    text = dumps(model)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+

@@ -1,0 +1,206 @@
+"""Checks that a document describes a mechanism that can exist; each failure is a ModelError in words."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from .document import GROUND, GROUND_ALIASES, INERTIA_NAMES, JOINT_MOTIONS, Body, Frame, Model, body_key
+from .errors import ModelError
+from .expressions import FUNCTIONS, evaluate
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LABEL = re.compile(r"^[A-Za-z0-9_]+$")
+_MATH = {name: getattr(math, name) for name in FUNCTIONS}
+# Relative tolerance for the physical-consistency checks: values typed with a few decimals must pass.
+_INERTIA_TOL = 1e-9
+
+
+def float_value(value, symbols: dict[str, float], where: str) -> float:
+    """An expression evaluated in float64, with errors that say where it was."""
+    try:
+        result = evaluate(value, float, {**symbols, "pi": math.pi}, _MATH)
+    except ModelError as exc:
+        raise ModelError(where, exc.problem, exc.value, exc.expected) from None
+    if not math.isfinite(result):
+        raise ModelError(where, "evaluates to a non-finite number", value, "a finite number")
+    return float(result)
+
+
+def float_vector(values, symbols: dict[str, float], where: str) -> np.ndarray:
+    return np.array([float_value(v, symbols, f"{where}[{i}]") for i, v in enumerate(values)])
+
+
+def validate(model: Model) -> None:
+    """Raise the first ModelError found; return None for a valid model."""
+    symbols = _check_parameters(model)
+    float_vector(model.gravity, symbols, "gravity")
+    labels = _check_bodies(model, symbols)
+    _check_joints(model, symbols, labels)
+    _check_connected(model)
+    _check_independent(model)
+
+
+def _check_parameters(model: Model) -> dict[str, float]:
+    symbols: dict[str, float] = {}
+    for p in model.parameters:
+        where = f"parameter '{p.name}'"
+        if not _IDENTIFIER.match(p.name) or p.name in FUNCTIONS or p.name == "pi":
+            raise ModelError(where, "has an invalid name", p.name,
+                             "a name of letters, digits and _ not starting with a digit (and not a function or pi)")
+        if p.name in symbols:
+            raise ModelError(where, "is defined twice", p.name, "unique parameter names")
+        if not math.isfinite(p.value):
+            raise ModelError(f"{where}.value", "is not finite", p.value, "a finite number")
+        symbols[p.name] = float(p.value)
+    return symbols
+
+
+def _check_bodies(model: Model, symbols) -> set[str]:
+    labels: set[str] = set()
+    for body in model.bodies:
+        where = f"body '{body.label}'"
+        if not _LABEL.match(body.label) or body.label in GROUND_ALIASES:
+            raise ModelError(f"{where}.label", "is not a valid body label", body.label,
+                             "letters, digits or _, other than '0' and 'ground' (reserved for the ground)")
+        if body.label in labels:
+            raise ModelError(where, "is defined twice", body.label, "unique body labels")
+        labels.add(body.label)
+        _check_inertia(body, symbols)
+        _check_geometry(body, symbols)
+    _check_geometry(model.ground, symbols)
+    return labels
+
+
+def _check_inertia(body: Body, symbols) -> None:
+    where = f"body '{body.label}'.inertia"
+    v = {n: float_value(body.inertia[n], symbols, f"{where}.{n}") for n in INERTIA_NAMES}
+    m = v["m"]
+    if m < 0:
+        raise ModelError(f"{where}.m", "is a negative mass", m, "a mass >= 0 kg")
+    first = np.array([v["mx"], v["my"], v["mz"]])
+    tensor = np.array([[v["Ixx"], v["Ixy"], v["Ixz"]], [v["Ixy"], v["Iyy"], v["Iyz"]], [v["Ixz"], v["Iyz"], v["Izz"]]])
+    scale = max(np.abs(tensor).max(), 1e-300)
+    if m == 0:
+        if np.abs(first).max() > 0:
+            raise ModelError(where, "has first moments but zero mass", first.tolist(), "mx = my = mz = 0 when m = 0")
+        centroidal = tensor
+    else:
+        c = first / m
+        centroidal = tensor - m * (c @ c * np.eye(3) - np.outer(c, c))
+    principal = np.linalg.eigvalsh(centroidal)
+    if principal[0] < -_INERTIA_TOL * scale:
+        raise ModelError(where, "is not physically possible: the inertia about the centre of mass is not "
+                         "positive semi-definite", [round(x, 12) for x in principal],
+                         "principal moments >= 0")
+    a, b, c3 = principal
+    if a + b < c3 - _INERTIA_TOL * scale:
+        raise ModelError(where, "is not physically possible: its principal moments violate the triangle "
+                         "inequality", [round(x, 12) for x in principal],
+                         "each principal moment at most the sum of the other two")
+
+
+def _check_geometry(body: Body, symbols) -> None:
+    owner = "ground" if body.label == GROUND else f"body '{body.label}'"
+    for name, point in body.points.items():
+        float_vector(point, symbols, f"{owner} point '{name}'")
+    for name, frame in body.frames.items():
+        check_frame(frame, body, symbols, f"{owner} frame '{name}'")
+
+
+def check_frame(frame: Frame, body: Body, symbols, where: str) -> None:
+    if isinstance(frame.origin, str):
+        if frame.origin not in body.points:
+            raise ModelError(f"{where}.origin", "names an unknown point", frame.origin,
+                             "one of the body's points: " + (", ".join(body.points) or "(none defined)"))
+    else:
+        float_vector(frame.origin, symbols, f"{where}.origin")
+    z = float_vector(frame.z, symbols, f"{where}.z") if frame.z is not None else np.array([0.0, 0.0, 1.0])
+    if np.linalg.norm(z) < 1e-12:
+        raise ModelError(f"{where}.z", "is a zero axis", frame.z, "a non-zero direction")
+    if frame.x is not None:
+        x = float_vector(frame.x, symbols, f"{where}.x")
+        if np.linalg.norm(np.cross(x, z)) < 1e-9 * max(np.linalg.norm(x), 1e-300) * np.linalg.norm(z):
+            raise ModelError(f"{where}.x", "is zero or parallel to the z axis", frame.x,
+                             "a direction not parallel to z")
+
+
+def _check_joints(model: Model, symbols, labels: set[str]) -> None:
+    names, coordinates = set(), set()
+    for joint in model.joints:
+        where = f"joint '{joint.name}'"
+        if not joint.name or joint.name in names:
+            raise ModelError(where, "has an empty or duplicate name", joint.name, "unique joint names")
+        names.add(joint.name)
+        if joint.type not in JOINT_MOTIONS:
+            raise ModelError(f"{where}.type", "is an unknown joint type", joint.type, ", ".join(JOINT_MOTIONS))
+        for side in ("parent", "child"):
+            label = getattr(joint, side)
+            if label not in labels and label not in GROUND_ALIASES:
+                raise ModelError(f"{where}.{side}", "names an unknown body", label,
+                                 "one of: ground, " + ", ".join(sorted(labels)))
+        if body_key(joint.parent) == body_key(joint.child):
+            raise ModelError(where, "joins a body to itself", joint.parent, "two different bodies")
+        for side in ("parent", "child"):
+            body = model.body(getattr(joint, side))
+            frame = getattr(joint, f"{side}_frame")
+            if isinstance(frame, str):
+                if frame not in body.frames:
+                    raise ModelError(f"{where}.{side}_frame", f"names an unknown frame of body '{body.label}'",
+                                     frame, "one of: " + (", ".join(body.frames) or "(none defined)"))
+            else:
+                check_frame(frame, body, symbols, f"{where}.{side}_frame")
+        dof = len(JOINT_MOTIONS[joint.type])
+        if len(joint.coordinates) != dof:
+            raise ModelError(f"{where}.coordinates", f"a {joint.type} joint has {dof} coordinate(s)",
+                             [c.name for c in joint.coordinates], f"{dof} coordinate(s)")
+        for c in joint.coordinates:
+            _check_coordinate(c, coordinates, where)
+
+
+def _check_coordinate(c, seen: set[str], where: str) -> None:
+    cwhere = f"{where} coordinate '{c.name}'"
+    if not _IDENTIFIER.match(c.name):
+        raise ModelError(cwhere, "has an invalid name", c.name, "letters, digits and _, not starting with a digit")
+    if c.name in seen:
+        raise ModelError(cwhere, "is defined twice", c.name, "unique coordinate names in the model")
+    seen.add(c.name)
+    for key in ("initial", "min", "max"):
+        value = getattr(c, key)
+        if value is not None and not math.isfinite(value):
+            raise ModelError(f"{cwhere}.{key}", "is not finite", value, "a finite number")
+    if c.min is not None and c.max is not None and c.min > c.max:
+        raise ModelError(cwhere, "has min greater than max", [c.min, c.max], "min <= max")
+
+
+def _check_connected(model: Model) -> None:
+    reached, frontier = {GROUND}, [GROUND]
+    while frontier:
+        label = frontier.pop()
+        for j in model.joints:
+            ends = (body_key(j.parent), body_key(j.child))
+            if label in ends:
+                other = ends[1] if ends[0] == label else ends[0]
+                if other not in reached:
+                    reached.add(other)
+                    frontier.append(other)
+    for body in model.bodies:
+        if body.label not in reached:
+            raise ModelError(f"body '{body.label}'", "is not connected to the ground by any chain of joints",
+                             body.name, "a joint path from the ground to every body")
+
+
+def _check_independent(model: Model) -> None:
+    if model.independent_coordinates == "auto":
+        return
+    known = set(model.coordinate_names())
+    seen: set[str] = set()
+    for name in model.independent_coordinates:
+        if name not in known:
+            raise ModelError("independent_coordinates", "names an unknown coordinate", name,
+                             "coordinates of the model's joints: " + ", ".join(sorted(known)))
+        if name in seen:
+            raise ModelError("independent_coordinates", "lists a coordinate twice", name, "each name once")
+        seen.add(name)

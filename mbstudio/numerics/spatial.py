@@ -1,0 +1,47 @@
+"""Rotation and vector helpers over batched arrays (float or object), for every back-end."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise dot product of (..., 3) arrays."""
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
+
+
+def matvec(r: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """r (..., 3, 3) times v (..., 3)."""
+    return (r * v[..., None, :]).sum(axis=-1)
+
+
+def axis_rotation(axis: int, c: np.ndarray, s: np.ndarray, backend) -> np.ndarray:
+    """Batched elementary rotations about x (0), y (1) or z (2) from cosines c and sines s, shape (N, 3, 3)."""
+    out = backend.zeros(c.shape + (3, 3))
+    i, j = [(1, 2), (2, 0), (0, 1)][axis]
+    out[..., axis, axis] = backend.scalar(1)
+    out[..., i, i] = c
+    out[..., j, j] = c
+    out[..., i, j] = -s
+    out[..., j, i] = s
+    return out
+
+
+def frame_rotation(z: np.ndarray, x: np.ndarray | None, backend) -> np.ndarray:
+    """Rotation whose columns are the unit x, y, z axes of a frame given by z and a reference x."""
+    z = z / backend.sqrt(dot(z, z))
+    if x is None:
+        # the unit axis least aligned with z, chosen on float values so every back-end picks the same one
+        zf = np.abs(backend.to_float(z))
+        x = backend.zeros(3)
+        x[int(np.argmin(zf))] = backend.scalar(1)
+    x = x - dot(x, z) * z
+    x = x / backend.sqrt(dot(x, x))
+    y = cross(z, x)
+    return np.stack([x, y, z], axis=-1)
