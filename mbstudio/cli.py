@@ -27,31 +27,36 @@ def cmd_samples(args) -> int:
     return 0
 
 
+COMMANDS = {"check": cmd_check, "samples": cmd_samples}
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """Sub-commands; `mbstudio [FILE]` without one is handled by `default_parser`."""
     parser = argparse.ArgumentParser(prog="mbstudio", description="MB Studio: mechanism analysis.")
     parser.add_argument("--version", action="version", version=f"mbstudio {__version__}")
-    parser.add_argument("file", nargs="?", help="a model (.mbs); without a sub-command, summarise it")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="structure, mobility and assembly of a model")
     p.add_argument("file", help="a model file (.mbs)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=cmd_check)
-    p = sub.add_parser("samples", help="list the bundled sample models")
-    p.set_defaults(func=cmd_samples)
+    sub.add_parser("samples", help="list the bundled sample models")
+    return parser
+
+
+def default_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mbstudio", description="MB Studio: mechanism analysis. Sub-commands: " + ", ".join(COMMANDS))
+    parser.add_argument("--version", action="version", version=f"mbstudio {__version__}")
+    parser.add_argument("file", nargs="?", help="a model (.mbs); default: the SLA suspension sample")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser()
-    # `mbstudio FILE` (no sub-command) must not be mistaken for a sub-command name
-    commands = {"check", "samples"}
-    if argv and argv[0] not in commands and not argv[0].startswith("-"):
-        argv = ["--", *argv]
-    args = parser.parse_args(argv)
     try:
-        if getattr(args, "func", None):
-            return args.func(args)
+        if argv and argv[0] in COMMANDS:
+            args = build_parser().parse_args(argv)
+            return COMMANDS[args.command](args)
+        args = default_parser().parse_args(argv)
         print(format_report(check_report(_load(args.file))))
         return 0
     except (ModelError, AssemblyError, FileNotFoundError) as exc:

@@ -77,20 +77,20 @@ class LoopConstraints:
         t = self.tree
         N = st.p[0].shape[0]
         J = t.backend.zeros((N, self.m, t.n))
-        frames = self._frames(st)
-        for r, (ji, eq) in enumerate(self.rows):
-            A, B = self.sides[ji]
-            (RA, oA, *_), (RB, oB, *_) = frames[ji]
-            a = RA[:, :, eq[1]]
-            Ja = t.direction_jacobian(st, A.body, a)
-            if eq[0] == "d":
-                d = oB - oA
-                dJ = t.point_jacobian(st, B.body, oB) - t.point_jacobian(st, A.body, oA)
-                J[:, r] = (Ja * d[:, :, None]).sum(axis=1) + (a[:, :, None] * dJ).sum(axis=1)
-            else:
-                bj = RB[:, :, eq[2]]
-                Jb = t.direction_jacobian(st, B.body, bj)
-                J[:, r] = (Ja * bj[:, :, None]).sum(axis=1) + (a[:, :, None] * Jb).sum(axis=1)
+        r = 0
+        for (A, B), joint, ((RA, oA, *_), (RB, oB, *_)) in zip(self.sides, self.joints, self._frames(st), strict=True):
+            equations = EQUATIONS[joint.type]
+            if not equations:
+                continue
+            d = oB - oA
+            dJ = t.point_jacobian(st, B.body, oB) - t.point_jacobian(st, A.body, oA)
+            Ja = [t.direction_jacobian(st, A.body, RA[:, :, i]) for i in range(3)]
+            Jb = [t.direction_jacobian(st, B.body, RB[:, :, j]) for j in range(3)]
+            for eq in equations:
+                a = RA[:, :, eq[1]]
+                other, J_other = (d, dJ) if eq[0] == "d" else (RB[:, :, eq[2]], Jb[eq[2]])
+                J[:, r] = (Ja[eq[1]] * other[:, :, None]).sum(axis=1) + (a[:, :, None] * J_other).sum(axis=1)
+                r += 1
         return J
 
     def acceleration_bias(self, st: MotionState) -> np.ndarray:

@@ -190,6 +190,24 @@ class Mechanism:
             R = self.r_matrix(q)
             return (R * self.as_batch(qdd_independent)[:, None, :]).sum(axis=2) + self.acceleration_term(q, qd)
 
-    def check(self) -> None:
-        """Raise AssemblyError if the initial configuration cannot be assembled."""
-        self.assemble(None)
+    # ------------------------------------------------------------------ bodies
+    def poses(self, q) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """World (rotation (N,3,3), origin (N,3)) of every body frame, by label (ground is "0")."""
+        st = self.motion(q)
+        return {label: (st.R[i], st.p[i]) for i, label in enumerate(self.tree.body_labels)}
+
+    def body_jacobian(self, q, label: str, point=None) -> np.ndarray:
+        """World-frame Jacobian (N, 6, n) of a body, angular rows first, linear rows for the velocity of
+        `point` (body coordinates, default the body origin): [ω; v_P] = J q̇."""
+        b = self.backend
+        with b.context():
+            st = self.motion(q)
+            i = self.tree.body_index(label)
+            local = b.zeros(3) if point is None else b.asarray(point)
+            world = st.p[i] + (st.R[i] * local[None, None, :]).sum(axis=2)
+            J = b.zeros((len(world), 6, self.n))
+            for k in self.tree.support[i]:
+                if self.tree.kinds[k] == "R":
+                    J[:, :3, k] = st.u[:, k]
+            J[:, 3:] = self.tree.point_jacobian(st, i, world)
+            return J

@@ -104,7 +104,8 @@ class KinematicTree:
         for i in range(3):
             eye[:, i, i] = b.scalar(1)
         zero = b.zeros((N, 3))
-        st = MotionState([eye], [zero], [zero], [zero], [zero], [zero], b.zeros((N, self.n, 3)), b.zeros((N, self.n, 3)))
+        axes = (b.zeros((N, self.n, 3)), b.zeros((N, self.n, 3)))
+        st = MotionState([eye], [zero], [zero], [zero], [zero], [zero], *axes)
         cos, sin = b.cos(q), b.sin(q)
         for link in self.links:
             Rf, of, wf, vf, alf, af = self._carry(st, link.parent, link.before)

@@ -1,0 +1,43 @@
+"""Smooth test motions of the independent coordinates, with exact derivatives, in float64 or mpmath."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+
+from mbstudio.kinematics import Mechanism
+from mbstudio.model.expressions import FUNCTIONS, evaluate
+
+# seed 000, eq. (16): the SLA suspension's exciting trajectory, as (amplitude, angular frequency)
+SLA_HARMONICS = {"theta1": [("0.5", "3"), ("0.1", "10")], "theta2": [("0.3", "sqrt(2)"), ("0.7", "sqrt(17)")]}
+
+
+def harmonics(mech: Mechanism) -> list[list[tuple[str, str]]]:
+    """Per independent coordinate, (amplitude, angular frequency) terms added to its initial value."""
+    if set(mech.independent) == set(SLA_HARMONICS):
+        return [SLA_HARMONICS[name] for name in mech.independent]
+    return [[("0.25", f"{1 + 0.5 * i}"), ("0.05", f"{3.1 + i}")] for i, _ in enumerate(mech.independent)]
+
+
+def independent_path(mech: Mechanism, times, order: int = 0, dps: int | None = None) -> np.ndarray:
+    """Independent positions (order 0), velocities (1) or accelerations (2) at `times`, shape (N, n_ind).
+    With `dps` every step is done in mpmath at that precision."""
+    lib = mpmath if dps else math
+    num = (lambda x: mpmath.mpf(repr(x)) if isinstance(x, float) else mpmath.mpf(x)) if dps else float
+    fns = {name: getattr(lib, name) for name in FUNCTIONS}
+    q0 = mech.tree.initial_coordinates()
+    with mpmath.workdps(dps or 15):
+        rows = []
+        for t in times:
+            t = num(t)
+            row = []
+            for j, i in enumerate(mech.partition.independent):
+                value = num(float(q0[i])) if order == 0 else num(0)
+                for amp, freq in harmonics(mech)[j]:
+                    a, w = (evaluate(e, num, {}, fns) for e in (amp, freq))
+                    value += a * w ** order * [lib.sin, lib.cos, lambda x: -lib.sin(x)][order](w * t)
+                row.append(value)
+            rows.append(row)
+        return np.array(rows, dtype=object if dps else float)

@@ -1,0 +1,53 @@
+"""Build a Pinocchio model from one of our tree models, as an independent reference.
+
+Each of our tree joints becomes a Pinocchio composite joint of the same primitive motions (RZ, RX, PZ, ...),
+placed at our parent joint frame; each body becomes a Pinocchio frame at the inverse of our child joint
+frame, carrying the body's inertia moved to its centre of mass."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from mbstudio.kinematics import Mechanism
+from mbstudio.model.document import INERTIA_NAMES, JOINT_MOTIONS
+
+_PRIMITIVES = {"Rx": pin.JointModelRX, "Ry": pin.JointModelRY, "Rz": pin.JointModelRZ,
+               "Tx": pin.JointModelPX, "Ty": pin.JointModelPY, "Tz": pin.JointModelPZ}
+
+
+def _se3(frame) -> pin.SE3:
+    return pin.SE3(np.asarray(frame.rotation, dtype=float), np.asarray(frame.origin, dtype=float))
+
+
+def inertia(mech: Mechanism, label: str) -> pin.Inertia:
+    """Our ten parameters about the body origin -> Pinocchio's (mass, centre of mass, inertia at the CoM)."""
+    v = dict(zip(INERTIA_NAMES, mech.tree.geometry.inertia(mech.model.body(label)).astype(float), strict=True))
+    m = v["m"]
+    c = np.array([v["mx"], v["my"], v["mz"]]) / m
+    tensor = np.array([[v["Ixx"], v["Ixy"], v["Ixz"]], [v["Ixy"], v["Iyy"], v["Iyz"]], [v["Ixz"], v["Iyz"], v["Izz"]]])
+    return pin.Inertia(m, c, tensor - m * (c @ c * np.eye(3) - np.outer(c, c)))
+
+
+def build(mech: Mechanism) -> tuple[pin.Model, dict[str, int]]:
+    """Pinocchio model with the same coordinates in the same order; returns it and body label -> frame id."""
+    assert not mech.topology.cut and not mech.topology.reversed, "trees with joints in document direction only"
+    model = pin.Model()
+    g = mech.tree.geometry
+    model.gravity = pin.Motion(np.r_[np.asarray(g.gravity(), dtype=float), 0, 0, 0])
+    joint_of = {"0": 0}
+    after_of = {"0": pin.SE3.Identity()}  # body frame expressed in its joint's frame
+    frames = {}
+    for link in mech.tree.links:
+        parent = mech.tree.body_labels[link.parent]
+        child = mech.tree.body_labels[link.child]
+        composite = pin.JointModelComposite()
+        for motion in JOINT_MOTIONS[link.joint.type]:
+            composite.addJoint(_PRIMITIVES[motion]())
+        placement = after_of[parent] * _se3(link.before)
+        jid = model.addJoint(joint_of[parent], composite, placement, link.joint.name)
+        body_in_joint = _se3(link.after).inverse()
+        model.appendBodyToJoint(jid, inertia(mech, child), body_in_joint)
+        frames[child] = model.addFrame(pin.Frame(f"body_{child}", jid, body_in_joint, pin.FrameType.OP_FRAME))
+        joint_of[child], after_of[child] = jid, body_in_joint
+    return model, frames

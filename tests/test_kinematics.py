@@ -1,0 +1,103 @@
+"""Closed-loop kinematics checked against independent routes: variable-precision finite differences of
+the constraint equations and of assembled positions, and loop closure in float64 and at 50 digits."""
+
+from __future__ import annotations
+
+import functools
+
+import mpmath
+import numpy as np
+import pytest
+
+from mbstudio import samples
+from mbstudio.kinematics import Mechanism
+
+from .kinematic_paths import independent_path
+
+DIGITS = 50
+
+
+@functools.cache
+def mechanism(name: str, precision=None) -> Mechanism:
+    return Mechanism(samples.load(name), precision=precision)
+
+
+CLOSED = [n for n in samples.names() if mechanism(n).topology.loops]
+ALL = samples.names()
+
+
+def random_q(mech: Mechanism, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return mech.tree.initial_coordinates().astype(float) + rng.uniform(-0.3, 0.3, mech.n)
+
+
+@pytest.mark.parametrize("name", CLOSED)
+def test_constraint_jacobian_matches_variable_precision_finite_differences(name):
+    fp, mp = mechanism(name), mechanism(name, DIGITS)
+    q = random_q(fp, 1)
+    analytic_vp = mp.constraint_jacobian(q)[0]
+    h = mpmath.mpf("1e-20")
+    with mpmath.workdps(DIGITS):
+        base = mp.as_batch(q)[0]
+        fd = np.empty(analytic_vp.shape, dtype=object)
+        for k in range(mp.n):
+            plus, minus = base.copy(), base.copy()
+            plus[k] += h
+            minus[k] -= h
+            fd[:, k] = (mp.residual(plus)[0] - mp.residual(minus)[0]) / (2 * h)
+        vp_error = max(abs(x) for x in (fd - analytic_vp).ravel())
+    assert vp_error < mpmath.mpf("1e-30")
+    # the float64 Jacobian agrees with the 50-digit one to double precision
+    np.testing.assert_allclose(fp.constraint_jacobian(q)[0], analytic_vp.astype(float), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", CLOSED)
+def test_loops_close_along_a_trajectory_in_float64(name):
+    mech = mechanism(name)
+    t = np.linspace(0.0, 20.0, 401)
+    q = mech.assemble_path(independent_path(mech, t))
+    assert np.abs(mech.residual(q)).max() < 1e-12
+    ind = list(mech.partition.independent)
+    np.testing.assert_allclose(q[:, ind], independent_path(mech, t), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name", CLOSED)
+def test_loops_close_at_50_digits(name):
+    fp, mp = mechanism(name), mechanism(name, DIGITS)
+    t = [0.7, 3.3]
+    guess = fp.assemble_path(independent_path(fp, np.linspace(0, 3.3, 34)))[[7, 33]]
+    q = mp.assemble(independent_path(mp, t, dps=DIGITS), guess=guess)
+    residual = np.abs(mp.residual(q)).max()
+    assert residual < mpmath.mpf("1e-45")
+    # and the float64 assembly is the 50-digit one rounded
+    np.testing.assert_allclose(q.astype(float), fp.assemble(independent_path(fp, t), guess=guess),
+                               rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", CLOSED)
+def test_velocities_and_accelerations_match_finite_differences_of_assembled_positions(name):
+    """q̇ = R q̇_ind and q̈ = R q̈_ind + term, against central differences at 50 digits of q(t) along a
+    path (h = 1e-12: truncation ~1e-24, rounding ~1e-26)."""
+    fp, mp = mechanism(name), mechanism(name, DIGITS)
+    t0 = 1.9
+    guess = fp.assemble_path(independent_path(fp, np.linspace(0, t0, 20)))[-1:]
+    with mpmath.workdps(DIGITS):
+        h = mpmath.mpf("1e-12")
+        times = [mpmath.mpf(repr(t0)) + k * h for k in (-1, 0, 1)]
+        q = mp.assemble(independent_path(mp, times, dps=DIGITS), guess=np.repeat(guess, 3, axis=0))
+        qd = mp.velocities(q[1:2], independent_path(mp, times[1:2], 1, dps=DIGITS))[0]
+        qdd = mp.accelerations(q[1:2], qd[None, :], independent_path(mp, times[1:2], 2, dps=DIGITS))[0]
+        fd_v = (q[2] - q[0]) / (2 * h)
+        fd_a = (q[2] - 2 * q[1] + q[0]) / h ** 2
+        assert max(abs(x) for x in fd_v - qd) < mpmath.mpf("1e-20")
+        assert max(abs(x) for x in fd_a - qdd) < mpmath.mpf("1e-18")
+
+
+@pytest.mark.parametrize("name", CLOSED)
+def test_r_matrix_spans_the_null_space_of_the_constraint_jacobian(name):
+    mech = mechanism(name)
+    q = mech.assemble(None)
+    J = mech.constraint_jacobian(q)[0]
+    R = mech.r_matrix(q)[0]
+    assert np.abs(J @ R).max() < 1e-12
+    assert np.linalg.matrix_rank(R) == mech.dof
