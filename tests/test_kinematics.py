@@ -101,3 +101,21 @@ def test_r_matrix_spans_the_null_space_of_the_constraint_jacobian(name):
     R = mech.r_matrix(q)[0]
     assert np.abs(J @ R).max() < 1e-12
     assert np.linalg.matrix_rank(R) == mech.dof
+
+
+@pytest.mark.parametrize("name", [n for n in ("double_pendulum", "puma560", "four_bar") if n in ALL])
+def test_symbolic_forward_kinematics_equals_float64(name):
+    """Body origins as sympy expressions in the coordinates and geometric symbols, substituted, equal the
+    float64 ones."""
+    import sympy
+
+    fp, sym = mechanism(name), mechanism(name, "sympy")
+    q_sym = np.array([[sympy.Symbol(c) for c in sym.coordinates]], dtype=object)
+    st = sym.tree.motion(q_sym)
+    q = random_q(fp, 3)
+    values = {sympy.Symbol(c): v for c, v in zip(sym.coordinates, q, strict=True)}
+    values.update({sympy.Symbol(p, real=True): v for p, v in fp.model.parameter_values().items()})
+    numeric = fp.tree.motion(q[None, :])
+    for b in range(len(st.p)):
+        got = np.array([float(sympy.sympify(x).subs(values)) for x in st.p[b][0]])
+        np.testing.assert_allclose(got, numeric.p[b][0], rtol=0, atol=1e-13)

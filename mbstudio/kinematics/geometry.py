@@ -8,7 +8,8 @@ import numpy as np
 
 from ..model.document import INERTIA_NAMES, Body, Frame, Model
 from ..model.expressions import evaluate
-from ..numerics.spatial import frame_rotation
+from ..model.validation import float_vector
+from ..numerics.spatial import default_x_axis, frame_rotation
 
 
 @dataclass
@@ -44,9 +45,13 @@ class Geometry:
         if isinstance(frame, str):
             frame = body.frames[frame]
         origin = self.point(body, frame.origin) if isinstance(frame.origin, str) else self.vector(frame.origin)
-        z = self.vector(frame.z) if frame.z is not None else self.vector([0, 0, 1])
-        x = self.vector(frame.x) if frame.x is not None else None
-        return FrameValue(frame_rotation(z, x, self.backend), origin)
+        z_expr = frame.z if frame.z is not None else [0, 0, 1]
+        if frame.x is not None:
+            x_expr = frame.x
+        else:  # chosen on float values, so that every back-end picks the same axis
+            x_expr = [0, 0, 0]
+            x_expr[default_x_axis(float_vector(z_expr, self.model.parameter_values(), "frame z"))] = 1
+        return FrameValue(frame_rotation(self.vector(z_expr), self.vector(x_expr), self.backend), origin)
 
     def gravity(self) -> np.ndarray:
         return self.vector(self.model.gravity)

@@ -31,21 +31,22 @@ class Mechanism:
             self.constraints = LoopConstraints(self.tree, self.topology.cut)
         self.coordinates = self.tree.coordinates
         self.n = self.tree.n
-        self.length_scale = self._length_scale()
-        self.partition = self._partition()
+        probe = self if isinstance(self.backend, Float64) else Mechanism(model, backend=Float64())
+        self.length_scale = probe._length_scale() if probe is not self else self._length_scale()
+        self.partition = probe.partition if probe is not self else self._partition()
         self.last_report: AssemblyReport | None = None
 
     # ------------------------------------------------------------------ structure
     def _length_scale(self) -> float:
         """A characteristic length (largest joint-frame offset, at least 1 m) scaling position tolerances."""
-        offsets = [np.abs(self.backend.to_float(link.before.origin)).max() for link in self.tree.links]
+        offsets = [np.abs(link.before.origin).max() for link in self.tree.links]
         return max([1.0, *offsets])
 
     def _partition(self) -> Partition:
-        """Rows and independent coordinates chosen from Φ_q at the initial configuration, in float64."""
-        probe = self if isinstance(self.backend, Float64) else Mechanism(self.model, backend=Float64())
-        q0 = probe.tree.initial_coordinates()[None, :]
-        phi_q = probe.constraints.jacobian(probe.tree.motion(q0))[0]
+        """Rows and independent coordinates chosen from Φ_q at the initial configuration (float64 only:
+        other back-ends take the float64 choice, so every number system solves the same equations)."""
+        q0 = self.tree.initial_coordinates()[None, :]
+        phi_q = self.constraints.jacobian(self.tree.motion(q0))[0]
         chosen = None if self.model.independent_coordinates == "auto" else list(self.model.independent_coordinates)
         return partition(np.asarray(phi_q, dtype=float), self.coordinates, chosen)
 
@@ -195,6 +196,17 @@ class Mechanism:
         """World (rotation (N,3,3), origin (N,3)) of every body frame, by label (ground is "0")."""
         st = self.motion(q)
         return {label: (st.R[i], st.p[i]) for i, label in enumerate(self.tree.body_labels)}
+
+    def points(self, q) -> dict[tuple[str, str], np.ndarray]:
+        """World positions (N, 3) of every named point, keyed by (body label, point name)."""
+        st = self.motion(q)
+        out = {}
+        for label in self.tree.body_labels:
+            i, body = self.tree.index[label], self.model.body(label)
+            for name in body.points:
+                local = self.tree.geometry.point(body, name)
+                out[(label, name)] = st.p[i] + (st.R[i] * local[None, None, :]).sum(axis=2)
+        return out
 
     def body_jacobian(self, q, label: str, point=None) -> np.ndarray:
         """World-frame Jacobian (N, 6, n) of a body, angular rows first, linear rows for the velocity of

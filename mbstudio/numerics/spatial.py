@@ -33,14 +33,14 @@ def axis_rotation(axis: int, c: np.ndarray, s: np.ndarray, backend) -> np.ndarra
     return out
 
 
-def frame_rotation(z: np.ndarray, x: np.ndarray | None, backend) -> np.ndarray:
+def default_x_axis(z: np.ndarray) -> int:
+    """Index of the unit axis least aligned with z (float values), the reference x when none is given."""
+    return int(np.argmin(np.abs(np.asarray(z, dtype=float))))
+
+
+def frame_rotation(z: np.ndarray, x: np.ndarray, backend) -> np.ndarray:
     """Rotation whose columns are the unit x, y, z axes of a frame given by z and a reference x."""
     z = z / backend.sqrt(dot(z, z))
-    if x is None:
-        # the unit axis least aligned with z, chosen on float values so every back-end picks the same one
-        zf = np.abs(backend.to_float(z))
-        x = backend.zeros(3)
-        x[int(np.argmin(zf))] = backend.scalar(1)
     x = x - dot(x, z) * z
     x = x / backend.sqrt(dot(x, x))
     y = cross(z, x)
