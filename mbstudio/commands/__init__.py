@@ -1,0 +1,10 @@
+"""Sub-commands of `mbstudio`: one module each, with HELP, add_arguments(parser) and run(args) -> exit code.
+
+The list is explicit so that `mbstudio --help` is fast and a missing optional dependency of one command
+(Qt for `screenshot`, say) does not break the others: modules are imported only when their command runs.
+"""
+
+COMMANDS = {
+    "check": "structure, mobility and assembly of a model",
+    "samples": "list the bundled sample models",
+}

@@ -1,0 +1,20 @@
+"""`mbstudio check FILE [--json]`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..model import load
+from ..report import check_report, format_report
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a model file (.mbs)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    report = check_report(load(args.file))
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0 if report["assembled"] else 1
