@@ -102,11 +102,39 @@ class Mechanism:
         b = self.backend
         with b.context():
             q = self._starting_point(independent, guess)
+            targets = q.copy()
             q, report = newton(self, q)
+            if not report.converged.all() and self.partition.dependent:
+                base = self.tree.initial_coordinates()[None, :] if guess is None else self.as_batch(guess)
+                q, report = self._continue_from(np.broadcast_to(base, q.shape), targets, q, report)
             self.last_report = report
             if strict and not report.converged.all():
                 self._raise(report)
         return q
+
+    def _continue_from(self, base, targets, q, report, steps: int = 16):
+        """For samples Newton could not reach from the guess, walk the independent coordinates from the
+        guess's own values to the targets in small steps with a predictor, following the assembly branch."""
+        bad = np.nonzero(~report.converged)[0]
+        ind = list(self.partition.independent)
+        target = targets[bad][:, ind]
+        current = np.array(base[bad])
+        first = current[:, ind].copy()
+        current, step_report = newton(self, current)  # close the loops at the starting values first
+        for k in range(1, steps + 1):
+            if not step_report.converged.all():
+                break
+            values = first + (target - first) * self.backend.scalar(k / steps)
+            delta = values - current[:, ind]
+            current = current + (self.r_matrix(current) * delta[:, None, :]).sum(axis=2)
+            current[:, ind] = values
+            current, step_report = newton(self, current)
+        q = q.copy()
+        q[bad] = current
+        report.converged[bad] = step_report.converged
+        report.residual[bad] = step_report.residual
+        report.worst_row[bad] = step_report.worst_row
+        return q, report
 
     def assemble_path(self, independent: np.ndarray, guess=None) -> np.ndarray:
         """Coordinates (N, n) along a path of independent values (N, n_ind), each sample solved from the

@@ -1,0 +1,84 @@
+"""The `mbstudio` command line: check for every sample, JSON keys, errors for bad files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mbstudio import __version__, samples
+from mbstudio.cli import main
+
+EXPECTED = {  # name: (dof, loops)
+    "sla_suspension": (2, 3),
+    "four_bar": (1, 1),
+    "slider_crank": (1, 1),
+    "double_pendulum": (2, 0),
+    "puma560": (6, 0),
+    "delta_3rr2rrr": (3, 5),
+    "gripper": (4, 0),
+    "balloon": (9, 0),
+}
+
+
+def test_every_expected_sample_is_bundled():
+    assert set(EXPECTED) <= set(samples.names())
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_check_json_for_each_sample(name, capsys):
+    assert main(["check", str(samples.path(name)), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for key in ("bodies", "joints", "loops", "dof_grubler", "dof_jacobian", "independent_coordinates",
+                "assembled", "residual"):
+        assert key in report
+    dof, loops = EXPECTED[name]
+    assert (report["dof_jacobian"], report["loops"]) == (dof, loops)
+    assert len(report["independent_coordinates"]) == dof
+    assert report["assembled"] is True
+    assert report["residual"] < 1e-12
+
+
+def test_sla_counts(capsys):
+    main(["check", str(samples.path("sla_suspension")), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["dof_grubler"] == 2 and report["dof_jacobian"] == 2 and report["loops"] == 3
+    assert report["independent_coordinates"] == ["theta1", "theta2"]
+    assert report["inertial_parameters"] == 70
+    assert report["redundant_constraints"] == []
+
+
+def test_redundant_constraints_are_reported_for_the_delta(capsys):
+    main(["check", str(samples.path("delta_3rr2rrr")), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    # 25 loop equations of rank 13 on 16 tree coordinates: mobility 3, 12 redundant equations
+    assert len(report["redundant_constraints"]) == 12
+    assert report["dof_grubler"] == -9
+
+
+def test_invalid_file_gives_a_clear_message_and_nonzero_exit(tmp_path, capsys):
+    bad = tmp_path / "bad.mbs"
+    bad.write_text('{"format": "mbstudio", "schema_version": 1,\n "bodies": [}\n')
+    assert main(["check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "line 2" in err and "column" in err
+
+
+def test_newer_schema_is_refused(tmp_path, capsys):
+    newer = tmp_path / "newer.mbs"
+    newer.write_text(json.dumps({"format": "mbstudio", "schema_version": 99}))
+    assert main(["check", str(newer)]) == 2
+    assert "newer MB Studio" in capsys.readouterr().err
+
+
+def test_default_command_summarises_the_sla_sample(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "SLA" in out and "independent loops: 3" in out and "degrees of freedom: 2" in out
+
+
+def test_version_from_the_installed_entry_point():
+    out = subprocess.run([sys.executable, "-m", "mbstudio.cli", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == f"mbstudio {__version__}"
