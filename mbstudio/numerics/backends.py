@@ -71,20 +71,57 @@ class Float64:
         yield
 
 
-class MultiPrecision:
+class _ObjectArrays:
+    """Shared by the back-ends whose arrays hold Python objects (mpf, sympy expressions)."""
+
+    dtype = object
+
+    def __init__(self, lib) -> None:
+        self.functions = {name: getattr(lib, name) for name in FUNCTIONS}
+        self._sin, self._cos, self._sqrt = (np.frompyfunc(getattr(lib, f), 1, 1) for f in ("sin", "cos", "sqrt"))
+        self._zero = self.scalar(0)
+
+    def sin(self, x):
+        return self._sin(x)
+
+    def cos(self, x):
+        return self._cos(x)
+
+    def sqrt(self, x):
+        return self._sqrt(x)
+
+    def zeros(self, shape) -> np.ndarray:
+        out = np.empty(shape, dtype=object)
+        out[...] = self._zero
+        return out
+
+    def solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Batched solve, one sample at a time in the entries' own arithmetic."""
+        vector = b.ndim == a.ndim - 1
+        rhs = b[..., None] if vector else b
+        out = np.empty(rhs.shape, dtype=object)
+        for k in range(a.shape[0]):
+            out[k] = self._solve_one(a[k], rhs[k])
+        return out[..., 0] if vector else out
+
+    def to_float(self, x) -> np.ndarray:
+        return np.asarray(x, dtype=object).astype(float)
+
+    @contextlib.contextmanager
+    def context(self) -> Iterator[None]:
+        yield
+
+
+class MultiPrecision(_ObjectArrays):
     """mpmath at a chosen number of significant digits; every literal is read as the decimal it is."""
 
     name = "mp"
-    dtype = object
 
     def __init__(self, digits: int = 50) -> None:
         if digits < 15:
             raise ValueError(f"variable precision needs at least 15 digits (got {digits})")
         self.digits = digits
-        self.functions = {name: getattr(mpmath, name) for name in FUNCTIONS}
-        self._sin = np.frompyfunc(mpmath.sin, 1, 1)
-        self._cos = np.frompyfunc(mpmath.cos, 1, 1)
-        self._sqrt = np.frompyfunc(mpmath.sqrt, 1, 1)
+        super().__init__(mpmath)
         self._mpf = np.frompyfunc(self.scalar, 1, 1)
 
     def scalar(self, number) -> mpmath.mpf:
@@ -99,37 +136,15 @@ class MultiPrecision:
     def pi(self):
         return +mpmath.pi
 
-    def sin(self, x):
-        return self._sin(x)
-
-    def cos(self, x):
-        return self._cos(x)
-
-    def sqrt(self, x):
-        return self._sqrt(x)
-
     def asarray(self, x) -> np.ndarray:
         arr = np.asarray(x, dtype=object)
         return self._mpf(arr).astype(object) if arr.ndim else self.scalar(arr.item())
 
-    def zeros(self, shape) -> np.ndarray:
-        out = np.empty(shape, dtype=object)
-        out[...] = mpmath.mpf(0)
-        return out
-
-    def solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        vector = b.ndim == a.ndim - 1
-        rhs = b[..., None] if vector else b
-        out = np.empty(rhs.shape, dtype=object)
-        for k in range(a.shape[0]):
-            out[k] = gauss_solve(a[k], rhs[k])
-        return out[..., 0] if vector else out
+    def _solve_one(self, a, b):
+        return gauss_solve(a, b)
 
     def tolerance(self, scale: float = 1.0):
         return mpmath.mpf(10) ** (5 - self.digits) * scale
-
-    def to_float(self, x) -> np.ndarray:
-        return np.asarray(x, dtype=object).astype(float)
 
     @contextlib.contextmanager
     def context(self) -> Iterator[None]:
@@ -137,19 +152,15 @@ class MultiPrecision:
             yield
 
 
-class Symbolic:
+class Symbolic(_ObjectArrays):
     """sympy expressions; parameters become symbols of the same name, literals exact rationals."""
 
     name = "sympy"
-    dtype = object
     digits = None
 
     def __init__(self, numeric_parameters: bool = False) -> None:
         self.numeric_parameters = numeric_parameters
-        self.functions = {name: getattr(sympy, name) for name in FUNCTIONS}
-        self._sin = np.frompyfunc(sympy.sin, 1, 1)
-        self._cos = np.frompyfunc(sympy.cos, 1, 1)
-        self._sqrt = np.frompyfunc(sympy.sqrt, 1, 1)
+        super().__init__(sympy)
 
     def scalar(self, number):
         return sympy.Rational(repr(number)) if isinstance(number, float) else sympy.Integer(number)
@@ -160,40 +171,14 @@ class Symbolic:
     def pi(self):
         return sympy.pi
 
-    def sin(self, x):
-        return self._sin(x)
-
-    def cos(self, x):
-        return self._cos(x)
-
-    def sqrt(self, x):
-        return self._sqrt(x)
-
     def asarray(self, x) -> np.ndarray:
         return np.asarray(x, dtype=object)
 
-    def zeros(self, shape) -> np.ndarray:
-        out = np.empty(shape, dtype=object)
-        out[...] = sympy.Integer(0)
-        return out
-
-    def solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        vector = b.ndim == a.ndim - 1
-        rhs = b[..., None] if vector else b
-        out = np.empty(rhs.shape, dtype=object)
-        for k in range(a.shape[0]):
-            out[k] = np.array(sympy.Matrix(a[k]).LUsolve(sympy.Matrix(rhs[k])), dtype=object)
-        return out[..., 0] if vector else out
+    def _solve_one(self, a, b):
+        return np.array(sympy.Matrix(a).LUsolve(sympy.Matrix(b)), dtype=object)
 
     def tolerance(self, scale: float = 1.0):
         return 0
-
-    def to_float(self, x) -> np.ndarray:
-        return np.asarray(x, dtype=object).astype(float)
-
-    @contextlib.contextmanager
-    def context(self) -> Iterator[None]:
-        yield
 
 
 Backend = Float64 | MultiPrecision | Symbolic
