@@ -7,9 +7,8 @@ import pinocchio as pin
 import pytest
 
 from mbstudio import samples
+from mbstudio.io.pinocchio import build
 from mbstudio.kinematics import Mechanism
-
-from .pinocchio_reference import build
 
 TREES = [n for n in samples.names() if n in ("puma560", "double_pendulum", "gripper")]
 

@@ -20,7 +20,7 @@ from mbstudio.numerics.backends import Float64
 from mbstudio.numerics.spatial import cross, dot, matvec
 
 from .kinematic_paths import independent_path
-from .pinocchio_reference import build
+from mbstudio.io.pinocchio import build
 
 DIGITS = 50
 # the closed samples with their cut joints removed are trees whose body frames are not their joint frames,

@@ -7,4 +7,5 @@ The list is explicit so that `mbstudio --help` is fast and a missing optional de
 COMMANDS = {
     "check": "structure, mobility and assembly of a model",
     "samples": "list the bundled sample models",
+    "bench": "benchmarks: ours against Pinocchio, side by side",
 }

@@ -1,4 +1,4 @@
-"""Build a Pinocchio model from one of our tree models, as an independent reference.
+"""Export a tree model to Pinocchio (`pin`, optional), used as the independent reference in tests and benchmarks.
 
 Each of our tree joints becomes a Pinocchio composite joint of the same primitive motions (RZ, RX, PZ, ...),
 placed at our parent joint frame; each body becomes a Pinocchio frame at the inverse of our child joint
@@ -7,7 +7,7 @@ frame, carrying the body's inertia moved to its centre of mass."""
 from __future__ import annotations
 
 import numpy as np
-import pinocchio as pin
+import pinocchio as pin  # optional dependency: only this module needs it
 
 from mbstudio.kinematics import Mechanism
 from mbstudio.model.document import INERTIA_NAMES, JOINT_MOTIONS

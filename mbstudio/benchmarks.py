@@ -1,0 +1,130 @@
+"""Benchmarks: our float64 path against a reference implementation, timed side by side in the same run.
+
+A benchmark is a function registered under a short name; it takes the number of states to batch (those that
+do not batch states ignore it) and returns rows, one per measured quantity:
+
+    @benchmark("mass_matrix")
+    def _mass_matrix(states: int) -> list[dict]:
+        ...
+        return [row("puma560 mass matrix", ours_seconds / states, reference_seconds / states, states=states)]
+
+Every row has "name", "ours_s_per_state", "reference_s_per_state" and "ratio" = ours / reference (below 1:
+ours is faster); further keys are free (`row(..., **extra)`). `run(only=[...])` runs a selection in
+registration order and `mbstudio bench` prints the rows as a table or JSON.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from . import samples
+from .dynamics import forward_dynamics, inverse_dynamics, mass_matrix
+from .kinematics import Mechanism
+
+BENCHMARKS: dict[str, Callable[[int], list[dict]]] = {}
+
+
+def benchmark(name: str) -> Callable:
+    """Register a function `(states: int) -> list[dict]` under `name`."""
+    def register(function: Callable[[int], list[dict]]) -> Callable[[int], list[dict]]:
+        BENCHMARKS[name] = function
+        return function
+    return register
+
+
+def row(name: str, ours_s: float, reference_s: float, **extra) -> dict:
+    """One result row; times in seconds per state (or per whatever unit the row names)."""
+    return {"name": name, "ours_s_per_state": ours_s, "reference_s_per_state": reference_s,
+            "ratio": ours_s / reference_s, **extra}
+
+
+def best_time(function: Callable[[], object], repeat: int = 3) -> tuple[float, object]:
+    """The shortest of `repeat` wall-clock runs (the least disturbed by other load) and the last result."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = function()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def run(only: list[str] | None = None, states: int = 10_000) -> list[dict]:
+    unknown = set(only or []) - set(BENCHMARKS)
+    if unknown:
+        raise KeyError(f"unknown benchmark(s) {sorted(unknown)}; the benchmarks are: {', '.join(BENCHMARKS)}")
+    return [r for name, function in BENCHMARKS.items() if not only or name in only for r in function(states)]
+
+
+def format_table(rows: list[dict]) -> str:
+    lines = [f"{'benchmark':34s} {'ours µs/state':>14s} {'reference µs/state':>19s} {'ratio':>7s}  reference"]
+    for r in rows:
+        lines.append(f"{r['name']:34s} {1e6 * r['ours_s_per_state']:14.3f} {1e6 * r['reference_s_per_state']:19.3f} "
+                     f"{r['ratio']:7.3f}  {r.get('reference_method', '')}")
+    return "\n".join(lines)
+
+
+def _pinocchio_model(mech: Mechanism):
+    """The Pinocchio model built from our document (the one the tests compare against)."""
+    from .io.pinocchio import build
+
+    return build(mech)[0]
+
+
+def _puma_states(states: int):
+    mech = Mechanism(samples.load("puma560"))
+    rng = np.random.default_rng(0)
+    q, qd, qdd = (rng.uniform(-np.pi, np.pi, (states, mech.n)) for _ in range(3))
+    return mech, q, qd, qdd
+
+
+def _against_pinocchio(name: str, ours: Callable[[], np.ndarray], reference: Callable[[int], np.ndarray],
+                       states: int, reference_name: str, finish: Callable = np.array) -> dict:
+    """Time both; `finish` turns the reference's per-state results into an array comparable with ours,
+    outside the timing."""
+    ours_time, ours_value = best_time(ours)
+    ref_time, ref_value = best_time(lambda: [reference(i) for i in range(states)])
+    difference = float(np.abs(ours_value - finish(ref_value)).max())
+    return row(name, ours_time / states, ref_time / states, states=states, max_abs_difference=difference,
+               reference_method=f"pinocchio.{reference_name} per state, Python loop")
+
+
+@benchmark("inverse_dynamics")
+def _inverse_dynamics(states: int) -> list[dict]:
+    import pinocchio as pin
+
+    mech, q, qd, qdd = _puma_states(states)
+    model = _pinocchio_model(mech)
+    data = model.createData()
+    return [_against_pinocchio("puma560 inverse dynamics", lambda: inverse_dynamics(mech, q, qd, qdd),
+                               lambda i: pin.rnea(model, data, q[i], qd[i], qdd[i]), states, "rnea")]
+
+
+@benchmark("mass_matrix")
+def _mass_matrix(states: int) -> list[dict]:
+    import pinocchio as pin
+
+    mech, q, _, _ = _puma_states(states)
+    model = _pinocchio_model(mech)
+    data = model.createData()
+
+    def symmetric(results: list) -> np.ndarray:  # Pinocchio guarantees only the upper triangle
+        upper = np.triu(np.array(results))
+        return upper + np.swapaxes(np.triu(upper, 1), 1, 2)
+
+    return [_against_pinocchio("puma560 mass matrix", lambda: mass_matrix(mech, q),
+                               lambda i: pin.crba(model, data, q[i]), states, "crba", symmetric)]
+
+
+@benchmark("forward_dynamics")
+def _forward_dynamics(states: int) -> list[dict]:
+    import pinocchio as pin
+
+    mech, q, qd, qdd = _puma_states(states)
+    tau = inverse_dynamics(mech, q, qd, qdd)
+    model = _pinocchio_model(mech)
+    data = model.createData()
+    return [_against_pinocchio("puma560 forward dynamics", lambda: forward_dynamics(mech, q, qd, tau),
+                               lambda i: pin.aba(model, data, q[i], qd[i], tau[i]), states, "aba")]

@@ -1,0 +1,76 @@
+"""Inverse dynamics by the recursive Newton-Euler algorithm, and the bias forces it yields.
+
+τ(q, q̇, q̈) for the tree coordinates (`mech.coordinates`); for a closed loop these are the tree's forces,
+which a caller projects with R. Outward pass: node velocity V_k = V_λ + s_k q̇_k and acceleration
+A_k = A_λ + (V_λ ×m s_k) q̇_k + s_k q̈_k, the ground accelerating at −g so that gravity acts on every body
+(s_k is fixed in the frame moving with V_λ, hence ṡ_k = V_λ ×m s_k). Inward pass: each node's wrench
+F_k = I_k A_k + V_k ×f I_k V_k summed over its subtree, τ_k = s_kᵀ F_k.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kinematics.mechanism import Mechanism
+from .spatial_tree import (
+    axes,
+    components,
+    cross_force,
+    cross_motion,
+    gravity_acceleration,
+    node_inertias,
+    nodes,
+    samples_first,
+    spatial_dot,
+)
+
+
+def inverse_dynamics(mech: Mechanism, q, qd, qdd) -> np.ndarray:
+    """Generalized forces τ (N, n) for q, q̇, q̈ (N, n) or (n,), with the document's gravity."""
+    return _rnea(mech, q, qd, qdd, gravity=True)
+
+
+def bias_forces(mech: Mechanism, q, qd) -> np.ndarray:
+    """h(q, q̇) = C(q, q̇) q̇ + g(q) (N, n): the forces needed to hold q̈ = 0."""
+    return _rnea(mech, q, qd, None, gravity=True)
+
+
+def gravity_forces(mech: Mechanism, q) -> np.ndarray:
+    """g(q) (N, n): the forces that hold the mechanism at rest against gravity."""
+    return _rnea(mech, q, None, None, gravity=True)
+
+
+def coriolis_forces(mech: Mechanism, q, qd) -> np.ndarray:
+    """C(q, q̇) q̇ (N, n): Coriolis and centrifugal forces, without gravity."""
+    return _rnea(mech, q, qd, None, gravity=False)
+
+
+def _rnea(mech: Mechanism, q, qd, qdd, gravity: bool) -> np.ndarray:
+    b, tree = mech.backend, mech.tree
+    with b.context():
+        q = mech.as_batch(q)
+        N = q.shape[0]
+        qd, qdd = (None if x is None else components(mech.as_batch(x)) for x in (qd, qdd))
+        st = tree.motion(q)
+        S, tn = axes(tree, st), nodes(tree)
+        inertia = node_inertias(mech, st, tn)
+        ground = gravity_acceleration(mech, N) if gravity else b.zeros((6, N))
+        V, A, F = [None] * mech.n, [None] * mech.n, [None] * mech.n  # V None: at rest
+        for k in tn.order:
+            p = tn.parent[k]
+            Vp, A[k] = (None, ground) if p < 0 else (V[p], A[p])
+            if qd is not None:
+                V[k] = S[k] * qd[k] if Vp is None else Vp + S[k] * qd[k]
+                if Vp is not None:
+                    A[k] = A[k] + cross_motion(Vp, S[k]) * qd[k]
+            if qdd is not None:
+                A[k] = A[k] + S[k] * qdd[k]
+            F[k] = b.zeros((6, N)) if inertia[k] is None else inertia[k].apply(A[k])
+            if inertia[k] is not None and V[k] is not None:
+                F[k] = F[k] + cross_force(V[k], inertia[k].apply(V[k]))
+        tau = b.zeros((mech.n, N))
+        for k in reversed(tn.order):
+            tau[k] = spatial_dot(S[k], F[k])
+            if tn.parent[k] >= 0:
+                F[tn.parent[k]] += F[k]
+        return samples_first(tau)
