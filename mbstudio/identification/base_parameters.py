@@ -39,11 +39,12 @@ class BaseParameters:
         B[:, self.eliminated] = self.beta
         return B
 
-    def expressions(self, threshold: float = 0.0) -> list[str]:
-        """Each base parameter as text, e.g. 'Izz1 + 1.0*m2', leaving out coefficients below `threshold`."""
+    def expressions(self, threshold: float = 0.0, digits: int = 12) -> list[str]:
+        """Each base parameter as text, e.g. 'Izz1 + 1*m2', leaving out coefficients below `threshold`; the
+        coefficients are printed to `digits` significant digits (double precision cannot back more)."""
         out = []
         for i, k in enumerate(self.kept):
-            terms = [self.names[k]] + [f"{c:+.15g}*{self.names[e]}" for c, e in zip(self.beta[i], self.eliminated,
+            terms = [self.names[k]] + [f"{c:+.{digits}g}*{self.names[e]}" for c, e in zip(self.beta[i], self.eliminated,
                                                                                   strict=True) if abs(c) > threshold]
             out.append(" ".join(terms).replace(" +", " + ").replace(" -", " - "))
         return out

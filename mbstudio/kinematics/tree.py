@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.document import JOINT_MOTIONS, Joint, Model, body_key
-from ..numerics.spatial import axis_rotation, cross, matvec
+from ..numerics.spatial import cross, matvec, rotate_about_own_axis
 from .geometry import FrameValue, Geometry
 from .topology import Topology, spanning_tree
 
@@ -114,7 +114,7 @@ class KinematicTree:
                 u = Rf[:, :, prim.axis] * prim.sign
                 st.u[:, k], st.o[:, k] = u, of
                 if prim.kind == "R":
-                    Rf = Rf @ axis_rotation(prim.axis, cos[:, k], sin[:, k] * prim.sign, b)
+                    Rf = rotate_about_own_axis(Rf, prim.axis, cos[:, k], sin[:, k] * prim.sign)
                     alf = alf + u * qdd[:, k, None] + cross(wf, u) * qd[:, k, None]
                     wf = wf + u * qd[:, k, None]
                 else:
@@ -123,7 +123,7 @@ class KinematicTree:
                     af = af + u * qdd[:, k, None] + 2 * cross(wf, ud) + cross(alf, d) + cross(wf, cross(wf, d))
                     vf = vf + ud + cross(wf, d)
             Rc = Rf @ link.after.rotation.T
-            r = -matvec(Rc, link.after.origin[None, :])
+            r = -(Rc @ link.after.origin)
             st.R.append(Rc)
             st.p.append(of + r)
             st.w.append(wf)
@@ -136,7 +136,7 @@ class KinematicTree:
     def _carry(st: MotionState, body: int, frame: FrameValue):
         """World pose, velocity and acceleration of a frame fixed on `body`."""
         R, w, al = st.R[body], st.w[body], st.al[body]
-        r = matvec(R, frame.origin[None, :])
+        r = R @ frame.origin  # a constant vector: one batched product
         return (R @ frame.rotation, st.p[body] + r, w, st.v[body] + cross(w, r), al,
                 st.a[body] + cross(al, r) + cross(w, cross(w, r)))
 
