@@ -78,6 +78,27 @@ class Joint:
 
 
 @dataclass
+class Harmonic:
+    """One term A·sin(ω t + φ) of a finite Fourier series (ω in rad/s; each may be an expression)."""
+
+    amplitude: Expr
+    frequency: Expr
+    phase: Expr | None = None
+
+
+@dataclass
+class Trajectory:
+    """A motion of the independent coordinates: each named coordinate is its initial value plus a sum of
+    harmonics, sampled `samples` times over [0, duration] (seed 000, eq. 16, for the SLA)."""
+
+    name: str
+    coordinates: dict[str, list[Harmonic]]
+    duration: float
+    samples: int
+    description: str | None = None
+
+
+@dataclass
 class Model:
     name: str = "untitled"
     description: str = ""
@@ -86,6 +107,7 @@ class Model:
     bodies: list[Body] = field(default_factory=list)
     joints: list[Joint] = field(default_factory=list)
     independent_coordinates: list[str] | str = "auto"
+    trajectories: list[Trajectory] = field(default_factory=list)
     ground: Body = field(default_factory=lambda: Body(GROUND, "ground", dict.fromkeys(INERTIA_NAMES, 0.0)))
 
     def body(self, label: str) -> Body:
