@@ -13,14 +13,15 @@ import pytest
 import sympy
 
 from mbstudio import samples
-from mbstudio.identification import FourierPath, body_regressor, gautier, observation_matrix, regressor, sample_states
+from mbstudio.identification import FourierPath, body_regressor, observation_matrix, regressor, sample_states
+from mbstudio.identification.gautier import gautier_dp
+from mbstudio.io.pinocchio import build
 from mbstudio.kinematics import Mechanism
 from mbstudio.model.errors import ModelError
 from mbstudio.numerics.backends import Float64
 from mbstudio.numerics.spatial import cross, dot, matvec
 
 from .kinematic_paths import independent_path
-from mbstudio.io.pinocchio import build
 
 DIGITS = 50
 # the closed samples with their cut joints removed are trees whose body frames are not their joint frames,
@@ -227,7 +228,7 @@ def test_double_precision_rank_is_the_variable_precision_rank(name):
     W = observation_matrix(fp, times, FourierPath(fp, fourier_terms(fp)))
     W_mp = observation_matrix(mp, times, FourierPath(mp, fourier_terms(mp)))
     np.testing.assert_allclose(W, W_mp.astype(float), rtol=0, atol=1e-12 * np.abs(W).max())
-    rank = gautier(W, fp.model.inertial_parameter_names()).rank
+    rank = gautier_dp(W, fp.model.inertial_parameter_names()).rank
     with mpmath.workdps(DIGITS):
         s = mpmath.svd_r(mpmath.matrix(W_mp.tolist()), compute_uv=False)
         assert s[rank - 1] > mpmath.mpf("1e-6") * s[0] and s[rank] < mpmath.mpf("1e-40") * s[0]
@@ -243,15 +244,15 @@ def test_gautier_finds_the_double_pendulums_known_base_parameters():
                                  {"Izz2": 1}]):
         for n, c in terms.items():
             known[row, names.index(n)] = c
-    bp = gautier(W, names)
-    assert bp.rank == 6 and bp.ridge_depth > 10
-    np.testing.assert_allclose(bp.matrix(), known, rtol=0, atol=1e-10)
-    assert bp.expressions(1e-9) == ["mx1 + 1*m2", "my1", "Izz1 + 1*m2", "mx2", "my2", "Izz2"]
+    bp = gautier_dp(W, names)
+    assert bp.rank == 6 and bp.ridge.evident and bp.ridge.log10_depth > 10
+    np.testing.assert_allclose(bp.base_map(), known, rtol=0, atol=1e-10)
+    assert [b["expression"] for b in bp.base_parameters] == ["mx1 + m2", "my1", "Izz1 + m2", "mx2", "my2", "Izz2"]
     # the user's choice of eliminated parameters: keep m2 instead of mx1 -> m2 + mx1 (L = 1)
-    chosen = gautier(W, names, eliminate=[n for n in names if n not in ("m2", "my1", "Izz1", "mx2", "my2", "Izz2")])
-    assert chosen.expressions(1e-9)[:2] == ["my1", "Izz1 - 1*mx1"]
+    chosen = gautier_dp(W, names, eliminate=[n for n in names if n not in ("m2", "my1", "Izz1", "mx2", "my2", "Izz2")])
+    assert [b["expression"] for b in chosen.base_parameters][:2] == ["my1", "Izz1 - mx1"]
     with pytest.raises(ValueError, match="exactly 14"):
-        gautier(W, names, eliminate=["m1"])
+        gautier_dp(W, names, eliminate=["m1"])
 
 
 @pytest.mark.parametrize("name, samples_count", [("puma560", 100), ("gripper", 100), ("four_bar", 100),
@@ -261,11 +262,12 @@ def test_base_parameters_reproduce_the_forces_of_another_trajectory(name, sample
     mech = mechanism(name)
     names = mech.model.inertial_parameter_names()
     times = np.linspace(0, 10, samples_count)
-    bp = gautier(observation_matrix(mech, times, FourierPath(mech, fourier_terms(mech))), names)
+    bp = gautier_dp(observation_matrix(mech, times, FourierPath(mech, fourier_terms(mech))), names)
     W = observation_matrix(mech, times[: samples_count // 2] + 0.05, FourierPath(mech, fourier_terms(mech, 1)))
     phi = np.random.default_rng(5).normal(size=(len(names), 3))
-    np.testing.assert_allclose(W[:, bp.kept] @ (bp.matrix() @ phi), W @ phi, rtol=0, atol=1e-9 * np.abs(W).max())
-    assert bp.ridge_depth > 8
+    reproduced = W[:, bp.kept_indices] @ (bp.base_map() @ phi)
+    np.testing.assert_allclose(reproduced, W @ phi, rtol=0, atol=1e-9 * np.abs(W).max())
+    assert bp.ridge.evident and bp.ridge.log10_depth > 8
 
 
 def test_sla_suspension_ridge_after_the_41st_singular_value_at_30_and_50_digits():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import warnings
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 
@@ -25,17 +26,21 @@ Expr = float | int | str
 def parse(text: str) -> ast.expr:
     """Parse and check an expression string; raise ModelError naming the offending piece."""
     try:
-        tree = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError as exc:
+        with warnings.catch_warnings():  # "2and 3" warns (invalid decimal literal): an error here, not noise
+            warnings.simplefilter("error", SyntaxWarning)
+            tree = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, SyntaxWarning, ValueError) as exc:
         raise ModelError("expression", "is not valid arithmetic", text,
                          "numbers, parameter names, + - * / ** and sqrt, sin, cos, ...") from exc
+    except (RecursionError, MemoryError):  # the parser's answer to very deep nesting
+        raise ModelError("expression", "is nested too deeply", text, "a simpler expression") from None
     for node in ast.walk(tree):
         allowed = (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Call, ast.Load,
                    ast.UAdd, ast.USub, *_BINARY)
         if not isinstance(node, allowed):
             raise ModelError("expression", f"uses {type(node).__name__}, which is not allowed", text,
                              "numbers, parameter names, + - * / ** and sqrt, sin, cos, ...")
-        if isinstance(node, ast.Constant) and not isinstance(node.value, int | float):
+        if isinstance(node, ast.Constant) and (isinstance(node.value, bool) or not isinstance(node.value, int | float)):
             raise ModelError("expression", "contains a non-numeric constant", text, "numbers")
         if isinstance(node, ast.Call) and not (
             isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS and not node.keywords
@@ -58,9 +63,14 @@ def evaluate(value: Expr, scalar: Callable[[object], object], symbols: Mapping[s
     """Evaluate `value` with `scalar(number)` for literals, `symbols[name]` for names (and "pi")."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ModelError("expression", "must be a number or an expression string", value)
-    if not isinstance(value, str):
-        return scalar(value)
-    return _eval(parse(value), value, scalar, symbols, functions)
+    try:
+        if not isinstance(value, str):
+            return scalar(value)
+        return _eval(parse(value), value, scalar, symbols, functions)
+    except RecursionError:
+        raise ModelError("expression", "is nested too deeply", value, "a simpler expression") from None
+    except (OverflowError, ZeroDivisionError) as exc:
+        raise ModelError("expression", f"cannot be evaluated: {exc}", value, "a finite real number") from None
 
 
 def _eval(node, text, scalar, symbols, functions):
@@ -77,13 +87,22 @@ def _eval(node, text, scalar, symbols, functions):
     if isinstance(node, ast.BinOp):
         a = _eval(node.left, text, scalar, symbols, functions)
         b = _eval(node.right, text, scalar, symbols, functions)
-        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant):
-            b = node.right.value  # keep integer powers exact in every number system
+        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and isinstance(node.right.value, int):
+            b = node.right.value  # keep integer powers exact in every number system (0.5 stays scalar(0.5))
         if isinstance(node.op, ast.Div) and b == 0:
             raise ModelError("expression", "divides by zero", text)
-        return _BINARY[type(node.op)](a, b)
+        return _real(_BINARY[type(node.op)](a, b), text)
     args = [_eval(arg, text, scalar, symbols, functions) for arg in node.args]
     try:
-        return functions[node.func.id](*args)
+        result = functions[node.func.id](*args)
     except (ValueError, TypeError, ZeroDivisionError) as exc:
         raise ModelError("expression", f"cannot evaluate {node.func.id} here: {exc}", text) from exc
+    return _real(result, text)
+
+
+def _real(result, text):
+    """Refuse complex results (a negative number to a fractional power; mpmath's sqrt(-1), asin(2))."""
+    if isinstance(result, complex) or getattr(result, "imag", 0) != 0:
+        raise ModelError("expression", "is not a real number", text,
+                         "a non-negative base for fractional powers and arguments inside each function's domain")
+    return result

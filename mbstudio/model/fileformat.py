@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import stat
+import uuid
 from pathlib import Path
 
 from .document import (
@@ -30,10 +31,18 @@ TOP_KEYS = ("format", "schema_version", "name", "description", "gravity", "param
 def loads(text: str, source: str = "<string>") -> Model:
     """Parse and validate a model; raise ModelError (never anything else) for any bad input."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ModelError(f"{source}, line {exc.lineno}, column {exc.colno}", f"malformed JSON: {exc.msg}",
                          expected="a JSON object as described in docs/file-format.md") from exc
+    except ModelError as exc:
+        raise ModelError(f"{source}: {exc.where}", exc.problem, exc.value, exc.expected) from None
+    except RecursionError:
+        raise ModelError(source, "malformed JSON: lists or objects nested too deeply",
+                         expected="a JSON object as described in docs/file-format.md") from None
+    except ValueError as exc:  # e.g. an integer with more than 4300 digits
+        raise ModelError(source, f"malformed JSON: {exc}",
+                         expected="a JSON object as described in docs/file-format.md") from None
     model = from_dict(data)
     validate(model)
     return model
@@ -42,16 +51,33 @@ def loads(text: str, source: str = "<string>") -> Model:
 def load(path: str | os.PathLike) -> Model:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # tolerate the BOM some Windows editors add
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelError(str(path), f"cannot be read: {exc}") from exc
     return loads(text, source=str(path))
+
+
+def _unique_keys(pairs):
+    """JSON objects may not repeat a key (json.loads would silently keep the last one)."""
+    result = dict(pairs)
+    if len(result) < len(pairs):
+        keys = [k for k, _ in pairs]
+        twice = next(k for k in keys if keys.count(k) > 1)
+        raise ModelError(f"the JSON object with keys {', '.join(keys)}", f"repeats the key '{twice}'", twice,
+                         "each key (field, point or frame name) once per object")
+    return result
+
+
+def _no_constant(name):
+    raise ModelError("JSON", f"contains {name}, which is not valid JSON", name, "a finite number")
 
 
 def from_dict(data: object) -> Model:
     obj = _object(data, "file", TOP_KEYS)
     if obj.get("format") != FORMAT:
         raise ModelError("format", "this is not an MB Studio model", obj.get("format"), f'"{FORMAT}"')
+    if "schema_version" not in obj:
+        raise ModelError("schema_version", "is missing", expected=f"an integer, {SCHEMA_VERSION} for this MB Studio")
     version = obj.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ModelError("schema_version", "must be a positive integer", version, str(SCHEMA_VERSION))
@@ -100,13 +126,24 @@ def _number(data, where, optional=False):
         return None
     if isinstance(data, bool) or not isinstance(data, int | float):
         raise ModelError(where, "must be a number", data)
+    return _float_range(data, where)
+
+
+def _float_range(data, where):
+    if not isinstance(data, int):
+        return data
+    try:
+        float(data)
+    except OverflowError:  # an integer beyond float range
+        raise ModelError(where, "is too large", f"an integer of {data.bit_length()} bits",
+                         "a number of magnitude below 1e308") from None
     return data
 
 
 def _expr(data, where):
     if isinstance(data, bool) or not isinstance(data, int | float | str):
         raise ModelError(where, "must be a number or an expression string", data)
-    return data
+    return _float_range(data, where)
 
 
 def _vector(data, where):
@@ -247,28 +284,53 @@ def _dump(value, level):
     if isinstance(value, dict):
         if not value:
             return "{}"
-        items = [f"{inner}{json.dumps(k)}: {_dump(v, level + 1)}" for k, v in value.items()]
+        items = [f"{inner}{_scalar(k)}: {_dump(v, level + 1)}" for k, v in value.items()]
         return "{\n" + ",\n".join(items) + "\n" + pad + "}"
     if isinstance(value, list):
         if all(not isinstance(v, dict | list) for v in value):
-            return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
+            return "[" + ", ".join(_scalar(v) for v in value) + "]"
         return "[\n" + ",\n".join(inner + _dump(v, level + 1) for v in value) + "\n" + pad + "]"
-    return json.dumps(value, ensure_ascii=False)
+    return _scalar(value)
+
+
+def _scalar(value) -> str:
+    """A JSON scalar, non-ASCII text written as itself; a lone surrogate (possible from a "\\ud800" escape in
+    the file) stays escaped, since UTF-8 cannot encode it."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value)
+    return text
 
 
 def save(model: Model, path: str | os.PathLike) -> None:
-    """Write atomically: a temporary file in the same folder, flushed, then renamed over the target."""
+    """Write atomically: a temporary file in the same folder, flushed, then renamed over the target.
+    The file keeps the permissions it had (a new one gets the usual ones, from the umask); a failure leaves
+    the target as it was, removes the temporary file and raises ModelError naming the path."""
     path = Path(path)
     text = dumps(model)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+        name = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
+        tmp = name
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        raise ModelError(str(path), f"cannot be written: {exc}", expected="a writable file in an existing folder") \
+            from exc
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise
 
 

@@ -11,8 +11,9 @@ from .document import GROUND, GROUND_ALIASES, INERTIA_NAMES, JOINT_MOTIONS, Body
 from .errors import ModelError
 from .expressions import FUNCTIONS, evaluate
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_LABEL = re.compile(r"^[A-Za-z0-9_]+$")
+# used with fullmatch: `$` in re.match would also accept a trailing newline ("3\n")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LABEL = re.compile(r"[A-Za-z0-9_]+")
 _MATH = {name: getattr(math, name) for name in FUNCTIONS}
 # Relative tolerance for the physical-consistency checks: values typed with a few decimals must pass.
 _INERTIA_TOL = 1e-9
@@ -27,6 +28,14 @@ def float_value(value, symbols: dict[str, float], where: str) -> float:
     if not math.isfinite(result):
         raise ModelError(where, "evaluates to a non-finite number", value, "a finite number")
     return float(result)
+
+
+def _finite(value) -> bool:
+    """math.isfinite that also answers (False) for integers too large for a float instead of raising."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def float_vector(values, symbols: dict[str, float], where: str) -> np.ndarray:
@@ -47,12 +56,12 @@ def _check_parameters(model: Model) -> dict[str, float]:
     symbols: dict[str, float] = {}
     for p in model.parameters:
         where = f"parameter '{p.name}'"
-        if not _IDENTIFIER.match(p.name) or p.name in FUNCTIONS or p.name == "pi":
+        if not _IDENTIFIER.fullmatch(p.name) or p.name in FUNCTIONS or p.name == "pi":
             raise ModelError(where, "has an invalid name", p.name,
                              "a name of letters, digits and _ not starting with a digit (and not a function or pi)")
         if p.name in symbols:
             raise ModelError(where, "is defined twice", p.name, "unique parameter names")
-        if not math.isfinite(p.value):
+        if not _finite(p.value):
             raise ModelError(f"{where}.value", "is not finite", p.value, "a finite number")
         symbols[p.name] = float(p.value)
     return symbols
@@ -62,7 +71,7 @@ def _check_bodies(model: Model, symbols) -> set[str]:
     labels: set[str] = set()
     for body in model.bodies:
         where = f"body '{body.label}'"
-        if not _LABEL.match(body.label) or body.label in GROUND_ALIASES:
+        if not _LABEL.fullmatch(body.label) or body.label in GROUND_ALIASES:
             raise ModelError(f"{where}.label", "is not a valid body label", body.label,
                              "letters, digits or _, other than '0' and 'ground' (reserved for the ground)")
         if body.label in labels:
@@ -70,6 +79,7 @@ def _check_bodies(model: Model, symbols) -> set[str]:
         labels.add(body.label)
         _check_inertia(body, symbols)
         _check_geometry(body, symbols)
+        _check_shape(body, symbols)
     _check_geometry(model.ground, symbols)
     return labels
 
@@ -79,27 +89,29 @@ def _check_inertia(body: Body, symbols) -> None:
     v = {n: float_value(body.inertia[n], symbols, f"{where}.{n}") for n in INERTIA_NAMES}
     m = v["m"]
     if m < 0:
-        raise ModelError(f"{where}.m", "is a negative mass", m, "a mass >= 0 kg")
+        written = body.inertia["m"]
+        raise ModelError(f"{where}.m", "is a negative mass", f"{written} = {m:.6g}" if isinstance(written, str) else m,
+                         "a mass >= 0 kg")
     first = np.array([v["mx"], v["my"], v["mz"]])
     tensor = np.array([[v["Ixx"], v["Ixy"], v["Ixz"]], [v["Ixy"], v["Iyy"], v["Iyz"]], [v["Ixz"], v["Iyz"], v["Izz"]]])
     scale = max(np.abs(tensor).max(), 1e-300)
-    if m == 0:
-        if np.abs(first).max() > 0:
-            raise ModelError(where, "has first moments but zero mass", first.tolist(), "mx = my = mz = 0 when m = 0")
-        centroidal = tensor
-    else:
-        c = first / m
+    if m == 0 and np.abs(first).max() > 0:
+        raise ModelError(where, "has first moments but zero mass", first.tolist(), "mx = my = mz = 0 when m = 0")
+    with np.errstate(all="ignore"):  # huge or tiny values: overflow is detected below, not warned about
+        c = first / m if m > 0 else np.zeros(3)
         centroidal = tensor - m * (c @ c * np.eye(3) - np.outer(c, c))
-    principal = np.linalg.eigvalsh(centroidal)
+        principal = np.linalg.eigvalsh(centroidal) if np.isfinite(centroidal).all() else None
+    if principal is None or not np.isfinite(principal).all():
+        raise ModelError(where, "overflows when moved to the centre of mass", {n: v[n] for n in INERTIA_NAMES},
+                         "a centre of mass (mx/m, my/m, mz/m) and moments of inertia well within float range")
+    moments = [round(float(x), 12) for x in principal]
     if principal[0] < -_INERTIA_TOL * scale:
         raise ModelError(where, "is not physically possible: the inertia about the centre of mass is not "
-                         "positive semi-definite", [round(x, 12) for x in principal],
-                         "principal moments >= 0")
+                         "positive semi-definite", moments, "principal moments >= 0")
     a, b, c3 = principal
     if a + b < c3 - _INERTIA_TOL * scale:
         raise ModelError(where, "is not physically possible: its principal moments violate the triangle "
-                         "inequality", [round(x, 12) for x in principal],
-                         "each principal moment at most the sum of the other two")
+                         "inequality", moments, "each principal moment at most the sum of the other two")
 
 
 def _check_geometry(body: Body, symbols) -> None:
@@ -110,6 +122,48 @@ def _check_geometry(body: Body, symbols) -> None:
         check_frame(frame, body, symbols, f"{owner} frame '{name}'")
 
 
+# Each shape type: its required fields, then its optional ones (docs/file-format.md, body).
+SHAPES = {"box": (("size",), ()), "cylinder": (("radius", "length"), ("axis",)), "sphere": (("radius",), ()),
+          "mesh": (("file",), ())}
+_COLOR = re.compile(r"#[0-9a-fA-F]{6}")
+
+
+def _check_shape(body: Body, symbols) -> None:
+    shape = body.shape
+    if shape is None:
+        return
+    where = f"body '{body.label}'.shape"
+    if not isinstance(shape, dict) or not isinstance(shape.get("type"), str) or shape["type"] not in SHAPES:
+        got = shape.get("type") if isinstance(shape, dict) else shape
+        raise ModelError(f"{where}.type", "is not a known shape type", got, ", ".join(SHAPES))
+    required, optional = SHAPES[shape["type"]]
+    allowed = ("type", *required, *optional, "origin", "color")
+    for key in shape:
+        if key not in allowed:
+            raise ModelError(where, f"has the unknown field '{key}'", expected="one of " + ", ".join(allowed))
+    for key in required:
+        if key not in shape:
+            raise ModelError(where, f"lacks '{key}'", expected=f"a {shape['type']} has " + ", ".join(required))
+    for key in ("size", "axis", "origin"):
+        if key in shape:
+            if not isinstance(shape[key], list) or len(shape[key]) != 3:
+                raise ModelError(f"{where}.{key}", "must be a list of three numbers or expressions", shape[key])
+            values = float_vector(shape[key], symbols, f"{where}.{key}")
+            if key == "size" and values.min() <= 0:
+                raise ModelError(f"{where}.size", "has a side that is not positive", shape[key], "sides > 0 m")
+            if key == "axis":
+                _check_direction_size(values, shape[key], f"{where}.axis")
+                if np.linalg.norm(values) == 0:
+                    raise ModelError(f"{where}.axis", "is a zero axis", shape[key], "a non-zero direction")
+    for key in ("radius", "length"):
+        if key in shape and float_value(shape[key], symbols, f"{where}.{key}") <= 0:
+            raise ModelError(f"{where}.{key}", "is not positive", shape[key], "a length > 0 m")
+    if "file" in shape and (not isinstance(shape["file"], str) or not shape["file"]):
+        raise ModelError(f"{where}.file", "must be a file name", shape["file"], "a path to a mesh file")
+    if "color" in shape and not (isinstance(shape["color"], str) and _COLOR.fullmatch(shape["color"])):
+        raise ModelError(f"{where}.color", "is not a colour", shape["color"], '"#rrggbb", e.g. "#3080c0"')
+
+
 def check_frame(frame: Frame, body: Body, symbols, where: str) -> None:
     if isinstance(frame.origin, str):
         if frame.origin not in body.points:
@@ -118,13 +172,22 @@ def check_frame(frame: Frame, body: Body, symbols, where: str) -> None:
     else:
         float_vector(frame.origin, symbols, f"{where}.origin")
     z = float_vector(frame.z, symbols, f"{where}.z") if frame.z is not None else np.array([0.0, 0.0, 1.0])
+    _check_direction_size(z, frame.z, f"{where}.z")
     if np.linalg.norm(z) < 1e-12:
         raise ModelError(f"{where}.z", "is a zero axis", frame.z, "a non-zero direction")
     if frame.x is not None:
         x = float_vector(frame.x, symbols, f"{where}.x")
+        _check_direction_size(x, frame.x, f"{where}.x")
         if np.linalg.norm(np.cross(x, z)) < 1e-9 * max(np.linalg.norm(x), 1e-300) * np.linalg.norm(z):
             raise ModelError(f"{where}.x", "is zero or parallel to the z axis", frame.x,
                              "a direction not parallel to z")
+
+
+def _check_direction_size(vector: np.ndarray, written, where: str) -> None:
+    with np.errstate(over="ignore"):
+        if not np.isfinite(np.linalg.norm(vector)):
+            raise ModelError(where, "is too long to normalise in floating point", written,
+                             "a direction with components below 1e150 (only its direction matters)")
 
 
 def _check_joints(model: Model, symbols, labels: set[str]) -> None:
@@ -162,14 +225,14 @@ def _check_joints(model: Model, symbols, labels: set[str]) -> None:
 
 def _check_coordinate(c, seen: set[str], where: str) -> None:
     cwhere = f"{where} coordinate '{c.name}'"
-    if not _IDENTIFIER.match(c.name):
+    if not _IDENTIFIER.fullmatch(c.name):
         raise ModelError(cwhere, "has an invalid name", c.name, "letters, digits and _, not starting with a digit")
     if c.name in seen:
         raise ModelError(cwhere, "is defined twice", c.name, "unique coordinate names in the model")
     seen.add(c.name)
     for key in ("initial", "min", "max"):
         value = getattr(c, key)
-        if value is not None and not math.isfinite(value):
+        if value is not None and not _finite(value):
             raise ModelError(f"{cwhere}.{key}", "is not finite", value, "a finite number")
     if c.min is not None and c.max is not None and c.min > c.max:
         raise ModelError(cwhere, "has min greater than max", [c.min, c.max], "min <= max")

@@ -1,0 +1,60 @@
+"""Shared test data: a small valid model written as the dict a `.mbs` file parses to."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+# A planar four-bar (ground 0 -> crank 1 -> coupler 2 -> rocker 3 -> ground), four revolute joints about z,
+# the last one cut. Lengths are parameters; it uses a named point, a named frame, an explicit z/x frame,
+# expressions in points, frames and inertia, coordinate limits, and a chosen independent coordinate.
+FOUR_BAR = {
+    "format": "mbstudio",
+    "schema_version": 1,
+    "name": "four-bar",
+    "description": "A planar four-bar linkage for the model-layer tests.",
+    "gravity": [0, 0, -9.81],
+    "parameters": [
+        {"name": "L0", "value": 0.4, "unit": "m", "description": "ground link"},
+        {"name": "L1", "value": 0.1, "unit": "m"},
+        {"name": "L2", "value": 0.35, "unit": "m"},
+        {"name": "L3", "value": 0.3, "unit": "m"},
+    ],
+    "bodies": [
+        {"label": "1", "name": "crank",
+         "inertia": {"m": 1.0, "mx": "0.5*L1", "my": 0, "mz": 0, "Ixx": 0.001, "Ixy": 0, "Ixz": 0,
+                     "Iyy": "L1**2/3", "Iyz": 0, "Izz": "L1**2/3"},
+         "points": {"B": ["L1", 0, 0]}, "frames": {"B": {"origin": "B"}}},
+        {"label": "2", "name": "coupler",
+         "inertia": {"m": 2.0, "mx": "L2", "my": 0, "mz": 0, "Ixx": 0.001, "Ixy": 0, "Ixz": 0,
+                     "Iyy": "2*L2**2/3", "Iyz": 0, "Izz": "2*L2**2/3"},
+         "points": {}, "frames": {}},
+        {"label": "3", "name": "rocker",
+         "inertia": {"m": 1.5, "mx": "0.75*L3", "my": 0, "mz": 0, "Ixx": 0.001, "Ixy": 0, "Ixz": 0,
+                     "Iyy": "L3**2/2", "Iyz": 0, "Izz": "L3**2/2"},
+         "points": {}, "frames": {}},
+    ],
+    "joints": [
+        {"name": "A", "type": "revolute", "parent": "0", "child": "1",
+         "parent_frame": {"origin": [0, 0, 0]}, "child_frame": {"origin": [0, 0, 0]},
+         "coordinates": [{"name": "theta1", "initial": 1.0}]},
+        {"name": "B", "type": "revolute", "parent": "1", "child": "2",
+         "parent_frame": "B", "child_frame": {"origin": [0, 0, 0]},
+         "coordinates": [{"name": "theta2", "initial": -0.8}]},
+        {"name": "C", "type": "revolute", "parent": "2", "child": "3",
+         "parent_frame": {"origin": ["L2", 0, 0]}, "child_frame": {"origin": ["L3", 0, 0]},
+         "coordinates": [{"name": "theta3", "initial": 1.9}]},
+        {"name": "D", "type": "revolute", "parent": "3", "child": "ground",
+         "parent_frame": {"origin": [0, 0, 0], "z": [0, 0, 1], "x": [1, 0, 0]},
+         "child_frame": {"origin": ["L0", 0, 0]},
+         "coordinates": [{"name": "theta4", "min": -3.14, "max": 3.14}], "cut": True},
+    ],
+    "independent_coordinates": ["theta1"],
+}
+
+
+@pytest.fixture(scope="session")
+def four_bar():
+    """A factory: each call returns a fresh deep copy of FOUR_BAR, free to mutate."""
+    return lambda: copy.deepcopy(FOUR_BAR)

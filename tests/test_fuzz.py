@@ -1,0 +1,217 @@
+"""Fuzzing the loader: mutated models and mutated text give either a valid model or a ModelError, and a
+model that loads can be saved and analysed without any other kind of exception."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.control import currently_in_test_context, event
+
+from mbstudio import samples
+from mbstudio.kinematics import Mechanism
+from mbstudio.model import JOINT_MOTIONS, AssemblyError, Model, ModelError, dumps, loads, validate
+from mbstudio.model.expressions import FUNCTIONS
+from mbstudio.model.fileformat import from_dict
+
+SAMPLES = {name: samples.path(name).read_text(encoding="utf-8") for name in samples.names()}
+# about 20 s in all; MBSTUDIO_FUZZ_EXAMPLES=5000 for a longer hunt
+FUZZ = settings(max_examples=int(os.environ.get("MBSTUDIO_FUZZ_EXAMPLES", 300)), deadline=None,
+                suppress_health_check=[HealthCheck.too_slow])
+
+SPECIAL_NUMBERS = [0, -0.0, -1, -1e-9, 1e-300, 5e-324, 1e15, 1e154, -1e308, 1e308, 10**400, -(10**30),
+                   float("nan"), float("inf"), float("-inf")]
+SPECIAL_TEXT = ["", " ", "0", "ground", "-1", "pi", "sqrt(-1)", "1/0", "1e400", "2**2000", "L1 +", "(", "nan",
+                "auto", "revolute", "\n", "\ud800", "é", "x" * 200]
+SCALARS = (st.none() | st.booleans() | st.integers() | st.floats() | st.sampled_from(SPECIAL_NUMBERS)
+           | st.text(max_size=8) | st.sampled_from(SPECIAL_TEXT))
+JSON_VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4)
+                           | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=6)
+
+
+def note(text: str) -> None:
+    """Tally outcomes (pytest --hypothesis-show-statistics) to see that the fuzzing reaches valid models."""
+    if currently_in_test_context():
+        event(text)
+
+
+def outcome(text: str, precision=None) -> Model | None:
+    """The property: loads gives a valid model or a ModelError; a model that loads saves canonically and
+    round-trips, and building its Mechanism (in float64, or at `precision` digits) and assembling it raise
+    nothing but ModelError/AssemblyError."""
+    try:
+        model = loads(text)
+    except ModelError as exc:
+        note(f"refused: {exc.problem[:30]}")
+        return None
+    validate(model)
+    out = dumps(model)
+    again = loads(out)
+    assert again == model
+    assert dumps(again) == out
+    try:
+        Mechanism(model, precision=precision).assemble()
+        note("loaded, assembled")
+    except (ModelError, AssemblyError) as exc:
+        note(f"loaded, then {type(exc).__name__}")
+    return model
+
+
+# ---------------------------------------------------------------- mutations of the parsed document
+
+def slots(node, out: list) -> list:
+    """Every (container, key) pair of a JSON tree, depth first."""
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in list(items):
+        out.append((node, key))
+        slots(child, out)
+    return out
+
+
+def strings(node, out: set) -> set:
+    """Every string in a JSON tree, keys included: candidate names for renamed references."""
+    if isinstance(node, str):
+        out.add(node)
+    elif isinstance(node, dict):
+        out.update(node)
+        for child in node.values():
+            strings(child, out)
+    elif isinstance(node, list):
+        for child in node:
+            strings(child, out)
+    return out
+
+
+def listed(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def mutate(doc, draw) -> None:
+    # format and schema_version are left to the text mutations: here they would hide everything else
+    found = [(c, k) for c, k in slots(doc, []) if not (c is doc and k in ("format", "schema_version"))]
+    if not found:
+        return
+    container, key = found[draw(st.integers(0, len(found) - 1))]
+    value = container[key]
+    # number, rename, retype and independent often keep the model valid: odd mechanisms reach the kinematics
+    op = draw(st.sampled_from(["delete", "replace", "empty", "rename_key", "duplicate", "number", "number",
+                               "rename", "retype", "retype", "independent"]))
+    if op == "delete":
+        del container[key]
+    elif op == "replace":
+        container[key] = draw(JSON_VALUES)
+    elif op == "number":  # negative, huge, tiny, special, or a plausible-but-odd value
+        choice = st.sampled_from(SPECIAL_NUMBERS) | st.floats(-10, 10) | st.integers(-3, 3)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            choice = choice | st.just(-value) | st.just(value * (10**300 if isinstance(value, int) else 1e300))
+        container[key] = draw(choice)
+    elif op == "empty":
+        container[key] = draw(st.sampled_from(["", [], {}]))
+    elif op == "rename":  # a reference (label, frame, point, coordinate, parameter) pointing elsewhere
+        container[key] = draw(st.sampled_from(sorted(strings(doc, set()))))
+    elif op == "rename_key" and isinstance(container, dict):
+        new = draw(st.sampled_from(sorted(strings(doc, set()))) | st.text(max_size=4))
+        items = [(new if k == key else k, v) for k, v in container.items()]
+        container.clear()
+        container.update(items)
+    elif op == "duplicate" and isinstance(container, list):
+        container.insert(key, copy.deepcopy(value))
+    elif op == "retype":  # change a joint's type, with the right number of fresh coordinates
+        joints = doc.get("joints") if isinstance(doc, dict) else None
+        if isinstance(joints, list) and joints and isinstance(joints[0], dict):
+            joint = joints[draw(st.integers(0, len(joints) - 1))]
+            if isinstance(joint, dict):
+                joint["type"] = kind = draw(st.sampled_from(sorted(JOINT_MOTIONS)))
+                start = draw(st.integers(100, 999))
+                joint["coordinates"] = [{"name": f"q{start}_{i}", "initial": draw(st.floats(-2, 2))}
+                                        for i in range(len(JOINT_MOTIONS[kind]))]
+    elif op == "independent" and isinstance(doc, dict):
+        coords = [c for joint in listed(doc.get("joints")) if isinstance(joint, dict)
+                  for c in listed(joint.get("coordinates")) if isinstance(c, dict)]
+        names = [c["name"] for c in coords if isinstance(c.get("name"), str)]
+        doc["independent_coordinates"] = draw(st.just("auto") | st.lists(st.sampled_from(names or ["x"]),
+                                                                          max_size=3))
+
+
+def sources(four_bar) -> dict[str, str]:
+    """The texts to mutate: the tests' four-bar (conftest.py) and every sample present."""
+    return {"four_bar (tests)": dumps(from_dict(four_bar())), **SAMPLES}
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_documents_load_as_valid_models_or_raise_model_error(four_bar, data):
+    texts = sources(four_bar)
+    doc = json.loads(texts[data.draw(st.sampled_from(sorted(texts)), label="source")])
+    for _ in range(data.draw(st.integers(1, 4), label="mutations")):
+        mutate(doc, data.draw)
+    outcome(json.dumps(doc, indent=data.draw(st.sampled_from([None, 2]))))
+
+
+# ---------------------------------------------------------------- mutations of the text
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_text_loads_as_a_valid_model_or_raises_model_error(four_bar, data):
+    texts = sources(four_bar)
+    text = texts[data.draw(st.sampled_from(sorted(texts)), label="source")]
+    for _ in range(data.draw(st.integers(1, 3), label="edits")):
+        raw = text.encode("utf-8")
+        at = data.draw(st.integers(0, len(raw)), label="at")
+        edit = data.draw(st.sampled_from(["truncate", "insert", "delete", "replace"]))
+        if edit == "truncate":
+            raw = raw[:at]
+        elif edit == "insert":
+            raw = raw[:at] + data.draw(st.text(max_size=6) | st.sampled_from(["{", "]", ",", '"', "\\u"])
+                                       ).encode("utf-8", "surrogatepass") + raw[at:]
+        elif edit == "delete":
+            raw = raw[:at] + raw[at + data.draw(st.integers(1, 20)):]
+        else:
+            raw = raw[:at] + data.draw(st.binary(min_size=1, max_size=3)) + raw[at + 1:]
+        text = raw.decode("utf-8", errors="replace")
+    outcome(text)
+
+
+# ---------------------------------------------------------------- expressions
+
+ATOMS = (st.sampled_from(["0", "1", "2", "0.5", "0.1", "0.99999999999999999", "1e308", "1e-320", "L0", "L1", "L2",
+                          "L3", "pi", "10", "x"])
+         | st.floats(allow_nan=False, allow_infinity=False).map(repr))
+
+
+def _compound(inner):
+    operators = st.sampled_from(["+", "-", "*", "/", "**"])
+    return (st.tuples(inner, operators, inner).map(lambda t: f"({t[0]}){t[1]}({t[2]})")
+            | st.tuples(st.sampled_from(FUNCTIONS), inner).map(lambda t: f"{t[0]}({t[1]})")
+            | st.tuples(inner, inner).map(lambda t: f"atan2({t[0]}, {t[1]})")
+            | inner.map(lambda e: f"-{e}"))
+
+
+EXPRESSION = (st.recursive(ATOMS, _compound, max_leaves=6)
+              | st.text(alphabet="0123456789.+-*/() eLpisqrtcoan2_,", max_size=24))
+
+
+@settings(FUZZ, max_examples=FUZZ.max_examples * 2 // 3)
+@given(expr=EXPRESSION, field=st.sampled_from(["Ixx", "mx", "m", "point", "axis", "gravity", "shape"]),
+       precision=st.sampled_from([None, None, None, 30]))  # 30 digits: slower, so one time in four
+def test_random_expressions_evaluate_or_raise_model_error(four_bar, expr, field, precision):
+    doc = four_bar()
+    if field == "point":
+        doc["bodies"][0]["points"]["B"][1] = expr
+    elif field == "axis":
+        doc["joints"][3]["parent_frame"]["z"][0] = expr
+    elif field == "gravity":
+        doc["gravity"][0] = expr
+    elif field == "shape":
+        doc["bodies"][1]["shape"] = {"type": "sphere", "radius": expr}
+    else:
+        doc["bodies"][2]["inertia"][field] = expr
+    outcome(json.dumps(doc), precision)
+
+
+def test_the_unmutated_sources_are_valid(four_bar):
+    for name, text in sources(four_bar).items():
+        assert outcome(text) is not None, name
