@@ -525,3 +525,31 @@ def test_validate_does_not_modify_the_model(four_bar):
     with pytest.raises(ModelError):
         validate(model)
     assert model == before
+
+
+def _with_trajectory(model_dict, coordinates, samples=10, duration=2.0):
+    model_dict["trajectories"] = [{"name": "exciting", "duration": duration, "samples": samples,
+                                   "coordinates": coordinates}]
+    return json.dumps(model_dict)
+
+
+def test_trajectory_round_trips(four_bar):
+    terms = {"theta1": [{"amplitude": 0.5, "frequency": "sqrt(2)", "phase": 0.1}]}
+    text = dumps(loads(_with_trajectory(four_bar(), terms)))
+    assert dumps(loads(text)) == text
+    harmonic = loads(text).trajectories[0].coordinates["theta1"][0]
+    assert (harmonic.amplitude, harmonic.frequency, harmonic.phase) == (0.5, "sqrt(2)", 0.1)
+
+
+@pytest.mark.parametrize("coordinates, samples, duration, words", [
+    ({"nope": [{"amplitude": 1, "frequency": 1}]}, 10, 2.0, ["unknown coordinate", "nope"]),
+    ({"theta1": [{"amplitude": 1}]}, 10, 2.0, ["lacks 'frequency'"]),
+    ({"theta1": [{"amplitude": "Lx", "frequency": 1}]}, 10, 2.0, ["undefined parameter", "Lx"]),
+    ({"theta1": []}, 0, 2.0, ["samples", "at least 1"]),
+    ({"theta1": []}, 10, -1.0, ["duration", "positive"]),
+])
+def test_bad_trajectories_are_named(four_bar, coordinates, samples, duration, words):
+    with pytest.raises(ModelError) as info:
+        loads(_with_trajectory(four_bar(), coordinates, samples, duration))
+    for word in words:
+        assert word in str(info.value)

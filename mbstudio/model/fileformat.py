@@ -13,9 +13,11 @@ from .document import (
     Body,
     Coordinate,
     Frame,
+    Harmonic,
     Joint,
     Model,
     Parameter,
+    Trajectory,
 )
 from .errors import ModelError
 from .validation import validate
@@ -23,7 +25,7 @@ from .validation import validate
 FORMAT = "mbstudio"
 SCHEMA_VERSION = 1
 TOP_KEYS = ("format", "schema_version", "name", "description", "gravity", "parameters", "bodies", "joints",
-            "independent_coordinates", "ground")
+            "independent_coordinates", "trajectories", "ground")
 
 
 # ---------------------------------------------------------------- reading
@@ -92,6 +94,7 @@ def from_dict(data: object) -> Model:
         bodies=[_body(b, i) for i, b in enumerate(_list(obj.get("bodies", []), "bodies"))],
         joints=[_joint(j, i) for i, j in enumerate(_list(obj.get("joints", []), "joints"))],
         independent_coordinates=_independent(obj.get("independent_coordinates", "auto")),
+        trajectories=[_trajectory(t, i) for i, t in enumerate(_list(obj.get("trajectories", []), "trajectories"))],
     )
     if "ground" in obj:
         ground = _object(obj["ground"], "ground", ("points", "frames"))
@@ -231,6 +234,32 @@ def _joint(data, index):
                  [_coordinate(c, f"{where}.coordinates[{i}]") for i, c in enumerate(coords)], cut)
 
 
+def _trajectory(data, index):
+    obj = _object(data, f"trajectories[{index}]", ("name", "description", "duration", "samples", "coordinates"))
+    name = _string(obj.get("name"), f"trajectories[{index}].name")
+    where = f"trajectory '{name}'"
+    samples = obj.get("samples")
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise ModelError(f"{where}.samples", "must be a whole number of samples, at least 1", samples)
+    coordinates = _object(obj.get("coordinates", {}), f"{where}.coordinates",
+                          tuple(obj.get("coordinates", {})) if isinstance(obj.get("coordinates"), dict) else ())
+    return Trajectory(name, {c: [_harmonic(h, f"{where} coordinate '{c}' term {k}")
+                                 for k, h in enumerate(_list(terms, f"{where} coordinate '{c}'"))]
+                             for c, terms in coordinates.items()},
+                      _number(obj.get("duration"), f"{where}.duration"), samples,
+                      None if obj.get("description") is None else _string(obj["description"], f"{where}.description"))
+
+
+def _harmonic(data, where):
+    obj = _object(data, where, ("amplitude", "frequency", "phase"))
+    for key in ("amplitude", "frequency"):
+        if key not in obj:
+            raise ModelError(where, f"lacks '{key}'", expected="amplitude and frequency (rad/s), optional phase")
+    phase = obj.get("phase")
+    return Harmonic(_expr(obj["amplitude"], f"{where}.amplitude"), _expr(obj["frequency"], f"{where}.frequency"),
+                    None if phase is None else _expr(phase, f"{where}.phase"))
+
+
 def _independent(data):
     if data == "auto":
         return "auto"
@@ -248,10 +277,19 @@ def to_dict(model: Model) -> dict:
             "bodies": [_body_dict(b) for b in model.bodies],
             "joints": [_joint_dict(j) for j in model.joints],
             "independent_coordinates": model.independent_coordinates}
+    if model.trajectories:
+        data["trajectories"] = [_trajectory_dict(t) for t in model.trajectories]
     if model.ground.points or model.ground.frames:
         data["ground"] = {"points": model.ground.points,
                           "frames": {k: _frame_dict(f) for k, f in model.ground.frames.items()}}
     return data
+
+
+def _trajectory_dict(t: Trajectory):
+    terms = {c: [_drop_none({"amplitude": h.amplitude, "frequency": h.frequency, "phase": h.phase}) for h in hs]
+             for c, hs in t.coordinates.items()}
+    return _drop_none({"name": t.name, "description": t.description, "duration": t.duration, "samples": t.samples,
+                       "coordinates": terms})
 
 
 def _drop_none(d):

@@ -50,6 +50,7 @@ def validate(model: Model) -> None:
     _check_joints(model, symbols, labels)
     _check_connected(model)
     _check_independent(model)
+    _check_trajectories(model, symbols)
 
 
 def _check_parameters(model: Model) -> dict[str, float]:
@@ -267,3 +268,19 @@ def _check_independent(model: Model) -> None:
         if name in seen:
             raise ModelError("independent_coordinates", "lists a coordinate twice", name, "each name once")
         seen.add(name)
+
+
+def _check_trajectories(model: Model, symbols) -> None:
+    known = set(model.coordinate_names())
+    for t in model.trajectories:
+        where = f"trajectory '{t.name}'"
+        if not math.isfinite(t.duration) or t.duration <= 0:
+            raise ModelError(f"{where}.duration", "must be a positive time", t.duration, "a duration > 0 s")
+        for name, terms in t.coordinates.items():
+            if name not in known:
+                raise ModelError(f"{where}.coordinates", "names an unknown coordinate", name,
+                                 "coordinates of the model's joints: " + ", ".join(sorted(known)))
+            for k, h in enumerate(terms):
+                for key in ("amplitude", "frequency", "phase"):
+                    if getattr(h, key) is not None:
+                        float_value(getattr(h, key), symbols, f"{where} coordinate '{name}' term {k}.{key}")
