@@ -21,18 +21,6 @@ def matvec(r: np.ndarray, v: np.ndarray) -> np.ndarray:
     return (r * v[..., None, :]).sum(axis=-1)
 
 
-def axis_rotation(axis: int, c: np.ndarray, s: np.ndarray, backend) -> np.ndarray:
-    """Batched elementary rotations about x (0), y (1) or z (2) from cosines c and sines s, shape (N, 3, 3)."""
-    out = backend.zeros(c.shape + (3, 3))
-    i, j = [(1, 2), (2, 0), (0, 1)][axis]
-    out[..., axis, axis] = backend.scalar(1)
-    out[..., i, i] = c
-    out[..., j, j] = c
-    out[..., i, j] = -s
-    out[..., j, i] = s
-    return out
-
-
 def rotate_about_own_axis(R: np.ndarray, axis: int, c: np.ndarray, s: np.ndarray) -> np.ndarray:
     """R · (elementary rotation about R's own x, y or z axis), by mixing two columns: cheaper than a batched
     3x3 product and exact in every back-end."""
