@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import copy
+import os
+
+# Small QR/SVD calls run far slower with several BLAS threads fighting for the two cores of our machines.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import pytest
 

@@ -1,0 +1,159 @@
+"""Exciting trajectories: Fourier coefficients chosen to make W_b well conditioned (seed 000, refs. 15-18).
+
+Each independent coordinate follows q_j(t) = q_j0 + Σ_l A_jl sin(ω_jl t + ψ_jl) about its initial value q_j0 (a
+`FourierPath`, or a document `Trajectory`) with the frequencies ω_jl fixed; the amplitudes A_jl and phases ψ_jl
+are chosen to minimise log10 cond₂(W_b), W_b the observation matrix over one period 2π/ω_f of the base
+frequency (sampled as the base-parameter pipeline samples a trajectory: both ends included), restricted to the
+base-parameter columns found on the starting trajectory (so the parameter set does not change under the
+optimiser).
+
+Coordinate limits (the document's min/max, or `limits`) hold by construction: |q_j − q_j0| ≤ Σ_l A_jl, so each
+amplitude is bounded by the smaller distance from q_j0 to a limit divided by the number of terms. This is
+conservative (the terms rarely peak together) but needs no constraint in the optimiser. A sample where a
+closed loop cannot assemble gives the objective a fixed penalty above any attainable value.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.optimize
+
+from ..kinematics.mechanism import Mechanism
+from ..model.document import Harmonic, Trajectory
+from ..model.errors import AssemblyError
+from .estimation import condition_number
+from .gautier import gautier_dp
+from .observation import FourierPath, observation_matrix
+
+FAILED_ASSEMBLY = 40.0  # objective (log10 cond) where the mechanism cannot close: worse than any real W_b
+
+Limits = Mapping[str, tuple[float | None, float | None]]
+
+
+@dataclass
+class Excitation:
+    terms: list[list[tuple[float, float, float]]]  # FourierPath terms (amplitude, omega, phase) per coordinate
+    coordinates: list[str]  # the independent coordinates the terms drive
+    duration: float  # one period of the base frequency
+    samples: int  # over [0, duration], both ends included
+    kept: list[str]  # the base-parameter columns of W_b
+    condition_before: float  # cond₂(W_b) of the starting trajectory
+    condition_after: float
+    evaluations: int
+    seconds: float
+    message: str  # the optimiser's
+
+    @property
+    def times(self) -> np.ndarray:
+        return np.linspace(0.0, self.duration, self.samples)
+
+    def path(self, mech: Mechanism) -> FourierPath:
+        return FourierPath(mech, self.terms)
+
+    def trajectory(self, name: str = "optimised excitation") -> Trajectory:
+        """The result as a document trajectory, ready for `model.trajectories`."""
+        return Trajectory(name, {c: [Harmonic(*t) for t in terms] for c, terms in zip(self.coordinates, self.terms,
+                                                                                     strict=True)},
+                          self.duration, self.samples,
+                          f"cond(W_b) {self.condition_before:.4g} -> {self.condition_after:.4g}")
+
+
+def default_start(n_coordinates: int, base_frequency: float, harmonics: int, amplitude: float) -> list[list[tuple]]:
+    """Every coordinate: harmonics 1..L of ω_f, all of amplitude `amplitude` and phase 0 (a plain, not
+    specially exciting, trajectory to start from)."""
+    return [[(amplitude, (k + 1) * base_frequency, 0.0) for k in range(harmonics)] for _ in range(n_coordinates)]
+
+
+def coordinate_limits(mech: Mechanism, limits: Limits | None = None) -> list[tuple[float, float]]:
+    """(min, max) of each independent coordinate: `limits` first, then the document, else unbounded."""
+    document = {c.name: (c.min, c.max) for j in mech.model.joints for c in j.coordinates}
+    chosen = {**document, **(limits or {})}
+    return [(-np.inf if chosen[n][0] is None else chosen[n][0], np.inf if chosen[n][1] is None else chosen[n][1])
+            for n in mech.independent]
+
+
+def amplitude_bounds(mech: Mechanism, terms_per_coordinate: Sequence[int], max_amplitude: float,
+                     limits: Limits | None = None) -> list[float]:
+    """Largest amplitude of each term of each coordinate (flattened) that keeps q_j within its limits."""
+    initial = np.asarray(mech.tree.initial_coordinates(), dtype=float)[list(mech.partition.independent)]
+    bounds = []
+    for name, q0, (lo, hi), count in zip(mech.independent, initial, coordinate_limits(mech, limits),
+                                         terms_per_coordinate, strict=True):
+        room = min(q0 - lo, hi - q0)
+        if room <= 0:
+            raise ValueError(f"coordinate '{name}' starts at {q0}, not inside its limits [{lo}, {hi}]")
+        bounds += [min(max_amplitude, room / count)] * count
+    return bounds
+
+
+def _decision_vector(mech: Mechanism, start: Sequence[Sequence[tuple]], bound: list[float]) -> np.ndarray:
+    """FourierPath terms -> (amplitudes, phases); a negative amplitude becomes a positive one half a turn on."""
+    flat = [(float(t[0]), float((*t, 0.0)[2])) for terms in start for t in terms]
+    where = [(name, k) for name, terms in zip(mech.independent, start, strict=True) for k in range(len(terms))]
+    for (amp, _), b, (name, k) in zip(flat, bound, where, strict=True):
+        if abs(amp) > b:
+            raise ValueError(f"the starting amplitude {amp} of term {k} of '{name}' exceeds its bound {b:.6g} "
+                             "(max_amplitude, or the coordinate's limits shared among its terms)")
+    return np.array([abs(a) for a, _ in flat] + [p + (np.pi if a < 0 else 0.0) for a, p in flat])
+
+
+def _split(x: np.ndarray, omegas: list[list[float]]) -> list[list[tuple[float, float, float]]]:
+    """Decision vector (amplitudes then phases, flattened per coordinate) -> FourierPath terms."""
+    count = sum(len(w) for w in omegas)
+    amps, phases, out, k = x[:count], x[count:], [], 0
+    for w in omegas:
+        out.append([(float(amps[k + i]), float(w[i]), float(phases[k + i])) for i in range(len(w))])
+        k += len(w)
+    return out
+
+
+def log_condition(mech: Mechanism, terms, times: np.ndarray, kept: list[int]) -> float:
+    """log10 cond₂(W_b) along the trajectory, capped at FAILED_ASSEMBLY, its value where a loop cannot close."""
+    try:
+        W = observation_matrix(mech, times, FourierPath(mech, terms))
+    except AssemblyError:
+        return FAILED_ASSEMBLY
+    return min(float(np.log10(condition_number(W[:, kept]))), FAILED_ASSEMBLY)
+
+
+def optimise_excitation(mech: Mechanism, base_frequency: float, harmonics: int = 3, samples: int = 100,
+                        max_amplitude: float = 0.5, start: Sequence[Sequence[tuple]] | None = None,
+                        limits: Limits | None = None, method: str = "L-BFGS-B",
+                        max_evaluations: int = 2000) -> Excitation:
+    """Amplitudes and phases of the independent coordinates' Fourier terms minimising cond₂(W_b).
+
+    `start`: FourierPath terms (amplitude, omega[, phase]) per independent coordinate to start from, which also
+    fix the frequencies; default `default_start` with `harmonics` multiples of `base_frequency` (rad/s) at half
+    the allowed amplitude. `max_amplitude` bounds every term (in the coordinate's unit); `limits` (name ->
+    (min, max)) overrides the document's coordinate limits. `method`: a scipy.optimize.minimize method that
+    takes bounds ("L-BFGS-B", "Nelder-Mead", "Powell"); `max_evaluations` caps the objective evaluations."""
+    clock = time.perf_counter()
+    if start is None:
+        bound = amplitude_bounds(mech, [harmonics] * len(mech.independent), max_amplitude, limits)
+        start = default_start(len(mech.independent), base_frequency, harmonics, 0.5 * min(bound))
+    omegas = [[float(term[1]) for term in terms] for terms in start]
+    bound = amplitude_bounds(mech, [len(w) for w in omegas], max_amplitude, limits)
+    x0 = _decision_vector(mech, start, bound)
+    duration = 2 * np.pi / base_frequency
+    times = np.linspace(0.0, duration, samples)
+    W0 = observation_matrix(mech, times, FourierPath(mech, _split(x0, omegas)))
+    kept = gautier_dp(W0, mech.model.inertial_parameter_names()).kept_indices
+    evaluations = 0
+
+    def objective(x: np.ndarray) -> float:
+        nonlocal evaluations
+        evaluations += 1
+        return log_condition(mech, _split(x, omegas), times, kept)
+
+    before = objective(x0)
+    bounds = [(0.0, b) for b in bound] + [(-2 * np.pi, 2 * np.pi)] * len(bound)
+    budget = {"L-BFGS-B": "maxfun"}.get(method, "maxfev")
+    result = scipy.optimize.minimize(objective, x0, method=method, bounds=bounds, options={budget: max_evaluations})
+    best, after = (result.x, float(result.fun)) if result.fun < before else (x0, before)
+    names = mech.model.inertial_parameter_names()
+    return Excitation(_split(best, omegas), mech.independent, duration, samples, [names[k] for k in kept],
+                      10 ** before, 10 ** after, evaluations, time.perf_counter() - clock, str(result.message))
