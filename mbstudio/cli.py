@@ -1,9 +1,16 @@
-"""The `mbstudio` command: a summary of a model by default, sub-commands for headless work."""
+"""The `mbstudio` command: the window by default, a text summary without a display, sub-commands for
+headless work.
+
+`mbstudio [FILE]` opens the window when it runs as the program (argv read from the command line) and a
+display is available (DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM set); otherwise, with `--summary`, or when
+main() is called from Python with an explicit argv (as tests do), it prints the summary.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from . import __version__, samples
@@ -31,7 +38,18 @@ def default_parser() -> argparse.ArgumentParser:
                                      epilog=f"sub-commands (mbstudio COMMAND --help):\n{lines}")
     parser.add_argument("--version", action="version", version=f"mbstudio {__version__}")
     parser.add_argument("file", nargs="?", help="a model (.mbs); default: the SLA suspension sample")
+    parser.add_argument("--summary", action="store_true", help="print a text summary instead of opening the window")
     return parser
+
+
+def _has_display() -> bool:
+    return any(os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
+
+
+def _window(path: str | None) -> int:
+    from .gui.app import run  # Qt is imported only when the window opens
+
+    return run(path)
 
 
 def _module(name: str):
@@ -39,12 +57,15 @@ def _module(name: str):
 
 
 def main(argv: list[str] | None = None) -> int:
+    interactive = argv is None
     argv = sys.argv[1:] if argv is None else argv
     try:
         if argv and argv[0] in COMMANDS:
             args = build_parser(argv[0]).parse_args(argv)
             return _module(args.command).run(args)
         args = default_parser().parse_args(argv)
+        if interactive and not args.summary and _has_display():
+            return _window(args.file)
         model = samples.load() if args.file is None else load(args.file)
         print(format_report(check_report(model)))
         return 0

@@ -7,5 +7,6 @@ The list is explicit so that `mbstudio --help` is fast and a missing optional de
 COMMANDS = {
     "check": "structure, mobility and assembly of a model",
     "samples": "list the bundled sample models",
+    "screenshot": "render the window or a panel to PNG without a screen",
     "bench": "benchmarks: ours against Pinocchio, side by side",
 }

@@ -1,0 +1,128 @@
+"""The document as a tree: model, parameters, bodies (points, frames, inertia, shape), joints (coordinates).
+
+Each item carries a key tuple, e.g. ("body", "3"), ("point", "3", "G"), ("joint", "R01"); the properties
+panel and the 3D view use the same keys, which keeps selection in sync across them.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem, QWidget
+
+from ..model import GROUND, Model
+
+KEY = Qt.ItemDataRole.UserRole
+# Context-menu entries per kind of item: (request name, menu text).
+MENUS = {
+    "parameters": [("add_parameter", "Add parameter")],
+    "parameter": [("rename", "Rename…"), ("delete", "Delete")],
+    "bodies": [("add_body", "Add body…")],
+    "body": [("add_body", "Add body attached here…"), ("add_point", "Add point"), ("rename", "Rename…"),
+             ("delete", "Delete")],
+    "ground": [("add_body", "Add body attached here…"), ("add_point", "Add point")],
+    "points": [("add_point", "Add point")],
+    "point": [("rename", "Rename…"), ("delete", "Delete")],
+    "frame": [("rename", "Rename…"), ("delete", "Delete")],
+    "joints": [("add_body", "Add body…")],
+    "joint": [("rename", "Rename…"), ("delete", "Delete")],
+    "coordinate": [("rename", "Rename…")],
+}
+
+
+class DocumentTree(QTreeWidget):
+    """`selected(key)` when the current item changes; `requested(action, key)` from the context menu."""
+
+    selected = Signal(tuple)
+    requested = Signal(str, tuple)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setHeaderLabels(["Item", "Value"])
+        self.setColumnWidth(0, 200)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._menu)
+        self.currentItemChanged.connect(self._current_changed)
+        self.items: dict[tuple, QTreeWidgetItem] = {}
+
+    # ------------------------------------------------------------------ building
+    def rebuild(self, model: Model) -> None:
+        """Refill from the model, keeping which items were expanded and which was selected."""
+        expanded = {k for k, item in self.items.items() if item.isExpanded()}
+        current = self.current_key()
+        self.blockSignals(True)
+        self.clear()
+        self.items = {}
+        root = self._item(None, ("model",), model.name, "model")
+        params = self._item(root, ("parameters",), "Parameters", str(len(model.parameters)))
+        for p in model.parameters:
+            self._item(params, ("parameter", p.name), p.name, f"{p.value:g} {p.unit or ''}".strip())
+        bodies = self._item(root, ("bodies",), "Bodies", str(len(model.bodies)))
+        for body in [model.ground, *model.bodies]:
+            self._body(bodies, body)
+        joints = self._item(root, ("joints",), "Joints", str(len(model.joints)))
+        for j in model.joints:
+            item = self._item(joints, ("joint", j.name), j.name, f"{j.type} {j.parent}–{j.child}")
+            for c in j.coordinates:
+                self._item(item, ("coordinate", j.name, c.name), c.name,
+                           "" if c.initial is None else f"{c.initial:.4g}")
+        for key in expanded or {("model",), ("bodies",), ("joints",), ("parameters",)}:
+            if key in self.items:
+                self.items[key].setExpanded(True)
+        self.blockSignals(False)
+        self.select(current if current in self.items else ("model",))
+
+    def _body(self, parent: QTreeWidgetItem, body) -> None:
+        ground = body.label == GROUND
+        item = self._item(parent, ("ground",) if ground else ("body", body.label),
+                          "ground" if ground else f"{body.label}: {body.name}", "" if ground else body.label)
+        points = self._item(item, ("points", body.label), "Points", str(len(body.points)))
+        for name, p in body.points.items():
+            self._item(points, ("point", body.label, name), name, ", ".join(str(v) for v in p))
+        frames = self._item(item, ("frames", body.label), "Frames", str(len(body.frames)))
+        for name in body.frames:
+            self._item(frames, ("frame", body.label, name), name, "")
+        if not ground:
+            self._item(item, ("inertia", body.label), "Inertia", f"m = {body.inertia['m']}")
+            self._item(item, ("shape", body.label), "Shape", (body.shape or {}).get("type", "(links)"))
+
+    def _item(self, parent, key: tuple, text: str, value: str) -> QTreeWidgetItem:
+        item = QTreeWidgetItem([text, value])
+        item.setData(0, KEY, key)
+        if parent is None:
+            self.addTopLevelItem(item)
+        else:
+            parent.addChild(item)
+        self.items[key] = item
+        return item
+
+    # ------------------------------------------------------------------ selection
+    def current_key(self) -> tuple | None:
+        item = self.currentItem()
+        return None if item is None else item.data(0, KEY)
+
+    def select(self, key: tuple) -> None:
+        """Make `key` current (emits `selected` if it changes)."""
+        item = self.items.get(key)
+        if item is not None and item is not self.currentItem():
+            self.setCurrentItem(item)
+            self.scrollToItem(item)
+
+    def _current_changed(self, item: QTreeWidgetItem | None, _previous) -> None:
+        if item is not None:
+            self.selected.emit(item.data(0, KEY))
+
+    def _menu(self, position) -> None:
+        item = self.itemAt(position)
+        if item is None:
+            return
+        key = item.data(0, KEY)
+        entries = MENUS.get(key[0], [])
+        if not entries:
+            return
+        menu = QMenu(self)
+        for request, text in entries:
+            action = QAction(text, menu)
+            action.triggered.connect(lambda _=False, r=request, k=key: self.requested.emit(r, k))
+            menu.addAction(action)
+        menu.exec(self.viewport().mapToGlobal(position))

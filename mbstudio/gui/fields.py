@@ -1,0 +1,148 @@
+"""What the properties panel shows for each tree key: typed fields, their units, and how each writes
+into a model (no Qt). Writing happens on a copy of the document (Document.edit)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..model import GROUND, INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model
+from ..model.document import body_key
+from . import edits
+
+SHAPE_TYPES = ("(links)", "box", "cylinder", "sphere")
+SHAPE_DEFAULTS = {"box": {"size": [0.1, 0.05, 0.05]}, "cylinder": {"radius": 0.02, "length": 0.1, "axis": [1, 0, 0]},
+                  "sphere": {"radius": 0.05}}
+INERTIA_UNITS = {"m": "kg", "mx": "kg·m", "my": "kg·m", "mz": "kg·m"}
+
+
+@dataclass
+class Field:
+    """kind: text, expr (number or expression), number, optional (number or empty), vector (three
+    expressions), origin (a point name or three expressions), choice, bool."""
+
+    name: str
+    kind: str
+    value: object
+    apply: Callable[[Model, object], None]
+    unit: str = ""
+    choices: tuple[str, ...] = ()
+    renames: bool = False  # the value is the last part of the item's key
+
+
+def fields_for(model: Model, key: tuple) -> tuple[str, list[Field]]:
+    """A title and the fields of the item `key`; no fields for group items."""
+    builders = {"model": _model, "parameter": _parameter, "body": _body, "point": _point, "frame": _frame,
+                "inertia": _inertia, "shape": _shape, "joint": _joint, "coordinate": _coordinate}
+    if key[0] not in builders:
+        return key[0].capitalize() if key[0] != "ground" else "Ground (fixed)", []
+    return builders[key[0]](model, *key[1:])
+
+
+def _set(obj_of: Callable[[Model], object], attr: str) -> Callable[[Model, object], None]:
+    return lambda m, v: setattr(obj_of(m), attr, v)
+
+
+def _model(model: Model) -> tuple[str, list[Field]]:
+    return "Model", [Field("name", "text", model.name, _set(lambda m: m, "name")),
+                     Field("description", "text", model.description, _set(lambda m: m, "description")),
+                     Field("gravity", "vector", model.gravity, _set(lambda m: m, "gravity"), "m/s²")]
+
+
+def _param(m: Model, name: str):
+    return next(p for p in m.parameters if p.name == name)
+
+
+def _parameter(model: Model, name: str) -> tuple[str, list[Field]]:
+    p = _param(model, name)
+    return f"parameter '{name}'", [
+        Field("name", "text", p.name, lambda m, v: edits.rename_parameter(m, name, v), renames=True),
+        Field("value", "number", p.value, _set(lambda m: _param(m, name), "value"), p.unit or ""),
+        Field("unit", "text", p.unit or "", lambda m, v: setattr(_param(m, name), "unit", v or None)),
+        Field("description", "text", p.description or "",
+              lambda m, v: setattr(_param(m, name), "description", v or None))]
+
+
+def _body(model: Model, label: str) -> tuple[str, list[Field]]:
+    b = model.body(label)
+    return f"body '{b.name}'", [
+        Field("label", "text", b.label, lambda m, v: edits.rename_body(m, label, v), renames=True),
+        Field("name", "text", b.name, _set(lambda m: m.body(label), "name"))]
+
+
+def _point(model: Model, label: str, name: str) -> tuple[str, list[Field]]:
+    p = model.body(label).points[name]
+
+    def move(m: Model, v) -> None:
+        m.body(label).points[name] = v
+
+    return f"point '{name}' of body '{model.body(label).name}'", [
+        Field("name", "text", name, lambda m, v: edits.rename_point(m, label, name, v), renames=True),
+        Field("position", "vector", p, move, "m")]
+
+
+def _frame(model: Model, label: str, name: str) -> tuple[str, list[Field]]:
+    f = model.body(label).frames[name]
+
+    def frame(m: Model) -> Frame:
+        return m.body(label).frames[name]
+
+    return f"frame '{name}' of body '{model.body(label).name}'", [
+        Field("name", "text", name, lambda m, v: edits.rename_frame(m, label, name, v), renames=True),
+        Field("origin", "origin", f.origin, _set(frame, "origin"), "m"),
+        Field("z axis", "vector", f.z or [0, 0, 1], _set(frame, "z")),
+        Field("x reference", "optional_vector", f.x, _set(frame, "x"))]
+
+
+def _inertia(model: Model, label: str) -> tuple[str, list[Field]]:
+    b = model.body(label)
+
+    def setter(n: str) -> Callable[[Model, object], None]:
+        return lambda m, v: m.body(label).inertia.__setitem__(n, v)
+
+    return f"inertia of body '{b.name}' (about its origin, in body axes)", [
+        Field(n, "expr", b.inertia[n], setter(n), INERTIA_UNITS.get(n, "kg·m²")) for n in INERTIA_NAMES]
+
+
+def _shape(model: Model, label: str) -> tuple[str, list[Field]]:
+    shape = model.body(label).shape or {}
+
+    def set_type(m: Model, v) -> None:
+        old = m.body(label).shape or {}
+        keep = {k: old[k] for k in ("origin", "color") if k in old}
+        m.body(label).shape = None if v == "(links)" else {"type": v, **SHAPE_DEFAULTS[v], **keep}
+
+    def setter(k: str) -> Callable[[Model, object], None]:
+        return lambda m, v: m.body(label).shape.__setitem__(k, v)
+
+    fields = [Field("type", "choice", shape.get("type", "(links)"), set_type, choices=SHAPE_TYPES)]
+    kinds = {"size": ("vector", "m"), "radius": ("expr", "m"), "length": ("expr", "m"), "axis": ("vector", ""),
+             "origin": ("vector", "m"), "color": ("text", "#rrggbb"), "file": ("text", "")}
+    fields += [Field(k, kinds[k][0], v, setter(k), kinds[k][1]) for k, v in shape.items() if k in kinds]
+    return f"shape of body '{model.body(label).name}'", fields
+
+
+def _joint(model: Model, name: str) -> tuple[str, list[Field]]:
+    j = model.joint(name)
+    labels = tuple([GROUND] + [b.label for b in model.bodies])
+    return f"joint '{name}'", [
+        Field("name", "text", j.name, lambda m, v: edits.rename_joint(m, name, v), renames=True),
+        Field("type", "choice", j.type, lambda m, v: edits.set_joint_type(m, name, v), choices=JOINT_TYPES),
+        Field("parent", "choice", body_key(j.parent), _set(lambda m: m.joint(name), "parent"), choices=labels),
+        Field("child", "choice", body_key(j.child), _set(lambda m: m.joint(name), "child"), choices=labels),
+        Field("cut joint", "bool", bool(j.cut), lambda m, v: setattr(m.joint(name), "cut", v or None))]
+
+
+def _coordinate(model: Model, joint: str, name: str) -> tuple[str, list[Field]]:
+    j = model.joint(joint)
+    k = [c.name for c in j.coordinates].index(name)
+    unit = "rad" if JOINT_MOTIONS[j.type][k].startswith("R") else "m"
+
+    def coord(m: Model):
+        return m.joint(joint).coordinates[k]
+
+    return f"coordinate '{name}' of joint '{joint}'", [
+        Field("name", "text", name, lambda m, v: edits.rename_coordinate(m, joint, name, v), renames=True),
+        Field("initial", "optional", j.coordinates[k].initial, _set(coord, "initial"), unit),
+        Field("min", "optional", j.coordinates[k].min, _set(coord, "min"), unit),
+        Field("max", "optional", j.coordinates[k].max, _set(coord, "max"), unit)]

@@ -1,0 +1,71 @@
+"""A virtual X display (Xvfb) for rendering without a screen, and the choice of Qt platform that goes
+with it. No Qt here, so tests and commands can call it before the QApplication exists."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+
+
+def free_display(start: int = 90) -> int:
+    """The first display number with neither a lock file nor a socket."""
+    n = start
+    while Path(f"/tmp/.X{n}-lock").exists() or Path(f"/tmp/.X11-unix/X{n}").exists():
+        n += 1
+    return n
+
+
+def start_xvfb(size: str = "1920x1200x24", timeout: float = 10.0) -> subprocess.Popen | None:
+    """Start Xvfb on a free display and set DISPLAY; None when Xvfb is not installed.
+
+    The server lives as long as this process: VTK keeps its X connection until the interpreter exits, and
+    a server stopped earlier makes Xlib end the process with an I/O error."""
+    if shutil.which("Xvfb") is None:
+        return None
+    n = free_display()
+    process = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", size, "-nolisten", "tcp"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+    socket = Path(f"/tmp/.X11-unix/X{n}")
+    deadline = time.monotonic() + timeout
+    while not socket.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.terminate()
+            raise RuntimeError(f"Xvfb did not start on display :{n}")
+        time.sleep(0.05)
+    os.environ["DISPLAY"] = f":{n}"
+    return process
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: ask Linux to send SIGTERM when the parent process ends."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def choose_qt_platform() -> None:
+    """Before the QApplication exists: keep Qt's own choice when it can use the X display (xcb), else draw
+    off-screen. With Qt's offscreen platform pyvistaqt has no OpenGL widget and falls back to a hidden
+    context, which works for single windows but is fragile when windows are created and deleted."""
+    if os.environ.get("QT_QPA_PLATFORM") or os.environ.get("WAYLAND_DISPLAY"):
+        return
+    if not (os.environ.get("DISPLAY") and xcb_works()):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+
+
+def xcb_works() -> bool:
+    """Whether Qt's X11 plugin loads here (it aborts the process when a system library is missing, so
+    ask a child process)."""
+    code = "from PySide6.QtGui import QGuiApplication; QGuiApplication(['probe'])"
+    env = {**os.environ, "QT_QPA_PLATFORM": "xcb"}
+    try:
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=60).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False

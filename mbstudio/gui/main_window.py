@@ -1,0 +1,278 @@
+"""The main window: model tree, properties and coordinates as docks around the 3D view; menus, toolbar
+and status bar; files, undo and autosave. Later panels (jobs, results) are further docks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtGui import QCloseEvent, QImage, QPainter
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QWidget
+
+from .. import samples
+from ..kinematics import Mechanism
+from ..model import AssemblyError, Model, ModelError
+from . import menus
+from .coordinates_panel import CoordinatesPanel, coordinate_range
+from .document import Document
+from .document_tree import DocumentTree
+from .edit_actions import EditActions
+from .properties import PropertyEditor
+from .recovery import Autosave, discard
+from .script import model_script
+from .settings import add_recent, settings
+from .view3d import View3D
+
+MODEL_FILTER = "MB Studio models (*.mbs)"
+
+
+class MainWindow(QMainWindow):
+    """`persistent=False` (screenshots) leaves the user's settings and recovery file alone."""
+
+    def __init__(self, model: Model | None = None, path: str | None = None, persistent: bool = True) -> None:
+        super().__init__()
+        self.persistent = persistent
+        self.document = Document(model or samples.load(), path, self)
+        self.mech: Mechanism | None = None
+        self.q = np.zeros(0)
+        self._pending_moves: dict[str, tuple[float, int]] = {}
+        self.view = View3D(self)
+        self.setCentralWidget(self.view)
+        self.tree = DocumentTree()
+        self.properties = PropertyEditor(self.document)
+        self.coordinates = CoordinatesPanel()
+        self.docks = {name: self._dock(name, title, widget, area) for name, title, widget, area in (
+            ("tree", "Model", self.tree, Qt.DockWidgetArea.LeftDockWidgetArea),
+            ("properties", "Properties", self.properties, Qt.DockWidgetArea.LeftDockWidgetArea),
+            ("coordinates", "Coordinates", self.coordinates, Qt.DockWidgetArea.RightDockWidgetArea))}
+        self.status = {k: QLabel() for k in ("dof", "loops", "assembly")}
+        for label in self.status.values():
+            self.statusBar().addPermanentWidget(label)
+        self.edit_actions = EditActions(self.document, self)
+        self.actions = menus.build(self)
+        self._connect()
+        self.autosave = Autosave(self.document, self) if persistent else None
+        self.resize(1400, 900)
+        self.resizeDocks([self.docks["tree"], self.docks["coordinates"]], [360, 300], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["tree"], self.docks["properties"]], [480, 360], Qt.Orientation.Vertical)
+        if persistent:
+            self._restore_layout()
+        self._rebuild()
+        self.view.scene.camera("isometric")
+        self._update_title()
+
+    def _dock(self, name: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{name}")  # saveState/restoreState identify docks by object name
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _connect(self) -> None:
+        doc = self.document
+        doc.structureChanged.connect(self._rebuild)
+        doc.poseChanged.connect(self._pose_from_document)
+        doc.pathChanged.connect(self._update_title)
+        doc.stack.cleanChanged.connect(self._update_title)
+        self.tree.selected.connect(self._select)
+        self.tree.requested.connect(self._request)
+        self.view.picked.connect(self.tree.select)
+        self.properties.renamed.connect(self.tree.select)
+        self.coordinates.moved.connect(self._queue_move)
+
+    # ------------------------------------------------------------------ model to views
+    def _rebuild(self) -> None:
+        """After a structural change: a new Mechanism, assembled from the document's initial values."""
+        model = self.document.model
+        self.mech = Mechanism(model)
+        self.statusBar().clearMessage()  # messages were about the previous structure
+        try:
+            self.q = self.mech.assemble(None)[0]
+            self._assembly_status(None)
+        except AssemblyError as exc:
+            self.q = np.asarray(self.mech.tree.initial_coordinates(), float)
+            self._assembly_status(str(exc))
+        self.view.build(self.mech, self.q)
+        self.coordinates.build(self.mech, self._values())
+        self.tree.rebuild(model)
+        self.properties.refresh()
+        self.status["dof"].setText(f"DOF {self.mech.dof}  ·")
+        self.status["loops"].setText(f"loops {self.mech.topology.loops}  ·")
+
+    def _values(self) -> dict[str, float]:
+        return {name: float(self.q[i]) for i, name in enumerate(self.mech.coordinates)}
+
+    def _assembly_status(self, problem: str | None, stopped: bool = False) -> None:
+        """`stopped`: the shown pose still closes, but the wanted one does not."""
+        label = self.status["assembly"]
+        texts = {None: "assembled", False: "NOT assembled", True: "assembled · stopped at the last pose that closes"}
+        label.setText(texts[None if problem is None else stopped])
+        label.setStyleSheet("" if problem is None else "color: #b02020;")
+        label.setToolTip(problem or "all loops close at the shown pose")
+        if problem:
+            self.statusBar().showMessage(problem, 10000)
+
+    def _pose_from_document(self) -> None:
+        """Undo/redo of a slider move: show the document's pose."""
+        q = np.asarray(self.mech.tree.initial_coordinates(), float)
+        if not np.array_equal(q, self.q):
+            self.q = q
+            self.view.set_pose(q)
+            self.coordinates.set_values(self._values())
+        self._assembly_status(None)
+
+    def _queue_move(self, name: str, value: float, drag: int) -> None:
+        """Slider steps arriving while a frame is drawn are merged: only the latest wanted value of each
+        coordinate is assembled and drawn, so a slow renderer drops frames instead of lagging behind."""
+        if not self._pending_moves:
+            QTimer.singleShot(0, self._apply_moves)
+        self._pending_moves[name] = (value, drag)
+
+    def _apply_moves(self) -> None:
+        moves, self._pending_moves = self._pending_moves, {}
+        for name, (value, drag) in moves.items():
+            self.move_coordinate(name, value, drag)
+
+    def move_coordinate(self, name: str, value: float, drag: int = 0) -> bool:
+        """Assemble with coordinate `name` at `value`, starting from the shown pose; on failure the
+        slider stays at the last pose that closed and the status bar says why."""
+        values = self._values()
+        values[name] = value
+        wanted = np.array([[values[n] for n in self.mech.independent]])
+        try:
+            q = self.mech.assemble(wanted, guess=self.q)[0]
+        except AssemblyError as exc:
+            self.coordinates.set_values(self._values())
+            self._assembly_status(f"{name} = {value:.4g} cannot be reached: {exc}", stopped=True)
+            return False
+        self.q = q
+        self.view.set_pose(q)
+        self.coordinates.set_values(self._values())
+        self._assembly_status(None)
+        unit = coordinate_range(self.mech, name)[2]
+        self.document.set_pose(self._values(), f"Move {name} to {value:.4g} {unit}", drag)
+        return True
+
+    def _select(self, key: tuple) -> None:
+        self.properties.show_item(key)
+        self.view.scene.highlight(key)
+
+    def _request(self, request: str, key: tuple) -> None:
+        new_key = self.edit_actions.run(request, key)
+        if new_key is not None:
+            self.tree.select(new_key)
+
+    def _update_title(self) -> None:
+        self.setWindowTitle(f"{self.document.title}[*] — MB Studio")
+        self.setWindowModified(self.document.modified)
+
+    # ------------------------------------------------------------------ files
+    def maybe_save(self) -> bool:
+        """Ask before unsaved changes could be lost; False means the user cancelled."""
+        if not self.document.modified:
+            return True
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(self, "Unsaved changes",
+                                      f"Save the changes to {self.document.title}?",
+                                      buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+        if answer == buttons.Save:
+            return self.save()
+        return answer == buttons.Discard
+
+    def new_document(self) -> None:
+        if self.maybe_save():
+            self.document.replace(Model(), None)
+
+    def open_sample(self, name: str) -> None:
+        """A sample opens as an unsaved copy, so Save never overwrites the bundled file."""
+        if self.maybe_save():
+            self.document.replace(samples.load(name), None)
+            self.view.scene.camera("isometric")
+
+    def open_file(self, path: str | None = None) -> bool:
+        if not self.maybe_save():
+            return False
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self, "Open model", "", MODEL_FILTER)
+            if not path:
+                return False
+        try:
+            self.document.open(path)
+        except ModelError as exc:
+            QMessageBox.critical(self, "Cannot open", f"{path} was not opened:\n\n{exc}")
+            return False
+        add_recent(path)
+        self.view.scene.camera("isometric")
+        return True
+
+    def save(self) -> bool:
+        return self.save_as(self.document.path) if self.document.path else self.save_as()
+
+    def save_as(self, path: str | None = None) -> bool:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Save model as", f"{self.document.model.name}.mbs",
+                                                  MODEL_FILTER)
+            if not path:
+                return False
+        try:
+            self.document.save(path)
+        except ModelError as exc:
+            QMessageBox.critical(self, "Cannot save", str(exc))
+            return False
+        add_recent(path)
+        return True
+
+    def save_script(self, path: str | None = None) -> bool:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Save as Python script", f"{self.document.model.name}.py",
+                                                  "Python scripts (*.py)")
+            if not path:
+                return False
+        target = Path(self.document.path or path).with_suffix(".mbs").name
+        try:
+            Path(path).write_text(model_script(self.document.model, target), encoding="utf-8")
+        except OSError as exc:
+            QMessageBox.critical(self, "Cannot save", f"{path} could not be written: {exc}")
+            return False
+        return True
+
+    # ------------------------------------------------------------------ images
+    def window_image(self) -> QImage:
+        """The whole window as an image, the 3D view rendered into it (widget grabs miss OpenGL surfaces
+        on some platforms, e.g. Qt's offscreen one)."""
+        image = self.grab().toImage()
+        painter = QPainter(image)
+        origin = self.view.mapTo(self, QPoint(0, 0)) * self.devicePixelRatioF()
+        view = self.view.image()
+        painter.drawImage(origin, view.scaled(round(self.view.width() * self.devicePixelRatioF()),
+                                              round(self.view.height() * self.devicePixelRatioF())))
+        painter.end()
+        return image
+
+    def save_screenshot(self, path: str | None = None) -> bool:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Save view as PNG", "view.png", "PNG images (*.png)")
+            if not path:
+                return False
+        return self.view.image().save(path, "PNG")
+
+    # ------------------------------------------------------------------ layout and closing
+    def _restore_layout(self) -> None:
+        s = settings()
+        if s.value("window/geometry") is not None:
+            self.restoreGeometry(s.value("window/geometry"))
+        if s.value("window/state") is not None:
+            self.restoreState(s.value("window/state"))
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
+        if not self.maybe_save():
+            event.ignore()
+            return
+        if self.persistent:
+            s = settings()
+            s.setValue("window/geometry", self.saveGeometry())
+            s.setValue("window/state", self.saveState())
+            discard()
+        self.view.close_view()
+        event.accept()

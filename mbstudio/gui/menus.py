@@ -1,0 +1,103 @@
+"""Menus, toolbar and shortcuts of the main window."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+from .. import samples
+from .settings import recent_files
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+Key = QKeySequence.StandardKey
+CAMERAS = (("front", "Front", "1"), ("side", "Side", "2"), ("top", "Top", "3"), ("isometric", "Isometric", "0"))
+
+
+def _action(window: MainWindow, text: str, slot, shortcut=None, tip: str = "") -> QAction:
+    action = QAction(text, window)
+    action.triggered.connect(lambda _=False: slot())
+    if shortcut is not None:
+        action.setShortcut(shortcut)
+    action.setStatusTip(tip)
+    return action
+
+
+def build(window: MainWindow) -> dict[str, QAction]:
+    """Create the menus and toolbar; returns the actions by name (for tests and later panels)."""
+    a = {
+        "new": _action(window, "&New", window.new_document, Key.New, "An empty model"),
+        "open": _action(window, "&Open…", window.open_file, Key.Open, "Open a .mbs model"),
+        "save": _action(window, "&Save", window.save, Key.Save),
+        "save_as": _action(window, "Save &As…", window.save_as, Key.SaveAs),
+        "save_script": _action(window, "Save as &Script…", window.save_script, None,
+                               "A Python script that rebuilds this model through the mbstudio API"),
+        "quit": _action(window, "&Quit", window.close, Key.Quit),
+        "undo": window.document.stack.createUndoAction(window, "&Undo"),
+        "redo": window.document.stack.createRedoAction(window, "&Redo"),
+        "fit": _action(window, "&Fit to View", window.view.scene.fit, "F"),
+        "screenshot": _action(window, "Save View as &PNG…", window.save_screenshot, "Ctrl+P"),
+    }
+    a["undo"].setShortcut(Key.Undo)
+    a["redo"].setShortcut(Key.Redo)
+    for name, text, shortcut in CAMERAS:
+        a[f"camera_{name}"] = _action(window, f"&{text}", lambda n=name: window.view.scene.camera(n), shortcut)
+
+    file_menu = window.menuBar().addMenu("&File")
+    file_menu.addActions([a["new"], a["open"]])
+    recent = file_menu.addMenu("Open &Recent")
+    recent.aboutToShow.connect(lambda: _fill_recent(window, recent))
+    sample_menu = file_menu.addMenu("Sa&mples")
+    for name in samples.names():
+        sample_menu.addAction(_action(window, name, lambda n=name: window.open_sample(n)))
+    file_menu.addSeparator()
+    file_menu.addActions([a["save"], a["save_as"], a["save_script"]])
+    file_menu.addSeparator()
+    file_menu.addAction(a["quit"])
+
+    edit_menu = window.menuBar().addMenu("&Edit")
+    edit_menu.addActions([a["undo"], a["redo"]])
+
+    view_menu = window.menuBar().addMenu("&View")
+    camera_menu = view_menu.addMenu("&Camera")
+    camera_menu.addActions([a[f"camera_{n}"] for n, _, _ in CAMERAS])
+    view_menu.addActions([a["fit"], a["screenshot"]])
+    view_menu.addSeparator()
+    for dock in window.docks.values():
+        view_menu.addAction(dock.toggleViewAction())
+
+    toolbar = window.addToolBar("Main")
+    toolbar.setObjectName("toolbar_main")
+    toolbar.addActions([a["new"], a["open"], a["save"]])
+    toolbar.addSeparator()
+    toolbar.addActions(_stack_buttons(window))
+    toolbar.addSeparator()
+    toolbar.addActions([a["fit"], *(a[f"camera_{n}"] for n, _, _ in CAMERAS), a["screenshot"]])
+    return a
+
+
+def _stack_buttons(window: MainWindow) -> list[QAction]:
+    """Toolbar twins of Undo/Redo with fixed labels, so the toolbar does not change width with every edit;
+    their tooltips name the edit, as the menu items do."""
+    stack = window.document.stack
+    undo, redo = QAction("Undo", window), QAction("Redo", window)
+    undo.triggered.connect(stack.undo)
+    redo.triggered.connect(stack.redo)
+    undo.setEnabled(False)
+    redo.setEnabled(False)
+    stack.canUndoChanged.connect(undo.setEnabled)
+    stack.canRedoChanged.connect(redo.setEnabled)
+    stack.undoTextChanged.connect(lambda text: undo.setToolTip(f"Undo {text}"))
+    stack.redoTextChanged.connect(lambda text: redo.setToolTip(f"Redo {text}"))
+    return [undo, redo]
+
+
+def _fill_recent(window: MainWindow, menu: QMenu) -> None:
+    menu.clear()
+    for path in recent_files():
+        menu.addAction(_action(window, path, lambda p=path: window.open_file(p)))
+    if menu.isEmpty():
+        menu.addAction("(none)").setEnabled(False)

@@ -1,0 +1,179 @@
+"""The properties panel: typed fields for the selected item, with units and the document's own error
+messages shown inline. An edit is validated on a copy first (Document.edit); on error the field turns
+red, the message says why, and the document stays as it was."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..model import ModelError
+from ..model.validation import float_value
+from .document import Document
+from .edits import parse_expression
+from .fields import Field, fields_for
+
+ERROR_STYLE = "QLineEdit { border: 2px solid #c03030; }"
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def parse(field: Field, text: str) -> object:
+    """The typed value of `text` for this field, or a ModelError naming the field."""
+    text = text.strip()
+    if field.kind in ("text", "choice"):
+        return text
+    if field.kind == "optional" and not text:
+        return None
+    if field.kind in ("number", "optional"):
+        try:
+            return float(text)
+        except ValueError:
+            raise ModelError(field.name, "must be a number", text, "a number such as 0.25") from None
+    if field.kind == "optional_vector" and not text:
+        return None
+    if field.kind == "origin" and "," not in text:
+        return text  # a point name
+    if field.kind in ("vector", "origin", "optional_vector"):
+        parts = text.split(",")
+        if len(parts) != 3:
+            raise ModelError(field.name, "must be three values separated by commas", text, "x, y, z")
+        return [parse_expression(p) for p in parts]
+    return parse_expression(text)
+
+
+class PropertyEditor(QWidget):
+    """`renamed(key)` when an edit renamed the shown item, which now has this key."""
+
+    renamed = Signal(tuple)
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.key: tuple = ("model",)
+        self.title = QLabel()
+        self.title.setWordWrap(True)
+        self.error = QLabel()
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #b02020;")
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title)
+        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.error)
+        self.editors: dict[str, QWidget] = {}
+
+    def show_item(self, key: tuple) -> None:
+        """Fill the form for `key` (the previous form is dropped: safe even inside one of its signals)."""
+        self.key = key
+        title, fields = fields_for(self.document.model, key)
+        self.title.setText(f"<b>{title}</b>")
+        self.error.clear()
+        form_widget = QWidget()
+        form = QFormLayout(form_widget)
+        self.editors = {}
+        for field in fields:
+            form.addRow(field.name, self._row(field))
+        if not fields:
+            form.addRow(QLabel("Select an item of the model tree to edit it."))
+        old = self.scroll.takeWidget()
+        self.scroll.setWidget(form_widget)
+        if old is not None:
+            old.deleteLater()
+
+    def refresh(self) -> None:
+        """Show the current document's values (after undo/redo or another edit); an item that no longer
+        exists falls back to the model."""
+        try:
+            self.show_item(self.key)
+        except (KeyError, StopIteration, ValueError):
+            self.show_item(("model",))
+
+    def _row(self, field: Field) -> QWidget:
+        if field.kind == "choice":
+            editor = QComboBox()
+            editor.addItems(list(field.choices))
+            editor.setCurrentText(str(field.value))
+            editor.currentTextChanged.connect(lambda text, f=field: self.commit(f, text))
+        elif field.kind == "bool":
+            editor = QCheckBox()
+            editor.setChecked(bool(field.value))
+            editor.toggled.connect(lambda on, f=field: self._apply(f, on))
+        else:
+            editor = QLineEdit(_text(field.value))
+            editor.setCursorPosition(0)  # long texts show their beginning
+            editor.setPlaceholderText(self._hint(field))
+            editor.setToolTip(self._hint(field))
+            editor.editingFinished.connect(lambda f=field, e=editor: self.commit(f, e.text()))
+        self.editors[field.name] = editor
+        row = QWidget()
+        layout = QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(editor, 1)
+        unit = QLabel(self._unit_text(field))
+        unit.setMinimumWidth(40)  # fields line up whatever their unit
+        layout.addWidget(unit)
+        return row
+
+    def _hint(self, field: Field) -> str:
+        names = ", ".join(p.name for p in self.document.model.parameters) or "none yet"
+        if field.kind in ("expr", "vector", "origin", "optional_vector"):
+            return f"numbers or expressions in the parameters ({names})"
+        return ""
+
+    def _unit_text(self, field: Field) -> str:
+        """The unit, and the value of an expression, so a typed formula shows what it means."""
+        if field.kind == "expr" and isinstance(field.value, str):
+            try:
+                value = float_value(field.value, self.document.model.parameter_values(), field.name)
+                return f"= {value:.6g} {field.unit}".rstrip()
+            except ModelError:
+                return field.unit
+        return field.unit
+
+    def commit(self, field: Field, text: str) -> bool:
+        """Parse and apply typed text; returns whether the document accepted it."""
+        if text.strip() == _text(field.value).strip():
+            return True  # editingFinished also fires on focus loss with nothing changed
+        try:
+            value = parse(field, text)
+        except ModelError as exc:
+            self._fail(field, exc)
+            return False
+        return self._apply(field, value)
+
+    def _apply(self, field: Field, value: object) -> bool:
+        key = self.key  # the edit rebuilds the tree, which may select another item
+        title, _ = fields_for(self.document.model, key)
+        try:
+            self.document.edit(f"Set {field.name} of {title} to {_text(value)}", lambda m: field.apply(m, value))
+        except ModelError as exc:
+            self._fail(field, exc)
+            return False
+        if field.renames:
+            self.show_item(key[:-1] + (value,))
+            self.renamed.emit(self.key)
+        return True
+
+    def _fail(self, field: Field, exc: ModelError) -> None:
+        editor = self.editors.get(field.name)
+        if isinstance(editor, QLineEdit):
+            editor.setStyleSheet(ERROR_STYLE)
+        self.error.setText(f"Not applied — {exc}")

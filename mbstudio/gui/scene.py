@@ -1,0 +1,221 @@
+"""The mechanism as pyvista actors on any pyvista plotter (the window's QtInteractor, or an off-screen
+Plotter for `mbstudio screenshot`). No Qt here.
+
+Meshes are built once per structure, in body coordinates; moving the mechanism only sets each actor's
+user matrix from the body poses that Mechanism.poses returns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyvista as pv
+
+from ..kinematics import Mechanism
+from ..model import GROUND
+from ..model.document import body_key
+
+PALETTE = ("#4a78b5", "#d0802a", "#50a050", "#b04a8a", "#8a6ad0", "#c0a030", "#3aa0a0", "#a05050")
+HIGHLIGHT = "#19d3ff"  # cyan: no sample body uses it
+JOINT_COLOR = "#3c3c3c"
+CUT_JOINT_COLOR = "#b03060"
+BACKGROUND = ("#f4f6f8", "#c9d3de")  # light gradient: dark parts and coloured bodies stand out
+# A bulky shape (a wheel, a housing: its thinnest side this many times the typical one) is drawn see-through,
+# so that the joints and links it would hide stay visible.
+BULKY = 3.0
+BODY_KINDS = ("body", "point", "frame", "inertia", "shape")
+JOINT_KINDS = ("joint", "coordinate")
+
+
+def _matrix(rotation, origin) -> np.ndarray:
+    m = np.eye(4)
+    m[:3, :3], m[:3, 3] = np.asarray(rotation, float), np.asarray(origin, float)
+    return m
+
+
+def _axes_mesh(length: float) -> pv.PolyData:
+    """Three segments along x, y, z coloured red, green, blue."""
+    pts = np.array([[0, 0, 0], [length, 0, 0], [0, 0, 0], [0, length, 0], [0, 0, 0], [0, 0, length]], float)
+    mesh = pv.PolyData(pts, lines=np.array([2, 0, 1, 2, 2, 3, 2, 4, 5]))
+    mesh.cell_data["rgb"] = np.array([[220, 40, 40], [40, 160, 40], [40, 80, 220]], np.uint8)
+    return mesh
+
+
+def _joint_glyph(joint_type: str, r: float) -> pv.PolyData | None:
+    """A glyph in joint-frame coordinates (z is the joint axis) that says the joint type at a glance."""
+    z, x = (0, 0, 1), (1, 0, 0)
+    glyphs = {
+        "revolute": lambda: pv.Cylinder(direction=z, radius=r, height=3 * r),
+        "prismatic": lambda: pv.Cube(x_length=1.2 * r, y_length=1.2 * r, z_length=5 * r),
+        "cylindrical": lambda: pv.Cylinder(direction=z, radius=0.8 * r, height=5 * r),
+        "universal": lambda: pv.Cylinder(direction=z, radius=0.6 * r, height=4 * r)
+        + pv.Cylinder(direction=x, radius=0.6 * r, height=4 * r),
+        "spherical": lambda: pv.Sphere(radius=1.3 * r),
+        "planar": lambda: pv.Cylinder(direction=z, radius=2.5 * r, height=0.4 * r),
+        "fixed": lambda: pv.Cube(x_length=1.5 * r, y_length=1.5 * r, z_length=1.5 * r),
+    }
+    return glyphs[joint_type]() if joint_type in glyphs else None
+
+
+def _thinnest(mesh: pv.PolyData) -> float:
+    bounds = np.asarray(mesh.bounds, float).reshape(3, 2)
+    return float((bounds[:, 1] - bounds[:, 0]).min())
+
+
+class Scene:
+    def __init__(self, plotter: pv.BasePlotter) -> None:
+        self.plotter = plotter
+        self.mech: Mechanism | None = None
+        self.actors: dict[str, list] = {}  # body label -> actors moving with that body
+        self.colors: dict[int, str] = {}  # id(actor) -> its own colour
+        self.keys: dict[int, tuple] = {}  # id(actor) -> tree key, for picking
+        self.selected: tuple | None = None
+        plotter.set_background(BACKGROUND[0], top=BACKGROUND[1])
+
+    # ------------------------------------------------------------------ building
+    def build(self, mech: Mechanism, q: np.ndarray) -> None:
+        self.plotter.clear_actors()
+        self.mech, self.actors, self.colors, self.keys = mech, {}, {}, {}
+        size = self._size(mech, q)
+        geometry = mech.tree.geometry
+        meshes = {label: self._body_meshes(mech, label, size) for label in mech.tree.body_labels if label != GROUND}
+        thinnest = {id(m): _thinnest(m) for ms in meshes.values() for m in ms}
+        typical = float(np.median(list(thinnest.values()))) if thinnest else 0.0
+        for i, label in enumerate(mech.tree.body_labels):
+            body = mech.model.body(label)
+            color = (body.shape or {}).get("color", PALETTE[(i - 1) % len(PALETTE)])
+            for mesh in meshes.get(label, []):
+                see_through = thinnest[id(mesh)] > BULKY * typical
+                self._add(label, mesh, color, ("body", label), opacity=0.35 if see_through else 1.0)
+            self._add(label, _axes_mesh(size * (0.12 if label == GROUND else 0.06)), None, None)
+            if body.points:
+                cloud = pv.PolyData(np.array([geometry.point(body, n) for n in body.points], float))
+                self._add(label, cloud, JOINT_COLOR, ("body", label), point_size=7, render_points_as_spheres=True)
+        cut = {j.name for j in mech.topology.cut}
+        for joint in mech.model.joints:
+            glyph = _joint_glyph(joint.type, 0.018 * size)
+            if glyph is not None:
+                frame = geometry.frame(mech.model.body(joint.parent), joint.parent_frame)
+                glyph = glyph.transform(_matrix(frame.rotation, frame.origin), inplace=False)
+                self._add(body_key(joint.parent), glyph, CUT_JOINT_COLOR if joint.name in cut else JOINT_COLOR,
+                          ("joint", joint.name))
+        self._place(q)
+        self._add_ground(size)
+        self._colour(self.selected)
+        self.plotter.reset_camera(render=False)
+        self.plotter.render()  # once: each render costs a frame, which software OpenGL makes slow
+
+    def _add(self, label: str, mesh: pv.PolyData, color: str | None, key: tuple | None, **kwargs) -> None:
+        if color is None:
+            actor = self.plotter.add_mesh(mesh, scalars="rgb", rgb=True, line_width=3, pickable=False,
+                                          reset_camera=False, render=False)
+        else:
+            actor = self.plotter.add_mesh(mesh, color=color, smooth_shading=True, pickable=key is not None,
+                                          reset_camera=False, render=False, **kwargs)
+            self.colors[id(actor)] = color
+        self.actors.setdefault(label, []).append(actor)
+        if key is not None:
+            self.keys[id(actor)] = key
+
+    @staticmethod
+    def _size(mech: Mechanism, q: np.ndarray) -> float:
+        """The mechanism's extent, from which glyph and axis sizes follow."""
+        pts = [p[0] for p in mech.points(q).values()] + [p[1][0] for p in mech.poses(q).values()]
+        pts = np.array(pts, float)
+        return max(float(np.linalg.norm(pts.max(axis=0) - pts.min(axis=0))), 0.1)
+
+    def _body_meshes(self, mech: Mechanism, label: str, size: float) -> list[pv.PolyData]:
+        body, geometry = mech.model.body(label), mech.tree.geometry
+        if body.shape and body.shape["type"] != "mesh":
+            return [self._shape(body.shape, geometry)]
+        if body.shape:
+            return [pv.read(body.shape["file"])]
+        return self._links(mech, label, 0.008 * size)
+
+    @staticmethod
+    def _shape(shape: dict, geometry) -> pv.PolyData:
+        origin = np.asarray(geometry.vector(shape.get("origin", [0, 0, 0])), float)
+        kind = shape["type"]
+        if kind == "box":
+            a, b, c = np.asarray(geometry.vector(shape["size"]), float)
+            return pv.Cube(center=origin, x_length=a, y_length=b, z_length=c)
+        if kind == "cylinder":
+            axis = np.asarray(geometry.vector(shape.get("axis", [0, 0, 1])), float)
+            return pv.Cylinder(center=origin, direction=axis, radius=float(geometry.value(shape["radius"])),
+                               height=float(geometry.value(shape["length"])), resolution=32)
+        return pv.Sphere(center=origin, radius=float(geometry.value(shape["radius"])))
+
+    @staticmethod
+    def _links(mech: Mechanism, label: str, radius: float) -> list[pv.PolyData]:
+        """Cylinders from the body's first joint point to its other joint points and named points."""
+        body, geometry = mech.model.body(label), mech.tree.geometry
+        anchors = [geometry.frame(body, getattr(j, f"{side}_frame")).origin
+                   for j in mech.model.joints for side in ("parent", "child")
+                   if body_key(getattr(j, side)) == label]
+        anchors += [geometry.point(body, n) for n in body.points]
+        anchors = [np.asarray(a, float) for a in anchors]
+        links = [pv.Cylinder(center=(a + anchors[0]) / 2, direction=a - anchors[0], radius=radius,
+                             height=float(np.linalg.norm(a - anchors[0])))
+                 for a in anchors[1:] if np.linalg.norm(a - anchors[0]) > 1e-9]
+        return links or [pv.Sphere(radius=2 * radius)]
+
+    def _add_ground(self, size: float) -> None:
+        """A floor just under the moving bodies as placed now (their drawn extent, shapes included)."""
+        bounds = np.array([a.GetBounds() for label, actors in self.actors.items() if label != GROUND
+                           for a in actors] or [(-0.5, 0.5, -0.5, 0.5, 0.0, 0.0)], float)
+        low, high = bounds[:, ::2].min(axis=0), bounds[:, 1::2].max(axis=0)
+        centre = [(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2] - 0.02 * size]
+        span = max(high[0] - low[0], high[1] - low[1], 0.5 * size) * 1.3
+        plane = pv.Plane(center=centre, i_size=span, j_size=span, i_resolution=10, j_resolution=10)
+        actor = self.plotter.add_mesh(plane, color="#b8c2cc", show_edges=True, edge_color="#98a4b0", opacity=0.5,
+                                      pickable=False, reset_camera=False, render=False)
+        self.actors.setdefault(GROUND, []).append(actor)
+
+    # ------------------------------------------------------------------ updating
+    def set_pose(self, q: np.ndarray) -> None:
+        """Move every body's actors to its pose for coordinates q (n,): no mesh is rebuilt."""
+        self._place(q)
+        self.plotter.render()
+
+    def _place(self, q: np.ndarray) -> None:
+        for label, (rotation, origin) in self.mech.poses(q).items():
+            matrix = _matrix(rotation[0], origin[0])
+            for actor in self.actors.get(label, []):
+                actor.user_matrix = matrix
+
+    def matrix(self, label: str) -> np.ndarray:
+        """The user matrix of a body's actors (for tests and picking)."""
+        return np.array(self.actors[label][0].user_matrix)
+
+    def key_of(self, actor) -> tuple | None:
+        return self.keys.get(id(actor))
+
+    def highlight(self, key: tuple | None) -> None:
+        """Colour the body or joint an item of the tree belongs to."""
+        self._colour(key)
+        self.plotter.render()
+
+    def _colour(self, key: tuple | None) -> None:
+        self.selected = key
+        target = None
+        if key and key[0] in BODY_KINDS:
+            target = ("body", key[1])
+        elif key and key[0] in JOINT_KINDS:
+            target = ("joint", key[1])
+        for actors in self.actors.values():
+            for actor in actors:
+                if id(actor) in self.colors:
+                    chosen = self.keys.get(id(actor)) == target
+                    actor.prop.color = HIGHLIGHT if chosen else self.colors[id(actor)]
+
+    # ------------------------------------------------------------------ camera
+    def camera(self, preset: str) -> None:
+        """Look along a world axis, z up: front (along +x, onto the y-z plane), side (along -y, onto x-z),
+        top (down z), or isometric (from +x, -y, +z: a left-hand corner is seen from inboard); then fit."""
+        directions = {"front": (1, 0, 0), "side": (0, -1, 0), "top": (0, 0, 1), "isometric": (1, -1, 1)}
+        up = (1, 0, 0) if preset == "top" else (0, 0, 1)
+        self.plotter.view_vector(directions[preset], viewup=up)
+        self.fit()
+
+    def fit(self) -> None:
+        self.plotter.reset_camera(render=False)
+        self.plotter.render()

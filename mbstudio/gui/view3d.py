@@ -1,0 +1,53 @@
+"""The central 3D view: a pyvistaqt QtInteractor showing the Scene; every VTK call stays on the GUI thread."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+from pyvistaqt import QtInteractor
+
+from ..kinematics import Mechanism
+from .scene import Scene
+
+
+class View3D(QWidget):
+    """Emits `picked(key)` with the tree key of a body or joint clicked in the view."""
+
+    picked = Signal(tuple)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        # no timed re-rendering: the scene renders when it changes (a frame is costly with software OpenGL)
+        self.plotter = QtInteractor(self, auto_update=False)
+        layout.addWidget(self.plotter.interactor)
+        self.scene = Scene(self.plotter)
+        self.plotter.enable_mesh_picking(self._on_pick, use_actor=True, show=False, show_message=False,
+                                         left_clicking=True)
+
+    def _on_pick(self, actor) -> None:
+        key = self.scene.key_of(actor)
+        if key is not None:
+            self.picked.emit(key)
+
+    def build(self, mech: Mechanism, q: np.ndarray) -> None:
+        self.scene.build(mech, q)
+
+    def set_pose(self, q: np.ndarray) -> None:
+        self.scene.set_pose(q)
+
+    def image(self) -> QImage:
+        """What the view shows, rendered now (a widget grab does not see the OpenGL surface everywhere)."""
+        self.plotter.render()
+        pixels = np.ascontiguousarray(self.plotter.screenshot(return_img=True))
+        h, w, _ = pixels.shape
+        return QImage(pixels.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
+
+    def close_view(self) -> None:
+        """Stop rendering: a render for a closed window must not reach its OpenGL context, which would
+        crash other views sharing it (pyvistaqt #762); hidden, it is skipped. Deleting the widget
+        finalizes VTK."""
+        self.plotter.hide()

@@ -1,0 +1,134 @@
+"""A scripted session in the real window: open, edit, undo/redo, move, close."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import QLineEdit, QMessageBox
+
+from mbstudio import samples
+from mbstudio.model import dumps
+
+
+def edit_field(window, key, field, text):
+    """Type `text` into a field of the properties panel and press Enter, as a person would."""
+    window.tree.select(key)
+    editor = window.properties.editors[field]
+    assert isinstance(editor, QLineEdit)
+    editor.setText(text)
+    editor.editingFinished.emit()
+
+
+def test_opens_on_the_sla_sample(window):
+    assert window.document.model.name == "SLA suspension"
+    assert "SLA suspension" in window.windowTitle()
+    assert window.status["dof"].text().startswith("DOF 2")
+    assert window.status["loops"].text().startswith("loops 3")
+    assert window.status["assembly"].text() == "assembled"
+    assert list(window.coordinates.sliders) == ["theta1", "theta2"]
+    assert ("body", "5") in window.tree.items and ("joint", "wheel_bearing") in window.tree.items
+
+
+def test_edit_in_the_property_editor_then_undo_and_redo_give_the_same_bytes(window):
+    original = dumps(window.document.model)
+    edit_field(window, ("inertia", "1"), "m", "3.5")
+    edited = dumps(window.document.model)
+    assert window.document.model.body("1").inertia["m"] == 3.5 and edited != original
+    assert "Set m" in window.actions["undo"].text()
+    assert window.isWindowModified()
+    window.document.stack.undo()
+    assert dumps(window.document.model) == original
+    assert not window.isWindowModified()  # back at the saved state
+    window.document.stack.redo()
+    assert dumps(window.document.model) == edited
+
+
+def test_expressions_in_parameters_are_accepted_and_shown_with_their_value(window):
+    edit_field(window, ("point", "1", "damper_ball"), "position", "-D13/2, 0, 0")
+    assert window.document.model.body("1").points["damper_ball"] == ["-D13/2", 0.0, 0.0]
+    edit_field(window, ("inertia", "1"), "mx", "-D12")
+    window.tree.select(("inertia", "1"))
+    units = [w.text() for w in window.properties.scroll.widget().findChildren(type(window.status["dof"]))]
+    assert any(u.startswith("= -0.3196") for u in units)
+
+
+def test_a_bad_value_shows_the_message_and_leaves_the_document_unchanged(window):
+    before = dumps(window.document.model)
+    edit_field(window, ("inertia", "1"), "m", "-2")
+    assert "negative mass" in window.properties.error.text()
+    assert "border" in window.properties.editors["m"].styleSheet()
+    edit_field(window, ("parameter", "D12"), "value", "twelve")
+    assert "must be a number" in window.properties.error.text()
+    edit_field(window, ("point", "1", "G"), "position", "1, 2")
+    assert "three values" in window.properties.error.text()
+    edit_field(window, ("inertia", "1"), "Ixx", "D99")
+    assert "undefined parameter 'D99'" in window.properties.error.text()
+    assert dumps(window.document.model) == before
+    assert window.document.stack.count() == 0 and not window.isWindowModified()
+
+
+def test_renaming_a_parameter_renames_its_uses_and_keeps_the_selection(window):
+    edit_field(window, ("parameter", "D13"), "name", "D13b")
+    model = window.document.model
+    assert model.body("1").points["pivot"] == ["-(D12+D13b)", 0, 0]
+    assert window.tree.current_key() == ("parameter", "D13b")
+    window.document.stack.undo()
+    assert window.document.model.body("1").points["pivot"] == ["-(D12+D13)", 0, 0]
+
+
+def test_moving_a_slider_moves_the_bodies_in_the_scene(window, qtbot):
+    scene = window.view.scene
+    before = {label: scene.matrix(label) for label in ("1", "3", "5")}
+    row = window.coordinates.sliders["theta1"]
+    row.slider.setSliderDown(True)  # one drag: several steps, one undo command
+    for _ in range(5):
+        row.slider.setValue(row.slider.value() + 10)
+        qtbot.wait(1)  # let the window assemble and draw this step
+    row.slider.setSliderDown(False)
+    qtbot.waitUntil(lambda: not window._pending_moves)
+    for label, matrix in before.items():
+        assert not np.allclose(scene.matrix(label), matrix), label
+    assert window.document.stack.count() == 1
+    assert "Move theta1" in window.actions["undo"].text()
+    theta1 = next(c for j in window.document.model.joints for c in j.coordinates if c.name == "theta1")
+    assert abs(theta1.initial - row.value()) < 1e-12
+    window.document.stack.undo()
+    for label, matrix in before.items():
+        assert np.allclose(scene.matrix(label), matrix), label
+    assert dumps(window.document.model) == dumps(samples.load())
+
+
+def test_a_slider_stops_where_the_mechanism_cannot_assemble(window):
+    q = window.q.copy()
+    assert not window.move_coordinate("theta1", 1.2)
+    assert np.array_equal(window.q, q)
+    assert abs(window.coordinates.sliders["theta1"].value()) < 1e-2  # back at the last good pose
+    assert "stopped" in window.status["assembly"].text()
+    assert "cannot be reached" in window.statusBar().currentMessage()
+    assert window.document.stack.count() == 0
+
+
+def test_selection_is_shared_by_tree_view_and_properties(window):
+    window.tree.select(("joint", "lower_ball_joint"))
+    assert window.view.scene.selected == ("joint", "lower_ball_joint")
+    assert "lower_ball_joint" in window.properties.title.text()
+    window.view.picked.emit(("body", "3"))
+    assert window.tree.current_key() == ("body", "3")
+    assert window.view.scene.selected == ("body", "3")
+
+
+def test_close_with_unsaved_changes_asks_first(window, answers):
+    edit_field(window, ("inertia", "1"), "m", "3.5")
+    answers["question"] = QMessageBox.StandardButton.Cancel
+    assert not window.close()
+    assert window.isVisible() and answers["calls"][-1][1] == "Unsaved changes"
+    answers["question"] = QMessageBox.StandardButton.Discard
+    assert window.close()
+
+
+def test_new_and_open_ask_before_losing_changes(window, answers, tmp_path):
+    edit_field(window, ("inertia", "1"), "m", "3.5")
+    answers["question"] = QMessageBox.StandardButton.Cancel
+    window.new_document()
+    window.open_file(str(samples.path("four_bar")))
+    assert window.document.model.body("1").inertia["m"] == 3.5
+    assert [c[1] for c in answers["calls"]] == ["Unsaved changes"] * 2
