@@ -9,4 +9,5 @@ COMMANDS = {
     "samples": "list the bundled sample models",
     "screenshot": "render the window or a panel to PNG without a screen",
     "bench": "benchmarks: ours against Pinocchio, side by side",
+    "eom": "symbolic equations of motion: LaTeX and Python export",
 }
