@@ -128,3 +128,41 @@ def _forward_dynamics(states: int) -> list[dict]:
     data = model.createData()
     return [_against_pinocchio("puma560 forward dynamics", lambda: forward_dynamics(mech, q, qd, tau),
                                lambda i: pin.aba(model, data, q[i], qd[i], tau[i]), states, "aba")]
+
+
+def _real_time_factor(name: str, model, seconds: float = 1.0) -> dict:
+    """Wall-clock seconds per simulated second from rest (DOP853, rtol 1e-8, atol 1e-10); the reference is
+    real time, so the ratio is the inverse of the real-time factor."""
+    from .dynamics.simulation import simulate
+
+    wall, result = best_time(lambda: simulate(model, seconds), repeat=1)
+    return row(f"{name} simulation (s per simulated s)", wall / seconds, 1.0, real_time_factor=seconds / wall,
+               simulated_seconds=seconds, rhs_evaluations=result.provenance.rhs_evaluations,
+               max_constraint_residual=float(result.residual.max()), reference_method="real time")
+
+
+def _sprung_sla():
+    """The SLA sample on a suspension spring along its damper (30 kN/m, free at the design length), so that
+    it oscillates about the design position instead of falling out of its assembly range."""
+    from .model.document import SpringDamper
+
+    model = samples.load("sla_suspension")
+    model.forces = [SpringDamper("spring", "6", "C", "7", "ball", stiffness=30_000.0, length=0.5)]
+    return model
+
+
+def _driven_delta():
+    """The Delta sample with its actuators holding it against gravity (the digest's static torque at the
+    reference configuration, −3.362259 N m) plus a 0.5 N m, 1 Hz oscillation on each arm, phased by limb."""
+    from .model.document import Actuator
+
+    model = samples.load("delta_3rr2rrr")
+    model.forces = [Actuator(f"motor_{limb}", f"th1{limb}", formula=f"-3.362259 + 0.5*sin(2*pi*t + {k}*2*pi/3)")
+                    for k, limb in enumerate("abc")]
+    return model
+
+
+@benchmark("simulation")
+def _simulation(states: int) -> list[dict]:
+    """Real-time factors of the sprung SLA and of the driven Delta; `states` does not apply."""
+    return [_real_time_factor("sla_suspension", _sprung_sla()), _real_time_factor("delta_3rr2rrr", _driven_delta())]

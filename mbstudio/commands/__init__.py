@@ -10,4 +10,5 @@ COMMANDS = {
     "screenshot": "render the window or a panel to PNG without a screen",
     "bench": "benchmarks: ours against Pinocchio, side by side",
     "eom": "symbolic equations of motion: LaTeX and Python export",
+    "simulate": "time simulation; time series to CSV or NPZ",
 }

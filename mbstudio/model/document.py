@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from .expressions import Expr
 
@@ -109,6 +110,8 @@ class Model:
     independent_coordinates: list[str] | str = "auto"
     trajectories: list[Trajectory] = field(default_factory=list)
     ground: Body = field(default_factory=lambda: Body(GROUND, "ground", dict.fromkeys(INERTIA_NAMES, 0.0)))
+    forces: list[ForceElement] = field(default_factory=list)
+    actuated: list[str] = field(default_factory=list)  # coordinates driven by actuators (inverse dynamics)
 
     def body(self, label: str) -> Body:
         """The body with this label; "0" or "ground" is the ground."""
@@ -142,3 +145,72 @@ class Model:
 def body_key(label: str) -> str:
     """Canonical body label: ground aliases map to "0"."""
     return GROUND if label in GROUND_ALIASES else label
+
+
+# Force elements ("forces" in the file). Values are expressions in the parameters; an actuator's formula and a
+# point force's components may also use the time `t`. Every element has a unique name.
+@dataclass
+class SpringDamper:
+    """A linear spring-damper between point1 of body1 and point2 of body2: its tension k (L − length) + c L̇
+    pulls the points together (L their distance)."""
+
+    name: str
+    body1: str
+    point1: str
+    body2: str
+    point2: str
+    stiffness: Expr = 0.0
+    damping: Expr = 0.0
+    length: Expr = 0.0
+    type: ClassVar[str] = "spring_damper"
+
+
+@dataclass
+class JointSpringDamper:
+    """A spring and damper on one coordinate: force −k (q − rest) − c q̇."""
+
+    name: str
+    coordinate: str
+    stiffness: Expr = 0.0
+    damping: Expr = 0.0
+    rest: Expr = 0.0
+    type: ClassVar[str] = "joint_spring_damper"
+
+
+@dataclass
+class JointFriction:
+    """Friction on one coordinate: −b q̇ − F_c tanh(q̇ / v_eps) (viscous, smoothed Coulomb)."""
+
+    name: str
+    coordinate: str
+    viscous: Expr = 0.0
+    coulomb: Expr = 0.0
+    velocity_scale: Expr = 1e-3
+    type: ClassVar[str] = "joint_friction"
+
+
+@dataclass
+class Actuator:
+    """A prescribed force (torque) on one coordinate, a function of time: a formula in `t` or a table of
+    [t, value] rows interpolated linearly (and held beyond its ends). Exactly one of the two."""
+
+    name: str
+    coordinate: str
+    formula: Expr | None = None
+    table: list[list[float]] | None = None
+    type: ClassVar[str] = "actuator"
+
+
+@dataclass
+class PointForce:
+    """A force at a named point of a body, its components in world axes (expressions, may use `t`)."""
+
+    name: str
+    body: str
+    point: str
+    force: Vector = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    type: ClassVar[str] = "point_force"
+
+
+FORCE_ELEMENTS = {cls.type: cls for cls in (SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce)}
+ForceElement = SpringDamper | JointSpringDamper | JointFriction | Actuator | PointForce

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -9,6 +10,7 @@ import uuid
 from pathlib import Path
 
 from .document import (
+    FORCE_ELEMENTS,
     INERTIA_NAMES,
     Body,
     Coordinate,
@@ -25,7 +27,7 @@ from .validation import validate
 FORMAT = "mbstudio"
 SCHEMA_VERSION = 1
 TOP_KEYS = ("format", "schema_version", "name", "description", "gravity", "parameters", "bodies", "joints",
-            "independent_coordinates", "trajectories", "ground")
+            "independent_coordinates", "trajectories", "ground", "forces", "actuated")
 
 
 # ---------------------------------------------------------------- reading
@@ -100,6 +102,8 @@ def from_dict(data: object) -> Model:
         ground = _object(obj["ground"], "ground", ("points", "frames"))
         model.ground.points = _points(ground.get("points", {}), "ground")
         model.ground.frames = _frames(ground.get("frames", {}), "ground")
+    model.forces = [_force(f, i) for i, f in enumerate(_list(obj.get("forces", []), "forces"))]
+    model.actuated = [_string(n, "actuated") for n in _list(obj.get("actuated", []), "actuated")]
     return model
 
 
@@ -267,6 +271,42 @@ def _independent(data):
     return [_string(n, "independent_coordinates") for n in items]
 
 
+_FORCE_NAMES = ("name", "body", "body1", "body2", "point", "point1", "point2", "coordinate")
+
+
+def _force(data, index):
+    """A force element: its `type` picks the dataclass, whose fields are the allowed keys."""
+    where = f"forces[{index}]"
+    if not isinstance(data, dict):
+        raise ModelError(where, "must be a JSON object", type(data).__name__)
+    kind = data.get("type")
+    if not isinstance(kind, str) or kind not in FORCE_ELEMENTS:
+        raise ModelError(f"{where}.type", "is not a known force element type", kind, ", ".join(FORCE_ELEMENTS))
+    fields = dataclasses.fields(FORCE_ELEMENTS[kind])
+    obj = _object(data, where, ("type", *(f.name for f in fields)))
+    where = f"force '{_string(obj.get('name'), f'{where}.name')}'"
+    required = [f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    missing = [key for key in required if key not in obj]
+    if missing:
+        raise ModelError(where, f"lacks '{missing[0]}'", expected=f"every {kind} has " + ", ".join(required))
+    return FORCE_ELEMENTS[kind](**{f.name: _force_field(f.name, obj[f.name], f"{where}.{f.name}")
+                                   for f in fields if f.name in obj})
+
+
+def _force_field(key, data, where):
+    if key in _FORCE_NAMES:
+        return _string(data, where)
+    if key == "force":
+        return _vector(data, where)
+    if key == "table":
+        rows = _list(data, where)
+        for i, r in enumerate(rows):
+            if not isinstance(r, list) or len(r) != 2:
+                raise ModelError(f"{where}[{i}]", "must be a pair [t, value]", r)
+        return [[_number(v, f"{where}[{i}][{j}]") for j, v in enumerate(r)] for i, r in enumerate(rows)]
+    return _expr(data, where)
+
+
 # ---------------------------------------------------------------- writing
 
 def to_dict(model: Model) -> dict:
@@ -282,6 +322,11 @@ def to_dict(model: Model) -> dict:
     if model.ground.points or model.ground.frames:
         data["ground"] = {"points": model.ground.points,
                           "frames": {k: _frame_dict(f) for k, f in model.ground.frames.items()}}
+    if model.forces:
+        data["forces"] = [_drop_none({"type": e.type, **{f.name: getattr(e, f.name) for f in dataclasses.fields(e)}})
+                          for e in model.forces]
+    if model.actuated:
+        data["actuated"] = list(model.actuated)
     return data
 
 

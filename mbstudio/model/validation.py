@@ -7,7 +7,18 @@ import re
 
 import numpy as np
 
-from .document import GROUND, GROUND_ALIASES, INERTIA_NAMES, JOINT_MOTIONS, Body, Frame, Model, body_key
+from .document import (
+    GROUND,
+    GROUND_ALIASES,
+    INERTIA_NAMES,
+    JOINT_MOTIONS,
+    Actuator,
+    Body,
+    Frame,
+    Model,
+    PointForce,
+    body_key,
+)
 from .errors import ModelError
 from .expressions import FUNCTIONS, evaluate
 
@@ -51,6 +62,8 @@ def validate(model: Model) -> None:
     _check_connected(model)
     _check_independent(model)
     _check_trajectories(model, symbols)
+    _check_forces(model, symbols)
+    _check_actuated(model)
 
 
 def _check_parameters(model: Model) -> dict[str, float]:
@@ -284,3 +297,72 @@ def _check_trajectories(model: Model, symbols) -> None:
                 for key in ("amplitude", "frequency", "phase"):
                     if getattr(h, key) is not None:
                         float_value(getattr(h, key), symbols, f"{where} coordinate '{name}' term {k}.{key}")
+
+
+# Force-element values that must not be negative, and those that must be positive.
+_NON_NEGATIVE = ("stiffness", "damping", "length", "viscous", "coulomb")
+
+
+def _check_forces(model: Model, symbols) -> None:
+    """Unique names; known bodies, points and coordinates; values that evaluate (time functions at t = 0);
+    no negative stiffness, damping, length or friction; a positive velocity scale; one of formula or table."""
+    coordinates = set(model.coordinate_names())
+    timed = {**symbols, "t": 0.0}
+    seen: set[str] = set()
+    for element in model.forces:
+        where = f"force '{element.name}'"
+        if not element.name or element.name in seen:
+            raise ModelError(where, "has an empty or duplicate name", element.name, "unique force names")
+        seen.add(element.name)
+        for body_field, point_field in (("body", "point"), ("body1", "point1"), ("body2", "point2")):
+            if hasattr(element, body_field):
+                _check_body_point(model, getattr(element, body_field), getattr(element, point_field),
+                                  f"{where}.{body_field}", f"{where}.{point_field}")
+        if hasattr(element, "coordinate") and element.coordinate not in coordinates:
+            raise ModelError(f"{where}.coordinate", "names an unknown coordinate", element.coordinate,
+                             "one of: " + ", ".join(sorted(coordinates)))
+        for key in (*_NON_NEGATIVE, "rest", "velocity_scale"):
+            if hasattr(element, key):
+                value = float_value(getattr(element, key), symbols, f"{where}.{key}")
+                if (key in _NON_NEGATIVE and value < 0) or (key == "velocity_scale" and value <= 0):
+                    raise ModelError(f"{where}.{key}", "is out of range", getattr(element, key),
+                                     "a value > 0" if key == "velocity_scale" else "a value >= 0")
+        if isinstance(element, PointForce):
+            float_vector(element.force, timed, f"{where}.force")
+        if isinstance(element, Actuator):
+            _check_time_function(element, timed, where)
+
+
+def _check_body_point(model: Model, label: str, point: str, body_where: str, point_where: str) -> None:
+    try:
+        body = model.body(label)
+    except KeyError:
+        raise ModelError(body_where, "names an unknown body", label,
+                         "one of: ground, " + ", ".join(b.label for b in model.bodies)) from None
+    if point not in body.points:
+        raise ModelError(point_where, f"names an unknown point of body '{body.label}'", point,
+                         "one of: " + (", ".join(body.points) or "(none defined)"))
+
+
+def _check_time_function(element: Actuator, timed, where: str) -> None:
+    if (element.formula is None) == (element.table is None):
+        raise ModelError(where, "needs exactly one of 'formula' and 'table'",
+                         expected='"formula": an expression in t, or "table": [[t, value], ...]')
+    if element.formula is not None:
+        float_value(element.formula, timed, f"{where}.formula")
+        return
+    times = [row[0] for row in element.table]
+    if not element.table or not all(_finite(v) for row in element.table for v in row):
+        raise ModelError(f"{where}.table", "must hold finite [t, value] rows", element.table, "at least one row")
+    if any(b <= a for a, b in zip(times, times[1:], strict=False)):
+        raise ModelError(f"{where}.table", "has times that do not increase", times, "strictly increasing times")
+
+
+def _check_actuated(model: Model) -> None:
+    known = set(model.coordinate_names())
+    for i, name in enumerate(model.actuated):
+        if name not in known:
+            raise ModelError("actuated", "names an unknown coordinate", name,
+                             "coordinates of the model's joints: " + ", ".join(sorted(known)))
+        if name in model.actuated[:i]:
+            raise ModelError("actuated", "lists a coordinate twice", name, "each name once")
