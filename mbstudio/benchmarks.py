@@ -166,3 +166,45 @@ def _driven_delta():
 def _simulation(states: int) -> list[dict]:
     """Real-time factors of the sprung SLA and of the driven Delta; `states` does not apply."""
     return [_real_time_factor("sla_suspension", _sprung_sla()), _real_time_factor("delta_3rr2rrr", _driven_delta())]
+
+
+# ---------------------------------------------------------------------------------------- base parameters
+# issue 4, section 7: seconds for one run of each route on the SLA suspension, on a 2-core machine
+BASEPAR_TARGETS = {"vp50": 10.0, "vp500": 60.0, "dp": 0.5, "symbolic": 30.0}
+BASEPAR_SAMPLES = 100  # of the SLA sample's trajectory, seed 000's eq. (16)
+
+
+def _basepar_row(key: str, label: str, method: str, digits: int = 50) -> dict:
+    """One whole pipeline run (W, SVD or symbolic method, expressions, comparison); the reference is the target."""
+    from .identification.pipeline import base_parameters
+
+    model = samples.load("sla_suspension")
+    wall, run = best_time(lambda: base_parameters(model, method, digits, BASEPAR_SAMPLES), repeat=1)
+    rank = run.vp.final.rank if method == "vp" else getattr(run, method).rank
+    return row(f"sla {label} (s per run)", wall, BASEPAR_TARGETS[key], seconds=wall, target_s=BASEPAR_TARGETS[key],
+               within_target=wall <= BASEPAR_TARGETS[key], rank=rank, samples=BASEPAR_SAMPLES,
+               reference_method="target, issue 4 section 7")
+
+
+@benchmark("basepar_vp50")
+def _basepar_vp50(states: int) -> list[dict]:
+    """The whole VP pipeline on the SLA at 50 digits; `states` does not apply."""
+    return [_basepar_row("vp50", "VP pipeline 50 digits", "vp", 50)]
+
+
+@benchmark("basepar_vp500")
+def _basepar_vp500(states: int) -> list[dict]:
+    """The whole VP pipeline on the SLA at 500 digits; `states` does not apply."""
+    return [_basepar_row("vp500", "VP pipeline 500 digits", "vp", 500)]
+
+
+@benchmark("basepar_dp")
+def _basepar_dp(states: int) -> list[dict]:
+    """The DP pipeline on the SLA; `states` does not apply."""
+    return [_basepar_row("dp", "DP pipeline", "dp")]
+
+
+@benchmark("basepar_symbolic")
+def _basepar_symbolic(states: int) -> list[dict]:
+    """The symbolic method on the SLA; `states` does not apply."""
+    return [_basepar_row("symbolic", "symbolic method", "symbolic")]

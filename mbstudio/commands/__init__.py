@@ -11,4 +11,5 @@ COMMANDS = {
     "bench": "benchmarks: ours against Pinocchio, side by side",
     "eom": "symbolic equations of motion: LaTeX and Python export",
     "simulate": "time simulation; time series to CSV or NPZ",
+    "basepar": "base inertial parameters: DP, VP and symbolic side by side, with the SVD ridge",
 }

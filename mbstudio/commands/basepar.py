@@ -1,0 +1,140 @@
+"""`mbstudio basepar FILE --method dp|vp|symbolic|all [--digits N[,N...]] [--samples N] [--eliminate NAMES]
+[--json OUT]`: the base inertial parameters by Gautier's method in double and variable precision and by the
+symbolic method, side by side with the SVD ridge and where the routes disagree (issue 4, section 6)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..identification.pipeline import METHODS, BaseParameterRun, base_parameters
+from ..model import load
+
+SHOWN_DIFFERENCES = 10  # β entries listed per disagreeing pair of routes
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a model file (.mbs)")
+    parser.add_argument("--method", choices=METHODS, default="all", help="which route(s) to run (default all)")
+    parser.add_argument("--digits", type=_digits, default=[50], metavar="N[,N...]",
+                        help="variable precision in decimal digits; a rising list runs a ridge study (default 50)")
+    parser.add_argument("--samples", type=_positive_int, metavar="N",
+                        help="samples of the exciting trajectory (default: the trajectory's own)")
+    parser.add_argument("--eliminate", type=_names, metavar="NAMES",
+                        help="comma-separated parameters to eliminate (default: those the symbolic method "
+                             "eliminates when it runs, as the paper does)")
+    parser.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def _digits(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+    if min(values) < 16 or values != sorted(set(values)):
+        raise argparse.ArgumentTypeError(f"{text!r}: digits must be at least 16 and rising")
+    return values
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 2:
+        raise argparse.ArgumentTypeError(f"{text!r} must be an integer of at least 2")
+    return int(text)
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _progress(fraction: float, message: str) -> None:
+    print(f"\r{100 * fraction:5.1f} %  {message[:60]:60s}", end="" if fraction < 1 else "\n", file=sys.stderr,
+          flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    model = load(args.file)
+    try:
+        result = base_parameters(model, args.method, args.digits, args.samples, args.eliminate,
+                                 progress=None if args.quiet else _progress)
+    except ValueError as exc:
+        print(f"mbstudio basepar: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(result.to_json(), out, indent=1)
+        print(f"written to {args.json}")
+    else:
+        print(format_run(result))
+    return 0
+
+
+def format_run(run: BaseParameterRun) -> str:
+    """Routes with rank and ridge, then each base parameter's expressions by route, then disagreements."""
+    t = run.trajectory
+    lines = [f"{run.model_name}  (sha256 {run.model_hash[:16]}…, mbstudio {run.version})",
+             f"trajectory '{t['name']}' ({t['source']}), {run.samples} samples over {t['duration']:g} s; "
+             f"elimination: {run.options['elimination']}", ""]
+    lines += [_route_line(name, run) for name in ("dp", "vp", "symbolic") if _route(run, name) is not None]
+    lines.append("")
+    expressions = _expressions(run)
+    for kept in run.parameter_names:
+        if kept in expressions:
+            lines.append(f"{kept}:")
+            lines += [f"  {route:9s} {text}" for route, text in expressions[kept].items()]
+    lines.append("")
+    lines += _comparison_lines(run.comparison)
+    return "\n".join(lines)
+
+
+def _route(run: BaseParameterRun, name: str):
+    return {"dp": run.dp, "vp": run.vp, "symbolic": run.symbolic}[name]
+
+
+def _route_line(name: str, run: BaseParameterRun) -> str:
+    seconds = f"{run.seconds[name]:.2f} s"
+    if name == "symbolic":
+        r = run.symbolic
+        return (f"symbolic  rank {r.rank}: {len(r.no_effect)} parameter(s) without effect, {len(r.transfers)} "
+                f"transfer(s)  ({seconds})")
+    results = [run.dp] if name == "dp" else run.vp.results
+    ridges = ", ".join(f"{r.digits} digits: ridge after σ{r.ridge.index}, depth {r.ridge.log10_depth:.1f}"
+                       f"{'' if r.ridge.evident else ' (doubtful)'}" for r in results)
+    stable = "" if len(results) == 1 else f"; {'stable' if run.vp.stable else 'not shown stable'}"
+    return f"{name:9s} rank {results[-1].rank}: {ridges}{stable}  ({seconds})"
+
+
+def _expressions(run: BaseParameterRun) -> dict[str, dict[str, str]]:
+    """kept parameter -> route -> expression of its base parameter."""
+    out: dict[str, dict[str, str]] = {}
+    for name, result in (("dp", run.dp), ("vp", run.vp.final if run.vp else None)):
+        if result is not None:
+            for k, b in zip(result.kept_indices, result.base_parameters, strict=True):
+                out.setdefault(run.parameter_names[k], {})[name] = b["expression"]
+    if run.symbolic is not None:
+        for kept, expr in run.symbolic.base.items():
+            out.setdefault(kept, {})["symbolic"] = str(expr)
+    return out
+
+
+def _comparison_lines(comparison: dict) -> list[str]:
+    if not comparison or len(comparison) == 1:
+        return []
+    lines = ["the routes agree" if comparison["all_agree"] else "the routes DISAGREE:"]
+    for pair, c in comparison.items():
+        if pair == "all_agree":
+            continue
+        a, b = pair.split("_")
+        ranks = " vs ".join(f"{route} {rank}" for route, rank in c["ranks"].items())
+        sine = "-" if c["max_sine"] is None else f"{c['max_sine']:.2g}"
+        beta = "-" if c["beta_max_difference"] is None else f"{c['beta_max_difference']:.2g}"
+        verdict = "agree" if c["agree"] else "differ"
+        lines.append(f"  {a} / {b}: {verdict}; rank {ranks}; largest principal sine {sine}; largest β "
+                     f"difference {beta}")
+        for d in c["differences"][:SHOWN_DIFFERENCES]:
+            lines.append(f"    {d['base_parameter']} coefficient of {d['parameter']}: {a} {d['first']}, "
+                         f"{b} {d['second']}")
+        if len(c["differences"]) > SHOWN_DIFFERENCES:
+            lines.append(f"    … {len(c['differences']) - SHOWN_DIFFERENCES} more")
+    return lines
