@@ -59,10 +59,13 @@ def run(only: list[str] | None = None, states: int = 10_000) -> list[dict]:
 
 
 def format_table(rows: list[dict]) -> str:
-    lines = [f"{'benchmark':34s} {'ours µs/state':>14s} {'reference µs/state':>19s} {'ratio':>7s}  reference"]
+    """Per-state rows in µs; rows whose name says "(s per ...)" (whole runs, simulated seconds) in s."""
+    lines = [f"{'benchmark':44s} {'ours':>14s} {'reference':>14s} {'ratio':>7s}  reference"]
     for r in rows:
-        lines.append(f"{r['name']:34s} {1e6 * r['ours_s_per_state']:14.3f} {1e6 * r['reference_s_per_state']:19.3f} "
-                     f"{r['ratio']:7.3f}  {r.get('reference_method', '')}")
+        scale, unit = (1.0, "s") if "(s per" in r["name"] else (1e6, "µs")
+        ours, ref = scale * r["ours_s_per_state"], scale * r["reference_s_per_state"]
+        lines.append(f"{r['name']:44s} {ours:11.3f} {unit:2s} {ref:11.3f} {unit:2s} {r['ratio']:7.3f}  "
+                     f"{r.get('reference_method', '')}")
     return "\n".join(lines)
 
 

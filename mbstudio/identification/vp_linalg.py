@@ -263,25 +263,32 @@ def _orthonormal_columns(y: np.ndarray, norms: np.ndarray) -> np.ndarray:
     direction, so they are replaced by unit vectors completing the orthonormal basis."""
     u = y.copy()
     nonzero = [k for k in range(len(norms)) if norms[k]]
+    zero = [k for k in range(len(norms)) if not norms[k]]
     u[:, nonzero] = y[:, nonzero] / norms[nonzero]
-    basis = u[:, nonzero]
-    for k in range(len(norms)):
-        if not norms[k]:
-            u[:, k] = _completing_unit_vector(basis)
-            basis = np.column_stack([basis, u[:, k]])
+    if zero:
+        u[:, zero] = _completing_vectors(u[:, nonzero], len(zero))
     return u
 
 
-def _completing_unit_vector(basis: np.ndarray) -> np.ndarray:
-    """A unit vector orthogonal to the orthonormal columns of `basis`: the coordinate axis with the largest
-    residual, orthogonalised twice (Gram-Schmidt needs the second pass to stay orthogonal)."""
+def _completing_vectors(basis: np.ndarray, count: int) -> np.ndarray:
+    """`count` orthonormal vectors orthogonal to the orthonormal columns of `basis`: the identity is projected
+    off the basis once (twice over: Gram-Schmidt needs the second pass), then the coordinate axis with the
+    largest residual is taken, re-orthogonalised, and its direction removed from the remaining candidates."""
     n = basis.shape[0]
     axes = to_mpfr(np.eye(n, dtype=int))
     for _ in range(2):
         axes = axes - basis @ (basis.T @ axes)
-    norms2 = _column_norms2(axes)
-    k = max(range(n), key=lambda i: norms2[i])
-    return axes[:, k] / gmpy2.sqrt(norms2[k])
+    chosen = np.empty((n, count), dtype=object)
+    for c in range(count):
+        norms2 = _column_norms2(axes)
+        x = axes[:, max(range(n), key=lambda i: norms2[i])]
+        done = np.column_stack([basis, chosen[:, :c]]) if c else basis
+        for _ in range(2):
+            x = x - done @ (done.T @ x)
+        x = x / gmpy2.sqrt((x * x).sum())
+        chosen[:, c] = x
+        axes = axes - np.outer(x, x @ axes)
+    return chosen
 
 
 def solve(a, b, digits: int) -> np.ndarray:
