@@ -20,7 +20,7 @@ class AssemblyReport:
 def newton(mech, q: np.ndarray, max_iterations: int = 50, tol=None) -> tuple[np.ndarray, AssemblyReport]:
     """Solve Φ(q) = 0 for q[:, dependent], starting from q (N, n); other columns are kept."""
     b = mech.backend
-    dep, rows = list(mech.partition.dependent), list(mech.partition.rows)
+    dep = list(mech.partition.dependent)
     tol = b.tolerance(mech.length_scale) if tol is None else tol
     q = q.copy()
     phi = mech.constraints.residual(mech.tree.motion(q))
@@ -32,18 +32,29 @@ def newton(mech, q: np.ndarray, max_iterations: int = 50, tol=None) -> tuple[np.
             break
         iterations += 1
         idx = np.nonzero(active)[0]
-        st = mech.tree.motion(q[idx])
-        J = mech.constraints.jacobian(st)[:, rows][:, :, dep]
-        try:
-            step = b.solve(J, -phi[idx][:, rows])
-        except (np.linalg.LinAlgError, ZeroDivisionError) as exc:
-            raise AssemblyError("the loop equations are singular here: the mechanism is at a singular "
-                                "configuration or cannot close") from exc
-        q_idx, norm_idx, phi_idx = _damped_step(mech, q[idx], step, dep, norm[idx])
-        q[idx], norm[idx], phi[idx] = q_idx, norm_idx, phi_idx
+        q[idx], norm[idx], phi[idx] = _damped_step(mech, q[idx], _newton_step(mech, q[idx], phi[idx]), dep, norm[idx])
+    if dep and getattr(b, "name", "") == "mp" and len(q):
+        # The tolerance sits a few digits above the working precision so that rounding cannot stall the loop;
+        # one more (quadratically converging) step takes every sample down to the precision itself.
+        polished = q.copy()
+        polished[:, dep] = q[:, dep] + _newton_step(mech, q, phi)
+        new_phi = mech.constraints.residual(mech.tree.motion(polished))
+        better = b.to_float(_norm(new_phi)) <= b.to_float(norm)
+        q[better], phi[better], norm[better] = polished[better], new_phi[better], _norm(new_phi)[better]
     report = AssemblyReport(b.to_float(norm) <= float(tol), iterations, b.to_float(norm),
                             np.argmax(np.abs(b.to_float(phi)), axis=1) if phi.shape[1] else np.zeros(len(q), int))
     return q, report
+
+
+def _newton_step(mech, q, phi):
+    """The Newton correction of the dependent coordinates, from the non-redundant constraint rows."""
+    dep, rows = list(mech.partition.dependent), list(mech.partition.rows)
+    J = mech.constraints.jacobian(mech.tree.motion(q))[:, rows][:, :, dep]
+    try:
+        return mech.backend.solve(J, -phi[:, rows])
+    except (np.linalg.LinAlgError, ZeroDivisionError) as exc:
+        raise AssemblyError("the loop equations are singular here: the mechanism is at a singular "
+                            "configuration or cannot close") from exc
 
 
 def _damped_step(mech, q, step, dep, norm):

@@ -116,19 +116,8 @@ class Mechanism:
         """For samples Newton could not reach from the guess, walk the independent coordinates from the
         guess's own values to the targets in small steps with a predictor, following the assembly branch."""
         bad = np.nonzero(~report.converged)[0]
-        ind = list(self.partition.independent)
-        target = targets[bad][:, ind]
-        current = np.array(base[bad])
-        first = current[:, ind].copy()
-        current, step_report = newton(self, current)  # close the loops at the starting values first
-        for k in range(1, steps + 1):
-            if not step_report.converged.all():
-                break
-            values = first + (target - first) * self.backend.scalar(k / steps)
-            delta = values - current[:, ind]
-            current = current + (self.r_matrix(current) * delta[:, None, :]).sum(axis=2)
-            current[:, ind] = values
-            current, step_report = newton(self, current)
+        current, step_report = self._homotopy(np.array(base[bad]), targets[bad][:, list(self.partition.independent)],
+                                              steps)
         q = q.copy()
         q[bad] = current
         report.converged[bad] = step_report.converged
@@ -136,20 +125,61 @@ class Mechanism:
         report.worst_row[bad] = step_report.worst_row
         return q, report
 
+    def _homotopy(self, start: np.ndarray, target: np.ndarray, steps: int):
+        """All samples at once: close the loops at `start` (N, n), then move the independent coordinates in
+        `steps` equal steps to `target` (N, n_ind), predicting with R and correcting with Newton."""
+        ind = list(self.partition.independent)
+        current, report = newton(self, start)
+        first = current[:, ind].copy()
+        for k in range(1, steps + 1):
+            if not report.converged.all():
+                break
+            values = first + (target - first) * self.backend.scalar(k / steps)
+            current = current + (self.r_matrix(current) * (values - current[:, ind])[:, None, :]).sum(axis=2)
+            current[:, ind] = values
+            current, report = newton(self, current)
+        return current, report
+
     def assemble_path(self, independent: np.ndarray, guess=None) -> np.ndarray:
-        """Coordinates (N, n) along a path of independent values (N, n_ind), each sample solved from the
-        previous one with a first-order predictor (q + R Δq_ind), so the assembly branch is followed."""
+        """Coordinates (N, n) along a path of independent values (N, n_ind) on the assembly branch of the
+        guess (default: the document's initial configuration).
+
+        Fast route: every sample at once by continuation from the guess. It is accepted only where the
+        result is continuous along the path (each step of q within a few times the first-order prediction
+        R Δq_ind); from the first sample where it is not, the path is followed one sample at a time."""
         b = self.backend
         with b.context():
             values = self.as_batch(independent)
-            q_prev = self.assemble(values[:1], guess)
-            out = [q_prev[0]]
-            for k in range(1, len(values)):
+            start = self.tree.initial_coordinates()[None, :] if guess is None else self.as_batch(guess)[:1]
+            q, report = self._homotopy(np.repeat(start, len(values), axis=0), values, 16)
+            first_bad = self._first_discontinuity(q, values, report.converged)
+            if first_bad is None:
+                self.last_report = report
+                return q
+            if first_bad == 0:
+                q[:1] = self.assemble(values[:1], start)
+                first_bad = 1
+            for k in range(first_bad, len(values)):
                 step = values[k] - values[k - 1]
-                predicted = q_prev + (self.r_matrix(q_prev) * step[None, None, :]).sum(axis=2)
-                q_prev = self.assemble(values[k:k + 1], predicted)
-                out.append(q_prev[0])
-            return np.stack(out)
+                predicted = q[k - 1:k] + (self.r_matrix(q[k - 1:k]) * step[None, None, :]).sum(axis=2)
+                q[k] = self.assemble(values[k:k + 1], predicted)[0]
+            return q
+
+    def _first_discontinuity(self, q: np.ndarray, values: np.ndarray, converged: np.ndarray) -> int | None:
+        """First sample that did not converge or that jumps: |q_k − q_{k−1}| above 4 times the larger of the
+        first-order steps R Δq_ind predicted from either end (a branch change or a 2π wrap both show here)."""
+        bad = np.nonzero(~converged)[0]
+        first = int(bad[0]) if len(bad) else None
+        if len(q) > 1:
+            R = self.r_matrix(q)
+            delta = values[1:] - values[:-1]
+            actual = np.abs(self.backend.to_float(q[1:] - q[:-1])).max(axis=1)
+            predicted = np.maximum(*(np.abs(self.backend.to_float((R[s] * delta[:, None, :]).sum(axis=2))).max(axis=1)
+                                     for s in (slice(None, -1), slice(1, None))))
+            jumps = np.nonzero(actual > 4 * predicted + 1e-9)[0]
+            if len(jumps):
+                first = int(jumps[0]) + 1 if first is None else min(first, int(jumps[0]) + 1)
+        return first
 
     def _starting_point(self, independent, guess) -> np.ndarray:
         q0 = self.tree.initial_coordinates()[None, :] if guess is None else self.as_batch(guess)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.document import JOINT_MOTIONS, Joint, Model, body_key
-from ..numerics.spatial import cross, matvec, rotate_about_own_axis
+from ..numerics.spatial import cross, rotate_about_own_axis
 from .geometry import FrameValue, Geometry
 from .topology import Topology, spanning_tree
 
