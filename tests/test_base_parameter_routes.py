@@ -6,7 +6,6 @@ The SLA suspension is checked the same way, on the paper's trajectory, in test_b
 from __future__ import annotations
 
 import json
-import os
 import threading
 
 import pytest
@@ -17,15 +16,10 @@ from mbstudio.identification.pipeline import Cancelled, base_parameters
 from mbstudio.model.document import Harmonic, Trajectory
 
 DIGITS = 40
-# The Delta robot (16 bodies, 160 parameters, rank 40) agrees too (measured with 20 samples: ranks 40/40/40,
-# principal sine VP-symbolic 4e-36), but its VP SVD takes about 6 minutes: vp_linalg completes V for the 100
-# exactly zero singular values one vector at a time, each with a full projection. MBSTUDIO_SLOW_TESTS=1 runs it.
-SLOW = {"delta_3rr2rrr"}
-
-
 def _sample_cases() -> list:
-    slow = pytest.mark.skipif(not os.environ.get("MBSTUDIO_SLOW_TESTS"), reason="about 6 min; MBSTUDIO_SLOW_TESTS=1")
-    return [pytest.param(n, marks=slow) if n in SLOW else n for n in samples.names() if n != "sla_suspension"]
+    """Every sample but the SLA (tests/test_base_parameters_sla.py); the Delta (160 parameters, rank 40)
+    takes about 30 s of CPU."""
+    return [n for n in samples.names() if n != "sla_suspension"]
 
 
 @pytest.mark.parametrize("name", _sample_cases())
