@@ -16,6 +16,11 @@ from mbstudio.identification.pipeline import Cancelled, base_parameters
 from mbstudio.model.document import Harmonic, Trajectory
 
 DIGITS = 40
+# Samples whose VP run uses 20 trajectory samples instead of the model's count (160 parameters, rank 40:
+# 40 equations per sample already over-determine the rank).
+FEWER_SAMPLES = {"delta_3rr2rrr"}
+
+
 def _sample_cases() -> list:
     """Every sample but the SLA (tests/test_base_parameters_sla.py); the Delta (160 parameters, rank 40)
     takes about 30 s of CPU."""
@@ -24,7 +29,7 @@ def _sample_cases() -> list:
 
 @pytest.mark.parametrize("name", _sample_cases())
 def test_the_three_routes_agree_on_rank_and_span(name):
-    run = base_parameters(samples.load(name), "all", digits=DIGITS, samples=20 if name in SLOW else None)
+    run = base_parameters(samples.load(name), "all", digits=DIGITS, samples=20 if name in FEWER_SAMPLES else None)
     vp, dp = run.vp.final, run.dp
     assert vp.ridge.evident and vp.rank == run.symbolic.rank
     assert run.comparison["vp_symbolic"]["agree"], run.comparison["vp_symbolic"]
