@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from .main_window import MainWindow
 from .recovery import offer_recovery
 from .settings import APPLICATION, ORGANISATION
+
+ICON = Path(__file__).resolve().parents[2] / "resources" / "mbstudio.svg"
 
 
 def application() -> QApplication:
@@ -16,6 +20,8 @@ def application() -> QApplication:
     app.setOrganizationName(ORGANISATION)
     app.setApplicationName(APPLICATION)
     app.setApplicationDisplayName("MB Studio")
+    if ICON.exists():  # a source checkout or editable install; a bare wheel has no resources folder
+        app.setWindowIcon(QIcon(str(ICON)))
     return app
 
 
