@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.document import JOINT_MOTIONS, Joint, Model, body_key
-from ..numerics.spatial import cross, rotate_about_own_axis
+from ..numerics.spatial import cross, rotate_about_own_axis, times_constant
 from .geometry import FrameValue, Geometry
 from .topology import Topology, spanning_tree
 
@@ -49,6 +49,7 @@ class MotionState:
     a: list
     u: np.ndarray
     o: np.ndarray
+    moving: bool = True  # False: positions only, every velocity and acceleration is zero
 
 
 class KinematicTree:
@@ -95,9 +96,11 @@ class KinematicTree:
         return self.backend.asarray([values[name] or 0.0 for name in self.coordinates])
 
     def motion(self, q: np.ndarray, qd: np.ndarray | None = None, qdd: np.ndarray | None = None) -> MotionState:
-        """Poses, velocities and accelerations of all bodies for q, qd, qdd of shape (N, n)."""
+        """Poses, velocities and accelerations of all bodies for q, qd, qdd of shape (N, n); without qd and
+        qdd only the poses are computed (velocities and accelerations are then zero)."""
         b = self.backend
         N = q.shape[0]
+        moving = qd is not None or qdd is not None
         qd = b.zeros(q.shape) if qd is None else qd
         qdd = b.zeros(q.shape) if qdd is None else qdd
         eye = b.zeros((N, 3, 3))
@@ -105,7 +108,7 @@ class KinematicTree:
             eye[:, i, i] = b.scalar(1)
         zero = b.zeros((N, 3))
         axes = (b.zeros((N, self.n, 3)), b.zeros((N, self.n, 3)))
-        st = MotionState([eye], [zero], [zero], [zero], [zero], [zero], *axes)
+        st = MotionState([eye], [zero], [zero], [zero], [zero], [zero], *axes, moving)
         cos, sin = b.cos(q), b.sin(q)
         for link in self.links:
             Rf, of, wf, vf, alf, af = self._carry(st, link.parent, link.before)
@@ -115,29 +118,34 @@ class KinematicTree:
                 st.u[:, k], st.o[:, k] = u, of
                 if prim.kind == "R":
                     Rf = rotate_about_own_axis(Rf, prim.axis, cos[:, k], sin[:, k] * prim.sign)
-                    alf = alf + u * qdd[:, k, None] + cross(wf, u) * qd[:, k, None]
-                    wf = wf + u * qd[:, k, None]
+                    if moving:
+                        alf = alf + u * qdd[:, k, None] + cross(wf, u) * qd[:, k, None]
+                        wf = wf + u * qd[:, k, None]
                 else:
-                    d, ud = u * q[:, k, None], u * qd[:, k, None]
+                    d = u * q[:, k, None]
                     of = of + d
-                    af = af + u * qdd[:, k, None] + 2 * cross(wf, ud) + cross(alf, d) + cross(wf, cross(wf, d))
-                    vf = vf + ud + cross(wf, d)
-            Rc = Rf @ link.after.rotation.T
-            r = -(Rc @ link.after.origin)
+                    if moving:
+                        ud = u * qd[:, k, None]
+                        af = af + u * qdd[:, k, None] + 2 * cross(wf, ud) + cross(alf, d) + cross(wf, cross(wf, d))
+                        vf = vf + ud + cross(wf, d)
+            Rc = times_constant(Rf, link.after.rotation.T)
+            r = -times_constant(Rc, link.after.origin)
             st.R.append(Rc)
             st.p.append(of + r)
             st.w.append(wf)
-            st.v.append(vf + cross(wf, r))
             st.al.append(alf)
-            st.a.append(af + cross(alf, r) + cross(wf, cross(wf, r)))
+            st.v.append(vf + cross(wf, r) if moving else vf)
+            st.a.append(af + cross(alf, r) + cross(wf, cross(wf, r)) if moving else af)
         return st
 
     @staticmethod
     def _carry(st: MotionState, body: int, frame: FrameValue):
         """World pose, velocity and acceleration of a frame fixed on `body`."""
         R, w, al = st.R[body], st.w[body], st.al[body]
-        r = R @ frame.origin  # a constant vector: one batched product
-        return (R @ frame.rotation, st.p[body] + r, w, st.v[body] + cross(w, r), al,
+        r = times_constant(R, frame.origin)
+        if not st.moving:
+            return times_constant(R, frame.rotation), st.p[body] + r, w, st.v[body], al, st.a[body]
+        return (times_constant(R, frame.rotation), st.p[body] + r, w, st.v[body] + cross(w, r), al,
                 st.a[body] + cross(al, r) + cross(w, cross(w, r)))
 
     def frame_state(self, st: MotionState, label: str, frame: FrameValue):

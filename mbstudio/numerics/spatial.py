@@ -21,6 +21,13 @@ def matvec(r: np.ndarray, v: np.ndarray) -> np.ndarray:
     return (r * v[..., None, :]).sum(axis=-1)
 
 
+def times_constant(R: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """R (N, 3, 3) times one constant 3x3 matrix or 3-vector c, as a single (3N x 3) product: much faster
+    than numpy's loop over a stack of small matrices."""
+    flat = np.ascontiguousarray(R).reshape(-1, 3) @ c
+    return flat.reshape(R.shape if c.ndim == 2 else R.shape[:-1])
+
+
 def rotate_about_own_axis(R: np.ndarray, axis: int, c: np.ndarray, s: np.ndarray) -> np.ndarray:
     """R · (elementary rotation about R's own x, y or z axis), by mixing two columns: cheaper than a batched
     3x3 product and exact in every back-end."""
