@@ -1,5 +1,6 @@
-"""The main window: model tree, properties and coordinates as docks around the 3D view; menus, toolbar
-and status bar; files, undo and autosave. Later panels (jobs, results) are further docks."""
+"""The main window: model tree, properties and coordinates as docks around the 3D view; jobs, the SVD
+ridge and the base-parameter table as further docks; menus, toolbar and status bar; files, undo and
+autosave."""
 
 from __future__ import annotations
 
@@ -7,19 +8,24 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QPoint, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QImage, QPainter
+from PySide6.QtGui import QCloseEvent, QImage, QPainter, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QWidget
 
 from .. import samples
+from ..jobs import DONE, Job, text_hash
 from ..kinematics import Mechanism
-from ..model import AssemblyError, Model, ModelError
+from ..model import AssemblyError, Model, ModelError, dumps
 from . import menus
 from .coordinates_panel import CoordinatesPanel, coordinate_range
 from .document import Document
 from .document_tree import DocumentTree
 from .edit_actions import EditActions
+from .jobs_panel import JobManager, JobsPanel
+from .plots_panel import PlotsPanel
 from .properties import PropertyEditor
 from .recovery import Autosave, discard
+from .results_table import BaseParameterTable
+from .ridge_panel import RidgePanel
 from .script import model_script
 from .settings import add_recent, settings
 from .view3d import View3D
@@ -42,10 +48,24 @@ class MainWindow(QMainWindow):
         self.tree = DocumentTree()
         self.properties = PropertyEditor(self.document)
         self.coordinates = CoordinatesPanel()
-        self.docks = {name: self._dock(name, title, widget, area) for name, title, widget, area in (
-            ("tree", "Model", self.tree, Qt.DockWidgetArea.LeftDockWidgetArea),
-            ("properties", "Properties", self.properties, Qt.DockWidgetArea.LeftDockWidgetArea),
-            ("coordinates", "Coordinates", self.coordinates, Qt.DockWidgetArea.RightDockWidgetArea))}
+        self.jobs = JobManager(self)
+        self.jobs_panel = JobsPanel(self.jobs)
+        self.ridge = RidgePanel()
+        self.base_table = BaseParameterTable()
+        self.plots = PlotsPanel()
+        self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
+        area = Qt.DockWidgetArea
+        self.docks = {name: self._dock(name, title, widget, where) for name, title, widget, where in (
+            ("tree", "Model", self.tree, area.LeftDockWidgetArea),
+            ("properties", "Properties", self.properties, area.LeftDockWidgetArea),
+            ("coordinates", "Coordinates", self.coordinates, area.RightDockWidgetArea),
+            ("jobs", "Jobs", self.jobs_panel, area.RightDockWidgetArea),
+            ("ridge", "SVD ridge", self.ridge, area.BottomDockWidgetArea),
+            ("base_table", "Base parameters", self.base_table, area.BottomDockWidgetArea),
+            ("plots", "Time histories", self.plots, area.BottomDockWidgetArea))}
+        self.splitDockWidget(self.docks["ridge"], self.docks["base_table"], Qt.Orientation.Horizontal)
+        self.tabifyDockWidget(self.docks["ridge"], self.docks["plots"])
+        self.docks["ridge"].raise_()
         self.status = {k: QLabel() for k in ("dof", "loops", "assembly")}
         for label in self.status.values():
             self.statusBar().addPermanentWidget(label)
@@ -56,6 +76,9 @@ class MainWindow(QMainWindow):
         self.resize(1400, 900)
         self.resizeDocks([self.docks["tree"], self.docks["coordinates"]], [360, 300], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["tree"], self.docks["properties"]], [480, 360], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["coordinates"], self.docks["jobs"]], [160, 500], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["ridge"], self.docks["base_table"]], [600, 800], Qt.Orientation.Horizontal)
+        self._sized_results = False  # the result docks get their share of the height when first shown
         if persistent:
             self._restore_layout()
         self._rebuild()
@@ -80,6 +103,11 @@ class MainWindow(QMainWindow):
         self.view.picked.connect(self.tree.select)
         self.properties.renamed.connect(self.tree.select)
         self.coordinates.moved.connect(self._queue_move)
+        doc.structureChanged.connect(self._model_changed)
+        doc.poseChanged.connect(self._model_changed)
+        self.jobs.finished.connect(self._job_finished)
+        self.plots.frame.connect(self._show_frame)
+        self._model_changed()
 
     # ------------------------------------------------------------------ model to views
     def _rebuild(self) -> None:
@@ -166,6 +194,63 @@ class MainWindow(QMainWindow):
     def _update_title(self) -> None:
         self.setWindowTitle(f"{self.document.title}[*] — MB Studio")
         self.setWindowModified(self.document.modified)
+
+    # ------------------------------------------------------------------ jobs and results
+    def run_job(self, task: str, options: dict | None = None, title: str | None = None) -> Job:
+        """Start an analysis on a snapshot of the document; its result arrives through `_job_finished`."""
+        return self.jobs.start(task, dumps(self.document.model), dict(options or {}), title or task)
+
+    def _job_finished(self, job: Job) -> None:
+        if job.state != DONE:
+            return
+        self.results.setdefault(job.model_hash, {})[job.task] = job
+        if job.task == "base_parameters":
+            self._show_base_parameters(job)
+        elif job.task in ("kinematics", "simulation"):
+            self.plots.show_result(job.result)
+            self.docks["plots"].raise_()
+        self.statusBar().showMessage(f"{job.title} finished in {job.elapsed:.1f} s", 5000)
+
+    def _show_base_parameters(self, job: Job) -> None:
+        self.ridge.show_result(job.result)
+        self.base_table.show_result(job.result)
+        self._mark_stale()
+
+    def _show_frame(self, q: np.ndarray) -> None:
+        """A frame of an animation or the time cursor, drawn if the motion belongs to this structure; the
+        document's pose is not changed (moving a slider shows it again)."""
+        data = self.plots.result.data
+        if data["coordinates"] == list(self.mech.coordinates):
+            self.view.set_pose(q)
+
+    def _model_changed(self) -> None:
+        """Results belong to the model revision they were computed on: after an edit they are stale, and
+        undo or redo back to a revision shows that revision's results again."""
+        self.jobs.set_model_hash(text_hash(dumps(self.document.model)))
+        kept = self.results.get(self.jobs.current_hash, {}).get("base_parameters")
+        if kept is not None and self.ridge.result is not kept.result:
+            self._show_base_parameters(kept)
+        self._mark_stale()
+
+    def _mark_stale(self) -> None:
+        for panel in (self.ridge, self.base_table):
+            if panel.result is not None:
+                panel.set_stale(panel.result.provenance.model_hash != self.jobs.current_hash)
+
+    def confirm_running_jobs(self) -> bool:
+        """Ask before closing would cancel running jobs; True means go on (and they are cancelled)."""
+        running = self.jobs.running
+        if not running:
+            return True
+        buttons = QMessageBox.StandardButton
+        names = ", ".join(job.title for job in running)
+        answer = QMessageBox.question(self, "Jobs are running",
+                                      f"{len(running)} job(s) still running ({names}). Cancel them and close?",
+                                      buttons.Yes | buttons.No, buttons.No)
+        if answer != buttons.Yes:
+            return False
+        self.jobs.cancel_all()
+        return True
 
     # ------------------------------------------------------------------ files
     def maybe_save(self) -> bool:
@@ -264,9 +349,19 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(s.value("window/geometry"))
         if s.value("window/state") is not None:
             self.restoreState(s.value("window/state"))
+            self._sized_results = True
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
+        """Before the first show the window's final height is unknown, so the docks would keep their
+        minimum height and the 3D view take the rest."""
+        super().showEvent(event)
+        if not self._sized_results:
+            self._sized_results = True
+            share = round(0.38 * self.height())
+            self.resizeDocks([self.docks["ridge"], self.docks["base_table"]], [share, share], Qt.Orientation.Vertical)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
-        if not self.maybe_save():
+        if not self.confirm_running_jobs() or not self.maybe_save():
             event.ignore()
             return
         if self.persistent:

@@ -15,6 +15,18 @@ if TYPE_CHECKING:
 
 Key = QKeySequence.StandardKey
 CAMERAS = (("front", "Front", "1"), ("side", "Side", "2"), ("top", "Top", "3"), ("isometric", "Isometric", "0"))
+# name, menu text, job, options, shortcut
+ANALYSES = (
+    ("kinematics", "&Kinematics along Trajectory", "kinematics", {}, None),
+    ("basepar_all", "&Base Parameters (DP, VP, Symbolic)", "base_parameters",
+     {"method": "all", "digits": [30, 50]}, "Ctrl+B"),
+    ("basepar_dp", "Base Parameters, &Double Precision", "base_parameters", {"method": "dp"}, None),
+    ("basepar_vp", "Base Parameters, &Variable Precision", "base_parameters",
+     {"method": "vp", "digits": [30, 50]}, None),
+    ("basepar_symbolic", "Base Parameters, S&ymbolic", "base_parameters", {"method": "symbolic"}, None),
+    ("simulate", "&Simulate 1 s from Rest", "simulation", {"t_end": 1.0}, None),
+    ("eom", "Symbolic &Equations of Motion", "symbolic_eom", {}, None),
+)
 
 
 def _action(window: MainWindow, text: str, slot, shortcut=None, tip: str = "") -> QAction:
@@ -60,6 +72,13 @@ def build(window: MainWindow) -> dict[str, QAction]:
 
     edit_menu = window.menuBar().addMenu("&Edit")
     edit_menu.addActions([a["undo"], a["redo"]])
+
+    analysis_menu = window.menuBar().addMenu("&Analysis")
+    for name, text, task, options, shortcut in ANALYSES:
+        title = text.replace("&", "")
+        a[name] = _action(window, text, lambda t=task, o=options, ti=title: window.run_job(t, o, ti), shortcut,
+                          "Runs as a job: see the Jobs panel")
+        analysis_menu.addAction(a[name])
 
     view_menu = window.menuBar().addMenu("&View")
     camera_menu = view_menu.addMenu("&Camera")

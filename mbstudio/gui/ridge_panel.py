@@ -1,0 +1,186 @@
+"""The SVD ridge: log10 σ_i against i for DP and every VP precision, each with its tolerance line, the
+chosen rank and the ridge depth; the value under the mouse; export as PNG, SVG and CSV. The log10 values
+come computed from the job (in mpmath), so this panel only draws."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+import pyqtgraph as pg
+import pyqtgraph.exporters as exporters
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+
+from ..jobs import JobResult
+
+COLORS = ("#202020", "#d0602a", "#2a70c0", "#40a040", "#a040a0", "#a08020")
+STALE_TEXT = "STALE: the model was edited after this run; run the analysis again."
+
+
+class RidgePanel(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result: JobResult | None = None
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setLabel("bottom", "index i")
+        self.plot.setLabel("left", "log10 σ_i")
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.plot.setMinimumHeight(150)  # the spectrum needs height to show a ridge of tens of decades
+        # bottom left: the spectra start high on the left and fall to the right, so that corner stays empty
+        self.legend = self.plot.addLegend(offset=(10, -10), brush=pg.mkBrush(255, 255, 255, 220))
+        self.legend.setZValue(10)  # above the curves and lines
+        self.ranks = QLabel()
+        self.ranks.setWordWrap(True)
+        self.hover = QLabel("Run Analysis › Base parameters to see the singular values.")
+        self.stale = QLabel(STALE_TEXT)
+        self.stale.setStyleSheet("background: #ffe2b0; color: #804000; padding: 3px;")
+        self.stale.hide()
+        # a long hover text must not widen the window
+        self.hover.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.stale.setWordWrap(True)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.hover, 1)
+        buttons.addWidget(menu_button("Export", [(f"{fmt}…", lambda f=fmt: self.export(f))
+                                                 for fmt in ("PNG", "SVG", "CSV")]))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.stale)
+        layout.addWidget(self.ranks)
+        layout.addWidget(self.plot, 1)
+        layout.addLayout(buttons)
+        self._mouse = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30, slot=self._moved)
+
+    def show_result(self, result: JobResult) -> None:
+        self.result = result
+        self.plot.clear()
+        self.legend.clear()
+        self.curves = {}
+        lines = []
+        for k, spectrum in enumerate(result.data["spectra"]):
+            color = COLORS[k % len(COLORS)]
+            self._draw(spectrum, color)
+            lines.append(_rank_text(spectrum, color))
+        self.ranks.setText("<br>".join(lines))
+        self.plot.autoRange()
+        self.hover.setText("Move the mouse over a point to read σ_i.")
+
+    def _draw(self, s: dict, color: str) -> None:
+        y = np.array([v if math.isfinite(v) else np.nan for v in s["log10_sigma"]])
+        x = np.arange(1, len(y) + 1)
+        dashed = Qt.PenStyle.DashLine
+        self.curves[s["label"]] = self.plot.plot(x, y, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=5,
+                                                 symbolBrush=color, symbolPen=None, name=s["label"], connect="finite")
+        tolerance = pg.InfiniteLine(s["log10_tolerance"], angle=0, pen=pg.mkPen(color, style=dashed),
+                                    label=f"tolerance {s['label']}",
+                                    labelOpts={"color": color, "position": 0.97, "anchors": [(1, 1), (1, 1)]})
+        self.plot.addItem(tolerance)
+        r = s["rank"]
+        self.plot.addItem(pg.InfiniteLine(r + 0.5, angle=90, pen=pg.mkPen(color, style=Qt.PenStyle.DotLine)))
+        # the ridge itself: a thick bar from σ_r down to σ_(r+1) (to the plot's floor when that is zero)
+        finite = y[np.isfinite(y)]
+        top = y[r - 1] if r >= 1 else finite.max()
+        bottom = y[r] if r < len(y) and math.isfinite(y[r]) else finite.min() - 5
+        self.plot.plot([r + 0.5, r + 0.5], [top, bottom], pen=pg.mkPen(color, width=5))
+
+    def set_stale(self, stale: bool) -> None:
+        self.stale.setVisible(stale)
+
+    # ------------------------------------------------------------------ hover
+    def _moved(self, event) -> None:
+        point = self.plot.plotItem.vb.mapSceneToView(event[0])
+        text = self.value_at(point.x(), point.y())
+        if text:
+            self.hover.setText(text)
+
+    def value_at(self, x: float, y: float) -> str:
+        """The point nearest to (x, y) in plot coordinates, as text; '' when there is no result."""
+        if self.result is None:
+            return ""
+        i = round(x)
+        best = None
+        for s in self.result.data["spectra"]:
+            if 1 <= i <= len(s["log10_sigma"]):
+                distance = abs(s["log10_sigma"][i - 1] - y)
+                if best is None or distance < best[0]:
+                    best = (distance, s)
+        if best is None:
+            return ""
+        s = best[1]
+        return f"{s['label']}: σ_{i} = {_short(s['singular_values'][i - 1])}  (log10 {s['log10_sigma'][i - 1]:.3f})"
+
+    # ------------------------------------------------------------------ export
+    def export(self, fmt: str, path: str | None = None) -> bool:
+        if self.result is None:
+            return False
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, f"Export the ridge as {fmt}", f"ridge.{fmt.lower()}",
+                                                  f"{fmt} files (*.{fmt.lower()})")
+            if not path:
+                return False
+        if fmt == "CSV":
+            write_csv(self.result, path)
+        elif fmt == "SVG":
+            self._write_svg(path)
+        else:
+            exporters.ImageExporter(self.plot.plotItem).export(path)
+        return True
+
+
+    def _write_svg(self, path: str) -> None:
+        """Through Qt's SVG generator: pyqtgraph's SVGExporter fails on the path syntax of current Qt
+        (pyqtgraph issues #3485, #3495)."""
+        generator = QSvgGenerator()
+        generator.setFileName(path)
+        generator.setSize(self.plot.size())
+        generator.setViewBox(self.plot.rect())
+        generator.setTitle("SVD ridge")
+        generator.setDescription(json.dumps(self.result.provenance.to_json(), default=str))
+        painter = QPainter(generator)
+        self.plot.render(painter)
+        painter.end()
+
+
+def menu_button(text: str, entries: list[tuple[str, object]]) -> QToolButton:
+    """One narrow button with a menu: panels side by side must not add up to a wide window."""
+    button = QToolButton()
+    button.setText(text)
+    button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+    menu = QMenu(button)
+    for label, slot in entries:
+        menu.addAction(label).triggered.connect(lambda _=False, s=slot: s())
+    button.setMenu(menu)
+    return button
+
+
+def _rank_text(s: dict, color: str) -> str:
+    depth = "∞" if math.isinf(s["log10_depth"]) else f"{s['log10_depth']:.1f}"
+    evident = "evident" if s["evident"] else "not evident"
+    return (f"<span style='color:{color}'>■ <b>{s['label']}</b>: rank {s['rank']}, ridge depth {depth} "
+            f"decades ({evident})</span>")
+
+
+def _short(text: str, digits: int = 8) -> str:
+    try:
+        return f"{float(text):.{digits}g}" if abs(float(text)) > 1e-300 else text[:digits + 8]
+    except ValueError:
+        return text
+
+
+def write_csv(result: JobResult, path: str) -> None:
+    """One row per index: σ_i in full digits per curve; the provenance as a first '#' line."""
+    spectra = result.data["spectra"]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        f.write(f"# provenance: {json.dumps(result.provenance.to_json(), default=str)}\n")
+        writer = csv.writer(f)
+        writer.writerow(["i"] + [f"sigma {s['label']}" for s in spectra] + [f"log10 sigma {s['label']}"
+                                                                          for s in spectra])
+        for i in range(max(len(s["singular_values"]) for s in spectra)):
+            row = [s["singular_values"][i] if i < len(s["singular_values"]) else "" for s in spectra]
+            row += [f"{s['log10_sigma'][i]:.6f}" if i < len(s["log10_sigma"]) else "" for s in spectra]
+            writer.writerow([i + 1, *row])

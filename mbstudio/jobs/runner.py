@@ -1,0 +1,178 @@
+"""Jobs in separate processes: Cancel ends the process, so it takes effect at once even inside one long
+mpmath or sympy call that never looks at a cancel flag (DESIGN.md principle 5). No Qt here: the window
+polls `Runner.poll` from a timer; scripts and tests can call `Job.wait`.
+
+The 'spawn' start method gives each job a fresh interpreter: forking a process that runs Qt and VTK
+threads copies their locks in whatever state they are in. Spawning re-imports the main script, so a script
+that starts jobs keeps its code under `if __name__ == "__main__":`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+
+from ..model import Model, dumps
+from .tasks import TASKS, JobResult, text_hash
+
+RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
+PROGRESS_INTERVAL = 0.05  # s between progress messages: the pipe carries what a person can see
+_context = multiprocessing.get_context("spawn")
+
+
+def _child(conn: Connection, task: str | Callable, model_text: str, options: dict) -> None:
+    """The job's process: run the task, send progress, then the result or the error."""
+    last = [0.0]
+
+    def progress(fraction: float, message: str = "") -> None:
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_INTERVAL or fraction >= 1.0:
+            last[0] = now
+            conn.send(("progress", float(fraction), str(message)))
+
+    function = TASKS[task] if isinstance(task, str) else task
+    try:
+        result = function(model_text, options, progress, lambda: False)
+        conn.send(("done", result))
+    except BaseException as exc:  # everything goes back as a message; the process ends either way
+        conn.send(("failed", readable(exc), traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def readable(exc: BaseException) -> str:
+    """The exception's own message (our errors are written for people), its class when it has none."""
+    text = str(exc).strip()
+    return text if text else f"{type(exc).__name__} (no message)"
+
+
+@dataclass
+class Job:
+    """One analysis run: its state, progress and, when done, its result or error."""
+
+    id: int
+    task: str
+    title: str
+    options: dict
+    model_hash: str
+    state: str = RUNNING
+    fraction: float = 0.0
+    message: str = "starting"
+    error: str = ""
+    details: str = ""  # the traceback, for "details on request"
+    result: JobResult | None = None
+    started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
+    _process: object = field(default=None, repr=False)
+    _conn: Connection | None = field(default=None, repr=False)
+
+    @property
+    def running(self) -> bool:
+        return self.state == RUNNING
+
+    @property
+    def elapsed(self) -> float:
+        return (self.ended or time.monotonic()) - self.started
+
+    def poll(self) -> bool:
+        """Read what the process sent; True when anything changed."""
+        if not self.running:
+            return False
+        changed = False
+        try:
+            while self._conn.poll():
+                changed = True
+                self._receive(self._conn.recv())
+                if not self.running:
+                    break
+        except (EOFError, OSError):
+            self._died()
+            changed = True
+        if self.running and not self._process.is_alive() and not self._conn.poll():
+            self._died()
+            changed = True
+        return changed
+
+    def _died(self) -> None:
+        self._process.join(timeout=1.0)
+        self.error = (f"the job's process ended without a result (exit code {self._process.exitcode}); "
+                      "a script that starts jobs needs `if __name__ == '__main__':` around its code")
+        self._end(FAILED, self.error)
+
+    def _receive(self, message: tuple) -> None:
+        kind = message[0]
+        if kind == "progress":
+            self.fraction, self.message = message[1], message[2]
+        elif kind == "done":
+            self.result, self.fraction = message[1], 1.0
+            self._end(DONE, "done")
+        else:
+            self.error, self.details = message[1], message[2]
+            self._end(FAILED, message[1])
+
+    def _end(self, state: str, message: str) -> None:
+        self.state, self.message, self.ended = state, message, time.monotonic()
+        self._process.join(timeout=1.0)
+        self._conn.close()
+
+    def cancel(self) -> None:
+        """End the process now: SIGTERM, and SIGKILL if it is still there after a second."""
+        if not self.running:
+            return
+        self._process.terminate()
+        self._process.join(timeout=1.0)
+        if self._process.is_alive():
+            self._process.kill()
+        self._end(CANCELLED, "cancelled")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the job ends (scripts and tests; the window polls instead); True if it ended."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.running:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            self._conn.poll(0.1 if left is None else min(0.1, left))
+            self.poll()
+        return True
+
+
+class Runner:
+    """Starts jobs and keeps them; `poll()` returns the jobs that changed since the last call."""
+
+    def __init__(self) -> None:
+        self.jobs: list[Job] = []
+
+    def submit(self, task: str | Callable, model: Model | str, options: dict | None = None,
+               title: str | None = None) -> Job:
+        """Start `task` (a name in TASKS, or a top-level function with the same signature) on a snapshot of
+        `model` (a Model or its .mbs text)."""
+        text = model if isinstance(model, str) else dumps(model)
+        name = task if isinstance(task, str) else task.__name__
+        if isinstance(task, str) and task not in TASKS:
+            raise ValueError(f"unknown job {task!r}; the jobs are {', '.join(TASKS)}")
+        options = dict(options or {})
+        receiver, sender = _context.Pipe(duplex=False)
+        process = _context.Process(target=_child, args=(sender, task, text, options), daemon=True,
+                                   name=f"mbstudio-{name}")
+        process.start()
+        sender.close()  # the child holds the only sending end, so its exit is seen as EOF
+        job = Job(len(self.jobs) + 1, name, title or name.replace("_", " "), options, text_hash(text),
+                  _process=process, _conn=receiver)
+        self.jobs.append(job)
+        return job
+
+    def poll(self) -> list[Job]:
+        return [job for job in self.jobs if job.poll()]
+
+    @property
+    def running(self) -> list[Job]:
+        return [job for job in self.jobs if job.running]
+
+    def cancel_all(self) -> None:
+        for job in self.running:
+            job.cancel()

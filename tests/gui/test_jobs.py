@@ -1,0 +1,169 @@
+"""Jobs in the real window: the base-parameter analysis of the SLA fills the ridge panel and the table,
+an edit makes it stale (and undo current again), Cancel stops a long job within a second, and closing
+with a running job asks first."""
+
+from __future__ import annotations
+
+import csv
+import time
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from mbstudio.jobs import CANCELLED, DONE, FAILED
+
+from .conftest import dispose
+from .test_window import edit_field
+
+LONG_VP = {"method": "vp", "digits": [500], "samples": 400}
+
+
+def wait_for(qtbot, job, seconds: float) -> None:
+    qtbot.waitUntil(lambda: not job.running, timeout=int(seconds * 1000))
+
+
+@pytest.fixture(scope="module")
+def sla_run(qapp, display, tmp_path_factory):
+    """One base-parameter run (all three routes) shared by the tests that only read its result."""
+    from PySide6.QtCore import QSettings
+
+    from mbstudio.gui.main_window import MainWindow
+
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path_factory.mktemp("s")))
+    window = MainWindow(persistent=False)
+    window.resize(1400, 900)
+    window.show()
+    job = window.run_job("base_parameters", {"method": "all", "digits": [30, 50], "samples": 80}, "Base parameters")
+    deadline = time.monotonic() + 180
+    while job.running and time.monotonic() < deadline:
+        qapp.processEvents()
+        time.sleep(0.02)
+    qapp.processEvents()
+    yield window, job
+    window.jobs.cancel_all()
+    dispose(window)
+
+
+def test_the_base_parameter_job_fills_the_ridge_panel_and_the_table(sla_run):
+    window, job = sla_run
+    assert job.state == DONE, job.error + job.details
+    labels = list(window.ridge.curves)
+    assert labels[0] == "DP (float64)" and {"VP 30 digits", "VP 50 digits"} <= set(labels)
+    assert window.base_table.table.rowCount() == 41
+    row = window.jobs_panel.rows[job.id]
+    assert row.state.text() == "done" and row.bar.value() == 1000
+    ranks = {s["label"]: s["rank"] for s in job.result.data["spectra"]}
+    assert ranks["VP 50 digits"] == 41
+    assert "41" in window.base_table.summary.text()
+    assert window.ridge.value_at(1, 2.5).startswith(("DP", "VP")) and "σ_1" in window.ridge.value_at(1, 2.5)
+    p = job.result.provenance
+    assert p.model_hash == window.jobs.current_hash and p.method == "all" and "50 digits" in p.precision
+
+
+def test_the_results_export_with_provenance(sla_run, tmp_path):
+    window, _ = sla_run
+    for fmt in ("PNG", "SVG", "CSV"):
+        assert window.ridge.export(fmt, str(tmp_path / f"ridge.{fmt.lower()}"))
+        assert (tmp_path / f"ridge.{fmt.lower()}").stat().st_size > 100
+    lines = (tmp_path / "ridge.csv").read_text().splitlines()
+    assert lines[0].startswith("# provenance:") and "model_hash" in lines[0]
+    assert len(list(csv.reader(lines[1:]))) == 1 + len(window.document.model.inertial_parameter_names())
+    assert window.base_table.export("csv", str(tmp_path / "base.csv"))
+    assert window.base_table.export("tex", str(tmp_path / "base.tex"))
+    assert "\\begin{tabular}" in (tmp_path / "base.tex").read_text()
+    assert "mx1" in window.base_table.copy("text") and "\\frac" in window.base_table.copy("latex")
+
+
+def test_sorting_keeps_rows_whole(sla_run):
+    window, _ = sla_run
+    table = window.base_table.table
+    table.sortItems(4)
+    rows = window.base_table.rows("text")
+    by_kept = {r["kept"]: r for r in window.base_table.result.data["table"]}
+    assert all(row[3] == by_kept[row[0]].get("symbolic", {}).get("text", "") for row in rows)
+    table.sortItems(0)
+    assert [row[0] for row in window.base_table.rows("text")] == list(by_kept)  # back in the parameters' order
+
+
+def test_an_edit_makes_the_result_stale_and_undo_makes_it_current(sla_run):
+    window, job = sla_run
+    assert window.ridge.stale.isHidden() and window.base_table.stale.isHidden()
+    edit_field(window, ("parameter", "D12"), "value", "0.35")
+    assert not window.ridge.stale.isHidden() and not window.base_table.stale.isHidden()
+    assert "STALE" in window.jobs_panel.rows[job.id].state.text()
+    window.document.stack.undo()
+    assert window.ridge.stale.isHidden()
+    assert window.jobs_panel.rows[job.id].state.text() == "done"
+
+
+def test_cancel_stops_a_long_job_within_a_second(window, qtbot):
+    job = window.run_job("base_parameters", LONG_VP, "Long VP")
+    qtbot.waitUntil(lambda: job.fraction > 0.0 or not job.running, timeout=60000)
+    assert job.running
+    row = window.jobs_panel.rows[job.id]
+    assert row.cancel_button.isVisible()
+    start = time.monotonic()
+    row.cancel_button.click()
+    assert time.monotonic() - start < 1.0
+    assert job.state == CANCELLED and not job._process.is_alive()
+    assert row.state.text() == "cancelled" and not row.cancel_button.isVisible()
+
+
+def test_a_failing_job_shows_its_message_and_details_on_request(window, qtbot):
+    job = window.run_job("base_parameters", {"method": "vp", "digits": [8]}, "Bad digits")
+    wait_for(qtbot, job, 60)
+    assert job.state == FAILED
+    row = window.jobs_panel.rows[job.id]
+    assert "at least 16 digits" in row.message.text()
+    assert row.details.isHidden()
+    row.details_button.click()
+    assert not row.details.isHidden() and "Traceback" in row.details.toPlainText()
+
+
+def test_closing_with_a_running_job_asks_first(window, answers):
+    job = window.run_job("base_parameters", LONG_VP, "Long VP")
+    answers["question"] = QMessageBox.StandardButton.No
+    assert not window.close()
+    assert answers["calls"][-1][1] == "Jobs are running" and job.running
+    answers["question"] = QMessageBox.StandardButton.Yes
+    window.document.stack.setClean()
+    assert window.close()
+    assert job.state == CANCELLED
+
+
+def test_the_analysis_menu_starts_jobs(window):
+    titles = [a.text() for a in window.menuBar().actions()]
+    assert "&Analysis" in titles
+    window.actions["basepar_symbolic"].trigger()
+    job = window.jobs.jobs[-1]
+    assert job.task == "base_parameters" and job.options == {"method": "symbolic"}
+    window.jobs.cancel_all()
+
+
+def test_kinematics_along_the_trajectory_plots_and_animates_in_the_3d_view(window, qtbot, monkeypatch):
+    from mbstudio import samples
+    from mbstudio.model.document import Harmonic, Trajectory
+
+    model = samples.load("sla_suspension")
+    model.trajectories[:] = [Trajectory("short", {"theta1": [Harmonic(0.2, 3.0, 0.0)]}, 2.0, 21, "test")]
+    window.document.replace(model, None)
+    shown = []
+    monkeypatch.setattr(window.view, "set_pose", lambda q: shown.append(q))
+    job = window.run_job("kinematics", {}, "Kinematics")
+    wait_for(qtbot, job, 60)
+    assert job.state == DONE, job.error + job.details
+    plots = window.plots
+    assert "theta1" in [plots.series.item(i).text() for i in range(plots.series.count())]
+    assert len(plots.plot.plotItem.listDataItems()) == 1
+    plots.cursor.setValue(1.0)  # dragging the time cursor moves the mechanism
+    assert plots.index == 10 and plots.slider.value() == 10
+    assert shown and shown[-1] == pytest.approx(job.result.data["q"][10])
+    plots.seek(0)
+    plots.speed.setCurrentIndex(plots.speed.count() - 1)
+    plots.loop.setChecked(False)
+    plots.play()
+    qtbot.waitUntil(lambda: not plots.timer.isActive(), timeout=5000)  # played to the end, then stopped
+    assert plots.index == 20 and plots.play_button.text() == "Play"
+    frames = len(shown)
+    plots.seek(plots.index - 1)
+    assert len(shown) == frames + 1 and plots.index == 19

@@ -1,0 +1,102 @@
+"""The job runner without Qt: results with provenance, progress, cancel within a second, readable errors."""
+
+from __future__ import annotations
+
+import time
+
+import mpmath
+import pytest
+
+from mbstudio import __version__, samples
+from mbstudio.jobs import CANCELLED, DONE, FAILED, Runner
+from mbstudio.jobs.tasks import JobResult, Provenance
+from mbstudio.model import dumps
+from mbstudio.model.document import Harmonic, Trajectory
+
+
+def busy(model_text: str, options: dict, progress, cancel) -> JobResult:
+    """A long mpmath computation that never looks at `cancel`: only ending the process stops it."""
+    progress(0.5, "busy in mpmath")
+    mpmath.mp.dps = 5000
+    deadline = time.monotonic() + options["seconds"]
+    while time.monotonic() < deadline:
+        mpmath.zeta(mpmath.mpf(3) + mpmath.rand())
+    raise AssertionError("the busy job should have been cancelled")
+
+
+@pytest.fixture
+def runner():
+    r = Runner()
+    yield r
+    r.cancel_all()
+
+
+def short_path_model():
+    """The SLA with a short exciting path, so the kinematics job is quick."""
+    model = samples.load("sla_suspension")
+    model.trajectories[:] = [Trajectory("short", {"theta1": [Harmonic(0.1, 1.0, 0.0)]}, 1.0, 5, "test")]
+    return model
+
+
+def test_a_job_returns_its_result_with_provenance_and_reports_progress(runner):
+    model = short_path_model()
+    job = runner.submit("kinematics", model, {"samples": 5})
+    seen = []
+    while job.running:
+        job.wait(0.05)
+        seen.append(job.fraction)
+    assert job.state == DONE, job.error + job.details
+    p = job.result.provenance
+    assert isinstance(p, Provenance)
+    assert p.model_hash == job.model_hash and len(p.model_hash) == 64
+    assert (p.method, p.precision, p.version) == ("kinematics", "float64", __version__)
+    assert p.options == {"samples": 5} and p.seconds > 0
+    assert job.result.data["q"].shape == (5, len(job.result.data["coordinates"]))
+    assert any(0 < f < 1 for f in seen) or job.message == "done"
+
+
+def test_progress_arrives_while_the_job_runs(runner):
+    job = runner.submit(busy, dumps(samples.load("four_bar")), {"seconds": 30})
+    deadline = time.monotonic() + 30
+    while job.message != "busy in mpmath" and time.monotonic() < deadline:
+        job.wait(0.05)
+    assert (job.fraction, job.message) == (0.5, "busy in mpmath")
+    job.cancel()
+
+
+def test_cancel_ends_a_long_mpmath_computation_within_a_second(runner):
+    job = runner.submit(busy, dumps(samples.load("four_bar")), {"seconds": 60})
+    while job.message != "busy in mpmath":
+        assert job.wait(0.05) is False  # still running
+    start = time.monotonic()
+    job.cancel()
+    assert time.monotonic() - start < 1.0
+    assert job.state == CANCELLED and not job._process.is_alive()
+    assert runner.poll() == [] and runner.running == []
+
+
+def test_a_failing_job_reports_a_readable_error_with_details(runner):
+    job = runner.submit("base_parameters", samples.load("four_bar"), {"method": "vp", "digits": [8]})
+    assert job.wait(60)
+    assert job.state == FAILED
+    assert "at least 16 digits" in job.error
+    assert "Traceback" in job.details and "ValueError" in job.details
+
+
+def test_an_unknown_job_is_refused_by_name():
+    with pytest.raises(ValueError, match="base_parameters"):
+        Runner().submit("nothing", samples.load("four_bar"))
+
+
+def test_simulation_and_symbolic_eom_run_as_jobs(runner):
+    model = samples.load("four_bar")
+    simulation = runner.submit("simulation", model, {"t_end": 0.05, "samples": 6})
+    eom = runner.submit("symbolic_eom", model)
+    assert simulation.wait(120) and eom.wait(120)
+    assert simulation.state == DONE, simulation.error + simulation.details
+    data = simulation.result.data
+    assert data["q"].shape == (6, len(data["coordinates"])) and "total_energy [J]" in data["series"]
+    assert simulation.result.provenance.method == "DOP853"
+    assert eom.state == DONE, eom.error + eom.details
+    assert {"mass_matrix", "bias", "gravity"} <= set(eom.result.data["groups"])
+    assert eom.result.provenance.precision == "exact"
