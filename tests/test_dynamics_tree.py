@@ -22,10 +22,9 @@ from mbstudio.dynamics import (
     mass_matrix,
 )
 from mbstudio.identification.regressor import tree_regressor
+from mbstudio.io.pinocchio import build
 from mbstudio.kinematics import Mechanism
 from mbstudio.model.fileformat import from_dict, to_dict
-
-from mbstudio.io.pinocchio import build
 
 TREES = ["puma560", "gripper"]
 CLOSED = ["four_bar", "sla_suspension"]
