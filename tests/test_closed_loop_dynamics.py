@@ -182,17 +182,3 @@ def test_delta_reproduces_the_digest_torques_along_the_test_trajectory():
     np.testing.assert_allclose(u, DELTA_REFERENCE[:, 1:4], rtol=0, atol=5.01e-6)
     np.testing.assert_allclose(q[:, list(mech.partition.independent)], DELTA_REFERENCE[:, 4:], rtol=0, atol=5.01e-6)
 
-
-def test_balloon_sample_initial_accelerations_with_its_buoyancy():
-    """The balloon file (buoyancy as a point force) starts with the accelerations its description gives,
-    computed when the sample was written with independent code (Ixx = 15, see the description)."""
-    from mbstudio.dynamics.forces import AppliedForces
-
-    mech = Mechanism(samples.load("balloon"))
-    q = mech.assemble(None)
-    qd = np.zeros_like(q)
-    qdd = closed_loop_forward_dynamics(mech, q, qd, Q=AppliedForces(mech).generalized(0.0, q, qd))[0]
-    expected = dict(zip(mech.independent, [-0.347105, 0.451251, -0.347105, -1.272533, -0.826177, 0.346094,
-                                           -1.994573, -5.657198, 4.500483], strict=True))
-    np.testing.assert_allclose([qdd[mech.independent.index(n)] for n in expected], list(expected.values()),
-                               rtol=0, atol=1e-6)
