@@ -55,7 +55,8 @@ def test_four_bar_keeps_its_energy():
 
 
 def test_sla_without_damper_keeps_its_energy():
-    result = simulate(sprung_sla(), 0.2, rtol=1e-12, atol=1e-12, samples=21)
+    """Over the full 10 s of issue 3 (about two minutes of CPU; measured drift 3.8e-12 relative)."""
+    result = simulate(sprung_sla(), 10.0, rtol=1e-12, atol=1e-12, samples=101)
     assert result.kinetic.max() > 0.1
     assert relative_energy_drift(result) < 1e-8
     assert result.residual.max() < 1e-10
