@@ -66,6 +66,12 @@ class DocumentTree(QTreeWidget):
             for c in j.coordinates:
                 self._item(item, ("coordinate", j.name, c.name), c.name,
                            "" if c.initial is None else f"{c.initial:.4g}")
+        forces = self._item(root, ("forces",), "Forces", str(len(model.forces)))
+        for f in model.forces:
+            self._item(forces, ("force", f.name), f.name, f.type.replace("_", " "))
+        trajectories = self._item(root, ("trajectories",), "Trajectories", str(len(model.trajectories)))
+        for t in model.trajectories:
+            self._item(trajectories, ("trajectory", t.name), t.name, f"{t.duration:g} s, {t.samples} samples")
         for key in expanded or {("model",), ("bodies",), ("joints",), ("parameters",)}:
             if key in self.items:
                 self.items[key].setExpanded(True)

@@ -4,10 +4,10 @@ into a model (no Qt). Writing happens on a copy of the document (Document.edit).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
-from ..model import GROUND, INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model
-from ..model.document import body_key
+from ..model import GROUND, INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
+from ..model.document import Harmonic, body_key
 from . import edits
 
 SHAPE_TYPES = ("(links)", "box", "cylinder", "sphere")
@@ -33,7 +33,8 @@ class Field:
 def fields_for(model: Model, key: tuple) -> tuple[str, list[Field]]:
     """A title and the fields of the item `key`; no fields for group items."""
     builders = {"model": _model, "parameter": _parameter, "body": _body, "point": _point, "frame": _frame,
-                "inertia": _inertia, "shape": _shape, "joint": _joint, "coordinate": _coordinate}
+                "inertia": _inertia, "shape": _shape, "joint": _joint, "coordinate": _coordinate,
+                "force": _force, "trajectory": _trajectory}
     if key[0] not in builders:
         return key[0].capitalize() if key[0] != "ground" else "Ground (fixed)", []
     return builders[key[0]](model, *key[1:])
@@ -146,3 +147,90 @@ def _coordinate(model: Model, joint: str, name: str) -> tuple[str, list[Field]]:
         Field("initial", "optional", j.coordinates[k].initial, _set(coord, "initial"), unit),
         Field("min", "optional", j.coordinates[k].min, _set(coord, "min"), unit),
         Field("max", "optional", j.coordinates[k].max, _set(coord, "max"), unit)]
+
+
+# Force-element fields that name something (text) rather than hold a value (number or expression).
+_FORCE_TEXT = {"body", "body1", "body2", "point", "point1", "point2", "coordinate", "formula"}
+_FORCE_UNITS = {"stiffness": "N/m or N m/rad", "damping": "N s/m or N m s/rad", "length": "m", "force": "N",
+                "velocity_scale": "m/s or rad/s"}
+
+
+def _force_of(m: Model, name: str):
+    return next(f for f in m.forces if f.name == name)
+
+
+def _force(model: Model, name: str) -> tuple[str, list[Field]]:
+    """Every field of the element's type; a table (actuator) is shown and edited as 't: value; ...'."""
+    element = _force_of(model, name)
+    out = []
+    for f in fields(element):
+        if f.name == "name":
+            continue
+        value = getattr(element, f.name)
+        if f.name == "table":
+            text = "; ".join(f"{t}: {v}" for t, v in value) if value else ""
+            out.append(Field("table", "text", text, lambda m, v: setattr(_force_of(m, name), "table", _table(v)),
+                             "t [s]: value"))
+        elif f.name in _FORCE_TEXT:
+            out.append(Field(f.name, "text", value, _set(lambda m: _force_of(m, name), f.name)))
+        else:
+            kind = "vector" if isinstance(value, list) else "expr"
+            out.append(Field(f.name, kind, value, _set(lambda m: _force_of(m, name), f.name),
+                             _FORCE_UNITS.get(f.name, "")))
+    return f"{element.type} '{name}'", out
+
+
+def _table(text: str) -> list[list[float]] | None:
+    if not text.strip():
+        return None
+    rows = []
+    for pair in text.split(";"):
+        parts = pair.split(":")
+        try:
+            rows.append([float(parts[0]), float(parts[1])] if len(parts) == 2 else None)
+        except ValueError:
+            rows.append(None)
+        if rows[-1] is None:
+            raise ModelError("table", "must be pairs 't: value' separated by ';'", pair.strip(), "e.g. 0: 0; 1: 2.5")
+    return rows
+
+
+def _trajectory_of(m: Model, name: str):
+    return next(t for t in m.trajectories if t.name == name)
+
+
+def _trajectory(model: Model, name: str) -> tuple[str, list[Field]]:
+    """Duration, samples, and per coordinate its harmonics as 'A @ ω [@ φ]; ...' (ω in rad/s)."""
+    t = _trajectory_of(model, name)
+    out = [Field("duration", "number", t.duration, _set(lambda m: _trajectory_of(m, name), "duration"), "s"),
+           Field("samples", "number", t.samples, lambda m, v: setattr(_trajectory_of(m, name), "samples", _count(v))),
+           Field("description", "text", t.description or "",
+                 lambda m, v: setattr(_trajectory_of(m, name), "description", v or None))]
+    for coordinate, terms in t.coordinates.items():
+        out.append(Field(coordinate, "text", _harmonics_text(terms), _harmonics_setter(name, coordinate),
+                         "A @ ω [@ φ]; ..."))
+    return f"trajectory '{name}'", out
+
+
+def _count(value: float) -> int:
+    if value != int(value) or value < 1:
+        raise ModelError("samples", "must be a whole number of samples, at least 1", value, "e.g. 200")
+    return int(value)
+
+
+def _harmonics_text(terms: list[Harmonic]) -> str:
+    return "; ".join(" @ ".join(str(x) for x in (h.amplitude, h.frequency, h.phase) if x is not None) for h in terms)
+
+
+def _harmonics_setter(name: str, coordinate: str) -> Callable[[Model, object], None]:
+    def apply(m: Model, text: object) -> None:
+        terms = []
+        for term in filter(str.strip, str(text).split(";")):
+            parts = [edits.parse_expression(p) for p in term.split("@")]
+            if len(parts) not in (2, 3):
+                raise ModelError(coordinate, "each term is 'amplitude @ frequency' or 'amplitude @ frequency @ phase'",
+                                 term.strip(), "e.g. 0.5 @ 3; 0.1 @ 10")
+            terms.append(Harmonic(*parts))
+        _trajectory_of(m, name).coordinates[coordinate] = terms
+
+    return apply

@@ -82,6 +82,7 @@ def test_every_item_of_every_sample_has_a_form():
             keys += [("point", b.label, n) for n in b.points] + [("frame", b.label, n) for n in b.frames]
         for j in model.joints:
             keys += [("joint", j.name)] + [("coordinate", j.name, c.name) for c in j.coordinates]
+        keys += [("force", f.name) for f in model.forces] + [("trajectory", t.name) for t in model.trajectories]
         for key in keys:
             title, fields = fields_for(model, key)
             assert title and fields, key

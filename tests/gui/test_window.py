@@ -132,3 +132,23 @@ def test_new_and_open_ask_before_losing_changes(window, answers, tmp_path):
     window.open_file(str(samples.path("four_bar")))
     assert window.document.model.body("1").inertia["m"] == 3.5
     assert [c[1] for c in answers["calls"]] == ["Unsaved changes"] * 2
+
+
+def test_force_elements_and_trajectories_are_edited_like_everything_else(window):
+    """The SLA's coil-over and its exciting trajectory are in the tree and the property editor; a bad
+    value is refused in words, a good one is one undoable command."""
+    before = dumps(window.document.model)
+    assert ("force", "coilover") in window.tree.items and ("trajectory", "exciting") in window.tree.items
+    edit_field(window, ("force", "coilover"), "stiffness", "-5")
+    assert "stiffness" in window.properties.error.text()
+    edit_field(window, ("trajectory", "exciting"), "theta1", "0.5 @ 3 @ 0 @ 1")
+    assert "amplitude @ frequency" in window.properties.error.text()
+    assert dumps(window.document.model) == before
+    edit_field(window, ("trajectory", "exciting"), "theta1", "0.4 @ 3; 0.1 @ sqrt(101)")
+    terms = window.document.model.trajectories[0].coordinates["theta1"]
+    assert [(h.amplitude, h.frequency) for h in terms] == [(0.4, 3.0), (0.1, "sqrt(101)")]
+    edit_field(window, ("force", "coilover"), "stiffness", "35000")
+    assert window.document.model.forces[0].stiffness == 35000.0
+    window.document.stack.undo()
+    window.document.stack.undo()
+    assert dumps(window.document.model) == before
