@@ -11,9 +11,16 @@ def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
+    """Row-wise cross product of (..., 3) arrays (broadcasting), written into one preallocated array: cheaper
+    than stacking the components, both for one sample and for many."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    x = np.asarray(a1 * b2 - a2 * b1)  # numpy unwraps a 0-d object result into the bare mpf or expression
+    out = np.empty(x.shape + (3,), dtype=x.dtype)
+    out[..., 0] = x
+    out[..., 1] = a2 * b0 - a0 * b2
+    out[..., 2] = a0 * b1 - a1 * b0
+    return out
 
 
 def matvec(r: np.ndarray, v: np.ndarray) -> np.ndarray:
