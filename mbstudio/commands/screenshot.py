@@ -1,7 +1,9 @@
-"""`mbstudio screenshot FILE OUT.png [--panel 3d|window] [--size WxH]`: render without a screen.
+"""`mbstudio screenshot FILE OUT.png [--panel 3d|ridge|plots|window] [--size WxH]`: render without a screen.
 
 The 3d panel renders with an off-screen pyvista plotter (no display needed); the window panel needs an X
-server for VTK and starts Xvfb itself when there is no DISPLAY.
+server for VTK and starts Xvfb itself when there is no DISPLAY. The ridge and plots panels run their job's
+task in this process (the same task functions the Analysis menu starts as jobs) and draw its result with
+the window's own panel; they need no X server (Qt draws off-screen without one).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from ..model import ModelError, load
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a model file (.mbs)")
     parser.add_argument("out", help="the PNG to write")
-    parser.add_argument("--panel", choices=("3d", "window"), default="window", help="what to render")
+    parser.add_argument("--panel", choices=("3d", "ridge", "plots", "window"), default="window", help="what to render")
     parser.add_argument("--size", default="1400x900", type=_size, help="image size WxH in pixels")
     parser.add_argument("--camera", choices=("front", "side", "top", "isometric"), default="isometric")
 
@@ -34,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.file)
     if args.panel == "3d":
         return _render_3d(model, args)
+    if args.panel in PANELS:
+        return _render_panel(model, args)
     return _render_window(model, args)
 
 
@@ -51,6 +55,53 @@ def _render_3d(model, args) -> int:
     plotter.screenshot(args.out)
     plotter.close()
     return 0
+
+
+# the ridge: DP and VP at 30 digits on a modest number of samples, so a screenshot takes seconds
+RIDGE_OPTIONS = {"method": "all", "digits": [30], "samples": 60}
+PANELS = {"ridge": ("base_parameters", RIDGE_OPTIONS), "plots": ("kinematics", {})}
+
+
+def _render_panel(model, args) -> int:
+    """Run the panel's task in-process, then draw its result in the panel and grab that at --size."""
+    from ..jobs.tasks import TASKS
+    from ..model import dumps
+
+    task, options = PANELS[args.panel]
+    result = TASKS[task](dumps(model), dict(options), lambda fraction, message="": None, lambda: False)
+    from ..gui import headless
+
+    headless.choose_qt_platform()
+    from PySide6.QtCore import QCoreApplication, QEvent, Qt
+
+    from ..gui.app import application
+
+    app = application()
+    if args.panel == "ridge":
+        from ..gui.ridge_panel import RidgePanel
+
+        panel = RidgePanel()
+    else:
+        from ..gui.plots_panel import PlotsPanel
+        from ..kinematics import Mechanism
+
+        panel = PlotsPanel()
+    panel.resize(*args.size)
+    panel.show()
+    app.processEvents()
+    panel.show_result(result)
+    if args.panel == "plots":
+        panel.select_series(Mechanism(model).independent)
+    app.processEvents()
+    image = panel.grab().toImage()
+    if (image.width(), image.height()) != args.size:  # a device pixel ratio other than 1
+        image = image.scaled(*args.size, Qt.AspectRatioMode.IgnoreAspectRatio,
+                             Qt.TransformationMode.SmoothTransformation)
+    ok = image.save(args.out, "PNG")
+    panel.close()
+    panel.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    return 0 if ok else 1
 
 
 def _render_window(model, args) -> int:

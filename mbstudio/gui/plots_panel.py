@@ -45,7 +45,7 @@ class PlotsPanel(QWidget):
         self.plot = pg.PlotWidget(background="w")
         self.plot.setLabel("bottom", "t [s]")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
-        self.plot.addLegend(brush=pg.mkBrush(255, 255, 255, 220)).setZValue(10)  # above the curves
+        self.plot.addLegend(brush=pg.mkBrush(255, 255, 255, 220), labelTextColor="k").setZValue(10)  # above curves
         self.cursor = pg.InfiniteLine(0.0, angle=90, movable=True, pen=pg.mkPen("#b02020", width=2))
         self.cursor.sigPositionChanged.connect(lambda: self.seek_time(self.cursor.value()))
         split = QSplitter()
@@ -88,6 +88,16 @@ class PlotsPanel(QWidget):
         self.slider.setRange(0, len(result.data["t"]) - 1)
         self.series.item(0).setSelected(True)
         self.seek(0)
+
+    def select_series(self, names) -> None:
+        """Plot exactly the series named (those present), e.g. the independent coordinates."""
+        wanted = set(names)
+        self.series.blockSignals(True)
+        for i in range(self.series.count()):
+            item = self.series.item(i)
+            item.setSelected(item.text() in wanted)
+        self.series.blockSignals(False)
+        self._replot()
 
     def _replot(self) -> None:
         self.plot.clear()

@@ -33,7 +33,7 @@ class RidgePanel(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setMinimumHeight(150)  # the spectrum needs height to show a ridge of tens of decades
         # bottom left: the spectra start high on the left and fall to the right, so that corner stays empty
-        self.legend = self.plot.addLegend(offset=(10, -10), brush=pg.mkBrush(255, 255, 255, 220))
+        self.legend = self.plot.addLegend(offset=(10, -10), brush=pg.mkBrush(255, 255, 255, 220), labelTextColor="k")
         self.legend.setZValue(10)  # above the curves and lines
         self.ranks = QLabel()
         self.ranks.setWordWrap(True)

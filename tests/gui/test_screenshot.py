@@ -35,3 +35,15 @@ def test_a_bad_size_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["screenshot", str(samples.path("four_bar")), str(tmp_path / "x.png"), "--size", "big"])
     assert "1280x800" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("panel", ["ridge", "plots"])
+def test_result_panels_render_after_running_their_analysis(qapp, display, tmp_path, panel):
+    """The ridge panel after the base-parameter analysis, the time histories after the kinematics along
+    the model's trajectory: a PNG of the asked size with curves on it."""
+    out = tmp_path / f"{panel}.png"
+    assert main(["screenshot", str(samples.path("four_bar")), str(out), "--panel", panel,
+                 "--size", "800x500"]) == 0
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (800, 500)
+    assert distinct_colours(image) > 20
