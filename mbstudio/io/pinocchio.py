@@ -11,6 +11,7 @@ import pinocchio as pin  # optional dependency: only this module needs it
 
 from mbstudio.kinematics import Mechanism
 from mbstudio.model.document import INERTIA_NAMES, JOINT_MOTIONS
+from mbstudio.model.validation import inertia_about_centre
 
 _PRIMITIVES = {"Rx": pin.JointModelRX, "Ry": pin.JointModelRY, "Rz": pin.JointModelRZ,
                "Tx": pin.JointModelPX, "Ty": pin.JointModelPY, "Tz": pin.JointModelPZ}
@@ -23,10 +24,7 @@ def _se3(frame) -> pin.SE3:
 def inertia(mech: Mechanism, label: str) -> pin.Inertia:
     """Our ten parameters about the body origin -> Pinocchio's (mass, centre of mass, inertia at the CoM)."""
     v = dict(zip(INERTIA_NAMES, mech.tree.geometry.inertia(mech.model.body(label)).astype(float), strict=True))
-    m = v["m"]
-    c = np.array([v["mx"], v["my"], v["mz"]]) / m
-    tensor = np.array([[v["Ixx"], v["Ixy"], v["Ixz"]], [v["Ixy"], v["Iyy"], v["Iyz"]], [v["Ixz"], v["Iyz"], v["Izz"]]])
-    return pin.Inertia(m, c, tensor - m * (c @ c * np.eye(3) - np.outer(c, c)))
+    return pin.Inertia(*inertia_about_centre(v))
 
 
 def build(mech: Mechanism) -> tuple[pin.Model, dict[str, int]]:

@@ -98,6 +98,16 @@ def _check_bodies(model: Model, symbols) -> set[str]:
     return labels
 
 
+def inertia_about_centre(v: dict[str, float]) -> tuple[float, np.ndarray, np.ndarray]:
+    """(m, centre of mass c, inertia tensor about c) from the ten parameters about the body origin, in body
+    axes (c = 0 for a massless body)."""
+    m = v["m"]
+    first = np.array([v["mx"], v["my"], v["mz"]])
+    tensor = np.array([[v["Ixx"], v["Ixy"], v["Ixz"]], [v["Ixy"], v["Iyy"], v["Iyz"]], [v["Ixz"], v["Iyz"], v["Izz"]]])
+    c = first / m if m > 0 else np.zeros(3)
+    return m, c, tensor - m * (c @ c * np.eye(3) - np.outer(c, c))
+
+
 def _check_inertia(body: Body, symbols) -> None:
     where = f"body '{body.label}'.inertia"
     v = {n: float_value(body.inertia[n], symbols, f"{where}.{n}") for n in INERTIA_NAMES}
@@ -106,14 +116,12 @@ def _check_inertia(body: Body, symbols) -> None:
         written = body.inertia["m"]
         raise ModelError(f"{where}.m", "is a negative mass", f"{written} = {m:.6g}" if isinstance(written, str) else m,
                          "a mass >= 0 kg")
-    first = np.array([v["mx"], v["my"], v["mz"]])
-    tensor = np.array([[v["Ixx"], v["Ixy"], v["Ixz"]], [v["Ixy"], v["Iyy"], v["Iyz"]], [v["Ixz"], v["Iyz"], v["Izz"]]])
-    scale = max(np.abs(tensor).max(), 1e-300)
-    if m == 0 and np.abs(first).max() > 0:
-        raise ModelError(where, "has first moments but zero mass", first.tolist(), "mx = my = mz = 0 when m = 0")
+    first = [v["mx"], v["my"], v["mz"]]
+    scale = max(abs(v[n]) for n in ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")) or 1e-300
+    if m == 0 and max(map(abs, first)) > 0:
+        raise ModelError(where, "has first moments but zero mass", first, "mx = my = mz = 0 when m = 0")
     with np.errstate(all="ignore"):  # huge or tiny values: overflow is detected below, not warned about
-        c = first / m if m > 0 else np.zeros(3)
-        centroidal = tensor - m * (c @ c * np.eye(3) - np.outer(c, c))
+        centroidal = inertia_about_centre(v)[2]
         principal = np.linalg.eigvalsh(centroidal) if np.isfinite(centroidal).all() else None
     if principal is None or not np.isfinite(principal).all():
         raise ModelError(where, "overflows when moved to the centre of mass", {n: v[n] for n in INERTIA_NAMES},
