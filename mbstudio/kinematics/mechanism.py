@@ -135,7 +135,7 @@ class Mechanism:
             if not report.converged.all():
                 break
             values = first + (target - first) * self.backend.scalar(k / steps)
-            current = current + (self.r_matrix(current) * (values - current[:, ind])[:, None, :]).sum(axis=2)
+            current = self._predict(current, values - current[:, ind])
             current[:, ind] = values
             current, report = newton(self, current)
         return current, report
@@ -161,9 +161,13 @@ class Mechanism:
                 first_bad = 1
             for k in range(first_bad, len(values)):
                 step = values[k] - values[k - 1]
-                predicted = q[k - 1:k] + (self.r_matrix(q[k - 1:k]) * step[None, None, :]).sum(axis=2)
+                predicted = self._predict(q[k - 1:k], step[None, :])
                 q[k] = self.assemble(values[k:k + 1], predicted)[0]
             return q
+
+    def _predict(self, q: np.ndarray, delta: np.ndarray) -> np.ndarray:
+        """First-order step of all coordinates for a step `delta` (N, n_ind) of the independent ones."""
+        return q + (self.r_matrix(q) * delta[:, None, :]).sum(axis=2)
 
     def _first_discontinuity(self, q: np.ndarray, values: np.ndarray, converged: np.ndarray) -> int | None:
         """First sample that did not converge or that jumps: |q_k − q_{k−1}| above 4 times the larger of the
