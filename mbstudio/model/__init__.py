@@ -13,8 +13,26 @@ from .document import (
     Parameter,
 )
 from .errors import AssemblyError, ModelError
-from .fileformat import dumps, load, loads, save
+from .fileformat import dumps, load, loads, save, write_atomic
 from .validation import validate
 
-__all__ = ["GROUND", "INERTIA_NAMES", "JOINT_MOTIONS", "JOINT_TYPES", "AssemblyError", "Body", "Coordinate",
-           "Frame", "Joint", "Model", "ModelError", "Parameter", "dumps", "load", "loads", "save", "validate"]
+__all__ = [
+    "GROUND",
+    "INERTIA_NAMES",
+    "JOINT_MOTIONS",
+    "JOINT_TYPES",
+    "AssemblyError",
+    "Body",
+    "Coordinate",
+    "Frame",
+    "Joint",
+    "Model",
+    "ModelError",
+    "Parameter",
+    "dumps",
+    "load",
+    "loads",
+    "save",
+    "validate",
+    "write_atomic",
+]

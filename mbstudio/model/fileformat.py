@@ -388,11 +388,15 @@ def _scalar(value) -> str:
 
 
 def save(model: Model, path: str | os.PathLike) -> None:
+    """Write the model's canonical text atomically (see write_atomic)."""
+    write_atomic(path, dumps(model))
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write atomically: a temporary file in the same folder, flushed, then renamed over the target.
     The file keeps the permissions it had (a new one gets the usual ones, from the umask); a failure leaves
     the target as it was, removes the temporary file and raises ModelError naming the path."""
     path = Path(path)
-    text = dumps(model)
     tmp = None
     try:
         mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
