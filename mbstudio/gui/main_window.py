@@ -232,8 +232,20 @@ class MainWindow(QMainWindow):
             self._show_base_parameters(kept)
         self._mark_stale()
 
+    def export_result(self, panel_name: str, fmt: str, path: str | None = None) -> bool:
+        """File › Export: the panel's result as `fmt`; no result yet or a failed write says so."""
+        panel = getattr(self, panel_name)
+        if panel.result is None:
+            QMessageBox.information(self, "Nothing to export", "Run the analysis first (Analysis menu).")
+            return False
+        try:
+            return panel.export(fmt, path)
+        except (ModelError, OSError) as exc:
+            QMessageBox.critical(self, "Export failed", f"Nothing was written:\n\n{exc}")
+            return False
+
     def _mark_stale(self) -> None:
-        for panel in (self.ridge, self.base_table):
+        for panel in (self.ridge, self.base_table, self.plots):
             if panel.result is not None:
                 panel.set_stale(panel.result.provenance.model_hash != self.jobs.current_hash)
 

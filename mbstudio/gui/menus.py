@@ -27,6 +27,13 @@ ANALYSES = (
     ("simulate", "&Simulate 1 s from Rest", "simulation", {"t_end": 1.0}, None),
     ("eom", "Symbolic &Equations of Motion", "symbolic_eom", {}, None),
 )
+# File › Export: window attribute of the panel, menu text, formats (each panel's export(fmt, path) writes them)
+EXPORTS = (
+    ("base_table", "&Base Parameters", ("csv", "json", "tex")),
+    ("ridge", "SVD &Ridge", ("csv", "json", "png", "svg")),
+    ("plots", "&Time Histories", ("csv", "json")),
+)
+FORMAT_NAMES = {"csv": "CSV", "json": "JSON", "tex": "LaTeX", "png": "PNG image", "svg": "SVG image"}
 
 
 def _action(window: MainWindow, text: str, slot, shortcut=None, tip: str = "") -> QAction:
@@ -67,6 +74,8 @@ def build(window: MainWindow) -> dict[str, QAction]:
         sample_menu.addAction(_action(window, name, lambda n=name: window.open_sample(n)))
     file_menu.addSeparator()
     file_menu.addActions([a["save"], a["save_as"], a["save_script"]])
+    export_menu = file_menu.addMenu("&Export")
+    _fill_export(window, export_menu, a)
     file_menu.addSeparator()
     file_menu.addAction(a["quit"])
 
@@ -112,6 +121,20 @@ def _stack_buttons(window: MainWindow) -> list[QAction]:
     stack.undoTextChanged.connect(lambda text: undo.setToolTip(f"Undo {text}"))
     stack.redoTextChanged.connect(lambda text: redo.setToolTip(f"Redo {text}"))
     return [undo, redo]
+
+
+def _fill_export(window: MainWindow, menu: QMenu, actions: dict[str, QAction]) -> None:
+    """One submenu per result panel; its entries are enabled only while the panel holds a result."""
+    for attr, text, formats in EXPORTS:
+        sub = menu.addMenu(text)
+        for fmt in formats:
+            action = _action(window, f"as {FORMAT_NAMES[fmt]}…", lambda p=attr, f=fmt: window.export_result(p, f))
+            actions[f"export_{attr}_{fmt}"] = action
+            sub.addAction(action)
+        sub.aboutToShow.connect(lambda s=sub, p=attr: [x.setEnabled(getattr(window, p).result is not None)
+                                                       for x in s.actions()])
+    menu.addSeparator()
+    menu.addAction(actions["screenshot"])
 
 
 def _fill_recent(window: MainWindow, menu: QMenu) -> None:

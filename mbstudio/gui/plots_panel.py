@@ -1,9 +1,13 @@
 """Time histories of a kinematics or simulation job, with a time cursor linked to the 3D view and playback
-controls (play/pause, step, speed, loop, time slider). The panel emits the coordinates of the shown
-frame; the window draws them. Playback runs on a QTimer, so the GUI thread never waits."""
+controls (play/pause, step, speed, loop, time slider), and export of every series as CSV or JSON. The
+panel emits the coordinates of the shown frame; the window draws them. Playback runs on a QTimer, so the
+GUI thread never waits."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import time
 
 import numpy as np
@@ -13,6 +17,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -23,8 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..io.json_text import json_text
 from ..jobs import JobResult
-from .ridge_panel import COLORS
+from ..model import ModelError, write_atomic
+from .ridge_panel import COLORS, STALE_TEXT, menu_button
 
 FRAME_MS = 33  # about 30 frames per second
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
@@ -57,8 +64,13 @@ class PlotsPanel(QWidget):
         self.timer.timeout.connect(self._tick)
         self._clock = 0.0
         self._t = 0.0  # playback time: continuous, so that speeds below one sample per frame still advance
+        self.stale = QLabel(STALE_TEXT)
+        self.stale.setStyleSheet("background: #ffe2b0; color: #804000; padding: 3px;")
+        self.stale.setWordWrap(True)
+        self.stale.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.stale)
         layout.addWidget(split, 1)
         layout.addLayout(self._controls())
 
@@ -75,7 +87,8 @@ class PlotsPanel(QWidget):
         row = QHBoxLayout()
         for widget in (_button("◀", lambda: self.seek(self.index - 1)), self.play_button,
                        _button("▶", lambda: self.seek(self.index + 1)), self.slider, self.time_label,
-                       self.speed, self.loop):
+                       self.speed, self.loop,
+                       menu_button("Export", [(f"{fmt}…", lambda f=fmt: self.export(f)) for fmt in ("csv", "json")])):
             row.addWidget(widget, 1 if widget is self.slider else 0)
         return row
 
@@ -88,6 +101,9 @@ class PlotsPanel(QWidget):
         self.slider.setRange(0, len(result.data["t"]) - 1)
         self.series.item(0).setSelected(True)
         self.seek(0)
+
+    def set_stale(self, stale: bool) -> None:
+        self.stale.setVisible(stale)
 
     def select_series(self, names) -> None:
         """Plot exactly the series named (those present), e.g. the independent coordinates."""
@@ -109,6 +125,20 @@ class PlotsPanel(QWidget):
             values = np.asarray(self.result.data["series"][item.text()], float)
             self.plot.plot(t, values, pen=pg.mkPen(COLORS[k % len(COLORS)], width=2), name=item.text())
         self.plot.addItem(self.cursor)
+
+    # ------------------------------------------------------------------ export
+    def export(self, fmt: str, path: str | None = None) -> bool:
+        """Every series (not only the plotted ones) at every time, with the provenance; 'csv' or 'json'.
+        The file is written atomically; a failure is raised as ModelError naming the path."""
+        if self.result is None:
+            return False
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export time histories", f"time_histories.{fmt}",
+                                                  f"{fmt.upper()} files (*.{fmt})")
+            if not path:
+                return False
+        write_atomic(path, time_series_text(self.result, fmt))
+        return True
 
     # ------------------------------------------------------------------ time
     @property
@@ -168,6 +198,25 @@ class PlotsPanel(QWidget):
             target = self.times[0]
         self.seek_time(target)
         self._t = target
+
+
+def time_series_text(result: JobResult, fmt: str) -> str:
+    """CSV: a '# provenance' line, then 't [s]' and one column per series, full float64 digits. JSON: the
+    provenance, the times and the series by name."""
+    t = np.asarray(result.data["t"], float)
+    series = {name: np.asarray(values, float) for name, values in result.data["series"].items()}
+    provenance = result.provenance.to_json()
+    if fmt == "json":
+        return json_text({"provenance": provenance, "task": result.task, "title": result.title, "t": t,
+                          "series": series})
+    if fmt != "csv":
+        raise ModelError("format", "is not an export format of time histories", fmt, "csv or json")
+    out = io.StringIO()
+    out.write(f"# provenance: {json.dumps(provenance, default=str)}\n")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["t [s]", *series])
+    writer.writerows([repr(float(x)) for x in row] for row in np.column_stack([t, *series.values()]))
+    return out.getvalue()
 
 
 def _button(text: str, slot, checkable: bool = False) -> QToolButton:

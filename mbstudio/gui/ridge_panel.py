@@ -1,10 +1,11 @@
 """The SVD ridge: log10 σ_i against i for DP and every VP precision, each with its tolerance line, the
-chosen rank and the ridge depth; the value under the mouse; export as PNG, SVG and CSV. The log10 values
+chosen rank and the ridge depth; the value under the mouse; export as PNG, SVG, CSV and JSON. The log10 values
 come computed from the job (in mpmath), so this panel only draws."""
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 
@@ -16,7 +17,9 @@ from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
+from ..io.json_text import json_text
 from ..jobs import JobResult
+from ..model import write_atomic
 
 COLORS = ("#202020", "#d0602a", "#2a70c0", "#40a040", "#a040a0", "#a08020")
 STALE_TEXT = "STALE: the model was edited after this run; run the analysis again."
@@ -47,7 +50,7 @@ class RidgePanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.hover, 1)
         buttons.addWidget(menu_button("Export", [(f"{fmt}…", lambda f=fmt: self.export(f))
-                                                 for fmt in ("PNG", "SVG", "CSV")]))
+                                                 for fmt in ("PNG", "SVG", "CSV", "JSON")]))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.stale)
@@ -116,15 +119,17 @@ class RidgePanel(QWidget):
 
     # ------------------------------------------------------------------ export
     def export(self, fmt: str, path: str | None = None) -> bool:
+        """fmt: png, svg, csv or json (any case); text files are written atomically."""
         if self.result is None:
             return False
+        fmt = fmt.upper()
         if path is None:
             path, _ = QFileDialog.getSaveFileName(self, f"Export the ridge as {fmt}", f"ridge.{fmt.lower()}",
                                                   f"{fmt} files (*.{fmt.lower()})")
             if not path:
                 return False
-        if fmt == "CSV":
-            write_csv(self.result, path)
+        if fmt in ("CSV", "JSON"):
+            write_atomic(path, spectra_text(self.result, fmt))
         elif fmt == "SVG":
             self._write_svg(path)
         else:
@@ -172,15 +177,19 @@ def _short(text: str, digits: int = 8) -> str:
         return text
 
 
-def write_csv(result: JobResult, path: str) -> None:
-    """One row per index: σ_i in full digits per curve; the provenance as a first '#' line."""
+def spectra_text(result: JobResult, fmt: str) -> str:
+    """CSV: one row per index, σ_i in full digits per curve, then log10 σ_i; the provenance as a first '#'
+    line. JSON: the provenance and each curve with its singular values (full digits, as text), tolerance,
+    rank and ridge depth."""
     spectra = result.data["spectra"]
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        f.write(f"# provenance: {json.dumps(result.provenance.to_json(), default=str)}\n")
-        writer = csv.writer(f)
-        writer.writerow(["i"] + [f"sigma {s['label']}" for s in spectra] + [f"log10 sigma {s['label']}"
-                                                                          for s in spectra])
-        for i in range(max(len(s["singular_values"]) for s in spectra)):
-            row = [s["singular_values"][i] if i < len(s["singular_values"]) else "" for s in spectra]
-            row += [f"{s['log10_sigma'][i]:.6f}" if i < len(s["log10_sigma"]) else "" for s in spectra]
-            writer.writerow([i + 1, *row])
+    if fmt == "JSON":
+        return json_text({"provenance": result.provenance.to_json(), "spectra": spectra})
+    out = io.StringIO()
+    out.write(f"# provenance: {json.dumps(result.provenance.to_json(), default=str)}\n")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["i"] + [f"sigma {s['label']}" for s in spectra] + [f"log10 sigma {s['label']}" for s in spectra])
+    for i in range(max(len(s["singular_values"]) for s in spectra)):
+        row = [s["singular_values"][i] if i < len(s["singular_values"]) else "" for s in spectra]
+        row += [f"{s['log10_sigma'][i]:.6f}" if i < len(s["log10_sigma"]) else "" for s in spectra]
+        writer.writerow([i + 1, *row])
+    return out.getvalue()

@@ -5,6 +5,7 @@ with a running job asks first."""
 from __future__ import annotations
 
 import csv
+import json
 import time
 
 import pytest
@@ -72,6 +73,11 @@ def test_the_results_export_with_provenance(sla_run, tmp_path):
     assert window.base_table.export("tex", str(tmp_path / "base.tex"))
     assert "\\begin{tabular}" in (tmp_path / "base.tex").read_text()
     assert "mx1" in window.base_table.copy("text") and "\\frac" in window.base_table.copy("latex")
+    ridge = json.loads(tmp_export(window, "ridge", ("json",), tmp_path)["json"])  # strict JSON: -inf as text
+    by_label = {s["label"]: s for s in ridge["spectra"]}
+    assert by_label["VP 50 digits"]["rank"] == 41 and ridge["provenance"]["model_hash"] == window.jobs.current_hash
+    assert by_label["VP 50 digits"]["singular_values"] == next(
+        s["singular_values"] for s in window.ridge.result.data["spectra"] if s["label"] == "VP 50 digits")
 
 
 def test_sorting_keeps_rows_whole(sla_run):
@@ -140,7 +146,7 @@ def test_the_analysis_menu_starts_jobs(window):
     window.jobs.cancel_all()
 
 
-def test_kinematics_along_the_trajectory_plots_and_animates_in_the_3d_view(window, qtbot, monkeypatch):
+def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbot, monkeypatch, tmp_path):
     from mbstudio import samples
     from mbstudio.model.document import Harmonic, Trajectory
 
@@ -167,3 +173,29 @@ def test_kinematics_along_the_trajectory_plots_and_animates_in_the_3d_view(windo
     frames = len(shown)
     plots.seek(plots.index - 1)
     assert len(shown) == frames + 1 and plots.index == 19
+    exported = tmp_export(window, "plots", ("csv", "json"), tmp_path)
+    rows = list(csv.reader(exported["csv"].splitlines()[1:]))
+    assert rows[0][0] == "t [s]" and len(rows) == 1 + 21
+    column = rows[0].index("theta1")
+    assert [float(r[column]) for r in rows[1:]] == list(job.result.data["series"]["theta1"])  # every digit
+    data = json.loads(exported["json"])
+    assert data["provenance"]["model_hash"] == job.model_hash and data["series"]["theta1"][10] == float(rows[11][column])
+
+
+def tmp_export(window, panel: str, formats, folder) -> dict[str, str]:
+    """Export through File › Export's own path (window.export_result) and read the text files back."""
+    out = {}
+    for fmt in formats:
+        path = folder / f"{panel}.{fmt}"
+        assert window.export_result(panel, fmt, str(path))
+        out[fmt] = path.read_text(encoding="utf-8")
+    return out
+
+
+def test_export_entries_wait_for_a_result(window, answers, tmp_path):
+    export = next(a.menu() for a in window.menuBar().actions()[0].menu().actions() if a.text() == "&Export")
+    ridge_menu = next(a.menu() for a in export.actions() if a.text() == "SVD &Ridge")
+    ridge_menu.aboutToShow.emit()
+    assert [a.isEnabled() for a in ridge_menu.actions()] == [False] * 4
+    assert not window.export_result("ridge", "csv", str(tmp_path / "r.csv"))
+    assert answers["calls"][-1][1] == "Nothing to export" and not (tmp_path / "r.csv").exists()
