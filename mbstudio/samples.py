@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
 
 from .model import Model
 from .model import load as load_file
 
-FOLDER = Path(__file__).resolve().parent.parent / "samples"
+# pyproject.toml installs the top-level samples/ folder as the package `mbstudio._samples`, so this finds it in a
+# source checkout, an editable install and a wheel alike; installed packages are plain folders, hence a Path.
+FOLDER = Path(str(files("mbstudio._samples")))
 DEFAULT = "sla_suspension"
 
 

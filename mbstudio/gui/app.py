@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from importlib.resources import files
 
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
@@ -12,7 +12,8 @@ from .main_window import MainWindow
 from .recovery import offer_recovery
 from .settings import APPLICATION, ORGANISATION
 
-ICON = Path(__file__).resolve().parents[2] / "resources" / "mbstudio.svg"
+# the top-level resources/ folder, installed as the package `mbstudio._resources` (see pyproject.toml)
+ICON = files("mbstudio._resources") / "mbstudio.svg"
 
 
 def application() -> QApplication:
@@ -20,8 +21,7 @@ def application() -> QApplication:
     app.setOrganizationName(ORGANISATION)
     app.setApplicationName(APPLICATION)
     app.setApplicationDisplayName("MB Studio")
-    if ICON.exists():  # a source checkout or editable install; a bare wheel has no resources folder
-        app.setWindowIcon(QIcon(str(ICON)))
+    app.setWindowIcon(QIcon(str(ICON)))
     return app
 
 
