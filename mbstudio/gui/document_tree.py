@@ -14,19 +14,26 @@ from ..model import GROUND, Model
 
 KEY = Qt.ItemDataRole.UserRole
 # Context-menu entries per kind of item: (request name, menu text).
+EDIT = [("rename", "Rename…"), ("delete", "Delete")]
 MENUS = {
     "parameters": [("add_parameter", "Add parameter")],
-    "parameter": [("rename", "Rename…"), ("delete", "Delete")],
-    "bodies": [("add_body", "Add body…")],
-    "body": [("add_body", "Add body attached here…"), ("add_point", "Add point"), ("rename", "Rename…"),
-             ("delete", "Delete")],
-    "ground": [("add_body", "Add body attached here…"), ("add_point", "Add point")],
+    "parameter": EDIT,
+    "bodies": [("add_body", "Add body…"), ("add_joint", "Add joint between two bodies…")],
+    "body": [("add_body", "Add body attached here…"), ("add_joint", "Add joint to another body…"),
+             ("add_point", "Add point"), ("add_frame", "Add frame"), *EDIT],
+    "ground": [("add_body", "Add body attached here…"), ("add_joint", "Add joint to a body…"),
+               ("add_point", "Add point"), ("add_frame", "Add frame")],
     "points": [("add_point", "Add point")],
-    "point": [("rename", "Rename…"), ("delete", "Delete")],
-    "frame": [("rename", "Rename…"), ("delete", "Delete")],
-    "joints": [("add_body", "Add body…")],
-    "joint": [("rename", "Rename…"), ("delete", "Delete")],
+    "point": EDIT,
+    "frames": [("add_frame", "Add frame")],
+    "frame": EDIT,
+    "joints": [("add_body", "Add body…"), ("add_joint", "Add joint between two bodies…")],
+    "joint": EDIT,
     "coordinate": [("rename", "Rename…")],
+    "forces": [("add_force", "Add force element…")],
+    "force": EDIT,
+    "trajectories": [("add_trajectory", "Add trajectory")],
+    "trajectory": EDIT,
 }
 
 
@@ -86,8 +93,9 @@ class DocumentTree(QTreeWidget):
         for name, p in body.points.items():
             self._item(points, ("point", body.label, name), name, ", ".join(str(v) for v in p))
         frames = self._item(item, ("frames", body.label), "Frames", str(len(body.frames)))
-        for name in body.frames:
-            self._item(frames, ("frame", body.label, name), name, "")
+        for name, frame in body.frames.items():
+            origin = frame.origin if isinstance(frame.origin, str) else ", ".join(str(v) for v in frame.origin)
+            self._item(frames, ("frame", body.label, name), name, f"at {origin}")
         if not ground:
             self._item(item, ("inertia", body.label), "Inertia", f"m = {body.inertia['m']}")
             self._item(item, ("shape", body.label), "Shape", (body.shape or {}).get("type", "(links)"))

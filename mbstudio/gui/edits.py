@@ -6,10 +6,14 @@ so an edit that raises or leaves an invalid model changes nothing.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import re
+from collections.abc import Iterator
 
-from ..model import INERTIA_NAMES, JOINT_MOTIONS, Body, Coordinate, Frame, Joint, Model, Parameter
-from ..model.document import body_key
+from ..kinematics import Mechanism
+from ..model import INERTIA_NAMES, JOINT_MOTIONS, Body, Coordinate, Frame, Joint, Model, ModelError, Parameter
+from ..model.document import FORCE_ELEMENTS, Harmonic, Trajectory, body_key
 from ..model.expressions import names as expression_names
 
 # Inertia of a new body: 1 kg, a small positive-definite tensor, so the model stays physically valid.
@@ -23,6 +27,14 @@ def parse_expression(text: str) -> float | str:
         return float(text)
     except ValueError:
         return text
+
+
+def parse_vector(text: str, where: str) -> list[float | str]:
+    """Three comma-separated numbers or expressions, or a ModelError naming `where`."""
+    parts = text.split(",")
+    if len(parts) != 3 or not all(p.strip() for p in parts):
+        raise ModelError(where, "must be three values separated by commas", text.strip(), "x, y, z, e.g. 0, 0, 1")
+    return [parse_expression(p) for p in parts]
 
 
 def free_name(prefix: str, taken: set[str]) -> str:
@@ -57,6 +69,37 @@ def _expressions(model: Model):
         for coordinate, harmonics in trajectory.coordinates.items():
             yield (f"trajectory '{trajectory.name}' {coordinate}",
                    [v for h in harmonics for v in (h.amplitude, h.frequency, h.phase)])
+    for element in model.forces:
+        yield f"force '{element.name}'", [v for _, value in _force_values(element)
+                                          for v in (value if isinstance(value, list) else [value])]
+
+
+# Force-element fields that name something (or hold a table of numbers) rather than an expression.
+_FORCE_REFERENCES = {"name", "body", "point", "body1", "point1", "body2", "point2", "coordinate", "table"}
+_FORCE_ENDS = (("body", "point"), ("body1", "point1"), ("body2", "point2"))
+
+
+def _force_values(element) -> Iterator[tuple[str, object]]:
+    """(field, value) for the element's expression fields (a point force's force is a vector)."""
+    for f in dataclasses.fields(element):
+        if f.name not in _FORCE_REFERENCES:
+            yield f.name, getattr(element, f.name)
+
+
+def _force_ends(element) -> list[tuple[str, str]]:
+    """The (body field, point field) pairs of a force element: where it acts."""
+    return [(b, p) for b, p in _FORCE_ENDS if hasattr(element, b)]
+
+
+def _frames_on(model: Model, label: str) -> Iterator[tuple[str, Frame]]:
+    """(where, frame) for every frame placed on body `label`: its own and the joints' frames on it."""
+    body = model.body(label)
+    yield from ((f"frame '{n}'", f) for n, f in body.frames.items())
+    for j in model.joints:
+        for side in ("parent", "child"):
+            frame = getattr(j, f"{side}_frame")
+            if body_key(getattr(j, side)) == body_key(label) and isinstance(frame, Frame):
+                yield f"joint '{j.name}' {side} frame", frame
 
 
 def _frame_values(frame: Frame) -> list:
@@ -70,19 +113,37 @@ def parameter_uses(model: Model, name: str) -> list[str]:
             if any(name in expression_names(v) for v in values)]
 
 
+def _acts_on_body(element, label: str) -> bool:
+    return any(body_key(getattr(element, b)) == body_key(label) for b, _ in _force_ends(element))
+
+
+def _acts_at_point(element, label: str, point: str) -> bool:
+    return any(body_key(getattr(element, b)) == body_key(label) and getattr(element, p) == point
+               for b, p in _force_ends(element))
+
+
 def body_uses(model: Model, label: str) -> list[str]:
-    return [f"joint '{j.name}'" for j in model.joints if label in (body_key(j.parent), body_key(j.child))]
+    """The joints attached to a body, what refers to their coordinates, and the force elements on it."""
+    joints = [j.name for j in model.joints if label in (body_key(j.parent), body_key(j.child))]
+    return ([f"joint '{j}'" for j in joints] + [use for j in joints for use in joint_uses(model, j)]
+            + [f"force '{e.name}'" for e in model.forces if _acts_on_body(e, label)])
 
 
 def point_uses(model: Model, label: str, point: str) -> list[str]:
-    body = model.body(label)
-    return [f"frame '{n}'" for n, f in body.frames.items() if f.origin == point]
+    return ([where for where, f in _frames_on(model, label) if f.origin == point]
+            + [f"force '{e.name}'" for e in model.forces if _acts_at_point(e, label, point)])
 
 
 def joint_uses(model: Model, name: str) -> list[str]:
+    """What names the joint's coordinates: the chosen independent ones, actuated ones, force elements and
+    trajectories."""
     coords = {c.name for c in model.joint(name).coordinates}
     chosen = model.independent_coordinates if isinstance(model.independent_coordinates, list) else []
-    return [f"independent coordinate '{c}'" for c in chosen if c in coords]
+    return ([f"independent coordinate '{c}'" for c in chosen if c in coords]
+            + [f"actuated coordinate '{c}'" for c in model.actuated if c in coords]
+            + [f"force '{e.name}'" for e in model.forces if getattr(e, "coordinate", None) in coords]
+            + [f"trajectory '{t.name}' coordinate '{c}'" for t in model.trajectories for c in t.coordinates
+               if c in coords])
 
 
 # ------------------------------------------------------------------ adding
@@ -100,6 +161,26 @@ def add_point(model: Model, label: str) -> str:
     return name
 
 
+def add_frame(model: Model, label: str) -> str:
+    body = model.body(label)
+    name = free_name("F", set(body.frames))
+    body.frames[name] = Frame([0.0, 0.0, 0.0])
+    return name
+
+
+def _new_coordinates(model: Model, prefix: str, count: int, bare: bool = False) -> list[Coordinate]:
+    """`count` new coordinates named prefix1, prefix2, ... (just `prefix` when `bare`, count is 1 and it is
+    free), each starting at 0."""
+    taken = set(model.coordinate_names())
+    if bare and count == 1 and prefix not in taken:
+        return [Coordinate(prefix, 0.0)]
+    out = []
+    for _ in range(count):
+        out.append(Coordinate(free_name(prefix, taken), 0.0))
+        taken.add(out[-1].name)
+    return out
+
+
 def add_body(model: Model, parent: str, joint_type: str, name: str = "", at_point: str | None = None) -> str:
     """A new body joined to `parent` by a new joint of `joint_type` placed at one of the parent's points
     (default its origin); the body gets a point 'tip' so that it is drawn as a link. Returns its label."""
@@ -107,21 +188,86 @@ def add_body(model: Model, parent: str, joint_type: str, name: str = "", at_poin
     label = free_name("", labels) if not labels or all(lb.isdigit() for lb in labels) else free_name("b", labels)
     body = Body(label, name or f"body {label}", dict(_NEW_INERTIA), {"tip": [0.1, 0.0, 0.0]})
     model.bodies.append(body)
-    joints = {j.name for j in model.joints}
-    coords = set(model.coordinate_names())
-    motions = JOINT_MOTIONS[joint_type]
-    prefix = f"q{label}" if len(motions) == 1 else f"q{label}_"
-    new_coords = []
-    for _ in motions:
-        cname = prefix if len(motions) == 1 and prefix not in coords else free_name(prefix, coords)
-        coords.add(cname)
-        new_coords.append(Coordinate(cname, 0.0))
+    count = len(JOINT_MOTIONS[joint_type])
+    new_coords = _new_coordinates(model, f"q{label}" if count == 1 else f"q{label}_", count, bare=True)
     origin = at_point if at_point else [0.0, 0.0, 0.0]
-    model.joints.append(Joint(free_name("J", joints), joint_type, body_key(parent), label, Frame(origin),
-                              Frame([0.0, 0.0, 0.0]), new_coords))
+    model.joints.append(Joint(free_name("J", {j.name for j in model.joints}), joint_type, body_key(parent), label,
+                              Frame(origin), Frame([0.0, 0.0, 0.0]), new_coords))
     if isinstance(model.independent_coordinates, list):  # a new branch adds its joint's freedoms
         model.independent_coordinates = [*model.independent_coordinates, *(c.name for c in new_coords)]
     return label
+
+
+def add_joint(model: Model, parent: str, child: str, joint_type: str, parent_point: str | None = None,
+              child_point: str | None = None, axis: list | None = None) -> str:
+    """A joint between two bodies already in the mechanism, which closes a loop: placed at a point of each
+    body (default its origin), its z axis `axis` in each body's axes. The Mechanism makes one joint of the
+    loop a cut joint. Hand-chosen independent coordinates no longer fit the fewer freedoms, so the choice
+    goes back to "auto". Returns the joint's name."""
+    name = free_name("J", {j.name for j in model.joints})
+    frames = [Frame(point or [0.0, 0.0, 0.0], list(axis) if axis else None) for point in (parent_point, child_point)]
+    model.joints.append(Joint(name, joint_type, body_key(parent), body_key(child), *frames,
+                              _new_coordinates(model, f"{name}_q", len(JOINT_MOTIONS[joint_type]))))
+    model.independent_coordinates = "auto"
+    return name
+
+
+def set_joint_frame(model: Model, joint: str, side: str, frame: str | None) -> None:
+    """Make a joint's frame on its `side` ("parent" or "child") a named frame of that body, or (None) a frame
+    of the joint's own, starting where the named frame was."""
+    j = model.joint(joint)
+    current = getattr(j, f"{side}_frame")
+    if frame is None and isinstance(current, str):
+        frame = copy.deepcopy(model.body(getattr(j, side)).frames[current])
+    setattr(j, f"{side}_frame", frame if frame is not None else current)
+
+
+def independent_coordinates(model: Model) -> list[str]:
+    """The independent coordinates: the chosen ones, else those the Mechanism picks."""
+    if isinstance(model.independent_coordinates, list):
+        return list(model.independent_coordinates)
+    return Mechanism(model).independent
+
+
+def add_trajectory(model: Model) -> str:
+    """A Fourier trajectory over the independent coordinates (two harmonics each, at frequencies that are
+    different for every coordinate and not in integer ratio, so that they excite independently)."""
+    coordinates = independent_coordinates(model)
+    if not coordinates:
+        raise ModelError("trajectory", "has no coordinate to move", "no independent coordinates",
+                         "a mechanism with at least one degree of freedom: add a body first")
+    name = free_name("trajectory", {t.name for t in model.trajectories})
+    terms = {c: [Harmonic(0.1, float(2 * k + 1)), Harmonic(0.05, f"sqrt({2 * (2 * k + 1) ** 2})")]  # (2k+1)√2
+             for k, c in enumerate(coordinates)}
+    model.trajectories.append(Trajectory(name, terms, 10.0, 200))
+    return name
+
+
+def add_force(model: Model, kind: str) -> str:
+    """A force element of type `kind` (see FORCE_ELEMENTS) with zero values, placed on the first points or
+    coordinate the model has, for the person to edit. Returns its name."""
+    name = free_name(kind, {e.name for e in model.forces})
+    places = [(b.label, p) for b in [*model.bodies, model.ground] for p in b.points]
+    coordinates = independent_coordinates(model) or model.coordinate_names()
+    cls = FORCE_ELEMENTS[kind]
+    needs = {f.name for f in dataclasses.fields(cls)}
+    if "coordinate" in needs and not coordinates:
+        raise ModelError(f"{kind} '{name}'", "needs a joint coordinate to act on", "no coordinates",
+                         "a mechanism with at least one moving joint: add a body first")
+    if "point" in needs and not places:
+        raise ModelError(f"{kind} '{name}'", "needs a point to act at", "no points", "add a point to a body first")
+    if "point1" in needs and len({b for b, _ in places}) < 2:
+        raise ModelError(f"{kind} '{name}'", "needs points on two bodies", [f"{b}.{p}" for b, p in places],
+                         "add points to two bodies (or a body and the ground) first")
+    if "coordinate" in needs:
+        extra = {"formula": 0.0} if kind == "actuator" else {}
+        model.forces.append(cls(name, coordinates[0], **extra))
+    elif "point" in needs:
+        model.forces.append(cls(name, *places[0]))
+    else:  # the first point of the first body and the last one of another body (the ground comes last)
+        other = next(place for place in reversed(places) if place[0] != places[0][0])
+        model.forces.append(cls(name, *places[0], *other))
+    return name
 
 
 # ------------------------------------------------------------------ renaming
@@ -162,6 +308,10 @@ def _substitute(model: Model, old: str, new: str) -> None:
             for h in harmonics:
                 h.amplitude, h.frequency = _rename_in(h.amplitude, old, new), _rename_in(h.frequency, old, new)
                 h.phase = _rename_in(h.phase, old, new)
+    for element in model.forces:
+        for key, value in _force_values(element):
+            setattr(element, key, _rename_vector(value, old, new) if isinstance(value, list)
+                    else _rename_in(value, old, new))
 
 
 def rename_parameter(model: Model, old: str, new: str) -> None:
@@ -171,18 +321,28 @@ def rename_parameter(model: Model, old: str, new: str) -> None:
 
 
 def rename_body(model: Model, old: str, new: str) -> None:
-    """Change a body's label and the joints that name it."""
+    """Change a body's label and the joints and force elements that name it."""
     model.body(old).label = new
     for j in model.joints:
         j.parent = new if body_key(j.parent) == old else j.parent
         j.child = new if body_key(j.child) == old else j.child
+    for element in model.forces:
+        for b, _ in _force_ends(element):
+            if body_key(getattr(element, b)) == old:
+                setattr(element, b, new)
 
 
 def rename_point(model: Model, label: str, old: str, new: str) -> None:
+    """Rename a point and the frames and force elements placed at it."""
+    frames = [f for _, f in _frames_on(model, label) if f.origin == old]
     body = model.body(label)
     body.points = {new if k == old else k: v for k, v in body.points.items()}
-    for frame in body.frames.values():
-        frame.origin = new if frame.origin == old else frame.origin
+    for frame in frames:
+        frame.origin = new
+    for element in model.forces:
+        for b, p in _force_ends(element):
+            if body_key(getattr(element, b)) == body_key(label) and getattr(element, p) == old:
+                setattr(element, p, new)
 
 
 def rename_frame(model: Model, label: str, old: str, new: str) -> None:
@@ -200,23 +360,43 @@ def rename_joint(model: Model, old: str, new: str) -> None:
 
 
 def rename_coordinate(model: Model, joint: str, old: str, new: str) -> None:
+    """Rename a coordinate everywhere it is named: independent and actuated lists, trajectories, forces."""
     next(c for c in model.joint(joint).coordinates if c.name == old).name = new
     if isinstance(model.independent_coordinates, list):
         model.independent_coordinates = [new if c == old else c for c in model.independent_coordinates]
+    model.actuated = [new if c == old else c for c in model.actuated]
     for trajectory in model.trajectories:
         trajectory.coordinates = {new if c == old else c: h for c, h in trajectory.coordinates.items()}
+    for element in model.forces:
+        if getattr(element, "coordinate", None) == old:
+            element.coordinate = new
+
+
+def force_of(model: Model, name: str):
+    return next(e for e in model.forces if e.name == name)
+
+
+def trajectory_of(model: Model, name: str) -> Trajectory:
+    return next(t for t in model.trajectories if t.name == name)
+
+
+def rename_force(model: Model, old: str, new: str) -> None:
+    force_of(model, old).name = new  # validation refuses a duplicate
+
+
+def rename_trajectory(model: Model, old: str, new: str) -> None:
+    if any(t.name == new for t in model.trajectories):
+        raise ModelError(f"trajectory '{old}'", "cannot take the name of another trajectory", new,
+                         "a name no other trajectory has")
+    trajectory_of(model, old).name = new
 
 
 def set_joint_type(model: Model, name: str, joint_type: str) -> None:
     """Change a joint's type, keeping as many of its coordinates as the new type has and naming new ones."""
     joint = model.joint(name)
-    taken = set(model.coordinate_names())
     count = len(JOINT_MOTIONS[joint_type])
     kept = joint.coordinates[:count]
-    while len(kept) < count:
-        cname = free_name(f"{name}_q", taken)
-        taken.add(cname)
-        kept.append(Coordinate(cname, 0.0))
+    kept += _new_coordinates(model, f"{name}_q", count - len(kept))
     dropped = {c.name for c in joint.coordinates[count:]}
     joint.type, joint.coordinates = joint_type, kept
     if isinstance(model.independent_coordinates, list):
@@ -233,29 +413,43 @@ def delete_parameter(model: Model, name: str) -> None:
 
 
 def delete_body(model: Model, label: str) -> None:
-    """Remove a body and the joints attached to it."""
+    """Remove a body, the joints attached to it and the force elements acting on it."""
     model.bodies = [b for b in model.bodies if b.label != label]
+    model.forces = [e for e in model.forces if not _acts_on_body(e, label)]
     removed = [j for j in model.joints if label in (body_key(j.parent), body_key(j.child))]
     for j in removed:
         delete_joint(model, j.name)
 
 
 def delete_joint(model: Model, name: str) -> None:
+    """Remove a joint and every reference to its coordinates (force elements on them are removed too)."""
     coords = {c.name for c in model.joint(name).coordinates}
     model.joints = [j for j in model.joints if j.name != name]
     if isinstance(model.independent_coordinates, list):
         model.independent_coordinates = [c for c in model.independent_coordinates if c not in coords]
+    model.actuated = [c for c in model.actuated if c not in coords]
+    model.forces = [e for e in model.forces if getattr(e, "coordinate", None) not in coords]
+    for t in model.trajectories:
+        t.coordinates = {c: h for c, h in t.coordinates.items() if c not in coords}
 
 
 def delete_point(model: Model, label: str, name: str) -> None:
-    """Remove a point; frames placed at it keep its position as their origin."""
-    body = model.body(label)
-    position = body.points.pop(name)
-    for frame in body.frames.values():
-        if frame.origin == name:
-            frame.origin = list(position)
+    """Remove a point; frames placed at it keep its position as their origin, force elements at it go."""
+    frames = [f for _, f in _frames_on(model, label) if f.origin == name]
+    position = model.body(label).points.pop(name)
+    for frame in frames:
+        frame.origin = list(position)
+    model.forces = [e for e in model.forces if not _acts_at_point(e, label, name)]
 
 
 def delete_frame(model: Model, label: str, name: str) -> None:
     del model.body(label).frames[name]
 
+
+
+def delete_force(model: Model, name: str) -> None:
+    model.forces = [e for e in model.forces if e.name != name]
+
+
+def delete_trajectory(model: Model, name: str) -> None:
+    model.trajectories = [t for t in model.trajectories if t.name != name]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from ..model import GROUND, INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
-from ..model.document import Harmonic, body_key
+from ..model.document import Harmonic, Trajectory, body_key
 from . import edits
 
 SHAPE_TYPES = ("(links)", "box", "cylinder", "sphere")
@@ -19,7 +19,8 @@ INERTIA_UNITS = {"m": "kg", "mx": "kg·m", "my": "kg·m", "mz": "kg·m"}
 @dataclass
 class Field:
     """kind: text, expr (number or expression), number, optional (number or empty), vector (three
-    expressions), origin (a point name or three expressions), choice, bool."""
+    expressions), optional_vector (three expressions or empty), origin (a point name or three expressions;
+    `choices` are the point names offered), choice, bool."""
 
     name: str
     kind: str
@@ -82,17 +83,18 @@ def _point(model: Model, label: str, name: str) -> tuple[str, list[Field]]:
         Field("position", "vector", p, move, "m")]
 
 
+def _frame_fields(frame: Frame, frame_of: Callable[[Model], Frame], points: list[str], prefix: str = "") -> list[Field]:
+    """Origin (typed, or picked among the body's `points`), z axis and x reference of a frame on a body."""
+    return [Field(f"{prefix}origin", "origin", frame.origin, _set(frame_of, "origin"), "m", tuple(points)),
+            Field(f"{prefix}z axis", "vector", frame.z or [0, 0, 1], _set(frame_of, "z")),
+            Field(f"{prefix}x reference", "optional_vector", frame.x, _set(frame_of, "x"))]
+
+
 def _frame(model: Model, label: str, name: str) -> tuple[str, list[Field]]:
-    f = model.body(label).frames[name]
-
-    def frame(m: Model) -> Frame:
-        return m.body(label).frames[name]
-
-    return f"frame '{name}' of body '{model.body(label).name}'", [
+    body = model.body(label)
+    return f"frame '{name}' of body '{body.name}'", [
         Field("name", "text", name, lambda m, v: edits.rename_frame(m, label, name, v), renames=True),
-        Field("origin", "origin", f.origin, _set(frame, "origin"), "m"),
-        Field("z axis", "vector", f.z or [0, 0, 1], _set(frame, "z")),
-        Field("x reference", "optional_vector", f.x, _set(frame, "x"))]
+        *_frame_fields(body.frames[name], lambda m: m.body(label).frames[name], list(body.points))]
 
 
 def _inertia(model: Model, label: str) -> tuple[str, list[Field]]:
@@ -131,7 +133,26 @@ def _joint(model: Model, name: str) -> tuple[str, list[Field]]:
         Field("type", "choice", j.type, lambda m, v: edits.set_joint_type(m, name, v), choices=JOINT_TYPES),
         Field("parent", "choice", body_key(j.parent), _set(lambda m: m.joint(name), "parent"), choices=labels),
         Field("child", "choice", body_key(j.child), _set(lambda m: m.joint(name), "child"), choices=labels),
-        Field("cut joint", "bool", bool(j.cut), lambda m, v: setattr(m.joint(name), "cut", v or None))]
+        Field("cut joint", "bool", bool(j.cut), lambda m, v: setattr(m.joint(name), "cut", v or None)),
+        *_joint_frame_fields(model, name, "parent"), *_joint_frame_fields(model, name, "child")]
+
+
+OWN_FRAME = "(the joint's own)"
+
+
+def _joint_frame_fields(model: Model, joint: str, side: str) -> list[Field]:
+    """Which frame of the `side` body the joint uses (a named one, or its own) and, for its own, where."""
+    j = model.joint(joint)
+    body, frame = model.body(getattr(j, side)), getattr(j, f"{side}_frame")
+
+    def choose(m: Model, v) -> None:
+        edits.set_joint_frame(m, joint, side, None if v == OWN_FRAME else v)
+
+    out = [Field(f"{side} frame", "choice", OWN_FRAME if isinstance(frame, Frame) else frame, choose,
+                 choices=(OWN_FRAME, *body.frames))]
+    if isinstance(frame, Frame):
+        out += _frame_fields(frame, lambda m: getattr(m.joint(joint), f"{side}_frame"), list(body.points), f"{side} ")
+    return out
 
 
 def _coordinate(model: Model, joint: str, name: str) -> tuple[str, list[Field]]:
@@ -155,13 +176,9 @@ _FORCE_UNITS = {"stiffness": "N/m or N m/rad", "damping": "N s/m or N m s/rad", 
                 "velocity_scale": "m/s or rad/s"}
 
 
-def _force_of(m: Model, name: str):
-    return next(f for f in m.forces if f.name == name)
-
-
 def _force(model: Model, name: str) -> tuple[str, list[Field]]:
     """Every field of the element's type; a table (actuator) is shown and edited as 't: value; ...'."""
-    element = _force_of(model, name)
+    element = edits.force_of(model, name)
     out = []
     for f in fields(element):
         if f.name == "name":
@@ -169,13 +186,13 @@ def _force(model: Model, name: str) -> tuple[str, list[Field]]:
         value = getattr(element, f.name)
         if f.name == "table":
             text = "; ".join(f"{t}: {v}" for t, v in value) if value else ""
-            out.append(Field("table", "text", text, lambda m, v: setattr(_force_of(m, name), "table", _table(v)),
+            out.append(Field("table", "text", text, lambda m, v: setattr(edits.force_of(m, name), "table", _table(v)),
                              "t [s]: value"))
         elif f.name in _FORCE_TEXT:
-            out.append(Field(f.name, "text", value, _set(lambda m: _force_of(m, name), f.name)))
+            out.append(Field(f.name, "text", value, _set(lambda m: edits.force_of(m, name), f.name)))
         else:
             kind = "vector" if isinstance(value, list) else "expr"
-            out.append(Field(f.name, kind, value, _set(lambda m: _force_of(m, name), f.name),
+            out.append(Field(f.name, kind, value, _set(lambda m: edits.force_of(m, name), f.name),
                              _FORCE_UNITS.get(f.name, "")))
     return f"{element.type} '{name}'", out
 
@@ -195,17 +212,17 @@ def _table(text: str) -> list[list[float]] | None:
     return rows
 
 
-def _trajectory_of(m: Model, name: str):
-    return next(t for t in m.trajectories if t.name == name)
-
-
 def _trajectory(model: Model, name: str) -> tuple[str, list[Field]]:
     """Duration, samples, and per coordinate its harmonics as 'A @ ω [@ φ]; ...' (ω in rad/s)."""
-    t = _trajectory_of(model, name)
-    out = [Field("duration", "number", t.duration, _set(lambda m: _trajectory_of(m, name), "duration"), "s"),
-           Field("samples", "number", t.samples, lambda m, v: setattr(_trajectory_of(m, name), "samples", _count(v))),
+    t = edits.trajectory_of(model, name)
+
+    def trajectory(m: Model) -> Trajectory:
+        return edits.trajectory_of(m, name)
+
+    out = [Field("duration", "number", t.duration, _set(trajectory, "duration"), "s"),
+           Field("samples", "number", t.samples, lambda m, v: setattr(trajectory(m), "samples", _count(v))),
            Field("description", "text", t.description or "",
-                 lambda m, v: setattr(_trajectory_of(m, name), "description", v or None))]
+                 lambda m, v: setattr(trajectory(m), "description", v or None))]
     for coordinate, terms in t.coordinates.items():
         out.append(Field(coordinate, "text", _harmonics_text(terms), _harmonics_setter(name, coordinate),
                          "A @ ω [@ φ]; ..."))
@@ -231,6 +248,6 @@ def _harmonics_setter(name: str, coordinate: str) -> Callable[[Model, object], N
                 raise ModelError(coordinate, "each term is 'amplitude @ frequency' or 'amplitude @ frequency @ phase'",
                                  term.strip(), "e.g. 0.5 @ 3; 0.1 @ 10")
             terms.append(Harmonic(*parts))
-        _trajectory_of(m, name).coordinates[coordinate] = terms
+        edits.trajectory_of(m, name).coordinates[coordinate] = terms
 
     return apply

@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
 from ..model import ModelError
 from ..model.validation import float_value
 from .document import Document
-from .edits import parse_expression
+from .edits import parse_expression, parse_vector
 from .fields import Field, fields_for
 
-ERROR_STYLE = "QLineEdit { border: 2px solid #c03030; }"
+ERROR_BORDER = "{ border: 2px solid #c03030; }"
 
 
 def _text(value: object) -> str:
@@ -51,10 +51,7 @@ def parse(field: Field, text: str) -> object:
     if field.kind == "origin" and "," not in text:
         return text  # a point name
     if field.kind in ("vector", "origin", "optional_vector"):
-        parts = text.split(",")
-        if len(parts) != 3:
-            raise ModelError(field.name, "must be three values separated by commas", text, "x, y, z")
-        return [parse_expression(p) for p in parts]
+        return parse_vector(text, field.name)
     return parse_expression(text)
 
 
@@ -79,6 +76,7 @@ class PropertyEditor(QWidget):
         layout.addWidget(self.scroll, 1)
         layout.addWidget(self.error)
         self.editors: dict[str, QWidget] = {}
+        self.fields: list[Field] = []
 
     def show_item(self, key: tuple) -> None:
         """Fill the form for `key` (the previous form is dropped: safe even inside one of its signals)."""
@@ -88,7 +86,7 @@ class PropertyEditor(QWidget):
         self.error.clear()
         form_widget = QWidget()
         form = QFormLayout(form_widget)
-        self.editors = {}
+        self.editors, self.fields = {}, fields
         for field in fields:
             form.addRow(field.name, self._row(field))
         if not fields:
@@ -116,6 +114,8 @@ class PropertyEditor(QWidget):
             editor = QCheckBox()
             editor.setChecked(bool(field.value))
             editor.toggled.connect(lambda on, f=field: self._apply(f, on))
+        elif field.kind == "origin":
+            editor = self._origin_editor(field)
         else:
             editor = QLineEdit(_text(field.value))
             editor.setCursorPosition(0)  # long texts show their beginning
@@ -131,6 +131,22 @@ class PropertyEditor(QWidget):
         unit.setMinimumWidth(40)  # fields line up whatever their unit
         layout.addWidget(unit)
         return row
+
+    def _origin_editor(self, field: Field) -> QComboBox:
+        """Pick one of the body's points, or type coordinates: an editable list of the point names."""
+        editor = QComboBox()
+        editor.setEditable(True)
+        editor.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)  # typed coordinates are not points
+        editor.addItems(list(field.choices))
+        editor.setCurrentText(_text(field.value))
+        editor.lineEdit().setCursorPosition(0)
+        points = ", ".join(field.choices) or "none yet"
+        hint = f"a point of the body ({points}), or x, y, z as {self._hint(field)}"
+        editor.lineEdit().setPlaceholderText(hint)
+        editor.setToolTip(hint)
+        editor.activated.connect(lambda i, f=field, e=editor: self.commit(f, e.itemText(i)))
+        editor.lineEdit().editingFinished.connect(lambda f=field, e=editor: self.commit(f, e.currentText()))
+        return editor
 
     def _hint(self, field: Field) -> str:
         names = ", ".join(p.name for p in self.document.model.parameters) or "none yet"
@@ -150,8 +166,8 @@ class PropertyEditor(QWidget):
 
     def commit(self, field: Field, text: str) -> bool:
         """Parse and apply typed text; returns whether the document accepted it."""
-        if text.strip() == _text(field.value).strip():
-            return True  # editingFinished also fires on focus loss with nothing changed
+        if text.strip() == _text(field.value).strip() or not self._shown(field):
+            return True  # editingFinished also fires on focus loss with nothing changed, or from a replaced form
         try:
             value = parse(field, text)
         except ModelError as exc:
@@ -170,10 +186,16 @@ class PropertyEditor(QWidget):
         if field.renames:
             self.show_item(key[:-1] + (value,))
             self.renamed.emit(self.key)
+        elif self._shown(field):
+            self.refresh()  # nobody listening to the document rebuilt the form: show the new values
         return True
+
+    def _shown(self, field: Field) -> bool:
+        """Whether `field` belongs to the form on screen (not to one an edit has replaced)."""
+        return any(f is field for f in self.fields)
 
     def _fail(self, field: Field, exc: ModelError) -> None:
         editor = self.editors.get(field.name)
-        if isinstance(editor, QLineEdit):
-            editor.setStyleSheet(ERROR_STYLE)
+        if isinstance(editor, QLineEdit | QComboBox):
+            editor.setStyleSheet(f"{type(editor).__name__} {ERROR_BORDER}")
         self.error.setText(f"Not applied — {exc}")
