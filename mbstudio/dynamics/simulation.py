@@ -213,13 +213,21 @@ def _series(mech: Mechanism, forces: AppliedForces, t: np.ndarray, q: np.ndarray
     qd = (R * qd_ind[:, None, :]).sum(axis=2)
     Q = forces.generalized(t, q, qd)
     qdd = mech.accelerations(q, qd, closed_loop_forward_dynamics(mech, q, qd, Q, R))
-    phi = np.abs(mech.residual(q))
     actuators = [e for e in forces.elements if isinstance(e, Actuator)]
+    return motion_result(mech, forces, t, q, qd, qdd, Q,
+                         {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in actuators})
+
+
+def motion_result(mech: Mechanism, forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd: np.ndarray,
+                  qdd: np.ndarray, Q: np.ndarray, actuators: dict[str, tuple[str, np.ndarray]]) -> SimulationResult:
+    """The series of a motion whose state (q, q̇, q̈) is known at the times t, under the tree generalized
+    forces Q (actuators included), for the simulation and for a prescribed path alike."""
+    phi = np.abs(mech.residual(q))
     return SimulationResult(
         t=t, coordinates=list(mech.coordinates), units=["rad" if k == "R" else "m" for k in mech.tree.kinds],
         q=q, qd=qd, qdd=qdd, poses={k: v for k, v in mech.poses(q).items() if k != GROUND},
         kinetic=kinetic_energy(mech, q, qd),
         potential=gravity_potential(mech, q) + forces.potential(q),
         residual=phi.max(axis=1) if phi.shape[1] else np.zeros(len(t)),
-        actuators={e.name: (e.coordinate, forces.actuator_value(e, t)) for e in actuators},
+        actuators=actuators,
         reactions=joint_reactions(mech, q, qd, qdd, Q))

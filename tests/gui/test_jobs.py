@@ -179,7 +179,8 @@ def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbo
     column = rows[0].index("theta1")
     assert [float(r[column]) for r in rows[1:]] == list(job.result.data["series"]["theta1"])  # every digit
     data = json.loads(exported["json"])
-    assert data["provenance"]["model_hash"] == job.model_hash and data["series"]["theta1"][10] == float(rows[11][column])
+    assert data["provenance"]["model_hash"] == job.model_hash
+    assert data["series"]["theta1"][10] == float(rows[11][column])
 
 
 def tmp_export(window, panel: str, formats, folder) -> dict[str, str]:
