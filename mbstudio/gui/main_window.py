@@ -20,6 +20,7 @@ from .coordinates_panel import CoordinatesPanel, coordinate_range
 from .document import Document
 from .document_tree import DocumentTree
 from .edit_actions import EditActions
+from .job_options import ask_options
 from .jobs_panel import JobManager, JobsPanel
 from .plots_panel import PlotsPanel
 from .properties import PropertyEditor
@@ -27,7 +28,7 @@ from .recovery import Autosave, discard
 from .results_table import BaseParameterTable
 from .ridge_panel import RidgePanel
 from .script import model_script
-from .settings import add_recent, settings
+from .settings import add_recent, keep_options, last_options, settings
 from .view3d import View3D
 
 MODEL_FILTER = "MB Studio models (*.mbs)"
@@ -199,6 +200,14 @@ class MainWindow(QMainWindow):
     def run_job(self, task: str, options: dict | None = None, title: str | None = None) -> Job:
         """Start an analysis on a snapshot of the document; its result arrives through `_job_finished`."""
         return self.jobs.start(task, dumps(self.document.model), dict(options or {}), title or task)
+
+    def run_analysis(self, task: str, title: str) -> Job | None:
+        """Ask for the options (starting from the last ones used), then run; None if the user cancels."""
+        options = ask_options(task, self.document.model, last_options(task), self)
+        if options is None:
+            return None
+        keep_options(task, options)
+        return self.run_job(task, options, title)
 
     def _job_finished(self, job: Job) -> None:
         if job.state != DONE:

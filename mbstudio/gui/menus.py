@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QMessageBox
 
-from .. import samples
+from .. import __version__, samples
 from .settings import recent_files
 
 if TYPE_CHECKING:
@@ -15,17 +15,24 @@ if TYPE_CHECKING:
 
 Key = QKeySequence.StandardKey
 CAMERAS = (("front", "Front", "1"), ("side", "Side", "2"), ("top", "Top", "3"), ("isometric", "Isometric", "0"))
-# name, menu text, job, options, shortcut
+# Analyses with an options dialog: name, menu text, job, shortcut
+ASKED = (
+    ("kinematics_options", "&Kinematics along Trajectory…", "kinematics", None),
+    ("basepar_options", "&Base Parameters…", "base_parameters", "Ctrl+B"),
+    ("simulate_options", "&Simulate…", "simulation", "Ctrl+R"),
+    ("eom_options", "Symbolic &Equations of Motion…", "symbolic_eom", None),
+)
+# Quick runs with fixed options: name, menu text, job, options
 ANALYSES = (
-    ("kinematics", "&Kinematics along Trajectory", "kinematics", {}, None),
-    ("basepar_all", "&Base Parameters (DP, VP, Symbolic)", "base_parameters",
-     {"method": "all", "digits": [30, 50]}, "Ctrl+B"),
-    ("basepar_dp", "Base Parameters, &Double Precision", "base_parameters", {"method": "dp"}, None),
-    ("basepar_vp", "Base Parameters, &Variable Precision", "base_parameters",
-     {"method": "vp", "digits": [30, 50]}, None),
-    ("basepar_symbolic", "Base Parameters, S&ymbolic", "base_parameters", {"method": "symbolic"}, None),
-    ("simulate", "&Simulate 1 s from Rest", "simulation", {"t_end": 1.0}, None),
-    ("eom", "Symbolic &Equations of Motion", "symbolic_eom", {}, None),
+    ("kinematics", "Kinematics along the First Trajectory", "kinematics", {}),
+    ("basepar_all", "Base Parameters: DP, VP at 30 and 50 Digits, Symbolic", "base_parameters",
+     {"method": "all", "digits": [30, 50]}),
+    ("basepar_dp", "Base Parameters: Double Precision", "base_parameters", {"method": "dp"}),
+    ("basepar_vp", "Base Parameters: Variable Precision, 30 and 50 Digits", "base_parameters",
+     {"method": "vp", "digits": [30, 50]}),
+    ("basepar_symbolic", "Base Parameters: Symbolic", "base_parameters", {"method": "symbolic"}),
+    ("simulate", "Simulate 1 s from Rest", "simulation", {"t_end": 1.0}),
+    ("eom", "Symbolic Equations of Motion, Unsimplified", "symbolic_eom", {"simplify": False}),
 )
 # File › Export: window attribute of the panel, menu text, formats (each panel's export(fmt, path) writes them)
 EXPORTS = (
@@ -33,6 +40,12 @@ EXPORTS = (
     ("ridge", "SVD &Ridge", ("csv", "json", "png", "svg")),
     ("plots", "&Time Histories", ("csv", "json")),
 )
+ABOUT = """<h3>MB Studio {version}</h3>
+<p>Mechanism analysis: closed-loop kinematics, equations of motion, simulation and base inertial parameters,
+in double precision, variable precision and symbolic arithmetic, with the singular-value spectrum (the SVD ridge)
+that decides the numerical rank.</p>
+<p>Every analysis also runs headless: <code>mbstudio --help</code> lists the commands; the Python API is the
+<code>mbstudio</code> package (File › Save as Script shows it for the open model).</p>"""
 FORMAT_NAMES = {"csv": "CSV", "json": "JSON", "tex": "LaTeX", "png": "PNG image", "svg": "SVG image"}
 
 
@@ -83,11 +96,15 @@ def build(window: MainWindow) -> dict[str, QAction]:
     edit_menu.addActions([a["undo"], a["redo"]])
 
     analysis_menu = window.menuBar().addMenu("&Analysis")
-    for name, text, task, options, shortcut in ANALYSES:
-        title = text.replace("&", "")
-        a[name] = _action(window, text, lambda t=task, o=options, ti=title: window.run_job(t, o, ti), shortcut,
-                          "Runs as a job: see the Jobs panel")
+    for name, text, task, shortcut in ASKED:
+        a[name] = _action(window, text, lambda t=task, ti=text: window.run_analysis(t, ti.replace("&", "").rstrip("…")),
+                          shortcut, "Choose the options, then it runs as a job: see the Jobs panel")
         analysis_menu.addAction(a[name])
+    quick = analysis_menu.addMenu("&Quick Runs")
+    for name, text, task, options in ANALYSES:
+        a[name] = _action(window, text, lambda t=task, o=options, ti=text: window.run_job(t, o, ti), None,
+                          "Runs as a job with these options: see the Jobs panel")
+        quick.addAction(a[name])
 
     view_menu = window.menuBar().addMenu("&View")
     camera_menu = view_menu.addMenu("&Camera")
@@ -96,6 +113,10 @@ def build(window: MainWindow) -> dict[str, QAction]:
     view_menu.addSeparator()
     for dock in window.docks.values():
         view_menu.addAction(dock.toggleViewAction())
+
+    help_menu = window.menuBar().addMenu("&Help")
+    a["about"] = _action(window, "&About MB Studio", lambda: _about(window))
+    help_menu.addAction(a["about"])
 
     toolbar = window.addToolBar("Main")
     toolbar.setObjectName("toolbar_main")
@@ -135,6 +156,10 @@ def _fill_export(window: MainWindow, menu: QMenu, actions: dict[str, QAction]) -
                                                        for x in s.actions()])
     menu.addSeparator()
     menu.addAction(actions["screenshot"])
+
+
+def _about(window: MainWindow) -> None:
+    QMessageBox.about(window, "About MB Studio", ABOUT.format(version=__version__))
 
 
 def _fill_recent(window: MainWindow, menu: QMenu) -> None:

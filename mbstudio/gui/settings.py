@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
@@ -35,3 +36,16 @@ def recovery_file() -> Path:
 
 def autosave_seconds() -> int:
     return int(settings().value("autosave_seconds", AUTOSAVE_SECONDS))
+
+
+def last_options(task: str) -> dict | None:
+    """The options an analysis ran with last time (kept as JSON text: INI values lose their types)."""
+    try:
+        value = json.loads(settings().value(f"options/{task}", "null"))
+    except (TypeError, json.JSONDecodeError):
+        return None  # a hand-edited or older settings file: start from the defaults
+    return value if isinstance(value, dict) else None
+
+
+def keep_options(task: str, options: dict) -> None:
+    settings().setValue(f"options/{task}", json.dumps(options))

@@ -200,3 +200,30 @@ def test_export_entries_wait_for_a_result(window, answers, tmp_path):
     assert [a.isEnabled() for a in ridge_menu.actions()] == [False] * 4
     assert not window.export_result("ridge", "csv", str(tmp_path / "r.csv"))
     assert answers["calls"][-1][1] == "Nothing to export" and not (tmp_path / "r.csv").exists()
+
+
+def test_the_analysis_options_are_asked_for_and_remembered(window, monkeypatch):
+    from PySide6.QtWidgets import QDialog
+
+    from mbstudio.gui import job_options
+
+    asked = []
+
+    def accept(dialog):
+        asked.append(dialog.options())
+        if len(asked) == 1:
+            dialog.lines["t_end"].setText("2.5")  # the user changes the end time, the first time only
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(job_options.OptionsDialog, "exec", accept)
+    window.actions["simulate_options"].trigger()
+    first = window.jobs.jobs[-1]
+    assert first.task == "simulation" and first.options["t_end"] == 2.5 and first.options["method"] == "DOP853"
+    window.jobs.cancel_all()
+    window.actions["simulate_options"].trigger()  # the dialog opens on the options of the last run
+    assert asked[1]["t_end"] == 2.5 and window.jobs.jobs[-1].options == first.options
+    window.jobs.cancel_all()
+    monkeypatch.setattr(job_options.OptionsDialog, "exec", lambda dialog: QDialog.DialogCode.Rejected)
+    count = len(window.jobs.jobs)
+    window.actions["basepar_options"].trigger()
+    assert len(window.jobs.jobs) == count  # Cancel starts nothing

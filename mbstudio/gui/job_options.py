@@ -1,0 +1,454 @@
+"""Options dialogs for the analyses: one per job task, each field checked as it is typed.
+
+    options = ask_options("base_parameters", model, previous, window)   # None on Cancel
+    if options is not None:
+        window.run_job("base_parameters", options)
+
+A dialog starts from `previous` (the options used last time, e.g. kept in QSettings, so values of any type
+that QSettings hands back are read as text and checked like typed ones) over the task's DEFAULTS. A bad
+value is shown inline, naming the field, the value and what would be valid, and OK stays disabled until
+every field is valid. Fields that do not apply (digits when no route runs in variable precision) are
+disabled and left out of the options, so the task uses its own default for them. `options()` reads the
+widgets only: the dialogs compute nothing but a rough time estimate.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from functools import cached_property
+
+import numpy as np
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..dynamics.simulation import METHODS as INTEGRATORS
+from ..identification.pipeline import default_trajectory
+from ..kinematics import Mechanism
+from ..model import Model, ModelError
+from ..model.document import Trajectory
+from .properties import ERROR_BORDER
+
+DEFAULTS: dict[str, dict] = {
+    "kinematics": {"trajectory": None, "samples": None},
+    "simulation": {"t_end": 1.0, "method": "DOP853", "rtol": 1e-8, "atol": 1e-10, "samples": 201},
+    "symbolic_eom": {"simplify": True, "numeric_inertia": False, "size_limit": 400, "trigsimp_limit": 40},
+    "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
+}
+MIN_DIGITS, MAX_DIGITS = 16, 1000  # the pipeline refuses fewer than 16; beyond 1000 a run takes hours
+DIGITS_EXPECTED = f"whole numbers from {MIN_DIGITS} to {MAX_DIGITS} separated by commas, rising, e.g. 30, 50"
+MAX_SAMPLES = 100_000
+MAX_EXPRESSION_SIZE = 1_000_000  # sympy.count_ops limits of the symbolic EOM
+RTOL_MIN = 100 * float(np.finfo(float).eps)  # solve_ivp raises smaller rtol to this, with a warning
+BASE_METHODS = {"all": "All three routes (DP, VP, symbolic)", "dp": "Double precision (DP)",
+                "vp": "Variable precision (VP)", "symbolic": "Symbolic"}
+ELIMINATION = {"default": "Default (the symbolic route's choice when it runs)",
+               "priority": "These first, where possible", "eliminate": "Exactly these"}
+# VP cost model, fitted to runs on the SLA suspension (closed loops), the PUMA 560 and the four-bar at 30 to 1000
+# digits (2-core machine, under load; good to a factor of 2 to 3, open chains come out faster): building W
+# costs W_SECONDS per sample and body, its SVD SVD_SECONDS per row and squared column, both growing with the
+# digits as (1 + digits / DIGITS_SCALE).
+W_SECONDS, SVD_SECONDS, DIGITS_SCALE = 0.015, 6e-6, 300
+# symbolic EOM with simplification, measured: four-bar (3 bodies) 5 s, SLA (7) 71 s, PUMA 560 (6) 218 s;
+# without it 0.3 to 5 s
+QUICK_SIMPLIFY_BODIES = 3
+ERROR_STYLE = f"QLineEdit {ERROR_BORDER}"
+
+
+# ---------------------------------------------------------------------------------------- parsing (no Qt)
+def number(field: str, text: str, valid: Callable[[float], bool], expected: str) -> float:
+    """A finite float for which `valid` holds, else a ModelError naming `field`, the text and `expected`."""
+    text = text.strip()
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise ModelError(field, f"{text!r} is not a number", None, expected)
+    if not valid(value):
+        raise ModelError(field, f"{text} is out of range", None, expected)
+    return value
+
+
+def whole_number(field: str, text: str, low: int, high: int, expected: str | None = None) -> int:
+    expected = expected or f"a whole number from {low} to {high}"
+    text = text.strip()
+    try:
+        value = int(text)
+    except ValueError:
+        raise ModelError(field, f"{text!r} is not a whole number", None, expected) from None
+    if not low <= value <= high:
+        raise ModelError(field, f"{value} is out of range", None, expected)
+    return value
+
+
+def optional_count(field: str, text: str, low: int, expected: str | None = None) -> int | None:
+    """Empty means None (the task's own choice); else a whole number from `low` to MAX_SAMPLES."""
+    return whole_number(field, text, low, MAX_SAMPLES, expected) if text.strip() else None
+
+
+def digits_list(text: str) -> list[int]:
+    """'30, 50' -> [30, 50]: the precisions of a ridge study, rising."""
+    if not text.strip():
+        raise ModelError("digits", "is empty", None, DIGITS_EXPECTED)
+    digits = [whole_number("digits", part, MIN_DIGITS, MAX_DIGITS, DIGITS_EXPECTED) for part in text.split(",")]
+    if digits != sorted(set(digits)):
+        raise ModelError("digits", f"{', '.join(map(str, digits))} do not rise", None, DIGITS_EXPECTED)
+    return digits
+
+
+def parameter_names(field: str, text: str, valid: list[str]) -> list[str]:
+    """Names separated by commas or spaces, each an inertial parameter of the model, none twice."""
+    names = [n for n in re.split(r"[,\s]+", text.strip()) if n]
+    expected = f"inertial parameter names such as {', '.join(valid[:3])}, separated by commas"
+    if not names:
+        raise ModelError(field, "is empty", None, expected)
+    known = set(valid)
+    for k, name in enumerate(names):
+        if name not in known:
+            raise ModelError(field, f"{name!r} is not an inertial parameter of this model", None, expected)
+        if name in names[:k]:
+            raise ModelError(field, f"{name!r} is listed twice", None, "each name once")
+    return names
+
+
+def minimum_samples(parameters: int, independent: int) -> int:
+    """The fewest samples whose observation matrix W (`independent` rows per sample) has at least as many
+    rows as there are inertial parameters: with fewer, the rank is capped by the rows and too few base
+    parameters come out. At least 2 (the pipeline's own floor)."""
+    return max(2, -(-parameters // independent) if independent else 2)
+
+
+def vp_seconds(samples: int, bodies: int, independent: int, digits: list[int]) -> float:
+    """Rough wall-clock time of the VP route: every precision of the ridge study (an upper bound: it stops at
+    the first stable one)."""
+    rows, columns = samples * independent, 10 * bodies
+    once = W_SECONDS * samples * bodies + SVD_SECONDS * rows * columns**2
+    return sum(once * (1 + d / DIGITS_SCALE) for d in digits)
+
+
+def about(seconds: float) -> str:
+    for limit, text in ((10, "a few seconds"), (60, "under a minute"), (600, "a few minutes"),
+                        (3600, "tens of minutes")):
+        if seconds < limit:
+            return text
+    return "hours"
+
+
+def _text(value: object) -> str:
+    """A previous value as field text: lists joined by commas, None empty."""
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _flag(value: object) -> bool:
+    """A bool, also from QSettings' INI text 'true'/'false'."""
+    return value.strip().lower() == "true" if isinstance(value, str) else bool(value)
+
+
+# ---------------------------------------------------------------------------------------- dialogs
+class OptionsDialog(QDialog):
+    """A form of fields, a hint, the errors and OK/Cancel. Subclasses build the fields (`build`), enable
+    those that apply (`sync`), read them (`read`, through `field`) and may give a hint (`hint_text`)."""
+
+    task = ""
+    title = ""
+
+    def __init__(self, model: Model, previous: dict | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(self.title)
+        self.model = model
+        self.start = DEFAULTS[self.task] | dict(previous or {})
+        self.lines: dict[str, QLineEdit] = {}
+        self._errors: dict[str, ModelError] = {}
+        self.form = QFormLayout()
+        self.hint = QLabel()
+        self.hint.setWordWrap(True)
+        self.error = QLabel()
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #b02020;")
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(self.form)
+        layout.addWidget(self.hint)
+        layout.addWidget(self.error)
+        layout.addWidget(self.buttons)
+        self.build()
+        self.refresh()
+
+    @property
+    def ok(self) -> QPushButton:
+        return self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+
+    # ------------------------------------------------------------------ building
+    def line(self, key: str, label: str, tip: str = "", text: str | None = None) -> QLineEdit:
+        editor = QLineEdit(_text(self.start.get(key)) if text is None else text)
+        editor.setToolTip(tip)
+        editor.textChanged.connect(self.refresh)
+        self.lines[key] = editor
+        self.form.addRow(label, editor)
+        return editor
+
+    def combo(self, key: str, label: str, choices: dict[str, str], current: str | None = None) -> QComboBox:
+        """Items shown by text, keyed by `choices`' keys (itemData); an unknown previous value falls back to
+        the default, else to the first item."""
+        editor = QComboBox()
+        for value, text in choices.items():
+            editor.addItem(text, value)
+        for wanted in (self.start.get(key) if current is None else current, DEFAULTS[self.task].get(key)):
+            index = editor.findData(wanted)
+            if index >= 0:
+                break
+        editor.setCurrentIndex(max(index, 0))
+        editor.currentIndexChanged.connect(self.refresh)
+        self.form.addRow(label, editor)
+        return editor
+
+    def check(self, key: str, label: str, tip: str = "") -> QCheckBox:
+        editor = QCheckBox(label)
+        editor.setChecked(_flag(self.start.get(key)))
+        editor.setToolTip(tip)
+        editor.toggled.connect(self.refresh)
+        self.form.addRow(editor)
+        return editor
+
+    # ------------------------------------------------------------------ reading and checking
+    def field(self, key: str, parse: Callable[[str], object]) -> object:
+        """The parsed text of line `key`; a ModelError is recorded against the field and gives None."""
+        try:
+            return parse(self.lines[key].text())
+        except ModelError as exc:
+            self._errors[key] = exc
+            return None
+
+    def _collect(self) -> tuple[dict, dict[str, ModelError]]:
+        self._errors = {}
+        values = self.read()
+        return values, self._errors
+
+    def options(self) -> dict:
+        """The options for the task; raises the first field's ModelError while any field is invalid."""
+        values, errors = self._collect()
+        if errors:
+            raise next(iter(errors.values()))
+        return values
+
+    def validate(self) -> list[str]:
+        """Show the errors inline (red fields, one message each) and enable OK only without any; returns the
+        messages."""
+        values, errors = self._collect()
+        for key, editor in self.lines.items():
+            editor.setStyleSheet(ERROR_STYLE if key in errors else "")
+        messages = [str(e) for e in errors.values()]
+        self.error.setText("\n".join(messages))
+        self.ok.setEnabled(not errors)
+        self.hint.setText("" if errors else self.hint_text(values))
+        return messages
+
+    def refresh(self) -> None:
+        self.sync()
+        self.validate()
+
+    # ------------------------------------------------------------------ per task
+    def build(self) -> None:
+        raise NotImplementedError
+
+    def sync(self) -> None:
+        """Enable the fields that apply to the current choices."""
+
+    def read(self) -> dict:
+        raise NotImplementedError
+
+    def hint_text(self, values: dict) -> str:
+        return ""
+
+
+class _TrajectoryDialog(OptionsDialog):
+    """A dialog with a trajectory choice and a number of samples along it (empty: the trajectory's own)."""
+
+    @cached_property
+    def mech(self) -> Mechanism:
+        return Mechanism(self.model)
+
+    @cached_property
+    def trajectories(self) -> list[Trajectory]:
+        """The model's trajectories, else the default exciting path the tasks use then."""
+        return self.model.trajectories or [default_trajectory(self.mech)]
+
+    def trajectory_fields(self, samples_tip: str) -> None:
+        names = {t.name: t.name for t in self.model.trajectories}
+        self.trajectory = self.combo("trajectory", "trajectory", names or {None: "default exciting path"})
+        self.trajectory.setEnabled(bool(names))  # nothing to choose from: the default path
+        self.trajectory.currentIndexChanged.connect(self._placeholder)
+        self.line("samples", "samples", samples_tip)
+        self._placeholder()
+
+    def chosen(self) -> Trajectory:
+        return self.trajectories[max(self.trajectory.currentIndex(), 0)]
+
+    def _placeholder(self) -> None:
+        self.lines["samples"].setPlaceholderText(f"{self.chosen().samples} (the trajectory's own)")
+
+    def count(self, values: dict) -> int:
+        return values.get("samples") or self.chosen().samples
+
+    def chosen_text(self) -> str:
+        return f"'{self.chosen().name}'" if self.model.trajectories else "the default exciting path"
+
+
+class KinematicsDialog(_TrajectoryDialog):
+    task, title = "kinematics", "Kinematics along a trajectory"
+
+    def build(self) -> None:
+        self.trajectory_fields("equally spaced times over the trajectory's duration; empty: the trajectory's own")
+
+    def read(self) -> dict:
+        return {"trajectory": self.trajectory.currentData(),
+                "samples": self.field("samples", lambda t: optional_count("samples", t, 2))}
+
+    def hint_text(self, values: dict) -> str:
+        t, count = self.chosen(), self.count(values)
+        return f"{count} samples over {t.duration:g} s along {self.chosen_text()}: one every " \
+               f"{t.duration / (count - 1):.3g} s."
+
+
+class SimulationDialog(OptionsDialog):
+    task, title = "simulation", "Simulate from rest"
+
+    def build(self) -> None:
+        self.line("t_end", "end time [s]", "the motion is integrated over [0, t_end]")
+        self.method = self.combo("method", "integrator", {m: m for m in INTEGRATORS})
+        self.line("rtol", "relative tolerance", "solve_ivp's rtol")
+        self.line("atol", "absolute tolerance", "solve_ivp's atol")
+        self.line("samples", "output samples", "equally spaced output times over [0, t_end], both ends included")
+
+    def read(self) -> dict:
+        return {
+            "t_end": self.field("t_end", lambda t: number("t_end", t, lambda x: x > 0,
+                                                          "a time in seconds above 0, e.g. 1.0")),
+            "method": self.method.currentData(),
+            "rtol": self.field("rtol", lambda t: number(
+                "rtol", t, lambda x: RTOL_MIN <= x < 1,
+                f"a number from {RTOL_MIN:.2g} (solve_ivp's floor) up to, not including, 1, e.g. 1e-8")),
+            "atol": self.field("atol", lambda t: number("atol", t, lambda x: x > 0, "a number above 0, e.g. 1e-10")),
+            "samples": self.field("samples", lambda t: whole_number("samples", t, 2, MAX_SAMPLES)),
+        }
+
+    def hint_text(self, values: dict) -> str:
+        step = values["t_end"] / (values["samples"] - 1)
+        stiff = "" if values["method"] in ("Radau", "BDF") else " Radau and BDF suit stiff models (stiff springs)."
+        return f"Results every {step:.3g} s.{stiff}"
+
+
+class SymbolicEomDialog(OptionsDialog):
+    task, title = "symbolic_eom", "Symbolic equations of motion"
+
+    def build(self) -> None:
+        self.simplify = self.check("simplify", "simplify each coefficient (trigonometric canonical form)")
+        self.numeric = self.check("numeric_inertia", "substitute the document's inertial values",
+                                  "numbers for m, mx, ..., Izz instead of their symbols")
+        self.line("size_limit", "simplify up to [operations]", "coefficients larger than this are kept as they are")
+        self.line("trigsimp_limit", "trigsimp up to [operations]", "reduced coefficients up to this size are "
+                  "also trigsimp'ed")
+
+    def sync(self) -> None:
+        for key in ("size_limit", "trigsimp_limit"):
+            self.lines[key].setEnabled(self.simplify.isChecked())
+
+    def read(self) -> dict:
+        out = {"simplify": self.simplify.isChecked(), "numeric_inertia": self.numeric.isChecked()}
+        if self.simplify.isChecked():
+            for key in ("size_limit", "trigsimp_limit"):
+                out[key] = self.field(key, lambda t, k=key: whole_number(k, t, 0, MAX_EXPRESSION_SIZE))
+        return out
+
+    def hint_text(self, values: dict) -> str:
+        if not values["simplify"]:
+            return "Without simplification: seconds, and the longest expressions."
+        bodies = len(self.model.bodies)
+        takes = "seconds" if bodies <= QUICK_SIMPLIFY_BODIES else "minutes"
+        return f"Simplifying the coefficients of {bodies} bodies takes {takes}; without simplification, seconds."
+
+
+class BaseParametersDialog(_TrajectoryDialog):
+    task, title = "base_parameters", "Base inertial parameters"
+
+    def build(self) -> None:
+        self.method = self.combo("method", "routes", BASE_METHODS)
+        self.line("digits", "VP digits", "one precision, or several rising ones for a ridge study")
+        self.trajectory_fields("samples of W along the trajectory; empty: the trajectory's own")
+        current = "eliminate" if self.start.get("eliminate") else "priority" if self.start.get("priority") else None
+        self.elimination = self.combo("elimination", "eliminated parameters", ELIMINATION, current or "default")
+        self.line("names", "parameters", "inertial parameter names, e.g. mx1, Iyy4", _text(self.start.get(current)))
+
+    def routes(self) -> str:
+        return self.method.currentData()
+
+    def sync(self) -> None:
+        numeric = self.routes() != "symbolic"
+        self.lines["digits"].setEnabled(self.routes() in ("all", "vp"))
+        self.trajectory.setEnabled(numeric and bool(self.model.trajectories))
+        self.lines["samples"].setEnabled(numeric)
+        self.lines["names"].setEnabled(self.elimination.currentData() != "default")
+
+    def read(self) -> dict:
+        out = {"method": self.routes()}
+        if self.lines["digits"].isEnabled():
+            out["digits"] = self.field("digits", digits_list)
+        if self.lines["samples"].isEnabled():
+            out["trajectory"] = self.trajectory.currentData()
+            out["samples"] = self.field("samples", self._samples)
+        if self.lines["names"].isEnabled():
+            key = self.elimination.currentData()
+            out[key] = self.field("names", lambda t: parameter_names(key, t, self.model.inertial_parameter_names()))
+        return out
+
+    def _samples(self, text: str) -> int | None:
+        """At least `minimum_samples`, also when the trajectory's own count is used."""
+        parameters, rows = len(self.model.inertial_parameter_names()), len(self.mech.independent)
+        low = minimum_samples(parameters, rows)
+        why = (f"a whole number from {low} to {MAX_SAMPLES}: W needs at least as many rows as the {parameters} "
+               f"inertial parameters, and each sample gives {rows}")
+        value = optional_count("samples", text, low, why)
+        if value is None and self.chosen().samples < low:
+            raise ModelError("samples", f"empty, and {self.chosen_text()} has only {self.chosen().samples}", None,
+                             why)
+        return value
+
+    def hint_text(self, values: dict) -> str:
+        if "digits" not in values:
+            return ""
+        count = self.count(values)
+        seconds = vp_seconds(count, len(self.model.bodies), len(self.mech.independent), values["digits"])
+        return (f"VP at {_text(values['digits'])} digits on {count} samples takes {about(seconds)} "
+                "(at most: the ridge study stops at the first stable precision).")
+
+
+DIALOGS: dict[str, type[OptionsDialog]] = {
+    d.task: d for d in (KinematicsDialog, SimulationDialog, SymbolicEomDialog, BaseParametersDialog)}
+
+
+def ask_options(task: str, model: Model, previous: dict | None = None, parent: QWidget | None = None) -> dict | None:
+    """Show the options dialog of `task` starting from `previous`; the options on OK, None on Cancel."""
+    if task not in DIALOGS:
+        raise ValueError(f"no options dialog for task {task!r}; the tasks are {', '.join(DIALOGS)}")
+    dialog = DIALOGS[task](model, previous, parent)
+    if dialog.exec() != QDialog.DialogCode.Accepted:
+        return None
+    return dialog.options()
