@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+from pathlib import Path
 
 from ..model import ModelError, load
 
@@ -50,7 +52,9 @@ def _render_3d(model, args) -> int:
     mech = Mechanism(model)
     plotter = pv.Plotter(off_screen=True, window_size=args.size)
     scene = Scene(plotter)
-    scene.build(mech, mech.assemble(None, strict=False)[0])
+    scene.build(mech, mech.assemble(None, strict=False)[0], Path(args.file).parent)  # relative mesh files
+    for problem in scene.problems:
+        print(f"mbstudio screenshot: {problem}", file=sys.stderr)
     scene.camera(args.camera)
     plotter.screenshot(args.out)
     plotter.close()

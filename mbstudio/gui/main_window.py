@@ -122,7 +122,10 @@ class MainWindow(QMainWindow):
         except AssemblyError as exc:
             self.q = np.asarray(self.mech.tree.initial_coordinates(), float)
             self._assembly_status(str(exc))
-        self.view.build(self.mech, self.q)
+        folder = Path(self.document.path).parent if self.document.path else None  # relative mesh files
+        problems = self.view.build(self.mech, self.q, folder)
+        if problems:
+            self.statusBar().showMessage("; ".join(problems))
         self.coordinates.build(self.mech, self._values())
         self.tree.rebuild(model)
         self.properties.refresh()

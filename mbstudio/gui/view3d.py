@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QImage
@@ -24,7 +26,9 @@ class View3D(QWidget):
         # no timed re-rendering: the scene renders when it changes (a frame is costly with software OpenGL)
         self.plotter = QtInteractor(self, auto_update=False)
         layout.addWidget(self.plotter.interactor)
-        self.scene = Scene(self.plotter)
+        # A change asks Qt for one repaint, whose paintGL renders: rendering here too would draw every frame
+        # twice (the widget always renders when it paints), and changes made before the paint share a frame.
+        self.scene = Scene(self.plotter, request_render=self.plotter.update)
         self.plotter.enable_mesh_picking(self._on_pick, use_actor=True, show=False, show_message=False,
                                          left_clicking=True)
 
@@ -33,8 +37,11 @@ class View3D(QWidget):
         if key is not None:
             self.picked.emit(key)
 
-    def build(self, mech: Mechanism, q: np.ndarray) -> None:
-        self.scene.build(mech, q)
+    def build(self, mech: Mechanism, q: np.ndarray, folder: str | os.PathLike | None = None) -> list[str]:
+        """Draw `mech` at q; relative mesh files are looked for in `folder`. Returns what could not be drawn
+        as the model asks (for the status bar)."""
+        self.scene.build(mech, q, folder)
+        return self.scene.problems
 
     def set_pose(self, q: np.ndarray) -> None:
         self.scene.set_pose(q)

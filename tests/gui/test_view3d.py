@@ -1,0 +1,138 @@
+"""The 3D view: mesh-file shapes, picking in the real window in step with the tree, highlighting."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import pyvista as pv
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+
+from mbstudio import samples
+from mbstudio.gui.scene import HIGHLIGHT, MESH_FORMATS, Scene
+from mbstudio.kinematics import Mechanism
+
+Q = np.array([0.4, -0.7])  # a pose of the double pendulum where body 2 is turned and moved
+
+
+@pytest.fixture
+def plotter(display):
+    p = pv.Plotter(off_screen=True, window_size=(400, 300))
+    yield p
+    p.close()
+
+
+def pendulum(shape: dict | None) -> Mechanism:
+    model = samples.load("double_pendulum")
+    model.body("2").shape = shape
+    return Mechanism(model)
+
+
+def body_actors(scene: Scene, key: tuple) -> list:
+    return [a for actors in scene.actors.values() for a in actors if scene.key_of(a) == key]
+
+
+def moved(points: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    return points @ matrix[:3, :3].T + matrix[:3, 3]
+
+
+@pytest.mark.parametrize("where", ["model folder", "current folder"])
+def test_a_mesh_file_is_drawn_at_its_body_pose(plotter, tmp_path, monkeypatch, where):
+    part = pv.Cone(center=(0.2, 0.0, 0.0), direction=(1, 0, 0), height=0.4, radius=0.05).triangulate()
+    part.save(tmp_path / "arm.stl")
+    origin = np.array([0.1, 0.02, -0.03])
+    mech = pendulum({"type": "mesh", "file": "arm.stl", "origin": list(origin)})
+    scene = Scene(plotter)
+    if where == "model folder":
+        scene.build(mech, Q, folder=tmp_path)
+    else:
+        monkeypatch.chdir(tmp_path)
+        scene.build(mech, Q)
+    assert scene.problems == []
+    [mesh_actor] = [a for a in body_actors(scene, ("body", "2")) if a.mapper.dataset.n_cells == part.n_cells]
+    rotation, position = (a[0] for a in mech.poses(Q)["2"])
+    pose = np.eye(4)
+    pose[:3, :3], pose[:3, 3] = rotation, position
+    drawn = moved(np.asarray(mesh_actor.mapper.dataset.points), np.array(mesh_actor.user_matrix))
+    wanted = moved(np.asarray(part.points) + origin, pose)
+    distances = np.linalg.norm(drawn[:, None] - wanted[None], axis=2)  # the reader may reorder points
+    assert distances.min(axis=0).max() < 1e-6 and distances.min(axis=1).max() < 1e-6
+    # VTK's actor bounds: the mesh's bounding box in body coordinates, moved by the pose
+    low, high = np.asarray(part.bounds).reshape(3, 2).T + origin
+    corners = moved(np.array([[x, y, z] for x in (low[0], high[0]) for y in (low[1], high[1])
+                              for z in (low[2], high[2])]), pose)
+    expected = np.column_stack([corners.min(axis=0), corners.max(axis=0)]).ravel()
+    assert np.allclose(mesh_actor.bounds, expected, atol=1e-6)
+
+
+@pytest.mark.parametrize(("name", "content", "problem"), [
+    ("missing.stl", None, "does not exist"),
+    ("garbage.stl", "this is not an STL file", "holds no surface"),
+    ("part.step", "ISO-10303-21;", "is not in a mesh format read here"),
+])
+def test_a_mesh_file_that_cannot_be_read_is_named_and_the_body_drawn_from_its_points(
+        plotter, tmp_path, name, content, problem):
+    if content is not None:
+        (tmp_path / name).write_text(content)
+    scene = Scene(plotter)
+    scene.build(pendulum({"type": "mesh", "file": name}), Q, folder=tmp_path)
+    [message] = scene.problems
+    assert "body '2'" in message and str(tmp_path / name) in message and problem in message
+    assert all(suffix in message for suffix in MESH_FORMATS)
+    assert "problems" in plotter.renderer.actors  # said in the view too
+    fallback = [a.bounds for a in body_actors(scene, ("body", "2"))]
+    scene.build(pendulum(None), Q)  # the same body without a shape: drawn from its points
+    assert scene.problems == []
+    assert np.allclose(fallback, [a.bounds for a in body_actors(scene, ("body", "2"))])
+
+
+def click(window, world_point) -> None:
+    """A left click on the view where `world_point` is drawn (VTK display y grows upwards, Qt's downwards)."""
+    widget, renderer = window.view.plotter.interactor, window.view.plotter.renderer
+    renderer.SetWorldPoint(*world_point, 1.0)
+    renderer.WorldToDisplay()
+    x, y, _ = renderer.GetDisplayPoint()
+    ratio = widget.devicePixelRatioF()
+    QTest.mouseClick(widget, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     QPoint(round(x / ratio), round(widget.height() - y / ratio)))
+
+
+def test_a_click_in_the_view_selects_the_item_in_the_tree_and_highlights_it(window, qtbot):
+    scene = window.view.scene
+    for key in (("body", "1"), ("joint", "lower_arm_pivot"), ("body", "5")):
+        actor = body_actors(scene, key)[0]
+        click(window, actor.center)
+        qtbot.waitUntil(lambda key=key: window.tree.current_key() == key)
+        assert scene.selected == key
+        assert actor.prop.color == pv.Color(HIGHLIGHT)
+        others = [a for actors in scene.actors.values() for a in actors
+                  if id(a) in scene.colors and scene.key_of(a) != key]
+        assert others and all(a.prop.color == pv.Color(scene.colors[id(a)]) for a in others)
+
+
+def test_tree_selection_highlights_the_body_and_other_items_restore_its_colour(window):
+    scene = window.view.scene
+    wheel = body_actors(scene, ("body", "5"))
+    window.tree.select(("inertia", "5"))
+    assert wheel and all(a.prop.color == pv.Color(HIGHLIGHT) for a in wheel)
+    window.tree.select(("parameter", "D12"))
+    assert scene.selected == ("parameter", "D12")
+    assert all(a.prop.color == pv.Color(scene.colors[id(a)]) for actors in scene.actors.values() for a in actors
+               if id(a) in scene.colors)
+    window.tree.select(("ground",))
+    ground = body_actors(scene, ("ground",))
+    assert ground and all(a.prop.color == pv.Color(HIGHLIGHT) for a in ground)
+
+
+def test_the_window_finds_mesh_files_beside_the_model_and_names_a_missing_one(window, tmp_path):
+    from mbstudio.model import save
+
+    pv.Sphere(radius=0.05).save(tmp_path / "ball.stl")
+    for name, mesh in (("found", "ball.stl"), ("missing", "gone.stl")):
+        model = samples.load("double_pendulum")
+        model.body("2").shape = {"type": "mesh", "file": mesh}
+        save(model, tmp_path / f"{name}.mbs")
+    assert window.open_file(str(tmp_path / "found.mbs"))  # the window's own folder is elsewhere
+    assert window.view.scene.problems == [] and window.statusBar().currentMessage() == ""
+    assert window.open_file(str(tmp_path / "missing.mbs"))
+    assert "gone.stl does not exist" in window.statusBar().currentMessage()
