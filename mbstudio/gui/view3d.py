@@ -9,9 +9,12 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pyvistaqt import QtInteractor
+from vtkmodules.vtkRenderingCore import vtkPropPicker
 
 from ..kinematics import Mechanism
 from .scene import Scene
+
+CLICK_PIXELS = 3  # a press and release closer than this are a click, not a drag
 
 
 class View3D(QWidget):
@@ -29,11 +32,23 @@ class View3D(QWidget):
         # A change asks Qt for one repaint, whose paintGL renders: rendering here too would draw every frame
         # twice (the widget always renders when it paints), and changes made before the paint share a frame.
         self.scene = Scene(self.plotter, request_render=self.plotter.update)
-        self.plotter.enable_mesh_picking(self._on_pick, use_actor=True, show=False, show_message=False,
-                                         left_clicking=True)
+        # A click picks on release, and only if the mouse stayed put: a drag that starts on a body turns the
+        # camera without selecting it.
+        self._pressed_at: tuple[int, int] | None = None
+        self._picker = vtkPropPicker()
+        self.plotter.iren.add_observer("LeftButtonPressEvent", self._press)
+        self.plotter.iren.add_observer("LeftButtonReleaseEvent", self._release)
 
-    def _on_pick(self, actor) -> None:
-        key = self.scene.key_of(actor)
+    def _press(self, *_) -> None:
+        self._pressed_at = self.plotter.iren.get_event_position()
+
+    def _release(self, *_) -> None:
+        x, y = self.plotter.iren.get_event_position()
+        pressed, self._pressed_at = self._pressed_at, None
+        if pressed is None or max(abs(x - pressed[0]), abs(y - pressed[1])) > CLICK_PIXELS:
+            return
+        self._picker.Pick(x, y, 0, self.plotter.renderer)
+        key = self.scene.key_of(self._picker.GetActor())
         if key is not None:
             self.picked.emit(key)
 

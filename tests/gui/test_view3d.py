@@ -86,15 +86,31 @@ def test_a_mesh_file_that_cannot_be_read_is_named_and_the_body_drawn_from_its_po
     assert np.allclose(fallback, [a.bounds for a in body_actors(scene, ("body", "2"))])
 
 
-def click(window, world_point) -> None:
-    """A left click on the view where `world_point` is drawn (VTK display y grows upwards, Qt's downwards)."""
+def on_screen(window, world_point) -> QPoint:
+    """Where `world_point` is drawn in the view's widget (VTK display y grows upwards, Qt's downwards)."""
     widget, renderer = window.view.plotter.interactor, window.view.plotter.renderer
     renderer.SetWorldPoint(*world_point, 1.0)
     renderer.WorldToDisplay()
     x, y, _ = renderer.GetDisplayPoint()
     ratio = widget.devicePixelRatioF()
-    QTest.mouseClick(widget, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
-                     QPoint(round(x / ratio), round(widget.height() - y / ratio)))
+    return QPoint(round(x / ratio), round(widget.height() - y / ratio))
+
+
+def click(window, world_point) -> None:
+    QTest.mouseClick(window.view.plotter.interactor, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     on_screen(window, world_point))
+
+
+def test_a_drag_that_starts_on_a_body_turns_the_camera_without_selecting_it(window, qtbot):
+    widget, left = window.view.plotter.interactor, Qt.MouseButton.LeftButton
+    start = on_screen(window, body_actors(window.view.scene, ("body", "1"))[0].center)
+    camera = window.view.plotter.camera_position
+    QTest.mousePress(widget, left, Qt.KeyboardModifier.NoModifier, start)
+    QTest.mouseMove(widget, start + QPoint(40, 10))
+    QTest.mouseRelease(widget, left, Qt.KeyboardModifier.NoModifier, start + QPoint(40, 10))
+    qtbot.wait(50)
+    assert window.tree.current_key() != ("body", "1") and window.view.scene.selected != ("body", "1")
+    assert window.view.plotter.camera_position != camera
 
 
 def test_a_click_in_the_view_selects_the_item_in_the_tree_and_highlights_it(window, qtbot):
