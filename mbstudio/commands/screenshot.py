@@ -122,8 +122,8 @@ def _render_window(model, args) -> int:
 
     app = application()
     window = MainWindow(model, args.file, persistent=False)
-    window.resize(*args.size)
     window.show()
+    window.resize(*args.size)  # after the show: before it, the docks' initial sizes can widen the window
     app.processEvents()
     window.view.scene.camera(args.camera)
     ok = window.window_image().save(args.out, "PNG")

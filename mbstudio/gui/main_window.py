@@ -20,8 +20,10 @@ from .coordinates_panel import CoordinatesPanel, coordinate_range
 from .document import Document
 from .document_tree import DocumentTree
 from .edit_actions import EditActions
+from .eom_table import EquationsTable
 from .job_options import ask_options
 from .jobs_panel import JobManager, JobsPanel
+from .parameter_table import ParameterTable
 from .plots_panel import PlotsPanel
 from .properties import PropertyEditor
 from .recovery import Autosave, discard
@@ -32,6 +34,10 @@ from .settings import add_recent, keep_options, last_options, settings
 from .view3d import View3D
 
 MODEL_FILTER = "MB Studio models (*.mbs)"
+# the panels that show each task's result (the last one is brought to the front)
+RESULT_PANELS = {"base_parameters": ("parameter_table", "ridge", "base_table"), "kinematics": ("plots",),
+                 "simulation": ("plots",), "symbolic_eom": ("eom_table",)}
+MOTION_TASKS = ("kinematics", "simulation")
 
 
 class MainWindow(QMainWindow):
@@ -53,6 +59,8 @@ class MainWindow(QMainWindow):
         self.jobs_panel = JobsPanel(self.jobs)
         self.ridge = RidgePanel()
         self.base_table = BaseParameterTable()
+        self.parameter_table = ParameterTable()
+        self.eom_table = EquationsTable()
         self.plots = PlotsPanel()
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
@@ -63,10 +71,17 @@ class MainWindow(QMainWindow):
             ("jobs", "Jobs", self.jobs_panel, area.RightDockWidgetArea),
             ("ridge", "SVD ridge", self.ridge, area.BottomDockWidgetArea),
             ("base_table", "Base parameters", self.base_table, area.BottomDockWidgetArea),
+            ("parameter_table", "Inertial parameters", self.parameter_table, area.BottomDockWidgetArea),
+            ("eom_table", "Equations of motion", self.eom_table, area.BottomDockWidgetArea),
             ("plots", "Time histories", self.plots, area.BottomDockWidgetArea))}
+        # the model tree and the property editor keep the window's full height: editing needs the rows
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.splitDockWidget(self.docks["ridge"], self.docks["base_table"], Qt.Orientation.Horizontal)
         self.tabifyDockWidget(self.docks["ridge"], self.docks["plots"])
+        self.tabifyDockWidget(self.docks["base_table"], self.docks["parameter_table"])
+        self.tabifyDockWidget(self.docks["base_table"], self.docks["eom_table"])
         self.docks["ridge"].raise_()
+        self.docks["base_table"].raise_()
         self.status = {k: QLabel() for k in ("dof", "loops", "assembly")}
         for label in self.status.values():
             self.statusBar().addPermanentWidget(label)
@@ -80,6 +95,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["coordinates"], self.docks["jobs"]], [160, 500], Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["ridge"], self.docks["base_table"]], [600, 800], Qt.Orientation.Horizontal)
         self._sized_results = False  # the result docks get their share of the height when first shown
+        self._saved_geometry = None
         if persistent:
             self._restore_layout()
         self._rebuild()
@@ -216,16 +232,15 @@ class MainWindow(QMainWindow):
         if job.state != DONE:
             return
         self.results.setdefault(job.model_hash, {})[job.task] = job
-        if job.task == "base_parameters":
-            self._show_base_parameters(job)
-        elif job.task in ("kinematics", "simulation"):
-            self.plots.show_result(job.result)
-            self.docks["plots"].raise_()
+        self._show(job)
+        self.docks[RESULT_PANELS[job.task][-1]].raise_()
         self.statusBar().showMessage(f"{job.title} finished in {job.elapsed:.1f} s", 5000)
 
-    def _show_base_parameters(self, job: Job) -> None:
-        self.ridge.show_result(job.result)
-        self.base_table.show_result(job.result)
+    def _show(self, job: Job) -> None:
+        for name in RESULT_PANELS[job.task]:
+            getattr(self, name).show_result(job.result)
+        if job.task in MOTION_TASKS:
+            self.plots.select_series(self.mech.independent)  # what the sliders move, to start with
         self._mark_stale()
 
     def _show_frame(self, q: np.ndarray) -> None:
@@ -237,11 +252,13 @@ class MainWindow(QMainWindow):
 
     def _model_changed(self) -> None:
         """Results belong to the model revision they were computed on: after an edit they are stale, and
-        undo or redo back to a revision shows that revision's results again."""
+        undo or redo back to a revision shows that revision's tables again (the time histories stay, since
+        showing them would move the 3D view away from the document's pose)."""
         self.jobs.set_model_hash(text_hash(dumps(self.document.model)))
-        kept = self.results.get(self.jobs.current_hash, {}).get("base_parameters")
-        if kept is not None and self.ridge.result is not kept.result:
-            self._show_base_parameters(kept)
+        for task, job in self.results.get(self.jobs.current_hash, {}).items():
+            panels = [getattr(self, name) for name in RESULT_PANELS[task]]
+            if task not in MOTION_TASKS and any(p.result is not job.result for p in panels):
+                self._show(job)
         self._mark_stale()
 
     def export_result(self, panel_name: str, fmt: str, path: str | None = None) -> bool:
@@ -257,7 +274,7 @@ class MainWindow(QMainWindow):
             return False
 
     def _mark_stale(self) -> None:
-        for panel in (self.ridge, self.base_table, self.plots):
+        for panel in {getattr(self, name) for names in RESULT_PANELS.values() for name in names}:
             if panel.result is not None:
                 panel.set_stale(panel.result.provenance.model_hash != self.jobs.current_hash)
 
@@ -369,8 +386,9 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ layout and closing
     def _restore_layout(self) -> None:
         s = settings()
-        if s.value("window/geometry") is not None:
-            self.restoreGeometry(s.value("window/geometry"))
+        self._saved_geometry = s.value("window/geometry")
+        if self._saved_geometry is not None:
+            self.restoreGeometry(self._saved_geometry)
         if s.value("window/state") is not None:
             self.restoreState(s.value("window/state"))
             self._sized_results = True
@@ -379,6 +397,9 @@ class MainWindow(QMainWindow):
         """Before the first show the window's final height is unknown, so the docks would keep their
         minimum height and the 3D view take the rest."""
         super().showEvent(event)
+        if self._saved_geometry is not None:  # again: before the show, the docks' sizes can widen the window
+            self.restoreGeometry(self._saved_geometry)
+            self._saved_geometry = None
         if not self._sized_results:
             self._sized_results = True
             share = round(0.38 * self.height())

@@ -37,6 +37,8 @@ ANALYSES = (
 # File › Export: window attribute of the panel, menu text, formats (each panel's export(fmt, path) writes them)
 EXPORTS = (
     ("base_table", "&Base Parameters", ("csv", "json", "tex")),
+    ("parameter_table", "&Inertial Parameters", ("csv", "json", "tex")),
+    ("eom_table", "&Equations of Motion", ("csv", "json", "tex")),
     ("ridge", "SVD &Ridge", ("csv", "json", "png", "svg")),
     ("plots", "&Time Histories", ("csv", "json")),
 )

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from ..io.json_text import json_text
 from ..jobs import JobResult
 from ..model import ModelError, write_atomic
-from .ridge_panel import COLORS, STALE_TEXT, menu_button
+from .ridge_panel import COLORS, menu_button, stale_banner
 
 FRAME_MS = 33  # about 30 frames per second
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
@@ -55,8 +55,15 @@ class PlotsPanel(QWidget):
         self.plot.addLegend(brush=pg.mkBrush(255, 255, 255, 220), labelTextColor="k").setZValue(10)  # above curves
         self.cursor = pg.InfiniteLine(0.0, angle=90, movable=True, pen=pg.mkPen("#b02020", width=2))
         self.cursor.sigPositionChanged.connect(lambda: self.seek_time(self.cursor.value()))
+        # the Export button sits under the series list: in the controls row it would widen the docks' minimum
+        chooser = QWidget()
+        column = QVBoxLayout(chooser)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.series, 1)
+        column.addWidget(menu_button("Export", [(f"{fmt.upper()}…", lambda f=fmt: self.export(f))
+                                                for fmt in ("csv", "json")]))
         split = QSplitter()
-        split.addWidget(self.series)
+        split.addWidget(chooser)
         split.addWidget(self.plot)
         split.setStretchFactor(1, 1)
         self.timer = QTimer(self)
@@ -64,10 +71,7 @@ class PlotsPanel(QWidget):
         self.timer.timeout.connect(self._tick)
         self._clock = 0.0
         self._t = 0.0  # playback time: continuous, so that speeds below one sample per frame still advance
-        self.stale = QLabel(STALE_TEXT)
-        self.stale.setStyleSheet("background: #ffe2b0; color: #804000; padding: 3px;")
-        self.stale.setWordWrap(True)
-        self.stale.hide()
+        self.stale = stale_banner()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.stale)
@@ -87,8 +91,7 @@ class PlotsPanel(QWidget):
         row = QHBoxLayout()
         for widget in (_button("◀", lambda: self.seek(self.index - 1)), self.play_button,
                        _button("▶", lambda: self.seek(self.index + 1)), self.slider, self.time_label,
-                       self.speed, self.loop,
-                       menu_button("Export", [(f"{fmt}…", lambda f=fmt: self.export(f)) for fmt in ("csv", "json")])):
+                       self.speed, self.loop):
             row.addWidget(widget, 1 if widget is self.slider else 0)
         return row
 
@@ -106,12 +109,13 @@ class PlotsPanel(QWidget):
         self.stale.setVisible(stale)
 
     def select_series(self, names) -> None:
-        """Plot exactly the series named (those present), e.g. the independent coordinates."""
+        """Plot exactly the series named (those present), with or without their unit: "theta1" selects
+        "theta1 [rad]", so the independent coordinates can be asked for by name."""
         wanted = set(names)
         self.series.blockSignals(True)
         for i in range(self.series.count()):
             item = self.series.item(i)
-            item.setSelected(item.text() in wanted)
+            item.setSelected(item.text() in wanted or item.text().split(" [")[0] in wanted)
         self.series.blockSignals(False)
         self._replot()
 

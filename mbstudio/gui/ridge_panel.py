@@ -41,12 +41,9 @@ class RidgePanel(QWidget):
         self.ranks = QLabel()
         self.ranks.setWordWrap(True)
         self.hover = QLabel("Run Analysis › Base parameters to see the singular values.")
-        self.stale = QLabel(STALE_TEXT)
-        self.stale.setStyleSheet("background: #ffe2b0; color: #804000; padding: 3px;")
-        self.stale.hide()
+        self.stale = stale_banner()
         # a long hover text must not widen the window
         self.hover.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.stale.setWordWrap(True)
         buttons = QHBoxLayout()
         buttons.addWidget(self.hover, 1)
         buttons.addWidget(menu_button("Export", [(f"{fmt}…", lambda f=fmt: self.export(f))
@@ -149,6 +146,15 @@ class RidgePanel(QWidget):
         painter = QPainter(generator)
         self.plot.render(painter)
         painter.end()
+
+
+def stale_banner() -> QLabel:
+    """The banner a result panel shows (hidden until then) once the model is edited after the run."""
+    banner = QLabel(STALE_TEXT)
+    banner.setStyleSheet("background: #ffe2b0; color: #804000; padding: 3px;")
+    banner.setWordWrap(True)
+    banner.hide()
+    return banner
 
 
 def menu_button(text: str, entries: list[tuple[str, object]]) -> QToolButton:

@@ -18,7 +18,7 @@ import numpy as np
 import sympy
 
 from .. import __version__
-from ..model import loads
+from ..model import ModelError, loads
 
 Progress = Callable[[float, str], None]
 Cancel = Callable[[], bool]
@@ -51,8 +51,10 @@ def text_hash(model_text: str) -> str:
 
 # ---------------------------------------------------------------------------------------- kinematics
 def kinematics(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """Coordinates, velocities and accelerations along the model's first trajectory (else the default
-    exciting path), `samples` equally spaced times (default the trajectory's own)."""
+    """Coordinates, velocities and accelerations along a trajectory (options: `trajectory`, a name, default
+    the model's first, else the default exciting path; `samples`, default the trajectory's own), with the
+    drive forces that motion needs, the energies, the constraint residual and the joint reactions."""
+    from ..dynamics.prescribed_motion import prescribed_motion
     from ..identification.observation import sample_states
     from ..identification.pipeline import default_trajectory, fourier_path, sample_times
     from ..kinematics import Mechanism
@@ -60,24 +62,34 @@ def kinematics(model_text: str, options: dict, progress: Progress, cancel: Cance
     start = time.perf_counter()
     model = loads(model_text)
     mech = Mechanism(model)
-    trajectory = model.trajectories[0] if model.trajectories else default_trajectory(mech)
+    trajectory = named_trajectory(model, options.get("trajectory")) or (
+        model.trajectories[0] if model.trajectories else default_trajectory(mech))
     count = int(options.get("samples") or trajectory.samples)
     times = np.asarray(sample_times(mech, trajectory.duration, count), float)
-    path = fourier_path(mech, trajectory)
     progress(0.1, f"assembling {count} samples along '{trajectory.name}'")
-    q, qd, qdd = (np.asarray(a, float) for a in sample_states(mech, times, path))
-    data = {"t": times, "coordinates": list(mech.coordinates), "q": q,
-            "series": _state_series(mech.coordinates, q, qd, qdd), "trajectory": trajectory.name}
+    q, qd, qdd = (np.asarray(a, float) for a in sample_states(mech, times, fourier_path(mech, trajectory)))
+    progress(0.7, "inverse dynamics")
+    data = {"t": times, "coordinates": list(mech.coordinates), "q": q, "trajectory": trajectory.name,
+            "series": motion_series(prescribed_motion(mech, times, q, qd, qdd))}
     return JobResult("kinematics", f"Kinematics along '{trajectory.name}'",
                      Provenance(text_hash(model_text), "kinematics", "float64", dict(options),
                                 time.perf_counter() - start), data)
 
 
-def _state_series(names: list[str], q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> dict[str, np.ndarray]:
-    series = {}
-    for suffix, values in (("", q), ("_dot", qd), ("_ddot", qdd)):
-        series |= {f"{name}{suffix}": values[:, k] for k, name in enumerate(names)}
-    return series
+def named_trajectory(model, name: str | None):
+    """The model's trajectory called `name` (None: None), or a ModelError listing the valid names."""
+    if name is None:
+        return None
+    for trajectory in model.trajectories:
+        if trajectory.name == name:
+            return trajectory
+    raise ModelError("trajectory", "is not a trajectory of the model", name,
+                     ", ".join(t.name for t in model.trajectories) or "none: add one in the model tree")
+
+
+def motion_series(result) -> dict[str, np.ndarray]:
+    """The plotted series of a motion, 'name [unit]' (body poses are left to the 3D view)."""
+    return {f"{name} [{unit}]": values for name, unit, values in result.columns()[1:] if not name.startswith("body")}
 
 
 # ---------------------------------------------------------------------------------------- simulation
@@ -90,40 +102,106 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
     result = simulate(model, opts["t_end"], opts["method"], opts["rtol"], opts["atol"], samples=opts["samples"],
                       progress=lambda f: progress(f, f"t = {f * opts['t_end']:.3g} s"), cancel=cancel)
     p = result.provenance
-    series = {f"{name} [{unit}]": values for name, unit, values in result.columns()[1:]
-              if not name.startswith("body")}
-    data = {"t": result.t, "coordinates": list(result.coordinates), "q": result.q, "series": series}
+    data = {"t": result.t, "coordinates": list(result.coordinates), "q": result.q, "series": motion_series(result)}
     return JobResult("simulation", f"Simulation over {opts['t_end']:g} s",
                      Provenance(text_hash(model_text), p.method, p.precision, opts, p.seconds), data)
 
 
 # ---------------------------------------------------------------------------------------- symbolic EOM
+# beyond these sizes (sympy.count_ops) an entry gets no pretty form / no LaTeX: both would take seconds each
+# (PUMA 560's largest entry has about 10⁵ operations) and no one reads them in a table
+PRETTY_LIMIT = 400
+LATEX_LIMIT = 2000
+ENTRY_NAMES = {"mass_matrix": "M", "bias": "c", "gravity": "g", "constraint_jacobian": "Φq", "constraint_rhs": "γ"}
+
+
 def symbolic_eom(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """M, c, g (and the constraints of a closed loop) as sympy text, entry by entry."""
+    """M, c, g (and the constraints of a closed loop) as sympy text, entry by entry ("groups"), and one record
+    per non-zero entry with its text, LaTeX, pretty form and size ("entries"; M's upper triangle only)."""
     from ..symbolic.eom import equations_of_motion
 
     start = time.perf_counter()
     eom = equations_of_motion(loads(model_text), progress=progress, cancel=cancel, **options)
-    groups = {name: [[str(x) for x in matrix.row(i)] for i in range(matrix.rows)]
-              for name, matrix in eom.groups().items()}
-    data = {"coordinates": [str(c) for c in eom.coordinates], "groups": groups, "notes": list(eom.notes)}
+    entries = eom_entries(eom, cancel)
+    notes = list(eom.notes)
+    long = sum(1 for e in entries if not e["latex"])
+    if long:
+        notes.append(f"{long} entries longer than {LATEX_LIMIT} operations have no LaTeX here; "
+                     "`mbstudio eom` writes them with common subexpressions")
+    data = {"coordinates": [str(c) for c in eom.coordinates], "groups": group_texts(eom, entries), "entries": entries,
+            "constraint_labels": list(eom.constraint_labels), "independent_rows": list(eom.independent_rows),
+            "notes": notes}
     return JobResult("symbolic_eom", "Symbolic equations of motion",
                      Provenance(text_hash(model_text), "symbolic", "exact", dict(options),
                                 time.perf_counter() - start), data)
 
 
+def eom_entries(eom, cancel: Cancel) -> list[dict]:
+    """Per non-zero entry (M's upper triangle only): group, row, col (None in a vector), its name and LaTeX
+    name, the constraint's label for Φq and γ rows, sympy text, LaTeX and unicode pretty form ("" past the
+    limits) and the size (count_ops)."""
+    from ..symbolic.eom import Cancelled
+    from ..symbolic.export import inertial_latex_name, latex_name, stored_entries
+
+    symbols = {s: latex_name(s.name) for s in eom.coordinates + eom.velocities + eom.geometric}
+    symbols |= {s: inertial_latex_name(s.name) for s in eom.inertial}
+    out = []
+    for group, matrix in eom.groups().items():
+        for i, j in stored_entries(matrix, symmetric=group == "mass_matrix"):
+            if cancel():
+                raise Cancelled("symbolic equations of motion cancelled while formatting them")
+            expr = matrix[i, j]
+            ops = int(sympy.count_ops(expr))
+            col = None if matrix.cols == 1 else j
+            out.append({"group": group, "row": i, "col": col, **_entry_names(eom, group, i, col, symbols),
+                        "text": str(expr), "ops": ops,
+                        "latex": sympy.latex(expr, symbol_names=symbols) if ops <= LATEX_LIMIT else "",
+                        "pretty": sympy.pretty(expr, use_unicode=True) if ops <= PRETTY_LIMIT else ""})
+    return out
+
+
+def group_texts(eom, entries: list[dict]) -> dict[str, list[list[str]]]:
+    """Every entry of every group as text, from the entries' texts: printing a large expression takes longer
+    than deriving it, so each is printed once (M's lower triangle is its upper one)."""
+    texts = {(e["group"], e["row"], e["col"] or 0): e["text"] for e in entries}
+
+    def text(group: str, i: int, j: int) -> str:
+        key = (group, min(i, j), max(i, j)) if group == "mass_matrix" else (group, i, j)
+        return texts.get(key, "0")
+
+    return {group: [[text(group, i, j) for j in range(matrix.cols)] for i in range(matrix.rows)]
+            for group, matrix in eom.groups().items()}
+
+
+def _entry_names(eom, group: str, i: int, col: int | None, symbols: dict) -> dict:
+    """"M[q1,q2]" and M_{q_{1},q_{2}}: rows and columns by coordinate, constraint rows by number."""
+    from ..symbolic.export import LATEX_NAME
+
+    constraint = group.startswith("constraint")
+    index = [str(i + 1) if constraint else str(eom.coordinates[i])]
+    latex = [str(i + 1) if constraint else symbols[eom.coordinates[i]]]
+    if col is not None:
+        index.append(str(eom.coordinates[col]))
+        latex.append(symbols[eom.coordinates[col]])
+    return {"entry": f"{ENTRY_NAMES[group]}[{','.join(index)}]",
+            "entry_latex": f"{{{LATEX_NAME[group]}}}_{{{','.join(latex)}}}",
+            "constraint": eom.constraint_labels[i] if constraint else ""}
+
+
 # ---------------------------------------------------------------------------------------- base parameters
 def base_parameters(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """The three routes (options: method, digits, samples) with the spectra for the ridge panel and one
-    row per base parameter for the table, besides the pipeline's own JSON."""
+    """The three routes (options: method, digits, samples) with the spectra for the ridge panel, one row per
+    base parameter and one per standard parameter for the tables, besides the pipeline's own JSON."""
     from ..identification.pipeline import base_parameters as run_pipeline
 
     start = time.perf_counter()
     opts = {"method": "all", "digits": [30, 50], "samples": None} | dict(options)
-    run = run_pipeline(loads(model_text), method=opts["method"], digits=opts["digits"], samples=opts["samples"],
-                       progress=progress, cancel=cancel)
+    model = loads(model_text)
+    run = run_pipeline(model, method=opts["method"], digits=opts["digits"], samples=opts["samples"],
+                       eliminate=opts.get("eliminate"), priority=opts.get("priority"),
+                       trajectory=named_trajectory(model, opts.get("trajectory")), progress=progress, cancel=cancel)
     data = {"json": run.to_json(), "spectra": spectra(run), "table": base_table(run),
-            "parameter_names": run.parameter_names}
+            "parameters": parameter_roles(run, model), "parameter_names": run.parameter_names}
     precision = ", ".join(f"{d} digits" for d in run.digits) if run.vp is not None else "float64"
     return JobResult("base_parameters", f"Base parameters ({opts['method']})",
                      Provenance(text_hash(model_text), opts["method"], precision, opts,
@@ -153,7 +231,7 @@ def _log10(text: str) -> float:
 def base_table(run) -> list[dict]:
     """One row per base parameter, keyed by the parameter it keeps (φ_b = φ_kept + β φ_eliminated): the
     routes are aligned by that name. Per route: short text, full-digit text and LaTeX."""
-    routes = {"dp": run.dp, "vp": run.vp.final if run.vp is not None else None, "symbolic": None}
+    routes = _routes(run) | {"symbolic": None}  # the symbolic cells come from its expressions below
     cells: dict[str, dict[str, dict]] = {}
     symbols = {n: sympy.Symbol(n) for n in run.parameter_names}  # names such as "gamma" stay plain symbols
     for key, result in routes.items():
@@ -177,9 +255,62 @@ def _kept(names: list[str], eliminated: list[str]) -> list[str]:
 def _numeric_cell(entry: dict, symbols: dict) -> dict:
     """The shown terms (those above β's rounding noise) again with every digit the route computed."""
     expr = sympy.sympify(entry["expression"], locals=symbols)
-    shown = {str(x) for x in expr.free_symbols}
-    full = " + ".join(n if c == "1" else f"{c}·{n}" for n, c in entry["terms"].items() if n in shown)
+    full = " + ".join(n if c == "1" else f"{c}·{n}" for n, c in _shown_terms(entry, expr).items())
     return {"text": entry["expression"], "full": full, "latex": sympy.latex(expr)}
+
+
+def _shown_terms(entry: dict, expr: sympy.Expr) -> dict[str, str]:
+    """The terms of a numeric base parameter that its expression shows, with full digits."""
+    shown = {str(x) for x in expr.free_symbols}
+    return {n: c for n, c in entry["terms"].items() if n in shown}
+
+
+def parameter_roles(run, model) -> list[dict]:
+    """One row per standard inertial parameter: its value in the model and, per route that ran, its role:
+    "base" (kept), "eliminated" (with {kept parameter: coefficient} it is grouped into) or "no effect" (it is
+    eliminated and enters no base parameter)."""
+    from ..symbolic.eom import document_values
+
+    values = document_values(model)
+    grouped = {key: (_symbolic_grouping if key == "symbolic" else _numeric_grouping)(result)
+               for key, result in _routes(run).items() if result is not None}
+    rows = []
+    for name in run.parameter_names:
+        routes = {}
+        for key, (kept, into) in grouped.items():
+            role = "base" if name in kept else "eliminated" if name in into else "no effect"
+            routes[key] = {"role": role, "into": into.get(name, {})}
+        rows.append({"name": name, "value": values[name], "routes": routes})
+    return rows
+
+
+def _routes(run) -> dict:
+    return {"dp": run.dp, "vp": run.vp.final if run.vp is not None else None, "symbolic": run.symbolic}
+
+
+Grouping = tuple[set[str], dict[str, dict[str, str]]]  # kept names, {eliminated: {kept it enters: coefficient}}
+
+
+def _symbolic_grouping(result) -> Grouping:
+    into: dict[str, dict[str, str]] = {}
+    for kept, column in result.beta.items():
+        for name, coefficient in column.items():
+            if coefficient != 0:
+                into.setdefault(name, {})[kept] = str(coefficient)
+    return set(result.base), into
+
+
+def _numeric_grouping(result) -> Grouping:
+    """From the terms each base parameter shows: those below β's rounding noise are zeros."""
+    into: dict[str, dict[str, str]] = {}
+    symbols = {n: sympy.Symbol(n) for n in result.parameter_names}
+    kept = _kept(result.parameter_names, result.eliminated)
+    for name, entry in zip(kept, result.base_parameters, strict=True):
+        terms = _shown_terms(entry, sympy.sympify(entry["expression"], locals=symbols))
+        for term, coefficient in terms.items():
+            if term != name:
+                into.setdefault(term, {})[name] = coefficient
+    return set(kept), into
 
 
 TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {

@@ -159,8 +159,8 @@ def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbo
     wait_for(qtbot, job, 60)
     assert job.state == DONE, job.error + job.details
     plots = window.plots
-    assert "theta1" in [plots.series.item(i).text() for i in range(plots.series.count())]
-    assert len(plots.plot.plotItem.listDataItems()) == 1
+    assert "theta1 [rad]" in [plots.series.item(i).text() for i in range(plots.series.count())]
+    assert len(plots.plot.plotItem.listDataItems()) == 2  # the independent coordinates, theta1 and theta2
     plots.cursor.setValue(1.0)  # dragging the time cursor moves the mechanism
     assert plots.index == 10 and plots.slider.value() == 10
     assert shown and shown[-1] == pytest.approx(job.result.data["q"][10])
@@ -176,11 +176,11 @@ def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbo
     exported = tmp_export(window, "plots", ("csv", "json"), tmp_path)
     rows = list(csv.reader(exported["csv"].splitlines()[1:]))
     assert rows[0][0] == "t [s]" and len(rows) == 1 + 21
-    column = rows[0].index("theta1")
-    assert [float(r[column]) for r in rows[1:]] == list(job.result.data["series"]["theta1"])  # every digit
+    column = rows[0].index("theta1 [rad]")
+    assert [float(r[column]) for r in rows[1:]] == list(job.result.data["series"]["theta1 [rad]"])  # every digit
     data = json.loads(exported["json"])
     assert data["provenance"]["model_hash"] == job.model_hash
-    assert data["series"]["theta1"][10] == float(rows[11][column])
+    assert data["series"]["theta1 [rad]"][10] == float(rows[11][column])
 
 
 def tmp_export(window, panel: str, formats, folder) -> dict[str, str]:
