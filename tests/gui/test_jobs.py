@@ -51,6 +51,9 @@ def test_the_base_parameter_job_fills_the_ridge_panel_and_the_table(sla_run):
     labels = list(window.ridge.curves)
     assert labels[0] == "DP (float64)" and {"VP 30 digits", "VP 50 digits"} <= set(labels)
     assert window.base_table.table.rowCount() == 41
+    assert window.parameter_table.table.rowCount() == 70  # the SLA's 7 bodies × 10
+    roles = [row[4] for row in window.parameter_table.rows("text")]  # the VP column
+    assert roles.count("base (kept)") == 41 and "VP: 41 base" in window.parameter_table.summary.text()
     row = window.jobs_panel.rows[job.id]
     assert row.state.text() == "done" and row.bar.value() == 1000
     ranks = {s["label"]: s["rank"] for s in job.result.data["spectra"]}
@@ -227,3 +230,15 @@ def test_the_analysis_options_are_asked_for_and_remembered(window, monkeypatch):
     count = len(window.jobs.jobs)
     window.actions["basepar_options"].trigger()
     assert len(window.jobs.jobs) == count  # Cancel starts nothing
+
+
+def test_the_equations_of_motion_job_fills_its_table_and_exports(window, qtbot, tmp_path):
+    window.open_sample("double_pendulum")
+    job = window.run_job("symbolic_eom", {"simplify": True}, "Symbolic equations of motion")
+    wait_for(qtbot, job, 120)
+    assert job.state == DONE, job.error + job.details
+    table = window.eom_table
+    assert table.table.rowCount() == 7  # M: 3 entries of the upper triangle, c: 2, g: 2
+    assert not window.docks["eom_table"].visibleRegion().isEmpty()  # brought to the front
+    data = json.loads(tmp_export(window, "eom_table", ("json",), tmp_path)["json"])
+    assert len(data["rows"]) == 7 and data["provenance"]["model_hash"] == job.model_hash
