@@ -48,12 +48,7 @@ class RidgePanel(QWidget):
         buttons.addWidget(self.hover, 1)
         buttons.addWidget(menu_button("Export", [(f"{fmt}…", lambda f=fmt: self.export(f))
                                                  for fmt in ("PNG", "SVG", "CSV", "JSON")]))
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.stale)
-        layout.addWidget(self.ranks)
-        layout.addWidget(self.plot, 1)
-        layout.addLayout(buttons)
+        result_layout(self, self.ranks, self.plot, buttons)
         self._mouse = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30, slot=self._moved)
 
     def show_result(self, result: JobResult) -> None:
@@ -146,6 +141,16 @@ class RidgePanel(QWidget):
         painter = QPainter(generator)
         self.plot.render(painter)
         painter.end()
+
+
+def result_layout(panel: QWidget, summary: QLabel, body: QWidget, buttons: QHBoxLayout) -> None:
+    """A result panel from top to bottom: its stale banner (`panel.stale`), summary, body, buttons."""
+    layout = QVBoxLayout(panel)
+    layout.setContentsMargins(2, 2, 2, 2)
+    layout.addWidget(panel.stale)
+    layout.addWidget(summary)
+    layout.addWidget(body, 1)
+    layout.addLayout(buttons)
 
 
 def stale_banner() -> QLabel:

@@ -26,14 +26,13 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
 from ..io.json_text import json_text
 from ..jobs import JobResult
 from ..model import ModelError, write_atomic
-from .ridge_panel import menu_button, stale_banner
+from .ridge_panel import menu_button, result_layout, stale_banner
 
 FORMATS = {"csv": "CSV", "tex": "LaTeX", "json": "JSON"}
 MISSING = "—"  # shown for an empty cell; exported as "" (CSV, JSON) and "--" (LaTeX)
@@ -153,12 +152,7 @@ class TablePanel(QWidget):
                                                ("as LaTeX", lambda: self.copy("latex"))]))
         buttons.addWidget(menu_button("Export", [(f"{name}…", lambda f=fmt: self.export(f))
                                                  for fmt, name in FORMATS.items()]))
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.stale)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.table, 1)
-        layout.addLayout(buttons)
+        result_layout(self, self.summary, self.table, buttons)
 
     # ------------------------------------------------------------------ filling
     def fill(self, result: JobResult, records: list[list[Cell]], summary: str) -> None:
