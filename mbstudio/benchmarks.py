@@ -29,16 +29,23 @@ BENCHMARKS: dict[str, Callable[[int], list[dict]]] = {}
 
 def benchmark(name: str) -> Callable:
     """Register a function `(states: int) -> list[dict]` under `name`."""
+
     def register(function: Callable[[int], list[dict]]) -> Callable[[int], list[dict]]:
         BENCHMARKS[name] = function
         return function
+
     return register
 
 
 def row(name: str, ours_s: float, reference_s: float, **extra) -> dict:
     """One result row; times in seconds per state (or per whatever unit the row names)."""
-    return {"name": name, "ours_s_per_state": ours_s, "reference_s_per_state": reference_s,
-            "ratio": ours_s / reference_s, **extra}
+    return {
+        "name": name,
+        "ours_s_per_state": ours_s,
+        "reference_s_per_state": reference_s,
+        "ratio": ours_s / reference_s,
+        **extra,
+    }
 
 
 def best_time(function: Callable[[], object], repeat: int = 3) -> tuple[float, object]:
@@ -64,8 +71,10 @@ def format_table(rows: list[dict]) -> str:
     for r in rows:
         scale, unit = (1.0, "s") if "(s per" in r["name"] else (1e6, "µs")
         ours, ref = scale * r["ours_s_per_state"], scale * r["reference_s_per_state"]
-        lines.append(f"{r['name']:44s} {ours:11.3f} {unit:2s} {ref:11.3f} {unit:2s} {r['ratio']:7.3f}  "
-                     f"{r.get('reference_method', '')}")
+        lines.append(
+            f"{r['name']:44s} {ours:11.3f} {unit:2s} {ref:11.3f} {unit:2s} {r['ratio']:7.3f}  "
+            f"{r.get('reference_method', '')}"
+        )
     return "\n".join(lines)
 
 
@@ -83,15 +92,27 @@ def _puma_states(states: int):
     return mech, q, qd, qdd
 
 
-def _against_pinocchio(name: str, ours: Callable[[], np.ndarray], reference: Callable[[int], np.ndarray],
-                       states: int, reference_name: str, finish: Callable = np.array) -> dict:
+def _against_pinocchio(
+    name: str,
+    ours: Callable[[], np.ndarray],
+    reference: Callable[[int], np.ndarray],
+    states: int,
+    reference_name: str,
+    finish: Callable = np.array,
+) -> dict:
     """Time both; `finish` turns the reference's per-state results into an array comparable with ours,
     outside the timing."""
     ours_time, ours_value = best_time(ours)
     ref_time, ref_value = best_time(lambda: [reference(i) for i in range(states)])
     difference = float(np.abs(ours_value - finish(ref_value)).max())
-    return row(name, ours_time / states, ref_time / states, states=states, max_abs_difference=difference,
-               reference_method=f"pinocchio.{reference_name} per state, Python loop")
+    return row(
+        name,
+        ours_time / states,
+        ref_time / states,
+        states=states,
+        max_abs_difference=difference,
+        reference_method=f"pinocchio.{reference_name} per state, Python loop",
+    )
 
 
 @benchmark("inverse_dynamics")
@@ -101,8 +122,15 @@ def _inverse_dynamics(states: int) -> list[dict]:
     mech, q, qd, qdd = _puma_states(states)
     model = _pinocchio_model(mech)
     data = model.createData()
-    return [_against_pinocchio("puma560 inverse dynamics", lambda: inverse_dynamics(mech, q, qd, qdd),
-                               lambda i: pin.rnea(model, data, q[i], qd[i], qdd[i]), states, "rnea")]
+    return [
+        _against_pinocchio(
+            "puma560 inverse dynamics",
+            lambda: inverse_dynamics(mech, q, qd, qdd),
+            lambda i: pin.rnea(model, data, q[i], qd[i], qdd[i]),
+            states,
+            "rnea",
+        )
+    ]
 
 
 @benchmark("mass_matrix")
@@ -117,8 +145,16 @@ def _mass_matrix(states: int) -> list[dict]:
         upper = np.triu(np.array(results))
         return upper + np.swapaxes(np.triu(upper, 1), 1, 2)
 
-    return [_against_pinocchio("puma560 mass matrix", lambda: mass_matrix(mech, q),
-                               lambda i: pin.crba(model, data, q[i]), states, "crba", symmetric)]
+    return [
+        _against_pinocchio(
+            "puma560 mass matrix",
+            lambda: mass_matrix(mech, q),
+            lambda i: pin.crba(model, data, q[i]),
+            states,
+            "crba",
+            symmetric,
+        )
+    ]
 
 
 @benchmark("forward_dynamics")
@@ -129,8 +165,15 @@ def _forward_dynamics(states: int) -> list[dict]:
     tau = inverse_dynamics(mech, q, qd, qdd)
     model = _pinocchio_model(mech)
     data = model.createData()
-    return [_against_pinocchio("puma560 forward dynamics", lambda: forward_dynamics(mech, q, qd, tau),
-                               lambda i: pin.aba(model, data, q[i], qd[i], tau[i]), states, "aba")]
+    return [
+        _against_pinocchio(
+            "puma560 forward dynamics",
+            lambda: forward_dynamics(mech, q, qd, tau),
+            lambda i: pin.aba(model, data, q[i], qd[i], tau[i]),
+            states,
+            "aba",
+        )
+    ]
 
 
 def _real_time_factor(name: str, model, seconds: float = 1.0) -> dict:
@@ -139,9 +182,16 @@ def _real_time_factor(name: str, model, seconds: float = 1.0) -> dict:
     from .dynamics.simulation import simulate
 
     wall, result = best_time(lambda: simulate(model, seconds), repeat=1)
-    return row(f"{name} simulation (s per simulated s)", wall / seconds, 1.0, real_time_factor=seconds / wall,
-               simulated_seconds=seconds, rhs_evaluations=result.provenance.rhs_evaluations,
-               max_constraint_residual=float(result.residual.max()), reference_method="real time")
+    return row(
+        f"{name} simulation (s per simulated s)",
+        wall / seconds,
+        1.0,
+        real_time_factor=seconds / wall,
+        simulated_seconds=seconds,
+        rhs_evaluations=result.provenance.rhs_evaluations,
+        max_constraint_residual=float(result.residual.max()),
+        reference_method="real time",
+    )
 
 
 def _sprung_sla():
@@ -160,8 +210,10 @@ def _driven_delta():
     from .model.document import Actuator
 
     model = samples.load("delta_3rr2rrr")
-    model.forces = [Actuator(f"motor_{limb}", f"th1{limb}", formula=f"-3.362259 + 0.5*sin(2*pi*t + {k}*2*pi/3)")
-                    for k, limb in enumerate("abc")]
+    model.forces = [
+        Actuator(f"motor_{limb}", f"th1{limb}", formula=f"-3.362259 + 0.5*sin(2*pi*t + {k}*2*pi/3)")
+        for k, limb in enumerate("abc")
+    ]
     return model
 
 
@@ -184,9 +236,17 @@ def _basepar_row(key: str, label: str, method: str, digits: int = 50) -> dict:
     model = samples.load("sla_suspension")
     wall, run = best_time(lambda: base_parameters(model, method, digits, BASEPAR_SAMPLES), repeat=1)
     rank = run.vp.final.rank if method == "vp" else getattr(run, method).rank
-    return row(f"sla {label} (s per run)", wall, BASEPAR_TARGETS[key], seconds=wall, target_s=BASEPAR_TARGETS[key],
-               within_target=wall <= BASEPAR_TARGETS[key], rank=rank, samples=BASEPAR_SAMPLES,
-               reference_method="target, issue 4 section 7")
+    return row(
+        f"sla {label} (s per run)",
+        wall,
+        BASEPAR_TARGETS[key],
+        seconds=wall,
+        target_s=BASEPAR_TARGETS[key],
+        within_target=wall <= BASEPAR_TARGETS[key],
+        rank=rank,
+        samples=BASEPAR_SAMPLES,
+        reference_method="target, issue 4 section 7",
+    )
 
 
 @benchmark("basepar_vp50")
@@ -250,8 +310,21 @@ def _slider(states: int) -> list[dict]:
         render.append(time.perf_counter() - middle)
     window = plotter.ren_win.GetClassName()
     plotter.close()
-    extra = {"steps": SLIDER_STEPS, "step_deg": SLIDER_STEP_DEG, "coordinate": mech.independent[0],
-             "target_s": SLIDER_TARGET_S, "reference_method": f"frame budget, 25 per second ({window} 800x600)"}
-    return [row(f"sla slider {what} (s per step)", float(np.median(times)), SLIDER_TARGET_S,
-                min_s=min(times), mean_s=float(np.mean(times)), **extra)
-            for what, times in (("assembly", assembly), ("update + render", render))]
+    extra = {
+        "steps": SLIDER_STEPS,
+        "step_deg": SLIDER_STEP_DEG,
+        "coordinate": mech.independent[0],
+        "target_s": SLIDER_TARGET_S,
+        "reference_method": f"frame budget, 25 per second ({window} 800x600)",
+    }
+    return [
+        row(
+            f"sla slider {what} (s per step)",
+            float(np.median(times)),
+            SLIDER_TARGET_S,
+            min_s=min(times),
+            mean_s=float(np.mean(times)),
+            **extra,
+        )
+        for what, times in (("assembly", assembly), ("update + render", render))
+    ]

@@ -33,9 +33,12 @@ def build_parser(command: str) -> argparse.ArgumentParser:
 def default_parser() -> argparse.ArgumentParser:
     """`mbstudio [FILE]`: no sub-command."""
     lines = "\n".join(f"  {name:12s} {text}" for name, text in COMMANDS.items())
-    parser = argparse.ArgumentParser(prog="mbstudio", formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     description="MB Studio: mechanism analysis.",
-                                     epilog=f"sub-commands (mbstudio COMMAND --help):\n{lines}")
+    parser = argparse.ArgumentParser(
+        prog="mbstudio",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="MB Studio: mechanism analysis.",
+        epilog=f"sub-commands (mbstudio COMMAND --help):\n{lines}",
+    )
     parser.add_argument("--version", action="version", version=f"mbstudio {__version__}")
     parser.add_argument("file", nargs="?", help="a model (.mbs); default: the SLA suspension sample")
     parser.add_argument("--summary", action="store_true", help="print a text summary instead of opening the window")

@@ -49,8 +49,10 @@ def format_report(report: dict) -> str:
         f"Grübler-Kutzbach count {report['dof_grubler']}",
     ]
     if report["redundant_constraints"]:
-        lines.append(f"  redundant constraints ({len(report['redundant_constraints'])}): "
-                     + "; ".join(report["redundant_constraints"]))
+        lines.append(
+            f"  redundant constraints ({len(report['redundant_constraints'])}): "
+            + "; ".join(report["redundant_constraints"])
+        )
     lines += [
         f"  independent coordinates: {', '.join(report['independent_coordinates'])}",
         f"  inertial parameters: {report['inertial_parameters']}",

@@ -37,7 +37,7 @@ def independent_path(mech: Mechanism, times, order: int = 0, dps: int | None = N
                 value = num(float(q0[i])) if order == 0 else num(0)
                 for amp, freq in harmonics(mech)[j]:
                     a, w = (evaluate(e, num, {}, fns) for e in (amp, freq))
-                    value += a * w ** order * [lib.sin, lib.cos, lambda x: -lib.sin(x)][order](w * t)
+                    value += a * w**order * [lib.sin, lib.cos, lambda x: -lib.sin(x)][order](w * t)
                 row.append(value)
             rows.append(row)
         return np.array(rows, dtype=object if dps else float)

@@ -56,8 +56,9 @@ def test_user_choice_of_eliminated_parameters_holds_on_every_route():
 def test_model_trajectory_samples_override_and_default():
     model = samples.load("slider_crank")
     assert base_parameters(model, "dp").trajectory["source"] == "default"
-    model.trajectories = [Trajectory("sweep", {"theta1": [Harmonic(0.8, "pi / 5"), Harmonic(0.2, 2.3, 0.5)]},
-                                     duration=10.0, samples=40)]
+    model.trajectories = [
+        Trajectory("sweep", {"theta1": [Harmonic(0.8, "pi / 5"), Harmonic(0.2, 2.3, 0.5)]}, duration=10.0, samples=40)
+    ]
     run = base_parameters(model, "dp")
     assert run.trajectory["source"] == "model" and run.samples == 40 and run.dp.rank == 6
     assert base_parameters(model, "dp", samples=30).samples == 30
@@ -90,8 +91,12 @@ def test_progress_rises_to_one_and_cancel_stops_between_samples():
 def test_command_line_json_and_table(tmp_path, capsys):
     path = str(samples.path("double_pendulum"))
     out = tmp_path / "basepar.json"
-    assert main(["basepar", path, "--method", "all", "--digits", "20,30", "--samples", "40", "--json", str(out),
-                 "--quiet"]) == 0
+    assert (
+        main(
+            ["basepar", path, "--method", "all", "--digits", "20,30", "--samples", "40", "--json", str(out), "--quiet"]
+        )
+        == 0
+    )
     data = json.loads(out.read_text())
     assert set(data) >= {"model", "model_hash", "parameter_names", "results", "comparison"}
     assert set(data["results"]) == {"dp", "vp", "symbolic"} and data["comparison"]["all_agree"]

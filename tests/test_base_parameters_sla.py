@@ -23,12 +23,30 @@ from mbstudio.model.document import Harmonic
 from .test_symbolic_base import table_5
 
 SAMPLES = 100
-EQ16 = {"theta1": [Harmonic(0.5, 3.0), Harmonic(0.1, 10.0)], "theta2": [Harmonic(0.3, "sqrt(2)"),
-                                                                      Harmonic(0.7, "sqrt(17)")]}
+EQ16 = {
+    "theta1": [Harmonic(0.5, 3.0), Harmonic(0.1, 10.0)],
+    "theta2": [Harmonic(0.3, "sqrt(2)"), Harmonic(0.7, "sqrt(17)")],
+}
 # Tables 3 (no effect on the kinetics) and 4 (eliminated by transfers)
 TABLE_3 = ["my1", "Ixx1", "Ixy1", "Ixz1", "Iyz1", "Izz1", "my2", "Ixx2", "Ixy2", "Ixz2", "Iyz2", "Izz2", "m6"]
-TABLE_4 = ["m7", "Iyy1", "Iyy2", "Iyy4", "m1", "m2", "m5", "mx5", "Izz5", "m4",
-           "Ixx7", "Ixy7", "Ixz7", "Iyy7", "Iyz7", "Izz7"]
+TABLE_4 = [
+    "m7",
+    "Iyy1",
+    "Iyy2",
+    "Iyy4",
+    "m1",
+    "m2",
+    "m5",
+    "mx5",
+    "Izz5",
+    "m4",
+    "Ixx7",
+    "Ixy7",
+    "Ixz7",
+    "Iyy7",
+    "Iyz7",
+    "Izz7",
+]
 PAPER_ELIMINATED = TABLE_3 + TABLE_4
 
 # Table 2, transcribed: the parameter each base parameter keeps -> the coefficients printed with it (as
@@ -38,31 +56,77 @@ TABLE_2: dict[str, dict[str, str]] = {
     "mz1": {},
     "mx2": {"Iyy2": "3.9984006"},
     "mz2": {},
-    "m3": {"m1": "1", "Iyy2": "-15.987208", "Iyy4": "-9.8269475", "Iyy1": "-6.2002984", "m2": "1", "m4": "1",
-           "m5": "1", "m7": "0.95830919"},
+    "m3": {
+        "m1": "1",
+        "Iyy2": "-15.987208",
+        "Iyy4": "-9.8269475",
+        "Iyy1": "-6.2002984",
+        "m2": "1",
+        "m4": "1",
+        "m5": "1",
+        "m7": "0.95830919",
+    },
     "mx3": {"m4": "0.1301", "Iyy4": "-1.2784859", "m5": "-0.0168"},
     "my3": {"m5": "-0.018", "mx5": "-1"},
-    "mz3": {"Iyy1": "1.3237637", "Iyy2": "-3.4132688", "m1": "-0.2135", "m2": "0.2135", "m5": "-0.015",
-            "m7": "-0.20459901"},
-    "Ixx3": {"m2": "0.04558225", "Iyy2": "-0.7287329", "m1": "0.04558225", "m7": "0.043681889",
-             "Iyy1": "-0.28262355", "Izz5": "1", "m5": "0.000549", "mx5": "0.036"},
+    "mz3": {
+        "Iyy1": "1.3237637",
+        "Iyy2": "-3.4132688",
+        "m1": "-0.2135",
+        "m2": "0.2135",
+        "m5": "-0.015",
+        "m7": "-0.20459901",
+    },
+    "Ixx3": {
+        "m2": "0.04558225",
+        "Iyy2": "-0.7287329",
+        "m1": "0.04558225",
+        "m7": "0.043681889",
+        "Iyy1": "-0.28262355",
+        "Izz5": "1",
+        "m5": "0.000549",
+        "mx5": "0.036",
+    },
     "Ixy3": {"m5": "-0.0003024", "mx5": "-0.0168"},
     "Ixz3": {"m5": "-0.000252"},
-    "Iyy3": {"m2": "0.04558225", "Iyy2": "-0.7287329", "m1": "0.04558225", "m7": "0.043681889",
-             "Iyy1": "-0.28262355", "m4": "0.01692601", "Iyy4": "-0.16633101", "m5": "0.00050724"},
+    "Iyy3": {
+        "m2": "0.04558225",
+        "Iyy2": "-0.7287329",
+        "m1": "0.04558225",
+        "m7": "0.043681889",
+        "Iyy1": "-0.28262355",
+        "m4": "0.01692601",
+        "Iyy4": "-0.16633101",
+        "m5": "0.00050724",
+    },
     "Iyz3": {"m5": "-0.00027", "mx5": "-0.015"},
     "Izz3": {"Iyy4": "-0.16633101", "Izz5": "1", "m4": "0.01692601", "m5": "0.00060624", "mx5": "0.036"},
     "mx4": {"Iyy4": "-3.1347962"},
-    "my4": {}, "mz4": {}, "Ixx4": {}, "Ixy4": {}, "Ixz4": {}, "Iyz4": {},
+    "my4": {},
+    "mz4": {},
+    "Ixx4": {},
+    "Ixy4": {},
+    "Ixz4": {},
+    "Iyz4": {},
     "Izz4": {"Iyy4": "-1"},
-    "my5": {}, "mz5": {},
+    "my5": {},
+    "mz5": {},
     "Ixx5": {"Izz5": "-1"},  # φb,25 = Ixx5 − Izz5: see test_table_2_wheel_entries_follow_table_5_in_our_model
     "Iyy5": {},  # φb,26 = Iyy5
-    "Ixy5": {}, "Ixz5": {}, "Iyz5": {},
-    "mx6": {}, "my6": {}, "mz6": {},
-    "Ixx6": {"Ixx7": "1"}, "Iyy6": {"Iyy7": "1"}, "Izz6": {"Izz7": "1"},
-    "Ixy6": {"Ixy7": "1"}, "Ixz6": {"Ixz7": "1"}, "Iyz6": {"Iyz7": "1"},
-    "mx7": {}, "my7": {}, "mz7": {},
+    "Ixy5": {},
+    "Ixz5": {},
+    "Iyz5": {},
+    "mx6": {},
+    "my6": {},
+    "mz6": {},
+    "Ixx6": {"Ixx7": "1"},
+    "Iyy6": {"Iyy7": "1"},
+    "Izz6": {"Izz7": "1"},
+    "Ixy6": {"Ixy7": "1"},
+    "Ixz6": {"Ixz7": "1"},
+    "Iyz6": {"Iyz7": "1"},
+    "mx7": {},
+    "my7": {},
+    "mz7": {},
 }
 # Table 5 and the wheel's spin axis X5 (the transfer across joint 5-3) in our model
 TABLE_5_WHEEL = {"Ixx5": {}, "Iyy5": {"Izz5": "-1"}}
@@ -87,8 +151,10 @@ def vp_coefficients(run, digits: int) -> dict[str, dict[str, mpmath.mpf]]:
     """kept parameter -> eliminated parameter -> β entry of the VP result at `digits`."""
     result = next(r for r in run.vp.results if r.digits == digits)
     names = result.parameter_names
-    return {names[k]: {names[e]: result.beta[i, q] for q, e in enumerate(result.eliminated_indices)}
-            for i, k in enumerate(result.kept_indices)}
+    return {
+        names[k]: {names[e]: result.beta[i, q] for q, e in enumerate(result.eliminated_indices)}
+        for i, k in enumerate(result.kept_indices)
+    }
 
 
 def printed_mismatches(ours: dict[str, dict[str, mpmath.mpf]], table: dict[str, dict[str, str]]) -> list[str]:
@@ -100,7 +166,8 @@ def printed_mismatches(ours: dict[str, dict[str, mpmath.mpf]], table: dict[str, 
             if name in printed:
                 expected = Decimal(printed[name])
                 rounded = Decimal(mpmath.nstr(value, 45, strip_zeros=False)).quantize(
-                    Decimal(1).scaleb(expected.as_tuple().exponent), ROUND_HALF_EVEN)
+                    Decimal(1).scaleb(expected.as_tuple().exponent), ROUND_HALF_EVEN
+                )
                 if rounded != expected:
                     bad.append(f"{kept}: {name} is {mpmath.nstr(value, 12)}, printed {printed[name]}")
             elif abs(value) > 1e-25:
@@ -176,8 +243,7 @@ def test_json_schema_and_provenance(run, sla):
     assert len(symbolic["no_effect"]) == 13 and len(symbolic["transfers"]) == 16
     d12, d13 = sympy.symbols("D12 D13", real=True)
     phi1 = next(b for b in symbolic["base_parameters"] if b["terms"]["mx1"] == "1")
-    assert sympy.simplify(sympy.sympify(phi1["terms"]["Iyy1"], locals={"D12": d12, "D13": d13})
-                          - 1 / (d12 + d13)) == 0
+    assert sympy.simplify(sympy.sympify(phi1["terms"]["Iyy1"], locals={"D12": d12, "D13": d13}) - 1 / (d12 + d13)) == 0
     p = out["provenance"]
     assert p["version"] == __version__ and p["samples"] == SAMPLES and p["digits"] == [30, 50]
     assert p["trajectory"]["source"] == "model" and p["options"]["eliminate"] == PAPER_ELIMINATED

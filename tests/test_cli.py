@@ -31,8 +31,16 @@ def test_every_expected_sample_is_bundled():
 def test_check_json_for_each_sample(name, capsys):
     assert main(["check", str(samples.path(name)), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    for key in ("bodies", "joints", "loops", "dof_grubler", "dof_jacobian", "independent_coordinates",
-                "assembled", "residual"):
+    for key in (
+        "bodies",
+        "joints",
+        "loops",
+        "dof_grubler",
+        "dof_jacobian",
+        "independent_coordinates",
+        "assembled",
+        "residual",
+    ):
         assert key in report
     dof, loops = EXPECTED[name]
     assert (report["dof_jacobian"], report["loops"]) == (dof, loops)

@@ -45,7 +45,7 @@ def kkt(mech: Mechanism, q, qd, Q):
     gamma = -mech.constraints.acceleration_bias(mech.motion(q, qd))[0][rows]
     K = np.block([[mass_matrix(mech, q)[0], J.T], [J, np.zeros((len(rows), len(rows)))]])
     x = np.linalg.solve(K, np.concatenate([Q - bias_forces(mech, q, qd)[0], gamma]))
-    return x[:mech.n], -x[mech.n:]
+    return x[: mech.n], -x[mech.n :]
 
 
 @pytest.mark.parametrize("name", CLOSED)
@@ -58,8 +58,9 @@ def test_forward_dynamics_and_reactions_match_the_multiplier_route(name):
     qdd_kkt, lam = kkt(mech, q, qd, Q)
     np.testing.assert_allclose(qdd[0], qdd_kkt, rtol=0, atol=1e-10 * max(1, np.abs(qdd_kkt).max()))
     reactions = joint_reactions(mech, q, qd, qdd, Q[None])
-    np.testing.assert_allclose(reactions.values[0][list(mech.partition.rows)], lam, rtol=0,
-                               atol=1e-9 * max(1, np.abs(lam).max()))
+    np.testing.assert_allclose(
+        reactions.values[0][list(mech.partition.rows)], lam, rtol=0, atol=1e-9 * max(1, np.abs(lam).max())
+    )
     # the multipliers carry every tree force the applied ones do not: Φ_qᵀ λ = M q̈ + h − Q
     residual = mech.constraint_jacobian(q)[0].T @ reactions.values[0] - (inverse_dynamics(mech, q, qd, qdd)[0] - Q)
     assert np.abs(residual).max() < 1e-9
@@ -73,8 +74,9 @@ def test_inverse_dynamics_returns_the_forces_forward_dynamics_was_given(name):
     q, qd = moving_state(mech, seed=4)
     tau = np.random.default_rng(5).uniform(-2, 2, (1, len(mech.independent)))
     qdd_ind = closed_loop_forward_dynamics(mech, q, qd, actuator_forces_on_tree(mech, tau, mech.independent))
-    np.testing.assert_allclose(closed_loop_inverse_dynamics(mech, q, qd, qdd_ind, actuated=mech.independent), tau,
-                               rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        closed_loop_inverse_dynamics(mech, q, qd, qdd_ind, actuated=mech.independent), tau, rtol=0, atol=1e-10
+    )
 
 
 def test_four_bar_driven_at_the_rocker():
@@ -97,8 +99,9 @@ def test_a_tree_needs_no_projection():
     mech = mechanism("puma560")
     rng = np.random.default_rng(7)
     q, qd, tau = (rng.uniform(-1, 1, (3, mech.n)) for _ in range(3))
-    np.testing.assert_allclose(closed_loop_forward_dynamics(mech, q, qd, tau), forward_dynamics(mech, q, qd, tau),
-                               rtol=1e-11, atol=1e-10)
+    np.testing.assert_allclose(
+        closed_loop_forward_dynamics(mech, q, qd, tau), forward_dynamics(mech, q, qd, tau), rtol=1e-11, atol=1e-10
+    )
     np.testing.assert_allclose(reduced_mass_matrix(mech, q), mass_matrix(mech, q), rtol=0, atol=1e-12)
 
 
@@ -115,30 +118,32 @@ def test_variable_precision_agrees_with_float64():
 
 # ---------------------------------------------------------------- seed 002: the Delta robot
 # Digest section 7.3: t [s], u1..u3 [N m], ϑ1 of limbs 1..3 [rad] along r(t) = (0, 0, −h) + (0.3, 0.4, 0.1) sin(2πt/10).
-DELTA_REFERENCE = np.array([
-    [0.00, -3.35250, -3.35272, -3.34960, 0.00000, 0.00000, 0.00000],
-    [0.50, -2.13853, -2.50645, -4.98649, 0.06031, 0.01432, -0.29598],
-    [1.00, -1.02497, -1.72602, -6.43709, 0.21034, 0.12302, -0.47405],
-    [1.50, -0.12660, -1.13649, -7.64902, 0.39312, 0.27642, -0.54635],
-    [2.00, 0.45652, -0.79167, -8.44492, 0.53938, 0.40698, -0.56124],
-    [2.50, 0.65864, -0.68133, -8.71827, 0.59505, 0.45801, -0.56100],
-    [3.00, 0.45652, -0.79167, -8.44492, 0.53938, 0.40698, -0.56124],
-    [4.00, -1.02497, -1.72602, -6.43709, 0.21034, 0.12302, -0.47405],
-    [5.00, -3.35250, -3.35272, -3.34960, 0.00000, 0.00000, 0.00000],
-    [5.50, -4.54554, -4.14740, -1.40842, 0.04513, 0.08848, 0.37050],
-    [6.00, -5.57096, -4.81661, 0.83300, 0.17059, 0.25231, 0.75353],
-    [6.50, -6.32056, -5.32750, 3.07345, 0.33232, 0.44791, 1.09934],
-    [7.00, -6.80017, -5.68923, 4.77075, 0.47543, 0.61874, 1.35996],
-    [7.50, -6.99685, -5.84856, 5.39179, 0.53509, 0.69059, 1.46378],
-    [8.00, -6.80017, -5.68923, 4.77075, 0.47543, 0.61874, 1.35996],
-    [9.00, -5.57096, -4.81661, 0.83300, 0.17059, 0.25231, 0.75353],
-    [10.00, -3.35250, -3.35272, -3.34960, 0.00000, 0.00000, 0.00000],
-])
+DELTA_REFERENCE = np.array(
+    [
+        [0.00, -3.35250, -3.35272, -3.34960, 0.00000, 0.00000, 0.00000],
+        [0.50, -2.13853, -2.50645, -4.98649, 0.06031, 0.01432, -0.29598],
+        [1.00, -1.02497, -1.72602, -6.43709, 0.21034, 0.12302, -0.47405],
+        [1.50, -0.12660, -1.13649, -7.64902, 0.39312, 0.27642, -0.54635],
+        [2.00, 0.45652, -0.79167, -8.44492, 0.53938, 0.40698, -0.56124],
+        [2.50, 0.65864, -0.68133, -8.71827, 0.59505, 0.45801, -0.56100],
+        [3.00, 0.45652, -0.79167, -8.44492, 0.53938, 0.40698, -0.56124],
+        [4.00, -1.02497, -1.72602, -6.43709, 0.21034, 0.12302, -0.47405],
+        [5.00, -3.35250, -3.35272, -3.34960, 0.00000, 0.00000, 0.00000],
+        [5.50, -4.54554, -4.14740, -1.40842, 0.04513, 0.08848, 0.37050],
+        [6.00, -5.57096, -4.81661, 0.83300, 0.17059, 0.25231, 0.75353],
+        [6.50, -6.32056, -5.32750, 3.07345, 0.33232, 0.44791, 1.09934],
+        [7.00, -6.80017, -5.68923, 4.77075, 0.47543, 0.61874, 1.35996],
+        [7.50, -6.99685, -5.84856, 5.39179, 0.53509, 0.69059, 1.46378],
+        [8.00, -6.80017, -5.68923, 4.77075, 0.47543, 0.61874, 1.35996],
+        [9.00, -5.57096, -4.81661, 0.83300, 0.17059, 0.25231, 0.75353],
+        [10.00, -3.35250, -3.35272, -3.34960, 0.00000, 0.00000, 0.00000],
+    ]
+)
 
 
 def delta_trajectory(t: np.ndarray):
     """Platform position, velocity and acceleration (N, 3) of the paper's test trajectory."""
-    h, w, amplitude = np.sqrt(1 - 0.33 ** 2), 2 * np.pi / 10, np.array([0.3, 0.4, 0.1])
+    h, w, amplitude = np.sqrt(1 - 0.33**2), 2 * np.pi / 10, np.array([0.3, 0.4, 0.1])
     s, c = np.sin(w * t)[:, None], np.cos(w * t)[:, None]
     return np.array([0, 0, -h]) + amplitude * s, amplitude * w * c, -amplitude * w * w * s
 
@@ -181,4 +186,3 @@ def test_delta_reproduces_the_digest_torques_along_the_test_trajectory():
     u = closed_loop_inverse_dynamics(mech, q, qd, qdd_ind, actuated=["th1a", "th1b", "th1c"])
     np.testing.assert_allclose(u, DELTA_REFERENCE[:, 1:4], rtol=0, atol=5.01e-6)
     np.testing.assert_allclose(q[:, list(mech.partition.independent)], DELTA_REFERENCE[:, 4:], rtol=0, atol=5.01e-6)
-

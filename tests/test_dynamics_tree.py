@@ -62,8 +62,12 @@ def test_tree_dynamics_match_pinocchio(name):
     np.testing.assert_allclose(coriolis_forces(mech, q, qd), nle - gravity, rtol=0, atol=1e-10)
     # τ from accelerations of order one: with arbitrary τ the PUMA's light wrist accelerates at 1e4-1e5 rad/s²
     # and an absolute 1e-10 would ask for more than double precision
-    np.testing.assert_allclose(forward_dynamics(mech, q, qd, tau), per_state(lambda *x: pin.aba(model, data, *x),
-                               q, qd, tau), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        forward_dynamics(mech, q, qd, tau),
+        per_state(lambda *x: pin.aba(model, data, *x), q, qd, tau),
+        rtol=0,
+        atol=1e-10,
+    )
 
 
 @pytest.mark.parametrize("name", TREES + CLOSED + ["double_pendulum", "balloon", "delta_3rr2rrr"])
@@ -113,8 +117,7 @@ def test_reversed_revolute_joints_mirror_their_coordinates():
     q, qd, qdd = random_states(mech)
     tau = inverse_dynamics(mech, q, qd, qdd)
     np.testing.assert_allclose(inverse_dynamics(mirror, q * sign, qd * sign, qdd * sign), tau * sign, atol=1e-10)
-    np.testing.assert_allclose(mass_matrix(mirror, q * sign), mass_matrix(mech, q) * np.outer(sign, sign),
-                               atol=1e-12)
+    np.testing.assert_allclose(mass_matrix(mirror, q * sign), mass_matrix(mech, q) * np.outer(sign, sign), atol=1e-12)
     np.testing.assert_allclose(forward_dynamics(mirror, q * sign, qd * sign, tau * sign), qdd * sign, atol=1e-9)
 
 
@@ -124,16 +127,24 @@ def test_reversed_spherical_joint_satisfies_the_equations_of_motion():
     tau = inverse_dynamics(mech, q, qd, qdd)
     phi = np.concatenate([mech.tree.geometry.inertia(body) for body in mech.model.bodies])
     np.testing.assert_allclose(tau, tree_regressor(mech, q, qd, qdd) @ phi, rtol=0, atol=1e-11)
-    np.testing.assert_allclose(tau, np.einsum("nij,nj->ni", mass_matrix(mech, q), qdd) + bias_forces(mech, q, qd),
-                               rtol=0, atol=1e-11)
-    np.testing.assert_allclose(forward_dynamics(mech, q, qd, tau), forward_dynamics_dense(mech, q, qd, tau),
-                               rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(
+        tau, np.einsum("nij,nj->ni", mass_matrix(mech, q), qdd) + bias_forces(mech, q, qd), rtol=0, atol=1e-11
+    )
+    np.testing.assert_allclose(
+        forward_dynamics(mech, q, qd, tau), forward_dynamics_dense(mech, q, qd, tau), rtol=1e-8, atol=1e-8
+    )
 
 
 def dynamics(mech: Mechanism, q, qd, qdd) -> dict[str, np.ndarray]:
     tau = inverse_dynamics(mech, q, qd, qdd)
-    return {"tau": tau, "M": mass_matrix(mech, q), "h": bias_forces(mech, q, qd), "g": gravity_forces(mech, q),
-            "aba": forward_dynamics(mech, q, qd, tau), "dense": forward_dynamics_dense(mech, q, qd, tau)}
+    return {
+        "tau": tau,
+        "M": mass_matrix(mech, q),
+        "h": bias_forces(mech, q, qd),
+        "g": gravity_forces(mech, q),
+        "aba": forward_dynamics(mech, q, qd, tau),
+        "dense": forward_dynamics_dense(mech, q, qd, tau),
+    }
 
 
 def test_fifty_digits_agree_with_float64_and_with_themselves():
@@ -164,13 +175,31 @@ def test_bodies_on_fixed_joints_move_with_their_carrier():
     """A tool welded to the PUMA's last link adds its inertia there; a pedestal welded to the ground adds
     nothing. Checked against the regressor's virtual-power route, which sums body by body."""
     data = to_dict(samples.load("puma560"))
-    inertia = {"m": 2.0, "mx": 0.1, "my": 0.0, "mz": 0.3, "Ixx": 0.1, "Ixy": 0.0, "Ixz": 0.01, "Iyy": 0.12,
-               "Iyz": 0.0, "Izz": 0.05}
+    inertia = {
+        "m": 2.0,
+        "mx": 0.1,
+        "my": 0.0,
+        "mz": 0.3,
+        "Ixx": 0.1,
+        "Ixy": 0.0,
+        "Ixz": 0.01,
+        "Iyy": 0.12,
+        "Iyz": 0.0,
+        "Izz": 0.05,
+    }
     for label, parent in (("tool", "6"), ("pedestal", "0")):
         data["bodies"].append({"label": label, "name": label, "inertia": inertia, "points": {}, "frames": {}})
-        data["joints"].append({"name": f"weld_{label}", "type": "fixed", "parent": parent, "child": label,
-                               "parent_frame": {"origin": [0.0, 0.05, 0.1]}, "child_frame": {"origin": [0, 0, 0]},
-                               "coordinates": []})
+        data["joints"].append(
+            {
+                "name": f"weld_{label}",
+                "type": "fixed",
+                "parent": parent,
+                "child": label,
+                "parent_frame": {"origin": [0.0, 0.05, 0.1]},
+                "child_frame": {"origin": [0, 0, 0]},
+                "coordinates": [],
+            }
+        )
     mech, plain = Mechanism(from_dict(data)), mechanism("puma560")
     q, qd, qdd = random_states(mech)
     tau = inverse_dynamics(mech, q, qd, qdd)

@@ -48,7 +48,7 @@ def noise_std(chi: np.ndarray, n: int, relative: float = 0.02) -> np.ndarray:
 
 def true_ls_std(Wb: np.ndarray, row_std: np.ndarray) -> np.ndarray:
     G = np.linalg.pinv(Wb)
-    return np.sqrt(np.einsum("ij,j,ij->i", G, row_std ** 2, G))
+    return np.sqrt(np.einsum("ij,j,ij->i", G, row_std**2, G))
 
 
 def true_wls_std(Wb: np.ndarray, row_std: np.ndarray) -> np.ndarray:
@@ -146,6 +146,7 @@ def test_estimation_refuses_what_it_cannot_estimate():
 
 # ---------------------------------------------------------------------------------------------- excitation
 
+
 def test_optimised_gripper_trajectory_is_better_conditioned_and_stays_within_limits():
     model = samples.load("gripper")
     limits = {"th1": (-0.5, 0.8), "th2": (-1.0, 0.6)}  # th3, th4: the document's (if any) or free
@@ -153,13 +154,13 @@ def test_optimised_gripper_trajectory_is_better_conditioned_and_stays_within_lim
         for c in joint.coordinates:
             c.min, c.max = limits.get(c.name, (None, None))
     mech = Mechanism(model)
-    ex = optimise_excitation(mech, base_frequency=1.0, harmonics=3, samples=60, max_amplitude=0.6,
-                             max_evaluations=300)
+    ex = optimise_excitation(mech, base_frequency=1.0, harmonics=3, samples=60, max_amplitude=0.6, max_evaluations=300)
     assert ex.condition_after < 0.6 * ex.condition_before
     path = ex.path(mech)
     W = observation_matrix(mech, ex.times, path)
     assert condition_number(W[:, [model.inertial_parameter_names().index(k) for k in ex.kept]]) == pytest.approx(
-        ex.condition_after, rel=1e-9)
+        ex.condition_after, rel=1e-9
+    )
     q = path(np.linspace(0, 2 * np.pi, 2001), 0)
     for j, name in enumerate(mech.independent):
         lo, hi = limits.get(name, (-np.inf, np.inf))

@@ -112,6 +112,7 @@ def four_bar_text(four_bar) -> str:
 
 # ---------------------------------------------------------------- round trip
 
+
 def test_hand_written_canonical_text_round_trips_byte_for_byte():
     model = loads(PENDULUM)
     assert dumps(model) == PENDULUM
@@ -199,6 +200,7 @@ def test_a_default_model_round_trips():
 
 # ---------------------------------------------------------------- atomic save
 
+
 def _fail_replace(*args, **kwargs):
     raise OSError(28, "No space left on device")
 
@@ -279,6 +281,7 @@ def test_saving_into_a_missing_folder_names_the_path(tmp_path):
 
 
 # ---------------------------------------------------------------- read errors
+
 
 def test_reading_a_missing_file_names_the_path(tmp_path):
     path = tmp_path / "missing.mbs"

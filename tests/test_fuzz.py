@@ -19,17 +19,64 @@ from mbstudio.model.fileformat import from_dict
 
 SAMPLES = {name: samples.path(name).read_text(encoding="utf-8") for name in samples.names()}
 # about 20 s in all; MBSTUDIO_FUZZ_EXAMPLES=5000 for a longer hunt
-FUZZ = settings(max_examples=int(os.environ.get("MBSTUDIO_FUZZ_EXAMPLES", 300)), deadline=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=int(os.environ.get("MBSTUDIO_FUZZ_EXAMPLES", 300)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
-SPECIAL_NUMBERS = [0, -0.0, -1, -1e-9, 1e-300, 5e-324, 1e15, 1e154, -1e308, 1e308, 10**400, -(10**30),
-                   float("nan"), float("inf"), float("-inf")]
-SPECIAL_TEXT = ["", " ", "0", "ground", "-1", "pi", "sqrt(-1)", "1/0", "1e400", "2**2000", "L1 +", "(", "nan",
-                "auto", "revolute", "\n", "\ud800", "é", "x" * 200]
-SCALARS = (st.none() | st.booleans() | st.integers() | st.floats() | st.sampled_from(SPECIAL_NUMBERS)
-           | st.text(max_size=8) | st.sampled_from(SPECIAL_TEXT))
-JSON_VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4)
-                           | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=6)
+SPECIAL_NUMBERS = [
+    0,
+    -0.0,
+    -1,
+    -1e-9,
+    1e-300,
+    5e-324,
+    1e15,
+    1e154,
+    -1e308,
+    1e308,
+    10**400,
+    -(10**30),
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+]
+SPECIAL_TEXT = [
+    "",
+    " ",
+    "0",
+    "ground",
+    "-1",
+    "pi",
+    "sqrt(-1)",
+    "1/0",
+    "1e400",
+    "2**2000",
+    "L1 +",
+    "(",
+    "nan",
+    "auto",
+    "revolute",
+    "\n",
+    "\ud800",
+    "é",
+    "x" * 200,
+]
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.sampled_from(SPECIAL_NUMBERS)
+    | st.text(max_size=8)
+    | st.sampled_from(SPECIAL_TEXT)
+)
+JSON_VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 def note(text: str) -> None:
@@ -61,6 +108,7 @@ def outcome(text: str, precision=None) -> Model | None:
 
 
 # ---------------------------------------------------------------- mutations of the parsed document
+
 
 def slots(node, out: list) -> list:
     """Every (container, key) pair of a JSON tree, depth first."""
@@ -97,8 +145,23 @@ def mutate(doc, draw) -> None:
     container, key = found[draw(st.integers(0, len(found) - 1))]
     value = container[key]
     # number, rename, retype and independent often keep the model valid: odd mechanisms reach the kinematics
-    op = draw(st.sampled_from(["delete", "replace", "empty", "rename_key", "duplicate", "number", "number",
-                               "rename", "retype", "retype", "independent"]))
+    op = draw(
+        st.sampled_from(
+            [
+                "delete",
+                "replace",
+                "empty",
+                "rename_key",
+                "duplicate",
+                "number",
+                "number",
+                "rename",
+                "retype",
+                "retype",
+                "independent",
+            ]
+        )
+    )
     if op == "delete":
         del container[key]
     elif op == "replace":
@@ -126,14 +189,20 @@ def mutate(doc, draw) -> None:
             if isinstance(joint, dict):
                 joint["type"] = kind = draw(st.sampled_from(sorted(JOINT_MOTIONS)))
                 start = draw(st.integers(100, 999))
-                joint["coordinates"] = [{"name": f"q{start}_{i}", "initial": draw(st.floats(-2, 2))}
-                                        for i in range(len(JOINT_MOTIONS[kind]))]
+                joint["coordinates"] = [
+                    {"name": f"q{start}_{i}", "initial": draw(st.floats(-2, 2))}
+                    for i in range(len(JOINT_MOTIONS[kind]))
+                ]
     elif op == "independent" and isinstance(doc, dict):
-        coords = [c for joint in listed(doc.get("joints")) if isinstance(joint, dict)
-                  for c in listed(joint.get("coordinates")) if isinstance(c, dict)]
+        coords = [
+            c
+            for joint in listed(doc.get("joints"))
+            if isinstance(joint, dict)
+            for c in listed(joint.get("coordinates"))
+            if isinstance(c, dict)
+        ]
         names = [c["name"] for c in coords if isinstance(c.get("name"), str)]
-        doc["independent_coordinates"] = draw(st.just("auto") | st.lists(st.sampled_from(names or ["x"]),
-                                                                          max_size=3))
+        doc["independent_coordinates"] = draw(st.just("auto") | st.lists(st.sampled_from(names or ["x"]), max_size=3))
 
 
 def sources(four_bar) -> dict[str, str]:
@@ -153,6 +222,7 @@ def test_mutated_documents_load_as_valid_models_or_raise_model_error(four_bar, d
 
 # ---------------------------------------------------------------- mutations of the text
 
+
 @FUZZ
 @given(data=st.data())
 def test_mutated_text_loads_as_a_valid_model_or_raises_model_error(four_bar, data):
@@ -165,38 +235,49 @@ def test_mutated_text_loads_as_a_valid_model_or_raises_model_error(four_bar, dat
         if edit == "truncate":
             raw = raw[:at]
         elif edit == "insert":
-            raw = raw[:at] + data.draw(st.text(max_size=6) | st.sampled_from(["{", "]", ",", '"', "\\u"])
-                                       ).encode("utf-8", "surrogatepass") + raw[at:]
+            raw = (
+                raw[:at]
+                + data.draw(st.text(max_size=6) | st.sampled_from(["{", "]", ",", '"', "\\u"])).encode(
+                    "utf-8", "surrogatepass"
+                )
+                + raw[at:]
+            )
         elif edit == "delete":
-            raw = raw[:at] + raw[at + data.draw(st.integers(1, 20)):]
+            raw = raw[:at] + raw[at + data.draw(st.integers(1, 20)) :]
         else:
-            raw = raw[:at] + data.draw(st.binary(min_size=1, max_size=3)) + raw[at + 1:]
+            raw = raw[:at] + data.draw(st.binary(min_size=1, max_size=3)) + raw[at + 1 :]
         text = raw.decode("utf-8", errors="replace")
     outcome(text)
 
 
 # ---------------------------------------------------------------- expressions
 
-ATOMS = (st.sampled_from(["0", "1", "2", "0.5", "0.1", "0.99999999999999999", "1e308", "1e-320", "L0", "L1", "L2",
-                          "L3", "pi", "10", "x"])
-         | st.floats(allow_nan=False, allow_infinity=False).map(repr))
+ATOMS = st.sampled_from(
+    ["0", "1", "2", "0.5", "0.1", "0.99999999999999999", "1e308", "1e-320", "L0", "L1", "L2", "L3", "pi", "10", "x"]
+) | st.floats(allow_nan=False, allow_infinity=False).map(repr)
 
 
 def _compound(inner):
     operators = st.sampled_from(["+", "-", "*", "/", "**"])
-    return (st.tuples(inner, operators, inner).map(lambda t: f"({t[0]}){t[1]}({t[2]})")
-            | st.tuples(st.sampled_from(FUNCTIONS), inner).map(lambda t: f"{t[0]}({t[1]})")
-            | st.tuples(inner, inner).map(lambda t: f"atan2({t[0]}, {t[1]})")
-            | inner.map(lambda e: f"-{e}"))
+    return (
+        st.tuples(inner, operators, inner).map(lambda t: f"({t[0]}){t[1]}({t[2]})")
+        | st.tuples(st.sampled_from(FUNCTIONS), inner).map(lambda t: f"{t[0]}({t[1]})")
+        | st.tuples(inner, inner).map(lambda t: f"atan2({t[0]}, {t[1]})")
+        | inner.map(lambda e: f"-{e}")
+    )
 
 
-EXPRESSION = (st.recursive(ATOMS, _compound, max_leaves=6)
-              | st.text(alphabet="0123456789.+-*/() eLpisqrtcoan2_,", max_size=24))
+EXPRESSION = st.recursive(ATOMS, _compound, max_leaves=6) | st.text(
+    alphabet="0123456789.+-*/() eLpisqrtcoan2_,", max_size=24
+)
 
 
 @settings(FUZZ, max_examples=FUZZ.max_examples * 2 // 3)
-@given(expr=EXPRESSION, field=st.sampled_from(["Ixx", "mx", "m", "point", "axis", "gravity", "shape"]),
-       precision=st.sampled_from([None, None, None, 30]))  # 30 digits: slower, so one time in four
+@given(
+    expr=EXPRESSION,
+    field=st.sampled_from(["Ixx", "mx", "m", "point", "axis", "gravity", "shape"]),
+    precision=st.sampled_from([None, None, None, 30]),
+)  # 30 digits: slower, so one time in four
 def test_random_expressions_evaluate_or_raise_model_error(four_bar, expr, field, precision):
     doc = four_bar()
     if field == "point":

@@ -31,8 +31,18 @@ RANK = 7
 
 def _coefficients() -> np.ndarray:
     b = np.full((7, 10), Fraction(0), dtype=object)
-    for row, col, value in [(0, 0, 1), (1, 1, 1), (2, 2, 1), (3, 2, Fraction(1, 10**3)), (3, 3, 1),
-                            (4, 4, 1), (5, 4, Fraction(1, 10**7)), (4, 5, 1), (4, 9, 1), (6, 9, Fraction(1, 10**14))]:
+    for row, col, value in [
+        (0, 0, 1),
+        (1, 1, 1),
+        (2, 2, 1),
+        (3, 2, Fraction(1, 10**3)),
+        (3, 3, 1),
+        (4, 4, 1),
+        (5, 4, Fraction(1, 10**7)),
+        (4, 5, 1),
+        (4, 9, 1),
+        (6, 9, Fraction(1, 10**14)),
+    ]:
         b[row, col] += value
     b[:, 6] = b[:, 0] + 2 * b[:, 1]  # three exact dependencies: the null space
     b[:, 7] = b[:, 2] + Fraction(1, 7) * b[:, 4]
@@ -65,8 +75,11 @@ def exact_beta(eliminated: list[str]) -> sympy.Matrix:
 
 def max_beta_error(result, eliminated: list[str]) -> float:
     exact = exact_beta(eliminated)
-    return max(abs(float(mpmath.mpf(result.beta[i, j]) - mpmath.mpf(exact[i, j].p) / exact[i, j].q))
-               for i in range(exact.rows) for j in range(exact.cols))
+    return max(
+        abs(float(mpmath.mpf(result.beta[i, j]) - mpmath.mpf(exact[i, j].p) / exact[i, j].q))
+        for i in range(exact.rows)
+        for j in range(exact.cols)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +112,13 @@ def test_vp_svd_of_a_spectrum_graded_over_the_double_range():
     rng = np.random.default_rng(0)
     with mpmath.workdps(digits):
         x = np.array([[mpmath.mpf(int(v)) / 7 for v in row] for row in rng.integers(-9, 10, (80, 22))], dtype=object)
-        y = np.array([[mpmath.mpf(int(v)) * mpmath.mpf(10) ** (-(3 * i) // 4) for v in row]
-                      for i, row in enumerate(rng.integers(-9, 10, (22, 30)))], dtype=object)
+        y = np.array(
+            [
+                [mpmath.mpf(int(v)) * mpmath.mpf(10) ** (-(3 * i) // 4) for v in row]
+                for i, row in enumerate(rng.integers(-9, 10, (22, 30)))
+            ],
+            dtype=object,
+        )
         w = x @ y
         sigma, _, sweeps = vp_linalg.svd(w, digits)
         s_ref = mpmath.svd_r(mpmath.matrix(w.tolist()), compute_uv=False)
@@ -112,8 +130,9 @@ def test_vp_svd_of_a_spectrum_graded_over_the_double_range():
 def test_vp_handles_zero_columns_and_wide_matrices():
     digits = 30
     with mpmath.workdps(digits):
-        w = np.array([[mpmath.mpf(i + 2 * j) / 3 if j != 1 else mpmath.mpf(0) for j in range(5)] for i in range(3)],
-                     dtype=object)
+        w = np.array(
+            [[mpmath.mpf(i + 2 * j) / 3 if j != 1 else mpmath.mpf(0) for j in range(5)] for i in range(3)], dtype=object
+        )
         sigma, v, _ = vp_linalg.svd(w, digits)
         vm = mpmath.matrix(v.tolist())
         assert mpmath.mnorm(vm.T * vm - mpmath.eye(5), 1) < mpmath.mpf(10) ** (2 - digits)
@@ -178,12 +197,15 @@ def test_priority_order_prefers_earlier_names_that_can_be_eliminated():
     assert max_beta_error(result, result.eliminated) < 1e-30
 
 
-@pytest.mark.parametrize(("chosen", "message"), [
-    (["p1", "p3"], "exactly 3"),
-    (["p9", "p1", "p4"], "p9"),
-    (["p1", "p3", "q7"], "q7"),
-    (["p1", "p1", "p4"], "more than once"),
-])
+@pytest.mark.parametrize(
+    ("chosen", "message"),
+    [
+        (["p1", "p3"], "exactly 3"),
+        (["p9", "p1", "p4"], "p9"),
+        (["p1", "p3", "q7"], "q7"),
+        (["p1", "p1", "p4"], "more than once"),
+    ],
+)
 def test_invalid_choice_of_eliminated_parameters_is_explained(chosen, message):
     with pytest.raises(ValueError, match=message):
         gautier_vp(w_vp(30), NAMES, 30, eliminate=chosen)

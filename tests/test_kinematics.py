@@ -70,8 +70,7 @@ def test_loops_close_at_50_digits(name):
     residual = np.abs(mp.residual(q)).max()
     assert residual < mpmath.mpf("1e-45")
     # and the float64 assembly is the 50-digit one rounded
-    np.testing.assert_allclose(q.astype(float), fp.assemble(independent_path(fp, t), guess=guess),
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(q.astype(float), fp.assemble(independent_path(fp, t), guess=guess), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", CLOSED)
@@ -88,7 +87,7 @@ def test_velocities_and_accelerations_match_finite_differences_of_assembled_posi
         qd = mp.velocities(q[1:2], independent_path(mp, times[1:2], 1, dps=DIGITS))[0]
         qdd = mp.accelerations(q[1:2], qd[None, :], independent_path(mp, times[1:2], 2, dps=DIGITS))[0]
         fd_v = (q[2] - q[0]) / (2 * h)
-        fd_a = (q[2] - 2 * q[1] + q[0]) / h ** 2
+        fd_a = (q[2] - 2 * q[1] + q[0]) / h**2
         assert max(abs(x) for x in fd_v - qd) < mpmath.mpf("1e-20")
         assert max(abs(x) for x in fd_a - qdd) < mpmath.mpf("1e-18")
 

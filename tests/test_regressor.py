@@ -109,7 +109,7 @@ def test_tree_regressor_matches_pinocchio_joint_torque_regressor(name):
         T = pinocchio_parameter_map(mech, body.label, frame.placement)
         for s, (q, v, a) in enumerate(zip(Q, V, A, strict=True)):
             ref = pin.computeJointTorqueRegressor(model, data, q, v, a)[:, joint_cols]
-            ours = K[s, :, 10 * col:10 * col + 10]
+            ours = K[s, :, 10 * col : 10 * col + 10]
             np.testing.assert_allclose(ours, ref @ T, rtol=0, atol=1e-10 * max(1.0, np.abs(ref).max()))
             if frame.placement.isIdentity():  # body frame = joint frame: the columns agree one for one
                 np.testing.assert_allclose(ours[:, TO_PIN], ref, rtol=0, atol=1e-10 * max(1.0, np.abs(ref).max()))
@@ -192,14 +192,17 @@ def test_symbolic_regressor_of_the_double_pendulum_matches_float64():
     q, qd, qdd = (np.array([sympy.symbols(f"{x}1:{fp.n + 1}", real=True)], dtype=object) for x in ("q", "u", "a"))
     K_sym = regressor(sym, q, qd, qdd)
     Q, V, A = random_states(fp.n, 1, seed=11)
-    values = {**model.parameter_values(), **{str(s): x for row, vals in ((q, Q), (qd, V), (qdd, A))
-                                             for s, x in zip(row[0], vals[0], strict=True)}}
+    values = {
+        **model.parameter_values(),
+        **{str(s): x for row, vals in ((q, Q), (qd, V), (qdd, A)) for s, x in zip(row[0], vals[0], strict=True)},
+    }
     subs = {s: values[s.name] for s in set().union(*(e.free_symbols for e in K_sym.flat))}
     K_num = np.array([[float(e.subs(subs)) for e in row] for row in K_sym[0]])
     np.testing.assert_allclose(K_num, regressor(fp, Q, V, A)[0], rtol=0, atol=1e-12)
 
 
 # ---------------------------------------------------------------------- observation matrix and base parameters
+
 
 def fourier_terms(mech: Mechanism, shift: int = 0) -> list[list[tuple]]:
     return [[("0.3", 1 + 0.5 * i + shift), ("0.1", 3.1 + i, "0.2")] for i in range(len(mech.independent))]
@@ -240,8 +243,9 @@ def test_gautier_finds_the_double_pendulums_known_base_parameters():
     names = mech.model.inertial_parameter_names()
     W = observation_matrix(mech, np.linspace(0, 10, 100), FourierPath(mech, fourier_terms(mech)))
     known = np.zeros((6, len(names)))
-    for row, terms in enumerate([{"mx1": 1, "m2": 1}, {"my1": 1}, {"Izz1": 1, "m2": 1}, {"mx2": 1}, {"my2": 1},
-                                 {"Izz2": 1}]):
+    for row, terms in enumerate(
+        [{"mx1": 1, "m2": 1}, {"my1": 1}, {"Izz1": 1, "m2": 1}, {"mx2": 1}, {"my2": 1}, {"Izz2": 1}]
+    ):
         for n, c in terms.items():
             known[row, names.index(n)] = c
     bp = gautier_dp(W, names)
@@ -255,8 +259,10 @@ def test_gautier_finds_the_double_pendulums_known_base_parameters():
         gautier_dp(W, names, eliminate=["m1"])
 
 
-@pytest.mark.parametrize("name, samples_count", [("puma560", 100), ("gripper", 100), ("four_bar", 100),
-                                                  ("slider_crank", 100), ("delta_3rr2rrr", 60)])
+@pytest.mark.parametrize(
+    "name, samples_count",
+    [("puma560", 100), ("gripper", 100), ("four_bar", 100), ("slider_crank", 100), ("delta_3rr2rrr", 60)],
+)
 def test_base_parameters_reproduce_the_forces_of_another_trajectory(name, samples_count):
     """β found on one trajectory holds on another: W' φ = W'_b φ_b for random φ (not just the model's)."""
     mech = mechanism(name)

@@ -34,10 +34,12 @@ def buoyant_balloon(k: float = 0.0, d_s: float = 0.0, d_p: float = 0.0):
     """Seed 004's scenario: buoyancy m_G g = 16 · 9.81 N up (+y) at B; spring-damper on the slider and
     dampers on the pendulums (digest 2.4: all zero, or k = 50, d_s = 5, d_p = 0.5)."""
     model = samples.load("balloon")
-    model.forces = [PointForce("buoyancy", "B", "B", [0.0, "16*9.81", 0.0]),
-                    JointSpringDamper("slider", "p", stiffness=k, damping=d_s),
-                    JointSpringDamper("pendulum1", "theta1", damping=d_p),
-                    JointSpringDamper("pendulum2", "theta2", damping=d_p)]
+    model.forces = [
+        PointForce("buoyancy", "B", "B", [0.0, "16*9.81", 0.0]),
+        JointSpringDamper("slider", "p", stiffness=k, damping=d_s),
+        JointSpringDamper("pendulum1", "theta1", damping=d_p),
+        JointSpringDamper("pendulum2", "theta2", damping=d_p),
+    ]
     return model
 
 
@@ -69,7 +71,7 @@ def test_sla_damper_dissipates_what_the_energy_loses():
     result = simulate(sprung_sla(damping=c), 0.1, rtol=1e-11, atol=1e-12, samples=1001)
     length = np.linalg.norm(result.poses["7"][1] - result.poses["6"][1], axis=1)
     rate = np.gradient(length, result.t, edge_order=2)
-    work = np.array([simpson(c * rate[:k + 1] ** 2, x=result.t[:k + 1]) for k in range(100, 1001, 100)])
+    work = np.array([simpson(c * rate[: k + 1] ** 2, x=result.t[: k + 1]) for k in range(100, 1001, 100)])
     loss = result.total[0] - result.total[100::100]
     assert work[-1] > 0.01 * result.kinetic.max()  # the damper matters
     np.testing.assert_allclose(loss, work, rtol=1e-5, atol=1e-6 * work[-1])
@@ -99,8 +101,10 @@ def centre_of_mass_and_momentum(result, mech: Mechanism):
         about_com = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]) - m * (c @ c * np.eye(3) - np.outer(c, c))
         inertia.append(R @ about_com @ np.swapaxes(R, 1, 2))
     G = sum(m * r for m, r in zip(masses, com, strict=True)) / masses.sum()
-    H = sum(np.cross(r - G, m * v[:, 3:]) + (I @ v[:, :3, None])[:, :, 0]
-            for m, r, v, I in zip(masses, com, velocity, inertia, strict=True))
+    H = sum(
+        np.cross(r - G, m * v[:, 3:]) + (I @ v[:, :3, None])[:, :, 0]
+        for m, r, v, I in zip(masses, com, velocity, inertia, strict=True)
+    )
     return G, H
 
 
@@ -135,8 +139,9 @@ def test_balloon_invariants(damped):
         assert relative_energy_drift(result) < 1e-8
         return
     coordinate = result.coordinates.index
-    power = 5.0 * result.qd[:, coordinate("p")] ** 2 + 0.5 * (result.qd[:, coordinate("theta1")] ** 2
-                                                              + result.qd[:, coordinate("theta2")] ** 2)
+    power = 5.0 * result.qd[:, coordinate("p")] ** 2 + 0.5 * (
+        result.qd[:, coordinate("theta1")] ** 2 + result.qd[:, coordinate("theta2")] ** 2
+    )
     work = simpson(power, x=result.t)
     assert work > 1.0
     assert loss[-1] == pytest.approx(work, rel=1e-6)
@@ -177,9 +182,11 @@ def test_spring_damper_and_point_force_in_variable_precision():
 def test_friction_tables_formulas_and_variable_precision():
     model = samples.load("double_pendulum")
     name = model.parameters[0].name  # the formula uses a parameter as well as t
-    model.forces = [JointFriction("f", "theta1", viscous=0.2, coulomb=1.5, velocity_scale=0.01),
-                    Actuator("table", "theta2", table=[[0.0, 0.0], [1.0, 2.0], [2.0, -2.0]]),
-                    Actuator("formula", "theta1", formula=f"{name}*sin(t)")]
+    model.forces = [
+        JointFriction("f", "theta1", viscous=0.2, coulomb=1.5, velocity_scale=0.01),
+        Actuator("table", "theta2", table=[[0.0, 0.0], [1.0, 2.0], [2.0, -2.0]]),
+        Actuator("formula", "theta1", formula=f"{name}*sin(t)"),
+    ]
     dp, vp = Mechanism(model), Mechanism(model, precision=30)
     q = np.array([[0.3, -0.2], [0.1, 0.4]])
     qd = np.array([[0.5, 0.0], [-0.001, 0.0]])
@@ -208,24 +215,28 @@ def test_gravity_potential_is_the_weight_times_the_height():
 
 def test_force_elements_in_the_file_round_trip_and_are_validated():
     model = sprung_sla(damping="1500")
-    model.forces += [Actuator("table", "theta1", table=[[0.0, 1.0], [1.0, 2.5]]),
-                     Actuator("formula", "theta2", formula="D12*sin(t)"),
-                     PointForce("load", "5", "K", [0, 0, "-100*t"]),
-                     JointFriction("friction", "theta2", coulomb=0.3),
-                     JointSpringDamper("bump", "theta1", 10.0, rest=0.1)]
+    model.forces += [
+        Actuator("table", "theta1", table=[[0.0, 1.0], [1.0, 2.5]]),
+        Actuator("formula", "theta2", formula="D12*sin(t)"),
+        PointForce("load", "5", "K", [0, 0, "-100*t"]),
+        JointFriction("friction", "theta2", coulomb=0.3),
+        JointSpringDamper("bump", "theta1", 10.0, rest=0.1),
+    ]
     model.actuated = ["theta1", "theta2"]
     text = dumps(model)
     again = loads(text)
     assert dumps(again) == text and again.forces == model.forces and again.actuated == ["theta1", "theta2"]
     assert '"forces"' not in dumps(samples.load("four_bar"))  # files without forces are unchanged
-    mistakes = {('"coordinate": "theta1"', '"coordinate": "nope"'): "force 'table'.coordinate",
-                ('"stiffness": 30000.0', '"stiffness": -1'): "force 'damper'.stiffness",
-                ('"point2": "ball"', '"point2": "C"'): "force 'damper'.point2",
-                ('"type": "actuator"', '"type": "motor"'): "forces[1].type",
-                ('"velocity_scale": 0.001', '"velocity_scale": 0'): "force 'friction'.velocity_scale",
-                ('[1.0, 2.5]', '[0.0, 2.5]'): "force 'table'.table",
-                ('"formula": "D12*sin(t)"', '"table": [[0, 1]], "formula": "D12*sin(t)"'): "force 'formula'",
-                ('"actuated": ["theta1", "theta2"]', '"actuated": ["theta1", "x"]'): "actuated"}
+    mistakes = {
+        ('"coordinate": "theta1"', '"coordinate": "nope"'): "force 'table'.coordinate",
+        ('"stiffness": 30000.0', '"stiffness": -1'): "force 'damper'.stiffness",
+        ('"point2": "ball"', '"point2": "C"'): "force 'damper'.point2",
+        ('"type": "actuator"', '"type": "motor"'): "forces[1].type",
+        ('"velocity_scale": 0.001', '"velocity_scale": 0'): "force 'friction'.velocity_scale",
+        ("[1.0, 2.5]", "[0.0, 2.5]"): "force 'table'.table",
+        ('"formula": "D12*sin(t)"', '"table": [[0, 1]], "formula": "D12*sin(t)"'): "force 'formula'",
+        ('"actuated": ["theta1", "theta2"]', '"actuated": ["theta1", "x"]'): "actuated",
+    }
     for (old, new), where in mistakes.items():
         assert old in text
         with pytest.raises(ModelError) as error:
@@ -264,8 +275,10 @@ def test_simulate_command_writes_named_columns_with_units(tmp_path, capsys):
     assert all(" [" in column and column.endswith("]") for column in header)
     data = np.loadtxt(csv, delimiter=",")
     assert data.shape == (6, len(header))
-    assert main(["simulate", path, "--t-end", "0.05", "--samples", "6", "--out", str(npz), "--quiet",
-                 "--method", "Radau"]) == 0
+    assert (
+        main(["simulate", path, "--t-end", "0.05", "--samples", "6", "--out", str(npz), "--quiet", "--method", "Radau"])
+        == 0
+    )
     archive = np.load(npz)
     assert [f"{n} [{u}]" for n, u in zip(archive["names"], archive["units"], strict=True)] == header
     assert archive["data"].shape == data.shape

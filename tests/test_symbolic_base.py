@@ -64,8 +64,10 @@ def test_sla_parameters_without_effect_are_table_3(sla):
         found.setdefault((d.bodies[0], d.condition), set()).add(d.eliminates)
         assert len(d.vector) == 1  # each is a single parameter, as the table lists them
     assert found == {
-        ("1", 2): {"my1"}, ("1", 5): {"Ixx1", "Ixy1", "Ixz1", "Iyz1", "Izz1"},
-        ("2", 2): {"my2"}, ("2", 5): {"Ixx2", "Ixy2", "Ixz2", "Iyz2", "Izz2"},
+        ("1", 2): {"my1"},
+        ("1", 5): {"Ixx1", "Ixy1", "Ixz1", "Iyz1", "Izz1"},
+        ("2", 2): {"my2"},
+        ("2", 5): {"Ixx2", "Ixy2", "Ixz2", "Iyz2", "Izz2"},
         ("6", 1): {"m6"},
     }
     assert sum(len(v) for v in found.values()) == 13
@@ -101,8 +103,11 @@ def test_sla_transfers_are_table_4(sla):
 def table_5() -> dict[str, sympy.Expr]:
     """Seed 000, Table 5, transcribed; keyed by the parameter each base parameter keeps."""
     D12, D13, D22, D31, L7, L10, DKx, DKy, DKz = sympy.symbols("D12 D13 D22 D31 L7 L10 DKx DKy DKz", real=True)
-    p = {f"{n}{b}": S(f"{n}{b}") for b in "1234567"
-         for n in ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")}
+    p = {
+        f"{n}{b}": S(f"{n}{b}")
+        for b in "1234567"
+        for n in ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
+    }
     g = p.get
     m1, m2, m3, m4, m5, m7 = (g(f"m{k}") for k in "123457")
     Iyy1, Iyy2, Iyy4, Izz5, mx5 = g("Iyy1"), g("Iyy2"), g("Iyy4"), g("Izz5"), g("mx5")
@@ -114,12 +119,22 @@ def table_5() -> dict[str, sympy.Expr]:
         "mz1": g("mz1"),
         "mx2": g("mx2") + Iyy2 / D22,
         "mz2": g("mz2"),
-        "m3": m3 + m1 + m7 * (1 - D13**2 / (D12 + D13) ** 2) - Iyy1 / (D12 + D13) ** 2 + m2 - Iyy2 / D22**2 + m4
-        - Iyy4 / L10**2 + m5,
+        "m3": m3
+        + m1
+        + m7 * (1 - D13**2 / (D12 + D13) ** 2)
+        - Iyy1 / (D12 + D13) ** 2
+        + m2
+        - Iyy2 / D22**2
+        + m4
+        - Iyy4 / L10**2
+        + m5,
         "mx3": g("mx3") + m5 * DKx + tie * D31,
         "my3": g("my3") + m5 * DKy - mx5,
-        "mz3": g("mz3") + m5 * h + (m2 - Iyy2 / D22**2 - m1) * L7 / 2
-        - m7 * (1 - D13**2 / (D12 + D13) ** 2) * L7 / 2 + Iyy1 / (D12 + D13) ** 2 * L7 / 2,
+        "mz3": g("mz3")
+        + m5 * h
+        + (m2 - Iyy2 / D22**2 - m1) * L7 / 2
+        - m7 * (1 - D13**2 / (D12 + D13) ** 2) * L7 / 2
+        + Iyy1 / (D12 + D13) ** 2 * L7 / 2,
         "Ixx3": g("Ixx3") + arms * (L7 / 2) ** 2 + Izz5 + m5 * (DKy**2 + h**2) - 2 * DKy * mx5,
         "Ixy3": g("Ixy3") - DKx * DKy * m5 + DKx * mx5,
         "Ixz3": g("Ixz3") - DKx * h * m5,
@@ -130,8 +145,26 @@ def table_5() -> dict[str, sympy.Expr]:
         "Izz4": g("Izz4") - Iyy4,
         "Iyy5": g("Iyy5") - Izz5,
     }
-    for name in ("my4", "mz4", "Ixx4", "Ixy4", "Ixz4", "Iyz4", "my5", "mz5", "Ixx5", "Ixy5", "Ixz5", "Iyz5",
-                 "mx6", "my6", "mz6", "mx7", "my7", "mz7"):
+    for name in (
+        "my4",
+        "mz4",
+        "Ixx4",
+        "Ixy4",
+        "Ixz4",
+        "Iyz4",
+        "my5",
+        "mz5",
+        "Ixx5",
+        "Ixy5",
+        "Ixz5",
+        "Iyz5",
+        "mx6",
+        "my6",
+        "mz6",
+        "mx7",
+        "my7",
+        "mz7",
+    ):
         out[name] = g(name)
     for n in ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"):
         out[f"{n}6"] = g(f"{n}6") + g(f"{n}7")
@@ -193,8 +226,9 @@ def test_sla_directions_fill_the_null_space_at_30_digits(sla):
     W = regressor(vm, q, qd, qdd).reshape(-1, 70)
     exact = {S(p.name): sympy.Rational(repr(p.value)) for p in model.parameters}
     with mpmath.workdps(30):
-        N = mpmath.matrix([[mpmath.mpf(sympy.N(e.subs(exact), 40)) if e != 0 else 0 for e in row]
-                           for row in r.null_space().tolist()])
+        N = mpmath.matrix(
+            [[mpmath.mpf(sympy.N(e.subs(exact), 40)) if e != 0 else 0 for e in row] for row in r.null_space().tolist()]
+        )
         Wm = mpmath.matrix(W.tolist())
         assert max(abs(x) for x in Wm * N) < 1e-24
         s = sorted((mpmath.svd_r(Wm, compute_uv=False)), reverse=True)
@@ -213,8 +247,14 @@ def test_double_pendulum_gives_the_classic_six():
     model = samples.load("double_pendulum")
     r = symbolic_base_parameters(model)
     L = S("L")
-    assert r.base == {"mx1": S("mx1") + L * S("m2"), "my1": S("my1"), "Izz1": S("Izz1") + L**2 * S("m2"),
-                      "mx2": S("mx2"), "my2": S("my2"), "Izz2": S("Izz2")}
+    assert r.base == {
+        "mx1": S("mx1") + L * S("m2"),
+        "my1": S("my1"),
+        "Izz1": S("Izz1") + L**2 * S("m2"),
+        "mx2": S("mx2"),
+        "my2": S("my2"),
+        "Izz2": S("Izz2"),
+    }
     assert_lagrangian_unchanged(model, r)
 
 
@@ -295,8 +335,12 @@ def test_oblique_axes_give_exact_directions():
             frame.z, frame.x = [1, 1, 1], [1, -1, 0]
     r = symbolic_base_parameters(Mechanism(model))
     I1 = [S(f"{n}1") for n in ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")]
-    assert sympy.expand(r.base["Ixx1"] - (I1[0] + 2 * I1[1] + 2 * I1[2] + I1[3] + 2 * I1[4] + I1[5]
-                                          + 2 * S("L") ** 2 * S("m2"))) == 0
+    assert (
+        sympy.expand(
+            r.base["Ixx1"] - (I1[0] + 2 * I1[1] + 2 * I1[2] + I1[3] + 2 * I1[4] + I1[5] + 2 * S("L") ** 2 * S("m2"))
+        )
+        == 0
+    )
     assert r.rank == 6 and not r.notes
     assert_lagrangian_unchanged(model, r)
 

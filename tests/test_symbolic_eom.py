@@ -102,8 +102,11 @@ def test_exported_parameters_override_the_document_values(tmp_path):
     mech = Mechanism(model)
     q, qd, qdd = states(2, seed=1)
     params = {"L": 1.3, "m2": 2.5}
-    tau = np.einsum("nij,nj->ni", module.mass_matrix(q, params), qdd) + module.bias(q, qd, params) + \
-        module.gravity(q, params)
+    tau = (
+        np.einsum("nij,nj->ni", module.mass_matrix(q, params), qdd)
+        + module.bias(q, qd, params)
+        + module.gravity(q, params)
+    )
     assert_close(tau, inverse_dynamics(mech, q, qd, qdd))
 
 
@@ -154,10 +157,16 @@ def test_latex_fragment_is_well_formed(name, tmp_path):
     if shutil.which("latex") is None:
         return
     doc = tmp_path / "eom.tex"
-    doc.write_text("\\documentclass{article}\n\\usepackage{amsmath}\n\\allowdisplaybreaks\n"
-                   f"\\begin{{document}}\n{tex}\\end{{document}}\n")
-    run = subprocess.run(["latex", "-interaction=nonstopmode", "-halt-on-error", doc.name], cwd=tmp_path,
-                         capture_output=True, timeout=120)
+    doc.write_text(
+        "\\documentclass{article}\n\\usepackage{amsmath}\n\\allowdisplaybreaks\n"
+        f"\\begin{{document}}\n{tex}\\end{{document}}\n"
+    )
+    run = subprocess.run(
+        ["latex", "-interaction=nonstopmode", "-halt-on-error", doc.name],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout.decode(errors="replace")[-2000:]
 
 
@@ -170,8 +179,11 @@ def test_closed_loop_tree_equations_and_constraint_jacobian(tmp_path):
     q = mech.assemble({"theta1": np.array([0.3, 1.7, -2.4])})
     qd = mech.velocities(q, np.array([[1.2], [-0.7], [2.0]]))
     qdd = mech.accelerations(q, qd, np.array([[0.5], [3.0], [-1.5]]))
-    tau = np.einsum("nij,nj->ni", evaluate(e, e.mass_matrix, q), qdd) + evaluate(e, e.bias, q, qd)[..., 0] \
+    tau = (
+        np.einsum("nij,nj->ni", evaluate(e, e.mass_matrix, q), qdd)
+        + evaluate(e, e.bias, q, qd)[..., 0]
         + evaluate(e, e.gravity, q)[..., 0]
+    )
     assert_close(tau, inverse_dynamics(mech, q, qd, qdd))
     phi_q = evaluate(e, e.constraint_jacobian, q)
     assert_close(phi_q, mech.constraint_jacobian(q))

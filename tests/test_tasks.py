@@ -37,4 +37,6 @@ def test_base_parameter_options_reach_the_pipeline():
     chosen = run(tasks.base_parameters, "four_bar", {"method": "dp", "priority": wanted}).data["json"]
     assert chosen["results"]["dp"]["rank"] == default["rank"] == 8
     assert "mx1" in chosen["results"]["dp"]["eliminated"] and chosen["provenance"]["trajectory"]["source"] in (
-        "model", "default")
+        "model",
+        "default",
+    )

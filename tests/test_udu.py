@@ -24,21 +24,37 @@ from mbstudio.model.fileformat import from_dict
 
 # Seed 001, Appendix A, as printed (digest 9.2), with the errata: D̄ and D̄⁻¹ have 0 at (1, 4) where the
 # paper prints 1, and A.22 is Ū⁻ᵀ D̄⁻¹ Ū⁻¹. Scale and number of printed decimals with each matrix.
-A19_GIM = (1e-4, 4, [[113.3333, 33.3333, 9.1667, 1.6667], [33.3333, 13.3333, 4.1667, 0], [9.1667, 4.1667, 1.6667, 0],
-                     [1.6667, 0, 0, 1.6667]])
+A19_GIM = (
+    1e-4,
+    4,
+    [
+        [113.3333, 33.3333, 9.1667, 1.6667],
+        [33.3333, 13.3333, 4.1667, 0],
+        [9.1667, 4.1667, 1.6667, 0],
+        [1.6667, 0, 0, 1.6667],
+    ],
+)
 A20_U = (1, 3, [[1, 3.571, -3.428, 1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
 A20_D = (1e-4, 3, [[24.047, 0, 0, 0], [0, 13.333, 4.166, 0], [0, 4.166, 1.666, 0], [0, 0, 0, 1.666]])
 A21_U_INV = (1, 4, [[1, -3.5714, 3.4286, -1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
 A21_D_INV = (1e4, 4, [[0.0416, 0, 0, 0], [0, 0.3429, -0.8571, 0], [0, -0.8571, 2.7429, 0], [0, 0, 0, 0.6]])
-A22_GIM_INV = (1e4, 4, [[0.0416, -0.1485, 0.1426, -0.0416], [-0.1485, 0.8733, -1.3663, 0.1485],
-                        [0.1426, -1.3663, 3.2317, -0.1426], [-0.0416, 0.1485, -0.1426, 0.6416]])
+A22_GIM_INV = (
+    1e4,
+    4,
+    [
+        [0.0416, -0.1485, 0.1426, -0.0416],
+        [-0.1485, 0.8733, -1.3663, 0.1485],
+        [0.1426, -1.3663, 3.2317, -0.1426],
+        [-0.0416, 0.1485, -0.1426, 0.6416],
+    ],
+)
 
 
 def assert_printed(value: np.ndarray, printed) -> None:
     """Equal to every printed digit: within one unit of the last printed decimal (the paper rounds some
     matrices and truncates others, e.g. 24.0476 printed as 24.047)."""
     scale, decimals, matrix = printed
-    np.testing.assert_allclose(value / scale, np.array(matrix, dtype=float), rtol=0, atol=10.0 ** -decimals)
+    np.testing.assert_allclose(value / scale, np.array(matrix, dtype=float), rtol=0, atol=10.0**-decimals)
 
 
 def test_gripper_reproduces_the_printed_matrices_a19_to_a22():
@@ -69,21 +85,51 @@ def test_gripper_free_fall_from_the_papers_configuration():
 def branched_model():
     """A spatial tree whose modules nest two deep: chain 1-2, which carries 3 and 4; 3 carries 5 and 6.
     Axes point in different directions, joint 2 is universal and joint 4 prismatic."""
-    inertia = {"m": 1.0, "mx": 0.1, "my": 0.02, "mz": 0.0, "Ixx": 0.05, "Ixy": 0.001, "Ixz": 0.0, "Iyy": 0.06,
-               "Iyz": 0.002, "Izz": 0.07}
-    joints = [("1", "0", "revolute", [0, 0, 1]), ("2", "1", "universal", [0, 1, 0]), ("3", "2", "revolute", [1, 0, 0]),
-              ("4", "2", "prismatic", [0, 1, 1]), ("5", "3", "revolute", [1, 1, 0]), ("6", "3", "revolute", [0, 0, 1])]
-    return from_dict({
-        "format": "mbstudio", "schema_version": 1, "name": "branched", "gravity": [0, 0, -9.81], "parameters": [],
-        "bodies": [{"label": c, "name": f"body {c}", "inertia": inertia, "points": {}, "frames": {}}
-                   for c, *_ in joints],
-        "joints": [{"name": f"J{c}", "type": kind, "parent": p, "child": c,
+    inertia = {
+        "m": 1.0,
+        "mx": 0.1,
+        "my": 0.02,
+        "mz": 0.0,
+        "Ixx": 0.05,
+        "Ixy": 0.001,
+        "Ixz": 0.0,
+        "Iyy": 0.06,
+        "Iyz": 0.002,
+        "Izz": 0.07,
+    }
+    joints = [
+        ("1", "0", "revolute", [0, 0, 1]),
+        ("2", "1", "universal", [0, 1, 0]),
+        ("3", "2", "revolute", [1, 0, 0]),
+        ("4", "2", "prismatic", [0, 1, 1]),
+        ("5", "3", "revolute", [1, 1, 0]),
+        ("6", "3", "revolute", [0, 0, 1]),
+    ]
+    return from_dict(
+        {
+            "format": "mbstudio",
+            "schema_version": 1,
+            "name": "branched",
+            "gravity": [0, 0, -9.81],
+            "parameters": [],
+            "bodies": [
+                {"label": c, "name": f"body {c}", "inertia": inertia, "points": {}, "frames": {}} for c, *_ in joints
+            ],
+            "joints": [
+                {
+                    "name": f"J{c}",
+                    "type": kind,
+                    "parent": p,
+                    "child": c,
                     "parent_frame": {"origin": [0.3, 0.1 * int(c), 0.05], "z": z},
                     "child_frame": {"origin": [0, 0, 0]},
-                    "coordinates": [{"name": f"q{c}{i}"} for i in range(2 if kind == "universal" else 1)]}
-                   for c, p, kind, z in joints],
-        "independent_coordinates": "auto",
-    })
+                    "coordinates": [{"name": f"q{c}{i}"} for i in range(2 if kind == "universal" else 1)],
+                }
+                for c, p, kind, z in joints
+            ],
+            "independent_coordinates": "auto",
+        }
+    )
 
 
 @functools.cache
@@ -109,13 +155,13 @@ def test_block_factors_reproduce_the_mass_matrix(name):
     np.testing.assert_allclose(dec.U @ dec.D @ np.swapaxes(dec.U, 1, 2), M, rtol=0, atol=1e-12 * np.abs(M).max())
     for i in range(len(mods.members)):
         for j in range(len(mods.members)):
-            block = dec.U[:, off[i]:off[i + 1], off[j]:off[j + 1]]
+            block = dec.U[:, off[i] : off[i + 1], off[j] : off[j + 1]]
             if i == j:
                 assert (block == np.eye(off[i + 1] - off[i])).all()
             elif i not in mods.ancestors(j):
                 assert (block == 0).all()
-                assert (dec.D[:, off[i]:off[i + 1], off[j]:off[j + 1]] == 0).all()
-        diagonal = dec.D[:, off[i]:off[i + 1], off[i]:off[i + 1]]
+                assert (dec.D[:, off[i] : off[i + 1], off[j] : off[j + 1]] == 0).all()
+        diagonal = dec.D[:, off[i] : off[i + 1], off[i] : off[i + 1]]
         assert (np.linalg.eigvalsh(diagonal) > 0).all()
 
 
@@ -131,8 +177,9 @@ def test_recursive_inverse_equals_dense_inverses(name):
     dense = np.linalg.inv(M)
     error = np.abs(inverse_mass_matrix(dec) - dense).max(axis=(1, 2)) / np.abs(dense).max(axis=(1, 2))
     assert (error < 1e-15 * np.linalg.cond(M)).all()
-    np.testing.assert_allclose(inverse_mass_matrix(dec) @ M, np.broadcast_to(eye, M.shape), rtol=0,
-                               atol=1e-15 * np.linalg.cond(M).max())
+    np.testing.assert_allclose(
+        inverse_mass_matrix(dec) @ M, np.broadcast_to(eye, M.shape), rtol=0, atol=1e-15 * np.linalg.cond(M).max()
+    )
 
 
 def test_negative_control_the_inverse_needs_the_articulated_transfers():
@@ -164,5 +211,9 @@ def test_fifty_digit_factors_agree_with_float64_and_reproduce_the_mass_matrix():
         product = precise.U @ precise.D @ np.swapaxes(precise.U, 1, 2)
     assert max(abs(x) for x in (product - M).ravel()) < 1e-45
     qd, tau = np.ones_like(q), np.full_like(q, 0.5)
-    np.testing.assert_allclose(module_forward_dynamics(vp, q, qd, tau).astype(float),
-                               module_forward_dynamics(fp, q, qd, tau), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        module_forward_dynamics(vp, q, qd, tau).astype(float),
+        module_forward_dynamics(fp, q, qd, tau),
+        rtol=0,
+        atol=1e-10,
+    )

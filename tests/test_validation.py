@@ -50,6 +50,7 @@ def test_model_error_carries_where_value_and_expected(four_bar):
 
 # ---------------------------------------------------------------- the file as a whole
 
+
 def test_malformed_json_gives_line_and_column(four_bar):
     text = dumps(from_dict(four_bar()))
     lines = text.splitlines(keepends=True)
@@ -84,8 +85,9 @@ def test_deeply_nested_json_is_a_model_error():
 
 
 def test_a_repeated_key_is_refused_rather_than_silently_dropped(four_bar):
-    text = json.dumps(four_bar()).replace('"points": {"B": ["L1", 0, 0]}',
-                                          '"points": {"B": ["L1", 0, 0], "B": [0, 0, 0]}')
+    text = json.dumps(four_bar()).replace(
+        '"points": {"B": ["L1", 0, 0]}', '"points": {"B": ["L1", 0, 0], "B": [0, 0, 0]}'
+    )
     assert_names(error(text), "repeats the key 'B'")
 
 
@@ -115,8 +117,16 @@ def test_a_file_that_is_not_an_mb_studio_model(four_bar):
     assert_names(error("[1, 2, 3]"), "file", "JSON object", "list")
 
 
-@pytest.mark.parametrize("where, key", [((), "bodys"), (("bodies", 0), "colour"), (("joints", 1), "axis"),
-                                        (("parameters", 2), "units"), (("joints", 0, "coordinates", 0), "limit")])
+@pytest.mark.parametrize(
+    "where, key",
+    [
+        ((), "bodys"),
+        (("bodies", 0), "colour"),
+        (("joints", 1), "axis"),
+        (("parameters", 2), "units"),
+        (("joints", 0, "coordinates", 0), "limit"),
+    ],
+)
 def test_unknown_fields_are_named_with_the_valid_ones(four_bar, where, key):
     d = four_bar()
     node = d
@@ -148,6 +158,7 @@ def test_wrong_types_name_the_field(four_bar):
 
 
 # ---------------------------------------------------------------- names and references
+
 
 def test_a_joint_naming_an_unknown_body(four_bar):
     d = four_bar()
@@ -233,16 +244,25 @@ def test_bodies_not_connected_to_the_ground(four_bar):
     d["bodies"] += [dict(extra, label="4", name="floating"), dict(extra, label="5", name="other")]
     assert_names(error(d), "body '4'", "not connected to the ground", "'floating'", "joint path")
     # an island of two bodies joined to each other, but not to the rest
-    d["joints"].append({"name": "E", "type": "fixed", "parent": "4", "child": "5",
-                        "parent_frame": {"origin": [0, 0, 0]}, "child_frame": {"origin": [0, 0, 0]}})
+    d["joints"].append(
+        {
+            "name": "E",
+            "type": "fixed",
+            "parent": "4",
+            "child": "5",
+            "parent_frame": {"origin": [0, 0, 0]},
+            "child_frame": {"origin": [0, 0, 0]},
+        }
+    )
     assert_names(error(d), "body '4'", "not connected to the ground")
 
 
 def test_an_unknown_independent_coordinate(four_bar):
     d = four_bar()
     d["independent_coordinates"] = ["theta9"]
-    assert_names(error(d), "independent_coordinates", "unknown coordinate", "'theta9'",
-                 "theta1, theta2, theta3, theta4")
+    assert_names(
+        error(d), "independent_coordinates", "unknown coordinate", "'theta9'", "theta1, theta2, theta3, theta4"
+    )
 
 
 def test_an_independent_coordinate_listed_twice(four_bar):
@@ -253,6 +273,7 @@ def test_an_independent_coordinate_listed_twice(four_bar):
 
 # ---------------------------------------------------------------- joints and frames
 
+
 @pytest.mark.parametrize("joint_type, count", [("revolute", 2), ("revolute", 0), ("spherical", 1), ("fixed", 1)])
 def test_a_wrong_number_of_joint_coordinates(four_bar, joint_type, count):
     d = four_bar()
@@ -260,8 +281,12 @@ def test_a_wrong_number_of_joint_coordinates(four_bar, joint_type, count):
     joint["type"] = joint_type
     joint["coordinates"] = [{"name": f"q{i}"} for i in range(count)]
     dof = {"revolute": 1, "spherical": 3, "fixed": 0}[joint_type]
-    assert_names(error(d), "joint 'B'.coordinates", f"a {joint_type} joint has {dof} coordinate(s)",
-                 repr([f"q{i}" for i in range(count)]))
+    assert_names(
+        error(d),
+        "joint 'B'.coordinates",
+        f"a {joint_type} joint has {dof} coordinate(s)",
+        repr([f"q{i}" for i in range(count)]),
+    )
 
 
 def test_min_greater_than_max(four_bar):
@@ -307,6 +332,7 @@ def test_a_direction_too_long_to_normalise(four_bar):
 
 # ---------------------------------------------------------------- inertia
 
+
 def set_inertia(d, label_index, **values):
     d["bodies"][label_index]["inertia"].update(values)
     return d
@@ -324,8 +350,14 @@ def test_a_negative_mass_from_an_expression(four_bar):
 
 def test_an_inertia_not_positive_semidefinite(four_bar):
     d = set_inertia(four_bar(), 2, mx=0, Ixx=0.1, Iyy=-0.1, Izz=0.1)
-    assert_names(error(d), "body '3'.inertia", "not physically possible", "positive semi-definite", "-0.1",
-                 "principal moments >= 0")
+    assert_names(
+        error(d),
+        "body '3'.inertia",
+        "not physically possible",
+        "positive semi-definite",
+        "-0.1",
+        "principal moments >= 0",
+    )
 
 
 def test_an_inertia_possible_about_the_origin_but_not_about_the_centre_of_mass(four_bar):
@@ -337,8 +369,9 @@ def test_an_inertia_possible_about_the_origin_but_not_about_the_centre_of_mass(f
 
 def test_an_inertia_violating_the_triangle_inequality(four_bar):
     d = set_inertia(four_bar(), 0, m=1, mx=0, Ixx=1.0, Iyy=0.3, Izz=0.3)
-    assert_names(error(d), "body '1'.inertia", "triangle inequality", "[0.3, 0.3, 1.0]",
-                 "at most the sum of the other two")
+    assert_names(
+        error(d), "body '1'.inertia", "triangle inequality", "[0.3, 0.3, 1.0]", "at most the sum of the other two"
+    )
 
 
 def test_a_triangle_violation_hidden_by_products_of_inertia(four_bar):
@@ -357,13 +390,16 @@ def test_an_inertia_that_overflows_when_moved_to_the_centre_of_mass(four_bar):
     assert_names(error(d), "body '3'.inertia", "overflows", "1e+200")
 
 
-@pytest.mark.parametrize("inertia", [
-    dict(m=0, mx=0, my=0, mz=0, Ixx=0, Ixy=0, Ixz=0, Iyy=0, Iyz=0, Izz=0),  # massless
-    dict(m=3, mx=0, my=0, mz=0, Ixx=0, Ixy=0, Ixz=0, Iyy=0, Iyz=0, Izz=0),  # point mass at the origin
-    dict(m=0.3, mx=0.21, my=0, mz=0, Ixx=0, Ixy=0, Ixz=0, Iyy=0.147, Iyz=0, Izz=0.147),  # point mass at 0.7 m
-    dict(m=1.2, mx=0, my=0, mz=0, Ixx=0.01, Ixy=0, Ixz=0, Iyy=0.01, Iyz=0, Izz=0.02),  # thin disc (equality)
-    dict(m=1, mx=0, my=0, mz=0, Ixx="L1**2/12", Ixy=0, Ixz=0, Iyy="L1**2/12", Iyz=0, Izz=0),  # thin rod
-])
+@pytest.mark.parametrize(
+    "inertia",
+    [
+        dict(m=0, mx=0, my=0, mz=0, Ixx=0, Ixy=0, Ixz=0, Iyy=0, Iyz=0, Izz=0),  # massless
+        dict(m=3, mx=0, my=0, mz=0, Ixx=0, Ixy=0, Ixz=0, Iyy=0, Iyz=0, Izz=0),  # point mass at the origin
+        dict(m=0.3, mx=0.21, my=0, mz=0, Ixx=0, Ixy=0, Ixz=0, Iyy=0.147, Iyz=0, Izz=0.147),  # point mass at 0.7 m
+        dict(m=1.2, mx=0, my=0, mz=0, Ixx=0.01, Ixy=0, Ixz=0, Iyy=0.01, Iyz=0, Izz=0.02),  # thin disc (equality)
+        dict(m=1, mx=0, my=0, mz=0, Ixx="L1**2/12", Ixy=0, Ixz=0, Iyy="L1**2/12", Iyz=0, Izz=0),  # thin rod
+    ],
+)
 def test_boundary_inertias_typed_with_few_decimals_are_accepted(four_bar, inertia):
     loads(json.dumps(set_inertia(four_bar(), 0, **inertia)))
 
@@ -400,8 +436,11 @@ BAD_EXPRESSIONS = [
 ]
 
 
-@pytest.mark.parametrize("expr, problem", BAD_EXPRESSIONS,
-                         ids=[e if len(e) < 30 else f"{e[:8]}...({len(e)} chars)" for e, _ in BAD_EXPRESSIONS])
+@pytest.mark.parametrize(
+    "expr, problem",
+    BAD_EXPRESSIONS,
+    ids=[e if len(e) < 30 else f"{e[:8]}...({len(e)} chars)" for e, _ in BAD_EXPRESSIONS],
+)
 def test_bad_expressions_name_the_field_and_the_text(four_bar, expr, problem):
     d = set_inertia(four_bar(), 1, Ixx=expr)
     assert_names(error(d), "body '2'.inertia.Ixx", problem, repr(expr)[:60])
@@ -409,8 +448,7 @@ def test_bad_expressions_name_the_field_and_the_text(four_bar, expr, problem):
 
 def test_an_undefined_parameter_in_an_inertia_value(four_bar):
     d = set_inertia(four_bar(), 1, Izz="2*L9**2/3")
-    assert_names(error(d), "body '2'.inertia.Izz", "undefined parameter 'L9'", "'2*L9**2/3'",
-                 "the model's parameters")
+    assert_names(error(d), "body '2'.inertia.Izz", "undefined parameter 'L9'", "'2*L9**2/3'", "the model's parameters")
 
 
 def test_an_undefined_parameter_in_a_point_and_in_a_frame(four_bar):
@@ -465,19 +503,23 @@ def test_valid_expressions_are_accepted(four_bar):
 
 # ---------------------------------------------------------------- shapes
 
-@pytest.mark.parametrize("shape, where, problem", [
-    ({"type": "blob"}, "shape.type", "not a known shape type"),
-    ("box", "shape", "must be an object"),
-    ({"type": "box"}, "shape", "lacks 'size'"),
-    ({"type": "box", "size": [1, 0, 1]}, "shape.size", "not positive"),
-    ({"type": "box", "size": [1, 1]}, "shape.size", "three numbers"),
-    ({"type": "sphere", "radius": -0.1}, "shape.radius", "not positive"),
-    ({"type": "sphere", "radius": "r"}, "shape.radius", "undefined parameter 'r'"),
-    ({"type": "sphere", "radius": 1, "size": [1, 1, 1]}, "shape", "unknown field 'size'"),
-    ({"type": "cylinder", "radius": 0.1, "length": 1, "axis": [0, 0, 0]}, "shape.axis", "zero axis"),
-    ({"type": "mesh", "file": ""}, "shape.file", "must be a file name"),
-    ({"type": "sphere", "radius": 1, "color": "red"}, "shape.color", "is not a colour"),
-])
+
+@pytest.mark.parametrize(
+    "shape, where, problem",
+    [
+        ({"type": "blob"}, "shape.type", "not a known shape type"),
+        ("box", "shape", "must be an object"),
+        ({"type": "box"}, "shape", "lacks 'size'"),
+        ({"type": "box", "size": [1, 0, 1]}, "shape.size", "not positive"),
+        ({"type": "box", "size": [1, 1]}, "shape.size", "three numbers"),
+        ({"type": "sphere", "radius": -0.1}, "shape.radius", "not positive"),
+        ({"type": "sphere", "radius": "r"}, "shape.radius", "undefined parameter 'r'"),
+        ({"type": "sphere", "radius": 1, "size": [1, 1, 1]}, "shape", "unknown field 'size'"),
+        ({"type": "cylinder", "radius": 0.1, "length": 1, "axis": [0, 0, 0]}, "shape.axis", "zero axis"),
+        ({"type": "mesh", "file": ""}, "shape.file", "must be a file name"),
+        ({"type": "sphere", "radius": 1, "color": "red"}, "shape.color", "is not a colour"),
+    ],
+)
 def test_bad_shapes(four_bar, shape, where, problem):
     d = four_bar()
     d["bodies"][0]["shape"] = shape
@@ -486,8 +528,14 @@ def test_bad_shapes(four_bar, shape, where, problem):
 
 def test_documented_shapes_are_accepted(four_bar):
     d = four_bar()
-    d["bodies"][0]["shape"] = {"type": "cylinder", "radius": "L1/10", "length": "L1", "axis": [1, 0, 0],
-                               "origin": ["L1/2", 0, 0], "color": "#A0b0C0"}
+    d["bodies"][0]["shape"] = {
+        "type": "cylinder",
+        "radius": "L1/10",
+        "length": "L1",
+        "axis": [1, 0, 0],
+        "origin": ["L1/2", 0, 0],
+        "color": "#A0b0C0",
+    }
     d["bodies"][1]["shape"] = {"type": "box", "size": ["L2", 0.02, 0.01]}
     d["bodies"][2]["shape"] = {"type": "mesh", "file": "rocker.stl", "origin": [0, 0, 0]}
     model = loads(json.dumps(d))
@@ -495,6 +543,7 @@ def test_documented_shapes_are_accepted(four_bar):
 
 
 # ---------------------------------------------------------------- nothing half-applied
+
 
 def test_a_failed_load_leaves_the_current_document_untouched(four_bar):
     current = loads(json.dumps(four_bar()))
@@ -528,8 +577,9 @@ def test_validate_does_not_modify_the_model(four_bar):
 
 
 def _with_trajectory(model_dict, coordinates, samples=10, duration=2.0):
-    model_dict["trajectories"] = [{"name": "exciting", "duration": duration, "samples": samples,
-                                   "coordinates": coordinates}]
+    model_dict["trajectories"] = [
+        {"name": "exciting", "duration": duration, "samples": samples, "coordinates": coordinates}
+    ]
     return json.dumps(model_dict)
 
 
@@ -541,13 +591,16 @@ def test_trajectory_round_trips(four_bar):
     assert (harmonic.amplitude, harmonic.frequency, harmonic.phase) == (0.5, "sqrt(2)", 0.1)
 
 
-@pytest.mark.parametrize("coordinates, samples, duration, words", [
-    ({"nope": [{"amplitude": 1, "frequency": 1}]}, 10, 2.0, ["unknown coordinate", "nope"]),
-    ({"theta1": [{"amplitude": 1}]}, 10, 2.0, ["lacks 'frequency'"]),
-    ({"theta1": [{"amplitude": "Lx", "frequency": 1}]}, 10, 2.0, ["undefined parameter", "Lx"]),
-    ({"theta1": []}, 0, 2.0, ["samples", "at least 1"]),
-    ({"theta1": []}, 10, -1.0, ["duration", "positive"]),
-])
+@pytest.mark.parametrize(
+    "coordinates, samples, duration, words",
+    [
+        ({"nope": [{"amplitude": 1, "frequency": 1}]}, 10, 2.0, ["unknown coordinate", "nope"]),
+        ({"theta1": [{"amplitude": 1}]}, 10, 2.0, ["lacks 'frequency'"]),
+        ({"theta1": [{"amplitude": "Lx", "frequency": 1}]}, 10, 2.0, ["undefined parameter", "Lx"]),
+        ({"theta1": []}, 0, 2.0, ["samples", "at least 1"]),
+        ({"theta1": []}, 10, -1.0, ["duration", "positive"]),
+    ],
+)
 def test_bad_trajectories_are_named(four_bar, coordinates, samples, duration, words):
     with pytest.raises(ModelError) as info:
         loads(_with_trajectory(four_bar(), coordinates, samples, duration))

@@ -17,13 +17,26 @@ SHOWN_DIFFERENCES = 10  # β entries listed per disagreeing pair of routes
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a model file (.mbs)")
     parser.add_argument("--method", choices=METHODS, default="all", help="which route(s) to run (default all)")
-    parser.add_argument("--digits", type=_digits, default=[50], metavar="N[,N...]",
-                        help="variable precision in decimal digits; a rising list runs a ridge study (default 50)")
-    parser.add_argument("--samples", type=_positive_int, metavar="N",
-                        help="samples of the exciting trajectory (default: the trajectory's own)")
-    parser.add_argument("--eliminate", type=_names, metavar="NAMES",
-                        help="comma-separated parameters to eliminate (default: those the symbolic method "
-                             "eliminates when it runs, as the paper does)")
+    parser.add_argument(
+        "--digits",
+        type=_digits,
+        default=[50],
+        metavar="N[,N...]",
+        help="variable precision in decimal digits; a rising list runs a ridge study (default 50)",
+    )
+    parser.add_argument(
+        "--samples",
+        type=_positive_int,
+        metavar="N",
+        help="samples of the exciting trajectory (default: the trajectory's own)",
+    )
+    parser.add_argument(
+        "--eliminate",
+        type=_names,
+        metavar="NAMES",
+        help="comma-separated parameters to eliminate (default: those the symbolic method "
+        "eliminates when it runs, as the paper does)",
+    )
     parser.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -49,15 +62,17 @@ def _names(text: str) -> list[str]:
 
 
 def _progress(fraction: float, message: str) -> None:
-    print(f"\r{100 * fraction:5.1f} %  {message[:60]:60s}", end="" if fraction < 1 else "\n", file=sys.stderr,
-          flush=True)
+    print(
+        f"\r{100 * fraction:5.1f} %  {message[:60]:60s}", end="" if fraction < 1 else "\n", file=sys.stderr, flush=True
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     model = load(args.file)
     try:
-        result = base_parameters(model, args.method, args.digits, args.samples, args.eliminate,
-                                 progress=None if args.quiet else _progress)
+        result = base_parameters(
+            model, args.method, args.digits, args.samples, args.eliminate, progress=None if args.quiet else _progress
+        )
     except ValueError as exc:
         print(f"mbstudio basepar: error: {exc}", file=sys.stderr)
         return 2
@@ -73,9 +88,12 @@ def run(args: argparse.Namespace) -> int:
 def format_run(run: BaseParameterRun) -> str:
     """Routes with rank and ridge, then each base parameter's expressions by route, then disagreements."""
     t = run.trajectory
-    lines = [f"{run.model_name}  (sha256 {run.model_hash[:16]}…, mbstudio {run.version})",
-             f"trajectory '{t['name']}' ({t['source']}), {run.samples} samples over {t['duration']:g} s; "
-             f"elimination: {run.options['elimination']}", ""]
+    lines = [
+        f"{run.model_name}  (sha256 {run.model_hash[:16]}…, mbstudio {run.version})",
+        f"trajectory '{t['name']}' ({t['source']}), {run.samples} samples over {t['duration']:g} s; "
+        f"elimination: {run.options['elimination']}",
+        "",
+    ]
     lines += [_route_line(name, run) for name in ("dp", "vp", "symbolic") if _route(run, name) is not None]
     lines.append("")
     expressions = _expressions(run)
@@ -96,11 +114,16 @@ def _route_line(name: str, run: BaseParameterRun) -> str:
     seconds = f"{run.seconds[name]:.2f} s"
     if name == "symbolic":
         r = run.symbolic
-        return (f"symbolic  rank {r.rank}: {len(r.no_effect)} parameter(s) without effect, {len(r.transfers)} "
-                f"transfer(s)  ({seconds})")
+        return (
+            f"symbolic  rank {r.rank}: {len(r.no_effect)} parameter(s) without effect, {len(r.transfers)} "
+            f"transfer(s)  ({seconds})"
+        )
     results = [run.dp] if name == "dp" else run.vp.results
-    ridges = ", ".join(f"{r.digits} digits: ridge after σ{r.ridge.index}, depth {r.ridge.log10_depth:.1f}"
-                       f"{'' if r.ridge.evident else ' (doubtful)'}" for r in results)
+    ridges = ", ".join(
+        f"{r.digits} digits: ridge after σ{r.ridge.index}, depth {r.ridge.log10_depth:.1f}"
+        f"{'' if r.ridge.evident else ' (doubtful)'}"
+        for r in results
+    )
     stable = "" if len(results) == 1 else f"; {'stable' if run.vp.stable else 'not shown stable'}"
     return f"{name:9s} rank {results[-1].rank}: {ridges}{stable}  ({seconds})"
 
@@ -130,11 +153,13 @@ def _comparison_lines(comparison: dict) -> list[str]:
         sine = "-" if c["max_sine"] is None else f"{c['max_sine']:.2g}"
         beta = "-" if c["beta_max_difference"] is None else f"{c['beta_max_difference']:.2g}"
         verdict = "agree" if c["agree"] else "differ"
-        lines.append(f"  {a} / {b}: {verdict}; rank {ranks}; largest principal sine {sine}; largest β "
-                     f"difference {beta}")
+        lines.append(
+            f"  {a} / {b}: {verdict}; rank {ranks}; largest principal sine {sine}; largest β difference {beta}"
+        )
         for d in c["differences"][:SHOWN_DIFFERENCES]:
-            lines.append(f"    {d['base_parameter']} coefficient of {d['parameter']}: {a} {d['first']}, "
-                         f"{b} {d['second']}")
+            lines.append(
+                f"    {d['base_parameter']} coefficient of {d['parameter']}: {a} {d['first']}, {b} {d['second']}"
+            )
         if len(c["differences"]) > SHOWN_DIFFERENCES:
             lines.append(f"    … {len(c['differences']) - SHOWN_DIFFERENCES} more")
     return lines

@@ -10,8 +10,13 @@ from .. import benchmarks
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--only", action="append", metavar="NAME", choices=list(benchmarks.BENCHMARKS),
-                        help=f"run only this benchmark (repeatable): {', '.join(benchmarks.BENCHMARKS)}")
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="NAME",
+        choices=list(benchmarks.BENCHMARKS),
+        help=f"run only this benchmark (repeatable): {', '.join(benchmarks.BENCHMARKS)}",
+    )
     parser.add_argument("--states", type=int, default=10_000, help="states per batch (default 10000)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
 

@@ -14,14 +14,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a model file (.mbs)")
     parser.add_argument("--latex", metavar="OUT.tex", help="write a LaTeX fragment (needs amsmath)")
     parser.add_argument("--python", metavar="OUT.py", help="write a Python module of numpy functions")
-    parser.add_argument("--numeric-inertia", action="store_true",
-                        help="substitute the document's inertial values instead of the symbols m1, mx1, ...")
+    parser.add_argument(
+        "--numeric-inertia",
+        action="store_true",
+        help="substitute the document's inertial values instead of the symbols m1, mx1, ...",
+    )
     parser.add_argument("--no-simplify", action="store_true", help="skip the trigonometric simplification")
 
 
 def run(args: argparse.Namespace) -> int:
-    eom = equations_of_motion(load(args.file), numeric_inertia=args.numeric_inertia,
-                              simplify=not args.no_simplify)
+    eom = equations_of_motion(load(args.file), numeric_inertia=args.numeric_inertia, simplify=not args.no_simplify)
     cse = common_subexpressions(eom)
     if args.latex:
         Path(args.latex).write_text(latex_fragment(eom, cse), encoding="utf-8")
@@ -33,16 +35,21 @@ def run(args: argparse.Namespace) -> int:
 
 def summary(eom, cse) -> str:
     seconds = eom.provenance["seconds"]
-    lines = [f"{eom.model_name}: {eom.n} coordinates, {len(eom.geometric)} geometric and "
-             f"{len(eom.inertial)} inertial symbols" + (", closed loop" if eom.closed else ""),
-             f"{'matrix':22s} {'shape':>7s} {'entries':>8s} {'ops before':>11s} {'temporaries':>12s} "
-             f"{'ops after':>10s}"]
+    lines = [
+        f"{eom.model_name}: {eom.n} coordinates, {len(eom.geometric)} geometric and "
+        f"{len(eom.inertial)} inertial symbols" + (", closed loop" if eom.closed else ""),
+        f"{'matrix':22s} {'shape':>7s} {'entries':>8s} {'ops before':>11s} {'temporaries':>12s} {'ops after':>10s}",
+    ]
     for block in cse.blocks.values():
         shape = "x".join(map(str, block.shape))
-        lines.append(f"{block.name:22s} {shape:>7s} {len(block.entries):8d} {block.ops_before:11d} "
-                     f"{len(block.temporaries):12d} {block.ops_after:10d}")
+        lines.append(
+            f"{block.name:22s} {shape:>7s} {len(block.entries):8d} {block.ops_before:11d} "
+            f"{len(block.temporaries):12d} {block.ops_after:10d}"
+        )
     lines.append(f"{'total':22s} {'':7s} {'':8s} {cse.ops_before:11d} {'':12s} {cse.ops_after:10d}")
-    lines.append(f"time: regressor {seconds['regressor']:.2f} s, equations and simplification "
-                 f"{seconds['equations']:.2f} s, common subexpressions {cse.seconds:.2f} s")
+    lines.append(
+        f"time: regressor {seconds['regressor']:.2f} s, equations and simplification "
+        f"{seconds['equations']:.2f} s, common subexpressions {cse.seconds:.2f} s"
+    )
     lines += [f"note: {note}" for note in eom.notes]
     return "\n".join(lines)

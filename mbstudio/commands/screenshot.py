@@ -99,8 +99,9 @@ def _render_panel(model, args) -> int:
     app.processEvents()
     image = panel.grab().toImage()
     if (image.width(), image.height()) != args.size:  # a device pixel ratio other than 1
-        image = image.scaled(*args.size, Qt.AspectRatioMode.IgnoreAspectRatio,
-                             Qt.TransformationMode.SmoothTransformation)
+        image = image.scaled(
+            *args.size, Qt.AspectRatioMode.IgnoreAspectRatio, Qt.TransformationMode.SmoothTransformation
+        )
     ok = image.save(args.out, "PNG")
     panel.close()
     panel.deleteLater()
@@ -112,8 +113,11 @@ def _render_window(model, args) -> int:
     from ..gui import headless
 
     if not os.environ.get("DISPLAY") and headless.start_xvfb() is None:
-        raise ModelError("--panel window", "needs an X display for the 3D view and Xvfb is not installed",
-                         expected="a DISPLAY, Xvfb installed, or --panel 3d")
+        raise ModelError(
+            "--panel window",
+            "needs an X display for the 3D view and Xvfb is not installed",
+            expected="a DISPLAY, Xvfb installed, or --panel 3d",
+        )
     headless.choose_qt_platform()
     from PySide6.QtCore import QCoreApplication, QEvent
 

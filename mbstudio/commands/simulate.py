@@ -13,8 +13,12 @@ from ..model import load
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a model file (.mbs)")
     parser.add_argument("--t-end", type=_positive, required=True, metavar="T", help="simulated time [s]")
-    parser.add_argument("--method", choices=METHODS, default="DOP853",
-                        help="scipy solve_ivp method: explicit RK45, DOP853; implicit Radau, BDF (default DOP853)")
+    parser.add_argument(
+        "--method",
+        choices=METHODS,
+        default="DOP853",
+        help="scipy solve_ivp method: explicit RK45, DOP853; implicit Radau, BDF (default DOP853)",
+    )
     parser.add_argument("--rtol", type=_positive, default=1e-8, help="relative tolerance (default 1e-8)")
     parser.add_argument("--atol", type=_positive, default=1e-10, help="absolute tolerance (default 1e-10)")
     parser.add_argument("--samples", type=int, default=201, help="equally spaced output times (default 201)")
@@ -42,8 +46,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     model = load(args.file)
     try:
-        result = simulate(model, args.t_end, args.method, args.rtol, args.atol, samples=max(args.samples, 2),
-                          progress=None if args.quiet else _progress)
+        result = simulate(
+            model,
+            args.t_end,
+            args.method,
+            args.rtol,
+            args.atol,
+            samples=max(args.samples, 2),
+            progress=None if args.quiet else _progress,
+        )
     except (Cancelled, RuntimeError) as exc:
         print(f"mbstudio simulate: {exc}", file=sys.stderr)
         return 1
@@ -51,12 +62,16 @@ def run(args: argparse.Namespace) -> int:
         result.save(args.out)
     p = result.provenance
     energy = result.total
-    print(f"{model.name}: {args.t_end:g} s simulated in {p.seconds:.3g} s (real-time factor "
-          f"{args.t_end / p.seconds:.3g}), {p.method} rtol {p.rtol:g} atol {p.atol:g}, {p.rhs_evaluations} "
-          f"right-hand-side evaluations")
+    print(
+        f"{model.name}: {args.t_end:g} s simulated in {p.seconds:.3g} s (real-time factor "
+        f"{args.t_end / p.seconds:.3g}), {p.method} rtol {p.rtol:g} atol {p.atol:g}, {p.rhs_evaluations} "
+        f"right-hand-side evaluations"
+    )
     print(f"  constraint residual max {result.residual.max():.3g}")
-    print(f"  energy: start {energy[0]:.9g} J, end {energy[-1]:.9g} J, largest change "
-          f"{abs(energy - energy[0]).max():.3g} J")
+    print(
+        f"  energy: start {energy[0]:.9g} J, end {energy[-1]:.9g} J, largest change "
+        f"{abs(energy - energy[0]).max():.3g} J"
+    )
     print(f"  model sha256 {p.model_hash[:16]}…, mbstudio {p.version}")
     if args.out:
         print(f"  {len(result.columns())} columns x {len(result.t)} samples written to {args.out}")

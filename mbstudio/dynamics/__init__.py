@@ -17,6 +17,19 @@ from .udu import (
     unit_upper_inverse,
 )
 
-__all__ = ["ModuleUDU", "Modules", "bias_forces", "coriolis_forces", "find_modules", "forward_dynamics",
-           "forward_dynamics_dense", "gravity_forces", "inverse_dynamics", "inverse_mass_matrix", "mass_matrix",
-           "module_forward_dynamics", "udu", "unit_upper_inverse"]
+__all__ = [
+    "ModuleUDU",
+    "Modules",
+    "bias_forces",
+    "coriolis_forces",
+    "find_modules",
+    "forward_dynamics",
+    "forward_dynamics_dense",
+    "gravity_forces",
+    "inverse_dynamics",
+    "inverse_mass_matrix",
+    "mass_matrix",
+    "module_forward_dynamics",
+    "udu",
+    "unit_upper_inverse",
+]

@@ -66,8 +66,9 @@ def closed_loop_forward_dynamics(mech: Mechanism, q, qd, Q=None, R: np.ndarray |
         return b.solve(reduced_mass_matrix(mech, q, R), rhs)
 
 
-def closed_loop_inverse_dynamics(mech: Mechanism, q, qd, qdd_independent, Q=None,
-                                 actuated: list[str] | None = None) -> np.ndarray:
+def closed_loop_inverse_dynamics(
+    mech: Mechanism, q, qd, qdd_independent, Q=None, actuated: list[str] | None = None
+) -> np.ndarray:
     """Actuator forces τ_act (N, n_act) that produce the independent accelerations q̈_ind (N, n_ind) at the
     state (q, q̇), besides the tree generalized forces Q (None: gravity only).
 
@@ -90,9 +91,12 @@ def closed_loop_inverse_dynamics(mech: Mechanism, q, qd, qdd_independent, Q=None
                 return b.solve(A, rhs)
             return _apply(_transpose(A), b.solve(A @ _transpose(A), rhs))
         except (np.linalg.LinAlgError, ZeroDivisionError) as exc:
-            raise ModelError("actuated", "these coordinates cannot drive the mechanism here (singular "
-                             "actuation)", [mech.coordinates[i] for i in driven],
-                             "coordinates whose rows of R = ∂q/∂q_ind have full rank") from exc
+            raise ModelError(
+                "actuated",
+                "these coordinates cannot drive the mechanism here (singular actuation)",
+                [mech.coordinates[i] for i in driven],
+                "coordinates whose rows of R = ∂q/∂q_ind have full rank",
+            ) from exc
 
 
 def actuated_indices(mech: Mechanism, actuated: list[str] | None = None) -> list[int]:
@@ -100,11 +104,19 @@ def actuated_indices(mech: Mechanism, actuated: list[str] | None = None) -> list
     names = actuated or mech.model.actuated or mech.independent
     unknown = [n for n in names if n not in mech.coordinates]
     if unknown:
-        raise ModelError("actuated", "names a coordinate that is not a tree coordinate", unknown[0],
-                         "one of " + ", ".join(mech.coordinates))
+        raise ModelError(
+            "actuated",
+            "names a coordinate that is not a tree coordinate",
+            unknown[0],
+            "one of " + ", ".join(mech.coordinates),
+        )
     if len(names) < len(mech.independent):
-        raise ModelError("actuated", f"{len(names)} actuated coordinate(s) cannot drive {len(mech.independent)} "
-                         "degrees of freedom", names, f"at least {len(mech.independent)} coordinates")
+        raise ModelError(
+            "actuated",
+            f"{len(names)} actuated coordinate(s) cannot drive {len(mech.independent)} degrees of freedom",
+            names,
+            f"at least {len(mech.independent)} coordinates",
+        )
     return [mech.coordinates.index(n) for n in names]
 
 
@@ -152,11 +164,20 @@ def joint_reactions(mech: Mechanism, q, qd, qdd, Q=None) -> JointReactions:
         if rows:
             J = mech.constraint_jacobian(q)[:, rows]
             values[:, rows] = b.solve(J @ _transpose(J), _apply(J, needed))
-        names, units = zip(*(_row_name(joint, eq) for joint, (_, eq) in
-                             zip(mech.constraints.row_joint, mech.constraints.rows, strict=True)), strict=True) \
-            if mech.constraints.m else ((), ())
-        return JointReactions(list(mech.constraints.labels), list(mech.constraints.row_joint), list(names),
-                              list(units), values)
+        names, units = (
+            zip(
+                *(
+                    _row_name(joint, eq)
+                    for joint, (_, eq) in zip(mech.constraints.row_joint, mech.constraints.rows, strict=True)
+                ),
+                strict=True,
+            )
+            if mech.constraints.m
+            else ((), ())
+        )
+        return JointReactions(
+            list(mech.constraints.labels), list(mech.constraints.row_joint), list(names), list(units), values
+        )
 
 
 def _row_name(joint: str, equation: tuple) -> tuple[str, str]:

@@ -87,8 +87,10 @@ class AppliedForces:
 
     def _line(self, element: SpringDamper, st: MotionState):
         """Length L (N,) and dL/dq (N, n) of the line from point 1 to point 2."""
-        (p1, J1), (p2, J2) = (self._point(st, element.body1, element.point1),
-                              self._point(st, element.body2, element.point2))
+        (p1, J1), (p2, J2) = (
+            self._point(st, element.body1, element.point1),
+            self._point(st, element.body2, element.point2),
+        )
         d = p2 - p1
         length = self.mech.backend.sqrt(dot(d, d))
         u = d / length[:, None]
@@ -106,8 +108,9 @@ class AppliedForces:
         """Tension f = k (L − L₀) + c L̇ pulls the points together: Q = −f ∂L/∂q."""
         length, dL = self._line(element, st)
         rate = (dL * qd).sum(axis=1)
-        tension = self.value(element.stiffness) * (length - self.value(element.length)) \
-            + self.value(element.damping) * rate
+        tension = (
+            self.value(element.stiffness) * (length - self.value(element.length)) + self.value(element.damping) * rate
+        )
         return -tension[:, None] * dL
 
     def _point_force(self, element: PointForce, t, st: MotionState) -> np.ndarray:

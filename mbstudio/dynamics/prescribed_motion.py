@@ -16,8 +16,9 @@ from .forces import AppliedForces
 from .simulation import SimulationResult, motion_result
 
 
-def prescribed_motion(mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-                      forces: AppliedForces | None = None) -> SimulationResult:
+def prescribed_motion(
+    mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, forces: AppliedForces | None = None
+) -> SimulationResult:
     """Series of the motion (q, q̇, q̈) (N, n) at the times t (N,), float64. The drives are the document's
     actuated coordinates (default: the independent ones); the force elements act besides them (an actuator
     element adds to its drive). The reactions are those of the loads including the drives."""

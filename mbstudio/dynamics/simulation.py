@@ -83,15 +83,25 @@ class SimulationResult:
         accelerations, energies, residual, actuator forces, joint reactions, body poses."""
         out = [("t", "s", self.t)]
         for suffix, per_second, values in (("", "", self.q), ("_dot", "/s", self.qd), ("_ddot", "/s^2", self.qdd)):
-            out += [(f"{name}{suffix}", unit + per_second, values[:, k])
-                    for k, (name, unit) in enumerate(zip(self.coordinates, self.units, strict=True))]
-        out += [("kinetic_energy", "J", self.kinetic), ("potential_energy", "J", self.potential),
-                ("total_energy", "J", self.total), ("constraint_residual", "m|1", self.residual)]
+            out += [
+                (f"{name}{suffix}", unit + per_second, values[:, k])
+                for k, (name, unit) in enumerate(zip(self.coordinates, self.units, strict=True))
+            ]
+        out += [
+            ("kinetic_energy", "J", self.kinetic),
+            ("potential_energy", "J", self.potential),
+            ("total_energy", "J", self.total),
+            ("constraint_residual", "m|1", self.residual),
+        ]
         force_unit = dict(zip(self.coordinates, ("N m" if u == "rad" else "N" for u in self.units), strict=True))
-        out += [(f"actuator:{name}", force_unit[coordinate], values)
-                for name, (coordinate, values) in self.actuators.items()]
-        out += [(f"reaction:{name}", unit, self.reactions.values[:, r])
-                for r, (name, unit) in enumerate(zip(self.reactions.names, self.reactions.units, strict=True))]
+        out += [
+            (f"actuator:{name}", force_unit[coordinate], values)
+            for name, (coordinate, values) in self.actuators.items()
+        ]
+        out += [
+            (f"reaction:{name}", unit, self.reactions.values[:, r])
+            for r, (name, unit) in enumerate(zip(self.reactions.names, self.reactions.units, strict=True))
+        ]
         for label, (R, p) in self.poses.items():
             out += [(f"body{label}.{axis}", "m", p[:, i]) for i, axis in enumerate("xyz")]
             out += [(f"body{label}.R{i + 1}{j + 1}", "1", R[:, i, j]) for i in range(3) for j in range(3)]
@@ -104,8 +114,13 @@ class SimulationResult:
         data = np.column_stack([values for _, _, values in columns])
         provenance = json.dumps(self.provenance.as_dict())
         if str(path).endswith(".npz"):
-            np.savez(path, data=data, names=np.array([c[0] for c in columns]), units=np.array([c[1] for c in columns]),
-                     provenance=np.array(provenance))
+            np.savez(
+                path,
+                data=data,
+                names=np.array([c[0] for c in columns]),
+                units=np.array([c[1] for c in columns]),
+                provenance=np.array(provenance),
+            )
             return
         header = f"provenance: {provenance}\n" + ",".join(f"{name} [{unit}]" for name, unit, _ in columns)
         np.savetxt(path, data, delimiter=",", header=header, comments="# ", fmt="%.17g")
@@ -176,10 +191,18 @@ def model_hash(model: Model) -> str:
     return hashlib.sha256(dumps(model).encode("utf-8")).hexdigest()
 
 
-def simulate(model: Model | Mechanism, t_end: float, method: str = "DOP853", rtol: float = 1e-8,
-             atol: float = 1e-10, samples: int = 201, t_eval: np.ndarray | None = None,
-             velocities: np.ndarray | None = None, progress: Callable[[float], None] | None = None,
-             cancel: threading.Event | Callable[[], bool] | None = None) -> SimulationResult:
+def simulate(
+    model: Model | Mechanism,
+    t_end: float,
+    method: str = "DOP853",
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    samples: int = 201,
+    t_eval: np.ndarray | None = None,
+    velocities: np.ndarray | None = None,
+    progress: Callable[[float], None] | None = None,
+    cancel: threading.Event | Callable[[], bool] | None = None,
+) -> SimulationResult:
     """Integrate the document's motion from its initial coordinates (and the given independent velocities,
     default rest) over [0, t_end] with scipy's solve_ivp; results at `samples` equally spaced times or at
     `t_eval`. `progress(fraction)` is called as time advances; `cancel` (an Event or a callable returning
@@ -193,41 +216,59 @@ def simulate(model: Model | Mechanism, t_end: float, method: str = "DOP853", rto
     k = len(rhs.ind)
     v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
     times = np.linspace(0.0, t_end, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
-    solution = solve_ivp(rhs, (0.0, t_end), np.concatenate([rhs.q[0, rhs.ind], v0]), method=method, rtol=rtol,
-                         atol=atol, t_eval=times)
+    solution = solve_ivp(
+        rhs, (0.0, t_end), np.concatenate([rhs.q[0, rhs.ind], v0]), method=method, rtol=rtol, atol=atol, t_eval=times
+    )
     if not solution.success:
         raise RuntimeError(f"the integration stopped at t = {solution.t[-1]:.6g} s: {solution.message}")
     q = rhs.assemble_at(solution.t, solution.y[:k].T)
     result = _series(mech, forces, solution.t, q, solution.y[k:].T)
     if progress is not None:
         progress(1.0)
-    result.provenance = Provenance(model_hash(mech.model), method, rtol, atol, time.perf_counter() - start,
-                                   __version__, len(rhs.history))
+    result.provenance = Provenance(
+        model_hash(mech.model), method, rtol, atol, time.perf_counter() - start, __version__, len(rhs.history)
+    )
     return result
 
 
-def _series(mech: Mechanism, forces: AppliedForces, t: np.ndarray, q: np.ndarray,
-            qd_ind: np.ndarray) -> SimulationResult:
+def _series(
+    mech: Mechanism, forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd_ind: np.ndarray
+) -> SimulationResult:
     """Every output quantity at the times t from the assembled coordinates and the independent velocities."""
     R = mech.r_matrix(q)
     qd = (R * qd_ind[:, None, :]).sum(axis=2)
     Q = forces.generalized(t, q, qd)
     qdd = mech.accelerations(q, qd, closed_loop_forward_dynamics(mech, q, qd, Q, R))
     actuators = [e for e in forces.elements if isinstance(e, Actuator)]
-    return motion_result(mech, forces, t, q, qd, qdd, Q,
-                         {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in actuators})
+    return motion_result(
+        mech, forces, t, q, qd, qdd, Q, {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in actuators}
+    )
 
 
-def motion_result(mech: Mechanism, forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd: np.ndarray,
-                  qdd: np.ndarray, Q: np.ndarray, actuators: dict[str, tuple[str, np.ndarray]]) -> SimulationResult:
+def motion_result(
+    mech: Mechanism,
+    forces: AppliedForces,
+    t: np.ndarray,
+    q: np.ndarray,
+    qd: np.ndarray,
+    qdd: np.ndarray,
+    Q: np.ndarray,
+    actuators: dict[str, tuple[str, np.ndarray]],
+) -> SimulationResult:
     """The series of a motion whose state (q, q̇, q̈) is known at the times t, under the tree generalized
     forces Q (actuators included), for the simulation and for a prescribed path alike."""
     phi = np.abs(mech.residual(q))
     return SimulationResult(
-        t=t, coordinates=list(mech.coordinates), units=["rad" if k == "R" else "m" for k in mech.tree.kinds],
-        q=q, qd=qd, qdd=qdd, poses={k: v for k, v in mech.poses(q).items() if k != GROUND},
+        t=t,
+        coordinates=list(mech.coordinates),
+        units=["rad" if k == "R" else "m" for k in mech.tree.kinds],
+        q=q,
+        qd=qd,
+        qdd=qdd,
+        poses={k: v for k, v in mech.poses(q).items() if k != GROUND},
         kinetic=kinetic_energy(mech, q, qd),
         potential=gravity_potential(mech, q) + forces.potential(q),
         residual=phi.max(axis=1) if phi.shape[1] else np.zeros(len(t)),
         actuators=actuators,
-        reactions=joint_reactions(mech, q, qd, qdd, Q))
+        reactions=joint_reactions(mech, q, qd, qdd, Q),
+    )

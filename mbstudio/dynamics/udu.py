@@ -143,7 +143,7 @@ def _assemble(mods: Modules, S, W, Ihat, N: int, b) -> tuple[np.ndarray, np.ndar
         cols = slice(off[j], off[j + 1])
         D[:, cols, cols] = Ihat[j]
         for i in mods.ancestors(j):
-            U[:, off[i]:off[i + 1], cols] = np.swapaxes(S[i], 1, 2) @ W[j]
+            U[:, off[i] : off[i + 1], cols] = np.swapaxes(S[i], 1, 2) @ W[j]
     return U, D
 
 
@@ -161,7 +161,7 @@ def unit_upper_inverse(dec: ModuleUDU) -> np.ndarray:
             Z = dec.W[j]
             for i in mods.ancestors(j):
                 St = np.swapaxes(dec.S[i], 1, 2)
-                Uinv[:, off[i]:off[i + 1], off[j]:off[j + 1]] = -(St @ Z)
+                Uinv[:, off[i] : off[i + 1], off[j] : off[j + 1]] = -(St @ Z)
                 Z = Z - dec.W[i] @ (St @ Z)
         return Uinv
 
@@ -177,7 +177,7 @@ def inverse_diagonal(dec: ModuleUDU) -> np.ndarray:
             eye = b.zeros((N, size, size))
             for a in range(size):
                 eye[:, a, a] = b.scalar(1)
-            out[:, off[i]:off[i + 1], off[i]:off[i + 1]] = b.solve(block, eye)
+            out[:, off[i] : off[i + 1], off[i] : off[i + 1]] = b.solve(block, eye)
         return out
 
 

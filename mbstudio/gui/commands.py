@@ -32,8 +32,9 @@ class ModelEdit(QUndoCommand):
 class PoseEdit(QUndoCommand):
     """New initial values of coordinates (the pose shown); successive steps of one slider drag merge."""
 
-    def __init__(self, document: Document, text: str, before: dict[str, float | None], after: dict[str, float],
-                 drag: int) -> None:
+    def __init__(
+        self, document: Document, text: str, before: dict[str, float | None], after: dict[str, float], drag: int
+    ) -> None:
         super().__init__(text)
         self.document, self.before, self.after, self.drag = document, before, after, drag
 

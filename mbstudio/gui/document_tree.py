@@ -19,10 +19,19 @@ MENUS = {
     "parameters": [("add_parameter", "Add parameter")],
     "parameter": EDIT,
     "bodies": [("add_body", "Add body…"), ("add_joint", "Add joint between two bodies…")],
-    "body": [("add_body", "Add body attached here…"), ("add_joint", "Add joint to another body…"),
-             ("add_point", "Add point"), ("add_frame", "Add frame"), *EDIT],
-    "ground": [("add_body", "Add body attached here…"), ("add_joint", "Add joint to a body…"),
-               ("add_point", "Add point"), ("add_frame", "Add frame")],
+    "body": [
+        ("add_body", "Add body attached here…"),
+        ("add_joint", "Add joint to another body…"),
+        ("add_point", "Add point"),
+        ("add_frame", "Add frame"),
+        *EDIT,
+    ],
+    "ground": [
+        ("add_body", "Add body attached here…"),
+        ("add_joint", "Add joint to a body…"),
+        ("add_point", "Add point"),
+        ("add_frame", "Add frame"),
+    ],
     "points": [("add_point", "Add point")],
     "point": EDIT,
     "frames": [("add_frame", "Add frame")],
@@ -71,8 +80,9 @@ class DocumentTree(QTreeWidget):
         for j in model.joints:
             item = self._item(joints, ("joint", j.name), j.name, f"{j.type} {j.parent}–{j.child}")
             for c in j.coordinates:
-                self._item(item, ("coordinate", j.name, c.name), c.name,
-                           "" if c.initial is None else f"{c.initial:.4g}")
+                self._item(
+                    item, ("coordinate", j.name, c.name), c.name, "" if c.initial is None else f"{c.initial:.4g}"
+                )
         forces = self._item(root, ("forces",), "Forces", str(len(model.forces)))
         for f in model.forces:
             self._item(forces, ("force", f.name), f.name, f.type.replace("_", " "))
@@ -87,8 +97,12 @@ class DocumentTree(QTreeWidget):
 
     def _body(self, parent: QTreeWidgetItem, body) -> None:
         ground = body.label == GROUND
-        item = self._item(parent, ("ground",) if ground else ("body", body.label),
-                          "ground" if ground else f"{body.label}: {body.name}", "" if ground else body.label)
+        item = self._item(
+            parent,
+            ("ground",) if ground else ("body", body.label),
+            "ground" if ground else f"{body.label}: {body.name}",
+            "" if ground else body.label,
+        )
         points = self._item(item, ("points", body.label), "Points", str(len(body.points)))
         for name, p in body.points.items():
             self._item(points, ("point", body.label, name), name, ", ".join(str(v) for v in p))

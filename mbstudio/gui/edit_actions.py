@@ -98,17 +98,26 @@ class AddJointDialog(_Form):
         self.joint_type = _joint_types()
         self.axis = QLineEdit("0, 0, 1")
         self.axis.setToolTip("the joint's z axis as x, y, z (numbers or expressions), in each body's axes")
-        for text, widget in (("parent body", self.first.body), ("at point", self.first.point),
-                             ("child body", self.second.body), ("at point", self.second.point),
-                             ("joint type", self.joint_type), ("axis z", self.axis)):
+        for text, widget in (
+            ("parent body", self.first.body),
+            ("at point", self.first.point),
+            ("child body", self.second.body),
+            ("at point", self.second.point),
+            ("joint type", self.joint_type),
+            ("axis z", self.axis),
+        ):
             self.form.addRow(text, widget)
         self.add_buttons()
 
     def choice(self) -> tuple[str, str | None, str, str | None, str, list]:
         """(parent, its point, child, its point, joint type, axis); a ModelError for an axis that is not
         three values."""
-        return (*self.first.choice(), *self.second.choice(), self.joint_type.currentText(),
-                edits.parse_vector(self.axis.text(), "axis z"))
+        return (
+            *self.first.choice(),
+            *self.second.choice(),
+            self.joint_type.currentText(),
+            edits.parse_vector(self.axis.text(), "axis z"),
+        )
 
 
 class EditActions:
@@ -145,8 +154,10 @@ class EditActions:
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         parent, joint_type, name, point = dialog.choice()
-        label = self.document.edit(f"Add body attached to '{parent}' by a {joint_type} joint",
-                                   lambda m: edits.add_body(m, parent, joint_type, name, point))
+        label = self.document.edit(
+            f"Add body attached to '{parent}' by a {joint_type} joint",
+            lambda m: edits.add_body(m, parent, joint_type, name, point),
+        )
         return ("body", label)
 
     def add_joint(self, key: tuple) -> tuple | None:
@@ -156,7 +167,8 @@ class EditActions:
         parent, parent_point, child, child_point, joint_type, axis = dialog.choice()
         name = self.document.edit(
             f"Add {joint_type} joint between body '{parent}' and body '{child}'",
-            lambda m: edits.add_joint(m, parent, child, joint_type, parent_point, child_point, axis))
+            lambda m: edits.add_joint(m, parent, child, joint_type, parent_point, child_point, axis),
+        )
         return ("joint", name)
 
     def add_force(self, key: tuple) -> tuple | None:
@@ -195,15 +207,28 @@ class EditActions:
     def delete(self, key: tuple) -> tuple | None:
         model, kind, name = self.document.model, key[0], key[-1]
         plans = {  # what refers to the item, what deleting does to those, and the edit
-            "parameter": lambda: (edits.parameter_uses(model, name), "each use is replaced by its value",
-                                  lambda m: edits.delete_parameter(m, name)),
-            "body": lambda: (edits.body_uses(model, name), "these joints and force elements are deleted with it and "
-                             "the references to the joints' coordinates removed", lambda m: edits.delete_body(m, name)),
-            "point": lambda: (edits.point_uses(model, key[1], name), "those frames keep its position as their origin "
-                              "and those force elements are deleted", lambda m: edits.delete_point(m, key[1], name)),
+            "parameter": lambda: (
+                edits.parameter_uses(model, name),
+                "each use is replaced by its value",
+                lambda m: edits.delete_parameter(m, name),
+            ),
+            "body": lambda: (
+                edits.body_uses(model, name),
+                "these joints and force elements are deleted with it and "
+                "the references to the joints' coordinates removed",
+                lambda m: edits.delete_body(m, name),
+            ),
+            "point": lambda: (
+                edits.point_uses(model, key[1], name),
+                "those frames keep its position as their origin and those force elements are deleted",
+                lambda m: edits.delete_point(m, key[1], name),
+            ),
             "frame": lambda: ([], "", lambda m: edits.delete_frame(m, key[1], name)),
-            "joint": lambda: (edits.joint_uses(model, name), "these references to its coordinates are removed (force "
-                              "elements on them deleted)", lambda m: edits.delete_joint(m, name)),
+            "joint": lambda: (
+                edits.joint_uses(model, name),
+                "these references to its coordinates are removed (force elements on them deleted)",
+                lambda m: edits.delete_joint(m, name),
+            ),
             "force": lambda: ([], "", lambda m: edits.delete_force(m, name)),
             "trajectory": lambda: ([], "", lambda m: edits.delete_trajectory(m, name)),
         }
@@ -211,14 +236,22 @@ class EditActions:
         if uses and not self._confirm(kind, name, uses, consequence):
             return None
         self.document.edit(f"Delete {kind} '{name}'", change)
-        groups = {"parameter": ("parameters",), "body": ("bodies",), "joint": ("joints",),
-                  "point": ("points", key[1]), "frame": ("frames", key[1]), "force": ("forces",),
-                  "trajectory": ("trajectories",)}
+        groups = {
+            "parameter": ("parameters",),
+            "body": ("bodies",),
+            "joint": ("joints",),
+            "point": ("points", key[1]),
+            "frame": ("frames", key[1]),
+            "force": ("forces",),
+            "trajectory": ("trajectories",),
+        }
         return groups[kind]
 
     def _confirm(self, kind: str, name: str, uses: list[str], consequence: str) -> bool:
         listed = "\n".join(f"  • {u}" for u in uses[:12]) + ("\n  …" if len(uses) > 12 else "")
         answer = QMessageBox.question(
-            self.parent, f"Delete {kind} '{name}'?",
-            f"{kind.capitalize()} '{name}' is used by:\n{listed}\n\nIf you delete it, {consequence}. Delete?")
+            self.parent,
+            f"Delete {kind} '{name}'?",
+            f"{kind.capitalize()} '{name}' is used by:\n{listed}\n\nIf you delete it, {consequence}. Delete?",
+        )
         return answer == QMessageBox.StandardButton.Yes

@@ -46,6 +46,7 @@ def free_name(prefix: str, taken: set[str]) -> str:
 
 # ------------------------------------------------------------------ references
 
+
 def _expressions(model: Model):
     """(where, expression) for every geometric or inertial field of the model."""
     yield "gravity", model.gravity
@@ -67,11 +68,15 @@ def _expressions(model: Model):
                 yield f"joint '{joint.name}' {side}", _frame_values(frame)
     for trajectory in model.trajectories:
         for coordinate, harmonics in trajectory.coordinates.items():
-            yield (f"trajectory '{trajectory.name}' {coordinate}",
-                   [v for h in harmonics for v in (h.amplitude, h.frequency, h.phase)])
+            yield (
+                f"trajectory '{trajectory.name}' {coordinate}",
+                [v for h in harmonics for v in (h.amplitude, h.frequency, h.phase)],
+            )
     for element in model.forces:
-        yield f"force '{element.name}'", [v for _, value in _force_values(element)
-                                          for v in (value if isinstance(value, list) else [value])]
+        yield (
+            f"force '{element.name}'",
+            [v for _, value in _force_values(element) for v in (value if isinstance(value, list) else [value])],
+        )
 
 
 # Force-element fields that name something (or hold a table of numbers) rather than an expression.
@@ -109,8 +114,7 @@ def _frame_values(frame: Frame) -> list:
 
 def parameter_uses(model: Model, name: str) -> list[str]:
     """Where a parameter appears in expressions, in words."""
-    return [where for where, values in _expressions(model)
-            if any(name in expression_names(v) for v in values)]
+    return [where for where, values in _expressions(model) if any(name in expression_names(v) for v in values)]
 
 
 def _acts_on_body(element, label: str) -> bool:
@@ -118,20 +122,26 @@ def _acts_on_body(element, label: str) -> bool:
 
 
 def _acts_at_point(element, label: str, point: str) -> bool:
-    return any(body_key(getattr(element, b)) == body_key(label) and getattr(element, p) == point
-               for b, p in _force_ends(element))
+    return any(
+        body_key(getattr(element, b)) == body_key(label) and getattr(element, p) == point
+        for b, p in _force_ends(element)
+    )
 
 
 def body_uses(model: Model, label: str) -> list[str]:
     """The joints attached to a body, what refers to their coordinates, and the force elements on it."""
     joints = [j.name for j in model.joints if label in (body_key(j.parent), body_key(j.child))]
-    return ([f"joint '{j}'" for j in joints] + [use for j in joints for use in joint_uses(model, j)]
-            + [f"force '{e.name}'" for e in model.forces if _acts_on_body(e, label)])
+    return (
+        [f"joint '{j}'" for j in joints]
+        + [use for j in joints for use in joint_uses(model, j)]
+        + [f"force '{e.name}'" for e in model.forces if _acts_on_body(e, label)]
+    )
 
 
 def point_uses(model: Model, label: str, point: str) -> list[str]:
-    return ([where for where, f in _frames_on(model, label) if f.origin == point]
-            + [f"force '{e.name}'" for e in model.forces if _acts_at_point(e, label, point)])
+    return [where for where, f in _frames_on(model, label) if f.origin == point] + [
+        f"force '{e.name}'" for e in model.forces if _acts_at_point(e, label, point)
+    ]
 
 
 def joint_uses(model: Model, name: str) -> list[str]:
@@ -139,14 +149,16 @@ def joint_uses(model: Model, name: str) -> list[str]:
     trajectories."""
     coords = {c.name for c in model.joint(name).coordinates}
     chosen = model.independent_coordinates if isinstance(model.independent_coordinates, list) else []
-    return ([f"independent coordinate '{c}'" for c in chosen if c in coords]
-            + [f"actuated coordinate '{c}'" for c in model.actuated if c in coords]
-            + [f"force '{e.name}'" for e in model.forces if getattr(e, "coordinate", None) in coords]
-            + [f"trajectory '{t.name}' coordinate '{c}'" for t in model.trajectories for c in t.coordinates
-               if c in coords])
+    return (
+        [f"independent coordinate '{c}'" for c in chosen if c in coords]
+        + [f"actuated coordinate '{c}'" for c in model.actuated if c in coords]
+        + [f"force '{e.name}'" for e in model.forces if getattr(e, "coordinate", None) in coords]
+        + [f"trajectory '{t.name}' coordinate '{c}'" for t in model.trajectories for c in t.coordinates if c in coords]
+    )
 
 
 # ------------------------------------------------------------------ adding
+
 
 def add_parameter(model: Model, value: float = 0.1, unit: str | None = "m") -> str:
     name = free_name("p", {p.name for p in model.parameters})
@@ -191,23 +203,47 @@ def add_body(model: Model, parent: str, joint_type: str, name: str = "", at_poin
     count = len(JOINT_MOTIONS[joint_type])
     new_coords = _new_coordinates(model, f"q{label}" if count == 1 else f"q{label}_", count, bare=True)
     origin = at_point if at_point else [0.0, 0.0, 0.0]
-    model.joints.append(Joint(free_name("J", {j.name for j in model.joints}), joint_type, body_key(parent), label,
-                              Frame(origin), Frame([0.0, 0.0, 0.0]), new_coords))
+    model.joints.append(
+        Joint(
+            free_name("J", {j.name for j in model.joints}),
+            joint_type,
+            body_key(parent),
+            label,
+            Frame(origin),
+            Frame([0.0, 0.0, 0.0]),
+            new_coords,
+        )
+    )
     if isinstance(model.independent_coordinates, list):  # a new branch adds its joint's freedoms
         model.independent_coordinates = [*model.independent_coordinates, *(c.name for c in new_coords)]
     return label
 
 
-def add_joint(model: Model, parent: str, child: str, joint_type: str, parent_point: str | None = None,
-              child_point: str | None = None, axis: list | None = None) -> str:
+def add_joint(
+    model: Model,
+    parent: str,
+    child: str,
+    joint_type: str,
+    parent_point: str | None = None,
+    child_point: str | None = None,
+    axis: list | None = None,
+) -> str:
     """A joint between two bodies already in the mechanism, which closes a loop: placed at a point of each
     body (default its origin), its z axis `axis` in each body's axes. The Mechanism makes one joint of the
     loop a cut joint. Hand-chosen independent coordinates no longer fit the fewer freedoms, so the choice
     goes back to "auto". Returns the joint's name."""
     name = free_name("J", {j.name for j in model.joints})
     frames = [Frame(point or [0.0, 0.0, 0.0], list(axis) if axis else None) for point in (parent_point, child_point)]
-    model.joints.append(Joint(name, joint_type, body_key(parent), body_key(child), *frames,
-                              _new_coordinates(model, f"{name}_q", len(JOINT_MOTIONS[joint_type]))))
+    model.joints.append(
+        Joint(
+            name,
+            joint_type,
+            body_key(parent),
+            body_key(child),
+            *frames,
+            _new_coordinates(model, f"{name}_q", len(JOINT_MOTIONS[joint_type])),
+        )
+    )
     model.independent_coordinates = "auto"
     return name
 
@@ -234,11 +270,17 @@ def add_trajectory(model: Model) -> str:
     different for every coordinate and not in integer ratio, so that they excite independently)."""
     coordinates = independent_coordinates(model)
     if not coordinates:
-        raise ModelError("trajectory", "has no coordinate to move", "no independent coordinates",
-                         "a mechanism with at least one degree of freedom: add a body first")
+        raise ModelError(
+            "trajectory",
+            "has no coordinate to move",
+            "no independent coordinates",
+            "a mechanism with at least one degree of freedom: add a body first",
+        )
     name = free_name("trajectory", {t.name for t in model.trajectories})
-    terms = {c: [Harmonic(0.1, float(2 * k + 1)), Harmonic(0.05, f"sqrt({2 * (2 * k + 1) ** 2})")]  # (2k+1)√2
-             for k, c in enumerate(coordinates)}
+    terms = {
+        c: [Harmonic(0.1, float(2 * k + 1)), Harmonic(0.05, f"sqrt({2 * (2 * k + 1) ** 2})")]  # (2k+1)√2
+        for k, c in enumerate(coordinates)
+    }
     model.trajectories.append(Trajectory(name, terms, 10.0, 200))
     return name
 
@@ -252,13 +294,21 @@ def add_force(model: Model, kind: str) -> str:
     cls = FORCE_ELEMENTS[kind]
     needs = {f.name for f in dataclasses.fields(cls)}
     if "coordinate" in needs and not coordinates:
-        raise ModelError(f"{kind} '{name}'", "needs a joint coordinate to act on", "no coordinates",
-                         "a mechanism with at least one moving joint: add a body first")
+        raise ModelError(
+            f"{kind} '{name}'",
+            "needs a joint coordinate to act on",
+            "no coordinates",
+            "a mechanism with at least one moving joint: add a body first",
+        )
     if "point" in needs and not places:
         raise ModelError(f"{kind} '{name}'", "needs a point to act at", "no points", "add a point to a body first")
     if "point1" in needs and len({b for b, _ in places}) < 2:
-        raise ModelError(f"{kind} '{name}'", "needs points on two bodies", [f"{b}.{p}" for b, p in places],
-                         "add points to two bodies (or a body and the ground) first")
+        raise ModelError(
+            f"{kind} '{name}'",
+            "needs points on two bodies",
+            [f"{b}.{p}" for b, p in places],
+            "add points to two bodies (or a body and the ground) first",
+        )
     if "coordinate" in needs:
         extra = {"formula": 0.0} if kind == "actuator" else {}
         model.forces.append(cls(name, coordinates[0], **extra))
@@ -271,6 +321,7 @@ def add_force(model: Model, kind: str) -> str:
 
 
 # ------------------------------------------------------------------ renaming
+
 
 def _rename_in(expr, old: str, new: str):
     if isinstance(expr, str) and old in expression_names(expr):
@@ -297,9 +348,12 @@ def _substitute(model: Model, old: str, new: str) -> None:
         for frame in body.frames.values():
             _rename_frame(frame, old, new)
         if body.shape:
-            body.shape = {k: v if k in ("type", "color", "file") else
-                          (_rename_vector(v, old, new) if isinstance(v, list) else _rename_in(v, old, new))
-                          for k, v in body.shape.items()}
+            body.shape = {
+                k: v
+                if k in ("type", "color", "file")
+                else (_rename_vector(v, old, new) if isinstance(v, list) else _rename_in(v, old, new))
+                for k, v in body.shape.items()
+            }
     for joint in model.joints:
         _rename_frame(joint.parent_frame, old, new)
         _rename_frame(joint.child_frame, old, new)
@@ -310,8 +364,11 @@ def _substitute(model: Model, old: str, new: str) -> None:
                 h.phase = _rename_in(h.phase, old, new)
     for element in model.forces:
         for key, value in _force_values(element):
-            setattr(element, key, _rename_vector(value, old, new) if isinstance(value, list)
-                    else _rename_in(value, old, new))
+            setattr(
+                element,
+                key,
+                _rename_vector(value, old, new) if isinstance(value, list) else _rename_in(value, old, new),
+            )
 
 
 def rename_parameter(model: Model, old: str, new: str) -> None:
@@ -386,8 +443,9 @@ def rename_force(model: Model, old: str, new: str) -> None:
 
 def rename_trajectory(model: Model, old: str, new: str) -> None:
     if any(t.name == new for t in model.trajectories):
-        raise ModelError(f"trajectory '{old}'", "cannot take the name of another trajectory", new,
-                         "a name no other trajectory has")
+        raise ModelError(
+            f"trajectory '{old}'", "cannot take the name of another trajectory", new, "a name no other trajectory has"
+        )
     trajectory_of(model, old).name = new
 
 
@@ -404,6 +462,7 @@ def set_joint_type(model: Model, name: str, joint_type: str) -> None:
 
 
 # ------------------------------------------------------------------ deleting
+
 
 def delete_parameter(model: Model, name: str) -> None:
     """Remove a parameter; its uses are replaced by its value, so the geometry stays as it was."""
@@ -444,7 +503,6 @@ def delete_point(model: Model, label: str, name: str) -> None:
 
 def delete_frame(model: Model, label: str, name: str) -> None:
     del model.body(label).frames[name]
-
 
 
 def delete_force(model: Model, name: str) -> None:

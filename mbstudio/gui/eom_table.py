@@ -11,8 +11,13 @@ from PySide6.QtWidgets import QWidget
 from ..jobs import JobResult
 from .table_export import Cell, TablePanel, provenance_text
 
-GROUPS = {"mass_matrix": "mass matrix", "bias": "Coriolis and centrifugal", "gravity": "gravity",
-          "constraint_jacobian": "constraint Jacobian", "constraint_rhs": "constraint right side"}
+GROUPS = {
+    "mass_matrix": "mass matrix",
+    "bias": "Coriolis and centrifugal",
+    "gravity": "gravity",
+    "constraint_jacobian": "constraint Jacobian",
+    "constraint_rhs": "constraint right side",
+}
 SYMMETRY_NOTE = "M is symmetric: only its entries M[i,j] with i ≤ j are listed; zero entries are left out."
 
 
@@ -31,17 +36,22 @@ class EquationsTable(TablePanel):
 
     def json_extra(self) -> dict:
         data = self.result.data
-        return {"coordinates": data["coordinates"], "constraint_labels": data["constraint_labels"],
-                "notes": data["notes"]}
+        return {
+            "coordinates": data["coordinates"],
+            "constraint_labels": data["constraint_labels"],
+            "notes": data["notes"],
+        }
 
 
 def _record(entry: dict, independent: list[int]) -> list[Cell]:
     ops = entry["ops"]
     latex = f"${entry['latex']}$" if entry["latex"] else f"({ops} operations: too long for a table)"
-    return [Cell(GROUPS[entry["group"]]),
-            Cell(entry["entry"], latex=f"${entry['entry_latex']}$", tip=_constraint(entry, independent)),
-            Cell(entry["text"], latex=latex, tip=entry["pretty"] or entry["text"]),
-            Cell(str(ops), number=ops)]
+    return [
+        Cell(GROUPS[entry["group"]]),
+        Cell(entry["entry"], latex=f"${entry['entry_latex']}$", tip=_constraint(entry, independent)),
+        Cell(entry["text"], latex=latex, tip=entry["pretty"] or entry["text"]),
+        Cell(str(ops), number=ops),
+    ]
 
 
 def _constraint(entry: dict, independent: list[int]) -> str:
@@ -58,5 +68,7 @@ def _summary(result: JobResult) -> str:
         counts[GROUPS[e["group"]]] = counts.get(GROUPS[e["group"]], 0) + 1
     listed = ", ".join(f"{n} {group}" for group, n in counts.items())
     notes = "".join(f"<br>{html.escape(note)}" for note in data["notes"])
-    return (f"Coordinates {', '.join(data['coordinates'])}: {listed} entries. {SYMMETRY_NOTE}{notes}<br>"
-            f"{provenance_text(result)}")
+    return (
+        f"Coordinates {', '.join(data['coordinates'])}: {listed} entries. {SYMMETRY_NOTE}{notes}<br>"
+        f"{provenance_text(result)}"
+    )

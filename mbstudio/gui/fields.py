@@ -11,8 +11,11 @@ from ..model.document import Harmonic, Trajectory, body_key
 from . import edits
 
 SHAPE_TYPES = ("(links)", "box", "cylinder", "sphere")
-SHAPE_DEFAULTS = {"box": {"size": [0.1, 0.05, 0.05]}, "cylinder": {"radius": 0.02, "length": 0.1, "axis": [1, 0, 0]},
-                  "sphere": {"radius": 0.05}}
+SHAPE_DEFAULTS = {
+    "box": {"size": [0.1, 0.05, 0.05]},
+    "cylinder": {"radius": 0.02, "length": 0.1, "axis": [1, 0, 0]},
+    "sphere": {"radius": 0.05},
+}
 INERTIA_UNITS = {"m": "kg", "mx": "kg·m", "my": "kg·m", "mz": "kg·m"}
 
 
@@ -33,9 +36,19 @@ class Field:
 
 def fields_for(model: Model, key: tuple) -> tuple[str, list[Field]]:
     """A title and the fields of the item `key`; no fields for group items."""
-    builders = {"model": _model, "parameter": _parameter, "body": _body, "point": _point, "frame": _frame,
-                "inertia": _inertia, "shape": _shape, "joint": _joint, "coordinate": _coordinate,
-                "force": _force, "trajectory": _trajectory}
+    builders = {
+        "model": _model,
+        "parameter": _parameter,
+        "body": _body,
+        "point": _point,
+        "frame": _frame,
+        "inertia": _inertia,
+        "shape": _shape,
+        "joint": _joint,
+        "coordinate": _coordinate,
+        "force": _force,
+        "trajectory": _trajectory,
+    }
     if key[0] not in builders:
         return key[0].capitalize() if key[0] != "ground" else "Ground (fixed)", []
     return builders[key[0]](model, *key[1:])
@@ -46,9 +59,11 @@ def _set(obj_of: Callable[[Model], object], attr: str) -> Callable[[Model, objec
 
 
 def _model(model: Model) -> tuple[str, list[Field]]:
-    return "Model", [Field("name", "text", model.name, _set(lambda m: m, "name")),
-                     Field("description", "text", model.description, _set(lambda m: m, "description")),
-                     Field("gravity", "vector", model.gravity, _set(lambda m: m, "gravity"), "m/s²")]
+    return "Model", [
+        Field("name", "text", model.name, _set(lambda m: m, "name")),
+        Field("description", "text", model.description, _set(lambda m: m, "description")),
+        Field("gravity", "vector", model.gravity, _set(lambda m: m, "gravity"), "m/s²"),
+    ]
 
 
 def _param(m: Model, name: str):
@@ -61,15 +76,18 @@ def _parameter(model: Model, name: str) -> tuple[str, list[Field]]:
         Field("name", "text", p.name, lambda m, v: edits.rename_parameter(m, name, v), renames=True),
         Field("value", "number", p.value, _set(lambda m: _param(m, name), "value"), p.unit or ""),
         Field("unit", "text", p.unit or "", lambda m, v: setattr(_param(m, name), "unit", v or None)),
-        Field("description", "text", p.description or "",
-              lambda m, v: setattr(_param(m, name), "description", v or None))]
+        Field(
+            "description", "text", p.description or "", lambda m, v: setattr(_param(m, name), "description", v or None)
+        ),
+    ]
 
 
 def _body(model: Model, label: str) -> tuple[str, list[Field]]:
     b = model.body(label)
     return f"body '{b.name}'", [
         Field("label", "text", b.label, lambda m, v: edits.rename_body(m, label, v), renames=True),
-        Field("name", "text", b.name, _set(lambda m: m.body(label), "name"))]
+        Field("name", "text", b.name, _set(lambda m: m.body(label), "name")),
+    ]
 
 
 def _point(model: Model, label: str, name: str) -> tuple[str, list[Field]]:
@@ -80,21 +98,25 @@ def _point(model: Model, label: str, name: str) -> tuple[str, list[Field]]:
 
     return f"point '{name}' of body '{model.body(label).name}'", [
         Field("name", "text", name, lambda m, v: edits.rename_point(m, label, name, v), renames=True),
-        Field("position", "vector", p, move, "m")]
+        Field("position", "vector", p, move, "m"),
+    ]
 
 
 def _frame_fields(frame: Frame, frame_of: Callable[[Model], Frame], points: list[str], prefix: str = "") -> list[Field]:
     """Origin (typed, or picked among the body's `points`), z axis and x reference of a frame on a body."""
-    return [Field(f"{prefix}origin", "origin", frame.origin, _set(frame_of, "origin"), "m", tuple(points)),
-            Field(f"{prefix}z axis", "vector", frame.z or [0, 0, 1], _set(frame_of, "z")),
-            Field(f"{prefix}x reference", "optional_vector", frame.x, _set(frame_of, "x"))]
+    return [
+        Field(f"{prefix}origin", "origin", frame.origin, _set(frame_of, "origin"), "m", tuple(points)),
+        Field(f"{prefix}z axis", "vector", frame.z or [0, 0, 1], _set(frame_of, "z")),
+        Field(f"{prefix}x reference", "optional_vector", frame.x, _set(frame_of, "x")),
+    ]
 
 
 def _frame(model: Model, label: str, name: str) -> tuple[str, list[Field]]:
     body = model.body(label)
     return f"frame '{name}' of body '{body.name}'", [
         Field("name", "text", name, lambda m, v: edits.rename_frame(m, label, name, v), renames=True),
-        *_frame_fields(body.frames[name], lambda m: m.body(label).frames[name], list(body.points))]
+        *_frame_fields(body.frames[name], lambda m: m.body(label).frames[name], list(body.points)),
+    ]
 
 
 def _inertia(model: Model, label: str) -> tuple[str, list[Field]]:
@@ -104,7 +126,8 @@ def _inertia(model: Model, label: str) -> tuple[str, list[Field]]:
         return lambda m, v: m.body(label).inertia.__setitem__(n, v)
 
     return f"inertia of body '{b.name}' (about its origin, in body axes)", [
-        Field(n, "expr", b.inertia[n], setter(n), INERTIA_UNITS.get(n, "kg·m²")) for n in INERTIA_NAMES]
+        Field(n, "expr", b.inertia[n], setter(n), INERTIA_UNITS.get(n, "kg·m²")) for n in INERTIA_NAMES
+    ]
 
 
 def _shape(model: Model, label: str) -> tuple[str, list[Field]]:
@@ -119,8 +142,15 @@ def _shape(model: Model, label: str) -> tuple[str, list[Field]]:
         return lambda m, v: m.body(label).shape.__setitem__(k, v)
 
     fields = [Field("type", "choice", shape.get("type", "(links)"), set_type, choices=SHAPE_TYPES)]
-    kinds = {"size": ("vector", "m"), "radius": ("expr", "m"), "length": ("expr", "m"), "axis": ("vector", ""),
-             "origin": ("vector", "m"), "color": ("text", "#rrggbb"), "file": ("text", "")}
+    kinds = {
+        "size": ("vector", "m"),
+        "radius": ("expr", "m"),
+        "length": ("expr", "m"),
+        "axis": ("vector", ""),
+        "origin": ("vector", "m"),
+        "color": ("text", "#rrggbb"),
+        "file": ("text", ""),
+    }
     fields += [Field(k, kinds[k][0], v, setter(k), kinds[k][1]) for k, v in shape.items() if k in kinds]
     return f"shape of body '{model.body(label).name}'", fields
 
@@ -134,7 +164,9 @@ def _joint(model: Model, name: str) -> tuple[str, list[Field]]:
         Field("parent", "choice", body_key(j.parent), _set(lambda m: m.joint(name), "parent"), choices=labels),
         Field("child", "choice", body_key(j.child), _set(lambda m: m.joint(name), "child"), choices=labels),
         Field("cut joint", "bool", bool(j.cut), lambda m, v: setattr(m.joint(name), "cut", v or None)),
-        *_joint_frame_fields(model, name, "parent"), *_joint_frame_fields(model, name, "child")]
+        *_joint_frame_fields(model, name, "parent"),
+        *_joint_frame_fields(model, name, "child"),
+    ]
 
 
 OWN_FRAME = "(the joint's own)"
@@ -148,8 +180,15 @@ def _joint_frame_fields(model: Model, joint: str, side: str) -> list[Field]:
     def choose(m: Model, v) -> None:
         edits.set_joint_frame(m, joint, side, None if v == OWN_FRAME else v)
 
-    out = [Field(f"{side} frame", "choice", OWN_FRAME if isinstance(frame, Frame) else frame, choose,
-                 choices=(OWN_FRAME, *body.frames))]
+    out = [
+        Field(
+            f"{side} frame",
+            "choice",
+            OWN_FRAME if isinstance(frame, Frame) else frame,
+            choose,
+            choices=(OWN_FRAME, *body.frames),
+        )
+    ]
     if isinstance(frame, Frame):
         out += _frame_fields(frame, lambda m: getattr(m.joint(joint), f"{side}_frame"), list(body.points), f"{side} ")
     return out
@@ -167,13 +206,19 @@ def _coordinate(model: Model, joint: str, name: str) -> tuple[str, list[Field]]:
         Field("name", "text", name, lambda m, v: edits.rename_coordinate(m, joint, name, v), renames=True),
         Field("initial", "optional", j.coordinates[k].initial, _set(coord, "initial"), unit),
         Field("min", "optional", j.coordinates[k].min, _set(coord, "min"), unit),
-        Field("max", "optional", j.coordinates[k].max, _set(coord, "max"), unit)]
+        Field("max", "optional", j.coordinates[k].max, _set(coord, "max"), unit),
+    ]
 
 
 # Force-element fields that name something (text) rather than hold a value (number or expression).
 _FORCE_TEXT = {"body", "body1", "body2", "point", "point1", "point2", "coordinate", "formula"}
-_FORCE_UNITS = {"stiffness": "N/m or N m/rad", "damping": "N s/m or N m s/rad", "length": "m", "force": "N",
-                "velocity_scale": "m/s or rad/s"}
+_FORCE_UNITS = {
+    "stiffness": "N/m or N m/rad",
+    "damping": "N s/m or N m s/rad",
+    "length": "m",
+    "force": "N",
+    "velocity_scale": "m/s or rad/s",
+}
 
 
 def _force(model: Model, name: str) -> tuple[str, list[Field]]:
@@ -186,14 +231,24 @@ def _force(model: Model, name: str) -> tuple[str, list[Field]]:
         value = getattr(element, f.name)
         if f.name == "table":
             text = "; ".join(f"{t}: {v}" for t, v in value) if value else ""
-            out.append(Field("table", "text", text, lambda m, v: setattr(edits.force_of(m, name), "table", _table(v)),
-                             "t [s]: value"))
+            out.append(
+                Field(
+                    "table",
+                    "text",
+                    text,
+                    lambda m, v: setattr(edits.force_of(m, name), "table", _table(v)),
+                    "t [s]: value",
+                )
+            )
         elif f.name in _FORCE_TEXT:
             out.append(Field(f.name, "text", value, _set(lambda m: edits.force_of(m, name), f.name)))
         else:
             kind = "vector" if isinstance(value, list) else "expr"
-            out.append(Field(f.name, kind, value, _set(lambda m: edits.force_of(m, name), f.name),
-                             _FORCE_UNITS.get(f.name, "")))
+            out.append(
+                Field(
+                    f.name, kind, value, _set(lambda m: edits.force_of(m, name), f.name), _FORCE_UNITS.get(f.name, "")
+                )
+            )
     return f"{element.type} '{name}'", out
 
 
@@ -219,13 +274,17 @@ def _trajectory(model: Model, name: str) -> tuple[str, list[Field]]:
     def trajectory(m: Model) -> Trajectory:
         return edits.trajectory_of(m, name)
 
-    out = [Field("duration", "number", t.duration, _set(trajectory, "duration"), "s"),
-           Field("samples", "number", t.samples, lambda m, v: setattr(trajectory(m), "samples", _count(v))),
-           Field("description", "text", t.description or "",
-                 lambda m, v: setattr(trajectory(m), "description", v or None))]
+    out = [
+        Field("duration", "number", t.duration, _set(trajectory, "duration"), "s"),
+        Field("samples", "number", t.samples, lambda m, v: setattr(trajectory(m), "samples", _count(v))),
+        Field(
+            "description", "text", t.description or "", lambda m, v: setattr(trajectory(m), "description", v or None)
+        ),
+    ]
     for coordinate, terms in t.coordinates.items():
-        out.append(Field(coordinate, "text", _harmonics_text(terms), _harmonics_setter(name, coordinate),
-                         "A @ ω [@ φ]; ..."))
+        out.append(
+            Field(coordinate, "text", _harmonics_text(terms), _harmonics_setter(name, coordinate), "A @ ω [@ φ]; ...")
+        )
     return f"trajectory '{name}'", out
 
 
@@ -245,8 +304,12 @@ def _harmonics_setter(name: str, coordinate: str) -> Callable[[Model, object], N
         for term in filter(str.strip, str(text).split(";")):
             parts = [edits.parse_expression(p) for p in term.split("@")]
             if len(parts) not in (2, 3):
-                raise ModelError(coordinate, "each term is 'amplitude @ frequency' or 'amplitude @ frequency @ phase'",
-                                 term.strip(), "e.g. 0.5 @ 3; 0.1 @ 10")
+                raise ModelError(
+                    coordinate,
+                    "each term is 'amplitude @ frequency' or 'amplitude @ frequency @ phase'",
+                    term.strip(),
+                    "e.g. 0.5 @ 3; 0.1 @ 10",
+                )
             terms.append(Harmonic(*parts))
         edits.trajectory_of(m, name).coordinates[coordinate] = terms
 

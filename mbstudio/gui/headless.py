@@ -31,8 +31,12 @@ def start_xvfb(size: str = "1920x1200x24", timeout: float = 10.0) -> subprocess.
     if shutil.which("Xvfb") is None:
         return None
     n = free_display()
-    process = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", size, "-nolisten", "tcp"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+    process = subprocess.Popen(
+        ["Xvfb", f":{n}", "-screen", "0", size, "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=_die_with_parent,
+    )
     socket = Path(f"/tmp/.X11-unix/X{n}")
     deadline = time.monotonic() + timeout
     while not socket.exists():

@@ -51,10 +51,17 @@ DIGITS_EXPECTED = f"whole numbers from {MIN_DIGITS} to {MAX_DIGITS} separated by
 MAX_SAMPLES = 100_000
 MAX_EXPRESSION_SIZE = 1_000_000  # sympy.count_ops limits of the symbolic EOM
 RTOL_MIN = 100 * float(np.finfo(float).eps)  # solve_ivp raises smaller rtol to this, with a warning
-BASE_METHODS = {"all": "All three routes (DP, VP, symbolic)", "dp": "Double precision (DP)",
-                "vp": "Variable precision (VP)", "symbolic": "Symbolic"}
-ELIMINATION = {"default": "Default (the symbolic route's choice when it runs)",
-               "priority": "These first, where possible", "eliminate": "Exactly these"}
+BASE_METHODS = {
+    "all": "All three routes (DP, VP, symbolic)",
+    "dp": "Double precision (DP)",
+    "vp": "Variable precision (VP)",
+    "symbolic": "Symbolic",
+}
+ELIMINATION = {
+    "default": "Default (the symbolic route's choice when it runs)",
+    "priority": "These first, where possible",
+    "eliminate": "Exactly these",
+}
 # VP cost model, fitted to runs on the SLA suspension (closed loops), the PUMA 560 and the four-bar at 30 to 1000
 # digits (2-core machine, under load; good to a factor of 2 to 3, open chains come out faster): building W
 # costs W_SECONDS per sample and body, its SVD SVD_SECONDS per row and squared column, both growing with the
@@ -139,8 +146,12 @@ def vp_seconds(samples: int, bodies: int, independent: int, digits: list[int]) -
 
 
 def about(seconds: float) -> str:
-    for limit, text in ((10, "a few seconds"), (60, "under a minute"), (600, "a few minutes"),
-                        (3600, "tens of minutes")):
+    for limit, text in (
+        (10, "a few seconds"),
+        (60, "under a minute"),
+        (600, "a few minutes"),
+        (3600, "tens of minutes"),
+    ):
         if seconds < limit:
             return text
     return "hours"
@@ -319,13 +330,17 @@ class KinematicsDialog(_TrajectoryDialog):
         self.trajectory_fields("equally spaced times over the trajectory's duration; empty: the trajectory's own")
 
     def read(self) -> dict:
-        return {"trajectory": self.trajectory.currentData(),
-                "samples": self.field("samples", lambda t: optional_count("samples", t, 2))}
+        return {
+            "trajectory": self.trajectory.currentData(),
+            "samples": self.field("samples", lambda t: optional_count("samples", t, 2)),
+        }
 
     def hint_text(self, values: dict) -> str:
         t, count = self.chosen(), self.count(values)
-        return f"{count} samples over {t.duration:g} s along {self.chosen_text()}: one every " \
-               f"{t.duration / (count - 1):.3g} s."
+        return (
+            f"{count} samples over {t.duration:g} s along {self.chosen_text()}: one every "
+            f"{t.duration / (count - 1):.3g} s."
+        )
 
 
 class SimulationDialog(OptionsDialog):
@@ -340,12 +355,19 @@ class SimulationDialog(OptionsDialog):
 
     def read(self) -> dict:
         return {
-            "t_end": self.field("t_end", lambda t: number("t_end", t, lambda x: x > 0,
-                                                          "a time in seconds above 0, e.g. 1.0")),
+            "t_end": self.field(
+                "t_end", lambda t: number("t_end", t, lambda x: x > 0, "a time in seconds above 0, e.g. 1.0")
+            ),
             "method": self.method.currentData(),
-            "rtol": self.field("rtol", lambda t: number(
-                "rtol", t, lambda x: RTOL_MIN <= x < 1,
-                f"a number from {RTOL_MIN:.2g} (solve_ivp's floor) up to, not including, 1, e.g. 1e-8")),
+            "rtol": self.field(
+                "rtol",
+                lambda t: number(
+                    "rtol",
+                    t,
+                    lambda x: RTOL_MIN <= x < 1,
+                    f"a number from {RTOL_MIN:.2g} (solve_ivp's floor) up to, not including, 1, e.g. 1e-8",
+                ),
+            ),
             "atol": self.field("atol", lambda t: number("atol", t, lambda x: x > 0, "a number above 0, e.g. 1e-10")),
             "samples": self.field("samples", lambda t: whole_number("samples", t, 2, MAX_SAMPLES)),
         }
@@ -361,11 +383,15 @@ class SymbolicEomDialog(OptionsDialog):
 
     def build(self) -> None:
         self.simplify = self.check("simplify", "simplify each coefficient (trigonometric canonical form)")
-        self.numeric = self.check("numeric_inertia", "substitute the document's inertial values",
-                                  "numbers for m, mx, ..., Izz instead of their symbols")
+        self.numeric = self.check(
+            "numeric_inertia",
+            "substitute the document's inertial values",
+            "numbers for m, mx, ..., Izz instead of their symbols",
+        )
         self.line("size_limit", "simplify up to [operations]", "coefficients larger than this are kept as they are")
-        self.line("trigsimp_limit", "trigsimp up to [operations]", "reduced coefficients up to this size are "
-                  "also trigsimp'ed")
+        self.line(
+            "trigsimp_limit", "trigsimp up to [operations]", "reduced coefficients up to this size are also trigsimp'ed"
+        )
 
     def sync(self) -> None:
         for key in ("size_limit", "trigsimp_limit"):
@@ -423,12 +449,13 @@ class BaseParametersDialog(_TrajectoryDialog):
         """At least `minimum_samples`, also when the trajectory's own count is used."""
         parameters, rows = len(self.model.inertial_parameter_names()), len(self.mech.independent)
         low = minimum_samples(parameters, rows)
-        why = (f"a whole number from {low} to {MAX_SAMPLES}: W needs at least as many rows as the {parameters} "
-               f"inertial parameters, and each sample gives {rows}")
+        why = (
+            f"a whole number from {low} to {MAX_SAMPLES}: W needs at least as many rows as the {parameters} "
+            f"inertial parameters, and each sample gives {rows}"
+        )
         value = optional_count("samples", text, low, why)
         if value is None and self.chosen().samples < low:
-            raise ModelError("samples", f"empty, and {self.chosen_text()} has only {self.chosen().samples}", None,
-                             why)
+            raise ModelError("samples", f"empty, and {self.chosen_text()} has only {self.chosen().samples}", None, why)
         return value
 
     def hint_text(self, values: dict) -> str:
@@ -436,12 +463,15 @@ class BaseParametersDialog(_TrajectoryDialog):
             return ""
         count = self.count(values)
         seconds = vp_seconds(count, len(self.model.bodies), len(self.mech.independent), values["digits"])
-        return (f"VP at {_text(values['digits'])} digits on {count} samples takes {about(seconds)} "
-                "(at most: the ridge study stops at the first stable precision).")
+        return (
+            f"VP at {_text(values['digits'])} digits on {count} samples takes {about(seconds)} "
+            "(at most: the ridge study stops at the first stable precision)."
+        )
 
 
 DIALOGS: dict[str, type[OptionsDialog]] = {
-    d.task: d for d in (KinematicsDialog, SimulationDialog, SymbolicEomDialog, BaseParametersDialog)}
+    d.task: d for d in (KinematicsDialog, SimulationDialog, SymbolicEomDialog, BaseParametersDialog)
+}
 
 
 def ask_options(task: str, model: Model, previous: dict | None = None, parent: QWidget | None = None) -> dict | None:

@@ -35,8 +35,12 @@ from .view3d import View3D
 
 MODEL_FILTER = "MB Studio models (*.mbs)"
 # the panels that show each task's result (the last one is brought to the front)
-RESULT_PANELS = {"base_parameters": ("parameter_table", "ridge", "base_table"), "kinematics": ("plots",),
-                 "simulation": ("plots",), "symbolic_eom": ("eom_table",)}
+RESULT_PANELS = {
+    "base_parameters": ("parameter_table", "ridge", "base_table"),
+    "kinematics": ("plots",),
+    "simulation": ("plots",),
+    "symbolic_eom": ("eom_table",),
+}
 MOTION_TASKS = ("kinematics", "simulation")
 
 
@@ -64,16 +68,20 @@ class MainWindow(QMainWindow):
         self.plots = PlotsPanel()
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
-        self.docks = {name: self._dock(name, title, widget, where) for name, title, widget, where in (
-            ("tree", "Model", self.tree, area.LeftDockWidgetArea),
-            ("properties", "Properties", self.properties, area.LeftDockWidgetArea),
-            ("coordinates", "Coordinates", self.coordinates, area.RightDockWidgetArea),
-            ("jobs", "Jobs", self.jobs_panel, area.RightDockWidgetArea),
-            ("ridge", "SVD ridge", self.ridge, area.BottomDockWidgetArea),
-            ("base_table", "Base parameters", self.base_table, area.BottomDockWidgetArea),
-            ("parameter_table", "Inertial parameters", self.parameter_table, area.BottomDockWidgetArea),
-            ("eom_table", "Equations of motion", self.eom_table, area.BottomDockWidgetArea),
-            ("plots", "Time histories", self.plots, area.BottomDockWidgetArea))}
+        self.docks = {
+            name: self._dock(name, title, widget, where)
+            for name, title, widget, where in (
+                ("tree", "Model", self.tree, area.LeftDockWidgetArea),
+                ("properties", "Properties", self.properties, area.LeftDockWidgetArea),
+                ("coordinates", "Coordinates", self.coordinates, area.RightDockWidgetArea),
+                ("jobs", "Jobs", self.jobs_panel, area.RightDockWidgetArea),
+                ("ridge", "SVD ridge", self.ridge, area.BottomDockWidgetArea),
+                ("base_table", "Base parameters", self.base_table, area.BottomDockWidgetArea),
+                ("parameter_table", "Inertial parameters", self.parameter_table, area.BottomDockWidgetArea),
+                ("eom_table", "Equations of motion", self.eom_table, area.BottomDockWidgetArea),
+                ("plots", "Time histories", self.plots, area.BottomDockWidgetArea),
+            )
+        }
         # the model tree and the property editor keep the window's full height: editing needs the rows
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.splitDockWidget(self.docks["ridge"], self.docks["base_table"], Qt.Orientation.Horizontal)
@@ -285,9 +293,13 @@ class MainWindow(QMainWindow):
             return True
         buttons = QMessageBox.StandardButton
         names = ", ".join(job.title for job in running)
-        answer = QMessageBox.question(self, "Jobs are running",
-                                      f"{len(running)} job(s) still running ({names}). Cancel them and close?",
-                                      buttons.Yes | buttons.No, buttons.No)
+        answer = QMessageBox.question(
+            self,
+            "Jobs are running",
+            f"{len(running)} job(s) still running ({names}). Cancel them and close?",
+            buttons.Yes | buttons.No,
+            buttons.No,
+        )
         if answer != buttons.Yes:
             return False
         self.jobs.cancel_all()
@@ -299,9 +311,13 @@ class MainWindow(QMainWindow):
         if not self.document.modified:
             return True
         buttons = QMessageBox.StandardButton
-        answer = QMessageBox.question(self, "Unsaved changes",
-                                      f"Save the changes to {self.document.title}?",
-                                      buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+        answer = QMessageBox.question(
+            self,
+            "Unsaved changes",
+            f"Save the changes to {self.document.title}?",
+            buttons.Save | buttons.Discard | buttons.Cancel,
+            buttons.Save,
+        )
         if answer == buttons.Save:
             return self.save()
         return answer == buttons.Discard
@@ -337,8 +353,9 @@ class MainWindow(QMainWindow):
 
     def save_as(self, path: str | None = None) -> bool:
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Save model as", f"{self.document.model.name}.mbs",
-                                                  MODEL_FILTER)
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Save model as", f"{self.document.model.name}.mbs", MODEL_FILTER
+            )
             if not path:
                 return False
         try:
@@ -351,8 +368,9 @@ class MainWindow(QMainWindow):
 
     def save_script(self, path: str | None = None) -> bool:
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Save as Python script", f"{self.document.model.name}.py",
-                                                  "Python scripts (*.py)")
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Save as Python script", f"{self.document.model.name}.py", "Python scripts (*.py)"
+            )
             if not path:
                 return False
         target = Path(self.document.path or path).with_suffix(".mbs").name
@@ -371,8 +389,13 @@ class MainWindow(QMainWindow):
         painter = QPainter(image)
         origin = self.view.mapTo(self, QPoint(0, 0)) * self.devicePixelRatioF()
         view = self.view.image()
-        painter.drawImage(origin, view.scaled(round(self.view.width() * self.devicePixelRatioF()),
-                                              round(self.view.height() * self.devicePixelRatioF())))
+        painter.drawImage(
+            origin,
+            view.scaled(
+                round(self.view.width() * self.devicePixelRatioF()),
+                round(self.view.height() * self.devicePixelRatioF()),
+            ),
+        )
         painter.end()
         return image
 

@@ -25,11 +25,19 @@ ASKED = (
 # Quick runs with fixed options: name, menu text, job, options
 ANALYSES = (
     ("kinematics", "Kinematics along the First Trajectory", "kinematics", {}),
-    ("basepar_all", "Base Parameters: DP, VP at 30 and 50 Digits, Symbolic", "base_parameters",
-     {"method": "all", "digits": [30, 50]}),
+    (
+        "basepar_all",
+        "Base Parameters: DP, VP at 30 and 50 Digits, Symbolic",
+        "base_parameters",
+        {"method": "all", "digits": [30, 50]},
+    ),
     ("basepar_dp", "Base Parameters: Double Precision", "base_parameters", {"method": "dp"}),
-    ("basepar_vp", "Base Parameters: Variable Precision, 30 and 50 Digits", "base_parameters",
-     {"method": "vp", "digits": [30, 50]}),
+    (
+        "basepar_vp",
+        "Base Parameters: Variable Precision, 30 and 50 Digits",
+        "base_parameters",
+        {"method": "vp", "digits": [30, 50]},
+    ),
     ("basepar_symbolic", "Base Parameters: Symbolic", "base_parameters", {"method": "symbolic"}),
     ("simulate", "Simulate 1 s from Rest", "simulation", {"t_end": 1.0}),
     ("eom", "Symbolic Equations of Motion, Unsimplified", "symbolic_eom", {"simplify": False}),
@@ -67,8 +75,13 @@ def build(window: MainWindow) -> dict[str, QAction]:
         "open": _action(window, "&Open…", window.open_file, Key.Open, "Open a .mbs model"),
         "save": _action(window, "&Save", window.save, Key.Save),
         "save_as": _action(window, "Save &As…", window.save_as, Key.SaveAs),
-        "save_script": _action(window, "Save as &Script…", window.save_script, None,
-                               "A Python script that rebuilds this model through the mbstudio API"),
+        "save_script": _action(
+            window,
+            "Save as &Script…",
+            window.save_script,
+            None,
+            "A Python script that rebuilds this model through the mbstudio API",
+        ),
         "quit": _action(window, "&Quit", window.close, Key.Quit),
         "undo": window.document.stack.createUndoAction(window, "&Undo"),
         "redo": window.document.stack.createRedoAction(window, "&Redo"),
@@ -99,13 +112,23 @@ def build(window: MainWindow) -> dict[str, QAction]:
 
     analysis_menu = window.menuBar().addMenu("&Analysis")
     for name, text, task, shortcut in ASKED:
-        a[name] = _action(window, text, lambda t=task, ti=text: window.run_analysis(t, ti.replace("&", "").rstrip("…")),
-                          shortcut, "Choose the options, then it runs as a job: see the Jobs panel")
+        a[name] = _action(
+            window,
+            text,
+            lambda t=task, ti=text: window.run_analysis(t, ti.replace("&", "").rstrip("…")),
+            shortcut,
+            "Choose the options, then it runs as a job: see the Jobs panel",
+        )
         analysis_menu.addAction(a[name])
     quick = analysis_menu.addMenu("&Quick Runs")
     for name, text, task, options in ANALYSES:
-        a[name] = _action(window, text, lambda t=task, o=options, ti=text: window.run_job(t, o, ti), None,
-                          "Runs as a job with these options: see the Jobs panel")
+        a[name] = _action(
+            window,
+            text,
+            lambda t=task, o=options, ti=text: window.run_job(t, o, ti),
+            None,
+            "Runs as a job with these options: see the Jobs panel",
+        )
         quick.addAction(a[name])
 
     view_menu = window.menuBar().addMenu("&View")
@@ -154,8 +177,9 @@ def _fill_export(window: MainWindow, menu: QMenu, actions: dict[str, QAction]) -
             action = _action(window, f"as {FORMAT_NAMES[fmt]}…", lambda p=attr, f=fmt: window.export_result(p, f))
             actions[f"export_{attr}_{fmt}"] = action
             sub.addAction(action)
-        sub.aboutToShow.connect(lambda s=sub, p=attr: [x.setEnabled(getattr(window, p).result is not None)
-                                                       for x in s.actions()])
+        sub.aboutToShow.connect(
+            lambda s=sub, p=attr: [x.setEnabled(getattr(window, p).result is not None) for x in s.actions()]
+        )
     menu.addSeparator()
     menu.addAction(actions["screenshot"])
 

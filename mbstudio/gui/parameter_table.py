@@ -42,8 +42,9 @@ def _role(name: str, route: dict | None) -> Cell:
     if route["role"] == "no effect":
         return Cell(NO_EFFECT)
     into = route["into"]
-    tip = "\n".join(f"base parameter of {kept}: {kept} + ({coefficient})·{name} + …"
-                    for kept, coefficient in into.items())
+    tip = "\n".join(
+        f"base parameter of {kept}: {kept} + ({coefficient})·{name} + …" for kept, coefficient in into.items()
+    )
     latex = r"eliminated $\to$ grouped into " + ", ".join(code_latex(k) for k in into)
     return Cell(f"{GROUPED} {', '.join(into)}", latex=latex, tip=tip)
 
@@ -54,6 +55,8 @@ def _summary(result: JobResult) -> str:
     for key, _ in ROUTES:
         roles = [row["routes"][key]["role"] for row in rows if key in row["routes"]]
         if roles:
-            parts.append(f"{NAMES[key]}: {roles.count('base')} base, {roles.count('eliminated')} grouped, "
-                         f"{roles.count('no effect')} without effect")
+            parts.append(
+                f"{NAMES[key]}: {roles.count('base')} base, {roles.count('eliminated')} grouped, "
+                f"{roles.count('no effect')} without effect"
+            )
     return f"{len(rows)} standard parameters. {'; '.join(parts)}. {provenance_text(result)}"

@@ -60,8 +60,9 @@ class PlotsPanel(QWidget):
         column = QVBoxLayout(chooser)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.series, 1)
-        column.addWidget(menu_button("Export", [(f"{fmt.upper()}…", lambda f=fmt: self.export(f))
-                                                for fmt in ("csv", "json")]))
+        column.addWidget(
+            menu_button("Export", [(f"{fmt.upper()}…", lambda f=fmt: self.export(f)) for fmt in ("csv", "json")])
+        )
         split = QSplitter()
         split.addWidget(chooser)
         split.addWidget(self.plot)
@@ -89,9 +90,15 @@ class PlotsPanel(QWidget):
         self.loop.setChecked(True)
         self.time_label = QLabel("no motion yet")
         row = QHBoxLayout()
-        for widget in (_button("◀", lambda: self.seek(self.index - 1)), self.play_button,
-                       _button("▶", lambda: self.seek(self.index + 1)), self.slider, self.time_label,
-                       self.speed, self.loop):
+        for widget in (
+            _button("◀", lambda: self.seek(self.index - 1)),
+            self.play_button,
+            _button("▶", lambda: self.seek(self.index + 1)),
+            self.slider,
+            self.time_label,
+            self.speed,
+            self.loop,
+        ):
             row.addWidget(widget, 1 if widget is self.slider else 0)
         return row
 
@@ -137,8 +144,9 @@ class PlotsPanel(QWidget):
         if self.result is None:
             return False
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export time histories", f"time_histories.{fmt}",
-                                                  f"{fmt.upper()} files (*.{fmt})")
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Export time histories", f"time_histories.{fmt}", f"{fmt.upper()} files (*.{fmt})"
+            )
             if not path:
                 return False
         write_atomic(path, time_series_text(self.result, fmt))
@@ -211,8 +219,9 @@ def time_series_text(result: JobResult, fmt: str) -> str:
     series = {name: np.asarray(values, float) for name, values in result.data["series"].items()}
     provenance = result.provenance.to_json()
     if fmt == "json":
-        return json_text({"provenance": provenance, "task": result.task, "title": result.title, "t": t,
-                          "series": series})
+        return json_text(
+            {"provenance": provenance, "task": result.task, "title": result.title, "t": t, "series": series}
+        )
     if fmt != "csv":
         raise ModelError("format", "is not an export format of time histories", fmt, "csv or json")
     out = io.StringIO()

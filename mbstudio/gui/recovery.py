@@ -44,9 +44,11 @@ def offer_recovery(document: Document, parent: QWidget | None = None) -> bool:
         return False
     source = settings().value("recovery/source", "") or None
     answer = QMessageBox.question(
-        parent, "Recover unsaved changes?",
+        parent,
+        "Recover unsaved changes?",
         f"MB Studio did not close normally last time. Unsaved changes to "
-        f"{source or 'an unsaved model'} were autosaved.\n\nRecover them?")
+        f"{source or 'an unsaved model'} were autosaved.\n\nRecover them?",
+    )
     recovered = False
     if answer == QMessageBox.StandardButton.Yes:
         try:

@@ -38,12 +38,14 @@ def _record(row: dict) -> list[Cell]:
 
 def _summary(result: JobResult) -> str:
     data = result.data["json"]
-    ranks = ", ".join(f"{NAMES[k]} {v['rank']}"
-                      for k, v in data["results"].items())
-    verdict = "".join(f" · {NAMES[a]} and {NAMES[b]} {'agree' if v['agree'] else 'DIFFER'}"
-                      for a, b, v in _pairs(data["comparison"]))
-    return (f"Ranks: {ranks}{verdict}. {result.provenance.precision}; {data['provenance']['samples']} samples; "
-            f"{provenance_text(result)}")
+    ranks = ", ".join(f"{NAMES[k]} {v['rank']}" for k, v in data["results"].items())
+    verdict = "".join(
+        f" · {NAMES[a]} and {NAMES[b]} {'agree' if v['agree'] else 'DIFFER'}" for a, b, v in _pairs(data["comparison"])
+    )
+    return (
+        f"Ranks: {ranks}{verdict}. {result.provenance.precision}; {data['provenance']['samples']} samples; "
+        f"{provenance_text(result)}"
+    )
 
 
 def _pairs(comparison: dict) -> list[tuple[str, str, dict]]:

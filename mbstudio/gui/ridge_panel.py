@@ -46,8 +46,9 @@ class RidgePanel(QWidget):
         self.hover.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         buttons = QHBoxLayout()
         buttons.addWidget(self.hover, 1)
-        buttons.addWidget(menu_button("Export", [(f"{fmt}…", lambda f=fmt: self.export(f))
-                                                 for fmt in ("PNG", "SVG", "CSV", "JSON")]))
+        buttons.addWidget(
+            menu_button("Export", [(f"{fmt}…", lambda f=fmt: self.export(f)) for fmt in ("PNG", "SVG", "CSV", "JSON")])
+        )
         result_layout(self, self.ranks, self.plot, buttons)
         self._mouse = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30, slot=self._moved)
 
@@ -69,11 +70,24 @@ class RidgePanel(QWidget):
         y = np.array([v if math.isfinite(v) else np.nan for v in s["log10_sigma"]])
         x = np.arange(1, len(y) + 1)
         dashed = Qt.PenStyle.DashLine
-        self.curves[s["label"]] = self.plot.plot(x, y, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=5,
-                                                 symbolBrush=color, symbolPen=None, name=s["label"], connect="finite")
-        tolerance = pg.InfiniteLine(s["log10_tolerance"], angle=0, pen=pg.mkPen(color, style=dashed),
-                                    label=f"tolerance {s['label']}",
-                                    labelOpts={"color": color, "position": 0.97, "anchors": [(1, 1), (1, 1)]})
+        self.curves[s["label"]] = self.plot.plot(
+            x,
+            y,
+            pen=pg.mkPen(color, width=2),
+            symbol="o",
+            symbolSize=5,
+            symbolBrush=color,
+            symbolPen=None,
+            name=s["label"],
+            connect="finite",
+        )
+        tolerance = pg.InfiniteLine(
+            s["log10_tolerance"],
+            angle=0,
+            pen=pg.mkPen(color, style=dashed),
+            label=f"tolerance {s['label']}",
+            labelOpts={"color": color, "position": 0.97, "anchors": [(1, 1), (1, 1)]},
+        )
         self.plot.addItem(tolerance)
         r = s["rank"]
         self.plot.addItem(pg.InfiniteLine(r + 0.5, angle=90, pen=pg.mkPen(color, style=Qt.PenStyle.DotLine)))
@@ -116,8 +130,9 @@ class RidgePanel(QWidget):
             return False
         fmt = fmt.upper()
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, f"Export the ridge as {fmt}", f"ridge.{fmt.lower()}",
-                                                  f"{fmt} files (*.{fmt.lower()})")
+            path, _ = QFileDialog.getSaveFileName(
+                self, f"Export the ridge as {fmt}", f"ridge.{fmt.lower()}", f"{fmt} files (*.{fmt.lower()})"
+            )
             if not path:
                 return False
         if fmt in ("CSV", "JSON"):
@@ -127,7 +142,6 @@ class RidgePanel(QWidget):
         else:
             exporters.ImageExporter(self.plot.plotItem).export(path)
         return True
-
 
     def _write_svg(self, path: str) -> None:
         """Through Qt's SVG generator: pyqtgraph's SVGExporter fails on the path syntax of current Qt
@@ -177,13 +191,15 @@ def menu_button(text: str, entries: list[tuple[str, object]]) -> QToolButton:
 def _rank_text(s: dict, color: str) -> str:
     depth = "∞" if math.isinf(s["log10_depth"]) else f"{s['log10_depth']:.1f}"
     evident = "evident" if s["evident"] else "not evident"
-    return (f"<span style='color:{color}'>■ <b>{s['label']}</b>: rank {s['rank']}, ridge depth {depth} "
-            f"decades ({evident})</span>")
+    return (
+        f"<span style='color:{color}'>■ <b>{s['label']}</b>: rank {s['rank']}, ridge depth {depth} "
+        f"decades ({evident})</span>"
+    )
 
 
 def _short(text: str, digits: int = 8) -> str:
     try:
-        return f"{float(text):.{digits}g}" if abs(float(text)) > 1e-300 else text[:digits + 8]
+        return f"{float(text):.{digits}g}" if abs(float(text)) > 1e-300 else text[: digits + 8]
     except ValueError:
         return text
 

@@ -65,8 +65,9 @@ def _joint_glyph(joint_type: str, r: float) -> pv.PolyData | None:
         "revolute": lambda: _cylinder(direction=z, radius=r, height=3 * r),
         "prismatic": lambda: pv.Cube(x_length=1.2 * r, y_length=1.2 * r, z_length=5 * r),
         "cylindrical": lambda: _cylinder(direction=z, radius=0.8 * r, height=5 * r),
-        "universal": lambda: _cylinder(direction=z, radius=0.6 * r, height=4 * r)
-        + _cylinder(direction=x, radius=0.6 * r, height=4 * r),
+        "universal": lambda: (
+            _cylinder(direction=z, radius=0.6 * r, height=4 * r) + _cylinder(direction=x, radius=0.6 * r, height=4 * r)
+        ),
         "spherical": lambda: pv.Sphere(radius=1.3 * r),
         "planar": lambda: _cylinder(direction=z, radius=2.5 * r, height=0.4 * r),
         "fixed": lambda: pv.Cube(x_length=1.5 * r, y_length=1.5 * r, z_length=1.5 * r),
@@ -154,8 +155,9 @@ class Scene:
         self.mech, self.actors, self.colors, self.keys, self.problems = mech, {}, {}, {}, []
         size = self._size(mech, q)
         geometry = mech.tree.geometry
-        meshes = {label: self._body_meshes(mech, label, size, folder)
-                  for label in mech.tree.body_labels if label != GROUND}
+        meshes = {
+            label: self._body_meshes(mech, label, size, folder) for label in mech.tree.body_labels if label != GROUND
+        }
         thinnest = {id(m): _thinnest(m) for ms in meshes.values() for m in ms}
         typical = float(np.median(list(thinnest.values()))) if thinnest else 0.0
         for i, label in enumerate(mech.tree.body_labels):
@@ -174,24 +176,37 @@ class Scene:
             if glyph is not None:
                 frame = geometry.frame(mech.model.body(joint.parent), joint.parent_frame)
                 glyph = glyph.transform(_matrix(frame.rotation, frame.origin), inplace=False)
-                self._add(body_key(joint.parent), glyph, CUT_JOINT_COLOR if joint.name in cut else JOINT_COLOR,
-                          ("joint", joint.name))
+                self._add(
+                    body_key(joint.parent),
+                    glyph,
+                    CUT_JOINT_COLOR if joint.name in cut else JOINT_COLOR,
+                    ("joint", joint.name),
+                )
         self._place(q)
         self._add_ground(size)
         self._colour(self.selected)
         if self.problems:
-            self.plotter.add_text("\n".join(self.problems), position="lower_left", font_size=9,
-                                  color=PROBLEM_COLOR, name="problems")
+            self.plotter.add_text(
+                "\n".join(self.problems), position="lower_left", font_size=9, color=PROBLEM_COLOR, name="problems"
+            )
         self.plotter.reset_camera(render=False)
         self.request_render()
 
     def _add(self, label: str, mesh: pv.PolyData, color: str | None, key: tuple | None, **kwargs) -> None:
         if color is None:
-            actor = self.plotter.add_mesh(mesh, scalars="rgb", rgb=True, line_width=3, pickable=False,
-                                          reset_camera=False, render=False)
+            actor = self.plotter.add_mesh(
+                mesh, scalars="rgb", rgb=True, line_width=3, pickable=False, reset_camera=False, render=False
+            )
         else:
-            actor = self.plotter.add_mesh(mesh, color=color, smooth_shading=True, pickable=key is not None,
-                                          reset_camera=False, render=False, **kwargs)
+            actor = self.plotter.add_mesh(
+                mesh,
+                color=color,
+                smooth_shading=True,
+                pickable=key is not None,
+                reset_camera=False,
+                render=False,
+                **kwargs,
+            )
             self.colors[id(actor)] = color
         self.actors.setdefault(label, []).append(actor)
         if key is not None:
@@ -219,8 +234,10 @@ class Scene:
         mesh, problem = _read_mesh(path)
         if problem:
             formats = f"{', '.join(MESH_FORMATS[:-1])} or {MESH_FORMATS[-1]}"
-            self.problems.append(f"body '{label}': mesh file {path} {problem}, so the body is drawn from its "
-                                 f"points; a mesh shape needs a {formats} file")
+            self.problems.append(
+                f"body '{label}': mesh file {path} {problem}, so the body is drawn from its "
+                f"points; a mesh shape needs a {formats} file"
+            )
             return None
         origin = np.asarray(geometry.vector(shape.get("origin", [0, 0, 0])), float)
         return mesh.translate(origin, inplace=False)
@@ -234,34 +251,60 @@ class Scene:
             return pv.Cube(center=origin, x_length=a, y_length=b, z_length=c)
         if kind == "cylinder":
             axis = np.asarray(geometry.vector(shape.get("axis", [0, 0, 1])), float)
-            return pv.Cylinder(center=origin, direction=axis, radius=float(geometry.value(shape["radius"])),
-                               height=float(geometry.value(shape["length"])), resolution=64)
+            return pv.Cylinder(
+                center=origin,
+                direction=axis,
+                radius=float(geometry.value(shape["radius"])),
+                height=float(geometry.value(shape["length"])),
+                resolution=64,
+            )
         return pv.Sphere(center=origin, radius=float(geometry.value(shape["radius"])))
 
     @staticmethod
     def _links(mech: Mechanism, label: str, radius: float) -> list[pv.PolyData]:
         """Cylinders from the body's first joint point to its other joint points and named points."""
         body, geometry = mech.model.body(label), mech.tree.geometry
-        anchors = [geometry.frame(body, getattr(j, f"{side}_frame")).origin
-                   for j in mech.model.joints for side in ("parent", "child")
-                   if body_key(getattr(j, side)) == label]
+        anchors = [
+            geometry.frame(body, getattr(j, f"{side}_frame")).origin
+            for j in mech.model.joints
+            for side in ("parent", "child")
+            if body_key(getattr(j, side)) == label
+        ]
         anchors += [geometry.point(body, n) for n in body.points]
         anchors = [np.asarray(a, float) for a in anchors]
-        links = [_cylinder(center=(a + anchors[0]) / 2, direction=a - anchors[0], radius=radius,
-                           height=float(np.linalg.norm(a - anchors[0])))
-                 for a in anchors[1:] if np.linalg.norm(a - anchors[0]) > 1e-9]
+        links = [
+            _cylinder(
+                center=(a + anchors[0]) / 2,
+                direction=a - anchors[0],
+                radius=radius,
+                height=float(np.linalg.norm(a - anchors[0])),
+            )
+            for a in anchors[1:]
+            if np.linalg.norm(a - anchors[0]) > 1e-9
+        ]
         return links or [pv.Sphere(radius=2 * radius)]
 
     def _add_ground(self, size: float) -> None:
         """A floor just under the moving bodies as placed now (their drawn extent, shapes included)."""
-        bounds = np.array([a.GetBounds() for label, actors in self.actors.items() if label != GROUND
-                           for a in actors] or [(-0.5, 0.5, -0.5, 0.5, 0.0, 0.0)], float)
+        bounds = np.array(
+            [a.GetBounds() for label, actors in self.actors.items() if label != GROUND for a in actors]
+            or [(-0.5, 0.5, -0.5, 0.5, 0.0, 0.0)],
+            float,
+        )
         low, high = bounds[:, ::2].min(axis=0), bounds[:, 1::2].max(axis=0)
         centre = [(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2] - 0.02 * size]
         span = max(high[0] - low[0], high[1] - low[1], 0.5 * size) * 1.3
         plane = pv.Plane(center=centre, i_size=span, j_size=span, i_resolution=10, j_resolution=10)
-        actor = self.plotter.add_mesh(plane, color="#b8c2cc", show_edges=True, edge_color="#98a4b0", opacity=0.5,
-                                      pickable=False, reset_camera=False, render=False)
+        actor = self.plotter.add_mesh(
+            plane,
+            color="#b8c2cc",
+            show_edges=True,
+            edge_color="#98a4b0",
+            opacity=0.5,
+            pickable=False,
+            reset_camera=False,
+            render=False,
+        )
         self.actors.setdefault(GROUND, []).append(actor)
 
     # ------------------------------------------------------------------ updating

@@ -1,4 +1,4 @@
-""""Save as script": a Python script that rebuilds the document through the public API (no Qt).
+""" "Save as script": a Python script that rebuilds the document through the public API (no Qt).
 
 The script builds the model from mbstudio.model's dataclasses, one statement per list entry (parameter,
 body, joint, trajectory, ...), and saves it, so running it reproduces the saved file byte for byte. It walks
@@ -51,10 +51,22 @@ def model_script(model: Model, target: str) -> str:
             classes |= _classes(value)
         else:
             scalars.append(f"    {f.name}={value!r},")
-    ground = [f"model.ground.{k} = {_literal(getattr(model.ground, k))}"
-              for k in ("points", "frames") if getattr(model.ground, k)]
+    ground = [
+        f"model.ground.{k} = {_literal(getattr(model.ground, k))}"
+        for k in ("points", "frames")
+        if getattr(model.ground, k)
+    ]
     classes |= _classes(model.ground.frames)
     header = HEADER.format(name=model.name, target=target, classes=", ".join(sorted(classes)))
-    lines = [header, "model = Model(", *scalars, ")", *appends, *ground, "",
-             f"save(model, sys.argv[1] if len(sys.argv) > 1 else {target!r})", ""]
+    lines = [
+        header,
+        "model = Model(",
+        *scalars,
+        ")",
+        *appends,
+        *ground,
+        "",
+        f"save(model, sys.argv[1] if len(sys.argv) > 1 else {target!r})",
+        "",
+    ]
     return "\n".join(lines)

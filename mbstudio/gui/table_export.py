@@ -40,8 +40,18 @@ SHOWN_CHARS = 160  # a longer cell is shortened on screen; copies and exports ho
 TIP_CHARS = 4000  # a tooltip past this is cut: megabyte tooltips freeze the window
 MAX_WIDTH = 320  # px per column: the full text is in the tooltip
 ANY_COLUMN = "any column"
-LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 @dataclass
@@ -148,10 +158,12 @@ class TablePanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.filter, 1)
         buttons.addWidget(self.scope)
-        buttons.addWidget(menu_button("Copy", [("as text", lambda: self.copy("text")),
-                                               ("as LaTeX", lambda: self.copy("latex"))]))
-        buttons.addWidget(menu_button("Export", [(f"{name}…", lambda f=fmt: self.export(f))
-                                                 for fmt, name in FORMATS.items()]))
+        buttons.addWidget(
+            menu_button("Copy", [("as text", lambda: self.copy("text")), ("as LaTeX", lambda: self.copy("latex"))])
+        )
+        buttons.addWidget(
+            menu_button("Export", [(f"{name}…", lambda f=fmt: self.export(f)) for fmt, name in FORMATS.items()])
+        )
         result_layout(self, self.summary, self.table, buttons)
 
     # ------------------------------------------------------------------ filling
@@ -205,8 +217,11 @@ class TablePanel(QWidget):
 
     def copy(self, kind: str) -> str:
         """The shown rows to the clipboard as tab-separated text ('text') or a LaTeX tabular ('latex')."""
-        text = latex_tabular(self.columns, self.rows("latex")) if kind == "latex" else \
-            plain_text(self.columns, self.rows("text"))
+        text = (
+            latex_tabular(self.columns, self.rows("latex"))
+            if kind == "latex"
+            else plain_text(self.columns, self.rows("text"))
+        )
         QGuiApplication.clipboard().setText(text)
         return text
 
@@ -229,10 +244,13 @@ class TablePanel(QWidget):
         if fmt == "csv":
             return csv_text(provenance, self.columns, self.rows("full"))
         if fmt == "tex":
-            return (f"% provenance: {json.dumps(provenance, default=str)}\n"
-                    f"{latex_tabular(self.columns, self.rows('latex'))}\n")
-        rows = [[cell.value("full") if cell.number is None else cell.number for cell in record]
-                for record in self.shown()]
+            return (
+                f"% provenance: {json.dumps(provenance, default=str)}\n"
+                f"{latex_tabular(self.columns, self.rows('latex'))}\n"
+            )
+        rows = [
+            [cell.value("full") if cell.number is None else cell.number for cell in record] for record in self.shown()
+        ]
         return table_json(provenance, self.columns, rows, self.json_extra())
 
     def export(self, fmt: str, path: str | None = None) -> bool:
@@ -244,8 +262,9 @@ class TablePanel(QWidget):
         text = self.file_text(fmt)  # an unknown format raises before the dialog
         fmt = fmt.lower()  # the ridge panel's formats are "CSV", "JSON"
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, f"Export {self.title} as {FORMATS[fmt]}",
-                                                  f"{self.stem}.{fmt}", f"{FORMATS[fmt]} files (*.{fmt})")
+            path, _ = QFileDialog.getSaveFileName(
+                self, f"Export {self.title} as {FORMATS[fmt]}", f"{self.stem}.{fmt}", f"{FORMATS[fmt]} files (*.{fmt})"
+            )
             if not path:
                 return False
         try:

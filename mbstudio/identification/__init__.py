@@ -6,6 +6,22 @@ from .gautier import BaseParameterResult, compare_routes, gautier_dp, gautier_vp
 from .observation import FourierPath, observation_matrix, sample_states
 from .regressor import body_regressor, regressor, tree_regressor
 
-__all__ = ["BaseParameterResult", "Estimate", "Excitation", "estimate", "least_squares", "optimise_excitation",
-           "weighted_least_squares", "FourierPath", "body_regressor", "compare_routes", "gautier_dp", "gautier_vp",
-           "observation_matrix", "regressor", "ridge_study", "sample_states", "tree_regressor"]
+__all__ = [
+    "BaseParameterResult",
+    "Estimate",
+    "Excitation",
+    "estimate",
+    "least_squares",
+    "optimise_excitation",
+    "weighted_least_squares",
+    "FourierPath",
+    "body_regressor",
+    "compare_routes",
+    "gautier_dp",
+    "gautier_vp",
+    "observation_matrix",
+    "regressor",
+    "ridge_study",
+    "sample_states",
+    "tree_regressor",
+]

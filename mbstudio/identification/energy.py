@@ -29,10 +29,11 @@ def energy_coefficients(mech: Mechanism, q, qd) -> tuple[np.ndarray, np.ndarray]
         w = matvec(Rt, np.asarray(st.w[i], dtype=float))
         v = matvec(Rt, np.asarray(st.v[i], dtype=float))
         x, y, z = w[:, 0], w[:, 1], w[:, 2]
-        T[:, 10 * col:10 * col + 10] = np.column_stack([0.5 * dot(v, v), cross(v, w), 0.5 * x * x, x * y, x * z,
-                                                        0.5 * y * y, y * z, 0.5 * z * z])
+        T[:, 10 * col : 10 * col + 10] = np.column_stack(
+            [0.5 * dot(v, v), cross(v, w), 0.5 * x * x, x * y, x * z, 0.5 * y * y, y * z, 0.5 * z * z]
+        )
         V[:, 10 * col] = -np.asarray(st.p[i], dtype=float) @ g
-        V[:, 10 * col + 1:10 * col + 4] = -matvec(Rt, np.broadcast_to(g, (N, 3)))
+        V[:, 10 * col + 1 : 10 * col + 4] = -matvec(Rt, np.broadcast_to(g, (N, 3)))
     return T, V
 
 

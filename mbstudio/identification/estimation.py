@@ -63,8 +63,9 @@ def condition_number(A: np.ndarray) -> float:
     return float(s[0] / s[-1]) if s[-1] > 0 else float("inf")
 
 
-def _qr_least_squares(A: np.ndarray, y: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, float,
-                                                                                 float]:
+def _qr_least_squares(
+    A: np.ndarray, y: np.ndarray, names: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, float, float]:
     """x minimising |A x − y|, the R factor of A = Q R, cond₂(A) and the residual norm |A x − y|.
 
     One QR of [A y] gives R, Qᵀy and the residual norm in its last diagonal entry, without forming Q."""
@@ -79,16 +80,17 @@ def _condition_of_r(R: np.ndarray, names: Sequence[str]) -> float:
     """cond₂(A) from the R factor of A = Q R, after checking that the columns are numerically independent."""
     s = np.linalg.svd(R, compute_uv=False)
     if s[-1] <= len(R) * np.finfo(float).eps * s[0]:
-        raise ValueError(f"the columns {list(names)} of W_b are linearly dependent (smallest singular value "
-                         f"{s[-1]:.3g}, largest {s[0]:.3g}): the trajectory does not excite them all, or they "
-                         "are not base parameters")
+        raise ValueError(
+            f"the columns {list(names)} of W_b are linearly dependent (smallest singular value "
+            f"{s[-1]:.3g}, largest {s[0]:.3g}): the trajectory does not excite them all, or they "
+            "are not base parameters"
+        )
     return float(s[0] / s[-1])
 
 
 def _coordinate_of_rows(rows: int, n_coordinates: int) -> np.ndarray:
     if n_coordinates < 1 or rows % n_coordinates:
-        raise ValueError(f"W_b has {rows} rows, which is not a whole number of samples of {n_coordinates} "
-                         "coordinates")
+        raise ValueError(f"W_b has {rows} rows, which is not a whole number of samples of {n_coordinates} coordinates")
     return np.arange(rows) % n_coordinates
 
 
@@ -102,8 +104,10 @@ def coordinate_residual_std(Wb: np.ndarray, chi: np.ndarray, n_coordinates: int)
         A, y = Wb[coordinate == j], chi[coordinate == j]
         x, _, rank, _ = np.linalg.lstsq(A, y, rcond=max(A.shape) * np.finfo(float).eps)
         if rank >= len(A):
-            raise ValueError(f"coordinate {j} has {len(A)} rows for {rank} parameters it excites: more samples are "
-                             "needed to estimate its error")
+            raise ValueError(
+                f"coordinate {j} has {len(A)} rows for {rank} parameters it excites: more samples are "
+                "needed to estimate its error"
+            )
         out[j] = np.linalg.norm(y - A @ x) / np.sqrt(len(A) - rank)
     return out
 
@@ -121,10 +125,11 @@ def _solve(A: np.ndarray, y: np.ndarray, names: Sequence[str]) -> tuple[np.ndarr
     """Estimate, covariance, σ̂ and cond₂(A) of the system A x ≈ y."""
     rows, count = A.shape
     if rows <= count:
-        raise ValueError(f"{rows} equations cannot estimate {count} parameters with an error variance: more "
-                         "samples are needed")
+        raise ValueError(
+            f"{rows} equations cannot estimate {count} parameters with an error variance: more samples are needed"
+        )
     x, R, condition, residual = _qr_least_squares(A, y, names)
-    sigma2 = residual ** 2 / (rows - count)
+    sigma2 = residual**2 / (rows - count)
     return x, _covariance(R, sigma2), float(np.sqrt(sigma2)), condition
 
 
@@ -133,21 +138,38 @@ def _covariance(R: np.ndarray, sigma2: float) -> np.ndarray:
     return sigma2 * R_inv @ R_inv.T
 
 
-def least_squares(Wb: np.ndarray, chi: np.ndarray, names: Sequence[str] | None = None,
-                  n_coordinates: int = 1) -> Estimate:
+def least_squares(
+    Wb: np.ndarray, chi: np.ndarray, names: Sequence[str] | None = None, n_coordinates: int = 1
+) -> Estimate:
     """Ordinary least-squares estimate of the base parameters from W_b φ_b = χ."""
     start = time.perf_counter()
     Wb, chi = np.asarray(Wb, dtype=float), np.asarray(chi, dtype=float)
     names = _labels(names, Wb.shape[1])
     _coordinate_of_rows(len(Wb), n_coordinates)
     x, cov, sigma, condition = _solve(Wb, chi, names)
-    return Estimate(names, x, cov, float(np.linalg.norm(chi - Wb @ x)), sigma, condition, None, None, "LS",
-                    len(Wb), len(Wb) // n_coordinates, time.perf_counter() - start)
+    return Estimate(
+        names,
+        x,
+        cov,
+        float(np.linalg.norm(chi - Wb @ x)),
+        sigma,
+        condition,
+        None,
+        None,
+        "LS",
+        len(Wb),
+        len(Wb) // n_coordinates,
+        time.perf_counter() - start,
+    )
 
 
-def weighted_least_squares(Wb: np.ndarray, chi: np.ndarray, n_coordinates: int,
-                           coordinate_std: Sequence[float] | None = None,
-                           names: Sequence[str] | None = None) -> Estimate:
+def weighted_least_squares(
+    Wb: np.ndarray,
+    chi: np.ndarray,
+    n_coordinates: int,
+    coordinate_std: Sequence[float] | None = None,
+    names: Sequence[str] | None = None,
+) -> Estimate:
     """Weighted least-squares estimate: rows of coordinate j weighted by 1/σ_j, with σ_j given
     (`coordinate_std`, only their ratios matter) or estimated by `coordinate_residual_std` (Gautier)."""
     start = time.perf_counter()
@@ -159,17 +181,36 @@ def weighted_least_squares(Wb: np.ndarray, chi: np.ndarray, n_coordinates: int,
     else:
         std, method = np.asarray(coordinate_std, dtype=float), "WLS (given weights)"
     if std.shape != (n_coordinates,) or not (std > 0).all():
-        raise ValueError(f"the coordinates' error standard deviations must be {n_coordinates} positive numbers; "
-                         f"got {std}")
+        raise ValueError(
+            f"the coordinates' error standard deviations must be {n_coordinates} positive numbers; got {std}"
+        )
     weight = 1.0 / std[coordinate]
     A, y = Wb * weight[:, None], chi * weight
     x, cov, sigma, weighted_condition = _solve(A, y, names)
-    return Estimate(names, x, cov, float(np.linalg.norm(chi - Wb @ x)), sigma, condition_number(Wb), weighted_condition,
-                    std, method, len(Wb), len(Wb) // n_coordinates, time.perf_counter() - start)
+    return Estimate(
+        names,
+        x,
+        cov,
+        float(np.linalg.norm(chi - Wb @ x)),
+        sigma,
+        condition_number(Wb),
+        weighted_condition,
+        std,
+        method,
+        len(Wb),
+        len(Wb) // n_coordinates,
+        time.perf_counter() - start,
+    )
 
 
-def estimate(W: np.ndarray, base: BaseParameterResult, chi: np.ndarray, n_coordinates: int = 1,
-             weighted: bool = False, coordinate_std: Sequence[float] | None = None) -> Estimate:
+def estimate(
+    W: np.ndarray,
+    base: BaseParameterResult,
+    chi: np.ndarray,
+    n_coordinates: int = 1,
+    weighted: bool = False,
+    coordinate_std: Sequence[float] | None = None,
+) -> Estimate:
     """The base parameters of `base` (from `gautier_dp` or `gautier_vp`) estimated from the full observation
     matrix W and χ: W_b = W[:, kept]; weighted least squares when `weighted` or when `coordinate_std` is given."""
     Wb = np.asarray(base.base_observation_matrix(W), dtype=float)

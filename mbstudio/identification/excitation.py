@@ -56,10 +56,13 @@ class Excitation:
 
     def trajectory(self, name: str = "optimised excitation") -> Trajectory:
         """The result as a document trajectory, ready for `model.trajectories`."""
-        return Trajectory(name, {c: [Harmonic(*t) for t in terms] for c, terms in zip(self.coordinates, self.terms,
-                                                                                     strict=True)},
-                          self.duration, self.samples,
-                          f"cond(W_b) {self.condition_before:.4g} -> {self.condition_after:.4g}")
+        return Trajectory(
+            name,
+            {c: [Harmonic(*t) for t in terms] for c, terms in zip(self.coordinates, self.terms, strict=True)},
+            self.duration,
+            self.samples,
+            f"cond(W_b) {self.condition_before:.4g} -> {self.condition_after:.4g}",
+        )
 
 
 def default_start(n_coordinates: int, base_frequency: float, harmonics: int, amplitude: float) -> list[list[tuple]]:
@@ -72,17 +75,21 @@ def coordinate_limits(mech: Mechanism, limits: Limits | None = None) -> list[tup
     """(min, max) of each independent coordinate: `limits` first, then the document, else unbounded."""
     document = {c.name: (c.min, c.max) for j in mech.model.joints for c in j.coordinates}
     chosen = {**document, **(limits or {})}
-    return [(-np.inf if chosen[n][0] is None else chosen[n][0], np.inf if chosen[n][1] is None else chosen[n][1])
-            for n in mech.independent]
+    return [
+        (-np.inf if chosen[n][0] is None else chosen[n][0], np.inf if chosen[n][1] is None else chosen[n][1])
+        for n in mech.independent
+    ]
 
 
-def amplitude_bounds(mech: Mechanism, terms_per_coordinate: Sequence[int], max_amplitude: float,
-                     limits: Limits | None = None) -> list[float]:
+def amplitude_bounds(
+    mech: Mechanism, terms_per_coordinate: Sequence[int], max_amplitude: float, limits: Limits | None = None
+) -> list[float]:
     """Largest amplitude of each term of each coordinate (flattened) that keeps q_j within its limits."""
     initial = np.asarray(mech.tree.initial_coordinates(), dtype=float)[list(mech.partition.independent)]
     bounds = []
-    for name, q0, (lo, hi), count in zip(mech.independent, initial, coordinate_limits(mech, limits),
-                                         terms_per_coordinate, strict=True):
+    for name, q0, (lo, hi), count in zip(
+        mech.independent, initial, coordinate_limits(mech, limits), terms_per_coordinate, strict=True
+    ):
         room = min(q0 - lo, hi - q0)
         if room <= 0:
             raise ValueError(f"coordinate '{name}' starts at {q0}, not inside its limits [{lo}, {hi}]")
@@ -96,8 +103,10 @@ def _decision_vector(mech: Mechanism, start: Sequence[Sequence[tuple]], bound: l
     where = [(name, k) for name, terms in zip(mech.independent, start, strict=True) for k in range(len(terms))]
     for (amp, _), b, (name, k) in zip(flat, bound, where, strict=True):
         if abs(amp) > b:
-            raise ValueError(f"the starting amplitude {amp} of term {k} of '{name}' exceeds its bound {b:.6g} "
-                             "(max_amplitude, or the coordinate's limits shared among its terms)")
+            raise ValueError(
+                f"the starting amplitude {amp} of term {k} of '{name}' exceeds its bound {b:.6g} "
+                "(max_amplitude, or the coordinate's limits shared among its terms)"
+            )
     return np.array([abs(a) for a, _ in flat] + [p + (np.pi if a < 0 else 0.0) for a, p in flat])
 
 
@@ -120,10 +129,17 @@ def log_condition(mech: Mechanism, terms, times: np.ndarray, kept: list[int]) ->
     return min(float(np.log10(condition_number(W[:, kept]))), FAILED_ASSEMBLY)
 
 
-def optimise_excitation(mech: Mechanism, base_frequency: float, harmonics: int = 3, samples: int = 100,
-                        max_amplitude: float = 0.5, start: Sequence[Sequence[tuple]] | None = None,
-                        limits: Limits | None = None, method: str = "L-BFGS-B",
-                        max_evaluations: int = 2000) -> Excitation:
+def optimise_excitation(
+    mech: Mechanism,
+    base_frequency: float,
+    harmonics: int = 3,
+    samples: int = 100,
+    max_amplitude: float = 0.5,
+    start: Sequence[Sequence[tuple]] | None = None,
+    limits: Limits | None = None,
+    method: str = "L-BFGS-B",
+    max_evaluations: int = 2000,
+) -> Excitation:
     """Amplitudes and phases of the independent coordinates' Fourier terms minimising cond₂(W_b).
 
     `start`: FourierPath terms (amplitude, omega[, phase]) per independent coordinate to start from, which also
@@ -155,5 +171,15 @@ def optimise_excitation(mech: Mechanism, base_frequency: float, harmonics: int =
     result = scipy.optimize.minimize(objective, x0, method=method, bounds=bounds, options={budget: max_evaluations})
     best, after = (result.x, float(result.fun)) if result.fun < before else (x0, before)
     names = mech.model.inertial_parameter_names()
-    return Excitation(_split(best, omegas), mech.independent, duration, samples, [names[k] for k in kept],
-                      10 ** before, 10 ** after, evaluations, time.perf_counter() - clock, str(result.message))
+    return Excitation(
+        _split(best, omegas),
+        mech.independent,
+        duration,
+        samples,
+        [names[k] for k in kept],
+        10**before,
+        10**after,
+        evaluations,
+        time.perf_counter() - clock,
+        str(result.message),
+    )

@@ -53,8 +53,14 @@ class Ridge:
 
     def to_json(self) -> dict:
         depth = None if math.isinf(self.log10_depth) else round(self.log10_depth, 3)
-        return {"index": self.index, "log10_depth": depth, "evident": self.evident, "rank_rule": self.rank_rule,
-                "tolerance_rank": self.tolerance_rank, "required_depth": self.required_depth}
+        return {
+            "index": self.index,
+            "log10_depth": depth,
+            "evident": self.evident,
+            "rank_rule": self.rank_rule,
+            "tolerance_rank": self.tolerance_rank,
+            "required_depth": self.required_depth,
+        }
 
 
 @dataclass
@@ -98,15 +104,32 @@ class BaseParameterResult:
         return np.asarray(w)[:, self.kept_indices]
 
     def to_json(self) -> dict:
-        return {"method": self.method, "digits": self.digits, "rank": self.rank, "tolerance": self.tolerance,
-                "seconds": self.seconds, "singular_values": self.singular_values, "ridge": self.ridge.to_json(),
-                "doubtful": self.doubtful, "eliminated": self.eliminated, "options": self.options,
-                "beta_noise": self.beta_noise, "base_parameters": self.base_parameters}
+        return {
+            "method": self.method,
+            "digits": self.digits,
+            "rank": self.rank,
+            "tolerance": self.tolerance,
+            "seconds": self.seconds,
+            "singular_values": self.singular_values,
+            "ridge": self.ridge.to_json(),
+            "doubtful": self.doubtful,
+            "eliminated": self.eliminated,
+            "options": self.options,
+            "beta_noise": self.beta_noise,
+            "base_parameters": self.base_parameters,
+        }
 
 
-def gautier_dp(w: np.ndarray, names: Sequence[str], *, eliminate: Sequence[str] | None = None,
-               priority: Sequence[str] | None = None, tolerance: float | None = None, rank: int | None = None,
-               significant_digits: int = 8) -> BaseParameterResult:
+def gautier_dp(
+    w: np.ndarray,
+    names: Sequence[str],
+    *,
+    eliminate: Sequence[str] | None = None,
+    priority: Sequence[str] | None = None,
+    tolerance: float | None = None,
+    rank: int | None = None,
+    significant_digits: int = 8,
+) -> BaseParameterResult:
     """Gautier's method on W (m x p) in float64.
 
     `eliminate`: exactly the p − r names of φ2; or `priority`: names to eliminate first where possible; by
@@ -123,9 +146,17 @@ def gautier_dp(w: np.ndarray, names: Sequence[str], *, eliminate: Sequence[str] 
     return _finish("dp", DP_DIGITS, names, sigma, vt.T, tol, options, start, [repr(float(s)) for s in sigma])
 
 
-def gautier_vp(w, names: Sequence[str], digits: int, *, eliminate: Sequence[str] | None = None,
-               priority: Sequence[str] | None = None, tolerance=None, rank: int | None = None,
-               significant_digits: int = 8) -> BaseParameterResult:
+def gautier_vp(
+    w,
+    names: Sequence[str],
+    digits: int,
+    *,
+    eliminate: Sequence[str] | None = None,
+    priority: Sequence[str] | None = None,
+    tolerance=None,
+    rank: int | None = None,
+    significant_digits: int = 8,
+) -> BaseParameterResult:
     """Gautier's method on W (m x p, mpmath numbers computed at `digits` digits) with every operation at
     `digits` significant digits; options as in `gautier_dp`."""
     start = time.perf_counter()
@@ -141,16 +172,20 @@ def gautier_vp(w, names: Sequence[str], digits: int, *, eliminate: Sequence[str]
 
 def _check_shape(w: np.ndarray, names: Sequence[str]) -> None:
     if w.ndim != 2 or w.shape[1] != len(names):
-        raise ValueError(f"W has shape {w.shape} but {len(names)} parameter names were given; W needs one "
-                         "column per parameter")
+        raise ValueError(
+            f"W has shape {w.shape} but {len(names)} parameter names were given; W needs one column per parameter"
+        )
 
 
 def _options(eliminate, priority, tolerance, rank, significant_digits) -> dict:
     """The options as asked for, for the result's provenance."""
-    return {"eliminate": None if eliminate is None else list(eliminate),
-            "priority": None if priority is None else list(priority),
-            "tolerance": None if tolerance is None else str(tolerance), "rank": rank,
-            "significant_digits": significant_digits}
+    return {
+        "eliminate": None if eliminate is None else list(eliminate),
+        "priority": None if priority is None else list(priority),
+        "tolerance": None if tolerance is None else str(tolerance),
+        "rank": rank,
+        "significant_digits": significant_digits,
+    }
 
 
 def _finish(method, digits, names, sigma, v, tol, options, start, sigma_text) -> BaseParameterResult:
@@ -171,11 +206,29 @@ def _finish(method, digits, names, sigma, v, tol, options, start, sigma_text) ->
     eps = np.finfo(float).eps if method == "dp" else vp_linalg.machine_epsilon(digits)
     noise = beta_noise_level(sigma, rank, eps)
     fmt = (lambda x: repr(float(x))) if method == "dp" else (lambda x: mpmath.nstr(x, digits))
-    base = [_base_parameter(f"phi_b{i + 1}", names, k, elim, beta[i], fmt, significant_digits, noise)
-            for i, k in enumerate(kept)]
-    return BaseParameterResult(method, digits, names, rank, fmt(tol), sigma_text, ridge,
-                               [names[i] for i in elim], base, mpmath.nstr(noise, 3), time.perf_counter() - start,
-                               options, sigma, v2, beta, kept, elim)
+    base = [
+        _base_parameter(f"phi_b{i + 1}", names, k, elim, beta[i], fmt, significant_digits, noise)
+        for i, k in enumerate(kept)
+    ]
+    return BaseParameterResult(
+        method,
+        digits,
+        names,
+        rank,
+        fmt(tol),
+        sigma_text,
+        ridge,
+        [names[i] for i in elim],
+        base,
+        mpmath.nstr(noise, 3),
+        time.perf_counter() - start,
+        options,
+        sigma,
+        v2,
+        beta,
+        kept,
+        elim,
+    )
 
 
 def beta_noise_level(sigma: Sequence, rank: int, eps) -> mpmath.mpf:
@@ -189,8 +242,7 @@ def _log10(x) -> float:
     return float(mpmath.log10(x)) if x > 0 else -math.inf
 
 
-def find_ridge(log10_sigma: Sequence[float], log10_tolerance: float, digits: int,
-               rank: int | None = None) -> Ridge:
+def find_ridge(log10_sigma: Sequence[float], log10_tolerance: float, digits: int, rank: int | None = None) -> Ridge:
     """The rank and the ridge after it, by the rules of the module docstring (`rank` imposes the rank)."""
     p = len(log10_sigma)
     drops = [_drop(a, b) for a, b in zip(log10_sigma, log10_sigma[1:], strict=False)]
@@ -204,14 +256,18 @@ def find_ridge(log10_sigma: Sequence[float], log10_tolerance: float, digits: int
     if rank in (0, p):
         depth = log10_sigma[-1] - log10_tolerance if rank else -math.inf
         return Ridge(rank, depth, depth >= required, rule, tolerance_rank, required)
-    return Ridge(rank, drops[rank - 1], _evident(log10_sigma, drops, rank, required, digits), rule,
-                 tolerance_rank, required)
+    return Ridge(
+        rank, drops[rank - 1], _evident(log10_sigma, drops, rank, required, digits), rule, tolerance_rank, required
+    )
 
 
 def _evident(log10_sigma: Sequence[float], drops: list[float], r: int, required: float, digits: int) -> bool:
     depth = drops[r - 1]
-    return (depth >= required and log10_sigma[r] <= log10_sigma[0] - digits / 2
-            and depth >= RIDGE_MARGIN * max(drops[:r - 1], default=0.0))
+    return (
+        depth >= required
+        and log10_sigma[r] <= log10_sigma[0] - digits / 2
+        and depth >= RIDGE_MARGIN * max(drops[: r - 1], default=0.0)
+    )
 
 
 def _drop(a: float, b: float) -> float:
@@ -220,8 +276,13 @@ def _drop(a: float, b: float) -> float:
     return a - b
 
 
-def choose_eliminated(v2: np.ndarray, names: Sequence[str], digits: int, eliminate: Sequence[str] | None = None,
-                      priority: Sequence[str] | None = None) -> list[int]:
+def choose_eliminated(
+    v2: np.ndarray,
+    names: Sequence[str],
+    digits: int,
+    eliminate: Sequence[str] | None = None,
+    priority: Sequence[str] | None = None,
+) -> list[int]:
     """Indices of φ2: p − r parameters whose rows of V2 form an invertible V22.
 
     Greedy pivoting on the columns of V2ᵀ: each step takes the parameter whose column has the largest part
@@ -237,8 +298,10 @@ def choose_eliminated(v2: np.ndarray, names: Sequence[str], digits: int, elimina
     if len(set(wanted)) != len(wanted):
         raise ValueError(f"{sorted({n for n in wanted if wanted.count(n) > 1})} are named more than once")
     if eliminate is not None and len(wanted) != count:
-        raise ValueError(f"the rank is {p - count}, so exactly {count} of the {p} parameters must be eliminated; "
-                         f"{len(wanted)} were given")
+        raise ValueError(
+            f"the rank is {p - count}, so exactly {count} of the {p} parameters must be eliminated; "
+            f"{len(wanted)} were given"
+        )
     residual = v2.T.copy()
     # squared residual norm above which a column counts as independent: rows of V2 are O(1) and their error
     # far below 10^(−digits/2) (an mpf, since the square underflows a float beyond 300 digits)
@@ -253,9 +316,11 @@ def choose_eliminated(v2: np.ndarray, names: Sequence[str], digits: int, elimina
         elif eliminate is not None:
             left = mpmath.nstr(mpmath.sqrt(_norm2(residual[:, j])), 3)
             others = f" together with {[names[i] for i in chosen]}" if chosen else ""
-            raise ValueError(f"{name} cannot be eliminated{others}: what is left of its row of the null-space basis "
-                             f"V2 is {left}, so V22 would be singular (the kept columns of W would be linearly "
-                             "dependent)")
+            raise ValueError(
+                f"{name} cannot be eliminated{others}: what is left of its row of the null-space basis "
+                f"V2 is {left}, so V22 would be singular (the kept columns of W would be linearly "
+                "dependent)"
+            )
     while len(chosen) < count:
         norms = [_norm2(residual[:, j]) if j not in chosen else -1 for j in range(p)]
         best = max(norms)
@@ -290,8 +355,9 @@ def _base_map(beta: np.ndarray, kept: list[int], elim: list[int], p: int) -> np.
     return out
 
 
-def _base_parameter(name: str, names: list[str], kept: int, elim: list[int], row: np.ndarray, fmt,
-                    significant_digits: int, noise) -> dict:
+def _base_parameter(
+    name: str, names: list[str], kept: int, elim: list[int], row: np.ndarray, fmt, significant_digits: int, noise
+) -> dict:
     """terms: every coefficient with all its digits; expression: those above the noise level of β, below which
     a coefficient cannot be told apart from rounding."""
     terms = {names[kept]: "1"} | {names[e]: fmt(c) for e, c in zip(elim, row, strict=True)}
@@ -323,17 +389,30 @@ class RidgeStudy:
 
     def to_json(self) -> dict:
         final = self.final
-        return {"method": "vp", "digits": [r.digits for r in self.results], "rank": final.rank,
-                "seconds": sum(r.seconds for r in self.results), "stable": self.stable,
-                "singular_values": {str(r.digits): r.singular_values for r in self.results},
-                "ridge": final.ridge.to_json() | {"per_precision": {str(r.digits): r.ridge.to_json()
-                                                                   for r in self.results}},
-                "eliminated": final.eliminated, "base_parameters": final.base_parameters, "steps": self.steps}
+        return {
+            "method": "vp",
+            "digits": [r.digits for r in self.results],
+            "rank": final.rank,
+            "seconds": sum(r.seconds for r in self.results),
+            "stable": self.stable,
+            "singular_values": {str(r.digits): r.singular_values for r in self.results},
+            "ridge": final.ridge.to_json()
+            | {"per_precision": {str(r.digits): r.ridge.to_json() for r in self.results}},
+            "eliminated": final.eliminated,
+            "base_parameters": final.base_parameters,
+            "steps": self.steps,
+        }
 
 
-def ridge_study(w_builder: Callable[[int], np.ndarray], names: Sequence[str], digits_list: Sequence[int] = (30, 50, 80),
-                *, eliminate: Sequence[str] | None = None, priority: Sequence[str] | None = None,
-                significant_digits: int = 8) -> RidgeStudy:
+def ridge_study(
+    w_builder: Callable[[int], np.ndarray],
+    names: Sequence[str],
+    digits_list: Sequence[int] = (30, 50, 80),
+    *,
+    eliminate: Sequence[str] | None = None,
+    priority: Sequence[str] | None = None,
+    significant_digits: int = 8,
+) -> RidgeStudy:
     """Run `gautier_vp` on w_builder(d) for d in `digits_list` (rising) until the ridge is evident and stable.
 
     Stable between two successive precisions means: both ridges evident at the same index r; σ_1..σ_r agree
@@ -346,8 +425,16 @@ def ridge_study(w_builder: Callable[[int], np.ndarray], names: Sequence[str], di
     results: list[BaseParameterResult] = []
     steps: list[dict] = []
     for digits in digits_list:
-        results.append(gautier_vp(w_builder(digits), names, digits, eliminate=eliminate, priority=priority,
-                                  significant_digits=significant_digits))
+        results.append(
+            gautier_vp(
+                w_builder(digits),
+                names,
+                digits,
+                eliminate=eliminate,
+                priority=priority,
+                significant_digits=significant_digits,
+            )
+        )
         if len(results) > 1:
             steps.append(_precision_step(results[-2], results[-1], significant_digits))
             if steps[-1]["stable"]:
@@ -360,8 +447,9 @@ def _precision_step(low: BaseParameterResult, high: BaseParameterResult, signifi
         same_ridge = low.ridge.evident and high.ridge.evident and low.rank == high.rank
         r = high.rank
         head = max((abs(a - b) / b for a, b in zip(low.sigma[:r], high.sigma[:r], strict=True)), default=0)
-        tail_low, tail_high = (max(_log10(s) for s in res.sigma[r:]) if r < len(res.sigma) else -math.inf
-                               for res in (low, high))
+        tail_low, tail_high = (
+            max(_log10(s) for s in res.sigma[r:]) if r < len(res.sigma) else -math.inf for res in (low, high)
+        )
         tail_falls = r == len(high.sigma) or tail_high <= tail_low - (high.digits - low.digits) / 2
         beta_agrees, beta_difference = False, None
         if same_ridge:
@@ -369,17 +457,22 @@ def _precision_step(low: BaseParameterResult, high: BaseParameterResult, signifi
             diff = np.abs(beta_low - high.beta)
             beta_difference = max(diff.ravel(), default=mpmath.mpf(0))
             zero = beta_noise_level(low.sigma, low.rank, vp_linalg.machine_epsilon(low.digits))
-            beta_agrees = all(d <= 10.0 ** -significant_digits * abs(b) or max(abs(a), abs(b)) <= zero
-                              for d, a, b in zip(diff.ravel(), beta_low.ravel(), high.beta.ravel(), strict=True))
+            beta_agrees = all(
+                d <= 10.0**-significant_digits * abs(b) or max(abs(a), abs(b)) <= zero
+                for d, a, b in zip(diff.ravel(), beta_low.ravel(), high.beta.ravel(), strict=True)
+            )
         head_digits = math.inf if head == 0 else -_log10(head)
-        return {"digits": [low.digits, high.digits], "same_evident_ridge": same_ridge,
-                "head_agreement_digits": None if math.isinf(head_digits) else round(head_digits, 2),
-                "head_unchanged": head_digits >= significant_digits,
-                "tail_log10": [None if math.isinf(t) else round(t, 2) for t in (tail_low, tail_high)],
-                "tail_falls": tail_falls,
-                "beta_max_difference": None if beta_difference is None else mpmath.nstr(beta_difference, 5),
-                "beta_converged": beta_agrees,
-                "stable": same_ridge and head_digits >= significant_digits and tail_falls and beta_agrees}
+        return {
+            "digits": [low.digits, high.digits],
+            "same_evident_ridge": same_ridge,
+            "head_agreement_digits": None if math.isinf(head_digits) else round(head_digits, 2),
+            "head_unchanged": head_digits >= significant_digits,
+            "tail_log10": [None if math.isinf(t) else round(t, 2) for t in (tail_low, tail_high)],
+            "tail_falls": tail_falls,
+            "beta_max_difference": None if beta_difference is None else mpmath.nstr(beta_difference, 5),
+            "beta_converged": beta_agrees,
+            "stable": same_ridge and head_digits >= significant_digits and tail_falls and beta_agrees,
+        }
 
 
 @dataclass
@@ -415,11 +508,18 @@ def compare_routes(a: BaseParameterResult, b: BaseParameterResult, tolerance: fl
             beta_a = _as_mpf(a.beta)
             diff = beta_b - beta_a
             diff_max = float(max(abs(d) for d in diff.ravel())) if diff.size else 0.0
-            diffs = [{"base_parameter": a.base_parameters[i]["name"], "parameter": a.parameter_names[e],
-                      "first": mpmath.nstr(beta_a[i, q], 10), "second": mpmath.nstr(beta_b[i, q], 10)}
-                     for i in range(a.rank) for q, e in enumerate(a.eliminated_indices) if abs(diff[i, q]) > tol]
-    return RouteComparison(a.rank == b.rank, None if sine is None else float(sine), same, a.eliminated, diff_max,
-                           diffs)
+            diffs = [
+                {
+                    "base_parameter": a.base_parameters[i]["name"],
+                    "parameter": a.parameter_names[e],
+                    "first": mpmath.nstr(beta_a[i, q], 10),
+                    "second": mpmath.nstr(beta_b[i, q], 10),
+                }
+                for i in range(a.rank)
+                for q, e in enumerate(a.eliminated_indices)
+                if abs(diff[i, q]) > tol
+            ]
+    return RouteComparison(a.rank == b.rank, None if sine is None else float(sine), same, a.eliminated, diff_max, diffs)
 
 
 def _as_mpf(m: np.ndarray) -> np.ndarray:

@@ -65,8 +65,9 @@ def is_zero(values: dict, *exprs) -> bool:
     return all(abs(float(sympy.sympify(e).subs(values))) < TOLERANCE for e in exprs)
 
 
-def ground_facts(model: Model, geometry: Geometry, values: dict,
-                 observed: Sequence[GroundMotion] = ()) -> list[GroundMotion]:
+def ground_facts(
+    model: Model, geometry: Geometry, values: dict, observed: Sequence[GroundMotion] = ()
+) -> list[GroundMotion]:
     """Facts for every body, carried from the ground (and from `observed` facts) across every joint, tree
     or cut, breadth first, until nothing new is learnt: a body of a loop gets what any neighbour tells it."""
     sides = [s for j in model.joints for s in joint_sides(model, geometry, j) if s.near != GROUND]
@@ -89,12 +90,14 @@ def ground_facts(model: Model, geometry: Geometry, values: dict,
 
 def signature(fact: GroundMotion, values: dict) -> tuple:
     """What a fact says, in rounded numbers: facts saying the same are found once."""
+
     def rounded(v):
         if v is None:
             return None
         x = [float(e.subs(values)) for e in v]
         sign = -1 if x[max(range(3), key=lambda k: abs(x[k]))] < 0 else 1
         return tuple(round(sign * e, 9) + 0.0 for e in x)
+
     point = None if fact.point is None else tuple(round(float(e.subs(values)), 9) + 0.0 for e in fact.point)
     return fact.body, fact.kind, rounded(fact.axis), point
 
@@ -109,8 +112,13 @@ def carry(fact: GroundMotion, side: JointSide, values: dict) -> GroundMotion:
     if kind == "general" or jtype == "free":
         return general
     if jtype == "fixed":
-        return replace(fact, body=body, source=source, axis=None if fact.axis is None else rotation * fact.axis,
-                       point=None if fact.point is None else moved_point(fact.point, side))
+        return replace(
+            fact,
+            body=body,
+            source=source,
+            axis=None if fact.axis is None else rotation * fact.axis,
+            point=None if fact.point is None else moved_point(fact.point, side),
+        )
     if kind == "fixed":
         return from_ground(side, source)
     if kind == "translation":
@@ -150,12 +158,16 @@ def across_turning_body(fact: GroundMotion, side: JointSide, source: tuple[str, 
     u, o = side.far_frame.rotation[:, 2], side.far_frame.origin  # joint axis and origin in far-body axes
     rotation = side.near_frame.rotation * side.far_frame.rotation.T
     general = GroundMotion(body, "general", source)
-    if jtype in ("revolute", "cylindrical", "planar", "prismatic") and is_zero(values, *a.cross(u)) \
-            or jtype == "prismatic":
+    if (
+        jtype in ("revolute", "cylindrical", "planar", "prismatic")
+        and is_zero(values, *a.cross(u))
+        or jtype == "prismatic"
+    ):
         # parallel axes (or a slide): Ω stays along a; the fixed line survives only a coaxial revolute
         coaxial = jtype == "revolute" and c is not None and is_zero(values, *(o - c).cross(a))
-        return GroundMotion(body, "axis", source, rotation * a, fact.world_axis,
-                            moved_point(c, side) if coaxial else None)
+        return GroundMotion(
+            body, "axis", source, rotation * a, fact.world_axis, moved_point(c, side) if coaxial else None
+        )
     if c is None:
         return general
     if jtype == "revolute":
@@ -174,15 +186,17 @@ def across_fixed_point(fact: GroundMotion, side: JointSide, source: tuple[str, .
     body, jtype = side.near, side.joint.type
     c = fact.point
     u, o = side.far_frame.rotation[:, 2], side.far_frame.origin
-    through = (jtype == "revolute" and is_zero(values, *(c - o).cross(u))) or \
-        (jtype in ("universal", "spherical") and is_zero(values, *(c - o)))
+    through = (jtype == "revolute" and is_zero(values, *(c - o).cross(u))) or (
+        jtype in ("universal", "spherical") and is_zero(values, *(c - o))
+    )
     if through:
         return GroundMotion(body, "point", source, point=moved_point(c, side))
     return GroundMotion(body, "general", source)
 
 
-def observed_facts(mech: Mechanism, facts: list[GroundMotion], geometry: Geometry, notes: list[str],
-                   samples: int = 12) -> list[GroundMotion]:
+def observed_facts(
+    mech: Mechanism, facts: list[GroundMotion], geometry: Geometry, notes: list[str], samples: int = 12
+) -> list[GroundMotion]:
     """Facts the closed loops impose but the joints alone do not show (e.g. the coupler of a planar slider-
     crank built from spherical and universal joints turns about a fixed direction). At random assembled states
     (float64 `mech`): Ω in body axes is zero, or stays along one direction, matched to an exact axis of one of
@@ -208,16 +222,25 @@ def observed_facts(mech: Mechanism, facts: list[GroundMotion], geometry: Geometr
         if s[1] < TOLERANCE * s[0] and not any(f.kind in ("fixed", "axis") for f in mine):
             axis = exact_axis(body, geometry, vt[0])
             if axis is None:
-                notes.append(f"body {body.label} turns about the fixed direction {np.round(vt[0], 6).tolist()} (body "
-                             "axes), which is none of its frame axes: its conditions 2 and 5 are not applied")
+                notes.append(
+                    f"body {body.label} turns about the fixed direction {np.round(vt[0], 6).tolist()} (body "
+                    "axes), which is none of its frame axes: its conditions 2 and 5 are not applied"
+                )
         point = None
         if not any(f.kind in ("fixed", "point") or f.point is not None for f in mine) and solvable(w, -v):
-            point = next((x for x in body_points(geometry, body.label)
-                          if np.abs(v + np.cross(w, np.asarray(x.subs(values), dtype=float).ravel())).max()
-                          < TOLERANCE), None)
+            point = next(
+                (
+                    x
+                    for x in body_points(geometry, body.label)
+                    if np.abs(v + np.cross(w, np.asarray(x.subs(values), dtype=float).ravel())).max() < TOLERANCE
+                ),
+                None,
+            )
             if point is None:
-                notes.append(f"body {body.label} has a point at rest that is none of its named points or joint "
-                             "centres: its condition-1 monopole is not applied")
+                notes.append(
+                    f"body {body.label} has a point at rest that is none of its named points or joint "
+                    "centres: its condition-1 monopole is not applied"
+                )
         if axis is not None:
             world = sympy.Matrix(R[0] @ np.asarray(axis.subs(values), dtype=float).ravel())
             out.append(GroundMotion(body.label, "axis", ("loop closure",), axis, world, point))
@@ -261,8 +284,12 @@ def equal_rotation_pairs(mech: Mechanism, samples: int = 12) -> list[tuple[str, 
     w = {b.label: np.asarray(st.w[mech.tree.body_index(b.label)], dtype=float) for b in mech.model.bodies}
     scale = max([1.0, *(np.abs(x).max() for x in w.values())])
     labels = [b.label for b in mech.model.bodies if np.abs(w[b.label]).max() > TOLERANCE * scale]
-    return [(a, b) for i, a in enumerate(labels) for b in labels[i + 1:]
-            if len(q) and np.abs(w[a] - w[b]).max() < TOLERANCE * scale]
+    return [
+        (a, b)
+        for i, a in enumerate(labels)
+        for b in labels[i + 1 :]
+        if len(q) and np.abs(w[a] - w[b]).max() < TOLERANCE * scale
+    ]
 
 
 def translated_copies(mech: Mechanism, pairs: Sequence[tuple[str, str]], geometry: Geometry, samples: int = 12) -> dict:
@@ -283,8 +310,15 @@ def translated_copies(mech: Mechanism, pairs: Sequence[tuple[str, str]], geometr
     for a, b in pairs:
         if not has_equal_velocity_points(st, mech.tree.body_index(a), mech.tree.body_index(b)):
             continue
-        out[(a, b)] = next(((xa, xb) for xa in body_points(geometry, a) for xb in body_points(geometry, b)
-                            if np.abs(velocity(a, xa) - velocity(b, xb)).max() < TOLERANCE), None)
+        out[(a, b)] = next(
+            (
+                (xa, xb)
+                for xa in body_points(geometry, a)
+                for xb in body_points(geometry, b)
+                if np.abs(velocity(a, xa) - velocity(b, xb)).max() < TOLERANCE
+            ),
+            None,
+        )
     return out
 
 

@@ -47,7 +47,7 @@ class FourierPath:
                     amp, omega, phase = (b.asarray(x) for x in (*term, 0.0)[:3])
                     angle = omega * t + phase
                     wave = b.cos(angle) if order == 1 else b.sin(angle) * (-1 if order == 2 else 1)
-                    out[:, j] = out[:, j] + amp * omega ** order * wave
+                    out[:, j] = out[:, j] + amp * omega**order * wave
             return out
 
 

@@ -102,17 +102,35 @@ class BaseParameterRun:
             results["vp"] = _numeric_json(self.vp.to_json(), self.parameter_names, self.seconds["vp"])
         if self.symbolic is not None:
             results["symbolic"] = symbolic_json(self.symbolic, self.seconds["symbolic"])
-        return {"model": self.model_name, "model_hash": self.model_hash, "parameter_names": self.parameter_names,
-                "results": results, "comparison": self.comparison,
-                "provenance": {"method": self.method, "digits": self.digits, "samples": self.samples,
-                               "trajectory": self.trajectory, "options": self.options, "version": self.version,
-                               "seconds": self.seconds}}
+        return {
+            "model": self.model_name,
+            "model_hash": self.model_hash,
+            "parameter_names": self.parameter_names,
+            "results": results,
+            "comparison": self.comparison,
+            "provenance": {
+                "method": self.method,
+                "digits": self.digits,
+                "samples": self.samples,
+                "trajectory": self.trajectory,
+                "options": self.options,
+                "version": self.version,
+                "seconds": self.seconds,
+            },
+        }
 
 
-def base_parameters(model: Model, method: str = "dp", digits: int | Sequence[int] = 50, samples: int | None = None,
-                    eliminate: Sequence[str] | None = None, priority: Sequence[str] | None = None,
-                    trajectory: Trajectory | None = None, progress: Progress | None = None,
-                    cancel: Cancel | None = None) -> BaseParameterRun:
+def base_parameters(
+    model: Model,
+    method: str = "dp",
+    digits: int | Sequence[int] = 50,
+    samples: int | None = None,
+    eliminate: Sequence[str] | None = None,
+    priority: Sequence[str] | None = None,
+    trajectory: Trajectory | None = None,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+) -> BaseParameterRun:
     """Base parameters of `model` by `method` ("dp", "vp", "symbolic" or "all"), with provenance and, for
     more than one route, their comparison.
 
@@ -134,19 +152,42 @@ def base_parameters(model: Model, method: str = "dp", digits: int | Sequence[int
     if count < 2:
         raise ValueError(f"at least 2 samples are needed; {count} were asked for")
     monitor = _Monitor(progress, cancel, [ROUTE_WEIGHTS[r] for r in routes])
-    run = BaseParameterRun(model.name, model_hash(model), names, method, digits_list, count,
-                           trajectory_json(chosen, source), {"eliminate": _listed(eliminate),
-                                                             "priority": _listed(priority)}, __version__, {})
+    run = BaseParameterRun(
+        model.name,
+        model_hash(model),
+        names,
+        method,
+        digits_list,
+        count,
+        trajectory_json(chosen, source),
+        {"eliminate": _listed(eliminate), "priority": _listed(priority)},
+        __version__,
+        {},
+    )
     if "symbolic" in routes:
         monitor.start("symbolic method")
         start = time.perf_counter()
         run.symbolic = symbolic_base_parameters(model, eliminate=eliminate, priority=priority)
         run.seconds["symbolic"] = time.perf_counter() - start
     given = eliminate is not None
-    wanted = list(eliminate if given else priority if priority is not None else
-                  run.symbolic.eliminated if run.symbolic is not None else [])
-    run.options["elimination"] = "given" if given else "priority" if priority is not None else \
-        "symbolic route's" if run.symbolic is not None else "engine default"
+    wanted = list(
+        eliminate
+        if given
+        else priority
+        if priority is not None
+        else run.symbolic.eliminated
+        if run.symbolic is not None
+        else []
+    )
+    run.options["elimination"] = (
+        "given"
+        if given
+        else "priority"
+        if priority is not None
+        else "symbolic route's"
+        if run.symbolic is not None
+        else "engine default"
+    )
     if "dp" in routes:
         monitor.start("double precision")
         start = time.perf_counter()
@@ -157,8 +198,16 @@ def base_parameters(model: Model, method: str = "dp", digits: int | Sequence[int
     if "vp" in routes:
         monitor.start("variable precision")
         start = time.perf_counter()
-        run.vp = _vp_route(model, chosen, count, digits_list, names, wanted if given else None,
-                           None if given else wanted or None, monitor)
+        run.vp = _vp_route(
+            model,
+            chosen,
+            count,
+            digits_list,
+            names,
+            wanted if given else None,
+            None if given else wanted or None,
+            monitor,
+        )
         run.seconds["vp"] = time.perf_counter() - start
     monitor.start("comparison")
     run.comparison = compare_all(_comparable(model, run))
@@ -195,8 +244,9 @@ class _Monitor:
         """`fraction` of the current route is done."""
         if self.stopped():
             raise Cancelled(message)
-        done = sum(self.shares[:self.route]) + fraction * (self.shares[self.route] if self.route < len(self.shares)
-                                                             else 0.0)
+        done = sum(self.shares[: self.route]) + fraction * (
+            self.shares[self.route] if self.route < len(self.shares) else 0.0
+        )
         if self.progress is not None:
             self.progress(min(done, 1.0), message)
 
@@ -230,16 +280,24 @@ def _chosen_trajectory(model: Model, trajectory: Trajectory | None, mech: Mechan
         return default_trajectory(mech), "default"
     unknown = set(chosen.coordinates) - set(mech.independent)
     if unknown:
-        raise ValueError(f"trajectory '{chosen.name}' drives {sorted(unknown)}, which are not independent "
-                         f"coordinates; the independent coordinates are {mech.independent}")
+        raise ValueError(
+            f"trajectory '{chosen.name}' drives {sorted(unknown)}, which are not independent "
+            f"coordinates; the independent coordinates are {mech.independent}"
+        )
     return chosen, source
 
 
 def trajectory_json(trajectory: Trajectory, source: str) -> dict:
-    return {"name": trajectory.name, "source": source, "duration": trajectory.duration,
-            "samples": trajectory.samples,
-            "coordinates": {c: [[h.amplitude, h.frequency, h.phase or 0.0] for h in terms]
-                            for c, terms in trajectory.coordinates.items()}}
+    return {
+        "name": trajectory.name,
+        "source": source,
+        "duration": trajectory.duration,
+        "samples": trajectory.samples,
+        "coordinates": {
+            c: [[h.amplitude, h.frequency, h.phase or 0.0] for h in terms]
+            for c, terms in trajectory.coordinates.items()
+        },
+    }
 
 
 def fourier_path(mech: Mechanism, trajectory: Trajectory) -> FourierPath:
@@ -247,8 +305,13 @@ def fourier_path(mech: Mechanism, trajectory: Trajectory) -> FourierPath:
     evaluated at the working precision, with the model's parameters)."""
     geometry = mech.tree.geometry
     with mech.backend.context():
-        terms = [[tuple(geometry.value(x) for x in (h.amplitude, h.frequency, h.phase or 0.0))
-                  for h in trajectory.coordinates.get(name, [])] for name in mech.independent]
+        terms = [
+            [
+                tuple(geometry.value(x) for x in (h.amplitude, h.frequency, h.phase or 0.0))
+                for h in trajectory.coordinates.get(name, [])
+            ]
+            for name in mech.independent
+        ]
     return FourierPath(mech, terms)
 
 
@@ -260,8 +323,15 @@ def sample_times(mech: Mechanism, duration: float, count: int) -> list:
         return [end * k / (count - 1) for k in range(count)]
 
 
-def _observation(mech: Mechanism, trajectory: Trajectory, count: int, monitor: _Monitor, label: str,
-                 share: tuple[float, float] = (0.0, 1.0), chunk: int = CHUNK) -> np.ndarray:
+def _observation(
+    mech: Mechanism,
+    trajectory: Trajectory,
+    count: int,
+    monitor: _Monitor,
+    label: str,
+    share: tuple[float, float] = (0.0, 1.0),
+    chunk: int = CHUNK,
+) -> np.ndarray:
     """W over the trajectory, built `chunk` samples at a time between progress reports; `share` is the part
     of the current route this covers. Each batch follows the assembly branch from the document's initial
     configuration to its first sample, as `sample_states` does for a whole path."""
@@ -270,19 +340,33 @@ def _observation(mech: Mechanism, trajectory: Trajectory, count: int, monitor: _
     blocks = []
     for first in range(0, count, chunk):
         monitor.within(share[0] + (share[1] - share[0]) * first / count, f"{label}: sample {first + 1} of {count}")
-        blocks.append(observation_matrix(mech, times[first:first + chunk], path))
+        blocks.append(observation_matrix(mech, times[first : first + chunk], path))
     return np.concatenate(blocks)
 
 
-def _vp_route(model: Model, trajectory: Trajectory, count: int, digits_list: list[int], names: list[str],
-              eliminate: list[str] | None, priority: list[str] | None, monitor: _Monitor) -> RidgeStudy:
+def _vp_route(
+    model: Model,
+    trajectory: Trajectory,
+    count: int,
+    digits_list: list[int],
+    names: list[str],
+    eliminate: list[str] | None,
+    priority: list[str] | None,
+    monitor: _Monitor,
+) -> RidgeStudy:
     steps = len(digits_list)
 
     def build(digits: int) -> np.ndarray:
         k = digits_list.index(digits)
         # W takes about half of each precision's time, the SVD the other half
-        return _observation(Mechanism(model, precision=digits), trajectory, count, monitor, f"W at {digits} digits",
-                            (k / steps, (k + 0.5) / steps))
+        return _observation(
+            Mechanism(model, precision=digits),
+            trajectory,
+            count,
+            monitor,
+            f"W at {digits} digits",
+            (k / steps, (k + 0.5) / steps),
+        )
 
     return ridge_study(build, names, digits_list, eliminate=eliminate, priority=priority)
 
@@ -324,7 +408,7 @@ def compare_all(routes: dict) -> dict:
     out = {}
     keys = list(routes)
     for i, a in enumerate(keys):
-        for b in keys[i + 1:]:
+        for b in keys[i + 1 :]:
             report = compare_routes(routes[a], routes[b]).to_json()
             report["agree"] = report["same_rank"] and report["same_row_space"]
             report["ranks"] = {a: routes[a].rank, b: routes[b].rank}
@@ -337,8 +421,7 @@ def compare_all(routes: dict) -> dict:
 def _numeric_json(out: dict, names: list[str], seconds: float) -> dict:
     """A DP or VP result with `terms` over every parameter name (0 where a parameter does not enter)."""
     out = dict(out, seconds=seconds)
-    out["base_parameters"] = [dict(b, terms={n: b["terms"].get(n, "0") for n in names})
-                              for b in out["base_parameters"]]
+    out["base_parameters"] = [dict(b, terms={n: b["terms"].get(n, "0") for n in names}) for b in out["base_parameters"]]
     return out
 
 
@@ -349,11 +432,24 @@ def symbolic_json(result: SymbolicBaseParameters, seconds: float) -> dict:
     for i, (kept, expr) in enumerate(result.base.items()):
         terms = {n: "1" if n == kept else str(result.beta[kept].get(n, 0)) for n in result.names}
         base.append({"name": f"phi_b{i + 1}", "expression": str(expr), "terms": terms})
-    return {"method": "symbolic", "rank": result.rank, "seconds": seconds, "eliminated": result.eliminated,
-            "base_parameters": base, "no_effect": [_direction_json(d) for d in result.no_effect],
-            "transfers": [_direction_json(d) for d in result.transfers], "notes": result.notes}
+    return {
+        "method": "symbolic",
+        "rank": result.rank,
+        "seconds": seconds,
+        "eliminated": result.eliminated,
+        "base_parameters": base,
+        "no_effect": [_direction_json(d) for d in result.no_effect],
+        "transfers": [_direction_json(d) for d in result.transfers],
+        "notes": result.notes,
+    }
 
 
 def _direction_json(d) -> dict:
-    return {"condition": d.condition, "multipole": d.multipole, "bodies": list(d.bodies), "joint": d.joint,
-            "eliminates": d.eliminates, "vector": {k: str(v) for k, v in d.vector.items()}}
+    return {
+        "condition": d.condition,
+        "multipole": d.multipole,
+        "bodies": list(d.bodies),
+        "joint": d.joint,
+        "eliminates": d.eliminates,
+        "vector": {k: str(v) for k, v in d.vector.items()},
+    }

@@ -94,7 +94,7 @@ def tree_regressor(mech: Mechanism, q, qd, qdd) -> np.ndarray:
             # body axes costs less than rotating Y, which matters in mpmath and sympy.
             Y = _body_axes_from_world(st.R[i], st.w[i], st.al[i], st.a[i] - g, b)
             J = _rotate_blocks(np.swapaxes(st.R[i], 1, 2), support_jacobian(tree, st, i))
-            K[:, tree.support[i], 10 * col:10 * col + 10] = np.swapaxes(J, 1, 2) @ Y
+            K[:, tree.support[i], 10 * col : 10 * col + 10] = np.swapaxes(J, 1, 2) @ Y
         return K
 
 

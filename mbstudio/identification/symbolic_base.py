@@ -88,8 +88,9 @@ class SymbolicBaseParameters:
         return out
 
 
-def symbolic_base_parameters(source: Mechanism | Model, eliminate: Sequence[str] | None = None,
-                             priority: Sequence[str] | None = None) -> SymbolicBaseParameters:
+def symbolic_base_parameters(
+    source: Mechanism | Model, eliminate: Sequence[str] | None = None, priority: Sequence[str] | None = None
+) -> SymbolicBaseParameters:
     """Parameters without effect, multipole transfers and base parameters of a mechanism, exactly.
 
     `eliminate`: the parameters to eliminate (as many as there are independent directions); `priority`: an
@@ -122,18 +123,28 @@ def symbolic_base_parameters(source: Mechanism | Model, eliminate: Sequence[str]
     names = model.inertial_parameter_names()
     unknown = sorted((set(eliminate or ()) | set(priority or ())) - set(names))
     if unknown:
-        raise ValueError(f"{unknown} are not inertial parameter names; they are {names[0]}, {names[1]}, ..., "
-                         f"{names[-1]}")
+        raise ValueError(
+            f"{unknown} are not inertial parameter names; they are {names[0]}, {names[1]}, ..., {names[-1]}"
+        )
     kept_directions, redundant, pivots = reduce_directions(candidates, names, eliminate, priority, values)
     if eliminate is not None and len(eliminate) != len(pivots):
-        raise ValueError(f"{len(pivots)} independent directions were found, so {len(pivots)} parameters must be "
-                         f"eliminated; {len(eliminate)} were given")
+        raise ValueError(
+            f"{len(pivots)} independent directions were found, so {len(pivots)} parameters must be "
+            f"eliminated; {len(eliminate)} were given"
+        )
     base, beta = base_expressions(names, pivots)
     transfer_ids = {id(d) for d in moving + ground_transfers}
     return SymbolicBaseParameters(
-        names, [d for d in kept_directions if id(d) not in transfer_ids],
-        [d for d in kept_directions if id(d) in transfer_ids], redundant, [p for p, _ in pivots], base, beta,
-        notes, time.perf_counter() - start)
+        names,
+        [d for d in kept_directions if id(d) not in transfer_ids],
+        [d for d in kept_directions if id(d) in transfer_ids],
+        redundant,
+        [p for p, _ in pivots],
+        base,
+        beta,
+        notes,
+        time.perf_counter() - start,
+    )
 
 
 # ---------------------------------------------------------------------------------------- directions
@@ -161,14 +172,19 @@ def largest_first(body: str, first: Sequence[int], a: sympy.Matrix, values: dict
 
 def mass_donors(model: Model) -> set[str]:
     """Bodies whose mass moves on to another moving body (their ground monopole eliminates a moment)."""
-    return {donor_and_acceptor(model, j)[0] for j in model.joints
-            if j.type in MONOPOLE_JOINTS and GROUND not in (body_key(j.parent), body_key(j.child))}
+    return {
+        donor_and_acceptor(model, j)[0]
+        for j in model.joints
+        if j.type in MONOPOLE_JOINTS and GROUND not in (body_key(j.parent), body_key(j.child))
+    }
 
 
 def donor_and_acceptor(model: Model, joint: Joint) -> tuple[str, str]:
     """The paper's direction of transfer: towards the body with more joints (the hub), else to the parent."""
+
     def degree(label: str) -> int:
         return sum(label in (body_key(j.parent), body_key(j.child)) for j in model.joints)
+
     parent, child = body_key(joint.parent), body_key(joint.child)
     return (parent, child) if degree(parent) < degree(child) else (child, parent)
 
@@ -187,8 +203,12 @@ def without_effect(fact: GroundMotion, gravity: sympy.Matrix, values: dict, dono
         at_origin = is_zero(values, *c)
         vec = mp.monopole([0, 0, 0] if at_origin else c)
         moments = [names[i] for i in mp.DIAGONAL]
-        add(1, "monopole at the origin" if at_origin else f"monopole at {tuple(c)}", vec,
-            moments + [names[0]] if b in donors else [names[0]] + moments)
+        add(
+            1,
+            "monopole at the origin" if at_origin else f"monopole at {tuple(c)}",
+            vec,
+            moments + [names[0]] if b in donors else [names[0]] + moments,
+        )
 
     if fact.kind in ("fixed", "translation"):
         if fact.kind == "fixed":
@@ -209,19 +229,35 @@ def without_effect(fact: GroundMotion, gravity: sympy.Matrix, values: dict, dono
             monopole_at(c)
             if is_zero(values, *gravity.cross(fact.world_axis)):  # g ∥ axis (or g = 0): g·d stays constant
                 for d in mp.perpendicular_directions(a, values):
-                    add(4, f"dipole {tuple(d)} normal to the axis, which gravity is parallel to", mp.dipole(d, c),
-                        largest_first(b, (1, 2, 3), d, values))
+                    add(
+                        4,
+                        f"dipole {tuple(d)} normal to the axis, which gravity is parallel to",
+                        mp.dipole(d, c),
+                        largest_first(b, (1, 2, 3), d, values),
+                    )
     elif fact.kind == "point":
         monopole_at(fact.point)
         if is_zero(values, *gravity):
             for k in range(3):
-                add(4, f"dipole along {'xyz'[k]} at the fixed point", mp.dipole(sympy.eye(3)[:, k], fact.point),
-                    [names[1 + k]])
+                add(
+                    4,
+                    f"dipole along {'xyz'[k]} at the fixed point",
+                    mp.dipole(sympy.eye(3)[:, k], fact.point),
+                    [names[1 + k]],
+                )
     return out
 
 
-def transfer(condition: int, multipole: str, donor: str, acceptor: str, joint: str | None, vec_acceptor: Sequence,
-             vec_donor: Sequence, preferred: Sequence[str]) -> Direction:
+def transfer(
+    condition: int,
+    multipole: str,
+    donor: str,
+    acceptor: str,
+    joint: str | None,
+    vec_acceptor: Sequence,
+    vec_donor: Sequence,
+    preferred: Sequence[str],
+) -> Direction:
     """Moving a multipole: it is added to the acceptor (`vec_acceptor`, its axes) and removed from the donor."""
     vector = combined(body_vector(acceptor, vec_acceptor), body_vector(donor, vec_donor, -1))
     return Direction(condition, multipole, (donor, acceptor), joint, vector, None, tuple(preferred))
@@ -234,8 +270,9 @@ def joint_transfers(model: Model, geometry: Geometry, joint: Joint, notes: list[
         return []  # ground joints: their monopole is found as a point at rest; a free joint moves nothing
     donor, acceptor = donor_and_acceptor(model, joint)
     to_child, to_parent = joint_sides(model, geometry, joint)
-    fd, fa = (to_child.near_frame, to_parent.near_frame) if donor == child else \
-        (to_parent.near_frame, to_child.near_frame)
+    fd, fa = (
+        (to_child.near_frame, to_parent.near_frame) if donor == child else (to_parent.near_frame, to_child.near_frame)
+    )
     d_names = parameter_names(donor)
     rotation = fa.rotation * fd.rotation.T  # donor axes -> acceptor axes (joint frames coincide at rest)
     za, zd = fa.rotation[:, 2], fd.rotation[:, 2]
@@ -248,25 +285,47 @@ def joint_transfers(model: Model, geometry: Geometry, joint: Joint, notes: list[
         move(1, "monopole at the joint centre", mp.monopole(fa.origin), mp.monopole(fd.origin), [d_names[0]])
     if joint.type == "revolute":
         values = {geometry.symbols[p.name]: p.value for p in model.parameters}
-        move(2, "dipole along the joint axis", mp.dipole(za, fa.origin), mp.dipole(zd, fd.origin),
-             largest_first(donor, (1, 2, 3), zd, values))
+        move(
+            2,
+            "dipole along the joint axis",
+            mp.dipole(za, fa.origin),
+            mp.dipole(zd, fd.origin),
+            largest_first(donor, (1, 2, 3), zd, values),
+        )
     if joint.type in ("revolute", "cylindrical", "planar"):
         vec_d = mp.quadrupole(mp.axial_quadrupole(zd))
-        move(5, "quadrupole E - a a^T about the joint axis", mp.quadrupole(mp.axial_quadrupole(za)), vec_d,
-             [d_names[i] for i in reversed(mp.DIAGONAL) if vec_d[i] != 0])  # Khalil's YY for a z axis
+        move(
+            5,
+            "quadrupole E - a a^T about the joint axis",
+            mp.quadrupole(mp.axial_quadrupole(za)),
+            vec_d,
+            [d_names[i] for i in reversed(mp.DIAGONAL) if vec_d[i] != 0],
+        )  # Khalil's YY for a z axis
     if joint.type == "fixed":
         for k in range(3):
             e = sympy.eye(3)[:, k]
-            move(4, f"dipole along the donor's {'xyz'[k]} axis", mp.dipole(rotation * e, fa.origin),
-                 mp.dipole(e, fd.origin), [d_names[1 + k]])
+            move(
+                4,
+                f"dipole along the donor's {'xyz'[k]} axis",
+                mp.dipole(rotation * e, fa.origin),
+                mp.dipole(e, fd.origin),
+                [d_names[1 + k]],
+            )
     if joint.type in ("prismatic", "fixed"):
         for k in range(6):
             q = mp.unit_tensor(k)
-            move(6, f"quadrupole {INERTIA_NAMES[4 + k]} of the donor", mp.quadrupole(rotation * q * rotation.T),
-                 mp.quadrupole(q), [d_names[4 + k]])
+            move(
+                6,
+                f"quadrupole {INERTIA_NAMES[4 + k]} of the donor",
+                mp.quadrupole(rotation * q * rotation.T),
+                mp.quadrupole(q),
+                [d_names[4 + k]],
+            )
     if joint.type in ("cylindrical", "planar"):
-        notes.append(f"joint '{joint.name}' ({joint.type}): only the quadrupole about its axis is transferred; "
-                     "no monopole or dipole transfer holds for it in general")
+        notes.append(
+            f"joint '{joint.name}' ({joint.type}): only the quadrupole about its axis is transferred; "
+            "no monopole or dipole transfer holds for it in general"
+        )
     return out
 
 
@@ -276,21 +335,26 @@ def equal_rotation_transfers(mech: Mechanism, geometry: Geometry, values: dict, 
     and the dipoles at points of equal velocity (conditions 1 and 4). The constant relative rotation is taken
     exactly from the symbolic tree at the document's initial coordinates, which must close every loop."""
     model = mech.model
-    joined = {frozenset((body_key(j.parent), body_key(j.child))) for j in model.joints
-              if j.type in ("prismatic", "fixed")}
+    joined = {
+        frozenset((body_key(j.parent), body_key(j.child))) for j in model.joints if j.type in ("prismatic", "fixed")
+    }
     pairs = [p for p in equal_rotation_pairs(mech) if frozenset(p) not in joined]
     if not pairs:
         return []
     copies = translated_copies(mech, pairs, geometry)
     for (a, b), points in copies.items():
         if points is None:
-            notes.append(f"bodies {a} and {b} move as translated copies (same Ω and points of equal velocity), but "
-                         "no joint centre or named point pairs up: the monopole and dipole transfers between them "
-                         "are missing, so up to 4 base parameters may be too many")
+            notes.append(
+                f"bodies {a} and {b} move as translated copies (same Ω and points of equal velocity), but "
+                "no joint centre or named point pairs up: the monopole and dipole transfers between them "
+                "are missing, so up to 4 base parameters may be too many"
+            )
     q0 = mech.tree.initial_coordinates()[None, :]
     if mech.partition.dependent and np.abs(mech.residual(q0)).max() > 1e-9 * mech.length_scale:
-        notes.append(f"bodies {pairs} always turn together, but the initial coordinates do not close the loops, "
-                     "so their relative rotation is not known exactly: their transfers are missing")
+        notes.append(
+            f"bodies {pairs} always turn together, but the initial coordinates do not close the loops, "
+            "so their relative rotation is not known exactly: their transfers are missing"
+        )
         return []
     tree = KinematicTree(model, Symbolic(), mech.topology)
     st = tree.motion(np.array([[sympy.nsimplify(x) for x in q0[0]]], dtype=object))
@@ -300,28 +364,59 @@ def equal_rotation_transfers(mech: Mechanism, geometry: Geometry, values: dict, 
         donor, acceptor = sorted((a, b), key=lambda x: (-len(joints_of(model, x)), x))[::-1]
         ra, rd = (sympy.Matrix(st.R[tree.body_index(x)][0].tolist()) for x in (acceptor, donor))
         rotation = (ra.T * rd).applyfunc(sympy.simplify)  # donor axes -> acceptor axes
-        check = np.asarray(numeric.R[mech.tree.body_index(acceptor)][0], dtype=float).T @ \
-            np.asarray(numeric.R[mech.tree.body_index(donor)][0], dtype=float)
+        check = np.asarray(numeric.R[mech.tree.body_index(acceptor)][0], dtype=float).T @ np.asarray(
+            numeric.R[mech.tree.body_index(donor)][0], dtype=float
+        )
         if not np.allclose(np.asarray(rotation.subs(values), dtype=float), check, atol=1e-9):
-            notes.append(f"bodies {donor} and {acceptor} turn together, but their exact relative rotation could not "
-                         "be confirmed: their transfers are missing")
+            notes.append(
+                f"bodies {donor} and {acceptor} turn together, but their exact relative rotation could not "
+                "be confirmed: their transfers are missing"
+            )
             continue
         names = parameter_names(donor)
         for k in range(6):
             q = mp.unit_tensor(k)
-            out.append(transfer(6, f"quadrupole {INERTIA_NAMES[4 + k]} of the donor (equal angular velocities)",
-                                donor, acceptor, None, mp.quadrupole(rotation * q * rotation.T), mp.quadrupole(q),
-                                [names[4 + k]]))
+            out.append(
+                transfer(
+                    6,
+                    f"quadrupole {INERTIA_NAMES[4 + k]} of the donor (equal angular velocities)",
+                    donor,
+                    acceptor,
+                    None,
+                    mp.quadrupole(rotation * q * rotation.T),
+                    mp.quadrupole(q),
+                    [names[4 + k]],
+                )
+            )
         points = copies.get((a, b))
         if points is not None:
             xa, xd = points if acceptor == a else points[::-1]
-            out.append(transfer(1, "monopole at points of equal velocity", donor, acceptor, None, mp.monopole(xa),
-                                mp.monopole(xd), [names[0]]))
+            out.append(
+                transfer(
+                    1,
+                    "monopole at points of equal velocity",
+                    donor,
+                    acceptor,
+                    None,
+                    mp.monopole(xa),
+                    mp.monopole(xd),
+                    [names[0]],
+                )
+            )
             for k in range(3):
                 e = sympy.eye(3)[:, k]
-                out.append(transfer(4, f"dipole along the donor's {'xyz'[k]} axis at points of equal velocity",
-                                    donor, acceptor, None, mp.dipole(rotation * e, xa), mp.dipole(e, xd),
-                                    [names[1 + k]]))
+                out.append(
+                    transfer(
+                        4,
+                        f"dipole along the donor's {'xyz'[k]} axis at points of equal velocity",
+                        donor,
+                        acceptor,
+                        None,
+                        mp.dipole(rotation * e, xa),
+                        mp.dipole(e, xd),
+                        [names[1 + k]],
+                    )
+                )
     return out
 
 
@@ -339,9 +434,13 @@ def simplified(e: sympy.Expr, values: dict) -> sympy.Expr:
     return e
 
 
-def reduce_directions(candidates: list[Direction], names: list[str], eliminate: Sequence[str] | None,
-                      priority: Sequence[str] | None, values: dict
-                      ) -> tuple[list[Direction], list[Direction], list[tuple[str, dict[str, sympy.Expr]]]]:
+def reduce_directions(
+    candidates: list[Direction],
+    names: list[str],
+    eliminate: Sequence[str] | None,
+    priority: Sequence[str] | None,
+    values: dict,
+) -> tuple[list[Direction], list[Direction], list[tuple[str, dict[str, sympy.Expr]]]]:
     """Gauss-Jordan over the directions in order: each is reduced by the pivots found so far; a zero
     remainder is redundant, otherwise it eliminates its first candidate parameter with a non-zero entry.
     Returns the independent directions, the redundant ones, and the pivots [(parameter, reduced vector)]
@@ -363,34 +462,48 @@ def reduce_directions(candidates: list[Direction], names: list[str], eliminate: 
         for q, vec in pivots.items():
             f = vec.get(p, 0)
             if f != 0:
-                pivots[q] = {k: s for k, x in combined(vec, {k: -f * y for k, y in v.items()}).items()
-                             if (s := simplified(x, values)) != 0}
+                pivots[q] = {
+                    k: s
+                    for k, x in combined(vec, {k: -f * y for k, y in v.items()}).items()
+                    if (s := simplified(x, values)) != 0
+                }
         pivots[p] = v
         d.eliminates = p
         kept.append(d)
     return kept, redundant, list(pivots.items())
 
 
-def choose_pivot(d: Direction, v: dict, names: list[str], pivots: dict, eliminate: Sequence[str] | None,
-                 priority: Sequence[str] | None) -> str:
+def choose_pivot(
+    d: Direction,
+    v: dict,
+    names: list[str],
+    pivots: dict,
+    eliminate: Sequence[str] | None,
+    priority: Sequence[str] | None,
+) -> str:
     """The parameter a reduced direction eliminates: the user's list, else priority, preferred, any."""
     if eliminate is not None:
         if all(n in pivots for n in eliminate):
-            raise ValueError(f"more independent directions were found than the {len(eliminate)} parameters given: "
-                             "as many parameters as directions must be eliminated")
+            raise ValueError(
+                f"more independent directions were found than the {len(eliminate)} parameters given: "
+                "as many parameters as directions must be eliminated"
+            )
         allowed = [n for n in eliminate if n in v and n not in pivots]
         if not allowed:
-            raise ValueError(f"the direction '{d.multipole}' ({', '.join(d.bodies)}"
-                             f"{'' if d.joint is None else ', joint ' + repr(d.joint)}) has no component on the "
-                             f"parameters left to eliminate, {[n for n in eliminate if n not in pivots]}: "
-                             "choose parameters it changes")
+            raise ValueError(
+                f"the direction '{d.multipole}' ({', '.join(d.bodies)}"
+                f"{'' if d.joint is None else ', joint ' + repr(d.joint)}) has no component on the "
+                f"parameters left to eliminate, {[n for n in eliminate if n not in pivots]}: "
+                "choose parameters it changes"
+            )
         return allowed[0]
     order = [*(priority or ()), *d.preferred, *names]
     return next(n for n in order if n in v and n not in pivots)
 
 
-def base_expressions(names: list[str], pivots: list[tuple[str, dict]]
-                     ) -> tuple[dict[str, sympy.Expr], dict[str, dict[str, sympy.Expr]]]:
+def base_expressions(
+    names: list[str], pivots: list[tuple[str, dict]]
+) -> tuple[dict[str, sympy.Expr], dict[str, dict[str, sympy.Expr]]]:
     """φ_b,i = φ_i − Σ_k φ_{p_k} v_k[i] for each kept parameter i (v_k the reduced pivot vectors)."""
     phi = {n: sympy.Symbol(n, real=True) for n in names}
     eliminated = {p for p, _ in pivots}

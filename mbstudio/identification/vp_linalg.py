@@ -106,12 +106,12 @@ def householder_qr(a: np.ndarray) -> tuple[np.ndarray, list[int]]:
         v = x.copy()
         v[0] = x[0] - alpha
         tau = 1 / (norm * (norm + abs(x[0])))  # 2 / vᵀv
-        trailing = a[k:, k + 1:]
+        trailing = a[k:, k + 1 :]
         trailing -= np.multiply.outer(v, (v @ trailing) * tau)
         a[k, k] = alpha
-        a[k + 1:, k] = 0
-        norms2[k + 1:] -= trailing[0] * trailing[0]
-        _refresh_lost_norms(a[k + 1:, k + 1:], norms2[k + 1:], exact2[k + 1:])
+        a[k + 1 :, k] = 0
+        norms2[k + 1 :] -= trailing[0] * trailing[0]
+        _refresh_lost_norms(a[k + 1 :, k + 1 :], norms2[k + 1 :], exact2[k + 1 :])
     return np.triu(a[:p]), perm
 
 
@@ -173,7 +173,7 @@ def _sweep(x: np.ndarray, tol: gmpy2.mpfr) -> bool:
     rotated = False
     for k, group in enumerate(groups):
         rotated |= _precondition(x, group)
-        for i, j in _round_robin(group) + [r for smaller in groups[k + 1:] for r in _bipartite_rounds(group, smaller)]:
+        for i, j in _round_robin(group) + [r for smaller in groups[k + 1 :] for r in _bipartite_rounds(group, smaller)]:
             rotated |= _rotate_pairs(x, i, j, tol)
     return rotated
 
@@ -301,10 +301,10 @@ def solve(a, b, digits: int) -> np.ndarray:
             if a[piv, k] == 0:
                 raise ZeroDivisionError("singular matrix")
             a[[k, piv]], b[[k, piv]] = a[[piv, k]], b[[piv, k]]
-            f = a[k + 1:, k] / a[k, k]
-            a[k + 1:, k:] -= np.multiply.outer(f, a[k, k:])
-            b[k + 1:] -= np.multiply.outer(f, b[k])
+            f = a[k + 1 :, k] / a[k, k]
+            a[k + 1 :, k:] -= np.multiply.outer(f, a[k, k:])
+            b[k + 1 :] -= np.multiply.outer(f, b[k])
         x = np.empty_like(b)
         for k in range(n - 1, -1, -1):
-            x[k] = (b[k] - a[k, k + 1:] @ x[k + 1:]) / a[k, k]
+            x[k] = (b[k] - a[k, k + 1 :] @ x[k + 1 :]) / a[k, k]
         return to_mpf(x)

@@ -13,8 +13,14 @@ from mbstudio.kinematics import Mechanism
 from mbstudio.model.document import INERTIA_NAMES, JOINT_MOTIONS
 from mbstudio.model.validation import inertia_about_centre
 
-_PRIMITIVES = {"Rx": pin.JointModelRX, "Ry": pin.JointModelRY, "Rz": pin.JointModelRZ,
-               "Tx": pin.JointModelPX, "Ty": pin.JointModelPY, "Tz": pin.JointModelPZ}
+_PRIMITIVES = {
+    "Rx": pin.JointModelRX,
+    "Ry": pin.JointModelRY,
+    "Rz": pin.JointModelRZ,
+    "Tx": pin.JointModelPX,
+    "Ty": pin.JointModelPY,
+    "Tz": pin.JointModelPZ,
+}
 
 
 def _se3(frame) -> pin.SE3:

@@ -99,8 +99,10 @@ class Job:
 
     def _died(self) -> None:
         self._process.join(timeout=1.0)
-        self.error = (f"the job's process ended without a result (exit code {self._process.exitcode}); "
-                      "a script that starts jobs needs `if __name__ == '__main__':` around its code")
+        self.error = (
+            f"the job's process ended without a result (exit code {self._process.exitcode}); "
+            "a script that starts jobs needs `if __name__ == '__main__':` around its code"
+        )
         self._end(FAILED, self.error)
 
     def _receive(self, message: tuple) -> None:
@@ -147,8 +149,9 @@ class Runner:
     def __init__(self) -> None:
         self.jobs: list[Job] = []
 
-    def submit(self, task: str | Callable, model: Model | str, options: dict | None = None,
-               title: str | None = None) -> Job:
+    def submit(
+        self, task: str | Callable, model: Model | str, options: dict | None = None, title: str | None = None
+    ) -> Job:
         """Start `task` (a name in TASKS, or a top-level function with the same signature) on a snapshot of
         `model` (a Model or its .mbs text)."""
         text = model if isinstance(model, str) else dumps(model)
@@ -157,12 +160,20 @@ class Runner:
             raise ValueError(f"unknown job {task!r}; the jobs are {', '.join(TASKS)}")
         options = dict(options or {})
         receiver, sender = _context.Pipe(duplex=False)
-        process = _context.Process(target=_child, args=(sender, task, text, options), daemon=True,
-                                   name=f"mbstudio-{name}")
+        process = _context.Process(
+            target=_child, args=(sender, task, text, options), daemon=True, name=f"mbstudio-{name}"
+        )
         process.start()
         sender.close()  # the child holds the only sending end, so its exit is seen as EOF
-        job = Job(len(self.jobs) + 1, name, title or name.replace("_", " "), options, text_hash(text),
-                  _process=process, _conn=receiver)
+        job = Job(
+            len(self.jobs) + 1,
+            name,
+            title or name.replace("_", " "),
+            options,
+            text_hash(text),
+            _process=process,
+            _conn=receiver,
+        )
         self.jobs.append(job)
         return job
 

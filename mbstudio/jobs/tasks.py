@@ -63,17 +63,26 @@ def kinematics(model_text: str, options: dict, progress: Progress, cancel: Cance
     model = loads(model_text)
     mech = Mechanism(model)
     trajectory = named_trajectory(model, options.get("trajectory")) or (
-        model.trajectories[0] if model.trajectories else default_trajectory(mech))
+        model.trajectories[0] if model.trajectories else default_trajectory(mech)
+    )
     count = int(options.get("samples") or trajectory.samples)
     times = np.asarray(sample_times(mech, trajectory.duration, count), float)
     progress(0.1, f"assembling {count} samples along '{trajectory.name}'")
     q, qd, qdd = (np.asarray(a, float) for a in sample_states(mech, times, fourier_path(mech, trajectory)))
     progress(0.7, "inverse dynamics")
-    data = {"t": times, "coordinates": list(mech.coordinates), "q": q, "trajectory": trajectory.name,
-            "series": motion_series(prescribed_motion(mech, times, q, qd, qdd))}
-    return JobResult("kinematics", f"Kinematics along '{trajectory.name}'",
-                     Provenance(text_hash(model_text), "kinematics", "float64", dict(options),
-                                time.perf_counter() - start), data)
+    data = {
+        "t": times,
+        "coordinates": list(mech.coordinates),
+        "q": q,
+        "trajectory": trajectory.name,
+        "series": motion_series(prescribed_motion(mech, times, q, qd, qdd)),
+    }
+    return JobResult(
+        "kinematics",
+        f"Kinematics along '{trajectory.name}'",
+        Provenance(text_hash(model_text), "kinematics", "float64", dict(options), time.perf_counter() - start),
+        data,
+    )
 
 
 def named_trajectory(model, name: str | None):
@@ -83,8 +92,12 @@ def named_trajectory(model, name: str | None):
     for trajectory in model.trajectories:
         if trajectory.name == name:
             return trajectory
-    raise ModelError("trajectory", "is not a trajectory of the model", name,
-                     ", ".join(t.name for t in model.trajectories) or "none: add one in the model tree")
+    raise ModelError(
+        "trajectory",
+        "is not a trajectory of the model",
+        name,
+        ", ".join(t.name for t in model.trajectories) or "none: add one in the model tree",
+    )
 
 
 def motion_series(result) -> dict[str, np.ndarray]:
@@ -99,12 +112,24 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
 
     model = loads(model_text)
     opts = {"t_end": 1.0, "method": "DOP853", "rtol": 1e-8, "atol": 1e-10, "samples": 201} | dict(options)
-    result = simulate(model, opts["t_end"], opts["method"], opts["rtol"], opts["atol"], samples=opts["samples"],
-                      progress=lambda f: progress(f, f"t = {f * opts['t_end']:.3g} s"), cancel=cancel)
+    result = simulate(
+        model,
+        opts["t_end"],
+        opts["method"],
+        opts["rtol"],
+        opts["atol"],
+        samples=opts["samples"],
+        progress=lambda f: progress(f, f"t = {f * opts['t_end']:.3g} s"),
+        cancel=cancel,
+    )
     p = result.provenance
     data = {"t": result.t, "coordinates": list(result.coordinates), "q": result.q, "series": motion_series(result)}
-    return JobResult("simulation", f"Simulation over {opts['t_end']:g} s",
-                     Provenance(text_hash(model_text), p.method, p.precision, opts, p.seconds), data)
+    return JobResult(
+        "simulation",
+        f"Simulation over {opts['t_end']:g} s",
+        Provenance(text_hash(model_text), p.method, p.precision, opts, p.seconds),
+        data,
+    )
 
 
 # ---------------------------------------------------------------------------------------- symbolic EOM
@@ -126,14 +151,24 @@ def symbolic_eom(model_text: str, options: dict, progress: Progress, cancel: Can
     notes = list(eom.notes)
     long = sum(1 for e in entries if not e["latex"])
     if long:
-        notes.append(f"{long} entries longer than {LATEX_LIMIT} operations have no LaTeX here; "
-                     "`mbstudio eom` writes them with common subexpressions")
-    data = {"coordinates": [str(c) for c in eom.coordinates], "groups": group_texts(eom, entries), "entries": entries,
-            "constraint_labels": list(eom.constraint_labels), "independent_rows": list(eom.independent_rows),
-            "notes": notes}
-    return JobResult("symbolic_eom", "Symbolic equations of motion",
-                     Provenance(text_hash(model_text), "symbolic", "exact", dict(options),
-                                time.perf_counter() - start), data)
+        notes.append(
+            f"{long} entries longer than {LATEX_LIMIT} operations have no LaTeX here; "
+            "`mbstudio eom` writes them with common subexpressions"
+        )
+    data = {
+        "coordinates": [str(c) for c in eom.coordinates],
+        "groups": group_texts(eom, entries),
+        "entries": entries,
+        "constraint_labels": list(eom.constraint_labels),
+        "independent_rows": list(eom.independent_rows),
+        "notes": notes,
+    }
+    return JobResult(
+        "symbolic_eom",
+        "Symbolic equations of motion",
+        Provenance(text_hash(model_text), "symbolic", "exact", dict(options), time.perf_counter() - start),
+        data,
+    )
 
 
 def eom_entries(eom, cancel: Cancel) -> list[dict]:
@@ -153,10 +188,18 @@ def eom_entries(eom, cancel: Cancel) -> list[dict]:
             expr = matrix[i, j]
             ops = int(sympy.count_ops(expr))
             col = None if matrix.cols == 1 else j
-            out.append({"group": group, "row": i, "col": col, **_entry_names(eom, group, i, col, symbols),
-                        "text": str(expr), "ops": ops,
-                        "latex": sympy.latex(expr, symbol_names=symbols) if ops <= LATEX_LIMIT else "",
-                        "pretty": sympy.pretty(expr, use_unicode=True) if ops <= PRETTY_LIMIT else ""})
+            out.append(
+                {
+                    "group": group,
+                    "row": i,
+                    "col": col,
+                    **_entry_names(eom, group, i, col, symbols),
+                    "text": str(expr),
+                    "ops": ops,
+                    "latex": sympy.latex(expr, symbol_names=symbols) if ops <= LATEX_LIMIT else "",
+                    "pretty": sympy.pretty(expr, use_unicode=True) if ops <= PRETTY_LIMIT else "",
+                }
+            )
     return out
 
 
@@ -169,12 +212,14 @@ def group_texts(eom, entries: list[dict]) -> dict[str, list[list[str]]]:
         key = (group, min(i, j), max(i, j)) if group == "mass_matrix" else (group, i, j)
         return texts.get(key, "0")
 
-    return {group: [[text(group, i, j) for j in range(matrix.cols)] for i in range(matrix.rows)]
-            for group, matrix in eom.groups().items()}
+    return {
+        group: [[text(group, i, j) for j in range(matrix.cols)] for i in range(matrix.rows)]
+        for group, matrix in eom.groups().items()
+    }
 
 
 def _entry_names(eom, group: str, i: int, col: int | None, symbols: dict) -> dict:
-    """"M[q1,q2]" and M_{q_{1},q_{2}}: rows and columns by coordinate, constraint rows by number."""
+    """ "M[q1,q2]" and M_{q_{1},q_{2}}: rows and columns by coordinate, constraint rows by number."""
     from ..symbolic.export import LATEX_NAME
 
     constraint = group.startswith("constraint")
@@ -183,9 +228,11 @@ def _entry_names(eom, group: str, i: int, col: int | None, symbols: dict) -> dic
     if col is not None:
         index.append(str(eom.coordinates[col]))
         latex.append(symbols[eom.coordinates[col]])
-    return {"entry": f"{ENTRY_NAMES[group]}[{','.join(index)}]",
-            "entry_latex": f"{{{LATEX_NAME[group]}}}_{{{','.join(latex)}}}",
-            "constraint": eom.constraint_labels[i] if constraint else ""}
+    return {
+        "entry": f"{ENTRY_NAMES[group]}[{','.join(index)}]",
+        "entry_latex": f"{{{LATEX_NAME[group]}}}_{{{','.join(latex)}}}",
+        "constraint": eom.constraint_labels[i] if constraint else "",
+    }
 
 
 # ---------------------------------------------------------------------------------------- base parameters
@@ -197,15 +244,31 @@ def base_parameters(model_text: str, options: dict, progress: Progress, cancel: 
     start = time.perf_counter()
     opts = {"method": "all", "digits": [30, 50], "samples": None} | dict(options)
     model = loads(model_text)
-    run = run_pipeline(model, method=opts["method"], digits=opts["digits"], samples=opts["samples"],
-                       eliminate=opts.get("eliminate"), priority=opts.get("priority"),
-                       trajectory=named_trajectory(model, opts.get("trajectory")), progress=progress, cancel=cancel)
-    data = {"json": run.to_json(), "spectra": spectra(run), "table": base_table(run),
-            "parameters": parameter_roles(run, model), "parameter_names": run.parameter_names}
+    run = run_pipeline(
+        model,
+        method=opts["method"],
+        digits=opts["digits"],
+        samples=opts["samples"],
+        eliminate=opts.get("eliminate"),
+        priority=opts.get("priority"),
+        trajectory=named_trajectory(model, opts.get("trajectory")),
+        progress=progress,
+        cancel=cancel,
+    )
+    data = {
+        "json": run.to_json(),
+        "spectra": spectra(run),
+        "table": base_table(run),
+        "parameters": parameter_roles(run, model),
+        "parameter_names": run.parameter_names,
+    }
     precision = ", ".join(f"{d} digits" for d in run.digits) if run.vp is not None else "float64"
-    return JobResult("base_parameters", f"Base parameters ({opts['method']})",
-                     Provenance(text_hash(model_text), opts["method"], precision, opts,
-                                time.perf_counter() - start), data)
+    return JobResult(
+        "base_parameters",
+        f"Base parameters ({opts['method']})",
+        Provenance(text_hash(model_text), opts["method"], precision, opts, time.perf_counter() - start),
+        data,
+    )
 
 
 def spectra(run) -> list[dict]:
@@ -215,10 +278,19 @@ def spectra(run) -> list[dict]:
     out = []
     for r in results:
         label = "DP (float64)" if r.method == "dp" else f"VP {r.digits} digits"
-        out.append({"label": label, "method": r.method, "digits": r.digits,
-                    "log10_sigma": [_log10(s) for s in r.singular_values], "singular_values": list(r.singular_values),
-                    "log10_tolerance": _log10(r.tolerance), "rank": r.rank,
-                    "log10_depth": r.ridge.log10_depth, "evident": r.ridge.evident})
+        out.append(
+            {
+                "label": label,
+                "method": r.method,
+                "digits": r.digits,
+                "log10_sigma": [_log10(s) for s in r.singular_values],
+                "singular_values": list(r.singular_values),
+                "log10_tolerance": _log10(r.tolerance),
+                "rank": r.rank,
+                "log10_depth": r.ridge.log10_depth,
+                "evident": r.ridge.evident,
+            }
+        )
     return out
 
 
@@ -236,13 +308,17 @@ def base_table(run) -> list[dict]:
     symbols = {n: sympy.Symbol(n) for n in run.parameter_names}  # names such as "gamma" stay plain symbols
     for key, result in routes.items():
         if result is not None:
-            for kept, entry in zip(_kept(result.parameter_names, result.eliminated), result.base_parameters,
-                                   strict=True):
+            for kept, entry in zip(
+                _kept(result.parameter_names, result.eliminated), result.base_parameters, strict=True
+            ):
                 cells.setdefault(kept, {})[key] = _numeric_cell(entry, symbols)
     if run.symbolic is not None:
         for kept, expr in run.symbolic.base.items():
-            cells.setdefault(kept, {})["symbolic"] = {"text": str(expr), "full": sympy.pretty(expr, use_unicode=True),
-                                                      "latex": sympy.latex(expr)}
+            cells.setdefault(kept, {})["symbolic"] = {
+                "text": str(expr),
+                "full": sympy.pretty(expr, use_unicode=True),
+                "latex": sympy.latex(expr),
+            }
     order = {n: i for i, n in enumerate(run.parameter_names)}
     return [{"kept": kept, **cells[kept]} for kept in sorted(cells, key=order.__getitem__)]
 
@@ -272,8 +348,11 @@ def parameter_roles(run, model) -> list[dict]:
     from ..symbolic.eom import document_values
 
     values = document_values(model)
-    grouped = {key: (_symbolic_grouping if key == "symbolic" else _numeric_grouping)(result)
-               for key, result in _routes(run).items() if result is not None}
+    grouped = {
+        key: (_symbolic_grouping if key == "symbolic" else _numeric_grouping)(result)
+        for key, result in _routes(run).items()
+        if result is not None
+    }
     rows = []
     for name in run.parameter_names:
         routes = {}
@@ -314,5 +393,8 @@ def _numeric_grouping(result) -> Grouping:
 
 
 TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
-    "kinematics": kinematics, "simulation": simulation, "symbolic_eom": symbolic_eom,
-    "base_parameters": base_parameters}
+    "kinematics": kinematics,
+    "simulation": simulation,
+    "symbolic_eom": symbolic_eom,
+    "base_parameters": base_parameters,
+}

@@ -41,8 +41,12 @@ def newton(mech, q: np.ndarray, max_iterations: int = 50, tol=None) -> tuple[np.
         new_phi = mech.constraints.residual(mech.tree.motion(polished))
         better = b.to_float(_norm(new_phi)) <= b.to_float(norm)
         q[better], phi[better], norm[better] = polished[better], new_phi[better], _norm(new_phi)[better]
-    report = AssemblyReport(b.to_float(norm) <= float(tol), iterations, b.to_float(norm),
-                            np.argmax(np.abs(b.to_float(phi)), axis=1) if phi.shape[1] else np.zeros(len(q), int))
+    report = AssemblyReport(
+        b.to_float(norm) <= float(tol),
+        iterations,
+        b.to_float(norm),
+        np.argmax(np.abs(b.to_float(phi)), axis=1) if phi.shape[1] else np.zeros(len(q), int),
+    )
     return q, report
 
 
@@ -53,8 +57,9 @@ def _newton_step(mech, q, phi):
     try:
         return mech.backend.solve(J, -phi[:, rows])
     except (np.linalg.LinAlgError, ZeroDivisionError) as exc:
-        raise AssemblyError("the loop equations are singular here: the mechanism is at a singular "
-                            "configuration or cannot close") from exc
+        raise AssemblyError(
+            "the loop equations are singular here: the mechanism is at a singular configuration or cannot close"
+        ) from exc
 
 
 def _damped_step(mech, q, step, dep, norm):

@@ -48,8 +48,13 @@ class LoopConstraints:
         self.tree = tree
         g, m = tree.geometry, tree.model
         self.joints = cut
-        self.sides = [(_Side(tree.body_index(j.parent), g.frame(m.body(j.parent), j.parent_frame)),
-                       _Side(tree.body_index(j.child), g.frame(m.body(j.child), j.child_frame))) for j in cut]
+        self.sides = [
+            (
+                _Side(tree.body_index(j.parent), g.frame(m.body(j.parent), j.parent_frame)),
+                _Side(tree.body_index(j.child), g.frame(m.body(j.child), j.child_frame)),
+            )
+            for j in cut
+        ]
         self.rows = [(ji, eq) for ji, j in enumerate(cut) for eq in EQUATIONS[j.type]]
         self.labels = [equation_label(cut[ji], eq) for ji, eq in self.rows]
         self.row_joint = [cut[ji].name for ji, _ in self.rows]

@@ -44,14 +44,24 @@ def partition(phi_q: np.ndarray, names: list[str], chosen: list[str] | None = No
     else:
         unknown = [c for c in chosen if c not in names]
         if unknown:
-            raise ModelError("independent_coordinates", "names a coordinate that is not a tree coordinate",
-                             unknown[0], "one of " + ", ".join(names) + " (coordinates of cut joints are derived)")
+            raise ModelError(
+                "independent_coordinates",
+                "names a coordinate that is not a tree coordinate",
+                unknown[0],
+                "one of " + ", ".join(names) + " (coordinates of cut joints are derived)",
+            )
         dependent = tuple(i for i, name in enumerate(names) if name not in chosen)
-        if len(dependent) != rank or numerical_rank(np.linalg.svd(sub[:, list(dependent)], compute_uv=False),
-                                                   (rank, len(dependent))) < rank:
-            raise ModelError("independent_coordinates", f"these {len(chosen)} coordinates cannot drive the "
-                             f"mechanism: it has {n - rank} degree(s) of freedom and the remaining coordinates "
-                             "must be solvable from the loop equations", list(chosen),
-                             f"{n - rank} coordinates whose removal leaves a non-singular loop Jacobian")
+        if (
+            len(dependent) != rank
+            or numerical_rank(np.linalg.svd(sub[:, list(dependent)], compute_uv=False), (rank, len(dependent))) < rank
+        ):
+            raise ModelError(
+                "independent_coordinates",
+                f"these {len(chosen)} coordinates cannot drive the "
+                f"mechanism: it has {n - rank} degree(s) of freedom and the remaining coordinates "
+                "must be solvable from the loop equations",
+                list(chosen),
+                f"{n - rank} coordinates whose removal leaves a non-singular loop Jacobian",
+            )
     independent = tuple(i for i in range(n) if i not in dependent)
     return Partition(independent, dependent, rows, rank, redundant)

@@ -1,8 +1,8 @@
 """A mechanism ready for analysis: tree, loop constraints and coordinate partition in one back-end.
 
-    mech = Mechanism(model)                 # float64
-    mech = Mechanism(model, precision=50)   # mpmath, 50 digits
-    q = mech.assemble({"theta1": 0.2, "theta2": 0.0})
+mech = Mechanism(model)                 # float64
+mech = Mechanism(model, precision=50)   # mpmath, 50 digits
+q = mech.assemble({"theta1": 0.2, "theta2": 0.0})
 """
 
 from __future__ import annotations
@@ -92,8 +92,9 @@ class Mechanism:
         with self.backend.context():
             return self.constraints.jacobian(self.motion(q))
 
-    def assemble(self, independent: Mapping[str, object] | np.ndarray | None = None, guess=None,
-                 strict: bool = True) -> np.ndarray:
+    def assemble(
+        self, independent: Mapping[str, object] | np.ndarray | None = None, guess=None, strict: bool = True
+    ) -> np.ndarray:
         """Coordinates (N, n) closing every loop for the given independent values.
 
         `independent`: a mapping name -> value(s), or an array (N, n_ind) in the order of `self.independent`;
@@ -116,8 +117,9 @@ class Mechanism:
         """For samples Newton could not reach from the guess, walk the independent coordinates from the
         guess's own values to the targets in small steps with a predictor, following the assembly branch."""
         bad = np.nonzero(~report.converged)[0]
-        current, step_report = self._homotopy(np.array(base[bad]), targets[bad][:, list(self.partition.independent)],
-                                              steps)
+        current, step_report = self._homotopy(
+            np.array(base[bad]), targets[bad][:, list(self.partition.independent)], steps
+        )
         q = q.copy()
         q[bad] = current
         report.converged[bad] = step_report.converged
@@ -161,8 +163,8 @@ class Mechanism:
                 first_bad = 1
             for k in range(first_bad, len(values)):
                 step = values[k] - values[k - 1]
-                predicted = self._predict(q[k - 1:k], step[None, :])
-                q[k] = self.assemble(values[k:k + 1], predicted)[0]
+                predicted = self._predict(q[k - 1 : k], step[None, :])
+                q[k] = self.assemble(values[k : k + 1], predicted)[0]
             return q
 
     def _predict(self, q: np.ndarray, delta: np.ndarray) -> np.ndarray:
@@ -178,8 +180,12 @@ class Mechanism:
             R = self.r_matrix(q)
             delta = values[1:] - values[:-1]
             actual = np.abs(self.backend.to_float(q[1:] - q[:-1])).max(axis=1)
-            predicted = np.maximum(*(np.abs(self.backend.to_float((R[s] * delta[:, None, :]).sum(axis=2))).max(axis=1)
-                                     for s in (slice(None, -1), slice(1, None))))
+            predicted = np.maximum(
+                *(
+                    np.abs(self.backend.to_float((R[s] * delta[:, None, :]).sum(axis=2))).max(axis=1)
+                    for s in (slice(None, -1), slice(1, None))
+                )
+            )
             jumps = np.nonzero(actual > 4 * predicted + 1e-9)[0]
             if len(jumps):
                 first = int(jumps[0]) + 1 if first is None else min(first, int(jumps[0]) + 1)
@@ -207,10 +213,13 @@ class Mechanism:
         bad = int(np.nonzero(~report.converged)[0][0])
         row = int(report.worst_row[bad])
         label = self.constraints.labels[row]
-        raise AssemblyError(f"the mechanism cannot close at sample {bad}: loop of cut joint "
-                            f"'{self.constraints.row_joint[row]}' leaves residual {report.residual[bad]:.3g} "
-                            f"({label}) after {report.iterations} Newton iterations", self.constraints.row_joint[row],
-                            float(report.residual[bad]))
+        raise AssemblyError(
+            f"the mechanism cannot close at sample {bad}: loop of cut joint "
+            f"'{self.constraints.row_joint[row]}' leaves residual {report.residual[bad]:.3g} "
+            f"({label}) after {report.iterations} Newton iterations",
+            self.constraints.row_joint[row],
+            float(report.residual[bad]),
+        )
 
     # ------------------------------------------------------------------ velocity level
     def r_matrix(self, q) -> np.ndarray:

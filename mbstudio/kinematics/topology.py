@@ -8,8 +8,16 @@ from ..model.document import GROUND, JOINT_MOTIONS, Joint, Model, body_key
 from ..model.errors import ModelError
 
 # Equations a cut joint of each type adds to the loop constraints.
-CUT_EQUATIONS = {"revolute": 5, "prismatic": 5, "cylindrical": 4, "universal": 4, "spherical": 3, "planar": 3,
-                 "fixed": 6, "free": 0}
+CUT_EQUATIONS = {
+    "revolute": 5,
+    "prismatic": 5,
+    "cylindrical": 4,
+    "universal": 4,
+    "spherical": 3,
+    "planar": 3,
+    "fixed": 6,
+    "free": 0,
+}
 
 
 @dataclass(frozen=True)
@@ -59,8 +67,12 @@ def spanning_tree(model: Model) -> Topology:
         tree.append(joint)
     for body in model.bodies:
         if body.label not in placed:
-            raise ModelError(f"body '{body.label}'", "cannot be reached from the ground through joints not marked "
-                             "as cut", body.name, "a chain of joints to the ground without cut: true")
+            raise ModelError(
+                f"body '{body.label}'",
+                "cannot be reached from the ground through joints not marked as cut",
+                body.name,
+                "a chain of joints to the ground without cut: true",
+            )
     cut = tuple(j for j in model.joints if j not in tree)
     return Topology(tuple(tree), cut, tuple(placed), parent_of, frozenset(reversed_))
 

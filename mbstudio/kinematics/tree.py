@@ -145,8 +145,14 @@ class KinematicTree:
         r = times_constant(R, frame.origin)
         if not st.moving:
             return times_constant(R, frame.rotation), st.p[body] + r, w, st.v[body], al, st.a[body]
-        return (times_constant(R, frame.rotation), st.p[body] + r, w, st.v[body] + cross(w, r), al,
-                st.a[body] + cross(al, r) + cross(w, cross(w, r)))
+        return (
+            times_constant(R, frame.rotation),
+            st.p[body] + r,
+            w,
+            st.v[body] + cross(w, r),
+            al,
+            st.a[body] + cross(al, r) + cross(w, cross(w, r)),
+        )
 
     def frame_state(self, st: MotionState, label: str, frame: FrameValue):
         """World (R, origin, w, v, al, a) of a frame fixed on the body with this label."""
@@ -172,5 +178,3 @@ class KinematicTree:
 
     def body_index(self, label: str) -> int:
         return self.index[body_key(label)]
-
-

@@ -16,8 +16,13 @@ from functools import lru_cache
 from .errors import ModelError
 
 FUNCTIONS = ("sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2")
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.Pow: operator.pow}
+_BINARY = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
 
 Expr = float | int | str
 
@@ -30,16 +35,23 @@ def parse(text: str) -> ast.expr:
             warnings.simplefilter("error", SyntaxWarning)
             tree = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, SyntaxWarning, ValueError) as exc:
-        raise ModelError("expression", "is not valid arithmetic", text,
-                         "numbers, parameter names, + - * / ** and sqrt, sin, cos, ...") from exc
+        raise ModelError(
+            "expression",
+            "is not valid arithmetic",
+            text,
+            "numbers, parameter names, + - * / ** and sqrt, sin, cos, ...",
+        ) from exc
     except (RecursionError, MemoryError):  # the parser's answer to very deep nesting
         raise ModelError("expression", "is nested too deeply", text, "a simpler expression") from None
     for node in ast.walk(tree):
-        allowed = (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Call, ast.Load,
-                   ast.UAdd, ast.USub, *_BINARY)
+        allowed = (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Call, ast.Load, ast.UAdd, ast.USub, *_BINARY)
         if not isinstance(node, allowed):
-            raise ModelError("expression", f"uses {type(node).__name__}, which is not allowed", text,
-                             "numbers, parameter names, + - * / ** and sqrt, sin, cos, ...")
+            raise ModelError(
+                "expression",
+                f"uses {type(node).__name__}, which is not allowed",
+                text,
+                "numbers, parameter names, + - * / ** and sqrt, sin, cos, ...",
+            )
         if isinstance(node, ast.Constant) and (isinstance(node.value, bool) or not isinstance(node.value, int | float)):
             raise ModelError("expression", "contains a non-numeric constant", text, "numbers")
         if isinstance(node, ast.Call) and not (
@@ -58,8 +70,9 @@ def names(value: Expr) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called - {"pi"}
 
 
-def evaluate(value: Expr, scalar: Callable[[object], object], symbols: Mapping[str, object],
-             functions: Mapping[str, Callable]) -> object:
+def evaluate(
+    value: Expr, scalar: Callable[[object], object], symbols: Mapping[str, object], functions: Mapping[str, Callable]
+) -> object:
     """Evaluate `value` with `scalar(number)` for literals, `symbols[name]` for names (and "pi")."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ModelError("expression", "must be a number or an expression string", value)
@@ -78,8 +91,12 @@ def _eval(node, text, scalar, symbols, functions):
         return scalar(node.value)
     if isinstance(node, ast.Name):
         if node.id not in symbols:
-            raise ModelError("expression", f"uses the undefined parameter '{node.id}'", text,
-                             "a name listed in the model's parameters")
+            raise ModelError(
+                "expression",
+                f"uses the undefined parameter '{node.id}'",
+                text,
+                "a name listed in the model's parameters",
+            )
         return symbols[node.id]
     if isinstance(node, ast.UnaryOp):
         operand = _eval(node.operand, text, scalar, symbols, functions)
@@ -103,6 +120,10 @@ def _eval(node, text, scalar, symbols, functions):
 def _real(result, text):
     """Refuse complex results (a negative number to a fractional power; mpmath's sqrt(-1), asin(2))."""
     if isinstance(result, complex) or getattr(result, "imag", 0) != 0:
-        raise ModelError("expression", "is not a real number", text,
-                         "a non-negative base for fractional powers and arguments inside each function's domain")
+        raise ModelError(
+            "expression",
+            "is not a real number",
+            text,
+            "a non-negative base for fractional powers and arguments inside each function's domain",
+        )
     return result

@@ -26,27 +26,48 @@ from .validation import validate
 
 FORMAT = "mbstudio"
 SCHEMA_VERSION = 1
-TOP_KEYS = ("format", "schema_version", "name", "description", "gravity", "parameters", "bodies", "joints",
-            "independent_coordinates", "trajectories", "ground", "forces", "actuated")
+TOP_KEYS = (
+    "format",
+    "schema_version",
+    "name",
+    "description",
+    "gravity",
+    "parameters",
+    "bodies",
+    "joints",
+    "independent_coordinates",
+    "trajectories",
+    "ground",
+    "forces",
+    "actuated",
+)
 
 
 # ---------------------------------------------------------------- reading
+
 
 def loads(text: str, source: str = "<string>") -> Model:
     """Parse and validate a model; raise ModelError (never anything else) for any bad input."""
     try:
         data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise ModelError(f"{source}, line {exc.lineno}, column {exc.colno}", f"malformed JSON: {exc.msg}",
-                         expected="a JSON object as described in docs/file-format.md") from exc
+        raise ModelError(
+            f"{source}, line {exc.lineno}, column {exc.colno}",
+            f"malformed JSON: {exc.msg}",
+            expected="a JSON object as described in docs/file-format.md",
+        ) from exc
     except ModelError as exc:
         raise ModelError(f"{source}: {exc.where}", exc.problem, exc.value, exc.expected) from None
     except RecursionError:
-        raise ModelError(source, "malformed JSON: lists or objects nested too deeply",
-                         expected="a JSON object as described in docs/file-format.md") from None
+        raise ModelError(
+            source,
+            "malformed JSON: lists or objects nested too deeply",
+            expected="a JSON object as described in docs/file-format.md",
+        ) from None
     except ValueError as exc:  # e.g. an integer with more than 4300 digits
-        raise ModelError(source, f"malformed JSON: {exc}",
-                         expected="a JSON object as described in docs/file-format.md") from None
+        raise ModelError(
+            source, f"malformed JSON: {exc}", expected="a JSON object as described in docs/file-format.md"
+        ) from None
     model = from_dict(data)
     validate(model)
     return model
@@ -67,8 +88,12 @@ def _unique_keys(pairs):
     if len(result) < len(pairs):
         keys = [k for k, _ in pairs]
         twice = next(k for k in keys if keys.count(k) > 1)
-        raise ModelError(f"the JSON object with keys {', '.join(keys)}", f"repeats the key '{twice}'", twice,
-                         "each key (field, point or frame name) once per object")
+        raise ModelError(
+            f"the JSON object with keys {', '.join(keys)}",
+            f"repeats the key '{twice}'",
+            twice,
+            "each key (field, point or frame name) once per object",
+        )
     return result
 
 
@@ -86,8 +111,12 @@ def from_dict(data: object) -> Model:
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ModelError("schema_version", "must be a positive integer", version, str(SCHEMA_VERSION))
     if version > SCHEMA_VERSION:
-        raise ModelError("schema_version", "the file was written by a newer MB Studio", version,
-                         f"at most {SCHEMA_VERSION}; update MB Studio to open it")
+        raise ModelError(
+            "schema_version",
+            "the file was written by a newer MB Studio",
+            version,
+            f"at most {SCHEMA_VERSION}; update MB Studio to open it",
+        )
     model = Model(
         name=_string(obj.get("name", "untitled"), "name"),
         description=_string(obj.get("description", ""), "description"),
@@ -142,8 +171,9 @@ def _float_range(data, where):
     try:
         float(data)
     except OverflowError:  # an integer beyond float range
-        raise ModelError(where, "is too large", f"an integer of {data.bit_length()} bits",
-                         "a number of magnitude below 1e308") from None
+        raise ModelError(
+            where, "is too large", f"an integer of {data.bit_length()} bits", "a number of magnitude below 1e308"
+        ) from None
     return data
 
 
@@ -164,9 +194,12 @@ def _parameter(data, index):
     obj = _object(data, where, ("name", "value", "unit", "description"))
     name = _string(obj.get("name"), f"{where}.name")
     where = f"parameter '{name}'"
-    return Parameter(name, _number(obj.get("value"), f"{where}.value"),
-                     None if obj.get("unit") is None else _string(obj["unit"], f"{where}.unit"),
-                     None if obj.get("description") is None else _string(obj["description"], f"{where}.description"))
+    return Parameter(
+        name,
+        _number(obj.get("value"), f"{where}.value"),
+        None if obj.get("unit") is None else _string(obj["unit"], f"{where}.unit"),
+        None if obj.get("description") is None else _string(obj["description"], f"{where}.description"),
+    )
 
 
 def _points(data, owner):
@@ -180,9 +213,11 @@ def _frame(data, where):
     obj = _object(data, where, ("origin", "z", "x"))
     origin = obj.get("origin", [0.0, 0.0, 0.0])
     origin = origin if isinstance(origin, str) else _vector(origin, f"{where}.origin")
-    return Frame(origin,
-                 None if obj.get("z") is None else _vector(obj["z"], f"{where}.z"),
-                 None if obj.get("x") is None else _vector(obj["x"], f"{where}.x"))
+    return Frame(
+        origin,
+        None if obj.get("z") is None else _vector(obj["z"], f"{where}.z"),
+        None if obj.get("x") is None else _vector(obj["x"], f"{where}.x"),
+    )
 
 
 def _frames(data, owner):
@@ -207,17 +242,26 @@ def _body(data, index):
     shape = obj.get("shape")
     if shape is not None and not isinstance(shape, dict):
         raise ModelError(f"{where}.shape", "must be an object", shape)
-    return Body(label, _string(obj.get("name", label), f"{where}.name"),
-                {n: _expr(inertia[n], f"{where}.inertia.{n}") for n in INERTIA_NAMES},
-                _points(obj.get("points", {}), label), _frames(obj.get("frames", {}), label), shape)
+    return Body(
+        label,
+        _string(obj.get("name", label), f"{where}.name"),
+        {n: _expr(inertia[n], f"{where}.inertia.{n}") for n in INERTIA_NAMES},
+        _points(obj.get("points", {}), label),
+        _frames(obj.get("frames", {}), label),
+        shape,
+    )
 
 
 def _coordinate(data, where):
     obj = _object(data, where, ("name", "initial", "min", "max"))
     name = _string(obj.get("name"), f"{where}.name")
     where = f"coordinate '{name}'"
-    return Coordinate(name, _number(obj.get("initial"), f"{where}.initial", True),
-                      _number(obj.get("min"), f"{where}.min", True), _number(obj.get("max"), f"{where}.max", True))
+    return Coordinate(
+        name,
+        _number(obj.get("initial"), f"{where}.initial", True),
+        _number(obj.get("min"), f"{where}.min", True),
+        _number(obj.get("max"), f"{where}.max", True),
+    )
 
 
 def _joint(data, index):
@@ -232,10 +276,16 @@ def _joint(data, index):
     if cut is not None and not isinstance(cut, bool):
         raise ModelError(f"{where}.cut", "must be true or false", cut)
     coords = _list(obj.get("coordinates", []), f"{where}.coordinates")
-    return Joint(name, _string(obj["type"], f"{where}.type"), _string(obj["parent"], f"{where}.parent"),
-                 _string(obj["child"], f"{where}.child"), _frame(obj["parent_frame"], f"{where}.parent_frame"),
-                 _frame(obj["child_frame"], f"{where}.child_frame"),
-                 [_coordinate(c, f"{where}.coordinates[{i}]") for i, c in enumerate(coords)], cut)
+    return Joint(
+        name,
+        _string(obj["type"], f"{where}.type"),
+        _string(obj["parent"], f"{where}.parent"),
+        _string(obj["child"], f"{where}.child"),
+        _frame(obj["parent_frame"], f"{where}.parent_frame"),
+        _frame(obj["child_frame"], f"{where}.child_frame"),
+        [_coordinate(c, f"{where}.coordinates[{i}]") for i, c in enumerate(coords)],
+        cut,
+    )
 
 
 def _trajectory(data, index):
@@ -245,13 +295,24 @@ def _trajectory(data, index):
     samples = obj.get("samples")
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise ModelError(f"{where}.samples", "must be a whole number of samples, at least 1", samples)
-    coordinates = _object(obj.get("coordinates", {}), f"{where}.coordinates",
-                          tuple(obj.get("coordinates", {})) if isinstance(obj.get("coordinates"), dict) else ())
-    return Trajectory(name, {c: [_harmonic(h, f"{where} coordinate '{c}' term {k}")
-                                 for k, h in enumerate(_list(terms, f"{where} coordinate '{c}'"))]
-                             for c, terms in coordinates.items()},
-                      _number(obj.get("duration"), f"{where}.duration"), samples,
-                      None if obj.get("description") is None else _string(obj["description"], f"{where}.description"))
+    coordinates = _object(
+        obj.get("coordinates", {}),
+        f"{where}.coordinates",
+        tuple(obj.get("coordinates", {})) if isinstance(obj.get("coordinates"), dict) else (),
+    )
+    return Trajectory(
+        name,
+        {
+            c: [
+                _harmonic(h, f"{where} coordinate '{c}' term {k}")
+                for k, h in enumerate(_list(terms, f"{where} coordinate '{c}'"))
+            ]
+            for c, terms in coordinates.items()
+        },
+        _number(obj.get("duration"), f"{where}.duration"),
+        samples,
+        None if obj.get("description") is None else _string(obj["description"], f"{where}.description"),
+    )
 
 
 def _harmonic(data, where):
@@ -260,8 +321,11 @@ def _harmonic(data, where):
         if key not in obj:
             raise ModelError(where, f"lacks '{key}'", expected="amplitude and frequency (rad/s), optional phase")
     phase = obj.get("phase")
-    return Harmonic(_expr(obj["amplitude"], f"{where}.amplitude"), _expr(obj["frequency"], f"{where}.frequency"),
-                    None if phase is None else _expr(phase, f"{where}.phase"))
+    return Harmonic(
+        _expr(obj["amplitude"], f"{where}.amplitude"),
+        _expr(obj["frequency"], f"{where}.frequency"),
+        None if phase is None else _expr(phase, f"{where}.phase"),
+    )
 
 
 def _independent(data):
@@ -289,8 +353,9 @@ def _force(data, index):
     missing = [key for key in required if key not in obj]
     if missing:
         raise ModelError(where, f"lacks '{missing[0]}'", expected=f"every {kind} has " + ", ".join(required))
-    return FORCE_ELEMENTS[kind](**{f.name: _force_field(f.name, obj[f.name], f"{where}.{f.name}")
-                                   for f in fields if f.name in obj})
+    return FORCE_ELEMENTS[kind](
+        **{f.name: _force_field(f.name, obj[f.name], f"{where}.{f.name}") for f in fields if f.name in obj}
+    )
 
 
 def _force_field(key, data, where):
@@ -309,32 +374,53 @@ def _force_field(key, data, where):
 
 # ---------------------------------------------------------------- writing
 
+
 def to_dict(model: Model) -> dict:
-    data = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "name": model.name,
-            "description": model.description, "gravity": list(model.gravity),
-            "parameters": [_drop_none({"name": p.name, "value": p.value, "unit": p.unit,
-                                       "description": p.description}) for p in model.parameters],
-            "bodies": [_body_dict(b) for b in model.bodies],
-            "joints": [_joint_dict(j) for j in model.joints],
-            "independent_coordinates": model.independent_coordinates}
+    data = {
+        "format": FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "name": model.name,
+        "description": model.description,
+        "gravity": list(model.gravity),
+        "parameters": [
+            _drop_none({"name": p.name, "value": p.value, "unit": p.unit, "description": p.description})
+            for p in model.parameters
+        ],
+        "bodies": [_body_dict(b) for b in model.bodies],
+        "joints": [_joint_dict(j) for j in model.joints],
+        "independent_coordinates": model.independent_coordinates,
+    }
     if model.trajectories:
         data["trajectories"] = [_trajectory_dict(t) for t in model.trajectories]
     if model.ground.points or model.ground.frames:
-        data["ground"] = {"points": model.ground.points,
-                          "frames": {k: _frame_dict(f) for k, f in model.ground.frames.items()}}
+        data["ground"] = {
+            "points": model.ground.points,
+            "frames": {k: _frame_dict(f) for k, f in model.ground.frames.items()},
+        }
     if model.forces:
-        data["forces"] = [_drop_none({"type": e.type, **{f.name: getattr(e, f.name) for f in dataclasses.fields(e)}})
-                          for e in model.forces]
+        data["forces"] = [
+            _drop_none({"type": e.type, **{f.name: getattr(e, f.name) for f in dataclasses.fields(e)}})
+            for e in model.forces
+        ]
     if model.actuated:
         data["actuated"] = list(model.actuated)
     return data
 
 
 def _trajectory_dict(t: Trajectory):
-    terms = {c: [_drop_none({"amplitude": h.amplitude, "frequency": h.frequency, "phase": h.phase}) for h in hs]
-             for c, hs in t.coordinates.items()}
-    return _drop_none({"name": t.name, "description": t.description, "duration": t.duration, "samples": t.samples,
-                       "coordinates": terms})
+    terms = {
+        c: [_drop_none({"amplitude": h.amplitude, "frequency": h.frequency, "phase": h.phase}) for h in hs]
+        for c, hs in t.coordinates.items()
+    }
+    return _drop_none(
+        {
+            "name": t.name,
+            "description": t.description,
+            "duration": t.duration,
+            "samples": t.samples,
+            "coordinates": terms,
+        }
+    )
 
 
 def _drop_none(d):
@@ -346,15 +432,32 @@ def _frame_dict(f):
 
 
 def _body_dict(b: Body):
-    return _drop_none({"label": b.label, "name": b.name, "inertia": dict(b.inertia), "points": b.points,
-                       "frames": {k: _frame_dict(f) for k, f in b.frames.items()}, "shape": b.shape})
+    return _drop_none(
+        {
+            "label": b.label,
+            "name": b.name,
+            "inertia": dict(b.inertia),
+            "points": b.points,
+            "frames": {k: _frame_dict(f) for k, f in b.frames.items()},
+            "shape": b.shape,
+        }
+    )
 
 
 def _joint_dict(j: Joint):
     coords = [_drop_none({"name": c.name, "initial": c.initial, "min": c.min, "max": c.max}) for c in j.coordinates]
-    return _drop_none({"name": j.name, "type": j.type, "parent": j.parent, "child": j.child,
-                       "parent_frame": _frame_dict(j.parent_frame), "child_frame": _frame_dict(j.child_frame),
-                       "coordinates": coords, "cut": j.cut})
+    return _drop_none(
+        {
+            "name": j.name,
+            "type": j.type,
+            "parent": j.parent,
+            "child": j.child,
+            "parent_frame": _frame_dict(j.parent_frame),
+            "child_frame": _frame_dict(j.child_frame),
+            "coordinates": coords,
+            "cut": j.cut,
+        }
+    )
 
 
 def dumps(model: Model) -> str:
@@ -413,11 +516,10 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     except OSError as exc:
         if tmp is not None:
             tmp.unlink(missing_ok=True)
-        raise ModelError(str(path), f"cannot be written: {exc}", expected="a writable file in an existing folder") \
-            from exc
+        raise ModelError(
+            str(path), f"cannot be written: {exc}", expected="a writable file in an existing folder"
+        ) from exc
     except BaseException:
         if tmp is not None:
             tmp.unlink(missing_ok=True)
         raise
-
-

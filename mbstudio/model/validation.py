@@ -71,8 +71,12 @@ def _check_parameters(model: Model) -> dict[str, float]:
     for p in model.parameters:
         where = f"parameter '{p.name}'"
         if not _IDENTIFIER.fullmatch(p.name) or p.name in FUNCTIONS or p.name == "pi":
-            raise ModelError(where, "has an invalid name", p.name,
-                             "a name of letters, digits and _ not starting with a digit (and not a function or pi)")
+            raise ModelError(
+                where,
+                "has an invalid name",
+                p.name,
+                "a name of letters, digits and _ not starting with a digit (and not a function or pi)",
+            )
         if p.name in symbols:
             raise ModelError(where, "is defined twice", p.name, "unique parameter names")
         if not _finite(p.value):
@@ -86,8 +90,12 @@ def _check_bodies(model: Model, symbols) -> set[str]:
     for body in model.bodies:
         where = f"body '{body.label}'"
         if not _LABEL.fullmatch(body.label) or body.label in GROUND_ALIASES:
-            raise ModelError(f"{where}.label", "is not a valid body label", body.label,
-                             "letters, digits or _, other than '0' and 'ground' (reserved for the ground)")
+            raise ModelError(
+                f"{where}.label",
+                "is not a valid body label",
+                body.label,
+                "letters, digits or _, other than '0' and 'ground' (reserved for the ground)",
+            )
         if body.label in labels:
             raise ModelError(where, "is defined twice", body.label, "unique body labels")
         labels.add(body.label)
@@ -114,8 +122,12 @@ def _check_inertia(body: Body, symbols) -> None:
     m = v["m"]
     if m < 0:
         written = body.inertia["m"]
-        raise ModelError(f"{where}.m", "is a negative mass", f"{written} = {m:.6g}" if isinstance(written, str) else m,
-                         "a mass >= 0 kg")
+        raise ModelError(
+            f"{where}.m",
+            "is a negative mass",
+            f"{written} = {m:.6g}" if isinstance(written, str) else m,
+            "a mass >= 0 kg",
+        )
     first = [v["mx"], v["my"], v["mz"]]
     scale = max(abs(v[n]) for n in ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")) or 1e-300
     if m == 0 and max(map(abs, first)) > 0:
@@ -124,16 +136,28 @@ def _check_inertia(body: Body, symbols) -> None:
         centroidal = inertia_about_centre(v)[2]
         principal = np.linalg.eigvalsh(centroidal) if np.isfinite(centroidal).all() else None
     if principal is None or not np.isfinite(principal).all():
-        raise ModelError(where, "overflows when moved to the centre of mass", {n: v[n] for n in INERTIA_NAMES},
-                         "a centre of mass (mx/m, my/m, mz/m) and moments of inertia well within float range")
+        raise ModelError(
+            where,
+            "overflows when moved to the centre of mass",
+            {n: v[n] for n in INERTIA_NAMES},
+            "a centre of mass (mx/m, my/m, mz/m) and moments of inertia well within float range",
+        )
     moments = [round(float(x), 12) for x in principal]
     if principal[0] < -_INERTIA_TOL * scale:
-        raise ModelError(where, "is not physically possible: the inertia about the centre of mass is not "
-                         "positive semi-definite", moments, "principal moments >= 0")
+        raise ModelError(
+            where,
+            "is not physically possible: the inertia about the centre of mass is not positive semi-definite",
+            moments,
+            "principal moments >= 0",
+        )
     a, b, c3 = principal
     if a + b < c3 - _INERTIA_TOL * scale:
-        raise ModelError(where, "is not physically possible: its principal moments violate the triangle "
-                         "inequality", moments, "each principal moment at most the sum of the other two")
+        raise ModelError(
+            where,
+            "is not physically possible: its principal moments violate the triangle inequality",
+            moments,
+            "each principal moment at most the sum of the other two",
+        )
 
 
 def _check_geometry(body: Body, symbols) -> None:
@@ -145,8 +169,12 @@ def _check_geometry(body: Body, symbols) -> None:
 
 
 # Each shape type: its required fields, then its optional ones (docs/file-format.md, body).
-SHAPES = {"box": (("size",), ()), "cylinder": (("radius", "length"), ("axis",)), "sphere": (("radius",), ()),
-          "mesh": (("file",), ())}
+SHAPES = {
+    "box": (("size",), ()),
+    "cylinder": (("radius", "length"), ("axis",)),
+    "sphere": (("radius",), ()),
+    "mesh": (("file",), ()),
+}
 _COLOR = re.compile(r"#[0-9a-fA-F]{6}")
 
 
@@ -189,8 +217,12 @@ def _check_shape(body: Body, symbols) -> None:
 def check_frame(frame: Frame, body: Body, symbols, where: str) -> None:
     if isinstance(frame.origin, str):
         if frame.origin not in body.points:
-            raise ModelError(f"{where}.origin", "names an unknown point", frame.origin,
-                             "one of the body's points: " + (", ".join(body.points) or "(none defined)"))
+            raise ModelError(
+                f"{where}.origin",
+                "names an unknown point",
+                frame.origin,
+                "one of the body's points: " + (", ".join(body.points) or "(none defined)"),
+            )
     else:
         float_vector(frame.origin, symbols, f"{where}.origin")
     z = float_vector(frame.z, symbols, f"{where}.z") if frame.z is not None else np.array([0.0, 0.0, 1.0])
@@ -201,15 +233,20 @@ def check_frame(frame: Frame, body: Body, symbols, where: str) -> None:
         x = float_vector(frame.x, symbols, f"{where}.x")
         _check_direction_size(x, frame.x, f"{where}.x")
         if np.linalg.norm(np.cross(x, z)) < 1e-9 * max(np.linalg.norm(x), 1e-300) * np.linalg.norm(z):
-            raise ModelError(f"{where}.x", "is zero or parallel to the z axis", frame.x,
-                             "a direction not parallel to z")
+            raise ModelError(
+                f"{where}.x", "is zero or parallel to the z axis", frame.x, "a direction not parallel to z"
+            )
 
 
 def _check_direction_size(vector: np.ndarray, written, where: str) -> None:
     with np.errstate(over="ignore"):
         if not np.isfinite(np.linalg.norm(vector)):
-            raise ModelError(where, "is too long to normalise in floating point", written,
-                             "a direction with components below 1e150 (only its direction matters)")
+            raise ModelError(
+                where,
+                "is too long to normalise in floating point",
+                written,
+                "a direction with components below 1e150 (only its direction matters)",
+            )
 
 
 def _check_joints(model: Model, symbols, labels: set[str]) -> None:
@@ -224,8 +261,9 @@ def _check_joints(model: Model, symbols, labels: set[str]) -> None:
         for side in ("parent", "child"):
             label = getattr(joint, side)
             if label not in labels and label not in GROUND_ALIASES:
-                raise ModelError(f"{where}.{side}", "names an unknown body", label,
-                                 "one of: ground, " + ", ".join(sorted(labels)))
+                raise ModelError(
+                    f"{where}.{side}", "names an unknown body", label, "one of: ground, " + ", ".join(sorted(labels))
+                )
         if body_key(joint.parent) == body_key(joint.child):
             raise ModelError(where, "joins a body to itself", joint.parent, "two different bodies")
         for side in ("parent", "child"):
@@ -233,14 +271,22 @@ def _check_joints(model: Model, symbols, labels: set[str]) -> None:
             frame = getattr(joint, f"{side}_frame")
             if isinstance(frame, str):
                 if frame not in body.frames:
-                    raise ModelError(f"{where}.{side}_frame", f"names an unknown frame of body '{body.label}'",
-                                     frame, "one of: " + (", ".join(body.frames) or "(none defined)"))
+                    raise ModelError(
+                        f"{where}.{side}_frame",
+                        f"names an unknown frame of body '{body.label}'",
+                        frame,
+                        "one of: " + (", ".join(body.frames) or "(none defined)"),
+                    )
             else:
                 check_frame(frame, body, symbols, f"{where}.{side}_frame")
         dof = len(JOINT_MOTIONS[joint.type])
         if len(joint.coordinates) != dof:
-            raise ModelError(f"{where}.coordinates", f"a {joint.type} joint has {dof} coordinate(s)",
-                             [c.name for c in joint.coordinates], f"{dof} coordinate(s)")
+            raise ModelError(
+                f"{where}.coordinates",
+                f"a {joint.type} joint has {dof} coordinate(s)",
+                [c.name for c in joint.coordinates],
+                f"{dof} coordinate(s)",
+            )
         for c in joint.coordinates:
             _check_coordinate(c, coordinates, where)
 
@@ -273,8 +319,12 @@ def _check_connected(model: Model) -> None:
                     frontier.append(other)
     for body in model.bodies:
         if body.label not in reached:
-            raise ModelError(f"body '{body.label}'", "is not connected to the ground by any chain of joints",
-                             body.name, "a joint path from the ground to every body")
+            raise ModelError(
+                f"body '{body.label}'",
+                "is not connected to the ground by any chain of joints",
+                body.name,
+                "a joint path from the ground to every body",
+            )
 
 
 def _check_independent(model: Model) -> None:
@@ -284,8 +334,12 @@ def _check_independent(model: Model) -> None:
     seen: set[str] = set()
     for name in model.independent_coordinates:
         if name not in known:
-            raise ModelError("independent_coordinates", "names an unknown coordinate", name,
-                             "coordinates of the model's joints: " + ", ".join(sorted(known)))
+            raise ModelError(
+                "independent_coordinates",
+                "names an unknown coordinate",
+                name,
+                "coordinates of the model's joints: " + ", ".join(sorted(known)),
+            )
         if name in seen:
             raise ModelError("independent_coordinates", "lists a coordinate twice", name, "each name once")
         seen.add(name)
@@ -299,8 +353,12 @@ def _check_trajectories(model: Model, symbols) -> None:
             raise ModelError(f"{where}.duration", "must be a positive time", t.duration, "a duration > 0 s")
         for name, terms in t.coordinates.items():
             if name not in known:
-                raise ModelError(f"{where}.coordinates", "names an unknown coordinate", name,
-                                 "coordinates of the model's joints: " + ", ".join(sorted(known)))
+                raise ModelError(
+                    f"{where}.coordinates",
+                    "names an unknown coordinate",
+                    name,
+                    "coordinates of the model's joints: " + ", ".join(sorted(known)),
+                )
             for k, h in enumerate(terms):
                 for key in ("amplitude", "frequency", "phase"):
                     if getattr(h, key) is not None:
@@ -324,17 +382,30 @@ def _check_forces(model: Model, symbols) -> None:
         seen.add(element.name)
         for body_field, point_field in (("body", "point"), ("body1", "point1"), ("body2", "point2")):
             if hasattr(element, body_field):
-                _check_body_point(model, getattr(element, body_field), getattr(element, point_field),
-                                  f"{where}.{body_field}", f"{where}.{point_field}")
+                _check_body_point(
+                    model,
+                    getattr(element, body_field),
+                    getattr(element, point_field),
+                    f"{where}.{body_field}",
+                    f"{where}.{point_field}",
+                )
         if hasattr(element, "coordinate") and element.coordinate not in coordinates:
-            raise ModelError(f"{where}.coordinate", "names an unknown coordinate", element.coordinate,
-                             "one of: " + ", ".join(sorted(coordinates)))
+            raise ModelError(
+                f"{where}.coordinate",
+                "names an unknown coordinate",
+                element.coordinate,
+                "one of: " + ", ".join(sorted(coordinates)),
+            )
         for key in (*_NON_NEGATIVE, "rest", "velocity_scale"):
             if hasattr(element, key):
                 value = float_value(getattr(element, key), symbols, f"{where}.{key}")
                 if (key in _NON_NEGATIVE and value < 0) or (key == "velocity_scale" and value <= 0):
-                    raise ModelError(f"{where}.{key}", "is out of range", getattr(element, key),
-                                     "a value > 0" if key == "velocity_scale" else "a value >= 0")
+                    raise ModelError(
+                        f"{where}.{key}",
+                        "is out of range",
+                        getattr(element, key),
+                        "a value > 0" if key == "velocity_scale" else "a value >= 0",
+                    )
         if isinstance(element, PointForce):
             float_vector(element.force, timed, f"{where}.force")
         if isinstance(element, Actuator):
@@ -345,17 +416,25 @@ def _check_body_point(model: Model, label: str, point: str, body_where: str, poi
     try:
         body = model.body(label)
     except KeyError:
-        raise ModelError(body_where, "names an unknown body", label,
-                         "one of: ground, " + ", ".join(b.label for b in model.bodies)) from None
+        raise ModelError(
+            body_where, "names an unknown body", label, "one of: ground, " + ", ".join(b.label for b in model.bodies)
+        ) from None
     if point not in body.points:
-        raise ModelError(point_where, f"names an unknown point of body '{body.label}'", point,
-                         "one of: " + (", ".join(body.points) or "(none defined)"))
+        raise ModelError(
+            point_where,
+            f"names an unknown point of body '{body.label}'",
+            point,
+            "one of: " + (", ".join(body.points) or "(none defined)"),
+        )
 
 
 def _check_time_function(element: Actuator, timed, where: str) -> None:
     if (element.formula is None) == (element.table is None):
-        raise ModelError(where, "needs exactly one of 'formula' and 'table'",
-                         expected='"formula": an expression in t, or "table": [[t, value], ...]')
+        raise ModelError(
+            where,
+            "needs exactly one of 'formula' and 'table'",
+            expected='"formula": an expression in t, or "table": [[t, value], ...]',
+        )
     if element.formula is not None:
         float_value(element.formula, timed, f"{where}.formula")
         return
@@ -370,7 +449,11 @@ def _check_actuated(model: Model) -> None:
     known = set(model.coordinate_names())
     for i, name in enumerate(model.actuated):
         if name not in known:
-            raise ModelError("actuated", "names an unknown coordinate", name,
-                             "coordinates of the model's joints: " + ", ".join(sorted(known)))
+            raise ModelError(
+                "actuated",
+                "names an unknown coordinate",
+                name,
+                "coordinates of the model's joints: " + ", ".join(sorted(known)),
+            )
         if name in model.actuated[:i]:
             raise ModelError("actuated", "lists a coordinate twice", name, "each name once")

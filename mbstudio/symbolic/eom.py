@@ -36,10 +36,12 @@ from ..numerics.backends import Float64, Symbolic
 Progress = Callable[[float, str], None]
 Cancel = Callable[[], bool] | threading.Event
 
-CLOSED_LOOP_NOTE = ("closed loop: the projected equations Rᵀ M R q̈_ind + ... need R = ∂q/∂q_ind along the "
-                    "solution of Φ(q) = 0, which has no closed form in general; given instead are the tree "
-                    "equations M q̈ + c + g = τ + Φ_qᵀ λ with the constraint Jacobian Φ_q and Φ_q q̈ = γ "
-                    "(rows `independent_rows` are the independent constraints)")
+CLOSED_LOOP_NOTE = (
+    "closed loop: the projected equations Rᵀ M R q̈_ind + ... need R = ∂q/∂q_ind along the "
+    "solution of Φ(q) = 0, which has no closed form in general; given instead are the tree "
+    "equations M q̈ + c + g = τ + Φ_qᵀ λ with the constraint Jacobian Φ_q and Φ_q q̈ = γ "
+    "(rows `independent_rows` are the independent constraints)"
+)
 
 
 class Cancelled(Exception):
@@ -128,8 +130,7 @@ class TrigReducer:
         return reduced if sympy.count_ops(reduced) <= size else expr
 
 
-def trig_reducer(mech: Mechanism, coordinates: list[sympy.Symbol], size_limit: int,
-                 trigsimp_limit: int) -> TrigReducer:
+def trig_reducer(mech: Mechanism, coordinates: list[sympy.Symbol], size_limit: int, trigsimp_limit: int) -> TrigReducer:
     """A reducer for the revolute coordinates of the mechanism."""
     revolute = [q for q, kind in zip(coordinates, mech.tree.kinds, strict=True) if kind == "R"]
     s = [sympy.Dummy(f"s_{q}") for q in revolute]
@@ -188,9 +189,15 @@ def model_hash(model: Model) -> str:
     return hashlib.sha256(dumps(model).encode()).hexdigest()[:16]
 
 
-def equations_of_motion(model: Model, numeric_inertia: bool = False, simplify: bool = True,
-                        size_limit: int = 400, trigsimp_limit: int = 40, progress: Progress | None = None,
-                        cancel: Cancel | None = None) -> EquationsOfMotion:
+def equations_of_motion(
+    model: Model,
+    numeric_inertia: bool = False,
+    simplify: bool = True,
+    size_limit: int = 400,
+    trigsimp_limit: int = 40,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+) -> EquationsOfMotion:
     """M(q), c(q, q̇), g(q) (and for closed loops Φ_q, γ) of the document as sympy matrices.
 
     `simplify`: reduce each coefficient of an inertial parameter whose size (sympy.count_ops) is at most
@@ -219,15 +226,24 @@ def equations_of_motion(model: Model, numeric_inertia: bool = False, simplify: b
             M[i, j] = M[j, i] = linear_combination(K[2 + j, i] - K[0, i], phi, reduce, monitor)
         monitor.report(0.1 + 0.85 * (3 + j) / stages, f"mass matrix column {j + 1} of {n}")
     times["equations"] = time.perf_counter() - start - times["regressor"]
-    eom = EquationsOfMotion(model.name, q, qd, geometric_symbols(mech), inertial, M, bias, gravity,
-                            document_values(model))
+    eom = EquationsOfMotion(
+        model.name, q, qd, geometric_symbols(mech), inertial, M, bias, gravity, document_values(model)
+    )
     if mech.constraints.m:
         add_constraints(eom, mech, reduce, monitor)
         monitor.report(0.95, "constraint Jacobian")
     times["total"] = time.perf_counter() - start
-    eom.provenance = {"model": model.name, "model_hash": model_hash(model), "method": "symbolic regressor",
-                      "numeric_inertia": numeric_inertia, "simplify": simplify, "size_limit": size_limit,
-                      "trigsimp_limit": trigsimp_limit, "seconds": times, "software": f"mbstudio {__version__}"}
+    eom.provenance = {
+        "model": model.name,
+        "model_hash": model_hash(model),
+        "method": "symbolic regressor",
+        "numeric_inertia": numeric_inertia,
+        "simplify": simplify,
+        "size_limit": size_limit,
+        "trigsimp_limit": trigsimp_limit,
+        "seconds": times,
+        "software": f"mbstudio {__version__}",
+    }
     monitor.report(1.0, "equations of motion done")
     return eom
 

@@ -18,17 +18,23 @@ from sympy.printing.numpy import NumPyPrinter
 from .eom import EquationsOfMotion, Monitor
 
 PREFIX = {"mass_matrix": "M", "bias": "C", "gravity": "G", "constraint_jacobian": "J", "constraint_rhs": "R"}
-LATEX_NAME = {"mass_matrix": "M", "bias": "c", "gravity": "g", "constraint_jacobian": r"\Phi_{q}",
-              "constraint_rhs": r"\gamma"}
+LATEX_NAME = {
+    "mass_matrix": "M",
+    "bias": "c",
+    "gravity": "g",
+    "constraint_jacobian": r"\Phi_{q}",
+    "constraint_rhs": r"\gamma",
+}
 CAPITAL_GREEK = {"Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega"}
 INERTIAL = re.compile(r"(mx|my|mz|m|Ixx|Ixy|Ixz|Iyy|Iyz|Izz)(.+)")
-SIGNATURE = {"mass_matrix": "q", "bias": "q, qd", "gravity": "q", "constraint_jacobian": "q",
-             "constraint_rhs": "q, qd"}
-DOC = {"mass_matrix": "M(q), shape (..., n, n)",
-       "bias": "c(q, qd): Coriolis and centrifugal forces without gravity, shape (..., n)",
-       "gravity": "g(q): the forces that hold the mechanism at rest against gravity, shape (..., n)",
-       "constraint_jacobian": "Φ_q(q) of the cut joints, shape (..., m, n)",
-       "constraint_rhs": "γ(q, qd) = −Φ̇_q qd, with Φ_q q̈ = γ, shape (..., m)"}
+SIGNATURE = {"mass_matrix": "q", "bias": "q, qd", "gravity": "q", "constraint_jacobian": "q", "constraint_rhs": "q, qd"}
+DOC = {
+    "mass_matrix": "M(q), shape (..., n, n)",
+    "bias": "c(q, qd): Coriolis and centrifugal forces without gravity, shape (..., n)",
+    "gravity": "g(q): the forces that hold the mechanism at rest against gravity, shape (..., n)",
+    "constraint_jacobian": "Φ_q(q) of the cut joints, shape (..., m, n)",
+    "constraint_rhs": "γ(q, qd) = −Φ̇_q qd, with Φ_q q̈ = γ, shape (..., m)",
+}
 
 
 @dataclass
@@ -61,8 +67,12 @@ class CommonSubexpressions:
 
 def stored_entries(matrix: sympy.Matrix, symmetric: bool) -> list[tuple[int, int]]:
     """Non-zero entries, the upper triangle only for a symmetric matrix."""
-    return [(i, j) for i in range(matrix.rows) for j in range(matrix.cols)
-            if (j >= i or not symmetric) and matrix[i, j] != 0]
+    return [
+        (i, j)
+        for i in range(matrix.rows)
+        for j in range(matrix.cols)
+        if (j >= i or not symmetric) and matrix[i, j] != 0
+    ]
 
 
 def eliminate(name: str, matrix: sympy.Matrix, taken: set[str]) -> Block:
@@ -135,11 +145,14 @@ def latex_block(block: Block, names: dict) -> list[str]:
     def tex(expr):
         return sympy.latex(expr, symbol_names=names)
 
-    lines = [f"% {block.name}: {len(block.temporaries)} temporaries, {block.ops_after} operations after CSE",
-             r"\begin{align*}"]
+    lines = [
+        f"% {block.name}: {len(block.temporaries)} temporaries, {block.ops_after} operations after CSE",
+        r"\begin{align*}",
+    ]
     rows = [f"  {names[t]} &= {tex(e)}" for t, e in block.temporaries]
-    rows += [f"  {entry_label(block, i, j)} &= {tex(e)}" for (i, j), e in zip(block.entries, block.expressions,
-                                                                               strict=True)]
+    rows += [
+        f"  {entry_label(block, i, j)} &= {tex(e)}" for (i, j), e in zip(block.entries, block.expressions, strict=True)
+    ]
     if not rows:
         rows = [f"  {LATEX_NAME[block.name]} &= 0"]
     lines += [" \\\\\n".join(rows), r"\end{align*}"]
@@ -150,15 +163,19 @@ def latex_fragment(eom: EquationsOfMotion, cse: CommonSubexpressions) -> str:
     """A .tex fragment (needs amsmath): the temporaries and the non-zero entries of M, c, g (and Φ_q, γ);
     M is symmetric and only its upper triangle is listed."""
     names = latex_symbol_names(eom, cse)
-    lines = [f"% Equations of motion of {eom.model_name}: M(q) qdd + c(q, qd) + g(q) = tau",
-             *(f"% {k}: {v}" for k, v in eom.provenance.items()),
-             r"% long entries: \allowdisplaybreaks in the preamble lets the align* blocks break across pages"]
+    lines = [
+        f"% Equations of motion of {eom.model_name}: M(q) qdd + c(q, qd) + g(q) = tau",
+        *(f"% {k}: {v}" for k, v in eom.provenance.items()),
+        r"% long entries: \allowdisplaybreaks in the preamble lets the align* blocks break across pages",
+    ]
     equation = r"M(q)\,\ddot{q} + c(q,\dot{q}) + g(q) = \tau"
     if eom.closed:
-        equation = (r"M\,\ddot{q} + c + g = \tau + \Phi_{q}^{T}\lambda, \quad \Phi_{q}\,\ddot{q} = \gamma")
-        lines += [r"\noindent Closed loop: the equations projected on the independent coordinates need "
-                  r"$R = \partial q / \partial q_{\mathrm{ind}}$, which has no closed form in general; "
-                  r"given are the tree equations with the constraint Jacobian."]
+        equation = r"M\,\ddot{q} + c + g = \tau + \Phi_{q}^{T}\lambda, \quad \Phi_{q}\,\ddot{q} = \gamma"
+        lines += [
+            r"\noindent Closed loop: the equations projected on the independent coordinates need "
+            r"$R = \partial q / \partial q_{\mathrm{ind}}$, which has no closed form in general; "
+            r"given are the tree equations with the constraint Jacobian."
+        ]
     lines += [r"\[ " + equation + r" \]"]
     for block in cse.blocks.values():
         lines += latex_block(block, names)
@@ -170,9 +187,11 @@ def python_function(block: Block, eom: EquationsOfMotion, printer: NumPyPrinter)
     """def name(q[, qd], params=None): entries computed over the leading batch axes of q."""
     exprs = [e for _, e in block.temporaries] + list(block.expressions)
     used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
-    lines = [f"def {block.name}({SIGNATURE[block.name]}, params=None):",
-             f'    """{DOC[block.name]}, for q (and qd) of shape (..., n)."""',
-             "    _q = numpy.asarray(q, dtype=float)"]
+    lines = [
+        f"def {block.name}({SIGNATURE[block.name]}, params=None):",
+        f'    """{DOC[block.name]}, for q (and qd) of shape (..., n)."""',
+        "    _q = numpy.asarray(q, dtype=float)",
+    ]
     if "qd" in SIGNATURE[block.name]:
         lines.append("    _qd = numpy.asarray(qd, dtype=float)")
     lines.append("    _p = _parameters(params)")
@@ -194,13 +213,25 @@ def python_module(eom: EquationsOfMotion, cse: CommonSubexpressions) -> str:
     (and constraint_jacobian, constraint_rhs for closed loops); `params` overrides the document's values
     in PARAMETERS; q and qd may carry leading batch axes."""
     printer = NumPyPrinter()
-    header = [f'"""Equations of motion of {eom.model_name}: M(q) qdd + c(q, qd) + g(q) = tau.',
-              "", "Generated by MB Studio; do not edit.",
-              *(f"{k}: {v}" for k, v in eom.provenance.items()), *eom.notes, '"""', "", "import numpy", "",
-              f"COORDINATES = {[s.name for s in eom.coordinates]!r}",
-              f"PARAMETERS = {eom.values!r}", "", "",
-              "def _parameters(params):",
-              '    """The document\'s values, overridden by `params`."""',
-              "    return PARAMETERS if params is None else {**PARAMETERS, **params}", "", ""]
+    header = [
+        f'"""Equations of motion of {eom.model_name}: M(q) qdd + c(q, qd) + g(q) = tau.',
+        "",
+        "Generated by MB Studio; do not edit.",
+        *(f"{k}: {v}" for k, v in eom.provenance.items()),
+        *eom.notes,
+        '"""',
+        "",
+        "import numpy",
+        "",
+        f"COORDINATES = {[s.name for s in eom.coordinates]!r}",
+        f"PARAMETERS = {eom.values!r}",
+        "",
+        "",
+        "def _parameters(params):",
+        '    """The document\'s values, overridden by `params`."""',
+        "    return PARAMETERS if params is None else {**PARAMETERS, **params}",
+        "",
+        "",
+    ]
     body = [line for block in cse.blocks.values() for line in python_function(block, eom, printer)]
     return "\n".join(header + body).rstrip() + "\n"

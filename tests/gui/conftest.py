@@ -61,6 +61,7 @@ def answers(monkeypatch):
         def show(parent, title, text, *args, **kwargs):
             record["calls"].append((kind, title, text))
             return QMessageBox.StandardButton.Ok
+
         return show
 
     monkeypatch.setattr(QMessageBox, "question", staticmethod(question))

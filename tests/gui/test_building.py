@@ -39,6 +39,7 @@ def pick(window, key, field, choice):
 
 def answer_dialog(monkeypatch, cls, **choices):
     """The next dialogs of class `cls` are accepted with these widget texts (body, point, joint_type, ...)."""
+
     def accept(dialog):
         for path, text in choices.items():
             widget = dialog
@@ -76,14 +77,26 @@ def test_a_four_bar_built_from_nothing_moves_with_one_freedom(window, monkeypatc
     assert model.joint("J3").parent_frame.origin == ["p1", 0.0, 0.0]
     assert window.status["dof"].text().startswith("DOF 3")
 
-    answer_dialog(monkeypatch, AddJointDialog, first__body=coupler, first__point="tip", second__body=rocker,
-                  second__point="tip", joint_type="revolute", axis="0, 0, 1")
+    answer_dialog(
+        monkeypatch,
+        AddJointDialog,
+        first__body=coupler,
+        first__point="tip",
+        second__body=rocker,
+        second__point="tip",
+        joint_type="revolute",
+        axis="0, 0, 1",
+    )
     window.tree.requested.emit("add_joint", ("body", coupler))
     model = window.document.model
     closing = model.joints[-1]
     assert window.tree.current_key() == ("joint", closing.name)
     assert (closing.parent, closing.child, closing.parent_frame.origin, closing.child_frame.origin) == (
-        coupler, rocker, "tip", "tip")
+        coupler,
+        rocker,
+        "tip",
+        "tip",
+    )
     assert window.status["dof"].text().startswith("DOF 1") and window.status["assembly"].text() == "assembled"
     assert window.status["loops"].text().startswith("loops 1")
 
@@ -152,8 +165,13 @@ def test_force_elements_are_added_renamed_and_deleted_with_undo(window, monkeypa
         window.tree.requested.emit("add_force", ("forces",))
     model = window.document.model
     added = model.forces[1:]
-    assert [e.type for e in added] == ["spring_damper", "joint_spring_damper", "joint_friction", "actuator",
-                                       "point_force"]
+    assert [e.type for e in added] == [
+        "spring_damper",
+        "joint_spring_damper",
+        "joint_friction",
+        "actuator",
+        "point_force",
+    ]
     assert (added[0].body1, added[0].point1, added[0].body2, added[0].point2) == ("1", "G", "0", "C")
     assert {e.coordinate for e in added[1:4]} == {"theta1"} and added[3].formula == 0.0
     assert (added[4].body, added[4].point) == ("1", "G")
@@ -218,6 +236,7 @@ def test_deleting_what_a_force_refers_to_asks_and_takes_the_force_with_it(window
 
 # ------------------------------------------------------------------ the edits themselves (no window)
 
+
 def test_renames_reach_force_elements_trajectories_and_joint_frames():
     model = samples.load()
     edits.add_force(model, "joint_friction")
@@ -243,7 +262,10 @@ def test_a_joint_between_bodies_gives_back_the_choice_of_independent_coordinates
     name = edits.add_joint(model, "1", "3", "spherical", None, "C", [0, 0, 1])
     joint = model.joint(name)
     assert model.independent_coordinates == "auto" and [c.name for c in joint.coordinates] == [
-        f"{name}_q1", f"{name}_q2", f"{name}_q3"]
+        f"{name}_q1",
+        f"{name}_q2",
+        f"{name}_q3",
+    ]
     assert (joint.parent_frame.origin, joint.child_frame.origin, joint.child_frame.z) == ([0.0] * 3, "C", [0, 0, 1])
     with pytest.raises(ModelError, match="axis z: must be three values"):
         edits.parse_vector("0, 1", "axis z")

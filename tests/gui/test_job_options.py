@@ -37,17 +37,22 @@ def make(qtbot):
         dialog = cls(model, previous)
         qtbot.addWidget(dialog)
         return dialog
+
     return build
 
 
 # ---------------------------------------------------------------------------------------- parsing
 def test_digits_are_rising_whole_numbers_in_range():
     assert digits_list(" 30,50 , 80") == [30, 50, 80]
-    cases = {"30, abc": "digits: 'abc' is not a whole number; expected whole numbers from 16 to 1000",
-             "30, 15": "digits: 15 is out of range; expected whole numbers from 16 to 1000",
-             "30, 1001": "digits: 1001 is out of range",
-             "50, 30": "digits: 50, 30 do not rise", "30, 30": "digits: 30, 30 do not rise",
-             "30.5": "digits: '30.5' is not a whole number", "": "digits: is empty"}
+    cases = {
+        "30, abc": "digits: 'abc' is not a whole number; expected whole numbers from 16 to 1000",
+        "30, 15": "digits: 15 is out of range; expected whole numbers from 16 to 1000",
+        "30, 1001": "digits: 1001 is out of range",
+        "50, 30": "digits: 50, 30 do not rise",
+        "30, 30": "digits: 30, 30 do not rise",
+        "30.5": "digits: '30.5' is not a whole number",
+        "": "digits: is empty",
+    }
     for text, message in cases.items():
         with pytest.raises(ModelError, match=message):
             digits_list(text)
@@ -55,8 +60,12 @@ def test_digits_are_rising_whole_numbers_in_range():
 
 def test_numbers_must_be_finite_and_in_range():
     assert number("rtol", "1e-8", lambda x: 0 < x < 1, "in (0, 1)") == 1e-8
-    for text, problem in (("1", "1 is out of range"), ("nan", "'nan' is not a number"),
-                          ("inf", "'inf' is not a number"), ("1e-8x", "'1e-8x' is not a number")):
+    for text, problem in (
+        ("1", "1 is out of range"),
+        ("nan", "'nan' is not a number"),
+        ("inf", "'inf' is not a number"),
+        ("1e-8x", "'1e-8x' is not a number"),
+    ):
         with pytest.raises(ModelError, match=f"rtol: {problem}; expected in \\(0, 1\\)"):
             number("rtol", text, lambda x: 0 < x < 1, "in (0, 1)")
 
@@ -64,8 +73,11 @@ def test_numbers_must_be_finite_and_in_range():
 def test_parameter_names_are_the_models_each_once(sla):
     valid = sla.inertial_parameter_names()
     assert parameter_names("priority", "mx1, Iyy4 m7", valid) == ["mx1", "Iyy4", "m7"]
-    with pytest.raises(ModelError, match="priority: 'mx9' is not an inertial parameter of this model; expected "
-                                         "inertial parameter names such as m1, mx1, my1"):
+    with pytest.raises(
+        ModelError,
+        match="priority: 'mx9' is not an inertial parameter of this model; expected "
+        "inertial parameter names such as m1, mx1, my1",
+    ):
         parameter_names("priority", "mx1, mx9", valid)
     with pytest.raises(ModelError, match="eliminate: 'mx1' is listed twice"):
         parameter_names("eliminate", "mx1 Iyy4 mx1", valid)
@@ -84,8 +96,13 @@ def test_the_vp_estimate_grows_with_samples_digits_and_precisions():
     assert vp_seconds(200, 7, 2, [30]) == pytest.approx(2 * one)
     assert vp_seconds(100, 7, 2, [30, 30]) == pytest.approx(2 * one)
     assert vp_seconds(100, 7, 2, [570]) == pytest.approx(one * 2.9 / 1.1)
-    assert [about(s) for s in (1, 30, 300, 3000, 7200)] == \
-        ["a few seconds", "under a minute", "a few minutes", "tens of minutes", "hours"]
+    assert [about(s) for s in (1, 30, 300, 3000, 7200)] == [
+        "a few seconds",
+        "under a minute",
+        "a few minutes",
+        "tens of minutes",
+        "hours",
+    ]
 
 
 # ---------------------------------------------------------------------------------------- base parameters
@@ -103,8 +120,10 @@ def test_bad_digits_are_named_inline_and_disable_ok_until_fixed(make, sla):
     dialog = make(BaseParametersDialog, sla)
     dialog.lines["digits"].setText("30, abc")
     assert not dialog.ok.isEnabled()
-    assert dialog.error.text() == ("digits: 'abc' is not a whole number; expected whole numbers from 16 to 1000 "
-                                   "separated by commas, rising, e.g. 30, 50")
+    assert dialog.error.text() == (
+        "digits: 'abc' is not a whole number; expected whole numbers from 16 to 1000 "
+        "separated by commas, rising, e.g. 30, 50"
+    )
     assert "border" in dialog.lines["digits"].styleSheet() and dialog.lines["samples"].styleSheet() == ""
     assert dialog.hint.text() == ""
     with pytest.raises(ModelError, match="digits: 'abc'"):
@@ -117,8 +136,10 @@ def test_bad_digits_are_named_inline_and_disable_ok_until_fixed(make, sla):
 def test_samples_must_give_w_enough_rows_and_stay_sane(make, sla):
     dialog = make(BaseParametersDialog, sla)
     dialog.lines["samples"].setText("34")
-    assert dialog.validate() == ["samples: 34 is out of range; expected a whole number from 35 to 100000: W needs "
-                                 "at least as many rows as the 70 inertial parameters, and each sample gives 2"]
+    assert dialog.validate() == [
+        "samples: 34 is out of range; expected a whole number from 35 to 100000: W needs "
+        "at least as many rows as the 70 inertial parameters, and each sample gives 2"
+    ]
     assert not dialog.ok.isEnabled()
     dialog.lines["samples"].setText("100001")
     assert "100001 is out of range" in dialog.error.text()
@@ -130,9 +151,11 @@ def test_samples_must_give_w_enough_rows_and_stay_sane(make, sla):
 def test_a_trajectory_with_too_few_samples_of_its_own_is_reported(make, sla):
     sla.trajectories[0].samples = 20
     dialog = make(BaseParametersDialog, sla)
-    assert dialog.validate() == ["samples: empty, and 'exciting' has only 20; expected a whole number from 35 to "
-                                 "100000: W needs at least as many rows as the 70 inertial parameters, and each "
-                                 "sample gives 2"]
+    assert dialog.validate() == [
+        "samples: empty, and 'exciting' has only 20; expected a whole number from 35 to "
+        "100000: W needs at least as many rows as the 70 inertial parameters, and each "
+        "sample gives 2"
+    ]
     dialog.lines["samples"].setText("40")
     assert dialog.ok.isEnabled()
 
@@ -154,11 +177,14 @@ def test_fields_a_route_does_not_use_are_disabled_and_left_out(make, sla):
 def test_eliminated_parameters_by_priority_or_exactly(make, sla):
     dialog = make(BaseParametersDialog, sla)
     dialog.elimination.setCurrentIndex(dialog.elimination.findData("priority"))
-    assert dialog.validate() == ["priority: is empty; expected inertial parameter names such as m1, mx1, my1, "
-                                 "separated by commas"]
+    assert dialog.validate() == [
+        "priority: is empty; expected inertial parameter names such as m1, mx1, my1, separated by commas"
+    ]
     dialog.lines["names"].setText("mx1, Iyy4, bogus")
-    assert dialog.validate() == ["priority: 'bogus' is not an inertial parameter of this model; expected inertial "
-                                 "parameter names such as m1, mx1, my1, separated by commas"]
+    assert dialog.validate() == [
+        "priority: 'bogus' is not an inertial parameter of this model; expected inertial "
+        "parameter names such as m1, mx1, my1, separated by commas"
+    ]
     dialog.lines["names"].setText("mx1, Iyy4")
     assert dialog.options()["priority"] == ["mx1", "Iyy4"]
     dialog.elimination.setCurrentIndex(dialog.elimination.findData("eliminate"))
@@ -172,8 +198,13 @@ def test_previous_options_come_back_also_as_qsettings_text(make, sla):
     # QSettings' INI files give lists of strings and a single string for a one-element list
     dialog = make(BaseParametersDialog, sla, {"method": "dp", "digits": ["40", "60"], "eliminate": "m7"})
     dialog.method.setCurrentIndex(dialog.method.findData("all"))
-    assert dialog.options() == {"method": "all", "digits": [40, 60], "trajectory": "exciting", "samples": None,
-                                "eliminate": ["m7"]}
+    assert dialog.options() == {
+        "method": "all",
+        "digits": [40, 60],
+        "trajectory": "exciting",
+        "samples": None,
+        "eliminate": ["m7"],
+    }
 
 
 def test_unknown_previous_choices_fall_back_to_the_defaults(make, sla):
@@ -198,11 +229,15 @@ def test_simulation_fields_are_checked(make, sla):
     dialog = make(SimulationDialog, sla)
     assert dialog.options() == {"t_end": 1.0, "method": "DOP853", "rtol": 1e-8, "atol": 1e-10, "samples": 201}
     assert dialog.hint.text().startswith("Results every 0.005 s.")
-    bad = {"t_end": ("0", "t_end: 0 is out of range; expected a time in seconds above 0"),
-           "rtol": ("1", "rtol: 1 is out of range; expected a number from 2.2e-14 (solve_ivp's floor) up to, "
-                         "not including, 1"),
-           "atol": ("-1e-10", "atol: -1e-10 is out of range; expected a number above 0"),
-           "samples": ("1", "samples: 1 is out of range; expected a whole number from 2 to 100000")}
+    bad = {
+        "t_end": ("0", "t_end: 0 is out of range; expected a time in seconds above 0"),
+        "rtol": (
+            "1",
+            "rtol: 1 is out of range; expected a number from 2.2e-14 (solve_ivp's floor) up to, not including, 1",
+        ),
+        "atol": ("-1e-10", "atol: -1e-10 is out of range; expected a number above 0"),
+        "samples": ("1", "samples: 1 is out of range; expected a whole number from 2 to 100000"),
+    }
     for key, (text, message) in bad.items():
         good = dialog.lines[key].text()
         dialog.lines[key].setText(text)
@@ -221,8 +256,9 @@ def test_simulation_fields_are_checked(make, sla):
 def test_symbolic_eom_limits_apply_only_when_simplifying(make, sla):
     dialog = make(SymbolicEomDialog, sla)
     assert dialog.options() == {"simplify": True, "numeric_inertia": False, "size_limit": 400, "trigsimp_limit": 40}
-    assert dialog.hint.text() == "Simplifying the coefficients of 7 bodies takes minutes; without simplification, " \
-                                 "seconds."
+    assert (
+        dialog.hint.text() == "Simplifying the coefficients of 7 bodies takes minutes; without simplification, seconds."
+    )
     dialog.lines["size_limit"].setText("-1")
     assert dialog.error.text() == "size_limit: -1 is out of range; expected a whole number from 0 to 1000000"
     dialog.simplify.setChecked(False)
@@ -230,8 +266,11 @@ def test_symbolic_eom_limits_apply_only_when_simplifying(make, sla):
     assert not dialog.lines["size_limit"].isEnabled() and dialog.ok.isEnabled()
     assert dialog.options() == {"simplify": False, "numeric_inertia": True}
     assert dialog.hint.text() == "Without simplification: seconds, and the longest expressions."
-    assert make(SymbolicEomDialog, samples.load("four_bar")).hint.text().startswith(
-        "Simplifying the coefficients of 3 bodies takes seconds")
+    assert (
+        make(SymbolicEomDialog, samples.load("four_bar"))
+        .hint.text()
+        .startswith("Simplifying the coefficients of 3 bodies takes seconds")
+    )
     back = make(SymbolicEomDialog, sla, {"simplify": "false", "numeric_inertia": "true"})  # as QSettings gives
     assert back.options() == {"simplify": False, "numeric_inertia": True}
 
@@ -264,8 +303,12 @@ def test_ask_options_returns_the_options_on_ok_and_none_on_cancel(qtbot, monkeyp
         return QDialog.DialogCode.Accepted
 
     monkeypatch.setattr(BaseParametersDialog, "exec", accept)
-    assert ask_options("base_parameters", sla, {"method": "vp"}, None) == \
-        {"method": "vp", "digits": [40, 60], "trajectory": "exciting", "samples": None}
+    assert ask_options("base_parameters", sla, {"method": "vp"}, None) == {
+        "method": "vp",
+        "digits": [40, 60],
+        "trajectory": "exciting",
+        "samples": None,
+    }
 
     def cancel(dialog):
         qtbot.addWidget(dialog)

@@ -80,7 +80,8 @@ def test_the_results_export_with_provenance(sla_run, tmp_path):
     by_label = {s["label"]: s for s in ridge["spectra"]}
     assert by_label["VP 50 digits"]["rank"] == 41 and ridge["provenance"]["model_hash"] == window.jobs.current_hash
     assert by_label["VP 50 digits"]["singular_values"] == next(
-        s["singular_values"] for s in window.ridge.result.data["spectra"] if s["label"] == "VP 50 digits")
+        s["singular_values"] for s in window.ridge.result.data["spectra"] if s["label"] == "VP 50 digits"
+    )
 
 
 def test_sorting_keeps_rows_whole(sla_run):

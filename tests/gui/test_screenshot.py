@@ -15,8 +15,9 @@ def distinct_colours(image: QImage, step: int = 7) -> int:
 
 def test_3d_panel_renders_off_screen(tmp_path):
     out = tmp_path / "view.png"
-    assert main(["screenshot", str(samples.path("sla_suspension")), str(out), "--panel", "3d",
-                 "--size", "320x240"]) == 0
+    assert (
+        main(["screenshot", str(samples.path("sla_suspension")), str(out), "--panel", "3d", "--size", "320x240"]) == 0
+    )
     image = QImage(str(out))
     assert (image.width(), image.height()) == (320, 240)
     assert distinct_colours(image) > 20  # bodies, not just the background
@@ -24,8 +25,7 @@ def test_3d_panel_renders_off_screen(tmp_path):
 
 def test_window_panel_renders_the_whole_window(qapp, display, tmp_path):
     out = tmp_path / "window.png"
-    assert main(["screenshot", str(samples.path("four_bar")), str(out), "--size", "900x600",
-                 "--camera", "front"]) == 0
+    assert main(["screenshot", str(samples.path("four_bar")), str(out), "--size", "900x600", "--camera", "front"]) == 0
     image = QImage(str(out))
     assert (image.width(), image.height()) == (900, 600)
     assert distinct_colours(image) > 20
@@ -42,8 +42,7 @@ def test_result_panels_render_after_running_their_analysis(qapp, display, tmp_pa
     """The ridge panel after the base-parameter analysis, the time histories after the kinematics along
     the model's trajectory: a PNG of the asked size with curves on it."""
     out = tmp_path / f"{panel}.png"
-    assert main(["screenshot", str(samples.path("four_bar")), str(out), "--panel", panel,
-                 "--size", "800x500"]) == 0
+    assert main(["screenshot", str(samples.path("four_bar")), str(out), "--panel", panel, "--size", "800x500"]) == 0
     image = QImage(str(out))
     assert (image.width(), image.height()) == (800, 500)
     assert distinct_colours(image) > 20

@@ -61,8 +61,11 @@ def test_eom_entries_give_the_float64_dynamics(pendulum):
     entries, names = pendulum.data["entries"], pendulum.data["coordinates"]
     rng = np.random.default_rng(3)
     q, qd = rng.uniform(-np.pi, np.pi, (3, mech.n)), rng.uniform(-2, 2, (3, mech.n))
-    expected = {"mass_matrix": mass_matrix(mech, q), "bias": coriolis_forces(mech, q, qd),
-                "gravity": gravity_forces(mech, q)}
+    expected = {
+        "mass_matrix": mass_matrix(mech, q),
+        "bias": coriolis_forces(mech, q, qd),
+        "gravity": gravity_forces(mech, q),
+    }
     for k in range(len(q)):
         values = document_values(model) | dict(zip(names, q[k], strict=True))
         values |= {f"d_{name}": v for name, v in zip(names, qd[k], strict=True)}
@@ -85,8 +88,9 @@ def test_eom_entries_carry_names_latex_pretty_form_and_size(pendulum):
 def test_closed_loop_entries_name_their_constraint():
     result = run(tasks.symbolic_eom, "four_bar")
     eom = equations_of_motion(samples.load("four_bar"))
-    assert result.data["groups"] == {name: [[str(x) for x in matrix.row(i)] for i in range(matrix.rows)]
-                                     for name, matrix in eom.groups().items()}  # every entry, zeros included
+    assert result.data["groups"] == {
+        name: [[str(x) for x in matrix.row(i)] for i in range(matrix.rows)] for name, matrix in eom.groups().items()
+    }  # every entry, zeros included
     rows = [e for e in result.data["entries"] if e["group"] == "constraint_jacobian"]
     labels = result.data["constraint_labels"]
     assert rows and all(e["constraint"] == labels[e["row"]] for e in rows)

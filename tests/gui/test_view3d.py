@@ -59,19 +59,24 @@ def test_a_mesh_file_is_drawn_at_its_body_pose(plotter, tmp_path, monkeypatch, w
     assert distances.min(axis=0).max() < 1e-6 and distances.min(axis=1).max() < 1e-6
     # VTK's actor bounds: the mesh's bounding box in body coordinates, moved by the pose
     low, high = np.asarray(part.bounds).reshape(3, 2).T + origin
-    corners = moved(np.array([[x, y, z] for x in (low[0], high[0]) for y in (low[1], high[1])
-                              for z in (low[2], high[2])]), pose)
+    corners = moved(
+        np.array([[x, y, z] for x in (low[0], high[0]) for y in (low[1], high[1]) for z in (low[2], high[2])]), pose
+    )
     expected = np.column_stack([corners.min(axis=0), corners.max(axis=0)]).ravel()
     assert np.allclose(mesh_actor.bounds, expected, atol=1e-6)
 
 
-@pytest.mark.parametrize(("name", "content", "problem"), [
-    ("missing.stl", None, "does not exist"),
-    ("garbage.stl", "this is not an STL file", "holds no surface"),
-    ("part.step", "ISO-10303-21;", "is not in a mesh format read here"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "problem"),
+    [
+        ("missing.stl", None, "does not exist"),
+        ("garbage.stl", "this is not an STL file", "holds no surface"),
+        ("part.step", "ISO-10303-21;", "is not in a mesh format read here"),
+    ],
+)
 def test_a_mesh_file_that_cannot_be_read_is_named_and_the_body_drawn_from_its_points(
-        plotter, tmp_path, name, content, problem):
+    plotter, tmp_path, name, content, problem
+):
     if content is not None:
         (tmp_path / name).write_text(content)
     scene = Scene(plotter)
@@ -97,8 +102,12 @@ def on_screen(window, world_point) -> QPoint:
 
 
 def click(window, world_point) -> None:
-    QTest.mouseClick(window.view.plotter.interactor, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
-                     on_screen(window, world_point))
+    QTest.mouseClick(
+        window.view.plotter.interactor,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+        on_screen(window, world_point),
+    )
 
 
 def test_a_drag_that_starts_on_a_body_turns_the_camera_without_selecting_it(window, qtbot):
@@ -121,8 +130,9 @@ def test_a_click_in_the_view_selects_the_item_in_the_tree_and_highlights_it(wind
         qtbot.waitUntil(lambda key=key: window.tree.current_key() == key)
         assert scene.selected == key
         assert actor.prop.color == pv.Color(HIGHLIGHT)
-        others = [a for actors in scene.actors.values() for a in actors
-                  if id(a) in scene.colors and scene.key_of(a) != key]
+        others = [
+            a for actors in scene.actors.values() for a in actors if id(a) in scene.colors and scene.key_of(a) != key
+        ]
         assert others and all(a.prop.color == pv.Color(scene.colors[id(a)]) for a in others)
 
 
@@ -133,8 +143,12 @@ def test_tree_selection_highlights_the_body_and_other_items_restore_its_colour(w
     assert wheel and all(a.prop.color == pv.Color(HIGHLIGHT) for a in wheel)
     window.tree.select(("parameter", "D12"))
     assert scene.selected == ("parameter", "D12")
-    assert all(a.prop.color == pv.Color(scene.colors[id(a)]) for actors in scene.actors.values() for a in actors
-               if id(a) in scene.colors)
+    assert all(
+        a.prop.color == pv.Color(scene.colors[id(a)])
+        for actors in scene.actors.values()
+        for a in actors
+        if id(a) in scene.colors
+    )
     window.tree.select(("ground",))
     ground = body_actors(scene, ("ground",))
     assert ground and all(a.prop.color == pv.Color(HIGHLIGHT) for a in ground)
