@@ -33,6 +33,7 @@ from ..jobs import JobResult
 from ..model import ModelError, write_atomic
 from .ridge_panel import COLORS, menu_button, stale_banner
 
+SERIES_WIDTH = 170  # px: the list of series beside the plot
 FRAME_MS = 33  # about 30 frames per second
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 
@@ -67,6 +68,7 @@ class PlotsPanel(QWidget):
         split.addWidget(chooser)
         split.addWidget(self.plot)
         split.setStretchFactor(1, 1)
+        split.setSizes([SERIES_WIDTH, 4 * SERIES_WIDTH])  # the plot gets the room; the names fit in the list
         self.timer = QTimer(self)
         self.timer.setInterval(FRAME_MS)
         self.timer.timeout.connect(self._tick)
