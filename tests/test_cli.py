@@ -90,3 +90,29 @@ def test_default_command_summarises_the_sla_sample(capsys):
 def test_version_from_the_installed_entry_point():
     out = subprocess.run([sys.executable, "-m", "mbstudio.cli", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == f"mbstudio {__version__}"
+
+
+def test_kinematics_writes_the_series_the_window_plots(tmp_path, capsys):
+    import csv
+
+    from mbstudio.jobs.tasks import kinematics
+    from mbstudio.model import dumps
+
+    sla = str(samples.path("sla_suspension"))
+    assert main(["kinematics", sla, "--samples", "21", "--out", str(tmp_path / "k.csv")]) == 0
+    assert main(["kinematics", sla, "--samples", "21", "--out", str(tmp_path / "k.json")]) == 0
+    assert "actuator:theta1 [N m]" in capsys.readouterr().out
+    rows = list(csv.reader((tmp_path / "k.csv").read_text().splitlines()[1:]))
+    data = json.loads((tmp_path / "k.json").read_text())
+    job = kinematics(dumps(samples.load()), {"samples": 21}, lambda f, m: None, lambda: False).data["series"]
+    column = rows[0].index("actuator:theta1 [N m]")
+    assert [float(r[column]) for r in rows[1:]] == list(job["actuator:theta1 [N m]"])  # every digit
+    assert data["series"]["actuator:theta1 [N m]"] == list(job["actuator:theta1 [N m]"])
+
+
+def test_kinematics_refuses_a_bad_output_name_and_an_unknown_trajectory(tmp_path, capsys):
+    sla = str(samples.path("sla_suspension"))
+    assert main(["kinematics", sla, "--out", str(tmp_path / "k.xlsx")]) == 2
+    assert "must end in .csv or .json" in capsys.readouterr().err
+    assert main(["kinematics", sla, "--trajectory", "nope"]) == 2
+    assert "'nope'" in capsys.readouterr().err and not (tmp_path / "k.xlsx").exists()

@@ -10,6 +10,7 @@ COMMANDS = {
     "screenshot": "render the window or a panel to PNG without a screen",
     "bench": "benchmarks: ours against Pinocchio, side by side",
     "eom": "symbolic equations of motion: LaTeX and Python export",
+    "kinematics": "kinematics and drive forces along a trajectory; time series to CSV or JSON",
     "simulate": "time simulation; time series to CSV or NPZ",
     "basepar": "base inertial parameters: DP, VP and symbolic side by side, with the SVD ridge",
 }

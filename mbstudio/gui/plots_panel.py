@@ -5,9 +5,6 @@ GUI thread never waits."""
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import time
 
 import numpy as np
@@ -28,9 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..io.json_text import json_text
+from ..io.time_series import time_series_text
 from ..jobs import JobResult
-from ..model import ModelError, write_atomic
+from ..model import write_atomic
 from .ridge_panel import COLORS, menu_button, stale_banner
 
 SERIES_WIDTH = 170  # px: the list of series beside the plot
@@ -212,26 +209,6 @@ class PlotsPanel(QWidget):
             target = self.times[0]
         self.seek_time(target)
         self._t = target
-
-
-def time_series_text(result: JobResult, fmt: str) -> str:
-    """CSV: a '# provenance' line, then 't [s]' and one column per series, full float64 digits. JSON: the
-    provenance, the times and the series by name."""
-    t = np.asarray(result.data["t"], float)
-    series = {name: np.asarray(values, float) for name, values in result.data["series"].items()}
-    provenance = result.provenance.to_json()
-    if fmt == "json":
-        return json_text(
-            {"provenance": provenance, "task": result.task, "title": result.title, "t": t, "series": series}
-        )
-    if fmt != "csv":
-        raise ModelError("format", "is not an export format of time histories", fmt, "csv or json")
-    out = io.StringIO()
-    out.write(f"# provenance: {json.dumps(provenance, default=str)}\n")
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["t [s]", *series])
-    writer.writerows([repr(float(x)) for x in row] for row in np.column_stack([t, *series.values()]))
-    return out.getvalue()
 
 
 def _button(text: str, slot, checkable: bool = False) -> QToolButton:

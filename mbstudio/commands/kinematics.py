@@ -1,0 +1,46 @@
+"""`mbstudio kinematics FILE [--trajectory NAME] [--samples N] [--out series.csv|.json]`: the mechanism along
+a trajectory (the model's first by default, else the default exciting path): coordinates, velocities,
+accelerations, the drive forces the motion needs, energies, constraint residual and joint reactions, the
+same series the window's Kinematics job plots."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from ..io.time_series import FORMATS, time_series_text
+from ..jobs.tasks import kinematics
+from ..model import dumps, load, write_atomic
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a model file (.mbs)")
+    parser.add_argument("--trajectory", help="the model's trajectory to follow (default: its first)")
+    parser.add_argument("--samples", type=_count, help="equally spaced times (default: the trajectory's own)")
+    parser.add_argument("--out", help="write every series: .csv ('name [unit]' headers) or .json")
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 2:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of samples, at least 2")
+    return int(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    fmt = (args.out or ".csv").rsplit(".", 1)[-1].lower()
+    if fmt not in FORMATS:
+        print(f"mbstudio kinematics: --out {args.out!r} must end in .csv or .json", file=sys.stderr)
+        return 2
+    options = {"trajectory": args.trajectory, "samples": args.samples}
+    result = kinematics(dumps(load(args.file)), options, lambda fraction, message: None, lambda: False)
+    series, t = result.data["series"], result.data["t"]
+    print(f"{result.title}: {len(t)} samples over {t[-1]:g} s in {result.provenance.seconds:.3g} s")
+    for name, values in series.items():
+        if name.startswith(("actuator:", "total_energy", "constraint_residual")):
+            print(f"  {name:32s} min {np.min(values):12.6g}  max {np.max(values):12.6g}")
+    if args.out:
+        write_atomic(args.out, time_series_text(result, fmt))
+        print(f"  {len(series)} series x {len(t)} samples written to {args.out}")
+    return 0
