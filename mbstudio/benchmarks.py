@@ -284,13 +284,12 @@ def _slider(states: int) -> list[dict]:
     scene update with an off-screen render of the view (finished on the OpenGL side); the reference is the
     frame budget. Medians over the steps, which other load on the machine disturbs least. `states` does not
     apply."""
-    import pyvista as pv
-
+    from .gui.headless import offscreen_plotter
     from .gui.scene import Scene
 
     mech = Mechanism(samples.load("sla_suspension"))
     q = mech.assemble(None)
-    plotter = pv.Plotter(off_screen=True, window_size=(800, 600))
+    plotter = offscreen_plotter((800, 600))
     scene = Scene(plotter)
     scene.build(mech, q[0])
     scene.camera("isometric")

@@ -44,13 +44,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _render_3d(model, args) -> int:
-    import pyvista as pv
-
+    from ..gui.headless import offscreen_plotter
     from ..gui.scene import Scene
     from ..kinematics import Mechanism
 
     mech = Mechanism(model)
-    plotter = pv.Plotter(off_screen=True, window_size=args.size)
+    plotter = offscreen_plotter(args.size)
     scene = Scene(plotter)
     scene.build(mech, mech.assemble(None, strict=False)[0], Path(args.file).parent)  # relative mesh files
     for problem in scene.problems:

@@ -73,3 +73,19 @@ def xcb_works() -> bool:
         return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=60).returncode == 0
     except subprocess.TimeoutExpired:
         return False
+
+
+def offscreen_plotter(size: tuple[int, int]):
+    """A pyvista off-screen plotter. Without an X display VTK first tries X, logs a warning that means
+    nothing to a user, and falls back to EGL; the warning is kept off stderr."""
+    import pyvista as pv
+    from vtkmodules.vtkCommonCore import vtkLogger
+
+    verbosity = vtkLogger.GetCurrentVerbosityCutoff()
+    vtkLogger.SetStderrVerbosity(vtkLogger.VERBOSITY_ERROR)
+    try:
+        plotter = pv.Plotter(off_screen=True, window_size=size)
+        plotter.ren_win.Render()  # the render window connects (and falls back) here
+    finally:
+        vtkLogger.SetStderrVerbosity(verbosity)
+    return plotter
