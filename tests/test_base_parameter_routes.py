@@ -13,6 +13,7 @@ import pytest
 from mbstudio import samples
 from mbstudio.cli import main
 from mbstudio.identification.pipeline import Cancelled, base_parameters
+from mbstudio.model import ModelError
 from mbstudio.model.document import Harmonic, Trajectory
 
 DIGITS = 40
@@ -63,7 +64,7 @@ def test_model_trajectory_samples_override_and_default():
     assert run.trajectory["source"] == "model" and run.samples == 40 and run.dp.rank == 6
     assert base_parameters(model, "dp", samples=30).samples == 30
     model.trajectories[0].coordinates = {"theta2": [Harmonic(0.1, 1.0)]}
-    with pytest.raises(ValueError, match="not independent coordinates"):
+    with pytest.raises(ModelError, match="not independent coordinates"):
         base_parameters(model, "dp")
     with pytest.raises(ValueError, match="unknown method"):
         base_parameters(model, "svd")

@@ -116,3 +116,11 @@ def test_kinematics_refuses_a_bad_output_name_and_an_unknown_trajectory(tmp_path
     assert "must end in .csv or .json" in capsys.readouterr().err
     assert main(["kinematics", sla, "--trajectory", "nope"]) == 2
     assert "'nope'" in capsys.readouterr().err and not (tmp_path / "k.xlsx").exists()
+    from mbstudio.model import save
+    from mbstudio.model.document import Harmonic, Trajectory
+
+    model = samples.load()
+    model.trajectories[0] = Trajectory("dependent", {"hub_a": [Harmonic(0.1, 2.0)]}, 1.0, 11)
+    save(model, tmp_path / "dependent.mbs")
+    assert main(["kinematics", str(tmp_path / "dependent.mbs")]) == 2  # it would be ignored: refused instead
+    assert "trajectory 'dependent'" in capsys.readouterr().err

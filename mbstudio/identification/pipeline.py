@@ -26,7 +26,7 @@ import sympy
 
 from .. import __version__
 from ..kinematics.mechanism import Mechanism
-from ..model import Model, dumps
+from ..model import Model, ModelError, dumps
 from ..model.document import Harmonic, Trajectory
 from . import vp_linalg
 from .gautier import BaseParameterResult, RidgeStudy, compare_routes, gautier_dp, ridge_study
@@ -147,7 +147,7 @@ def base_parameters(
     routes = [r for r in ROUTES if method in (r, "all")]
     names = model.inertial_parameter_names()
     float_mech = Mechanism(model)
-    chosen, source = _chosen_trajectory(model, trajectory, float_mech)
+    chosen, source = chosen_trajectory(model, trajectory, float_mech)
     count = samples or chosen.samples
     if count < 2:
         raise ValueError(f"at least 2 samples are needed; {count} were asked for")
@@ -271,7 +271,9 @@ def default_trajectory(mech: Mechanism) -> Trajectory:
     return Trajectory("default", coordinates, DEFAULT_DURATION, samples, "MB Studio's default exciting path")
 
 
-def _chosen_trajectory(model: Model, trajectory: Trajectory | None, mech: Mechanism) -> tuple[Trajectory, str]:
+def chosen_trajectory(model: Model, trajectory: Trajectory | None, mech: Mechanism) -> tuple[Trajectory, str]:
+    """The trajectory to follow (the given one, else the model's first, else the default path) and where it
+    came from; a ModelError if it drives a coordinate that is not independent (it would be ignored)."""
     if trajectory is not None:
         chosen, source = trajectory, "argument"
     elif model.trajectories:
@@ -280,9 +282,11 @@ def _chosen_trajectory(model: Model, trajectory: Trajectory | None, mech: Mechan
         return default_trajectory(mech), "default"
     unknown = set(chosen.coordinates) - set(mech.independent)
     if unknown:
-        raise ValueError(
-            f"trajectory '{chosen.name}' drives {sorted(unknown)}, which are not independent "
-            f"coordinates; the independent coordinates are {mech.independent}"
+        raise ModelError(
+            f"trajectory '{chosen.name}'",
+            "drives coordinates that are not independent coordinates",
+            sorted(unknown),
+            f"the independent coordinates: {', '.join(mech.independent)}",
         )
     return chosen, source
 

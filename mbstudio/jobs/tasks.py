@@ -56,15 +56,13 @@ def kinematics(model_text: str, options: dict, progress: Progress, cancel: Cance
     drive forces that motion needs, the energies, the constraint residual and the joint reactions."""
     from ..dynamics.prescribed_motion import prescribed_motion
     from ..identification.observation import sample_states
-    from ..identification.pipeline import default_trajectory, fourier_path, sample_times
+    from ..identification.pipeline import chosen_trajectory, fourier_path, sample_times
     from ..kinematics import Mechanism
 
     start = time.perf_counter()
     model = loads(model_text)
     mech = Mechanism(model)
-    trajectory = named_trajectory(model, options.get("trajectory")) or (
-        model.trajectories[0] if model.trajectories else default_trajectory(mech)
-    )
+    trajectory, _ = chosen_trajectory(model, named_trajectory(model, options.get("trajectory")), mech)
     count = int(options.get("samples") or trajectory.samples)
     times = np.asarray(sample_times(mech, trajectory.duration, count), float)
     progress(0.1, f"assembling {count} samples along '{trajectory.name}'")
