@@ -211,7 +211,9 @@ def _coordinate(model: Model, joint: str, name: str) -> tuple[str, list[Field]]:
 
 
 # Force-element fields that name something (text) rather than hold a value (number or expression).
-_FORCE_TEXT = {"body", "body1", "body2", "point", "point1", "point2", "coordinate", "formula"}
+_FORCE_TEXT = {"formula"}
+# Force-element fields picked from what the model has: bodies, the chosen body's points, coordinates.
+_FORCE_CHOICES = {"body", "body1", "body2", "point", "point1", "point2", "coordinate"}
 _FORCE_UNITS = {
     "stiffness": "N/m or N m/rad",
     "damping": "N s/m or N m s/rad",
@@ -240,6 +242,13 @@ def _force(model: Model, name: str) -> tuple[str, list[Field]]:
                     "t [s]: value",
                 )
             )
+        elif f.name in _FORCE_CHOICES:
+            setter = (
+                _force_body_setter(name, f.name)
+                if f.name.startswith("body")
+                else _set(lambda m: edits.force_of(m, name), f.name)
+            )
+            out.append(Field(f.name, "choice", value, setter, choices=_force_choices(model, element, f.name)))
         elif f.name in _FORCE_TEXT:
             out.append(Field(f.name, "text", value, _set(lambda m: edits.force_of(m, name), f.name)))
         else:
@@ -250,6 +259,37 @@ def _force(model: Model, name: str) -> tuple[str, list[Field]]:
                 )
             )
     return f"{element.type} '{name}'", out
+
+
+def _force_body_setter(name: str, field: str) -> Callable[[Model, object], None]:
+    """Move one end of a force element to another body; a point the new body lacks becomes its first
+    point, so that the move is one valid edit (a body without points is refused by the model's check)."""
+
+    def apply(m: Model, label: object) -> None:
+        element = edits.force_of(m, name)
+        setattr(element, field, label)
+        point = field.replace("body", "point")
+        points = list(m.body(str(label)).points)
+        if getattr(element, point) not in points and points:
+            setattr(element, point, points[0])
+
+    return apply
+
+
+def _force_choices(model: Model, element, field: str) -> tuple[str, ...]:
+    """The valid values of a force element's body, point or coordinate field (the point of `point2` is one
+    of `body2`'s); the current value stays listed even if invalid, so the form shows what the file says."""
+    if field == "coordinate":
+        valid = model.coordinate_names()
+    elif field.startswith("body"):
+        valid = [GROUND] + [b.label for b in model.bodies]
+    else:
+        try:
+            valid = list(model.body(getattr(element, field.replace("point", "body"))).points)
+        except KeyError:  # the element's body does not exist: the form still shows the point
+            valid = []
+    current = str(getattr(element, field))
+    return tuple(valid if current in valid else [current, *valid])
 
 
 def _table(text: str) -> list[list[float]] | None:

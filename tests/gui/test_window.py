@@ -152,3 +152,19 @@ def test_force_elements_and_trajectories_are_edited_like_everything_else(window)
     window.document.stack.undo()
     window.document.stack.undo()
     assert dumps(window.document.model) == before
+
+
+def test_a_force_element_is_placed_by_picking_bodies_points_and_coordinates(window):
+    window.tree.select(("force", "coilover"))
+    editors = window.properties.editors
+    bodies = [editors["body1"].itemText(i) for i in range(editors["body1"].count())]
+    assert bodies == ["0", "1", "2", "3", "4", "5", "6", "7"]
+    points = [editors["point1"].itemText(i) for i in range(editors["point1"].count())]
+    assert points == list(window.document.model.body("6").points)
+    before = dumps(window.document.model)
+    editors["body1"].setCurrentText("3")  # body 3 has no point 'C': the end moves to its first point
+    coilover = window.document.model.forces[0]
+    assert (coilover.body1, coilover.point1) == ("3", next(iter(window.document.model.body("3").points)))
+    assert window.document.stack.undoText().startswith("Set body1")
+    window.document.stack.undo()
+    assert dumps(window.document.model) == before
