@@ -4,8 +4,6 @@ come computed from the job (in mpmath), so this panel only draws."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 
@@ -17,6 +15,7 @@ from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
+from ..io.csv_text import csv_text
 from ..io.json_text import json_text
 from ..jobs import JobResult
 from ..model import write_atomic
@@ -211,12 +210,10 @@ def spectra_text(result: JobResult, fmt: str) -> str:
     spectra = result.data["spectra"]
     if fmt == "JSON":
         return json_text({"provenance": result.provenance.to_json(), "spectra": spectra})
-    out = io.StringIO()
-    out.write(f"# provenance: {json.dumps(result.provenance.to_json(), default=str)}\n")
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["i"] + [f"sigma {s['label']}" for s in spectra] + [f"log10 sigma {s['label']}" for s in spectra])
+    header = ["i"] + [f"sigma {s['label']}" for s in spectra] + [f"log10 sigma {s['label']}" for s in spectra]
+    rows = []
     for i in range(max(len(s["singular_values"]) for s in spectra)):
         row = [s["singular_values"][i] if i < len(s["singular_values"]) else "" for s in spectra]
         row += [f"{s['log10_sigma'][i]:.6f}" if i < len(s["log10_sigma"]) else "" for s in spectra]
-        writer.writerow([i + 1, *row])
-    return out.getvalue()
+        rows.append([i + 1, *row])
+    return csv_text(result.provenance.to_json(), header, rows)

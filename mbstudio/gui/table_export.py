@@ -9,10 +9,7 @@ provenance."""
 
 from __future__ import annotations
 
-import csv
 import html
-import io
-import json
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
@@ -29,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..io.csv_text import csv_text, provenance_line
 from ..io.json_text import json_text
 from ..jobs import JobResult
 from ..model import ModelError, write_atomic
@@ -98,15 +96,6 @@ def latex_tabular(columns: list[str], rows: list[list[str]]) -> str:
     head = " & ".join(latex_escape(c) for c in columns)
     body = "\n".join(" & ".join(row) + r" \\" for row in rows)
     return f"\\begin{{tabular}}{{{'l' * len(columns)}}}\n{head} \\\\\n\\hline\n{body}\n\\end{{tabular}}"
-
-
-def csv_text(provenance: dict, columns: list[str], rows: list[list[str]]) -> str:
-    out = io.StringIO()
-    out.write(f"# provenance: {json.dumps(provenance, default=str)}\n")
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(rows)
-    return out.getvalue()
 
 
 def table_json(provenance: dict, columns: list[str], rows: list[list], extra: dict) -> str:
@@ -244,10 +233,7 @@ class TablePanel(QWidget):
         if fmt == "csv":
             return csv_text(provenance, self.columns, self.rows("full"))
         if fmt == "tex":
-            return (
-                f"% provenance: {json.dumps(provenance, default=str)}\n"
-                f"{latex_tabular(self.columns, self.rows('latex'))}\n"
-            )
+            return f"{provenance_line(provenance, '%')}{latex_tabular(self.columns, self.rows('latex'))}\n"
         rows = [
             [cell.value("full") if cell.number is None else cell.number for cell in record] for record in self.shown()
         ]

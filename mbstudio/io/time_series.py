@@ -3,14 +3,11 @@ result's provenance; the window's File › Export and `mbstudio kinematics --out
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-
 import numpy as np
 
 from ..jobs import JobResult
 from ..model import ModelError
+from .csv_text import csv_text
 from .json_text import json_text
 
 FORMATS = ("csv", "json")
@@ -28,9 +25,5 @@ def time_series_text(result: JobResult, fmt: str) -> str:
         )
     if fmt != "csv":
         raise ModelError("format", "is not an export format of time histories", fmt, "csv or json")
-    out = io.StringIO()
-    out.write(f"# provenance: {json.dumps(provenance, default=str)}\n")
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["t [s]", *series])
-    writer.writerows([repr(float(x)) for x in row] for row in np.column_stack([t, *series.values()]))
-    return out.getvalue()
+    rows = ([repr(float(x)) for x in row] for row in np.column_stack([t, *series.values()]))
+    return csv_text(provenance, ["t [s]", *series], rows)
