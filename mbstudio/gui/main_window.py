@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMe
 from .. import samples
 from ..jobs import DONE, Job, text_hash
 from ..kinematics import Mechanism
-from ..model import AssemblyError, Model, ModelError, dumps
+from ..model import AssemblyError, Model, ModelError, dumps, write_atomic
 from . import menus
 from .coordinates_panel import CoordinatesPanel, coordinate_range
 from .document import Document
@@ -270,16 +270,12 @@ class MainWindow(QMainWindow):
         self._mark_stale()
 
     def export_result(self, panel_name: str, fmt: str, path: str | None = None) -> bool:
-        """File › Export: the panel's result as `fmt`; no result yet or a failed write says so."""
+        """File › Export: the panel's result as `fmt` (the panel reports a failed write itself)."""
         panel = getattr(self, panel_name)
         if panel.result is None:
             QMessageBox.information(self, "Nothing to export", "Run the analysis first (Analysis menu).")
             return False
-        try:
-            return panel.export(fmt, path)
-        except (ModelError, OSError) as exc:
-            QMessageBox.critical(self, "Export failed", f"Nothing was written:\n\n{exc}")
-            return False
+        return panel.export(fmt, path)
 
     def _mark_stale(self) -> None:
         for panel in {getattr(self, name) for names in RESULT_PANELS.values() for name in names}:
@@ -375,9 +371,9 @@ class MainWindow(QMainWindow):
                 return False
         target = Path(self.document.path or path).with_suffix(".mbs").name
         try:
-            Path(path).write_text(model_script(self.document.model, target), encoding="utf-8")
-        except OSError as exc:
-            QMessageBox.critical(self, "Cannot save", f"{path} could not be written: {exc}")
+            write_atomic(path, model_script(self.document.model, target))  # as the model's own save
+        except ModelError as exc:
+            QMessageBox.critical(self, "Cannot save", str(exc))
             return False
         return True
 

@@ -8,6 +8,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
 from .. import __version__, samples
+from .panel_parts import FORMAT_NAMES
 from .settings import recent_files
 
 if TYPE_CHECKING:
@@ -56,7 +57,6 @@ in double precision, variable precision and symbolic arithmetic, with the singul
 that decides the numerical rank.</p>
 <p>Every analysis also runs headless: <code>mbstudio --help</code> lists the commands; the Python API is the
 <code>mbstudio</code> package (File › Save as Script shows it for the open model).</p>"""
-FORMAT_NAMES = {"csv": "CSV", "json": "JSON", "tex": "LaTeX", "png": "PNG image", "svg": "SVG image"}
 
 
 def _action(window: MainWindow, text: str, slot, shortcut=None, tip: str = "") -> QAction:

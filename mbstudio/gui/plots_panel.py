@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -27,8 +26,8 @@ from PySide6.QtWidgets import (
 
 from ..io.time_series import time_series_text
 from ..jobs import JobResult
-from ..model import write_atomic
-from .ridge_panel import COLORS, menu_button, stale_banner
+from .panel_parts import export_path, menu_button, stale_banner, write_export
+from .ridge_panel import COLORS
 
 SERIES_WIDTH = 170  # px: the list of series beside the plot
 FRAME_MS = 33  # about 30 frames per second
@@ -139,17 +138,12 @@ class PlotsPanel(QWidget):
     # ------------------------------------------------------------------ export
     def export(self, fmt: str, path: str | None = None) -> bool:
         """Every series (not only the plotted ones) at every time, with the provenance; 'csv' or 'json'.
-        The file is written atomically; a failure is raised as ModelError naming the path."""
+        The file is written atomically; a failure is reported."""
         if self.result is None:
             return False
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self, "Export time histories", f"time_histories.{fmt}", f"{fmt.upper()} files (*.{fmt})"
-            )
-            if not path:
-                return False
-        write_atomic(path, time_series_text(self.result, fmt))
-        return True
+        text = time_series_text(self.result, fmt)  # an unknown format raises before the dialog
+        path = export_path(self, "time histories", "time_histories", fmt, path)
+        return path is not None and write_export(self, path, text)
 
     # ------------------------------------------------------------------ time
     @property

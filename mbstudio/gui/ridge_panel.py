@@ -13,15 +13,15 @@ import pyqtgraph.exporters as exporters
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from ..io.csv_text import csv_text
 from ..io.json_text import json_text
 from ..jobs import JobResult
-from ..model import write_atomic
+from .panel_parts import export_path, menu_button, result_layout, stale_banner, write_export
 
+EXPORT_FORMATS = ("png", "svg", "csv", "json")
 COLORS = ("#202020", "#d0602a", "#2a70c0", "#40a040", "#a040a0", "#a08020")
-STALE_TEXT = "STALE: the model was edited after this run; run the analysis again."
 
 
 class RidgePanel(QWidget):
@@ -46,7 +46,7 @@ class RidgePanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.hover, 1)
         buttons.addWidget(
-            menu_button("Export", [(f"{fmt}…", lambda f=fmt: self.export(f)) for fmt in ("PNG", "SVG", "CSV", "JSON")])
+            menu_button("Export", [(f"{fmt.upper()}…", lambda f=fmt: self.export(f)) for fmt in EXPORT_FORMATS])
         )
         result_layout(self, self.ranks, self.plot, buttons)
         self._mouse = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30, slot=self._moved)
@@ -124,19 +124,16 @@ class RidgePanel(QWidget):
 
     # ------------------------------------------------------------------ export
     def export(self, fmt: str, path: str | None = None) -> bool:
-        """fmt: png, svg, csv or json (any case); text files are written atomically."""
+        """fmt: png, svg, csv or json (any case); text files are written atomically, a failure is reported."""
         if self.result is None:
             return False
-        fmt = fmt.upper()
+        fmt = fmt.lower()
+        path = export_path(self, "the ridge", "ridge", fmt, path)
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self, f"Export the ridge as {fmt}", f"ridge.{fmt.lower()}", f"{fmt} files (*.{fmt.lower()})"
-            )
-            if not path:
-                return False
-        if fmt in ("CSV", "JSON"):
-            write_atomic(path, spectra_text(self.result, fmt))
-        elif fmt == "SVG":
+            return False
+        if fmt in ("csv", "json"):
+            return write_export(self, path, spectra_text(self.result, fmt))
+        if fmt == "svg":
             self._write_svg(path)
         else:
             exporters.ImageExporter(self.plot.plotItem).export(path)
@@ -154,37 +151,6 @@ class RidgePanel(QWidget):
         painter = QPainter(generator)
         self.plot.render(painter)
         painter.end()
-
-
-def result_layout(panel: QWidget, summary: QLabel, body: QWidget, buttons: QHBoxLayout) -> None:
-    """A result panel from top to bottom: its stale banner (`panel.stale`), summary, body, buttons."""
-    layout = QVBoxLayout(panel)
-    layout.setContentsMargins(2, 2, 2, 2)
-    layout.addWidget(panel.stale)
-    layout.addWidget(summary)
-    layout.addWidget(body, 1)
-    layout.addLayout(buttons)
-
-
-def stale_banner() -> QLabel:
-    """The banner a result panel shows (hidden until then) once the model is edited after the run."""
-    banner = QLabel(STALE_TEXT)
-    banner.setStyleSheet("background: #ffe2b0; color: #804000; padding: 3px;")
-    banner.setWordWrap(True)
-    banner.hide()
-    return banner
-
-
-def menu_button(text: str, entries: list[tuple[str, object]]) -> QToolButton:
-    """One narrow button with a menu: panels side by side must not add up to a wide window."""
-    button = QToolButton()
-    button.setText(text)
-    button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-    menu = QMenu(button)
-    for label, slot in entries:
-        menu.addAction(label).triggered.connect(lambda _=False, s=slot: s())
-    button.setMenu(menu)
-    return button
 
 
 def _rank_text(s: dict, color: str) -> str:
@@ -208,7 +174,7 @@ def spectra_text(result: JobResult, fmt: str) -> str:
     line. JSON: the provenance and each curve with its singular values (full digits, as text), tolerance,
     rank and ridge depth."""
     spectra = result.data["spectra"]
-    if fmt == "JSON":
+    if fmt == "json":
         return json_text({"provenance": result.provenance.to_json(), "spectra": spectra})
     header = ["i"] + [f"sigma {s['label']}" for s in spectra] + [f"log10 sigma {s['label']}" for s in spectra]
     rows = []

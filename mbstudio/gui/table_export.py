@@ -16,11 +16,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QMessageBox,
     QTableWidget,
     QTableWidgetItem,
     QWidget,
@@ -29,10 +27,10 @@ from PySide6.QtWidgets import (
 from ..io.csv_text import csv_text, provenance_line
 from ..io.json_text import json_text
 from ..jobs import JobResult
-from ..model import ModelError, write_atomic
-from .ridge_panel import menu_button, result_layout, stale_banner
+from ..model import ModelError
+from .panel_parts import FORMAT_NAMES, export_path, menu_button, result_layout, stale_banner, write_export
 
-FORMATS = {"csv": "CSV", "tex": "LaTeX", "json": "JSON"}
+FORMATS = ("csv", "tex", "json")
 MISSING = "—"  # shown for an empty cell; exported as "" (CSV, JSON) and "--" (LaTeX)
 SHOWN_CHARS = 160  # a longer cell is shortened on screen; copies and exports hold all of it
 TIP_CHARS = 4000  # a tooltip past this is cut: megabyte tooltips freeze the window
@@ -151,7 +149,7 @@ class TablePanel(QWidget):
             menu_button("Copy", [("as text", lambda: self.copy("text")), ("as LaTeX", lambda: self.copy("latex"))])
         )
         buttons.addWidget(
-            menu_button("Export", [(f"{name}…", lambda f=fmt: self.export(f)) for fmt, name in FORMATS.items()])
+            menu_button("Export", [(f"{FORMAT_NAMES[fmt]}…", lambda f=fmt: self.export(f)) for fmt in FORMATS])
         )
         result_layout(self, self.summary, self.table, buttons)
 
@@ -246,19 +244,8 @@ class TablePanel(QWidget):
         if self.result is None:
             return False
         text = self.file_text(fmt)  # an unknown format raises before the dialog
-        fmt = fmt.lower()  # the ridge panel's formats are "CSV", "JSON"
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self, f"Export {self.title} as {FORMATS[fmt]}", f"{self.stem}.{fmt}", f"{FORMATS[fmt]} files (*.{fmt})"
-            )
-            if not path:
-                return False
-        try:
-            write_atomic(path, text)
-        except ModelError as exc:
-            QMessageBox.critical(self, "Export failed", str(exc))
-            return False
-        return True
+        path = export_path(self, self.title, self.stem, fmt.lower(), path)
+        return path is not None and write_export(self, path, text)
 
 
 def _item(cell: Cell) -> SortItem:

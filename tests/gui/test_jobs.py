@@ -150,7 +150,7 @@ def test_the_analysis_menu_starts_jobs(window):
     window.jobs.cancel_all()
 
 
-def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbot, monkeypatch, tmp_path):
+def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbot, monkeypatch, tmp_path, answers):
     from mbstudio import samples
     from mbstudio.model.document import Harmonic, Trajectory
 
@@ -185,6 +185,8 @@ def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbo
     data = json.loads(exported["json"])
     assert data["provenance"]["model_hash"] == job.model_hash
     assert data["series"]["theta1 [rad]"][10] == float(rows[11][column])
+    assert not window.export_result("plots", "csv", str(tmp_path / "no such folder" / "k.csv"))
+    assert answers["calls"][-1][:2] == ("critical", "Export failed")  # said by the panel, for its button too
 
 
 def tmp_export(window, panel: str, formats, folder) -> dict[str, str]:

@@ -1,0 +1,61 @@
+"""What the result panels share: the stale banner, the layout, menu buttons, and exporting a file (the Save
+dialog, an atomic write, and a message when it fails), so the panels' own Export buttons and File › Export
+behave alike."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMenu, QMessageBox, QToolButton, QVBoxLayout, QWidget
+
+from ..model import ModelError, write_atomic
+
+STALE_TEXT = "STALE: the model was edited after this run; run the analysis again."
+FORMAT_NAMES = {"csv": "CSV", "json": "JSON", "tex": "LaTeX", "png": "PNG image", "svg": "SVG image"}
+
+
+def result_layout(panel: QWidget, summary: QLabel, body: QWidget, buttons: QHBoxLayout) -> None:
+    """A result panel from top to bottom: its stale banner (`panel.stale`), summary, body, buttons."""
+    layout = QVBoxLayout(panel)
+    layout.setContentsMargins(2, 2, 2, 2)
+    layout.addWidget(panel.stale)
+    layout.addWidget(summary)
+    layout.addWidget(body, 1)
+    layout.addLayout(buttons)
+
+
+def stale_banner() -> QLabel:
+    """The banner a result panel shows (hidden until then) once the model is edited after the run."""
+    banner = QLabel(STALE_TEXT)
+    banner.setStyleSheet("background: #ffe2b0; color: #804000; padding: 3px;")
+    banner.setWordWrap(True)
+    banner.hide()
+    return banner
+
+
+def menu_button(text: str, entries: list[tuple[str, object]]) -> QToolButton:
+    """One narrow button with a menu: panels side by side must not add up to a wide window."""
+    button = QToolButton()
+    button.setText(text)
+    button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+    menu = QMenu(button)
+    for label, slot in entries:
+        menu.addAction(label).triggered.connect(lambda _=False, s=slot: s())
+    button.setMenu(menu)
+    return button
+
+
+def export_path(parent: QWidget, what: str, stem: str, fmt: str, path: str | None) -> str | None:
+    """`path`, else the file the user picks in a Save dialog for `what` as `fmt`; None when cancelled."""
+    if path is None:
+        name = FORMAT_NAMES[fmt]
+        path, _ = QFileDialog.getSaveFileName(parent, f"Export {what} as {name}", f"{stem}.{fmt}", f"{name} (*.{fmt})")
+    return path or None
+
+
+def write_export(parent: QWidget, path: str, text: str) -> bool:
+    """Write `text` atomically; on failure say so (the target is left as it was) and return False."""
+    try:
+        write_atomic(path, text)
+    except ModelError as exc:
+        QMessageBox.critical(parent, "Export failed", f"Nothing was written:\n\n{exc}")
+        return False
+    return True
