@@ -28,7 +28,7 @@ class BodyPoint:
     def __init__(self, model: Model, label: str) -> None:
         self.model = model
         self.body = QComboBox()
-        self.body.addItems([GROUND] + [b.label for b in model.bodies])
+        self.body.addItems(model.body_labels())
         self.body.setCurrentText(label)
         self.point = QComboBox()
         self.body.currentTextChanged.connect(self._points)

@@ -5,6 +5,7 @@ in the tooltip) and its size in operations, to sort by complexity. The job deliv
 from __future__ import annotations
 
 import html
+from collections import Counter
 
 from PySide6.QtWidgets import QWidget
 
@@ -63,9 +64,7 @@ def _constraint(entry: dict, independent: list[int]) -> str:
 
 def _summary(result: JobResult) -> str:
     data = result.data
-    counts = {}
-    for e in data["entries"]:
-        counts[GROUPS[e["group"]]] = counts.get(GROUPS[e["group"]], 0) + 1
+    counts = Counter(GROUPS[e["group"]] for e in data["entries"])
     listed = ", ".join(f"{n} {group}" for group, n in counts.items())
     notes = "".join(f"<br>{html.escape(note)}" for note in data["notes"])
     return (

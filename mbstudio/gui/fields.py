@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
-from ..model import GROUND, INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
+from ..model import INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
 from ..model.document import Harmonic, Trajectory, body_key
 from . import edits
 
@@ -157,7 +157,7 @@ def _shape(model: Model, label: str) -> tuple[str, list[Field]]:
 
 def _joint(model: Model, name: str) -> tuple[str, list[Field]]:
     j = model.joint(name)
-    labels = tuple([GROUND] + [b.label for b in model.bodies])
+    labels = tuple(model.body_labels())
     return f"joint '{name}'", [
         Field("name", "text", j.name, lambda m, v: edits.rename_joint(m, name, v), renames=True),
         Field("type", "choice", j.type, lambda m, v: edits.set_joint_type(m, name, v), choices=JOINT_TYPES),
@@ -231,33 +231,18 @@ def _force(model: Model, name: str) -> tuple[str, list[Field]]:
         if f.name == "name":
             continue
         value = getattr(element, f.name)
+        set_value = _set(lambda m: edits.force_of(m, name), f.name)
         if f.name == "table":
             text = "; ".join(f"{t}: {v}" for t, v in value) if value else ""
-            out.append(
-                Field(
-                    "table",
-                    "text",
-                    text,
-                    lambda m, v: setattr(edits.force_of(m, name), "table", _table(v)),
-                    "t [s]: value",
-                )
-            )
+            out.append(Field("table", "text", text, lambda m, v, s=set_value: s(m, _table(v)), "t [s]: value"))
         elif f.name in _FORCE_CHOICES:
-            setter = (
-                _force_body_setter(name, f.name)
-                if f.name.startswith("body")
-                else _set(lambda m: edits.force_of(m, name), f.name)
-            )
+            setter = _force_body_setter(name, f.name) if f.name.startswith("body") else set_value
             out.append(Field(f.name, "choice", value, setter, choices=_force_choices(model, element, f.name)))
         elif f.name in _FORCE_TEXT:
-            out.append(Field(f.name, "text", value, _set(lambda m: edits.force_of(m, name), f.name)))
+            out.append(Field(f.name, "text", value, set_value))
         else:
             kind = "vector" if isinstance(value, list) else "expr"
-            out.append(
-                Field(
-                    f.name, kind, value, _set(lambda m: edits.force_of(m, name), f.name), _FORCE_UNITS.get(f.name, "")
-                )
-            )
+            out.append(Field(f.name, kind, value, set_value, _FORCE_UNITS.get(f.name, "")))
     return f"{element.type} '{name}'", out
 
 
@@ -282,7 +267,7 @@ def _force_choices(model: Model, element, field: str) -> tuple[str, ...]:
     if field == "coordinate":
         valid = model.coordinate_names()
     elif field.startswith("body"):
-        valid = [GROUND] + [b.label for b in model.bodies]
+        valid = model.body_labels()
     else:
         try:
             valid = list(model.body(getattr(element, field.replace("point", "body"))).points)

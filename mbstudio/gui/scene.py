@@ -127,6 +127,11 @@ def _read_mesh(path: Path) -> tuple[pv.PolyData | None, str | None]:
     return mesh, None
 
 
+def _origin(shape: dict, geometry) -> np.ndarray:
+    """Where a shape is placed in body coordinates (default the body's origin)."""
+    return np.asarray(geometry.vector(shape.get("origin", [0, 0, 0])), float)
+
+
 class Scene:
     def __init__(self, plotter: pv.BasePlotter, request_render: Callable[[], None] | None = None) -> None:
         """`request_render`: how to get a frame drawn after a change (default: render now)."""
@@ -239,12 +244,11 @@ class Scene:
                 f"points; a mesh shape needs a {formats} file"
             )
             return None
-        origin = np.asarray(geometry.vector(shape.get("origin", [0, 0, 0])), float)
-        return mesh.translate(origin, inplace=False)
+        return mesh.translate(_origin(shape, geometry), inplace=False)
 
     @staticmethod
     def _shape(shape: dict, geometry) -> pv.PolyData:
-        origin = np.asarray(geometry.vector(shape.get("origin", [0, 0, 0])), float)
+        origin = _origin(shape, geometry)
         kind = shape["type"]
         if kind == "box":
             a, b, c = np.asarray(geometry.vector(shape["size"]), float)

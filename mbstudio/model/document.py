@@ -131,6 +131,10 @@ class Model:
     def parameter_values(self) -> dict[str, float]:
         return {p.name: p.value for p in self.parameters}
 
+    def body_labels(self) -> list[str]:
+        """The ground's label, then every body's: what a joint or force element can attach to."""
+        return [GROUND] + [b.label for b in self.bodies]
+
     def coordinate_names(self) -> list[str]:
         return [c.name for j in self.joints for c in j.coordinates]
 
