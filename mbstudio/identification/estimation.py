@@ -146,21 +146,7 @@ def least_squares(
     Wb, chi = np.asarray(Wb, dtype=float), np.asarray(chi, dtype=float)
     names = _labels(names, Wb.shape[1])
     _coordinate_of_rows(len(Wb), n_coordinates)
-    x, cov, sigma, condition = _solve(Wb, chi, names)
-    return Estimate(
-        names,
-        x,
-        cov,
-        float(np.linalg.norm(chi - Wb @ x)),
-        sigma,
-        condition,
-        None,
-        None,
-        "LS",
-        len(Wb),
-        len(Wb) // n_coordinates,
-        time.perf_counter() - start,
-    )
+    return _estimate(Wb, chi, n_coordinates, _solve(Wb, chi, names), names, "LS", start)
 
 
 def weighted_least_squares(
@@ -186,20 +172,35 @@ def weighted_least_squares(
         )
     weight = 1.0 / std[coordinate]
     A, y = Wb * weight[:, None], chi * weight
-    x, cov, sigma, weighted_condition = _solve(A, y, names)
+    return _estimate(Wb, chi, n_coordinates, _solve(A, y, names), names, method, start, std)
+
+
+def _estimate(
+    Wb,
+    chi,
+    n_coordinates: int,
+    solved: tuple,
+    names: list[str],
+    method: str,
+    start: float,
+    coordinate_std: np.ndarray | None = None,
+) -> Estimate:
+    """The Estimate of a solved (for WLS: row-weighted) system; the residual and cond₂(W_b) are unweighted."""
+    x, cov, sigma, solved_condition = solved
+    weighted = coordinate_std is not None
     return Estimate(
-        names,
-        x,
-        cov,
-        float(np.linalg.norm(chi - Wb @ x)),
-        sigma,
-        condition_number(Wb),
-        weighted_condition,
-        std,
-        method,
-        len(Wb),
-        len(Wb) // n_coordinates,
-        time.perf_counter() - start,
+        names=names,
+        values=x,
+        covariance=cov,
+        residual_norm=float(np.linalg.norm(chi - Wb @ x)),
+        sigma=sigma,
+        condition=condition_number(Wb) if weighted else solved_condition,
+        weighted_condition=solved_condition if weighted else None,
+        coordinate_std=coordinate_std,
+        method=method,
+        rows=len(Wb),
+        samples=len(Wb) // n_coordinates,
+        seconds=time.perf_counter() - start,
     )
 
 
