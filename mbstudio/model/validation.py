@@ -330,19 +330,7 @@ def _check_connected(model: Model) -> None:
 def _check_independent(model: Model) -> None:
     if model.independent_coordinates == "auto":
         return
-    known = set(model.coordinate_names())
-    seen: set[str] = set()
-    for name in model.independent_coordinates:
-        if name not in known:
-            raise ModelError(
-                "independent_coordinates",
-                "names an unknown coordinate",
-                name,
-                "coordinates of the model's joints: " + ", ".join(sorted(known)),
-            )
-        if name in seen:
-            raise ModelError("independent_coordinates", "lists a coordinate twice", name, "each name once")
-        seen.add(name)
+    _check_coordinate_list(model, "independent_coordinates", model.independent_coordinates)
 
 
 def _check_trajectories(model: Model, symbols) -> None:
@@ -446,14 +434,21 @@ def _check_time_function(element: Actuator, timed, where: str) -> None:
 
 
 def _check_actuated(model: Model) -> None:
+    _check_coordinate_list(model, "actuated", model.actuated)
+
+
+def _check_coordinate_list(model: Model, field: str, names: list[str]) -> None:
+    """Each name a coordinate of the model's joints, none twice."""
     known = set(model.coordinate_names())
-    for i, name in enumerate(model.actuated):
+    seen: set[str] = set()
+    for name in names:
         if name not in known:
             raise ModelError(
-                "actuated",
+                field,
                 "names an unknown coordinate",
                 name,
                 "coordinates of the model's joints: " + ", ".join(sorted(known)),
             )
-        if name in model.actuated[:i]:
-            raise ModelError("actuated", "lists a coordinate twice", name, "each name once")
+        if name in seen:
+            raise ModelError(field, "lists a coordinate twice", name, "each name once")
+        seen.add(name)
