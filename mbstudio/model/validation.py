@@ -63,7 +63,7 @@ def validate(model: Model) -> None:
     _check_independent(model)
     _check_trajectories(model, symbols)
     _check_forces(model, symbols)
-    _check_actuated(model)
+    _check_coordinate_list(model, "actuated", model.actuated)
 
 
 def _check_parameters(model: Model) -> dict[str, float]:
@@ -431,10 +431,6 @@ def _check_time_function(element: Actuator, timed, where: str) -> None:
         raise ModelError(f"{where}.table", "must hold finite [t, value] rows", element.table, "at least one row")
     if any(b <= a for a, b in zip(times, times[1:], strict=False)):
         raise ModelError(f"{where}.table", "has times that do not increase", times, "strictly increasing times")
-
-
-def _check_actuated(model: Model) -> None:
-    _check_coordinate_list(model, "actuated", model.actuated)
 
 
 def _check_coordinate_list(model: Model, field: str, names: list[str]) -> None:
