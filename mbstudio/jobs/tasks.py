@@ -303,13 +303,10 @@ def base_table(run) -> list[dict]:
     routes are aligned by that name. Per route: short text, full-digit text and LaTeX."""
     routes = _routes(run) | {"symbolic": None}  # the symbolic cells come from its expressions below
     cells: dict[str, dict[str, dict]] = {}
-    symbols = {n: sympy.Symbol(n) for n in run.parameter_names}  # names such as "gamma" stay plain symbols
     for key, result in routes.items():
         if result is not None:
-            for kept, entry in zip(
-                _kept(result.parameter_names, result.eliminated), result.base_parameters, strict=True
-            ):
-                cells.setdefault(kept, {})[key] = _numeric_cell(entry, symbols)
+            for kept, entry, expr in _numeric_entries(result):
+                cells.setdefault(kept, {})[key] = _numeric_cell(entry, expr)
     if run.symbolic is not None:
         for kept, expr in run.symbolic.base.items():
             cells.setdefault(kept, {})["symbolic"] = {
@@ -326,9 +323,18 @@ def _kept(names: list[str], eliminated: list[str]) -> list[str]:
     return [n for n in names if n not in gone]
 
 
-def _numeric_cell(entry: dict, symbols: dict) -> dict:
+def _numeric_entries(result) -> list[tuple[str, dict, sympy.Expr]]:
+    """Per base parameter of a numeric route: the parameter it keeps, its entry and its expression."""
+    symbols = {n: sympy.Symbol(n) for n in result.parameter_names}  # names such as "gamma" stay plain symbols
+    kept = _kept(result.parameter_names, result.eliminated)
+    return [
+        (name, entry, sympy.sympify(entry["expression"], locals=symbols))
+        for name, entry in zip(kept, result.base_parameters, strict=True)
+    ]
+
+
+def _numeric_cell(entry: dict, expr: sympy.Expr) -> dict:
     """The shown terms (those above β's rounding noise) again with every digit the route computed."""
-    expr = sympy.sympify(entry["expression"], locals=symbols)
     full = " + ".join(n if c == "1" else f"{c}·{n}" for n, c in _shown_terms(entry, expr).items())
     return {"text": entry["expression"], "full": full, "latex": sympy.latex(expr)}
 
@@ -380,14 +386,12 @@ def _symbolic_grouping(result) -> Grouping:
 def _numeric_grouping(result) -> Grouping:
     """From the terms each base parameter shows: those below β's rounding noise are zeros."""
     into: dict[str, dict[str, str]] = {}
-    symbols = {n: sympy.Symbol(n) for n in result.parameter_names}
-    kept = _kept(result.parameter_names, result.eliminated)
-    for name, entry in zip(kept, result.base_parameters, strict=True):
-        terms = _shown_terms(entry, sympy.sympify(entry["expression"], locals=symbols))
-        for term, coefficient in terms.items():
+    entries = _numeric_entries(result)
+    for name, entry, expr in entries:
+        for term, coefficient in _shown_terms(entry, expr).items():
             if term != name:
                 into.setdefault(term, {})[name] = coefficient
-    return set(kept), into
+    return {name for name, _, _ in entries}, into
 
 
 TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
