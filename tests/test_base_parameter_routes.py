@@ -24,8 +24,11 @@ FEWER_SAMPLES = {"delta_3rr2rrr"}
 
 def _sample_cases() -> list:
     """Every sample but the SLA (tests/test_base_parameters_sla.py); the Delta (160 parameters, rank 40)
-    takes about 30 s of CPU."""
-    return [n for n in samples.names() if n != "sla_suspension"]
+    takes about 30 s of CPU, so it runs with the slow checks."""
+    slow = {"delta_3rr2rrr"}
+    return [
+        pytest.param(n, marks=pytest.mark.slow) if n in slow else n for n in samples.names() if n != "sla_suspension"
+    ]
 
 
 @pytest.mark.parametrize("name", _sample_cases())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import site
 import subprocess
 import sys
 import venv
@@ -63,9 +64,14 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def installed(wheel: Path) -> Path:
-    """A virtual environment holding the wheel (its dependencies come from this interpreter's site-packages)."""
+    """A virtual environment holding the wheel (its dependencies come from this interpreter's environment)."""
     env = wheel.parent.parent / "venv"
-    venv.create(env, system_site_packages=True, with_pip=False)  # pip too comes from the system site-packages
+    venv.create(env, with_pip=False)
+    # The environment running the tests (a venv made as the README says, or the system) supplies the
+    # dependencies and pip: its site-packages are appended as plain paths, which Python does not scan for
+    # .pth files, so the editable mbstudio installed there stays invisible and the wheel's copy is found.
+    (inner,) = (env / "lib").glob("python3*/site-packages")
+    (inner / "outer_environment.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     _run(env / "bin" / "python", "-m", "pip", "install", "--no-deps", "--ignore-installed", "-q", wheel, cwd=env)
     return env
 

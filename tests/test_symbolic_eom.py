@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
 import re
 import shutil
 import subprocess
@@ -24,9 +23,8 @@ from mbstudio.kinematics import Mechanism
 from mbstudio.symbolic import Cancelled, common_subexpressions, equations_of_motion, latex_fragment, python_module
 from mbstudio.symbolic.export import inertial_latex_name, latex_name
 
-# the simplified PUMA takes minutes: in the default run its unsimplified equations are checked instead
-SLOW = pytest.mark.skipif(not os.environ.get("MBSTUDIO_SLOW"), reason="minutes; set MBSTUDIO_SLOW=1")
-TREES = ["double_pendulum", "gripper", "puma560:raw", pytest.param("puma560", marks=SLOW)]
+# the simplified PUMA takes minutes: the default run checks its unsimplified equations, .ci/run both
+TREES = ["double_pendulum", "gripper", "puma560:raw", pytest.param("puma560", marks=pytest.mark.slow)]
 TOL = 1e-12
 
 
