@@ -4,6 +4,7 @@ environment and run from outside the repository, it finds its samples and its ic
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import site
 import subprocess
@@ -45,7 +46,8 @@ print(json.dumps({"package": mbstudio.__file__, "samples": samples.names(),
 
 
 def _run(*command: str | Path, cwd: Path) -> str:
-    done = subprocess.run([str(c) for c in command], cwd=cwd, capture_output=True, text=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # nothing may point back into a checkout
+    done = subprocess.run([str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"{command} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
