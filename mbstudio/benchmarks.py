@@ -224,8 +224,9 @@ def _simulation(states: int) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------- base parameters
-# issue 4, section 7: seconds for one run of each route on the SLA suspension, on a 2-core machine
-BASEPAR_TARGETS = {"vp50": 10.0, "vp500": 60.0, "dp": 0.5, "symbolic": 30.0}
+# seconds for one run of each route on the SLA suspension, on a 2-core machine: issue 4, section 7, and for
+# variable precision issue 12 (after the move to MPFR)
+BASEPAR_TARGETS = {"vp50": 2.0, "vp500": 6.0, "dp": 0.5, "symbolic": 30.0}
 BASEPAR_SAMPLES = 100  # of the SLA sample's trajectory, seed 000's eq. (16)
 
 
@@ -249,16 +250,36 @@ def _basepar_row(key: str, label: str, method: str, digits: int = 50) -> dict:
     )
 
 
+def _observation_row(digits: int) -> dict:
+    """W of the SLA (the samples of a VP run) at `digits` in MPFR against the same in mpmath, the arithmetic
+    MPFR replaced: the before/after ratio of issue 12, measured in one run."""
+    from .identification import observation_matrix
+    from .identification.pipeline import chosen_trajectory, fourier_path, sample_times
+    from .numerics.backends import MpmathPrecision, MultiPrecision
+
+    model = samples.load("sla_suspension")
+
+    def build(backend) -> np.ndarray:
+        mech = Mechanism(model, backend=backend)
+        trajectory, _ = chosen_trajectory(model, None, mech)
+        times = sample_times(mech, trajectory.duration, BASEPAR_SAMPLES)
+        return observation_matrix(mech, times, fourier_path(mech, trajectory))
+
+    ours, _ = best_time(lambda: build(MultiPrecision(digits)), repeat=1)
+    before, _ = best_time(lambda: build(MpmathPrecision(digits)), repeat=1)
+    return row(f"sla W at {digits} digits, MPFR vs mpmath (s per W)", ours, before, samples=BASEPAR_SAMPLES)
+
+
 @benchmark("basepar_vp50")
 def _basepar_vp50(states: int) -> list[dict]:
-    """The whole VP pipeline on the SLA at 50 digits; `states` does not apply."""
-    return [_basepar_row("vp50", "VP pipeline 50 digits", "vp", 50)]
+    """The whole VP pipeline on the SLA at 50 digits, and its W against mpmath; `states` does not apply."""
+    return [_basepar_row("vp50", "VP pipeline 50 digits", "vp", 50), _observation_row(50)]
 
 
 @benchmark("basepar_vp500")
 def _basepar_vp500(states: int) -> list[dict]:
-    """The whole VP pipeline on the SLA at 500 digits; `states` does not apply."""
-    return [_basepar_row("vp500", "VP pipeline 500 digits", "vp", 500)]
+    """The whole VP pipeline on the SLA at 500 digits, and its W against mpmath; `states` does not apply."""
+    return [_basepar_row("vp500", "VP pipeline 500 digits", "vp", 500), _observation_row(500)]
 
 
 @benchmark("basepar_dp")

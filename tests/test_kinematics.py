@@ -11,6 +11,7 @@ import pytest
 
 from mbstudio import samples
 from mbstudio.kinematics import Mechanism
+from mbstudio.numerics import as_mpf
 
 from .kinematic_paths import independent_path
 
@@ -35,16 +36,16 @@ def random_q(mech: Mechanism, seed: int) -> np.ndarray:
 def test_constraint_jacobian_matches_variable_precision_finite_differences(name):
     fp, mp = mechanism(name), mechanism(name, DIGITS)
     q = random_q(fp, 1)
-    analytic_vp = mp.constraint_jacobian(q)[0]
+    analytic_vp = as_mpf(mp.constraint_jacobian(q)[0])
     h = mpmath.mpf("1e-20")
     with mpmath.workdps(DIGITS):
-        base = mp.as_batch(q)[0]
+        base = as_mpf(mp.as_batch(q)[0])
         fd = np.empty(analytic_vp.shape, dtype=object)
         for k in range(mp.n):
             plus, minus = base.copy(), base.copy()
             plus[k] += h
             minus[k] -= h
-            fd[:, k] = (mp.residual(plus)[0] - mp.residual(minus)[0]) / (2 * h)
+            fd[:, k] = (as_mpf(mp.residual(plus)[0]) - as_mpf(mp.residual(minus)[0])) / (2 * h)
         vp_error = max(abs(x) for x in (fd - analytic_vp).ravel())
     assert vp_error < mpmath.mpf("1e-30")
     # the float64 Jacobian agrees with the 50-digit one to double precision
@@ -83,9 +84,9 @@ def test_velocities_and_accelerations_match_finite_differences_of_assembled_posi
     with mpmath.workdps(DIGITS):
         h = mpmath.mpf("1e-12")
         times = [mpmath.mpf(repr(t0)) + k * h for k in (-1, 0, 1)]
-        q = mp.assemble(independent_path(mp, times, dps=DIGITS), guess=np.repeat(guess, 3, axis=0))
-        qd = mp.velocities(q[1:2], independent_path(mp, times[1:2], 1, dps=DIGITS))[0]
-        qdd = mp.accelerations(q[1:2], qd[None, :], independent_path(mp, times[1:2], 2, dps=DIGITS))[0]
+        q = as_mpf(mp.assemble(independent_path(mp, times, dps=DIGITS), guess=np.repeat(guess, 3, axis=0)))
+        qd = as_mpf(mp.velocities(q[1:2], independent_path(mp, times[1:2], 1, dps=DIGITS))[0])
+        qdd = as_mpf(mp.accelerations(q[1:2], qd[None, :], independent_path(mp, times[1:2], 2, dps=DIGITS))[0])
         fd_v = (q[2] - q[0]) / (2 * h)
         fd_a = (q[2] - 2 * q[1] + q[0]) / h**2
         assert max(abs(x) for x in fd_v - qd) < mpmath.mpf("1e-20")

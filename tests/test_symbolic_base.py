@@ -16,6 +16,7 @@ from mbstudio.identification.regressor import regressor
 from mbstudio.identification.symbolic_base import symbolic_base_parameters
 from mbstudio.kinematics import Mechanism
 from mbstudio.model.document import Coordinate
+from mbstudio.numerics import as_mpf
 
 
 def S(name: str) -> sympy.Symbol:
@@ -229,7 +230,7 @@ def test_sla_directions_fill_the_null_space_at_30_digits(sla):
         N = mpmath.matrix(
             [[mpmath.mpf(sympy.N(e.subs(exact), 40)) if e != 0 else 0 for e in row] for row in r.null_space().tolist()]
         )
-        Wm = mpmath.matrix(W.tolist())
+        Wm = mpmath.matrix(as_mpf(W).tolist())
         assert max(abs(x) for x in Wm * N) < 1e-24
         s = sorted((mpmath.svd_r(Wm, compute_uv=False)), reverse=True)
     assert s[40] > 1e5 * s[41]  # the ridge

@@ -8,9 +8,7 @@ expressions in the parameters, evaluated once per back-end; time functions are e
 
 from __future__ import annotations
 
-import mpmath
 import numpy as np
-import sympy
 
 from ..kinematics.mechanism import Mechanism
 from ..kinematics.tree import MotionState
@@ -81,7 +79,7 @@ class AppliedForces:
         if isinstance(element, JointSpringDamper):
             return -self.value(element.stiffness) * (x - self.value(element.rest)) - self.value(element.damping) * v
         if isinstance(element, JointFriction):
-            smooth = tanh(self.mech.backend, v / self.value(element.velocity_scale))
+            smooth = self.mech.backend.tanh(v / self.value(element.velocity_scale))
             return -self.value(element.viscous) * v - self.value(element.coulomb) * smooth
         return np.broadcast_to(self.actuator_value(element, t), x.shape)
 
@@ -144,13 +142,6 @@ class AppliedForces:
                 elif isinstance(element, Actuator) and not self.is_time_dependent(element):
                     V = V - self.actuator_value(element, 0.0) * q[:, mech.coordinates.index(element.coordinate)]
             return V
-
-
-def tanh(backend, x: np.ndarray) -> np.ndarray:
-    """Elementwise tanh in the back-end's arithmetic (the smoothed sign of Coulomb friction)."""
-    if backend.dtype is float:
-        return np.tanh(x)
-    return np.frompyfunc(sympy.tanh if backend.name == "sympy" else mpmath.tanh, 1, 1)(x)
 
 
 def kinetic_energy(mech: Mechanism, q, qd) -> np.ndarray:

@@ -20,6 +20,8 @@ import gmpy2
 import mpmath
 import numpy as np
 
+from ..numerics.backends import mpf_to_mpfr, mpfr_to_mpf
+
 # Downdated pivot norms are recomputed once they fall below this fraction of the last exact value: the
 # subtraction has then cancelled about half the digits and could choose the wrong pivot.
 _NORM_RECOMPUTE_FRACTION = 1e-8
@@ -50,27 +52,22 @@ def machine_epsilon(digits: int) -> mpmath.mpf:
 
 
 def to_mpfr(a) -> np.ndarray:
-    """Object array of mpfr rounded to the current precision, from mpf / int / float / str entries."""
+    """Object array of mpfr rounded to the current precision, from mpf / mpfr / int / float / str entries."""
     a = np.asarray(a, dtype=object)
     return np.array([_mpfr(x) for x in a.ravel()], dtype=object).reshape(a.shape)
 
 
 def _mpfr(x):
-    if isinstance(x, mpmath.mpf):
-        sign, man, exp, _ = x._mpf_
-        if not man:
-            if x != 0:
-                raise ValueError(f"the matrix holds {x}; only finite numbers can be used")
-            return gmpy2.mpfr(0)
-        return gmpy2.mul_2exp(gmpy2.mpfr(-man if sign else man), exp)
-    return gmpy2.mpfr(x)
+    try:
+        return mpf_to_mpfr(x) if isinstance(x, mpmath.mpf) else gmpy2.mpfr(x)
+    except ValueError:
+        raise ValueError(f"the matrix holds {x}; only finite numbers can be used") from None
 
 
 def to_mpf(a) -> np.ndarray:
-    """Object array of mpmath mpf, exact copies of mpfr entries (call inside `precision`)."""
+    """Object array of mpmath mpf, exact copies of mpfr entries."""
     a = np.asarray(a, dtype=object)
-    out = [mpmath.mpf(tuple(int(v) for v in x.as_mantissa_exp())) for x in a.ravel()]
-    return np.array(out, dtype=object).reshape(a.shape)
+    return np.array([mpfr_to_mpf(x) for x in a.ravel()], dtype=object).reshape(a.shape)
 
 
 def _sqrt(a: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.errors import AssemblyError
+from ..numerics.backends import VariablePrecision
 
 
 @dataclass
@@ -33,7 +34,7 @@ def newton(mech, q: np.ndarray, max_iterations: int = 50, tol=None) -> tuple[np.
         iterations += 1
         idx = np.nonzero(active)[0]
         q[idx], norm[idx], phi[idx] = _damped_step(mech, q[idx], _newton_step(mech, q[idx], phi[idx]), dep, norm[idx])
-    if dep and getattr(b, "name", "") == "mp" and len(q):
+    if dep and isinstance(b, VariablePrecision) and len(q):
         # The tolerance sits a few digits above the working precision so that rounding cannot stall the loop;
         # one more (quadratically converging) step takes every sample down to the precision itself.
         polished = q.copy()

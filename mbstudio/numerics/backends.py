@@ -1,8 +1,8 @@
-"""Scalar back-ends: the same kinematics and dynamics code runs in float64, mpmath and sympy.
+"""Scalar back-ends: the same kinematics and dynamics code runs in float64, MPFR (gmpy2) and sympy.
 
 Algorithms work on numpy arrays with a leading batch axis. For float64 these are ordinary float arrays
 (vectorised over many samples); for variable precision and symbolic work they are object arrays holding
-mpmath `mpf` or sympy expressions, so numpy's elementwise arithmetic, `@` and `np.cross` do the work and
+MPFR numbers (gmpy2 `mpfr`) or sympy expressions, so numpy's elementwise arithmetic, `@` and `np.cross` do the work and
 only the few operations below differ between number systems.
 """
 
@@ -12,6 +12,7 @@ import contextlib
 import math
 from collections.abc import Iterator
 
+import gmpy2
 import mpmath
 import numpy as np
 import sympy
@@ -47,6 +48,9 @@ class Float64:
     def sqrt(self, x):
         return np.sqrt(x)
 
+    def tanh(self, x):
+        return np.tanh(x)
+
     def asarray(self, x) -> np.ndarray:
         return np.asarray(x, dtype=float)
 
@@ -72,13 +76,15 @@ class Float64:
 
 
 class _ObjectArrays:
-    """Shared by the back-ends whose arrays hold Python objects (mpf, sympy expressions)."""
+    """Shared by the back-ends whose arrays hold Python objects (mpfr, sympy expressions)."""
 
     dtype = object
 
     def __init__(self, lib) -> None:
         self.functions = {name: getattr(lib, name) for name in FUNCTIONS}
-        self._sin, self._cos, self._sqrt = (np.frompyfunc(getattr(lib, f), 1, 1) for f in ("sin", "cos", "sqrt"))
+        self._sin, self._cos, self._sqrt, self._tanh = (
+            np.frompyfunc(getattr(lib, f), 1, 1) for f in ("sin", "cos", "sqrt", "tanh")
+        )
         self._zero = self.scalar(0)
 
     def sin(self, x):
@@ -89,6 +95,9 @@ class _ObjectArrays:
 
     def sqrt(self, x):
         return self._sqrt(x)
+
+    def tanh(self, x):
+        return self._tanh(x)
 
     def zeros(self, shape) -> np.ndarray:
         out = np.empty(shape, dtype=object)
@@ -112,44 +121,116 @@ class _ObjectArrays:
         yield
 
 
-class MultiPrecision(_ObjectArrays):
-    """mpmath at a chosen number of significant digits; every literal is read as the decimal it is."""
+class VariablePrecision(_ObjectArrays):
+    """Shared by the variable-precision back-ends: `digits` significant digits, literals read as decimals,
+    Gaussian elimination, and a Newton tolerance a few digits above the working precision."""
 
-    name = "mp"
-
-    def __init__(self, digits: int = 50) -> None:
+    def __init__(self, lib, digits: int) -> None:
         if digits < 15:
             raise ValueError(f"variable precision needs at least 15 digits (got {digits})")
         self.digits = digits
-        super().__init__(mpmath)
-        self._mpf = np.frompyfunc(self.scalar, 1, 1)
-
-    def scalar(self, number) -> mpmath.mpf:
-        # repr(float) is the shortest decimal that reads back as that float: the number the user typed.
-        if isinstance(number, float):
-            return mpmath.mpf(repr(number))
-        return mpmath.mpf(number)
+        super().__init__(lib)
+        self._scalars = np.frompyfunc(self.scalar, 1, 1)
 
     def parameter(self, name: str, value: float):
         return self.scalar(value)
 
-    def pi(self):
-        return +mpmath.pi
-
     def asarray(self, x) -> np.ndarray:
         arr = np.asarray(x, dtype=object)
-        return self._mpf(arr).astype(object) if arr.ndim else self.scalar(arr.item())
+        return self._scalars(arr).astype(object) if arr.ndim else self.scalar(arr.item())
 
     def _solve_one(self, a, b):
         return gauss_solve(a, b)
 
     def tolerance(self, scale: float = 1.0):
-        return mpmath.mpf(10) ** (5 - self.digits) * scale
+        return self.scalar(10) ** (5 - self.digits) * scale
+
+
+class MultiPrecision(VariablePrecision):
+    """MPFR (gmpy2) at a chosen number of significant digits; every literal is read as the decimal it is.
+
+    numpy's elementwise loops call MPFR directly, several times faster per operation than mpmath's `mpf`
+    (issue 12: building W took two thirds of a VP run). The binary precision is mpmath's for the same digits.
+    Arithmetic rounds to the working precision only inside `context()`, as mpmath's does inside `workdps`.
+    Results are `gmpy2.mpfr`: convert them with `as_mpf` for work in mpmath, whose own conversion of an
+    mpfr is not exact."""
+
+    name = "mp"
+
+    def __init__(self, digits: int = 50) -> None:
+        self.bits = mpmath.libmp.dps_to_prec(digits)
+        super().__init__(gmpy2, digits)
+
+    def scalar(self, number) -> gmpy2.mpfr:
+        """An mpfr at the working precision: a float as the shortest decimal that reads back as it (the number
+        the user typed), an mpmath mpf exactly."""
+        with gmpy2.context(precision=self.bits):
+            if isinstance(number, float):
+                return gmpy2.mpfr(repr(number))
+            if isinstance(number, mpmath.mpf):
+                return mpf_to_mpfr(number)
+            return gmpy2.mpfr(number)
+
+    def pi(self):
+        with gmpy2.context(precision=self.bits):
+            return gmpy2.const_pi()
+
+    @contextlib.contextmanager
+    def context(self) -> Iterator[None]:
+        with gmpy2.context(precision=self.bits), mpmath.workdps(self.digits):
+            yield
+
+
+class MpmathPrecision(VariablePrecision):
+    """mpmath `mpf` at a chosen number of digits: the pure-Python arithmetic MultiPrecision replaced, kept as
+    an independent second library for the same numbers (tests compare the two; `mbstudio bench` times both)."""
+
+    name = "mpmath"
+
+    def __init__(self, digits: int = 50) -> None:
+        super().__init__(mpmath, digits)
+
+    def scalar(self, number) -> mpmath.mpf:
+        with mpmath.workdps(self.digits):
+            if isinstance(number, float):
+                return mpmath.mpf(repr(number))
+            if isinstance(number, gmpy2.mpfr):
+                return mpfr_to_mpf(number)
+            return mpmath.mpf(number)
+
+    def pi(self):
+        with mpmath.workdps(self.digits):
+            return +mpmath.pi
 
     @contextlib.contextmanager
     def context(self) -> Iterator[None]:
         with mpmath.workdps(self.digits):
             yield
+
+
+def mpf_to_mpfr(x: mpmath.mpf) -> gmpy2.mpfr:
+    """The mpfr equal to an mpmath mpf (exact when the precision holds its mantissa); non-finite refused."""
+    sign, man, exp, _ = x._mpf_
+    if not man:
+        if x != 0:
+            raise ValueError(f"{x} is not a finite number")
+        return gmpy2.mpfr(0)
+    return gmpy2.mul_2exp(gmpy2.mpfr(-man if sign else man), exp)
+
+
+def mpfr_to_mpf(x: gmpy2.mpfr) -> mpmath.mpf:
+    """The mpmath mpf equal to an mpfr, exactly. mpmath's own conversion of an mpfr is not exact: through a
+    decimal string for mpf(x), through a float when an mpf meets an mpfr in arithmetic."""
+    man, exp = x.as_mantissa_exp()
+    return mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(int(man), int(exp)))  # exact, whatever mpmath's precision
+
+
+def as_mpf(a) -> np.ndarray:
+    """An array of variable-precision results (mpfr) as mpmath mpf, exactly, for work in mpmath; other entries
+    (mpf already) as they are."""
+    a = np.asarray(a, dtype=object)
+    out = [mpfr_to_mpf(x) if isinstance(x, gmpy2.mpfr) else x for x in a.ravel()]
+    return np.array(out, dtype=object).reshape(a.shape)
 
 
 class Symbolic(_ObjectArrays):
@@ -181,7 +262,7 @@ class Symbolic(_ObjectArrays):
         return 0
 
 
-Backend = Float64 | MultiPrecision | Symbolic
+Backend = Float64 | MultiPrecision | MpmathPrecision | Symbolic
 
 
 def gauss_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -211,7 +292,7 @@ def gauss_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def make_backend(precision: str | int | None = None) -> Backend:
-    """'float64' (default), an integer number of digits for mpmath, or 'sympy'."""
+    """'float64' (default), an integer number of digits for MPFR, or 'sympy'."""
     if precision in (None, "float64", "dp", 15):
         return Float64()
     if precision in ("sympy", "symbolic"):
