@@ -13,4 +13,5 @@ COMMANDS = {
     "kinematics": "kinematics and drive forces along a trajectory; time series to CSV or JSON",
     "simulate": "time simulation; time series to CSV or NPZ",
     "basepar": "base inertial parameters: DP, VP and symbolic side by side, with the SVD ridge",
+    "sweep": "a parameter study: one analysis over a grid of model parameters, on Dask",
 }

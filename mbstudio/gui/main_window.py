@@ -31,6 +31,7 @@ from .results_table import BaseParameterTable
 from .ridge_panel import RidgePanel
 from .script import model_script
 from .settings import add_recent, keep_options, last_options, settings
+from .study_panel import StudyPanel
 from .view3d import View3D
 
 MODEL_FILTER = "MB Studio models (*.mbs)"
@@ -88,6 +89,9 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.docks["ridge"], self.docks["plots"])
         self.tabifyDockWidget(self.docks["base_table"], self.docks["parameter_table"])
         self.tabifyDockWidget(self.docks["base_table"], self.docks["eom_table"])
+        self.study = StudyPanel(lambda: self.document.model)
+        self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["ridge"], self.docks["study"])
         self.docks["ridge"].raise_()
         self.docks["base_table"].raise_()
         self.status = {k: QLabel() for k in ("dof", "loops", "assembly")}
@@ -109,6 +113,12 @@ class MainWindow(QMainWindow):
         self._rebuild()
         self.view.scene.camera("isometric")
         self._update_title()
+
+    def show_study(self) -> None:
+        """Analysis › Parameter Study…: the study panel, with the open model's parameters to choose from."""
+        self.study.refresh_parameters()
+        self.docks["study"].show()
+        self.docks["study"].raise_()
 
     def _dock(self, name: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)

@@ -120,6 +120,14 @@ def build(window: MainWindow) -> dict[str, QAction]:
             "Choose the options, then it runs as a job: see the Jobs panel",
         )
         analysis_menu.addAction(a[name])
+    a["study"] = _action(
+        window,
+        "Parameter &Study…",
+        window.show_study,
+        None,
+        "Vary model parameters over a grid and run an analysis at every point, on Dask",
+    )
+    analysis_menu.addAction(a["study"])
     quick = analysis_menu.addMenu("&Quick Runs")
     for name, text, task, options in ANALYSES:
         a[name] = _action(

@@ -9,7 +9,14 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMenu, QMessageB
 from ..model import ModelError, write_atomic
 
 STALE_TEXT = "STALE: the model was edited after this run; run the analysis again."
-FORMAT_NAMES = {"csv": "CSV", "json": "JSON", "tex": "LaTeX", "png": "PNG image", "svg": "SVG image"}
+FORMAT_NAMES = {
+    "csv": "CSV",
+    "json": "JSON",
+    "tex": "LaTeX",
+    "png": "PNG image",
+    "svg": "SVG image",
+    "parquet": "Parquet",
+}
 
 
 def result_layout(panel: QWidget, summary: QLabel, body: QWidget, buttons: QHBoxLayout) -> None:
@@ -51,8 +58,8 @@ def export_path(parent: QWidget, what: str, stem: str, fmt: str, path: str | Non
     return path or None
 
 
-def write_export(parent: QWidget, path: str, text: str) -> bool:
-    """Write `text` atomically; on failure say so (the target is left as it was) and return False."""
+def write_export(parent: QWidget, path: str, text: str | bytes) -> bool:
+    """Write `text` (or bytes) atomically; on failure say so (the target is left as it was) and return False."""
     try:
         write_atomic(path, text)
     except ModelError as exc:

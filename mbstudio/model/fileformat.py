@@ -495,7 +495,7 @@ def save(model: Model, path: str | os.PathLike) -> None:
     write_atomic(path, dumps(model))
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
+def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
     """Write atomically: a temporary file in the same folder, flushed, then renamed over the target.
     The file keeps the permissions it had (a new one gets the usual ones, from the umask); a failure leaves
     the target as it was, removes the temporary file and raises ModelError naming the path."""
@@ -506,7 +506,8 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         name = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
         tmp = name
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        binary = isinstance(text, bytes)
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

@@ -1,0 +1,44 @@
+"""A parameter study's rows as a file: Parquet (one typed column per key, the provenance in the schema's
+metadata; pandas, polars and Arrow read it) or CSV through the project's one CSV writer."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from ..jobs.study import columns
+from ..model import ModelError
+from .csv_text import csv_text
+
+FORMATS = ("parquet", "csv")
+
+
+def study_bytes(rows: list[dict], provenance: dict, fmt: str) -> bytes:
+    """The file's contents; a failed point's missing results are empty cells (null in Parquet)."""
+    names = columns(rows)
+    if fmt == "csv":
+        cells = ([_cell(r.get(n)) for n in names] for r in rows)
+        return csv_text(provenance, names, cells).encode("utf-8")
+    if fmt != "parquet":
+        raise ModelError("format", "is not a study file format", fmt, " or ".join(FORMATS))
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pylist([{n: r.get(n) for n in names} for r in rows])
+    table = table.replace_schema_metadata({"provenance": json.dumps(provenance, default=str)})
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    return out.getvalue()
+
+
+def study_format(path: str | Path) -> str:
+    """'parquet' or 'csv' from the file's extension, or a ModelError naming it."""
+    fmt = Path(path).suffix.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise ModelError("--out", "must end in .parquet or .csv", str(path), "study.parquet or study.csv")
+    return fmt
+
+
+def _cell(value) -> str:
+    return "" if value is None else repr(value) if isinstance(value, float) else str(value)

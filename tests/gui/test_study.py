@@ -1,0 +1,43 @@
+"""Analysis › Parameter Study… in the window: a grid of one parameter of the double pendulum, every point's
+ranks on a local Dask cluster, the plot of a result against the parameter, and the export."""
+
+from __future__ import annotations
+
+import csv
+
+from mbstudio import samples
+
+
+def test_a_parameter_study_runs_plots_and_exports(window, qtbot, tmp_path):
+    window.open_sample("double_pendulum")
+    window.actions["study"].trigger()
+    panel = window.study
+    assert window.docks["study"].isVisible()
+    name = samples.load("double_pendulum").parameters[0].name
+    panel.parameter.setCurrentText(name)
+    panel.start.setValue(0.5)
+    panel.stop.setValue(1.5)
+    panel.count.setValue(3)
+    panel.add_variation()
+    assert panel.variations.count() == 1 and name in panel.variations.item(0).text()
+    panel.run()
+    assert not panel.run_button.isEnabled()  # the window goes on while the cluster starts
+    qtbot.waitUntil(lambda: panel.run_button.isEnabled(), timeout=120_000)
+    assert "done; 3 rows, 0 failed" in panel.status.text()
+    assert [r[name] for r in panel.rows] == [0.5, 1.0, 1.5] and {r["dp_rank"] for r in panel.rows} == {6}
+    assert panel.table.rowCount() == 3
+    assert panel.x_choice.currentText() == name and panel.y_choice.currentText() == "dp_rank"
+    (curve,) = panel.plot.getPlotItem().listDataItems()
+    assert list(curve.getData()[0]) == [0.5, 1.0, 1.5]
+    window.grab().save(str(tmp_path / "study.png"))
+    assert panel.export("csv", str(tmp_path / "study.csv"))
+    lines = (tmp_path / "study.csv").read_text().splitlines()
+    rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
+    assert [float(r[name]) for r in rows] == [0.5, 1.0, 1.5]
+
+
+def test_running_with_nothing_to_vary_says_what_to_do(window):
+    window.actions["study"].trigger()
+    window.study.run()
+    assert "Nothing to vary" in window.study.status.text()
+    assert window.study.study is None
