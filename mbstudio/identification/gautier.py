@@ -21,14 +21,17 @@ In variable precision W must itself have been computed at the working precision 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import gmpy2
 import mpmath
 import numpy as np
 
+from ..numerics import as_mpf
 from . import vp_linalg
 
 DP_DIGITS = 16  # what double precision is reported as (53 bits ~ 15.95 decimal digits)
@@ -302,29 +305,31 @@ def choose_eliminated(
             f"the rank is {p - count}, so exactly {count} of the {p} parameters must be eliminated; "
             f"{len(wanted)} were given"
         )
-    residual = v2.T.copy()
-    # squared residual norm above which a column counts as independent: rows of V2 are O(1) and their error
-    # far below 10^(−digits/2) (an mpf, since the square underflows a float beyond 300 digits)
-    independent2 = mpmath.mpf(10) ** -digits
-    chosen: list[int] = []
-    for name in wanted:
-        if len(chosen) == count:
-            break
-        j = index[name]
-        if _norm2(residual[:, j]) > independent2:
-            _take(residual, j, chosen)
-        elif eliminate is not None:
-            left = mpmath.nstr(mpmath.sqrt(_norm2(residual[:, j])), 3)
-            others = f" together with {[names[i] for i in chosen]}" if chosen else ""
-            raise ValueError(
-                f"{name} cannot be eliminated{others}: what is left of its row of the null-space basis "
-                f"V2 is {left}, so V22 would be singular (the kept columns of W would be linearly "
-                "dependent)"
-            )
-    while len(chosen) < count:
-        norms = [_norm2(residual[:, j]) if j not in chosen else -1 for j in range(p)]
-        best = max(norms)
-        _take(residual, max(j for j in range(p) if norms[j] >= best * (1 - TIE_TOLERANCE)), chosen)
+    vp = v2.dtype == object
+    with vp_linalg.precision(digits) if vp else contextlib.nullcontext():  # VP in MPFR, as the SVD
+        residual = vp_linalg.to_mpfr(v2.T) if vp else v2.T.copy()
+        # squared residual norm above which a column counts as independent: rows of V2 are O(1) and their
+        # error far below 10^(−digits/2) (in MPFR for VP: the square underflows a float beyond 300 digits)
+        independent2 = (gmpy2.mpfr(10) if vp else 10.0) ** -digits
+        chosen: list[int] = []
+        for name in wanted:
+            if len(chosen) == count:
+                break
+            j = index[name]
+            if _norm2(residual[:, j]) > independent2:
+                _take(residual, j, chosen)
+            elif eliminate is not None:
+                left = mpmath.nstr(mpmath.sqrt(as_mpf(_norm2(residual[:, j]))[()]), 3)
+                others = f" together with {[names[i] for i in chosen]}" if chosen else ""
+                raise ValueError(
+                    f"{name} cannot be eliminated{others}: what is left of its row of the null-space basis "
+                    f"V2 is {left}, so V22 would be singular (the kept columns of W would be linearly "
+                    "dependent)"
+                )
+        while len(chosen) < count:
+            norms = [_norm2(residual[:, j]) if j not in chosen else -1 for j in range(p)]
+            best = max(norms)
+            _take(residual, max(j for j in range(p) if norms[j] >= best * (1 - TIE_TOLERANCE)), chosen)
     return sorted(chosen)
 
 
