@@ -4,14 +4,19 @@ model that loads can be saved and analysed without any other kind of exception."
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import os
+import time
 
+import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context, event
 
 from mbstudio import samples
+from mbstudio.cli import main
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import JOINT_MOTIONS, AssemblyError, Model, ModelError, dumps, loads, validate
 from mbstudio.model.expressions import FUNCTIONS
@@ -296,3 +301,109 @@ def test_random_expressions_evaluate_or_raise_model_error(four_bar, expr, field,
 def test_the_unmutated_sources_are_valid(four_bar):
     for name, text in sources(four_bar).items():
         assert outcome(text) is not None, name
+
+
+# ---------------------------------------------------------------------------------------------- generated code
+# Names and free text that try to leave a string literal, a comment or an identifier; CANARY is replaced by
+# the path of a file that only running the text as code would create.
+ESCAPES = ['"""', "'''", '"', "'", "\n", "\r", "\\", "#", "%", "\u2028", "\x00", "{", "}", "$", ",", ";"]
+PAYLOADS = [
+    'x"""; __import__("pathlib").Path(CANARY).touch(); """',
+    "x'''; __import__('pathlib').Path(CANARY).touch(); '''",
+    'x"\n__import__("pathlib").Path(CANARY).touch()\n#',
+    "lambda",
+    "numpy",
+    "_p",
+    "t",
+    "my1",
+    "d_theta1",
+    "y1",
+    "\\input{CANARY}",
+    "*/ int x; /*",
+]
+FUZZED = st.one_of(
+    st.sampled_from(PAYLOADS),
+    st.lists(st.sampled_from(ESCAPES + list("abcxyz019_ ")), max_size=8).map("".join),
+    st.text(max_size=12),
+    st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,8}", fullmatch=True),
+)
+PENDULUM = json.loads(SAMPLES["double_pendulum"])
+
+
+NAMED = ["parameter", "body label", "joint", "coordinate", "force"]
+
+
+def _fuzzed_document(data, canary: str) -> dict:
+    """The double pendulum with fuzzed free text (model name, descriptions) and one or two fuzzed names, so
+    that many cases load and reach the exporters."""
+    doc = copy.deepcopy(PENDULUM)
+    fuzzed = data.draw(st.sets(st.sampled_from(NAMED), max_size=2), label="fuzzed names")
+
+    def draw(label: str, default: str) -> str:
+        if label not in fuzzed and label in NAMED:
+            return default
+        return data.draw(FUZZED, label=label).replace("CANARY", canary)
+
+    doc["name"], doc["description"] = draw("model name", ""), draw("description", "")
+    doc["parameters"].append({"name": draw("parameter", "extra"), "value": 0.5, "description": draw("text", "")})
+    old, new = doc["bodies"][0]["label"], draw("body label", doc["bodies"][0]["label"])
+    doc["bodies"][0]["label"] = new
+    for joint in doc["joints"]:
+        joint.update({side: new for side in ("parent", "child") if joint[side] == old})
+    joint = doc["joints"][0]
+    joint["name"] = draw("joint", joint["name"])
+    joint["coordinates"][0]["name"] = draw("coordinate", joint["coordinates"][0]["name"])
+    force = {"name": draw("force", "motor"), "type": "actuator", "coordinate": joint["coordinates"][0]["name"]}
+    doc["forces"] = [{**force, "formula": "0"}]
+    return doc
+
+
+def _generated_code_is_inert(data, tmp_path_factory) -> None:
+    folder = tmp_path_factory.mktemp("generated")
+    canary = folder / "canary"
+    try:
+        doc = _fuzzed_document(data, str(canary))
+        text = json.dumps(doc)
+    except (UnicodeEncodeError, ValueError):
+        return
+    start = time.perf_counter()
+    try:
+        model = loads(text)
+    except ModelError:
+        event("refused at load")
+        return
+    event("loaded")
+    (folder / "m.mbs").write_text(dumps(model), encoding="utf-8")
+    out = folder / "eom.py"
+    assert (
+        main(["eom", str(folder / "m.mbs"), "--python", str(out), "--latex", str(folder / "eom.tex"), "--no-simplify"])
+        == 0
+    )
+    spec = importlib.util.spec_from_file_location(f"fuzzed_{folder.name}", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    M = module.mass_matrix([0.3, -0.2])
+    assert M.shape == (2, 2) and np.isfinite(M).all()
+    assert not canary.exists(), "text from the model ran as code"
+    tex = (folder / "eom.tex").read_text(encoding="utf-8")
+    assert all(line.startswith("%") for line in tex.splitlines() if "CANARY" in line or str(canary) in line)
+    assert time.perf_counter() - start < 20  # no case may hang
+
+
+CODEGEN = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@CODEGEN
+@given(data=st.data())
+def test_names_and_text_never_run_as_code_in_generated_files(data, tmp_path_factory):
+    """Load → check → eom export (Python and LaTeX) → import of the generated module, with fuzzed names and
+    text: a ModelError at load, or a module that imports, computes and never runs the text (100 cases here;
+    .ci/run runs 2 000)."""
+    _generated_code_is_inert(data, tmp_path_factory)
+
+
+@pytest.mark.slow
+@settings(CODEGEN, max_examples=2000)
+@given(data=st.data())
+def test_names_and_text_never_run_as_code_in_generated_files_2000_cases(data, tmp_path_factory):
+    _generated_code_is_inert(data, tmp_path_factory)

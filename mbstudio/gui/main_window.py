@@ -92,6 +92,7 @@ class MainWindow(QMainWindow):
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
         self.tabifyDockWidget(self.docks["ridge"], self.docks["study"])
+        self.docks["study"].hide()  # Analysis › Parameter Study… shows it
         self.docks["ridge"].raise_()
         self.docks["base_table"].raise_()
         self.status = {k: QLabel() for k in ("dof", "loops", "assembly")}

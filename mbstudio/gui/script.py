@@ -12,14 +12,14 @@ import pprint
 
 from ..model import Model
 
-HEADER = '''"""Rebuilds the MB Studio model {name!r}; run it to write {target!r} (or the file given as argument)."""
+HEADER = """{docstring}
 
 import sys
 
 from mbstudio.model import save
 from mbstudio.model.document import {classes}
 
-'''
+"""
 
 
 def _literal(value: object) -> str:
@@ -57,7 +57,11 @@ def model_script(model: Model, target: str) -> str:
         if getattr(model.ground, k)
     ]
     classes |= _classes(model.ground.frames)
-    header = HEADER.format(name=model.name, target=target, classes=", ".join(sorted(classes)))
+    # the model's name and the target path enter the script only inside string literals
+    docstring = (
+        f"Rebuilds the MB Studio model {model.name!r}; run it to write {target!r} (or the file given as argument)."
+    )
+    header = HEADER.format(docstring=repr(docstring), classes=", ".join(sorted(classes)))
     lines = [
         header,
         "model = Model(",

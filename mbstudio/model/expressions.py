@@ -8,6 +8,7 @@ same document gives float64, variable-precision and symbolic geometry.
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import warnings
 from collections.abc import Callable, Mapping
@@ -58,7 +59,57 @@ def parse(text: str) -> ast.expr:
             isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS and not node.keywords
         ):
             raise ModelError("expression", "calls an unknown function", text, ", ".join(FUNCTIONS))
+    _check_size(tree, text)
     return tree
+
+
+# Bounds on what one expression may ask of exact and variable-precision arithmetic, checked before sympy or
+# mpmath sees it: "(1/3)**100000000" is a rational of 48 million digits in sympy.
+MAX_LENGTH = 1000
+MAX_NODES = 400
+MAX_POWER = 1024  # the product of the constant exponents along any chain of nested powers
+
+
+def _check_size(tree: ast.expr, text: str) -> None:
+    if len(text) > MAX_LENGTH or sum(1 for _ in ast.walk(tree)) > MAX_NODES:
+        raise ModelError(
+            "expression", "is too long", f"{text[:40]}…", f"at most {MAX_LENGTH} characters and {MAX_NODES} terms"
+        )
+    if _power(tree) > MAX_POWER:
+        raise ModelError(
+            "expression",
+            "raises to too high a power",
+            text,
+            f"constant exponents whose product along nested powers is at most {MAX_POWER}",
+        )
+
+
+def _power(node: ast.AST) -> float:
+    """The largest product of constant exponents (in magnitude) along a chain of nested powers below node."""
+    inner = max((_power(child) for child in ast.iter_child_nodes(node)), default=1.0)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        exponent = _constant(node.right)
+        return max(1.0, abs(exponent)) * _power(node.left) if exponent is not None else inner
+    return inner
+
+
+def _too_high(exponent) -> bool:
+    """An exponent whose value is known (a number in any back-end) and beyond MAX_POWER in magnitude; a
+    symbol's power stays symbolic and costs nothing."""
+    try:
+        return abs(float(exponent)) > MAX_POWER
+    except (TypeError, ValueError):
+        return False
+
+
+def _constant(node: ast.AST) -> float | None:
+    """The value of an exponent written with numbers only (no names), else None."""
+    if any(isinstance(n, ast.Name) and n.id != "pi" for n in ast.walk(node)):
+        return None
+    try:
+        return float(_eval(node, "", float, {"pi": math.pi}, {}))
+    except (ArithmeticError, ModelError):  # float arithmetic overflows at once where exact arithmetic would not
+        return math.inf
 
 
 def names(value: Expr) -> set[str]:
@@ -106,6 +157,8 @@ def _eval(node, text, scalar, symbols, functions):
         b = _eval(node.right, text, scalar, symbols, functions)
         if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and isinstance(node.right.value, int):
             b = node.right.value  # keep integer powers exact in every number system (0.5 stays scalar(0.5))
+        if isinstance(node.op, ast.Pow) and _too_high(b):
+            raise ModelError("expression", "raises to too high a power", text, f"exponents up to {MAX_POWER}")
         if isinstance(node.op, ast.Div) and b == 0:
             raise ModelError("expression", "divides by zero", text)
         return _real(_BINARY[type(node.op)](a, b), text)

@@ -21,10 +21,10 @@ from .document import (
 )
 from .errors import ModelError
 from .expressions import FUNCTIONS, evaluate
+from .names import LABEL, check_name, check_unique, inertial_names
 
-# used with fullmatch: `$` in re.match would also accept a trailing newline ("3\n")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_LABEL = re.compile(r"[A-Za-z0-9_]+")
+# the model's name reaches generated files only escaped, but stays one line of printable text
+NAME_TEXT = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{0,200}")
 _MATH = {name: getattr(math, name) for name in FUNCTIONS}
 # Relative tolerance for the physical-consistency checks: values typed with a few decimals must pass.
 _INERTIA_TOL = 1e-9
@@ -55,6 +55,8 @@ def float_vector(values, symbols: dict[str, float], where: str) -> np.ndarray:
 
 def validate(model: Model) -> None:
     """Raise the first ModelError found; return None for a valid model."""
+    if not isinstance(model.name, str) or not NAME_TEXT.fullmatch(model.name):
+        raise ModelError("name", "is not one line of printable text", model.name, "up to 200 printable characters")
     symbols = _check_parameters(model)
     float_vector(model.gravity, symbols, "gravity")
     labels = _check_bodies(model, symbols)
@@ -64,19 +66,26 @@ def validate(model: Model) -> None:
     _check_trajectories(model, symbols)
     _check_forces(model, symbols)
     _check_coordinate_list(model, "actuated", model.actuated)
+    _check_shared_names(model)
+
+
+def _check_shared_names(model: Model) -> None:
+    """The names that become symbols or columns side by side, unique across their kinds."""
+    coordinates = model.coordinate_names()
+    check_unique(
+        [(p.name, f"parameter '{p.name}'") for p in model.parameters]
+        + [(c, f"coordinate '{c}'") for c in coordinates]
+        + [(f"d_{c}", f"the velocity of coordinate '{c}'") for c in coordinates]
+        + [(n, f"body '{b.label}' (inertial symbol {n})") for b in model.bodies for n in inertial_names(b.label)]
+        + [(e.name, f"force '{e.name}'") for e in model.forces]
+    )
 
 
 def _check_parameters(model: Model) -> dict[str, float]:
     symbols: dict[str, float] = {}
     for p in model.parameters:
         where = f"parameter '{p.name}'"
-        if not _IDENTIFIER.fullmatch(p.name) or p.name in FUNCTIONS or p.name == "pi":
-            raise ModelError(
-                where,
-                "has an invalid name",
-                p.name,
-                "a name of letters, digits and _ not starting with a digit (and not a function or pi)",
-            )
+        check_name(p.name, where)
         if p.name in symbols:
             raise ModelError(where, "is defined twice", p.name, "unique parameter names")
         if not _finite(p.value):
@@ -89,12 +98,13 @@ def _check_bodies(model: Model, symbols) -> set[str]:
     labels: set[str] = set()
     for body in model.bodies:
         where = f"body '{body.label}'"
-        if not _LABEL.fullmatch(body.label) or body.label in GROUND_ALIASES:
+        if not isinstance(body.label, str) or not LABEL.fullmatch(body.label) or body.label in GROUND_ALIASES:
             raise ModelError(
                 f"{where}.label",
                 "is not a valid body label",
                 body.label,
-                "letters, digits or _, other than '0' and 'ground' (reserved for the ground)",
+                "ASCII letters, digits or _, starting with a letter or digit, other than '0' and 'ground' "
+                "(reserved for the ground)",
             )
         if body.label in labels:
             raise ModelError(where, "is defined twice", body.label, "unique body labels")
@@ -253,7 +263,8 @@ def _check_joints(model: Model, symbols, labels: set[str]) -> None:
     names, coordinates = set(), set()
     for joint in model.joints:
         where = f"joint '{joint.name}'"
-        if not joint.name or joint.name in names:
+        check_name(joint.name, where, symbol=False)
+        if joint.name in names:
             raise ModelError(where, "has an empty or duplicate name", joint.name, "unique joint names")
         names.add(joint.name)
         if joint.type not in JOINT_MOTIONS:
@@ -293,8 +304,7 @@ def _check_joints(model: Model, symbols, labels: set[str]) -> None:
 
 def _check_coordinate(c, seen: set[str], where: str) -> None:
     cwhere = f"{where} coordinate '{c.name}'"
-    if not _IDENTIFIER.fullmatch(c.name):
-        raise ModelError(cwhere, "has an invalid name", c.name, "letters, digits and _, not starting with a digit")
+    check_name(c.name, cwhere)
     if c.name in seen:
         raise ModelError(cwhere, "is defined twice", c.name, "unique coordinate names in the model")
     seen.add(c.name)
@@ -337,6 +347,7 @@ def _check_trajectories(model: Model, symbols) -> None:
     known = set(model.coordinate_names())
     for t in model.trajectories:
         where = f"trajectory '{t.name}'"
+        check_name(t.name, where, symbol=False)
         if not math.isfinite(t.duration) or t.duration <= 0:
             raise ModelError(f"{where}.duration", "must be a positive time", t.duration, "a duration > 0 s")
         for name, terms in t.coordinates.items():
@@ -365,7 +376,8 @@ def _check_forces(model: Model, symbols) -> None:
     seen: set[str] = set()
     for element in model.forces:
         where = f"force '{element.name}'"
-        if not element.name or element.name in seen:
+        check_name(element.name, where, symbol=False)
+        if element.name in seen:
             raise ModelError(where, "has an empty or duplicate name", element.name, "unique force names")
         seen.add(element.name)
         for body_field, point_field in (("body", "point"), ("body1", "point1"), ("body2", "point2")):
