@@ -72,12 +72,15 @@ def main(argv: list[str] | None = None) -> int:
         model = samples.load() if args.file is None else load(args.file)
         print(format_report(check_report(model)))
         return 0
-    except (ModelError, AssemblyError, FileNotFoundError) as exc:
-        print(f"mbstudio: error: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
+    except (ModelError, AssemblyError, OSError) as exc:  # OSError: a file that cannot be read or written
+        print(f"mbstudio: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("mbstudio: error: not enough memory for this run; ask for fewer samples or digits", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

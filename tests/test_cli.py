@@ -102,7 +102,7 @@ def test_kinematics_writes_the_series_the_window_plots(tmp_path, capsys):
     assert main(["kinematics", sla, "--samples", "21", "--out", str(tmp_path / "k.csv")]) == 0
     assert main(["kinematics", sla, "--samples", "21", "--out", str(tmp_path / "k.json")]) == 0
     assert "actuator:theta1 [N m]" in capsys.readouterr().out
-    rows = list(csv.reader((tmp_path / "k.csv").read_text().splitlines()[1:]))
+    rows = list(csv.reader(line for line in (tmp_path / "k.csv").read_text().splitlines() if line[:1] != "#"))
     data = json.loads((tmp_path / "k.json").read_text())
     job = kinematics(dumps(samples.load()), {"samples": 21}, lambda f, m: None, lambda: False).data["series"]
     column = rows[0].index("actuator:theta1 [N m]")

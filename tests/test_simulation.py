@@ -9,6 +9,7 @@ import hashlib
 import threading
 
 import numpy as np
+import pandas
 import pytest
 from scipy.integrate import simpson
 
@@ -269,12 +270,17 @@ def test_simulate_command_writes_named_columns_with_units(tmp_path, capsys):
     summary = capsys.readouterr().out
     assert "real-time factor" in summary and "constraint residual" in summary
     lines = csv.read_text().splitlines()
-    assert lines[0].startswith("# provenance: {")
-    header = lines[1].lstrip("# ").split(",")
+    header = lines[0].split(",")  # one plain header line, then the provenance comment
+    assert lines[1].startswith("# provenance: {")
     assert header[:2] == ["t [s]", "theta1 [rad]"] and "total_energy [J]" in header
     assert all(" [" in column and column.endswith("]") for column in header)
-    data = np.loadtxt(csv, delimiter=",")
+    data = np.loadtxt(csv, delimiter=",", skiprows=1)
     assert data.shape == (6, len(header))
+    named = np.genfromtxt(csv, delimiter=",", names=True, comments="#")
+    assert len(named.dtype.names) == len(header) and named.dtype.names[:2] == ("t_s", "theta1_rad")
+    np.testing.assert_array_equal(named["t_s"], data[:, 0])
+    frame = pandas.read_csv(csv, comment="#")
+    assert list(frame.columns) == header and np.array_equal(frame.to_numpy(), data)
     assert (
         main(["simulate", path, "--t-end", "0.05", "--samples", "6", "--out", str(npz), "--quiet", "--method", "Radau"])
         == 0

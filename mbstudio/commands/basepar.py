@@ -5,11 +5,11 @@ symbolic method, side by side with the SVD ridge and where the routes disagree (
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ..identification.pipeline import METHODS, BaseParameterRun, base_parameters
-from ..model import load
+from ..io.json_text import json_text
+from ..model import check_outputs, load, write_atomic
 
 SHOWN_DIFFERENCES = 10  # β entries listed per disagreeing pair of routes
 
@@ -41,19 +41,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
+MAX_DIGITS = 1000  # 500 digits take seconds on the SLA; 100 000 would take days
+MAX_SAMPLES = 100_000
+
+
 def _digits(text: str) -> list[int]:
     try:
         values = [int(x) for x in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
-    if min(values) < 16 or values != sorted(set(values)):
-        raise argparse.ArgumentTypeError(f"{text!r}: digits must be at least 16 and rising")
+    if min(values) < 16 or max(values) > MAX_DIGITS or values != sorted(set(values)):
+        raise argparse.ArgumentTypeError(f"{text!r}: digits must be from 16 to {MAX_DIGITS}, rising")
     return values
 
 
 def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 2:
-        raise argparse.ArgumentTypeError(f"{text!r} must be an integer of at least 2")
+    if not text.isdigit() or not 2 <= int(text) <= MAX_SAMPLES:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number from 2 to {MAX_SAMPLES}")
     return int(text)
 
 
@@ -68,6 +72,7 @@ def _progress(fraction: float, message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_outputs([args.json], [args.file])  # before the work, not after
     model = load(args.file)
     try:
         result = base_parameters(
@@ -77,8 +82,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mbstudio basepar: error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump(result.to_json(), out, indent=1)
+        write_atomic(args.json, json_text(result.to_json()))
         print(f"written to {args.json}")
     else:
         print(format_run(result))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from ..io.json_text import json_text
 from ..model import load
 from ..report import check_report, format_report
 
@@ -16,5 +16,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     report = check_report(load(args.file))
-    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    print(json_text(report).rstrip() if args.json else format_report(report))  # strict: a NaN residual is "nan"
     return 0 if report["assembled"] else 1

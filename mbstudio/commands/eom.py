@@ -4,9 +4,8 @@ equations of motion, their sizes before and after common-subexpression eliminati
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from ..model import load
+from ..model import ModelError, check_outputs, load, write_all
 from ..symbolic import common_subexpressions, equations_of_motion, latex_fragment, python_module
 
 
@@ -23,12 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    outputs = [p for p in (args.latex, args.python) if p]
+    if len(set(outputs)) < len(outputs):
+        raise ModelError("--latex, --python", "name the same file", outputs[0], "two different files")
+    check_outputs(outputs, [args.file])  # before the work, not after
     eom = equations_of_motion(load(args.file), numeric_inertia=args.numeric_inertia, simplify=not args.no_simplify)
     cse = common_subexpressions(eom)
-    if args.latex:
-        Path(args.latex).write_text(latex_fragment(eom, cse), encoding="utf-8")
-    if args.python:
-        Path(args.python).write_text(python_module(eom, cse), encoding="utf-8")
+    files = {args.latex: latex_fragment, args.python: python_module}
+    write_all({path: write(eom, cse) for path, write in files.items() if path})  # both or neither
     print(summary(eom, cse))
     return 0
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..io.time_series import FORMATS, time_series_text
 from ..jobs.tasks import kinematics
-from ..model import dumps, load, write_atomic
+from ..model import check_outputs, dumps, load, write_atomic
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _count(text: str) -> int:
-    if not text.isdigit() or int(text) < 2:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of samples, at least 2")
+    if not text.isdigit() or not 2 <= int(text) <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of samples from 2 to 1000000")
     return int(text)
 
 
@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if fmt not in FORMATS:
         print(f"mbstudio kinematics: --out {args.out!r} must end in .csv or .json", file=sys.stderr)
         return 2
+    check_outputs([args.out], [args.file])  # before the work, not after
     options = {"trajectory": args.trajectory, "samples": args.samples}
     result = kinematics(dumps(load(args.file)), options, lambda fraction, message: None, lambda: False)
     series, t = result.data["series"], result.data["t"]

@@ -7,33 +7,61 @@ import argparse
 import sys
 
 from ..dynamics.simulation import METHODS, Cancelled, simulate
-from ..model import load
+from ..io.time_series import save_simulation
+from ..model import check_outputs, load
+
+# Bounds a person can reason about; beyond them a run would never end or only report rounding
+T_END_MAX = 1e6  # s
+SAMPLES_MAX = 1_000_000
+RTOL = (1e-14, 0.1)  # below 1e-14 scipy raises it itself: rounding, not accuracy
+ATOL = (1e-16, 1.0)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a model file (.mbs)")
-    parser.add_argument("--t-end", type=_positive, required=True, metavar="T", help="simulated time [s]")
+    parser.add_argument(
+        "--t-end", type=bounded(0.0, T_END_MAX, "s"), required=True, metavar="T", help="simulated time [s]"
+    )
     parser.add_argument(
         "--method",
         choices=METHODS,
         default="DOP853",
         help="scipy solve_ivp method: explicit RK45, DOP853; implicit Radau, BDF (default DOP853)",
     )
-    parser.add_argument("--rtol", type=_positive, default=1e-8, help="relative tolerance (default 1e-8)")
-    parser.add_argument("--atol", type=_positive, default=1e-10, help="absolute tolerance (default 1e-10)")
-    parser.add_argument("--samples", type=int, default=201, help="equally spaced output times (default 201)")
+    parser.add_argument("--rtol", type=bounded(*RTOL), default=1e-8, help="relative tolerance (default 1e-8)")
+    parser.add_argument("--atol", type=bounded(*ATOL), default=1e-10, help="absolute tolerance (default 1e-10)")
+    parser.add_argument(
+        "--samples", type=whole(2, SAMPLES_MAX), default=201, help="equally spaced output times (default 201)"
+    )
     parser.add_argument("--out", help="write the time series: .csv ('name [unit]' headers) or .npz")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
-    return value
+def bounded(low: float, high: float, unit: str = ""):
+    """An argparse type: a finite number above `low` (exclusive when 0) and at most `high`."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not (low < value <= high if low == 0 else low <= value <= high):
+            limits = f"above {low:g}" if low == 0 else f"from {low:g}"
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range: expected {limits} to {high:g} {unit}".strip())
+        return value
+
+    return parse
+
+
+def whole(low: int, high: int):
+    """An argparse type: a whole number from `low` to `high`."""
+
+    def parse(text: str) -> int:
+        if not text.strip().isdigit() or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from {low} to {high}")
+        return int(text)
+
+    return parse
 
 
 def _progress(fraction: float) -> None:
@@ -41,9 +69,10 @@ def _progress(fraction: float) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.out and not args.out.endswith((".csv", ".npz")):
+    if args.out and not args.out.lower().endswith((".csv", ".npz")):
         print(f"mbstudio simulate: --out {args.out!r} must end in .csv or .npz", file=sys.stderr)
         return 2
+    check_outputs([args.out], [args.file])  # before minutes of work, not after
     model = load(args.file)
     try:
         result = simulate(
@@ -52,14 +81,14 @@ def run(args: argparse.Namespace) -> int:
             args.method,
             args.rtol,
             args.atol,
-            samples=max(args.samples, 2),
+            samples=args.samples,
             progress=None if args.quiet else _progress,
         )
     except (Cancelled, RuntimeError) as exc:
         print(f"mbstudio simulate: {exc}", file=sys.stderr)
         return 1
     if args.out:
-        result.save(args.out)
+        save_simulation(result, args.out)
     p = result.provenance
     energy = result.total
     print(

@@ -10,7 +10,7 @@ import sys
 
 from ..io.study_table import study_bytes, study_format
 from ..jobs.study import ANALYSES, Study, grid
-from ..model import load, write_atomic
+from ..model import check_outputs, load, write_atomic
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +36,7 @@ def _whole(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     fmt = study_format(args.out)
+    check_outputs([args.out], [args.file])  # before the work, not after
     model = load(args.file)
     vary = dict(grid(spec) for spec in args.vary)
     options = {k: v for k, v in vars(args).items() if k in ("digits", "method", "samples", "t_end") and v}

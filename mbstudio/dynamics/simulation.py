@@ -8,12 +8,12 @@ from the integrated states, in float64.
 
     result = simulate(model, t_end=2.0, method="DOP853", rtol=1e-10, atol=1e-12)
     result.columns()   # [(name, unit, values), ...]
+    mbstudio.io.time_series.save_simulation(result, "run.csv")   # or .npz
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -106,24 +106,6 @@ class SimulationResult:
             out += [(f"body{label}.{axis}", "m", p[:, i]) for i, axis in enumerate("xyz")]
             out += [(f"body{label}.R{i + 1}{j + 1}", "1", R[:, i, j]) for i in range(3) for j in range(3)]
         return out
-
-    def save(self, path: str) -> None:
-        """CSV ('name [unit]' column headers, a '#' provenance line first) or NPZ (arrays `data` (K, C),
-        `names`, `units`, and `provenance` as JSON text), chosen by the file's extension."""
-        columns = self.columns()
-        data = np.column_stack([values for _, _, values in columns])
-        provenance = json.dumps(self.provenance.as_dict())
-        if str(path).endswith(".npz"):
-            np.savez(
-                path,
-                data=data,
-                names=np.array([c[0] for c in columns]),
-                units=np.array([c[1] for c in columns]),
-                provenance=np.array(provenance),
-            )
-            return
-        header = f"provenance: {provenance}\n" + ",".join(f"{name} [{unit}]" for name, unit, _ in columns)
-        np.savetxt(path, data, delimiter=",", header=header, comments="# ", fmt="%.17g")
 
 
 def _should_stop(cancel) -> Callable[[], bool]:
@@ -220,7 +202,8 @@ def simulate(
         rhs, (0.0, t_end), np.concatenate([rhs.q[0, rhs.ind], v0]), method=method, rtol=rtol, atol=atol, t_eval=times
     )
     if not solution.success:
-        raise RuntimeError(f"the integration stopped at t = {solution.t[-1]:.6g} s: {solution.message}")
+        reached = solution.t[-1] if solution.t.size else 0.0
+        raise RuntimeError(f"the integration stopped at t = {reached:.6g} s: {solution.message}")
     q = rhs.assemble_at(solution.t, solution.y[:k].T)
     result = _series(mech, forces, solution.t, q, solution.y[k:].T)
     if progress is not None:

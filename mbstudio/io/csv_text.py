@@ -1,5 +1,8 @@
-"""Results as CSV text: the provenance as a first comment line, then a header and the rows. Every CSV
-export (tables, the ridge, time histories) is written here, so they all read back the same way."""
+"""Results as CSV text: one plain header line, the provenance as a comment line, then the rows. Every CSV
+export (tables, the ridge, time histories, simulations, studies) is written here, so they all read back the
+same way: `pandas.read_csv(path, comment="#")` and `numpy.genfromtxt(path, delimiter=",", names=True,
+comments="#")` skip the provenance and keep the column names. (The header comes first because genfromtxt
+takes the first line for the names even when it is a comment.)"""
 
 from __future__ import annotations
 
@@ -16,8 +19,8 @@ def provenance_line(provenance: dict, comment: str = "#") -> str:
 
 def csv_text(provenance: dict, header: list[str], rows: Iterable[Iterable]) -> str:
     out = io.StringIO()
-    out.write(provenance_line(provenance))
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
+    out.write(provenance_line(provenance))
     writer.writerows(rows)
     return out.getvalue()

@@ -3,10 +3,15 @@ result's provenance; the window's File › Export and `mbstudio kinematics --out
 
 from __future__ import annotations
 
+import io
+import json
+from pathlib import Path
+
 import numpy as np
 
+from ..dynamics.simulation import SimulationResult
 from ..jobs import JobResult
-from ..model import ModelError
+from ..model import ModelError, write_atomic
 from .csv_text import csv_text
 from .json_text import json_text
 
@@ -14,7 +19,7 @@ FORMATS = ("csv", "json")
 
 
 def time_series_text(result: JobResult, fmt: str) -> str:
-    """CSV: a '# provenance' line, then 't [s]' and one column per series, full float64 digits. JSON: the
+    """CSV: a header of 't [s]' and one column per series, the '# provenance' line, full float64 digits. JSON: the
     provenance, the times and the series by name."""
     t = np.asarray(result.data["t"], float)
     series = {name: np.asarray(values, float) for name, values in result.data["series"].items()}
@@ -27,3 +32,31 @@ def time_series_text(result: JobResult, fmt: str) -> str:
         raise ModelError("format", "is not an export format of time histories", fmt, "csv or json")
     rows = ([repr(float(x)) for x in row] for row in np.column_stack([t, *series.values()]))
     return csv_text(provenance, ["t [s]", *series], rows)
+
+
+SIMULATION_FORMATS = ("csv", "npz")
+
+
+def simulation_file(result: SimulationResult, fmt: str) -> bytes:
+    """A simulation's every series: CSV ('name [unit]' header, the provenance comment, full float64 digits) or
+    NPZ (arrays `data` (K, C), `names`, `units`, and `provenance` as JSON text)."""
+    columns = result.columns()
+    data = np.column_stack([values for _, _, values in columns])
+    provenance = result.provenance.as_dict()
+    if fmt == "npz":
+        out = io.BytesIO()
+        names, units = (np.array([c[k] for c in columns]) for k in (0, 1))
+        np.savez(out, data=data, names=names, units=units, provenance=np.array(json.dumps(provenance)))
+        return out.getvalue()
+    if fmt != "csv":
+        raise ModelError("format", "is not a format of simulation results", fmt, " or ".join(SIMULATION_FORMATS))
+    rows = ([repr(float(x)) for x in row] for row in data)
+    return csv_text(provenance, [f"{name} [{unit}]" for name, unit, _ in columns], rows).encode("utf-8")
+
+
+def save_simulation(result: SimulationResult, path: str | Path) -> None:
+    """Write a simulation atomically, as CSV or NPZ by the file's extension."""
+    fmt = Path(path).suffix.lower().lstrip(".")
+    if fmt not in SIMULATION_FORMATS:
+        raise ModelError(str(path), "must end in .csv or .npz", expected="results.csv or results.npz")
+    write_atomic(path, simulation_file(result, fmt))

@@ -13,7 +13,8 @@ from .document import (
     Parameter,
 )
 from .errors import AssemblyError, ModelError
-from .fileformat import dumps, load, loads, save, write_atomic
+from .fileformat import dumps, load, loads, save
+from .files import check_outputs, write_all, write_atomic
 from .validation import validate
 
 __all__ = [
@@ -29,10 +30,12 @@ __all__ = [
     "Model",
     "ModelError",
     "Parameter",
+    "check_outputs",
     "dumps",
     "load",
     "loads",
     "save",
     "validate",
+    "write_all",
     "write_atomic",
 ]

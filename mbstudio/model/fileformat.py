@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import stat
-import uuid
 from pathlib import Path
 
 from .document import (
@@ -22,6 +20,7 @@ from .document import (
     Trajectory,
 )
 from .errors import ModelError
+from .files import write_atomic
 from .validation import validate
 
 FORMAT = "mbstudio"
@@ -491,36 +490,7 @@ def _scalar(value) -> str:
 
 
 def save(model: Model, path: str | os.PathLike) -> None:
-    """Write the model's canonical text atomically (see write_atomic)."""
+    """Validate the model, then write its canonical text atomically (see files.write_atomic): an invalid
+    document is never written over a good file."""
+    validate(model)
     write_atomic(path, dumps(model))
-
-
-def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
-    """Write atomically: a temporary file in the same folder, flushed, then renamed over the target.
-    The file keeps the permissions it had (a new one gets the usual ones, from the umask); a failure leaves
-    the target as it was, removes the temporary file and raises ModelError naming the path."""
-    path = Path(path)
-    tmp = None
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
-        name = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
-        tmp = name
-        binary = isinstance(text, bytes)
-        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except OSError as exc:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
-        raise ModelError(
-            str(path), f"cannot be written: {exc}", expected="a writable file in an existing folder"
-        ) from exc
-    except BaseException:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
-        raise

@@ -1,0 +1,129 @@
+"""Writing files without ever losing data (DESIGN.md principle 7): every model save, export and command output
+goes through here.
+
+- `check_outputs` refuses, before any work is done, an output that is one of the inputs (the same file, by
+  inode, whatever the path says), a folder, a read-only file, a missing or unwritable folder.
+- `write_atomic` writes a temporary file beside the target, flushes it to disk, renames it over the target
+  and flushes the folder, so a crash leaves the old file or the new one, never a mix; a symbolic link is
+  followed (the file it points to is replaced, the link stays); temporary files a crash left behind are
+  removed.
+- `write_all` writes several files all or nothing: every temporary first, then the renames.
+Failures are ModelErrors naming the path, for the command line's one-line messages and the window's boxes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import re
+import stat
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from .errors import ModelError
+
+STALE_SECONDS = 3600  # a temporary file this old belongs to no write still running
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{32}\.tmp")
+
+PathLike = str | os.PathLike
+
+
+def check_outputs(outputs: Iterable[PathLike | None], inputs: Iterable[PathLike] = ()) -> None:
+    """A ModelError for the first output that cannot or must not be written (None entries are skipped)."""
+    sources = [Path(p) for p in inputs]
+    for output in (Path(p) for p in outputs if p is not None):
+        target = _target(output)
+        for source in sources:
+            if source.exists() and target.exists() and os.path.samefile(source, target):
+                raise ModelError(str(output), "is an input of this command", expected="another file for the output")
+        if target.is_dir():
+            raise ModelError(str(output), "is a folder", expected="a file name in it")
+        # by its mode bits, not os.access: for root os.access says yes to every file
+        if target.exists() and not target.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+            raise ModelError(str(output), "is read-only", expected="a writable file, or a new name")
+        folder = target.parent
+        if not folder.is_dir():
+            raise ModelError(
+                str(output), f"is in the folder '{folder}', which does not exist", expected="an existing folder"
+            )
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise ModelError(str(output), f"is in the folder '{folder}', where files cannot be written")
+
+
+def write_atomic(path: PathLike, content: str | bytes) -> None:
+    """Write text (UTF-8, '\\n' line ends) or bytes atomically; see the module docstring."""
+    write_all({path: content})
+
+
+def write_all(contents: Mapping[PathLike, str | bytes]) -> None:
+    """Write every file or none: all temporaries are written and flushed before the first rename."""
+    check_outputs(contents)
+    written: list[tuple[Path, Path]] = []
+    current = None
+    try:
+        for current, content in contents.items():
+            target = _target(Path(current))
+            _remove_stale(target)
+            written.append((_temporary(target, content), target))
+        for tmp, target in written:
+            current = target
+            os.replace(tmp, target)
+            _sync_folder(target.parent)
+    except OSError as exc:
+        for tmp, _ in written:
+            tmp.unlink(missing_ok=True)
+        raise ModelError(
+            str(current), f"cannot be written: {exc.strerror or exc}", expected="a writable file in an existing folder"
+        ) from exc
+    except BaseException:
+        for tmp, _ in written:
+            tmp.unlink(missing_ok=True)
+        raise
+
+
+def _target(path: Path) -> Path:
+    """The file a write really replaces: a symbolic link's destination, not the link."""
+    return Path(os.path.realpath(path))
+
+
+def _temporary(target: Path, content: str | bytes) -> Path:
+    """The content in a new temporary file beside the target, flushed to disk, with the target's permissions
+    (a new file gets the usual ones, from the umask)."""
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        data = content if isinstance(content, bytes) else content.encode("utf-8")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush the folder's entry for the renamed file, so the rename itself survives a power cut."""
+    with contextlib.suppress(OSError):  # not every file system lets a folder be opened (then there is nothing to do)
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _remove_stale(target: Path) -> None:
+    """Temporary files of this target left by a crash (older than STALE_SECONDS)."""
+    now = time.time()
+    for leftover in target.parent.glob(glob.escape(f".{target.name}.") + "*.tmp"):
+        match = _TEMPORARY.fullmatch(leftover.name)
+        with contextlib.suppress(OSError):
+            if match and match["name"] == target.name and now - leftover.stat().st_mtime > STALE_SECONDS:
+                leftover.unlink()

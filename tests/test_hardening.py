@@ -1,0 +1,153 @@
+"""No input destroyed, nothing half-written, no unbounded run, no traceback (issue 14, items 2, 3, 5 and 7):
+the audit's exact command lines, and the atomic writer's promises."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import time
+
+import pytest
+
+from mbstudio import samples
+from mbstudio.cli import main
+from mbstudio.model import ModelError, load, save, write_atomic
+
+
+@pytest.fixture
+def model_file(tmp_path):
+    """A copy of the four-bar sample, and its bytes to compare with afterwards."""
+    path = tmp_path / "m.mbs"
+    shutil.copy(samples.path("four_bar"), path)
+    return path, path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["basepar", "{m}", "--method", "dp", "--json", "{m}"],
+        ["eom", "{m}", "--latex", "{m}"],
+        ["eom", "{m}", "--python", "{m}"],
+        ["kinematics", "{m}", "--samples", "5", "--out", "{m}"],
+        ["sweep", "{m}", "--vary", "L1=0.1:0.2:2", "--analysis", "basepar", "--out", "{m}"],
+    ],
+    ids=["basepar-json", "eom-latex", "eom-python", "kinematics-out", "sweep-out"],
+)
+def test_a_command_refuses_to_write_over_its_own_input(model_file, command, capsys):
+    path, before = model_file
+    renamed = {"kinematics": ".json", "sweep": ".csv"}.get(command[0])
+    if renamed:  # the model under a name the output format accepts: the same file all the same
+        path = path.rename(path.with_suffix(renamed))
+    assert main([part.format(m=path) for part in command]) == 2
+    assert "is an input of this command" in capsys.readouterr().err
+    assert path.read_bytes() == before
+
+
+def test_simulate_refuses_to_write_over_a_model_named_like_its_output(model_file, capsys):
+    path, before = model_file
+    csv = path.rename(path.with_suffix(".csv"))
+    assert main(["simulate", str(csv), "--t-end", "0.01", "--out", str(csv), "--quiet"]) == 2
+    assert "is an input of this command" in capsys.readouterr().err and csv.read_bytes() == before
+
+
+def test_the_same_file_through_another_path_is_still_the_input(model_file, capsys):
+    path, before = model_file
+    link = path.parent / "link.mbs"
+    link.symlink_to(path)
+    assert main(["eom", str(path), "--latex", str(link)]) == 2
+    assert path.read_bytes() == before and link.is_symlink()
+
+
+def test_eom_writes_both_files_or_neither(model_file, capsys):
+    path, _ = model_file
+    ok, nope = path.parent / "ok.tex", path.parent / "nope" / "x.py"
+    assert main(["eom", str(path), "--latex", str(ok), "--python", str(nope), "--no-simplify"]) == 2
+    assert "does not exist" in capsys.readouterr().err and not ok.exists()
+    assert main(["eom", str(path), "--latex", str(ok), "--python", str(ok)]) == 2
+    assert "same file" in capsys.readouterr().err and not ok.exists()
+
+
+def test_an_output_that_is_a_folder_or_read_only_is_a_one_line_message(model_file, capsys):
+    path, _ = model_file
+    assert main(["basepar", str(path), "--method", "dp", "--json", str(path.parent)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+    locked = path.parent / "locked.json"
+    locked.write_text("{}")
+    locked.chmod(stat.S_IRUSR)
+    assert main(["basepar", str(path), "--method", "dp", "--json", str(locked)]) == 2
+    assert "is read-only" in capsys.readouterr().err and locked.read_text() == "{}"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder anyway")
+def test_a_read_only_folder_is_a_one_line_message(model_file, capsys):
+    path, _ = model_file
+    folder = path.parent / "ro"
+    folder.mkdir()
+    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    assert main(["basepar", str(path), "--method", "dp", "--json", str(folder / "out.json")]) == 2
+    assert "cannot be written" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--t-end", "inf"],
+        ["--t-end", "1e308"],
+        ["--t-end", "-1"],
+        ["--t-end", "1", "--atol", "1e-300"],
+        ["--t-end", "1", "--rtol", "0"],
+        ["--t-end", "1", "--samples", "0"],
+        ["--t-end", "1", "--samples", "-5"],
+        ["--t-end", "1", "--samples", "100000000"],
+    ],
+)
+def test_simulate_refuses_values_that_would_never_end_or_only_report_rounding(arguments, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["simulate", str(samples.path("four_bar")), *arguments])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "argument --" in err and ("out of range" in err or "whole number" in err)
+
+
+@pytest.mark.parametrize("arguments", [["--digits", "100000"], ["--digits", "12"], ["--samples", "100000000"]])
+def test_basepar_refuses_unbounded_digits_and_samples(arguments, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["basepar", str(samples.path("four_bar")), *arguments])
+    assert done.value.code == 2 and "from" in capsys.readouterr().err
+
+
+def test_writes_are_atomic_follow_links_and_clean_up_after_a_crash(tmp_path):
+    target = tmp_path / "data.txt"
+    target.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    write_atomic(link, "new through the link")
+    assert link.is_symlink() and target.read_text() == "new through the link"
+    stale = tmp_path / f".data.txt.{'a' * 32}.tmp"
+    fresh = tmp_path / f".data.txt.{'b' * 32}.tmp"
+    stale.write_text("left by a crash")
+    fresh.write_text("another write, still running")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    write_atomic(target, b"bytes too")
+    assert target.read_bytes() == b"bytes too" and not stale.exists() and fresh.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["data.txt", "link.txt", fresh.name])
+
+
+def test_save_validates_before_it_writes(model_file):
+    path, before = model_file
+    model = load(path)
+    model.bodies[0].label = "y 1"
+    with pytest.raises(ModelError, match="label"):
+        save(model, path)
+    assert path.read_bytes() == before
+
+
+def test_check_json_is_strict_json_even_when_the_loop_cannot_close(tmp_path, capsys):
+    model = json.loads(samples.path("four_bar").read_text())
+    for p in model["parameters"]:
+        if p["name"] == "L1":
+            p["value"] = 10.0  # a crank longer than the other links together: the loop cannot close
+    (tmp_path / "open.mbs").write_text(json.dumps(model))
+    assert main(["check", str(tmp_path / "open.mbs"), "--json"]) == 1
+    json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
