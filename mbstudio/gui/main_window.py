@@ -23,6 +23,7 @@ from .edit_actions import EditActions
 from .eom_table import EquationsTable
 from .job_options import ask_options
 from .jobs_panel import JobManager, JobsPanel
+from .main_thread_gc import collect_in_gui_thread
 from .parameter_table import ParameterTable
 from .plots_panel import PlotsPanel
 from .properties import PropertyEditor
@@ -50,6 +51,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, model: Model | None = None, path: str | None = None, persistent: bool = True) -> None:
         super().__init__()
+        collect_in_gui_thread()  # before any worker thread can collect Qt objects (gui/main_thread_gc.py)
         self.persistent = persistent
         self.document = Document(model or samples.load(), path, self)
         self.mech: Mechanism | None = None
