@@ -49,28 +49,19 @@ def relative_energy_drift(result) -> float:
     return float(np.abs(result.total - result.total[0]).max() / result.kinetic.max())
 
 
-# (model, horizon [s], least kinetic energy reached [J]): the README's run checks the first second of each
-# motion; .ci/run checks the full 10 s of issue 3 (a minute and a half and two minutes of CPU).
-ENERGY_RUNS = {"four_bar": (samples.load, 1.0, 1.0), "sprung_sla": (lambda _: sprung_sla(), 1.0, 0.1)}
+# (model, least kinetic energy reached [J]) over the 10 s of issue 3. DOP853 here: its error at a tolerance is
+# the smallest of our methods, so the bound tests the equations, not the integrator (CVODES is compared with
+# it in tests/test_engine.py).
+ENERGY_RUNS = {"four_bar": (samples.load, 1.0), "sprung_sla": (lambda _: sprung_sla(), 0.1)}
 
 
-def _keeps_its_energy(name: str, horizon: float) -> None:
-    build, _, moves = ENERGY_RUNS[name]
-    result = simulate(build(name), horizon, rtol=1e-12, atol=1e-12, samples=101)
+@pytest.mark.parametrize("name", ENERGY_RUNS)
+def test_a_conservative_motion_keeps_its_energy_over_10_s(name):
+    build, moves = ENERGY_RUNS[name]
+    result = simulate(build(name), 10.0, "DOP853", rtol=1e-12, atol=1e-12, samples=101)
     assert result.kinetic.max() > moves  # it moves: the four-bar's crank falls through a large angle
     assert relative_energy_drift(result) < 1e-8
     assert result.residual.max() < 1e-10
-
-
-@pytest.mark.parametrize("name", ENERGY_RUNS)
-def test_a_conservative_motion_keeps_its_energy(name):
-    _keeps_its_energy(name, ENERGY_RUNS[name][1])
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ENERGY_RUNS)
-def test_a_conservative_motion_keeps_its_energy_over_10_s(name):
-    _keeps_its_energy(name, 10.0)
 
 
 def test_sla_damper_dissipates_what_the_energy_loses():
@@ -261,7 +252,7 @@ def test_progress_cancellation_and_provenance():
     assert reports == sorted(reports) and reports[-1] == 1.0 and len(reports) > 3
     p = result.provenance
     assert p.model_hash == hashlib.sha256(dumps(model).encode()).hexdigest()
-    assert (p.method, p.rtol, p.atol) == ("DOP853", 1e-8, 1e-10) and p.seconds > 0 and p.version
+    assert (p.method, p.rtol, p.atol) == ("CVODES", 1e-8, 1e-10) and p.seconds > 0 and p.version
     stop = threading.Event()
     with pytest.raises(Cancelled):
         simulate(model, 1.0, progress=lambda fraction: fraction > 0.02 and stop.set(), cancel=stop)

@@ -25,8 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--method",
         choices=METHODS,
-        default="DOP853",
-        help="scipy solve_ivp method: explicit RK45, DOP853; implicit Radau, BDF (default DOP853)",
+        default="CVODES",
+        help="CVODES (Adams, native stepping on the compiled engine; the default), CVODES-BDF for stiff motions, "
+        "or scipy's solve_ivp: explicit RK45, DOP853; implicit Radau, BDF",
     )
     parser.add_argument("--rtol", type=bounded(*RTOL), default=1e-8, help="relative tolerance (default 1e-8)")
     parser.add_argument("--atol", type=bounded(*ATOL), default=1e-10, help="absolute tolerance (default 1e-10)")

@@ -8,12 +8,15 @@ expressions in the parameters, evaluated once per back-end; time functions are e
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..kinematics.mechanism import Mechanism
 from ..kinematics.tree import MotionState
 from ..model.document import Actuator, JointFriction, JointSpringDamper, PointForce, SpringDamper
 from ..model.expressions import evaluate, names
+from ..numerics.compiled import piecewise_linear
 from ..numerics.spatial import dot
 from .mass_matrix import mass_matrix
 from .spatial_tree import body_inertia
@@ -29,19 +32,24 @@ class AppliedForces:
 
     # ------------------------------------------------------------------ values
     def value(self, expr, t=None):
-        """An element's expression; `t` (a float) is the time for time functions."""
+        """An element's expression; `t` (a float, or the compiled engine's time symbol) is the time for time
+        functions."""
         b = self.mech.backend
-        symbols = self.geometry.symbols if t is None else {**self.geometry.symbols, "t": b.scalar(t)}
+        if t is not None:
+            t = b.scalar(t) if isinstance(t, numbers.Real) else t
+        symbols = self.geometry.symbols if t is None else {**self.geometry.symbols, "t": t}
         return evaluate(expr, b.scalar, symbols, b.functions)
 
     def actuator_value(self, element: Actuator, t) -> np.ndarray:
         """The actuator's force at the times t (N,): its formula, or its table interpolated linearly
         (held constant outside the table)."""
-        times = np.atleast_1d(np.asarray(t, dtype=float))
+        times = _instants(t)
         if element.table is not None:
             table = np.asarray(element.table, dtype=float)
-            return self.mech.backend.asarray(np.interp(times, table[:, 0], table[:, 1]))
-        return self.mech.backend.asarray([self.value(element.formula, float(ti)) for ti in times])
+            if any(isinstance(ti, numbers.Real) for ti in times):
+                return self.mech.backend.asarray(np.interp(times, table[:, 0], table[:, 1]))
+            return self.mech.backend.asarray([piecewise_linear(ti, table[:, 0], table[:, 1]) for ti in times])
+        return self.mech.backend.asarray([self.value(element.formula, ti) for ti in times])
 
     def is_time_dependent(self, element) -> bool:
         if isinstance(element, Actuator):
@@ -118,8 +126,8 @@ class AppliedForces:
 
     def _world_force(self, element: PointForce, t, count: int) -> np.ndarray:
         """F (count, 3) at the time(s) t."""
-        times = np.broadcast_to(np.asarray(0.0 if t is None else t, dtype=float), (count,))
-        return self.mech.backend.asarray([[self.value(e, float(ti)) for e in element.force] for ti in times])
+        times = _instants(0.0 if t is None else t, count)
+        return self.mech.backend.asarray([[self.value(e, ti) for e in element.force] for ti in times])
 
     # ------------------------------------------------------------------ energy
     def potential(self, q) -> np.ndarray:
@@ -158,3 +166,11 @@ def gravity_potential(mech: Mechanism, q) -> np.ndarray:
         g = mech.tree.geometry.gravity()
         first_moment = sum(body_inertia(mech, st, i).c for i in range(1, len(mech.tree.body_labels)))
         return -(g[:, None] * first_moment).sum(axis=0)
+
+
+def _instants(t, count: int | None = None) -> list:
+    """The times as a list of floats, or of the compiled engine's time symbol as it is."""
+    times = np.atleast_1d(np.asarray(t, dtype=object))
+    if count is not None:
+        times = np.broadcast_to(times, (count,))
+    return [float(ti) if isinstance(ti, numbers.Real) else ti for ti in times]

@@ -1,12 +1,14 @@
 """Time simulation in the independent coordinates, with the dependent ones re-assembled at every step.
 
-The state is y = (q_ind, q̇_ind). At each right-hand-side call the loops are closed by Newton from the
-previous solution moved along R (q ≈ q_prev + R Δq_ind), so the constraint residual stays below 1e-12 per
-length scale whatever the integrator does; q̇ = R q̇_ind satisfies the velocity constraints exactly; and
-q̈_ind comes from the projected equations of `closed_loop`. Results are recomputed at the output times
-from the integrated states, in float64.
+By default the compiled engine integrates y = (q, q̇_ind): every evaluation closes the loops by Newton steps
+from the integrated q inside one native call (dynamics/engine.py), and CVODES steps natively
+(dynamics/integrators.py). The numpy path (`compiled=False`) is the reference: its state is y = (q_ind,
+q̇_ind), and at each call the loops are closed by Newton in Python from the previous solution moved along R.
+Either way the constraint residual stays below 1e-12 per length scale, q̇ = R q̇_ind satisfies the velocity
+constraints exactly, and q̈_ind comes from the projected equations of `closed_loop`. Results are recomputed
+at the output times from the integrated states, in float64.
 
-    result = simulate(model, t_end=2.0, method="DOP853", rtol=1e-10, atol=1e-12)
+    result = simulate(model, t_end=2.0, method="CVODES", rtol=1e-10, atol=1e-12)
     result.columns()   # [(name, unit, values), ...]
     mbstudio.io.time_series.save_simulation(result, "run.csv")   # or .npz
 """
@@ -27,10 +29,14 @@ from ..kinematics.assembly import newton
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.document import GROUND, Actuator
+from ..model.errors import AssemblyError
 from .closed_loop import JointReactions, closed_loop_forward_dynamics, joint_reactions
+from .engine import engine
 from .forces import AppliedForces, gravity_potential, kinetic_energy
+from .integrators import CVODES, SCIPY, IntegrationError, integrate
 
-METHODS = ("RK45", "DOP853", "Radau", "BDF")
+METHODS = (*CVODES, *SCIPY)
+CLOSURE_LIMIT = 1e-9  # per length scale: above it the Newton steps inside the state equation lost the loops
 
 
 class Cancelled(Exception):
@@ -126,6 +132,10 @@ class _Dynamics:
         self.reported = 0.0
         self.history: list[tuple[float, np.ndarray, np.ndarray]] = []  # (t, q, R) of every call
 
+    @property
+    def calls(self) -> int:
+        return len(self.history)
+
     def predict(self, q: np.ndarray, R: np.ndarray, q_ind: np.ndarray) -> np.ndarray:
         """First-order guesses q + R Δq_ind (N, n) for the independent values q_ind (N, n_ind)."""
         return q + (R * (q_ind - q[:, self.ind])[:, None, :]).sum(axis=2)
@@ -142,8 +152,7 @@ class _Dynamics:
     def assemble_at(self, t: np.ndarray, q_ind: np.ndarray) -> np.ndarray:
         """Close the loops at the output times at once (one batched Newton), each from the prediction of the
         right-hand-side call nearest in time."""
-        times = np.array([h[0] for h in self.history])
-        nearest = np.abs(times[None, :] - t[:, None]).argmin(axis=1)
+        nearest = nearest_calls(np.array([h[0] for h in self.history]), t)
         q = np.concatenate([self.history[i][1] for i in nearest])
         R = np.concatenate([self.history[i][2] for i in nearest])
         return self.close_loops(q_ind, self.predict(q, R, q_ind))
@@ -151,7 +160,7 @@ class _Dynamics:
     def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
         if self.stop():
             raise Cancelled(t)
-        self._report(t)
+        _report(self, t)
         k = len(self.ind)
         self.q = self.close_loops(y[None, :k], self.predict(self.q, self.R, y[None, :k]))
         self.R = self.mech.r_matrix(self.q)
@@ -161,12 +170,23 @@ class _Dynamics:
         qdd = closed_loop_forward_dynamics(self.mech, self.q, qd, Q, self.R)
         return np.concatenate([y[k:], qdd[0]])
 
-    def _report(self, t: float) -> None:
-        """Progress in steps of 1 % (the integrator also evaluates slightly ahead; never beyond 1)."""
-        fraction = min(t / self.t_end, 1.0) if self.t_end > 0 else 1.0
-        if self.progress is not None and fraction >= self.reported + 0.01:
-            self.reported = fraction
-            self.progress(fraction)
+
+def nearest_calls(calls: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """For each output time, the index of the call nearest in time: by sorting, so memory grows with calls +
+    outputs, not with their product."""
+    order = np.argsort(calls, kind="stable")
+    right = np.clip(np.searchsorted(calls[order], t), 0, len(order) - 1)
+    left = np.maximum(right - 1, 0)
+    closer_left = np.abs(calls[order][left] - t) <= np.abs(calls[order][right] - t)
+    return order[np.where(closer_left, left, right)]
+
+
+def _report(rhs, t: float) -> None:
+    """Progress in steps of 1 % (the integrator also evaluates slightly ahead; never beyond 1)."""
+    fraction = min(t / rhs.t_end, 1.0) if rhs.t_end > 0 else 1.0
+    if rhs.progress is not None and fraction >= rhs.reported + 0.01:
+        rhs.reported = fraction
+        rhs.progress(fraction)
 
 
 def model_hash(model: Model) -> str:
@@ -176,7 +196,7 @@ def model_hash(model: Model) -> str:
 def simulate(
     model: Model | Mechanism,
     t_end: float,
-    method: str = "DOP853",
+    method: str = "CVODES",
     rtol: float = 1e-8,
     atol: float = 1e-10,
     samples: int = 201,
@@ -184,34 +204,81 @@ def simulate(
     velocities: np.ndarray | None = None,
     progress: Callable[[float], None] | None = None,
     cancel: threading.Event | Callable[[], bool] | None = None,
+    compiled: bool = True,
 ) -> SimulationResult:
     """Integrate the document's motion from its initial coordinates (and the given independent velocities,
-    default rest) over [0, t_end] with scipy's solve_ivp; results at `samples` equally spaced times or at
-    `t_eval`. `progress(fraction)` is called as time advances; `cancel` (an Event or a callable returning
-    True) stops the run with `Cancelled`. Raises ValueError for an unknown method."""
+    default rest) over [0, t_end] with CVODES (Adams; "CVODES-BDF" for stiff motions) or scipy's solve_ivp
+    (RK45, DOP853, Radau, BDF); results at `samples` equally spaced times or at `t_eval` (from t = 0).
+    `progress(fraction)` is called as time advances; `cancel` (an Event or a callable returning
+    True) stops the run with `Cancelled`. Raises ValueError for an unknown method, RuntimeError when the
+    integrator stops early. `compiled` evaluates the right-hand side on the compiled engine
+    (dynamics/engine.py); False keeps the numpy path, the reference (scipy methods only)."""
     if method not in METHODS:
         raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
+    if method in CVODES and not compiled:
+        raise ValueError(f"{method} steps natively on the compiled engine: use compiled=True or a scipy method")
     start = time.perf_counter()
     mech = model if isinstance(model, Mechanism) else Mechanism(model)
     forces = AppliedForces(mech)
-    rhs = _Dynamics(mech, forces, t_end, progress, cancel)
-    k = len(rhs.ind)
-    v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
     times = np.linspace(0.0, t_end, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
+    k = len(mech.independent)
+    v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
+    run = _run_compiled if compiled else _run_numpy
+    q, qd_ind, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel)
+    result = _series(mech, forces, times, q, qd_ind)
+    if progress is not None:
+        progress(1.0)
+    result.provenance = Provenance(
+        model_hash(mech.model), method, rtol, atol, time.perf_counter() - start, __version__, calls
+    )
+    return result
+
+
+def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel):
+    """(q closed, q̇_ind, calls) at the output times, on the compiled engine (dynamics/integrators.py)."""
+    eng = engine(mech.model)
+    clock = _Clock(times[-1], progress, cancel)
+    y0 = np.concatenate([mech.assemble(None)[0], v0])
+    try:
+        y, calls = integrate(eng, times, y0, method, rtol, atol, clock)
+    except IntegrationError as error:
+        raise RuntimeError(str(error)) from None
+    q, residual = eng.closed(y)
+    if residual.max(initial=0.0) > CLOSURE_LIMIT * mech.length_scale:
+        at = times[int(residual.argmax())]
+        raise AssemblyError(f"the loops opened during the motion: residual {residual.max():.3g} at t = {at:.6g} s")
+    return q, y[:, mech.n :], calls
+
+
+def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
+    """The reference path: numpy right-hand side with Newton in Python."""
+    rhs = _Dynamics(mech, forces, times[-1], progress, cancel)
+    k = len(rhs.ind)
     solution = solve_ivp(
-        rhs, (0.0, t_end), np.concatenate([rhs.q[0, rhs.ind], v0]), method=method, rtol=rtol, atol=atol, t_eval=times
+        rhs,
+        (0.0, times[-1]),
+        np.concatenate([rhs.q[0, rhs.ind], v0]),
+        method=method,
+        rtol=rtol,
+        atol=atol,
+        t_eval=times,
     )
     if not solution.success:
         reached = solution.t[-1] if solution.t.size else 0.0
         raise RuntimeError(f"the integration stopped at t = {reached:.6g} s: {solution.message}")
-    q = rhs.assemble_at(solution.t, solution.y[:k].T)
-    result = _series(mech, forces, solution.t, q, solution.y[k:].T)
-    if progress is not None:
-        progress(1.0)
-    result.provenance = Provenance(
-        model_hash(mech.model), method, rtol, atol, time.perf_counter() - start, __version__, len(rhs.history)
-    )
-    return result
+    return rhs.assemble_at(solution.t, solution.y[:k].T), solution.y[k:].T, rhs.calls
+
+
+class _Clock:
+    """Progress in steps of 1 % and cancel, called with the simulated time as the integrator advances."""
+
+    def __init__(self, t_end: float, progress, cancel) -> None:
+        self.t_end, self.progress, self.stop, self.reported = t_end, progress, _should_stop(cancel), 0.0
+
+    def __call__(self, t: float) -> None:
+        if self.stop():
+            raise Cancelled(t)
+        _report(self, t)
 
 
 def _series(

@@ -42,7 +42,7 @@ from .properties import ERROR_BORDER
 
 DEFAULTS: dict[str, dict] = {
     "kinematics": {"trajectory": None, "samples": None},
-    "simulation": {"t_end": 1.0, "method": "DOP853", "rtol": 1e-8, "atol": 1e-10, "samples": 201},
+    "simulation": {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201},
     "symbolic_eom": {"simplify": True, "numeric_inertia": False, "size_limit": 400, "trigsimp_limit": 40},
     "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
 }
@@ -374,7 +374,11 @@ class SimulationDialog(OptionsDialog):
 
     def hint_text(self, values: dict) -> str:
         step = values["t_end"] / (values["samples"] - 1)
-        stiff = "" if values["method"] in ("Radau", "BDF") else " Radau and BDF suit stiff models (stiff springs)."
+        stiff = (
+            ""
+            if values["method"] in ("Radau", "BDF", "CVODES-BDF")
+            else " Radau and BDF suit stiff models (stiff springs)."
+        )
         return f"Results every {step:.3g} s.{stiff}"
 
 

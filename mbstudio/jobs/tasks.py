@@ -109,7 +109,7 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
     from ..dynamics.simulation import simulate
 
     model = loads(model_text)
-    opts = {"t_end": 1.0, "method": "DOP853", "rtol": 1e-8, "atol": 1e-10, "samples": 201} | dict(options)
+    opts = {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201} | dict(options)
     result = simulate(
         model,
         opts["t_end"],

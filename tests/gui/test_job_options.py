@@ -211,7 +211,7 @@ def test_unknown_previous_choices_fall_back_to_the_defaults(make, sla):
     dialog = make(BaseParametersDialog, sla, {"method": "fast", "trajectory": "deleted since"})
     assert dialog.options()["method"] == "all" and dialog.options()["trajectory"] == "exciting"
     simulation = make(SimulationDialog, sla, {"method": "Euler"})
-    assert simulation.options()["method"] == "DOP853"
+    assert simulation.options()["method"] == "CVODES"
 
 
 def test_without_trajectories_the_default_path_is_used_and_its_samples_shown(make):
@@ -227,7 +227,7 @@ def test_without_trajectories_the_default_path_is_used_and_its_samples_shown(mak
 # ---------------------------------------------------------------------------------------- other tasks
 def test_simulation_fields_are_checked(make, sla):
     dialog = make(SimulationDialog, sla)
-    assert dialog.options() == {"t_end": 1.0, "method": "DOP853", "rtol": 1e-8, "atol": 1e-10, "samples": 201}
+    assert dialog.options() == {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201}
     assert dialog.hint.text().startswith("Results every 0.005 s.")
     bad = {
         "t_end": ("0", "t_end: 0 is out of range; expected a time in seconds above 0"),

@@ -225,7 +225,7 @@ def test_the_analysis_options_are_asked_for_and_remembered(window, monkeypatch):
     monkeypatch.setattr(job_options.OptionsDialog, "exec", accept)
     window.actions["simulate_options"].trigger()
     first = window.jobs.jobs[-1]
-    assert first.task == "simulation" and first.options["t_end"] == 2.5 and first.options["method"] == "DOP853"
+    assert first.task == "simulation" and first.options["t_end"] == 2.5 and first.options["method"] == "CVODES"
     window.jobs.cancel_all()
     window.actions["simulate_options"].trigger()  # the dialog opens on the options of the last run
     assert asked[1]["t_end"] == 2.5 and window.jobs.jobs[-1].options == first.options

@@ -1,0 +1,188 @@
+"""The compiled engine: the closed-loop equations of motion of one model revision, traced once through the
+same algorithms on CasADi symbols (numerics/compiled.py) and evaluated natively one state at a time.
+
+    eng = engine(model)                       # built once per model revision, then taken from the cache
+    qdd_ind = eng.accelerations(t, q, qd_ind)  # q: assembled tree coordinates (n,), qd_ind (n_ind,)
+    q, residual = eng.close_loops(q_guess)     # Newton on the dependent coordinates, compiled Φ and Φ_q
+    J = eng.jacobians(t, q, qd_ind)            # exact ∂q̈_ind/∂(q_ind, q̇_ind, τ) and Φ_q
+    y_dot = eng.ode(t, y, tau)                 # the simulation's state equation, y = (q, q̇_ind)
+
+The state equation carries all tree coordinates q in its state, next to q̇_ind: the integrated q is only the
+starting point of NEWTON_STEPS Newton steps on the dependent coordinates inside the compiled graph, so the
+loops are closed at every evaluation (quadratic convergence from the integrator's prediction, which is within
+its local error) without a Python loop, and q̇ = R q̇_ind carries the dependent coordinates along. That makes
+the right-hand side one native call, and lets CasADi's CVODES step natively (dynamics/simulation.py).
+
+Forces (springs, dampers, friction, actuators with their time functions, gravity) are traced with the
+symbolic time, so the compiled right-hand side is the whole model. `tau` adds generalized forces on the tree
+coordinates (an input of linearisation and control). The numpy path stays the reference: tests compare both.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+
+import casadi
+import numpy as np
+
+from ..kinematics.mechanism import Mechanism
+from ..model import Model, dumps
+from ..model.errors import AssemblyError
+from ..numerics.compiled import Traced, from_sx, symbols, to_sx
+from .closed_loop import closed_loop_forward_dynamics
+from .forces import AppliedForces
+
+NEWTON_ITERATIONS = 50
+NEWTON_STEPS = 3  # inside the state equation: from 1e-4 off, 1e-8, 1e-16, then a step at the rounding floor
+
+
+@dataclass(eq=False)  # hashed by identity: one engine per model revision
+class Engine:
+    mech: Mechanism  # float64: coordinates, partition, length scale
+    rhs: casadi.Function  # (t, q, qd_ind, tau) -> q̈_ind
+    r_matrix: casadi.Function  # q -> R = ∂q/∂q_ind
+    closure: casadi.Function  # q -> (Φ of the independent rows, their Jacobian in the dependent coordinates)
+    state_equation: casadi.Function  # (t, y = (q, q̇_ind), tau) -> (ẏ, q closed, max |Φ| there)
+    build_seconds: float
+
+    @property
+    def n(self) -> int:
+        return self.mech.n
+
+    def ode(self, t: float, y: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
+        """ẏ for the state y = (q (n), q̇_ind): q̇ = R q̇_ind and q̈_ind, both at the closed q."""
+        tau = np.zeros(self.mech.n) if tau is None else tau
+        return np.asarray(self.state_equation(t, y, tau)[0]).ravel()
+
+    def closed(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The closed coordinates q (K, n) and the residual left (K,) for states y (K, n + n_ind), in one call."""
+        y = np.atleast_2d(y)
+        t, tau = np.zeros((1, len(y))), np.zeros((self.mech.n, len(y)))
+        _, q, residual = self.state_equation.map(len(y))(t, y.T, tau)
+        return np.asarray(q).T, np.asarray(residual).ravel()
+
+    def state_jacobian(self, t: float, y: np.ndarray) -> np.ndarray:
+        """∂ẏ/∂y, exact (for the implicit integrators)."""
+        return np.asarray(_state_jacobian(self)(t, y, np.zeros(self.mech.n)))
+
+    @property
+    def independent(self) -> list[int]:
+        return list(self.mech.partition.independent)
+
+    def accelerations(self, t: float, q: np.ndarray, qd_ind: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
+        tau = np.zeros(self.mech.n) if tau is None else tau
+        return np.asarray(self.rhs(t, q, qd_ind, tau)).ravel()
+
+    def velocities(self, q: np.ndarray, qd_ind: np.ndarray) -> np.ndarray:
+        return np.asarray(self.r_matrix(q)) @ qd_ind
+
+    def close_loops(self, q: np.ndarray, tol: float | None = None) -> tuple[np.ndarray, float]:
+        """Newton on the dependent coordinates from q (n,), to `tol` (default 1e-12 per length scale); the
+        coordinates and the residual left. A residual that stops falling at the rounding floor is accepted
+        with its value (it cannot be met in float64); one that stays large raises AssemblyError."""
+        dep = list(self.mech.partition.dependent)
+        q = np.array(q, dtype=float)
+        if not dep:
+            return q, 0.0
+        tol = 1e-12 * self.mech.length_scale if tol is None else tol
+        residual, best = np.inf, np.inf
+        for _ in range(NEWTON_ITERATIONS):
+            phi, jac = (np.asarray(x) for x in self.closure(q))
+            residual = float(np.abs(phi).max(initial=0.0))
+            if residual <= tol or (residual >= best and residual < 1e3 * tol):  # converged, or at the floor
+                return q, residual
+            best = min(best, residual)
+            q[dep] -= np.linalg.solve(jac, phi.ravel())
+        if residual > 1e3 * tol:
+            raise AssemblyError(
+                f"the loops do not close here: residual {residual:.3g} after {NEWTON_ITERATIONS} Newton steps"
+            )
+        return q, residual
+
+    def jacobians(self, t: float, q: np.ndarray, qd_ind: np.ndarray, tau: np.ndarray | None = None) -> dict:
+        """Exact derivatives at an assembled state: ∂q̈_ind/∂q_ind (through the loop closure, ∂q/∂q_ind = R),
+        ∂q̈_ind/∂q̇_ind, ∂q̈_ind/∂τ (τ on the tree coordinates), R and the constraint Jacobian Φ_q."""
+        tau = np.zeros(self.mech.n) if tau is None else tau
+        d_q, d_v, d_tau = (np.asarray(x) for x in _derivatives(self)(t, q, qd_ind, tau))
+        R = np.asarray(self.r_matrix(q))
+        return {
+            "qdd_q_ind": d_q @ R,
+            "qdd_qd_ind": d_v,
+            "qdd_tau": d_tau,
+            "R": R,
+            "phi_q": self.mech.constraint_jacobian(q)[0],
+        }
+
+
+@functools.cache
+def _derivatives(eng: Engine) -> casadi.Function:
+    t, q, v, tau = (
+        casadi.SX.sym(n, s) for n, s in (("t", 1), ("q", eng.mech.n), ("v", len(eng.independent)), ("tau", eng.mech.n))
+    )
+    out = eng.rhs(t, q, v, tau)
+    return casadi.Function("derivatives", [t, q, v, tau], [casadi.jacobian(out, x) for x in (q, v, tau)])
+
+
+@functools.cache
+def _state_jacobian(eng: Engine) -> casadi.Function:
+    t, y, tau = casadi.SX.sym("t"), casadi.SX.sym("y", eng.n + len(eng.independent)), casadi.SX.sym("tau", eng.n)
+    return casadi.Function("state_jacobian", [t, y, tau], [casadi.jacobian(eng.state_equation(t, y, tau)[0], y)])
+
+
+def engine(model: Model) -> Engine:
+    """The compiled engine of this model revision (cached by its canonical text)."""
+    return _build(dumps(model))
+
+
+@functools.lru_cache(maxsize=8)
+def _build(text: str) -> Engine:
+    from ..model import loads
+
+    start = time.perf_counter()
+    model = loads(text)
+    mech = Mechanism(model, backend=Traced())
+    n, k = mech.n, len(mech.independent)
+    q_sx, q = symbols("q", n)
+    v_sx, v = symbols("qd_ind", k)
+    tau_sx, tau = symbols("tau", n)
+    t_sx = casadi.SX.sym("t")
+    batch = q[None, :]
+    R = mech.r_matrix(batch)
+    qd = (R * v[None, None, :]).sum(axis=2)
+    Q = AppliedForces(mech).generalized(np.array([t_sx], dtype=object), batch, qd) + tau[None, :]
+    qdd = closed_loop_forward_dynamics(mech, batch, qd, Q, R)[0]
+    phi, jac = _closure(mech, q)
+    accelerations = casadi.Function("accelerations", [t_sx, q_sx, v_sx, tau_sx], [to_sx(qdd)])
+    return Engine(
+        Mechanism(model),
+        accelerations,
+        casadi.Function("r_matrix", [q_sx], [to_sx(R[0])]),
+        casadi.Function("closure", [q_sx], [to_sx(phi), to_sx(jac)]),
+        _state_equation(mech, accelerations, t_sx, tau_sx),
+        time.perf_counter() - start,
+    )
+
+
+def _closure(mech: Mechanism, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Φ of the independent rows and its Jacobian in the dependent coordinates, traced at q (n,)."""
+    rows, dep = list(mech.partition.rows), list(mech.partition.dependent)
+    batch = q[None, :]
+    return mech.residual(batch)[0][rows], mech.constraint_jacobian(batch)[0][np.ix_(rows, dep)]
+
+
+def _state_equation(mech: Mechanism, accelerations: casadi.Function, t: casadi.SX, tau: casadi.SX) -> casadi.Function:
+    """(t, y, tau) -> (ẏ, closed q, max |Φ|): NEWTON_STEPS Newton steps on the dependent coordinates from
+    the state's q, then q̇ = R q̇_ind and q̈_ind at the closed q."""
+    n, k = mech.n, len(mech.independent)
+    y_sx, y = symbols("y", n + k)
+    q, dep = y[:n].copy(), list(mech.partition.dependent)
+    for _ in range(NEWTON_STEPS if dep else 0):
+        phi, jac = _closure(mech, q)
+        q[dep] = q[dep] - from_sx(casadi.solve(to_sx(jac), to_sx(phi)))[:, 0]
+    q_sx, v_sx = to_sx(q), y_sx[n:]
+    R = to_sx(mech.r_matrix(q[None, :])[0])
+    residual = casadi.mmax(casadi.fabs(to_sx(_closure(mech, q)[0]))) if dep else casadi.SX(0)
+    y_dot = casadi.vertcat(R @ v_sx, accelerations(t, q_sx, v_sx, tau))
+    return casadi.Function("state_equation", [t, y_sx, tau], [y_dot, q_sx, residual])

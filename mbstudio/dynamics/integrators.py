@@ -1,0 +1,120 @@
+"""Integrating the compiled engine's state equation y = (q, q̇_ind) (dynamics/engine.py).
+
+Two families, both with the loops closed inside every evaluation:
+- scipy's solve_ivp (RK45, DOP853, Radau, BDF): one native call per right-hand side; the implicit methods get
+  the exact Jacobian ∂ẏ/∂y from automatic differentiation. Outputs by the integrator's dense output.
+- SUNDIALS CVODES through CasADi ("CVODES": Adams–Moulton with fixed-point iteration, for the non-stiff
+  motions of most mechanisms; "CVODES-BDF": BDF with Newton on the exact Jacobian, for stiff springs): the
+  stepping itself is native, which is where the time went once the right-hand side was compiled. The run is
+  cut into chunks of output times (about 2 % of the horizon each) so that progress is reported and a cancel
+  is honoured between chunks; each chunk integrates over a normalised time τ ∈ [0, 1] with t = t₀ + h τ, so
+  equally spaced outputs share one integrator.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import casadi
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from .engine import Engine
+
+CVODES = {"CVODES": "adams", "CVODES-BDF": "bdf"}
+SCIPY = ("RK45", "DOP853", "Radau", "BDF")
+CHUNKS = 50  # progress and cancel points of a CVODES run
+MAX_STEPS = 1_000_000  # per chunk: CVODES' own default (500) stops long smooth runs
+
+
+class IntegrationError(RuntimeError):
+    """The integrator stopped before the end; `time` is where (the start of the failing chunk for CVODES)."""
+
+    def __init__(self, reached: float, message: str) -> None:
+        self.time = reached
+        super().__init__(f"the integration stopped at t = {reached:.6g} s: {message}")
+
+
+def integrate(
+    eng: Engine,
+    times: np.ndarray,
+    y0: np.ndarray,
+    method: str,
+    rtol: float,
+    atol: float,
+    checkpoint: Callable[[float], None],
+) -> tuple[np.ndarray, int]:
+    """The states y (K, n + n_ind) at the output times (from t = 0) and the number of right-hand-side
+    evaluations. `checkpoint(t)` is called as time advances; it raises to stop the run (cancel)."""
+    if method in CVODES:
+        return _cvodes(eng, times, y0, CVODES[method], rtol, atol, checkpoint)
+    return _scipy(eng, times, y0, method, rtol, atol, checkpoint)
+
+
+def _scipy(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarray, int]:
+    calls = 0
+
+    def rhs(t: float, y: np.ndarray) -> np.ndarray:
+        nonlocal calls
+        calls += 1
+        checkpoint(t)
+        return eng.ode(t, y)
+
+    implicit = {"jac": eng.state_jacobian} if method in ("Radau", "BDF") else {}
+    solution = solve_ivp(rhs, (0.0, times[-1]), y0, method, times, rtol=rtol, atol=atol, **implicit)
+    if not solution.success:
+        raise IntegrationError(solution.t[-1] if solution.t.size else 0.0, solution.message)
+    return solution.y.T, calls
+
+
+def _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint) -> tuple[np.ndarray, int]:
+    """Chunk by chunk from t = 0; an output at t = 0 is the initial state itself."""
+    out = np.empty((len(times), len(y0)))
+    first = int(np.searchsorted(times, 0.0, side="right"))  # outputs at t = 0
+    out[:first] = y0
+    y, start, calls = np.asarray(y0, dtype=float), 0.0, 0
+    for chunk in np.array_split(np.arange(first, len(times)), min(CHUNKS, len(times) - first) or 1):
+        if chunk.size == 0:
+            continue
+        checkpoint(start)
+        span = times[chunk[-1]] - start
+        grid = (times[chunk] - start) / span
+        solver = _chunk_integrator(eng, tuple(np.round(grid, 12)), multistep, rtol, atol)
+        try:
+            states = np.asarray(solver(x0=y, p=[start, span])["xf"]).T
+        except RuntimeError as error:
+            raise IntegrationError(start, _sundials_message(error)) from None
+        calls += int(solver.stats().get("nfevals", 0))
+        out[chunk], y, start = states, states[-1], times[chunk[-1]]
+    return out, calls
+
+
+@functools.lru_cache(maxsize=16)
+def _chunk_integrator(eng: Engine, grid: tuple[float, ...], multistep: str, rtol: float, atol: float):
+    """dy/dτ = h f(t₀ + h τ, y) on the normalised grid; p = (t₀, h). MX symbols call the engine's SX function
+    as one node, so building it costs milliseconds whatever the model's size."""
+    tau, y, p = casadi.MX.sym("tau"), casadi.MX.sym("y", eng.n + len(eng.independent)), casadi.MX.sym("p", 2)
+    y_dot = eng.state_equation(p[0] + p[1] * tau, y, casadi.DM.zeros(eng.n))[0]
+    options = {
+        "reltol": rtol,
+        "abstol": atol,
+        "linear_multistep_method": multistep,
+        "nonlinear_solver_iteration": "functional" if multistep == "adams" else "newton",
+        "max_num_steps": MAX_STEPS,
+    }
+    dae = {"t": tau, "x": y, "p": p, "ode": p[1] * y_dot}
+    return casadi.integrator("chunk", "cvodes", dae, 0.0, list(grid), options)
+
+
+def _sundials_message(error: RuntimeError) -> str:
+    """CVODES' return code in words, without CasADi's call stack."""
+    text = str(error)
+    codes = {
+        "CV_TOO_MUCH_WORK": "too many steps (the motion may have reached a singular configuration)",
+        "CV_TOO_CLOSE": "the time span is too short",
+        "CV_CONV_FAILURE": "the corrector did not converge (a stiff motion: try CVODES-BDF or Radau)",
+        "CV_ERR_FAILURE": "the error test failed repeatedly (a stiff or singular motion: try CVODES-BDF)",
+        "RHSFUNC": "the right-hand side failed (a NaN: the loops may not close here)",
+    }
+    return next((words for code, words in codes.items() if code in text), text.splitlines()[-1])

@@ -1,0 +1,95 @@
+"""The fourth number system (DESIGN.md principle 1): CasADi SX symbols in numpy object arrays.
+
+Running the same kinematics and dynamics code once on symbolic coordinates records an expression graph, which
+CasADi evaluates natively (`casadi.Function`) one state at a time far faster than numpy can, differentiates
+exactly, and can write as C. Model parameters stay Python floats (their values are folded into the graph);
+only the arguments of the traced function are symbols. Tests compare every traced result with float64.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import casadi
+import numpy as np
+
+from .backends import _ObjectArrays
+
+
+class Traced(_ObjectArrays):
+    """Records operations on CasADi SX scalars; numbers and parameters are plain floats."""
+
+    name = "casadi"
+    digits = 15
+
+    def __init__(self) -> None:
+        super().__init__(casadi)
+
+    def scalar(self, number) -> float:
+        return float(number)
+
+    def parameter(self, name: str, value: float) -> float:
+        return float(value)
+
+    def pi(self) -> float:
+        return float(np.pi)
+
+    def asarray(self, x) -> np.ndarray:
+        return np.asarray(x, dtype=object)
+
+    def _solve_one(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """A symbolic solve (CasADi's own factorisation, no pivoting decisions on symbols)."""
+        x = casadi.solve(to_sx(a), to_sx(b))
+        return from_sx(x)
+
+    def tolerance(self, scale: float = 1.0) -> float:
+        return 1e-13 * scale
+
+    def to_float(self, x) -> np.ndarray:
+        raise TypeError("traced values are symbols: evaluate the compiled function for numbers")
+
+    @contextlib.contextmanager
+    def context(self) -> Iterator[None]:
+        yield
+
+
+def symbols(name: str, n: int) -> tuple[casadi.SX, np.ndarray]:
+    """A CasADi vector symbol and its entries as an object array (item assignment keeps numpy from treating
+    SX as sequences)."""
+    sx = casadi.SX.sym(name, n)
+    out = np.empty(n, dtype=object)
+    for i in range(n):
+        out[i] = sx[i]
+    return sx, out
+
+
+def to_sx(a: np.ndarray) -> casadi.SX:
+    """A 1-D or 2-D object array of SX and floats as one SX matrix."""
+    a = np.asarray(a, dtype=object)
+    rows, cols = (a.shape[0], 1) if a.ndim == 1 else a.shape
+    out = casadi.SX(rows, cols)
+    for i in range(rows):
+        for j in range(cols):
+            out[i, j] = a[i] if a.ndim == 1 else a[i, j]
+    return out
+
+
+def from_sx(m: casadi.SX) -> np.ndarray:
+    """An SX matrix as a 2-D object array of its entries."""
+    out = np.empty(m.shape, dtype=object)
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            out[i, j] = m[i, j]
+    return out
+
+
+def piecewise_linear(t, xs: np.ndarray, ys: np.ndarray):
+    """The table (xs, ys) interpolated linearly at the symbol t, held constant outside it (as numpy.interp):
+    y0 plus one ramp per change of slope, each a max() that CasADi differentiates."""
+    tc = casadi.fmin(casadi.fmax(t, xs[0]), xs[-1])
+    slopes = np.diff(ys) / np.diff(xs) if len(xs) > 1 else np.zeros(1)
+    out = ys[0] + slopes[0] * (tc - xs[0])
+    for x, change in zip(xs[1:-1], np.diff(slopes), strict=True):
+        out = out + change * casadi.fmax(tc - x, 0.0)
+    return out

@@ -1,0 +1,161 @@
+"""The compiled engine (dynamics/engine.py) against the numpy path it is traced from, against finite
+differences for its exact derivatives, and its integrators against each other."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mbstudio import samples
+from mbstudio.dynamics.closed_loop import closed_loop_forward_dynamics, reduced_mass_matrix
+from mbstudio.dynamics.engine import engine
+from mbstudio.dynamics.forces import AppliedForces
+from mbstudio.dynamics.simulation import nearest_calls, simulate
+from mbstudio.kinematics import Mechanism
+from mbstudio.model import dumps, loads
+from mbstudio.model.document import Actuator, SpringDamper
+from mbstudio.numerics.compiled import piecewise_linear
+
+NAMES = samples.names()
+
+
+def _state(mech: Mechanism, seed: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """A time, an assembled configuration near the document's and random independent velocities."""
+    rng = np.random.default_rng(seed)
+    k = len(mech.independent)
+    q0 = mech.assemble(None)
+    q = mech.assemble(q0[:, list(mech.partition.independent)] + 0.05 * rng.standard_normal(k), guess=q0)[0]
+    return float(rng.uniform(0, 2)), q, rng.standard_normal(k)
+
+
+def _bound(mech: Mechanism, q: np.ndarray) -> float:
+    """1e-12, or the rounding the reduced mass matrix's condition number allows where it is larger (the
+    PUMA's is 8e4: two correct solves differ by κ ε)."""
+    return max(1e-12, 1e-15 * np.linalg.cond(reduced_mass_matrix(mech, q[None])[0]))
+
+
+def _numpy_accelerations(mech: Mechanism, t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    R = mech.r_matrix(q[None])
+    qd = (R * v[None, None, :]).sum(axis=2)
+    Q = AppliedForces(mech).generalized(np.array([t]), q[None], qd)
+    return closed_loop_forward_dynamics(mech, q[None], qd, Q, R)[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_compiled_accelerations_equal_the_numpy_path(name):
+    eng = engine(samples.load(name))
+    for seed in range(3):
+        t, q, v = _state(eng.mech, seed)
+        ours = eng.accelerations(t, q, v)
+        reference = _numpy_accelerations(eng.mech, t, q, v)
+        assert np.abs(ours - reference).max() <= _bound(eng.mech, q) * max(1.0, np.abs(reference).max())
+        assert np.allclose(eng.velocities(q, v), (eng.mech.r_matrix(q[None])[0] @ v), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_state_equation_closes_the_loops_from_a_disturbed_state(name):
+    """Dependent coordinates 1e-4 off (an integrator's prediction is closer): the Newton steps inside the
+    graph land on the assembled configuration, and ẏ is (R q̇_ind, q̈_ind) there."""
+    eng = engine(samples.load(name))
+    t, q, v = _state(eng.mech, 7)
+    off = q.copy()
+    off[list(eng.mech.partition.dependent)] += 1e-4
+    y = np.concatenate([off, v])
+    closed, residual = eng.closed(y)
+    assert np.abs(closed[0] - q).max() < 1e-12 and residual[0] < 1e-13
+    y_dot = eng.ode(t, y)
+    assert np.abs(y_dot[: eng.n] - eng.velocities(q, v)).max() < 1e-11
+    assert np.allclose(y_dot[eng.n :], _numpy_accelerations(eng.mech, t, q, v), rtol=1e-11, atol=1e-11)
+
+
+def _central(f, x: np.ndarray, h: float) -> np.ndarray:
+    columns = []
+    for i in range(len(x)):
+        step = np.zeros_like(x)
+        step[i] = h
+        columns.append((f(x + step) - f(x - step)) / (2 * h))
+    return np.array(columns).T
+
+
+@pytest.mark.parametrize("name", ["four_bar", "sla_suspension", "delta_3rr2rrr", "gripper"])
+def test_exact_derivatives_equal_central_differences(name):
+    eng = engine(samples.load(name))
+    mech = eng.mech
+    t, q, v = _state(mech, 3)
+    ind = list(mech.partition.independent)
+    tau = np.zeros(mech.n)
+    J = eng.jacobians(t, q, v, tau)
+
+    def at_independent(x):  # the loops re-closed at the moved independent coordinates
+        moved = q.copy()
+        moved[ind] = x
+        return eng.accelerations(t, eng.close_loops(moved)[0], v)
+
+    scale = max(1.0, np.abs(eng.accelerations(t, q, v)).max())
+    stiffness = max(scale, np.abs(J["qdd_q_ind"]).max())  # the gripper's entries reach 260
+    assert np.abs(J["qdd_q_ind"] - _central(at_independent, q[ind], 1e-6)).max() < 1e-5 * stiffness
+    assert np.abs(J["qdd_qd_ind"] - _central(lambda x: eng.accelerations(t, q, x), v, 1e-6)).max() < 1e-6 * scale
+    assert np.abs(J["qdd_tau"] - _central(lambda x: eng.accelerations(t, q, v, x), tau, 1e-3)).max() < 1e-8 * scale
+    assert np.abs(J["R"] - mech.r_matrix(q[None])[0]).max() < 1e-13
+    y = np.concatenate([q, v])
+    jac = eng.state_jacobian(t, y)
+    assert np.abs(jac - _central(lambda x: eng.ode(t, x), y, 1e-6)).max() < 1e-5 * max(scale, np.abs(jac).max())
+
+
+def test_time_functions_and_tables_are_traced_with_the_time():
+    model = samples.load("delta_3rr2rrr")
+    model.forces = [
+        Actuator("motor_a", "th1a", formula="-3.4 + 0.5*sin(2*pi*t)"),
+        Actuator("motor_b", "th1b", table=[[0.0, -3.0], [0.5, -4.0], [1.0, -3.5]]),
+    ]
+    eng = engine(model)
+    _, q, v = _state(eng.mech, 1)
+    for t in (0.0, 0.3, 0.5, 0.8, 1.7):  # 1.7: beyond the table, held at its last value
+        assert np.allclose(eng.accelerations(t, q, v), _numpy_accelerations(eng.mech, t, q, v), rtol=0, atol=1e-11)
+    xs, ys = np.array([0.0, 0.5, 1.0]), np.array([-3.0, -4.0, -3.5])
+    for t in (-1.0, 0.2, 0.5, 0.9, 3.0):
+        assert float(piecewise_linear(t, xs, ys)) == pytest.approx(np.interp(t, xs, ys), abs=1e-15)
+
+
+def test_one_engine_per_model_revision():
+    model = samples.load("four_bar")
+    first = engine(model)
+    assert engine(loads(dumps(model))) is first and first.build_seconds > 0
+    model.parameters[0].value = float(model.parameters[0].value) * 1.01 if model.parameters else 0
+    assert model.parameters == [] or engine(model) is not first
+
+
+@pytest.mark.parametrize("name", ["four_bar", "slider_crank", "double_pendulum"])
+def test_compiled_simulation_follows_the_numpy_path(name):
+    model = samples.load(name)
+    ours = simulate(model, 0.5, "DOP853", rtol=1e-12, atol=1e-12, samples=51)
+    reference = simulate(model, 0.5, "DOP853", rtol=1e-12, atol=1e-12, samples=51, compiled=False)
+    assert np.abs(ours.q - reference.q).max() < 1e-9
+    assert np.abs(ours.qd - reference.qd).max() < 1e-8
+    assert ours.residual.max() < 1e-12
+
+
+def test_cvodes_agrees_with_dop853_on_the_sprung_sla():
+    model = samples.load("sla_suspension")
+    model.forces = [SpringDamper("spring", "6", "C", "7", "ball", stiffness=30_000.0, length=0.5)]
+    adams, bdf, dop = (
+        simulate(model, 1.0, method, rtol=1e-10, atol=1e-12, samples=101)
+        for method in ("CVODES", "CVODES-BDF", "DOP853")
+    )
+    assert adams.kinetic.max() > 0.1  # it moves
+    for run in (adams, bdf):
+        assert np.abs(run.q - dop.q).max() < 1e-6
+        assert run.residual.max() < 1e-12
+    assert adams.provenance.rhs_evaluations > 0
+
+
+def test_the_nearest_call_is_found_by_sorting():
+    rng = np.random.default_rng(0)
+    calls, outputs = rng.uniform(0, 1, 500), np.linspace(0, 1, 37)
+    brute = np.abs(calls[None, :] - outputs[:, None]).argmin(axis=1)
+    assert np.array_equal(calls[nearest_calls(calls, outputs)], calls[brute])
+
+
+def test_cvodes_needs_the_compiled_engine():
+    with pytest.raises(ValueError, match="compiled"):
+        simulate(samples.load("four_bar"), 0.1, "CVODES", compiled=False)
