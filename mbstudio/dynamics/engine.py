@@ -30,7 +30,7 @@ import numpy as np
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.errors import AssemblyError
-from ..numerics.compiled import Traced, from_sx, symbols, to_sx
+from ..numerics.compiled import Traced, from_sx, native, symbols, to_sx
 from .closed_loop import closed_loop_forward_dynamics
 from .forces import AppliedForces
 
@@ -45,7 +45,16 @@ class Engine:
     r_matrix: casadi.Function  # q -> R = ∂q/∂q_ind
     closure: casadi.Function  # q -> (Φ of the independent rows, their Jacobian in the dependent coordinates)
     state_equation: casadi.Function  # (t, y = (q, q̇_ind), tau) -> (ẏ, q closed, max |Φ| there)
-    build_seconds: float
+    build_seconds: float  # tracing and compiling
+    # rhs and state_equation as compiled C where a compiler exists (numerics/compiled.native): evaluated ten
+    # times faster, but not differentiable; the traced ones above serve the derivatives
+    fast_rhs: casadi.Function
+    fast_state_equation: casadi.Function
+
+    @property
+    def native(self) -> bool:
+        """True when the functions run as compiled C (a C compiler was found), else on CasADi's VM."""
+        return self.fast_state_equation.is_a("External")
 
     @property
     def n(self) -> int:
@@ -54,13 +63,13 @@ class Engine:
     def ode(self, t: float, y: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
         """ẏ for the state y = (q (n), q̇_ind): q̇ = R q̇_ind and q̈_ind, both at the closed q."""
         tau = np.zeros(self.mech.n) if tau is None else tau
-        return np.asarray(self.state_equation(t, y, tau)[0]).ravel()
+        return np.asarray(self.fast_state_equation(t, y, tau)[0]).ravel()
 
     def closed(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The closed coordinates q (K, n) and the residual left (K,) for states y (K, n + n_ind), in one call."""
         y = np.atleast_2d(y)
         t, tau = np.zeros((1, len(y))), np.zeros((self.mech.n, len(y)))
-        _, q, residual = self.state_equation.map(len(y))(t, y.T, tau)
+        _, q, residual = self.fast_state_equation.map(len(y))(t, y.T, tau)
         return np.asarray(q).T, np.asarray(residual).ravel()
 
     def state_jacobian(self, t: float, y: np.ndarray) -> np.ndarray:
@@ -73,7 +82,7 @@ class Engine:
 
     def accelerations(self, t: float, q: np.ndarray, qd_ind: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
         tau = np.zeros(self.mech.n) if tau is None else tau
-        return np.asarray(self.rhs(t, q, qd_ind, tau)).ravel()
+        return np.asarray(self.fast_rhs(t, q, qd_ind, tau)).ravel()
 
     def velocities(self, q: np.ndarray, qd_ind: np.ndarray) -> np.ndarray:
         return np.asarray(self.r_matrix(q)) @ qd_ind
@@ -155,13 +164,16 @@ def _build(text: str) -> Engine:
     qdd = closed_loop_forward_dynamics(mech, batch, qd, Q, R)[0]
     phi, jac = _closure(mech, q)
     accelerations = casadi.Function("accelerations", [t_sx, q_sx, v_sx, tau_sx], [to_sx(qdd)])
+    state_equation = _state_equation(mech, accelerations, t_sx, tau_sx)
+    fast = native(accelerations), native(state_equation)
     return Engine(
         Mechanism(model),
         accelerations,
         casadi.Function("r_matrix", [q_sx], [to_sx(R[0])]),
         casadi.Function("closure", [q_sx], [to_sx(phi), to_sx(jac)]),
-        _state_equation(mech, accelerations, t_sx, tau_sx),
+        state_equation,
         time.perf_counter() - start,
+        *fast,
     )
 
 

@@ -43,12 +43,14 @@ def integrate(
     method: str,
     rtol: float,
     atol: float,
-    checkpoint: Callable[[float], None],
+    checkpoint: Callable[[float], None] | None = None,
 ) -> tuple[np.ndarray, int]:
     """The states y (K, n + n_ind) at the output times (from t = 0) and the number of right-hand-side
-    evaluations. `checkpoint(t)` is called as time advances; it raises to stop the run (cancel)."""
+    evaluations. `checkpoint(t)` is called as time advances; it raises to stop the run (cancel). Without
+    one, CVODES runs in one piece (each chunk restarts its multistep formula at first order)."""
     if method in CVODES:
-        return _cvodes(eng, times, y0, CVODES[method], rtol, atol, checkpoint)
+        chunks = CHUNKS if checkpoint else 1
+        return _cvodes(eng, times, y0, CVODES[method], rtol, atol, checkpoint or _never, chunks)
     return _scipy(eng, times, y0, method, rtol, atol, checkpoint)
 
 
@@ -58,7 +60,8 @@ def _scipy(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarray, 
     def rhs(t: float, y: np.ndarray) -> np.ndarray:
         nonlocal calls
         calls += 1
-        checkpoint(t)
+        if checkpoint:
+            checkpoint(t)
         return eng.ode(t, y)
 
     implicit = {"jac": eng.state_jacobian} if method in ("Radau", "BDF") else {}
@@ -68,13 +71,17 @@ def _scipy(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarray, 
     return solution.y.T, calls
 
 
-def _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint) -> tuple[np.ndarray, int]:
+def _never(t: float) -> None:
+    pass
+
+
+def _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint, chunks) -> tuple[np.ndarray, int]:
     """Chunk by chunk from t = 0; an output at t = 0 is the initial state itself."""
     out = np.empty((len(times), len(y0)))
     first = int(np.searchsorted(times, 0.0, side="right"))  # outputs at t = 0
     out[:first] = y0
     y, start, calls = np.asarray(y0, dtype=float), 0.0, 0
-    for chunk in np.array_split(np.arange(first, len(times)), min(CHUNKS, len(times) - first) or 1):
+    for chunk in np.array_split(np.arange(first, len(times)), min(chunks, len(times) - first) or 1):
         if chunk.size == 0:
             continue
         checkpoint(start)
@@ -95,7 +102,8 @@ def _chunk_integrator(eng: Engine, grid: tuple[float, ...], multistep: str, rtol
     """dy/dτ = h f(t₀ + h τ, y) on the normalised grid; p = (t₀, h). MX symbols call the engine's SX function
     as one node, so building it costs milliseconds whatever the model's size."""
     tau, y, p = casadi.MX.sym("tau"), casadi.MX.sym("y", eng.n + len(eng.independent)), casadi.MX.sym("p", 2)
-    y_dot = eng.state_equation(p[0] + p[1] * tau, y, casadi.DM.zeros(eng.n))[0]
+    function = eng.fast_state_equation if multistep == "adams" else eng.state_equation  # BDF differentiates it
+    y_dot = function(p[0] + p[1] * tau, y, casadi.DM.zeros(eng.n))[0]
     options = {
         "reltol": rtol,
         "abstol": atol,

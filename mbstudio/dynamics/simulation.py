@@ -237,7 +237,7 @@ def simulate(
 def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel):
     """(q closed, q̇_ind, calls) at the output times, on the compiled engine (dynamics/integrators.py)."""
     eng = engine(mech.model)
-    clock = _Clock(times[-1], progress, cancel)
+    clock = _Clock(times[-1], progress, cancel) if progress or cancel else None
     y0 = np.concatenate([mech.assemble(None)[0], v0])
     try:
         y, calls = integrate(eng, times, y0, method, rtol, atol, clock)
