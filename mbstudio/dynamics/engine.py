@@ -30,7 +30,7 @@ import numpy as np
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.errors import AssemblyError
-from ..numerics.compiled import Traced, from_sx, native, symbols, to_sx
+from ..numerics.compiled import FastCall, Traced, from_sx, native, symbols, to_sx
 from .closed_loop import closed_loop_forward_dynamics
 from .forces import AppliedForces
 
@@ -51,6 +51,14 @@ class Engine:
     fast_rhs: casadi.Function
     fast_state_equation: casadi.Function
 
+    @functools.cached_property
+    def _state_call(self) -> FastCall:
+        return FastCall(self.fast_state_equation)
+
+    @functools.cached_property
+    def _rhs_call(self) -> FastCall:
+        return FastCall(self.fast_rhs)
+
     @property
     def native(self) -> bool:
         """True when the functions run as compiled C (a C compiler was found), else on CasADi's VM."""
@@ -63,7 +71,7 @@ class Engine:
     def ode(self, t: float, y: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
         """ẏ for the state y = (q (n), q̇_ind): q̇ = R q̇_ind and q̈_ind, both at the closed q."""
         tau = np.zeros(self.mech.n) if tau is None else tau
-        return np.asarray(self.fast_state_equation(t, y, tau)[0]).ravel()
+        return self._state_call(t, y, tau)[0]
 
     def closed(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The closed coordinates q (K, n) and the residual left (K,) for states y (K, n + n_ind), in one call."""
@@ -82,7 +90,7 @@ class Engine:
 
     def accelerations(self, t: float, q: np.ndarray, qd_ind: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
         tau = np.zeros(self.mech.n) if tau is None else tau
-        return np.asarray(self.fast_rhs(t, q, qd_ind, tau)).ravel()
+        return self._rhs_call(t, q, qd_ind, tau)[0]
 
     def velocities(self, q: np.ndarray, qd_ind: np.ndarray) -> np.ndarray:
         return np.asarray(self.r_matrix(q)) @ qd_ind
