@@ -176,6 +176,60 @@ def _forward_dynamics(states: int) -> list[dict]:
     ]
 
 
+@benchmark("kernels")
+def _kernels(states: int) -> list[dict]:
+    """RNEA, CRBA, ABA and the regressor of the PUMA one state at a time: our compiled kernels
+    (dynamics/kernels.py) against Pinocchio with plain revolute joints, each called from a Python loop over
+    the same states (at most 2 000 of them)."""
+    import pinocchio as pin
+
+    from .dynamics.kernels import kernel
+    from .io.pinocchio_reference import ClosedLoopReference
+
+    mech, q, qd, qdd = _puma_states(min(states, 2000))
+    reference = ClosedLoopReference.of(mech)  # a tree: plain joints, no contacts
+    assert np.array_equal(reference.ours, np.arange(mech.n)), "the PUMA's coordinates keep their order"
+    model, data = reference.model, reference.data
+    tau = inverse_dynamics(mech, q, qd, qdd)
+    cases = {
+        "inverse_dynamics": ((q, qd, qdd), pin.rnea, "rnea"),
+        "mass_matrix": ((q,), lambda m, d, *a: np.triu(pin.crba(m, d, *a)), "crba"),
+        "forward_dynamics": ((q, qd, tau), pin.aba, "aba"),
+        "regressor": ((q, qd, qdd), pin.computeJointTorqueRegressor, "computeJointTorqueRegressor"),
+    }
+    geometry = mech.tree.geometry
+    phi = (
+        np.concatenate([np.asarray(geometry.inertia(mech.model.body(b)), float) for b in mech.tree.body_labels[1:]]),
+        np.concatenate([model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)]),
+    )
+    return [
+        _one_state_row(name, kernel(mech.model, name), call, args, (model, data), reference_name, phi)
+        for name, (args, call, reference_name) in cases.items()
+    ]
+
+
+def _one_state_row(
+    name: str, ours: Callable, reference: Callable, args: tuple, model_data: tuple, method: str, phi: tuple
+) -> dict:
+    """One kernel timed over the states; `phi` = (our inertial parameters, Pinocchio's) for the regressor."""
+    count = len(args[0])
+    ours_time, ours_values = best_time(lambda: [ours(*(a[i] for a in args)) for i in range(count)])
+    ref_time, ref_values = best_time(lambda: [reference(*model_data, *(a[i] for a in args)) for i in range(count)])
+    ours_values, ref_values = np.array(ours_values), np.array(ref_values)
+    if name == "mass_matrix":  # Pinocchio fills the upper triangle
+        ours_values = np.triu(ours_values)
+    if name == "regressor":  # the parameters differ (body frames vs joint frames): compare torques Y φ
+        ours_values, ref_values = ours_values @ phi[0], ref_values @ phi[1]
+    return row(
+        f"puma560 {name.replace('_', ' ')}, one state",
+        ours_time / count,
+        ref_time / count,
+        states=count,
+        max_abs_difference=float(np.abs(ours_values - ref_values).max()),
+        reference_method=f"pinocchio.{method} per state (plain joints), Python loop",
+    )
+
+
 def _sprung_sla():
     """The SLA sample on a suspension spring along its damper (30 kN/m, free at the design length), so that
     it oscillates about the design position instead of falling out of its assembly range."""

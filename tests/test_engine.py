@@ -159,3 +159,21 @@ def test_the_nearest_call_is_found_by_sorting():
 def test_cvodes_needs_the_compiled_engine():
     with pytest.raises(ValueError, match="compiled"):
         simulate(samples.load("four_bar"), 0.1, "CVODES", compiled=False)
+
+
+@pytest.mark.parametrize("name", ["puma560", "gripper", "double_pendulum"])
+def test_one_state_kernels_equal_the_batched_algorithms(name):
+    from mbstudio.dynamics.kernels import KERNELS, kernel
+
+    model = samples.load(name)
+    mech = Mechanism(model)
+    rng = np.random.default_rng(5)
+    values = {a: rng.uniform(-1, 1, mech.n) for a in ("q", "qd", "qdd", "tau")}
+    for kernel_name, (algorithm, arguments) in KERNELS.items():
+        args = [values[a] for a in arguments]
+        reference = algorithm(mech, *(a[None] for a in args))[0]
+        ours = kernel(model, kernel_name)(*args)
+        assert ours.shape == reference.shape
+        assert np.abs(ours - reference).max() <= _bound(mech, values["q"]) * max(1.0, np.abs(reference).max())
+    with pytest.raises(KeyError, match="the kernels are"):
+        kernel(model, "nothing")

@@ -79,7 +79,7 @@ def to_sx(a: np.ndarray) -> casadi.SX:
     for i in range(rows):
         for j in range(cols):
             out[i, j] = a[i] if a.ndim == 1 else a[i, j]
-    return out
+    return casadi.densify(out)  # zeros stored too: compiled outputs are dense buffers of rows x cols
 
 
 def from_sx(m: casadi.SX) -> np.ndarray:

@@ -1,0 +1,50 @@
+"""One state at a time on the compiled engine: RNEA, CRBA, ABA and the inertial-parameter regressor of a tree,
+traced once per model revision from the batched algorithms (principle 1: written once) into native functions.
+
+    rnea = kernel(model, "inverse_dynamics")
+    tau = rnea(q, qd, qdd)            # (n,) arrays in, (n,) out; mass_matrix(q) gives (n, n)
+
+The batched numpy algorithms stay the choice for many states at once (at 10 000 states they match Pinocchio);
+these are for the loops of a controller, an optimiser or a user's script that call them one state at a time.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import casadi
+import numpy as np
+
+from ..identification.regressor import regressor
+from ..kinematics.mechanism import Mechanism
+from ..model import Model, dumps, loads
+from ..numerics.compiled import FastCall, Traced, native, symbols, to_sx
+from .forward_dynamics import forward_dynamics
+from .inverse_dynamics import inverse_dynamics
+from .mass_matrix import mass_matrix
+
+KERNELS: dict[str, tuple[Callable, tuple[str, ...]]] = {
+    "inverse_dynamics": (inverse_dynamics, ("q", "qd", "qdd")),
+    "mass_matrix": (mass_matrix, ("q",)),
+    "forward_dynamics": (forward_dynamics, ("q", "qd", "tau")),
+    "regressor": (regressor, ("q", "qd", "qdd")),
+}
+
+
+def kernel(model: Model, name: str) -> Callable[..., np.ndarray]:
+    """The named kernel of this model revision, compiled once (cached by the model's canonical text)."""
+    if name not in KERNELS:
+        raise KeyError(f"unknown kernel {name!r}; the kernels are: {', '.join(KERNELS)}")
+    return _kernel(dumps(model), name)
+
+
+@functools.lru_cache(maxsize=32)
+def _kernel(text: str, name: str) -> Callable[..., np.ndarray]:
+    algorithm, arguments = KERNELS[name]
+    mech = Mechanism(loads(text), backend=Traced())
+    inputs = [symbols(a, mech.n) for a in arguments]
+    out = algorithm(mech, *(values[None, :] for _, values in inputs))[0]
+    call = FastCall(native(casadi.Function(name, [sx for sx, _ in inputs], [to_sx(out)])))
+    shape = out.shape
+    return lambda *values: call(*values)[0].reshape(shape, order="F")  # CasADi stores by columns
