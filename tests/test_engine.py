@@ -177,3 +177,12 @@ def test_one_state_kernels_equal_the_batched_algorithms(name):
         assert np.abs(ours - reference).max() <= _bound(mech, values["q"]) * max(1.0, np.abs(reference).max())
     with pytest.raises(KeyError, match="the kernels are"):
         kernel(model, "nothing")
+
+
+def test_the_falling_delta_stops_at_its_singular_configuration_with_the_reason():
+    """Unactuated, the Delta falls until its legs stretch (t = 0.2758 s): the loop constraints lose rank there
+    and a rigid model needs an impact to go on. The run stops there, saying so, instead of hanging or quoting
+    a Newton tolerance."""
+    with pytest.raises(RuntimeError, match=r"stopped at t = 0\.27\d+ s.*singular configuration") as caught:
+        simulate(samples.load("delta_3rr2rrr"), 2.0, "DOP853")
+    assert "constraint Jacobian" in str(caught.value)

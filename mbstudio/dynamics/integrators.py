@@ -5,10 +5,11 @@ Two families, both with the loops closed inside every evaluation:
   the exact Jacobian ∂ẏ/∂y from automatic differentiation. Outputs by the integrator's dense output.
 - SUNDIALS CVODES through CasADi ("CVODES": Adams–Moulton with fixed-point iteration, for the non-stiff
   motions of most mechanisms; "CVODES-BDF": BDF with Newton on the exact Jacobian, for stiff springs): the
-  stepping itself is native, which is where the time went once the right-hand side was compiled. The run is
-  cut into chunks of output times (about 2 % of the horizon each) so that progress is reported and a cancel
-  is honoured between chunks; each chunk integrates over a normalised time τ ∈ [0, 1] with t = t₀ + h τ, so
-  equally spaced outputs share one integrator.
+  stepping itself is native, which is where the time went once the right-hand side was compiled. With
+  progress or cancel asked for, the run is cut into chunks of output times (2 % of the horizon each), between
+  which they are honoured; each chunk integrates over a normalised time τ ∈ [0, 1] with t = t₀ + h τ, so
+  equally spaced outputs share one integrator. Where CVODES gives up (near a singular configuration, say),
+  DOP853 takes over from the last chunk and either goes on or stops where the motion must.
 """
 
 from __future__ import annotations
@@ -25,14 +26,17 @@ from .engine import Engine
 CVODES = {"CVODES": "adams", "CVODES-BDF": "bdf"}
 SCIPY = ("RK45", "DOP853", "Radau", "BDF")
 CHUNKS = 50  # progress and cancel points of a CVODES run
-MAX_STEPS = 1_000_000  # per chunk: CVODES' own default (500) stops long smooth runs
+MAX_STEPS = 200_000  # per chunk: CVODES' own default (500) stops long smooth runs
+STALL_CALLS = 20_000  # scipy: this many evaluations without time advancing by STALL_FRACTION of the run
+STALL_FRACTION = 1e-6
 
 
 class IntegrationError(RuntimeError):
-    """The integrator stopped before the end; `time` is where (the start of the failing chunk for CVODES)."""
+    """The integrator stopped before the end; `time` and `state` are the last point reached (for CVODES, the
+    start of the failing chunk)."""
 
-    def __init__(self, reached: float, message: str) -> None:
-        self.time = reached
+    def __init__(self, reached: float, message: str, state: np.ndarray | None = None) -> None:
+        self.time, self.state, self.reason = reached, state, message
         super().__init__(f"the integration stopped at t = {reached:.6g} s: {message}")
 
 
@@ -54,20 +58,26 @@ def integrate(
     return _scipy(eng, times, y0, method, rtol, atol, checkpoint)
 
 
-def _scipy(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarray, int]:
-    calls = 0
+def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0) -> tuple[np.ndarray, int]:
+    calls, mark = 0, t0
 
     def rhs(t: float, y: np.ndarray) -> np.ndarray:
-        nonlocal calls
+        """Also stops a run whose steps have shrunk to nothing (a singular configuration ahead)."""
+        nonlocal calls, mark
         calls += 1
         if checkpoint:
             checkpoint(t)
+        if calls % STALL_CALLS == 0:
+            if t - mark < STALL_FRACTION * times[-1]:
+                raise IntegrationError(t, "the steps shrank to nothing", y)
+            mark = t
         return eng.ode(t, y)
 
     implicit = {"jac": eng.state_jacobian} if method in ("Radau", "BDF") else {}
-    solution = solve_ivp(rhs, (0.0, times[-1]), y0, method, times, rtol=rtol, atol=atol, **implicit)
+    solution = solve_ivp(rhs, (t0, times[-1]), y0, method, times, rtol=rtol, atol=atol, **implicit)
     if not solution.success:
-        raise IntegrationError(solution.t[-1] if solution.t.size else 0.0, solution.message)
+        reached = solution.t[-1] if solution.t.size else t0
+        raise IntegrationError(reached, solution.message, solution.y[:, -1] if solution.t.size else y0)
     return solution.y.T, calls
 
 
@@ -90,8 +100,10 @@ def _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint, chunks) -> tuple[
         solver = _chunk_integrator(eng, tuple(np.round(grid, 12)), multistep, rtol, atol)
         try:
             states = np.asarray(solver(x0=y, p=[start, span])["xf"]).T
-        except RuntimeError as error:
-            raise IntegrationError(start, _sundials_message(error)) from None
+        except RuntimeError:  # near a singular configuration, say: DOP853 goes on, or stops where it must
+            rest, more = _scipy(eng, times[chunk[0] :], y, "DOP853", rtol, atol, checkpoint, start)
+            out[chunk[0] :] = rest
+            return out, calls + more
         calls += int(solver.stats().get("nfevals", 0))
         out[chunk], y, start = states, states[-1], times[chunk[-1]]
     return out, calls
@@ -113,16 +125,3 @@ def _chunk_integrator(eng: Engine, grid: tuple[float, ...], multistep: str, rtol
     }
     dae = {"t": tau, "x": y, "p": p, "ode": p[1] * y_dot}
     return casadi.integrator("chunk", "cvodes", dae, 0.0, list(grid), options)
-
-
-def _sundials_message(error: RuntimeError) -> str:
-    """CVODES' return code in words, without CasADi's call stack."""
-    text = str(error)
-    codes = {
-        "CV_TOO_MUCH_WORK": "too many steps (the motion may have reached a singular configuration)",
-        "CV_TOO_CLOSE": "the time span is too short",
-        "CV_CONV_FAILURE": "the corrector did not converge (a stiff motion: try CVODES-BDF or Radau)",
-        "CV_ERR_FAILURE": "the error test failed repeatedly (a stiff or singular motion: try CVODES-BDF)",
-        "RHSFUNC": "the right-hand side failed (a NaN: the loops may not close here)",
-    }
-    return next((words for code, words in codes.items() if code in text), text.splitlines()[-1])

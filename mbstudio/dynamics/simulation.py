@@ -31,7 +31,7 @@ from ..model import Model, dumps
 from ..model.document import GROUND, Actuator
 from ..model.errors import AssemblyError
 from .closed_loop import JointReactions, closed_loop_forward_dynamics, joint_reactions
-from .engine import engine
+from .engine import Engine, engine
 from .forces import AppliedForces, gravity_potential, kinetic_energy
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 
@@ -242,12 +242,31 @@ def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel)
     try:
         y, calls = integrate(eng, times, y0, method, rtol, atol, clock)
     except IntegrationError as error:
-        raise RuntimeError(str(error)) from None
+        raise RuntimeError(str(error) + _singularity(eng, error.state, y0)) from None
     q, residual = eng.closed(y)
     if residual.max(initial=0.0) > CLOSURE_LIMIT * mech.length_scale:
         at = times[int(residual.argmax())]
         raise AssemblyError(f"the loops opened during the motion: residual {residual.max():.3g} at t = {at:.6g} s")
     return q, y[:, mech.n :], calls
+
+
+def _singularity(eng: Engine, state: np.ndarray | None, y0: np.ndarray) -> str:
+    """Where the loop constraints lose rank the rigid model needs an impact to go on: say so, with the
+    smallest singular value of Φ_q there and at the start."""
+    if state is None or not eng.mech.partition.rows:
+        return ""
+    rows = list(eng.mech.partition.rows)
+    smallest = [
+        np.linalg.svd(eng.mech.constraint_jacobian(eng.closed(y)[0])[0][rows], compute_uv=False).min()
+        for y in (state, y0)
+    ]
+    if smallest[0] > 1e-2 * smallest[1]:
+        return ""
+    return (
+        f". The mechanism reaches a singular configuration there: its loop constraints lose rank (smallest "
+        f"singular value of the constraint Jacobian {smallest[0]:.2g}, {smallest[1]:.2g} at the start), and a "
+        "rigid model cannot pass it without an impact; a joint limit, damping or an actuator keeps it away"
+    )
 
 
 def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
