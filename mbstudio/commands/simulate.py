@@ -1,5 +1,6 @@
-"""`mbstudio simulate FILE --t-end T [--method M] [--rtol R] [--atol A] [--samples K] [--out results.csv|.npz]`:
-integrate the document's motion from its initial configuration at rest and print a summary."""
+"""`mbstudio simulate FILE --t-end T [--method M] [--rtol R] [--atol A] [--samples K] [--out results.csv|.npz]
+[--ensemble RUNS.csv]`: integrate the document's motion from its initial configuration at rest (or each run of
+an ensemble from its own start and parameters) and print a summary."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import sys
 
 from ..dynamics.simulation import METHODS, Cancelled, simulate
 from ..io.time_series import save_simulation
-from ..model import check_outputs, load
+from ..kinematics import Mechanism
+from ..model import check_outputs, load, write_atomic
 
 # Bounds a person can reason about; beyond them a run would never end or only report rounding
 T_END_MAX = 1e6  # s
@@ -35,6 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--samples", type=whole(2, SAMPLES_MAX), default=201, help="equally spaced output times (default 201)"
     )
     parser.add_argument("--out", help="write the time series: .csv ('name [unit]' headers) or .npz")
+    parser.add_argument(
+        "--ensemble",
+        metavar="RUNS.csv",
+        help="many runs at once: one row per run, columns named after independent coordinates (initial values), "
+        "d_<coordinate> (initial velocities) or parameters; the results go to --out, a run column first",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -65,6 +73,40 @@ def whole(low: int, high: int):
     return parse
 
 
+def _ensemble(args: argparse.Namespace, model) -> int:
+    from ..dynamics.ensemble import simulate_ensemble
+    from ..io.ensemble_table import read_runs
+    from ..io.time_series import ensemble_file
+
+    independent = Mechanism(model).independent
+    arguments, runs = read_runs(args.ensemble, model, independent)
+    progress = None if args.quiet else _progress
+    try:
+        results = simulate_ensemble(
+            model,
+            args.t_end,
+            **arguments,
+            method=args.method,
+            rtol=args.rtol,
+            atol=args.atol,
+            samples=args.samples,
+            progress=progress,
+        )
+    except (Cancelled, RuntimeError) as exc:
+        print(f"mbstudio simulate: {exc}", file=sys.stderr)
+        return 1
+    if args.out:
+        write_atomic(args.out, ensemble_file(results, runs, args.out.lower().rsplit(".", 1)[1]))
+    seconds = sum(r.provenance.seconds for r in results)
+    print(f"{model.name}: {len(results)} runs of {args.t_end:g} s simulated in {seconds:.3g} s, {args.method}")
+    for i, (inputs, r) in enumerate(zip(runs, results, strict=True)):
+        energy = r.total
+        print(f"  run {i}: {inputs or 'the document'}; energy change {abs(energy - energy[0]).max():.3g} J")
+    if args.out:
+        print(f"  {len(results)} runs x {len(results[0].t)} samples written to {args.out}")
+    return 0
+
+
 def _progress(fraction: float) -> None:
     print(f"\r{100 * fraction:5.1f} %", end="" if fraction < 1 else "\n", file=sys.stderr, flush=True)
 
@@ -73,8 +115,10 @@ def run(args: argparse.Namespace) -> int:
     if args.out and not args.out.lower().endswith((".csv", ".npz")):
         print(f"mbstudio simulate: --out {args.out!r} must end in .csv or .npz", file=sys.stderr)
         return 2
-    check_outputs([args.out], [args.file])  # before minutes of work, not after
+    check_outputs([args.out], [args.file, args.ensemble])  # before minutes of work, not after
     model = load(args.file)
+    if args.ensemble:
+        return _ensemble(args, model)
     try:
         result = simulate(
             model,

@@ -51,11 +51,31 @@ def integrate(
 ) -> tuple[np.ndarray, int]:
     """The states y (K, n + n_ind) at the output times (from t = 0) and the number of right-hand-side
     evaluations. `checkpoint(t)` is called as time advances; it raises to stop the run (cancel). Without
-    one, CVODES runs in one piece (each chunk restarts its multistep formula at first order)."""
+    one, CVODES runs in one piece (each chunk restarts its multistep formula at first order).
+
+    An ensemble: y0 (M, n + n_ind) gives states (K, M, n + n_ind). CVODES integrates the M runs as one system
+    whose right-hand side is the compiled function mapped over the runs (one native call for all of them);
+    scipy's methods integrate them one after the other."""
+    y0 = np.asarray(y0, dtype=float)
+    if y0.ndim == 2:
+        return _ensemble(eng, times, y0, method, rtol, atol, checkpoint)
     if method in CVODES:
         chunks = CHUNKS if checkpoint else 1
         return _cvodes(eng, times, y0, CVODES[method], rtol, atol, checkpoint or _never, chunks)
     return _scipy(eng, times, y0, method, rtol, atol, checkpoint)
+
+
+def _ensemble(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarray, int]:
+    runs, size = y0.shape
+    if method not in CVODES:
+        results = [_scipy(eng, times, y, method, rtol, atol, checkpoint) for y in y0]
+        return np.stack([y for y, _ in results], axis=1), sum(calls for _, calls in results)
+    chunks = CHUNKS if checkpoint else 1
+    try:
+        y, calls = _cvodes(eng, times, y0.ravel(), CVODES[method], rtol, atol, checkpoint or _never, chunks, runs)
+    except IntegrationError:  # one run met a singular configuration: find which, each on its own
+        return _ensemble(eng, times, y0, "DOP853", rtol, atol, checkpoint)
+    return y.reshape(len(times), runs, size), calls
 
 
 def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0) -> tuple[np.ndarray, int]:
@@ -85,8 +105,9 @@ def _never(t: float) -> None:
     pass
 
 
-def _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint, chunks) -> tuple[np.ndarray, int]:
-    """Chunk by chunk from t = 0; an output at t = 0 is the initial state itself."""
+def _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint, chunks, runs: int = 1) -> tuple[np.ndarray, int]:
+    """Chunk by chunk from t = 0; an output at t = 0 is the initial state itself. `runs` > 1: y0 holds the
+    runs one after the other."""
     out = np.empty((len(times), len(y0)))
     first = int(np.searchsorted(times, 0.0, side="right"))  # outputs at t = 0
     out[:first] = y0
@@ -97,10 +118,12 @@ def _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint, chunks) -> tuple[
         checkpoint(start)
         span = times[chunk[-1]] - start
         grid = (times[chunk] - start) / span
-        solver = _chunk_integrator(eng, tuple(np.round(grid, 12)), multistep, rtol, atol)
+        solver = _chunk_integrator(eng, tuple(np.round(grid, 12)), multistep, rtol, atol, runs)
         try:
             states = np.asarray(solver(x0=y, p=[start, span])["xf"]).T
         except RuntimeError:  # near a singular configuration, say: DOP853 goes on, or stops where it must
+            if runs > 1:
+                raise IntegrationError(start, "CVODES gave up", y) from None
             rest, more = _scipy(eng, times[chunk[0] :], y, "DOP853", rtol, atol, checkpoint, start)
             out[chunk[0] :] = rest
             return out, calls + more
@@ -110,12 +133,16 @@ def _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint, chunks) -> tuple[
 
 
 @functools.lru_cache(maxsize=16)
-def _chunk_integrator(eng: Engine, grid: tuple[float, ...], multistep: str, rtol: float, atol: float):
+def _chunk_integrator(eng: Engine, grid: tuple[float, ...], multistep: str, rtol: float, atol: float, runs: int):
     """dy/dτ = h f(t₀ + h τ, y) on the normalised grid; p = (t₀, h). MX symbols call the engine's SX function
-    as one node, so building it costs milliseconds whatever the model's size."""
-    tau, y, p = casadi.MX.sym("tau"), casadi.MX.sym("y", eng.n + len(eng.independent)), casadi.MX.sym("p", 2)
+    as one node, so building it costs milliseconds whatever the model's size; for an ensemble the function
+    is mapped over the runs' columns."""
+    size = eng.n + len(eng.independent)
+    tau, y, p = casadi.MX.sym("tau"), casadi.MX.sym("y", size * runs), casadi.MX.sym("p", 2)
     function = eng.fast_state_equation if multistep == "adams" else eng.state_equation  # BDF differentiates it
-    y_dot = function(p[0] + p[1] * tau, y, casadi.DM.zeros(eng.n))[0]
+    mapped = function.map(runs) if runs > 1 else function
+    states = casadi.reshape(y, size, runs)
+    y_dot = casadi.reshape(mapped(p[0] + p[1] * tau, states, casadi.DM.zeros(eng.n))[0], size * runs, 1)
     options = {
         "reltol": rtol,
         "abstol": atol,

@@ -225,7 +225,7 @@ def simulate(
     v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
     run = _run_compiled if compiled else _run_numpy
     q, qd_ind, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel)
-    result = _series(mech, forces, times, q, qd_ind)
+    result = series(mech, forces, times, q, qd_ind)
     if progress is not None:
         progress(1.0)
     result.provenance = Provenance(
@@ -237,20 +237,25 @@ def simulate(
 def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel):
     """(q closed, q̇_ind, calls) at the output times, on the compiled engine (dynamics/integrators.py)."""
     eng = engine(mech.model)
-    clock = _Clock(times[-1], progress, cancel) if progress or cancel else None
+    clock = Clock(times[-1], progress, cancel) if progress or cancel else None
     y0 = np.concatenate([mech.assemble(None)[0], v0])
     try:
         y, calls = integrate(eng, times, y0, method, rtol, atol, clock)
     except IntegrationError as error:
-        raise RuntimeError(str(error) + _singularity(eng, error.state, y0)) from None
+        raise RuntimeError(str(error) + singularity(eng, error.state, y0)) from None
+    return (*closed_states(eng, times, y), calls)
+
+
+def closed_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(q closed, q̇_ind) from integrated states y (K, n + n_ind); an AssemblyError where the loops opened."""
     q, residual = eng.closed(y)
-    if residual.max(initial=0.0) > CLOSURE_LIMIT * mech.length_scale:
+    if residual.max(initial=0.0) > CLOSURE_LIMIT * eng.mech.length_scale:
         at = times[int(residual.argmax())]
         raise AssemblyError(f"the loops opened during the motion: residual {residual.max():.3g} at t = {at:.6g} s")
-    return q, y[:, mech.n :], calls
+    return q, y[:, eng.n :]
 
 
-def _singularity(eng: Engine, state: np.ndarray | None, y0: np.ndarray) -> str:
+def singularity(eng: Engine, state: np.ndarray | None, y0: np.ndarray) -> str:
     """Where the loop constraints lose rank the rigid model needs an impact to go on: say so, with the
     smallest singular value of Φ_q there and at the start."""
     if state is None or not eng.mech.partition.rows:
@@ -288,7 +293,7 @@ def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
     return rhs.assemble_at(solution.t, solution.y[:k].T), solution.y[k:].T, rhs.calls
 
 
-class _Clock:
+class Clock:
     """Progress in steps of 1 % and cancel, called with the simulated time as the integrator advances."""
 
     def __init__(self, t_end: float, progress, cancel) -> None:
@@ -300,7 +305,7 @@ class _Clock:
         _report(self, t)
 
 
-def _series(
+def series(
     mech: Mechanism, forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd_ind: np.ndarray
 ) -> SimulationResult:
     """Every output quantity at the times t from the assembled coordinates and the independent velocities."""

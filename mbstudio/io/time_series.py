@@ -44,10 +44,7 @@ def simulation_file(result: SimulationResult, fmt: str) -> bytes:
     data = np.column_stack([values for _, _, values in columns])
     provenance = result.provenance.as_dict()
     if fmt == "npz":
-        out = io.BytesIO()
-        names, units = (np.array([c[k] for c in columns]) for k in (0, 1))
-        np.savez(out, data=data, names=names, units=units, provenance=np.array(json.dumps(provenance)))
-        return out.getvalue()
+        return _npz(data, columns, provenance=provenance)
     if fmt != "csv":
         raise ModelError("format", "is not a format of simulation results", fmt, " or ".join(SIMULATION_FORMATS))
     rows = ([repr(float(x)) for x in row] for row in data)
@@ -60,3 +57,28 @@ def save_simulation(result: SimulationResult, path: str | Path) -> None:
     if fmt not in SIMULATION_FORMATS:
         raise ModelError(str(path), "must end in .csv or .npz", expected="results.csv or results.npz")
     write_atomic(path, simulation_file(result, fmt))
+
+
+def ensemble_file(results: list[SimulationResult], runs: list[dict[str, float]], fmt: str) -> bytes:
+    """An ensemble's runs in one file: CSV with a leading `run` column (the runs one after the other), or NPZ
+    (`data` (M, K, C), `names`, `units`, `runs` as JSON text: each run's inputs and provenance)."""
+    columns = results[0].columns()
+    data = np.stack([np.column_stack([values for _, _, values in r.columns()]) for r in results])
+    described = [
+        {"inputs": inputs, "provenance": r.provenance.as_dict()} for inputs, r in zip(runs, results, strict=True)
+    ]
+    if fmt == "npz":
+        return _npz(data, columns, runs=described)
+    if fmt != "csv":
+        raise ModelError("format", "is not a format of simulation results", fmt, " or ".join(SIMULATION_FORMATS))
+    rows = ([str(run), *(repr(float(x)) for x in row)] for run, block in enumerate(data) for row in block)
+    header = ["run", *(f"{name} [{unit}]" for name, unit, _ in columns)]
+    return csv_text({"runs": described}, header, rows).encode("utf-8")
+
+
+def _npz(data: np.ndarray, columns: list, **described) -> bytes:
+    """`data`, the columns' `names` and `units`, and each of `described` as JSON text."""
+    out = io.BytesIO()
+    names, units = (np.array([c[k] for c in columns]) for k in (0, 1))
+    np.savez(out, data=data, names=names, units=units, **{k: np.array(json.dumps(v)) for k, v in described.items()})
+    return out.getvalue()

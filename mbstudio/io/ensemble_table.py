@@ -1,0 +1,61 @@
+"""The runs of an ensemble as a CSV table (`mbstudio simulate --ensemble runs.csv`): one row per run, a column
+per input — an independent coordinate's initial value (its name), its initial velocity (`d_<name>`) or a model
+parameter (its name). Lines starting with '#' are comments; a column left empty keeps the document's value."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from ..model import Model, ModelError
+
+MAX_RUNS = 10_000
+
+
+def read_runs(path: str | Path, model: Model, independent: list[str]) -> tuple[dict, list[dict[str, float]]]:
+    """The keyword arguments of simulate_ensemble (initial, velocities, parameters) and each run's inputs."""
+    text = Path(path).read_text(encoding="utf-8")
+    rows = [r for r in csv.reader(line for line in text.splitlines() if not line.lstrip().startswith("#")) if r]
+    if len(rows) < 2:
+        raise ModelError(str(path), "has no runs", expected="a header line, then one line per run")
+    header, body = [h.strip() for h in rows[0]], rows[1:]
+    if len(body) > MAX_RUNS:
+        raise ModelError(str(path), f"has {len(body)} runs", expected=f"at most {MAX_RUNS}")
+    parameters = {p.name for p in model.parameters}
+    valid = [*independent, *(f"d_{c}" for c in independent), *sorted(parameters)]
+    unknown = [h for h in header if h not in valid]
+    if unknown:
+        raise ModelError(f"{path}: column {unknown[0]!r}", "is not an input of this model", expected=", ".join(valid))
+    runs = [_row(path, header, row, line) for line, row in enumerate(body, start=2)]
+    return _arguments(runs, independent, parameters), runs
+
+
+def _row(path, header: list[str], row: list[str], line: int) -> dict[str, float]:
+    if len(row) != len(header):
+        raise ModelError(f"{path}, line {line}", f"has {len(row)} fields", expected=f"{len(header)}, as the header")
+    out = {}
+    for name, text in zip(header, row, strict=True):
+        if not text.strip():
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            raise ModelError(f"{path}, line {line}, column {name!r}", "is not a number", text) from None
+        if not np.isfinite(value):
+            raise ModelError(f"{path}, line {line}, column {name!r}", "is not finite", text, "a finite number")
+        out[name] = value
+    return out
+
+
+def _arguments(runs: list[dict], independent: list[str], parameters: set[str]) -> dict:
+    """Columns of coordinates and velocities as arrays (a missing value: NaN for the document's, or rest)."""
+    arguments: dict = {}
+    if any(c in run for run in runs for c in independent):
+        arguments["initial"] = [[run.get(c, np.nan) for c in independent] for run in runs]
+    if any(f"d_{c}" in run for run in runs for c in independent):
+        arguments["velocities"] = [[run.get(f"d_{c}", 0.0) for c in independent] for run in runs]
+    if any(p in run for run in runs for p in parameters):
+        arguments["parameters"] = [{p: v for p, v in run.items() if p in parameters} for run in runs]
+    return arguments
