@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out and not args.out.lower().endswith((".csv", ".npz")):
         print(f"mbstudio simulate: --out {args.out!r} must end in .csv or .npz", file=sys.stderr)
         return 2
-    check_outputs([args.out], [args.file, args.ensemble])  # before minutes of work, not after
+    check_outputs([args.out], [p for p in (args.file, args.ensemble) if p])  # before minutes of work, not after
     model = load(args.file)
     if args.ensemble:
         return _ensemble(args, model)
