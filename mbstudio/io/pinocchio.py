@@ -13,7 +13,7 @@ from mbstudio.kinematics import Mechanism
 from mbstudio.model.document import INERTIA_NAMES, JOINT_MOTIONS
 from mbstudio.model.validation import inertia_about_centre
 
-_PRIMITIVES = {
+PRIMITIVES = {  # our axis motions as Pinocchio's one-axis joints
     "Rx": pin.JointModelRX,
     "Ry": pin.JointModelRY,
     "Rz": pin.JointModelRZ,
@@ -47,7 +47,7 @@ def build(mech: Mechanism) -> tuple[pin.Model, dict[str, int]]:
         child = mech.tree.body_labels[link.child]
         composite = pin.JointModelComposite()
         for motion in JOINT_MOTIONS[link.joint.type]:
-            composite.addJoint(_PRIMITIVES[motion]())
+            composite.addJoint(PRIMITIVES[motion]())
         placement = after_of[parent] * _se3(link.before)
         jid = model.addJoint(joint_of[parent], composite, placement, link.joint.name)
         body_in_joint = _se3(link.after).inverse()

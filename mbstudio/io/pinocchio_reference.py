@@ -24,16 +24,8 @@ from mbstudio.dynamics.forces import AppliedForces
 from mbstudio.kinematics import Mechanism
 from mbstudio.model.document import JOINT_MOTIONS, Actuator, SpringDamper
 
-from .pinocchio import inertia
+from .pinocchio import PRIMITIVES, inertia
 
-_PLAIN = {
-    "Rx": pin.JointModelRX,
-    "Ry": pin.JointModelRY,
-    "Rz": pin.JointModelRZ,
-    "Tx": pin.JointModelPX,
-    "Ty": pin.JointModelPY,
-    "Tz": pin.JointModelPZ,
-}
 BAUMGARTE_RATE = 20.0  # 1/s: constraint errors decay critically damped at this rate
 AXIS_POINTS = 0.1  # a revolute cut's second contact point, along its axis, in length scales
 
@@ -137,7 +129,7 @@ def _tree(mech: Mechanism) -> tuple[pin.Model, dict[int, int], dict[int, pin.SE3
         motions = JOINT_MOTIONS[link.joint.type]
         for k, motion in enumerate(motions):
             name = link.joint.coordinates[k].name
-            joint = model.addJoint(joint, _PLAIN[motion](), placement, name)
+            joint = model.addJoint(joint, PRIMITIVES[motion](), placement, name)
             placement = pin.SE3.Identity()
         after = _se3(link.after).inverse()
         label = mech.tree.body_labels[link.child]
