@@ -16,7 +16,7 @@ from ..kinematics.mechanism import Mechanism
 from ..kinematics.tree import MotionState
 from ..model.document import Actuator, JointFriction, JointSpringDamper, PointForce, SpringDamper
 from ..model.expressions import evaluate, names
-from ..numerics.compiled import piecewise_linear
+from ..numerics.compiled import over_times, piecewise_linear
 from ..numerics.spatial import dot
 from .mass_matrix import mass_matrix
 from .spatial_tree import body_inertia
@@ -49,6 +49,10 @@ class AppliedForces:
             if any(isinstance(ti, numbers.Real) for ti in times):
                 return self.mech.backend.asarray(np.interp(times, table[:, 0], table[:, 1]))
             return self.mech.backend.asarray([piecewise_linear(ti, table[:, 0], table[:, 1]) for ti in times])
+        if self.mech.backend.name == "float64" and len(times) > 1:
+            values = over_times(self.geometry.symbols, element.formula, np.asarray(times, dtype=float))
+            if np.isfinite(values).all():  # else one at a time, for the evaluator's message on the culprit
+                return values
         return self.mech.backend.asarray([self.value(element.formula, ti) for ti in times])
 
     def is_time_dependent(self, element) -> bool:

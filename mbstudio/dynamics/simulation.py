@@ -190,7 +190,11 @@ def _report(rhs, t: float) -> None:
 
 
 def model_hash(model: Model) -> str:
-    return hashlib.sha256(dumps(model).encode("utf-8")).hexdigest()
+    return _sha256(dumps(model))
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def simulate(
@@ -223,20 +227,19 @@ def simulate(
     times = np.linspace(0.0, t_end, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
     k = len(mech.independent)
     v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
+    text = dumps(mech.model)
     run = _run_compiled if compiled else _run_numpy
-    q, qd_ind, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel)
+    q, qd_ind, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel, text)
     result = series(mech, forces, times, q, qd_ind)
     if progress is not None:
         progress(1.0)
-    result.provenance = Provenance(
-        model_hash(mech.model), method, rtol, atol, time.perf_counter() - start, __version__, calls
-    )
+    result.provenance = Provenance(_sha256(text), method, rtol, atol, time.perf_counter() - start, __version__, calls)
     return result
 
 
-def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel):
+def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel, text):
     """(q closed, q̇_ind, calls) at the output times, on the compiled engine (dynamics/integrators.py)."""
-    eng = engine(mech.model)
+    eng = engine(mech.model, text)
     clock = Clock(times[-1], progress, cancel) if progress or cancel else None
     y0 = np.concatenate([mech.assemble(None)[0], v0])
     try:
@@ -274,7 +277,7 @@ def singularity(eng: Engine, state: np.ndarray | None, y0: np.ndarray) -> str:
     )
 
 
-def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
+def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel, text):
     """The reference path: numpy right-hand side with Newton in Python."""
     rhs = _Dynamics(mech, forces, times[-1], progress, cancel)
     k = len(rhs.ind)

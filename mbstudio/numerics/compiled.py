@@ -168,3 +168,15 @@ class FastCall:
                 slot[:] = value
             self.run()
             return [r.copy() for r in self.results]
+
+
+def over_times(symbols: dict, formula, times: np.ndarray) -> np.ndarray:
+    """A time formula at many times in one compiled call: traced once on a time symbol (parameters as
+    floats), then evaluated on the row of times, which CasADi maps over. 200 output times of the Delta's three
+    actuators took 37 ms through the expression evaluator, one time after another."""
+    from ..model.expressions import evaluate  # the model layer imports nothing from here
+
+    t = casadi.SX.sym("t")
+    traced = Traced()
+    value = evaluate(formula, traced.scalar, {**symbols, "t": t}, traced.functions)
+    return np.asarray(casadi.Function("formula", [t], [casadi.SX(value)])(times[None, :])).ravel()
