@@ -75,10 +75,16 @@ class Engine:
 
     def closed(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The closed coordinates q (K, n) and the residual left (K,) for states y (K, n + n_ind), in one call."""
+        q, _, residual = self.outputs(np.zeros(len(np.atleast_2d(y))), y)
+        return q, residual
+
+    def outputs(self, t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """At the times t (K,) and states y (K, n + n_ind), in one call: the closed q (K, n), q̈_ind (K, n_ind)
+        and the residual left (K,)."""
         y = np.atleast_2d(y)
-        t, tau = np.zeros((1, len(y))), np.zeros((self.mech.n, len(y)))
-        _, q, residual = self.fast_state_equation.map(len(y))(t, y.T, tau)
-        return np.asarray(q).T, np.asarray(residual).ravel()
+        tau = np.zeros((self.mech.n, len(y)))
+        y_dot, q, residual = self.fast_state_equation.map(len(y))(np.asarray(t, dtype=float)[None, :], y.T, tau)
+        return np.asarray(q).T, np.asarray(y_dot).T[:, self.n :], np.asarray(residual).ravel()
 
     def state_jacobian(self, t: float, y: np.ndarray) -> np.ndarray:
         """∂ẏ/∂y, exact (for the implicit integrators)."""

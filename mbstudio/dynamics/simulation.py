@@ -229,8 +229,8 @@ def simulate(
     v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
     text = dumps(mech.model)
     run = _run_compiled if compiled else _run_numpy
-    q, qd_ind, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel, text)
-    result = series(mech, forces, times, q, qd_ind)
+    states, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel, text)
+    result = series(mech, forces, times, *states)
     if progress is not None:
         progress(1.0)
     result.provenance = Provenance(_sha256(text), method, rtol, atol, time.perf_counter() - start, __version__, calls)
@@ -238,7 +238,7 @@ def simulate(
 
 
 def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel, text):
-    """(q closed, q̇_ind, calls) at the output times, on the compiled engine (dynamics/integrators.py)."""
+    """((q closed, q̇_ind, q̈_ind), calls) at the output times, on the compiled engine (dynamics/integrators.py)."""
     eng = engine(mech.model, text)
     clock = Clock(times[-1], progress, cancel) if progress or cancel else None
     y0 = np.concatenate([mech.assemble(None)[0], v0])
@@ -246,16 +246,17 @@ def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel,
         y, calls = integrate(eng, times, y0, method, rtol, atol, clock)
     except IntegrationError as error:
         raise RuntimeError(str(error) + singularity(eng, error.state, y0)) from None
-    return (*closed_states(eng, times, y), calls)
+    return closed_states(eng, times, y), calls
 
 
-def closed_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(q closed, q̇_ind) from integrated states y (K, n + n_ind); an AssemblyError where the loops opened."""
-    q, residual = eng.closed(y)
+def closed_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q closed, q̇_ind, q̈_ind) from integrated states y (K, n + n_ind); an AssemblyError where the loops
+    opened."""
+    q, qdd_ind, residual = eng.outputs(times, y)
     if residual.max(initial=0.0) > CLOSURE_LIMIT * eng.mech.length_scale:
         at = times[int(residual.argmax())]
         raise AssemblyError(f"the loops opened during the motion: residual {residual.max():.3g} at t = {at:.6g} s")
-    return q, y[:, eng.n :]
+    return q, y[:, eng.n :], qdd_ind
 
 
 def singularity(eng: Engine, state: np.ndarray | None, y0: np.ndarray) -> str:
@@ -293,7 +294,7 @@ def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel, te
     if not solution.success:
         reached = solution.t[-1] if solution.t.size else 0.0
         raise RuntimeError(f"the integration stopped at t = {reached:.6g} s: {solution.message}")
-    return rhs.assemble_at(solution.t, solution.y[:k].T), solution.y[k:].T, rhs.calls
+    return (rhs.assemble_at(solution.t, solution.y[:k].T), solution.y[k:].T), rhs.calls
 
 
 class Clock:
@@ -309,13 +310,21 @@ class Clock:
 
 
 def series(
-    mech: Mechanism, forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd_ind: np.ndarray
+    mech: Mechanism,
+    forces: AppliedForces,
+    t: np.ndarray,
+    q: np.ndarray,
+    qd_ind: np.ndarray,
+    qdd_ind: np.ndarray | None = None,
 ) -> SimulationResult:
-    """Every output quantity at the times t from the assembled coordinates and the independent velocities."""
+    """Every output quantity at the times t from the assembled coordinates and the independent velocities
+    (and accelerations, when the engine gave them already)."""
     R = mech.r_matrix(q)
     qd = (R * qd_ind[:, None, :]).sum(axis=2)
     Q = forces.generalized(t, q, qd)
-    qdd = mech.accelerations(q, qd, closed_loop_forward_dynamics(mech, q, qd, Q, R))
+    if qdd_ind is None:
+        qdd_ind = closed_loop_forward_dynamics(mech, q, qd, Q, R)
+    qdd = mech.accelerations(q, qd, qdd_ind)
     actuators = [e for e in forces.elements if isinstance(e, Actuator)]
     return motion_result(
         mech, forces, t, q, qd, qdd, Q, {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in actuators}
