@@ -20,17 +20,22 @@ def run(args: argparse.Namespace) -> int:
     if report["assembled"]:
         report |= _engine(model)
     text = format_report(report)
-    if "engine_build_seconds" in report:
+    if report.get("engine_build_seconds") is not None:
         text += f"\nengine: built in {report['engine_build_seconds']:.2f} s ({_kind(report)})"
+    elif "engine" in report:
+        text += f"\nengine: {report['engine']} (simulation uses the numpy path)"
     print(json_text(report).rstrip() if args.json else text)  # strict: a NaN residual is "nan"
     return 0 if report["assembled"] else 1
 
 
 def _engine(model) -> dict:
     """The compiled engine's build (tracing and compiling, or loading the compiled C from the cache)."""
-    from ..dynamics.engine import engine
+    from ..dynamics.engine import TooLarge, engine
 
-    eng = engine(model)
+    try:
+        eng = engine(model)
+    except TooLarge as exc:
+        return {"engine_build_seconds": None, "engine_native": False, "engine": f"not built: {exc}"}
     return {"engine_build_seconds": eng.build_seconds, "engine_native": eng.native}
 
 

@@ -35,6 +35,11 @@ from .closed_loop import closed_loop_forward_dynamics
 from .forces import AppliedForces
 
 NEWTON_ITERATIONS = 50
+# The traced graph grows as the cube of the coordinates (symbolic factorisations of the mass matrix and the
+# loop Jacobian): the Delta (16) builds in 1.4 s, the SLA (20, its cut joints' included) in 0.5 s, a 30-link
+# chain in 29 s, a 60-link chain in 185 s and 3 GB. Beyond this count of the document's joint coordinates the
+# numpy path serves (simulation.py).
+MAX_COORDINATES = 24
 NEWTON_STEPS = 3  # inside the state equation: from 1e-4 off, 1e-8, 1e-16, then a step at the rounding floor
 
 
@@ -157,7 +162,18 @@ def _state_jacobian(eng: Engine) -> casadi.Function:
 def engine(model: Model, text: str | None = None) -> Engine:
     """The compiled engine of this model revision (cached by its canonical text, `text` when the caller has
     it already: writing it costs the Delta 6 ms)."""
+    if not fits_engine(model):
+        coordinates = sum(len(j.coordinates) for j in model.joints)
+        raise TooLarge(f"{coordinates} coordinates: the compiled engine is built for at most {MAX_COORDINATES}")
     return _build(dumps(model) if text is None else text)
+
+
+def fits_engine(model: Model) -> bool:
+    return sum(len(j.coordinates) for j in model.joints) <= MAX_COORDINATES
+
+
+class TooLarge(ValueError):
+    """The model has too many coordinates for the compiled engine (MAX_COORDINATES)."""
 
 
 @functools.lru_cache(maxsize=8)

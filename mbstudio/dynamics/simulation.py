@@ -31,7 +31,7 @@ from ..model import Model, dumps
 from ..model.document import GROUND, Actuator
 from ..model.errors import AssemblyError
 from .closed_loop import JointReactions, closed_loop_forward_dynamics, joint_reactions
-from .engine import Engine, engine
+from .engine import Engine, engine, fits_engine
 from .forces import AppliedForces, gravity_potential, kinetic_energy
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 
@@ -228,6 +228,8 @@ def simulate(
     k = len(mech.independent)
     v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
     text = dumps(mech.model)
+    if compiled and not fits_engine(mech.model):  # a very large model: the numpy path, with a scipy method
+        compiled, method = False, "DOP853" if method in CVODES else method
     run = _run_compiled if compiled else _run_numpy
     states, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel, text)
     result = series(mech, forces, times, *states)

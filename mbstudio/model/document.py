@@ -114,13 +114,20 @@ class Model:
     actuated: list[str] = field(default_factory=list)  # coordinates driven by actuators (inverse dynamics)
 
     def body(self, label: str) -> Body:
-        """The body with this label; "0" or "ground" is the ground."""
+        """The body with this label; "0" or "ground" is the ground. An index of positions makes this constant
+        time; it is checked at every use (labels are unique) and rebuilt when edits have moved a body."""
         if label in GROUND_ALIASES:
             return self.ground
-        for b in self.bodies:
-            if b.label == label:
-                return b
+        for attempt in range(2):
+            index = self.__dict__.get("_positions") if attempt == 0 else self._index_bodies()
+            at = index.get(label) if index else None
+            if at is not None and at < len(self.bodies) and self.bodies[at].label == label:
+                return self.bodies[at]
         raise KeyError(label)
+
+    def _index_bodies(self) -> dict[str, int]:
+        self.__dict__["_positions"] = {b.label: i for i, b in enumerate(self.bodies)}
+        return self.__dict__["_positions"]
 
     def joint(self, name: str) -> Joint:
         for j in self.joints:

@@ -317,16 +317,17 @@ def _check_coordinate(c, seen: set[str], where: str) -> None:
 
 
 def _check_connected(model: Model) -> None:
+    neighbours: dict[str, list[str]] = {}
+    for j in model.joints:  # once, not once per body reached: a 20 000-body chain is linear work
+        p, c = body_key(j.parent), body_key(j.child)
+        neighbours.setdefault(p, []).append(c)
+        neighbours.setdefault(c, []).append(p)
     reached, frontier = {GROUND}, [GROUND]
     while frontier:
-        label = frontier.pop()
-        for j in model.joints:
-            ends = (body_key(j.parent), body_key(j.child))
-            if label in ends:
-                other = ends[1] if ends[0] == label else ends[0]
-                if other not in reached:
-                    reached.add(other)
-                    frontier.append(other)
+        for other in neighbours.get(frontier.pop(), []):
+            if other not in reached:
+                reached.add(other)
+                frontier.append(other)
     for body in model.bodies:
         if body.label not in reached:
             raise ModelError(
