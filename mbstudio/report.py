@@ -56,8 +56,8 @@ def format_report(report: dict) -> str:
     lines += [
         f"  independent coordinates: {', '.join(report['independent_coordinates'])}",
         f"  inertial parameters: {report['inertial_parameters']}",
-        f"  assembles at the initial configuration: {'yes' if report['assembled'] else 'NO'} "
-        f"(largest loop residual {report['residual']:.3g})",
+        f"  assembles at the initial configuration: {'yes' if report['assembled'] else 'NO'}"
+        + ("" if report["residual"] is None else f" (largest loop residual {report['residual']:.3g})"),
     ]
     if "message" in report:
         lines.append(f"  {report['message']}")

@@ -194,3 +194,20 @@ def test_a_long_chain_is_checked_and_left_to_the_numpy_path(tmp_path, capsys):
     small.write_text(json.dumps(_chain(30)))
     assert main(["simulate", str(small), "--t-end", "0.01", "--samples", "3", "--quiet"]) == 0
     assert "DOP853" in capsys.readouterr().out  # CVODES asked for, the numpy path's integrator used
+
+
+def test_a_four_bar_drawn_with_every_angle_zero_is_assembled_not_refused(tmp_path, capsys):
+    """Mobility from the unassembled guess said 2 degrees of freedom (links in line) and refused
+    `independent_coordinates: ["theta1"]`; it is taken from the nearest closed configuration now."""
+    document = json.loads(samples.path("four_bar").read_text())
+    for joint in document["joints"]:
+        for coordinate in joint["coordinates"]:
+            coordinate["initial"] = 0.0
+    path = tmp_path / "flat.mbs"
+    for chosen in ("auto", ["theta1"]):
+        document["independent_coordinates"] = chosen
+        path.write_text(json.dumps(document))
+        assert main(["check", str(path), "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["dof_jacobian"] == 1 and report["assembled"] and report["residual"] < 1e-12
+    assert report["independent_coordinates"] == ["theta1"]

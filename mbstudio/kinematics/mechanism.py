@@ -45,10 +45,34 @@ class Mechanism:
     def _partition(self) -> Partition:
         """Rows and independent coordinates chosen from Φ_q at the initial configuration (float64 only:
         other back-ends take the float64 choice, so every number system solves the same equations)."""
-        q0 = self.tree.initial_coordinates()[None, :]
+        q0 = self._closed_guess = self._nearest_assembly(self.tree.initial_coordinates()[None, :])
         phi_q = self.constraints.jacobian(self.tree.motion(q0))[0]
         chosen = None if self.model.independent_coordinates == "auto" else list(self.model.independent_coordinates)
         return partition(np.asarray(phi_q, dtype=float), self.coordinates, chosen)
+
+    def _nearest_assembly(self, q: np.ndarray, steps: int = 60) -> np.ndarray:
+        """A closed configuration near q by minimum-norm Gauss-Newton on every coordinate, where the document's
+        initial values do not close the loops: the Jacobian of an unassembled guess (a four-bar drawn with
+        every angle 0, say) can show freedoms the mechanism does not have. A guess where the residual is
+        stationary (links in line) is nudged by a fixed pseudo-random 0.1 rad first. q itself when nothing
+        closes."""
+        tol = 1e-10 * self._length_scale()
+        start, nudge = q, np.random.default_rng(0).uniform(-0.1, 0.1, q.shape)
+
+        def size(x: np.ndarray) -> float:
+            return float(
+                np.abs(np.asarray(self.constraints.residual(self.tree.motion(x))[0], dtype=float)).max(initial=0)
+            )
+
+        for _ in range(steps):
+            phi = np.asarray(self.constraints.residual(self.tree.motion(q))[0], dtype=float)
+            if phi.size == 0 or np.abs(phi).max() <= tol:
+                return q
+            J = np.asarray(self.constraints.jacobian(self.tree.motion(q))[0], dtype=float)
+            step = np.linalg.lstsq(J, phi, rcond=1e-10)[0][None, :]
+            trial = next((q - step / 2**k for k in range(8) if size(q - step / 2**k) < np.abs(phi).max()), None)
+            q = q + nudge if trial is None else trial
+        return start
 
     @property
     def independent(self) -> list[str]:
@@ -104,14 +128,33 @@ class Mechanism:
         with b.context():
             q = self._starting_point(independent, guess)
             targets = q.copy()
-            q, report = newton(self, q)
+            q, report = self._newton_or_unconverged(q)
             if not report.converged.all() and self.partition.dependent:
-                base = self.tree.initial_coordinates()[None, :] if guess is None else self.as_batch(guess)
+                base = self._continuation_base(guess)
                 q, report = self._continue_from(np.broadcast_to(base, q.shape), targets, q, report)
             self.last_report = report
             if strict and not report.converged.all():
                 self._raise(report)
         return q
+
+    def _newton_or_unconverged(self, q: np.ndarray):
+        """Newton from q; a singular start (links in line) counts as not converged, for the continuation."""
+        try:
+            return newton(self, q)
+        except AssemblyError:
+            if not self.partition.dependent:
+                raise
+            count = len(q)
+            return q, AssemblyReport(np.zeros(count, bool), 0, np.full(count, np.inf), np.zeros(count, int))
+
+    def _continuation_base(self, guess) -> np.ndarray:
+        """Where a continuation starts: the guess, or the closed configuration nearest the document's initial
+        values (in float64), which may not close themselves."""
+        if guess is not None:
+            return self.as_batch(guess)
+        if isinstance(self.backend, Float64):
+            return self._closed_guess
+        return self.tree.initial_coordinates()[None, :]
 
     def _continue_from(self, base, targets, q, report, steps: int = 16):
         """For samples Newton could not reach from the guess, walk the independent coordinates from the
