@@ -211,3 +211,13 @@ def test_a_four_bar_drawn_with_every_angle_zero_is_assembled_not_refused(tmp_pat
         report = json.loads(capsys.readouterr().out)
         assert report["dof_jacobian"] == 1 and report["assembled"] and report["residual"] < 1e-12
     assert report["independent_coordinates"] == ["theta1"]
+
+
+@pytest.mark.parametrize("chosen", [["theta1"], []])
+def test_a_partial_list_of_independent_coordinates_in_a_tree_is_refused(tmp_path, capsys, chosen):
+    document = json.loads(samples.path("double_pendulum").read_text())
+    document["independent_coordinates"] = chosen
+    path = tmp_path / "tree.mbs"
+    path.write_text(json.dumps(document))
+    assert main(["check", str(path)]) == 2
+    assert "independent_coordinates: lists" in capsys.readouterr().err

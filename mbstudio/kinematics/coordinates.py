@@ -32,6 +32,14 @@ def partition(phi_q: np.ndarray, names: list[str], chosen: list[str] | None = No
     rows (the best-conditioned columns); `chosen` fixes the independent coordinates instead."""
     m, n = phi_q.shape
     if m == 0:
+        if chosen is not None and sorted(chosen) != sorted(names):  # a tree: every coordinate is independent
+            raise ModelError(
+                "independent_coordinates",
+                f"lists {len(chosen)} of the {n} coordinates of a mechanism without loops, where every coordinate "
+                "is independent",
+                list(chosen),
+                f'"auto", or all of {", ".join(names)}',
+            )
         return Partition(tuple(range(n)), (), (), 0, ())
     rank = numerical_rank(np.linalg.svd(phi_q, compute_uv=False), phi_q.shape)
     _, _, row_perm = scipy.linalg.qr(phi_q.T, pivoting=True, mode="economic")
