@@ -134,7 +134,7 @@ class Mechanism:
                 q, report = self._continue_from(np.broadcast_to(base, q.shape), targets, q, report)
             self.last_report = report
             if strict and not report.converged.all():
-                self._raise(report)
+                self._raise(report, targets)
         return q
 
     def _newton_or_unconverged(self, q: np.ndarray):
@@ -252,12 +252,16 @@ class Mechanism:
         q[:, ind] = values
         return q
 
-    def _raise(self, report: AssemblyReport):
+    def _raise(self, report: AssemblyReport, q: np.ndarray):
+        """Names where: the independent coordinates' values (and which of several configurations)."""
         bad = int(np.nonzero(~report.converged)[0][0])
         row = int(report.worst_row[bad])
         label = self.constraints.labels[row]
+        values = self.backend.to_float(q[bad][list(self.partition.independent)])
+        where = ", ".join(f"{name} = {v:.6g}" for name, v in zip(self.independent, values, strict=True))
+        which = f" (configuration {bad + 1} of {len(q)})" if len(q) > 1 else ""
         raise AssemblyError(
-            f"the mechanism cannot close at sample {bad}: loop of cut joint "
+            f"the mechanism cannot close at {where}{which}: loop of cut joint "
             f"'{self.constraints.row_joint[row]}' leaves residual {report.residual[bad]:.3g} "
             f"({label}) after {report.iterations} Newton iterations",
             self.constraints.row_joint[row],
