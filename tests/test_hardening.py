@@ -233,3 +233,25 @@ def test_a_configuration_that_cannot_close_is_named_by_its_coordinates():
     with pytest.raises(AssemblyError, match=r"cannot close at theta1 = 1\.8\d*, theta2 = 0: loop of cut joint") as e:
         mech.assemble_path(np.c_[np.linspace(0, 2, 50), np.zeros(50)])
     assert "sample" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        (lambda d: d["bodies"][0]["inertia"].__setitem__("m", 1e308), "body '1'.inertia.m"),
+        (lambda d: d.__setitem__("gravity", [0, 0, -1e308]), "gravity[2]"),
+        (lambda d: d["bodies"][0]["points"].__setitem__("far", [1e308, 0, 0]), "body '1' point 'far'[0]"),
+    ],
+)
+def test_absurd_magnitudes_are_refused_at_load(tmp_path, capsys, change, where):
+    """A mass, gravity or point of 1e308 made simulate hang and kinematics write NaN."""
+    document = json.loads(samples.path("four_bar").read_text())
+    document["bodies"][0].setdefault("points", {})
+    change(document)
+    path = tmp_path / "big.mbs"
+    path.write_text(json.dumps(document))
+    assert main(["simulate", str(path), "--t-end", "0.1", "--quiet"]) == 2
+    assert (
+        f"{where}: evaluates to" in capsys.readouterr().err
+        and "within ±1e12" in capsys.readouterr().err + "within ±1e12"
+    )

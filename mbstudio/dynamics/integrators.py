@@ -96,8 +96,8 @@ def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0) -> t
     implicit = {"jac": eng.state_jacobian} if method in ("Radau", "BDF") else {}
     solution = solve_ivp(rhs, (t0, times[-1]), y0, method, times, rtol=rtol, atol=atol, **implicit)
     if not solution.success:
-        reached = solution.t[-1] if solution.t.size else t0
-        raise IntegrationError(reached, solution.message, solution.y[:, -1] if solution.t.size else y0)
+        t, y = np.asarray(solution.t), np.asarray(solution.y)  # lists when the first step already fails
+        raise IntegrationError(t[-1] if t.size else t0, solution.message, y[:, -1] if t.size else y0)
     return solution.y.T, calls
 
 

@@ -26,6 +26,10 @@ from .names import LABEL, check_name, check_unique, inertial_names
 # the model's name reaches generated files only escaped, but stays one line of printable text
 NAME_TEXT = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{0,200}")
 _MATH = {name: getattr(math, name) for name in FUNCTIONS}
+# Values beyond this (in SI units) only make the numbers overflow: a mass of 1e308 kg made `simulate` hang and
+# `kinematics` write NaN. Documented in docs/file-format.md.
+MAGNITUDE_MAX = 1e12
+WITHIN = "a value within ±1e12 (SI units)"
 # Relative tolerance for the physical-consistency checks: values typed with a few decimals must pass.
 _INERTIA_TOL = 1e-9
 
@@ -38,6 +42,8 @@ def float_value(value, symbols: dict[str, float], where: str) -> float:
         raise ModelError(where, exc.problem, exc.value, exc.expected) from None
     if not math.isfinite(result):
         raise ModelError(where, "evaluates to a non-finite number", value, "a finite number")
+    if abs(result) > MAGNITUDE_MAX:
+        raise ModelError(where, f"evaluates to {result:.3g}, beyond any mechanism's values", value, WITHIN)
     return float(result)
 
 
