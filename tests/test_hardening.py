@@ -255,3 +255,36 @@ def test_absurd_magnitudes_are_refused_at_load(tmp_path, capsys, change, where):
         f"{where}: evaluates to" in capsys.readouterr().err
         and "within ±1e12" in capsys.readouterr().err + "within ±1e12"
     )
+
+
+def _double_pendulum(change) -> str:
+    document = json.loads(samples.path("double_pendulum").read_text())
+    change(document)
+    return json.dumps(document)
+
+
+def _massless(document: dict) -> None:
+    for body in document["bodies"]:
+        body["inertia"] = dict.fromkeys(body["inertia"], 0.0)
+
+
+def _gimbal_lock(document: dict) -> None:
+    joint = document["joints"][0]
+    joint["type"] = "spherical"
+    joint["coordinates"] = [{"name": n, "initial": v} for n, v in (("a1", 0.3), ("b1", np.pi / 2), ("g1", 0.0))]
+    document["independent_coordinates"] = "auto"
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (_massless, "the motion of theta1, theta2 is undetermined at the initial configuration: no mass moves"),
+        (_gimbal_lock, "the motion of a1, g1 is undetermined at the initial configuration: spherical joint 'shoulder'"),
+    ],
+)
+def test_undetermined_motions_are_named_instead_of_a_linalg_error(tmp_path, capsys, change, words):
+    path = tmp_path / "model.mbs"
+    path.write_text(_double_pendulum(change))
+    assert main(["simulate", str(path), "--t-end", "0.1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err

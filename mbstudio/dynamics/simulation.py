@@ -29,8 +29,8 @@ from ..kinematics.assembly import newton
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.document import GROUND, Actuator
-from ..model.errors import AssemblyError
-from .closed_loop import JointReactions, closed_loop_forward_dynamics, joint_reactions
+from ..model.errors import AssemblyError, ModelError
+from .closed_loop import JointReactions, closed_loop_forward_dynamics, joint_reactions, reduced_mass_matrix
 from .engine import Engine, engine, fits_engine
 from .forces import AppliedForces, gravity_potential, kinetic_energy
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
@@ -228,6 +228,7 @@ def simulate(
     k = len(mech.independent)
     v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
     text = dumps(mech.model)
+    check_inertia(mech)
     if compiled and not fits_engine(mech.model):  # a very large model: the numpy path, with a scipy method
         compiled, method = False, "DOP853" if method in CVODES else method
     run = _run_compiled if compiled else _run_numpy
@@ -249,6 +250,42 @@ def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel,
     except IntegrationError as error:
         raise RuntimeError(str(error) + singularity(eng, error.state, y0)) from None
     return closed_states(eng, times, y), calls
+
+
+def check_inertia(mech: Mechanism) -> None:
+    """A ModelError naming the coordinates that move no inertia at the initial configuration (a massless
+    model, or a spherical joint at its gimbal lock, β = ±π/2): their accelerations are undetermined, which
+    ended runs in a LinAlgError or NaN."""
+    q = mech.assemble(None)
+    M = np.asarray(reduced_mass_matrix(mech, q)[0], dtype=float)
+    values, vectors = np.linalg.eigh(M)
+    singular = values <= 1e-12 * max(values[-1], 1e-300)
+    if not singular.any():
+        return
+    weight = np.sqrt((vectors[:, singular] ** 2).sum(axis=1))  # each coordinate's share of the null space
+    names = [mech.independent[i] for i in np.nonzero(weight > 0.1 * weight.max())[0]]
+    locked = _gimbal_locks(mech, q[0])
+    why = (
+        f"spherical joint {', '.join(locked)} is at its gimbal lock (β = ±π/2)" if locked else "no mass moves with them"
+    )
+    raise ModelError(
+        "inertia",
+        f"the motion of {', '.join(names)} is undetermined at the initial configuration: {why}",
+        None,
+        "bodies with mass and inertia on every moving coordinate, and spherical joints away from β = ±π/2 "
+        "(change the initial values or the joint's frames)",
+    )
+
+
+def _gimbal_locks(mech: Mechanism, q: np.ndarray) -> list[str]:
+    """Spherical tree joints whose middle Euler angle is within 1e-6 of ±π/2."""
+    locked = []
+    for link in mech.tree.links:
+        if link.joint.type == "spherical":
+            beta = q[mech.coordinates.index(link.joint.coordinates[1].name)]
+            if abs(abs(np.remainder(beta + np.pi, 2 * np.pi) - np.pi) - np.pi / 2) < 1e-6:
+                locked.append(f"'{link.joint.name}'")
+    return locked
 
 
 def closed_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
