@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import mpmath
@@ -100,3 +102,35 @@ def test_simulation_and_symbolic_eom_run_as_jobs(runner):
     assert eom.state == DONE, eom.error + eom.details
     assert {"mass_matrix", "bias", "gravity"} <= set(eom.result.data["groups"])
     assert eom.result.provenance.precision == "exact"
+
+
+def _busy_job(runner):
+    job = runner.submit(busy, dumps(samples.load("four_bar")), {"seconds": 60})
+    while job.message != "busy in mpmath":
+        assert job.wait(0.05) is False
+    return job
+
+
+def test_a_stopped_worker_is_reported_as_not_responding_and_cancel_ends_it():
+    runner = Runner(heartbeat_timeout=1.0)
+    job = _busy_job(runner)
+    os.kill(job._process.pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while job.responding and time.monotonic() < deadline:
+        job.wait(0.1)
+    assert job.running and not job.responding and job.message.startswith("not responding: no word from its process")
+    os.kill(job._process.pid, signal.SIGCONT)  # it speaks again: running, its last progress shown again
+    while not job.responding and time.monotonic() < deadline:
+        job.wait(0.1)
+    assert job.responding and job.message == "busy in mpmath"
+    os.kill(job._process.pid, signal.SIGSTOP)
+    start = time.monotonic()
+    job.cancel()
+    assert time.monotonic() - start < 1.5 and job.state == CANCELLED and not job._process.is_alive()
+
+
+def test_a_worker_killed_from_outside_is_said_to_be_killed(runner):
+    job = _busy_job(runner)
+    os.kill(job._process.pid, signal.SIGKILL)
+    assert job.wait(10) and job.state == FAILED
+    assert "killed by signal 9 (SIGKILL)" in job.error and "__main__" not in job.error

@@ -128,7 +128,8 @@ class JobRow(QFrame):
         self.cancel_button.setVisible(job.running)
         self.message.setText(job.error or job.message)
         self.message.setToolTip(job.error or job.message)
-        self.message.setStyleSheet("color: #b02020;" if job.state == FAILED else "")
+        alarm = job.state == FAILED or not job.responding  # failed, or its process has gone silent
+        self.message.setStyleSheet("color: #b02020;" if alarm else "")
         self.details_button.setVisible(bool(job.details))
         self.details.setPlainText(job.details)
 

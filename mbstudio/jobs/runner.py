@@ -9,7 +9,11 @@ that starts jobs keeps its code under `if __name__ == "__main__":`.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
+import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -21,25 +25,38 @@ from .tasks import TASKS, JobResult, text_hash
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
 PROGRESS_INTERVAL = 0.05  # s between progress messages: the pipe carries what a person can see
+HEARTBEAT_INTERVAL = 0.5  # s: the worker says it is alive this often, whatever the task is doing
+HEARTBEAT_TIMEOUT = 5.0  # s of silence after which a job is reported as not responding
 _context = multiprocessing.get_context("spawn")
 
 
 def _child(conn: Connection, task: str | Callable, model_text: str, options: dict) -> None:
-    """The job's process: run the task, send progress, then the result or the error."""
-    last = [0.0]
+    """The job's process: run the task, send progress and a heartbeat, then the result or the error."""
+    last, lock, finished = [0.0], threading.Lock(), threading.Event()
+
+    def send(message: tuple) -> None:
+        with lock:  # a Connection is not safe to use from two threads at once
+            conn.send(message)
 
     def progress(fraction: float, message: str = "") -> None:
         now = time.monotonic()
         if now - last[0] >= PROGRESS_INTERVAL or fraction >= 1.0:
             last[0] = now
-            conn.send(("progress", float(fraction), str(message)))
+            send(("progress", float(fraction), str(message)))
 
+    def heartbeat() -> None:
+        while not finished.wait(HEARTBEAT_INTERVAL):
+            send(("heartbeat",))
+
+    threading.Thread(target=heartbeat, daemon=True, name="heartbeat").start()
     function = TASKS[task] if isinstance(task, str) else task
     try:
         result = function(model_text, options, progress, lambda: False)
-        conn.send(("done", result))
+        finished.set()
+        send(("done", result))
     except BaseException as exc:  # everything goes back as a message; the process ends either way
-        conn.send(("failed", readable(exc), traceback.format_exc()))
+        finished.set()
+        send(("failed", readable(exc), traceback.format_exc()))
     finally:
         conn.close()
 
@@ -67,6 +84,10 @@ class Job:
     result: JobResult | None = None
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
+    heard: float = field(default_factory=time.monotonic)  # when the process last sent anything
+    heartbeat_timeout: float = HEARTBEAT_TIMEOUT
+    responding: bool = True
+    said: str = "starting"  # the last progress message, shown again when a silent process speaks again
     _process: object = field(default=None, repr=False)
     _conn: Connection | None = field(default=None, repr=False)
 
@@ -95,20 +116,42 @@ class Job:
         if self.running and not self._process.is_alive() and not self._conn.poll():
             self._died()
             changed = True
-        return changed
+        return self._check_heartbeat() or changed
+
+    def _check_heartbeat(self) -> bool:
+        """A process that stopped sending (stopped by a signal, or stuck in native code that holds the GIL)
+        is reported as not responding, with Cancel still at hand; True when that changed."""
+        silent = time.monotonic() - self.heard
+        responding = not self.running or silent < self.heartbeat_timeout
+        if responding == self.responding:
+            return False
+        self.responding = responding
+        if not self.running:
+            return True
+        self.message = self.said if responding else f"not responding: no word from its process for {silent:.0f} s"
+        return True
 
     def _died(self) -> None:
         self._process.join(timeout=1.0)
-        self.error = (
-            f"the job's process ended without a result (exit code {self._process.exitcode}); "
-            "a script that starts jobs needs `if __name__ == '__main__':` around its code"
-        )
+        code = self._process.exitcode
+        if code is not None and code < 0:  # ended by a signal: from outside (or the system), not our code
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else "unknown"
+            self.error = f"the job's process was killed by signal {-code} ({name}) before it finished"
+        else:
+            self.error = (
+                f"the job's process ended without a result (exit code {code}); a script that starts jobs "
+                "needs `if __name__ == '__main__':` around its code"
+            )
         self._end(FAILED, self.error)
 
     def _receive(self, message: tuple) -> None:
         kind = message[0]
+        self.heard = time.monotonic()
+        if kind == "heartbeat":
+            return
         if kind == "progress":
             self.fraction, self.message = message[1], message[2]
+            self.said = self.message
         elif kind == "done":
             self.result, self.fraction = message[1], 1.0
             self._end(DONE, "done")
@@ -126,6 +169,8 @@ class Job:
         if not self.running:
             return
         self._process.terminate()
+        with contextlib.suppress(ProcessLookupError):  # a stopped process takes SIGTERM once continued
+            os.kill(self._process.pid, signal.SIGCONT)
         self._process.join(timeout=1.0)
         if self._process.is_alive():
             self._process.kill()
@@ -146,8 +191,9 @@ class Job:
 class Runner:
     """Starts jobs and keeps them; `poll()` returns the jobs that changed since the last call."""
 
-    def __init__(self) -> None:
+    def __init__(self, heartbeat_timeout: float = HEARTBEAT_TIMEOUT) -> None:
         self.jobs: list[Job] = []
+        self.heartbeat_timeout = heartbeat_timeout
 
     def submit(
         self, task: str | Callable, model: Model | str, options: dict | None = None, title: str | None = None
@@ -171,6 +217,7 @@ class Runner:
             title or name.replace("_", " "),
             options,
             text_hash(text),
+            heartbeat_timeout=self.heartbeat_timeout,
             _process=process,
             _conn=receiver,
         )
