@@ -27,7 +27,7 @@ from .main_thread_gc import collect_in_gui_thread
 from .parameter_table import ParameterTable
 from .plots_panel import PlotsPanel
 from .properties import PropertyEditor
-from .recovery import Autosave, discard
+from .recovery import Autosave
 from .results_table import BaseParameterTable
 from .ridge_panel import RidgePanel
 from .script import model_script
@@ -445,6 +445,6 @@ class MainWindow(QMainWindow):
             s = settings()
             s.setValue("window/geometry", self.saveGeometry())
             s.setValue("window/state", self.saveState())
-            discard()
+            self.autosave.discard()
         self.view.close_view()
         event.accept()

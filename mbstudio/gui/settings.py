@@ -29,9 +29,10 @@ def add_recent(path: str) -> list[str]:
     return files[:MAX_RECENT]
 
 
-def recovery_file() -> Path:
-    """Where autosave writes: beside the settings file, so it follows the settings location."""
-    return Path(settings().fileName()).parent / "recovery" / "autosave.mbs"
+def recovery_folder() -> Path:
+    """Where autosave writes, a file per open document: beside the settings file, so it follows the settings
+    location."""
+    return Path(settings().fileName()).parent / "recovery"
 
 
 def autosave_seconds() -> int:

@@ -11,7 +11,7 @@ from mbstudio import samples
 from mbstudio.gui import settings as app_settings
 from mbstudio.gui.document import Document
 from mbstudio.gui.main_window import MainWindow
-from mbstudio.gui.recovery import offer_recovery
+from mbstudio.gui.recovery import Autosave, offer_recovery, pending
 from mbstudio.model import dumps, load
 
 from .conftest import dispose
@@ -80,28 +80,44 @@ def test_save_as_script_rebuilds_the_same_file(window, tmp_path):
 def test_autosave_writes_a_recovery_file_that_the_next_session_offers(window, answers):
     edit_field(window, ("inertia", "1"), "m", "3.25")
     window.autosave.autosave()
-    recovery = app_settings.recovery_file()
-    assert recovery.exists()
+    assert window.autosave.path.exists() and pending() == [window.autosave.path]
     answers["question"] = QMessageBox.StandardButton.Yes
     # the next session's document (a second window would share VTK's OpenGL context with this one)
     document = Document(samples.load())
     assert offer_recovery(document)
     assert document.model.body("1").inertia["m"] == 3.25 and document.modified
     assert "did not close normally" in answers["calls"][-1][2]
+    assert pending() == []  # the document holds the changes now
 
 
-def test_declined_recovery_is_discarded(window, answers):
+def test_discarded_recovery_goes_and_postponed_recovery_stays(window, answers):
     edit_field(window, ("inertia", "1"), "m", "3.25")
     window.autosave.autosave()
-    answers["question"] = QMessageBox.StandardButton.No
+    answers["question"] = QMessageBox.StandardButton.Cancel  # decide next time
     document = Document(samples.load())
+    assert not offer_recovery(document) and pending() == [window.autosave.path]
+    answers["question"] = QMessageBox.StandardButton.No  # discard
     assert not offer_recovery(document)
-    assert not app_settings.recovery_file().exists() and not document.modified
+    assert pending() == [] and not document.modified
 
 
-def test_saving_removes_the_recovery_file(window, tmp_path):
+def test_saving_removes_only_its_own_recovery_file(window, tmp_path):
+    other = Autosave(Document(samples.load("four_bar")))  # a second window's document
+    other.document.set_pose({"theta1": 0.5}, "move", 0)
+    other.autosave()
     edit_field(window, ("inertia", "1"), "m", "3.25")
     window.autosave.autosave()
-    assert app_settings.recovery_file().exists()
+    assert window.autosave.path != other.path and set(pending()) == {window.autosave.path, other.path}
     window.save_as(str(tmp_path / "x.mbs"))
-    assert not app_settings.recovery_file().exists()
+    assert pending() == [other.path]
+
+
+def test_an_unreadable_recovery_file_is_set_aside_not_deleted(window, answers):
+    edit_field(window, ("inertia", "1"), "m", "3.25")
+    window.autosave.autosave()
+    window.autosave.path.write_text("{ not a model")
+    answers["question"] = QMessageBox.StandardButton.Yes
+    assert not offer_recovery(Document(samples.load()))
+    aside = window.autosave.path.with_name(window.autosave.path.name + ".unreadable")
+    assert aside.read_text() == "{ not a model" and pending() == []
+    assert answers["calls"][-1][0] == "warning" and str(aside) in answers["calls"][-1][2]
