@@ -36,6 +36,7 @@ from .forces import AppliedForces, gravity_potential, kinetic_energy
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 
 METHODS = (*CVODES, *SCIPY)
+ROUNDING_FLOOR = 1e3  # x the tolerance: a Newton stalled this close is at float64's rounding, not lost
 CLOSURE_LIMIT = 1e-9  # per length scale: above it the Newton steps inside the state equation lost the loops
 
 
@@ -146,8 +147,11 @@ class _Dynamics:
         continuation and its message naming the loop."""
         guess = guess.copy()
         guess[:, self.ind] = q_ind
-        q, report = newton(self.mech, guess, tol=1e-12 * self.mech.length_scale)
-        return q if report.converged.all() else self.mech.assemble(q_ind, guess=guess)
+        tol = 1e-12 * self.mech.length_scale
+        q, report = newton(self.mech, guess, tol=tol)
+        if (report.residual <= ROUNDING_FLOOR * tol).all():  # converged, or stalled at float64's rounding
+            return q
+        return self.mech.assemble(q_ind, guess=guess)
 
     def assemble_at(self, t: np.ndarray, q_ind: np.ndarray) -> np.ndarray:
         """Close the loops at the output times at once (one batched Newton), each from the prediction of the
