@@ -1,9 +1,12 @@
-"""`mbstudio eom FILE [--latex OUT.tex] [--python OUT.py] [--numeric-inertia] [--no-simplify]`: symbolic
-equations of motion, their sizes before and after common-subexpression elimination, and the exports."""
+"""`mbstudio eom FILE [--latex OUT.tex] [--python OUT.py] [--c OUT_DIR] [--numeric-inertia] [--no-simplify]`:
+symbolic equations of motion, their sizes before and after common-subexpression elimination, and the exports;
+`--c` writes the compiled engine's equations as C (io/c_code.py)."""
 
 from __future__ import annotations
 
 import argparse
+import re
+from pathlib import Path
 
 from ..model import ModelError, check_outputs, load, write_all
 from ..symbolic import common_subexpressions, equations_of_motion, latex_fragment, python_module
@@ -14,6 +17,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--latex", metavar="OUT.tex", help="write a LaTeX fragment (needs amsmath)")
     parser.add_argument("--python", metavar="OUT.py", help="write a Python module of numpy functions")
     parser.add_argument(
+        "--c",
+        metavar="OUT_DIR",
+        help="write <model>.h and <model>.c: forward dynamics, state equation, loop closure, RNEA, CRBA, ABA "
+        "and the regressor in self-contained C (doubles, numeric parameters)",
+    )
+    parser.add_argument(
         "--numeric-inertia",
         action="store_true",
         help="substitute the document's inertial values instead of the symbols m1, mx1, ...",
@@ -22,16 +31,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    outputs = [p for p in (args.latex, args.python) if p]
+    c_files = _c_paths(args)
+    outputs = [p for p in (args.latex, args.python, *c_files) if p]
     if len(set(outputs)) < len(outputs):
-        raise ModelError("--latex, --python", "name the same file", outputs[0], "two different files")
+        raise ModelError("--latex, --python, --c", "name the same file", outputs[0], "different files")
     check_outputs(outputs, [args.file])  # before the work, not after
-    eom = equations_of_motion(load(args.file), numeric_inertia=args.numeric_inertia, simplify=not args.no_simplify)
-    cse = common_subexpressions(eom)
-    files = {args.latex: latex_fragment, args.python: python_module}
-    write_all({path: write(eom, cse) for path, write in files.items() if path})  # both or neither
-    print(summary(eom, cse))
+    model = load(args.file)
+    written = {}
+    if c_files:
+        from ..io.c_code import c_sources
+
+        sources = c_sources(model, Path(c_files[0]).stem)
+        written |= {path: sources[Path(path).name] for path in c_files}
+    if args.latex or args.python or not c_files:
+        eom = equations_of_motion(model, numeric_inertia=args.numeric_inertia, simplify=not args.no_simplify)
+        cse = common_subexpressions(eom)
+        files = {args.latex: latex_fragment, args.python: python_module}
+        written |= {path: write(eom, cse) for path, write in files.items() if path}
+        print(summary(eom, cse))
+    write_all(written)  # every file or none
+    for path in c_files:
+        print(f"C: {path} ({len(written[path])} characters)")
     return 0
+
+
+def _c_paths(args: argparse.Namespace) -> list[str]:
+    """OUT_DIR/<stem>.h and .c, the stem the model file's name made a C identifier."""
+    if not args.c:
+        return []
+    stem = re.sub(r"\W", "_", Path(args.file).stem)
+    stem = stem if stem and not stem[0].isdigit() else f"model_{stem}"
+    return [str(Path(args.c) / f"{stem}.h"), str(Path(args.c) / f"{stem}.c")]
 
 
 def summary(eom, cse) -> str:

@@ -194,14 +194,16 @@ def _build(text: str) -> Engine:
     Q = AppliedForces(mech).generalized(np.array([t_sx], dtype=object), batch, qd) + tau[None, :]
     qdd = closed_loop_forward_dynamics(mech, batch, qd, Q, R)[0]
     phi, jac = _closure(mech, q)
-    accelerations = casadi.Function("accelerations", [t_sx, q_sx, v_sx, tau_sx], [to_sx(qdd)])
+    accelerations = casadi.Function(
+        "accelerations", [t_sx, q_sx, v_sx, tau_sx], [to_sx(qdd)], ["t", "q", "qd_ind", "tau"], ["qdd_ind"]
+    )
     state_equation = _state_equation(mech, accelerations, t_sx, tau_sx)
     fast = native(accelerations), native(state_equation)
     return Engine(
         Mechanism(model),
         accelerations,
-        casadi.Function("r_matrix", [q_sx], [to_sx(R[0])]),
-        casadi.Function("closure", [q_sx], [to_sx(phi), to_sx(jac)]),
+        casadi.Function("r_matrix", [q_sx], [to_sx(R[0])], ["q"], ["R"]),
+        casadi.Function("closure", [q_sx], [to_sx(phi), to_sx(jac)], ["q"], ["phi", "phi_q_dependent"]),
         state_equation,
         time.perf_counter() - start,
         *fast,
@@ -228,4 +230,6 @@ def _state_equation(mech: Mechanism, accelerations: casadi.Function, t: casadi.S
     R = to_sx(mech.r_matrix(q[None, :])[0])
     residual = casadi.mmax(casadi.fabs(to_sx(_closure(mech, q)[0]))) if dep else casadi.SX(0)
     y_dot = casadi.vertcat(R @ v_sx, accelerations(t, q_sx, v_sx, tau))
-    return casadi.Function("state_equation", [t, y_sx, tau], [y_dot, q_sx, residual])
+    return casadi.Function(
+        "state_equation", [t, y_sx, tau], [y_dot, q_sx, residual], ["t", "y", "tau"], ["y_dot", "q", "residual"]
+    )

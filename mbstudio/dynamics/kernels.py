@@ -41,10 +41,24 @@ def kernel(model: Model, name: str) -> Callable[..., np.ndarray]:
 
 @functools.lru_cache(maxsize=32)
 def _kernel(text: str, name: str) -> Callable[..., np.ndarray]:
+    function, shape = _traced(text, name)
+    call = FastCall(native(function))
+    return lambda *values: call(*values)[0].reshape(shape, order="F")  # CasADi stores by columns
+
+
+def kernel_function(model: Model, name: str) -> casadi.Function:
+    """The traced CasADi function of a kernel (for code generation and derivatives)."""
+    return _traced(dumps(model), name)[0]
+
+
+@functools.lru_cache(maxsize=32)
+def _traced(text: str, name: str) -> tuple[casadi.Function, tuple[int, ...]]:
     algorithm, arguments = KERNELS[name]
     mech = Mechanism(loads(text), backend=Traced())
     inputs = [symbols(a, mech.n) for a in arguments]
     out = algorithm(mech, *(values[None, :] for _, values in inputs))[0]
-    call = FastCall(native(casadi.Function(name, [sx for sx, _ in inputs], [to_sx(out)])))
-    shape = out.shape
-    return lambda *values: call(*values)[0].reshape(shape, order="F")  # CasADi stores by columns
+    function = casadi.Function(name, [sx for sx, _ in inputs], [to_sx(out)], list(arguments), [_OUTPUTS[name]])
+    return function, out.shape
+
+
+_OUTPUTS = {"inverse_dynamics": "tau", "mass_matrix": "M", "forward_dynamics": "qdd", "regressor": "Y"}
