@@ -5,7 +5,6 @@ symbolic equations of motion, their sizes before and after common-subexpression 
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 from ..model import ModelError, check_outputs, load, write_all
@@ -59,8 +58,9 @@ def _c_paths(args: argparse.Namespace) -> list[str]:
     """OUT_DIR/<stem>.h and .c, the stem the model file's name made a C identifier."""
     if not args.c:
         return []
-    stem = re.sub(r"\W", "_", Path(args.file).stem)
-    stem = stem if stem and not stem[0].isdigit() else f"model_{stem}"
+    from ..io.c_code import c_stem
+
+    stem = c_stem(Path(args.file).stem)
     return [str(Path(args.c) / f"{stem}.h"), str(Path(args.c) / f"{stem}.c")]
 
 

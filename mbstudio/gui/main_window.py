@@ -12,9 +12,10 @@ from PySide6.QtGui import QCloseEvent, QImage, QPainter, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QWidget
 
 from .. import samples
+from ..io.c_code import c_stem
 from ..jobs import DONE, Job, text_hash
 from ..kinematics import Mechanism
-from ..model import AssemblyError, Model, ModelError, dumps, write_atomic
+from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, write_all, write_atomic
 from . import menus
 from .coordinates_panel import CoordinatesPanel, coordinate_range
 from .document import Document
@@ -252,6 +253,9 @@ class MainWindow(QMainWindow):
     def _job_finished(self, job: Job) -> None:
         if job.state != DONE:
             return
+        if job.task == "c_code":
+            self._write_c(job)
+            return
         self.results.setdefault(job.model_hash, {})[job.task] = job
         self._show(job)
         self.docks[RESULT_PANELS[job.task][-1]].raise_()
@@ -281,6 +285,30 @@ class MainWindow(QMainWindow):
             if task not in MOTION_TASKS and any(p.result is not job.result for p in panels):
                 self._show(job)
         self._mark_stale()
+
+    def export_c(self, folder: str | None = None) -> Job | None:
+        """File › Export › Equations as C: a job builds the sources, `_write_c` writes them into `folder`."""
+        if folder is None:
+            folder = QFileDialog.getExistingDirectory(self, "Folder for the C files")
+            if not folder:
+                return None
+        stem = c_stem(Path(self.document.path).stem if self.document.path else self.document.model.name)
+        paths = [str(Path(folder) / f"{stem}{suffix}") for suffix in (".h", ".c")]
+        try:
+            check_outputs(paths, [self.document.path] if self.document.path else [])
+        except ModelError as exc:
+            QMessageBox.critical(self, "Cannot export", str(exc))
+            return None
+        return self.run_job("c_code", {"stem": stem, "folder": folder}, "Equations as C")
+
+    def _write_c(self, job: Job) -> None:
+        folder = Path(job.options["folder"])
+        try:
+            write_all({folder / name: text for name, text in job.result.data["files"].items()})
+        except ModelError as exc:
+            QMessageBox.critical(self, "Cannot export", str(exc))
+            return
+        self.statusBar().showMessage(f"C code written to {folder} in {job.elapsed:.1f} s", 8000)
 
     def export_result(self, panel_name: str, fmt: str, path: str | None = None) -> bool:
         """File › Export: the panel's result as `fmt` (the panel reports a failed write itself)."""

@@ -87,6 +87,12 @@ def build(window: MainWindow) -> dict[str, QAction]:
         "redo": window.document.stack.createRedoAction(window, "&Redo"),
         "fit": _action(window, "&Fit to View", window.view.scene.fit, "F"),
         "screenshot": _action(window, "Save View as &PNG…", window.save_screenshot, "Ctrl+P"),
+        "export_c": _action(
+            window,
+            "Equations as &C…",
+            window.export_c,
+            tip="forward dynamics, state equation, loop closure, RNEA, CRBA, ABA and regressor as C files",
+        ),
     }
     a["undo"].setShortcut(Key.Undo)
     a["redo"].setShortcut(Key.Redo)
@@ -189,6 +195,7 @@ def _fill_export(window: MainWindow, menu: QMenu, actions: dict[str, QAction]) -
             lambda s=sub, p=attr: [x.setEnabled(getattr(window, p).result is not None) for x in s.actions()]
         )
     menu.addSeparator()
+    menu.addAction(actions["export_c"])
     menu.addAction(actions["screenshot"])
 
 

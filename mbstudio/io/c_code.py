@@ -18,6 +18,7 @@ Matrices are stored by columns (CasADi's dense layout).
 from __future__ import annotations
 
 import hashlib
+import re
 import tempfile
 from pathlib import Path
 
@@ -28,6 +29,12 @@ from ..dynamics.engine import engine
 from ..dynamics.kernels import KERNELS, kernel_function
 from ..model import Model, dumps
 from ..symbolic.export import comment_text
+
+
+def c_stem(name: str) -> str:
+    """A file or model name made a C identifier, for the files and their include guard."""
+    stem = re.sub(r"\W", "_", name).strip("_") or "model"
+    return f"model_{stem}" if stem[0].isdigit() else stem
 
 
 def c_sources(model: Model, stem: str) -> dict[str, str]:

@@ -394,9 +394,23 @@ def _numeric_grouping(result) -> Grouping:
     return {name for name, _, _ in entries}, into
 
 
+# ---------------------------------------------------------------------------------------- C code
+def c_code(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+    """The equations as C (options: stem, the files' name; folder, where the window writes them)."""
+    from ..io.c_code import c_sources
+
+    start = time.perf_counter()
+    progress(0.1, "tracing and compiling the equations")
+    files = c_sources(loads(model_text), options["stem"])
+    provenance = Provenance(text_hash(model_text), "CasADi code generation", "float64", options, 0.0)
+    provenance.seconds = time.perf_counter() - start
+    return JobResult("c_code", "C code", provenance, {"files": files})
+
+
 TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "kinematics": kinematics,
     "simulation": simulation,
     "symbolic_eom": symbolic_eom,
     "base_parameters": base_parameters,
+    "c_code": c_code,
 }
