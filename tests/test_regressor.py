@@ -41,6 +41,7 @@ def mechanism(name: str, precision=None) -> Mechanism:
     if variant == "open":
         cut = {j.name for j in Mechanism(model).topology.cut}
         model.joints = [j for j in model.joints if j.name not in cut]
+        model.independent_coordinates = "auto"  # a tree: every coordinate is independent
     return Mechanism(model, precision=precision)
 
 
