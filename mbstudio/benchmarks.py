@@ -442,5 +442,29 @@ def _slider(states: int) -> list[dict]:
             mean_s=float(np.mean(times)),
             **extra,
         )
-        for what, times in (("assembly", assembly), ("update + render", render))
+        for what, times in (
+            ("assembly", assembly),
+            ("assembly, compiled", _compiled_slider_steps(mech)),
+            ("update + render", render),
+        )
     ]
+
+
+def _compiled_slider_steps(mech: Mechanism) -> list[float]:
+    """The same steps on the compiled loop equations the window switches to (kinematics/fast_assembly.py)."""
+    from .dynamics.engine import engine
+    from .kinematics.fast_assembly import FastAssembly
+    from .model import dumps
+
+    text = dumps(mech.model)
+    engine(mech.model, text)  # builds, or finds on disk, what the window's background job builds
+    fast = FastAssembly.load(mech, text)
+    q = mech.assemble(None)[0]
+    wanted, times = q[fast.ind].copy(), []
+    for _ in range(SLIDER_STEPS):
+        wanted[0] += np.radians(SLIDER_STEP_DEG)
+        start = time.perf_counter()
+        q = fast.assemble(wanted, q)
+        mech.poses(q[None])  # what the scene update needs from the model
+        times.append(time.perf_counter() - start)
+    return times

@@ -21,6 +21,7 @@ coordinates (an input of linearisation and control). The numpy path stays the re
 from __future__ import annotations
 
 import functools
+import hashlib
 import time
 from dataclasses import dataclass
 
@@ -198,12 +199,17 @@ def _build(text: str) -> Engine:
         "accelerations", [t_sx, q_sx, v_sx, tau_sx], [to_sx(qdd)], ["t", "q", "qd_ind", "tau"], ["qdd_ind"]
     )
     state_equation = _state_equation(mech, accelerations, t_sx, tau_sx)
+    r_matrix = casadi.Function("r_matrix", [q_sx], [to_sx(R[0])], ["q"], ["R"])
+    closure = casadi.Function("closure", [q_sx], [to_sx(phi), to_sx(jac)], ["q"], ["phi", "phi_q_dependent"])
+    key = hashlib.sha256(text.encode("utf-8")).hexdigest()
     fast = native(accelerations), native(state_equation)
+    for function in (closure, r_matrix):  # filed by model, for the window's sliders (assembly.py)
+        native(function, key)
     return Engine(
         Mechanism(model),
         accelerations,
-        casadi.Function("r_matrix", [q_sx], [to_sx(R[0])], ["q"], ["R"]),
-        casadi.Function("closure", [q_sx], [to_sx(phi), to_sx(jac)], ["q"], ["phi", "phi_q_dependent"]),
+        r_matrix,
+        closure,
         state_equation,
         time.perf_counter() - start,
         *fast,

@@ -4,6 +4,7 @@ autosave."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -12,9 +13,11 @@ from PySide6.QtGui import QCloseEvent, QImage, QPainter, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QWidget
 
 from .. import samples
+from ..dynamics.engine import fits_engine
 from ..io.c_code import c_stem
 from ..jobs import DONE, Job, text_hash
 from ..kinematics import Mechanism
+from ..kinematics.fast_assembly import FastAssembly
 from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, write_all, write_atomic
 from . import menus
 from .coordinates_panel import CoordinatesPanel, coordinate_range
@@ -153,6 +156,8 @@ class MainWindow(QMainWindow):
         """After a structural change: a new Mechanism, assembled from the document's initial values."""
         model = self.document.model
         self.mech = Mechanism(model)
+        self._structure = dumps(model)  # the text the sliders' compiled assembly is keyed by
+        self._fast: FastAssembly | None = None
         self.statusBar().clearMessage()  # messages were about the previous structure
         try:
             self.q = self.mech.assemble(None)[0]
@@ -211,7 +216,7 @@ class MainWindow(QMainWindow):
         values[name] = value
         wanted = np.array([[values[n] for n in self.mech.independent]])
         try:
-            q = self.mech.assemble(wanted, guess=self.q)[0]
+            q = self._assemble(wanted)
         except AssemblyError as exc:
             self.coordinates.set_values(self._values())
             self._assembly_status(f"{name} = {value:.4g} cannot be reached: {exc}", stopped=True)
@@ -223,6 +228,24 @@ class MainWindow(QMainWindow):
         unit = coordinate_range(self.mech, name)[2]
         self.document.set_pose(self._values(), f"Move {name} to {value:.4g} {unit}", drag)
         return True
+
+    def _assemble(self, wanted: np.ndarray) -> np.ndarray:
+        """A slider step: on the compiled loop equations once this structure's engine is built (a background
+        job started by the first step), on the numpy path until then and where the compiled Newton gives up
+        (it names the loop that does not close)."""
+        fast = self._fast_assembly()
+        if fast is not None:
+            with contextlib.suppress(AssemblyError, np.linalg.LinAlgError):
+                return fast.assemble(wanted[0], self.q)
+        return self.mech.assemble(wanted, guess=self.q)[0]
+
+    def _fast_assembly(self) -> FastAssembly | None:
+        if self._fast is None and self.mech.partition.dependent and fits_engine(self.document.model):
+            self._fast = FastAssembly.load(self.mech, self._structure)
+            building = any(j.task == "engine" and j.running for j in self.jobs.running)
+            if self._fast is None and not building:
+                self.jobs.start("engine", self._structure, {}, "Compile the equations for the sliders")
+        return self._fast
 
     def _select(self, key: tuple) -> None:
         self.properties.show_item(key)
@@ -255,6 +278,8 @@ class MainWindow(QMainWindow):
             return
         if job.task == "c_code":
             self._write_c(job)
+            return
+        if job.task == "engine":  # the sliders take it up at their next step
             return
         self.results.setdefault(job.model_hash, {})[job.task] = job
         self._show(job)
@@ -325,8 +350,9 @@ class MainWindow(QMainWindow):
 
     def confirm_running_jobs(self) -> bool:
         """Ask before closing would cancel running jobs; True means go on (and they are cancelled)."""
-        running = self.jobs.running
+        running = [job for job in self.jobs.running if job.task != "engine"]  # a background build just stops
         if not running:
+            self.jobs.cancel_all()
             return True
         buttons = QMessageBox.StandardButton
         names = ", ".join(job.title for job in running)

@@ -394,6 +394,18 @@ def _numeric_grouping(result) -> Grouping:
     return {name for name, _, _ in entries}, into
 
 
+# ---------------------------------------------------------------------------------------- compiled engine
+def engine_build(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+    """Trace and compile the model's engine (kept on disk for every process: the window's sliders load its
+    assembly from there, simulations start at once)."""
+    from ..dynamics.engine import engine
+
+    progress(0.1, "tracing and compiling the equations")
+    eng = engine(loads(model_text), model_text)
+    provenance = Provenance(text_hash(model_text), "CasADi", "float64", options, eng.build_seconds)
+    return JobResult("engine", "Compiled engine", provenance, {"native": eng.native})
+
+
 # ---------------------------------------------------------------------------------------- C code
 def c_code(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
     """The equations as C (options: stem, the files' name; folder, where the window writes them)."""
@@ -413,4 +425,5 @@ TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "symbolic_eom": symbolic_eom,
     "base_parameters": base_parameters,
     "c_code": c_code,
+    "engine": engine_build,
 }

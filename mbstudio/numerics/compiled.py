@@ -110,10 +110,11 @@ def cache_folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mbstudio" / "engines"
 
 
-def native(function: casadi.Function) -> casadi.Function:
+def native(function: casadi.Function, key: str | None = None) -> casadi.Function:
     """The function as C compiled by the system compiler and loaded back (ten times faster than CasADi's
     virtual machine on our graphs); the library is cached under the hash of its C text, so a model compiles
-    once per machine. Without a compiler, or when compiling fails, the function itself (still correct)."""
+    once per machine. Without a compiler, or when compiling fails, the function itself (still correct).
+    `key` (a model's hash) also files the library under that key, so `load_native` finds it without tracing."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         return function
@@ -126,9 +127,29 @@ def native(function: casadi.Function) -> casadi.Function:
         library = cache_folder() / f"{function.name()}_{digest}.so"
         if not library.exists() and not _compile(compiler, source, library):
             return function
+    if key is not None:
+        index = cache_folder() / "index" / f"{key}_{function.name()}"
+        with contextlib.suppress(OSError):  # an index that cannot be written only costs a later trace
+            index.parent.mkdir(parents=True, exist_ok=True)
+            partial = index.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(library.name, encoding="utf-8")
+            os.replace(partial, index)
+    return _external(function.name(), library)
+
+
+def _external(name: str, library: Path) -> casadi.Function:
     # CVODES asks for a Jacobian when it is set up even where it never uses it (Adams, fixed-point iteration):
     # finite differences are declared so that it can be formed; exact derivatives come from the traced graph
-    return casadi.external(function.name(), str(library), {"enable_fd": True})
+    return casadi.external(name, str(library), {"enable_fd": True})
+
+
+def load_native(key: str, name: str) -> casadi.Function | None:
+    """The compiled function `name` filed under `key` by `native`, or None when it has not been built here."""
+    try:
+        library = cache_folder() / (cache_folder() / "index" / f"{key}_{name}").read_text(encoding="utf-8").strip()
+        return _external(name, library) if library.exists() else None
+    except (OSError, RuntimeError):
+        return None
 
 
 def _compile(compiler: str, source: Path, library: Path) -> bool:

@@ -6,6 +6,7 @@ import numpy as np
 from PySide6.QtWidgets import QLineEdit, QMessageBox
 
 from mbstudio import samples
+from mbstudio.jobs import DONE
 from mbstudio.model import dumps
 
 
@@ -168,3 +169,19 @@ def test_a_force_element_is_placed_by_picking_bodies_points_and_coordinates(wind
     assert window.document.stack.undoText().startswith("Set body1")
     window.document.stack.undo()
     assert dumps(window.document.model) == before
+
+
+def test_sliders_switch_to_the_compiled_assembly_once_its_job_has_built_it(window, qtbot, tmp_path, monkeypatch):
+    """The first step starts a background job compiling the equations; later steps assemble on them and give
+    the numpy path's configuration."""
+    monkeypatch.setenv("MBSTUDIO_CACHE", str(tmp_path))  # a machine that has compiled nothing yet
+    window.move_coordinate("theta1", 0.05)
+    (job,) = [j for j in window.jobs.jobs if j.task == "engine"]
+    qtbot.waitUntil(lambda: not job.running, timeout=120_000)
+    assert job.state == DONE, job.error
+    before = window.q.copy()
+    assert window.move_coordinate("theta1", 0.08) and window._fast is not None
+    wanted = np.array([[window._values()[n] for n in window.mech.independent]])
+    numpy_path = window.mech.assemble(wanted, guess=before)[0]
+    assert np.abs(window.q - numpy_path).max() < 1e-11
+    assert [j.task for j in window.jobs.jobs].count("engine") == 1  # built once for this structure
