@@ -367,7 +367,7 @@ def series(
     Q = forces.generalized(t, q, qd)
     if qdd_ind is None:
         qdd_ind = closed_loop_forward_dynamics(mech, q, qd, Q, R)
-    qdd = mech.accelerations(q, qd, qdd_ind)
+    qdd = mech.accelerations(q, qd, qdd_ind, R)
     actuators = [e for e in forces.elements if isinstance(e, Actuator)]
     return motion_result(
         mech, forces, t, q, qd, qdd, Q, {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in actuators}

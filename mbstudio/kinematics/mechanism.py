@@ -303,10 +303,10 @@ class Mechanism:
                 out[:, dep] = b.solve(J, -self.constraints.acceleration_bias(st)[:, rows])
             return out
 
-    def accelerations(self, q, qd, qdd_independent) -> np.ndarray:
-        """All q̈ (N, n) from the independent accelerations (N, n_ind)."""
+    def accelerations(self, q, qd, qdd_independent, R: np.ndarray | None = None) -> np.ndarray:
+        """All q̈ (N, n) from the independent accelerations (N, n_ind); R when the caller has it already."""
         with self.backend.context():
-            R = self.r_matrix(q)
+            R = self.r_matrix(q) if R is None else R
             return (R * self.as_batch(qdd_independent)[:, None, :]).sum(axis=2) + self.acceleration_term(q, qd)
 
     # ------------------------------------------------------------------ bodies
