@@ -303,21 +303,28 @@ def closed_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.nda
 
 
 def singularity(eng: Engine, state: np.ndarray | None, y0: np.ndarray) -> str:
-    """Where the loop constraints lose rank the rigid model needs an impact to go on: say so, with the
-    smallest singular value of Φ_q there and at the start."""
+    """Why the steps shrank, where the constraint Jacobian says: the loop equations and coordinates chosen at
+    the start lost rank there (smallest singular value there and at the start), and whether all of the
+    mechanism's equations did too or only the chosen ones (a mechanism with redundant constraints, such as the
+    Delta, can pass where its first choice cannot)."""
     if state is None or not eng.mech.partition.rows:
         return ""
-    rows = list(eng.mech.partition.rows)
-    smallest = [
-        np.linalg.svd(eng.mech.constraint_jacobian(eng.closed(y)[0])[0][rows], compute_uv=False).min()
-        for y in (state, y0)
-    ]
-    if smallest[0] > 1e-2 * smallest[1]:
+    mech, rows, rank = eng.mech, list(eng.mech.partition.rows), eng.mech.partition.rank
+    jacobians = [mech.constraint_jacobian(eng.closed(y)[0])[0] for y in (state, y0)]
+    chosen = [np.linalg.svd(J[rows], compute_uv=False).min() for J in jacobians]
+    whole = [np.linalg.svd(J, compute_uv=False)[rank - 1] for J in jacobians]
+    if chosen[0] > 1e-2 * chosen[1]:
         return ""
+    numbers = f"smallest singular value {chosen[0]:.2g}, {chosen[1]:.2g} at the start"
+    if whole[0] > 1e-2 * whole[1]:
+        return (
+            f". The loop equations and independent coordinates chosen at the start become singular there ({numbers})"
+            f", though the mechanism's full set of equations keeps its rank ({whole[0]:.2g}): choosing them anew "
+            "during a run is not done yet; choose other independent_coordinates, or end the run before"
+        )
     return (
-        f". The mechanism reaches a singular configuration there: its loop constraints lose rank (smallest "
-        f"singular value of the constraint Jacobian {smallest[0]:.2g}, {smallest[1]:.2g} at the start), and a "
-        "rigid model cannot pass it without an impact; a joint limit, damping or an actuator keeps it away"
+        f". The mechanism reaches a singular configuration there: its loop constraints lose rank ({numbers}), "
+        "where the rigid model does not determine the motion; a joint limit, damping or an actuator keeps it away"
     )
 
 
