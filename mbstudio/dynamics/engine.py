@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import casadi
 import numpy as np
 
+from ..kinematics.coordinates import Partition
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.errors import AssemblyError
@@ -160,13 +161,13 @@ def _state_jacobian(eng: Engine) -> casadi.Function:
     return casadi.Function("state_jacobian", [t, y, tau], [casadi.jacobian(eng.state_equation(t, y, tau)[0], y)])
 
 
-def engine(model: Model, text: str | None = None) -> Engine:
+def engine(model: Model, text: str | None = None, partition: Partition | None = None) -> Engine:
     """The compiled engine of this model revision (cached by its canonical text, `text` when the caller has
-    it already: writing it costs the Delta 6 ms)."""
+    it already: writing it costs the Delta 6 ms), for the document's partition or the one given."""
     if not fits_engine(model):
         coordinates = sum(len(j.coordinates) for j in model.joints)
         raise TooLarge(f"{coordinates} coordinates: the compiled engine is built for at most {MAX_COORDINATES}")
-    return _build(dumps(model) if text is None else text)
+    return _build(dumps(model) if text is None else text, partition)
 
 
 def fits_engine(model: Model) -> bool:
@@ -178,12 +179,12 @@ class TooLarge(ValueError):
 
 
 @functools.lru_cache(maxsize=8)
-def _build(text: str) -> Engine:
+def _build(text: str, partition: Partition | None = None) -> Engine:
     from ..model import loads
 
     start = time.perf_counter()
     model = loads(text)
-    mech = Mechanism(model, backend=Traced())
+    mech = Mechanism(model, backend=Traced(), partition=partition)
     n, k = mech.n, len(mech.independent)
     q_sx, q = symbols("q", n)
     v_sx, v = symbols("qd_ind", k)
@@ -201,12 +202,13 @@ def _build(text: str) -> Engine:
     state_equation = _state_equation(mech, accelerations, t_sx, tau_sx)
     r_matrix = casadi.Function("r_matrix", [q_sx], [to_sx(R[0])], ["q"], ["R"])
     closure = casadi.Function("closure", [q_sx], [to_sx(phi), to_sx(jac)], ["q"], ["phi", "phi_q_dependent"])
-    key = hashlib.sha256(text.encode("utf-8")).hexdigest()
     fast = native(accelerations), native(state_equation)
-    for function in (closure, r_matrix):  # filed by model, for the window's sliders (assembly.py)
-        native(function, key)
+    if partition is None:  # filed by model, for the window's sliders (kinematics/fast_assembly.py)
+        key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        for function in (closure, r_matrix):
+            native(function, key)
     return Engine(
-        Mechanism(model),
+        Mechanism(model, partition=partition),
         accelerations,
         r_matrix,
         closure,

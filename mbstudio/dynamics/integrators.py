@@ -35,8 +35,11 @@ class IntegrationError(RuntimeError):
     """The integrator stopped before the end; `time` and `state` are the last point reached (for CVODES, the
     start of the failing chunk)."""
 
-    def __init__(self, reached: float, message: str, state: np.ndarray | None = None) -> None:
+    def __init__(
+        self, reached: float, message: str, state: np.ndarray | None = None, outputs: np.ndarray | None = None
+    ) -> None:
         self.time, self.state, self.reason = reached, state, message
+        self.outputs = np.empty((0, 0)) if outputs is None else outputs  # the states at the output times reached
         super().__init__(f"the integration stopped at t = {reached:.6g} s: {message}")
 
 
@@ -48,8 +51,9 @@ def integrate(
     rtol: float,
     atol: float,
     checkpoint: Callable[[float], None] | None = None,
+    t0: float = 0.0,
 ) -> tuple[np.ndarray, int]:
-    """The states y (K, n + n_ind) at the output times (from t = 0) and the number of right-hand-side
+    """The states y (K, n + n_ind) at the output times (from t0, the time of y0) and the number of right-hand-side
     evaluations. `checkpoint(t)` is called as time advances; it raises to stop the run (cancel). Without
     one, CVODES runs in one piece (each chunk restarts its multistep formula at first order).
 
@@ -61,8 +65,8 @@ def integrate(
         return _ensemble(eng, times, y0, method, rtol, atol, checkpoint)
     if method in CVODES:
         chunks = CHUNKS if checkpoint else 1
-        return _cvodes(eng, times, y0, CVODES[method], rtol, atol, checkpoint or _never, chunks)
-    return _scipy(eng, times, y0, method, rtol, atol, checkpoint)
+        return _cvodes(eng, times, y0, CVODES[method], rtol, atol, checkpoint or _never, chunks, t0=t0)
+    return _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0)
 
 
 def _ensemble(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarray, int]:
@@ -79,39 +83,49 @@ def _ensemble(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarra
 
 
 def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0) -> tuple[np.ndarray, int]:
-    calls, mark = 0, t0
+    calls, mark, stalled_at = 0, t0, np.inf
 
     def rhs(t: float, y: np.ndarray) -> np.ndarray:
-        """Also stops a run whose steps have shrunk to nothing (a singular configuration ahead)."""
-        nonlocal calls, mark
+        """Also notes when the steps have shrunk to nothing (a singular configuration ahead)."""
+        nonlocal calls, mark, stalled_at
         calls += 1
         if checkpoint:
             checkpoint(t)
         if calls % STALL_CALLS == 0:
             if t - mark < STALL_FRACTION * times[-1]:
-                raise IntegrationError(t, "the steps shrank to nothing", y)
+                stalled_at = min(stalled_at, t)
             mark = t
         return eng.ode(t, y)
 
+    def stall(t: float, y: np.ndarray) -> float:
+        """A terminal event crossing zero where the stall was noticed, so the outputs reached are kept."""
+        return -1.0 if stalled_at == np.inf else t - stalled_at
+
+    stall.terminal = True
     implicit = {"jac": eng.state_jacobian} if method in ("Radau", "BDF") else {}
-    solution = solve_ivp(rhs, (t0, times[-1]), y0, method, times, rtol=rtol, atol=atol, **implicit)
-    if not solution.success:
-        t, y = np.asarray(solution.t), np.asarray(solution.y)  # lists when the first step already fails
-        raise IntegrationError(t[-1] if t.size else t0, solution.message, y[:, -1] if t.size else y0)
-    return solution.y.T, calls
+    solution = solve_ivp(rhs, (t0, times[-1]), y0, method, times, rtol=rtol, atol=atol, events=stall, **implicit)
+    t, y = np.asarray(solution.t), np.asarray(solution.y)  # lists when the first step already fails
+    if solution.status != 0:
+        reason = "the steps shrank to nothing" if solution.status == 1 else solution.message
+        last = solution.y_events[0][0] if solution.status == 1 else (y[:, -1] if t.size else y0)
+        reached = solution.t_events[0][0] if solution.status == 1 else (t[-1] if t.size else t0)
+        raise IntegrationError(reached, reason, last, y.T if t.size else np.empty((0, len(y0))))
+    return y.T, calls
 
 
 def _never(t: float) -> None:
     pass
 
 
-def _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint, chunks, runs: int = 1) -> tuple[np.ndarray, int]:
-    """Chunk by chunk from t = 0; an output at t = 0 is the initial state itself. `runs` > 1: y0 holds the
-    runs one after the other."""
+def _cvodes(
+    eng, times, y0, multistep, rtol, atol, checkpoint, chunks, runs: int = 1, t0: float = 0.0
+) -> tuple[np.ndarray, int]:
+    """Chunk by chunk from t0; an output at t0 is the initial state itself. `runs` > 1: y0 holds the runs one
+    after the other."""
     out = np.empty((len(times), len(y0)))
-    first = int(np.searchsorted(times, 0.0, side="right"))  # outputs at t = 0
+    first = int(np.searchsorted(times, t0, side="right"))  # outputs at t0
     out[:first] = y0
-    y, start, calls = np.asarray(y0, dtype=float), 0.0, 0
+    y, start, calls = np.asarray(y0, dtype=float), t0, 0
     for chunk in np.array_split(np.arange(first, len(times)), min(chunks, len(times) - first) or 1):
         if chunk.size == 0:
             continue
@@ -124,7 +138,11 @@ def _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint, chunks, runs: int
         except RuntimeError:  # near a singular configuration, say: DOP853 goes on, or stops where it must
             if runs > 1:
                 raise IntegrationError(start, "CVODES gave up", y) from None
-            rest, more = _scipy(eng, times[chunk[0] :], y, "DOP853", rtol, atol, checkpoint, start)
+            try:
+                rest, more = _scipy(eng, times[chunk[0] :], y, "DOP853", rtol, atol, checkpoint, start)
+            except IntegrationError as error:  # the outputs before the failing chunk are kept too
+                reached = np.concatenate([out[: chunk[0]], error.outputs.reshape(-1, len(y0))])
+                raise IntegrationError(error.time, error.reason, error.state, reached) from None
             out[chunk[0] :] = rest
             return out, calls + more
         calls += int(solver.stats().get("nfevals", 0))

@@ -26,6 +26,7 @@ from scipy.integrate import solve_ivp
 
 from .. import __version__
 from ..kinematics.assembly import newton
+from ..kinematics.coordinates import partition
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.document import GROUND, Actuator
@@ -36,6 +37,7 @@ from .forces import AppliedForces, gravity_potential, kinetic_energy
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 
 METHODS = (*CVODES, *SCIPY)
+MAX_REPARTITIONS = 20  # new choices of coordinates in one run
 ROUNDING_FLOOR = 1e3  # x the tolerance: a Newton stalled this close is at float64's rounding, not lost
 CLOSURE_LIMIT = 1e-9  # per length scale: above it the Newton steps inside the state equation lost the loops
 
@@ -237,7 +239,7 @@ def simulate(
         compiled, method = False, "DOP853" if method in CVODES else method
     run = _run_compiled if compiled else _run_numpy
     states, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel, text)
-    result = series(mech, forces, times, *states)
+    result = full_series(mech, forces, times, *states) if compiled else series(mech, forces, times, *states)
     if progress is not None:
         progress(1.0)
     result.provenance = Provenance(_sha256(text), method, rtol, atol, time.perf_counter() - start, __version__, calls)
@@ -245,15 +247,52 @@ def simulate(
 
 
 def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel, text):
-    """((q closed, q̇_ind, q̈_ind), calls) at the output times, on the compiled engine (dynamics/integrators.py)."""
+    """((q closed, q̇, q̈), calls) at the output times, on the compiled engine (dynamics/integrators.py). Where
+    the loop equations and independent coordinates in use turn singular but the mechanism's full set keeps
+    its rank (a mechanism with redundant constraints, like the Delta), they are chosen anew there and the run
+    goes on with the engine of that choice."""
     eng = engine(mech.model, text)
     clock = Clock(times[-1], progress, cancel) if progress or cancel else None
-    y0 = np.concatenate([mech.assemble(None)[0], v0])
-    try:
-        y, calls = integrate(eng, times, y0, method, rtol, atol, clock)
-    except IntegrationError as error:
-        raise RuntimeError(str(error) + singularity(eng, error.state, y0)) from None
-    return closed_states(eng, times, y), calls
+    y0 = start_state = np.concatenate([mech.assemble(None)[0], v0])
+    pieces, calls, done, t0 = [], 0, 0, 0.0
+    for _ in range(MAX_REPARTITIONS + 1):
+        try:
+            y, more = integrate(eng, times[done:], y0, method, rtol, atol, clock, t0)
+        except IntegrationError as error:
+            anew = _chosen_anew(eng, error.state, text)
+            if anew is None:
+                raise RuntimeError(str(error) + singularity(eng, error.state, start_state)) from None
+            if len(error.outputs):
+                pieces.append(_full_states(eng, times[done : done + len(error.outputs)], error.outputs))
+            done += len(error.outputs)
+            eng, y0, t0 = *anew, error.time
+            continue
+        pieces.append(_full_states(eng, times[done:], y))
+        return tuple(np.concatenate(parts) for parts in zip(*pieces, strict=True)), calls + more
+    raise RuntimeError(f"the coordinates had to be chosen anew more than {MAX_REPARTITIONS} times; end the run sooner")
+
+
+def _chosen_anew(eng: Engine, state: np.ndarray | None, text: str) -> tuple[Engine, np.ndarray] | None:
+    """The engine of the rows and independent coordinates chosen at `state`, and the state in them; None when
+    the choice cannot change (the mechanism itself is singular there, or the choice would be the same)."""
+    if state is None or not eng.mech.partition.dependent:
+        return None
+    mech = eng.mech
+    q = eng.closed(state[None])[0][0]
+    chosen = partition(np.asarray(mech.constraint_jacobian(q[None])[0], float), mech.coordinates)
+    old = mech.partition
+    if chosen.rank != old.rank or (chosen.rows, chosen.independent) == (old.rows, old.independent):
+        return None
+    qd = np.asarray(mech.r_matrix(q[None])[0], float) @ state[eng.n :]
+    return engine(mech.model, text, chosen), np.concatenate([q, qd[list(chosen.independent)]])
+
+
+def _full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, q̇, q̈) of every tree coordinate from states in the engine's own independent coordinates."""
+    q, qd_ind, qdd_ind = closed_states(eng, times, y)
+    R = eng.mech.r_matrix(q)
+    qd = (R * qd_ind[:, None, :]).sum(axis=2)
+    return q, qd, eng.mech.accelerations(q, qd, qdd_ind, R)
 
 
 def check_inertia(mech: Mechanism) -> None:
@@ -374,7 +413,20 @@ def series(
     Q = forces.generalized(t, q, qd)
     if qdd_ind is None:
         qdd_ind = closed_loop_forward_dynamics(mech, q, qd, Q, R)
-    qdd = mech.accelerations(q, qd, qdd_ind, R)
+    return full_series(mech, forces, t, q, qd, mech.accelerations(q, qd, qdd_ind, R), Q)
+
+
+def full_series(
+    mech: Mechanism,
+    forces: AppliedForces,
+    t: np.ndarray,
+    q: np.ndarray,
+    qd: np.ndarray,
+    qdd: np.ndarray,
+    Q: np.ndarray | None = None,
+) -> SimulationResult:
+    """Every output quantity at the times t from the coordinates and their full rates."""
+    Q = forces.generalized(t, q, qd) if Q is None else Q
     actuators = [e for e in forces.elements if isinstance(e, Actuator)]
     return motion_result(
         mech, forces, t, q, qd, qdd, Q, {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in actuators}

@@ -22,7 +22,11 @@ from .tree import KinematicTree, MotionState
 
 
 class Mechanism:
-    def __init__(self, model: Model, precision: str | int | None = None, backend=None) -> None:
+    def __init__(
+        self, model: Model, precision: str | int | None = None, backend=None, partition: Partition | None = None
+    ) -> None:
+        """`partition` imposes the rows and independent coordinates (a simulation re-choosing them where its
+        first choice turns singular); by default they are chosen at the document's initial configuration."""
         self.model = model
         self.backend = backend or make_backend(precision)
         self.topology = spanning_tree(model)
@@ -31,9 +35,9 @@ class Mechanism:
             self.constraints = LoopConstraints(self.tree, self.topology.cut)
         self.coordinates = self.tree.coordinates
         self.n = self.tree.n
-        probe = self if isinstance(self.backend, Float64) else Mechanism(model, backend=Float64())
+        probe = self if isinstance(self.backend, Float64) else Mechanism(model, backend=Float64(), partition=partition)
         self.length_scale = probe._length_scale() if probe is not self else self._length_scale()
-        self.partition = probe.partition if probe is not self else self._partition()
+        self.partition = partition or (probe.partition if probe is not self else self._partition())
         self.last_report: AssemblyReport | None = None
 
     # ------------------------------------------------------------------ structure
