@@ -14,4 +14,5 @@ COMMANDS = {
     "simulate": "time simulation; time series to CSV or NPZ",
     "basepar": "base inertial parameters: DP, VP and symbolic side by side, with the SVD ridge",
     "sweep": "a parameter study: one analysis over a grid of model parameters, on Dask",
+    "linearize": "equilibrium and linear state-space model (A, B, C, D) with modes",
 }
