@@ -67,12 +67,13 @@ def run(only: list[str] | None = None, states: int = 10_000) -> list[dict]:
 
 def format_table(rows: list[dict]) -> str:
     """Per-state rows in µs; rows whose name says "(s per ...)" (whole runs, simulated seconds) in s."""
-    lines = [f"{'benchmark':44s} {'ours':>14s} {'reference':>14s} {'ratio':>7s}  reference"]
+    lines = [f"{'benchmark':44s} {'ours':>14s} {'reference':>14s} {'ratio':>7s} {'max |diff|':>10s}  reference"]
     for r in rows:
         scale, unit = (1.0, "s") if "(s per" in r["name"] else (1e6, "µs")
         ours, ref = scale * r["ours_s_per_state"], scale * r["reference_s_per_state"]
+        difference = f"{r['max_abs_difference']:10.1e}" if "max_abs_difference" in r else " " * 10
         lines.append(
-            f"{r['name']:44s} {ours:11.3f} {unit:2s} {ref:11.3f} {unit:2s} {r['ratio']:7.3f}  "
+            f"{r['name']:44s} {ours:11.3f} {unit:2s} {ref:11.3f} {unit:2s} {r['ratio']:7.3f} {difference}  "
             f"{r.get('reference_method', '')}"
         )
     return "\n".join(lines)
@@ -468,3 +469,54 @@ def _compiled_slider_steps(mech: Mechanism) -> list[float]:
         mech.poses(q[None])  # what the scene update needs from the model
         times.append(time.perf_counter() - start)
     return times
+
+
+@benchmark("urdf")
+def _urdf(states: int) -> list[dict]:
+    """Real robots (example-robot-data): imported by us from URDF and run on our compiled kernels one state at a
+    time, against Pinocchio's own reading of the same file (pin.buildModelFromUrdf, not our exporter), at the
+    same random states (at most 1 000), with the largest difference."""
+    import pinocchio as pin
+
+    from .dynamics.kernels import kernel
+    from .io.example_robots import ROBOTS, robot_path
+    from .io.urdf_import import import_urdf
+
+    rows = []
+    for robot in ROBOTS:
+        path = robot_path(robot)
+        model = import_urdf(path).model
+        coordinates = Mechanism(model).coordinates
+        pm = pin.buildModelFromUrdf(str(path))
+        order = [coordinates.index(pm.names[j]) for j in range(1, pm.njoints)]  # Pinocchio's joints in our order
+        rng = np.random.default_rng(0)
+        q, qd, qdd = (rng.uniform(-1, 1, (min(states, 1000), len(order))) for _ in range(3))
+        theirs = (q[:, order], qd[:, order], qdd[:, order])  # the same states in Pinocchio's order
+        tau = inverse_dynamics(Mechanism(model), q, qd, qdd)
+        cases = {
+            "rnea": ("inverse_dynamics", (q, qd, qdd), pin.rnea, theirs),
+            "crba": ("mass_matrix", (q,), lambda m, d, *a: np.triu(pin.crba(m, d, *a)), theirs[:1]),
+            "aba": ("forward_dynamics", (q, qd, tau), pin.aba, (theirs[0], theirs[1], tau[:, order])),
+        }
+        for algorithm, (name, args, call, their_args) in cases.items():
+            rows.append(_urdf_row(robot, algorithm, kernel(model, name), args, call, their_args, pm, order))
+    return rows
+
+
+def _urdf_row(robot: str, algorithm: str, ours: Callable, args: tuple, call: Callable, their_args, pm, order) -> dict:
+    data, count = pm.createData(), len(args[0])
+    ours_time, ours_values = best_time(lambda: [ours(*(a[i] for a in args)) for i in range(count)])
+    ref_time, ref_values = best_time(lambda: [call(pm, data, *(a[i] for a in their_args)) for i in range(count)])
+    ours_values = np.array(ours_values)
+    ours_values = ours_values[:, order][:, :, order] if ours_values.ndim == 3 else ours_values[:, order]
+    if algorithm == "crba":
+        ours_values = np.triu(ours_values)
+    return row(
+        f"{robot} {algorithm} (URDF), one state",
+        ours_time / count,
+        ref_time / count,
+        states=count,
+        dof=len(order),
+        max_abs_difference=float(np.abs(ours_values - np.array(ref_values)).max()),
+        reference_method=f"pinocchio.{algorithm} of buildModelFromUrdf, Python loop",
+    )

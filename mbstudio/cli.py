@@ -14,7 +14,7 @@ import os
 import sys
 
 from . import __version__, samples
-from .commands import COMMANDS
+from .commands import COMMANDS, MODULES
 from .model import AssemblyError, ModelError, load
 from .report import check_report, format_report
 
@@ -56,7 +56,7 @@ def _window(path: str | None) -> int:
 
 
 def _module(name: str):
-    return importlib.import_module(f"mbstudio.commands.{name}")
+    return importlib.import_module(f"mbstudio.commands.{MODULES.get(name, name)}")
 
 
 def main(argv: list[str] | None = None) -> int:

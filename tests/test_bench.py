@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from mbstudio import benchmarks
 from mbstudio.cli import main
 
@@ -23,3 +25,14 @@ def test_command_prints_a_table_and_json(capsys):
     assert main(["bench", "--only", "mass_matrix", "--states", "20", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert set(row) >= {"name", "ours_s_per_state", "reference_s_per_state", "ratio"}
+
+
+@pytest.mark.slow  # fifteen kernels to compile on a fresh machine
+def test_urdf_rows_compare_imported_robots_with_pinocchios_own_reading():
+    from mbstudio.io.example_robots import robots_folder
+
+    if robots_folder() is None:
+        pytest.skip("example-robot-data is not installed (the test extra has it)")
+    rows = benchmarks.run(["urdf"], states=5)
+    assert len(rows) == 15 and rows[0]["name"] == "ur5 rnea (URDF), one state"
+    assert all(r["max_abs_difference"] < 1e-10 for r in rows), [(r["name"], r["max_abs_difference"]) for r in rows]

@@ -15,4 +15,8 @@ COMMANDS = {
     "basepar": "base inertial parameters: DP, VP and symbolic side by side, with the SVD ridge",
     "sweep": "a parameter study: one analysis over a grid of model parameters, on Dask",
     "linearize": "equilibrium and linear state-space model (A, B, C, D) with modes",
+    "import": "a robot from URDF as a model file",
+    "export": "a tree model as URDF",
 }
+# commands whose name is a Python keyword live in a module named after what they do
+MODULES = {"import": "urdf_import"}

@@ -1,6 +1,7 @@
-"""`mbstudio eom FILE [--latex OUT.tex] [--python OUT.py] [--c OUT_DIR] [--numeric-inertia] [--no-simplify]`:
-symbolic equations of motion, their sizes before and after common-subexpression elimination, and the exports;
-`--c` writes the compiled engine's equations as C (io/c_code.py)."""
+"""`mbstudio eom FILE [--latex OUT.tex] [--python OUT.py] [--c OUT_DIR] [--numpy OUT.py] [--numeric-inertia]
+[--no-simplify]`: symbolic equations of motion, their sizes before and after common-subexpression elimination,
+and the exports; `--c` and `--numpy` write the compiled engine's equations as C (io/c_code.py) and as a numpy
+module (io/numpy_code.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--c",
         metavar="OUT_DIR",
         help="write <model>.h and <model>.c: forward dynamics, state equation, loop closure, RNEA, CRBA, ABA "
-        "and the regressor in self-contained C (doubles, numeric parameters)",
+        "the regressor and the base regressor in self-contained C (doubles, numeric parameters)",
+    )
+    parser.add_argument(
+        "--numpy",
+        metavar="OUT.py",
+        help="write the same functions as --c as a module of plain numpy (batches of states at once)",
     )
     parser.add_argument(
         "--numeric-inertia",
@@ -31,9 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     c_files = _c_paths(args)
-    outputs = [p for p in (args.latex, args.python, *c_files) if p]
+    outputs = [p for p in (args.latex, args.python, args.numpy, *c_files) if p]
     if len(set(outputs)) < len(outputs):
-        raise ModelError("--latex, --python, --c", "name the same file", outputs[0], "different files")
+        raise ModelError("--latex, --python, --numpy, --c", "name the same file", outputs[0], "different files")
     check_outputs(outputs, [args.file])  # before the work, not after
     model = load(args.file)
     written = {}
@@ -42,7 +48,11 @@ def run(args: argparse.Namespace) -> int:
 
         sources = c_sources(model, Path(c_files[0]).stem)
         written |= {path: sources[Path(path).name] for path in c_files}
-    if args.latex or args.python or not c_files:
+    if args.numpy:
+        from ..io.numpy_code import numpy_source
+
+        written[args.numpy] = numpy_source(model)
+    if args.latex or args.python or not (c_files or args.numpy):
         eom = equations_of_motion(model, numeric_inertia=args.numeric_inertia, simplify=not args.no_simplify)
         cse = common_subexpressions(eom)
         files = {args.latex: latex_fragment, args.python: python_module}
@@ -51,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
     write_all(written)  # every file or none
     for path in c_files:
         print(f"C: {path} ({len(written[path])} characters)")
+    if args.numpy:
+        print(f"numpy: {args.numpy} ({len(written[args.numpy])} characters)")
     return 0
 
 

@@ -15,10 +15,11 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMe
 from .. import samples
 from ..dynamics.engine import fits_engine
 from ..io.c_code import c_stem
+from ..io.urdf_export import urdf_text
 from ..jobs import DONE, Job, text_hash
 from ..kinematics import Mechanism
 from ..kinematics.fast_assembly import FastAssembly
-from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, write_all, write_atomic
+from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, loads, write_all, write_atomic
 from . import menus
 from .coordinates_panel import CoordinatesPanel, coordinate_range
 from .document import Document
@@ -279,6 +280,9 @@ class MainWindow(QMainWindow):
         if job.task == "c_code":
             self._write_c(job)
             return
+        if job.task == "urdf_import":
+            self._install_import(job)
+            return
         if job.task == "engine":  # the sliders take it up at their next step
             return
         self.results.setdefault(job.model_hash, {})[job.task] = job
@@ -311,20 +315,25 @@ class MainWindow(QMainWindow):
                 self._show(job)
         self._mark_stale()
 
-    def export_c(self, folder: str | None = None) -> Job | None:
-        """File › Export › Equations as C: a job builds the sources, `_write_c` writes them into `folder`."""
+    def export_c(self, folder: str | None = None, language: str = "c") -> Job | None:
+        """File › Export › Equations as C (or as a numpy module): a job builds the sources, `_write_c` writes
+        them into `folder`."""
         if folder is None:
-            folder = QFileDialog.getExistingDirectory(self, "Folder for the C files")
+            folder = QFileDialog.getExistingDirectory(
+                self, f"Folder for the {'numpy module' if language == 'numpy' else 'C files'}"
+            )
             if not folder:
                 return None
         stem = c_stem(Path(self.document.path).stem if self.document.path else self.document.model.name)
-        paths = [str(Path(folder) / f"{stem}{suffix}") for suffix in (".h", ".c")]
+        suffixes = (".py",) if language == "numpy" else (".h", ".c")
+        paths = [str(Path(folder) / f"{stem}{suffix}") for suffix in suffixes]
         try:
             check_outputs(paths, [self.document.path] if self.document.path else [])
         except ModelError as exc:
             QMessageBox.critical(self, "Cannot export", str(exc))
             return None
-        return self.run_job("c_code", {"stem": stem, "folder": folder}, "Equations as C")
+        title = "Equations as a numpy module" if language == "numpy" else "Equations as C"
+        return self.run_job("c_code", {"stem": stem, "folder": folder, "language": language}, title)
 
     def _write_c(self, job: Job) -> None:
         folder = Path(job.options["folder"])
@@ -333,7 +342,54 @@ class MainWindow(QMainWindow):
         except ModelError as exc:
             QMessageBox.critical(self, "Cannot export", str(exc))
             return
-        self.statusBar().showMessage(f"C code written to {folder} in {job.elapsed:.1f} s", 8000)
+        what = "numpy module" if job.options.get("language") == "numpy" else "C code"
+        self.statusBar().showMessage(f"{what} written to {folder} in {job.elapsed:.1f} s", 8000)
+
+    def export_urdf(self, path: str | None = None) -> bool:
+        """File › Export › Model as URDF: the tree, its notes (what URDF cannot hold) in the status bar."""
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Export model as URDF", f"{self.document.model.name}.urdf", "URDF robots (*.urdf)"
+            )
+            if not path:
+                return False
+        folder = Path(self.document.path).parent if self.document.path else None
+        try:
+            check_outputs([path], [self.document.path] if self.document.path else [])
+            text, notes = urdf_text(self.document.model, folder)
+            write_atomic(path, text)
+        except ModelError as exc:
+            QMessageBox.critical(self, "Cannot export", str(exc))
+            return False
+        self.statusBar().showMessage(f"URDF written to {path}" + "".join(f"; {n}" for n in notes), 10000)
+        return True
+
+    def import_urdf(self, path: str | None = None, package_paths: list[str] | None = None) -> Job | None:
+        """File › Import URDF: a job reads the robot; `_install_import` opens it as a new, unsaved document.
+        Meshes named package://NAME/... are looked up in `package_paths` (asked for when not given)."""
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self, "Import URDF robot", "", "URDF robots (*.urdf *.xml)")
+            if not path:
+                return None
+        if package_paths is None:
+            folder = QFileDialog.getExistingDirectory(
+                self, "Folder holding the robot's ROS packages (for package:// meshes); cancel to skip"
+            )
+            package_paths = [folder] if folder else []
+        options = {"path": path, "package_paths": package_paths}
+        return self.run_job("urdf_import", options, f"Import {Path(path).name}")
+
+    def _install_import(self, job: Job) -> None:
+        if not self.maybe_save():
+            return
+        self.document.replace(loads(job.result.data["model"]), None)
+        self.view.scene.camera("isometric")
+        notes = job.result.data["notes"]
+        self.statusBar().showMessage(f"Imported {job.options['path']}: {len(notes)} note(s)", 10000)
+        if notes:  # not modal: what the import changed or left out, for the user to read and keep
+            box = QMessageBox(QMessageBox.Icon.Information, "URDF import", "\n\n".join(notes), parent=self)
+            box.setObjectName("urdf_notes")
+            box.open()
 
     def export_result(self, panel_name: str, fmt: str, path: str | None = None) -> bool:
         """File › Export: the panel's result as `fmt` (the panel reports a failed write itself)."""

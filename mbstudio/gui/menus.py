@@ -87,6 +87,19 @@ def build(window: MainWindow) -> dict[str, QAction]:
         "redo": window.document.stack.createRedoAction(window, "&Redo"),
         "fit": _action(window, "&Fit to View", window.view.scene.fit, "F"),
         "screenshot": _action(window, "Save View as &PNG…", window.save_screenshot, "Ctrl+P"),
+        "import_urdf": _action(
+            window,
+            "&Import URDF…",
+            window.import_urdf,
+            tip="a robot from URDF as a new model: links, joints, limits, inertials, meshes and colours",
+        ),
+        "export_urdf": _action(window, "Model as &URDF…", window.export_urdf, tip="the tree model as URDF"),
+        "export_numpy": _action(
+            window,
+            "Equations as &numpy module…",
+            lambda: window.export_c(language="numpy"),
+            tip="the same functions as the C export, as plain numpy that evaluates batches of states",
+        ),
         "export_c": _action(
             window,
             "Equations as &C…",
@@ -106,6 +119,7 @@ def build(window: MainWindow) -> dict[str, QAction]:
     sample_menu = file_menu.addMenu("Sa&mples")
     for name in samples.names():
         sample_menu.addAction(_action(window, name, lambda n=name: window.open_sample(n)))
+    file_menu.addAction(a["import_urdf"])
     file_menu.addSeparator()
     file_menu.addActions([a["save"], a["save_as"], a["save_script"]])
     export_menu = file_menu.addMenu("&Export")
@@ -195,7 +209,9 @@ def _fill_export(window: MainWindow, menu: QMenu, actions: dict[str, QAction]) -
             lambda s=sub, p=attr: [x.setEnabled(getattr(window, p).result is not None) for x in s.actions()]
         )
     menu.addSeparator()
+    menu.addAction(actions["export_urdf"])
     menu.addAction(actions["export_c"])
+    menu.addAction(actions["export_numpy"])
     menu.addAction(actions["screenshot"])
 
 

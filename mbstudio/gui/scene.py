@@ -21,7 +21,7 @@ import pyvista as pv
 from vtkmodules.vtkCommonCore import vtkObject
 
 from ..kinematics import Mechanism
-from ..model import GROUND
+from ..model import GROUND, Frame
 from ..model.document import body_key
 
 PALETTE = ("#4a78b5", "#d0802a", "#50a050", "#b04a8a", "#8a6ad0", "#c0a030", "#3aa0a0", "#a05050")
@@ -32,7 +32,8 @@ BACKGROUND = ("#f4f6f8", "#c9d3de")  # light gradient: dark parts and coloured b
 # A bulky shape (a wheel, a housing: its thinnest side this many times the typical one) is drawn see-through,
 # so that the joints and links it would hide stay visible.
 BULKY = 3.0
-MESH_FORMATS = (".stl", ".obj", ".ply", ".vtk", ".vtp")  # read by pyvista as surfaces
+# read by pyvista as surfaces; COLLADA (.dae, common in URDF robots) through trimesh, which the URDF reader brings
+MESH_FORMATS = (".stl", ".obj", ".ply", ".vtk", ".vtp", ".dae")
 PROBLEM_COLOR = "#b02020"
 BODY_KINDS = ("body", "points", "point", "frames", "frame", "inertia", "shape")  # tree items (kind, label, ...)
 JOINT_KINDS = ("joint", "coordinate")
@@ -104,12 +105,21 @@ def _read_surface(path: Path) -> pv.PolyData:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            data = pv.read(path)
+            data = _read_collada(path) if path.suffix.lower() == ".dae" else pv.read(path)
     finally:
         vtkObject.SetGlobalWarningDisplay(shown)
     if isinstance(data, pv.MultiBlock):
         data = data.combine()
     return data if isinstance(data, pv.PolyData) else data.extract_surface()
+
+
+def _read_collada(path: Path) -> pv.PolyData:
+    """A COLLADA file's triangles, all its geometries in its own coordinates (trimesh applies the scene graph)."""
+    import trimesh  # optional: installed with the URDF reader (yourdfpy)
+
+    mesh = trimesh.load(path, force="mesh")
+    faces = np.column_stack([np.full(len(mesh.faces), 3), mesh.faces]).ravel()
+    return pv.PolyData(np.asarray(mesh.vertices, float), faces)
 
 
 def _read_mesh(path: Path) -> tuple[pv.PolyData | None, str | None]:
@@ -127,9 +137,11 @@ def _read_mesh(path: Path) -> tuple[pv.PolyData | None, str | None]:
     return mesh, None
 
 
-def _origin(shape: dict, geometry) -> np.ndarray:
-    """Where a shape is placed in body coordinates (default the body's origin)."""
-    return np.asarray(geometry.vector(shape.get("origin", [0, 0, 0])), float)
+def _placement(shape: dict, body, geometry) -> np.ndarray:
+    """The shape's frame in body coordinates as a 4x4 matrix: its origin (default the body's) and, for a box or
+    a mesh, its axes z and x (default the body's)."""
+    frame = geometry.frame(body, Frame(shape.get("origin", [0, 0, 0]), shape.get("z"), shape.get("x")))
+    return _matrix(np.asarray(frame.rotation, float), np.asarray(frame.origin, float))
 
 
 class Scene:
@@ -226,13 +238,19 @@ class Scene:
 
     def _body_meshes(self, mech: Mechanism, label: str, size: float, folder) -> list[pv.PolyData]:
         body, geometry = mech.model.body(label), mech.tree.geometry
-        if body.shape and body.shape["type"] != "mesh":
-            return [self._shape(body.shape, geometry)]
-        mesh = self._mesh_file(label, body.shape, geometry, folder) if body.shape else None
-        return [mesh] if mesh is not None else self._links(mech, label, 0.008 * size)
+        if not body.shape:
+            return self._links(mech, label, 0.008 * size)
+        if body.shape["type"] != "mesh":
+            return [self._shape(body.shape, body, geometry)]
+        mesh = self._mesh_file(label, body.shape, folder)
+        if mesh is None:
+            return self._links(mech, label, 0.008 * size)
+        if "scale" in body.shape:
+            mesh = mesh.scale(np.asarray(geometry.vector(body.shape["scale"]), float), inplace=False)
+        return [mesh.transform(_placement(body.shape, body, geometry), inplace=False)]
 
-    def _mesh_file(self, label: str, shape: dict, geometry, folder) -> pv.PolyData | None:
-        """The shape's mesh file in body coordinates (moved by its origin), or None after noting why not."""
+    def _mesh_file(self, label: str, shape: dict, folder) -> pv.PolyData | None:
+        """The shape's mesh file in its own coordinates, or None after noting why not."""
         path = Path(shape["file"]).expanduser()
         if folder is not None and not path.is_absolute():
             path = Path(folder) / path
@@ -244,15 +262,16 @@ class Scene:
                 f"points; a mesh shape needs a {formats} file"
             )
             return None
-        return mesh.translate(_origin(shape, geometry), inplace=False)
+        return mesh
 
     @staticmethod
-    def _shape(shape: dict, geometry) -> pv.PolyData:
-        origin = _origin(shape, geometry)
+    def _shape(shape: dict, body, geometry) -> pv.PolyData:
         kind = shape["type"]
         if kind == "box":
             a, b, c = np.asarray(geometry.vector(shape["size"]), float)
-            return pv.Cube(center=origin, x_length=a, y_length=b, z_length=c)
+            box = pv.Cube(x_length=a, y_length=b, z_length=c)
+            return box.transform(_placement(shape, body, geometry), inplace=False)
+        origin = _placement(shape, body, geometry)[:3, 3]
         if kind == "cylinder":
             axis = np.asarray(geometry.vector(shape.get("axis", [0, 0, 1])), float)
             return pv.Cylinder(

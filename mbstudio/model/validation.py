@@ -186,10 +186,10 @@ def _check_geometry(body: Body, symbols) -> None:
 
 # Each shape type: its required fields, then its optional ones (docs/file-format.md, body).
 SHAPES = {
-    "box": (("size",), ()),
+    "box": (("size",), ("z", "x")),
     "cylinder": (("radius", "length"), ("axis",)),
     "sphere": (("radius",), ()),
-    "mesh": (("file",), ()),
+    "mesh": (("file",), ("z", "x", "scale")),
 }
 _COLOR = re.compile(r"#[0-9a-fA-F]{6}")
 
@@ -210,17 +210,21 @@ def _check_shape(body: Body, symbols) -> None:
     for key in required:
         if key not in shape:
             raise ModelError(where, f"lacks '{key}'", expected=f"a {shape['type']} has " + ", ".join(required))
-    for key in ("size", "axis", "origin"):
+    for key in ("size", "axis", "origin", "scale"):
         if key in shape:
             if not isinstance(shape[key], list) or len(shape[key]) != 3:
                 raise ModelError(f"{where}.{key}", "must be a list of three numbers or expressions", shape[key])
             values = float_vector(shape[key], symbols, f"{where}.{key}")
             if key == "size" and values.min() <= 0:
                 raise ModelError(f"{where}.size", "has a side that is not positive", shape[key], "sides > 0 m")
+            if key == "scale" and not np.abs(values).min() > 0:  # a negative factor mirrors the mesh
+                raise ModelError(f"{where}.scale", "has a zero factor", shape[key], "non-zero factors")
             if key == "axis":
                 _check_direction_size(values, shape[key], f"{where}.axis")
                 if np.linalg.norm(values) == 0:
                     raise ModelError(f"{where}.axis", "is a zero axis", shape[key], "a non-zero direction")
+    if "z" in shape or "x" in shape:  # the shape's axes, checked as a frame's are
+        check_frame(Frame([0, 0, 0], shape.get("z"), shape.get("x")), body, symbols, where)
     for key in ("radius", "length"):
         if key in shape and float_value(shape[key], symbols, f"{where}.{key}") <= 0:
             raise ModelError(f"{where}.{key}", "is not positive", shape[key], "a length > 0 m")

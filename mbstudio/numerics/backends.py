@@ -166,7 +166,7 @@ class MultiPrecision(VariablePrecision):
         the user typed), an mpmath mpf exactly."""
         with gmpy2.context(precision=self.bits):
             if isinstance(number, float):
-                return gmpy2.mpfr(repr(number))
+                return gmpy2.mpfr(repr(float(number)))  # float(): numpy 2 writes np.float64(x)
             if isinstance(number, mpmath.mpf):
                 return mpf_to_mpfr(number)
             return gmpy2.mpfr(number)

@@ -21,3 +21,13 @@ def test_a_folder_that_cannot_take_the_files_is_refused_before_any_work(window, 
     (tmp_path / "missing").rmdir()
     assert window.export_c(str(tmp_path / "missing")) is None
     assert answers["calls"][-1][0] == "critical"
+
+
+def test_equations_as_a_numpy_module_are_written_by_a_job(window, qtbot, tmp_path):
+    window.open_sample("double_pendulum")
+    job = window.export_c(str(tmp_path), language="numpy")
+    qtbot.waitUntil(lambda: not job.running, timeout=120_000)
+    assert job.state == DONE, job.error
+    qtbot.waitUntil(lambda: len(list(tmp_path.glob("*.py"))) == 1, timeout=5000)
+    assert "def base_regressor(q, qd, qdd):" in next(tmp_path.glob("*.py")).read_text()
+    assert "numpy module written" in window.statusBar().currentMessage()

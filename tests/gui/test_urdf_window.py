@@ -1,0 +1,66 @@
+"""File › Import URDF and File › Export › Model as URDF in the window (issue 12, item 1)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from mbstudio.io.example_robots import robot_path, robots_folder
+from mbstudio.jobs import DONE
+
+pytest.importorskip("yourdfpy")
+
+
+def _ur5() -> Path:
+    if robots_folder() is None:
+        pytest.skip("example-robot-data is not installed (the test extra has it)")
+    return robot_path("ur5")
+
+
+def _import(window, qtbot, path, package_paths=()):
+    job = window.import_urdf(str(path), list(package_paths))
+    qtbot.waitUntil(lambda: not job.running, timeout=60_000)
+    return job
+
+
+def test_a_real_robot_imports_as_a_new_document_with_its_meshes_drawn(window, qtbot, tmp_path):
+    window.actions["import_urdf"]  # in the File menu
+    job = _import(window, qtbot, _ur5())
+    assert job.state == DONE, job.error
+    qtbot.waitUntil(lambda: window.document.model.name == "ur5", timeout=5000)
+    model = window.document.model
+    assert window.document.path is None and len(model.coordinate_names()) == 6
+    assert window.view.scene.problems == []  # every .dae mesh was read
+    assert "Imported" in window.statusBar().currentMessage()
+    window.window_image().save(str(tmp_path / "ur5_window.png"))
+    assert (tmp_path / "ur5_window.png").stat().st_size > 20_000
+
+
+def test_notes_are_shown_and_a_bad_file_fails_as_a_job_with_its_message(window, qtbot, tmp_path):
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(
+        '<robot name="arm"><link name="base"/><link name="arm"><inertial><mass value="1"/>'
+        '<inertia ixx="1" iyy="1" izz="5" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+        '<joint name="j" type="continuous"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/></joint></robot>'
+    )
+    assert _import(window, qtbot, urdf).state == DONE
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "urdf_notes") is not None, timeout=5000)
+    assert "not possible for a body" in window.findChild(QMessageBox, "urdf_notes").text()
+    urdf.write_text(urdf.read_text().replace("continuous", "floating"))
+    failed = _import(window, qtbot, urdf)
+    assert failed.state != DONE and "is floating" in failed.error
+    assert window.document.model.name == "arm"  # the document stays as it was
+
+
+def test_export_writes_urdf_and_refuses_a_closed_loop(window, answers, tmp_path):
+    window.open_sample("puma560")
+    assert window.export_urdf(str(tmp_path / "puma.urdf"))
+    root = ET.parse(tmp_path / "puma.urdf").getroot()
+    assert len(root.findall("joint")) == 6 and "URDF written" in window.statusBar().currentMessage()
+    window.open_sample("four_bar")
+    assert not window.export_urdf(str(tmp_path / "loop.urdf"))
+    assert answers["calls"][-1][0] == "critical" and "cut joints" in answers["calls"][-1][2]
+    assert not (tmp_path / "loop.urdf").exists()
