@@ -136,3 +136,20 @@ def test_a_separately_started_scheduler_and_two_workers_give_the_local_clusters_
     keys = ["D12", "vp_rank", "vp_ridge_depth", "vp_condition", "model_hash", "error"]
     assert [[r[k] for k in keys] for r in local] == [[r[k] for k in keys] for r in remote]
     assert {r["vp_rank"] for r in local} == {41}  # seed 000, Table 5, at every D12 of the sweep
+
+
+PENDULUM = """{"format": "mbstudio", "schema_version": 1, "name": "pendulum",
+ "parameters": [{"name": "L", "value": 1.0}],
+ "bodies": [{"label": "1", "name": "bob", "inertia": {"m": 2, "mx": "2*L", "my": 0, "mz": 0, "Ixx": 0, "Ixy": 0,
+   "Ixz": 0, "Iyy": "2*L**2", "Iyz": 0, "Izz": "2*L**2"}}],
+ "joints": [{"name": "pivot", "type": "revolute", "parent": "0", "child": "1", "parent_frame": {"z": [0, 1, 0]},
+   "child_frame": {"z": [0, 1, 0]}, "coordinates": [{"name": "theta", "initial": 1.2}]}]}"""
+
+
+@pytest.mark.parametrize("length", [0.5, 2.0])
+def test_a_linearize_point_finds_the_hanging_equilibrium_and_the_pendulum_frequency(length):
+    row = evaluate_point(PENDULUM, {"L": length}, "linearize", {})
+    assert row["error"] == "", row["error"]
+    assert row["lowest_frequency_hz"] == pytest.approx(np.sqrt(9.81 / length) / (2 * np.pi), rel=1e-9)
+    assert row["at theta"] == pytest.approx(np.pi / 2, abs=1e-9)  # the bob hangs straight down
+    assert abs(row["min_damping_ratio"]) < 1e-9 and row["max_real_eigenvalue"] < 1e-9

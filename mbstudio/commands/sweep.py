@@ -1,4 +1,4 @@
-"""`mbstudio sweep FILE --vary NAME=a:b:n [--vary ...] --analysis basepar|kinematics|simulate [--digits N]
+"""`mbstudio sweep FILE --vary NAME=a:b:n [--vary ...] --analysis basepar|kinematics|simulate|linearize [--digits N]
 [--samples N] [--t-end T] [--scheduler ADDRESS] [--workers N] --out study.parquet|csv`: one analysis at every
 point of a grid of model parameters, each point a task on Dask (an embedded local cluster of processes by
 default, or the scheduler at ADDRESS), one row per point."""

@@ -100,10 +100,32 @@ def _simulate(model: Model, options: dict) -> dict:
     }
 
 
+def _linearize(model: Model, options: dict) -> dict:
+    """The modes about the equilibrium found from the document's configuration (options["equilibrium"] false:
+    about the document's configuration itself): the lowest and highest natural frequencies, the smallest
+    damping ratio, the largest real part of the eigenvalues (> 0: unstable), and where the equilibrium lies."""
+    from ..dynamics.linearization import equilibrium, linearize
+    from ..kinematics import Mechanism
+
+    point = equilibrium(model) if options.get("equilibrium", True) else None
+    lin = linearize(model, point)
+    oscillating = lin.frequencies_hz[np.abs(lin.eigenvalues.imag) > 0]
+    out = {
+        "lowest_frequency_hz": float(oscillating.min()) if oscillating.size else math.nan,
+        "highest_frequency_hz": float(oscillating.max()) if oscillating.size else math.nan,
+        "min_damping_ratio": float(lin.damping_ratios.min()),
+        "max_real_eigenvalue": float(lin.eigenvalues.real.max()),
+    }
+    coordinates = Mechanism(model).coordinates  # lin.q's order
+    out.update({f"at {name}": float(lin.q[coordinates.index(name)]) for name in lin.outputs})
+    return out
+
+
 ANALYSES: dict[str, Callable[[Model, dict], dict]] = {
     "basepar": _basepar,
     "kinematics": _kinematics,
     "simulate": _simulate,
+    "linearize": _linearize,
 }
 
 
