@@ -37,6 +37,15 @@ def test_a_real_robot_imports_as_a_new_document_with_its_meshes_drawn(window, qt
     assert "Imported" in window.statusBar().currentMessage()
     window.window_image().save(str(tmp_path / "ur5_window.png"))
     assert (tmp_path / "ur5_window.png").stat().st_size > 20_000
+    # and on to an analysis and an export, as a user would: base parameters, then the equations as C
+    analysis = window.run_job("base_parameters", {"method": "dp"}, "Base parameters")
+    qtbot.waitUntil(lambda: not analysis.running, timeout=120_000)
+    assert analysis.state == DONE, analysis.error
+    assert window.base_table.table.rowCount() == 36  # Pinocchio's regressor has the same rank (tests/test_urdf.py)
+    export = window.export_c(str(tmp_path))
+    qtbot.waitUntil(lambda: not export.running, timeout=120_000)
+    assert export.state == DONE, export.error
+    qtbot.waitUntil(lambda: len(list(tmp_path.glob("*.[ch]"))) == 2, timeout=5000)
 
 
 def test_notes_are_shown_and_a_bad_file_fails_as_a_job_with_its_message(window, qtbot, tmp_path):

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Build the standalone one-folder app: dist/mbstudio/mbstudio (the window, and every sub-command).
+#   bash packaging/build.sh
+# A virtual environment of its own (build/app-venv, or $MBSTUDIO_APP_VENV) gets MB Studio itself (not an editable
+# install, so the samples and icon are package data) with the window's and the app's extras, then PyInstaller
+# runs packaging/mbstudio.spec. Nothing outside build/ and dist/ is touched.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="${MBSTUDIO_APP_VENV:-$root/build/app-venv}"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+"$venv/bin/python" -m pip install --quiet "$root[gui,app]"
+cd "$root/packaging"
+"$venv/bin/python" -m PyInstaller --noconfirm --clean --log-level WARN \
+  --distpath "$root/dist" --workpath "$root/build/pyinstaller" mbstudio.spec
+cp "$root/resources/mbstudio.svg" "$root/packaging/mbstudio.desktop" "$root/dist/mbstudio/"
+echo "built: $root/dist/mbstudio/mbstudio ($(du -sh "$root/dist/mbstudio" | cut -f1))"
