@@ -7,6 +7,7 @@ with fewer samples than its 200 to keep the test short."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -137,9 +138,16 @@ def sla():
     return samples.load("sla_suspension")
 
 
+@functools.cache
+def _run():
+    """Computed once per process: pytest-xdist may tear a module's fixtures down between its tests."""
+    return base_parameters(samples.load("sla_suspension"), "all", digits=[30, 50], samples=SAMPLES,
+                           eliminate=PAPER_ELIMINATED)  # fmt: skip
+
+
 @pytest.fixture(scope="module")
-def run(sla):
-    return base_parameters(sla, "all", digits=[30, 50], samples=SAMPLES, eliminate=PAPER_ELIMINATED)
+def run():
+    return _run()
 
 
 def test_the_sample_carries_eq_16(sla):

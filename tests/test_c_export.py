@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
 """
 
 
-@pytest.mark.parametrize("name", ["four_bar", "sla_suspension", "puma560"])
+@pytest.mark.parametrize("name", ["four_bar", pytest.param("sla_suspension", marks=pytest.mark.slow), "puma560"])
 def test_the_generated_c_compiles_and_gives_our_numbers(tmp_path, name, capsys):
     assert main(["eom", str(samples.path(name)), "--c", str(tmp_path)]) == 0
     header = (tmp_path / f"{name}.h").read_text()

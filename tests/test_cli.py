@@ -27,7 +27,9 @@ def test_every_expected_sample_is_bundled():
     assert set(EXPECTED) <= set(samples.names())
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n == "delta_3rr2rrr" else n for n in sorted(EXPECTED)]
+)  # the Delta (7 s) with the slow checks; test_redundant_constraints_are_reported_for_the_delta covers it
 def test_check_json_for_each_sample(name, capsys):
     assert main(["check", str(samples.path(name)), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -41,7 +41,9 @@ def _numpy_accelerations(mech: Mechanism, t: float, q: np.ndarray, v: np.ndarray
     return closed_loop_forward_dynamics(mech, q[None], qd, Q, R)[0]
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n == "delta_3rr2rrr" else n for n in NAMES]
+)
 def test_compiled_accelerations_equal_the_numpy_path(name):
     eng = engine(samples.load(name))
     for seed in range(3):
@@ -52,7 +54,9 @@ def test_compiled_accelerations_equal_the_numpy_path(name):
         assert np.allclose(eng.velocities(q, v), (eng.mech.r_matrix(q[None])[0] @ v), rtol=0, atol=1e-13)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n == "delta_3rr2rrr" else n for n in NAMES]
+)
 def test_the_state_equation_closes_the_loops_from_a_disturbed_state(name):
     """Dependent coordinates 1e-4 off (an integrator's prediction is closer): the Newton steps inside the
     graph land on the assembled configuration, and ẏ is (R q̇_ind, q̈_ind) there."""
@@ -125,7 +129,11 @@ def test_one_engine_per_model_revision():
     assert model.parameters == [] or engine(model) is not first
 
 
-@pytest.mark.parametrize("name", ["four_bar", "slider_crank", "double_pendulum"])
+# the closed loops' simulations against the numpy path take 11-12 s each: with the slow checks (their accelerations
+# are compared in the README run by test_compiled_accelerations_equal_the_numpy_path)
+@pytest.mark.parametrize(
+    "name", [*(pytest.param(n, marks=pytest.mark.slow) for n in ("four_bar", "slider_crank")), "double_pendulum"]
+)
 def test_compiled_simulation_follows_the_numpy_path(name):
     model = samples.load(name)
     ours = simulate(model, 0.5, "DOP853", rtol=1e-12, atol=1e-12, samples=51)

@@ -181,6 +181,7 @@ def _chain(links: int) -> dict:
     }
 
 
+@pytest.mark.slow  # 7 s of building a long chain
 def test_a_long_chain_is_checked_and_left_to_the_numpy_path(tmp_path, capsys):
     """Loading and checking grew with the square and cube of the bodies (a 20 000-body chain: minutes); they
     are linear now (20 000 bodies: 5 s, `mbstudio check`). A model beyond the compiled engine's size is

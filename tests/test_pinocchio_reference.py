@@ -16,7 +16,9 @@ from mbstudio.io.pinocchio_reference import ClosedLoopReference
 MODELS = {"four_bar": lambda: samples.load("four_bar"), "sprung_sla": _sprung_sla, "driven_delta": _driven_delta}
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n == "driven_delta" else n for n in MODELS]
+)
 def test_the_reference_accelerations_equal_ours(name):
     model = MODELS[name]()
     eng = engine(model)

@@ -24,7 +24,8 @@ from mbstudio.symbolic import Cancelled, common_subexpressions, equations_of_mot
 from mbstudio.symbolic.export import inertial_latex_name, latex_name
 
 # the simplified PUMA takes minutes: the default run checks its unsimplified equations, .ci/run both
-TREES = ["double_pendulum", "gripper", "puma560:raw", pytest.param("puma560", marks=pytest.mark.slow)]
+# the PUMA (raw 19 s, simplified minutes) runs with the slow checks; the gripper and double pendulum cover the route
+TREES = ["double_pendulum", "gripper", *(pytest.param(n, marks=pytest.mark.slow) for n in ("puma560:raw", "puma560"))]
 TOL = 1e-12
 
 
@@ -79,7 +80,9 @@ def test_symbolic_equations_equal_the_float64_dynamics(name):
     assert e.mass_matrix == e.mass_matrix.T
 
 
-@pytest.mark.parametrize("name", TREES)
+@pytest.mark.parametrize(
+    "name", [pytest.param("gripper", marks=pytest.mark.slow) if n == "gripper" else n for n in TREES]
+)
 def test_exported_module_gives_the_float64_dynamics_batched(name, tmp_path):
     e, cse = exported(name)
     module = load_module(tmp_path, python_module(e, cse), "eom_" + name.replace(":", "_"))

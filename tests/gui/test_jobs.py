@@ -34,7 +34,7 @@ def sla_run(qapp, display, tmp_path_factory):
     window = MainWindow(persistent=False)
     window.resize(1400, 900)
     window.show()
-    job = window.run_job("base_parameters", {"method": "all", "digits": [30, 50], "samples": 80}, "Base parameters")
+    job = window.run_job("base_parameters", {"method": "all", "digits": [30, 50], "samples": 40}, "Base parameters")
     deadline = time.monotonic() + 180
     while job.running and time.monotonic() < deadline:
         qapp.processEvents()
