@@ -8,7 +8,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${MBSTUDIO_APP_VENV:-$root/build/app-venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --upgrade pip
+# the venv's own pip, not upgraded: upgrading it in a venv made from another venv failed once in CI (pip read a
+# dist-info with no version while replacing itself), and the bundled pip installs all of this
 "$venv/bin/python" -m pip install --quiet "$root[gui,app]"
 cd "$root/packaging"
 "$venv/bin/python" -m PyInstaller --noconfirm --clean --log-level WARN \
