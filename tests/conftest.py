@@ -128,12 +128,3 @@ FOUR_BAR = {
 def four_bar():
     """A factory: each call returns a fresh deep copy of FOUR_BAR, free to mutate."""
     return lambda: copy.deepcopy(FOUR_BAR)
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(items):
-    """Groups for pytest-xdist's loadgroup: the window's tests share one worker (one Xvfb, one QApplication), every
-    other file stays on one worker, so that its module-scoped fixtures (an SLA base-parameter run) run once."""
-    for item in items:
-        path = item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group("window" if "/gui/" in path else path))

@@ -61,6 +61,7 @@ def test_sla_counts(capsys):
     assert report["redundant_constraints"] == []
 
 
+@pytest.mark.slow  # builds the Delta's engine: 28 s on a fresh machine
 def test_redundant_constraints_are_reported_for_the_delta(capsys):
     main(["check", str(samples.path("delta_3rr2rrr")), "--json"])
     report = json.loads(capsys.readouterr().out)

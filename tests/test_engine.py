@@ -81,7 +81,9 @@ def _central(f, x: np.ndarray, h: float) -> np.ndarray:
     return np.array(columns).T
 
 
-@pytest.mark.parametrize("name", ["four_bar", "sla_suspension", "delta_3rr2rrr", "gripper"])
+@pytest.mark.parametrize(
+    "name", ["four_bar", "sla_suspension", pytest.param("delta_3rr2rrr", marks=pytest.mark.slow), "gripper"]
+)  # the Delta's engine takes 23 s to build on a fresh machine: with the slow checks
 def test_exact_derivatives_equal_central_differences(name):
     eng = engine(samples.load(name))
     mech = eng.mech

@@ -30,22 +30,30 @@ def start_xvfb(size: str = "1920x1200x24", timeout: float = 10.0) -> subprocess.
     a server stopped earlier makes Xlib end the process with an I/O error."""
     if shutil.which("Xvfb") is None:
         return None
-    n = free_display()
-    process = subprocess.Popen(
-        ["Xvfb", f":{n}", "-screen", "0", size, "-nolisten", "tcp"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=_die_with_parent,
-    )
-    socket = Path(f"/tmp/.X11-unix/X{n}")
+    for _ in range(8):  # another process (a second test worker) may take the same free display first
+        n = free_display()
+        process = subprocess.Popen(
+            ["Xvfb", f":{n}", "-screen", "0", size, "-nolisten", "tcp"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,
+        )
+        if _serving(process, n, timeout):
+            os.environ["DISPLAY"] = f":{n}"
+            return process
+        process.terminate()
+    raise RuntimeError("Xvfb did not start: every display tried was taken")
+
+
+def _serving(process: subprocess.Popen, n: int, timeout: float) -> bool:
+    """True once this Xvfb serves display n: its socket exists and the display's lock file holds its pid."""
+    lock, socket = Path(f"/tmp/.X{n}-lock"), Path(f"/tmp/.X11-unix/X{n}")
     deadline = time.monotonic() + timeout
-    while not socket.exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.terminate()
-            raise RuntimeError(f"Xvfb did not start on display :{n}")
+    while time.monotonic() < deadline and process.poll() is None:
+        if socket.exists() and lock.exists() and lock.read_text().strip() == str(process.pid):
+            return True
         time.sleep(0.05)
-    os.environ["DISPLAY"] = f":{n}"
-    return process
+    return False
 
 
 def _die_with_parent() -> None:
