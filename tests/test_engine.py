@@ -109,10 +109,10 @@ def test_exact_derivatives_equal_central_differences(name):
 
 
 def test_time_functions_and_tables_are_traced_with_the_time():
-    model = samples.load("delta_3rr2rrr")
+    model = samples.load("four_bar")  # the smallest closed loop: its engine builds in a second
     model.forces = [
-        Actuator("motor_a", "th1a", formula="-3.4 + 0.5*sin(2*pi*t)"),
-        Actuator("motor_b", "th1b", table=[[0.0, -3.0], [0.5, -4.0], [1.0, -3.5]]),
+        Actuator("motor", "theta1", formula="-3.4 + 0.5*sin(2*pi*t)"),
+        Actuator("brake", "theta2", table=[[0.0, -3.0], [0.5, -4.0], [1.0, -3.5]]),
     ]
     eng = engine(model)
     _, q, v = _state(eng.mech, 1)
