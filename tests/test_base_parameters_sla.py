@@ -17,7 +17,8 @@ import pytest
 import sympy
 
 from mbstudio import __version__, samples
-from mbstudio.identification.pipeline import base_parameters
+from mbstudio.identification import compare_routes
+from mbstudio.identification.pipeline import base_parameters, comparable_routes
 from mbstudio.model import dumps
 from mbstudio.model.document import Harmonic
 
@@ -235,6 +236,23 @@ def test_the_three_routes_agree(run):
     assert c["max_sine"] < 1e-30 and c["beta_max_difference"] < 1e-30 and c["differences"] == []
     assert not run.comparison["all_agree"]  # DP does not find rank 41, and the result says so
     assert run.comparison["vp_dp"]["ranks"]["dp"] == run.dp.rank != 41
+
+
+def test_route_verdicts_follow_the_working_precision(run, sla):
+    """At 30 digits W's condition (σ1/σ41 ≈ 5e18) leaves β known to about 1e-12: the VP and symbolic routes
+    then differ by ~1e-13 and must be called in agreement, and a real difference above that level must not."""
+    c50 = run.comparison["vp_symbolic"]
+    assert c50["tolerance"] < 1e-25 and c50["verdict"].startswith("agree")
+    low = base_parameters(sla, "all", digits=30, samples=60)
+    c30 = low.comparison["vp_symbolic"]
+    assert 1e-16 < c30["beta_max_difference"] < c30["tolerance"] < 1e-8, c30
+    assert c30["agree"] and c30["decided"] and c30["verdict"].startswith("agree"), c30["verdict"]
+    assert low.comparison["vp_dp"]["verdict"].startswith("differ: rank vp 41 vs dp 36; dp's rank is doubtful")
+    routes = comparable_routes(sla, low)
+    vp, symbolic = routes["vp"], routes["symbolic"]
+    symbolic.beta[0, 0] += 100 * c30["tolerance"]  # a genuine difference, two orders above the noise
+    shifted = compare_routes(vp, symbolic)
+    assert not shifted.same_row_space and len(shifted.differences) >= 1
 
 
 def test_json_schema_and_provenance(run, sla):

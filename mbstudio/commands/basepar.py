@@ -148,18 +148,12 @@ def _expressions(run: BaseParameterRun) -> dict[str, dict[str, str]]:
 def _comparison_lines(comparison: dict) -> list[str]:
     if not comparison or len(comparison) == 1:
         return []
-    lines = ["the routes agree" if comparison["all_agree"] else "the routes DISAGREE:"]
+    lines = ["the routes agree:" if comparison["all_agree"] else "the routes do not all agree:"]
     for pair, c in comparison.items():
         if pair == "all_agree":
             continue
         a, b = pair.split("_")
-        ranks = " vs ".join(f"{route} {rank}" for route, rank in c["ranks"].items())
-        sine = "-" if c["max_sine"] is None else f"{c['max_sine']:.2g}"
-        beta = "-" if c["beta_max_difference"] is None else f"{c['beta_max_difference']:.2g}"
-        verdict = "agree" if c["agree"] else "differ"
-        lines.append(
-            f"  {a} / {b}: {verdict}; rank {ranks}; largest principal sine {sine}; largest β difference {beta}"
-        )
+        lines.append(f"  {a} / {b}: {c['verdict']}")
         for d in c["differences"][:SHOWN_DIFFERENCES]:
             lines.append(
                 f"    {d['base_parameter']} coefficient of {d['parameter']}: {a} {d['first']}, {b} {d['second']}"

@@ -39,9 +39,7 @@ def _record(row: dict) -> list[Cell]:
 def _summary(result: JobResult) -> str:
     data = result.data["json"]
     ranks = ", ".join(f"{NAMES[k]} {v['rank']}" for k, v in data["results"].items())
-    verdict = "".join(
-        f" · {NAMES[a]} and {NAMES[b]} {'agree' if v['agree'] else 'DIFFER'}" for a, b, v in _pairs(data["comparison"])
-    )
+    verdict = "".join(f" · {NAMES[a]} and {NAMES[b]} {v['verdict']}" for a, b, v in _pairs(data["comparison"]))
     return (
         f"Ranks: {ranks}{verdict}. {result.provenance.precision}; {data['provenance']['samples']} samples; "
         f"{provenance_text(result)}"

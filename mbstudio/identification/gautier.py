@@ -43,6 +43,8 @@ BETA_NOISE_FACTOR = 1e3
 # Greedy choice of φ2: residual norms within this relative distance of the largest count as a tie, broken
 # towards the later parameter, so that rounding noise cannot flip the choice between precisions.
 TIE_TOLERANCE = 1e-6
+# A route whose β noise level is above this knows β to fewer than three digits: it decides no comparison.
+DECISIVE_BETA_NOISE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -488,6 +490,8 @@ class RouteComparison:
     eliminated: list[str]  # the φ2 of the first route, used for both
     beta_max_difference: float | None  # None when the ranks differ or the second map cannot use that φ2
     differences: list[dict]  # entries differing by more than the tolerance
+    tolerance: float  # the larger of the two routes' β noise levels: what their precisions can tell apart
+    decided: bool  # False when that tolerance is above DECISIVE_BETA_NOISE: too little precision to judge
 
     def to_json(self) -> dict:
         return self.__dict__.copy()
@@ -496,17 +500,20 @@ class RouteComparison:
 def compare_routes(a: BaseParameterResult, b: BaseParameterResult, tolerance: float | None = None) -> RouteComparison:
     """Do two routes give the same base parameters? Their maps [I β]Π must have the same row space; then b's
     map is rewritten with a's φ2 and the two β compared entry by entry. Computed at the lower precision;
-    `tolerance` (for the sine and for β) defaults to the larger of the two noise levels of β, but at most
-    10^(−digits/2): a route whose β is all noise agrees with nothing."""
+    `tolerance` (for the sine and for β) defaults to the larger of the two noise levels of β, so that the
+    verdict follows the working precision of each route: a 30-digit route on a matrix of condition 1e18 knows
+    β to about 1e-12, and differences at that level are not disagreements. A tolerance above
+    DECISIVE_BETA_NOISE decides nothing: the row spaces are then not called the same."""
     if a.parameter_names != b.parameter_names:
         raise ValueError("the two results are for different parameter lists")
     digits = min(a.digits, b.digits)
     with mpmath.workdps(digits):
         noise = max(mpmath.mpf(a.beta_noise), mpmath.mpf(b.beta_noise))
-        tol = min(noise, mpmath.mpf(10) ** (-digits / 2)) if tolerance is None else tolerance
+        tol = noise if tolerance is None else mpmath.mpf(tolerance)
+        decided = tol <= DECISIVE_BETA_NOISE
         ma, mb = (_as_mpf(res.base_map()) for res in (a, b))
         sine = _max_principal_sine(ma, mb, digits) if a.rank == b.rank else None
-        same = sine is not None and sine <= tol
+        same = decided and sine is not None and sine <= tol
         diff_max, diffs = None, []
         beta_b = _rewrite_beta(mb, a.kept_indices, a.eliminated_indices, digits) if a.rank == b.rank else None
         if beta_b is not None:
@@ -524,7 +531,16 @@ def compare_routes(a: BaseParameterResult, b: BaseParameterResult, tolerance: fl
                 for q, e in enumerate(a.eliminated_indices)
                 if abs(diff[i, q]) > tol
             ]
-    return RouteComparison(a.rank == b.rank, None if sine is None else float(sine), same, a.eliminated, diff_max, diffs)
+    return RouteComparison(
+        a.rank == b.rank,
+        None if sine is None else float(sine),
+        same,
+        a.eliminated,
+        diff_max,
+        diffs,
+        float(tol),
+        bool(decided),
+    )
 
 
 def _as_mpf(m: np.ndarray) -> np.ndarray:

@@ -210,7 +210,7 @@ def base_parameters(
         )
         run.seconds["vp"] = time.perf_counter() - start
     monitor.start("comparison")
-    run.comparison = compare_all(_comparable(model, run))
+    run.comparison = compare_all(comparable_routes(model, run))
     monitor.done()
     return run
 
@@ -393,7 +393,7 @@ def evaluate_symbolic(model: Model, result: SymbolicBaseParameters, digits: int)
     return EvaluatedSymbolic(names, digits, len(kept), list(result.eliminated), kept, elim, beta, noise, base)
 
 
-def _comparable(model: Model, run: BaseParameterRun) -> dict:
+def comparable_routes(model: Model, run: BaseParameterRun) -> dict:
     """The routes that ran, VP first (the reference); the symbolic β evaluated at the VP precision (50
     digits without VP)."""
     routes: dict[str, object] = {}
@@ -407,8 +407,9 @@ def _comparable(model: Model, run: BaseParameterRun) -> dict:
 
 
 def compare_all(routes: dict) -> dict:
-    """Each pair of routes: same rank, same row space, β differences (`compare_routes`), and whether they
-    agree (same rank and row space); "all_agree" over every pair."""
+    """Each pair of routes: same rank, same row space, β differences (`compare_routes`), whether they agree
+    (same rank and row space within what their precisions can tell) and a verdict in words; "all_agree" over
+    every pair."""
     out = {}
     keys = list(routes)
     for i, a in enumerate(keys):
@@ -416,9 +417,34 @@ def compare_all(routes: dict) -> dict:
             report = compare_routes(routes[a], routes[b]).to_json()
             report["agree"] = report["same_rank"] and report["same_row_space"]
             report["ranks"] = {a: routes[a].rank, b: routes[b].rank}
+            report["doubtful"] = [k for k in (a, b) if _doubtful(routes[k])]
+            report["verdict"] = pair_verdict(report)
             out[f"{a}_{b}"] = report
     out["all_agree"] = all(r["agree"] for r in out.values())
     return out
+
+
+def _doubtful(route) -> bool:
+    """A numerical route whose rank no evident ridge decided."""
+    ridge = getattr(route, "ridge", None)
+    return ridge is not None and not ridge.evident
+
+
+def pair_verdict(report: dict) -> str:
+    """One phrase for a pair of routes, for the command line and the window: agree within the tolerance
+    their precisions allow, differ (and why), or undecided when a route knows β to fewer than 3 digits."""
+    if not report["same_rank"]:
+        ranks = " vs ".join(f"{route} {rank}" for route, rank in report["ranks"].items())
+        doubtful = "".join(f"; {route}'s rank is doubtful (no evident ridge)" for route in report["doubtful"])
+        return f"differ: rank {ranks}{doubtful}"
+    if not report["decided"]:
+        return f"undecided: β is known only to {report['tolerance']:.2g} at these precisions"
+    sine, beta = report["max_sine"], report["beta_max_difference"]
+    within = f"within {report['tolerance']:.2g}, the lower precision's noise level of β"
+    if report["same_row_space"]:
+        shown = "" if beta is None else f" (largest β difference {beta:.2g})"
+        return f"agree{shown}, {within}"
+    return f"differ: largest principal sine {sine:.2g}, not {within}"
 
 
 # ---------------------------------------------------------------------------------------- JSON
