@@ -32,7 +32,7 @@ def _record(row: dict) -> list[Cell]:
     cells = [Cell(row["kept"], latex=code_latex(row["kept"]))]
     for key, _ in ROUTES:
         cell = row.get(key)
-        cells.append(Cell(cell["text"], cell["full"], f"${cell['latex']}$", tip=cell["full"]) if cell else Cell(""))
+        cells.append(Cell(cell["text"], cell["full"], f"${cell['latex']}$", tip=cell["pretty"]) if cell else Cell(""))
     return cells
 
 

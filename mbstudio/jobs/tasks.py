@@ -311,7 +311,8 @@ def base_table(run) -> list[dict]:
         for kept, expr in run.symbolic.base.items():
             cells.setdefault(kept, {})["symbolic"] = {
                 "text": str(expr),
-                "full": sympy.pretty(expr, use_unicode=True),
+                "full": str(expr),
+                "pretty": sympy.pretty(expr, use_unicode=True),
                 "latex": sympy.latex(expr),
             }
     order = {n: i for i, n in enumerate(run.parameter_names)}
@@ -334,9 +335,11 @@ def _numeric_entries(result) -> list[tuple[str, dict, sympy.Expr]]:
 
 
 def _numeric_cell(entry: dict, expr: sympy.Expr) -> dict:
-    """The shown terms (those above β's rounding noise) again with every digit the route computed."""
-    full = " + ".join(n if c == "1" else f"{c}·{n}" for n, c in _shown_terms(entry, expr).items())
-    return {"text": entry["expression"], "full": full, "latex": sympy.latex(expr)}
+    """The shown terms (those above β's rounding noise) again with every digit the route computed: a plain
+    expression (`*`, ASCII), which CSV and JSON carry and a spreadsheet or sympy reads back."""
+    terms = [n if c == "1" else f"{c}*{n}" for n, c in _shown_terms(entry, expr).items()]
+    full = "".join(t if i == 0 else f" - {t[1:]}" if t.startswith("-") else f" + {t}" for i, t in enumerate(terms))
+    return {"text": entry["expression"], "full": full, "pretty": full, "latex": sympy.latex(expr)}
 
 
 def _shown_terms(entry: dict, expr: sympy.Expr) -> dict[str, str]:

@@ -8,11 +8,14 @@ import csv
 import json
 import time
 
+import pandas
 import pytest
+import sympy
 from PySide6.QtWidgets import QMessageBox
 
 from mbstudio.jobs import CANCELLED, DONE, FAILED
 
+from ..test_symbolic_base import table_5
 from .conftest import dispose
 from .test_window import edit_field
 
@@ -74,6 +77,16 @@ def test_the_results_export_with_provenance(sla_run, tmp_path):
     rows = list(csv.reader(lines[:1] + lines[2:]))
     assert len(rows) == 1 + len(window.document.model.inertial_parameter_names())
     assert window.base_table.export("csv", str(tmp_path / "base.csv"))
+    table = pandas.read_csv(tmp_path / "base.csv", comment="#")  # one plain header, provenance skipped
+    assert list(table.columns) == window.base_table.columns and len(table) == 41
+    paper = table_5()  # the symbolic column is the paper's Table 5
+    names = window.document.model.inertial_parameter_names() + [p.name for p in window.document.model.parameters]
+    symbols = {n: sympy.Symbol(n, real=True) for n in names}  # as the transcription spells them
+    for kept, *cells in table.itertuples(index=False):
+        for cell in (c for c in cells if isinstance(c, str)):  # one plain ASCII expression per cell
+            assert cell.isascii() and "\n" not in cell, cell
+            sympy.sympify(cell, locals=symbols)
+        assert sympy.simplify(sympy.sympify(cells[2], locals=symbols) - paper[kept]) == 0
     assert window.base_table.export("tex", str(tmp_path / "base.tex"))
     assert "\\begin{tabular}" in (tmp_path / "base.tex").read_text()
     assert "mx1" in window.base_table.copy("text") and "\\frac" in window.base_table.copy("latex")
