@@ -41,3 +41,13 @@ def independent_path(mech: Mechanism, times, order: int = 0, dps: int | None = N
                 row.append(value)
             rows.append(row)
         return np.array(rows, dtype=object if dps else float)
+
+
+def four_bar_branch_side(mech: Mechanism, q: np.ndarray) -> np.ndarray:
+    """Which side of the line from the crank pin B to the rocker pivot O3 the coupler-rocker pin C lies on:
+    the two assembly branches of a four-bar, from the bodies' poses and the rocker's length (L3 = 0.3 m),
+    independently of the loop equations and of det Φ_q."""
+    poses = mech.poses(q)
+    b, o3 = poses["2"][1], poses["3"][1]
+    c = o3 + 0.3 * poses["3"][0][:, :, 0]
+    return np.sign(np.cross(o3 - b, c - b)[:, 1])

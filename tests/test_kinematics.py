@@ -4,6 +4,7 @@ the constraint equations and of assembled positions, and loop closure in float64
 from __future__ import annotations
 
 import functools
+import warnings
 
 import mpmath
 import numpy as np
@@ -11,9 +12,10 @@ import pytest
 
 from mbstudio import samples
 from mbstudio.kinematics import Mechanism
+from mbstudio.kinematics.mechanism import BranchChangeWarning
 from mbstudio.numerics import as_mpf
 
-from .kinematic_paths import independent_path
+from .kinematic_paths import four_bar_branch_side, independent_path
 
 DIGITS = 50
 
@@ -119,3 +121,40 @@ def test_symbolic_forward_kinematics_equals_float64(name):
     for b in range(len(st.p)):
         got = np.array([float(sympy.sympify(x).subs(values)) for x in st.p[b][0]])
         np.testing.assert_allclose(got, numeric.p[b][0], rtol=0, atol=1e-13)
+
+
+def test_assembly_keeps_the_branch_of_its_starting_pose():
+    """One call per crank angle, as a script or the window makes them: Newton alone jumped to the crossed
+    branch for θ1 in [−2.97, −1.40] rad."""
+    mech = Mechanism(samples.load("four_bar"))
+    q0 = mech.assemble()[0]
+    side = four_bar_branch_side(mech, q0[None])
+    angles = np.linspace(-np.pi, np.pi, 37)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no BranchChangeWarning
+        for theta in angles:
+            q = mech.assemble({"theta1": theta})
+            assert four_bar_branch_side(mech, q) == side and not mech.last_report.branch_changed.any(), theta
+            assert np.abs(q[0, 1:] - q0[1:]).max() < np.pi  # whole turns unwound: the angles a user expects
+        batch = mech.assemble({"theta1": angles})
+    assert (four_bar_branch_side(mech, batch) == side).all()
+    path = mech.assemble_path(angles[:, None])  # continuation along the path: the same poses, whole turns aside
+    assert np.abs(np.angle(np.exp(1j * (batch - path)))).max() < 1e-9
+
+
+def test_a_branch_change_that_cannot_be_avoided_is_reported(monkeypatch):
+    mech = Mechanism(samples.load("four_bar"))
+    side = four_bar_branch_side(mech, mech.assemble())
+
+    original = mech._homotopy
+
+    def blocked(start, target, steps):  # as if a singular configuration barred the way on this branch
+        q, report = original(start, target, steps)
+        report.converged[:] = False
+        return q, report
+
+    monkeypatch.setattr(mech, "_homotopy", blocked)
+    with pytest.warns(BranchChangeWarning, match="at theta1 = -2.5 the loops close only on another assembly branch"):
+        q = mech.assemble({"theta1": -2.5})
+    assert mech.last_report.branch_changed.all() and four_bar_branch_side(mech, q) == -side
+    assert np.abs(mech.residual(q)).max() < 1e-10

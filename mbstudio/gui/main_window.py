@@ -5,6 +5,7 @@ autosave."""
 from __future__ import annotations
 
 import contextlib
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from ..io.urdf_export import urdf_text
 from ..jobs import DONE, Job, text_hash
 from ..kinematics import Mechanism
 from ..kinematics.fast_assembly import FastAssembly
+from ..kinematics.mechanism import BranchChangeWarning
 from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, loads, write_all, write_atomic
 from . import menus
 from .coordinates_panel import CoordinatesPanel, coordinate_range
@@ -179,15 +181,16 @@ class MainWindow(QMainWindow):
     def _values(self) -> dict[str, float]:
         return {name: float(self.q[i]) for i, name in enumerate(self.mech.coordinates)}
 
-    def _assembly_status(self, problem: str | None, stopped: bool = False) -> None:
-        """`stopped`: the shown pose still closes, but the wanted one does not."""
+    def _assembly_status(self, problem: str | None, stopped: bool = False, branch: str | None = None) -> None:
+        """`stopped`: the shown pose still closes, but the wanted one does not. `branch`: it closes, on another
+        assembly branch than the previous pose's (said in the status bar, never silently)."""
         label = self.status["assembly"]
         texts = {None: "assembled", False: "NOT assembled", True: "assembled · stopped at the last pose that closes"}
-        label.setText(texts[None if problem is None else stopped])
-        label.setStyleSheet("" if problem is None else "color: #b02020;")
-        label.setToolTip(problem or "all loops close at the shown pose")
-        if problem:
-            self.statusBar().showMessage(problem, 10000)
+        label.setText("assembled · BRANCH CHANGED" if branch else texts[None if problem is None else stopped])
+        label.setStyleSheet("" if problem is None and branch is None else "color: #b02020;")
+        label.setToolTip(problem or branch or "all loops close at the shown pose")
+        if problem or branch:
+            self.statusBar().showMessage(problem or branch, 10000)
 
     def _pose_from_document(self) -> None:
         """Undo/redo of a slider move: show the document's pose."""
@@ -217,7 +220,7 @@ class MainWindow(QMainWindow):
         values[name] = value
         wanted = np.array([[values[n] for n in self.mech.independent]])
         try:
-            q = self._assemble(wanted)
+            q, branch = self._assemble(wanted)
         except AssemblyError as exc:
             self.coordinates.set_values(self._values())
             self._assembly_status(f"{name} = {value:.4g} cannot be reached: {exc}", stopped=True)
@@ -225,20 +228,24 @@ class MainWindow(QMainWindow):
         self.q = q
         self.view.set_pose(q)
         self.coordinates.set_values(self._values())
-        self._assembly_status(None)
+        self._assembly_status(None, branch=branch)
         unit = coordinate_range(self.mech, name)[2]
         self.document.set_pose(self._values(), f"Move {name} to {value:.4g} {unit}", drag)
         return True
 
-    def _assemble(self, wanted: np.ndarray) -> np.ndarray:
+    def _assemble(self, wanted: np.ndarray) -> tuple[np.ndarray, str | None]:
         """A slider step: on the compiled loop equations once this structure's engine is built (a background
         job started by the first step), on the numpy path until then and where the compiled Newton gives up
-        (it names the loop that does not close)."""
+        (it names the loop that does not close, and follows the branch by continuation). With the pose, what
+        the numpy path says of a branch change."""
         fast = self._fast_assembly()
         if fast is not None:
             with contextlib.suppress(AssemblyError, np.linalg.LinAlgError):
-                return fast.assemble(wanted[0], self.q)
-        return self.mech.assemble(wanted, guess=self.q)[0]
+                return fast.assemble(wanted[0], self.q), None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", BranchChangeWarning)
+            q = self.mech.assemble(wanted, guess=self.q)[0]
+        return q, next((str(w.message) for w in caught if issubclass(w.category, BranchChangeWarning)), None)
 
     def _fast_assembly(self) -> FastAssembly | None:
         if self._fast is None and self.mech.partition.dependent and fits_engine(self.document.model):

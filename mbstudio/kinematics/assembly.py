@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -16,6 +16,12 @@ class AssemblyReport:
     iterations: int
     residual: np.ndarray  # (N,) float: max |Φ| after the last step
     worst_row: np.ndarray  # (N,) index of the largest residual row
+    # (N,) bool: closed, but on another assembly branch than the guess's (see Mechanism.assemble)
+    branch_changed: np.ndarray = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.branch_changed is None:
+            self.branch_changed = np.zeros(len(self.converged), bool)
 
 
 def newton(mech, q: np.ndarray, max_iterations: int = 50, tol=None) -> tuple[np.ndarray, AssemblyReport]:

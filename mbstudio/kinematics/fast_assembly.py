@@ -44,11 +44,15 @@ class FastAssembly:
         q[self.ind] = q_ind
         if not self.dep:
             return q
-        best = np.inf
+        best, start_sign = np.inf, None
         for _ in range(NEWTON_STEPS):
             phi, jac = self.closure(q)
+            sign = np.sign(np.linalg.det(jac.reshape(len(phi), len(self.dep), order="F")))
+            start_sign = sign if start_sign is None else start_sign
             residual = float(np.abs(phi).max())
             if residual <= self.tol or (residual >= best and residual <= ROUNDING_FLOOR * self.tol):
+                if sign * start_sign < 0:  # another assembly branch: the numpy path continues and reports it
+                    raise AssemblyError("Newton closed the loops on another assembly branch")
                 return q
             best = min(best, residual)
             q[self.dep] -= np.linalg.solve(jac.reshape(len(phi), len(self.dep), order="F"), phi)

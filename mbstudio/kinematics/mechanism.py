@@ -7,6 +7,7 @@ q = mech.assemble({"theta1": 0.2, "theta2": 0.0})
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -19,6 +20,10 @@ from .constraints import LoopConstraints
 from .coordinates import Partition, partition
 from .topology import grubler_dof, spanning_tree
 from .tree import KinematicTree, MotionState
+
+
+class BranchChangeWarning(UserWarning):
+    """The loops closed, but only on another assembly branch than the guess's (a four-bar crossed)."""
 
 
 class Mechanism:
@@ -127,19 +132,55 @@ class Mechanism:
 
         `independent`: a mapping name -> value(s), or an array (N, n_ind) in the order of `self.independent`;
         None keeps the guess. `guess`: starting coordinates, by default the document's initial values.
-        Raises AssemblyError naming the cut joint with the largest residual when a sample does not close."""
+        Raises AssemblyError naming the cut joint with the largest residual when a sample does not close.
+
+        The assembly branch is the guess's: where Newton lands on another one (the sign of det Φ_q,dep differs
+        from the guess's: a four-bar crossed), the independent coordinates are walked there from the guess by
+        continuation instead. Where only another branch closes, the result is kept, flagged in
+        `last_report.branch_changed` and a BranchChangeWarning names the values: never silently."""
         b = self.backend
         with b.context():
             q = self._starting_point(independent, guess)
             targets = q.copy()
             q, report = self._newton_or_unconverged(q)
-            if not report.converged.all() and self.partition.dependent:
-                base = self._continuation_base(guess)
-                q, report = self._continue_from(np.broadcast_to(base, q.shape), targets, q, report)
+            if self.partition.dependent:
+                base = np.broadcast_to(self._continuation_base(guess), q.shape)
+                signs = self.branch_signs(base)
+                redo = ~report.converged | (self.branch_signs(q) * signs < 0)
+                if redo.any():
+                    q, report = self._continue_from(base, targets, q, report, redo)
+                report.branch_changed = report.converged & (self.branch_signs(q) * signs < 0)
+                q = self._unwound(q, base)
             self.last_report = report
             if strict and not report.converged.all():
                 self._raise(report, targets)
+            if report.branch_changed.any():
+                warnings.warn(self._branch_message(report, targets), BranchChangeWarning, stacklevel=2)
         return q
+
+    def _unwound(self, q: np.ndarray, base: np.ndarray) -> np.ndarray:
+        """Dependent angles within π of the starting pose's: Newton may land whole turns away (theta2 = -15.04
+        for -2.48), which is the same pose but not what a user expects to read."""
+        cols = [i for i in self.partition.dependent if self.tree.kinds[i] == "R"]
+        if not cols or not isinstance(self.backend, Float64):
+            return q
+        q = q.copy()
+        q[:, cols] -= 2 * np.pi * np.round((q[:, cols] - base[:, cols]) / (2 * np.pi))
+        return q
+
+    def branch_signs(self, q) -> np.ndarray:
+        """(N,) sign of det Φ_q,dep (the loop equations' rows by the dependent coordinates): constant along an
+        assembly branch, opposite on the other branch of a four-bar; 0 at a singular configuration."""
+        rows, dep = list(self.partition.rows), list(self.partition.dependent)
+        jac = self.backend.to_float(self.constraint_jacobian(q)[:, rows][:, :, dep])
+        return np.sign(np.linalg.det(jac)) if dep else np.ones(len(jac))
+
+    def _branch_message(self, report: AssemblyReport, q: np.ndarray) -> str:
+        k = int(np.nonzero(report.branch_changed)[0][0])
+        return (
+            f"at {self._where(q, k)} the loops close only on another assembly branch than the starting pose's "
+            "(det Φ_q changed sign: the mechanism crossed a singular configuration, or the values lie beyond it)"
+        )
 
     def _newton_or_unconverged(self, q: np.ndarray):
         """Newton from q; a singular start (links in line) counts as not converged, for the continuation."""
@@ -160,18 +201,21 @@ class Mechanism:
             return self._closed_guess
         return self.tree.initial_coordinates()[None, :]
 
-    def _continue_from(self, base, targets, q, report, steps: int = 16):
-        """For samples Newton could not reach from the guess, walk the independent coordinates from the
-        guess's own values to the targets in small steps with a predictor, following the assembly branch."""
-        bad = np.nonzero(~report.converged)[0]
+    def _continue_from(self, base, targets, q, report, redo: np.ndarray, steps: int = 16):
+        """For the samples `redo` (Newton did not converge, or closed on another branch), walk the independent
+        coordinates from the guess's own values to the targets in small steps with a predictor, following the
+        assembly branch; a continuation that fails keeps a sample Newton had closed."""
+        bad = np.nonzero(redo)[0]
         current, step_report = self._homotopy(
             np.array(base[bad]), targets[bad][:, list(self.partition.independent)], steps
         )
+        better = step_report.converged | ~report.converged[bad]
+        bad, current = bad[better], current[better]
         q = q.copy()
         q[bad] = current
-        report.converged[bad] = step_report.converged
-        report.residual[bad] = step_report.residual
-        report.worst_row[bad] = step_report.worst_row
+        report.converged[bad] = step_report.converged[better]
+        report.residual[bad] = step_report.residual[better]
+        report.worst_row[bad] = step_report.worst_row[better]
         return q, report
 
     def _homotopy(self, start: np.ndarray, target: np.ndarray, steps: int):
@@ -261,16 +305,20 @@ class Mechanism:
         bad = int(np.nonzero(~report.converged)[0][0])
         row = int(report.worst_row[bad])
         label = self.constraints.labels[row]
-        values = self.backend.to_float(q[bad][list(self.partition.independent)])
-        where = ", ".join(f"{name} = {v:.6g}" for name, v in zip(self.independent, values, strict=True))
-        which = f" (configuration {bad + 1} of {len(q)})" if len(q) > 1 else ""
+        where = self._where(q, bad)
         raise AssemblyError(
-            f"the mechanism cannot close at {where}{which}: loop of cut joint "
+            f"the mechanism cannot close at {where}: loop of cut joint "
             f"'{self.constraints.row_joint[row]}' leaves residual {report.residual[bad]:.3g} "
             f"({label}) after {report.iterations} Newton iterations",
             self.constraints.row_joint[row],
             float(report.residual[bad]),
         )
+
+    def _where(self, q: np.ndarray, k: int) -> str:
+        """'theta1 = 0.5 (configuration 3 of 10)': the independent values of sample k."""
+        values = self.backend.to_float(q[k][list(self.partition.independent)])
+        where = ", ".join(f"{name} = {v:.6g}" for name, v in zip(self.independent, values, strict=True))
+        return where + (f" (configuration {k + 1} of {len(q)})" if len(q) > 1 else "")
 
     # ------------------------------------------------------------------ velocity level
     def r_matrix(self, q) -> np.ndarray:

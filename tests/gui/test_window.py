@@ -9,6 +9,8 @@ from mbstudio import samples
 from mbstudio.jobs import DONE
 from mbstudio.model import dumps
 
+from ..kinematic_paths import four_bar_branch_side
+
 
 def edit_field(window, key, field, text):
     """Type `text` into a field of the properties panel and press Enter, as a person would."""
@@ -185,3 +187,12 @@ def test_sliders_switch_to_the_compiled_assembly_once_its_job_has_built_it(windo
     numpy_path = window.mech.assemble(wanted, guess=before)[0]
     assert np.abs(window.q - numpy_path).max() < 1e-11
     assert [j.task for j in window.jobs.jobs].count("engine") == 1  # built once for this structure
+
+
+def test_a_full_crank_turn_with_the_slider_keeps_the_branch(window):
+    window.open_file(str(samples.path("four_bar")))
+    side = four_bar_branch_side(window.mech, window.q[None])
+    for theta in np.linspace(0, 2 * np.pi, 73)[1:]:
+        assert window.move_coordinate("theta1", float(np.angle(np.exp(1j * theta))))
+        assert window.status["assembly"].text() == "assembled", theta
+        assert four_bar_branch_side(window.mech, window.q[None]) == side, theta
