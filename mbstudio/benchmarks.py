@@ -403,7 +403,7 @@ def _slider(states: int) -> list[dict]:
     frame budget. Medians over the steps, which other load on the machine disturbs least. `states` does not
     apply."""
     from .gui.headless import offscreen_plotter
-    from .gui.scene import Scene
+    from .gui.view3d.scene import Scene
 
     mech = Mechanism(samples.load("sla_suspension"))
     q = mech.assemble(None)

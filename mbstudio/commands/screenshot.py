@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _render_3d(model, args) -> int:
     from ..gui.headless import offscreen_plotter
-    from ..gui.scene import Scene
+    from ..gui.view3d.scene import Scene
     from ..kinematics import Mechanism
 
     mech = Mechanism(model)
@@ -81,11 +81,11 @@ def _render_panel(model, args) -> int:
 
     app = application()
     if args.panel == "ridge":
-        from ..gui.ridge_panel import RidgePanel
+        from ..gui.results.ridge_panel import RidgePanel
 
         panel = RidgePanel()
     else:
-        from ..gui.plots_panel import PlotsPanel
+        from ..gui.results.plots_panel import PlotsPanel
         from ..kinematics import Mechanism
 
         panel = PlotsPanel()

@@ -23,24 +23,24 @@ from ..kinematics.fast_assembly import FastAssembly
 from ..kinematics.mechanism import BranchChangeWarning
 from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, loads, write_all, write_atomic
 from . import menus
-from .coordinates_panel import CoordinatesPanel, coordinate_range
-from .document import Document
-from .document_tree import DocumentTree
-from .edit_actions import EditActions
-from .eom_table import EquationsTable
-from .job_options import ask_options
-from .jobs_panel import JobManager, JobsPanel
+from .editing.coordinates_panel import CoordinatesPanel, coordinate_range
+from .editing.document import Document
+from .editing.document_tree import DocumentTree
+from .editing.edit_actions import EditActions
+from .editing.properties import PropertyEditor
+from .jobs.job_options import ask_options
+from .jobs.jobs_panel import JobManager, JobsPanel
 from .main_thread_gc import collect_in_gui_thread
-from .parameter_table import ParameterTable
-from .plots_panel import PlotsPanel
-from .properties import PropertyEditor
 from .recovery import Autosave
-from .results_table import BaseParameterTable
-from .ridge_panel import RidgePanel
+from .results.eom_table import EquationsTable
+from .results.parameter_table import ParameterTable
+from .results.plots_panel import PlotsPanel
+from .results.results_table import BaseParameterTable
+from .results.ridge_panel import RidgePanel
+from .results.study_panel import StudyPanel
 from .script import model_script
 from .settings import add_recent, keep_options, last_options, settings
-from .study_panel import StudyPanel
-from .view3d import View3D
+from .view3d.view import View3D
 
 MODEL_FILTER = "MB Studio models (*.mbs)"
 # the panels that show each task's result (the last one is brought to the front)

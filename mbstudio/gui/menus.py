@@ -1,18 +1,14 @@
-"""Menus, toolbar and shortcuts of the main window."""
+"""Menus, toolbar and shortcuts of the main window (passed in as a QMainWindow: this module does not import
+main_window back, which builds its menus here)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QMessageBox
+from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox
 
 from .. import __version__, samples
-from .panel_parts import FORMAT_NAMES
+from .results.panel_parts import FORMAT_NAMES
 from .settings import recent_files
-
-if TYPE_CHECKING:
-    from .main_window import MainWindow
 
 Key = QKeySequence.StandardKey
 CAMERAS = (("front", "Front", "1"), ("side", "Side", "2"), ("top", "Top", "3"), ("isometric", "Isometric", "0"))
@@ -59,7 +55,7 @@ that decides the numerical rank.</p>
 <code>mbstudio</code> package (File › Save as Script shows it for the open model).</p>"""
 
 
-def _action(window: MainWindow, text: str, slot, shortcut=None, tip: str = "") -> QAction:
+def _action(window: QMainWindow, text: str, slot, shortcut=None, tip: str = "") -> QAction:
     action = QAction(text, window)
     action.triggered.connect(lambda _=False: slot())
     if shortcut is not None:
@@ -68,7 +64,7 @@ def _action(window: MainWindow, text: str, slot, shortcut=None, tip: str = "") -
     return action
 
 
-def build(window: MainWindow) -> dict[str, QAction]:
+def build(window: QMainWindow) -> dict[str, QAction]:
     """Create the menus and toolbar; returns the actions by name (for tests and later panels)."""
     a = {
         "new": _action(window, "&New", window.new_document, Key.New, "An empty model"),
@@ -181,7 +177,7 @@ def build(window: MainWindow) -> dict[str, QAction]:
     return a
 
 
-def _stack_buttons(window: MainWindow) -> list[QAction]:
+def _stack_buttons(window: QMainWindow) -> list[QAction]:
     """Toolbar twins of Undo/Redo with fixed labels, so the toolbar does not change width with every edit;
     their tooltips name the edit, as the menu items do."""
     stack = window.document.stack
@@ -197,7 +193,7 @@ def _stack_buttons(window: MainWindow) -> list[QAction]:
     return [undo, redo]
 
 
-def _fill_export(window: MainWindow, menu: QMenu, actions: dict[str, QAction]) -> None:
+def _fill_export(window: QMainWindow, menu: QMenu, actions: dict[str, QAction]) -> None:
     """One submenu per result panel; its entries are enabled only while the panel holds a result."""
     for attr, text, formats in EXPORTS:
         sub = menu.addMenu(text)
@@ -215,11 +211,11 @@ def _fill_export(window: MainWindow, menu: QMenu, actions: dict[str, QAction]) -
     menu.addAction(actions["screenshot"])
 
 
-def _about(window: MainWindow) -> None:
+def _about(window: QMainWindow) -> None:
     QMessageBox.about(window, "About MB Studio", ABOUT.format(version=__version__))
 
 
-def _fill_recent(window: MainWindow, menu: QMenu) -> None:
+def _fill_recent(window: QMainWindow, menu: QMenu) -> None:
     menu.clear()
     for path in recent_files():
         menu.addAction(_action(window, path, lambda p=path: window.open_file(p)))

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from ..model import ModelError, load, save, write_atomic
-from .document import Document
+from .editing.document import Document
 from .settings import autosave_seconds, recovery_folder, settings
 
 UNREADABLE = ".unreadable"

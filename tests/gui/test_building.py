@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtWidgets import QComboBox, QDialog, QInputDialog, QLineEdit, QMessageBox
 
 from mbstudio import samples
-from mbstudio.gui import edits
-from mbstudio.gui.edit_actions import AddBodyDialog, AddJointDialog
-from mbstudio.gui.fields import OWN_FRAME, fields_for
+from mbstudio.gui.editing import edits
+from mbstudio.gui.editing.edit_actions import AddBodyDialog, AddJointDialog
+from mbstudio.gui.editing.fields import OWN_FRAME, fields_for
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import ModelError, Parameter, dumps, load, validate
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from PySide6.QtWidgets import QDialog, QInputDialog, QMessageBox
 
 from mbstudio import samples
-from mbstudio.gui import edits
-from mbstudio.gui.edit_actions import AddBodyDialog
-from mbstudio.gui.fields import fields_for
+from mbstudio.gui.editing import edits
+from mbstudio.gui.editing.edit_actions import AddBodyDialog
+from mbstudio.gui.editing.fields import fields_for
 from mbstudio.model import dumps, validate
 
 

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from mbstudio import samples
 from mbstudio.gui import settings as app_settings
-from mbstudio.gui.document import Document
+from mbstudio.gui.editing.document import Document
 from mbstudio.gui.main_window import MainWindow
 from mbstudio.gui.recovery import Autosave, offer_recovery, pending
 from mbstudio.model import dumps, load

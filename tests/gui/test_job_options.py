@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtWidgets import QDialog
 
 from mbstudio import samples
-from mbstudio.gui.job_options import (
+from mbstudio.gui.jobs.job_options import (
     BaseParametersDialog,
     KinematicsDialog,
     SimulationDialog,

@@ -225,7 +225,7 @@ def test_export_entries_wait_for_a_result(window, answers, tmp_path):
 def test_the_analysis_options_are_asked_for_and_remembered(window, monkeypatch):
     from PySide6.QtWidgets import QDialog
 
-    from mbstudio.gui import job_options
+    from mbstudio.gui.jobs import job_options
 
     asked = []
 

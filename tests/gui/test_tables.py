@@ -106,7 +106,7 @@ def nonzero_entries(groups: dict) -> int:
 
 @pytest.fixture
 def equations(qtbot, display, pendulum):
-    from mbstudio.gui.eom_table import EquationsTable
+    from mbstudio.gui.results.eom_table import EquationsTable
 
     table = EquationsTable()
     qtbot.addWidget(table)
@@ -213,7 +213,7 @@ def test_symbolic_grouping_has_the_coefficients_of_the_base_parameters(four_bar)
 
 @pytest.fixture
 def parameters(qtbot, display, four_bar):
-    from mbstudio.gui.parameter_table import ParameterTable
+    from mbstudio.gui.results.parameter_table import ParameterTable
 
     table = ParameterTable()
     qtbot.addWidget(table)
@@ -249,7 +249,7 @@ def test_parameter_table_exports_with_the_job_data(parameters, tmp_path):
 
 
 def test_base_parameter_table_exports_json_with_the_run(qtbot, display, four_bar, tmp_path):
-    from mbstudio.gui.results_table import BaseParameterTable
+    from mbstudio.gui.results.results_table import BaseParameterTable
 
     table = BaseParameterTable()
     qtbot.addWidget(table)

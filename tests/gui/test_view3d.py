@@ -9,7 +9,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
 from mbstudio import samples
-from mbstudio.gui.scene import HIGHLIGHT, MESH_FORMATS, Scene
+from mbstudio.gui.view3d.scene import HIGHLIGHT, MESH_FORMATS, Scene
 from mbstudio.kinematics import Mechanism
 
 Q = np.array([0.4, -0.7])  # a pose of the double pendulum where body 2 is turned and moved

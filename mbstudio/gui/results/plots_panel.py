@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..io.time_series import time_series_text
-from ..jobs import JobResult
+from ...io.time_series import time_series_text
+from ...jobs import JobResult
 from .panel_parts import export_path, menu_button, stale_banner, write_export
 from .ridge_panel import COLORS
 

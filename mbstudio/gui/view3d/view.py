@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pyvistaqt import QtInteractor
 from vtkmodules.vtkRenderingCore import vtkPropPicker
 
-from ..kinematics import Mechanism
+from ...kinematics import Mechanism
 from .scene import Scene
 
 CLICK_PIXELS = 3  # a press and release closer than this are a click, not a drag

@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..io.study_table import study_bytes
-from ..jobs.study import ANALYSES, Study, columns
-from ..model import Model, ModelError
+from ...io.study_table import study_bytes
+from ...jobs.study import ANALYSES, Study, columns
+from ...model import Model, ModelError
 from .panel_parts import export_path, menu_button, write_export
 
 POLL_MS = 200

@@ -7,8 +7,8 @@ import math
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QSlider, QWidget
 
-from ..kinematics import Mechanism
-from ..model import JOINT_MOTIONS
+from ...kinematics import Mechanism
+from ...model import JOINT_MOTIONS
 
 STEPS = 1000  # slider resolution over the coordinate's range
 

@@ -15,9 +15,9 @@ from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 
-from ..io.csv_text import csv_text
-from ..io.json_text import json_text
-from ..jobs import JobResult
+from ...io.csv_text import csv_text
+from ...io.json_text import json_text
+from ...jobs import JobResult
 from .panel_parts import export_path, menu_button, result_layout, stale_banner, write_export
 
 EXPORT_FORMATS = ("png", "svg", "csv", "json")

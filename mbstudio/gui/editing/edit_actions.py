@@ -14,8 +14,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..model import GROUND, JOINT_TYPES, Model, ModelError
-from ..model.document import FORCE_ELEMENTS
+from ...model import GROUND, JOINT_TYPES, Model, ModelError
+from ...model.document import FORCE_ELEMENTS
 from . import edits
 from .document import Document
 

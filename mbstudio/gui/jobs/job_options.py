@@ -33,12 +33,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..dynamics.simulation import METHODS as INTEGRATORS
-from ..identification.pipeline import default_trajectory
-from ..kinematics import Mechanism
-from ..model import Model, ModelError
-from ..model.document import Trajectory
-from .properties import ERROR_BORDER
+from ...dynamics.simulation import METHODS as INTEGRATORS
+from ...identification.pipeline import default_trajectory
+from ...kinematics import Mechanism
+from ...model import Model, ModelError
+from ...model.document import Trajectory
+from ..editing.properties import ERROR_BORDER
 
 DEFAULTS: dict[str, dict] = {
     "kinematics": {"trajectory": None, "samples": None},

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMenu, QMessageBox, QToolButton, QVBoxLayout, QWidget
 
-from ..model import ModelError, write_atomic
+from ...model import ModelError, write_atomic
 
 STALE_TEXT = "STALE: the model was edited after this run; run the analysis again."
 FORMAT_NAMES = {

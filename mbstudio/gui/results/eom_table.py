@@ -9,7 +9,7 @@ from collections import Counter
 
 from PySide6.QtWidgets import QWidget
 
-from ..jobs import JobResult
+from ...jobs import JobResult
 from .table_export import Cell, TablePanel, provenance_text
 
 GROUPS = {

@@ -8,8 +8,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from ..kinematics import Mechanism
-from ..model import Model, load, save, validate
+from ...kinematics import Mechanism
+from ...model import Model, load, save, validate
 from .commands import ModelEdit, PoseEdit
 
 
@@ -39,12 +39,12 @@ class Document(QObject):
         after = self.model.copy()
         result = change(after)
         check(after)
-        self.stack.push(ModelEdit(self, text, self.model.copy(), after))
+        self.stack.push(ModelEdit(self.install, text, self.model.copy(), after))
         return result
 
     def set_pose(self, values: dict[str, float], text: str, drag: int) -> None:
         before = {name: self._coordinate(name).initial for name in values}
-        self.stack.push(PoseEdit(self, text, before, dict(values), drag))
+        self.stack.push(PoseEdit(self.set_initial, text, before, dict(values), drag))
 
     def install(self, model: Model) -> None:
         self.model = model

@@ -24,10 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..io.csv_text import csv_text, provenance_line
-from ..io.json_text import json_text
-from ..jobs import JobResult
-from ..model import ModelError
+from ...io.csv_text import csv_text, provenance_line
+from ...io.json_text import json_text
+from ...jobs import JobResult
+from ...model import ModelError
 from .panel_parts import FORMAT_NAMES, export_path, menu_button, result_layout, stale_banner, write_export
 
 FORMATS = ("csv", "tex", "json")

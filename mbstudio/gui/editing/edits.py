@@ -11,10 +11,10 @@ import dataclasses
 import re
 from collections.abc import Iterator
 
-from ..kinematics import Mechanism
-from ..model import INERTIA_NAMES, JOINT_MOTIONS, Body, Coordinate, Frame, Joint, Model, ModelError, Parameter
-from ..model.document import FORCE_ELEMENTS, Harmonic, Trajectory, body_key
-from ..model.expressions import names as expression_names
+from ...kinematics import Mechanism
+from ...model import INERTIA_NAMES, JOINT_MOTIONS, Body, Coordinate, Frame, Joint, Model, ModelError, Parameter
+from ...model.document import FORCE_ELEMENTS, Harmonic, Trajectory, body_key
+from ...model.expressions import names as expression_names
 
 # Inertia of a new body: 1 kg, a small positive-definite tensor, so the model stays physically valid.
 _NEW_INERTIA = {**dict.fromkeys(INERTIA_NAMES, 0.0), "m": 1.0, "Ixx": 0.001, "Iyy": 0.001, "Izz": 0.001}

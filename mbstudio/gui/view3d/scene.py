@@ -20,9 +20,9 @@ import numpy as np
 import pyvista as pv
 from vtkmodules.vtkCommonCore import vtkObject
 
-from ..kinematics import Mechanism
-from ..model import GROUND, Frame
-from ..model.document import body_key
+from ...kinematics import Mechanism
+from ...model import GROUND, Frame
+from ...model.document import body_key
 
 PALETTE = ("#4a78b5", "#d0802a", "#50a050", "#b04a8a", "#8a6ad0", "#c0a030", "#3aa0a0", "#a05050")
 HIGHLIGHT = "#19d3ff"  # cyan: no sample body uses it

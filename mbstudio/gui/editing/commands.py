@@ -2,41 +2,44 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from PySide6.QtGui import QUndoCommand
 
-from ..model import Model
-
-if TYPE_CHECKING:
-    from .document import Document
+from ...model import Model
 
 POSE_ID = 1
 
 
 class ModelEdit(QUndoCommand):
     """A structural edit kept as the models before and after it (cheap at mechanism sizes, and exact:
-    undo gives back the same saved bytes)."""
+    undo gives back the same saved bytes). `install` makes a model the document's."""
 
-    def __init__(self, document: Document, text: str, before: Model, after: Model) -> None:
+    def __init__(self, install: Callable[[Model], None], text: str, before: Model, after: Model) -> None:
         super().__init__(text)
-        self.document, self.before, self.after = document, before, after
+        self.install, self.before, self.after = install, before, after
 
     def redo(self) -> None:
-        self.document.install(self.after.copy())
+        self.install(self.after.copy())
 
     def undo(self) -> None:
-        self.document.install(self.before.copy())
+        self.install(self.before.copy())
 
 
 class PoseEdit(QUndoCommand):
-    """New initial values of coordinates (the pose shown); successive steps of one slider drag merge."""
+    """New initial values of coordinates (the pose shown); successive steps of one slider drag merge.
+    `set_initial` writes values into the document."""
 
     def __init__(
-        self, document: Document, text: str, before: dict[str, float | None], after: dict[str, float], drag: int
+        self,
+        set_initial: Callable[[dict[str, float | None]], None],
+        text: str,
+        before: dict[str, float | None],
+        after: dict[str, float],
+        drag: int,
     ) -> None:
         super().__init__(text)
-        self.document, self.before, self.after, self.drag = document, before, after, drag
+        self.set_initial, self.before, self.after, self.drag = set_initial, before, after, drag
 
     def id(self) -> int:
         return POSE_ID
@@ -50,7 +53,7 @@ class PoseEdit(QUndoCommand):
         return True
 
     def redo(self) -> None:
-        self.document.set_initial(self.after)
+        self.set_initial(self.after)
 
     def undo(self) -> None:
-        self.document.set_initial(self.before)
+        self.set_initial(self.before)

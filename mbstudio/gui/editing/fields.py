@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
-from ..model import INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
-from ..model.document import Harmonic, Trajectory, body_key
+from ...model import INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
+from ...model.document import Harmonic, Trajectory, body_key
 from . import edits
 
 SHAPE_TYPES = ("(links)", "box", "cylinder", "sphere")

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..jobs import CANCELLED, DONE, FAILED, Job, Runner
+from ...jobs import CANCELLED, DONE, FAILED, Job, Runner
 
 POLL_MS = 100
 STATE_COLORS = {DONE: "#207020", FAILED: "#b02020", CANCELLED: "#806020"}

@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..model import ModelError
-from ..model.validation import float_value
+from ...model import ModelError
+from ...model.validation import float_value
 from .document import Document
 from .edits import parse_expression, parse_vector
 from .fields import Field, fields_for

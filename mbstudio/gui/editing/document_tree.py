@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem, QWidget
 
-from ..model import GROUND, Model
+from ...model import GROUND, Model
 
 KEY = Qt.ItemDataRole.UserRole
 # Context-menu entries per kind of item: (request name, menu text).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from ..jobs import JobResult
+from ...jobs import JobResult
 from .table_export import Cell, TablePanel, code_latex, provenance_text
 
 ROUTES = (("dp", "DP (float64)"), ("vp", "VP"), ("symbolic", "Symbolic"))

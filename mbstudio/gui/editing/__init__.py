@@ -1,0 +1,1 @@
+"""Editing room: the document, its undoable commands, the model tree, the property editor and the sliders."""

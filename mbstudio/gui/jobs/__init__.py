@@ -1,0 +1,1 @@
+"""Jobs room: the jobs panel (progress, cancel) and the analysis option dialogs."""
