@@ -196,6 +196,7 @@ def test_symbolic_regressor_of_the_double_pendulum_matches_float64():
     Q, V, A = random_states(fp.n, 1, seed=11)
     values = {
         **model.parameter_values(),
+        "g": -model.gravity[2],  # the sympy back-end names gravity's magnitude (0, 0, -9.81)
         **{str(s): x for row, vals in ((q, Q), (qd, V), (qdd, A)) for s, x in zip(row[0], vals[0], strict=True)},
     }
     subs = {s: values[s.name] for s in set().union(*(e.free_symbols for e in K_sym.flat))}

@@ -124,7 +124,8 @@ def test_symbols_are_named_as_the_document():
     e = eom("double_pendulum")
     assert [s.name for s in e.coordinates] == ["theta1", "theta2"]
     assert [s.name for s in e.velocities] == ["d_theta1", "d_theta2"]
-    assert [s.name for s in e.geometric] == ["L"]
+    assert [s.name for s in e.geometric] == ["L", "g"]  # g: gravity's magnitude, 9.81 in the document
+    assert e.values["g"] == 9.81 and "981" not in str(e.gravity)
     assert e.mass_matrix[1, 1] == sympy.Symbol("Izz2", real=True)
     assert all(s.is_real for s in e.mass_matrix.free_symbols)
 

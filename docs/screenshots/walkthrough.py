@@ -4,7 +4,7 @@ motion; a screenshot of the window at each step and the time each step took.
 
     python3 docs/screenshots/walkthrough.py OUT_FOLDER
 
-Runs under Xvfb when there is no display. The README's screenshots are steps 1, 2 and 5.
+Runs under Xvfb when there is no display. The README's screenshots are steps 1, 2 and 4.
 """
 
 from __future__ import annotations
@@ -75,11 +75,11 @@ def main(out: Path) -> None:
         print(f"export {path.name}: {window.export_result(panel, fmt, str(path))}, {path.stat().st_size} bytes")
     window.docks["parameter_table"].raise_()
     run("kinematics", {"samples": 200}, "Kinematics")
-    shot("5_kinematics.png")
+    shot("4_kinematics.png")
     window.document.stack.setClean()
     window.open_sample("double_pendulum")
     run("symbolic_eom", {"simplify": True}, "Symbolic equations of motion")
-    shot("6_equations.png")
+    shot("5_equations.png")
     window.document.stack.setClean()
     window.close()
 

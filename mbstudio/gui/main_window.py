@@ -116,6 +116,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["tree"], self.docks["properties"]], [480, 360], Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["coordinates"], self.docks["jobs"]], [160, 500], Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["ridge"], self.docks["base_table"]], [600, 800], Qt.Orientation.Horizontal)
+        self._orphans: set[int] = set()  # jobs started for a document no longer open
         self._sized_results = False  # the result docks get their share of the height when first shown
         self._saved_geometry = None
         if persistent:
@@ -142,6 +143,7 @@ class MainWindow(QMainWindow):
         doc.structureChanged.connect(self._rebuild)
         doc.poseChanged.connect(self._pose_from_document)
         doc.pathChanged.connect(self._update_title)
+        doc.replaced.connect(self._clear_results)
         doc.stack.cleanChanged.connect(self._update_title)
         self.tree.selected.connect(self._select)
         self.tree.requested.connect(self._request)
@@ -290,7 +292,7 @@ class MainWindow(QMainWindow):
         if job.task == "urdf_import":
             self._install_import(job)
             return
-        if job.task == "engine":  # the sliders take it up at their next step
+        if job.task == "engine" or job.id in self._orphans:  # the sliders take an engine up at their next step
             return
         self.results.setdefault(job.model_hash, {})[job.task] = job
         self._show(job)
@@ -405,6 +407,14 @@ class MainWindow(QMainWindow):
             QMessageBox.information(self, "Nothing to export", "Run the analysis first (Analysis menu).")
             return False
         return panel.export(fmt, path)
+
+    def _clear_results(self) -> None:
+        """Results belong to their document: another one in the window clears them (running jobs go on and
+        are kept in the jobs panel, but their results are not shown over the new model)."""
+        self.results.clear()
+        self._orphans |= {job.id for job in self.jobs.running}
+        for panel in {getattr(self, name) for names in RESULT_PANELS.values() for name in names}:
+            panel.clear()
 
     def _mark_stale(self) -> None:
         for panel in {getattr(self, name) for names in RESULT_PANELS.values() for name in names}:

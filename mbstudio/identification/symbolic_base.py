@@ -100,7 +100,7 @@ def symbolic_base_parameters(
     model = source.model if isinstance(source, Mechanism) else source
     geometry = Geometry(model, Symbolic())
     values = {geometry.symbols[p.name]: p.value for p in model.parameters}
-    gravity = sympy.Matrix(list(geometry.gravity()))
+    gravity = sympy.Matrix(list(geometry.vector(model.gravity)))  # as numbers: the tests below compare with 0
     float_mech = source if isinstance(source, Mechanism) and isinstance(source.backend, Float64) else Mechanism(model)
     notes: list[str] = []
     facts = ground_facts(model, geometry, values)

@@ -11,6 +11,20 @@ from ..model.expressions import evaluate
 from ..model.validation import float_vector
 from ..numerics.spatial import default_x_axis, frame_rotation
 
+GRAVITY_SYMBOL = "g"
+
+
+def gravity_symbol(model: Model) -> tuple[int, float] | None:
+    """(axis, magnitude) when the document's gravity is a number along one world axis and no parameter is
+    already called g: then symbolic results name it g. None otherwise (gravity written with the document's own
+    parameters stays as written)."""
+    if any(p.name == GRAVITY_SYMBOL for p in model.parameters):
+        return None
+    if not all(isinstance(v, int | float) for v in model.gravity):
+        return None
+    axes = [i for i, v in enumerate(model.gravity) if v != 0]
+    return (axes[0], abs(float(model.gravity[axes[0]]))) if len(axes) == 1 else None
+
 
 @dataclass
 class FrameValue:
@@ -54,7 +68,17 @@ class Geometry:
         return FrameValue(frame_rotation(self.vector(z_expr), self.vector(x_expr), self.backend), origin)
 
     def gravity(self) -> np.ndarray:
-        return self.vector(self.model.gravity)
+        """The gravity vector. In sympy, a numeric gravity along one axis is ±g with g a parameter symbol (its
+        value the magnitude: see gravity_symbol), so that equations read g*mx1*sin(theta1), not
+        981*mx1*sin(theta1)/100."""
+        named = gravity_symbol(self.model)
+        if named is None or self.backend.name != "sympy":
+            return self.vector(self.model.gravity)
+        axis, magnitude = named
+        out = self.backend.zeros(3)
+        sign = 1 if float(self.model.gravity[axis]) > 0 else -1
+        out[axis] = sign * self.backend.parameter(GRAVITY_SYMBOL, magnitude)
+        return out
 
     def inertia(self, body: Body) -> np.ndarray:
         """The ten inertial parameters (m, mx, ..., Izz) as a (10,) array."""

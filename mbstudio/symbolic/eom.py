@@ -28,6 +28,7 @@ import sympy
 
 from .. import __version__
 from ..identification.regressor import tree_regressor
+from ..kinematics.geometry import GRAVITY_SYMBOL, gravity_symbol
 from ..kinematics.mechanism import Mechanism
 from ..model.document import Model
 from ..model.fileformat import dumps
@@ -179,10 +180,14 @@ def linear_combination(coefficients: np.ndarray, phi: list, reduce: TrigReducer,
 
 
 def document_values(model: Model) -> dict[str, float]:
-    """Numbers for every parameter symbol: the geometric parameters and the inertial parameters."""
+    """Numbers for every parameter symbol: the geometric parameters, g (gravity's magnitude, where the
+    equations name it: kinematics.geometry.gravity_symbol) and the inertial parameters."""
     mech = Mechanism(model, backend=Float64())
     inertia = np.concatenate([mech.tree.geometry.inertia(b) for b in model.bodies]) if model.bodies else []
-    return model.parameter_values() | dict(zip(model.inertial_parameter_names(), map(float, inertia), strict=True))
+    named = gravity_symbol(model)
+    gravity = {} if named is None else {GRAVITY_SYMBOL: named[1]}
+    inertial = dict(zip(model.inertial_parameter_names(), map(float, inertia), strict=True))
+    return model.parameter_values() | gravity | inertial
 
 
 def model_hash(model: Model) -> str:
@@ -249,8 +254,11 @@ def equations_of_motion(
 
 
 def geometric_symbols(mech: Mechanism) -> list[sympy.Symbol]:
-    """The named geometric parameters as the Symbolic back-end gives them, document order."""
-    return [mech.tree.geometry.symbols[p.name] for p in mech.model.parameters]
+    """The named geometric parameters as the Symbolic back-end gives them, document order, then g where the
+    equations name gravity's magnitude (kinematics.geometry.gravity_symbol)."""
+    named = [mech.tree.geometry.symbols[p.name] for p in mech.model.parameters]
+    gravity = gravity_symbol(mech.model)
+    return named + ([] if gravity is None else [mech.backend.parameter(GRAVITY_SYMBOL, gravity[1])])
 
 
 def add_constraints(eom: EquationsOfMotion, mech: Mechanism, reduce: TrigReducer, monitor: Monitor) -> None:

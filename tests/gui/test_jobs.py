@@ -201,6 +201,9 @@ def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbo
     assert data["series"]["theta1 [rad]"][10] == float(rows[11][column])
     assert not window.export_result("plots", "csv", str(tmp_path / "no such folder" / "k.csv"))
     assert answers["calls"][-1][:2] == ("critical", "Export failed")  # said by the panel, for its button too
+    window.open_sample("four_bar")  # results belong to their document: another one clears them
+    assert plots.result is None and plots.series.count() == 0 and not plots.plot.plotItem.listDataItems()
+    assert window.results == {} and window.base_table.result is None and window.ridge.result is None
 
 
 def tmp_export(window, panel: str, formats, folder) -> dict[str, str]:

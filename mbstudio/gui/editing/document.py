@@ -25,6 +25,7 @@ class Document(QObject):
     structureChanged = Signal()
     poseChanged = Signal()
     pathChanged = Signal()
+    replaced = Signal()  # another model in this window (new, open, recovered, imported): old results go
 
     def __init__(self, model: Model, path: str | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -75,6 +76,7 @@ class Document(QObject):
         if modified:
             self.stack.resetClean()  # no state of the (empty) history is the saved one
         self.pathChanged.emit()
+        self.replaced.emit()
 
     def open(self, path: str) -> None:
         """Load `path`; a ModelError leaves the current document untouched."""

@@ -62,11 +62,12 @@ ELIMINATION = {
     "priority": "These first, where possible",
     "eliminate": "Exactly these",
 }
-# VP cost model, fitted to runs on the SLA suspension (closed loops), the PUMA 560 and the four-bar at 30 to 1000
-# digits (2-core machine, under load; good to a factor of 2 to 3, open chains come out faster): building W
-# costs W_SECONDS per sample and body, its SVD SVD_SECONDS per row and squared column, both growing with the
-# digits as (1 + digits / DIGITS_SCALE).
-W_SECONDS, SVD_SECONDS, DIGITS_SCALE = 0.015, 6e-6, 300
+# VP cost model on gmpy2, fitted to runs of 100 samples on the SLA suspension (closed loops: 4.45 s at 30 digits,
+# 5.74 s at 100), the PUMA 560 (2.34 s) and the four-bar (0.75 s), on this 2-core machine; open chains come out
+# up to 2 times faster: building W costs W_SECONDS per sample and body, its SVD SVD_SECONDS per row and squared
+# column (what dominates for a hundred parameters and more), both growing with the digits as
+# (1 + digits / DIGITS_SCALE).
+W_SECONDS, SVD_SECONDS, DIGITS_SCALE = 0.005, 2e-7, 250
 # symbolic EOM with simplification, measured: four-bar (3 bodies) 5 s, SLA (7) 71 s, PUMA 560 (6) 218 s;
 # without it 0.3 to 5 s
 QUICK_SIMPLIFY_BODIES = 3
@@ -146,15 +147,12 @@ def vp_seconds(samples: int, bodies: int, independent: int, digits: list[int]) -
 
 
 def about(seconds: float) -> str:
-    for limit, text in (
-        (10, "a few seconds"),
-        (60, "under a minute"),
-        (600, "a few minutes"),
-        (3600, "tens of minutes"),
-    ):
-        if seconds < limit:
-            return text
-    return "hours"
+    """The estimate as a person reads it: 'about 17 s', 'about 4 min', 'about 1.5 h'."""
+    if seconds < 59.5:
+        return f"about {max(1, round(seconds))} s"
+    if seconds < 3570:
+        return f"about {round(seconds / 60)} min"
+    return f"about {seconds / 3600:.1f} h"
 
 
 def _text(value: object) -> str:

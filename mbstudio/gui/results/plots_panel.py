@@ -113,6 +113,16 @@ class PlotsPanel(QWidget):
     def set_stale(self, stale: bool) -> None:
         self.stale.setVisible(stale)
 
+    def clear(self) -> None:
+        """Back to the empty panel: another document is open."""
+        self.pause()
+        self.result = None
+        self.series.clear()
+        self._replot()
+        self.slider.setRange(0, 0)
+        self.time_label.setText("no motion yet")
+        self.stale.hide()
+
     def select_series(self, names) -> None:
         """Plot exactly the series named (those present), with or without their unit: "theta1" selects
         "theta1 [rad]", so the independent coordinates can be asked for by name."""

@@ -24,6 +24,9 @@ EXPORT_FORMATS = ("png", "svg", "csv", "json")
 COLORS = ("#202020", "#d0602a", "#2a70c0", "#40a040", "#a040a0", "#a08020")
 
 
+PLACEHOLDER = "Run Analysis › Base parameters to see the singular values."
+
+
 class RidgePanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -39,7 +42,7 @@ class RidgePanel(QWidget):
         self.legend.setZValue(10)  # above the curves and lines
         self.ranks = QLabel()
         self.ranks.setWordWrap(True)
-        self.hover = QLabel("Run Analysis › Base parameters to see the singular values.")
+        self.hover = QLabel(PLACEHOLDER)
         self.stale = stale_banner()
         # a long hover text must not widen the window
         self.hover.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -64,6 +67,15 @@ class RidgePanel(QWidget):
         self.ranks.setText("<br>".join(lines))
         self.plot.autoRange()
         self.hover.setText("Move the mouse over a point to read σ_i.")
+
+    def clear(self) -> None:
+        """Back to the empty panel: another document is open."""
+        self.result, self.curves = None, {}
+        self.plot.clear()
+        self.legend.clear()
+        self.ranks.clear()
+        self.hover.setText(PLACEHOLDER)
+        self.stale.hide()
 
     def _draw(self, s: dict, color: str) -> None:
         y = np.array([v if math.isfinite(v) else np.nan for v in s["log10_sigma"]])

@@ -128,6 +128,7 @@ class TablePanel(QWidget):
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setSortingEnabled(True)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.placeholder = placeholder
         self.summary = QLabel(placeholder)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -173,6 +174,13 @@ class TablePanel(QWidget):
 
     def set_stale(self, stale: bool) -> None:
         self.stale.setVisible(stale)
+
+    def clear(self) -> None:
+        """Back to the empty table: another document is open."""
+        self.result, self.records = None, []
+        self.table.setRowCount(0)
+        self.summary.setText(self.placeholder)
+        self.stale.hide()
 
     # ------------------------------------------------------------------ filter
     def set_filter(self, text: str, column: str = ANY_COLUMN) -> None:
