@@ -366,7 +366,8 @@ class Scene:
     # ------------------------------------------------------------------ camera
     def camera(self, preset: str) -> None:
         """Look along a world axis, z up: front (along +x, onto the y-z plane), side (along -y, onto x-z),
-        top (down z, x to the right and y up), or isometric (from +x, -y, +z: a left-hand corner is seen from inboard); then fit."""
+        top (down z, x to the right and y up), or isometric (from +x, -y, +z: a left-hand corner is seen
+        from inboard); then fit."""
         directions = {"front": (1, 0, 0), "side": (0, -1, 0), "top": (0, 0, 1), "isometric": (1, -1, 1)}
         up = (0, 1, 0) if preset == "top" else (0, 0, 1)  # top: x to the right, y up, as on a drawing
         self.plotter.view_vector(directions[preset], viewup=up, render=False)
