@@ -237,7 +237,7 @@ def _sprung_sla():
     from .model.document import SpringDamper
 
     model = samples.load("sla_suspension")
-    model.forces = [SpringDamper("spring", "6", "C", "7", "ball", stiffness=30_000.0, length=0.5)]
+    model.forces = [SpringDamper("coilover", "6", "C", "7", "ball", stiffness=30_000.0, length=0.5)]
     return model
 
 

@@ -152,7 +152,7 @@ def run():
 
 
 def test_the_sample_carries_eq_16(sla):
-    (trajectory,) = sla.trajectories
+    trajectory = sla.trajectories[0]  # the first, the default (the second sweeps the wheel travel)
     assert trajectory.coordinates == EQ16 and trajectory.duration == 20.0
 
 

@@ -165,6 +165,7 @@ def test_sympy_equations_substituted_equal_float64():
     q, qd, qdd = random_states(fp, count=1)
     values = {s: v for arr, row in zip(symbols, (q, qd, qdd), strict=True) for s, v in zip(arr[0], row[0], strict=True)}
     values.update({sympy.Symbol(p, real=True): v for p, v in fp.model.parameter_values().items()})
+    values[sympy.Symbol("g", real=True)] = -fp.model.gravity[2]  # sympy names gravity's magnitude g
     ours = dynamics(fp, q, qd, qdd)
     for key, value in ours.items():
         got = np.array([float(sympy.sympify(e).subs(values)) for e in exprs[key].ravel()]).reshape(value.shape)

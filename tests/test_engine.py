@@ -147,7 +147,7 @@ def test_compiled_simulation_follows_the_numpy_path(name):
 
 def test_cvodes_agrees_with_dop853_on_the_sprung_sla():
     model = samples.load("sla_suspension")
-    model.forces = [SpringDamper("spring", "6", "C", "7", "ball", stiffness=30_000.0, length=0.5)]
+    model.forces = [SpringDamper("coilover", "6", "C", "7", "ball", stiffness=30_000.0, length=0.5)]
     adams, bdf, dop = (
         simulate(model, 1.0, method, rtol=1e-10, atol=1e-12, samples=101)
         for method in ("CVODES", "CVODES-BDF", "DOP853")

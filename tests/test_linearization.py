@@ -41,7 +41,7 @@ def test_the_hanging_double_pendulum_has_the_frequencies_of_its_lagrangian():
 
 def _sprung_sla():
     model = samples.load("sla_suspension")
-    model.forces = [SpringDamper("spring", "6", "C", "7", "ball", stiffness=30_000.0, damping=900.0, length=0.5)]
+    model.forces = [SpringDamper("coilover", "6", "C", "7", "ball", stiffness=30_000.0, damping=900.0, length=0.5)]
     return model
 
 

@@ -27,7 +27,7 @@ def sprung_sla(damping: float = 0.0):
     """The SLA on a spring(-damper) along its damper axis (body 6 point C to body 7 point ball), free at the
     design length 0.5 m, so that it oscillates about the design position."""
     model = samples.load("sla_suspension")
-    model.forces = [SpringDamper("damper", "6", "C", "7", "ball", stiffness=30_000.0, damping=damping, length=0.5)]
+    model.forces = [SpringDamper("coilover", "6", "C", "7", "ball", stiffness=30_000.0, damping=damping, length=0.5)]
     return model
 
 
@@ -229,8 +229,8 @@ def test_force_elements_in_the_file_round_trip_and_are_validated():
     assert '"forces"' not in dumps(samples.load("four_bar"))  # files without forces are unchanged
     mistakes = {
         ('"coordinate": "theta1"', '"coordinate": "nope"'): "force 'table'.coordinate",
-        ('"stiffness": 30000.0', '"stiffness": -1'): "force 'damper'.stiffness",
-        ('"point2": "ball"', '"point2": "C"'): "force 'damper'.point2",
+        ('"stiffness": 30000.0', '"stiffness": -1'): "force 'coilover'.stiffness",
+        ('"point2": "ball"', '"point2": "C"'): "force 'coilover'.point2",
         ('"type": "actuator"', '"type": "motor"'): "forces[1].type",
         ('"velocity_scale": 0.001', '"velocity_scale": 0'): "force 'friction'.velocity_scale",
         ("[1.0, 2.5]", "[0.0, 2.5]"): "force 'table'.table",

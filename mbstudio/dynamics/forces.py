@@ -126,9 +126,9 @@ class AppliedForces:
     def _point_force(self, element: PointForce, t, st: MotionState) -> np.ndarray:
         """Q = J_Pᵀ F for the world force F(t) at the body point P."""
         world, J = self._point(st, element.body, element.point)
-        return (J * self._world_force(element, t, len(world))[:, :, None]).sum(axis=1)
+        return (J * self.world_force(element, t, len(world))[:, :, None]).sum(axis=1)
 
-    def _world_force(self, element: PointForce, t, count: int) -> np.ndarray:
+    def world_force(self, element: PointForce, t, count: int) -> np.ndarray:
         """F (count, 3) at the time(s) t."""
         times = _instants(0.0 if t is None else t, count)
         return self.mech.backend.asarray([[self.value(e, ti) for e in element.force] for ti in times])
@@ -150,7 +150,7 @@ class AppliedForces:
                     V = V + self.value(element.stiffness) * stretch * stretch / 2
                 elif isinstance(element, PointForce) and not self.is_time_dependent(element):
                     world = self._point(st, element.body, element.point)[0]
-                    V = V - dot(self._world_force(element, None, len(q)), world)
+                    V = V - dot(self.world_force(element, None, len(q)), world)
                 elif isinstance(element, Actuator) and not self.is_time_dependent(element):
                     V = V - self.actuator_value(element, 0.0) * q[:, mech.coordinates.index(element.coordinate)]
             return V

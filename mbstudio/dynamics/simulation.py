@@ -19,7 +19,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -35,6 +35,7 @@ from .closed_loop import JointReactions, closed_loop_forward_dynamics, joint_rea
 from .engine import Engine, engine, fits_engine
 from .forces import AppliedForces, gravity_potential, kinetic_energy
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
+from .measures import measure_columns
 
 METHODS = (*CVODES, *SCIPY)
 MAX_REPARTITIONS = 20  # new choices of coordinates in one run
@@ -82,6 +83,7 @@ class SimulationResult:
     actuators: dict[str, tuple[str, np.ndarray]]  # actuator name -> (its coordinate, force (K,))
     reactions: JointReactions
     provenance: Provenance | None = None  # set once the run is complete
+    measures: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # the document's (measures.py)
 
     @property
     def total(self) -> np.ndarray:
@@ -89,7 +91,8 @@ class SimulationResult:
 
     def columns(self) -> list[tuple[str, str, np.ndarray]]:
         """Every series as (name, unit, values (K,)), in a fixed order: time, coordinates, velocities,
-        accelerations, energies, residual, actuator forces, joint reactions, body poses."""
+        accelerations, energies, residual, actuator forces, joint reactions, the document's measures, body
+        poses."""
         out = [("t", "s", self.t)]
         for suffix, per_second, values in (("", "", self.q), ("_dot", "/s", self.qd), ("_ddot", "/s^2", self.qdd)):
             out += [
@@ -111,6 +114,7 @@ class SimulationResult:
             (f"reaction:{name}", unit, self.reactions.values[:, r])
             for r, (name, unit) in enumerate(zip(self.reactions.names, self.reactions.units, strict=True))
         ]
+        out += self.measures
         for label, (R, p) in self.poses.items():
             out += [(f"body{label}.{axis}", "m", p[:, i]) for i, axis in enumerate("xyz")]
             out += [(f"body{label}.R{i + 1}{j + 1}", "1", R[:, i, j]) for i in range(3) for j in range(3)]
@@ -459,4 +463,5 @@ def motion_result(
         residual=phi.max(axis=1) if phi.shape[1] else np.zeros(len(t)),
         actuators=actuators,
         reactions=joint_reactions(mech, q, qd, qdd, Q),
+        measures=measure_columns(mech, t, q, qd, qdd),
     )

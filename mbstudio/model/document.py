@@ -112,6 +112,7 @@ class Model:
     ground: Body = field(default_factory=lambda: Body(GROUND, "ground", dict.fromkeys(INERTIA_NAMES, 0.0)))
     forces: list[ForceElement] = field(default_factory=list)
     actuated: list[str] = field(default_factory=list)  # coordinates driven by actuators (inverse dynamics)
+    measures: list[Measure] = field(default_factory=list)  # columns of every time history (kinematics/measures)
 
     def body(self, label: str) -> Body:
         """The body with this label; "0" or "ground" is the ground. An index of positions makes this constant
@@ -225,3 +226,81 @@ class PointForce:
 
 FORCE_ELEMENTS = {cls.type: cls for cls in (SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce)}
 ForceElement = SpringDamper | JointSpringDamper | JointFriction | Actuator | PointForce
+
+
+# Measures ("measures" in the file): quantities computed along every motion and added to its columns, named
+# "<name>" or "<name>.<part>". Points and axes are those of the bodies; vectors are in body axes.
+@dataclass
+class PointMeasure:
+    """A body point's position, velocity and acceleration in world axes: <name>.x, .y, .z [m], <name>.vx ...
+    [m/s], <name>.ax ... [m/s^2] (a coupler curve, a wheel centre's path)."""
+
+    name: str
+    body: str
+    point: str
+    type: ClassVar[str] = "point"
+
+
+@dataclass
+class DistanceMeasure:
+    """The distance between two body points and its rate: <name> [m], <name>.rate [m/s]."""
+
+    name: str
+    body1: str
+    point1: str
+    body2: str
+    point2: str
+    type: ClassVar[str] = "distance"
+
+
+@dataclass
+class AngleMeasure:
+    """The angle between an axis fixed in body1 and one fixed in body2 (vectors in their body axes), from 0 to
+    pi: <name> [rad]."""
+
+    name: str
+    body1: str
+    axis1: Vector
+    body2: str
+    axis2: Vector
+    type: ClassVar[str] = "angle"
+
+
+@dataclass
+class ForceMeasure:
+    """What a force element does along the motion: a spring-damper's length [m] and tension [N] (positive
+    pulling its points together), a coordinate element's generalized force [N or N m]: <name>.length,
+    <name>.force."""
+
+    name: str
+    element: str
+    type: ClassVar[str] = "force"
+
+
+@dataclass
+class SuspensionMeasure:
+    """The wheel-alignment set of a suspension corner (ISO 8855 / SAE J670 senses; world x forward, y left,
+    z up, the vehicle's centre plane y = 0): <name>.toe (toe-in positive), .camber (top outboard positive),
+    .caster (kingpin top rearward positive), .kingpin_inclination (top inboard positive) [rad]; .scrub_radius
+    [m] (kingpin's ground point inboard of the contact point positive); .wheel_travel [m] (wheel centre height
+    above its height at the document's pose; bump positive); .motion_ratio [1] (the damper's compression rate
+    over the wheel travel rate) and .bump_steer [rad/m] (toe rate over wheel travel rate), where the wheel
+    centre moves vertically. The wheel body carries the centre point and the spin axis; the kingpin axis runs
+    from the lower to the upper ball joint (body points); the tyre radius places the contact point; `damper`
+    names a spring-damper (optional)."""
+
+    name: str
+    wheel: str
+    centre: str
+    spin_axis: Vector
+    lower_body: str
+    lower_point: str
+    upper_body: str
+    upper_point: str
+    radius: Expr
+    damper: str | None = None
+    type: ClassVar[str] = "suspension"
+
+
+MEASURES = {cls.type: cls for cls in (PointMeasure, DistanceMeasure, AngleMeasure, ForceMeasure, SuspensionMeasure)}
+Measure = PointMeasure | DistanceMeasure | AngleMeasure | ForceMeasure | SuspensionMeasure

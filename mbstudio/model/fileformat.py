@@ -10,6 +10,7 @@ from pathlib import Path
 from .document import (
     FORCE_ELEMENTS,
     INERTIA_NAMES,
+    MEASURES,
     Body,
     Coordinate,
     Frame,
@@ -39,6 +40,7 @@ TOP_KEYS = (
     "ground",
     "forces",
     "actuated",
+    "measures",
 )
 
 
@@ -130,7 +132,12 @@ def from_dict(data: object) -> Model:
         ground = _object(obj["ground"], "ground", ("points", "frames"))
         model.ground.points = _points(ground.get("points", {}), "ground")
         model.ground.frames = _frames(ground.get("frames", {}), "ground")
-    model.forces = [_force(f, i) for i, f in enumerate(_list(obj.get("forces", []), "forces"))]
+    model.forces = [
+        _element(f, i, "force", FORCE_ELEMENTS) for i, f in enumerate(_list(obj.get("forces", []), "forces"))
+    ]
+    model.measures = [
+        _element(m, i, "measure", MEASURES) for i, m in enumerate(_list(obj.get("measures", []), "measures"))
+    ]
     model.actuated = [_string(n, "actuated") for n in _list(obj.get("actuated", []), "actuated")]
     return model
 
@@ -334,33 +341,37 @@ def _independent(data):
     return [_string(n, "independent_coordinates") for n in items]
 
 
-_FORCE_NAMES = ("name", "body", "body1", "body2", "point", "point1", "point2", "coordinate")
+_NAME_FIELDS = (
+    *("name", "body", "body1", "body2", "point", "point1", "point2", "coordinate", "element", "wheel", "centre"),
+    *("lower_body", "lower_point", "upper_body", "upper_point", "damper"),
+)
+_VECTOR_FIELDS = ("force", "axis1", "axis2", "spin_axis")
 
 
-def _force(data, index):
-    """A force element: its `type` picks the dataclass, whose fields are the allowed keys."""
-    where = f"forces[{index}]"
+def _element(data, index: int, section: str, kinds: dict):
+    """A force element or a measure: its `type` picks the dataclass, whose fields are the allowed keys."""
+    where = f"{section}s[{index}]"
     if not isinstance(data, dict):
         raise ModelError(where, "must be a JSON object", type(data).__name__)
     kind = data.get("type")
-    if not isinstance(kind, str) or kind not in FORCE_ELEMENTS:
-        raise ModelError(f"{where}.type", "is not a known force element type", kind, ", ".join(FORCE_ELEMENTS))
-    fields = dataclasses.fields(FORCE_ELEMENTS[kind])
+    if not isinstance(kind, str) or kind not in kinds:
+        raise ModelError(f"{where}.type", f"is not a known {section} type", kind, ", ".join(kinds))
+    fields = dataclasses.fields(kinds[kind])
     obj = _object(data, where, ("type", *(f.name for f in fields)))
-    where = f"force '{_string(obj.get('name'), f'{where}.name')}'"
+    where = f"{section} '{_string(obj.get('name'), f'{where}.name')}'"
     required = [f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
     missing = [key for key in required if key not in obj]
     if missing:
         raise ModelError(where, f"lacks '{missing[0]}'", expected=f"every {kind} has " + ", ".join(required))
-    return FORCE_ELEMENTS[kind](
-        **{f.name: _force_field(f.name, obj[f.name], f"{where}.{f.name}") for f in fields if f.name in obj}
+    return kinds[kind](
+        **{f.name: _element_field(f.name, obj[f.name], f"{where}.{f.name}") for f in fields if f.name in obj}
     )
 
 
-def _force_field(key, data, where):
-    if key in _FORCE_NAMES:
+def _element_field(key, data, where):
+    if key in _NAME_FIELDS:
         return _string(data, where)
-    if key == "force":
+    if key in _VECTOR_FIELDS:
         return _vector(data, where)
     if key == "table":
         rows = _list(data, where)
@@ -397,13 +408,16 @@ def to_dict(model: Model) -> dict:
             "frames": {k: _frame_dict(f) for k, f in model.ground.frames.items()},
         }
     if model.forces:
-        data["forces"] = [
-            _drop_none({"type": e.type, **{f.name: getattr(e, f.name) for f in dataclasses.fields(e)}})
-            for e in model.forces
-        ]
+        data["forces"] = [_element_dict(e) for e in model.forces]
+    if model.measures:
+        data["measures"] = [_element_dict(m) for m in model.measures]
     if model.actuated:
         data["actuated"] = list(model.actuated)
     return data
+
+
+def _element_dict(element) -> dict:
+    return _drop_none({"type": element.type, **{f.name: getattr(element, f.name) for f in dataclasses.fields(element)}})
 
 
 def _trajectory_dict(t: Trajectory):

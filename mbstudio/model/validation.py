@@ -17,6 +17,8 @@ from .document import (
     Frame,
     Model,
     PointForce,
+    SpringDamper,
+    SuspensionMeasure,
     body_key,
 )
 from .errors import ModelError
@@ -71,6 +73,7 @@ def validate(model: Model) -> None:
     _check_independent(model)
     _check_trajectories(model, symbols)
     _check_forces(model, symbols)
+    _check_measures(model, symbols)
     _check_coordinate_list(model, "actuated", model.actuated)
     _check_shared_names(model)
 
@@ -84,6 +87,7 @@ def _check_shared_names(model: Model) -> None:
         + [(f"d_{c}", f"the velocity of coordinate '{c}'") for c in coordinates]
         + [(n, f"body '{b.label}' (inertial symbol {n})") for b in model.bodies for n in inertial_names(b.label)]
         + [(e.name, f"force '{e.name}'") for e in model.forces]
+        + [(m.name, f"measure '{m.name}'") for m in model.measures]  # they head columns beside the coordinates
     )
 
 
@@ -423,14 +427,66 @@ def _check_forces(model: Model, symbols) -> None:
             _check_time_function(element, timed, where)
 
 
-def _check_body_point(model: Model, label: str, point: str, body_where: str, point_where: str) -> None:
+_MEASURE_POINTS = (
+    ("body", "point"),
+    ("body1", "point1"),
+    ("body2", "point2"),
+    ("wheel", "centre"),
+    ("lower_body", "lower_point"),
+    ("upper_body", "upper_point"),
+)
+
+
+def _check_measures(model: Model, symbols) -> None:
+    """Unique names (they head columns); known bodies, points and force elements; axes that are not zero; a
+    positive tyre radius; a suspension's damper a spring-damper."""
+    seen: set[str] = set()
+    elements = {e.name: e for e in model.forces}
+    for measure in model.measures:
+        where = f"measure '{measure.name}'"
+        check_name(measure.name, where, symbol=False)
+        if measure.name in seen:
+            raise ModelError(where, "is defined twice", measure.name, "unique measure names")
+        seen.add(measure.name)
+        for body_field, point_field in _MEASURE_POINTS:
+            if hasattr(measure, point_field):
+                _check_body_point(
+                    model,
+                    getattr(measure, body_field),
+                    getattr(measure, point_field),
+                    f"{where}.{body_field}",
+                    f"{where}.{point_field}",
+                )
+        for body_field, axis_field in (("body1", "axis1"), ("body2", "axis2"), ("wheel", "spin_axis")):
+            if hasattr(measure, axis_field):
+                _check_body_point(model, getattr(measure, body_field), None, f"{where}.{body_field}", "")
+                axis = float_vector(getattr(measure, axis_field), symbols, f"{where}.{axis_field}")
+                if len(axis) != 3 or not np.linalg.norm(axis) > 0:
+                    raise ModelError(
+                        f"{where}.{axis_field}", "is not a direction", axis.tolist(), "3 numbers, not all 0"
+                    )
+        element = getattr(measure, "element", None) or getattr(measure, "damper", None)
+        if element is not None and element not in elements:
+            field_name = "element" if hasattr(measure, "element") else "damper"
+            raise ModelError(
+                f"{where}.{field_name}", "names an unknown force element", element, ", ".join(elements) or "(none)"
+            )
+        if isinstance(measure, SuspensionMeasure):
+            if measure.damper is not None and not isinstance(elements[measure.damper], SpringDamper):
+                raise ModelError(f"{where}.damper", "is not a spring-damper", measure.damper, "a spring_damper's name")
+            if not float_value(measure.radius, symbols, f"{where}.radius") > 0:
+                raise ModelError(f"{where}.radius", "is not positive", measure.radius, "the tyre radius in m, > 0")
+
+
+def _check_body_point(model: Model, label: str, point: str | None, body_where: str, point_where: str) -> None:
+    """The body exists and, unless `point` is None, has that point."""
     try:
         body = model.body(label)
     except KeyError:
         raise ModelError(
             body_where, "names an unknown body", label, "one of: ground, " + ", ".join(b.label for b in model.bodies)
         ) from None
-    if point not in body.points:
+    if point is not None and point not in body.points:
         raise ModelError(
             point_where,
             f"names an unknown point of body '{body.label}'",

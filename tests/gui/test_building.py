@@ -214,9 +214,9 @@ def test_trajectories_are_added_renamed_and_deleted_with_undo(window, monkeypatc
     assert "cannot take the name of another trajectory" in answers["calls"][-1][2]
     monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("sweep", True)))
     window.tree.requested.emit("rename", ("trajectory", added.name))
-    assert [t.name for t in window.document.model.trajectories] == ["exciting", "sweep"]
+    assert [t.name for t in window.document.model.trajectories] == ["exciting", "wheel_travel", "sweep"]
     window.tree.requested.emit("delete", ("trajectory", "exciting"))
-    assert [t.name for t in window.document.model.trajectories] == ["sweep"]
+    assert [t.name for t in window.document.model.trajectories] == ["wheel_travel", "sweep"]
     assert not [c for c in answers["calls"] if c[0] == "question"]
     assert window.document.stack.count() == 3  # add, rename, delete: the refused rename left no command
     while window.document.stack.canUndo():
@@ -228,9 +228,10 @@ def test_deleting_what_a_force_refers_to_asks_and_takes_the_force_with_it(window
     answers["question"] = QMessageBox.StandardButton.Yes
     window.tree.requested.emit("delete", ("point", "7", "ball"))
     kind, title, text = answers["calls"][-1]
-    assert kind == "question" and "force 'coilover'" in text and "force elements are deleted" in text
+    assert kind == "question" and "force 'coilover'" in text and "force elements and measures are deleted" in text
     model = window.document.model
     assert model.forces == [] and "ball" not in model.body("7").points
+    assert model.measures == []  # the alignment set's motion ratio was the coil-over's
     assert model.body("7").frames["ball"].origin == samples.load().body("7").points["ball"]
 
 
@@ -285,3 +286,40 @@ def test_every_joint_form_shows_both_frames_and_writing_them_back_keeps_the_mode
         written = model.copy()
         field.apply(written, field.value)
         validate(written)
+
+
+def test_a_measure_is_added_placed_and_becomes_columns_of_the_kinematics(window, monkeypatch, qtbot):
+    window.open_sample("four_bar")
+    monkeypatch.setattr(QInputDialog, "getItem", staticmethod(lambda *a, **k: ("point", True)))
+    window.tree.requested.emit("add_measure", ("measures",))
+    model = window.document.model
+    added = model.measures[-1]
+    assert window.tree.current_key() == ("measure", added.name) and added.type == "point"
+    pick(window, ("measure", added.name), "body", "2")  # the coupler: its first point, then P
+    pick(window, ("measure", added.name), "point", "P")
+    assert (window.document.model.measures[-1].body, window.document.model.measures[-1].point) == ("2", "P")
+    job = window.run_job("kinematics", {}, "Kinematics")
+    qtbot.waitUntil(lambda: not job.running, timeout=60_000)
+    series = job.result.data["series"]
+    name = added.name
+    assert np.allclose(series[f"{name}.x [m]"], series["coupler_point.x [m]"], rtol=0, atol=1e-15)
+    edits_count = window.document.stack.count()
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("coupler", True)))
+    window.tree.requested.emit("rename", ("body", "2"))
+    assert window.document.model.measures[-1].body == "coupler"  # a renamed body keeps its measures
+    assert window.document.stack.count() == edits_count + 1
+
+
+def test_a_suspension_set_is_added_with_the_first_spring_as_its_damper():
+    model = samples.load("sla_suspension")
+    name = edits.add_measure(model, "suspension")
+    added = model.measures[-1]
+    assert added.name == name and added.damper == "coilover"
+    validate(model)
+    edits.rename_force(model, "coilover", "coil")
+    assert {m.damper for m in model.measures} == {"coil"}
+    assert edits.force_uses(model, "coil") == ["measure 'alignment'", f"measure '{name}'"]
+    edits.delete_force(model, "coil")
+    assert model.measures == []
+    with pytest.raises(ModelError, match="needs a force element"):
+        edits.add_measure(model, "force")

@@ -83,6 +83,7 @@ def test_every_item_of_every_sample_has_a_form():
         for j in model.joints:
             keys += [("joint", j.name)] + [("coordinate", j.name, c.name) for c in j.coordinates]
         keys += [("force", f.name) for f in model.forces] + [("trajectory", t.name) for t in model.trajectories]
+        keys += [("measure", m.name) for m in model.measures]
         for key in keys:
             title, fields = fields_for(model, key)
             assert title and fields, key
@@ -95,8 +96,9 @@ def test_every_item_of_every_sample_has_a_form():
 def test_deleting_a_point_keeps_the_frames_placed_at_it():
     model = samples.load("sla_suspension")
     position = model.body("1").points["G"]
-    assert edits.point_uses(model, "1", "G") == ["frame 'G'"]
+    assert edits.point_uses(model, "1", "G") == ["frame 'G'", "measure 'alignment'"]
     edits.delete_point(model, "1", "G")
+    assert model.measures == []  # its kingpin axis started at G
     assert "G" not in model.body("1").points and model.body("1").frames["G"].origin == position
     validate(model)
 

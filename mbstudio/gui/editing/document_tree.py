@@ -41,6 +41,8 @@ MENUS = {
     "coordinate": [("rename", "Rename…")],
     "forces": [("add_force", "Add force element…")],
     "force": EDIT,
+    "measures": [("add_measure", "Add measure…")],
+    "measure": EDIT,
     "trajectories": [("add_trajectory", "Add trajectory")],
     "trajectory": EDIT,
 }
@@ -86,6 +88,9 @@ class DocumentTree(QTreeWidget):
         forces = self._item(root, ("forces",), "Forces", str(len(model.forces)))
         for f in model.forces:
             self._item(forces, ("force", f.name), f.name, f.type.replace("_", " "))
+        measures = self._item(root, ("measures",), "Measures", str(len(model.measures)))
+        for m in model.measures:
+            self._item(measures, ("measure", m.name), m.name, m.type)
         trajectories = self._item(root, ("trajectories",), "Trajectories", str(len(model.trajectories)))
         for t in model.trajectories:
             self._item(trajectories, ("trajectory", t.name), t.name, f"{t.duration:g} s, {t.samples} samples")

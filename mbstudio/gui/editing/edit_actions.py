@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...model import GROUND, JOINT_TYPES, Model, ModelError
-from ...model.document import FORCE_ELEMENTS
+from ...model.document import FORCE_ELEMENTS, MEASURES
 from . import edits
 from .document import Document
 
@@ -179,6 +179,15 @@ class EditActions:
         name = self.document.edit(f"Add force element ({kind.replace('_', ' ')})", lambda m: edits.add_force(m, kind))
         return ("force", name)
 
+    def add_measure(self, key: tuple, kind: str | None = None) -> tuple | None:
+        """Measures > Add measure…: a type, then a measure placed on the first points, for the person to edit."""
+        if kind is None:
+            kind, ok = QInputDialog.getItem(self.parent, "Add measure", "Type:", list(MEASURES), 0, False)
+            if not ok:
+                return None
+        name = self.document.edit(f"Add {kind} measure", lambda m: edits.add_measure(m, kind))
+        return ("measure", name)
+
     def add_trajectory(self, key: tuple) -> tuple:
         name = self.document.edit("Add trajectory of the independent coordinates", edits.add_trajectory)
         return ("trajectory", name)
@@ -198,6 +207,7 @@ class EditActions:
             "joint": lambda m: edits.rename_joint(m, old, new),
             "coordinate": lambda m: edits.rename_coordinate(m, key[1], old, new),
             "force": lambda m: edits.rename_force(m, old, new),
+            "measure": lambda m: edits.rename_measure(m, old, new),
             "trajectory": lambda m: edits.rename_trajectory(m, old, new),
         }
         self.document.edit(f"Rename {key[0]} '{old}' to '{new}'", renames[key[0]])
@@ -214,13 +224,13 @@ class EditActions:
             ),
             "body": lambda: (
                 edits.body_uses(model, name),
-                "these joints and force elements are deleted with it and "
+                "these joints, force elements and measures are deleted with it and "
                 "the references to the joints' coordinates removed",
                 lambda m: edits.delete_body(m, name),
             ),
             "point": lambda: (
                 edits.point_uses(model, key[1], name),
-                "those frames keep its position as their origin and those force elements are deleted",
+                "those frames keep its position as their origin and those force elements and measures are deleted",
                 lambda m: edits.delete_point(m, key[1], name),
             ),
             "frame": lambda: ([], "", lambda m: edits.delete_frame(m, key[1], name)),
@@ -229,7 +239,12 @@ class EditActions:
                 "these references to its coordinates are removed (force elements on them deleted)",
                 lambda m: edits.delete_joint(m, name),
             ),
-            "force": lambda: ([], "", lambda m: edits.delete_force(m, name)),
+            "force": lambda: (
+                edits.force_uses(model, name),
+                "these measures are deleted with it",
+                lambda m: edits.delete_force(m, name),
+            ),
+            "measure": lambda: ([], "", lambda m: edits.delete_measure(m, name)),
             "trajectory": lambda: ([], "", lambda m: edits.delete_trajectory(m, name)),
         }
         uses, consequence, change = plans[kind]()
@@ -243,6 +258,7 @@ class EditActions:
             "point": ("points", key[1]),
             "frame": ("frames", key[1]),
             "force": ("forces",),
+            "measure": ("measures",),
             "trajectory": ("trajectories",),
         }
         return groups[kind]

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from ...kinematics import Mechanism
 from ...model import INERTIA_NAMES, JOINT_MOTIONS, Body, Coordinate, Frame, Joint, Model, ModelError, Parameter
-from ...model.document import FORCE_ELEMENTS, Harmonic, Trajectory, body_key
+from ...model.document import FORCE_ELEMENTS, MEASURES, Harmonic, Trajectory, body_key
 from ...model.expressions import names as expression_names
 
 # Inertia of a new body: 1 kg, a small positive-definite tensor, so the model stays physically valid.
@@ -72,28 +72,37 @@ def _expressions(model: Model):
                 f"trajectory '{trajectory.name}' {coordinate}",
                 [v for h in harmonics for v in (h.amplitude, h.frequency, h.phase)],
             )
-    for element in model.forces:
-        yield (
-            f"force '{element.name}'",
-            [v for _, value in _force_values(element) for v in (value if isinstance(value, list) else [value])],
-        )
+    for kind, elements in (("force", model.forces), ("measure", model.measures)):
+        for element in elements:
+            yield (
+                f"{kind} '{element.name}'",
+                [v for _, value in _force_values(element) for v in (value if isinstance(value, list) else [value])],
+            )
 
 
-# Force-element fields that name something (or hold a table of numbers) rather than an expression.
-_FORCE_REFERENCES = {"name", "body", "point", "body1", "point1", "body2", "point2", "coordinate", "table"}
-_FORCE_ENDS = (("body", "point"), ("body1", "point1"), ("body2", "point2"))
+# Fields of force elements and measures that name something (or hold a table of numbers), not an expression.
+_ENDS = (
+    ("body", "point"),
+    ("body1", "point1"),
+    ("body2", "point2"),
+    ("wheel", "centre"),
+    ("lower_body", "lower_point"),
+    ("upper_body", "upper_point"),
+)
+_FORCE_REFERENCES = {"name", "coordinate", "table", "element", "damper", *(n for pair in _ENDS for n in pair)}
 
 
 def _force_values(element) -> Iterator[tuple[str, object]]:
-    """(field, value) for the element's expression fields (a point force's force is a vector)."""
+    """(field, value) for a force element's or measure's expression fields (vectors as lists)."""
     for f in dataclasses.fields(element):
         if f.name not in _FORCE_REFERENCES:
             yield f.name, getattr(element, f.name)
 
 
-def _force_ends(element) -> list[tuple[str, str]]:
-    """The (body field, point field) pairs of a force element: where it acts."""
-    return [(b, p) for b, p in _FORCE_ENDS if hasattr(element, b)]
+def _force_ends(element) -> list[tuple[str, str | None]]:
+    """The (body field, point field or None) pairs of a force element or measure: where it acts or measures
+    (an angle measure's bodies carry axes, not points)."""
+    return [(b, p if hasattr(element, p) else None) for b, p in _ENDS if hasattr(element, b)]
 
 
 def _frames_on(model: Model, label: str) -> Iterator[tuple[str, Frame]]:
@@ -123,9 +132,14 @@ def _acts_on_body(element, label: str) -> bool:
 
 def _acts_at_point(element, label: str, point: str) -> bool:
     return any(
-        body_key(getattr(element, b)) == body_key(label) and getattr(element, p) == point
+        body_key(getattr(element, b)) == body_key(label) and p is not None and getattr(element, p) == point
         for b, p in _force_ends(element)
     )
+
+
+def _measures_of(model: Model, forces: set[str]) -> list:
+    """The measures of the force elements named."""
+    return [m for m in model.measures if {getattr(m, "element", None), getattr(m, "damper", None)} & forces]
 
 
 def body_uses(model: Model, label: str) -> list[str]:
@@ -135,13 +149,20 @@ def body_uses(model: Model, label: str) -> list[str]:
         [f"joint '{j}'" for j in joints]
         + [use for j in joints for use in joint_uses(model, j)]
         + [f"force '{e.name}'" for e in model.forces if _acts_on_body(e, label)]
+        + [f"measure '{m.name}'" for m in model.measures if _acts_on_body(m, label)]
     )
 
 
 def point_uses(model: Model, label: str, point: str) -> list[str]:
-    return [where for where, f in _frames_on(model, label) if f.origin == point] + [
-        f"force '{e.name}'" for e in model.forces if _acts_at_point(e, label, point)
-    ]
+    return (
+        [where for where, f in _frames_on(model, label) if f.origin == point]
+        + [f"force '{e.name}'" for e in model.forces if _acts_at_point(e, label, point)]
+        + [f"measure '{m.name}'" for m in model.measures if _acts_at_point(m, label, point)]
+    )
+
+
+def force_uses(model: Model, name: str) -> list[str]:
+    return [f"measure '{m.name}'" for m in _measures_of(model, {name})]
 
 
 def joint_uses(model: Model, name: str) -> list[str]:
@@ -320,6 +341,37 @@ def add_force(model: Model, kind: str) -> str:
     return name
 
 
+def add_measure(model: Model, kind: str) -> str:
+    """A measure of type `kind` (see MEASURES) on the first points, bodies or force element the model has,
+    for the person to edit. Returns its name."""
+    name = free_name(kind, {m.name for m in model.measures} | {e.name for e in model.forces})
+    places = [(b.label, p) for b in [*model.bodies, model.ground] for p in b.points]
+    where = f"{kind} measure '{name}'"
+    if kind == "force":
+        if not model.forces:
+            raise ModelError(where, "needs a force element to measure", "none", "add a force element first")
+        model.measures.append(MEASURES[kind](name, model.forces[0].name))
+        return name
+    if kind == "angle":
+        labels = model.body_labels()
+        model.measures.append(MEASURES[kind](name, labels[-1], [1.0, 0.0, 0.0], labels[0], [1.0, 0.0, 0.0]))
+        return name
+    others = [place for place in reversed(places) if places and place[0] != places[0][0]]
+    if not places or (kind != "point" and not others):
+        raise ModelError(where, "needs points on two bodies", [f"{b}.{p}" for b, p in places], "add points first")
+    if kind == "point":
+        model.measures.append(MEASURES[kind](name, *places[0]))
+    elif kind == "distance":
+        model.measures.append(MEASURES[kind](name, *places[0], *others[0]))
+    else:  # suspension: the wheel centre, then the kingpin's lower and upper points, for the person to choose
+        springs = [e.name for e in model.forces if e.type == "spring_damper"]
+        kingpin = (*places[-1], *others[0]) if len(places) > 1 else (*places[0], *others[0])
+        model.measures.append(
+            MEASURES[kind](name, *places[0], [0.0, 1.0, 0.0], *kingpin, 0.3, springs[0] if springs else None)
+        )
+    return name
+
+
 # ------------------------------------------------------------------ renaming
 
 
@@ -362,7 +414,7 @@ def _substitute(model: Model, old: str, new: str) -> None:
             for h in harmonics:
                 h.amplitude, h.frequency = _rename_in(h.amplitude, old, new), _rename_in(h.frequency, old, new)
                 h.phase = _rename_in(h.phase, old, new)
-    for element in model.forces:
+    for element in [*model.forces, *model.measures]:
         for key, value in _force_values(element):
             setattr(
                 element,
@@ -383,7 +435,7 @@ def rename_body(model: Model, old: str, new: str) -> None:
     for j in model.joints:
         j.parent = new if body_key(j.parent) == old else j.parent
         j.child = new if body_key(j.child) == old else j.child
-    for element in model.forces:
+    for element in [*model.forces, *model.measures]:
         for b, _ in _force_ends(element):
             if body_key(getattr(element, b)) == old:
                 setattr(element, b, new)
@@ -396,9 +448,9 @@ def rename_point(model: Model, label: str, old: str, new: str) -> None:
     body.points = {new if k == old else k: v for k, v in body.points.items()}
     for frame in frames:
         frame.origin = new
-    for element in model.forces:
+    for element in [*model.forces, *model.measures]:
         for b, p in _force_ends(element):
-            if body_key(getattr(element, b)) == body_key(label) and getattr(element, p) == old:
+            if body_key(getattr(element, b)) == body_key(label) and p is not None and getattr(element, p) == old:
                 setattr(element, p, new)
 
 
@@ -437,8 +489,21 @@ def trajectory_of(model: Model, name: str) -> Trajectory:
     return next(t for t in model.trajectories if t.name == name)
 
 
+def measure_of(model: Model, name: str):
+    return next(m for m in model.measures if m.name == name)
+
+
 def rename_force(model: Model, old: str, new: str) -> None:
-    force_of(model, old).name = new  # validation refuses a duplicate
+    """Rename a force element and the measures of it (validation refuses a duplicate)."""
+    force_of(model, old).name = new
+    for m in _measures_of(model, {old}):
+        for field in ("element", "damper"):
+            if getattr(m, field, None) == old:
+                setattr(m, field, new)
+
+
+def rename_measure(model: Model, old: str, new: str) -> None:
+    measure_of(model, old).name = new  # validation refuses a duplicate
 
 
 def rename_trajectory(model: Model, old: str, new: str) -> None:
@@ -474,7 +539,10 @@ def delete_parameter(model: Model, name: str) -> None:
 def delete_body(model: Model, label: str) -> None:
     """Remove a body, the joints attached to it and the force elements acting on it."""
     model.bodies = [b for b in model.bodies if b.label != label]
-    model.forces = [e for e in model.forces if not _acts_on_body(e, label)]
+    gone = {e.name for e in model.forces if _acts_on_body(e, label)}
+    model.forces = [e for e in model.forces if e.name not in gone]
+    dropped = _measures_of(model, gone)
+    model.measures = [m for m in model.measures if m not in dropped and not _acts_on_body(m, label)]
     removed = [j for j in model.joints if label in (body_key(j.parent), body_key(j.child))]
     for j in removed:
         delete_joint(model, j.name)
@@ -487,7 +555,9 @@ def delete_joint(model: Model, name: str) -> None:
     if isinstance(model.independent_coordinates, list):
         model.independent_coordinates = [c for c in model.independent_coordinates if c not in coords]
     model.actuated = [c for c in model.actuated if c not in coords]
-    model.forces = [e for e in model.forces if getattr(e, "coordinate", None) not in coords]
+    gone = {e.name for e in model.forces if getattr(e, "coordinate", None) in coords}
+    model.forces = [e for e in model.forces if e.name not in gone]
+    model.measures = [m for m in model.measures if m not in _measures_of(model, gone)]
     for t in model.trajectories:
         t.coordinates = {c: h for c, h in t.coordinates.items() if c not in coords}
 
@@ -498,7 +568,10 @@ def delete_point(model: Model, label: str, name: str) -> None:
     position = model.body(label).points.pop(name)
     for frame in frames:
         frame.origin = list(position)
-    model.forces = [e for e in model.forces if not _acts_at_point(e, label, name)]
+    gone = {e.name for e in model.forces if _acts_at_point(e, label, name)}
+    model.forces = [e for e in model.forces if e.name not in gone]
+    dropped = _measures_of(model, gone)
+    model.measures = [m for m in model.measures if m not in dropped and not _acts_at_point(m, label, name)]
 
 
 def delete_frame(model: Model, label: str, name: str) -> None:
@@ -506,7 +579,14 @@ def delete_frame(model: Model, label: str, name: str) -> None:
 
 
 def delete_force(model: Model, name: str) -> None:
+    """Remove a force element and the measures of it."""
+    dropped = _measures_of(model, {name})
     model.forces = [e for e in model.forces if e.name != name]
+    model.measures = [m for m in model.measures if m not in dropped]
+
+
+def delete_measure(model: Model, name: str) -> None:
+    model.measures = [m for m in model.measures if m.name != name]
 
 
 def delete_trajectory(model: Model, name: str) -> None:

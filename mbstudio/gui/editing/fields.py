@@ -47,6 +47,7 @@ def fields_for(model: Model, key: tuple) -> tuple[str, list[Field]]:
         "joint": _joint,
         "coordinate": _coordinate,
         "force": _force,
+        "measure": _measure,
         "trajectory": _trajectory,
     }
     if key[0] not in builders:
@@ -210,70 +211,99 @@ def _coordinate(model: Model, joint: str, name: str) -> tuple[str, list[Field]]:
     ]
 
 
-# Force-element fields that name something (text) rather than hold a value (number or expression).
 _FORCE_TEXT = {"formula"}
-# Force-element fields picked from what the model has: bodies, the chosen body's points, coordinates.
-_FORCE_CHOICES = {"body", "body1", "body2", "point", "point1", "point2", "coordinate"}
-_FORCE_UNITS = {
+# Fields of force elements and measures picked from what the model has: bodies, the chosen body's points,
+# coordinates, force elements. A body field's point field (a measure's wheel carries its centre).
+POINT_OF = {
+    "body": "point",
+    "body1": "point1",
+    "body2": "point2",
+    "wheel": "centre",
+    "lower_body": "lower_point",
+    "upper_body": "upper_point",
+}
+_BODY_OF = {point: body for body, point in POINT_OF.items()}
+_CHOICES = {*POINT_OF, *_BODY_OF, "coordinate", "element", "damper"}
+_UNITS = {
     "stiffness": "N/m or N m/rad",
     "damping": "N s/m or N m s/rad",
     "length": "m",
     "force": "N",
     "velocity_scale": "m/s or rad/s",
+    "radius": "m",
+    "axis1": "body axes",
+    "axis2": "body axes",
+    "spin_axis": "body axes",
 }
 
 
 def _force(model: Model, name: str) -> tuple[str, list[Field]]:
-    """Every field of the element's type; a table (actuator) is shown and edited as 't: value; ...'."""
-    element = edits.force_of(model, name)
+    return _element(model, name, edits.force_of)
+
+
+def _measure(model: Model, name: str) -> tuple[str, list[Field]]:
+    return _element(model, name, edits.measure_of)
+
+
+def _element(model: Model, name: str, element_of: Callable[[Model, str], object]) -> tuple[str, list[Field]]:
+    """Every field of a force element's or a measure's type; a table (actuator) is shown and edited as
+    't: value; ...'."""
+    element = element_of(model, name)
     out = []
     for f in fields(element):
         if f.name == "name":
             continue
         value = getattr(element, f.name)
-        set_value = _set(lambda m: edits.force_of(m, name), f.name)
+        set_value = _set(lambda m: element_of(m, name), f.name)
         if f.name == "table":
             text = "; ".join(f"{t}: {v}" for t, v in value) if value else ""
             out.append(Field("table", "text", text, lambda m, v, s=set_value: s(m, _table(v)), "t [s]: value"))
-        elif f.name in _FORCE_CHOICES:
-            setter = _force_body_setter(name, f.name) if f.name.startswith("body") else set_value
-            out.append(Field(f.name, "choice", value, setter, choices=_force_choices(model, element, f.name)))
+        elif f.name == "damper":  # optional: the empty choice is none
+            setter = lambda m, v, s=set_value: s(m, v or None)  # noqa: E731
+            out.append(Field(f.name, "choice", value or "", setter, choices=_choices(model, element, f.name)))
+        elif f.name in _CHOICES:
+            setter = _body_setter(name, f.name, element_of) if f.name in POINT_OF else set_value
+            out.append(Field(f.name, "choice", value, setter, choices=_choices(model, element, f.name)))
         elif f.name in _FORCE_TEXT:
             out.append(Field(f.name, "text", value, set_value))
         else:
             kind = "vector" if isinstance(value, list) else "expr"
-            out.append(Field(f.name, kind, value, set_value, _FORCE_UNITS.get(f.name, "")))
+            out.append(Field(f.name, kind, value, set_value, _UNITS.get(f.name, "")))
     return f"{element.type} '{name}'", out
 
 
-def _force_body_setter(name: str, field: str) -> Callable[[Model, object], None]:
-    """Move one end of a force element to another body; a point the new body lacks becomes its first
-    point, so that the move is one valid edit (a body without points is refused by the model's check)."""
+def _body_setter(name: str, field: str, element_of) -> Callable[[Model, object], None]:
+    """Move one end of a force element or measure to another body; a point the new body lacks becomes its
+    first point, so that the move is one valid edit (a body without points is refused by the model's check)."""
 
     def apply(m: Model, label: object) -> None:
-        element = edits.force_of(m, name)
+        element = element_of(m, name)
         setattr(element, field, label)
-        point = field.replace("body", "point")
+        point = POINT_OF[field]
         points = list(m.body(str(label)).points)
-        if getattr(element, point) not in points and points:
+        if hasattr(element, point) and getattr(element, point) not in points and points:
             setattr(element, point, points[0])
 
     return apply
 
 
-def _force_choices(model: Model, element, field: str) -> tuple[str, ...]:
-    """The valid values of a force element's body, point or coordinate field (the point of `point2` is one
-    of `body2`'s); the current value stays listed even if invalid, so the form shows what the file says."""
+def _choices(model: Model, element, field: str) -> tuple[str, ...]:
+    """The valid values of a body, point, coordinate or force-element field (the point of `point2` is one of
+    `body2`'s); the current value stays listed even if invalid, so the form shows what the file says."""
     if field == "coordinate":
         valid = model.coordinate_names()
-    elif field.startswith("body"):
+    elif field == "element":
+        valid = [e.name for e in model.forces]
+    elif field == "damper":
+        valid = ["", *(e.name for e in model.forces if e.type == "spring_damper")]
+    elif field in POINT_OF:
         valid = model.body_labels()
     else:
         try:
-            valid = list(model.body(getattr(element, field.replace("point", "body"))).points)
+            valid = list(model.body(getattr(element, _BODY_OF[field])).points)
         except KeyError:  # the element's body does not exist: the form still shows the point
             valid = []
-    current = str(getattr(element, field))
+    current = str(getattr(element, field) or "")
     return tuple(valid if current in valid else [current, *valid])
 
 

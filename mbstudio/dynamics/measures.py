@@ -1,0 +1,168 @@
+"""Measures: quantities the user defines in the document (`model.measures`), evaluated along any motion and
+added to its columns, so a kinematics run, a simulation and their CSV files all carry them.
+
+    columns = measure_columns(mech, t, q, qd, qdd)   # [(name, unit, values (N,)), ...]
+
+Positions, velocities and accelerations come from the tree's motion state (exact, no differencing); the rates
+of the suspension set (motion ratio, bump steer) are ratios of exact rates along the motion, so they hold for a
+wheel-travel sweep and for a simulation alike, and are NaN where the wheel centre does not move vertically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..kinematics.mechanism import Mechanism
+from ..model.document import (
+    AngleMeasure,
+    DistanceMeasure,
+    ForceMeasure,
+    Measure,
+    PointForce,
+    PointMeasure,
+    SpringDamper,
+    SuspensionMeasure,
+)
+from .forces import AppliedForces
+
+Column = tuple[str, str, np.ndarray]
+STILL = 1e-9  # m/s: a wheel centre slower than this vertically has no motion ratio or bump steer
+Z = np.array([0.0, 0.0, 1.0])
+
+
+class _Motion:
+    """World positions, velocities and accelerations of body points and axes along one motion."""
+
+    def __init__(self, mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> None:
+        self.mech, self.t, self.q, self.qd = mech, t, q, qd
+        self.state = mech.motion(q, qd, qdd)
+        self.geometry = mech.tree.geometry
+        self._reference: np.ndarray | None = None
+
+    def point(self, label: str, name: str, q: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        """Position, velocity, acceleration (N, 3) of a named point (at the coordinates q: position only)."""
+        local = np.asarray(self.geometry.point(self.mech.model.body(label), name), float)
+        st = self.state if q is None else self.mech.motion(q)
+        i = self.mech.tree.body_index(label)
+        r = np.einsum("nij,j->ni", st.R[i], local)
+        if q is not None:
+            return (st.p[i] + r,)
+        w, al = st.w[i], st.al[i]
+        return st.p[i] + r, st.v[i] + np.cross(w, r), st.a[i] + np.cross(al, r) + np.cross(w, np.cross(w, r))
+
+    def axis(self, label: str, vector) -> tuple[np.ndarray, np.ndarray]:
+        """Unit direction (N, 3) of an axis fixed in a body, and its rate ω × d."""
+        local = np.asarray(self.geometry.vector(vector), float)
+        i = self.mech.tree.body_index(label)
+        d = np.einsum("nij,j->ni", self.state.R[i], local / np.linalg.norm(local))
+        return d, np.cross(self.state.w[i], d)
+
+    @property
+    def reference(self) -> np.ndarray:
+        """The document's pose (its initial values, loops closed): where wheel travel is zero."""
+        if self._reference is None:
+            self._reference = np.asarray(self.mech.assemble(None, strict=False), float)
+        return self._reference
+
+
+def measure_columns(mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> list[Column]:
+    """Every measure of the document along the motion (t, q, q̇, q̈), each (N,) in float64."""
+    if not mech.model.measures:
+        return []
+    motion = _Motion(mech, np.asarray(t, float), np.asarray(q, float), np.asarray(qd, float), np.asarray(qdd, float))
+    return [column for m in mech.model.measures for column in EVALUATORS[type(m)](motion, m)]
+
+
+def _point(motion: _Motion, m: PointMeasure) -> list[Column]:
+    pos, vel, acc = motion.point(m.body, m.point)
+    out = []
+    for prefix, unit, values in (("", "m", pos), ("v", "m/s", vel), ("a", "m/s^2", acc)):
+        out += [(f"{m.name}.{prefix}{axis}", unit, values[:, k]) for k, axis in enumerate("xyz")]
+    return out
+
+
+def _distance(motion: _Motion, m: DistanceMeasure) -> list[Column]:
+    length, rate = _line(motion, m.body1, m.point1, m.body2, m.point2)
+    return [(m.name, "m", length), (f"{m.name}.rate", "m/s", rate)]
+
+
+def _line(motion: _Motion, body1: str, point1: str, body2: str, point2: str) -> tuple[np.ndarray, np.ndarray]:
+    """Distance between two body points and its rate."""
+    (p1, v1, _), (p2, v2, _) = motion.point(body1, point1), motion.point(body2, point2)
+    d = p2 - p1
+    length = np.linalg.norm(d, axis=1)
+    return length, np.einsum("ni,ni->n", d, v2 - v1) / length
+
+
+def _angle(motion: _Motion, m: AngleMeasure) -> list[Column]:
+    (d1, _), (d2, _) = motion.axis(m.body1, m.axis1), motion.axis(m.body2, m.axis2)
+    # atan2 of |d1 × d2| and d1·d2: accurate near 0 and pi, where arccos of the dot product is not
+    angle = np.arctan2(np.linalg.norm(np.cross(d1, d2), axis=1), np.einsum("ni,ni->n", d1, d2))
+    return [(m.name, "rad", angle)]
+
+
+def _force(motion: _Motion, m: ForceMeasure) -> list[Column]:
+    element = next(e for e in motion.mech.model.forces if e.name == m.element)
+    forces = AppliedForces(motion.mech, [element])
+    if isinstance(element, SpringDamper):
+        length, rate = _line(motion, element.body1, element.point1, element.body2, element.point2)
+        stiffness, damping, free = (forces.value(x) for x in (element.stiffness, element.damping, element.length))
+        tension = stiffness * (length - free) + damping * rate
+        return [(f"{m.name}.length", "m", length), (f"{m.name}.force", "N", tension)]
+    if isinstance(element, PointForce):
+        world = np.asarray(forces.world_force(element, motion.t, len(motion.t)), float)
+        return [(f"{m.name}.f{axis}", "N", world[:, k]) for k, axis in enumerate("xyz")]
+    k = motion.mech.coordinates.index(element.coordinate)
+    generalized = np.asarray(forces.generalized(motion.t, motion.q, motion.qd), float)[:, k]
+    return [(f"{m.name}.force", "N m" if motion.mech.tree.kinds[k] == "R" else "N", generalized)]
+
+
+def _suspension(motion: _Motion, m: SuspensionMeasure) -> list[Column]:
+    """The alignment angles from the spin axis s (outboard) and the kingpin axis k (lower to upper ball)."""
+    centre, centre_velocity, _ = motion.point(m.wheel, m.centre)
+    (reference_centre,) = motion.point(m.wheel, m.centre, motion.reference)
+    side = 1.0 if reference_centre[0, 1] >= 0 else -1.0  # +1: a left wheel (y > 0), -1: a right one
+    s, s_rate = motion.axis(m.wheel, m.spin_axis)
+    flip = np.where(s[:, 1] * side < 0, -1.0, 1.0)[:, None]  # the spin axis pointing outboard
+    s, s_rate = s * flip, s_rate * flip
+    heading, heading_rate = side * np.cross(s, Z), side * np.cross(s_rate, Z)  # forward in the wheel plane
+    toe = np.arctan2(-side * heading[:, 1], heading[:, 0])
+    toe_rate = (heading[:, 0] * -side * heading_rate[:, 1] + side * heading[:, 1] * heading_rate[:, 0]) / (
+        heading[:, 0] ** 2 + heading[:, 1] ** 2
+    )
+    (lower, *_), (upper, *_) = motion.point(m.lower_body, m.lower_point), motion.point(m.upper_body, m.upper_point)
+    k = (upper - lower) / np.linalg.norm(upper - lower, axis=1)[:, None]
+    down = -Z + s[:, 2:3] * s  # down in the wheel plane, towards the contact point
+    contact = centre + float(motion.geometry.value(m.radius)) * down / np.linalg.norm(down, axis=1)[:, None]
+    ground_point = lower + k * ((contact[:, 2] - lower[:, 2]) / k[:, 2])[:, None]  # kingpin axis meets the ground
+    vertical = centre_velocity[:, 2]
+    moving = np.abs(vertical) > STILL
+
+    def per_travel(rate: np.ndarray) -> np.ndarray:
+        return np.divide(rate, vertical, out=np.full_like(rate, np.nan), where=moving)
+
+    out = [
+        (f"{m.name}.toe", "rad", toe),
+        (f"{m.name}.camber", "rad", np.arcsin(np.clip(-s[:, 2], -1, 1))),
+        (f"{m.name}.caster", "rad", np.arctan2(-k[:, 0], k[:, 2])),
+        (f"{m.name}.kingpin_inclination", "rad", np.arctan2(-side * k[:, 1], k[:, 2])),
+        (f"{m.name}.scrub_radius", "m", side * (contact[:, 1] - ground_point[:, 1])),
+        (f"{m.name}.wheel_travel", "m", centre[:, 2] - reference_centre[0, 2]),
+        (f"{m.name}.bump_steer", "rad/m", per_travel(toe_rate)),
+    ]
+    if m.damper is not None:
+        damper = next(e for e in motion.mech.model.forces if e.name == m.damper)
+        _, rate = _line(motion, damper.body1, damper.point1, damper.body2, damper.point2)
+        out.append((f"{m.name}.motion_ratio", "1", per_travel(-rate)))  # compression per bump: positive
+    return out
+
+
+EVALUATORS: dict[type, Callable[[_Motion, Measure], list[Column]]] = {
+    PointMeasure: _point,
+    DistanceMeasure: _distance,
+    AngleMeasure: _angle,
+    ForceMeasure: _force,
+    SuspensionMeasure: _suspension,
+}
