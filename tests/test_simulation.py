@@ -288,3 +288,17 @@ def test_simulate_command_writes_named_columns_with_units(tmp_path, capsys):
     assert [f"{n} [{u}]" for n, u in zip(archive["names"], archive["units"], strict=True)] == header
     assert archive["data"].shape == data.shape
     assert '"method": "Radau"' in str(archive["provenance"])
+
+
+def test_initial_velocities_from_the_command_line(tmp_path, capsys):
+    out = tmp_path / "spin.csv"
+    path = str(samples.path("four_bar"))
+    assert main(["simulate", path, "--t-end", "0.3", "--velocity", "theta1=6", "--quiet", "--out", str(out)]) == 0
+    table = pandas.read_csv(out, comment="#")
+    reference = simulate(samples.load("four_bar"), 0.3, velocities=np.array([6.0]))
+    assert table["theta1_dot [rad/s]"].iloc[0] == 6.0
+    assert np.allclose(table["theta1 [rad]"], reference.q[:, 0], rtol=0, atol=1e-12)
+    assert main(["simulate", path, "--t-end", "0.3", "--velocity", "theta2=1", "--quiet"]) == 2
+    assert "'theta2' is not an independent coordinate (theta1)" in capsys.readouterr().err
+    assert main(["simulate", path, "--t-end", "0.3", "--velocity", "theta1=fast", "--quiet"]) == 2
+    assert "'fast' is not a number" in capsys.readouterr().err

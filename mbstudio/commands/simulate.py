@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import numpy as np
+
 from ..dynamics.simulation import METHODS, Cancelled, simulate
 from ..io.time_series import save_simulation
 from ..kinematics import Mechanism
@@ -35,6 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--atol", type=bounded(*ATOL), default=1e-10, help="absolute tolerance (default 1e-10)")
     parser.add_argument(
         "--samples", type=whole(2, SAMPLES_MAX), default=201, help="equally spaced output times (default 201)"
+    )
+    parser.add_argument(
+        "--velocity",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an independent coordinate's rate at t = 0 (rad/s or m/s); repeat for several; default: from rest",
     )
     parser.add_argument("--out", help="write the time series: .csv ('name [unit]' headers) or .npz")
     parser.add_argument(
@@ -107,6 +116,23 @@ def _ensemble(args: argparse.Namespace, model) -> int:
     return 0
 
 
+def _velocities(pairs: list[str], independent: list[str]) -> np.ndarray:
+    """--velocity NAME=VALUE options as rates of the independent coordinates, in their order (0 where none)."""
+    rates = dict.fromkeys(independent, 0.0)
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        name = name.strip()
+        if name not in rates:
+            raise ValueError(f"--velocity {pair!r}: {name!r} is not an independent coordinate ({', '.join(rates)})")
+        try:
+            rates[name] = float(value)
+        except ValueError:
+            raise ValueError(f"--velocity {pair!r}: {value.strip()!r} is not a number") from None
+        if not np.isfinite(rates[name]):
+            raise ValueError(f"--velocity {pair!r}: the rate must be finite")
+    return np.array(list(rates.values()))
+
+
 def _progress(fraction: float) -> None:
     print(f"\r{100 * fraction:5.1f} %", end="" if fraction < 1 else "\n", file=sys.stderr, flush=True)
 
@@ -119,14 +145,21 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.file)
     if args.ensemble:
         return _ensemble(args, model)
+    mech = Mechanism(model)
+    try:
+        velocities = _velocities(args.velocity, mech.independent)
+    except ValueError as exc:
+        print(f"mbstudio simulate: {exc}", file=sys.stderr)
+        return 2
     try:
         result = simulate(
-            model,
+            mech,
             args.t_end,
             args.method,
             args.rtol,
             args.atol,
             samples=args.samples,
+            velocities=velocities,
             progress=None if args.quiet else _progress,
         )
     except (Cancelled, RuntimeError) as exc:

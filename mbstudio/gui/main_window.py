@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QImage, QPainter, QShowEvent
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QWidget
 
 from .. import samples
 from ..dynamics.engine import fits_engine
@@ -23,7 +23,7 @@ from ..kinematics.fast_assembly import FastAssembly
 from ..kinematics.mechanism import BranchChangeWarning
 from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, loads, write_all, write_atomic
 from . import menus
-from .editing.coordinates_panel import CoordinatesPanel, coordinate_range
+from .editing.coordinates_panel import CoordinatesPanel, DrivingDialog, coordinate_range
 from .editing.document import Document
 from .editing.document_tree import DocumentTree
 from .editing.edit_actions import EditActions
@@ -40,6 +40,7 @@ from .results.ridge_panel import RidgePanel
 from .results.study_panel import StudyPanel
 from .script import model_script
 from .settings import add_recent, keep_options, last_options, settings
+from .view3d.animation import AnimationExport, frame_indices
 from .view3d.view import View3D
 
 MODEL_FILTER = "MB Studio models (*.mbs)"
@@ -94,15 +95,15 @@ class MainWindow(QMainWindow):
         }
         # the model tree and the property editor keep the window's full height: editing needs the rows
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.splitDockWidget(self.docks["ridge"], self.docks["base_table"], Qt.Orientation.Horizontal)
-        self.tabifyDockWidget(self.docks["ridge"], self.docks["plots"])
-        self.tabifyDockWidget(self.docks["base_table"], self.docks["parameter_table"])
-        self.tabifyDockWidget(self.docks["base_table"], self.docks["eom_table"])
+        # the results are tabs of one dock group spanning the width beside the editing docks (under the
+        # coordinates and jobs): a table shows its routes side by side, a plot gets the room; drag a tab out
+        # to see two at once
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.docks["ridge"], self.docks["study"])
+        for name in ("plots", "base_table", "parameter_table", "eom_table", "study"):
+            self.tabifyDockWidget(self.docks["ridge"], self.docks[name])
         self.docks["study"].hide()  # Analysis › Parameter Study… shows it
-        self.docks["ridge"].raise_()
         self.docks["base_table"].raise_()
         self.status = {k: QLabel() for k in ("dof", "loops", "assembly")}
         for label in self.status.values():
@@ -115,7 +116,6 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["tree"], self.docks["coordinates"]], [360, 300], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["tree"], self.docks["properties"]], [480, 360], Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["coordinates"], self.docks["jobs"]], [160, 500], Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["ridge"], self.docks["base_table"]], [600, 800], Qt.Orientation.Horizontal)
         self._orphans: set[int] = set()  # jobs started for a document no longer open
         self._sized_results = False  # the result docks get their share of the height when first shown
         self._saved_geometry = None
@@ -150,6 +150,7 @@ class MainWindow(QMainWindow):
         self.view.picked.connect(self.tree.select)
         self.properties.renamed.connect(self.tree.select)
         self.coordinates.moved.connect(self._queue_move)
+        self.coordinates.choose.connect(self.choose_driving)
         doc.structureChanged.connect(self._model_changed)
         doc.poseChanged.connect(self._model_changed)
         self.jobs.finished.connect(self._job_finished)
@@ -195,13 +196,17 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(problem or branch, 10000)
 
     def _pose_from_document(self) -> None:
-        """Undo/redo of a slider move: show the document's pose."""
+        """A slider move, or its undo/redo: show the document's pose, in the 3D view, the sliders, the model
+        tree's coordinate values and the property editor."""
         q = np.asarray(self.mech.tree.initial_coordinates(), float)
         if not np.array_equal(q, self.q):
             self.q = q
             self.view.set_pose(q)
             self.coordinates.set_values(self._values())
-        self._assembly_status(None)
+            self._assembly_status(None)
+        self.tree.show_pose(self.document.model)
+        if self.properties.key and self.properties.key[0] in ("coordinate", "joint"):
+            self.properties.refresh()
 
     def _queue_move(self, name: str, value: float, drag: int) -> None:
         """Slider steps arriving while a frame is drawn are merged: only the latest wanted value of each
@@ -257,6 +262,46 @@ class MainWindow(QMainWindow):
                 self.jobs.start("engine", self._structure, {}, "Compile the equations for the sliders")
         return self._fast
 
+    def assemble_pose(self) -> bool:
+        """Assemble (toolbar): close the loops from the drawn pose, the document's coordinate values whether
+        they close or not, moving every coordinate as little as possible and the driving ones not at all; one
+        undoable step. Where nothing closes, the message names the loop and the document stays as it was."""
+        drawn = np.asarray(self.mech.tree.initial_coordinates(), float)
+        try:
+            q = self.mech.assemble_nearest(drawn, dict.fromkeys(self.mech.independent, 1e3))
+        except AssemblyError as exc:
+            self._assembly_status(f"the drawn pose does not assemble: {exc}")
+            return False
+        moved = [(n, a, b) for n, a, b in zip(self.mech.coordinates, drawn, q, strict=True) if abs(a - b) > 1e-12]
+        self.q = q
+        self.view.set_pose(q)
+        self.coordinates.set_values(self._values())
+        self._assembly_status(None)
+        if moved:
+            self.document.set_pose(self._values(), "Assemble", drag=-1)
+        said = ", ".join(f"{n} {a:.4g} → {b:.4g}" for n, a, b in moved[:6]) or "it was closed already"
+        self.statusBar().showMessage(f"Assembled: {said}", 10000)
+        return True
+
+    def choose_driving(self, chosen: list[str] | str | None = None) -> bool:
+        """The coordinates the sliders move and a simulation's state uses (the document's independent
+        coordinates), from the Coordinates panel's dialog unless given; "auto" for the best-conditioned
+        choice. A choice that cannot drive the mechanism is refused with the reason, the document unchanged."""
+        if chosen is None:
+            dialog = DrivingDialog(self.mech, self)
+            code = dialog.exec()
+            if code == QDialog.DialogCode.Rejected:
+                return False
+            chosen = "auto" if code == 2 else dialog.chosen()
+        text = "automatic" if chosen == "auto" else ", ".join(chosen)
+        value = chosen if chosen == "auto" else list(chosen)
+        try:
+            self.document.edit(f"Drive with {text}", lambda m: setattr(m, "independent_coordinates", value))
+        except ModelError as exc:
+            QMessageBox.warning(self, "Not applied", f"The model was left as it was:\n\n{exc}")
+            return False
+        return True
+
     def _select(self, key: tuple) -> None:
         self.properties.show_item(key)
         self.view.scene.highlight(key)
@@ -302,7 +347,7 @@ class MainWindow(QMainWindow):
     def _show(self, job: Job) -> None:
         for name in RESULT_PANELS[job.task]:
             getattr(self, name).show_result(job.result)
-        if job.task in MOTION_TASKS:
+        if job.task in MOTION_TASKS and len(self.plots.kept) == 1:
             self.plots.select_series(self.mech.independent)  # what the sliders move, to start with
         self._mark_stale()
 
@@ -399,6 +444,33 @@ class MainWindow(QMainWindow):
             box = QMessageBox(QMessageBox.Icon.Information, "URDF import", "\n\n".join(notes), parent=self)
             box.setObjectName("urdf_notes")
             box.open()
+
+    def export_animation(self, path: str | None = None, fps: float = 25.0) -> AnimationExport | None:
+        """File › Export › Animation: the current run of the time histories, from the 3D view as shown, as GIF
+        or MP4; frames render one per timer tick with a progress dialog, then encode in a worker thread."""
+        result = self.plots.result
+        if result is None or result.data["coordinates"] != list(self.mech.coordinates):
+            QMessageBox.information(self, "Nothing to animate", "Run a kinematics or simulation job first.")
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export animation", "motion.gif", "GIF (*.gif);;MP4 (*.mp4)")
+            if not path:
+                return None
+        poses = np.asarray(result.data["q"], float)[frame_indices(np.asarray(result.data["t"], float), fps)]
+        try:
+            export = AnimationExport(self.view.render_pose, poses, path, fps, self)
+        except ModelError as exc:
+            QMessageBox.critical(self, "Cannot export", str(exc))
+            return None
+        export.finished.connect(self._animation_written)
+        export.start()
+        return export
+
+    def _animation_written(self, ok: bool, message: str) -> None:
+        self.view.set_pose(self.q)  # back to the document's pose
+        self.statusBar().showMessage(message, 10000)
+        if not ok and "cancelled" not in message:
+            QMessageBox.critical(self, "Animation export failed", message)
 
     def export_result(self, panel_name: str, fmt: str, path: str | None = None) -> bool:
         """File › Export: the panel's result as `fmt` (the panel reports a failed write itself)."""
@@ -562,7 +634,7 @@ class MainWindow(QMainWindow):
         if not self._sized_results:
             self._sized_results = True
             share = round(0.38 * self.height())
-            self.resizeDocks([self.docks["ridge"], self.docks["base_table"]], [share, share], Qt.Orientation.Vertical)
+            self.resizeDocks([self.docks["ridge"]], [share], Qt.Orientation.Vertical)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
         if not self.confirm_running_jobs() or not self.maybe_save():

@@ -82,6 +82,20 @@ def build(window: QMainWindow) -> dict[str, QAction]:
         "undo": window.document.stack.createUndoAction(window, "&Undo"),
         "redo": window.document.stack.createRedoAction(window, "&Redo"),
         "fit": _action(window, "&Fit to View", window.view.scene.fit, "F"),
+        "assemble": _action(
+            window,
+            "&Assemble",
+            window.assemble_pose,
+            "Ctrl+Shift+A",
+            "close the loops from the drawn pose, moving the driving coordinates not at all and the others least",
+        ),
+        "driving": _action(
+            window,
+            "&Driving Coordinates…",
+            window.choose_driving,
+            None,
+            "the coordinates the sliders move and a simulation's state uses",
+        ),
         "screenshot": _action(window, "Save View as &PNG…", window.save_screenshot, "Ctrl+P"),
         "import_urdf": _action(
             window,
@@ -90,6 +104,12 @@ def build(window: QMainWindow) -> dict[str, QAction]:
             tip="a robot from URDF as a new model: links, joints, limits, inertials, meshes and colours",
         ),
         "export_urdf": _action(window, "Model as &URDF…", window.export_urdf, tip="the tree model as URDF"),
+        "export_animation": _action(
+            window,
+            "&Animation (GIF, MP4)…",
+            window.export_animation,
+            tip="the shown run of the time histories, from the 3D view as it is",
+        ),
         "export_numpy": _action(
             window,
             "Equations as &numpy module…",
@@ -144,6 +164,8 @@ def build(window: QMainWindow) -> dict[str, QAction]:
         "Vary model parameters over a grid and run an analysis at every point, on Dask",
     )
     analysis_menu.addAction(a["study"])
+    analysis_menu.insertActions(analysis_menu.actions()[0], [a["assemble"], a["driving"]])
+    analysis_menu.insertSeparator(analysis_menu.actions()[2])
     quick = analysis_menu.addMenu("&Quick Runs")
     for name, text, task, options in ANALYSES:
         a[name] = _action(
@@ -172,6 +194,8 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     toolbar.addActions([a["new"], a["open"], a["save"]])
     toolbar.addSeparator()
     toolbar.addActions(_stack_buttons(window))
+    toolbar.addSeparator()
+    toolbar.addAction(a["assemble"])
     toolbar.addSeparator()
     toolbar.addActions([a["fit"], *(a[f"camera_{n}"] for n, _, _ in CAMERAS), a["screenshot"]])
     return a
@@ -205,6 +229,7 @@ def _fill_export(window: QMainWindow, menu: QMenu, actions: dict[str, QAction]) 
             lambda s=sub, p=attr: [x.setEnabled(getattr(window, p).result is not None) for x in s.actions()]
         )
     menu.addSeparator()
+    menu.addAction(actions["export_animation"])
     menu.addAction(actions["export_urdf"])
     menu.addAction(actions["export_c"])
     menu.addAction(actions["export_numpy"])

@@ -59,14 +59,15 @@ class Mechanism:
         chosen = None if self.model.independent_coordinates == "auto" else list(self.model.independent_coordinates)
         return partition(np.asarray(phi_q, dtype=float), self.coordinates, chosen)
 
-    def _nearest_assembly(self, q: np.ndarray, steps: int = 60) -> np.ndarray:
+    def _nearest_assembly(self, q: np.ndarray, steps: int = 60, weights: np.ndarray | None = None) -> np.ndarray:
         """A closed configuration near q by minimum-norm Gauss-Newton on every coordinate, where the document's
         initial values do not close the loops: the Jacobian of an unassembled guess (a four-bar drawn with
-        every angle 0, say) can show freedoms the mechanism does not have. A guess where the residual is
-        stationary (links in line) is nudged by a fixed pseudo-random 0.1 rad first. q itself when nothing
-        closes."""
+        every angle 0, say) can show freedoms the mechanism does not have. `weights` (n,): how much each
+        coordinate resists moving (the steps minimise Σ w_i Δq_i²). A guess where the residual is stationary
+        (links in line) is nudged by a fixed pseudo-random 0.1 rad first. q itself when nothing closes."""
         tol = 1e-10 * self._length_scale()
         start, nudge = q, np.random.default_rng(0).uniform(-0.1, 0.1, q.shape)
+        scale = np.ones(q.shape[-1]) if weights is None else 1 / np.sqrt(np.asarray(weights, float))
 
         def size(x: np.ndarray) -> float:
             return float(
@@ -78,10 +79,30 @@ class Mechanism:
             if phi.size == 0 or np.abs(phi).max() <= tol:
                 return q
             J = np.asarray(self.constraints.jacobian(self.tree.motion(q))[0], dtype=float)
-            step = np.linalg.lstsq(J, phi, rcond=1e-10)[0][None, :]
+            step = (scale * np.linalg.lstsq(J * scale, phi, rcond=1e-10)[0])[None, :]
             trial = next((q - step / 2**k for k in range(8) if size(q - step / 2**k) < np.abs(phi).max()), None)
             q = q + nudge if trial is None else trial
         return start
+
+    def assemble_nearest(self, q, keep: Mapping[str, float] | None = None) -> np.ndarray:
+        """The closed configuration (n,) nearest the drawn pose q (n,), which need not close: every coordinate
+        moves as little as it can, and those in `keep` (name -> priority weight) less still; kept driving
+        (independent) coordinates end exactly at their drawn values, on the branch found. Raises AssemblyError
+        naming the loop when none is found."""
+        weights = np.ones(self.n)
+        for name, weight in (keep or {}).items():
+            weights[self.coordinates.index(name)] = weight
+        drawn = np.asarray(q, float)[None, :]
+        closed = self._unwound(self._nearest_assembly(drawn, weights=weights), drawn, every=True)
+        if not self.partition.dependent:
+            return closed[0]
+        # the kept coordinates that drive the mechanism back exactly at their drawn values, on this branch
+        exact = closed.copy()
+        kept = [
+            self.coordinates.index(n) for n in keep or {} if self.coordinates.index(n) in self.partition.independent
+        ]
+        exact[:, kept] = drawn[:, kept]
+        return np.asarray(self.assemble(exact[:, list(self.partition.independent)], guess=closed)[0], float)
 
     @property
     def independent(self) -> list[str]:
@@ -158,10 +179,11 @@ class Mechanism:
                 warnings.warn(self._branch_message(report, targets), BranchChangeWarning, stacklevel=2)
         return q
 
-    def _unwound(self, q: np.ndarray, base: np.ndarray) -> np.ndarray:
-        """Dependent angles within π of the starting pose's: Newton may land whole turns away (theta2 = -15.04
-        for -2.48), which is the same pose but not what a user expects to read."""
-        cols = [i for i in self.partition.dependent if self.tree.kinds[i] == "R"]
+    def _unwound(self, q: np.ndarray, base: np.ndarray, every: bool = False) -> np.ndarray:
+        """Dependent angles (`every` angle) within π of the starting pose's: Newton may land whole turns away
+        (theta2 = -15.04 for -2.48), which is the same pose but not what a user expects to read."""
+        columns = range(self.n) if every else self.partition.dependent
+        cols = [i for i in columns if self.tree.kinds[i] == "R"]
         if not cols or not isinstance(self.backend, Float64):
             return q
         q = q.copy()

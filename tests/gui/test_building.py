@@ -323,3 +323,28 @@ def test_a_suspension_set_is_added_with_the_first_spring_as_its_damper():
     assert model.measures == []
     with pytest.raises(ModelError, match="needs a force element"):
         edits.add_measure(model, "force")
+
+
+def test_assemble_closes_a_drawn_pose_without_typing_an_angle(window):
+    """The four-bar with every coordinate at 0 (links drawn along x: the loop open by 0.25 m); Assemble closes
+    it keeping the crank where it is drawn, on the branch nearest the drawing, as one undoable step."""
+    model = samples.load("four_bar")
+    for joint in model.joints:
+        for c in joint.coordinates:
+            c.initial = 0.0
+    window.document.replace(model, None)
+    assert window.status["dof"].text().startswith("DOF 1")
+    assert window.assemble_pose()
+    values = {c.name: c.initial for j in window.document.model.joints for c in j.coordinates}
+    closed = {c.name: c.initial for j in samples.load("four_bar").joints for c in j.coordinates}
+    assert values["theta1"] == 0.0
+    tree = window.mech.coordinates  # a cut joint's coordinate (theta4) is derived, not assembled
+    assert {n: values[n] for n in tree} == pytest.approx({n: closed[n] for n in tree}, abs=1e-9)
+    assert np.abs(window.mech.residual(window.q[None])).max() < 1e-12
+    assert window.status["assembly"].text() == "assembled" and "Assembled: theta2 0 → 0.948" in (
+        window.statusBar().currentMessage()
+    )
+    stack = window.document.stack
+    assert stack.count() == 1 and stack.text(0) == "Assemble"
+    stack.undo()
+    assert all(c.initial == 0.0 for j in window.document.model.joints for c in j.coordinates)

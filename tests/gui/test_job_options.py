@@ -231,8 +231,21 @@ def test_without_trajectories_the_default_path_is_used_and_its_samples_shown(mak
 # ---------------------------------------------------------------------------------------- other tasks
 def test_simulation_fields_are_checked(make, sla):
     dialog = make(SimulationDialog, sla)
-    assert dialog.options() == {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201}
+    assert dialog.options() == {
+        "t_end": 1.0,
+        "method": "CVODES",
+        "rtol": 1e-8,
+        "atol": 1e-10,
+        "samples": 201,
+        "velocities": {},
+    }
     assert dialog.hint.text().startswith("Results every 0.005 s.")
+    dialog.lines["velocities"].setText("theta1 = 2.5, theta2=-1")
+    assert dialog.options()["velocities"] == {"theta1": 2.5, "theta2": -1.0}
+    dialog.lines["velocities"].setText("theta_upper = 1")  # dependent on the SLA: not a state of the run
+    assert dialog.error.text().startswith("velocities: 'theta_upper' is not an independent coordinate")
+    assert "theta1, theta2" in dialog.error.text() and not dialog.ok.isEnabled()
+    dialog.lines["velocities"].setText("")
     bad = {
         "t_end": ("0", "t_end: 0 is out of range; expected a time in seconds above 0"),
         "rtol": (
@@ -253,7 +266,14 @@ def test_simulation_fields_are_checked(make, sla):
     dialog.lines["rtol"].setText("1e-6")
     dialog.lines["t_end"].setText("2.5")
     dialog.method.setCurrentIndex(dialog.method.findData("Radau"))
-    assert dialog.options() == {"t_end": 2.5, "method": "Radau", "rtol": 1e-6, "atol": 1e-10, "samples": 201}
+    assert dialog.options() == {
+        "t_end": 2.5,
+        "method": "Radau",
+        "rtol": 1e-6,
+        "atol": 1e-10,
+        "samples": 201,
+        "velocities": {},
+    }
     assert dialog.hint.text() == "Results every 0.0125 s."
 
 

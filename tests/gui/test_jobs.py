@@ -178,7 +178,7 @@ def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbo
     assert job.state == DONE, job.error + job.details
     plots = window.plots
     assert "theta1 [rad]" in [plots.series.item(i).text() for i in range(plots.series.count())]
-    assert len(plots.plot.plotItem.listDataItems()) == 2  # the independent coordinates, theta1 and theta2
+    assert len(plots.view.curves()) == 2  # the independent coordinates, theta1 and theta2
     plots.cursor.setValue(1.0)  # dragging the time cursor moves the mechanism
     assert plots.index == 10 and plots.slider.value() == 10
     assert shown and shown[-1] == pytest.approx(job.result.data["q"][10])
@@ -202,7 +202,7 @@ def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbo
     assert not window.export_result("plots", "csv", str(tmp_path / "no such folder" / "k.csv"))
     assert answers["calls"][-1][:2] == ("critical", "Export failed")  # said by the panel, for its button too
     window.open_sample("four_bar")  # results belong to their document: another one clears them
-    assert plots.result is None and plots.series.count() == 0 and not plots.plot.plotItem.listDataItems()
+    assert plots.result is None and plots.series.count() == 0 and not plots.view.curves()
     assert window.results == {} and window.base_table.result is None and window.ridge.result is None
 
 

@@ -1,11 +1,26 @@
-"""A slider per independent coordinate. The panel only reports wanted values; the window assembles."""
+"""A slider per independent coordinate, each with a field to type the value (in its unit, or in degrees with
+'°' or 'deg'), and the choice of which coordinates drive the mechanism. The panel only reports wanted values
+and choices; the window assembles and edits the document."""
 
 from __future__ import annotations
 
 import math
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QSlider, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...kinematics import Mechanism
 from ...model import JOINT_MOTIONS
@@ -26,33 +41,64 @@ def coordinate_range(mech: Mechanism, name: str) -> tuple[float, float, str]:
     return low, high, "rad" if rotation else "m"
 
 
+def typed_value(text: str, unit: str) -> float | None:
+    """A typed coordinate value in the coordinate's unit: '0.5', '30°' or '30 deg' (rotations), '25 mm'
+    (translations); None when the text is not one of these."""
+    text = text.strip().replace(",", ".")
+    scales = {"rad": {"°": math.pi / 180, "deg": math.pi / 180, "rad": 1.0}, "m": {"mm": 1e-3, "m": 1.0}}[unit]
+    scale = next((f for suffix, f in scales.items() if text.endswith(suffix)), 1.0)
+    number = next((text[: -len(s)] for s in scales if text.endswith(s)), text).strip()
+    try:
+        value = float(number) * scale
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 class CoordinateSlider(QWidget):
+    """`typed(value)` when a value is typed into the field and Enter pressed."""
+
+    typed = Signal(float)
+
     def __init__(self, name: str, low: float, high: float, unit: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.name, self.low, self.high, self.unit = name, low, high, unit
+        self._value: float | None = None  # the shown value, exact (the slider holds it to 1/STEPS of its range)
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, STEPS)
+        self.entry = QLineEdit()
+        self.entry.setMaximumWidth(90)
+        self.entry.setToolTip(f"type a value in {unit}" + (", or in degrees: 30°" if unit == "rad" else ", or 25 mm"))
+        self.entry.editingFinished.connect(self._typed)
         self.label = QLabel()
-        self.label.setMinimumWidth(110)
-        self.label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.label.setMinimumWidth(70)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.slider, 1)
+        layout.addWidget(self.entry)
         layout.addWidget(self.label)
 
+    def _typed(self) -> None:
+        value = typed_value(self.entry.text(), self.unit)
+        self.entry.setStyleSheet("" if value is not None else "color: #b02020;")
+        if value is not None and abs(value - self.value()) > 0:
+            self.typed.emit(value)
+
     def value(self) -> float:
+        return self._value if self._value is not None else self.slider_value()
+
+    def slider_value(self) -> float:
         return self.low + (self.high - self.low) * self.slider.value() / STEPS
 
     def set_value(self, value: float) -> None:
-        """Show `value` without emitting a change."""
+        """Show `value` without emitting a change (a typed value beyond the slider's range keeps its end)."""
+        self._value = value
         self.slider.blockSignals(True)
-        self.slider.setValue(round((value - self.low) / (self.high - self.low) * STEPS))
+        self.slider.setValue(round(min(max((value - self.low) / (self.high - self.low), 0), 1) * STEPS))
         self.slider.blockSignals(False)
-        self._show(value)
-
-    def _show(self, value: float) -> None:
-        degrees = f" ({math.degrees(value):.1f}°)" if self.unit == "rad" else ""
-        self.label.setText(f"{value:.4g} {self.unit}{degrees}")
+        self.entry.setText(f"{value:.6g}")
+        self.entry.setStyleSheet("")
+        self.label.setText(f"{self.unit} ({math.degrees(value):.1f}°)" if self.unit == "rad" else self.unit)
 
 
 class CoordinatesPanel(QWidget):
@@ -60,10 +106,18 @@ class CoordinatesPanel(QWidget):
     for all steps of one mouse drag (so they merge into one undo step) and new for any other change."""
 
     moved = Signal(str, float, int)
+    choose = Signal()  # the person asks to choose the driving coordinates
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.form = QFormLayout(self)
+        layout = QVBoxLayout(self)
+        self.form = QFormLayout()
+        layout.addLayout(self.form)
+        self.choose_button = QPushButton("Driving coordinates…")
+        self.choose_button.setToolTip("choose which coordinates the sliders (and a simulation's state) use")
+        self.choose_button.clicked.connect(self.choose.emit)
+        layout.addWidget(self.choose_button)
+        layout.addStretch(1)
         self.sliders: dict[str, CoordinateSlider] = {}
         self._drag = 0
 
@@ -76,6 +130,7 @@ class CoordinatesPanel(QWidget):
             row.set_value(values[name])
             row.slider.sliderPressed.connect(self._new_drag)
             row.slider.valueChanged.connect(lambda _, r=row: self._changed(r))
+            row.typed.connect(lambda value, r=row: self._typed(r, value))
             self.form.addRow(name, row)
             self.sliders[name] = row
         if not self.sliders:
@@ -87,8 +142,41 @@ class CoordinatesPanel(QWidget):
     def _changed(self, row: CoordinateSlider) -> None:
         if not row.slider.isSliderDown():
             self._drag += 1
-        self.moved.emit(row.name, row.value(), self._drag)
+        self.moved.emit(row.name, row.slider_value(), self._drag)
+
+    def _typed(self, row: CoordinateSlider, value: float) -> None:
+        self._drag += 1
+        self.moved.emit(row.name, value, self._drag)
 
     def set_values(self, values: dict[str, float]) -> None:
         for name, row in self.sliders.items():
             row.set_value(values[name])
+
+
+class DrivingDialog(QDialog):
+    """Check the coordinates that drive the mechanism (as many as it has degrees of freedom), or 'auto'."""
+
+    def __init__(self, mech: Mechanism, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Driving coordinates")
+        self.dof = mech.dof
+        self.list = QListWidget()
+        for name in mech.coordinates:
+            item = QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if name in mech.independent else Qt.CheckState.Unchecked)
+            self.list.addItem(item)
+        self.auto = QPushButton("Automatic (best conditioned)")
+        self.auto.clicked.connect(lambda: self.done(2))
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel(f"Check {self.dof} coordinate(s): the mechanism has {self.dof} degree(s) of freedom."))
+        layout.addWidget(self.list)
+        layout.addWidget(self.auto)
+        layout.addWidget(buttons)
+
+    def chosen(self) -> list[str]:
+        items = (self.list.item(i) for i in range(self.list.count()))
+        return [item.text() for item in items if item.checkState() == Qt.CheckState.Checked]

@@ -82,9 +82,7 @@ class DocumentTree(QTreeWidget):
         for j in model.joints:
             item = self._item(joints, ("joint", j.name), j.name, f"{j.type} {j.parent}–{j.child}")
             for c in j.coordinates:
-                self._item(
-                    item, ("coordinate", j.name, c.name), c.name, "" if c.initial is None else f"{c.initial:.4g}"
-                )
+                self._item(item, ("coordinate", j.name, c.name), c.name, _initial(c))
         forces = self._item(root, ("forces",), "Forces", str(len(model.forces)))
         for f in model.forces:
             self._item(forces, ("force", f.name), f.name, f.type.replace("_", " "))
@@ -118,6 +116,14 @@ class DocumentTree(QTreeWidget):
         if not ground:
             self._item(item, ("inertia", body.label), "Inertia", f"m = {body.inertia['m']}")
             self._item(item, ("shape", body.label), "Shape", (body.shape or {}).get("type", "(links)"))
+
+    def show_pose(self, model: Model) -> None:
+        """The coordinates' initial values (the shown pose) again, after a slider move or its undo."""
+        for j in model.joints:
+            for c in j.coordinates:
+                item = self.items.get(("coordinate", j.name, c.name))
+                if item is not None:
+                    item.setText(1, _initial(c))
 
     def _item(self, parent, key: tuple, text: str, value: str) -> QTreeWidgetItem:
         item = QTreeWidgetItem([text, value])
@@ -159,3 +165,7 @@ class DocumentTree(QTreeWidget):
             action.triggered.connect(lambda _=False, r=request, k=key: self.requested.emit(r, k))
             menu.addAction(action)
         menu.exec(self.viewport().mapToGlobal(position))
+
+
+def _initial(coordinate) -> str:
+    return "" if coordinate.initial is None else f"{coordinate.initial:.4g}"

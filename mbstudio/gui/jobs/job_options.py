@@ -42,7 +42,7 @@ from ..editing.properties import ERROR_BORDER
 
 DEFAULTS: dict[str, dict] = {
     "kinematics": {"trajectory": None, "samples": None},
-    "simulation": {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201},
+    "simulation": {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201, "velocities": {}},
     "symbolic_eom": {"simplify": True, "numeric_inertia": False, "size_limit": 400, "trigsimp_limit": 40},
     "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
 }
@@ -129,6 +129,18 @@ def parameter_names(field: str, text: str, valid: list[str]) -> list[str]:
         if name in names[:k]:
             raise ModelError(field, f"{name!r} is listed twice", None, "each name once")
     return names
+
+
+def initial_velocities(text: str, independent: list[str]) -> dict[str, float]:
+    """'theta1 = 6.28, theta2 = 0' -> {'theta1': 6.28, 'theta2': 0.0}: rates of independent coordinates."""
+    out: dict[str, float] = {}
+    expected = "NAME = VALUE pairs separated by commas, NAME one of " + ", ".join(independent)
+    for pair in (p for p in text.split(",") if p.strip()):
+        name, _, value = (x.strip() for x in pair.partition("="))
+        if name not in independent:
+            raise ModelError("velocities", f"{name!r} is not an independent coordinate", pair.strip(), expected)
+        out[name] = number("velocities", value, math.isfinite, expected)
+    return out
 
 
 def minimum_samples(parameters: int, independent: int) -> int:
@@ -342,10 +354,21 @@ class KinematicsDialog(_TrajectoryDialog):
 
 
 class SimulationDialog(OptionsDialog):
-    task, title = "simulation", "Simulate from rest"
+    task, title = "simulation", "Simulate"
+
+    @cached_property
+    def mech(self) -> Mechanism:
+        return Mechanism(self.model)
 
     def build(self) -> None:
         self.line("t_end", "end time [s]", "the motion is integrated over [0, t_end]")
+        self.line(
+            "velocities",
+            "initial velocities",
+            "rates of the independent coordinates at t = 0 (rad/s or m/s), e.g. theta1 = 6.28; empty: from rest",
+            text=", ".join(f"{k} = {v:g}" for k, v in dict(self.start.get("velocities") or {}).items()),
+        )
+        self.lines["velocities"].setPlaceholderText(", ".join(f"{n} = 0" for n in self.mech.independent))
         self.method = self.combo("method", "integrator", {m: m for m in INTEGRATORS})
         self.line("rtol", "relative tolerance", "solve_ivp's rtol")
         self.line("atol", "absolute tolerance", "solve_ivp's atol")
@@ -368,6 +391,7 @@ class SimulationDialog(OptionsDialog):
             ),
             "atol": self.field("atol", lambda t: number("atol", t, lambda x: x > 0, "a number above 0, e.g. 1e-10")),
             "samples": self.field("samples", lambda t: whole_number("samples", t, 2, MAX_SAMPLES)),
+            "velocities": self.field("velocities", lambda t: initial_velocities(t, self.mech.independent)),
         }
 
     def hint_text(self, values: dict) -> str:

@@ -4,10 +4,15 @@ behave alike."""
 
 from __future__ import annotations
 
+import pyqtgraph as pg
+import pyqtgraph.exporters as exporters
+from PySide6.QtGui import QPainter
+from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMenu, QMessageBox, QToolButton, QVBoxLayout, QWidget
 
 from ...model import ModelError, write_atomic
 
+COLORS = ("#202020", "#d0602a", "#2a70c0", "#40a040", "#a040a0", "#a08020")
 STALE_TEXT = "STALE: the model was edited after this run; run the analysis again."
 FORMAT_NAMES = {
     "csv": "CSV",
@@ -66,3 +71,21 @@ def write_export(parent: QWidget, path: str, text: str | bytes) -> bool:
         QMessageBox.critical(parent, "Export failed", f"Nothing was written:\n\n{exc}")
         return False
     return True
+
+
+def save_image(view: QWidget, scene_item: pg.GraphicsObject, path: str, fmt: str, title: str, description: str) -> None:
+    """A plot as PNG (pyqtgraph's exporter of `scene_item`, at the widget's resolution) or SVG. SVG goes
+    through Qt's generator rendering the whole `view`: pyqtgraph's SVGExporter fails on the path syntax of
+    current Qt (pyqtgraph issues #3485, #3495). `description` (the provenance) is kept in the SVG."""
+    if fmt == "png":
+        exporters.ImageExporter(scene_item).export(path)
+        return
+    generator = QSvgGenerator()
+    generator.setFileName(path)
+    generator.setSize(view.size())
+    generator.setViewBox(view.rect())
+    generator.setTitle(title)
+    generator.setDescription(description)
+    painter = QPainter(generator)
+    view.render(painter)
+    painter.end()

@@ -1,24 +1,26 @@
-"""Time histories of a kinematics or simulation job, with a time cursor linked to the 3D view and playback
-controls (play/pause, step, speed, loop, time slider), and export of every series as CSV or JSON. The
-panel emits the coordinates of the shown frame; the window draws them. Playback runs on a QTimer, so the
-GUI thread never waits."""
+"""The post-processor's time histories: the runs of kinematics and simulation jobs kept side by side (the
+current one drawn solid and animated in the 3D view, the others checked for overlay, dashed), plots in tabs that
+each show any series against time or another series (plot_view.py), a time cursor linked to the 3D view,
+playback (play/pause, step, speed, loop, time slider), and export of the current run's series as CSV or JSON
+and of a plot as PNG or SVG. The panel emits the coordinates of the shown frame; the window draws them.
+Playback runs on a QTimer, so the GUI thread never waits."""
 
 from __future__ import annotations
 
 import time
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
     QListWidget,
+    QListWidgetItem,
     QSlider,
     QSplitter,
+    QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -27,11 +29,11 @@ from PySide6.QtWidgets import (
 from ...io.time_series import time_series_text
 from ...jobs import JobResult
 from .panel_parts import export_path, menu_button, stale_banner, write_export
-from .ridge_panel import COLORS
+from .plot_view import PlotView
 
-SERIES_WIDTH = 170  # px: the list of series beside the plot
 FRAME_MS = 33  # about 30 frames per second
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
+KEPT_RUNS = 8  # the oldest run is dropped beyond these
 
 
 class PlotsPanel(QWidget):
@@ -41,41 +43,143 @@ class PlotsPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.result: JobResult | None = None
+        self.kept: list[tuple[str, JobResult]] = []  # every run of this document, oldest first
+        self.result: JobResult | None = None  # the current run
         self.index = 0
-        self.series = QListWidget()
-        self.series.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.series.itemSelectionChanged.connect(self._replot)
-        self.plot = pg.PlotWidget(background="w")
-        self.plot.setLabel("bottom", "t [s]")
-        self.plot.showGrid(x=True, y=True, alpha=0.2)
-        self.plot.addLegend(brush=pg.mkBrush(255, 255, 255, 220), labelTextColor="k").setZValue(10)  # above curves
-        self.cursor = pg.InfiniteLine(0.0, angle=90, movable=True, pen=pg.mkPen("#b02020", width=2))
-        self.cursor.sigPositionChanged.connect(lambda: self.seek_time(self.cursor.value()))
-        # the Export button sits under the series list: in the controls row it would widen the docks' minimum
-        chooser = QWidget()
-        column = QVBoxLayout(chooser)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(self.series, 1)
-        column.addWidget(
-            menu_button("Export", [(f"{fmt.upper()}…", lambda f=fmt: self.export(f)) for fmt in ("csv", "json")])
-        )
-        split = QSplitter()
-        split.addWidget(chooser)
-        split.addWidget(self.plot)
-        split.setStretchFactor(1, 1)
-        split.setSizes([SERIES_WIDTH, 4 * SERIES_WIDTH])  # the plot gets the room; the names fit in the list
+        self._count = 0
+        self.runs = QListWidget()  # check a run to overlay it; the selected one is current
+        self.runs.currentRowChanged.connect(self._current_run_changed)
+        self.runs.itemChanged.connect(lambda _: self._show_runs())
+        self.tabs = QTabWidget()
+        self.tabs.setTabsClosable(True)
+        self.tabs.tabCloseRequested.connect(self._close_plot)
+        self.tabs.currentChanged.connect(lambda _: self.view.set_index(self.index))
+        self.add_plot()
         self.timer = QTimer(self)
         self.timer.setInterval(FRAME_MS)
         self.timer.timeout.connect(self._tick)
         self._clock = 0.0
         self._t = 0.0  # playback time: continuous, so that speeds below one sample per frame still advance
         self.stale = stale_banner()
+        side = QWidget()  # the runs and the panel's buttons in a column beside the plots: the plots keep the height
+        column = QVBoxLayout(side)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(QLabel("Runs (check to overlay):"))
+        column.addWidget(self.runs, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(_button("Add plot", self.add_plot))
+        buttons.addWidget(menu_button("Export", self._export_entries()))
+        column.addLayout(buttons)
+        split = QSplitter()
+        split.addWidget(self.tabs)
+        split.addWidget(side)
+        split.setStretchFactor(0, 1)
+        split.setSizes([800, 200])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.stale)
         layout.addWidget(split, 1)
         layout.addLayout(self._controls())
+
+    def _export_entries(self) -> list:
+        data = [(f"Series as {fmt.upper()}…", lambda f=fmt: self.export(f)) for fmt in ("csv", "json")]
+        return data + [(f"Plot as {fmt.upper()}…", lambda f=fmt: self.export_plot(f)) for fmt in ("png", "svg")]
+
+    # ------------------------------------------------------------------ plots
+    @property
+    def view(self) -> PlotView:
+        """The plot in the front tab."""
+        return self.tabs.currentWidget()
+
+    @property
+    def views(self) -> list[PlotView]:
+        return [self.tabs.widget(i) for i in range(self.tabs.count())]
+
+    @property
+    def series(self) -> QListWidget:
+        return self.view.series
+
+    @property
+    def cursor(self):
+        return self.view.cursor
+
+    def add_plot(self) -> PlotView:
+        view = PlotView()
+        view.cursor.sigPositionChanged.connect(lambda: self.seek_time(view.cursor.value()))
+        self.tabs.addTab(view, f"Plot {self.tabs.count() + 1}")
+        self.tabs.setCurrentWidget(view)
+        if self.result is not None:
+            view.set_runs(self._shown_runs())
+        return view
+
+    def _close_plot(self, index: int) -> None:
+        if self.tabs.count() > 1:  # one plot always stays
+            self.tabs.widget(index).deleteLater()
+            self.tabs.removeTab(index)
+
+    # ------------------------------------------------------------------ runs
+    def show_result(self, result: JobResult) -> None:
+        """A new run: kept, made current; the plots keep their choice of series where the run has them."""
+        self.pause()
+        self._count += 1
+        self.kept.append((f"run {self._count}: {result.title}", result))
+        self.kept = self.kept[-KEPT_RUNS:]
+        self.runs.blockSignals(True)
+        self.runs.clear()
+        for label, _ in self.kept:
+            item = QListWidgetItem(label)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked)
+            self.runs.addItem(item)
+        self.runs.setCurrentRow(len(self.kept) - 1)
+        self.runs.blockSignals(False)
+        self._current_run_changed(len(self.kept) - 1)
+
+    def _current_run_changed(self, row: int) -> None:
+        if row < 0:
+            return
+        self.result = self.kept[row][1]
+        self.slider.setRange(0, len(self.result.data["t"]) - 1)
+        self._show_runs()
+        self.seek(min(self.index, len(self.result.data["t"]) - 1), force=True)
+
+    def _shown_runs(self) -> list[tuple[str, JobResult]]:
+        """The current run, then the checked others."""
+        current = self.runs.currentRow()
+        checked = [
+            self.kept[i]
+            for i in range(self.runs.count())
+            if i != current and self.runs.item(i).checkState() == Qt.CheckState.Checked
+        ]
+        return [self.kept[current], *checked]
+
+    def overlay(self, rows: list[int]) -> None:
+        """Check exactly these runs (by their row, oldest first) for overlay."""
+        for i in range(self.runs.count()):
+            self.runs.item(i).setCheckState(Qt.CheckState.Checked if i in rows else Qt.CheckState.Unchecked)
+
+    def _show_runs(self) -> None:
+        if self.result is not None:
+            for view in self.views:
+                view.set_runs(self._shown_runs())
+
+    def set_stale(self, stale: bool) -> None:
+        self.stale.setVisible(stale)
+
+    def clear(self) -> None:
+        """Back to the empty panel: another document is open (its runs are not this one's)."""
+        self.pause()
+        self.result, self.kept = None, []
+        self.runs.clear()
+        for view in self.views:
+            view.set_runs([])
+        self.slider.setRange(0, 0)
+        self.time_label.setText("no motion yet")
+        self.stale.hide()
+
+    def select_series(self, names, x: str = "t [s]") -> None:
+        """In the front plot: exactly these series (by name, with or without unit) against `x`."""
+        self.view.select_series(names, x)
 
     def _controls(self) -> QHBoxLayout:
         self.play_button = _button("Play", self.toggle_play, checkable=True)
@@ -100,60 +204,24 @@ class PlotsPanel(QWidget):
             row.addWidget(widget, 1 if widget is self.slider else 0)
         return row
 
-    # ------------------------------------------------------------------ data
-    def show_result(self, result: JobResult) -> None:
-        self.pause()
-        self.result = result
-        self.series.clear()
-        self.series.addItems(list(result.data["series"]))
-        self.slider.setRange(0, len(result.data["t"]) - 1)
-        self.series.item(0).setSelected(True)
-        self.seek(0)
-
-    def set_stale(self, stale: bool) -> None:
-        self.stale.setVisible(stale)
-
-    def clear(self) -> None:
-        """Back to the empty panel: another document is open."""
-        self.pause()
-        self.result = None
-        self.series.clear()
-        self._replot()
-        self.slider.setRange(0, 0)
-        self.time_label.setText("no motion yet")
-        self.stale.hide()
-
-    def select_series(self, names) -> None:
-        """Plot exactly the series named (those present), with or without their unit: "theta1" selects
-        "theta1 [rad]", so the independent coordinates can be asked for by name."""
-        wanted = set(names)
-        self.series.blockSignals(True)
-        for i in range(self.series.count()):
-            item = self.series.item(i)
-            item.setSelected(item.text() in wanted or item.text().split(" [")[0] in wanted)
-        self.series.blockSignals(False)
-        self._replot()
-
-    def _replot(self) -> None:
-        self.plot.clear()
-        self.plot.plotItem.legend.clear()
-        if self.result is None:
-            return
-        t = self.result.data["t"]
-        for k, item in enumerate(self.series.selectedItems()):
-            values = np.asarray(self.result.data["series"][item.text()], float)
-            self.plot.plot(t, values, pen=pg.mkPen(COLORS[k % len(COLORS)], width=2), name=item.text())
-        self.plot.addItem(self.cursor)
-
     # ------------------------------------------------------------------ export
     def export(self, fmt: str, path: str | None = None) -> bool:
-        """Every series (not only the plotted ones) at every time, with the provenance; 'csv' or 'json'.
-        The file is written atomically; a failure is reported."""
+        """Every series of the current run (not only the plotted ones) at every time, with the provenance;
+        'csv' or 'json'. The file is written atomically; a failure is reported."""
         if self.result is None:
             return False
         text = time_series_text(self.result, fmt)  # an unknown format raises before the dialog
         path = export_path(self, "time histories", "time_histories", fmt, path)
         return path is not None and write_export(self, path, text)
+
+    def export_plot(self, fmt: str, path: str | None = None) -> bool:
+        """The front plot as 'png' or 'svg'."""
+        if self.result is None:
+            return False
+        path = export_path(self, "the plot", "plot", fmt, path)
+        if path is not None:
+            self.view.export_image(path, fmt)
+        return path is not None
 
     # ------------------------------------------------------------------ time
     @property
@@ -164,18 +232,20 @@ class PlotsPanel(QWidget):
         if len(self.times):
             self.seek(int(np.abs(self.times - t).argmin()))
 
-    def seek(self, index: int) -> None:
-        """Show frame `index` (clamped): cursor, slider, label, and the 3D view through `frame`."""
+    def seek(self, index: int, force: bool = False) -> None:
+        """Show frame `index` (clamped) of the current run: cursors, slider, label, and the 3D view through
+        `frame` (`force`: even if the index is the shown one, as after a change of run)."""
         if self.result is None:
             return
         index = int(np.clip(index, 0, len(self.times) - 1))
-        changed = index != self.index or self.time_label.text() == "no motion yet"
+        changed = force or index != self.index or self.time_label.text() == "no motion yet"
         self.index = index
         t = self.times[index]
-        for widget, value in ((self.slider, index), (self.cursor, t)):
-            widget.blockSignals(True)
-            widget.setValue(value)
-            widget.blockSignals(False)
+        self.slider.blockSignals(True)
+        self.slider.setValue(index)
+        self.slider.blockSignals(False)
+        for view in self.views:
+            view.set_index(index)
         self._t = t
         self.time_label.setText(f"t = {t:.3f} s")
         if changed:

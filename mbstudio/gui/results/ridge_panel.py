@@ -9,19 +9,15 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-import pyqtgraph.exporters as exporters
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QPainter
-from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from ...io.csv_text import csv_text
 from ...io.json_text import json_text
 from ...jobs import JobResult
-from .panel_parts import export_path, menu_button, result_layout, stale_banner, write_export
+from .panel_parts import COLORS, export_path, menu_button, result_layout, save_image, stale_banner, write_export
 
 EXPORT_FORMATS = ("png", "svg", "csv", "json")
-COLORS = ("#202020", "#d0602a", "#2a70c0", "#40a040", "#a040a0", "#a08020")
 
 
 PLACEHOLDER = "Run Analysis › Base parameters to see the singular values."
@@ -145,24 +141,9 @@ class RidgePanel(QWidget):
             return False
         if fmt in ("csv", "json"):
             return write_export(self, path, spectra_text(self.result, fmt))
-        if fmt == "svg":
-            self._write_svg(path)
-        else:
-            exporters.ImageExporter(self.plot.plotItem).export(path)
+        provenance = json.dumps(self.result.provenance.to_json(), default=str)
+        save_image(self.plot, self.plot.plotItem, path, fmt, "SVD ridge", provenance)
         return True
-
-    def _write_svg(self, path: str) -> None:
-        """Through Qt's SVG generator: pyqtgraph's SVGExporter fails on the path syntax of current Qt
-        (pyqtgraph issues #3485, #3495)."""
-        generator = QSvgGenerator()
-        generator.setFileName(path)
-        generator.setSize(self.plot.size())
-        generator.setViewBox(self.plot.rect())
-        generator.setTitle("SVD ridge")
-        generator.setDescription(json.dumps(self.result.provenance.to_json(), default=str))
-        painter = QPainter(generator)
-        self.plot.render(painter)
-        painter.end()
 
 
 def _rank_text(s: dict, color: str) -> str:

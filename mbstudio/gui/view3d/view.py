@@ -61,6 +61,12 @@ class View3D(QWidget):
     def set_pose(self, q: np.ndarray) -> None:
         self.scene.set_pose(q)
 
+    def render_pose(self, q: np.ndarray) -> np.ndarray:
+        """The view at the pose q, rendered now, as an (h, w, 3) array (a frame of an animation)."""
+        self.scene.set_pose(q)
+        self.plotter.render()
+        return self.plotter.screenshot(return_img=True)
+
     def image(self) -> QImage:
         """What the view shows, rendered now (a widget grab does not see the OpenGL surface everywhere)."""
         self.plotter.render()

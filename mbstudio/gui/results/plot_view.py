@@ -1,0 +1,205 @@
+"""One plot of the post-processor: any series against time or against another series (camber against wheel
+travel, a coupler curve y against x), for the current run and the runs overlaid on it; axes labelled with
+their units, the legend above the plot (never over the curves), a cursor at the shown frame with the
+values read out under the plot, and PNG/SVG export."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QSizePolicy,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...jobs import JobResult
+from .panel_parts import COLORS, save_image
+
+TIME = "t [s]"
+SERIES_WIDTH = 170  # px: the list of series beside the plot
+OVERLAY_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
+
+
+def unit_of(name: str) -> str:
+    """'theta1 [rad]' -> 'rad'."""
+    return name.rsplit(" [", 1)[1].rstrip("]") if name.endswith("]") and " [" in name else ""
+
+
+def axis_label(names: list[str]) -> str:
+    """The y axis' label: the series' name and unit for one series; their shared unit for several; the
+    units side by side when they differ."""
+    if len(names) == 1:
+        return names[0]
+    units = list(dict.fromkeys(unit_of(n) for n in names))
+    return " | ".join(f"[{u}]" for u in units if u) or "value"
+
+
+class PlotView(QWidget):
+    """`changed()` after the person picks other series or another x axis."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.runs: list[tuple[str, JobResult]] = []  # (label, result): the current run first, then overlays
+        self.index = 0
+        self.x_axis = QComboBox()
+        self.x_axis.addItem(TIME)
+        self.x_axis.currentIndexChanged.connect(self._replot)
+        self.series = QListWidget()
+        self.series.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.series.itemSelectionChanged.connect(self._replot)
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setBackground("w")
+        self.legend = pg.LegendItem(labelTextColor="k", colCount=3)  # its own row above: never over the curves
+        self.canvas.addItem(self.legend, row=0, col=0)
+        self.plot_item = self.canvas.addPlot(row=1, col=0)
+        self.plot_item.showGrid(x=True, y=True, alpha=0.2)
+        for side in ("bottom", "left"):  # the values in the series' own unit, as the label says
+            self.plot_item.getAxis(side).enableAutoSIPrefix(False)
+        self.cursor = pg.InfiniteLine(0.0, angle=90, movable=True, pen=pg.mkPen("#b02020", width=2))
+        self.markers = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#b02020"), pen=None)
+        self.readout = QLabel("")
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._layout()
+
+    def _layout(self) -> None:
+        chooser = QWidget()
+        column = QVBoxLayout(chooser)
+        column.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("x:"))
+        row.addWidget(self.x_axis, 1)
+        column.addLayout(row)
+        column.addWidget(self.series, 1)
+        right = QWidget()
+        plot_column = QVBoxLayout(right)
+        plot_column.setContentsMargins(0, 0, 0, 0)
+        plot_column.addWidget(self.canvas, 1)
+        plot_column.addWidget(self.readout)
+        split = QSplitter()
+        split.addWidget(chooser)
+        split.addWidget(right)
+        split.setStretchFactor(1, 1)
+        split.setSizes([SERIES_WIDTH, 4 * SERIES_WIDTH])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+
+    # ------------------------------------------------------------------ data
+    @property
+    def result(self) -> JobResult | None:
+        return self.runs[0][1] if self.runs else None
+
+    def set_runs(self, runs: list[tuple[str, JobResult]]) -> None:
+        """The current run first (drawn solid, its frame marked), then the runs overlaid (dashed); the choice
+        of series and x axis is kept where the new runs have them."""
+        chosen, x = self.selected(), self.x_axis.currentText()
+        self.runs = list(runs)
+        names = list(self.result.data["series"]) if self.result is not None else []
+        for widget in (self.series, self.x_axis):
+            widget.blockSignals(True)
+        self.series.clear()
+        self.series.addItems(names)
+        self.x_axis.clear()
+        self.x_axis.addItems([TIME, *names])
+        self.x_axis.setCurrentIndex(max(0, self.x_axis.findText(x)))
+        for i in range(self.series.count()):
+            self.series.item(i).setSelected(self.series.item(i).text() in chosen)
+        for widget in (self.series, self.x_axis):
+            widget.blockSignals(False)
+        if names and not self.selected():
+            self.series.item(0).setSelected(True)  # replots
+        else:
+            self._replot()
+
+    def selected(self) -> list[str]:
+        return [item.text() for item in self.series.selectedItems()]
+
+    def select_series(self, names, x: str = TIME) -> None:
+        """Plot exactly the series named (with or without their unit: "theta1" selects "theta1 [rad]")
+        against `x` (a series name, with or without its unit, or time)."""
+        wanted = set(names)
+        self.series.blockSignals(True)
+        for i in range(self.series.count()):
+            item = self.series.item(i)
+            item.setSelected(item.text() in wanted or item.text().split(" [")[0] in wanted)
+        self.series.blockSignals(False)
+        matches = [self.x_axis.itemText(i) for i in range(self.x_axis.count())]
+        index = next((i for i, n in enumerate(matches) if x in (n, n.split(" [")[0])), 0)
+        self.x_axis.blockSignals(True)
+        self.x_axis.setCurrentIndex(index)
+        self.x_axis.blockSignals(False)
+        self._replot()
+
+    def _x(self, result: JobResult) -> np.ndarray | None:
+        name = self.x_axis.currentText()
+        if name in ("", TIME):
+            return np.asarray(result.data["t"], float)
+        values = result.data["series"].get(name)
+        return None if values is None else np.asarray(values, float)
+
+    def _replot(self) -> None:
+        self.plot_item.clear()
+        self.legend.clear()
+        names = self.selected()
+        if self.result is None:
+            self.readout.setText("")
+            return
+        for r, (label, result) in enumerate(self.runs):
+            x = self._x(result)
+            for k, name in enumerate(names):
+                if x is None or name not in result.data["series"]:
+                    continue  # an overlaid run without this series (another model revision)
+                style = Qt.PenStyle.SolidLine if r == 0 else OVERLAY_STYLES[(r - 1) % len(OVERLAY_STYLES)]
+                pen = pg.mkPen(COLORS[k % len(COLORS)], width=2, style=style)
+                curve = self.plot_item.plot(x, np.asarray(result.data["series"][name], float), pen=pen)
+                self.legend.addItem(curve, name if len(self.runs) == 1 else f"{name} · {label.split(':')[0]}")
+        self.plot_item.setLabel("bottom", self.x_axis.currentText() or TIME)
+        self.plot_item.setLabel("left", axis_label(names) if names else "")
+        self.plot_item.addItem(self.cursor if self._against_time() else self.markers)
+        self.set_index(self.index)
+        self.changed.emit()
+
+    def curves(self) -> list[pg.PlotDataItem]:
+        """The plotted curves (not the cursor's markers)."""
+        return [item for item in self.plot_item.listDataItems() if isinstance(item, pg.PlotDataItem)]
+
+    def _against_time(self) -> bool:
+        return self.x_axis.currentText() in ("", TIME)
+
+    # ------------------------------------------------------------------ cursor
+    def set_index(self, index: int) -> None:
+        """Mark sample `index` of the current run: the time cursor, or dots on x-y curves; read the values."""
+        self.index = index
+        if self.result is None:
+            return
+        data = self.result.data
+        index = int(np.clip(index, 0, len(data["t"]) - 1))
+        names = [n for n in self.selected() if n in data["series"]]
+        if self._against_time():
+            self.cursor.blockSignals(True)
+            self.cursor.setValue(float(data["t"][index]))
+            self.cursor.blockSignals(False)
+        else:
+            x = self._x(self.result)
+            self.markers.setData([x[index]] * len(names), [float(data["series"][n][index]) for n in names])
+        values = " · ".join(f"{n} = {float(data['series'][n][index]):.6g}" for n in names)
+        self.readout.setText(f"t = {float(data['t'][index]):.4g} s · {values}" if values else "")
+
+    # ------------------------------------------------------------------ export
+    def export_image(self, path: str, fmt: str) -> None:
+        """The plot as PNG or SVG, the current run's provenance in the SVG."""
+        provenance = json.dumps(self.result.provenance.to_json(), default=str) if self.result is not None else ""
+        save_image(self.canvas, self.canvas.scene(), path, fmt, "MB Studio plot", provenance)

@@ -1,0 +1,126 @@
+"""The workbench session of issue 13, scripted in the real window: a four-bar driven by its crank chosen in the
+window, a full slider turn on one branch with a typed value, a coupler-point measure, two simulations with
+initial crank speeds, the coupler curve (y against x) and the transmission angle against the crank angle with
+the second run overlaid, PNG/SVG/CSV exports and an animated GIF. Each step's screenshot goes to the folder in
+MBSTUDIO_SCREENSHOTS when it is set (that is how they are looked at)."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import imageio.v3 as iio
+import numpy as np
+import pandas
+import pytest
+from PySide6.QtCore import Qt
+
+from mbstudio.gui.editing.coordinates_panel import typed_value
+from mbstudio.gui.results.plot_view import axis_label
+from mbstudio.gui.view3d.animation import frame_indices
+from mbstudio.jobs import DONE
+
+from ..kinematic_paths import four_bar_branch_side
+
+
+def shot(window, name: str) -> None:
+    folder = os.environ.get("MBSTUDIO_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        window.window_image().save(str(Path(folder) / name))
+
+
+def simulate(window, qtbot, speed: float):
+    job = window.run_job("simulation", {"t_end": 1.0, "velocities": {"theta1": speed}}, f"crank at {speed} rad/s")
+    qtbot.waitUntil(lambda: not job.running, timeout=120_000)
+    assert job.state == DONE, job.error
+    return job
+
+
+def test_a_four_bar_session_from_driving_to_animation(window, qtbot, tmp_path, answers):
+    window.open_sample("four_bar")
+    model = window.document.model
+    # the driving coordinate: the rocker first, then back to the crank, chosen in the window
+    assert window.choose_driving(["theta3"]) and list(window.coordinates.sliders) == ["theta3"]
+    assert not window.choose_driving(["theta2", "theta3"])  # two for one degree of freedom: refused, said why
+    assert "cannot drive" in answers["calls"][-1][2] and window.document.model.independent_coordinates == ["theta3"]
+    assert window.choose_driving(["theta1"]) and list(window.coordinates.sliders) == ["theta1"]
+    shot(window, "1_driving.png")
+    # a full turn of the crank with the slider, then a typed value in degrees: one branch throughout
+    side = four_bar_branch_side(window.mech, window.q[None])
+    for theta in np.linspace(0, 2 * np.pi, 37)[1:]:
+        assert window.move_coordinate("theta1", float(np.angle(np.exp(1j * theta))))
+        assert four_bar_branch_side(window.mech, window.q[None]) == side
+    row = window.coordinates.sliders["theta1"]
+    row.entry.setText("30°")
+    row.entry.editingFinished.emit()
+    qtbot.waitUntil(lambda: not window._pending_moves)
+    assert window.q[0] == pytest.approx(math.radians(30), abs=1e-12)
+    theta1 = window.tree.items[("coordinate", _joint_of(model, "theta1"), "theta1")]
+    assert theta1.text(1) == f"{math.radians(30):.4g}"  # the tree shows the moved value
+    assert window.status["assembly"].text() == "assembled"
+    shot(window, "2_moved.png")
+    # two runs with initial crank speeds; the second overlaid on the first
+    first, second = simulate(window, qtbot, 6.0), simulate(window, qtbot, 9.0)
+    plots = window.plots
+    labels = [label for label, _ in plots.kept]
+    assert labels == ["run 1: Simulation over 1 s, theta1_dot(0) = 6", "run 2: Simulation over 1 s, theta1_dot(0) = 9"]
+    assert plots.result is second.result
+    assert plots.result.data["series"]["theta1_dot [rad/s]"][0] == pytest.approx(9.0)
+    plots.select_series(["coupler_point.z"], x="coupler_point.x")  # the coupler curve in the x-z plane
+    plots.overlay([0])
+    assert len(plots.view.curves()) == 2  # this run solid, the first dashed
+    assert plots.view.plot_item.getAxis("bottom").labelText == "coupler_point.x [m]"
+    assert plots.view.plot_item.getAxis("left").labelText == "coupler_point.z [m]"
+    for curve, job in zip(plots.view.curves(), (second, first), strict=True):  # solid: the current run
+        x, z = curve.getData()
+        assert np.array_equal(z, job.result.data["series"]["coupler_point.z [m]"])
+        assert np.array_equal(x, job.result.data["series"]["coupler_point.x [m]"])
+    assert plots.view.curves()[1].opts["pen"].style() == Qt.PenStyle.DashLine
+    plots.seek(50)
+    assert "coupler_point.z [m] = " in plots.view.readout.text()
+    shot(window, "3_coupler_curve.png")
+    angle = plots.add_plot()
+    angle.select_series(["transmission"], x="theta1")
+    assert angle.plot_item.getAxis("bottom").labelText == "theta1 [rad]"
+    shot(window, "4_transmission.png")
+    for fmt in ("png", "svg"):
+        assert plots.export_plot(fmt, str(tmp_path / f"angle.{fmt}"))
+        assert (tmp_path / f"angle.{fmt}").stat().st_size > 1000
+    assert plots.export("csv", str(tmp_path / "run.csv"))
+    table = pandas.read_csv(tmp_path / "run.csv", comment="#")
+    assert "coupler_point.x [m]" in table.columns and len(table) == len(second.result.data["t"])
+    # the animation of the current run, as the 3D view shows it
+    export = window.export_animation(str(tmp_path / "motion.gif"), fps=10)
+    done = []
+    export.finished.connect(lambda ok, message: done.append((ok, message)))
+    qtbot.waitUntil(lambda: bool(done), timeout=120_000)
+    assert done[0][0], done[0][1]
+    frames = iio.imread(tmp_path / "motion.gif", index=None)
+    assert len(frames) == len(frame_indices(np.asarray(second.result.data["t"]), 10)) == 11
+    assert np.abs(frames[0].astype(int) - frames[5].astype(int)).max() > 50  # the mechanism moved
+    assert np.allclose(window.view.scene.matrix("1"), _drawn(window, "1"))  # back at the document's pose
+    shot(window, "5_after_animation.png")
+
+
+def _joint_of(model, coordinate: str) -> str:
+    return next(j.name for j in model.joints if coordinate in [c.name for c in j.coordinates])
+
+
+def _drawn(window, label: str) -> np.ndarray:
+    from mbstudio.gui.view3d.scene import _matrix
+
+    rotation, origin = window.mech.poses(window.q[None])[label]
+    return _matrix(rotation[0], origin[0])
+
+
+def test_typed_values_and_axis_labels():
+    assert typed_value("30°", "rad") == pytest.approx(math.pi / 6) and typed_value("30 deg", "rad") == typed_value(
+        "30°", "rad"
+    )
+    assert typed_value("0.5", "rad") == 0.5 and typed_value("25 mm", "m") == pytest.approx(0.025)
+    assert typed_value("abc", "rad") is None and typed_value("inf", "m") is None
+    assert axis_label(["theta1 [rad]"]) == "theta1 [rad]"
+    assert axis_label(["theta1 [rad]", "theta2 [rad]"]) == "[rad]"
+    assert axis_label(["theta1 [rad]", "coupler_point.x [m]"]) == "[rad] | [m]"
