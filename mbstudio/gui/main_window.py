@@ -262,6 +262,25 @@ class MainWindow(QMainWindow):
                 self.jobs.start("engine", self._structure, {}, "Compile the equations for the sliders")
         return self._fast
 
+    # ------------------------------------------------------------------ 3D post-processing
+    def show_labels(self, on: bool) -> None:
+        """View › Labels: names of bodies and joints in the 3D view, following the pose."""
+        self.view.overlays.show_labels(on, self.q)
+        self.view.scene.request_render()
+
+    def show_traces(self, on: bool) -> list[str]:
+        """View › Traces: the paths of the point measures along the shown run; the measures traced."""
+        shown = on and self.plots.result is not None
+        return self.view.overlays.show_traces(self.plots.result.data["series"] if shown else None)
+
+    def show_ghosts(self, on: bool, count: int = 6) -> int:
+        """View › Ghosted Poses: translucent copies of the bodies at `count` instants of the shown run."""
+        result = self.plots.result
+        if not on or result is None or result.data["coordinates"] != list(self.mech.coordinates):
+            return self.view.overlays.show_ghosts(None)
+        q = np.asarray(result.data["q"], float)
+        return self.view.overlays.show_ghosts(q[np.linspace(0, len(q) - 1, count).round().astype(int)])
+
     def assemble_pose(self) -> bool:
         """Assemble (toolbar): close the loops from the drawn pose, the document's coordinate values whether
         they close or not, moving every coordinate as little as possible and the driving ones not at all; one

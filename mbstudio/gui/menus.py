@@ -182,6 +182,17 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     camera_menu.addActions([a[f"camera_{n}"] for n, _, _ in CAMERAS])
     view_menu.addActions([a["fit"], a["screenshot"]])
     view_menu.addSeparator()
+    for name, text, slot, tip in (
+        ("labels", "&Labels", window.show_labels, "names of bodies and joints in the 3D view"),
+        ("traces", "&Traces of Point Measures", window.show_traces, "their paths along the shown run"),
+        ("ghosts", "&Ghosted Poses", window.show_ghosts, "six instants of the shown run, translucent"),
+    ):
+        a[name] = QAction(text, window)
+        a[name].setCheckable(True)
+        a[name].setStatusTip(tip)
+        a[name].toggled.connect(slot)
+        view_menu.addAction(a[name])
+    view_menu.addSeparator()
     for dock in window.docks.values():
         view_menu.addAction(dock.toggleViewAction())
 

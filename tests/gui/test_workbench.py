@@ -81,6 +81,17 @@ def test_a_four_bar_session_from_driving_to_animation(window, qtbot, tmp_path, a
     plots.seek(50)
     assert "coupler_point.z [m] = " in plots.view.readout.text()
     shot(window, "3_coupler_curve.png")
+    # the 3D view's post-processing: labels that follow the pose, the coupler point's trace, ghosted poses
+    window.actions["labels"].setChecked(True)
+    positions, texts = window.view.overlays.label_positions(window.q)
+    assert texts == ["1: crank", "2: coupler", "3: rocker", *(j.name for j in model.joints)]
+    rocker_pivot = positions[texts.index("rocker_pivot")]
+    assert rocker_pivot == pytest.approx([0.4, 0, 0], abs=1e-12)  # O3, on the ground, L0 from O1
+    assert window.show_traces(True) == ["coupler_point"]
+    assert window.show_ghosts(True) == 6
+    shot(window, "3b_traces_ghosts.png")
+    assert window.show_ghosts(False) == 0 and window.show_traces(False) == []
+    window.actions["labels"].setChecked(False)
     angle = plots.add_plot()
     angle.select_series(["transmission"], x="theta1")
     assert angle.plot_item.getAxis("bottom").labelText == "theta1 [rad]"

@@ -12,6 +12,7 @@ from pyvistaqt import QtInteractor
 from vtkmodules.vtkRenderingCore import vtkPropPicker
 
 from ...kinematics import Mechanism
+from .overlays import Overlays
 from .scene import Scene
 
 CLICK_PIXELS = 3  # a press and release closer than this are a click, not a drag
@@ -32,6 +33,7 @@ class View3D(QWidget):
         # A change asks Qt for one repaint, whose paintGL renders: rendering here too would draw every frame
         # twice (the widget always renders when it paints), and changes made before the paint share a frame.
         self.scene = Scene(self.plotter, request_render=self.plotter.update)
+        self.overlays = Overlays(self.scene)
         # A click picks on release, and only if the mouse stayed put: a drag that starts on a body turns the
         # camera without selecting it.
         self._pressed_at: tuple[int, int] | None = None
@@ -56,13 +58,16 @@ class View3D(QWidget):
         """Draw `mech` at q; relative mesh files are looked for in `folder`. Returns what could not be drawn
         as the model asks (for the status bar)."""
         self.scene.build(mech, q, folder)
+        self.overlays.rebuilt(q)
         return self.scene.problems
 
     def set_pose(self, q: np.ndarray) -> None:
+        self.overlays.place(q)
         self.scene.set_pose(q)
 
     def render_pose(self, q: np.ndarray) -> np.ndarray:
         """The view at the pose q, rendered now, as an (h, w, 3) array (a frame of an animation)."""
+        self.overlays.place(q)
         self.scene.set_pose(q)
         self.plotter.render()
         return self.plotter.screenshot(return_img=True)

@@ -1,0 +1,112 @@
+"""What the 3D view draws over the mechanism for post-processing, each toggled from the View menu: the names of
+bodies and joints (following the pose), the traces of the point measures along the shown run, and ghosted
+poses of that run (translucent copies of the bodies at a few instants)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyvista as pv
+from vtkmodules.vtkRenderingCore import vtkActor
+
+from ...model.document import GROUND, PointMeasure, body_key
+from .scene import Scene, _matrix
+
+LABEL_COLOR = "#202020"
+TRACE_COLORS = ("#d0602a", "#2a70c0", "#40a040", "#a040a0")
+GHOST_OPACITY = 0.18
+
+
+class Overlays:
+    def __init__(self, scene: Scene) -> None:
+        self.scene = scene
+        self.labels_on = False
+        self._ghosts: list[vtkActor] = []
+        self._traces: list[str] = []
+
+    def rebuilt(self, q: np.ndarray) -> None:
+        """After the scene was rebuilt (its actors cleared): ghosts and traces are gone; labels come back."""
+        self._ghosts, self._traces = [], []
+        self.place(q)
+
+    @property
+    def plotter(self) -> pv.BasePlotter:
+        return self.scene.plotter
+
+    # ------------------------------------------------------------------ labels
+    def show_labels(self, on: bool, q: np.ndarray) -> None:
+        self.labels_on = on
+        self.place(q)
+
+    def place(self, q: np.ndarray) -> None:
+        """After a pose change: the labels move with the bodies and joints."""
+        self.plotter.remove_actor("labels", render=False)
+        if not self.labels_on or self.scene.mech is None:
+            return
+        positions, texts = self.label_positions(q)
+        self.plotter.add_point_labels(
+            positions, texts, name="labels", font_size=11, text_color=LABEL_COLOR, shape_opacity=0.6,
+            point_size=1, always_visible=True, render=False, pickable=False,
+        )  # fmt: skip
+
+    def label_positions(self, q: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """World positions and texts: each body's name at its origin, each joint's name at its parent frame."""
+        mech = self.scene.mech
+        poses = mech.poses(np.asarray(q, float)[None])
+        positions, texts = [], []
+        for body in mech.model.bodies:
+            positions.append(poses[body.label][1][0])
+            texts.append(f"{body.label}: {body.name}" if body.name else body.label)
+        geometry = mech.tree.geometry
+        for joint in mech.model.joints:
+            frame = geometry.frame(mech.model.body(joint.parent), joint.parent_frame)
+            rotation, origin = (x[0] for x in poses[body_key(joint.parent)])
+            positions.append(origin + rotation @ np.asarray(frame.origin, float))
+            texts.append(joint.name)
+        return np.array(positions, float), texts
+
+    # ------------------------------------------------------------------ traces
+    def show_traces(self, series: dict | None) -> list[str]:
+        """Polylines of every point measure's path in a run's series (None: remove them); their names."""
+        for name in self._traces:
+            self.plotter.remove_actor(name, render=False)
+        self._traces = []
+        if series is None or self.scene.mech is None:
+            return []
+        for k, m in enumerate(x for x in self.scene.mech.model.measures if isinstance(x, PointMeasure)):
+            columns = [f"{m.name}.{axis} [m]" for axis in "xyz"]
+            if all(c in series for c in columns):
+                path = np.column_stack([np.asarray(series[c], float) for c in columns])
+                name = f"trace_{m.name}"
+                self.plotter.add_mesh(
+                    pv.lines_from_points(path), color=TRACE_COLORS[k % len(TRACE_COLORS)], line_width=3,
+                    name=name, pickable=False, reset_camera=False, render=False,
+                )  # fmt: skip
+                self._traces.append(name)
+        self.scene.request_render()
+        return [name.removeprefix("trace_") for name in self._traces]
+
+    # ------------------------------------------------------------------ ghosts
+    def show_ghosts(self, poses: np.ndarray | None) -> int:
+        """Translucent copies of the bodies at the coordinates `poses` (K, n) (None: remove them); the
+        number of copies drawn. They share the bodies' meshes: nothing is rebuilt."""
+        for actor in self._ghosts:
+            self.plotter.remove_actor(actor, render=False)
+        self._ghosts = []
+        if poses is None or self.scene.mech is None:
+            self.scene.request_render()
+            return 0
+        for q in np.asarray(poses, float):
+            for label, (rotation, origin) in self.scene.mech.poses(q[None]).items():
+                for actor in self.scene.actors.get(label, []) if label != GROUND else []:
+                    if id(actor) not in self.scene.colors:  # the axes glyphs: no ghost
+                        continue
+                    ghost = vtkActor()
+                    ghost.SetMapper(actor.GetMapper())
+                    ghost.GetProperty().DeepCopy(actor.GetProperty())
+                    ghost.GetProperty().SetOpacity(GHOST_OPACITY)
+                    ghost.SetPickable(False)
+                    ghost.SetUserMatrix(pv.vtkmatrix_from_array(_matrix(rotation[0], origin[0])))
+                    self.plotter.add_actor(ghost, reset_camera=False, render=False)
+                    self._ghosts.append(ghost)
+        self.scene.request_render()
+        return len(poses)
