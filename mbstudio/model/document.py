@@ -302,5 +302,14 @@ class SuspensionMeasure:
     type: ClassVar[str] = "suspension"
 
 
+# The (body field, point field) pairs of force elements and measures: where they act or measure.
+PLACES = (
+    ("body", "point"),
+    ("body1", "point1"),
+    ("body2", "point2"),
+    ("wheel", "centre"),
+    ("lower_body", "lower_point"),
+    ("upper_body", "upper_point"),
+)
 MEASURES = {cls.type: cls for cls in (PointMeasure, DistanceMeasure, AngleMeasure, ForceMeasure, SuspensionMeasure)}
 Measure = PointMeasure | DistanceMeasure | AngleMeasure | ForceMeasure | SuspensionMeasure

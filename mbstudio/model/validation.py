@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -12,6 +13,7 @@ from .document import (
     GROUND_ALIASES,
     INERTIA_NAMES,
     JOINT_MOTIONS,
+    PLACES,
     Actuator,
     Body,
     Frame,
@@ -388,22 +390,8 @@ def _check_forces(model: Model, symbols) -> None:
     no negative stiffness, damping, length or friction; a positive velocity scale; one of formula or table."""
     coordinates = set(model.coordinate_names())
     timed = {**symbols, "t": 0.0}
-    seen: set[str] = set()
-    for element in model.forces:
-        where = f"force '{element.name}'"
-        check_name(element.name, where, symbol=False)
-        if element.name in seen:
-            raise ModelError(where, "has an empty or duplicate name", element.name, "unique force names")
-        seen.add(element.name)
-        for body_field, point_field in (("body", "point"), ("body1", "point1"), ("body2", "point2")):
-            if hasattr(element, body_field):
-                _check_body_point(
-                    model,
-                    getattr(element, body_field),
-                    getattr(element, point_field),
-                    f"{where}.{body_field}",
-                    f"{where}.{point_field}",
-                )
+    for element, where in _named(model.forces, "force"):
+        _check_places(model, element, where)
         if hasattr(element, "coordinate") and element.coordinate not in coordinates:
             raise ModelError(
                 f"{where}.coordinate",
@@ -427,36 +415,32 @@ def _check_forces(model: Model, symbols) -> None:
             _check_time_function(element, timed, where)
 
 
-_MEASURE_POINTS = (
-    ("body", "point"),
-    ("body1", "point1"),
-    ("body2", "point2"),
-    ("wheel", "centre"),
-    ("lower_body", "lower_point"),
-    ("upper_body", "upper_point"),
-)
+def _named(elements: list, kind: str) -> Iterator[tuple[object, str]]:
+    """Each force element or measure with the words naming it, once its name is checked valid and unique."""
+    seen: set[str] = set()
+    for element in elements:
+        where = f"{kind} '{element.name}'"
+        check_name(element.name, where, symbol=False)
+        if element.name in seen:
+            raise ModelError(where, "is defined twice", element.name, f"unique {kind} names")
+        seen.add(element.name)
+        yield element, where
+
+
+def _check_places(model: Model, element, where: str) -> None:
+    """Every (body, point) pair of a force element or measure names a body and one of its points."""
+    for body_field, point_field in PLACES:
+        if hasattr(element, point_field):
+            body, point = getattr(element, body_field), getattr(element, point_field)
+            _check_body_point(model, body, point, f"{where}.{body_field}", f"{where}.{point_field}")
 
 
 def _check_measures(model: Model, symbols) -> None:
     """Unique names (they head columns); known bodies, points and force elements; axes that are not zero; a
     positive tyre radius; a suspension's damper a spring-damper."""
-    seen: set[str] = set()
     elements = {e.name: e for e in model.forces}
-    for measure in model.measures:
-        where = f"measure '{measure.name}'"
-        check_name(measure.name, where, symbol=False)
-        if measure.name in seen:
-            raise ModelError(where, "is defined twice", measure.name, "unique measure names")
-        seen.add(measure.name)
-        for body_field, point_field in _MEASURE_POINTS:
-            if hasattr(measure, point_field):
-                _check_body_point(
-                    model,
-                    getattr(measure, body_field),
-                    getattr(measure, point_field),
-                    f"{where}.{body_field}",
-                    f"{where}.{point_field}",
-                )
+    for measure, where in _named(model.measures, "measure"):
+        _check_places(model, measure, where)
         for body_field, axis_field in (("body1", "axis1"), ("body2", "axis2"), ("wheel", "spin_axis")):
             if hasattr(measure, axis_field):
                 _check_body_point(model, getattr(measure, body_field), None, f"{where}.{body_field}", "")

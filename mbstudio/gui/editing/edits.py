@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from ...kinematics import Mechanism
 from ...model import INERTIA_NAMES, JOINT_MOTIONS, Body, Coordinate, Frame, Joint, Model, ModelError, Parameter
-from ...model.document import FORCE_ELEMENTS, MEASURES, Harmonic, Trajectory, body_key
+from ...model.document import FORCE_ELEMENTS, MEASURES, PLACES, Harmonic, Trajectory, body_key
 from ...model.expressions import names as expression_names
 
 # Inertia of a new body: 1 kg, a small positive-definite tensor, so the model stays physically valid.
@@ -81,15 +81,7 @@ def _expressions(model: Model):
 
 
 # Fields of force elements and measures that name something (or hold a table of numbers), not an expression.
-_ENDS = (
-    ("body", "point"),
-    ("body1", "point1"),
-    ("body2", "point2"),
-    ("wheel", "centre"),
-    ("lower_body", "lower_point"),
-    ("upper_body", "upper_point"),
-)
-_FORCE_REFERENCES = {"name", "coordinate", "table", "element", "damper", *(n for pair in _ENDS for n in pair)}
+_FORCE_REFERENCES = {"name", "coordinate", "table", "element", "damper", *(n for pair in PLACES for n in pair)}
 
 
 def _force_values(element) -> Iterator[tuple[str, object]]:
@@ -102,7 +94,7 @@ def _force_values(element) -> Iterator[tuple[str, object]]:
 def _force_ends(element) -> list[tuple[str, str | None]]:
     """The (body field, point field or None) pairs of a force element or measure: where it acts or measures
     (an angle measure's bodies carry axes, not points)."""
-    return [(b, p if hasattr(element, p) else None) for b, p in _ENDS if hasattr(element, b)]
+    return [(b, p if hasattr(element, p) else None) for b, p in PLACES if hasattr(element, b)]
 
 
 def _frames_on(model: Model, label: str) -> Iterator[tuple[str, Frame]]:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from ...model import INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
-from ...model.document import Harmonic, Trajectory, body_key
+from ...model.document import PLACES, Harmonic, Trajectory, body_key
 from . import edits
 
 SHAPE_TYPES = ("(links)", "box", "cylinder", "sphere")
@@ -214,14 +214,7 @@ def _coordinate(model: Model, joint: str, name: str) -> tuple[str, list[Field]]:
 _FORCE_TEXT = {"formula"}
 # Fields of force elements and measures picked from what the model has: bodies, the chosen body's points,
 # coordinates, force elements. A body field's point field (a measure's wheel carries its centre).
-POINT_OF = {
-    "body": "point",
-    "body1": "point1",
-    "body2": "point2",
-    "wheel": "centre",
-    "lower_body": "lower_point",
-    "upper_body": "upper_point",
-}
+POINT_OF = dict(PLACES)
 _BODY_OF = {point: body for body, point in POINT_OF.items()}
 _CHOICES = {*POINT_OF, *_BODY_OF, "coordinate", "element", "damper"}
 _UNITS = {
