@@ -26,6 +26,7 @@ from . import menus
 from .editing.coordinates_panel import CoordinatesPanel, DrivingDialog, coordinate_range
 from .editing.document import Document
 from .editing.document_tree import DocumentTree
+from .editing.drawing import check_distinct, link_edit, snap
 from .editing.edit_actions import EditActions
 from .editing.properties import PropertyEditor
 from .jobs.job_options import ask_options
@@ -41,6 +42,7 @@ from .results.study_panel import StudyPanel
 from .script import model_script
 from .settings import add_recent, keep_options, last_options, settings
 from .view3d.animation import AnimationExport, frame_indices
+from .view3d.scene import mechanism_size
 from .view3d.view import View3D
 
 MODEL_FILTER = "MB Studio models (*.mbs)"
@@ -116,6 +118,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["tree"], self.docks["coordinates"]], [360, 300], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["tree"], self.docks["properties"]], [480, 360], Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["coordinates"], self.docks["jobs"]], [160, 500], Qt.Orientation.Vertical)
+        self._link_start: np.ndarray | None = None  # Draw Link's first click
         self._orphans: set[int] = set()  # jobs started for a document no longer open
         self._sized_results = False  # the result docks get their share of the height when first shown
         self._saved_geometry = None
@@ -151,6 +154,7 @@ class MainWindow(QMainWindow):
         self.properties.renamed.connect(self.tree.select)
         self.coordinates.moved.connect(self._queue_move)
         self.coordinates.choose.connect(self.choose_driving)
+        self.view.positioned.connect(self._positioned)
         doc.structureChanged.connect(self._model_changed)
         doc.poseChanged.connect(self._model_changed)
         self.jobs.finished.connect(self._job_finished)
@@ -280,6 +284,40 @@ class MainWindow(QMainWindow):
             return self.view.overlays.show_ghosts(None)
         q = np.asarray(result.data["q"], float)
         return self.view.overlays.show_ghosts(q[np.linspace(0, len(q) - 1, count).round().astype(int)])
+
+    # ------------------------------------------------------------------ drawing
+    def draw_mode(self, on: bool) -> None:
+        """Edit › Draw Link: the next two clicks in the 3D view are a link's start and end (snapped to the
+        bodies' points or a millimetre grid on the floor)."""
+        self.view.picking_points = on
+        self._link_start = None
+        if on:
+            self.statusBar().showMessage("Draw link: click its start (a body's point, or the floor)")
+
+    def _positioned(self, world: np.ndarray) -> None:
+        if self._link_start is None:
+            self._link_start = world
+            self.statusBar().showMessage("Draw link: click its end (on another body's point it closes a loop)")
+            return
+        start, self._link_start = self._link_start, None
+        self.draw_link(start, world)
+        self.actions["draw_link"].setChecked(False)
+
+    def draw_link(self, start, end, axis=None) -> str | None:
+        """A link from world point `start` to `end`, turning about `axis` (default the view's direction), joined
+        at start to the body whose point it snaps to (else the ground), closing the loop where end snaps to
+        another body's point; one undoable edit, the new body selected. None (and a message) if refused."""
+        size = mechanism_size(self.mech, self.q)
+        first, second = (snap(self.mech, self.q, p, size) for p in (start, end))
+        try:
+            check_distinct(first, second)
+            change = link_edit(self.mech, self.q, first, second, self.view.view_axis() if axis is None else axis)
+            label = self.document.edit(f"Draw link from body '{first.body}'", change)
+        except ModelError as exc:
+            QMessageBox.warning(self, "Not drawn", f"The model was left as it was:\n\n{exc}")
+            return None
+        self.tree.select(("body", label))
+        return label
 
     def assemble_pose(self) -> bool:
         """Assemble (toolbar): close the loops from the drawn pose, the document's coordinate values whether

@@ -64,6 +64,15 @@ def _action(window: QMainWindow, text: str, slot, shortcut=None, tip: str = "") 
     return action
 
 
+def _toggle(window: QMainWindow, text: str, slot, tip: str) -> QAction:
+    """A checkable action: `slot(checked)` whenever it turns on or off."""
+    action = QAction(text, window)
+    action.setCheckable(True)
+    action.setStatusTip(tip)
+    action.toggled.connect(slot)
+    return action
+
+
 def build(window: QMainWindow) -> dict[str, QAction]:
     """Create the menus and toolbar; returns the actions by name (for tests and later panels)."""
     a = {
@@ -82,6 +91,12 @@ def build(window: QMainWindow) -> dict[str, QAction]:
         "undo": window.document.stack.createUndoAction(window, "&Undo"),
         "redo": window.document.stack.createRedoAction(window, "&Redo"),
         "fit": _action(window, "&Fit to View", window.view.scene.fit, "F"),
+        "draw_link": _toggle(
+            window,
+            "&Draw Link",
+            window.draw_mode,
+            "click a link's start and end in the 3D view: a body joined at its start, closing a loop at its end",
+        ),
         "assemble": _action(
             window,
             "&Assemble",
@@ -145,6 +160,8 @@ def build(window: QMainWindow) -> dict[str, QAction]:
 
     edit_menu = window.menuBar().addMenu("&Edit")
     edit_menu.addActions([a["undo"], a["redo"]])
+    edit_menu.addSeparator()
+    edit_menu.addActions([a["draw_link"], a["assemble"]])
 
     analysis_menu = window.menuBar().addMenu("&Analysis")
     for name, text, task, shortcut in ASKED:
@@ -164,8 +181,8 @@ def build(window: QMainWindow) -> dict[str, QAction]:
         "Vary model parameters over a grid and run an analysis at every point, on Dask",
     )
     analysis_menu.addAction(a["study"])
-    analysis_menu.insertActions(analysis_menu.actions()[0], [a["assemble"], a["driving"]])
-    analysis_menu.insertSeparator(analysis_menu.actions()[2])
+    analysis_menu.insertActions(analysis_menu.actions()[0], [a["driving"]])
+    analysis_menu.insertSeparator(analysis_menu.actions()[1])
     quick = analysis_menu.addMenu("&Quick Runs")
     for name, text, task, options in ANALYSES:
         a[name] = _action(
@@ -187,10 +204,7 @@ def build(window: QMainWindow) -> dict[str, QAction]:
         ("traces", "&Traces of Point Measures", window.show_traces, "their paths along the shown run"),
         ("ghosts", "&Ghosted Poses", window.show_ghosts, "six instants of the shown run, translucent"),
     ):
-        a[name] = QAction(text, window)
-        a[name].setCheckable(True)
-        a[name].setStatusTip(tip)
-        a[name].toggled.connect(slot)
+        a[name] = _toggle(window, text, slot, tip)
         view_menu.addAction(a[name])
     view_menu.addSeparator()
     for dock in window.docks.values():
@@ -206,7 +220,7 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     toolbar.addSeparator()
     toolbar.addActions(_stack_buttons(window))
     toolbar.addSeparator()
-    toolbar.addAction(a["assemble"])
+    toolbar.addActions([a["draw_link"], a["assemble"]])
     toolbar.addSeparator()
     toolbar.addActions([a["fit"], *(a[f"camera_{n}"] for n, _, _ in CAMERAS), a["screenshot"]])
     return a

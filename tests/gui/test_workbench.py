@@ -15,6 +15,7 @@ import numpy as np
 import pandas
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from mbstudio.gui.editing.coordinates_panel import typed_value
 from mbstudio.gui.results.plot_view import axis_label
@@ -27,6 +28,7 @@ from ..kinematic_paths import four_bar_branch_side
 def shot(window, name: str) -> None:
     folder = os.environ.get("MBSTUDIO_SCREENSHOTS")
     if folder:
+        QApplication.processEvents()  # widgets added since the last event loop turn show themselves there
         Path(folder).mkdir(parents=True, exist_ok=True)
         window.window_image().save(str(Path(folder) / name))
 
@@ -135,3 +137,48 @@ def test_typed_values_and_axis_labels():
     assert axis_label(["theta1 [rad]"]) == "theta1 [rad]"
     assert axis_label(["theta1 [rad]", "theta2 [rad]"]) == "[rad]"
     assert axis_label(["theta1 [rad]", "coupler_point.x [m]"]) == "[rad] | [m]"
+
+
+def click_at(window, world) -> None:
+    """A click in the 3D view on the screen point where `world` is drawn."""
+    renderer, view = window.view.plotter.renderer, window.view
+    renderer.SetWorldPoint(*world, 1.0)
+    renderer.WorldToDisplay()
+    x, y, _ = renderer.GetDisplayPoint()
+    view.plotter.iren.interactor.SetEventPosition(round(x), round(y))
+    view._press()
+    view._release()
+
+
+def test_a_four_bar_drawn_by_clicks_in_the_3d_view_closes_without_typing_an_angle(window):
+    """Seen from the top, the crank from O1 to B, the rocker from O3 to C and the coupler from B to C are drawn
+    by clicking: each link is posed where it is drawn, so the coupler's end lands on the rocker's tip and the
+    loop closes at once; one degree of freedom, the crank then chosen to drive it."""
+    window.new_document()
+    window.view.scene.camera("top")
+    o1, o3 = np.array([0.0, 0.0, 0.0]), np.array([0.4, 0.0, 0.0])
+    b = 0.1 * np.array([np.cos(1.0), np.sin(1.0), 0.0])
+    d = np.linalg.norm(o3 - b)
+    along = (0.35**2 - 0.3**2 + d**2) / (2 * d)
+    u = (o3 - b) / d
+    c = b + along * u + np.sqrt(0.35**2 - along**2) * np.array([-u[1], u[0], 0.0])
+    for start, end in ((o1, b), (o3, c), (b, c)):
+        window.actions["draw_link"].setChecked(True)
+        click_at(window, start)
+        click_at(window, end)
+        assert not window.actions["draw_link"].isChecked()
+    model = window.document.model
+    assert [j.type for j in model.joints] == ["revolute"] * 4 and len(model.bodies) == 3
+    assert window.status["dof"].text().startswith("DOF 1") and window.status["loops"].text().startswith("loops 1")
+    assert window.status["assembly"].text() == "assembled"
+    assert all(c.initial in (None, 0.0) for j in model.joints for c in j.coordinates)  # no angle typed
+    assert np.abs(window.mech.residual(window.q[None])).max() < 1e-12
+    tips = {label: window.mech.points(window.q[None])[(label, "tip")][0] for label in ("1", "2", "3")}
+    assert np.abs(tips["3"] - tips["2"]).max() < 1e-12  # the coupler ends on the rocker's tip
+    assert np.linalg.norm(tips["1"] - b) < 3e-3 and np.linalg.norm(tips["3"] - c) < 3e-3  # within a pixel or two
+    mass = model.body("1").inertia["m"]
+    assert mass == pytest.approx(2700 * np.pi * 0.01**2 * np.linalg.norm(tips["1"]), rel=1e-12)  # aluminium rod
+    assert window.choose_driving([window.mech.coordinates[0]])
+    assert window.move_coordinate(window.mech.coordinates[0], 1.5)
+    assert window.document.stack.count() == 5  # three links, the driving choice, the move
+    shot(window, "0_drawn_four_bar.png")

@@ -11,6 +11,8 @@ import dataclasses
 import re
 from collections.abc import Iterator
 
+import numpy as np
+
 from ...kinematics import Mechanism
 from ...model import INERTIA_NAMES, JOINT_MOTIONS, Body, Coordinate, Frame, Joint, Model, ModelError, Parameter
 from ...model.document import FORCE_ELEMENTS, MEASURES, PLACES, Harmonic, Trajectory, body_key
@@ -230,6 +232,70 @@ def add_body(model: Model, parent: str, joint_type: str, name: str = "", at_poin
     if isinstance(model.independent_coordinates, list):  # a new branch adds its joint's freedoms
         model.independent_coordinates = [*model.independent_coordinates, *(c.name for c in new_coords)]
     return label
+
+
+def rod_inertia(tip: np.ndarray, density: float, radius: float) -> dict[str, float]:
+    """The ten inertial parameters, about the body origin in body axes, of a uniform solid rod of `density`
+    (kg/m³) and `radius` from the origin to `tip`: m = ρπr²L; about its centre L²m/12 across and r²m/2 along;
+    moved to the origin by the parallel-axis theorem (products stored as tensor entries, −∫xy dm)."""
+    tip = np.asarray(tip, float)
+    length = float(np.linalg.norm(tip))
+    mass = density * np.pi * radius**2 * length
+    along = tip / length
+    centre = tip / 2
+    about_centre = mass * length**2 / 12 * (np.eye(3) - np.outer(along, along)) + mass * radius**2 / 2 * np.outer(
+        along, along
+    )
+    tensor = about_centre + mass * (centre @ centre * np.eye(3) - np.outer(centre, centre))
+    (xx, xy, xz), (_, yy, yz), (_, _, zz) = tensor
+    values = [mass, *(mass * centre), xx, xy, xz, yy, yz, zz]
+    return {name: float(v) for name, v in zip(INERTIA_NAMES, values, strict=True)}
+
+
+def add_link(
+    model: Model,
+    parent: str,
+    start: np.ndarray,
+    end: np.ndarray,
+    axis: np.ndarray,
+    density: float = 2700.0,
+    radius: float = 0.01,
+) -> str:
+    """A link drawn from `start` to `end` (in the parent body's axes): a new body with its origin at start
+    and a point 'tip' at end, joined to `parent` by a revolute joint at start about `axis` (parent axes), its
+    frames chosen so that at a joint angle of 0 the link lies where it was drawn; the inertia of a rod of
+    `density` and `radius` (aluminium, 10 mm by default; editable). Start becomes a point of the parent
+    unless one is there already. Returns the new body's label."""
+    start, end, axis = (np.asarray(v, float) for v in (start, end, axis))
+    axis = axis / np.linalg.norm(axis)
+    along = end - start
+    if np.linalg.norm(along) < 1e-9:
+        raise ModelError("link", "has no length: its two points coincide", start.tolist(), "two distinct points")
+    across = along - (along @ axis) * axis  # the body's x axis: the link's direction across the joint axis
+    if np.linalg.norm(across) < 1e-9 * np.linalg.norm(along):
+        raise ModelError("link", "lies along the joint axis", axis.tolist(), "an axis not along the link")
+    x = across / np.linalg.norm(across)
+    frame_axes = np.column_stack([x, np.cross(axis, x), axis])  # body axes in the parent's at angle 0
+    tip = frame_axes.T @ along
+    point = _point_at(model, parent, start)
+    label = add_body(model, parent, "revolute", at_point=point)
+    body = model.body(label)
+    body.points["tip"] = [float(v) for v in tip]
+    body.inertia = rod_inertia(tip, density, radius)
+    joint = model.joints[-1]
+    joint.parent_frame = Frame(point, [float(v) for v in axis], [float(v) for v in x])
+    return label
+
+
+def _point_at(model: Model, label: str, position: np.ndarray) -> str:
+    """The name of body `label`'s point at `position` (its axes), added as P<n> if it has none there."""
+    body = model.body(label)
+    for name, value in body.points.items():
+        if all(isinstance(v, int | float) for v in value) and np.allclose(value, position, rtol=0, atol=1e-9):
+            return name
+    name = free_name("P", set(body.points))
+    body.points[name] = [float(v) for v in position]
+    return name
 
 
 def add_joint(

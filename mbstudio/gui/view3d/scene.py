@@ -144,6 +144,13 @@ def _placement(shape: dict, body, geometry) -> np.ndarray:
     return _matrix(np.asarray(frame.rotation, float), np.asarray(frame.origin, float))
 
 
+def mechanism_size(mech: Mechanism, q: np.ndarray) -> float:
+    """The mechanism's extent at q (at least 0.1 m), from which glyph sizes and snapping distances follow."""
+    pts = [p[0] for p in mech.points(q).values()] + [p[1][0] for p in mech.poses(q).values()]
+    pts = np.array(pts, float)
+    return max(float(np.linalg.norm(pts.max(axis=0) - pts.min(axis=0))), 0.1)
+
+
 class Scene:
     def __init__(self, plotter: pv.BasePlotter, request_render: Callable[[], None] | None = None) -> None:
         """`request_render`: how to get a frame drawn after a change (default: render now)."""
@@ -170,7 +177,7 @@ class Scene:
         points instead and named in `problems` and in the view."""
         self.plotter.clear_actors()
         self.mech, self.actors, self.colors, self.keys, self.problems = mech, {}, {}, {}, []
-        size = self._size(mech, q)
+        size = mechanism_size(mech, q)
         geometry = mech.tree.geometry
         meshes = {
             label: self._body_meshes(mech, label, size, folder) for label in mech.tree.body_labels if label != GROUND
@@ -228,13 +235,6 @@ class Scene:
         self.actors.setdefault(label, []).append(actor)
         if key is not None:
             self.keys[id(actor)] = key
-
-    @staticmethod
-    def _size(mech: Mechanism, q: np.ndarray) -> float:
-        """The mechanism's extent, from which glyph and axis sizes follow."""
-        pts = [p[0] for p in mech.points(q).values()] + [p[1][0] for p in mech.poses(q).values()]
-        pts = np.array(pts, float)
-        return max(float(np.linalg.norm(pts.max(axis=0) - pts.min(axis=0))), 0.1)
 
     def _body_meshes(self, mech: Mechanism, label: str, size: float, folder) -> list[pv.PolyData]:
         body, geometry = mech.model.body(label), mech.tree.geometry

@@ -22,6 +22,7 @@ class View3D(QWidget):
     """Emits `picked(key)` with the tree key of a body or joint clicked in the view."""
 
     picked = Signal(tuple)
+    positioned = Signal(object)  # a click's world position (3,), while `picking_points` is on
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -38,6 +39,7 @@ class View3D(QWidget):
         # camera without selecting it.
         self._pressed_at: tuple[int, int] | None = None
         self._picker = vtkPropPicker()
+        self.picking_points = False
         self.plotter.iren.add_observer("LeftButtonPressEvent", self._press)
         self.plotter.iren.add_observer("LeftButtonReleaseEvent", self._release)
 
@@ -50,9 +52,42 @@ class View3D(QWidget):
         if pressed is None or max(abs(x - pressed[0]), abs(y - pressed[1])) > CLICK_PIXELS:
             return
         self._picker.Pick(x, y, 0, self.plotter.renderer)
+        if self.picking_points:
+            hit = self._picker.GetActor() is not None
+            self.positioned.emit(np.array(self._picker.GetPickPosition()) if hit else self.ground_point(x, y))
+            return
         key = self.scene.key_of(self._picker.GetActor())
         if key is not None:
             self.picked.emit(key)
+
+    def ground_point(self, x: float, y: float) -> np.ndarray:
+        """Where the view's ray through display point (x, y) meets the plane z = 0 (the plane through the
+        focal point facing the camera when the ray runs along that plane)."""
+        renderer = self.plotter.renderer
+        ends = []
+        for depth in (0.0, 1.0):
+            renderer.SetDisplayPoint(x, y, depth)
+            renderer.DisplayToWorld()
+            point = np.array(renderer.GetWorldPoint(), float)
+            ends.append(point[:3] / point[3])
+        near, far = ends
+        direction = far - near
+        camera = self.plotter.camera
+        normal = np.array([0.0, 0.0, 1.0]) if abs(direction[2]) > 1e-3 * np.linalg.norm(direction) else None
+        base = np.zeros(3) if normal is not None else np.array(camera.focal_point, float)
+        normal = normal if normal is not None else -direction / np.linalg.norm(direction)
+        return near + direction * ((base - near) @ normal) / (direction @ normal)
+
+    def view_axis(self) -> np.ndarray:
+        """The direction towards the viewer, as a world axis when within 10° of one: links drawn on the
+        screen turn in its plane."""
+        camera = self.plotter.camera
+        toward = np.array(camera.position, float) - np.array(camera.focal_point, float)
+        toward /= np.linalg.norm(toward)
+        k = int(np.abs(toward).argmax())
+        if abs(toward[k]) > np.cos(np.radians(10)):
+            return np.eye(3)[k] * np.sign(toward[k])
+        return toward
 
     def build(self, mech: Mechanism, q: np.ndarray, folder: str | os.PathLike | None = None) -> list[str]:
         """Draw `mech` at q; relative mesh files are looked for in `folder`. Returns what could not be drawn
