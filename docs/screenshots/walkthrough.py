@@ -4,7 +4,7 @@ motion; a screenshot of the window at each step and the time each step took.
 
     python3 docs/screenshots/walkthrough.py OUT_FOLDER
 
-Runs under Xvfb when there is no display. The README's screenshots are steps 1, 2 and 4.
+Runs under Xvfb when there is no display. The README's window_sla*.png are steps 1, 2 and 4.
 """
 
 from __future__ import annotations

@@ -166,3 +166,22 @@ def test_the_window_finds_mesh_files_beside_the_model_and_names_a_missing_one(wi
     assert window.view.scene.problems == [] and window.statusBar().currentMessage() == ""
     assert window.open_file(str(tmp_path / "missing.mbs"))
     assert "gone.stl does not exist" in window.statusBar().currentMessage()
+
+
+def test_a_mesh_shape_is_chosen_and_its_file_typed_in_the_window(window, tmp_path):
+    from mbstudio.model import save
+
+    from .test_building import pick, type_into
+
+    pv.Cube(x_length=0.04, y_length=0.04, z_length=0.04).save(tmp_path / "block.stl")
+    save(samples.load("double_pendulum"), tmp_path / "pendulum.mbs")
+    assert window.open_file(str(tmp_path / "pendulum.mbs"))
+    pick(window, ("shape", "2"), "type", "mesh")  # a placeholder file: the body is drawn from its points
+    shape = window.document.model.body("2").shape
+    assert (shape["type"], shape["file"], shape["scale"]) == ("mesh", "part.stl", [1.0, 1.0, 1.0])
+    assert "part.stl does not exist" in window.statusBar().currentMessage()
+    type_into(window, ("shape", "2"), "file", "block.stl")
+    type_into(window, ("shape", "2"), "scale", "2, 1, 1")
+    assert window.document.model.body("2").shape["file"] == "block.stl" and window.view.scene.problems == []
+    local = np.array(window.view.scene.actors["2"][0].GetMapper().GetInput().GetBounds())  # in body axes
+    assert local[1::2] - local[::2] == pytest.approx([0.08, 0.04, 0.04], rel=1e-6)  # stretched along x

@@ -10,11 +10,14 @@ from ...model import INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, Mo
 from ...model.document import PLACES, Harmonic, Trajectory, body_key
 from . import edits
 
-SHAPE_TYPES = ("(links)", "box", "cylinder", "sphere")
+SHAPE_TYPES = ("(links)", "box", "cylinder", "sphere", "mesh")
 SHAPE_DEFAULTS = {
     "box": {"size": [0.1, 0.05, 0.05]},
     "cylinder": {"radius": 0.02, "length": 0.1, "axis": [1, 0, 0]},
     "sphere": {"radius": 0.05},
+    # a mesh file (STL, OBJ, PLY, VTK, DAE) relative to the model's folder: until it is typed in, the view
+    # draws the body from its points and names the missing file
+    "mesh": {"file": "part.stl", "scale": [1.0, 1.0, 1.0]},
 }
 INERTIA_UNITS = {"m": "kg", "mx": "kg·m", "my": "kg·m", "mz": "kg·m"}
 
@@ -150,7 +153,10 @@ def _shape(model: Model, label: str) -> tuple[str, list[Field]]:
         "axis": ("vector", ""),
         "origin": ("vector", "m"),
         "color": ("text", "#rrggbb"),
-        "file": ("text", ""),
+        "file": ("text", "STL, OBJ, PLY, VTK or DAE"),
+        "scale": ("vector", ""),
+        "z": ("vector", ""),
+        "x": ("vector", ""),
     }
     fields += [Field(k, kinds[k][0], v, setter(k), kinds[k][1]) for k, v in shape.items() if k in kinds]
     return f"shape of body '{model.body(label).name}'", fields
