@@ -93,7 +93,7 @@ def _pinocchio_rank(pm, samples: int = 60) -> int:
 
 
 @needs_robots
-@pytest.mark.parametrize("robot", ["ur5", *(pytest.param(r, marks=pytest.mark.slow) for r in ("z1", "panda"))])
+@pytest.mark.parametrize("robot", [pytest.param(r, marks=pytest.mark.slow) for r in ("ur5", "z1", "panda")])
 def test_real_robot_base_parameters_agree_across_routes_and_with_pinocchios_regressor_rank(robot):
     path = ROBOTS / REAL[robot]
     run = base_parameters(import_urdf(path).model, "all", digits=40, samples=30)

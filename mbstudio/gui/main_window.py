@@ -14,6 +14,7 @@ from PySide6.QtGui import QCloseEvent, QImage, QPainter, QShowEvent
 from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QWidget
 
 from .. import samples
+from ..dynamics.closed_loop import actuated_indices
 from ..dynamics.engine import fits_engine
 from ..io.c_code import c_stem
 from ..io.urdf_export import urdf_text
@@ -112,6 +113,8 @@ class MainWindow(QMainWindow):
             self.statusBar().addPermanentWidget(label)
         self.edit_actions = EditActions(self.document, self)
         self.actions = menus.build(self)
+        for name in ("degrees", "millimetres"):  # the display units chosen last time
+            self.actions[name].setChecked(str(settings().value(f"units/{name}", False)).lower() == "true")
         self._connect()
         self.autosave = Autosave(self.document, self) if persistent else None
         self.resize(1400, 900)
@@ -266,6 +269,13 @@ class MainWindow(QMainWindow):
                 self.jobs.start("engine", self._structure, {}, "Compile the equations for the sliders")
         return self._fast
 
+    def set_units(self) -> None:
+        """View › Units: the sliders' display units, kept for the next session."""
+        degrees, millimetres = (self.actions[n].isChecked() for n in ("degrees", "millimetres"))
+        self.coordinates.set_units(degrees, millimetres)
+        settings().setValue("units/degrees", degrees)
+        settings().setValue("units/millimetres", millimetres)
+
     # ------------------------------------------------------------------ 3D post-processing
     def show_labels(self, on: bool) -> None:
         """View › Labels: names of bodies and joints in the 3D view, following the pose."""
@@ -340,20 +350,27 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Assembled: {said}", 10000)
         return True
 
-    def choose_driving(self, chosen: list[str] | str | None = None) -> bool:
+    def choose_driving(self, chosen: list[str] | str | None = None, actuated: list[str] | None = None) -> bool:
         """The coordinates the sliders move and a simulation's state uses (the document's independent
-        coordinates), from the Coordinates panel's dialog unless given; "auto" for the best-conditioned
-        choice. A choice that cannot drive the mechanism is refused with the reason, the document unchanged."""
+        coordinates; "auto" for the best-conditioned choice) and those the actuators drive in inverse dynamics
+        (`actuated`; [] for the driving ones, None to leave them), from the Coordinates panel's dialog unless
+        given. A choice that cannot drive the mechanism is refused with the reason, the document unchanged."""
         if chosen is None:
             dialog = DrivingDialog(self.mech, self)
             code = dialog.exec()
             if code == QDialog.DialogCode.Rejected:
                 return False
-            chosen = "auto" if code == 2 else dialog.chosen()
+            chosen, actuated = "auto" if code == 2 else dialog.chosen(), dialog.chosen_actuated()
         text = "automatic" if chosen == "auto" else ", ".join(chosen)
-        value = chosen if chosen == "auto" else list(chosen)
+
+        def change(model: Model) -> None:
+            model.independent_coordinates = chosen if chosen == "auto" else list(chosen)
+            if actuated is not None:
+                model.actuated = list(actuated)
+                actuated_indices(Mechanism(model))  # at least one actuator per degree of freedom
+
         try:
-            self.document.edit(f"Drive with {text}", lambda m: setattr(m, "independent_coordinates", value))
+            self.document.edit(f"Drive with {text}", change)
         except ModelError as exc:
             QMessageBox.warning(self, "Not applied", f"The model was left as it was:\n\n{exc}")
             return False

@@ -206,6 +206,10 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     ):
         a[name] = _toggle(window, text, slot, tip)
         view_menu.addAction(a[name])
+    units = view_menu.addMenu("&Units")
+    for name, text in (("degrees", "Angles in &Degrees"), ("millimetres", "Lengths in &Millimetres")):
+        a[name] = _toggle(window, text, lambda _: window.set_units(), "the sliders' values shown and typed in it")
+        units.addAction(a[name])
     view_menu.addSeparator()
     for dock in window.docks.values():
         view_menu.addAction(dock.toggleViewAction())

@@ -183,7 +183,7 @@ def test_force_elements_are_added_renamed_and_deleted_with_undo(window, monkeypa
     assert window.tree.current_key() == ("force", "motor")
     monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("coilover", True)))
     window.tree.requested.emit("rename", ("force", "motor"))
-    assert "duplicate name" in answers["calls"][-1][2]  # refused, with the reason
+    assert "is defined twice" in answers["calls"][-1][2]  # refused, with the reason
     window.tree.requested.emit("delete", ("force", "motor"))
     assert all(e.name != "motor" for e in window.document.model.forces)
     assert window.tree.current_key() == ("forces",) and not [c for c in answers["calls"] if c[0] == "question"]

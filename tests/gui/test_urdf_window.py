@@ -26,6 +26,7 @@ def _import(window, qtbot, path, package_paths=()):
     return job
 
 
+@pytest.mark.slow  # 13 s and more on a cold engine cache; the README run keeps the window's URDF job path
 def test_a_real_robot_imports_as_a_new_document_with_its_meshes_drawn(window, qtbot, tmp_path):
     window.actions["import_urdf"]  # in the File menu
     job = _import(window, qtbot, _ur5())

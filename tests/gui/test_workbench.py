@@ -48,6 +48,10 @@ def test_a_four_bar_session_from_driving_to_animation(window, qtbot, tmp_path, a
     assert not window.choose_driving(["theta2", "theta3"])  # two for one degree of freedom: refused, said why
     assert "cannot drive" in answers["calls"][-1][2] and window.document.model.independent_coordinates == ["theta3"]
     assert window.choose_driving(["theta1"]) and list(window.coordinates.sliders) == ["theta1"]
+    assert window.choose_driving(["theta1"], actuated=["theta3"]) and window.document.model.actuated == ["theta3"]
+    assert not window.choose_driving(["theta1"], actuated=["theta2", "theta2"])  # twice: refused in words
+    assert "lists a coordinate twice" in answers["calls"][-1][2]
+    assert window.choose_driving(["theta1"], actuated=[]) and window.document.model.actuated == []
     shot(window, "1_driving.png")
     # a full turn of the crank with the slider, then a typed value in degrees: one branch throughout
     side = four_bar_branch_side(window.mech, window.q[None])
@@ -59,6 +63,16 @@ def test_a_four_bar_session_from_driving_to_animation(window, qtbot, tmp_path, a
     row.entry.editingFinished.emit()
     qtbot.waitUntil(lambda: not window._pending_moves)
     assert window.q[0] == pytest.approx(math.radians(30), abs=1e-12)
+    window.actions["degrees"].setChecked(True)  # View › Units: the slider shows and takes degrees
+    assert row.entry.text() == "30" and row.label.text() == "°"
+    row.entry.setText("45")
+    row.entry.editingFinished.emit()
+    qtbot.waitUntil(lambda: not window._pending_moves)
+    assert window.q[0] == pytest.approx(math.radians(45), abs=1e-12)
+    window.actions["degrees"].setChecked(False)
+    row.entry.setText("30°")
+    row.entry.editingFinished.emit()
+    qtbot.waitUntil(lambda: not window._pending_moves)
     theta1 = window.tree.items[("coordinate", _joint_of(model, "theta1"), "theta1")]
     assert theta1.text(1) == f"{math.radians(30):.4g}"  # the tree shows the moved value
     assert window.status["assembly"].text() == "assembled"
@@ -134,6 +148,8 @@ def test_typed_values_and_axis_labels():
     )
     assert typed_value("0.5", "rad") == 0.5 and typed_value("25 mm", "m") == pytest.approx(0.025)
     assert typed_value("abc", "rad") is None and typed_value("inf", "m") is None
+    assert typed_value("30", "rad", math.pi / 180) == pytest.approx(math.pi / 6)  # shown in degrees
+    assert typed_value("25", "m", 1e-3) == pytest.approx(0.025) and typed_value("0.5 m", "m", 1e-3) == 0.5
     assert axis_label(["theta1 [rad]"]) == "theta1 [rad]"
     assert axis_label(["theta1 [rad]", "theta2 [rad]"]) == "[rad]"
     assert axis_label(["theta1 [rad]", "coupler_point.x [m]"]) == "[rad] | [m]"

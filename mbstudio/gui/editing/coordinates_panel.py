@@ -41,12 +41,18 @@ def coordinate_range(mech: Mechanism, name: str) -> tuple[float, float, str]:
     return low, high, "rad" if rotation else "m"
 
 
-def typed_value(text: str, unit: str) -> float | None:
-    """A typed coordinate value in the coordinate's unit: '0.5', '30°' or '30 deg' (rotations), '25 mm'
-    (translations); None when the text is not one of these."""
+# Display units of the coordinates (View › Units): per SI unit, (shown symbol, its size in SI) without and with
+# the preference on
+DISPLAY_UNITS = {"rad": {False: ("rad", 1.0), True: ("°", math.pi / 180)}, "m": {False: ("m", 1.0), True: ("mm", 1e-3)}}
+
+
+def typed_value(text: str, unit: str, scale: float = 1.0) -> float | None:
+    """A typed coordinate value, in SI: '30°', '30 deg', '0.5 rad' (rotations), '25 mm', '0.025 m'
+    (translations), or a plain number in the display unit of size `scale`; None when the text is none of
+    these."""
     text = text.strip().replace(",", ".")
     scales = {"rad": {"°": math.pi / 180, "deg": math.pi / 180, "rad": 1.0}, "m": {"mm": 1e-3, "m": 1.0}}[unit]
-    scale = next((f for suffix, f in scales.items() if text.endswith(suffix)), 1.0)
+    scale = next((f for suffix, f in scales.items() if text.endswith(suffix)), scale)
     number = next((text[: -len(s)] for s in scales if text.endswith(s)), text).strip()
     try:
         value = float(number) * scale
@@ -64,6 +70,7 @@ class CoordinateSlider(QWidget):
         super().__init__(parent)
         self.name, self.low, self.high, self.unit = name, low, high, unit
         self._value: float | None = None  # the shown value, exact (the slider holds it to 1/STEPS of its range)
+        self.display = DISPLAY_UNITS[unit][False]
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, STEPS)
         self.entry = QLineEdit()
@@ -79,7 +86,7 @@ class CoordinateSlider(QWidget):
         layout.addWidget(self.label)
 
     def _typed(self) -> None:
-        value = typed_value(self.entry.text(), self.unit)
+        value = typed_value(self.entry.text(), self.unit, self.display[1])
         self.entry.setStyleSheet("" if value is not None else "color: #b02020;")
         if value is not None and abs(value - self.value()) > 0:
             self.typed.emit(value)
@@ -96,9 +103,17 @@ class CoordinateSlider(QWidget):
         self.slider.blockSignals(True)
         self.slider.setValue(round(min(max((value - self.low) / (self.high - self.low), 0), 1) * STEPS))
         self.slider.blockSignals(False)
-        self.entry.setText(f"{value:.6g}")
+        symbol, scale = self.display
+        self.entry.setText(f"{value / scale:.6g}")
         self.entry.setStyleSheet("")
-        self.label.setText(f"{self.unit} ({math.degrees(value):.1f}°)" if self.unit == "rad" else self.unit)
+        degrees = self.unit == "rad" and symbol == "rad"
+        self.label.setText(f"rad ({math.degrees(value):.1f}°)" if degrees else symbol)
+
+    def set_display(self, preferred: bool) -> None:
+        """Show the value in the preferred unit (degrees, millimetres) or in SI."""
+        self.display = DISPLAY_UNITS[self.unit][preferred]
+        if self._value is not None:
+            self.set_value(self._value)
 
 
 class CoordinatesPanel(QWidget):
@@ -119,6 +134,7 @@ class CoordinatesPanel(QWidget):
         layout.addWidget(self.choose_button)
         layout.addStretch(1)
         self.sliders: dict[str, CoordinateSlider] = {}
+        self.preferred = {"rad": False, "m": False}  # View › Units: degrees, millimetres
         self._drag = 0
 
     def build(self, mech: Mechanism, values: dict[str, float]) -> None:
@@ -127,6 +143,7 @@ class CoordinatesPanel(QWidget):
         self.sliders = {}
         for name in mech.independent:
             row = CoordinateSlider(name, *coordinate_range(mech, name))
+            row.set_display(self.preferred[row.unit])
             row.set_value(values[name])
             row.slider.sliderPressed.connect(self._new_drag)
             row.slider.valueChanged.connect(lambda _, r=row: self._changed(r))
@@ -148,35 +165,56 @@ class CoordinatesPanel(QWidget):
         self._drag += 1
         self.moved.emit(row.name, value, self._drag)
 
+    def set_units(self, degrees: bool, millimetres: bool) -> None:
+        self.preferred = {"rad": degrees, "m": millimetres}
+        for row in self.sliders.values():
+            row.set_display(self.preferred[row.unit])
+
     def set_values(self, values: dict[str, float]) -> None:
         for name, row in self.sliders.items():
             row.set_value(values[name])
 
 
 class DrivingDialog(QDialog):
-    """Check the coordinates that drive the mechanism (as many as it has degrees of freedom), or 'auto'."""
+    """Check the coordinates that drive the mechanism (as many as it has degrees of freedom), or 'auto'; and
+    those its actuators drive in inverse dynamics (none checked: the driving ones)."""
 
     def __init__(self, mech: Mechanism, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Driving coordinates")
+        self.setWindowTitle("Driving and actuated coordinates")
         self.dof = mech.dof
-        self.list = QListWidget()
-        for name in mech.coordinates:
-            item = QListWidgetItem(name)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if name in mech.independent else Qt.CheckState.Unchecked)
-            self.list.addItem(item)
+        self.list = _checklist(mech.coordinates, mech.independent)
+        self.actuated = _checklist(mech.coordinates, mech.model.actuated)
         self.auto = QPushButton("Automatic (best conditioned)")
         self.auto.clicked.connect(lambda: self.done(2))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel(f"Check {self.dof} coordinate(s): the mechanism has {self.dof} degree(s) of freedom."))
+        layout.addWidget(QLabel(f"Driving: check {self.dof} coordinate(s), one per degree of freedom."))
         layout.addWidget(self.list)
         layout.addWidget(self.auto)
+        layout.addWidget(QLabel(f"Actuated (inverse dynamics): at least {self.dof}; none checked: the driving ones."))
+        layout.addWidget(self.actuated)
         layout.addWidget(buttons)
 
     def chosen(self) -> list[str]:
-        items = (self.list.item(i) for i in range(self.list.count()))
-        return [item.text() for item in items if item.checkState() == Qt.CheckState.Checked]
+        return _checked(self.list)
+
+    def chosen_actuated(self) -> list[str]:
+        return _checked(self.actuated)
+
+
+def _checklist(names: list[str], checked: list[str]) -> QListWidget:
+    widget = QListWidget()
+    for name in names:
+        item = QListWidgetItem(name)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Checked if name in checked else Qt.CheckState.Unchecked)
+        widget.addItem(item)
+    return widget
+
+
+def _checked(widget: QListWidget) -> list[str]:
+    items = (widget.item(i) for i in range(widget.count()))
+    return [item.text() for item in items if item.checkState() == Qt.CheckState.Checked]
