@@ -14,7 +14,7 @@ import pytest
 from mbstudio import samples
 from mbstudio.cli import main
 from mbstudio.dynamics.forces import AppliedForces
-from mbstudio.dynamics.measures import measure_columns
+from mbstudio.dynamics.measures import applied_forces, measure_columns
 from mbstudio.dynamics.simulation import simulate
 from mbstudio.jobs.tasks import kinematics
 from mbstudio.kinematics import Mechanism
@@ -191,3 +191,18 @@ def test_a_suspension_damper_must_be_a_spring_damper_and_every_field_round_trips
     model.measures[0].damper = "bump_stop"
     with pytest.raises(ModelError, match="measure 'alignment'.damper: is not a spring-damper"):
         loads(dumps(model))
+
+
+def test_force_arrows_are_the_spring_tension_along_its_line_and_the_point_forces():
+    mech = Mechanism(samples.load("sla_suspension"))
+    q = mech.assemble()[0]
+    arrows = applied_forces(mech, 0.0, q, np.zeros_like(q))
+    points = mech.points(q[None])
+    c, ball = points[("6", "C")][0], points[("7", "ball")][0]
+    tension = 30_000.0 * (np.linalg.norm(ball - c) - 0.487041)  # at rest: the spring alone, by hand
+    assert [(name, tuple(p)) for name, p, _ in arrows] == [("coilover", tuple(c)), ("coilover", tuple(ball))]
+    assert np.allclose(arrows[0][2], tension * (ball - c) / np.linalg.norm(ball - c), rtol=1e-12)
+    assert np.allclose(arrows[1][2], -arrows[0][2], rtol=0, atol=0)
+    balloon = Mechanism(samples.load("balloon"))
+    ((name, _, force),) = applied_forces(balloon, 0.0, balloon.assemble()[0], np.zeros(balloon.n))
+    assert name == "buoyancy" and np.allclose(force, [0, 16 * 9.81, 0])

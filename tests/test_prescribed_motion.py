@@ -27,7 +27,7 @@ def motion(name: str, count: int, undamped: bool = False):
     return mech, t, q, qd, qdd
 
 
-@pytest.mark.parametrize("name", ["sla_suspension", "four_bar", "delta_3rr2rrr"])
+@pytest.mark.parametrize("name", ["sla_suspension", "four_bar", pytest.param("delta_3rr2rrr", marks=pytest.mark.slow)])
 def test_the_drives_power_is_the_rate_of_change_of_the_energy(name):
     mech, t, q, qd, qdd = motion(name, 2001, undamped=True)
     result = prescribed_motion(mech, t, q, qd, qdd)

@@ -84,6 +84,7 @@ def test_a_study_on_a_local_cluster_gives_every_point_as_computed_alone():
     assert study.client is None  # closed after the run
 
 
+@pytest.mark.slow  # a Dask cluster of its own (10 s); the study and the window's panel run on one in the README run
 def test_the_sweep_command_writes_parquet_and_csv_with_provenance(tmp_path, capsys):
     model_path = tmp_path / "pendulum.mbs"
     model_path.write_text(dumps(samples.load("double_pendulum")))

@@ -111,6 +111,7 @@ def test_exported_parameters_override_the_document_values(tmp_path):
     assert_close(tau, inverse_dynamics(mech, q, qd, qdd))
 
 
+@pytest.mark.slow  # the gripper's symbolic equations, the other gripper checks' too
 def test_numeric_inertia_substitutes_the_document_values():
     e, symbolic = eom("gripper", numeric_inertia=True), eom("gripper")
     assert e.inertial == []

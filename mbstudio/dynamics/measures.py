@@ -35,9 +35,9 @@ Z = np.array([0.0, 0.0, 1.0])
 class _Motion:
     """World positions, velocities and accelerations of body points and axes along one motion."""
 
-    def __init__(self, mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> None:
+    def __init__(self, mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray | None) -> None:
         self.mech, self.t, self.q, self.qd = mech, t, q, qd
-        self.state = mech.motion(q, qd, qdd)
+        self.state = mech.motion(q, qd, np.zeros_like(q) if qdd is None else qdd)
         self.geometry = mech.tree.geometry
         self._reference: np.ndarray | None = None
 
@@ -156,6 +156,31 @@ def _suspension(motion: _Motion, m: SuspensionMeasure) -> list[Column]:
         damper = next(e for e in motion.mech.model.forces if e.name == m.damper)
         _, rate = _line(motion, damper.body1, damper.point1, damper.body2, damper.point2)
         out.append((f"{m.name}.motion_ratio", "1", per_travel(-rate)))  # compression per bump: positive
+    return out
+
+
+Arrow = tuple[str, np.ndarray, np.ndarray]  # (force element, application point, force), world axes
+
+
+def applied_forces(mech: Mechanism, t: float, q: np.ndarray, qd: np.ndarray) -> list[Arrow]:
+    """The forces the spring-dampers and point forces apply at one state: (element, application point, force)
+    in world axes, a spring-damper's tension once at each end pulling them together; for force arrows."""
+    motion = _Motion(mech, np.array([t], float), np.asarray(q, float)[None], np.asarray(qd, float)[None], None)
+    out = []
+    for element in mech.model.forces:
+        if isinstance(element, SpringDamper):
+            _, _, tension = _force(motion, ForceMeasure(element.name, element.name))[1]
+            (p1, *_), (p2, *_) = (
+                motion.point(element.body1, element.point1),
+                motion.point(element.body2, element.point2),
+            )
+            along = (p2[0] - p1[0]) / np.linalg.norm(p2[0] - p1[0])
+            force = float(tension[0]) * along
+            out += [(element.name, p1[0], force), (element.name, p2[0], -force)]
+        elif isinstance(element, PointForce):
+            (position, *_) = motion.point(element.body, element.point)
+            world = np.asarray(AppliedForces(mech, [element]).world_force(element, motion.t, 1), float)[0]
+            out.append((element.name, position[0], world))
     return out
 
 

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QLabel, QMainWi
 from .. import samples
 from ..dynamics.closed_loop import actuated_indices
 from ..dynamics.engine import fits_engine
+from ..dynamics.measures import applied_forces
 from ..io.c_code import c_stem
 from ..io.urdf_export import urdf_text
 from ..jobs import DONE, Job, text_hash
@@ -122,6 +123,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["tree"], self.docks["properties"]], [480, 360], Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["coordinates"], self.docks["jobs"]], [160, 500], Qt.Orientation.Vertical)
         self._link_start: np.ndarray | None = None  # Draw Link's first click
+        self._forces_on = False
         self._orphans: set[int] = set()  # jobs started for a document no longer open
         self._sized_results = False  # the result docks get their share of the height when first shown
         self._saved_geometry = None
@@ -212,6 +214,7 @@ class MainWindow(QMainWindow):
             self.coordinates.set_values(self._values())
             self._assembly_status(None)
         self.tree.show_pose(self.document.model)
+        self._draw_forces()
         if self.properties.key and self.properties.key[0] in ("coordinate", "joint"):
             self.properties.refresh()
 
@@ -281,6 +284,24 @@ class MainWindow(QMainWindow):
         """View › Labels: names of bodies and joints in the 3D view, following the pose."""
         self.view.overlays.show_labels(on, self.q)
         self.view.scene.request_render()
+
+    def show_forces(self, on: bool) -> int:
+        """View › Force Arrows: the springs' and point forces' arrows at the shown instant of the run (at the
+        document's pose, at rest, without one); the number of arrows."""
+        self._forces_on = on
+        return self._draw_forces()
+
+    def _draw_forces(self, frame: int | None = None) -> int:
+        """Force arrows at sample `frame` of the shown run, or at the document's pose at rest (None)."""
+        if not self._forces_on:
+            return self.view.overlays.show_forces(None)
+        t, q, qd = 0.0, self.q, np.zeros(len(self.q))
+        if frame is not None:
+            data = self.plots.result.data
+            t, q = float(data["t"][frame]), np.asarray(data["q"][frame], float)
+            rates = {name.split(" [")[0]: values for name, values in data["series"].items()}
+            qd = np.array([rates[f"{c}_dot"][frame] for c in data["coordinates"]], float)
+        return self.view.overlays.show_forces(applied_forces(self.mech, t, q, qd))
 
     def show_traces(self, on: bool) -> list[str]:
         """View › Traces: the paths of the point measures along the shown run; the measures traced."""
@@ -431,6 +452,7 @@ class MainWindow(QMainWindow):
         data = self.plots.result.data
         if data["coordinates"] == list(self.mech.coordinates):
             self.view.set_pose(q)
+            self._draw_forces(self.plots.index)
 
     def _model_changed(self) -> None:
         """Results belong to the model revision they were computed on: after an edit they are stale, and

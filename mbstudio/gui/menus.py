@@ -201,6 +201,7 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     view_menu.addSeparator()
     for name, text, slot, tip in (
         ("labels", "&Labels", window.show_labels, "names of bodies and joints in the 3D view"),
+        ("forces", "&Force Arrows", window.show_forces, "springs' tensions and point forces at the shown instant"),
         ("traces", "&Traces of Point Measures", window.show_traces, "their paths along the shown run"),
         ("ghosts", "&Ghosted Poses", window.show_ghosts, "six instants of the shown run, translucent"),
     ):

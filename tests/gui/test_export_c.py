@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mbstudio.jobs import DONE
 
 
+@pytest.mark.slow  # compiles the SLA's engine (8 s); tests/test_c_export.py compiles and checks the C itself
 def test_equations_as_c_are_written_by_a_job(window, qtbot, tmp_path):
     window.actions["export_c"]  # in the File › Export menu
     job = window.export_c(str(tmp_path))

@@ -185,3 +185,12 @@ def test_a_mesh_shape_is_chosen_and_its_file_typed_in_the_window(window, tmp_pat
     assert window.document.model.body("2").shape["file"] == "block.stl" and window.view.scene.problems == []
     local = np.array(window.view.scene.actors["2"][0].GetMapper().GetInput().GetBounds())  # in body axes
     assert local[1::2] - local[::2] == pytest.approx([0.08, 0.04, 0.04], rel=1e-6)  # stretched along x
+
+
+def test_force_arrows_follow_the_pose(window):
+    assert window.show_forces(True) == 2  # the coil-over's tension, at both of its ends
+    first = np.array(window.view.plotter.actors["forces"].GetBounds())
+    assert window.move_coordinate("theta1", 0.2)
+    moved = np.array(window.view.plotter.actors["forces"].GetBounds())
+    assert np.abs(moved - first).max() > 1e-3
+    assert window.show_forces(False) == 0 and "forces" not in window.view.plotter.actors

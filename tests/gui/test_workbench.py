@@ -104,6 +104,7 @@ def test_a_four_bar_session_from_driving_to_animation(window, qtbot, tmp_path, a
     rocker_pivot = positions[texts.index("rocker_pivot")]
     assert rocker_pivot == pytest.approx([0.4, 0, 0], abs=1e-12)  # O3, on the ground, L0 from O1
     assert window.show_traces(True) == ["coupler_point"]
+    assert window.show_forces(True) == 0 and window.show_forces(False) == 0  # the four-bar has no force element
     assert window.show_ghosts(True) == 6
     shot(window, "3b_traces_ghosts.png")
     assert window.show_ghosts(False) == 0 and window.show_traces(False) == []

@@ -1,6 +1,7 @@
 """What the 3D view draws over the mechanism for post-processing, each toggled from the View menu: the names of
-bodies and joints (following the pose), the traces of the point measures along the shown run, and ghosted
-poses of that run (translucent copies of the bodies at a few instants)."""
+bodies and joints (following the pose), arrows of the applied forces at the shown instant, the traces of the
+point measures along the shown run, and ghosted poses of that run (translucent copies of the bodies at a few
+instants)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import pyvista as pv
 from vtkmodules.vtkRenderingCore import vtkActor
 
 from ...model.document import GROUND, PointMeasure, body_key
-from .scene import Scene, _matrix
+from .scene import Scene, _matrix, mechanism_size
 
 LABEL_COLOR = "#202020"
 TRACE_COLORS = ("#d0602a", "#2a70c0", "#40a040", "#a040a0")
 GHOST_OPACITY = 0.18
+FORCE_COLOR = "#c02060"
 
 
 class Overlays:
@@ -84,6 +86,24 @@ class Overlays:
                 self._traces.append(name)
         self.scene.request_render()
         return [name.removeprefix("trace_") for name in self._traces]
+
+    # ------------------------------------------------------------------ forces
+    def show_forces(self, arrows: list | None) -> int:
+        """Arrows of the applied forces, (element, point, force) in world axes, the largest a quarter of the
+        mechanism's size long (None: remove them); the number drawn."""
+        self.plotter.remove_actor("forces", render=False)
+        arrows = [a for a in arrows or [] if np.linalg.norm(a[2]) > 0]
+        if arrows:
+            largest = max(float(np.linalg.norm(f)) for _, _, f in arrows)
+            length = 0.25 * mechanism_size(self.scene.mech, self.scene.mech.tree.initial_coordinates()) / largest
+            glyphs = pv.merge(
+                [pv.Arrow(start=p, direction=f, scale=float(np.linalg.norm(f)) * length) for _, p, f in arrows]
+            )
+            self.plotter.add_mesh(
+                glyphs, color=FORCE_COLOR, name="forces", pickable=False, reset_camera=False, render=False
+            )
+        self.scene.request_render()
+        return len(arrows)
 
     # ------------------------------------------------------------------ ghosts
     def show_ghosts(self, poses: np.ndarray | None) -> int:
