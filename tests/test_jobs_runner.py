@@ -90,6 +90,7 @@ def test_an_unknown_job_is_refused_by_name():
         Runner().submit("nothing", samples.load("four_bar"))
 
 
+@pytest.mark.slow  # the window runs both as jobs in the README run (tests/gui/test_workbench.py, test_jobs.py)
 def test_simulation_and_symbolic_eom_run_as_jobs(runner):
     model = samples.load("four_bar")
     simulation = runner.submit("simulation", model, {"t_end": 0.05, "samples": 6})

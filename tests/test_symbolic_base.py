@@ -213,6 +213,7 @@ def test_sla_directions_leave_the_lagrangian_unchanged(sla):
     assert_lagrangian_unchanged(model, r)
 
 
+@pytest.mark.slow  # the SLA's symbolic route against VP runs in the README run (test_base_parameters_sla.py)
 def test_sla_directions_fill_the_null_space_at_30_digits(sla):
     """Completeness (DESIGN.md principle 3): at 30 digits W has an evident ridge after the 41st singular value,
     and the 29 exact directions are null vectors of W to the working precision."""
