@@ -166,11 +166,12 @@ class Mechanism:
             q, report = self._newton_or_unconverged(q)
             if self.partition.dependent:
                 base = np.broadcast_to(self._continuation_base(guess), q.shape)
-                signs = self.branch_signs(base)
-                redo = ~report.converged | (self.branch_signs(q) * signs < 0)
-                if redo.any():
+                signs, after = self.branch_signs(base), self.branch_signs(q)
+                redo = ~report.converged | (after * signs < 0)
+                if redo.any():  # only the redone samples need their signs again
                     q, report = self._continue_from(base, targets, q, report, redo)
-                report.branch_changed = report.converged & (self.branch_signs(q) * signs < 0)
+                    after[redo] = self.branch_signs(q[redo])
+                report.branch_changed = report.converged & (after * signs < 0)
                 q = self._unwound(q, base)
             self.last_report = report
             if strict and not report.converged.all():
