@@ -117,11 +117,12 @@ class AppliedForces:
     def _spring_damper(self, element: SpringDamper, st: MotionState, qd: np.ndarray) -> np.ndarray:
         """Tension f = k (L − L₀) + c L̇ pulls the points together: Q = −f ∂L/∂q."""
         length, dL = self._line(element, st)
-        rate = (dL * qd).sum(axis=1)
-        tension = (
-            self.value(element.stiffness) * (length - self.value(element.length)) + self.value(element.damping) * rate
-        )
-        return -tension[:, None] * dL
+        return -self.tension(element, length, (dL * qd).sum(axis=1))[:, None] * dL
+
+    def tension(self, element: SpringDamper, length: np.ndarray, rate: np.ndarray) -> np.ndarray:
+        """k (L − L₀) + c L̇ at lengths L and rates L̇: positive pulls the two points together."""
+        k, c, free = (self.value(x) for x in (element.stiffness, element.damping, element.length))
+        return k * (length - free) + c * rate
 
     def _point_force(self, element: PointForce, t, st: MotionState) -> np.ndarray:
         """Q = J_Pᵀ F for the world force F(t) at the body point P."""

@@ -108,9 +108,7 @@ def _force(motion: _Motion, m: ForceMeasure) -> list[Column]:
     forces = AppliedForces(motion.mech, [element])
     if isinstance(element, SpringDamper):
         length, rate = _line(motion, element.body1, element.point1, element.body2, element.point2)
-        stiffness, damping, free = (forces.value(x) for x in (element.stiffness, element.damping, element.length))
-        tension = stiffness * (length - free) + damping * rate
-        return [(f"{m.name}.length", "m", length), (f"{m.name}.force", "N", tension)]
+        return [(f"{m.name}.length", "m", length), (f"{m.name}.force", "N", forces.tension(element, length, rate))]
     if isinstance(element, PointForce):
         world = np.asarray(forces.world_force(element, motion.t, len(motion.t)), float)
         return [(f"{m.name}.f{axis}", "N", world[:, k]) for k, axis in enumerate("xyz")]
@@ -169,14 +167,14 @@ def applied_forces(mech: Mechanism, t: float, q: np.ndarray, qd: np.ndarray) -> 
     out = []
     for element in mech.model.forces:
         if isinstance(element, SpringDamper):
-            _, _, tension = _force(motion, ForceMeasure(element.name, element.name))[1]
-            (p1, *_), (p2, *_) = (
+            (p1, v1, _), (p2, v2, _) = (
                 motion.point(element.body1, element.point1),
                 motion.point(element.body2, element.point2),
             )
-            along = (p2[0] - p1[0]) / np.linalg.norm(p2[0] - p1[0])
-            force = float(tension[0]) * along
-            out += [(element.name, p1[0], force), (element.name, p2[0], -force)]
+            length = float(np.linalg.norm(p2[0] - p1[0]))
+            along = (p2[0] - p1[0]) / length
+            tension = AppliedForces(mech, [element]).tension(element, length, along @ (v2[0] - v1[0]))
+            out += [(element.name, p1[0], tension * along), (element.name, p2[0], -tension * along)]
         elif isinstance(element, PointForce):
             (position, *_) = motion.point(element.body, element.point)
             world = np.asarray(AppliedForces(mech, [element]).world_force(element, motion.t, 1), float)[0]
