@@ -7,12 +7,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
-from ..dynamics.simulation import METHODS, Cancelled, simulate
+from ..dynamics.simulation import METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 from ..io.time_series import save_simulation
 from ..kinematics import Mechanism
-from ..model import check_outputs, load, write_atomic
+from ..model import ModelError, check_outputs, load, write_atomic
 
 # Bounds a person can reason about; beyond them a run would never end or only report rounding
 T_END_MAX = 1e6  # s
@@ -116,23 +114,6 @@ def _ensemble(args: argparse.Namespace, model) -> int:
     return 0
 
 
-def _velocities(pairs: list[str], independent: list[str]) -> np.ndarray:
-    """--velocity NAME=VALUE options as rates of the independent coordinates, in their order (0 where none)."""
-    rates = dict.fromkeys(independent, 0.0)
-    for pair in pairs:
-        name, _, value = pair.partition("=")
-        name = name.strip()
-        if name not in rates:
-            raise ValueError(f"--velocity {pair!r}: {name!r} is not an independent coordinate ({', '.join(rates)})")
-        try:
-            rates[name] = float(value)
-        except ValueError:
-            raise ValueError(f"--velocity {pair!r}: {value.strip()!r} is not a number") from None
-        if not np.isfinite(rates[name]):
-            raise ValueError(f"--velocity {pair!r}: the rate must be finite")
-    return np.array(list(rates.values()))
-
-
 def _progress(fraction: float) -> None:
     print(f"\r{100 * fraction:5.1f} %", end="" if fraction < 1 else "\n", file=sys.stderr, flush=True)
 
@@ -147,8 +128,8 @@ def run(args: argparse.Namespace) -> int:
         return _ensemble(args, model)
     mech = Mechanism(model)
     try:
-        velocities = _velocities(args.velocity, mech.independent)
-    except ValueError as exc:
+        velocities = initial_velocities(parse_velocities(args.velocity, mech.independent), mech.independent)
+    except ModelError as exc:
         print(f"mbstudio simulate: {exc}", file=sys.stderr)
         return 2
     try:

@@ -16,9 +16,10 @@ at the output times from the integrated states, in float64.
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -205,6 +206,33 @@ def model_hash(model: Model) -> str:
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def parse_velocities(pairs: Iterable[str], independent: list[str]) -> dict[str, float]:
+    """'NAME=VALUE' texts (the command line's --velocity, the Simulate dialog's field split at commas) as rates
+    of independent coordinates at t = 0; a ModelError names a coordinate that is not independent or a value
+    that is not a finite number."""
+    expected = "NAME = VALUE pairs, NAME one of " + ", ".join(independent)
+    out: dict[str, float] = {}
+    for pair in (p.strip() for p in pairs if p.strip()):
+        name, _, text = (x.strip() for x in pair.partition("="))
+        if name not in independent:
+            raise ModelError(
+                "velocities", f"{name!r} is not an independent coordinate ({', '.join(independent)})", pair, expected
+            )
+        try:
+            out[name] = float(text)
+        except ValueError:
+            raise ModelError("velocities", f"{text!r} is not a number", pair, expected) from None
+        if not math.isfinite(out[name]):
+            raise ModelError("velocities", f"{text!r} is not a finite rate", pair, expected)
+    return out
+
+
+def initial_velocities(given: Mapping[str, float], independent: list[str]) -> np.ndarray:
+    """The rates at t = 0 of the independent coordinates, in their order (0 where none is given)."""
+    parse_velocities([f"{name}={value}" for name, value in given.items()], independent)  # the same checks
+    return np.array([float(given.get(name, 0.0)) for name in independent])
 
 
 def simulate(

@@ -293,7 +293,7 @@ def _point_at(model: Model, label: str, position: np.ndarray) -> str:
     for name, value in body.points.items():
         if all(isinstance(v, int | float) for v in value) and np.allclose(value, position, rtol=0, atol=1e-9):
             return name
-    name = free_name("P", set(body.points))
+    name = add_point(model, label)
     body.points[name] = [float(v) for v in position]
     return name
 

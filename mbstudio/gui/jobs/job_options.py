@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...dynamics.simulation import METHODS as INTEGRATORS
+from ...dynamics.simulation import parse_velocities
 from ...identification.pipeline import default_trajectory
 from ...kinematics import Mechanism
 from ...model import Model, ModelError
@@ -129,18 +130,6 @@ def parameter_names(field: str, text: str, valid: list[str]) -> list[str]:
         if name in names[:k]:
             raise ModelError(field, f"{name!r} is listed twice", None, "each name once")
     return names
-
-
-def initial_velocities(text: str, independent: list[str]) -> dict[str, float]:
-    """'theta1 = 6.28, theta2 = 0' -> {'theta1': 6.28, 'theta2': 0.0}: rates of independent coordinates."""
-    out: dict[str, float] = {}
-    expected = "NAME = VALUE pairs separated by commas, NAME one of " + ", ".join(independent)
-    for pair in (p for p in text.split(",") if p.strip()):
-        name, _, value = (x.strip() for x in pair.partition("="))
-        if name not in independent:
-            raise ModelError("velocities", f"{name!r} is not an independent coordinate", pair.strip(), expected)
-        out[name] = number("velocities", value, math.isfinite, expected)
-    return out
 
 
 def minimum_samples(parameters: int, independent: int) -> int:
@@ -391,7 +380,7 @@ class SimulationDialog(OptionsDialog):
             ),
             "atol": self.field("atol", lambda t: number("atol", t, lambda x: x > 0, "a number above 0, e.g. 1e-10")),
             "samples": self.field("samples", lambda t: whole_number("samples", t, 2, MAX_SAMPLES)),
-            "velocities": self.field("velocities", lambda t: initial_velocities(t, self.mech.independent)),
+            "velocities": self.field("velocities", lambda t: parse_velocities(t.split(","), self.mech.independent)),
         }
 
     def hint_text(self, values: dict) -> str:

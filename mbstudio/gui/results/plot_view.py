@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -45,10 +45,6 @@ def axis_label(names: list[str]) -> str:
 
 
 class PlotView(QWidget):
-    """`changed()` after the person picks other series or another x axis."""
-
-    changed = Signal()
-
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.runs: list[tuple[str, JobResult]] = []  # (label, result): the current run first, then overlays
@@ -170,7 +166,6 @@ class PlotView(QWidget):
         self.plot_item.setLabel("left", axis_label(names) if names else "")
         self.plot_item.addItem(self.cursor if self._against_time() else self.markers)
         self.set_index(self.index)
-        self.changed.emit()
 
     def curves(self) -> list[pg.PlotDataItem]:
         """The plotted curves (not the cursor's markers)."""

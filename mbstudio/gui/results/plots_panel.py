@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from ...io.time_series import time_series_text
 from ...jobs import JobResult
 from .panel_parts import export_path, menu_button, stale_banner, write_export
-from .plot_view import PlotView
+from .plot_view import TIME, PlotView
 
 FRAME_MS = 33  # about 30 frames per second
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
@@ -177,7 +177,7 @@ class PlotsPanel(QWidget):
         self.time_label.setText("no motion yet")
         self.stale.hide()
 
-    def select_series(self, names, x: str = "t [s]") -> None:
+    def select_series(self, names, x: str = TIME) -> None:
         """In the front plot: exactly these series (by name, with or without unit) against `x`."""
         self.view.select_series(names, x)
 

@@ -10,7 +10,7 @@ import pyvista as pv
 from vtkmodules.vtkRenderingCore import vtkActor
 
 from ...model.document import GROUND, PointMeasure, body_key
-from .scene import Scene, _matrix, mechanism_size
+from .scene import Scene, _matrix
 
 LABEL_COLOR = "#202020"
 TRACE_COLORS = ("#d0602a", "#2a70c0", "#40a040", "#a040a0")
@@ -95,7 +95,7 @@ class Overlays:
         arrows = [a for a in arrows or [] if np.linalg.norm(a[2]) > 0]
         if arrows:
             largest = max(float(np.linalg.norm(f)) for _, _, f in arrows)
-            length = 0.25 * mechanism_size(self.scene.mech, self.scene.mech.tree.initial_coordinates()) / largest
+            length = 0.25 * self.scene.size / largest
             glyphs = pv.merge(
                 [pv.Arrow(start=p, direction=f, scale=float(np.linalg.norm(f)) * length) for _, p, f in arrows]
             )

@@ -161,6 +161,7 @@ class Scene:
         self.colors: dict[int, str] = {}  # id(actor) -> its own colour
         self.keys: dict[int, tuple] = {}  # id(actor) -> tree key, for picking
         self.selected: tuple | None = None
+        self.size = 0.1  # the mechanism's extent when last built (m): glyph sizes follow it
         self.problems: list[str] = []  # what could not be drawn as the model asks, for the status bar
         plotter.set_background(BACKGROUND[0], top=BACKGROUND[1])
         # Multisampling multiplies the fragment work: with software OpenGL (llvmpipe) a frame of the SLA
@@ -177,7 +178,7 @@ class Scene:
         points instead and named in `problems` and in the view."""
         self.plotter.clear_actors()
         self.mech, self.actors, self.colors, self.keys, self.problems = mech, {}, {}, {}, []
-        size = mechanism_size(mech, q)
+        size = self.size = mechanism_size(mech, q)
         geometry = mech.tree.geometry
         meshes = {
             label: self._body_meshes(mech, label, size, folder) for label in mech.tree.body_labels if label != GROUND
