@@ -37,13 +37,15 @@ class Overlays:
     # ------------------------------------------------------------------ labels
     def show_labels(self, on: bool, q: np.ndarray) -> None:
         self.labels_on = on
+        self.plotter.remove_actor("labels", render=False)
         self.place(q)
 
     def place(self, q: np.ndarray) -> None:
-        """After a pose change: the labels move with the bodies and joints."""
-        self.plotter.remove_actor("labels", render=False)
+        """After a pose change: the labels move with the bodies and joints (nothing to do while they are off,
+        which is every slider step and animation frame of a view without them)."""
         if not self.labels_on or self.scene.mech is None:
             return
+        self.plotter.remove_actor("labels", render=False)
         positions, texts = self.label_positions(q)
         self.plotter.add_point_labels(
             positions, texts, name="labels", font_size=11, text_color=LABEL_COLOR, shape_opacity=0.6,
