@@ -147,11 +147,16 @@ def jacobi_orthogonalise(x: np.ndarray, digits: int) -> tuple[np.ndarray, int]:
     The iteration stops after a sweep over all pairs of nonzero columns that rotates nothing (zero columns are
     orthogonal to everything). Sweep order and preconditioning only change the speed: see _sweep."""
     x = x.copy()
+    # rows that are exactly zero stay zero under any rotation of columns: leave them out of the arithmetic
+    # (the zero columns of W give as many zero rows of Rᵀ, 15 of the SLA's 70)
+    rows = [i for i in range(x.shape[0]) if any(x[i])]
+    work = x[rows]
     # converged pairs have |x_i·x_j| <= n·eps·|x_i||x_j| (n rows): a computed dot product of length n is only
     # that accurate, so a stricter test could keep rotating on rounding noise
-    tol = x.shape[0] * gmpy2.mul_2exp(gmpy2.mpfr(1), 1 - working_bits(digits))
+    tol = len(rows) * gmpy2.mul_2exp(gmpy2.mpfr(1), 1 - working_bits(digits))
     for sweep in range(1, _MAX_SWEEPS + 1):
-        if not _sweep(x, tol):
+        if not _sweep(work, tol):
+            x[rows] = work
             return x, sweep
     raise ArithmeticError(f"one-sided Jacobi did not converge in {_MAX_SWEEPS} sweeps at {digits} digits")
 
@@ -268,23 +273,33 @@ def _orthonormal_columns(y: np.ndarray, norms: np.ndarray) -> np.ndarray:
 
 
 def _completing_vectors(basis: np.ndarray, count: int) -> np.ndarray:
-    """`count` orthonormal vectors orthogonal to the orthonormal columns of `basis`: the identity is projected
-    off the basis once (twice over: Gram-Schmidt needs the second pass), then the coordinate axis with the
-    largest residual is taken, re-orthogonalised, and its direction removed from the remaining candidates."""
+    """`count` orthonormal vectors orthogonal to the orthonormal columns of `basis`: first the coordinate axes
+    on which every basis vector is exactly zero (exactly orthogonal to them all, no arithmetic: the zero
+    columns of W give such axes), then projected axes for the rest."""
     n = basis.shape[0]
-    axes = to_mpfr(np.eye(n, dtype=int))
-    for _ in range(2):
-        axes = axes - basis @ (basis.T @ axes)
+    free = [i for i in range(n) if not any(basis[i])][:count]
+    chosen = to_mpfr(np.eye(n, dtype=int)[:, free])
+    if len(free) == count:
+        return chosen
+    basis = np.column_stack([basis, chosen])
+    return np.column_stack([chosen, _projected_axes(basis, count - len(free))])
+
+
+def _projected_axes(basis: np.ndarray, count: int) -> np.ndarray:
+    """`count` completing vectors, each the coordinate axis with the largest residual off the orthonormal
+    basis and the vectors already chosen (1 minus its row's sum of squares: no projection of the identity
+    needed to choose it), projected off them twice (Gram-Schmidt needs the second pass) and normalised."""
+    n = basis.shape[0]
+    residual2 = 1 - _column_norms2(basis.T)
     chosen = np.empty((n, count), dtype=object)
     for c in range(count):
-        norms2 = _column_norms2(axes)
-        x = axes[:, max(range(n), key=lambda i: norms2[i])]
-        done = np.column_stack([basis, chosen[:, :c]]) if c else basis
+        x = to_mpfr(np.eye(n, dtype=int)[:, max(range(n), key=lambda i: residual2[i])])
+        done = np.column_stack([basis, chosen[:, :c]])
         for _ in range(2):
             x = x - done @ (done.T @ x)
         x = x / gmpy2.sqrt((x * x).sum())
         chosen[:, c] = x
-        axes = axes - np.outer(x, x @ axes)
+        residual2 = residual2 - x * x
     return chosen
 
 

@@ -111,7 +111,7 @@ class KinematicTree:
         zero = b.zeros((N, 3))
         axes = (b.zeros((N, self.n, 3)), b.zeros((N, self.n, 3)))
         st = MotionState([eye], [zero], [zero], [zero], [zero], [zero], *axes, moving)
-        cos, sin = b.cos(q), b.sin(q)
+        cos, sin = b.cos_sin(q)
         for link in self.links:
             Rf, of, wf, vf, alf, af = self._carry(st, link.parent, link.before)
             for prim in link.primitives:
