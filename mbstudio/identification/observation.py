@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kinematics.mechanism import Mechanism
-from ..numerics.backends import Float64
 from .regressor import regressor
 
 Path = Callable[[np.ndarray, int], np.ndarray]
@@ -61,7 +60,7 @@ def sample_states(mech: Mechanism, times, path: Path) -> tuple[np.ndarray, np.nd
             q[:, list(mech.partition.independent)] = positions
         else:
             # follow the assembly branch in float64, then close every sample at the working precision
-            guide = mech if isinstance(b, Float64) else Mechanism(mech.model)
+            guide = mech.float64
             guess = guide.assemble_path(b.to_float(positions))
             q = guess if guide is mech else mech.assemble(positions, guess=guess)
         qd = mech.velocities(q, path(times, 1))

@@ -30,7 +30,11 @@ def newton(mech, q: np.ndarray, max_iterations: int = 50, tol=None) -> tuple[np.
     dep = list(mech.partition.dependent)
     tol = b.tolerance(mech.length_scale) if tol is None else tol
     q = q.copy()
-    phi = mech.constraints.residual(mech.tree.motion(q))
+    # the motion of the samples `moved` at their current q: each step's Jacobian reuses the motion the last
+    # step's residual was computed from (a third of a variable-precision assembly)
+    moved = np.arange(len(q))
+    motion = mech.tree.motion(q)
+    phi = mech.constraints.residual(motion)
     norm = _norm(phi)
     iterations = 0
     while iterations < max_iterations and dep:
@@ -38,13 +42,15 @@ def newton(mech, q: np.ndarray, max_iterations: int = 50, tol=None) -> tuple[np.
         if not active.any():
             break
         iterations += 1
-        idx = np.nonzero(active)[0]
-        q[idx], norm[idx], phi[idx] = _damped_step(mech, q[idx], _newton_step(mech, q[idx], phi[idx]), dep, norm[idx])
+        idx = np.nonzero(active)[0]  # a subset of `moved`: converged samples stay converged
+        step = _newton_step(mech, motion.take(np.searchsorted(moved, idx)), phi[idx])
+        q[idx], norm[idx], phi[idx], motion = _damped_step(mech, q[idx], step, dep, norm[idx])
+        moved = idx
     if dep and isinstance(b, VariablePrecision) and len(q):
         # The tolerance sits a few digits above the working precision so that rounding cannot stall the loop;
         # one more (quadratically converging) step takes every sample down to the precision itself.
         polished = q.copy()
-        polished[:, dep] = q[:, dep] + _newton_step(mech, q, phi)
+        polished[:, dep] = q[:, dep] + _newton_step(mech, mech.tree.motion(q), phi)
         new_phi = mech.constraints.residual(mech.tree.motion(polished))
         better = b.to_float(_norm(new_phi)) <= b.to_float(norm)
         q[better], phi[better], norm[better] = polished[better], new_phi[better], _norm(new_phi)[better]
@@ -57,10 +63,11 @@ def newton(mech, q: np.ndarray, max_iterations: int = 50, tol=None) -> tuple[np.
     return q, report
 
 
-def _newton_step(mech, q, phi):
-    """The Newton correction of the dependent coordinates, from the non-redundant constraint rows."""
+def _newton_step(mech, motion, phi):
+    """The Newton correction of the dependent coordinates, from the non-redundant constraint rows, at the
+    configuration whose motion state is `motion`."""
     dep, rows = list(mech.partition.dependent), list(mech.partition.rows)
-    J = mech.constraints.jacobian(mech.tree.motion(q))[:, rows][:, :, dep]
+    J = mech.constraints.jacobian(motion)[:, rows][:, :, dep]
     try:
         return mech.backend.solve(J, -phi[:, rows])
     except (np.linalg.LinAlgError, ZeroDivisionError) as exc:
@@ -70,18 +77,20 @@ def _newton_step(mech, q, phi):
 
 
 def _damped_step(mech, q, step, dep, norm):
-    """Take the Newton step, halving it (per sample) while the residual grows."""
+    """Take the Newton step, halving it (per sample) while the residual grows; the new q, max |Φ|, Φ and
+    motion state."""
     scale = np.ones(len(q))
     for _ in range(12):
         trial = q.copy()
         trial[:, dep] = q[:, dep] + step * mech.backend.asarray(scale)[:, None]
-        phi = mech.constraints.residual(mech.tree.motion(trial))
+        motion = mech.tree.motion(trial)
+        phi = mech.constraints.residual(motion)
         new = _norm(phi)
         worse = mech.backend.to_float(new) > 2 * mech.backend.to_float(norm)
         if not worse.any():
-            return trial, new, phi
+            return trial, new, phi, motion
         scale[worse] /= 2
-    return trial, new, phi
+    return trial, new, phi, motion
 
 
 def _norm(phi: np.ndarray) -> np.ndarray:

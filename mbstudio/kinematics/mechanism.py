@@ -40,7 +40,9 @@ class Mechanism:
             self.constraints = LoopConstraints(self.tree, self.topology.cut)
         self.coordinates = self.tree.coordinates
         self.n = self.tree.n
-        probe = self if isinstance(self.backend, Float64) else Mechanism(model, backend=Float64(), partition=partition)
+        # the float64 twin: structure choices, and branch signs, which need no more than float64
+        self.float64 = self if isinstance(self.backend, Float64) else Mechanism(model, partition=partition)
+        probe = self.float64
         self.length_scale = probe._length_scale() if probe is not self else self._length_scale()
         self.partition = partition or (probe.partition if probe is not self else self._partition())
         self.last_report: AssemblyReport | None = None
@@ -194,8 +196,10 @@ class Mechanism:
     def branch_signs(self, q) -> np.ndarray:
         """(N,) sign of det Φ_q,dep (the loop equations' rows by the dependent coordinates): constant along an
         assembly branch, opposite on the other branch of a four-bar; 0 at a singular configuration."""
+        if self.float64 is not self:  # a sign: the float64 Jacobian at q rounded gives it (half a VP assembly's)
+            return self.float64.branch_signs(self.backend.to_float(self.as_batch(q)))
         rows, dep = list(self.partition.rows), list(self.partition.dependent)
-        jac = self.backend.to_float(self.constraint_jacobian(q)[:, rows][:, :, dep])
+        jac = self.constraint_jacobian(q)[:, rows][:, :, dep]
         return np.sign(np.linalg.det(jac)) if dep else np.ones(len(jac))
 
     def _branch_message(self, report: AssemblyReport, q: np.ndarray) -> str:

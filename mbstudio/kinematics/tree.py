@@ -52,6 +52,11 @@ class MotionState:
     o: np.ndarray
     moving: bool = True  # False: positions only, every velocity and acceleration is zero
 
+    def take(self, rows) -> MotionState:
+        """The state of the samples `rows` only."""
+        lists = [[x[rows] for x in arrays] for arrays in (self.R, self.p, self.w, self.v, self.al, self.a)]
+        return MotionState(*lists, self.u[rows], self.o[rows], self.moving)
+
 
 class KinematicTree:
     def __init__(self, model: Model, backend, topology: Topology | None = None) -> None:
