@@ -147,7 +147,7 @@ def _measure(model: Model, m, part: list[str]) -> tuple[str, tuple] | None:
         if not isinstance(element, SpringDamper) and sub == "force":
             return _force_unit(_coordinate_kinds(model)[element.coordinate]), ("coordinate_force", m.element)
     if isinstance(m, SuspensionMeasure) and sub == "wheel_travel":
-        return "m", ("point", m.wheel, m.centre, 2, 0)
+        return "m", ("travel", m.wheel, m.centre)
     return None
 
 
@@ -187,6 +187,8 @@ class Outputs:
         if what == "point":
             body, point, axis, order = args
             return self.rates(self.point(body, point)[axis], order)
+        if what == "travel":  # the wheel centre's height above its height at the document's pose
+            return self.point(*args)[2] - self._document_height(*args)
         if what == "distance":
             return self.rates(self.distance(*args[:4]), args[4])
         if what == "angle":
@@ -224,6 +226,12 @@ class Outputs:
         i = tree.body_index(body)
         local = tree.geometry.point(self.traced.model.body(body), point)
         return to_sx(self._state.p[i][0] + (self._state.R[i][0] * local[None, :]).sum(axis=1))
+
+    def _document_height(self, body: str, point: str) -> float:
+        mech = self.eng.mech
+        st = mech.motion(mech.assemble(None, strict=False)[0])
+        i = mech.tree.body_index(body)
+        return float((st.p[i][0] + st.R[i][0] @ mech.tree.geometry.point(mech.model.body(body), point))[2])
 
     def distance(self, body1: str, point1: str, body2: str, point2: str) -> casadi.SX:
         return casadi.norm_2(self.point(body2, point2) - self.point(body1, point1))
