@@ -23,6 +23,7 @@ import numpy as np
 
 from ..dynamics.linear_model import LinearModel
 from ..dynamics.lpv import LinearFamily
+from ..dynamics.modes import modes
 from ..model import ModelError, write_atomic
 from .json_text import json_text
 
@@ -147,3 +148,35 @@ def _numpy(document: dict) -> dict:
         else:
             out[key] = np.array(json_text(value))
     return out
+
+
+def summary(name: str, lin: LinearModel) -> str:
+    """The operating point, the signals and the modes, as the command prints them."""
+    point = lin.point
+    kind = {"equilibrium": "the equilibrium found", "initial": "the document's pose", "given": "the given state"}
+    verdict = "at rest, q̈ = 0" if point.is_equilibrium else "NOT an equilibrium"
+    lines = [f"{name}: linear model about {kind[point.kind]} ({verdict})"]
+    lines.append("  " + ", ".join(f"{n} = {v:.6g}" for n, v in point.values().items()))
+    if not point.at_rest:
+        lines.append("  velocities: " + ", ".join(f"d_{n} = {v:.6g}" for n, v in point.velocities().items()))
+    if not point.is_equilibrium:
+        lines.append(
+            "  drift (ẋ at the point, kept with the model): "
+            + ", ".join(f"{s} {x:.4g}" for s, x in zip(lin.states, lin.drift, strict=True))
+        )
+    if point.held:
+        lines.append("  held by: " + ", ".join(f"{n} {f:.6g}" for n, f in point.held.items()))
+    for direction in point.neutral_directions():
+        lines.append("  neutral direction: " + ", ".join(f"{n} {c:+.4g}" for n, c in direction.items()))
+    lines.append(f"  states {', '.join(lin.states)}")
+    lines.append(f"  inputs {', '.join(lin.inputs)}; outputs {', '.join(lin.outputs)}")
+    lines.append(
+        f"  {'mode':>4s} {'natural [Hz]':>13s} {'damping':>9s} {'damped [Hz]':>12s} {'eigenvalue':>27s}  stability"
+    )
+    for k, mode in enumerate(modes(lin), start=1):
+        value = mode.eigenvalue
+        lines.append(
+            f"  {k:4d} {mode.frequency_hz:13.6g} {mode.damping:9.4g} {mode.damped_hz:12.6g} "
+            f"{value.real:13.6g} {value.imag:+12.6g}j  {mode.stability}, {mode.kind}, mostly {mode.dominant}"
+        )
+    return "\n".join(lines)
