@@ -89,23 +89,8 @@ def test_the_command_writes_each_format_and_prints_the_point_and_modes(tmp_path,
     path = tmp_path / "dp.mbs"
     save(samples.load("double_pendulum"), path)
     out = tmp_path / "lin.mat"
-    assert (
-        main(
-            [
-                "linearize",
-                str(path),
-                "--at",
-                "equilibrium",
-                "--inputs",
-                "theta2",
-                "--outputs",
-                "2.tip.z",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    arguments = ["--at", "equilibrium", "--inputs", "theta2", "--outputs", "2.tip.z", "--out", str(out)]
+    assert main(["linearize", str(path), *arguments]) == 0
     text = capsys.readouterr().out
     assert "equilibrium found (at rest, q̈ = 0)" in text and "natural [Hz]" in text and f"wrote {out}" in text
     S = scipy.io.loadmat(out)
@@ -114,21 +99,8 @@ def test_the_command_writes_each_format_and_prints_the_point_and_modes(tmp_path,
     assert "NOT an equilibrium" in capsys.readouterr().out
     document = json.loads((tmp_path / "m.json").read_text())
     assert document["drift"][0] == 1.0 and document["is_equilibrium"] is False  # said, and written
-    assert (
-        main(
-            [
-                "linearize",
-                str(path),
-                "--at",
-                "equilibrium",
-                "--schedule",
-                "theta1=-0.1:0.1:3",
-                "--out",
-                str(tmp_path / "f.npz"),
-            ]
-        )
-        == 0
-    )
+    arguments = ["--at", "equilibrium", "--schedule", "theta1=-0.1:0.1:3", "--out", str(tmp_path / "f.npz")]
+    assert main(["linearize", str(path), *arguments]) == 0
     assert np.load(tmp_path / "f.npz")["A"].shape == (3, 4, 4)
 
 

@@ -15,17 +15,18 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 from ...io.csv_text import csv_text
 from ...io.json_text import json_text
 from ...jobs import JobResult
-from .panel_parts import COLORS, export_path, menu_button, result_layout, save_image, stale_banner, write_export
+from .linear_panel import LinearPanel
+from .panel_parts import COLORS, result_layout, save_image, write_export
 
 EXPORT_FORMATS = ("csv", "json", "png", "svg")
 PLACEHOLDER = "Run Analysis › Linearise… to see the frequency responses."
 
 
-class BodePanel(QWidget):
+class BodePanel(LinearPanel):
+    formats = EXPORT_FORMATS
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.result: JobResult | None = None
-        self.stale = stale_banner()
         self.summary = QLabel(PLACEHOLDER)
         self.summary.setWordWrap(True)
         self.input = QComboBox()
@@ -48,9 +49,7 @@ class BodePanel(QWidget):
         for text, combo in (("input", self.input), ("output", self.output)):
             buttons.addWidget(QLabel(text))
             buttons.addWidget(combo, 1)
-        buttons.addWidget(
-            menu_button("Export", [(f"{f.upper()}…", lambda f=f: self.export(f)) for f in EXPORT_FORMATS])
-        )
+        buttons.addWidget(self.export_button())
         result_layout(self, self.summary, self.plots, buttons)
 
     def show_result(self, result: JobResult) -> None:
@@ -108,15 +107,9 @@ class BodePanel(QWidget):
         self.summary.setText(PLACEHOLDER)
         self.stale.hide()
 
-    def set_stale(self, stale: bool) -> None:
-        self.stale.setVisible(stale)
-
     def export(self, fmt: str, path: str | None = None) -> bool:
         """csv or json: the shown pair's response; png or svg: the plots."""
-        if self.result is None:
-            return False
-        fmt = fmt.lower()
-        path = export_path(self, "the frequency response", "frequency_response", fmt, path)
+        fmt, path = fmt.lower(), self.export_target("the frequency response", "frequency_response", fmt, path)
         if path is None:
             return False
         provenance = self.result.provenance.to_json()

@@ -24,22 +24,22 @@ from ...io.csv_text import csv_text
 from ...io.state_space import state_space_file
 from ...jobs import JobResult
 from .eigenvalue_map import STABILITY_COLORS, EigenvalueMap
-from .panel_parts import export_path, menu_button, result_layout, save_image, stale_banner, write_export
+from .linear_panel import LinearPanel
+from .panel_parts import result_layout, save_image, write_export
 
 COLUMNS = ["mode", "natural [Hz]", "damping ratio", "damped [Hz]", "eigenvalue [1/s]", "stability", "moves most"]
 EXPORT_FORMATS = ("csv", "json", "mat", "npz", "png")
 PLACEHOLDER = "Run Analysis › Linearise… to see the modes."
 
 
-class ModesPanel(QWidget):
+class ModesPanel(LinearPanel):
     """`mode_selected(index)`: a mode was chosen (-1: none, stop animating)."""
 
     mode_selected = Signal(int)
+    formats = EXPORT_FORMATS
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.result: JobResult | None = None
-        self.stale = stale_banner()
         self.summary = QLabel(PLACEHOLDER)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -64,9 +64,7 @@ class ModesPanel(QWidget):
         self.hint = QLabel("Select a mode to animate its shape in the 3D view.")
         buttons.addWidget(self.hint, 1)
         buttons.addWidget(self.stop)
-        buttons.addWidget(
-            menu_button("Export", [(f"{f.upper()}…", lambda f=f: self.export(f)) for f in EXPORT_FORMATS])
-        )
+        buttons.addWidget(self.export_button())
         result_layout(self, self.summary, body, buttons)
 
     @property
@@ -117,15 +115,10 @@ class ModesPanel(QWidget):
         self.summary.setText(PLACEHOLDER)
         self.stale.hide()
 
-    def set_stale(self, stale: bool) -> None:
-        self.stale.setVisible(stale)
-
     def export(self, fmt: str, path: str | None = None) -> bool:
         """csv: the modes table; json, mat, npz: the linear model with its modes; png: the eigenvalue map."""
-        if self.result is None:
-            return False
-        fmt = fmt.lower()
-        path = export_path(self, "the modes" if fmt in ("csv", "png") else "the linear model", "modes", fmt, path)
+        what = "the modes" if fmt.lower() in ("csv", "png") else "the linear model"
+        fmt, path = fmt.lower(), self.export_target(what, "modes", fmt, path)
         if path is None:
             return False
         if fmt == "png":
