@@ -44,7 +44,7 @@ class BodePanel(LinearPanel):
             plot.showGrid(x=True, y=True, alpha=0.25)
             plot.setLabel("left", label)
         self.phase.setLabel("bottom", "frequency [Hz]")
-        self.plots.setMinimumHeight(200)
+        self.plots.setMinimumHeight(120)
         buttons = QHBoxLayout()
         for text, combo in (("input", self.input), ("output", self.output)):
             buttons.addWidget(QLabel(text))
