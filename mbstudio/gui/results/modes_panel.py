@@ -57,6 +57,7 @@ class ModesPanel(LinearPanel):
         body.addWidget(self.map)
         body.setStretchFactor(0, 3)  # the table's seven columns want the width; the map stays readable small
         body.setStretchFactor(1, 1)
+        body.setSizes([760, 240])
         self.stop = QPushButton("Stop")
         self.stop.setToolTip("stop animating the mode and show the document's pose again")
         self.stop.clicked.connect(lambda: self.select(-1))
@@ -86,6 +87,7 @@ class ModesPanel(LinearPanel):
                     item.setBackground(_tint(mode["stability"]))
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
+        self.table.horizontalHeader().setStretchLastSection(True)
         self.map.show_modes(self.modes)
 
     def select(self, k: int) -> None:
