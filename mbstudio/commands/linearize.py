@@ -1,5 +1,12 @@
-"""`mbstudio linearize FILE [--equilibrium] [--inputs C1,C2] [--json OUT]`: the linear model about the document's
-configuration at rest (or the equilibrium found from it), with its modes."""
+"""`mbstudio linearize FILE [--at equilibrium|initial|NAME=VALUE,...] [--hold NAME=VALUE,...] [--inputs ...]
+[--outputs ...] [--schedule NAME=a:b:n] [--out model.mat|model.json|model.npz]`: the linear state-space model
+(A, B, C, D) about an operating point, with its modes; with --schedule, a family of them (LPV).
+
+--at: the equilibrium found from the document's pose, the pose itself at rest (the default), or a state given
+by independent coordinates and their rates (d_NAME), which need not be an equilibrium (the drift is printed
+and written). --hold keeps independent coordinates at values while the others settle (with --at equilibrium).
+The older --equilibrium (= --at equilibrium) and --json OUT (= --out OUT.json) still work.
+"""
 
 from __future__ import annotations
 
@@ -7,59 +14,94 @@ import argparse
 
 import numpy as np
 
-from ..dynamics.linearization import equilibrium, linearize
-from ..io.json_text import json_text
-from ..model import check_outputs, load, write_atomic
+from ..dynamics.equilibrium import OperatingPoint, equilibrium, operating_point, parse_state, parse_values
+from ..dynamics.linear_model import linearize
+from ..dynamics.lpv import linear_family
+from ..dynamics.modes import modes
+from ..io.state_space import FORMATS, family_document, model_document, save_state_space, summary
+from ..kinematics import Mechanism
+from ..model import ModelError, check_outputs, load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a model file (.mbs)")
     parser.add_argument(
-        "--equilibrium",
-        action="store_true",
-        help="first find the equilibrium at rest near the document's configuration",
+        "--at",
+        default="initial",
+        metavar="equilibrium|initial|NAME=VALUE,...",
+        help="the operating point: the equilibrium near the document's pose, the pose at rest (default), or "
+        "independent coordinates and rates d_NAME set from the pose (not an equilibrium in general)",
     )
-    parser.add_argument("--inputs", help="coordinates whose generalized force is an input (default: independent ones)")
-    parser.add_argument("--json", metavar="OUT", help="write A, B, C, D, names, the point and the modes as JSON")
+    parser.add_argument("--equilibrium", action="store_true", help="the same as --at equilibrium")
+    parser.add_argument(
+        "--hold", default="", metavar="NAME=VALUE,...", help="independent coordinates held while the others settle"
+    )
+    parser.add_argument(
+        "--inputs",
+        help="comma-separated: a coordinate (the generalized force on it), an actuator, BODY.POINT.fx|fy|fz, "
+        "BODY.tx|ty|tz (default: the actuators, else the independent coordinates)",
+    )
+    parser.add_argument(
+        "--outputs",
+        help="comma-separated: a coordinate, d_NAME (its rate), dd_NAME, BODY.POINT.x|y|z|vx..|ax.., or a "
+        "measure's part (default: the independent coordinates)",
+    )
+    parser.add_argument(
+        "--schedule", metavar="NAME=a:b:n", help="a family over a coordinate or parameter, each at its own point"
+    )
+    parser.add_argument("--out", help="write the model (or family): " + ", ".join(f".{f}" for f in FORMATS))
+    parser.add_argument("--json", metavar="OUT", help="the same as --out OUT with a .json file")
 
 
 def run(args: argparse.Namespace) -> int:
-    check_outputs([args.json], [args.file])
+    outputs = [p for p in (args.out, args.json) if p]
+    check_outputs(outputs, [args.file])
     model = load(args.file)
-    point = equilibrium(model) if args.equilibrium else None
-    inputs = [c.strip() for c in args.inputs.split(",")] if args.inputs else None
-    lin = linearize(model, point, inputs)
-    order = np.argsort(lin.frequencies_hz)
-    print(f"{model.name}: {'equilibrium' if args.equilibrium else 'document configuration'} at rest")
-    print("  " + ", ".join(f"{name} = {lin.q[i]:.6g}" for i, name in enumerate(_coordinates(model))))
-    print(f"  states {len(lin.states)}, inputs {', '.join(lin.inputs)}, outputs {', '.join(lin.outputs)}")
-    print(f"  {'eigenvalue':>28s} {'frequency [Hz]':>15s} {'damping ratio':>14s}")
-    for i in order:
-        value = lin.eigenvalues[i]
-        print(f"  {value.real:13.6g} {value.imag:+13.6g}j {lin.frequencies_hz[i]:15.6g} {lin.damping_ratios[i]:14.6g}")
-    if args.json:
-        write_atomic(args.json, json_text(_document(lin)))
+    independent = Mechanism(model).independent
+    at = "equilibrium" if args.equilibrium else args.at.strip()
+    hold = parse_values("hold", args.hold, independent)
+    inputs, outs = _names(args.inputs), _names(args.outputs)
+    if args.schedule:
+        document = _family(model, args.schedule, at, hold, inputs, outs)
+    else:
+        lin = linearize(model, _point(model, at, hold, independent), inputs, outs)
+        print(summary(model.name, lin))
+        document = model_document(lin)
+    if args.json and not args.json.lower().endswith(".json"):
+        raise ModelError("--json", "must name a .json file", args.json, "model.json, or use --out")
+    for path in outputs:
+        save_state_space(document, path)
+        print(f"wrote {path}")
     return 0
 
 
-def _coordinates(model) -> list[str]:
-    from ..kinematics import Mechanism
-
-    return Mechanism(model).coordinates
+def _names(text: str | None) -> list[str] | None:
+    return [n.strip() for n in text.split(",")] if text else None
 
 
-def _document(lin) -> dict:
-    values = lin.eigenvalues
-    return {
-        "A": lin.A,
-        "B": lin.B,
-        "C": lin.C,
-        "D": lin.D,
-        "states": lin.states,
-        "inputs": lin.inputs,
-        "outputs": lin.outputs,
-        "q": lin.q,
-        "eigenvalues": {"real": values.real, "imag": values.imag},
-        "frequencies_hz": lin.frequencies_hz,
-        "damping_ratios": lin.damping_ratios,
-    }
+def _point(model, at: str, hold: dict, independent: list[str]) -> OperatingPoint:
+    if at == "equilibrium":
+        return equilibrium(model, hold=hold)
+    if hold:
+        raise ModelError("--hold", "applies to --at equilibrium only", at, "--at equilibrium --hold NAME=VALUE")
+    if at == "initial":
+        return operating_point(model)
+    values, velocities = parse_state(at, independent)
+    return operating_point(model, "given", values, velocities)
+
+
+def _family(model, spec: str, at: str, hold: dict, inputs, outputs) -> dict:
+    from ..jobs.study import grid  # NAME=a:b:n, as the parameter studies read it
+
+    name, values = grid(spec.replace("--schedule", "schedule"))
+    family = linear_family(model, name, values, at, hold, inputs, outputs)
+    print(f"{model.name}: {len(values)} linear models over {name} ({family.kind}), each at its {at} point")
+    print(f"  {name:>12s} {'lowest [Hz]':>12s} {'its damping':>12s} {'max Re λ':>12s}")
+    for value, lin in zip(values, family.models, strict=True):
+        oscillating = [m for m in modes(lin) if m.kind == "oscillation"]
+        low = oscillating[0] if oscillating else None
+        print(
+            f"  {value:12.6g} {low.frequency_hz if low else np.nan:12.6g} {low.damping if low else np.nan:12.4g} "
+            f"{lin.eigenvalues.real.max():12.4g}"
+        )
+    return family_document(family)

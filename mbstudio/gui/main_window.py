@@ -35,7 +35,9 @@ from .jobs.job_options import ask_options
 from .jobs.jobs_panel import JobManager, JobsPanel
 from .main_thread_gc import collect_in_gui_thread
 from .recovery import Autosave
+from .results.bode_panel import BodePanel
 from .results.eom_table import EquationsTable
+from .results.modes_panel import ModesPanel
 from .results.parameter_table import ParameterTable
 from .results.plots_panel import PlotsPanel
 from .results.results_table import BaseParameterTable
@@ -43,7 +45,7 @@ from .results.ridge_panel import RidgePanel
 from .results.study_panel import StudyPanel
 from .script import model_script
 from .settings import add_recent, keep_options, last_options, settings
-from .view3d.animation import AnimationExport, frame_indices
+from .view3d.animation import AnimationExport, ModeAnimation, frame_indices
 from .view3d.scene import mechanism_size
 from .view3d.view import View3D
 
@@ -54,6 +56,7 @@ RESULT_PANELS = {
     "kinematics": ("plots",),
     "simulation": ("plots",),
     "symbolic_eom": ("eom_table",),
+    "linearization": ("bode", "modes"),
 }
 MOTION_TASKS = ("kinematics", "simulation")
 
@@ -81,6 +84,9 @@ class MainWindow(QMainWindow):
         self.parameter_table = ParameterTable()
         self.eom_table = EquationsTable()
         self.plots = PlotsPanel()
+        self.modes = ModesPanel()
+        self.bode = BodePanel()
+        self.mode_animation = ModeAnimation(self.view.set_pose, self)
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
         self.docks = {
@@ -95,6 +101,8 @@ class MainWindow(QMainWindow):
                 ("parameter_table", "Inertial parameters", self.parameter_table, area.BottomDockWidgetArea),
                 ("eom_table", "Equations of motion", self.eom_table, area.BottomDockWidgetArea),
                 ("plots", "Time histories", self.plots, area.BottomDockWidgetArea),
+                ("modes", "Modes", self.modes, area.BottomDockWidgetArea),
+                ("bode", "Frequency response", self.bode, area.BottomDockWidgetArea),
             )
         }
         # the model tree and the property editor keep the window's full height: editing needs the rows
@@ -105,7 +113,7 @@ class MainWindow(QMainWindow):
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
-        for name in ("plots", "base_table", "parameter_table", "eom_table", "study"):
+        for name in ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "study"):
             self.tabifyDockWidget(self.docks["ridge"], self.docks[name])
         self.docks["study"].hide()  # Analysis › Parameter Study… shows it
         self.docks["base_table"].raise_()
@@ -164,6 +172,10 @@ class MainWindow(QMainWindow):
         doc.poseChanged.connect(self._model_changed)
         self.jobs.finished.connect(self._job_finished)
         self.plots.frame.connect(self._show_frame)
+        self.modes.mode_selected.connect(self._animate_mode)
+        self.mode_animation.stopped.connect(lambda: self.view.set_pose(self.q))
+        for signal in (doc.structureChanged, doc.poseChanged, doc.replaced):
+            signal.connect(self.modes.select_none)
         self._model_changed()
 
     # ------------------------------------------------------------------ model to views
@@ -432,6 +444,9 @@ class MainWindow(QMainWindow):
         if job.task == "urdf_import":
             self._install_import(job)
             return
+        if job.task == "equilibrium":
+            self._equilibrium_found(job)
+            return
         if job.task == "engine" or job.id in self._orphans:  # the sliders take an engine up at their next step
             return
         self.results.setdefault(job.model_hash, {})[job.task] = job
@@ -453,6 +468,29 @@ class MainWindow(QMainWindow):
         if data["coordinates"] == list(self.mech.coordinates):
             self.view.set_pose(q)
             self._draw_forces(self.plots.index)
+
+    def _animate_mode(self, k: int) -> None:
+        """A mode selected in the Modes panel: its shape in the 3D view, if it belongs to this structure."""
+        data = self.modes.result.data if self.modes.result is not None else None
+        if k < 0 or data is None or data["coordinates"] != list(self.mech.coordinates):
+            self.mode_animation.stop()
+            return
+        self.mode_animation.start(np.asarray(data["poses"], float)[k])
+
+    def _equilibrium_found(self, job: Job) -> None:
+        """Analysis › Equilibrium…: the pose moves there as one undoable edit (or is only shown), and what was
+        found is said: held forces, neutral directions, the modes' stability."""
+        values, summary = job.result.data["values"], job.result.data["summary"]
+        current = job.model_hash == self.jobs.current_hash
+        if job.options.get("move", True) and current:
+            self.document.set_pose({n: values[n] for n in self.mech.coordinates}, "Move to the equilibrium", drag=-1)
+        elif current:
+            self.view.set_pose(np.array([values[n] for n in self.mech.coordinates]))  # until the next edit or step
+        stale = "" if current else "The model was edited while it ran: the pose was left as it is.\n\n"
+        self.statusBar().showMessage(f"Equilibrium found in {job.elapsed:.1f} s", 8000)
+        box = QMessageBox(QMessageBox.Icon.Information, "Equilibrium", stale + summary, parent=self)
+        box.setObjectName("equilibrium_report")
+        box.open()
 
     def _model_changed(self) -> None:
         """Results belong to the model revision they were computed on: after an edit they are stale, and

@@ -18,6 +18,8 @@ ASKED = (
     ("basepar_options", "&Base Parameters…", "base_parameters", "Ctrl+B"),
     ("simulate_options", "&Simulate…", "simulation", "Ctrl+R"),
     ("eom_options", "Symbolic &Equations of Motion…", "symbolic_eom", None),
+    ("equilibrium_options", "E&quilibrium…", "equilibrium", None),
+    ("linearize_options", "&Linearise…", "linearization", None),
 )
 # Quick runs with fixed options: name, menu text, job, options
 ANALYSES = (
@@ -46,6 +48,8 @@ EXPORTS = (
     ("eom_table", "&Equations of Motion", ("csv", "json", "tex")),
     ("ridge", "SVD &Ridge", ("csv", "json", "png", "svg")),
     ("plots", "&Time Histories", ("csv", "json")),
+    ("modes", "&Modes and Linear Model", ("csv", "json", "mat", "npz", "png")),
+    ("bode", "&Frequency Response", ("csv", "json", "png", "svg")),
 )
 ABOUT = """<h3>MB Studio {version}</h3>
 <p>Mechanism analysis: closed-loop kinematics, equations of motion, simulation and base inertial parameters,

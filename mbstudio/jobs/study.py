@@ -104,8 +104,8 @@ def _linearize(model: Model, options: dict) -> dict:
     """The modes about the equilibrium found from the document's configuration (options["equilibrium"] false:
     about the document's configuration itself): the lowest and highest natural frequencies, the smallest
     damping ratio, the largest real part of the eigenvalues (> 0: unstable), and where the equilibrium lies."""
-    from ..dynamics.linearization import equilibrium, linearize
-    from ..kinematics import Mechanism
+    from ..dynamics.equilibrium import equilibrium
+    from ..dynamics.linear_model import linearize
 
     point = equilibrium(model) if options.get("equilibrium", True) else None
     lin = linearize(model, point)
@@ -113,11 +113,11 @@ def _linearize(model: Model, options: dict) -> dict:
     out = {
         "lowest_frequency_hz": float(oscillating.min()) if oscillating.size else math.nan,
         "highest_frequency_hz": float(oscillating.max()) if oscillating.size else math.nan,
-        "min_damping_ratio": float(lin.damping_ratios.min()),
+        "min_damping_ratio": float(np.nanmin(lin.damping_ratios, initial=math.inf)),
         "max_real_eigenvalue": float(lin.eigenvalues.real.max()),
     }
-    coordinates = Mechanism(model).coordinates  # lin.q's order
-    out.update({f"at {name}": float(lin.q[coordinates.index(name)]) for name in lin.outputs})
+    values = lin.point.values()
+    out.update({f"at {name}": values[name] for name in lin.point.independent})
     return out
 
 

@@ -447,6 +447,65 @@ def urdf_import(model_text: str, options: dict, progress: Progress, cancel: Canc
     return JobResult("urdf_import", "URDF import", provenance, {"model": text, "notes": result.notes})
 
 
+# ---------------------------------------------------------------------------------------- linear models
+def equilibrium(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+    """The static equilibrium near the document's pose (options: hold, {independent coordinate: value}; move,
+    whether the window moves the document there), with its modes: stable or not, neutral directions."""
+    from ..dynamics.equilibrium import equilibrium as find
+    from ..dynamics.linear_model import linearize
+    from ..io.state_space import summary
+
+    start = time.perf_counter()
+    model = loads(model_text)
+    progress(0.1, "compiling the equations" if not options.get("hold") else "holding " + ", ".join(options["hold"]))
+    point = find(model, hold=dict(options.get("hold") or {}))
+    progress(0.8, "its modes")
+    data = {"point": point.to_dict(), "values": point.values(), "summary": summary(model.name, linearize(model, point))}
+    provenance = Provenance(text_hash(model_text), "Newton, exact derivatives", "float64", dict(options), 0.0)
+    provenance.seconds = time.perf_counter() - start
+    return JobResult("equilibrium", "Equilibrium", provenance, data)
+
+
+def linearization(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+    """The linear model about an operating point (options: at, "equilibrium" or "initial"; hold and velocities,
+    {independent coordinate: value}; inputs and outputs, lists of names, None for the defaults), its modes
+    with the poses that animate them, and its frequency responses for every input/output pair (Bode form)."""
+    from ..dynamics.equilibrium import equilibrium as find
+    from ..dynamics.equilibrium import operating_point
+    from ..dynamics.frequency_response import bode, frequency_grid, frequency_response
+    from ..dynamics.linear_model import linearize
+    from ..dynamics.modes import mode_poses, modes
+    from ..io.state_space import model_document, summary
+
+    start = time.perf_counter()
+    model = loads(model_text)
+    progress(0.1, "compiling the equations and finding the operating point")
+    if options.get("at") == "equilibrium":
+        point = find(model, hold=dict(options.get("hold") or {}))
+    else:
+        velocities = dict(options.get("velocities") or {})
+        point = operating_point(model, "given" if velocities else "initial", velocities=velocities)
+    progress(0.5, "linearising")
+    lin = linearize(model, point, options.get("inputs") or None, options.get("outputs") or None)
+    found = modes(lin)
+    progress(0.7, "mode shapes")
+    w = frequency_grid(lin.eigenvalues)
+    magnitude, phase = bode(frequency_response(lin.A, lin.B, lin.C, lin.D, w))
+    data = {
+        "model": model_document(lin),
+        "summary": summary(model.name, lin),
+        "modes": [m.to_dict() for m in found],
+        "coordinates": list(point.coordinates),
+        "poses": np.array([mode_poses(model, lin, m) for m in found]),
+        "frequency_hz": w / (2 * np.pi),
+        "magnitude_db": magnitude,
+        "phase_deg": phase,
+    }
+    provenance = Provenance(text_hash(model_text), lin.provenance["method"], "float64", dict(options), 0.0)
+    provenance.seconds = time.perf_counter() - start
+    return JobResult("linearization", f"Linear model about the {point.kind} point", provenance, data)
+
+
 TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "kinematics": kinematics,
     "simulation": simulation,
@@ -455,4 +514,6 @@ TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "c_code": c_code,
     "engine": engine_build,
     "urdf_import": urdf_import,
+    "equilibrium": equilibrium,
+    "linearization": linearization,
 }

@@ -33,6 +33,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...dynamics.equilibrium import parse_values
+from ...dynamics.linear_signals import default_inputs, input_signals, output_signals
 from ...dynamics.simulation import METHODS as INTEGRATORS
 from ...dynamics.simulation import parse_velocities
 from ...identification.pipeline import default_trajectory
@@ -46,7 +48,10 @@ DEFAULTS: dict[str, dict] = {
     "simulation": {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201, "velocities": {}},
     "symbolic_eom": {"simplify": True, "numeric_inertia": False, "size_limit": 400, "trigsimp_limit": 40},
     "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
+    "equilibrium": {"hold": {}, "move": True},
+    "linearization": {"at": "equilibrium", "hold": {}, "velocities": {}, "inputs": [], "outputs": []},
 }
+OPERATING_POINTS = {"equilibrium": "Equilibrium near the document's pose", "initial": "The document's pose"}
 MIN_DIGITS, MAX_DIGITS = 16, 1000  # the pipeline refuses fewer than 16; beyond 1000 a run takes hours
 DIGITS_EXPECTED = f"whole numbers from {MIN_DIGITS} to {MAX_DIGITS} separated by commas, rising, e.g. 30, 50"
 MAX_SAMPLES = 100_000
@@ -484,8 +489,112 @@ class BaseParametersDialog(_TrajectoryDialog):
         )
 
 
+def _pairs(value: object) -> str:
+    """{name: value} (or QSettings' text of it) as 'name = value, ...'."""
+    return ", ".join(f"{k} = {v:g}" for k, v in dict(value or {}).items()) if isinstance(value, dict) else _text(value)
+
+
+class _LinearDialog(OptionsDialog):
+    """Shared by Equilibrium… and Linearise…: the independent coordinates to hold where the others settle."""
+
+    @cached_property
+    def mech(self) -> Mechanism:
+        return Mechanism(self.model)
+
+    def hold_field(self) -> None:
+        self.line(
+            "hold",
+            "hold coordinates",
+            "independent coordinates kept at values while the others settle (the force holding each is reported), "
+            "e.g. theta1 = 0.05; empty: none",
+            text=_pairs(self.start.get("hold")),
+        )
+        self.lines["hold"].setPlaceholderText(", ".join(f"{n} = …" for n in self.mech.independent))
+
+    def pairs(self, key: str, names: list[str]) -> dict[str, float] | None:
+        return self.field(key, lambda t: parse_values(key, t, names))
+
+
+class EquilibriumDialog(_LinearDialog):
+    task, title = "equilibrium", "Equilibrium"
+
+    def build(self) -> None:
+        self.hold_field()
+        self.move = self.check("move", "move the document's pose there (an edit you can undo)")
+
+    def read(self) -> dict:
+        return {"hold": self.pairs("hold", self.mech.independent), "move": self.move.isChecked()}
+
+    def hint_text(self, values: dict) -> str:
+        where = "moves the pose there" if values["move"] else "shows it, leaving the pose as it is"
+        return f"Newton from the document's pose with exact derivatives; {where}. Neutral directions are reported."
+
+
+class LinearizeDialog(_LinearDialog):
+    task, title = "linearization", "Linearise"
+
+    def build(self) -> None:
+        self.at = self.combo("at", "operating point", OPERATING_POINTS)
+        self.hold_field()
+        self.line(
+            "velocities",
+            "velocities",
+            "rates of independent coordinates at the document's pose (rad/s or m/s), e.g. theta1 = 2: a moving "
+            "state, not an equilibrium (its drift is kept with the model); empty: at rest",
+            text=_pairs(self.start.get("velocities")),
+        )
+        inputs = default_inputs(self.model, self.mech.independent)
+        self.line("inputs", "inputs", INPUT_TIP, _text(self.start.get("inputs")))
+        self.lines["inputs"].setPlaceholderText(", ".join(inputs) + " (default)")
+        self.line("outputs", "outputs", OUTPUT_TIP, _text(self.start.get("outputs")))
+        self.lines["outputs"].setPlaceholderText(", ".join(self.mech.independent) + " (default)")
+
+    def sync(self) -> None:
+        equilibrium = self.at.currentData() == "equilibrium"
+        self.lines["hold"].setEnabled(equilibrium)
+        self.lines["velocities"].setEnabled(not equilibrium)
+
+    def read(self) -> dict:
+        out: dict = {"at": self.at.currentData(), "inputs": self._signals("inputs", input_signals)}
+        out["outputs"] = self._signals("outputs", output_signals)
+        key = "hold" if out["at"] == "equilibrium" else "velocities"
+        out[key] = self.pairs(key, self.mech.independent)
+        return out
+
+    def _signals(self, key: str, check: Callable) -> list[str]:
+        names = [n.strip() for n in self.lines[key].text().split(",") if n.strip()]
+        try:
+            check(self.model, names)
+        except ModelError as exc:
+            self._errors[key] = exc
+        return names
+
+    def hint_text(self, values: dict) -> str:
+        return (
+            "A, B, C, D in the independent coordinates from exact derivatives; the modes (select one to animate it) "
+            "and the frequency response of every input/output pair."
+        )
+
+
+INPUT_TIP = (
+    "comma-separated: a coordinate (the generalized force on it), an actuator, BODY.POINT.fx|fy|fz (a force in "
+    "world axes), BODY.tx|ty|tz (a torque); empty: the actuators, else the independent coordinates"
+)
+OUTPUT_TIP = (
+    "comma-separated: a coordinate, d_NAME (its rate), dd_NAME (its acceleration), BODY.POINT.x|y|z, .vx.., .ax.., "
+    "or a measure's part (e.g. alignment.wheel_travel); empty: the independent coordinates"
+)
+
 DIALOGS: dict[str, type[OptionsDialog]] = {
-    d.task: d for d in (KinematicsDialog, SimulationDialog, SymbolicEomDialog, BaseParametersDialog)
+    d.task: d
+    for d in (
+        KinematicsDialog,
+        SimulationDialog,
+        SymbolicEomDialog,
+        BaseParametersDialog,
+        EquilibriumDialog,
+        LinearizeDialog,
+    )
 }
 
 

@@ -21,6 +21,8 @@ FORMAT_NAMES = {
     "png": "PNG image",
     "svg": "SVG image",
     "parquet": "Parquet",
+    "mat": "MATLAB file",
+    "npz": "NumPy archive",
 }
 
 

@@ -135,3 +135,38 @@ class AnimationExport(QObject):
             encode(self.frames, self.path, self.fps)
         except (OSError, ValueError, RuntimeError) as exc:
             self.error = f"nothing was written to {self.path}: {exc}"
+
+
+class ModeAnimation(QObject):
+    """A mode shape shown in the 3D view: its closed poses (frames, n), one per timer tick, round and round
+    until `stop` (then `stopped` asks the window for the document's pose again)."""
+
+    stopped = Signal()
+    PERIOD_S = 1.2  # one cycle of the shape, whatever the mode's own frequency
+
+    def __init__(self, draw: Callable[[np.ndarray], None], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.draw = draw
+        self.poses: np.ndarray | None = None
+        self.frame = 0
+        self.timer = QTimer(self)
+        self.timer.timeout.connect(self._tick)
+
+    @property
+    def running(self) -> bool:
+        return self.timer.isActive()
+
+    def start(self, poses: np.ndarray) -> None:
+        self.poses, self.frame = np.asarray(poses, float), 0
+        self.timer.start(max(15, round(1000 * self.PERIOD_S / len(self.poses))))
+        self._tick()
+
+    def stop(self) -> None:
+        if self.poses is not None:
+            self.timer.stop()
+            self.poses = None
+            self.stopped.emit()
+
+    def _tick(self) -> None:
+        self.draw(self.poses[self.frame % len(self.poses)])
+        self.frame += 1

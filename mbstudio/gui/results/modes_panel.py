@@ -1,0 +1,174 @@
+"""The Modes panel: the linear model's operating point (said plainly when it is not an equilibrium), a table of
+its modes (natural frequency, damping ratio, damped frequency, eigenvalue, stability, the coordinate that moves
+most) beside the eigenvalue map; selecting a mode in either asks the window to animate its shape in the 3D
+view (`mode_selected`). Exports: the table as CSV, the model as JSON, .mat or .npz (io/state_space.py), the
+map as PNG. The job computes everything; this panel lays it out."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QWidget,
+)
+
+from ...io.csv_text import csv_text
+from ...io.state_space import state_space_file
+from ...jobs import JobResult
+from .eigenvalue_map import STABILITY_COLORS, EigenvalueMap
+from .linear_panel import LinearPanel
+from .panel_parts import result_layout, save_image, write_export
+
+COLUMNS = ["mode", "natural [Hz]", "damping ratio", "damped [Hz]", "eigenvalue [1/s]", "stability", "moves most"]
+EXPORT_FORMATS = ("csv", "json", "mat", "npz", "png")
+PLACEHOLDER = "Run Analysis › Linearise… to see the modes."
+
+
+class ModesPanel(LinearPanel):
+    """`mode_selected(index)`: a mode was chosen (-1: none, stop animating)."""
+
+    mode_selected = Signal(int)
+    formats = EXPORT_FORMATS
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.summary = QLabel(PLACEHOLDER)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.itemSelectionChanged.connect(self._selection)
+        self.map = EigenvalueMap()
+        self.map.picked.connect(self.select)
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(self.table)
+        body.addWidget(self.map)
+        body.setStretchFactor(0, 3)  # the table's seven columns want the width; the map stays readable small
+        body.setStretchFactor(1, 1)
+        body.setSizes([760, 240])
+        self.stop = QPushButton("Stop")
+        self.stop.setToolTip("stop animating the mode and show the document's pose again")
+        self.stop.clicked.connect(lambda: self.select(-1))
+        buttons = QHBoxLayout()
+        self.hint = QLabel("Select a mode to animate its shape in the 3D view.")
+        buttons.addWidget(self.hint, 1)
+        buttons.addWidget(self.stop)
+        buttons.addWidget(self.export_button())
+        result_layout(self, self.summary, body, buttons)
+
+    @property
+    def modes(self) -> list[dict]:
+        return self.result.data["modes"] if self.result is not None else []
+
+    def show_result(self, result: JobResult) -> None:
+        self.select(-1)
+        self.result = result
+        self.summary.setText(_headline(result))
+        self.summary.setToolTip(result.data["summary"])
+        self.table.setRowCount(len(self.modes))
+        for r, mode in enumerate(self.modes):
+            for c, text in enumerate(_row(r, mode)):
+                item = QTableWidgetItem(text)
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight if c < 5 else Qt.AlignmentFlag.AlignLeft)
+                if c == 5:
+                    item.setForeground(Qt.GlobalColor.black)
+                    item.setBackground(_tint(mode["stability"]))
+                self.table.setItem(r, c, item)
+        self.table.resizeColumnsToContents()
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.map.show_modes(self.modes)
+
+    def select(self, k: int) -> None:
+        """Select mode k (-1: none): the row, the ring on the map, and `mode_selected`."""
+        self.table.blockSignals(True)
+        self.table.clearSelection()
+        if k >= 0:
+            self.table.selectRow(k)
+        self.table.blockSignals(False)
+        self.map.select(k, self.modes)
+        self.mode_selected.emit(k)
+
+    def select_none(self) -> None:
+        """The document changed: stop animating (its poses may no longer be the document's)."""
+        if self.table.selectionModel().hasSelection():
+            self.select(-1)
+
+    def _selection(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        self.select(rows[0].row() if rows else -1)
+
+    def clear(self) -> None:
+        self.select(-1)
+        self.result = None
+        self.table.setRowCount(0)
+        self.map.clear_modes()
+        self.summary.setText(PLACEHOLDER)
+        self.stale.hide()
+
+    def export(self, fmt: str, path: str | None = None) -> bool:
+        """csv: the modes table; json, mat, npz: the linear model with its modes; png: the eigenvalue map."""
+        what = "the modes" if fmt.lower() in ("csv", "png") else "the linear model"
+        fmt, path = fmt.lower(), self.export_target(what, "modes", fmt, path)
+        if path is None:
+            return False
+        if fmt == "png":
+            provenance = json.dumps(self.result.provenance.to_json(), default=str)
+            save_image(self.map, self.map.plotItem, path, fmt, "Eigenvalues", provenance)
+            return True
+        if fmt == "csv":
+            rows = [_row(r, m) for r, m in enumerate(self.modes)]
+            return write_export(self, path, csv_text(self.result.provenance.to_json(), COLUMNS, rows))
+        document = {**self.result.data["model"], "job": self.result.provenance.to_json()}
+        return write_export(self, path, state_space_file(document, fmt))
+
+
+def _row(r: int, mode: dict) -> list[str]:
+    re, im = mode["eigenvalue_real"], mode["eigenvalue_imag"]
+    eigenvalue = f"{re:.6g}" + (f" ± {abs(im):.6g}j" if im else "")
+    damping = "—" if mode["kind"] == "neutral" else f"{mode['damping']:.4g}"
+    stability = mode["stability"] + ("" if mode["kind"] == "oscillation" else f" ({mode['kind']})")
+    return [
+        str(r + 1),
+        f"{mode['frequency_hz']:.6g}",
+        damping,
+        f"{mode['damped_hz']:.6g}",
+        eigenvalue,
+        stability,
+        mode["dominant"],
+    ]
+
+
+def _headline(result: JobResult) -> str:
+    model = result.data["model"]
+    what = {"equilibrium": "the equilibrium found", "initial": "the document's pose", "given": "the document's pose"}
+    point = (
+        "at rest, no acceleration"
+        if model["is_equilibrium"]
+        else "<b>NOT an equilibrium</b>: its drift is kept with it"
+    )
+    held = "".join(f"; {n} held by {f:.4g}" for n, f in model["held"].items())
+    neutral = f"; {len(model['neutral'])} neutral direction(s)" if model["neutral"] else ""
+    return (
+        f"About {what[model['point_kind']]} ({point}){held}{neutral}. {len(model['states'])} states; "
+        f"inputs {', '.join(model['inputs'])}; outputs {', '.join(model['outputs'])}."
+    )
+
+
+def _tint(stability: str):
+    from PySide6.QtGui import QColor
+
+    color = QColor(STABILITY_COLORS[stability])
+    color.setAlpha(60)
+    return color
