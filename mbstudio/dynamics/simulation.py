@@ -37,6 +37,7 @@ from .engine import Engine, engine, fits_engine
 from .forces import AppliedForces, gravity_potential, kinetic_energy
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
+from .monitors import motion_monitors
 
 METHODS = (*CVODES, *SCIPY)
 MAX_REPARTITIONS = 20  # new choices of coordinates in one run
@@ -85,6 +86,7 @@ class SimulationResult:
     reactions: JointReactions
     provenance: Provenance | None = None  # set once the run is complete
     measures: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # the document's (measures.py)
+    monitors: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # centre of mass, momenta, energy balance
 
     @property
     def total(self) -> np.ndarray:
@@ -92,8 +94,8 @@ class SimulationResult:
 
     def columns(self) -> list[tuple[str, str, np.ndarray]]:
         """Every series as (name, unit, values (K,)), in a fixed order: time, coordinates, velocities,
-        accelerations, energies, residual, actuator forces, joint reactions, the document's measures, body
-        poses."""
+        accelerations, energies, residual, actuator forces, joint reactions, the document's measures, the invariant
+        monitors (monitors.py), body poses."""
         out = [("t", "s", self.t)]
         for suffix, per_second, values in (("", "", self.q), ("_dot", "/s", self.qd), ("_ddot", "/s^2", self.qdd)):
             out += [
@@ -115,7 +117,7 @@ class SimulationResult:
             (f"reaction:{name}", unit, self.reactions.values[:, r])
             for r, (name, unit) in enumerate(zip(self.reactions.names, self.reactions.units, strict=True))
         ]
-        out += self.measures
+        out += self.measures + self.monitors
         for label, (R, p) in self.poses.items():
             out += [(f"body{label}.{axis}", "m", p[:, i]) for i, axis in enumerate("xyz")]
             out += [(f"body{label}.R{i + 1}{j + 1}", "1", R[:, i, j]) for i in range(3) for j in range(3)]
@@ -478,6 +480,7 @@ def motion_result(
     """The series of a motion whose state (q, q̇, q̈) is known at the times t, under the tree generalized
     forces Q (actuators included), for the simulation and for a prescribed path alike."""
     phi = np.abs(mech.residual(q))
+    kinetic, potential = kinetic_energy(mech, q, qd), gravity_potential(mech, q) + forces.potential(q)
     return SimulationResult(
         t=t,
         coordinates=list(mech.coordinates),
@@ -486,10 +489,11 @@ def motion_result(
         qd=qd,
         qdd=qdd,
         poses={k: v for k, v in mech.poses(q).items() if k != GROUND},
-        kinetic=kinetic_energy(mech, q, qd),
-        potential=gravity_potential(mech, q) + forces.potential(q),
+        kinetic=kinetic,
+        potential=potential,
         residual=phi.max(axis=1) if phi.shape[1] else np.zeros(len(t)),
         actuators=actuators,
         reactions=joint_reactions(mech, q, qd, qdd, Q),
         measures=measure_columns(mech, t, q, qd, qdd),
+        monitors=motion_monitors(mech, forces, t, q, qd, Q, kinetic + potential),
     )

@@ -27,6 +27,7 @@ from ...model import Model, dumps
 from ...model.errors import ModelError
 from ...numerics.compiled import FastCall, Traced, native, symbols, to_sx
 from ..integrators import SCIPY
+from ..monitors import monitor_columns
 from ..simulation import Clock, model_hash
 from . import invariants
 from .euler import GIMBAL_MARGIN, check_gimbal
@@ -101,7 +102,7 @@ class BlockRun:
 
     def columns(self) -> list[tuple[str, str, np.ndarray]]:
         """The series as (name, unit, values), named as a general simulation's (dynamics/simulation.py and
-        monitors.py), so that one can be taken from the other."""
+        monitors.py), so that one can be taken from the other; the dissipated energy is −W_nc."""
         out = [("t", "s", self.t)]
         for suffix, per, values in (("", "", self.q), ("_dot", "/s", self.qd), ("_ddot", "/s^2", self.qdd)):
             out += [
@@ -114,16 +115,6 @@ class BlockRun:
             ("total_energy", "J", self.total),
         ]
         return out + monitor_columns(self.com, self.momentum, self.angular_momentum, self.total, -self.work)
-
-
-def monitor_columns(com, momentum, angular, total, dissipated) -> list[tuple[str, str, np.ndarray]]:
-    """The invariant monitors as columns: centre of mass, linear momentum, angular momentum about the centre of
-    mass (inertial axes), the energy taken out beyond the potentials (dampers, friction; negative when
-    time-varying forces put energy in) and the balance E + dissipated, constant for a right model."""
-    out = [(f"com.{a}", "m", com[:, i]) for i, a in enumerate("xyz")]
-    out += [(f"momentum.{a}", "N s", momentum[:, i]) for i, a in enumerate("xyz")]
-    out += [(f"angular_momentum.{a}", "N m s", angular[:, i]) for i, a in enumerate("xyz")]
-    return out + [("dissipated_energy", "J", dissipated), ("energy_balance", "J", total + dissipated)]
 
 
 def simulate_blocks(
