@@ -18,7 +18,7 @@ import numpy as np
 
 from ...kinematics.geometry import FrameValue
 from ...kinematics.mechanism import Mechanism
-from ...model.document import Actuator, JointFriction, JointSpringDamper, Model, PointForce, SpringDamper, body_key
+from ...model.document import Actuator, JointSpringDamper, Model, PointForce, SpringDamper, body_key
 from ...model.errors import ModelError
 from ..forces import AppliedForces
 from .blocks import GROUND, Block, Body, Joint
@@ -155,22 +155,26 @@ def _load(mech: Mechanism, forces: AppliedForces, element, where: _Places):
     """A force element as a load of the block model."""
     if isinstance(element, PointForce):
         block, offset = where.named(element.body, element.point)
-        force = functools.partial(_world_force, forces, element)
-        return PointLoad(block, offset, force, not forces.is_time_dependent(element))
+        force = functools.partial(forces.world_force, element)
+        return PointLoad(block, offset, force, not forces.is_time_dependent(element), element.name)
     if isinstance(element, SpringDamper):
         ends = (where.named(element.body1, element.point1), where.named(element.body2, element.point2))
-        k, free = forces.value(element.stiffness), forces.value(element.length)
-        return SpringLoad(ends, functools.partial(forces.tension, element), lambda L: k * (L - free) ** 2 / 2)
+        spring = functools.partial(_spring_energy, forces.value(element.stiffness), forces.value(element.length))
+        return SpringLoad(ends, functools.partial(forces.tension, element), spring, element.name)
     effort = functools.partial(forces.coordinate_force, element)
     potential = None
     if isinstance(element, JointSpringDamper):
-        k, rest = forces.value(element.stiffness), forces.value(element.rest)
-        potential = lambda q: k * (q - rest) ** 2 / 2  # noqa: E731
+        potential = functools.partial(_spring_energy, forces.value(element.stiffness), forces.value(element.rest))
     elif isinstance(element, Actuator) and not forces.is_time_dependent(element):
-        potential = lambda q: -effort(0.0, q, q) * q  # noqa: E731
-    assert isinstance(element, JointSpringDamper | JointFriction | Actuator), element
-    return JointLaw(element.coordinate, effort, potential, forces.is_time_dependent(element))
+        potential = functools.partial(_constant_effort_energy, effort)
+    return JointLaw(element.coordinate, effort, potential, forces.is_time_dependent(element), element.name)
 
 
-def _world_force(forces: AppliedForces, element: PointForce, t, count: int) -> np.ndarray:
-    return forces.world_force(element, t, count)
+def _spring_energy(stiffness, rest, x):
+    """½ k (x − rest)²: a spring's energy at its length or coordinate x."""
+    return stiffness * (x - rest) ** 2 / 2
+
+
+def _constant_effort_energy(effort, q):
+    """−τ q: the potential of a constant effort τ on the coordinate q."""
+    return -effort(0.0, q, q) * q

@@ -27,6 +27,7 @@ class JointLaw:
     effort: Callable
     potential: Callable | None = None
     time_dependent: bool = False
+    name: str = ""
 
     def apply(self, model, t, state, kin, efforts, wrenches) -> None:
         q, qd = model.coordinate_values(state, self.coordinate)
@@ -50,6 +51,7 @@ class PointLoad:
     offset: np.ndarray
     force: Callable
     constant: bool = True
+    name: str = ""
 
     def apply(self, model, t, state, kin, efforts, wrenches) -> None:
         motion = kin[self.block].motion
@@ -77,6 +79,7 @@ class SpringLoad:
     ends: tuple[tuple[int, np.ndarray], tuple[int, np.ndarray]]
     tension: Callable
     potential: Callable
+    name: str = ""
 
     def _line(self, model, kin):
         """Length L, rate L̇, unit vector u from end 1 to end 2 (inertial), and both ends' world points."""

@@ -146,14 +146,14 @@ def simulate_blocks(
     times = np.linspace(0.0, t_end, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
     clock = Clock(times[-1], progress, cancel)
     events = [_gimbal_event(Layout(blocks).theta(i)) for i in range(len(blocks.floating))]
-    jac = _jacobian(traced, solver) if method in ("Radau", "BDF") else None
+    implicit = {"jac": _jacobian(traced, solver)} if method in ("Radau", "BDF") else {}
 
     def derivative(t: float, y: np.ndarray) -> np.ndarray:
         clock(t)  # progress, and Cancelled when asked
         return rhs(t, y)
 
     solution = solve_ivp(
-        derivative, (0.0, times[-1]), y0, method, times, events=events or None, rtol=rtol, atol=atol, jac=jac
+        derivative, (0.0, times[-1]), y0, method, times, events=events or None, rtol=rtol, atol=atol, **implicit
     )
     _check_end(blocks, solution)
     if progress is not None:
@@ -217,10 +217,12 @@ def _traced_function(traced: BlockModel, solver: str) -> casadi.Function:
 
 
 def _jacobian(traced: BlockModel, solver: str):
+    """∂ẏ/∂y, exact from the traced graph and compiled, for the implicit methods (stiff loop closures)."""
     f = _traced_function(traced, solver)
     t, y = casadi.SX.sym("t"), casadi.SX.sym("y", f.size1_in(1))
-    jac = casadi.Function("titop_jacobian", [t, y], [casadi.jacobian(f(t, y), y)])
-    return lambda t_, y_: np.asarray(jac(t_, y_))
+    call = FastCall(native(casadi.Function("titop_jacobian", [t, y], [casadi.densify(casadi.jacobian(f(t, y), y))])))
+    n = f.size1_in(1)
+    return lambda t_, y_: call(t_, y_)[0].reshape((n, n), order="F")
 
 
 def _gimbal_event(index: int):
