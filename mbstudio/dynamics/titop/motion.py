@@ -19,17 +19,17 @@ import numpy as np
 
 def mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     """A x for A (..., i, j) and x (..., j)."""
-    return (A * x[..., None, :]).sum(axis=-1)
+    return (A @ np.asarray(x)[..., None])[..., 0]
 
 
 def tmv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Aᵀ x for A (..., i, j) and x (..., i)."""
-    return (A * x[..., :, None]).sum(axis=-2)
+    return (np.asarray(x)[..., None, :] @ A)[..., 0, :]
 
 
 def mm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """A B for A (..., i, k) and B (..., k, j)."""
-    return (A[..., :, :, None] * B[..., None, :, :]).sum(axis=-2)
+    return np.asarray(A) @ np.asarray(B)
 
 
 def transpose(A: np.ndarray) -> np.ndarray:

@@ -205,15 +205,19 @@ def _right_hand_side(traced: BlockModel, solver: str, compiled: bool, blocks: Bl
     return lambda t, y: call(t, y)[0]
 
 
+def compiled_right_hand_side(model: Model, solver: str = "condensed", closure_frequency: float | None = None):
+    """ẏ(t, y) of a document's block model as simulate_blocks evaluates it: traced and compiled once per model
+    revision and solve (for scripts and `mbstudio bench`)."""
+    return _right_hand_side(_traced_document(dumps(model), closure_frequency), solver, True, None)
+
+
+@functools.lru_cache(maxsize=16)
 def _traced_function(traced: BlockModel, solver: str) -> casadi.Function:
     """(t, y) -> ẏ on CasADi symbols, once per block model and solver."""
-    cache = traced.__dict__.setdefault("_functions", {})
-    if solver not in cache:
-        y_sx, y = symbols("y", Layout(traced).size)
-        t = casadi.SX.sym("t")
-        y_dot = state_derivative(traced, np.array([t], dtype=object), y[None, :], solver)[0]
-        cache[solver] = casadi.Function("titop_rhs", [t, y_sx], [to_sx(y_dot)], ["t", "y"], ["y_dot"])
-    return cache[solver]
+    y_sx, y = symbols("y", Layout(traced).size)
+    t = casadi.SX.sym("t")
+    y_dot = state_derivative(traced, np.array([t], dtype=object), y[None, :], solver)[0]
+    return casadi.Function("titop_rhs", [t, y_sx], [to_sx(y_dot)], ["t", "y"], ["y_dot"])
 
 
 def _jacobian(traced: BlockModel, solver: str):
