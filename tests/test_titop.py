@@ -136,14 +136,20 @@ def test_joint_rotation_is_the_exponential_of_the_axis():
 
 
 # ---------------------------------------------------------------- against RNEA and ABA
-def tree_of(name: str):
-    """The sample with its cut joints (and the spring-dampers across them) removed: its spanning tree."""
+def tree_of(name: str, reverse: str | None = None):
+    """The sample with its cut joints (and the spring-dampers across them) removed: its spanning tree; with the
+    joint `reverse` declared from its child to its parent (the tree then runs it backwards)."""
     model = samples.load(name)
     cut = {j.name for j in spanning_tree(model).cut}
     model.joints = [j for j in model.joints if j.name not in cut]
     model.independent_coordinates = "auto"
     model.forces = [f for f in model.forces if f.type != "spring_damper"]
     model.measures = []
+    for joint in model.joints:
+        if joint.name == reverse:
+            joint.parent, joint.child = joint.child, joint.parent
+            joint.parent_frame, joint.child_frame = joint.child_frame, joint.parent_frame
+    assert reverse is None or spanning_tree(model).reversed == {reverse}
     return model
 
 
@@ -168,13 +174,16 @@ def random_states(mech: Mechanism, N: int = 40):
     return (RNG.uniform(-1.5, 1.5, (N, mech.n)) for _ in range(4))
 
 
-@pytest.mark.parametrize("name", TREES + CLOSED)
+REVERSED = ["double_pendulum:elbow", "slider_crank:crank_pin", "sla_suspension:lower_ball_joint"]
+
+
+@pytest.mark.parametrize("name", TREES + CLOSED + REVERSED)
 def test_block_model_is_the_recursive_algorithms_at_random_states(name):
     """Inverse dynamics (every acceleration imposed) against RNEA; forward dynamics by both loop solves against
     ABA, as the residual of ABA's equations relative to their terms: ≤ 1e-12. The spanning trees of the closed
-    samples bring universal, spherical, cylindrical and reversed joints (chains of blocks through massless
-    frames, which only the condensed solve takes)."""
-    model = tree_of(name)
+    samples bring universal, spherical and cylindrical joints (chains of blocks through massless frames, which
+    only the condensed solve takes); 'sample:joint' runs that joint (revolute, universal, spherical) backwards."""
+    model = tree_of(*name.split(":"))
     mech, blocks = Mechanism(model), block_model(model)
     q, qd, qdd, tau_applied = random_states(mech)
     order = [mech.coordinates.index(c) for c in blocks.coordinates]

@@ -13,7 +13,7 @@ from mbstudio.cli import main
 from mbstudio.dynamics.simulation import simulate
 from mbstudio.jobs.tasks import simulation
 from mbstudio.kinematics import Mechanism
-from mbstudio.model import dumps
+from mbstudio.model import ModelError, dumps
 
 from .test_simulation import buoyant_balloon, centre_of_mass_and_momentum
 
@@ -83,6 +83,19 @@ def test_the_simulation_job_cross_checks_on_request():
     assert reported[-1][0] == 1.0 and any(m.startswith("block model") for _, m in reported)
     plain = simulation(dumps(model), {"t_end": 0.5, "samples": 11}, lambda f, m: None, lambda: False)
     assert not [n for n in plain.data["series"] if n.startswith("error:")] and "cross_check" not in plain.data
+
+
+def test_a_failed_cross_check_keeps_the_simulation_and_says_why(monkeypatch):
+    import mbstudio.dynamics.titop as titop
+
+    def refuse(*args, **kwargs):
+        raise ModelError("joint 'balloon'", "its 3-2-1 Euler angle thetaB = 90° at t = 0.3 s is at the gimbal lock")
+
+    monkeypatch.setattr(titop, "cross_check", refuse)
+    options = {"t_end": 0.2, "samples": 5, "cross_check": True}
+    result = simulation(dumps(samples.load("double_pendulum")), options, lambda f, m: None, lambda: False)
+    assert "cross-check failed: joint 'balloon': its 3-2-1 Euler angle thetaB = 90°" in result.title
+    assert "gimbal lock" in result.data["cross_check"]["error"] and "theta1 [rad]" in result.data["series"]
 
 
 def test_every_simulation_monitors_centre_of_mass_momentum_and_energy_balance():

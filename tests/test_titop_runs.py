@@ -11,7 +11,17 @@ import pytest
 
 from mbstudio import samples
 from mbstudio.dynamics.simulation import simulate
-from mbstudio.dynamics.titop import GROUND, Block, BlockModel, Body, Joint, block_model, cross_check, simulate_blocks
+from mbstudio.dynamics.titop import (
+    GROUND,
+    Block,
+    BlockModel,
+    Body,
+    Joint,
+    block_model,
+    cross_check,
+    recorded_efforts,
+    simulate_blocks,
+)
 from mbstudio.dynamics.titop.euler import angles
 from mbstudio.dynamics.titop.motion import transport
 from mbstudio.model.document import JointSpringDamper
@@ -237,11 +247,7 @@ def test_a_recorded_run_gives_back_its_efforts():
     diagram give the joint laws' efforts −k p − d_s ṗ, −d θ̇ and no wrench on the balloon."""
     model = damped_balloon()
     result = simulate(model, 1.0, rtol=1e-10, atol=1e-12, samples=51)
-    blocks = block_model(model)
-    order = [result.coordinates.index(c) for c in blocks.coordinates]
-    state = blocks.from_coordinates(result.q[:, order], result.qd[:, order])
-    acc = blocks.accelerations_from_coordinates(state, result.qdd[:, order])
-    inv = blocks.inverse_dynamics(state, acc)
+    inv = recorded_efforts(model, result)
     rates = {c: result.qd[:, result.coordinates.index(c)] for c in ("p", "theta1", "theta2")}
     p = result.q[:, result.coordinates.index("p")]
     expected = np.stack([-50 * p - 5 * rates["p"], -0.5 * rates["theta1"], -0.5 * rates["theta2"]], axis=1)

@@ -46,13 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rtol", type=bounded(*RTOL), default=1e-10, help="relative tolerance (default 1e-10)")
     parser.add_argument("--atol", type=bounded(*ATOL), default=1e-12, help="absolute tolerance (default 1e-12)")
     parser.add_argument("--samples", type=whole(2, 1_000_000), default=201, help="output times (default 201)")
-    parser.add_argument(
-        "--velocity",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="an independent coordinate's rate at t = 0",
-    )
+    parser.add_argument("--velocity", action="append", default=[], metavar="NAME=VALUE", help="a rate at t = 0")
     parser.add_argument("--out", help="with --t-end: the simulation's series and the error series, .csv or .npz")
 
 

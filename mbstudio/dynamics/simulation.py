@@ -96,18 +96,10 @@ class SimulationResult:
         """Every series as (name, unit, values (K,)), in a fixed order: time, coordinates, velocities,
         accelerations, energies, residual, actuator forces, joint reactions, the document's measures, the invariant
         monitors (monitors.py), body poses."""
-        out = [("t", "s", self.t)]
-        for suffix, per_second, values in (("", "", self.q), ("_dot", "/s", self.qd), ("_ddot", "/s^2", self.qdd)):
-            out += [
-                (f"{name}{suffix}", unit + per_second, values[:, k])
-                for k, (name, unit) in enumerate(zip(self.coordinates, self.units, strict=True))
-            ]
-        out += [
-            ("kinetic_energy", "J", self.kinetic),
-            ("potential_energy", "J", self.potential),
-            ("total_energy", "J", self.total),
-            ("constraint_residual", "m|1", self.residual),
-        ]
+        out = motion_columns(
+            self.t, self.coordinates, self.units, (self.q, self.qd, self.qdd), self.kinetic, self.potential
+        )
+        out += [("constraint_residual", "m|1", self.residual)]
         force_unit = dict(zip(self.coordinates, ("N m" if u == "rad" else "N" for u in self.units), strict=True))
         out += [
             (f"actuator:{name}", force_unit[coordinate], values)
@@ -122,6 +114,22 @@ class SimulationResult:
             out += [(f"body{label}.{axis}", "m", p[:, i]) for i, axis in enumerate("xyz")]
             out += [(f"body{label}.R{i + 1}{j + 1}", "1", R[:, i, j]) for i in range(3) for j in range(3)]
         return out
+
+
+def motion_columns(t, coordinates: list[str], units: list[str], states: tuple, kinetic, potential) -> list:
+    """Time, the coordinates, their rates and accelerations (`states` = (q, q̇, q̈), (K, n) each) and the
+    energies, as (name, unit, values) columns: the first columns of every motion, whichever route computed it."""
+    out = [("t", "s", t)]
+    for suffix, per_second, values in zip(("", "_dot", "_ddot"), ("", "/s", "/s^2"), states, strict=True):
+        out += [
+            (f"{name}{suffix}", unit + per_second, values[:, k])
+            for k, (name, unit) in enumerate(zip(coordinates, units, strict=True))
+        ]
+    return out + [
+        ("kinetic_energy", "J", kinetic),
+        ("potential_energy", "J", potential),
+        ("total_energy", "J", kinetic + potential),
+    ]
 
 
 def _should_stop(cancel) -> Callable[[], bool]:

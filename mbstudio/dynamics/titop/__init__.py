@@ -11,7 +11,7 @@ imposing every acceleration and forward dynamics by solving the interconnection'
 """
 
 from .blocks import GROUND, Block, Body, Joint
-from .cross_check import CLOSURE_FREQUENCY, CrossCheck, cross_check
+from .cross_check import CLOSURE_FREQUENCY, CrossCheck, cross_check, recorded_efforts
 from .floating_base import BaseState
 from .from_document import block_model
 from .interconnection import SOLVERS, BlockAccelerations, BlockModel, BlockState, InverseDynamics
@@ -37,5 +37,6 @@ __all__ = [
     "SpringLoad",
     "block_model",
     "cross_check",
+    "recorded_efforts",
     "simulate_blocks",
 ]

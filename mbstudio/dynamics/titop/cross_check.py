@@ -21,6 +21,8 @@ from ...kinematics.topology import spanning_tree
 from ...model import Model
 from ..integrators import SCIPY
 from ..simulation import SimulationResult
+from .from_document import block_model
+from .interconnection import InverseDynamics
 from .simulation import BlockRun, simulate_blocks
 
 CLOSURE_FREQUENCY = 500.0  # Hz, the default for closed loops: errors of 1e-6 to 1e-5 on the samples' coordinates
@@ -75,6 +77,16 @@ def cross_check(
         cancel=cancel,
     )
     return CrossCheck(run, errors(run, result))
+
+
+def recorded_efforts(model: Model, result: SimulationResult, closure_frequency: float | None = None) -> InverseDynamics:
+    """The inverse diagram along a recorded motion (its q, q̇, q̈ at every sample, every acceleration imposed):
+    the efforts each joint channel needed, the wrench each floating base needed (zero for a motion its loads
+    made) and the joint reactions, with the document's loads acting (digest check 21)."""
+    blocks = block_model(model, closure_frequency=closure_frequency)
+    order = [result.coordinates.index(c) for c in blocks.coordinates]
+    state = blocks.from_coordinates(result.q[:, order], result.qd[:, order])
+    return blocks.inverse_dynamics(state, blocks.accelerations_from_coordinates(state, result.qdd[:, order]), result.t)
 
 
 def errors(run: BlockRun, result: SimulationResult) -> list[tuple[str, str, np.ndarray]]:

@@ -25,6 +25,7 @@ from .blocks import GROUND, Block, Body, Joint
 from .closures import closure_loads
 from .interconnection import BlockModel
 from .loads import JointLaw, PointLoad, SpringLoad
+from .motion import identity
 
 
 def block_model(model: Model | Mechanism, backend=None, closure_frequency: float | None = None) -> BlockModel:
@@ -54,13 +55,6 @@ def block_model(model: Model | Mechanism, backend=None, closure_frequency: float
     return BlockModel(blocks, tree.geometry.gravity(), loads, b, mech.model.name)
 
 
-def _identity(b) -> np.ndarray:
-    out = b.zeros((3, 3))
-    for i in range(3):
-        out[i, i] = b.scalar(1)
-    return out
-
-
 def _is_floating(link) -> bool:
     return link.joint.type == "free" and link.parent == 0 and all(p.sign == 1 for p in link.primitives)
 
@@ -70,7 +64,7 @@ def _block_frame(tree, body: int) -> FrameValue:
     for link in tree.links:
         if link.child == body and _is_floating(link):
             return link.after
-    return FrameValue(_identity(tree.backend), tree.backend.zeros(3))
+    return FrameValue(identity(tree.backend.zeros(3)), tree.backend.zeros(3))
 
 
 def _body(mech: Mechanism, body: int, frame: FrameValue, point: np.ndarray) -> Body:
@@ -82,7 +76,7 @@ def _body(mech: Mechanism, body: int, frame: FrameValue, point: np.ndarray) -> B
     J = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=np.asarray(m).dtype)
     first = np.array([mx, my, mz], dtype=J.dtype)
     com = first / m if m != 0 else 0 * first
-    I_com = J - m * ((com * com).sum() * _identity(mech.backend) - com[:, None] * com[None, :])
+    I_com = J - m * ((com * com).sum() * identity(J) - com[:, None] * com[None, :])
     R, o = frame.rotation, frame.origin
     return Body(label, m, R.T @ (com - o), R.T @ I_com @ R, R.T @ (point - o))
 
@@ -105,7 +99,7 @@ def _link_blocks(mech: Mechanism, link, frames: list[FrameValue], parent: int, f
     child = _body(mech, link.child, frames[link.child], after.origin)
     if not link.primitives:
         return [Block(child, Joint(joint.name, "weld", parent, port, start @ end))]
-    out, one = [], _identity(b)
+    out, one = [], identity(port)
     for i, prim in enumerate(link.primitives):
         first_one, last = i == 0, i == len(link.primitives) - 1
         axis = b.zeros(3)

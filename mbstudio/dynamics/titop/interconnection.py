@@ -22,7 +22,7 @@ from ...numerics.backends import Float64
 from . import floating_base
 from .blocks import GROUND, Block, Kinematics, child_motion, gravity_term, needed_wrench
 from .floating_base import BaseState
-from .motion import Motion, mv, tmv
+from .motion import Motion, identity, mv, tmv
 
 SOLVERS = ("condensed", "faithful")
 
@@ -117,10 +117,8 @@ class BlockModel:
 
     def inertial_frame(self, N: int) -> Motion:
         """The inertial frame's motion (N samples): at rest, at the origin, in inertial axes."""
-        R = self.backend.zeros((N, 3, 3))
-        for i in range(3):
-            R[:, i, i] = self.backend.scalar(1)
-        return Motion(R, self.backend.zeros((N, 3)), self.backend.zeros((N, 6)))
+        zero = self.backend.zeros((N, 3))
+        return Motion(np.broadcast_to(identity(zero), (N, 3, 3)), zero, self.backend.zeros((N, 6)))
 
     def propagate(self, kin: list[Kinematics], acc: BlockAccelerations) -> list[np.ndarray]:
         """Every block's xdot'_P = X xdot'_parent + κ + e q̈ (eq. 35, 65), from the roots out."""

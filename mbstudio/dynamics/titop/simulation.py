@@ -28,7 +28,7 @@ from ...model.errors import ModelError
 from ...numerics.compiled import FastCall, Traced, native, symbols, to_sx
 from ..integrators import SCIPY
 from ..monitors import monitor_columns
-from ..simulation import Clock, model_hash
+from ..simulation import Clock, model_hash, motion_columns
 from . import invariants
 from .euler import GIMBAL_MARGIN, check_gimbal
 from .floating_base import BaseState, state_rates
@@ -103,17 +103,9 @@ class BlockRun:
     def columns(self) -> list[tuple[str, str, np.ndarray]]:
         """The series as (name, unit, values), named as a general simulation's (dynamics/simulation.py and
         monitors.py), so that one can be taken from the other; the dissipated energy is −W_nc."""
-        out = [("t", "s", self.t)]
-        for suffix, per, values in (("", "", self.q), ("_dot", "/s", self.qd), ("_ddot", "/s^2", self.qdd)):
-            out += [
-                (f"{n}{suffix}", u + per, values[:, k])
-                for k, (n, u) in enumerate(zip(self.coordinates, self.units, strict=True))
-            ]
-        out += [
-            ("kinetic_energy", "J", self.kinetic),
-            ("potential_energy", "J", self.potential),
-            ("total_energy", "J", self.total),
-        ]
+        out = motion_columns(
+            self.t, self.coordinates, self.units, (self.q, self.qd, self.qdd), self.kinetic, self.potential
+        )
         return out + monitor_columns(self.com, self.momentum, self.angular_momentum, self.total, -self.work)
 
 

@@ -44,16 +44,7 @@ from ..editing.properties import ERROR_BORDER
 
 DEFAULTS: dict[str, dict] = {
     "kinematics": {"trajectory": None, "samples": None},
-    "simulation": {
-        "t_end": 1.0,
-        "method": "CVODES",
-        "rtol": 1e-8,
-        "atol": 1e-10,
-        "samples": 201,
-        "velocities": {},
-        "cross_check": False,
-        "closure_frequency": CLOSURE_FREQUENCY,
-    },
+    "simulation": {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201, "velocities": {}},
     "symbolic_eom": {"simplify": True, "numeric_inertia": False, "size_limit": 400, "trigsimp_limit": 40},
     "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
 }
@@ -382,6 +373,7 @@ class SimulationDialog(OptionsDialog):
             "closure_frequency",
             "loop closures [Hz]",
             "closed loops: the block model's cut joints are spring-dampers of this frequency (errors fall as 1/f²)",
+            text=_text(self.start.get("closure_frequency", CLOSURE_FREQUENCY)),
         )
 
     def sync(self) -> None:
