@@ -17,6 +17,7 @@ from mbstudio.dynamics.titop import (
     BlockModel,
     Body,
     Joint,
+    JointLaw,
     block_model,
     cross_check,
     recorded_efforts,
@@ -24,6 +25,7 @@ from mbstudio.dynamics.titop import (
 )
 from mbstudio.dynamics.titop.euler import angles
 from mbstudio.dynamics.titop.motion import transport
+from mbstudio.model import ModelError
 from mbstudio.model.document import JointSpringDamper
 
 from .test_titop import BALLOON_Q0, table1_balloon
@@ -62,6 +64,45 @@ def test_a_torque_free_body_keeps_its_momentum_and_energy_and_tumbles_about_its_
     np.testing.assert_allclose(run.com, run.t[:, None] * velocity, rtol=0, atol=1e-9)
     spin = run.y[:, 3]  # ω_x in body axes
     assert spin.min() < -0.9 * spin[0]  # it turned over
+
+
+def test_small_oscillation_periods_of_a_pendulum_and_a_spring_mass():
+    """Checks 12 and 13 in the time domain: a point pendulum of 1.2 m and 1.6 m on a fixed base, 1 mrad from
+    hanging, swings with the period 2π √(L/g) (2.19754 s, 2.53750 s), measured between zero crossings of the
+    block simulation; a mass on a prismatic spring oscillates at √(k/m)."""
+    for length, printed in ((1.2, 2.19754), (1.6, 2.53750)):
+        bob = Body("bob", 1.5, [0, -length, 0], np.zeros((3, 3)), Z)
+        blocks = BlockModel(
+            [Block(bob, Joint("pivot", "revolute", GROUND, Z, I3, [0, 0, 1], ("theta",)))], [0, -9.81, 0]
+        )
+        run = simulate_blocks(blocks, 6.0, rtol=1e-11, atol=1e-14, samples=6001, initial=([[1e-3]], [[0.0]]))
+        assert _period(run.t, run.q[:, 0]) == pytest.approx(printed, abs=5e-6)
+    k, m = 80.0, 2.0
+    mass = Block(Body("m", m, Z, np.zeros((3, 3)), Z), Joint("rail", "prismatic", GROUND, Z, I3, [1, 0, 0], ("x",)))
+    spring = JointLaw("x", lambda t, x, v: -k * x, lambda x: k * x * x / 2)
+    run = simulate_blocks(
+        BlockModel([mass], [0, 0, -9.81], [spring]),
+        3.0,
+        rtol=1e-11,
+        atol=1e-14,
+        samples=3001,
+        initial=([[0.01]], [[0.0]]),
+    )
+    assert _period(run.t, run.q[:, 0]) == pytest.approx(2 * np.pi * np.sqrt(m / k), rel=1e-6)
+
+
+def _period(t: np.ndarray, x: np.ndarray) -> float:
+    """The mean time between every other zero crossing (linear interpolation between samples)."""
+    k = np.nonzero(np.sign(x[:-1]) != np.sign(x[1:]))[0]
+    crossings = t[k] - x[k] * (t[k + 1] - t[k]) / (x[k + 1] - x[k])
+    return 2 * float(np.mean(np.diff(crossings)))
+
+
+def test_the_floating_base_stops_at_its_gimbal_lock_with_the_time():
+    """A body pitching at 1 rad/s reaches θ = 90° at t = π/2 s: the run stops there and says so."""
+    body = Block(Body("A", 1.0, Z, np.eye(3), Z), Joint("free", "floating", GROUND, Z, I3, None, EULER))
+    with pytest.raises(ModelError, match=r"joint 'free'.*theta = 90° at t = 1\.57.* s is at the gimbal lock"):
+        simulate_blocks(BlockModel([body], Z), 3.0, initial=(np.zeros((1, 6)), [[0, 0, 0, 0, 1.0, 0]]), compiled=False)
 
 
 @pytest.mark.slow

@@ -30,10 +30,12 @@ from ..integrators import SCIPY
 from ..monitors import monitor_columns
 from ..simulation import Clock, model_hash, motion_columns
 from . import invariants
-from .euler import GIMBAL_MARGIN, check_gimbal
+from .euler import check_gimbal
 from .floating_base import BaseState, state_rates
 from .from_document import block_model
 from .interconnection import BlockModel, BlockState
+
+NEAR_GIMBAL = 1e-3  # |cos θ| where an integrator that gave up was stopped by the gimbal lock
 
 
 class Layout:
@@ -140,14 +142,17 @@ def simulate_blocks(
     events = [_gimbal_event(Layout(blocks).theta(i)) for i in range(len(blocks.floating))]
     implicit = {"jac": _jacobian(traced, solver)} if method in ("Radau", "BDF") else {}
 
+    reached = [y0]  # the last state evaluated: where a failing integrator was
+
     def derivative(t: float, y: np.ndarray) -> np.ndarray:
         clock(t)  # progress, and Cancelled when asked
+        reached[0] = y
         return rhs(t, y)
 
     solution = solve_ivp(
         derivative, (0.0, times[-1]), y0, method, times, events=events or None, rtol=rtol, atol=atol, **implicit
     )
-    _check_end(blocks, solution)
+    _check_end(blocks, solution, reached[0])
     if progress is not None:
         progress(1.0)
     provenance = {
@@ -222,8 +227,10 @@ def _jacobian(traced: BlockModel, solver: str):
 
 
 def _gimbal_event(index: int):
+    """cos θ of a floating base: it changes sign where θ crosses ±90° (the integrated θ is continuous)."""
+
     def event(t, y):
-        return abs(np.cos(y[index])) - 100 * GIMBAL_MARGIN
+        return np.cos(y[index])
 
     event.terminal = True
     return event
@@ -236,14 +243,18 @@ def _check_start(blocks: BlockModel, y0: np.ndarray) -> None:
         check_gimbal(y0[layout.theta(i)], joint.name, joint.coordinates[4], "at the start")
 
 
-def _check_end(blocks: BlockModel, solution) -> None:
-    if solution.status == 1:  # a gimbal-lock event
-        i = next(i for i, times in enumerate(solution.t_events) if len(times))
-        joint = blocks.blocks[blocks.floating[i]].joint
-        theta = solution.y_events[i][0][Layout(blocks).theta(i)]
-        check_gimbal(
-            np.pi / 2 * np.sign(theta), joint.name, joint.coordinates[4], f"at t = {solution.t_events[i][0]:.6g} s"
-        )
+def _check_end(blocks: BlockModel, solution, last: np.ndarray) -> None:
+    """A ModelError at a gimbal lock (an event, or an integrator that gave up next to one), a RuntimeError when
+    the integrator stopped for another reason."""
+    layout = Layout(blocks)
+    for i, k in enumerate(blocks.floating):
+        joint = blocks.blocks[k].joint
+        if solution.status == 1 and len(solution.t_events[i]):
+            lock = np.copysign(np.pi / 2, np.sin(solution.y_events[i][0][layout.theta(i)]))  # θ = ±90° there
+            check_gimbal(lock, joint.name, joint.coordinates[4], f"at t = {solution.t_events[i][0]:.6g} s")
+        if solution.status == -1 and abs(np.cos(last[layout.theta(i)])) < NEAR_GIMBAL:
+            reached = solution.t[-1] if solution.t.size else 0.0
+            check_gimbal(np.pi / 2, joint.name, joint.coordinates[4], f"after t = {reached:.6g} s")
     if not solution.success:
         reached = solution.t[-1] if solution.t.size else 0.0
         raise RuntimeError(f"the integration stopped at t = {reached:.6g} s: {solution.message}")
