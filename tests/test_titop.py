@@ -370,6 +370,18 @@ def test_a_model_built_in_python_is_checked():
     body = Body("A", 1.0, np.zeros(3), np.eye(3), np.zeros(3))
     with pytest.raises(ModelError, match="joint 'j'.*parent block does not come before it"):
         BlockModel([Block(body, Joint("j", "revolute", 0, np.zeros(3), np.eye(3), [0, 0, 1], ("q",)))], [0, 0, -9.81])
+    with pytest.raises(ModelError, match=r"joint 'j': a revolute block has 1 coordinate\(s\) \(got \[\]\)"):
+        Joint("j", "revolute", GROUND, np.zeros(3), np.eye(3), [0, 0, 1])
+    with pytest.raises(ModelError, match=r"joint 'j': its axis has no direction \(got \[0.0, 0.0, 0.0\]\)"):
+        Joint("j", "prismatic", GROUND, np.zeros(3), np.eye(3), [0, 0, 0], ("x",))
+    with pytest.raises(ModelError, match="joint 'j': is of no block kind.*'ball'"):
+        Joint("j", "ball", GROUND, np.zeros(3), np.eye(3))
+    twice = [
+        Block(body, Joint(f"j{k}", "revolute", k - 1, np.zeros(3), np.eye(3), [0, 0, 2], ("q",))) for k in range(2)
+    ]
+    with pytest.raises(ModelError, match=r"coordinates: name a coordinate of two blocks \(got \['q'\]\)"):
+        BlockModel(twice, [0, 0, 0])
+    assert np.allclose(twice[0].joint.axis, [0, 0, 1])  # a script's axis is a direction
     with pytest.raises(ModelError, match="not a coordinate of the block model.*'nope'.*expected q"):
         blocks = BlockModel(
             [Block(body, Joint("j", "revolute", GROUND, np.zeros(3), np.eye(3), [0, 0, 1], ("q",)))], [0, 0, 0]

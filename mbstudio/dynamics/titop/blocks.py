@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...model.errors import ModelError
 from .motion import (
     Motion,
     coriolis,
@@ -83,8 +84,18 @@ class Joint:
         for name in ("port", "rotation", "axis"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, _array(getattr(self, name)))
+        where = f"joint '{self.name}'"
         if self.kind not in KINDS:
-            raise ValueError(f"joint '{self.name}': unknown block kind {self.kind!r}; the kinds are {KINDS}")
+            raise ModelError(where, "is of no block kind", self.kind, " or ".join(KINDS))
+        if len(self.coordinates) != self.dof:
+            raise ModelError(where, f"a {self.kind} block has {self.dof} coordinate(s)", list(self.coordinates))
+        if self.dof == 1 and self.axis is None:
+            raise ModelError(where, f"a {self.kind} block needs its axis", None, "a 3-vector in the child's axes")
+        if self.dof == 1 and self.axis.dtype == float:  # a script's axis, as long as it likes: its direction
+            norm = float(np.linalg.norm(self.axis))
+            if not norm > 0:
+                raise ModelError(where, "its axis has no direction", self.axis.tolist(), "a non-zero 3-vector")
+            object.__setattr__(self, "axis", self.axis / norm)
 
     @property
     def dof(self) -> int:

@@ -83,6 +83,9 @@ class BlockModel:
         self.channels = [k for k, b in enumerate(self.blocks) if b.joint.dof == 1]
         self.floating = [k for k, b in enumerate(self.blocks) if b.joint.kind == "floating"]
         self.coordinates = [name for b in self.blocks for name in b.joint.coordinates]
+        twice = sorted({name for name in self.coordinates if self.coordinates.count(name) > 1})
+        if twice:
+            raise ModelError("coordinates", "name a coordinate of two blocks", twice, "each coordinate name once")
         self.channel_of = {k: c for c, k in enumerate(self.channels)}
         self._where = {
             b.joint.coordinates[0]: ("channel", self.channel_of[k])
