@@ -138,4 +138,6 @@ def summary(name: str, result, check, frequency: float | None) -> str:
         balance = np.abs(series["energy_balance"] - series["energy_balance"][0]).max()
         lines.append(f"  {route}: centre-of-mass drift {drift:.3g} m, energy balance drift {balance:.3g} J")
     lines.append("  (the general route's balance integrates the dissipation over the output samples)")
+    if frequency:
+        lines.append("  (the closures start relaxed: at t = 0 the block model's accelerations are the open tree's)")
     return "\n".join(lines)
