@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,10 @@ from ...kinematics.constraints import EQUATIONS
 from ...kinematics.mechanism import Mechanism
 from .blocks import GROUND
 from .motion import cross, dot, mv, tmv, world_point, wrench_at
+
+if TYPE_CHECKING:
+    from .blocks import Kinematics
+    from .interconnection import BlockModel, BlockState
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,7 +53,7 @@ class Closure:
     stiffness: tuple
     damping: tuple
 
-    def _frames(self, model, kin):
+    def _frames(self, model: BlockModel, kin: list[Kinematics]) -> list[tuple]:
         """World origin, velocity, axes (3 columns) and angular velocity of both joint frames."""
         out = []
         for side in (self.parent, self.child):
@@ -59,7 +64,7 @@ class Closure:
             )
         return out
 
-    def _rows(self, model, kin):
+    def _rows(self, model: BlockModel, kin: list[Kinematics]) -> list[tuple]:
         """Per row: Φ, Φ̇, and its generalized direction as (force on the child at o_B, torque on the parent,
         torque on the child) in inertial axes, the parent getting −force at o_A."""
         (oA, vA, A, wA), (oB, vB, B, wB) = self._frames(model, kin)
@@ -76,7 +81,9 @@ class Closure:
                 out.append((phi, rate, 0 * a, cross(a, bj), cross(bj, a)))
         return out
 
-    def apply(self, model, t, state, kin, efforts, wrenches) -> None:
+    def apply(
+        self, model: BlockModel, t, state: BlockState, kin: list[Kinematics], efforts: np.ndarray, wrenches: list
+    ) -> None:
         for (phi, rate, force, torque_parent, torque_child), k, c in zip(
             self._rows(model, kin), self.stiffness, self.damping, strict=True
         ):
@@ -88,13 +95,13 @@ class Closure:
                 wrench = wrench_at(tmv(R, lam * F), side.offset)
                 wrenches[side.block] = wrenches[side.block] + wrench + np.concatenate([0 * F, tmv(R, lam * T)], axis=-1)
 
-    def energy(self, model, state, kin):
+    def energy(self, model: BlockModel, state: BlockState, kin: list[Kinematics]) -> np.ndarray:
         return sum(k * phi * phi / 2 for (phi, *_), k in zip(self._rows(model, kin), self.stiffness, strict=True))
 
-    def power(self, model, t, state, kin):
+    def power(self, model: BlockModel, t, state: BlockState, kin: list[Kinematics]) -> np.ndarray:
         return sum(-c * rate * rate for (_, rate, *_), c in zip(self._rows(model, kin), self.damping, strict=True))
 
-    def mismatch(self, model, kin) -> np.ndarray:
+    def mismatch(self, model: BlockModel, kin: list[Kinematics]) -> np.ndarray:
         """max |Φ| over the rows (N,): how far the cut joint is from closed (m for offsets, 1 for angles)."""
         rows = self._rows(model, kin)
         return np.max(np.abs(np.stack([np.asarray(r[0], dtype=float) for r in rows], axis=-1)), axis=-1)

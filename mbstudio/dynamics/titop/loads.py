@@ -11,10 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .motion import dot, tmv, world_point, wrench_at
+
+if TYPE_CHECKING:
+    from .blocks import Kinematics
+    from .interconnection import BlockModel, BlockState
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,14 +34,16 @@ class JointLaw:
     time_dependent: bool = False
     name: str = ""
 
-    def apply(self, model, t, state, kin, efforts, wrenches) -> None:
+    def apply(
+        self, model: BlockModel, t, state: BlockState, kin: list[Kinematics], efforts: np.ndarray, wrenches: list
+    ) -> None:
         q, qd = model.coordinate_values(state, self.coordinate)
         model.add_coordinate_force(state, self.coordinate, self.effort(t, q, qd), efforts, wrenches)
 
-    def energy(self, model, state, kin):
+    def energy(self, model: BlockModel, state: BlockState, kin: list[Kinematics]) -> np.ndarray:
         return 0 if self.potential is None else self.potential(model.coordinate_values(state, self.coordinate)[0])
 
-    def power(self, model, t, state, kin):
+    def power(self, model: BlockModel, t, state: BlockState, kin: list[Kinematics]) -> np.ndarray:
         q, qd = model.coordinate_values(state, self.coordinate)
         moving = self.effort(t, q, qd)
         return (moving if self.time_dependent else moving - self.effort(t, q, 0 * qd)) * qd
@@ -53,18 +60,20 @@ class PointLoad:
     constant: bool = True
     name: str = ""
 
-    def apply(self, model, t, state, kin, efforts, wrenches) -> None:
+    def apply(
+        self, model: BlockModel, t, state: BlockState, kin: list[Kinematics], efforts: np.ndarray, wrenches: list
+    ) -> None:
         motion = kin[self.block].motion
         F = tmv(motion.R, self.force(t, len(motion.pos)))  # in the block's axes
         wrenches[self.block] = wrenches[self.block] + wrench_at(F, self.offset)
 
-    def energy(self, model, state, kin):
+    def energy(self, model: BlockModel, state: BlockState, kin: list[Kinematics]) -> np.ndarray:
         if not self.constant:
             return 0
         motion = kin[self.block].motion
         return -dot(self.force(0.0, len(motion.pos)), world_point(motion, self.offset)[0])
 
-    def power(self, model, t, state, kin):
+    def power(self, model: BlockModel, t, state: BlockState, kin: list[Kinematics]) -> np.ndarray:
         if self.constant:
             return 0
         motion = kin[self.block].motion
@@ -81,7 +90,7 @@ class SpringLoad:
     potential: Callable
     name: str = ""
 
-    def _line(self, model, kin):
+    def _line(self, model: BlockModel, kin: list[Kinematics]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Length L, rate L̇, unit vector u from end 1 to end 2 (inertial), and both ends' world points."""
         (p1, v1), (p2, v2) = (world_point(model.motion_of(kin, block), offset) for block, offset in self.ends)
         d = p2 - p1
@@ -89,7 +98,9 @@ class SpringLoad:
         u = d / length[..., None]
         return length, dot(u, v2 - v1), u
 
-    def apply(self, model, t, state, kin, efforts, wrenches) -> None:
+    def apply(
+        self, model: BlockModel, t, state: BlockState, kin: list[Kinematics], efforts: np.ndarray, wrenches: list
+    ) -> None:
         length, rate, u = self._line(model, kin)
         pull = self.tension(length, rate)[..., None] * u  # on end 1, towards end 2; the opposite on end 2
         for (block, offset), force in zip(self.ends, (pull, -pull), strict=True):
@@ -97,9 +108,9 @@ class SpringLoad:
                 F = tmv(kin[block].motion.R, force)
                 wrenches[block] = wrenches[block] + wrench_at(F, offset)
 
-    def energy(self, model, state, kin):
+    def energy(self, model: BlockModel, state: BlockState, kin: list[Kinematics]) -> np.ndarray:
         return self.potential(self._line(model, kin)[0])
 
-    def power(self, model, t, state, kin):
+    def power(self, model: BlockModel, t, state: BlockState, kin: list[Kinematics]) -> np.ndarray:
         length, rate, _ = self._line(model, kin)
         return -(self.tension(length, rate) - self.tension(length, 0 * rate)) * rate

@@ -11,14 +11,22 @@ accelerations u = (each floating base's xdot'_P, every q̈), so linear algebra c
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ...model.errors import ModelError
 from .blocks import GROUND, velocity_wrench
 from .motion import dot, mm, mv, tmv, transpose
 
+if TYPE_CHECKING:
+    from .blocks import Kinematics
+    from .interconnection import BlockAccelerations, BlockModel
 
-def condensed(model, kin, efforts: np.ndarray, wrenches: list[np.ndarray]):
+
+def condensed(
+    model: BlockModel, kin: list[Kinematics], efforts: np.ndarray, wrenches: list[np.ndarray]
+) -> BlockAccelerations:
     """Accelerations by condensation: a pass in from the leaves, then out from the roots."""
     from .interconnection import BlockAccelerations
 
@@ -56,7 +64,9 @@ def condensed(model, kin, efforts: np.ndarray, wrenches: list[np.ndarray]):
     return BlockAccelerations(qdd, tuple(acc[k] for k in model.floating))
 
 
-def faithful(model, kin, efforts: np.ndarray, wrenches: list[np.ndarray]):
+def faithful(
+    model: BlockModel, kin: list[Kinematics], efforts: np.ndarray, wrenches: list[np.ndarray]
+) -> BlockAccelerations:
     """Accelerations as the fixed point u = F(u) of one pass of the diagram, solved exactly."""
     b = model.backend
     _check_inertias(model)
@@ -73,7 +83,7 @@ def faithful(model, kin, efforts: np.ndarray, wrenches: list[np.ndarray]):
     return model.split(b.solve(-J, f0))
 
 
-def _one_pass(model, kin, efforts, wrenches, u: np.ndarray) -> np.ndarray:
+def _one_pass(model: BlockModel, kin: list[Kinematics], efforts, wrenches, u: np.ndarray) -> np.ndarray:
     """F(u): the motions out from guessed accelerations u, then each block's own answer on the way in."""
     b = model.backend
     acc = model.propagate(kin, model.split(u))
@@ -101,7 +111,7 @@ def _one_pass(model, kin, efforts, wrenches, u: np.ndarray) -> np.ndarray:
     return new
 
 
-def _check_inertias(model) -> None:
+def _check_inertias(model: BlockModel) -> None:
     """The faithful solve divides by each joint body's own J_r (eq. 47) and inverts each base's D_P."""
     for blk in model.blocks:
         joint = blk.joint

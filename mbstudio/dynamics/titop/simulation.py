@@ -202,7 +202,9 @@ def _right_hand_side(traced: BlockModel, solver: str, compiled: bool, blocks: Bl
     return lambda t, y: call(t, y)[0]
 
 
-def compiled_right_hand_side(model: Model, solver: str = "condensed", closure_frequency: float | None = None):
+def compiled_right_hand_side(
+    model: Model, solver: str = "condensed", closure_frequency: float | None = None
+) -> Callable[[float, np.ndarray], np.ndarray]:
     """ẏ(t, y) of a document's block model as simulate_blocks evaluates it: traced and compiled once per model
     revision and solve (for scripts and `mbstudio bench`)."""
     return _right_hand_side(_traced_document(dumps(model), closure_frequency), solver, True, None)
