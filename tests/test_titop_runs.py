@@ -279,7 +279,7 @@ def test_table1_balloon_invariants_and_its_damped_energy_falling_towards_the_equ
     damped = table1_run(200.0, np.linspace(0, 200, 2001), rtol=1e-10, k=50.0, d_s=5.0, d_p=0.5)
     energy = damped.total
     assert np.diff(energy).max() <= 1e-9
-    assert -223.668 < energy[-1] < -223.2 and energy.min() > -223.668
+    assert energy.min() > -223.668 and energy[-1] == pytest.approx(-223.39, abs=0.005)  # the digest's, after 200 s
     np.testing.assert_allclose(energy - damped.work, energy[0], rtol=0, atol=1e-6)
 
 
