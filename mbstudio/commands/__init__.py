@@ -15,6 +15,7 @@ COMMANDS = {
     "basepar": "base inertial parameters: DP, VP and symbolic side by side, with the SVD ridge",
     "sweep": "a parameter study: one analysis over a grid of model parameters, on Dask",
     "linearize": "equilibrium and linear state-space model (A, B, C, D) with modes",
+    "blocks": "the model as TITOP block models (seed 004); cross-check a simulation against them",
     "import": "a robot from URDF as a model file",
     "export": "a tree model as URDF",
 }

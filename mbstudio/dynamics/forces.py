@@ -84,10 +84,12 @@ class AppliedForces:
                 return self._point_force(element, t, st)
             Q = mech.backend.zeros(q.shape)
             k = mech.coordinates.index(element.coordinate)
-            Q[:, k] = self._coordinate_force(element, t, q[:, k], qd[:, k])
+            Q[:, k] = self.coordinate_force(element, t, q[:, k], qd[:, k])
             return Q
 
-    def _coordinate_force(self, element, t, x, v):
+    def coordinate_force(self, element, t, x, v):
+        """The force (N,) of a joint spring-damper, joint friction or actuator at its coordinate's values x and
+        rates v (N,), at the time(s) t."""
         if isinstance(element, JointSpringDamper):
             return -self.value(element.stiffness) * (x - self.value(element.rest)) - self.value(element.damping) * v
         if isinstance(element, JointFriction):

@@ -37,6 +37,7 @@ from .engine import Engine, engine, fits_engine
 from .forces import AppliedForces, gravity_potential, kinetic_energy
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
+from .monitors import motion_monitors
 
 METHODS = (*CVODES, *SCIPY)
 MAX_REPARTITIONS = 20  # new choices of coordinates in one run
@@ -85,6 +86,7 @@ class SimulationResult:
     reactions: JointReactions
     provenance: Provenance | None = None  # set once the run is complete
     measures: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # the document's (measures.py)
+    monitors: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # centre of mass, momenta, energy balance
 
     @property
     def total(self) -> np.ndarray:
@@ -92,20 +94,12 @@ class SimulationResult:
 
     def columns(self) -> list[tuple[str, str, np.ndarray]]:
         """Every series as (name, unit, values (K,)), in a fixed order: time, coordinates, velocities,
-        accelerations, energies, residual, actuator forces, joint reactions, the document's measures, body
-        poses."""
-        out = [("t", "s", self.t)]
-        for suffix, per_second, values in (("", "", self.q), ("_dot", "/s", self.qd), ("_ddot", "/s^2", self.qdd)):
-            out += [
-                (f"{name}{suffix}", unit + per_second, values[:, k])
-                for k, (name, unit) in enumerate(zip(self.coordinates, self.units, strict=True))
-            ]
-        out += [
-            ("kinetic_energy", "J", self.kinetic),
-            ("potential_energy", "J", self.potential),
-            ("total_energy", "J", self.total),
-            ("constraint_residual", "m|1", self.residual),
-        ]
+        accelerations, energies, residual, actuator forces, joint reactions, the document's measures, the invariant
+        monitors (monitors.py), body poses."""
+        out = motion_columns(
+            self.t, self.coordinates, self.units, (self.q, self.qd, self.qdd), self.kinetic, self.potential
+        )
+        out += [("constraint_residual", "m|1", self.residual)]
         force_unit = dict(zip(self.coordinates, ("N m" if u == "rad" else "N" for u in self.units), strict=True))
         out += [
             (f"actuator:{name}", force_unit[coordinate], values)
@@ -115,11 +109,27 @@ class SimulationResult:
             (f"reaction:{name}", unit, self.reactions.values[:, r])
             for r, (name, unit) in enumerate(zip(self.reactions.names, self.reactions.units, strict=True))
         ]
-        out += self.measures
+        out += self.measures + self.monitors
         for label, (R, p) in self.poses.items():
             out += [(f"body{label}.{axis}", "m", p[:, i]) for i, axis in enumerate("xyz")]
             out += [(f"body{label}.R{i + 1}{j + 1}", "1", R[:, i, j]) for i in range(3) for j in range(3)]
         return out
+
+
+def motion_columns(t, coordinates: list[str], units: list[str], states: tuple, kinetic, potential) -> list:
+    """Time, the coordinates, their rates and accelerations (`states` = (q, q̇, q̈), (K, n) each) and the
+    energies, as (name, unit, values) columns: the first columns of every motion, whichever route computed it."""
+    out = [("t", "s", t)]
+    for suffix, per_second, values in zip(("", "_dot", "_ddot"), ("", "/s", "/s^2"), states, strict=True):
+        out += [
+            (f"{name}{suffix}", unit + per_second, values[:, k])
+            for k, (name, unit) in enumerate(zip(coordinates, units, strict=True))
+        ]
+    return out + [
+        ("kinetic_energy", "J", kinetic),
+        ("potential_energy", "J", potential),
+        ("total_energy", "J", kinetic + potential),
+    ]
 
 
 def _should_stop(cancel) -> Callable[[], bool]:
@@ -478,6 +488,7 @@ def motion_result(
     """The series of a motion whose state (q, q̇, q̈) is known at the times t, under the tree generalized
     forces Q (actuators included), for the simulation and for a prescribed path alike."""
     phi = np.abs(mech.residual(q))
+    kinetic, potential = kinetic_energy(mech, q, qd), gravity_potential(mech, q) + forces.potential(q)
     return SimulationResult(
         t=t,
         coordinates=list(mech.coordinates),
@@ -486,10 +497,11 @@ def motion_result(
         qd=qd,
         qdd=qdd,
         poses={k: v for k, v in mech.poses(q).items() if k != GROUND},
-        kinetic=kinetic_energy(mech, q, qd),
-        potential=gravity_potential(mech, q) + forces.potential(q),
+        kinetic=kinetic,
+        potential=potential,
         residual=phi.max(axis=1) if phi.shape[1] else np.zeros(len(t)),
         actuators=actuators,
         reactions=joint_reactions(mech, q, qd, qdd, Q),
         measures=measure_columns(mech, t, q, qd, qdd),
+        monitors=motion_monitors(mech, forces, t, q, qd, Q, kinetic + potential),
     )

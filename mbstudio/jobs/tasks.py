@@ -106,7 +106,8 @@ def motion_series(result) -> dict[str, np.ndarray]:
 # ---------------------------------------------------------------------------------------- simulation
 def simulation(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
     """The document's motion over [0, t_end] from its pose (options: t_end, method, rtol, atol, samples, and
-    velocities: {independent coordinate: rate at t = 0}, default rest)."""
+    velocities: {independent coordinate: rate at t = 0}, default rest; cross_check: also through the block
+    model, with closure_frequency [Hz] for a closed loop's cut joints)."""
     from ..dynamics.simulation import initial_velocities, simulate
     from ..kinematics import Mechanism
 
@@ -114,6 +115,8 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
     opts = {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201} | dict(options)
     mech = Mechanism(model)
     given = dict(opts.get("velocities") or {})
+    velocities = initial_velocities(given, mech.independent)
+    share = 0.5 if opts.get("cross_check") else 1.0  # of the progress bar: the block model's run takes the rest
     result = simulate(
         mech,
         opts["t_end"],
@@ -121,18 +124,41 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
         opts["rtol"],
         opts["atol"],
         samples=opts["samples"],
-        velocities=initial_velocities(given, mech.independent),
-        progress=lambda f: progress(f, f"t = {f * opts['t_end']:.3g} s"),
+        velocities=velocities,
+        progress=lambda f: progress(share * f, f"t = {f * opts['t_end']:.3g} s"),
         cancel=cancel,
     )
     p = result.provenance
-    data = {"t": result.t, "coordinates": list(result.coordinates), "q": result.q, "series": motion_series(result)}
+    title = f"Simulation over {opts['t_end']:g} s" + "".join(f", {k}_dot(0) = {v:g}" for k, v in given.items())
+    data = {"t": result.t, "coordinates": list(result.coordinates), "q": result.q}
+    if opts.get("cross_check"):
+        data["cross_check"] = _cross_check(model, result, velocities, opts, progress, cancel)
+        failed = data["cross_check"].get("error")
+        title += f", block-model cross-check failed: {failed}" if failed else ", block-model cross-check"
+    data["series"] = motion_series(result)
     return JobResult(
-        "simulation",
-        f"Simulation over {opts['t_end']:g} s" + "".join(f", {k}_dot(0) = {v:g}" for k, v in given.items()),
-        Provenance(text_hash(model_text), p.method, p.precision, opts, p.seconds),
-        data,
+        "simulation", title, Provenance(text_hash(model_text), p.method, p.precision, opts, p.seconds), data
     )
+
+
+def _cross_check(model, result, velocities, opts: dict, progress: Progress, cancel: Cancel) -> dict:
+    """The same run through the TITOP block model (dynamics/titop/cross_check.py): its error series join the
+    result's (as 'error:<series>'), its largest errors and provenance go in the data."""
+    from ..dynamics.titop import cross_check
+
+    try:
+        check = cross_check(
+            model,
+            result,
+            velocities,
+            closure_frequency=opts.get("closure_frequency"),
+            progress=lambda f: progress(0.5 + f / 2, f"block model: t = {f * opts['t_end']:.3g} s"),
+            cancel=cancel,
+        )
+    except (ModelError, RuntimeError) as exc:  # the simulation stands; the block model's reason is said
+        return {"error": str(exc)}
+    result.monitors += check.errors
+    return {"largest": check.largest(), "provenance": check.run.provenance}
 
 
 # ---------------------------------------------------------------------------------------- symbolic EOM

@@ -37,6 +37,7 @@ from ...dynamics.equilibrium import parse_values
 from ...dynamics.linear_signals import default_inputs, input_signals, output_signals
 from ...dynamics.simulation import METHODS as INTEGRATORS
 from ...dynamics.simulation import parse_velocities
+from ...dynamics.titop import CLOSURE_FREQUENCY
 from ...identification.pipeline import default_trajectory
 from ...kinematics import Mechanism
 from ...model import Model, ModelError
@@ -367,8 +368,37 @@ class SimulationDialog(OptionsDialog):
         self.line("rtol", "relative tolerance", "solve_ivp's rtol")
         self.line("atol", "absolute tolerance", "solve_ivp's atol")
         self.line("samples", "output samples", "equally spaced output times over [0, t_end], both ends included")
+        self.cross = self.check(
+            "cross_check",
+            "cross-check with the TITOP block model (seed 004)",
+            "runs the same motion through the block model too and adds the error series block − general (the "
+            "seed's Fig. 17), drawn in red under each plotted series",
+        )
+        self.line(
+            "closure_frequency",
+            "loop closures [Hz]",
+            "closed loops: the block model's cut joints are spring-dampers of this frequency (errors fall as 1/f²)",
+            text=_text(self.start.get("closure_frequency", CLOSURE_FREQUENCY)),
+        )
+
+    def sync(self) -> None:
+        self.lines["closure_frequency"].setEnabled(self.cross.isChecked() and bool(self.mech.topology.cut))
 
     def read(self) -> dict:
+        return self._motion() | self._cross_check()
+
+    def _cross_check(self) -> dict:
+        """{} when unchecked (the options of a plain run, as before the block models)."""
+        if not self.cross.isChecked():
+            return {}
+        if not self.lines["closure_frequency"].isEnabled():
+            return {"cross_check": True}
+        frequency = self.field(
+            "closure_frequency", lambda t: number("closure_frequency", t, lambda x: x > 0, "a frequency above 0 Hz")
+        )
+        return {"cross_check": True, "closure_frequency": frequency}
+
+    def _motion(self) -> dict:
         return {
             "t_end": self.field(
                 "t_end", lambda t: number("t_end", t, lambda x: x > 0, "a time in seconds above 0, e.g. 1.0")
@@ -395,7 +425,9 @@ class SimulationDialog(OptionsDialog):
             if values["method"] in ("Radau", "BDF", "CVODES-BDF")
             else " Radau and BDF suit stiff models (stiff springs)."
         )
-        return f"Results every {step:.3g} s.{stiff}"
+        blocks = " The block model then runs the same motion (DOP853; Radau with loop closures)."
+        blocks *= bool(values.get("cross_check"))
+        return f"Results every {step:.3g} s.{stiff}{blocks}"
 
 
 class SymbolicEomDialog(OptionsDialog):

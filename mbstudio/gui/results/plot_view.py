@@ -12,6 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -28,6 +29,9 @@ from .panel_parts import COLORS, save_image
 TIME = "t [s]"
 SERIES_WIDTH = 170  # px: the list of series beside the plot
 OVERLAY_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
+ERROR_PREFIX = "error:"  # a cross-check's series block − general (dynamics/titop/cross_check.py)
+ERROR_COLOR = "#e01010"  # the errors' axis in red, as the seed's Fig. 17 draws its errors
+ERROR_STYLE = Qt.PenStyle.DotLine
 
 
 def unit_of(name: str) -> str:
@@ -65,6 +69,16 @@ class PlotView(QWidget):
             self.plot_item.getAxis(side).enableAutoSIPrefix(False)
         self.cursor = pg.InfiniteLine(0.0, angle=90, movable=True, pen=pg.mkPen("#b02020", width=2))
         self.markers = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#b02020"), pen=None)
+        self.errors = QCheckBox("errors block − general (right axis)")
+        self.errors.setChecked(True)
+        self.errors.setVisible(False)
+        self.errors.toggled.connect(self._replot)
+        self.error_curves: dict[str, pg.PlotDataItem] = {}  # the errors drawn, by series name
+        self.error_box = pg.ViewBox()  # the errors' own scale, on the right axis, sharing the time axis
+        self.plot_item.scene().addItem(self.error_box)
+        self.plot_item.getAxis("right").linkToView(self.error_box)
+        self.error_box.setXLink(self.plot_item)
+        self.plot_item.getViewBox().sigResized.connect(self._place_error_box)
         self.readout = QLabel("")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -79,6 +93,7 @@ class PlotView(QWidget):
         row.addWidget(self.x_axis, 1)
         column.addLayout(row)
         column.addWidget(self.series, 1)
+        column.addWidget(self.errors)
         right = QWidget()
         plot_column = QVBoxLayout(right)
         plot_column.setContentsMargins(0, 0, 0, 0)
@@ -162,10 +177,42 @@ class PlotView(QWidget):
                 pen = pg.mkPen(COLORS[k % len(COLORS)], width=2, style=style)
                 curve = self.plot_item.plot(x, np.asarray(result.data["series"][name], float), pen=pen)
                 self.legend.addItem(curve, name if len(self.runs) == 1 else f"{name} · {label.split(':')[0]}")
+        self._plot_errors(names)
         self.plot_item.setLabel("bottom", self.x_axis.currentText() or TIME)
         self.plot_item.setLabel("left", axis_label(names) if names else "")
         self.plot_item.addItem(self.cursor if self._against_time() else self.markers)
         self.set_index(self.index)
+
+    def _errors_of(self, names: list[str]) -> list[str]:
+        """The current run's error series of the plotted ones ('error:theta1 [rad]' for 'theta1 [rad]')."""
+        series = self.result.data["series"]
+        return [ERROR_PREFIX + n for n in names if not n.startswith(ERROR_PREFIX) and ERROR_PREFIX + n in series]
+
+    def _plot_errors(self, names: list[str]) -> None:
+        """The seed's Fig. 17: with the responses, the cross-check's errors on their own right axis (red), each
+        dotted in its series' colour."""
+        self.error_box.clear()
+        self.error_curves = {}
+        errors = self._errors_of(names) if self._against_time() else []
+        self.errors.setVisible(bool(self.result.data.get("cross_check")) and self._against_time())
+        shown = errors and self.errors.isChecked()
+        self.plot_item.showAxis("right", bool(shown))
+        if not shown:
+            return
+        t = self._x(self.result)
+        for k, name in enumerate(names):
+            if ERROR_PREFIX + name in errors:  # dotted, in the colour of its series
+                values = np.asarray(self.result.data["series"][ERROR_PREFIX + name], float)
+                curve = pg.PlotDataItem(t, values, pen=pg.mkPen(COLORS[k % len(COLORS)], width=1.5, style=ERROR_STYLE))
+                self.error_box.addItem(curve)
+                self.error_curves[ERROR_PREFIX + name] = curve
+        axis = self.plot_item.getAxis("right")
+        axis.setLabel(f"block − general, dotted {axis_label(errors).removeprefix(ERROR_PREFIX)}", color=ERROR_COLOR)
+        self.error_box.enableAutoRange()
+        self._place_error_box()
+
+    def _place_error_box(self) -> None:
+        self.error_box.setGeometry(self.plot_item.getViewBox().sceneBoundingRect())
 
     def curves(self) -> list[pg.PlotDataItem]:
         """The plotted curves (not the cursor's markers)."""

@@ -1,0 +1,88 @@
+"""Invariant monitors of a motion, by the general tree (the block model's own are titop/invariants.py): the
+system's centre of mass, linear momentum, angular momentum about the centre of mass, and the energy balance
+E(t) + dissipated(t), which stays at E(0) for a right model whatever its dampers do.
+
+What is conserved depends on the model (momentum only without external forces, energy only without
+dampers), but every series is shown for every motion: a user sees at once whether it stays put.
+
+dissipated(t) = −∫₀ᵗ P_nc dt, P_nc = Σ (Q_e − Q_e,rest)·q̇ over the force elements, Q_e,rest the element at rest
+(its spring, its constant force: the part `AppliedForces.potential` holds) for the elements with a potential, 0 for
+the others (friction, time-varying forces, whose whole power counts). It is integrated over the output samples
+(Simpson's rule), so its accuracy follows their spacing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.integrate import cumulative_simpson
+
+from ..kinematics.mechanism import Mechanism
+from ..model.document import Actuator, JointSpringDamper, PointForce, SpringDamper
+from .forces import AppliedForces
+from .spatial_tree import body_inertia, components, samples_first
+
+Column = tuple[str, str, np.ndarray]
+
+
+def monitor_columns(com, momentum, angular, total, dissipated) -> list[Column]:
+    """The monitors as columns: centre of mass, linear momentum and angular momentum about the centre of mass
+    (inertial axes), the energy taken out by dampers and friction (negative when time-varying forces put energy
+    in), and the balance E + dissipated."""
+    out = [(f"com.{a}", "m", com[:, i]) for i, a in enumerate("xyz")]
+    out += [(f"momentum.{a}", "N s", momentum[:, i]) for i, a in enumerate("xyz")]
+    out += [(f"angular_momentum.{a}", "N m s", angular[:, i]) for i, a in enumerate("xyz")]
+    return out + [("dissipated_energy", "J", dissipated), ("energy_balance", "J", total + dissipated)]
+
+
+def centre_of_mass_and_momenta(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Centre of mass, linear momentum and angular momentum about the centre of mass (N, 3 each): each body's
+    spatial momentum I_b V_b at the world origin, summed."""
+    st = mech.motion(q, qd)
+    N = len(q)
+    mass, first, h = 0.0, np.zeros((3, N)), np.zeros((6, N))
+    for b in range(1, len(mech.tree.body_labels)):
+        inertia = body_inertia(mech, st, b)
+        w, p = components(st.w[b]), components(st.p[b])
+        velocity = np.concatenate([w, components(st.v[b]) + np.cross(p, w, axis=0)])  # at the world origin
+        mass, first, h = mass + inertia.m, first + inertia.c, h + inertia.apply(velocity)
+    com = samples_first(first / mass) if mass else np.zeros((N, 3))
+    linear, about_origin = samples_first(h[3:]), samples_first(h[:3])
+    return com, linear, about_origin - np.cross(com, linear)
+
+
+def nonconservative_power(
+    forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd: np.ndarray, Q: np.ndarray | None = None
+) -> np.ndarray:
+    """P_nc (N,): the power of the force elements beyond their potential's, and of whatever else the motion's
+    generalized forces Q hold (a prescribed motion's drives)."""
+    power, elements = np.zeros(len(q)), np.zeros_like(q)
+    for element in forces.elements:
+        Q_e = forces.of_element(element, t, q, qd)
+        elements = elements + Q_e
+        if _has_potential(forces, element):
+            Q_e = Q_e - forces.of_element(element, t, q, np.zeros_like(qd))
+        power = power + (Q_e * qd).sum(axis=1)
+    return power if Q is None else power + ((Q - elements) * qd).sum(axis=1)
+
+
+def _has_potential(forces: AppliedForces, element) -> bool:
+    """The elements whose rest part `AppliedForces.potential` counts."""
+    if isinstance(element, SpringDamper | JointSpringDamper):
+        return True
+    return isinstance(element, PointForce | Actuator) and not forces.is_time_dependent(element)
+
+
+def dissipated_energy(t: np.ndarray, power: np.ndarray) -> np.ndarray:
+    """−∫₀ᵗ P_nc dt at the samples t (K,), by Simpson's rule (the trapezoid rule for two samples)."""
+    if len(t) < 3:
+        return -np.concatenate([[0.0], np.cumsum(np.diff(t) * (power[1:] + power[:-1]) / 2)])
+    return -cumulative_simpson(power, x=t, initial=0.0)
+
+
+def motion_monitors(
+    mech: Mechanism, forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd: np.ndarray, Q: np.ndarray, total
+) -> list[Column]:
+    """Every monitor of a motion (K samples) under the generalized forces Q, whose total energy is `total`."""
+    com, linear, angular = centre_of_mass_and_momenta(mech, q, qd)
+    dissipated = dissipated_energy(t, nonconservative_power(forces, t, q, qd, Q))
+    return monitor_columns(com, linear, angular, total, dissipated)
