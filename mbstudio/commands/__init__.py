@@ -17,6 +17,7 @@ COMMANDS = {
     "linearize": "equilibrium and linear state-space model (A, B, C, D) with modes",
     "import": "a robot from URDF as a model file",
     "export": "a tree model as URDF",
+    "pkm": "parallel machines (seed 002): limbs, task-space dynamics along platform paths, workspace maps",
 }
 # commands whose name is a Python keyword live in a module named after what they do
 MODULES = {"import": "urdf_import"}

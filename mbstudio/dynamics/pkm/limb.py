@@ -24,6 +24,8 @@ import scipy.linalg
 
 from ...kinematics.coordinates import Partition, numerical_rank, partition
 from ...kinematics.mechanism import Mechanism
+from ...kinematics.topology import spanning_tree
+from ...kinematics.tree import MotionState
 from ...model.document import INERTIA_NAMES, Body, Joint, Model, body_key
 from ...model.errors import AssemblyError, ModelError
 from ..inverse_dynamics import inverse_dynamics
@@ -32,6 +34,7 @@ from .topology import Cycle, Limb, fundamental_cycles, is_hybrid
 
 NEWTON_TOL = 1e-13  # per length scale: loop residuals and platform pose errors of a solved limb
 NEWTON_ITERATIONS = 40
+IK_ITERATIONS = 12  # per substep of the inverse kinematics: Newton from the previous substep's pose needs 3 to 5
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,11 @@ def limb_document(model: Model, limb: Limb, platform: str) -> Model:
     )
     sub.ground = model.ground
     return sub
+
+
+def structural_cycles(model: Model, limb: Limb, platform: str) -> list[Cycle]:
+    """The limb's fundamental cycles for the spanning tree its limb model would use (graph work only)."""
+    return fundamental_cycles(limb, platform, [j.name for j in spanning_tree(limb_document(model, limb, platform)).cut])
 
 
 def _cut_flag(joint: Joint, platform: str) -> bool | None:
@@ -102,6 +110,16 @@ class LimbModel:
         self.weights = self.backend.asarray([scale**2] * 3 + [1.0] * 3)  # angular rows count per length
         self.tolerance = NEWTON_TOL * scale
 
+    def _solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The back-end's batched solve; in float64 a singular sample (a pose out of reach, met by the inverse
+        kinematics of a workspace grid) gets the pseudo-inverse's answer instead of stopping the batch."""
+        try:
+            return self.backend.solve(a, b)
+        except np.linalg.LinAlgError:
+            column = b.ndim == a.ndim - 1
+            x = np.linalg.pinv(a) @ (b[..., None] if column else b)
+            return x[..., 0] if column else x
+
     def _local(self, cycle: Cycle) -> LocalCycle:
         """The cycle's rows (those of its cut joint the partition kept) and coordinates."""
         rows = tuple(r for r in self.partition.rows if self.mech.constraints.row_joint[r] == cycle.cut)
@@ -130,7 +148,7 @@ class LimbModel:
         for c in self.cycles:
             if c.dependent:
                 block = G[:, list(c.rows)]
-                solved = b.solve(block[:, :, list(c.dependent)], -block[:, :, list(c.independent)])
+                solved = self._solve(block[:, :, list(c.dependent)], -block[:, :, list(c.independent)])
                 for k, column in enumerate(c.columns):
                     H[:, list(c.dependent), column] = solved[:, :, k]
         return H
@@ -144,48 +162,57 @@ class LimbModel:
         for c in self.cycles:
             if c.dependent:
                 rows = list(c.rows)
-                out[:, list(c.dependent)] = b.solve(G[:, rows][:, :, list(c.dependent)], -gamma[:, rows])
+                out[:, list(c.dependent)] = self._solve(G[:, rows][:, :, list(c.dependent)], -gamma[:, rows])
         return out
 
     def close_cycles(self, q: np.ndarray, steps: int | None = None) -> np.ndarray:
         """Newton on each cycle's dependent coordinates (its own small block), `steps` times, or until every
         loop residual is below the tolerance (float64; AssemblyError naming the cycle when it is not)."""
-        b = self.backend
         q = q.copy()
+        constraints = self.mech.constraints
         for _ in range(NEWTON_ITERATIONS if steps is None else steps):
-            phi, G = self.mech.residual(q), self.mech.constraint_jacobian(q)
+            st = self.mech.motion(q)
+            phi, G = constraints.residual(st), constraints.jacobian(st)
             if steps is None and _largest(phi) <= self.tolerance:
                 return q
             for c in self.cycles:
                 if c.dependent:
                     rows, dep = list(c.rows), list(c.dependent)
-                    q[:, dep] = q[:, dep] - b.solve(G[:, rows][:, :, dep], phi[:, rows])
+                    q[:, dep] = q[:, dep] - self._solve(G[:, rows][:, :, dep], phi[:, rows])
         if steps is None and _largest(self.mech.residual(q)) > self.tolerance:
             raise AssemblyError(f"{self.limb.name}: its loops do not close", self.cycles[0].cycle.cut)
         return q
 
-    def platform_jacobian(self, q: np.ndarray) -> np.ndarray:
+    def platform_jacobian(self, q: np.ndarray, state: MotionState | None = None) -> np.ndarray:
         """J_p (N, 6, n): (ω; velocity of the platform frame's origin) per tree coordinate rate, limb axes."""
-        return self.mech.body_jacobian(q, self.platform)
+        st = self.mech.motion(q) if state is None else state
+        tree = self.mech.tree
+        J = self.backend.zeros((len(q), 6, self.n))
+        turning = [k for k in tree.support[self.body] if tree.kinds[k] == "R"]
+        J[:, :3, turning] = np.swapaxes(st.u[:, turning], 1, 2)
+        J[:, 3:] = tree.point_jacobian(st, self.body, st.p[self.body])
+        return J
 
-    def forward_jacobian(self, q: np.ndarray, H: np.ndarray | None = None) -> np.ndarray:
-        """L_p = J_p H (N, 6, δ_l), the limb's forward-kinematics Jacobian (eq. 80)."""
-        return self.platform_jacobian(q) @ (self.h_matrix(q) if H is None else H)
+    def forward_jacobian(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """L_p = J_p H (N, 6, δ_l), the limb's forward-kinematics Jacobian (eq. 80), and H."""
+        st = self.mech.motion(q)
+        H = self.h_matrix(q, self.mech.constraints.jacobian(st))
+        return self.platform_jacobian(q, st) @ H, H
 
     def ik_jacobian(self, L: np.ndarray) -> np.ndarray:
         """F (N, δ_l, 6) with q̇ = F V_p: the weighted least-squares left inverse of L_p."""
         LtW = np.swapaxes(L, 1, 2) * self.weights[None, None, :]
-        return self.backend.solve(LtW @ L, LtW)
+        return self._solve(LtW @ L, LtW)
 
     # ------------------------------------------------------------------ position level (eq. 84, 96)
-    def platform_pose(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def platform_pose(self, q: np.ndarray, state: MotionState | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Rotation (N, 3, 3) and origin (N, 3) of the platform frame, limb axes."""
-        st = self.mech.motion(q)
+        st = self.mech.motion(q) if state is None else state
         return st.R[self.body], st.p[self.body]
 
-    def pose_error(self, q: np.ndarray, position: np.ndarray, rotation: np.ndarray) -> np.ndarray:
+    def pose_error(self, q: np.ndarray, position, rotation, state: MotionState | None = None) -> np.ndarray:
         """(N, 6): the small rotation (limb axes) and the displacement that take the platform to the target."""
-        R, p = self.platform_pose(q)
+        R, p = self.platform_pose(q, state)
         S = rotation @ np.swapaxes(R, 1, 2)  # R_target Rᵀ = exp(δθ~) near the target
         half = (S - np.swapaxes(S, 1, 2)) / 2
         error = self.backend.zeros((len(p), 6))
@@ -195,36 +222,52 @@ class LimbModel:
 
     def ik_step(self, q: np.ndarray, position: np.ndarray, rotation: np.ndarray) -> np.ndarray:
         """One step of eq. (96): Δϑ = H F Δx, then each cycle closed again by one local Newton step."""
-        H = self.h_matrix(q)
-        F = self.ik_jacobian(self.platform_jacobian(q) @ H)
-        step = H @ (F @ self.pose_error(q, position, rotation)[:, :, None])
+        st = self.mech.motion(q)
+        H = self.h_matrix(q, self.mech.constraints.jacobian(st))
+        F = self.ik_jacobian(self.platform_jacobian(q, st) @ H)
+        step = H @ (F @ self.pose_error(q, position, rotation, st)[:, :, None])
         return self.close_cycles(q + step[:, :, 0], steps=1)
 
-    def inverse_kinematics(self, position, rotation, guess: np.ndarray, substeps: int = 1) -> np.ndarray:
+    def solve_pose(self, position, rotation, guess: np.ndarray, substeps: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """Limb coordinates (N, n) putting the platform frame at `position` (N, 3) with `rotation` (3, 3) or
-        (N, 3, 3), from `guess` (N, n), walking there in `substeps` straight steps (float64). AssemblyError
-        naming the limb where the platform cannot be reached."""
+        (N, 3, 3), from `guess` (N, n), walking there in `substeps` straight steps (float64); and per sample
+        the largest pose error or loop residual left (N,), not finite where Newton broke down."""
         q = self.close_cycles(np.array(guess, dtype=float))
         start = self.platform_pose(q)[1]
         rotation = np.broadcast_to(rotation, (len(q), 3, 3))
-        for k in range(1, substeps + 1):
-            goal = start + (position - start) * (k / substeps)
-            for _ in range(NEWTON_ITERATIONS):
-                if _largest(self.pose_error(q, goal, rotation)) <= self.tolerance:
-                    break
-                q = self.ik_step(q, goal, rotation)
-        error = _largest(self.pose_error(q, position, rotation))
-        if not np.isfinite(error) or error > 1e3 * self.tolerance:
-            raise AssemblyError(f"{self.limb.name} cannot reach the platform pose (error {error:.3g})")
-        return self.close_cycles(q)
+        with np.errstate(all="ignore"):  # a pose out of reach may overflow; its error says so
+            going = np.ones(len(q), bool)  # samples still converging at every substep so far
+            for k in range(1, substeps + 1):
+                goal = start + (position - start) * (k / substeps)
+                for _ in range(IK_ITERATIONS):
+                    active = going & ~(np.abs(self.pose_error(q, goal, rotation)).max(axis=1) <= self.tolerance)
+                    if not active.any():
+                        break
+                    q[active] = self.ik_step(q[active], goal[active], rotation[active])
+                going &= np.abs(self.pose_error(q, goal, rotation)).max(axis=1) <= self.tolerance
+            q = self.close_cycles(q, steps=2)
+            errors = np.abs(np.concatenate([self.pose_error(q, position, rotation), self.mech.residual(q)], axis=1))
+        return q, np.where(np.isfinite(errors).all(axis=1), errors.max(axis=1, initial=0.0), np.inf)
+
+    def inverse_kinematics(self, position, rotation, guess: np.ndarray, substeps: int = 1) -> np.ndarray:
+        """As `solve_pose`, for poses the limb reaches: an AssemblyError naming the limb and the first target
+        it does not."""
+        q, errors = self.solve_pose(position, rotation, guess, substeps)
+        bad = np.nonzero(~(errors <= 1e3 * self.tolerance))[0]
+        if len(bad):
+            where = np.round(np.asarray(position, float)[bad[0]], 6).tolist()
+            raise AssemblyError(
+                f"{self.limb.name} cannot put the platform at {where} (limb axes; error {errors[bad[0]]:.3g}, "
+                f"sample {bad[0] + 1} of {len(q)}): out of its reach, or past a singular pose"
+            )
+        return q
 
     # ------------------------------------------------------------------ dynamics (eq. 101-103, 144)
     def motion_from_platform(self, q, twist, acceleration) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(ϑ̇, ϑ̈, ϑ̈ at zero platform acceleration, B = H F) for platform twists and accelerations (N, 6):
         eq. (87)-(88) with q̈ = F (V̇_p − L̇_p q̇), the platform's velocity-product acceleration from the tree."""
-        H = self.h_matrix(q)
-        F = self.ik_jacobian(self.platform_jacobian(q) @ H)
-        B = H @ F
+        L, H = self.forward_jacobian(q)
+        B = H @ self.ik_jacobian(L)
         qd = _apply(B, twist)
         rest = self.acceleration_term(q, qd)  # ϑ̈ at q̈ = 0
         st = self.mech.motion(q, qd, rest)

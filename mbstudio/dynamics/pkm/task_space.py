@@ -73,9 +73,10 @@ class InverseDynamics:
 
 
 class ParallelMachine:
-    """The modular model of the document's parallel machine (float64, batched over states)."""
+    """The modular model of the document's parallel machine (float64, batched over states). `reuse=False`
+    builds every limb's own model, even for congruent limbs (frame invariance: the same numbers)."""
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, reuse: bool = True) -> None:
         found = structure(model)
         if found is None:
             raise ModelError(
@@ -93,18 +94,18 @@ class ParallelMachine:
         self.rotation0, self.position0 = (x[0] for x in self._platform_pose(self.q0))
         self.gravity = np.asarray(self.mech.tree.geometry.gravity(), float)
         self.platform_mass = float(self.mech.tree.geometry.inertia(model.body(self.platform))[0])
-        self.limbs = self._instances(found)
+        self.limbs = self._instances(found, reuse)
         self.start = [self._starting_coordinates(limb) for limb in self.limbs]
 
     # ------------------------------------------------------------------ construction
     def _platform_pose(self, q):
         return self.mech.poses(q)[self.platform]
 
-    def _instances(self, found: Structure) -> list[LimbInstance]:
+    def _instances(self, found: Structure, reuse: bool) -> list[LimbInstance]:
         """One limb model per class of congruent limbs, the first of each class its representative."""
         out: list[LimbInstance] = []
         for limb in found.limbs:
-            placed = next(
+            placed = reuse and next(
                 (
                     (other, m)
                     for other in out
@@ -112,7 +113,7 @@ class ParallelMachine:
                 ),
                 None,
             )
-            if placed is not None and self._same_actuation(placed[0], placed[1]):
+            if placed and self._same_actuation(placed[0], placed[1]):
                 representative, m = placed
                 names = m.coordinate_names(self.model)
                 coordinates = tuple(names[n] for n in representative.model.coordinates)
