@@ -501,3 +501,24 @@ def test_check_and_pkm_commands(tmp_path, capsys):
     assert main(["pkm", str(source), "--trajectory", "pick_and_place", "--out", str(source)]) == 2
     assert main(["pkm", str(source), "--trajectory", "nope"]) == 2
     assert "pick_and_place" in capsys.readouterr().err
+
+
+def test_task_space_and_workspace_jobs():
+    """The window's jobs: the task-space entries of the Equations of motion table (the Delta's M_t, W_t^grav
+    and J_IK of digest sec. 7.3, zeros left out) and a workspace map's data."""
+    from mbstudio.jobs.tasks import task_space_eom, workspace
+
+    def quiet(*_):
+        return False
+
+    text = dumps(samples.load("delta_3rr2rrr"))
+    entries = {
+        (e["group"], e["entry"]): float(e["text"]) for e in task_space_eom(text, {}, quiet, quiet).data["entries"]
+    }
+    assert entries[("task_mass", "[x,x]")] == pytest.approx(2.412964, abs=5e-7)
+    assert entries[("task_gravity", "[z]")] == pytest.approx(40.34711, abs=5e-6)
+    assert entries[("ik_jacobian", "[th1b,y]")] == pytest.approx(1.210992, abs=5e-7)
+    assert ("task_mass", "[x,y]") not in entries and ("task_gravity", "[x]") not in entries
+    assert entries[("actuator_mass", "[th1a,th1a]")] > 0
+    found = workspace(dumps(samples.load("irsbot2")), {"points": 3, "ranges": {"x": [-0.1, 0.1]}}, quiet, quiet)
+    assert found.data["axes"] == ["x", "z"] and list(found.data["first"]) == [-0.1, 0.0, 0.1]

@@ -18,6 +18,7 @@ ASKED = (
     ("basepar_options", "&Base Parameters…", "base_parameters", "Ctrl+B"),
     ("simulate_options", "&Simulate…", "simulation", "Ctrl+R"),
     ("eom_options", "Symbolic &Equations of Motion…", "symbolic_eom", None),
+    ("workspace_options", "&Workspace Map…", "workspace", None),
 )
 # Quick runs with fixed options: name, menu text, job, options
 ANALYSES = (
@@ -38,6 +39,7 @@ ANALYSES = (
     ("basepar_symbolic", "Base Parameters: Symbolic", "base_parameters", {"method": "symbolic"}),
     ("simulate", "Simulate 1 s from Rest", "simulation", {"t_end": 1.0}),
     ("eom", "Symbolic Equations of Motion, Unsimplified", "symbolic_eom", {"simplify": False}),
+    ("task_space_eom", "Task-Space Equations of a Parallel Machine", "task_space_eom", {}),
 )
 # File › Export: window attribute of the panel, menu text, formats (each panel's export(fmt, path) writes them)
 EXPORTS = (
@@ -46,6 +48,7 @@ EXPORTS = (
     ("eom_table", "&Equations of Motion", ("csv", "json", "tex")),
     ("ridge", "SVD &Ridge", ("csv", "json", "png", "svg")),
     ("plots", "&Time Histories", ("csv", "json")),
+    ("workspace", "&Workspace Map", ("csv", "json", "png", "svg")),
 )
 ABOUT = """<h3>MB Studio {version}</h3>
 <p>Mechanism analysis: closed-loop kinematics, equations of motion, simulation and base inertial parameters,

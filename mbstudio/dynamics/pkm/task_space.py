@@ -174,15 +174,19 @@ class ParallelMachine:
         out[:, 3:] = self.world(v) @ instance.mount.rotation
         return out
 
-    def inverse_kinematics(self, x, guess: list[np.ndarray] | None = None, substeps: int = 8) -> list[np.ndarray]:
+    def inverse_kinematics(
+        self, x, guess: list[np.ndarray] | None = None, substeps: int | None = None
+    ) -> list[np.ndarray]:
         """Each limb's coordinates (N, n_l) for task coordinates x (N, δ_p), each limb solved on its own from
-        `guess` (default: the document's pose, walked in `substeps`)."""
+        `guess` (per limb (N, n_l) or (1, n_l); default: the document's pose), walked there in `substeps`
+        straight steps (default 8 from the document's pose, 1 from a guess)."""
         position = self.positions(x)
+        steps = substeps or (8 if guess is None else 1)
         out = []
         for k, limb in enumerate(self.limbs):
-            start = np.repeat(self.start[k], len(position), axis=0) if guess is None else guess[k]
+            start = np.broadcast_to(self.start[k] if guess is None else guess[k], (len(position), limb.model.n))
             target, rotation = self.limb_target(limb, position)
-            out.append(limb.model.inverse_kinematics(target, rotation, start, substeps if guess is None else 1))
+            out.append(limb.model.inverse_kinematics(target, rotation, start, steps))
         return out
 
     def document_coordinates(self, states: list[np.ndarray]) -> list[dict[str, np.ndarray]]:

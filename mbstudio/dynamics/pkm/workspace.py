@@ -37,14 +37,14 @@ class WorkspaceMap:
         return np.isfinite(self.values["mass_condition"])
 
 
-def default_grid(pkm: ParallelMachine, points: int = 41) -> dict[str, tuple[float, float, int]]:
-    """The first two task coordinates about the document's pose, ± 0.6 of the platform's distance from the
-    ground origin (a Delta's reach), `points` per axis."""
+def default_grid(
+    pkm: ParallelMachine, points: int = 41, plane: list[str] | None = None
+) -> dict[str, tuple[float, float, int]]:
+    """The plane's task coordinates (default: the first two) about the document's pose, ± 0.6 of the platform's
+    distance from the ground origin (a Delta's reach), `points` per axis."""
     half = 0.6 * max(float(np.linalg.norm(pkm.position0)), pkm.mech.length_scale * 0.1)
-    return {
-        name: (float(pkm.position0[axis]) - half, float(pkm.position0[axis]) + half, points)
-        for name, axis in list(zip(pkm.task_names, pkm.axes, strict=True))[:2]
-    }
+    centre = {name: float(pkm.position0[TASK_COORDINATES.index(name)]) for name in pkm.task_names}
+    return {name: (centre[name] - half, centre[name] + half, points) for name in plane or pkm.task_names[:2]}
 
 
 def workspace_map(
