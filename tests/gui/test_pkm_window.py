@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import pyvista as pv
+from PySide6.QtCore import Qt
 
 from mbstudio.dynamics.pkm import ParallelMachine, structure
 from mbstudio.gui.view3d.scene import HIGHLIGHT
@@ -85,6 +86,7 @@ def test_workspace_map_job_fills_the_heat_map_and_exports(irsbot, qtbot, tmp_pat
     first, second = job.result.data["first"], job.result.data["second"]
     assert "x = " in panel.value_at(first[10], second[10])
     irsbot.docks["workspace"].raise_()
+    irsbot.resizeDocks([irsbot.docks["workspace"]], [420], Qt.Orientation.Vertical)
     shot(irsbot, "irsbot2_workspace_map.png")
     out = tmp_path / "map.csv"
     assert irsbot.export_result("workspace", "csv", str(out))

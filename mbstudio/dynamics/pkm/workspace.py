@@ -40,9 +40,9 @@ class WorkspaceMap:
 def default_grid(
     pkm: ParallelMachine, points: int = 41, plane: list[str] | None = None
 ) -> dict[str, tuple[float, float, int]]:
-    """The plane's task coordinates (default: the first two) about the document's pose, ± 0.6 of the platform's
-    distance from the ground origin (a Delta's reach), `points` per axis."""
-    half = 0.6 * max(float(np.linalg.norm(pkm.position0)), pkm.mech.length_scale * 0.1)
+    """The plane's task coordinates (default: the first two) about the document's pose, ± 0.8 of the platform's
+    distance from the ground origin (about a Delta's reach), `points` per axis."""
+    half = 0.8 * max(float(np.linalg.norm(pkm.position0)), pkm.mech.length_scale * 0.1)
     centre = {name: float(pkm.position0[TASK_COORDINATES.index(name)]) for name in pkm.task_names}
     return {name: (centre[name] - half, centre[name] + half, points) for name in plane or pkm.task_names[:2]}
 

@@ -65,7 +65,8 @@ class WorkspacePanel(QWidget):
         cancelled = " (cancelled: the points not done are grey)" if data.get("cancelled") else ""
         self.summary.setText(
             f"Platform '{data['platform']}': {len(data['first'])} × {len(data['second'])} positions over "
-            f"{first} and {second}{fixed}; {reached:.0%} reachable{cancelled}."
+            f"{first} and {second}{fixed}; {reached:.0%} reachable{cancelled}. Colours span the 2nd to 98th "
+            "percentile of the shown quantity; the readout below gives every value."
         )
         self._draw()
         self.plot.autoRange()
@@ -77,7 +78,8 @@ class WorkspacePanel(QWidget):
         data = self.result.data
         values = np.asarray(data["values"][self.quantity.currentData()], float)
         finite = values[np.isfinite(values)]
-        low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        # the colours span the 2nd to 98th percentile: the few points beside a singularity would wash out the rest
+        low, high = (float(np.percentile(finite, 2)), float(np.percentile(finite, 98))) if finite.size else (0.0, 1.0)
         high = high if high > low else low + 1.0
         self.image.setImage(values, levels=(low, high))
         self.image.setRect(*_rect(data["first"], data["second"]))
