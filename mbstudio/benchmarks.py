@@ -575,36 +575,14 @@ def _pkm(states: int) -> list[dict]:
     u_batch = fast.inverse_dynamics_batch(x, v, a, limbs)[0]
     difference = float(np.abs(u_batch - route.inverse_dynamics(q, v, a)).max())
     extra = {"threads": workers, "cpu_count": os.cpu_count(), "reference_method": PKM_PAPER}
-    return [
-        row(
-            "delta pkm 1 state: modular / general",
-            one["modular"],
-            one["general"],
-            max_abs_difference=float(np.abs(u_modular - u_general).max()),
-            **extra,
-        ),
-        row("delta pkm 1 state: nodes threads / serial", one["threads"], one["nodes"], **extra),
-        row(
-            f"delta pkm {count} numpy: modular / general",
-            batch["numpy modular"] / count,
-            batch["numpy general"] / count,
-            states=count,
-            max_abs_difference=difference,
-            **extra,
-        ),
-        row(
-            f"delta pkm {count} compiled: nodes / general",
-            batch["nodes serial"] / count,
-            batch["compiled general"] / count,
-            states=count,
-            max_abs_difference=difference,
-            **extra,
-        ),
-        row(
-            f"delta pkm {count}: nodes threads / serial",
-            batch["nodes threads"] / count,
-            batch["nodes serial"] / count,
-            states=count,
-            **extra,
-        ),
-    ]
+    one_difference = {"max_abs_difference": float(np.abs(u_modular - u_general).max())}
+    per_state = {key: seconds / count for key, seconds in batch.items()}
+    batched = {"states": count, "max_abs_difference": difference}
+    cases = (  # name, ours, reference, what else the row says
+        ("1 state: modular / general", one["modular"], one["general"], one_difference),
+        ("1 state: nodes threads / serial", one["threads"], one["nodes"], {}),
+        (f"{count} numpy: modular / general", per_state["numpy modular"], per_state["numpy general"], batched),
+        (f"{count} compiled: nodes / general", per_state["nodes serial"], per_state["compiled general"], batched),
+        (f"{count}: nodes threads / serial", per_state["nodes threads"], per_state["nodes serial"], {"states": count}),
+    )
+    return [row(f"delta pkm {name}", ours, reference, **more, **extra) for name, ours, reference, more in cases]

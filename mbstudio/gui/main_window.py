@@ -255,15 +255,8 @@ class MainWindow(QMainWindow):
         try:
             q = self.follower.move(self.q, name, value)
         except (AssemblyError, np.linalg.LinAlgError) as exc:
-            self._show_values()
-            self._assembly_status(f"platform {name} = {value:.4g} m cannot be reached: {exc}", stopped=True)
-            return False
-        self.q = q
-        self.view.set_pose(q)
-        self._show_values()
-        self._assembly_status(None)
-        self.document.set_pose(self._values(), f"Move platform {name} to {value:.4g} m", drag)
-        return True
+            return self._stopped(f"platform {name} = {value:.4g} m cannot be reached: {exc}")
+        return self._moved(q, f"Move platform {name} to {value:.4g} m", drag)
 
     def move_coordinate(self, name: str, value: float, drag: int = 0) -> bool:
         """Assemble with coordinate `name` at `value`, starting from the shown pose; on failure the
@@ -274,15 +267,23 @@ class MainWindow(QMainWindow):
         try:
             q, branch = self._assemble(wanted)
         except AssemblyError as exc:
-            self._show_values()
-            self._assembly_status(f"{name} = {value:.4g} cannot be reached: {exc}", stopped=True)
-            return False
+            return self._stopped(f"{name} = {value:.4g} cannot be reached: {exc}")
+        unit = coordinate_range(self.mech, name)[2]
+        return self._moved(q, f"Move {name} to {value:.4g} {unit}", drag, branch)
+
+    def _stopped(self, why: str) -> bool:
+        """A slider step that does not close: the sliders back at the shown pose, the reason in the status bar."""
+        self._show_values()
+        self._assembly_status(why, stopped=True)
+        return False
+
+    def _moved(self, q: np.ndarray, text: str, drag: int, branch: str | None = None) -> bool:
+        """A slider step that closed: show pose q and put it in the document as an undoable step `text`."""
         self.q = q
         self.view.set_pose(q)
         self._show_values()
         self._assembly_status(None, branch=branch)
-        unit = coordinate_range(self.mech, name)[2]
-        self.document.set_pose(self._values(), f"Move {name} to {value:.4g} {unit}", drag)
+        self.document.set_pose(self._values(), text, drag)
         return True
 
     def _assemble(self, wanted: np.ndarray) -> tuple[np.ndarray, str | None]:

@@ -5,8 +5,6 @@ computed from the job; this panel only draws."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
@@ -14,7 +12,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidg
 from ...io.csv_text import csv_text
 from ...io.json_text import json_text
 from ...jobs import JobResult
-from .panel_parts import export_path, menu_button, result_layout, save_image, stale_banner, write_export
+from .panel_parts import export_plot, menu_button, result_layout, show_hover, stale_banner
 
 EXPORT_FORMATS = ("png", "svg", "csv", "json")
 PLACEHOLDER = "Run Analysis › Workspace Map… on a parallel machine to see its workspace."
@@ -104,10 +102,7 @@ class WorkspacePanel(QWidget):
 
     # ------------------------------------------------------------------ hover
     def _moved(self, event) -> None:
-        point = self.plot.plotItem.vb.mapSceneToView(event[0])
-        text = self.value_at(point.x(), point.y())
-        if text:
-            self.hover.setText(text)
+        show_hover(self, event)
 
     def value_at(self, x: float, y: float) -> str:
         """The grid point nearest to (x, y) in m and the shown quantity there, as text; '' off the map."""
@@ -126,17 +121,9 @@ class WorkspacePanel(QWidget):
     # ------------------------------------------------------------------ export
     def export(self, fmt: str, path: str | None = None) -> bool:
         """fmt: png, svg, csv or json (any case); text files are written atomically, a failure is reported."""
-        if self.result is None:
-            return False
-        fmt = fmt.lower()
-        path = export_path(self, "the workspace map", "workspace", fmt, path)
-        if path is None:
-            return False
-        if fmt in ("csv", "json"):
-            return write_export(self, path, workspace_text(self.result, fmt))
-        provenance = json.dumps(self.result.provenance.to_json(), default=str)
-        save_image(self.plot, self.plot.plotItem, path, fmt, "Workspace map", provenance)
-        return True
+        return export_plot(
+            self, "the workspace map", "workspace", fmt, path, lambda f: workspace_text(self.result, f), "Workspace map"
+        )
 
 
 def _rect(first: np.ndarray, second: np.ndarray) -> tuple[float, float, float, float]:
