@@ -297,7 +297,8 @@ def test_modular_equations_are_the_general_methods(name):
     assert np.all(np.linalg.eigvalsh(eq.mass) > 0)  # T10
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) for n in MACHINES[:2]] + ["irsbot2"])
+@pytest.mark.slow  # a second machine built per case
+@pytest.mark.parametrize("name", MACHINES)
 def test_placed_limbs_equal_limbs_modelled_directly(name):
     """T16: a limb built once and placed by mount frames gives what each limb's own model gives."""
     x, _, v, a = configurations(name, 10)
@@ -308,6 +309,7 @@ def test_placed_limbs_equal_limbs_modelled_directly(name):
     np.testing.assert_allclose(direct.inverse_dynamics(direct.inverse_kinematics(x), v, a).efforts, u, atol=1e-11)
 
 
+@pytest.mark.slow  # a second machine built
 def test_cut_joint_and_independent_coordinates_do_not_matter():
     """T15b, c: the Delta cut at joint 5 instead of 7, its limbs' loops solved for other coordinates."""
     model = samples.load("delta_3rr2rrr")
@@ -348,6 +350,7 @@ def test_actuator_space_and_forward_dynamics_agree_with_the_task_space():
 
 
 # ---------------------------------------------------------------------------------------- T11, T12, T17, T19
+@pytest.mark.slow  # eight inverse-kinematics solves
 def test_energies_agree_with_the_general_mechanism_and_the_energy_identity_holds():
     """T17: ½ V_tᵀ M_t V_t is the kinetic energy of every body from the general mechanism's motion and the
     inertial parameters; W_t^grav is ∂V/∂x by central differences. T11: V_tᵀ (Ṁ_t − 2 C_t) V_t = 0."""
@@ -402,6 +405,7 @@ def test_power_balance_and_derivatives_along_the_papers_path():
         np.testing.assert_allclose(qdd, (rates[1] - rates[0]) / (2 * h), rtol=0, atol=1e-6)
 
 
+@pytest.mark.slow  # ten inverse-kinematics solves
 def test_limbs_close_their_loops_and_agree_on_the_platform():
     """T14: every limb's loops closed, and every limb puts the platform at the same pose (S_0 C_p' S_p⁻¹)."""
     pkm = machine("irsbot2")
@@ -418,6 +422,7 @@ def test_limbs_close_their_loops_and_agree_on_the_platform():
 
 
 # ---------------------------------------------------------------------------------------- workspace, paths
+@pytest.mark.slow  # a map, also run by the window's test
 def test_workspace_map_is_nan_out_of_reach():
     pkm = machine("irsbot2")
     z0 = pkm.position0[2]
@@ -429,6 +434,7 @@ def test_workspace_map_is_nan_out_of_reach():
         workspace_map(pkm, {"x": (0, 1, 3)})
 
 
+@pytest.mark.slow  # the command's test writes the same columns
 def test_path_dynamics_columns():
     pkm = machine("irsbot2")
     result = path_dynamics(pkm, platform_path(pkm, None), samples=5)

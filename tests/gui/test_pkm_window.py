@@ -34,7 +34,13 @@ def highlighted(window) -> set[str]:
     }
 
 
-def test_limbs_node_highlights_a_limbs_bodies(irsbot):
+def test_limbs_node_highlights_a_limbs_bodies_and_platform_sliders_move_it(irsbot):
+    """One window for both (each window costs a second to open): the Limbs node, then the sliders."""
+    _limbs_node(irsbot)
+    _platform_sliders(irsbot)
+
+
+def _limbs_node(irsbot):
     tree = irsbot.tree
     limbs = [key for key in tree.items if key[0] == "limb"]
     assert tree.items[("limbs",)].text(1) == "2, platform P" and len(limbs) == 2
@@ -47,7 +53,7 @@ def test_limbs_node_highlights_a_limbs_bodies(irsbot):
     shot(irsbot, "irsbot2_limb_selected.png")
 
 
-def test_platform_sliders_move_the_platform_and_the_limbs_follow(irsbot):
+def _platform_sliders(irsbot):
     panel = irsbot.coordinates
     assert set(panel.platform) == {"x", "z"} and set(panel.sliders) == {"th1a", "th1b"}
     x0 = panel.platform["x"].value()
@@ -65,6 +71,7 @@ def test_platform_sliders_move_the_platform_and_the_limbs_follow(irsbot):
     assert ParallelMachine(irsbot.document.model).position0[2] == pytest.approx(pkm.position0[2] - 0.05, abs=1e-12)
 
 
+@pytest.mark.slow  # a second window
 def test_a_turning_platform_has_limbs_but_no_platform_sliders(window):
     """The SLA has a body two limbs carry (its detected platform), but that body turns: no task space."""
     assert window.coordinates.platform == {} and window.follower is None
@@ -74,6 +81,7 @@ def test_a_turning_platform_has_limbs_but_no_platform_sliders(window):
     assert ("limbs",) not in window.tree.items
 
 
+@pytest.mark.slow  # 8 s: a 21 x 21 map (the README's screenshot)
 def test_workspace_map_job_fills_the_heat_map_and_exports(irsbot, qtbot, tmp_path):
     job = irsbot.run_job("workspace", {"points": 21}, "Workspace map")
     qtbot.waitUntil(lambda: not job.running, timeout=120_000)
