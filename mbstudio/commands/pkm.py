@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.file)
     start = time.perf_counter()
     pkm = ParallelMachine(model)
-    print(format_pkm(pkm_report(model)).lstrip())
+    print(format_pkm(pkm_report(model, pkm)).lstrip())
     if args.map:
         return _map(pkm, args, start)
     if args.trajectory:

@@ -15,9 +15,10 @@ from .task_space import LimbInstance, ParallelMachine
 from .topology import fundamental_cycles, is_hybrid, structure
 
 
-def pkm_report(model: Model) -> dict | None:
-    """The `pkm` entry of the check report; None for a model that is no parallel machine. A machine the
-    modular model cannot take (a turning platform, coupled loops) keeps its structure and says why."""
+def pkm_report(model: Model, pkm: ParallelMachine | None = None) -> dict | None:
+    """The `pkm` entry of the check report (`pkm`: the machine when the caller has built it already); None for
+    a model that is no parallel machine. A machine the modular model cannot take (a turning platform, coupled
+    loops) keeps its structure and says why."""
     try:
         found = structure(model)
     except ModelError as exc:
@@ -25,7 +26,7 @@ def pkm_report(model: Model) -> dict | None:
     if found is None:
         return None
     try:
-        pkm = ParallelMachine(model)
+        pkm = pkm or ParallelMachine(model)
     except (ModelError, AssemblyError) as exc:
         return {
             "platform": found.platform,
