@@ -543,3 +543,35 @@ def test_task_space_and_workspace_jobs():
     assert entries[("actuator_mass", "[th1a,th1a]")] > 0
     found = workspace(dumps(samples.load("irsbot2")), {"points": 3, "ranges": {"x": [-0.1, 0.1]}}, quiet, quiet)
     assert found.data["axes"] == ["x", "z"] and list(found.data["first"]) == [-0.1, 0.0, 0.1]
+
+
+@pytest.mark.slow  # a 0.2 s integration, the limbs' inverse kinematics at every right-hand side
+def test_forward_dynamics_conserves_energy_under_constant_efforts():
+    """T13: IRSBot-2 let go from rest under constant actuator torques 5 % above those holding it: integrating
+    V̇_t = M_t⁻¹ (J_IKᵀ u − C_t V_t − W_t^grav) keeps T + V − u·ϑ_act constant (the torques' work)."""
+    from scipy.integrate import solve_ivp
+
+    pkm = machine("irsbot2")
+    dim = len(pkm.axes)
+    rest = np.zeros((1, dim))
+    u = 1.05 * pkm.inverse_dynamics(pkm.start, rest, rest).efforts
+    guess = [pkm.start]
+
+    def states_at(x):
+        guess[0] = pkm.inverse_kinematics(x[None], guess[0], substeps=1)
+        return guess[0]
+
+    def rhs(_, y):
+        return np.concatenate([y[dim:], pkm.forward_dynamics(states_at(y[:dim]), y[None, dim:], u)[0]])
+
+    def energy(y):
+        states = states_at(y[:dim])
+        angles = np.array([s[0, limb.model.actuated[0]] for limb, s in zip(pkm.limbs, states, strict=True)])
+        v = y[None, dim:]
+        return pkm.kinetic_energy(states, v)[0] + pkm.potential_energy(states, y[None, :dim])[0] - u[0] @ angles
+
+    start = np.concatenate([pkm.position0[pkm.axes], np.zeros(dim)])
+    run = solve_ivp(rhs, (0.0, 0.2), start, rtol=1e-10, atol=1e-12, t_eval=[0.0, 0.1, 0.2])
+    assert run.success and np.abs(run.y[:dim, -1] - start[:dim]).max() > 1e-3  # it moved
+    energies = [energy(run.y[:, k]) for k in range(3)]
+    assert np.ptp(energies) < 1e-7 * max(1.0, abs(energies[0]))
