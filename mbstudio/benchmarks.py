@@ -575,3 +575,69 @@ def _urdf_row(robot: str, algorithm: str, ours: Callable, args: tuple, call: Cal
         max_abs_difference=float(np.abs(ours_values - np.array(ref_values)).max()),
         reference_method=f"pinocchio.{algorithm} of buildModelFromUrdf, Python loop",
     )
+
+
+# ---------------------------------------------------------------------------------------- parallel machines
+PKM_PAPER = "paper (i7-8700, Mathematica C): 2.74 µs serial, 0.97 µs per node on 3 nodes"
+
+
+@benchmark("pkm")
+def _pkm(states: int) -> list[dict]:
+    """Seed 002 on the paper's Delta: the task-space inverse dynamics (inverse kinematics from the previous state,
+    two Newton steps, then the efforts) by the modular method (one node per limb, eq. 144) against the general
+    closed-loop method, both compiled, one state at a time; the limb nodes one after the other against on
+    threads; and over a batch of states (at most 1 000) in numpy and compiled, serial and threaded. Each row
+    compares two routes of this run; `max_abs_difference` is the largest difference of their efforts (N m)."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .dynamics.pkm import ParallelMachine
+    from .dynamics.pkm.compiled import CompiledMachine, general_function
+    from .dynamics.pkm.general import GeneralRoute
+    from .numerics.compiled import FastCall
+
+    pkm = ParallelMachine(samples.load("delta_3rr2rrr"))
+    fast, general = CompiledMachine(pkm), FastCall(general_function(pkm))
+    route = GeneralRoute(pkm.mech, pkm.platform, pkm.axes, pkm.actuated)
+    count, rng = min(states, 1000), np.random.default_rng(0)
+    x = pkm.position0 + 0.1 * rng.uniform(-1, 1, (count, 3))
+    v, a = rng.uniform(-1, 1, (count, 3)), rng.uniform(-1, 1, (count, 3))
+    limbs = pkm.inverse_kinematics(x)
+    q = pkm.assembled(limbs)
+    guess = [s[0] for s in limbs]
+    serial = FastCall(fast.serial)
+    together = np.concatenate(guess)
+    one = {
+        "general": _per_call(lambda: general(q[0], x[0], v[0], a[0])),
+        "modular": _per_call(lambda: serial(together, x[0], v[0], a[0])),
+        "nodes": _per_call(lambda: fast.inverse_dynamics(x[0], v[0], a[0], guess)),
+    }
+    u_general, u_modular = (
+        np.asarray(f()[1]).ravel()
+        for f in (lambda: general(q[0], x[0], v[0], a[0]), lambda: serial(together, x[0], v[0], a[0]))
+    )
+    workers = min(len(pkm.limbs), os.cpu_count() or 1)
+    with ThreadPoolExecutor(workers) as pool:
+        one["threads"] = _per_call(lambda: fast.inverse_dynamics(x[0], v[0], a[0], guess, pool), 500)
+        batch = {
+            "numpy general": best_time(lambda: route.inverse_dynamics(q, v, a))[0],
+            "numpy modular": best_time(lambda: pkm.inverse_dynamics(limbs, v, a))[0],
+            "nodes serial": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs))[0],
+            "nodes threads": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs, pool))[0],
+        }
+    general_map = FastCall(general_function(pkm).map(count))
+    batch["compiled general"] = best_time(lambda: general_map(q.T.ravel("F"), *(z.T.ravel("F") for z in (x, v, a))))[0]
+    u_batch = fast.inverse_dynamics_batch(x, v, a, limbs)[0]
+    difference = float(np.abs(u_batch - route.inverse_dynamics(q, v, a)).max())
+    extra = {"threads": workers, "cpu_count": os.cpu_count(), "reference_method": PKM_PAPER}
+    one_difference = {"max_abs_difference": float(np.abs(u_modular - u_general).max())}
+    per_state = {key: seconds / count for key, seconds in batch.items()}
+    batched = {"states": count, "max_abs_difference": difference}
+    cases = (  # name, ours, reference, what else the row says
+        ("1 state: modular / general", one["modular"], one["general"], one_difference),
+        ("1 state: nodes threads / serial", one["threads"], one["nodes"], {}),
+        (f"{count} numpy: modular / general", per_state["numpy modular"], per_state["numpy general"], batched),
+        (f"{count} compiled: nodes / general", per_state["nodes serial"], per_state["compiled general"], batched),
+        (f"{count}: nodes threads / serial", per_state["nodes threads"], per_state["nodes serial"], {"states": count}),
+    )
+    return [row(f"delta pkm {name}", ours, reference, **more, **extra) for name, ours, reference, more in cases]

@@ -10,6 +10,16 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import pytest
 
+# Seed 002's parallel machines (checked in depth in tests/test_pkm.py): the per-sample checks of the other files
+# run them with the slow ones, where each costs seconds to a minute.
+PKM_SAMPLES = ("delta_3rus", "irsbot2")
+
+
+def slow_for(names: list[str], slow: set[str]) -> list:
+    """Sample names as test parameters, those in `slow` (and the parallel machines) marked slow."""
+    return [pytest.param(n, marks=pytest.mark.slow) if n in slow or n in PKM_SAMPLES else n for n in names]
+
+
 # A planar four-bar (ground 0 -> crank 1 -> coupler 2 -> rocker 3 -> ground), four revolute joints about z,
 # the last one cut. Lengths are parameters; it uses a named point, a named frame, an explicit z/x frame,
 # expressions in points, frames and inertia, coordinate limits, and a chosen independent coordinate.

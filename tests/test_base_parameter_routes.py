@@ -16,6 +16,8 @@ from mbstudio.identification.pipeline import Cancelled, base_parameters
 from mbstudio.model import ModelError
 from mbstudio.model.document import Harmonic, Trajectory
 
+from .conftest import PKM_SAMPLES
+
 DIGITS = 40
 # Samples whose VP run uses 20 trajectory samples instead of the model's count (160 parameters, rank 40:
 # 40 equations per sample already over-determine the rank).
@@ -23,12 +25,17 @@ FEWER_SAMPLES = {"delta_3rr2rrr"}
 
 
 def _sample_cases() -> list:
-    """Every sample but the SLA (tests/test_base_parameters_sla.py); the Delta (160 parameters, rank 40)
-    takes about 30 s of CPU, so it runs with the slow checks."""
-    slow = {"delta_3rr2rrr"}
-    return [
-        pytest.param(n, marks=pytest.mark.slow) if n in slow else n for n in samples.names() if n != "sla_suspension"
-    ]
+    """Every sample but the SLA (tests/test_base_parameters_sla.py); the Delta (160 parameters, rank 40) and the
+    parallel machines of seed 002 take 30 s of CPU or more each, so they run with the slow checks. IRSBot-2's
+    elbows only translate (parallelogram couplers): 18 of their parameters have no effect, which the numeric
+    routes find and the symbolic rules do not (rank 23 against 39), as tests/test_symbolic_base.py also shows."""
+    cases = []
+    for name in samples.names():
+        marks = [pytest.mark.slow] if name in {"delta_3rr2rrr", *PKM_SAMPLES} else []
+        if name == "irsbot2":
+            marks.append(pytest.mark.xfail(strict=True, reason="the symbolic rules miss the translating elbows"))
+        cases += [pytest.param(name, marks=marks)] if name != "sla_suspension" else []
+    return cases
 
 
 @pytest.mark.parametrize("name", _sample_cases())

@@ -18,6 +18,7 @@ COMMANDS = {
     "blocks": "the model as TITOP block models (seed 004); cross-check a simulation against them",
     "import": "a robot from URDF as a model file",
     "export": "a tree model as URDF",
+    "pkm": "parallel machines (seed 002): limbs, task-space dynamics along platform paths, workspace maps",
 }
 # commands whose name is a Python keyword live in a module named after what they do
 MODULES = {"import": "urdf_import"}

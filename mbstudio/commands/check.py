@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..dynamics.pkm.report import format_pkm, pkm_report
 from ..io.json_text import json_text
 from ..model import load
 from ..report import check_report, format_report
@@ -19,7 +20,8 @@ def run(args: argparse.Namespace) -> int:
     report = check_report(model)
     if report["assembled"]:
         report |= _engine(model)
-    text = format_report(report)
+    report["pkm"] = pkm_report(model)
+    text = format_report(report) + "\n" + format_pkm(report["pkm"])
     if report.get("engine_build_seconds") is not None:
         text += f"\nengine: built in {report['engine_build_seconds']:.2f} s ({_kind(report)})"
     elif "engine" in report:

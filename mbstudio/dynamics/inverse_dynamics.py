@@ -25,9 +25,10 @@ from .spatial_tree import (
 )
 
 
-def inverse_dynamics(mech: Mechanism, q, qd, qdd) -> np.ndarray:
-    """Generalized forces τ (N, n) for q, q̇, q̈ (N, n) or (n,), with the document's gravity."""
-    return _rnea(mech, q, qd, qdd, gravity=True)
+def inverse_dynamics(mech: Mechanism, q, qd, qdd, gravity=None) -> np.ndarray:
+    """Generalized forces τ (N, n) for q, q̇, q̈ (N, n) or (n,), with the document's gravity, or with `gravity`
+    (N, 3) or (3,) in world axes (a limb placed by a mount frame feels the ground's gravity rotated)."""
+    return _rnea(mech, q, qd, qdd, gravity=True if gravity is None else gravity)
 
 
 def bias_forces(mech: Mechanism, q, qd) -> np.ndarray:
@@ -45,7 +46,8 @@ def coriolis_forces(mech: Mechanism, q, qd) -> np.ndarray:
     return _rnea(mech, q, qd, None, gravity=False)
 
 
-def _rnea(mech: Mechanism, q, qd, qdd, gravity: bool) -> np.ndarray:
+def _rnea(mech: Mechanism, q, qd, qdd, gravity) -> np.ndarray:
+    """`gravity`: True (the document's), False (none) or a vector (N, 3) or (3,)."""
     b, tree = mech.backend, mech.tree
     with b.context():
         q = mech.as_batch(q)
@@ -54,7 +56,11 @@ def _rnea(mech: Mechanism, q, qd, qdd, gravity: bool) -> np.ndarray:
         st = tree.motion(q)
         S, tn = axes(tree, st), nodes(tree)
         inertia = node_inertias(mech, st, tn)
-        ground = gravity_acceleration(mech, N) if gravity else b.zeros((6, N))
+        if gravity is True or gravity is False:
+            ground = gravity_acceleration(mech, N) if gravity else b.zeros((6, N))
+        else:
+            ground = b.zeros((6, N))
+            ground[3:] = -components(np.broadcast_to(gravity, (N, 3)))
         V, A, F = [None] * mech.n, [None] * mech.n, [None] * mech.n  # V None: at rest
         for k in tn.order:
             p = tn.parent[k]

@@ -17,6 +17,7 @@ from .. import samples
 from ..dynamics.closed_loop import actuated_indices
 from ..dynamics.engine import fits_engine
 from ..dynamics.measures import applied_forces
+from ..dynamics.pkm.follow import PlatformFollower
 from ..io.c_code import c_stem
 from ..io.urdf_export import urdf_text
 from ..jobs import DONE, Job, text_hash
@@ -43,6 +44,7 @@ from .results.plots_panel import PlotsPanel
 from .results.results_table import BaseParameterTable
 from .results.ridge_panel import RidgePanel
 from .results.study_panel import StudyPanel
+from .results.workspace_panel import WorkspacePanel
 from .script import model_script
 from .settings import add_recent, keep_options, last_options, settings
 from .view3d.animation import AnimationExport, ModeAnimation, frame_indices
@@ -57,6 +59,8 @@ RESULT_PANELS = {
     "simulation": ("plots",),
     "symbolic_eom": ("eom_table",),
     "linearization": ("bode", "modes"),
+    "workspace": ("workspace",),
+    "task_space_eom": ("eom_table",),
 }
 MOTION_TASKS = ("kinematics", "simulation")
 
@@ -70,6 +74,7 @@ class MainWindow(QMainWindow):
         self.persistent = persistent
         self.document = Document(model or samples.load(), path, self)
         self.mech: Mechanism | None = None
+        self.follower: PlatformFollower | None = None  # task-space sliders of a parallel machine
         self.q = np.zeros(0)
         self._pending_moves: dict[str, tuple[float, int]] = {}
         self.view = View3D(self)
@@ -87,6 +92,7 @@ class MainWindow(QMainWindow):
         self.modes = ModesPanel()
         self.bode = BodePanel()
         self.mode_animation = ModeAnimation(self.view.set_pose, self)
+        self.workspace = WorkspacePanel()
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
         self.docks = {
@@ -103,6 +109,7 @@ class MainWindow(QMainWindow):
                 ("plots", "Time histories", self.plots, area.BottomDockWidgetArea),
                 ("modes", "Modes", self.modes, area.BottomDockWidgetArea),
                 ("bode", "Frequency response", self.bode, area.BottomDockWidgetArea),
+                ("workspace", "Workspace map", self.workspace, area.BottomDockWidgetArea),
             )
         }
         # the model tree and the property editor keep the window's full height: editing needs the rows
@@ -113,7 +120,7 @@ class MainWindow(QMainWindow):
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
-        for name in ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "study"):
+        for name in ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "workspace", "study"):
             self.tabifyDockWidget(self.docks["ridge"], self.docks[name])
         self.docks["study"].hide()  # Analysis › Parameter Study… shows it
         self.docks["base_table"].raise_()
@@ -166,6 +173,9 @@ class MainWindow(QMainWindow):
         self.view.picked.connect(self.tree.select)
         self.properties.renamed.connect(self.tree.select)
         self.coordinates.moved.connect(self._queue_move)
+        self.coordinates.platform_moved.connect(
+            lambda name, value, drag: self._queue_move(f"platform:{name}", value, drag)
+        )
         self.coordinates.choose.connect(self.choose_driving)
         self.view.positioned.connect(self._positioned)
         doc.structureChanged.connect(self._model_changed)
@@ -196,7 +206,8 @@ class MainWindow(QMainWindow):
         problems = self.view.build(self.mech, self.q, folder)
         if problems:
             self.statusBar().showMessage("; ".join(problems))
-        self.coordinates.build(self.mech, self._values())
+        self.follower = PlatformFollower.of(model)  # a parallel machine's platform gets task-space sliders
+        self.coordinates.build(self.mech, self._values(), self.follower.ranges() if self.follower else None)
         self.tree.rebuild(model)
         self.properties.refresh()
         self.status["dof"].setText(f"DOF {self.mech.dof}  ·")
@@ -204,6 +215,10 @@ class MainWindow(QMainWindow):
 
     def _values(self) -> dict[str, float]:
         return {name: float(self.q[i]) for i, name in enumerate(self.mech.coordinates)}
+
+    def _show_values(self) -> None:
+        """The sliders at the shown pose: the coordinates, and a parallel machine's platform."""
+        self.coordinates.set_values(self._values(), self.follower.task_values(self.q) if self.follower else None)
 
     def _assembly_status(self, problem: str | None, stopped: bool = False, branch: str | None = None) -> None:
         """`stopped`: the shown pose still closes, but the wanted one does not. `branch`: it closes, on another
@@ -223,7 +238,7 @@ class MainWindow(QMainWindow):
         if not np.array_equal(q, self.q):
             self.q = q
             self.view.set_pose(q)
-            self.coordinates.set_values(self._values())
+            self._show_values()
             self._assembly_status(None)
         self.tree.show_pose(self.document.model)
         self._draw_forces()
@@ -240,7 +255,20 @@ class MainWindow(QMainWindow):
     def _apply_moves(self) -> None:
         moves, self._pending_moves = self._pending_moves, {}
         for name, (value, drag) in moves.items():
-            self.move_coordinate(name, value, drag)
+            if name.startswith("platform:"):
+                self.move_platform(name.split(":", 1)[1], value, drag)
+            else:
+                self.move_coordinate(name, value, drag)
+
+    def move_platform(self, name: str, value: float, drag: int = 0) -> bool:
+        """A parallel machine's platform to `value` along task coordinate `name` (x, y or z, m), every limb
+        following by its inverse kinematics from the shown pose; where a limb cannot follow, the slider stays
+        at the last pose reached and the status bar says which limb."""
+        try:
+            q = self.follower.move(self.q, name, value)
+        except (AssemblyError, np.linalg.LinAlgError) as exc:
+            return self._stopped(f"platform {name} = {value:.4g} m cannot be reached: {exc}")
+        return self._moved(q, f"Move platform {name} to {value:.4g} m", drag)
 
     def move_coordinate(self, name: str, value: float, drag: int = 0) -> bool:
         """Assemble with coordinate `name` at `value`, starting from the shown pose; on failure the
@@ -251,15 +279,23 @@ class MainWindow(QMainWindow):
         try:
             q, branch = self._assemble(wanted)
         except AssemblyError as exc:
-            self.coordinates.set_values(self._values())
-            self._assembly_status(f"{name} = {value:.4g} cannot be reached: {exc}", stopped=True)
-            return False
+            return self._stopped(f"{name} = {value:.4g} cannot be reached: {exc}")
+        unit = coordinate_range(self.mech, name)[2]
+        return self._moved(q, f"Move {name} to {value:.4g} {unit}", drag, branch)
+
+    def _stopped(self, why: str) -> bool:
+        """A slider step that does not close: the sliders back at the shown pose, the reason in the status bar."""
+        self._show_values()
+        self._assembly_status(why, stopped=True)
+        return False
+
+    def _moved(self, q: np.ndarray, text: str, drag: int, branch: str | None = None) -> bool:
+        """A slider step that closed: show pose q and put it in the document as an undoable step `text`."""
         self.q = q
         self.view.set_pose(q)
-        self.coordinates.set_values(self._values())
+        self._show_values()
         self._assembly_status(None, branch=branch)
-        unit = coordinate_range(self.mech, name)[2]
-        self.document.set_pose(self._values(), f"Move {name} to {value:.4g} {unit}", drag)
+        self.document.set_pose(self._values(), text, drag)
         return True
 
     def _assemble(self, wanted: np.ndarray) -> tuple[np.ndarray, str | None]:
@@ -375,7 +411,7 @@ class MainWindow(QMainWindow):
         moved = [(n, a, b) for n, a, b in zip(self.mech.coordinates, drawn, q, strict=True) if abs(a - b) > 1e-12]
         self.q = q
         self.view.set_pose(q)
-        self.coordinates.set_values(self._values())
+        self._show_values()
         self._assembly_status(None)
         if moved:
             self.document.set_pose(self._values(), "Assemble", drag=-1)

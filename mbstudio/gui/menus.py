@@ -20,6 +20,7 @@ ASKED = (
     ("eom_options", "Symbolic &Equations of Motion…", "symbolic_eom", None),
     ("equilibrium_options", "E&quilibrium…", "equilibrium", None),
     ("linearize_options", "&Linearise…", "linearization", None),
+    ("workspace_options", "&Workspace Map…", "workspace", None),
 )
 # Quick runs with fixed options: name, menu text, job, options
 ANALYSES = (
@@ -40,6 +41,7 @@ ANALYSES = (
     ("basepar_symbolic", "Base Parameters: Symbolic", "base_parameters", {"method": "symbolic"}),
     ("simulate", "Simulate 1 s from Rest", "simulation", {"t_end": 1.0}),
     ("eom", "Symbolic Equations of Motion, Unsimplified", "symbolic_eom", {"simplify": False}),
+    ("task_space_eom", "Task-Space Equations of a Parallel Machine", "task_space_eom", {}),
 )
 # File › Export: window attribute of the panel, menu text, formats (each panel's export(fmt, path) writes them)
 EXPORTS = (
@@ -50,6 +52,7 @@ EXPORTS = (
     ("plots", "&Time Histories", ("csv", "json")),
     ("modes", "&Modes and Linear Model", ("csv", "json", "mat", "npz", "png")),
     ("bode", "&Frequency Response", ("csv", "json", "png", "svg")),
+    ("workspace", "&Workspace Map", ("csv", "json", "png", "svg")),
 )
 ABOUT = """<h3>MB Studio {version}</h3>
 <p>Mechanism analysis: closed-loop kinematics, equations of motion, simulation and base inertial parameters,

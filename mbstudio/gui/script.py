@@ -51,6 +51,7 @@ def model_script(model: Model, target: str) -> str:
             classes |= _classes(value)
         else:
             scalars.append(f"    {f.name}={value!r},")
+            classes |= _classes(value)  # a section held as a dataclass (the platform)
     ground = [
         f"model.ground.{k} = {_literal(getattr(model.ground, k))}"
         for k in ("points", "frames")

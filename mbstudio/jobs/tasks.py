@@ -532,6 +532,108 @@ def linearization(model_text: str, options: dict, progress: Progress, cancel: Ca
     return JobResult("linearization", f"Linear model about the {point.kind} point", provenance, data)
 
 
+# ---------------------------------------------------------------------------------------- parallel machines
+def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+    """A parallel machine's workspace map (seed 002): cond(M_t), the dynamic manipulability and cond(J_IK) over
+    a plane of platform positions. Options: `plane` (two task coordinates, default the first two), `ranges`
+    ({coordinate: [low, high]}, default about the document's pose), `points` per axis (41), `at` ({the other
+    coordinate: value}, default the document's pose). A cancelled map keeps the points done."""
+    from ..dynamics.pkm import ParallelMachine
+    from ..dynamics.pkm.workspace import QUANTITIES, default_grid, workspace_map
+
+    start = time.perf_counter()
+    pkm = ParallelMachine(loads(model_text))
+    points = int(options.get("points") or 41)
+    grid = default_grid(pkm, points, list(options.get("plane") or []) or None)
+    for name, (low, high) in dict(options.get("ranges") or {}).items():
+        grid[name] = (float(low), float(high), points)
+    found = workspace_map(pkm, grid, options.get("at") or None, progress, cancel)
+    data = {
+        "axes": list(found.axes),
+        "first": found.first,
+        "second": found.second,
+        "fixed": found.fixed,
+        "values": found.values,
+        "labels": {k: v[0] for k, v in QUANTITIES.items()},
+        "units": {k: v[1] for k, v in QUANTITIES.items()},
+        "platform": pkm.platform,
+        "cancelled": bool(cancel()),
+    }
+    return JobResult(
+        "workspace",
+        f"Workspace map over {found.axes[0]}, {found.axes[1]}",
+        Provenance(
+            text_hash(model_text), "pkm workspace map (seed 002)", "float64", dict(options), time.perf_counter() - start
+        ),
+        data,
+    )
+
+
+def task_space_eom(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+    """A parallel machine's task-space equations at the document's pose, at rest, for the Equations of motion
+    table (seed 002, eq. 107-120): M_t, W_t^grav, J_IK and the actuator-space M_a, as numbers, each entry named
+    by task coordinates or actuated coordinates."""
+    from ..dynamics.pkm import ParallelMachine
+
+    start = time.perf_counter()
+    pkm = ParallelMachine(loads(model_text))
+    rest = np.zeros((1, len(pkm.axes)))
+    eq = pkm.equations(pkm.start, rest)
+    M_a = pkm.actuator_equations(pkm.start, rest)[0][0] if len(pkm.actuated) == len(pkm.axes) else None
+    task, act = pkm.task_names, pkm.actuated
+    groups = [
+        ("task_mass", eq.mass[0], task, task, True),
+        ("task_gravity", eq.bias[0][:, None], task, [""], False),
+        ("ik_jacobian", eq.ik_jacobian[0], act, task, False),
+    ] + ([("actuator_mass", M_a, act, act, True)] if M_a is not None else [])
+    entries = [
+        _number_entry(group, value[i, j], rows[i], columns[j])
+        for group, value, rows, columns, symmetric in groups
+        for i in range(len(rows))
+        for j in range(i if symmetric else 0, len(columns))
+        if abs(value[i, j]) > 1e-12 * np.abs(value).max()  # rounding of an exact zero (symmetry) left out
+    ]
+    data = {
+        "entries": entries,
+        "independent_rows": [],
+        "coordinates": task,
+        "constraint_labels": [],
+        "notes": [
+            f"Task space of platform '{pkm.platform}' ({', '.join(task)}) at the document's pose, at rest, by the "
+            f"modular method (seed 002): numbers, not expressions; actuated {', '.join(act)}."
+        ],
+    }
+    return JobResult(
+        "task_space_eom",
+        "Task-space equations of motion",
+        Provenance(
+            text_hash(model_text),
+            "pkm task-space EOM (seed 002)",
+            "float64",
+            dict(options),
+            time.perf_counter() - start,
+        ),
+        data,
+    )
+
+
+def _number_entry(group: str, value: float, row: str, column: str) -> dict:
+    """One matrix entry as the Equations of motion table shows it."""
+    name = f"{row},{column}" if column else row
+    text = f"{value:.10g}"
+    return {
+        "group": group,
+        "entry": f"[{name}]",
+        "entry_latex": f"[{name}]",
+        "text": text,
+        "latex": text,
+        "pretty": text,
+        "ops": 0,
+        "constraint": "",
+        "row": 0,
+    }
+
+
 TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "kinematics": kinematics,
     "simulation": simulation,
@@ -542,4 +644,6 @@ TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "urdf_import": urdf_import,
     "equilibrium": equilibrium,
     "linearization": linearization,
+    "workspace": workspace,
+    "task_space_eom": task_space_eom,
 }

@@ -99,6 +99,20 @@ class Trajectory:
     description: str | None = None
 
 
+TASK_COORDINATES = ("x", "y", "z")  # the platform's position components in the ground frame
+
+
+@dataclass
+class Platform:
+    """The moving platform of a parallel kinematic machine (seed 002): its body, the task coordinates (the
+    platform's position components it moves along; None: found from the mechanism's mobility) and paths of the
+    platform, each a Trajectory over task coordinates that moves them from the document's pose by harmonics."""
+
+    body: str
+    task: list[str] | None = None
+    paths: list[Trajectory] = field(default_factory=list)
+
+
 @dataclass
 class Model:
     name: str = "untitled"
@@ -113,6 +127,7 @@ class Model:
     forces: list[ForceElement] = field(default_factory=list)
     actuated: list[str] = field(default_factory=list)  # coordinates driven by actuators (inverse dynamics)
     measures: list[Measure] = field(default_factory=list)  # columns of every time history (kinematics/measures)
+    platform: Platform | None = None  # a parallel machine's platform, task space and platform paths (seed 002)
 
     def body(self, label: str) -> Body:
         """The body with this label; "0" or "ground" is the ground. An index of positions makes this constant

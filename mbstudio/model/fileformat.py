@@ -18,6 +18,7 @@ from .document import (
     Joint,
     Model,
     Parameter,
+    Platform,
     Trajectory,
 )
 from .errors import ModelError
@@ -41,6 +42,7 @@ TOP_KEYS = (
     "forces",
     "actuated",
     "measures",
+    "platform",
 )
 
 
@@ -139,7 +141,21 @@ def from_dict(data: object) -> Model:
         _element(m, i, "measure", MEASURES) for i, m in enumerate(_list(obj.get("measures", []), "measures"))
     ]
     model.actuated = [_string(n, "actuated") for n in _list(obj.get("actuated", []), "actuated")]
+    if "platform" in obj:
+        model.platform = _platform(obj["platform"])
     return model
+
+
+def _platform(data) -> Platform:
+    obj = _object(data, "platform", ("body", "task", "paths"))
+    if "body" not in obj:
+        raise ModelError("platform", "lacks 'body'", expected="the label of the platform body")
+    task = obj.get("task")
+    return Platform(
+        _string(obj["body"], "platform.body"),
+        None if task is None else [_string(n, "platform.task") for n in _list(task, "platform.task")],
+        [_trajectory(t, i, "platform.paths") for i, t in enumerate(_list(obj.get("paths", []), "platform.paths"))],
+    )
 
 
 def _object(data, where, keys):
@@ -294,10 +310,10 @@ def _joint(data, index):
     )
 
 
-def _trajectory(data, index):
-    obj = _object(data, f"trajectories[{index}]", ("name", "description", "duration", "samples", "coordinates"))
-    name = _string(obj.get("name"), f"trajectories[{index}].name")
-    where = f"trajectory '{name}'"
+def _trajectory(data, index, section="trajectories"):
+    obj = _object(data, f"{section}[{index}]", ("name", "description", "duration", "samples", "coordinates"))
+    name = _string(obj.get("name"), f"{section}[{index}].name")
+    where = f"trajectory '{name}'" if section == "trajectories" else f"{section} '{name}'"
     samples = obj.get("samples")
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise ModelError(f"{where}.samples", "must be a whole number of samples, at least 1", samples)
@@ -413,6 +429,11 @@ def to_dict(model: Model) -> dict:
         data["measures"] = [_element_dict(m) for m in model.measures]
     if model.actuated:
         data["actuated"] = list(model.actuated)
+    if model.platform is not None:
+        data["platform"] = _drop_none(
+            {"body": model.platform.body, "task": model.platform.task}
+            | ({"paths": [_trajectory_dict(t) for t in model.platform.paths]} if model.platform.paths else {})
+        )
     return data
 
 

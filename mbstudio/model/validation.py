@@ -14,6 +14,7 @@ from .document import (
     INERTIA_NAMES,
     JOINT_MOTIONS,
     PLACES,
+    TASK_COORDINATES,
     Actuator,
     Body,
     Frame,
@@ -74,6 +75,7 @@ def validate(model: Model) -> None:
     _check_connected(model)
     _check_independent(model)
     _check_trajectories(model, symbols)
+    _check_platform(model, symbols)
     _check_forces(model, symbols)
     _check_measures(model, symbols)
     _check_coordinate_list(model, "actuated", model.actuated)
@@ -361,24 +363,39 @@ def _check_independent(model: Model) -> None:
 
 
 def _check_trajectories(model: Model, symbols) -> None:
-    known = set(model.coordinate_names())
+    known = sorted(model.coordinate_names())
     for t in model.trajectories:
-        where = f"trajectory '{t.name}'"
-        check_name(t.name, where, symbol=False)
-        if not math.isfinite(t.duration) or t.duration <= 0:
-            raise ModelError(f"{where}.duration", "must be a positive time", t.duration, "a duration > 0 s")
-        for name, terms in t.coordinates.items():
-            if name not in known:
-                raise ModelError(
-                    f"{where}.coordinates",
-                    "names an unknown coordinate",
-                    name,
-                    "coordinates of the model's joints: " + ", ".join(sorted(known)),
-                )
-            for k, h in enumerate(terms):
-                for key in ("amplitude", "frequency", "phase"):
-                    if getattr(h, key) is not None:
-                        float_value(getattr(h, key), symbols, f"{where} coordinate '{name}' term {k}.{key}")
+        _check_trajectory(t, f"trajectory '{t.name}'", known, "coordinates of the model's joints", symbols)
+
+
+def _check_trajectory(t, where: str, known: list[str], kind: str, symbols) -> None:
+    """A named, positive-duration Fourier path over `known` coordinates whose terms evaluate."""
+    check_name(t.name, where, symbol=False)
+    if not math.isfinite(t.duration) or t.duration <= 0:
+        raise ModelError(f"{where}.duration", "must be a positive time", t.duration, "a duration > 0 s")
+    for name, terms in t.coordinates.items():
+        if name not in known:
+            raise ModelError(f"{where}.coordinates", "names an unknown coordinate", name, f"{kind}: {', '.join(known)}")
+        for k, h in enumerate(terms):
+            for key in ("amplitude", "frequency", "phase"):
+                if getattr(h, key) is not None:
+                    float_value(getattr(h, key), symbols, f"{where} coordinate '{name}' term {k}.{key}")
+
+
+def _check_platform(model: Model, symbols) -> None:
+    """A moving body, task coordinates among x, y, z (each once), paths over them with unique names."""
+    platform = model.platform
+    if platform is None:
+        return
+    labels = [b.label for b in model.bodies]
+    if platform.body not in labels:
+        raise ModelError("platform.body", "is not a moving body of the model", platform.body, ", ".join(labels))
+    task = list(TASK_COORDINATES) if platform.task is None else platform.task
+    if not task or any(n not in TASK_COORDINATES for n in task) or len(set(task)) < len(task):
+        raise ModelError("platform.task", "must list platform position components, each once", task, "x, y and/or z")
+    check_unique((t.name, f"platform.paths '{t.name}'") for t in platform.paths)
+    for t in platform.paths:
+        _check_trajectory(t, f"platform.paths '{t.name}'", task, "the platform's task coordinates", symbols)
 
 
 # Force-element values that must not be negative, and those that must be positive.

@@ -121,6 +121,7 @@ class CoordinatesPanel(QWidget):
     for all steps of one mouse drag (so they merge into one undo step) and new for any other change."""
 
     moved = Signal(str, float, int)
+    platform_moved = Signal(str, float, int)  # a parallel machine's platform along a task coordinate (x, y, z)
     choose = Signal()  # the person asks to choose the driving coordinates
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -134,45 +135,66 @@ class CoordinatesPanel(QWidget):
         layout.addWidget(self.choose_button)
         layout.addStretch(1)
         self.sliders: dict[str, CoordinateSlider] = {}
+        self.platform: dict[str, CoordinateSlider] = {}  # task-space sliders of a parallel machine's platform
         self.preferred = {"rad": False, "m": False}  # View › Units: degrees, millimetres
         self._drag = 0
 
-    def build(self, mech: Mechanism, values: dict[str, float]) -> None:
+    def build(
+        self, mech: Mechanism, values: dict[str, float], platform: list[tuple[str, float, float, float]] | None = None
+    ) -> None:
+        """A slider per independent coordinate; `platform`: (task coordinate, low, high, value) of a parallel
+        machine's platform, which gets sliders of its own under them (task space)."""
         while self.form.rowCount():
             self.form.removeRow(0)
-        self.sliders = {}
+        self.sliders, self.platform = {}, {}
         for name in mech.independent:
-            row = CoordinateSlider(name, *coordinate_range(mech, name))
-            row.set_display(self.preferred[row.unit])
+            row = self._slider(name, *coordinate_range(mech, name), self.moved)
             row.set_value(values[name])
-            row.slider.sliderPressed.connect(self._new_drag)
-            row.slider.valueChanged.connect(lambda _, r=row: self._changed(r))
-            row.typed.connect(lambda value, r=row: self._typed(r, value))
             self.form.addRow(name, row)
             self.sliders[name] = row
         if not self.sliders:
             self.form.addRow(QLabel("This mechanism has no independent coordinates."))
+        if platform:
+            self.form.addRow(QLabel("<b>Platform</b> (task space: its limbs follow)"))
+        for name, low, high, value in platform or []:
+            row = self._slider(name, low, high, "m", self.platform_moved)
+            row.set_value(value)
+            row.setToolTip(f"the platform's {name} in the ground frame; every limb's inverse kinematics follows")
+            self.form.addRow(f"platform {name}", row)
+            self.platform[name] = row
+
+    def _slider(self, name: str, low: float, high: float, unit: str, signal) -> CoordinateSlider:
+        row = CoordinateSlider(name, low, high, unit)
+        row.set_display(self.preferred[row.unit])
+        row.slider.sliderPressed.connect(self._new_drag)
+        row.slider.valueChanged.connect(lambda _, r=row: self._changed(r, signal))
+        row.typed.connect(lambda value, r=row: self._typed(r, value, signal))
+        return row
 
     def _new_drag(self) -> None:
         self._drag += 1
 
-    def _changed(self, row: CoordinateSlider) -> None:
+    def _changed(self, row: CoordinateSlider, signal) -> None:
         if not row.slider.isSliderDown():
             self._drag += 1
-        self.moved.emit(row.name, row.slider_value(), self._drag)
+        signal.emit(row.name, row.slider_value(), self._drag)
 
-    def _typed(self, row: CoordinateSlider, value: float) -> None:
+    def _typed(self, row: CoordinateSlider, value: float, signal) -> None:
         self._drag += 1
-        self.moved.emit(row.name, value, self._drag)
+        signal.emit(row.name, value, self._drag)
 
     def set_units(self, degrees: bool, millimetres: bool) -> None:
         self.preferred = {"rad": degrees, "m": millimetres}
-        for row in self.sliders.values():
+        for row in [*self.sliders.values(), *self.platform.values()]:
             row.set_display(self.preferred[row.unit])
 
-    def set_values(self, values: dict[str, float]) -> None:
+    def set_values(self, values: dict[str, float], platform: dict[str, float] | None = None) -> None:
+        """The coordinates' values, and the platform's task coordinates when it has sliders."""
         for name, row in self.sliders.items():
             row.set_value(values[name])
+        for name, value in (platform or {}).items():
+            if name in self.platform:
+                self.platform[name].set_value(value)
 
 
 class DrivingDialog(QDialog):

@@ -10,7 +10,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem, QWidget
 
-from ...model import GROUND, Model
+from ...dynamics.pkm.limb import structural_cycles
+from ...dynamics.pkm.topology import is_hybrid, structure
+from ...model import GROUND, Model, ModelError
 
 KEY = Qt.ItemDataRole.UserRole
 # Context-menu entries per kind of item: (request name, menu text).
@@ -89,6 +91,7 @@ class DocumentTree(QTreeWidget):
         measures = self._item(root, ("measures",), "Measures", str(len(model.measures)))
         for m in model.measures:
             self._item(measures, ("measure", m.name), m.name, m.type)
+        self._limbs(root, model)
         trajectories = self._item(root, ("trajectories",), "Trajectories", str(len(model.trajectories)))
         for t in model.trajectories:
             self._item(trajectories, ("trajectory", t.name), t.name, f"{t.duration:g} s, {t.samples} samples")
@@ -116,6 +119,24 @@ class DocumentTree(QTreeWidget):
         if not ground:
             self._item(item, ("inertia", body.label), "Inertia", f"m = {body.inertia['m']}")
             self._item(item, ("shape", body.label), "Shape", (body.shape or {}).get("type", "(links)"))
+
+    def _limbs(self, root: QTreeWidgetItem, model: Model) -> None:
+        """A parallel machine's limbs and their fundamental cycles (seed 002); selecting one highlights its
+        bodies in the 3D view (the key carries them). Nothing for other models."""
+        try:
+            found = structure(model)
+            cycles = [structural_cycles(model, limb, found.platform) for limb in found.limbs] if found else []
+        except ModelError:
+            return
+        if found is None:
+            return
+        limbs = self._item(root, ("limbs",), "Limbs", f"{len(found.limbs)}, platform {found.platform}")
+        for limb, loops in zip(found.limbs, cycles, strict=True):
+            kind = "hybrid" if is_hybrid(loops) else "loops coupled"
+            item = self._item(limbs, ("limb", limb.name, *limb.bodies), limb.name, f"{len(loops)} cycle(s), {kind}")
+            for cycle in loops:
+                key = ("cycle", limb.name, cycle.cut, *cycle.bodies)
+                self._item(item, key, f"cycle cut at {cycle.cut}", " – ".join(cycle.bodies))
 
     def show_pose(self, model: Model) -> None:
         """The coordinates' initial values (the shown pose) again, after a slider move or its undo."""

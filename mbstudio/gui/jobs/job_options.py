@@ -51,6 +51,7 @@ DEFAULTS: dict[str, dict] = {
     "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
     "equilibrium": {"hold": {}, "move": True},
     "linearization": {"at": "equilibrium", "hold": {}, "velocities": {}, "inputs": [], "outputs": []},
+    "workspace": {"plane": None, "ranges": None, "points": 41, "at": None},
 }
 OPERATING_POINTS = {"equilibrium": "Equilibrium near the document's pose", "initial": "The document's pose"}
 MIN_DIGITS, MAX_DIGITS = 16, 1000  # the pipeline refuses fewer than 16; beyond 1000 a run takes hours
@@ -617,6 +618,82 @@ OUTPUT_TIP = (
     "or a measure's part (e.g. alignment.wheel_travel); empty: the independent coordinates"
 )
 
+
+def span(field: str, text: str) -> tuple[float, float] | None:
+    """'-0.3, 0.3' -> (-0.3, 0.3), low below high; empty: None (about the document's pose)."""
+    if not text.strip():
+        return None
+    parts = [p for p in re.split(r"[,;\s]+", text.strip()) if p]
+    expected = "two numbers in m, low then high, e.g. -0.3, 0.3; empty: about the document's pose"
+    if len(parts) != 2:
+        raise ModelError(field, f"{text!r} is not two numbers", None, expected)
+    low, high = (number(field, part, lambda v: abs(v) < 1e3, expected) for part in parts)
+    if not low < high:
+        raise ModelError(field, f"{low:g} is not below {high:g}", None, expected)
+    return low, high
+
+
+class WorkspaceDialog(OptionsDialog):
+    """A parallel machine's workspace map: the plane of platform positions, its ranges, the points per axis
+    and where the other task coordinate stays."""
+
+    task, title = "workspace", "Workspace map"
+
+    @cached_property
+    def machine(self):
+        from ...dynamics.pkm import ParallelMachine
+
+        return ParallelMachine(self.model)
+
+    def build(self) -> None:
+        try:
+            names = self.machine.task_names
+        except ModelError as exc:
+            self._unusable = exc
+            self.form.addRow(QLabel(f"No workspace map for this model:\n{exc}"))
+            return
+        self._unusable = None
+        pairs = {f"{a},{b}": f"{a} and {b}" for i, a in enumerate(names) for b in names[i + 1 :]}
+        previous = ",".join(self.start.get("plane") or [])
+        self.plane = self.combo("plane", "plane of platform positions", pairs, previous or None)
+        ranges = dict(self.start.get("ranges") or {})
+        for which in ("first", "second"):
+            self.line(which, f"{which} axis range [m]", "low, high; empty: about the document's pose")
+        for which, name in zip(("first", "second"), self.plane.currentData().split(","), strict=True):
+            self.lines[which].setText(_text(ranges.get(name)))
+        self.line("points", "points per axis", "grid points along each axis (the map has their square)")
+        self.line("at", "other coordinate [m]", "where the task coordinate off the plane stays; empty: the pose")
+        self.lines["at"].setText(_text(next(iter(dict(self.start.get("at") or {}).values()), None)))
+
+    def sync(self) -> None:
+        if self._unusable is None:
+            self.lines["at"].setEnabled(len(self.machine.task_names) > 2)
+
+    def read(self) -> dict:
+        if self._unusable is not None:
+            self._errors["model"] = self._unusable
+            return {}
+        plane = self.plane.currentData().split(",")
+        ranges = {
+            name: self.field(which, lambda t, w=which: span(w, t))
+            for which, name in zip(("first", "second"), plane, strict=True)
+        }
+        other = [n for n in self.machine.task_names if n not in plane]
+        at = self.field(
+            "at", lambda t: number("at", t, lambda v: abs(v) < 1e3, "a position in m") if t.strip() else None
+        )
+        return {
+            "plane": plane,
+            "ranges": {n: list(r) for n, r in ranges.items() if r is not None} or None,
+            "points": self.field("points", lambda t: whole_number("points", t, 2, 401)),
+            "at": {other[0]: at} if other and at is not None and self.lines["at"].isEnabled() else None,
+        }
+
+    def hint_text(self, values: dict) -> str:
+        count = values.get("points") or 0
+        return f"{count * count} platform positions, each limb's inverse kinematics and the task-space equations."
+
+
 DIALOGS: dict[str, type[OptionsDialog]] = {
     d.task: d
     for d in (
@@ -626,6 +703,7 @@ DIALOGS: dict[str, type[OptionsDialog]] = {
         BaseParametersDialog,
         EquilibriumDialog,
         LinearizeDialog,
+        WorkspaceDialog,
     )
 }
 

@@ -18,6 +18,10 @@ GROUPS = {
     "gravity": "gravity",
     "constraint_jacobian": "constraint Jacobian",
     "constraint_rhs": "constraint right side",
+    "task_mass": "task-space mass matrix M_t [kg]",  # a parallel machine's (jobs.tasks.task_space_eom)
+    "task_gravity": "task-space gravity W_t^grav [N]",
+    "ik_jacobian": "inverse-kinematics Jacobian J_IK",
+    "actuator_mass": "actuator-space mass matrix M_a",
 }
 SYMMETRY_NOTE = "M is symmetric: only its entries M[i,j] with i ≤ j are listed; zero entries are left out."
 

@@ -4,6 +4,8 @@ behave alike."""
 
 from __future__ import annotations
 
+import json
+
 import pyqtgraph as pg
 import pyqtgraph.exporters as exporters
 from PySide6.QtGui import QPainter
@@ -91,3 +93,27 @@ def save_image(view: QWidget, scene_item: pg.GraphicsObject, path: str, fmt: str
     painter = QPainter(generator)
     view.render(painter)
     painter.end()
+
+
+def export_plot(panel: QWidget, what: str, stem: str, fmt: str, path: str | None, text, title: str) -> bool:
+    """A plot panel's Export: `text(fmt)` for csv or json, written atomically; png or svg of `panel.plot`, the
+    result's provenance kept in the SVG. False when there is no result, the dialog is cancelled or a write fails."""
+    if panel.result is None:
+        return False
+    fmt = fmt.lower()
+    path = export_path(panel, what, stem, fmt, path)
+    if path is None:
+        return False
+    if fmt in ("csv", "json"):
+        return write_export(panel, path, text(fmt))
+    provenance = json.dumps(panel.result.provenance.to_json(), default=str)
+    save_image(panel.plot, panel.plot.plotItem, path, fmt, title, provenance)
+    return True
+
+
+def show_hover(panel: QWidget, event) -> None:
+    """The panel's readout of the point under the mouse (its `value_at` in plot coordinates)."""
+    point = panel.plot.plotItem.vb.mapSceneToView(event[0])
+    text = panel.value_at(point.x(), point.y())
+    if text:
+        panel.hover.setText(text)

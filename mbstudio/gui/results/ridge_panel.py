@@ -4,7 +4,6 @@ come computed from the job (in mpmath), so this panel only draws."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -15,7 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 from ...io.csv_text import csv_text
 from ...io.json_text import json_text
 from ...jobs import JobResult
-from .panel_parts import COLORS, export_path, menu_button, result_layout, save_image, stale_banner, write_export
+from .panel_parts import COLORS, export_plot, menu_button, result_layout, show_hover, stale_banner
 
 EXPORT_FORMATS = ("png", "svg", "csv", "json")
 
@@ -109,10 +108,7 @@ class RidgePanel(QWidget):
 
     # ------------------------------------------------------------------ hover
     def _moved(self, event) -> None:
-        point = self.plot.plotItem.vb.mapSceneToView(event[0])
-        text = self.value_at(point.x(), point.y())
-        if text:
-            self.hover.setText(text)
+        show_hover(self, event)
 
     def value_at(self, x: float, y: float) -> str:
         """The point nearest to (x, y) in plot coordinates, as text; '' when there is no result."""
@@ -133,17 +129,7 @@ class RidgePanel(QWidget):
     # ------------------------------------------------------------------ export
     def export(self, fmt: str, path: str | None = None) -> bool:
         """fmt: png, svg, csv or json (any case); text files are written atomically, a failure is reported."""
-        if self.result is None:
-            return False
-        fmt = fmt.lower()
-        path = export_path(self, "the ridge", "ridge", fmt, path)
-        if path is None:
-            return False
-        if fmt in ("csv", "json"):
-            return write_export(self, path, spectra_text(self.result, fmt))
-        provenance = json.dumps(self.result.provenance.to_json(), default=str)
-        save_image(self.plot, self.plot.plotItem, path, fmt, "SVD ridge", provenance)
-        return True
+        return export_plot(self, "the ridge", "ridge", fmt, path, lambda f: spectra_text(self.result, f), "SVD ridge")
 
 
 def _rank_text(s: dict, color: str) -> str:

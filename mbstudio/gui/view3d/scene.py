@@ -92,6 +92,15 @@ def _drawn_item(key: tuple | None) -> tuple | None:
     return None
 
 
+def _drawn_items(key: tuple | None) -> set[tuple]:
+    """The keys of the actors a tree item shows: a parallel machine's limb or cycle (key ("limb", name,
+    *bodies) or ("cycle", limb, cut joint, *bodies)) shows all its bodies."""
+    if key and key[0] in ("limb", "cycle"):
+        return {body_item(b) for b in key[2 if key[0] == "limb" else 3 :]}
+    item = _drawn_item(key)
+    return set() if item is None else {item}
+
+
 def _thinnest(mesh: pv.PolyData) -> float:
     bounds = np.asarray(mesh.bounds, float).reshape(3, 2)
     return float((bounds[:, 1] - bounds[:, 0]).min())
@@ -357,11 +366,11 @@ class Scene:
 
     def _colour(self, key: tuple | None) -> None:
         self.selected = key
-        target = _drawn_item(key)
+        targets = _drawn_items(key)
         for actors in self.actors.values():
             for actor in actors:
                 if id(actor) in self.colors:
-                    chosen = target is not None and self.keys.get(id(actor)) == target
+                    chosen = self.keys.get(id(actor)) in targets
                     actor.prop.color = HIGHLIGHT if chosen else self.colors[id(actor)]
 
     # ------------------------------------------------------------------ camera
