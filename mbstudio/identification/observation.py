@@ -50,8 +50,20 @@ class FourierPath:
             return out
 
 
-def sample_states(mech: Mechanism, times, path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Assembled coordinates, velocities and accelerations (N, n) at `times` along `path`."""
+def branch_guide(mech: Mechanism, times, path: Path) -> np.ndarray | None:
+    """float64 coordinates (N, n) closing the loops along `path` at `times`, on the assembly branch of the
+    document's initial configuration (None for a tree): where the working precision's Newton starts."""
+    if not mech.partition.dependent:
+        return None
+    with mech.backend.context():
+        return mech.float64.assemble_path(mech.backend.to_float(path(times, 0)))
+
+
+def sample_states(
+    mech: Mechanism, times, path: Path, guide: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Assembled coordinates, velocities and accelerations (N, n) at `times` along `path`. `guide`: the
+    branch_guide of these times, when the caller has it for a longer path."""
     b = mech.backend
     with b.context():
         positions = path(times, 0)
@@ -60,16 +72,15 @@ def sample_states(mech: Mechanism, times, path: Path) -> tuple[np.ndarray, np.nd
             q[:, list(mech.partition.independent)] = positions
         else:
             # follow the assembly branch in float64, then close every sample at the working precision
-            guide = mech.float64
-            guess = guide.assemble_path(b.to_float(positions))
-            q = guess if guide is mech else mech.assemble(positions, guess=guess)
+            guess = branch_guide(mech, times, path) if guide is None else guide
+            q = guess if mech.float64 is mech else mech.assemble(positions, guess=guess)
         qd = mech.velocities(q, path(times, 1))
         qdd = mech.accelerations(q, qd, path(times, 2))
         return q, qd, qdd
 
 
-def observation_matrix(mech: Mechanism, times, path: Path) -> np.ndarray:
+def observation_matrix(mech: Mechanism, times, path: Path, guide: np.ndarray | None = None) -> np.ndarray:
     """W (N·n_ind, 10·nb): the regressor of every sample stacked, sample by sample, with W φ the stacked
     generalized forces of the independent coordinates; columns as `model.inertial_parameter_names()`."""
-    K = regressor(mech, *sample_states(mech, times, path))
+    K = regressor(mech, *sample_states(mech, times, path, guide))
     return K.reshape(-1, K.shape[-1])

@@ -30,7 +30,7 @@ from ..model import Model, ModelError, dumps
 from ..model.document import Harmonic, Trajectory
 from . import vp_linalg
 from .gautier import BaseParameterResult, RidgeStudy, compare_routes, gautier_dp, ridge_study
-from .observation import FourierPath, observation_matrix
+from .observation import FourierPath, branch_guide, observation_matrix
 from .symbolic_base import SymbolicBaseParameters, symbolic_base_parameters
 
 METHODS = ("dp", "vp", "symbolic", "all")
@@ -337,14 +337,16 @@ def _observation(
     chunk: int = CHUNK,
 ) -> np.ndarray:
     """W over the trajectory, built `chunk` samples at a time between progress reports; `share` is the part
-    of the current route this covers. Each batch follows the assembly branch from the document's initial
-    configuration to its first sample, as `sample_states` does for a whole path."""
+    of the current route this covers. The assembly branch is followed once along the whole path in float64,
+    from the document's initial configuration (branch_guide); each batch is then closed at the working precision."""
     path = fourier_path(mech, trajectory)
     times = sample_times(mech, trajectory.duration, count)
+    guide = branch_guide(mech, times, path)  # one float64 path for every batch
     blocks = []
     for first in range(0, count, chunk):
         monitor.within(share[0] + (share[1] - share[0]) * first / count, f"{label}: sample {first + 1} of {count}")
-        blocks.append(observation_matrix(mech, times[first : first + chunk], path))
+        part = slice(first, first + chunk)
+        blocks.append(observation_matrix(mech, times[part], path, None if guide is None else guide[part]))
     return np.concatenate(blocks)
 
 

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..numerics.backends import mpf_to_mpfr, mpfr_to_mpf
 
-# Downdated pivot norms are recomputed once they fall below this fraction of the last exact value: the
-# subtraction has then cancelled about half the digits and could choose the wrong pivot.
+# Downdated norms (QR's pivot norms, Jacobi's column norms) are recomputed once they fall below this fraction
+# of the value they were updated from: the subtraction has cancelled that many digits.
 _NORM_RECOMPUTE_FRACTION = 1e-8
 _MAX_SWEEPS = 60
 # Jacobi sweeps work group by group (see _sweep). A group holds columns within _GROUP_SPAN of its largest
@@ -155,14 +155,15 @@ def jacobi_orthogonalise(x: np.ndarray, digits: int) -> tuple[np.ndarray, int]:
     # that accurate, so a stricter test could keep rotating on rounding noise
     tol = len(rows) * gmpy2.mul_2exp(gmpy2.mpfr(1), 1 - working_bits(digits))
     for sweep in range(1, _MAX_SWEEPS + 1):
-        if not _sweep(work, tol):
+        if not _sweep(work, _column_norms2(work), tol):  # norms exact at each sweep's start
             x[rows] = work
             return x, sweep
     raise ArithmeticError(f"one-sided Jacobi did not converge in {_MAX_SWEEPS} sweeps at {digits} digits")
 
 
-def _sweep(x: np.ndarray, tol: gmpy2.mpfr) -> bool:
-    """One sweep, group by group in decreasing norm (_norm_groups); whether anything was rotated.
+def _sweep(x: np.ndarray, norms2: np.ndarray, tol: gmpy2.mpfr) -> bool:
+    """One sweep, group by group in decreasing norm (_norm_groups); whether anything was rotated. `norms2`,
+    the columns' squared norms, is kept up to date.
 
     For each group: first, if double precision still sees it far from orthogonal, rotate it by its right
     singular vectors from LAPACK (made orthogonal in VP) — an orthogonal change of columns like any Jacobi
@@ -171,12 +172,14 @@ def _sweep(x: np.ndarray, tol: gmpy2.mpfr) -> bool:
     it, so once a group is orthogonal the smaller columns are cleaned of it in one pass, and their own
     rotations, which come later, cannot bring it back (mixing clean columns leaves them clean). Interleaving
     the kinds of pairs instead keeps re-mixing uncleaned columns and costs several extra sweeps."""
-    groups = _norm_groups(_column_norms2(x))
+    groups = _norm_groups(norms2)
     rotated = False
     for k, group in enumerate(groups):
-        rotated |= _precondition(x, group)
+        if _precondition(x, group):
+            norms2[group] = _column_norms2(x[:, group])
+            rotated = True
         for i, j in _round_robin(group) + [r for smaller in groups[k + 1 :] for r in _bipartite_rounds(group, smaller)]:
-            rotated |= _rotate_pairs(x, i, j, tol)
+            rotated |= _rotate_pairs(x, norms2, i, j, tol)
     return rotated
 
 
@@ -211,10 +214,14 @@ def _scaled_float64(a: np.ndarray) -> np.ndarray:
     return np.array([[float(gmpy2.mul_2exp(v, -shift)) for v in row] for row in a])
 
 
-def _rotate_pairs(x: np.ndarray, i: list[int], j: list[int], tol: gmpy2.mpfr) -> bool:
-    """Jacobi rotations of the column pairs (i[k], j[k]) that are not yet orthogonal; whether there were any."""
+def _rotate_pairs(x: np.ndarray, norms2: np.ndarray, i: list[int], j: list[int], tol: gmpy2.mpfr) -> bool:
+    """Jacobi rotations of the column pairs (i[k], j[k]) that are not yet orthogonal; whether there were any.
+
+    The squared norms a, b of a pair are not recomputed: a rotation by t = tan θ makes them a − t c and b + t c
+    exactly (c the pair's dot product, which is). Where that subtraction cancels (a small column cleaned of
+    its component along a large one), the norm is recomputed: the update would lose the digits it cancels."""
     xi, xj = x[:, i], x[:, j]
-    a, b, c = (xi * xi).sum(axis=0), (xj * xj).sum(axis=0), (xi * xj).sum(axis=0)
+    a, b, c = norms2[i], norms2[j], (xi * xj).sum(axis=0)
     active = [k for k in range(len(i)) if c[k] != 0 and abs(c[k]) > tol * gmpy2.sqrt(a[k] * b[k])]
     if not active:
         return False
@@ -228,6 +235,11 @@ def _rotate_pairs(x: np.ndarray, i: list[int], j: list[int], tol: gmpy2.mpfr) ->
     xi, xj = x[:, ia], x[:, ja]
     x[:, ia] = cs * xi - sn * xj
     x[:, ja] = sn * xi + cs * xj
+    for columns, old, new in ((ia, a, a - t * c), (ja, b, b + t * c)):
+        lost = [k for k in range(len(columns)) if new[k] <= _NORM_RECOMPUTE_FRACTION * old[k]]
+        if lost:
+            new[lost] = _column_norms2(x[:, [columns[k] for k in lost]])
+        norms2[columns] = new
     return True
 
 
