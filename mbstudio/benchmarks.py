@@ -624,8 +624,9 @@ def _pkm(states: int) -> list[dict]:
         batch = {
             "numpy general": best_time(lambda: route.inverse_dynamics(q, v, a))[0],
             "numpy modular": best_time(lambda: pkm.inverse_dynamics(limbs, v, a))[0],
-            "nodes serial": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs))[0],
-            "nodes threads": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs, pool))[0],
+            # a few ms each, where a thread's hand-over or another process shows: the best of ten
+            "nodes serial": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs), 10)[0],
+            "nodes threads": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs, pool), 10)[0],
         }
     general_map = FastCall(general_function(pkm).map(count))
     batch["compiled general"] = best_time(lambda: general_map(q.T.ravel("F"), *(z.T.ravel("F") for z in (x, v, a))))[0]
