@@ -1,4 +1,5 @@
-"""The job runner without Qt: results with provenance, progress, cancel within a second, readable errors."""
+"""The job runner without Qt: results with provenance, progress, cancel within a second keeping the parts sent,
+readable errors."""
 
 from __future__ import annotations
 
@@ -17,8 +18,11 @@ from mbstudio.model.document import Harmonic, Trajectory
 
 
 def busy(model_text: str, options: dict, progress, cancel) -> JobResult:
-    """A long mpmath computation that never looks at `cancel`: only ending the process stops it."""
+    """A long mpmath computation that never looks at `cancel`: only ending the process stops it. Before it, the
+    parts of a result, as many as options["parts"]."""
     progress(0.5, "busy in mpmath")
+    for k in range(options.get("parts", 0)):
+        progress(0.5, "busy in mpmath", {"part": k})
     mpmath.mp.dps = 5000
     deadline = time.monotonic() + options["seconds"]
     while time.monotonic() < deadline:
@@ -66,15 +70,16 @@ def test_progress_arrives_while_the_job_runs(runner):
     job.cancel()
 
 
-def test_cancel_ends_a_long_mpmath_computation_within_a_second(runner):
-    job = runner.submit(busy, dumps(samples.load("four_bar")), {"seconds": 60})
-    while job.message != "busy in mpmath":
+def test_cancel_ends_a_long_mpmath_computation_within_a_second_and_keeps_the_parts_sent(runner):
+    job = runner.submit(busy, dumps(samples.load("four_bar")), {"seconds": 60, "parts": 2})
+    while job.message != "busy in mpmath" or len(job.parts) < 2:
         assert job.wait(0.05) is False  # still running
     start = time.monotonic()
     job.cancel()
     assert time.monotonic() - start < 1.0
     assert job.state == CANCELLED and not job._process.is_alive()
     assert runner.poll() == [] and runner.running == []
+    assert job.parts == [{"part": 0}, {"part": 1}] and job.result is None  # no result is made of this task's parts
 
 
 def test_a_failing_job_reports_a_readable_error_with_details(runner):
@@ -103,6 +108,17 @@ def test_simulation_and_symbolic_eom_run_as_jobs(runner):
     assert eom.state == DONE, eom.error + eom.details
     assert {"mass_matrix", "bias", "gravity"} <= set(eom.result.data["groups"])
     assert eom.result.provenance.precision == "exact"
+
+
+@pytest.mark.slow  # a linear family in its own process
+def test_a_family_that_fails_at_a_member_keeps_the_members_before(runner):
+    from tests.test_linearization import point_pendulum
+
+    options = {"at": "equilibrium", "schedule": {"name": "L", "from": 1.0, "to": 0.0, "count": 3}}
+    job = runner.submit("linearization", point_pendulum(), options)
+    assert job.wait(120) and job.state == FAILED
+    assert job.error.startswith("schedule: gives no linear model at L = 0 (Singular matrix)")
+    assert job.result.data["family"]["values"].tolist() == [1.0, 0.5] and job.result.data["family"]["stopped"]
 
 
 def _busy_job(runner):

@@ -13,9 +13,10 @@ from mbstudio.dynamics.engine import engine
 from mbstudio.dynamics.equilibrium import equilibrium, operating_point, parse_state
 from mbstudio.dynamics.frequency_response import bode, frequency_grid, frequency_response
 from mbstudio.dynamics.linear_model import linearize
-from mbstudio.dynamics.lpv import linear_family
+from mbstudio.dynamics.lpv import linear_family, mode_branches
 from mbstudio.dynamics.modes import mode_poses, modes
 from mbstudio.dynamics.simulation import simulate
+from mbstudio.jobs.tasks import linear_family_result, linearization
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import ModelError, dumps, loads
 from mbstudio.model.document import (
@@ -66,6 +67,43 @@ def test_the_pendulum_periods_and_the_family_over_its_length_follow_sqrt_g_over_
         assert lin.point.is_equilibrium and abs(lin.point.q[0]) < 1e-12  # it hangs straight down
         (mode,) = modes(lin)
         assert mode.damping == pytest.approx(0.0, abs=1e-12) and mode.stability == "marginal"
+
+
+def test_the_family_job_sends_each_model_when_done_and_keeps_those_of_a_cancelled_run():
+    """The Linearise job over the pendulum's length: one part per model as it is done, the modes followed
+    across them at √(g/L) / 2π; the first two parts alone (a job cancelled then) make a family of two."""
+    options = {"at": "equilibrium", "schedule": {"name": "L", "from": 0.8, "to": 1.6, "count": 3}}
+    parts = []
+    result = linearization(dumps(point_pendulum()), options, lambda f, m, part=None: parts.append(part), lambda: False)
+    family, branches = result.data["family"], result.data["branches"]
+    sent = [p for p in parts if p is not None]
+    assert len(sent) == 3 and all(a is b for a, b in zip(sent, result.data["members"], strict=True))
+    assert family["values"] == pytest.approx([0.8, 1.2, 1.6], abs=1e-15) and not family["stopped"]
+    assert (family["kind"], family["unit"]) == ("parameter", "m")
+    assert branches["labels"] == ["mode 1 (theta)"] and family["start"] == 0  # the document's L = 1 is nearest 0.8
+    assert branches["frequency_hz"][:, 0] == pytest.approx(np.sqrt(G / family["values"]) / (2 * np.pi), rel=1e-12)
+    kept = linear_family_result(result.data["members"][:2], options, result.provenance.model_hash, 1.0)
+    assert kept.data["family"]["stopped"] and kept.data["family"]["values"] == pytest.approx([0.8, 1.2], abs=1e-15)
+    assert kept.title == "2 of 3 linear models over L"
+
+
+def test_a_family_names_the_value_where_a_model_is_missing():
+    with pytest.raises(ModelError, match=r"schedule: gives no linear model at L = 0 \(Singular matrix\)"):
+        linear_family(point_pendulum(), "L", [1.0, 0.0])
+
+
+def test_modes_keep_their_branches_where_natural_frequencies_cross():
+    """A lightly and a heavily damped mode whose |λ| cross, listed by |λ| as modes() lists them, each stay on
+    their branch; a damped pair that turns into two real roots goes on as one and starts another."""
+    p = np.linspace(0.0, 1.0, 6)
+    light, heavy = -0.05 + 1j * (1 + 2 * p), -1.2 + 1j * (2.5 - p)
+    members = [np.array(sorted(pair, key=abs)) for pair in zip(light, heavy, strict=True)]
+    assert abs(members[0][0]) < abs(members[0][1]) and members[0][0] == light[0] and members[-1][0] == heavy[-1]
+    order = mode_branches(members)
+    followed = np.array([m[row] for m, row in zip(members, order, strict=True)])
+    assert followed[:, 0].tolist() == light.tolist() and followed[:, 1].tolist() == heavy.tolist()
+    split = mode_branches([np.array([-1 + 0.5j]), np.array([-0.8 + 0.1j]), np.array([-1.5 + 0j, -0.5 + 0j])])
+    assert split.tolist() == [[0, -1], [0, -1], [1, 0]]
 
 
 def test_a_spring_mass_settles_at_m_g_over_k_and_rings_at_sqrt_k_over_m():

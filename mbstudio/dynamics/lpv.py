@@ -4,6 +4,8 @@ each about its own operating point.
     family = linear_family(model, "theta1", np.linspace(-0.1, 0.1, 5))      # a coordinate: held there
     family = linear_family(model, "L", [1.0, 1.2, 1.6])                     # a model parameter
     family.models[i].A, family.values[i]
+    linear_family(model, "L", [1.0, 1.2, 1.6], each=lambda model_i, lin: ...)  # as each member is done
+    branches = mode_branches([...each member's mode eigenvalues...])    # modes followed across the family
 
 A scheduling coordinate (an independent one) is held at each value while the others settle into equilibrium
 (the force holding it is part of each point: `point.held`), or, with at="initial", is set there from the
@@ -17,9 +19,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
+from ..kinematics import Mechanism
 from ..model import Model, dumps, loads
-from ..model.errors import ModelError
+from ..model.errors import AssemblyError, ModelError
 from .equilibrium import equilibrium, operating_point
 from .linear_model import LinearModel, linearize
 
@@ -41,34 +45,91 @@ def linear_family(
     inputs: list[str] | None = None,
     outputs: list[str] | None = None,
     progress: Callable[[float, str], None] | None = None,
+    each: Callable[[Model, LinearModel], None] | None = None,
 ) -> LinearFamily:
     """One linear model per value of `schedule` (an independent coordinate or a parameter), about the
-    equilibrium there (at="equilibrium") or the document's pose (at="initial")."""
+    equilibrium there (at="equilibrium") or the document's pose (at="initial"). `each(model_i, lin)` is called
+    as each member is done (a job sends it on), with the member's model: the document, or a copy with the
+    scheduled parameter's value."""
     if at not in ("equilibrium", "initial"):
         raise ModelError("at", "is not an operating point of a family", at, "equilibrium or initial")
-    values = np.asarray(values, float)
-    kind = _kind(model, schedule)
-    hold = dict(hold or {})
+    values, kind, hold = np.asarray(values, float), _kind(model, schedule), dict(hold or {})
     models: list[LinearModel] = []
     for i, value in enumerate(values):
         if progress is not None:
             progress(i / len(values), f"{schedule} = {value:g}")
-        varied = _with_parameter(model, schedule, value) if kind == "parameter" else model
         start = models[-1].q if models else None  # follow one branch of equilibria
+        varied, lin = _member(model, kind, schedule, value, at, hold, start, (inputs, outputs))
+        if models and lin.states != models[0].states:
+            raise ModelError(
+                "schedule",
+                f"changes the independent coordinates at {schedule} = {value:g} ({', '.join(lin.states)})",
+                None,
+                "the independent coordinates fixed in the document (Analysis › Driving Coordinates)",
+            )
+        models.append(lin)
+        if each is not None:
+            each(varied, lin)
+    return LinearFamily(schedule, kind, values, models)
+
+
+def _member(
+    model: Model, kind: str, schedule: str, value: float, at: str, hold: dict, start, signals: tuple
+) -> tuple[Model, LinearModel]:
+    """The member at `value`: its model and its linear model (the equilibrium sought from `start`), or the
+    ModelError naming the value where there is none."""
+    try:
+        varied = _with_parameter(model, schedule, value) if kind == "parameter" else model
         if at == "initial":
             point = operating_point(varied, values={schedule: value} if kind == "coordinate" else None)
         else:
             held = {**hold, schedule: value} if kind == "coordinate" else hold
             point = equilibrium(varied, start=start, hold=held)
-        models.append(linearize(varied, point, inputs, outputs))
-        if models[-1].states != models[0].states:
-            raise ModelError(
-                "schedule",
-                f"changes the independent coordinates at {schedule} = {value:g} ({', '.join(models[-1].states)})",
-                None,
-                "the independent coordinates fixed in the document (Analysis › Driving Coordinates)",
-            )
-    return LinearFamily(schedule, kind, values, models)
+        return varied, linearize(varied, point, *signals)
+    except (ModelError, AssemblyError, np.linalg.LinAlgError) as exc:
+        raise ModelError(
+            "schedule",
+            f"gives no linear model at {schedule} = {value:g} ({exc})",
+            None,
+            f"a range of {schedule} over which each model is whole and has its operating point",
+        ) from exc
+
+
+def mode_branches(eigenvalues: list[np.ndarray]) -> np.ndarray:
+    """Which mode of each member continues each branch of the family: (members, branches) indices into each
+    member's modes (one eigenvalue per mode, as dynamics/modes.py lists them), -1 where a member has none for
+    the branch. A member's modes are matched to the branches' latest eigenvalues by least total distance in the
+    complex plane, so a mode keeps its branch where natural frequencies cross (their eigenvalues stay apart
+    unless the dampings agree too); a mode left over (a pair turned into two real roots) starts a branch."""
+    rows: list[list[int]] = []
+    latest: list[complex] = []  # each branch's eigenvalue where it was last seen
+    for values in eigenvalues:
+        row = [-1] * len(latest)
+        if latest and len(values):
+            cost = np.abs(np.asarray(values)[:, None] - np.asarray(latest)[None, :])
+            for mode, branch in zip(*linear_sum_assignment(cost), strict=True):
+                row[branch] = int(mode)
+        for mode in sorted(set(range(len(values))) - set(row)):
+            row.append(mode)
+            latest.append(complex(values[mode]))
+        for branch, mode in enumerate(row):
+            if mode >= 0:
+                latest[branch] = complex(values[mode])
+        rows.append(row)
+    out = np.full((len(rows), len(latest)), -1, dtype=int)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return out
+
+
+def schedule_of(model: Model, name: str) -> tuple[str, str, float]:
+    """A scheduling name's kind ("coordinate" or "parameter"), unit and value in the document."""
+    if _kind(model, name) == "parameter":
+        parameter = next(p for p in model.parameters if p.name == name)
+        return "parameter", parameter.unit or "", float(parameter.value)
+    tree = Mechanism(model).tree
+    i = tree.coordinates.index(name)
+    return "coordinate", "rad" if tree.kinds[i] == "R" else "m", float(tree.initial_coordinates()[i])
 
 
 def _kind(model: Model, schedule: str) -> str:

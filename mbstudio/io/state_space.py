@@ -50,14 +50,19 @@ def model_document(lin: LinearModel) -> dict:
 
 def family_document(family: LinearFamily) -> dict:
     """A family: the first model's names, every point's matrices stacked (point first) and operating point."""
-    documents = [model_document(lin) for lin in family.models]
+    return stacked_document(family.schedule, family.kind, family.values, [model_document(m) for m in family.models])
+
+
+def stacked_document(schedule: str, kind: str, values, documents: list[dict]) -> dict:
+    """The family of the models' documents (model_document) at `values` of `schedule` (a "coordinate" or a
+    "parameter"): what the command and the window write."""
     first = documents[0]
     return {
         **{k: np.stack([d[k] for d in documents]) for k in MATRICES},
         **{k: first[k] for k in (*NAMES, "coordinates")},
-        "schedule": family.schedule,
-        "schedule_kind": family.kind,
-        "schedule_values": family.values,
+        "schedule": schedule,
+        "schedule_kind": kind,
+        "schedule_values": np.asarray(values, float),
         "eigenvalues": np.stack([d["eigenvalues"] for d in documents]),
         "points": [{k: d[k] for k in POINT_KEYS} for d in documents],
         "provenance": [d["provenance"] for d in documents],

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
 from ..model import Model, dumps
-from .tasks import TASKS, JobResult, text_hash
+from .tasks import PARTIAL_RESULTS, TASKS, JobResult, text_hash
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
 PROGRESS_INTERVAL = 0.05  # s between progress messages: the pipe carries what a person can see
@@ -38,7 +38,9 @@ def _child(conn: Connection, task: str | Callable, model_text: str, options: dic
         with lock:  # a Connection is not safe to use from two threads at once
             conn.send(message)
 
-    def progress(fraction: float, message: str = "") -> None:
+    def progress(fraction: float, message: str = "", part: object = None) -> None:
+        if part is not None:
+            send(("part", part))  # every part goes: a cancelled job's result is made of them
         now = time.monotonic()
         if now - last[0] >= PROGRESS_INTERVAL or fraction >= 1.0:
             last[0] = now
@@ -82,6 +84,7 @@ class Job:
     error: str = ""
     details: str = ""  # the traceback, for "details on request"
     result: JobResult | None = None
+    parts: list = field(default_factory=list)  # what the task sent as done: the result of one that stops early
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
     heard: float = field(default_factory=time.monotonic)  # when the process last sent anything
@@ -105,11 +108,7 @@ class Job:
             return False
         changed = False
         try:
-            while self._conn.poll():
-                changed = True
-                self._receive(self._conn.recv())
-                if not self.running:
-                    break
+            changed = self._read()
         except (EOFError, OSError):
             self._died()
             changed = True
@@ -117,6 +116,14 @@ class Job:
             self._died()
             changed = True
         return self._check_heartbeat() or changed
+
+    def _read(self) -> bool:
+        """Take every message already sent; True when there was any."""
+        changed = False
+        while self.running and self._conn.poll():
+            changed = True
+            self._receive(self._conn.recv())
+        return changed
 
     def _check_heartbeat(self) -> bool:
         """A process that stopped sending (stopped by a signal, or stuck in native code that holds the GIL)
@@ -149,7 +156,9 @@ class Job:
         self.heard = time.monotonic()
         if kind == "heartbeat":
             return
-        if kind == "progress":
+        if kind == "part":
+            self.parts.append(message[1])
+        elif kind == "progress":
             self.fraction, self.message = message[1], message[2]
             self.said = self.message
         elif kind == "done":
@@ -157,6 +166,7 @@ class Job:
             self._end(DONE, "done")
         else:
             self.error, self.details = message[1], message[2]
+            self._keep_parts()
             self._end(FAILED, message[1])
 
     def _end(self, state: str, message: str) -> None:
@@ -164,8 +174,17 @@ class Job:
         self._process.join(timeout=1.0)
         self._conn.close()
 
+    def _keep_parts(self) -> None:
+        """A job that stops early (cancelled, or failing at a later part) keeps a result made of the parts it
+        sent, where its task can build one from them (tasks.PARTIAL_RESULTS)."""
+        build = PARTIAL_RESULTS.get(self.task)
+        if self.parts and build is not None:
+            self.result = build(self.parts, self.options, self.model_hash, self.elapsed)
+
     def cancel(self) -> None:
-        """End the process now: SIGTERM, and SIGKILL if it is still there after a second."""
+        """End the process now: SIGTERM, and SIGKILL if it is still there after a second; keep its parts."""
+        with contextlib.suppress(EOFError, OSError):
+            self._read()  # the parts sent so far, and a result that came just before
         if not self.running:
             return
         self._process.terminate()
@@ -174,7 +193,8 @@ class Job:
         self._process.join(timeout=1.0)
         if self._process.is_alive():
             self._process.kill()
-        self._end(CANCELLED, "cancelled")
+        self._keep_parts()
+        self._end(CANCELLED, f"cancelled; kept {self.result.title}" if self.result else "cancelled")
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the job ends (scripts and tests; the window polls instead); True if it ended."""

@@ -20,7 +20,7 @@ import sympy
 from .. import __version__
 from ..model import ModelError, loads
 
-Progress = Callable[[float, str], None]
+Progress = Callable[..., None]  # progress(fraction, message, part=None): parts are kept if the job stops early
 Cancel = Callable[[], bool]
 
 
@@ -493,43 +493,117 @@ def equilibrium(model_text: str, options: dict, progress: Progress, cancel: Canc
 
 
 def linearization(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """The linear model about an operating point (options: at, "equilibrium" or "initial"; hold and velocities,
-    {independent coordinate: value}; inputs and outputs, lists of names, None for the defaults), its modes
-    with the poses that animate them, and its frequency responses for every input/output pair (Bode form)."""
-    from ..dynamics.equilibrium import equilibrium as find
-    from ..dynamics.equilibrium import operating_point
-    from ..dynamics.frequency_response import bode, frequency_grid, frequency_response
+    """The linear model about an operating point (options: at, "equilibrium" or "initial"; hold, values and
+    velocities, {independent coordinate: value}; inputs and outputs, lists of names, None for the defaults), its
+    modes with the poses that animate them, and its frequency responses for every input/output pair (Bode form).
+    With `schedule` ({"name", "from", "to", "count"}: a coordinate or parameter), a family of them (LPV), each
+    about its own equilibrium or the pose, every member sent as it is done so that Cancel keeps them."""
     from ..dynamics.linear_model import linearize
-    from ..dynamics.modes import mode_poses, modes
-    from ..io.state_space import model_document, summary
 
     start = time.perf_counter()
     model = loads(model_text)
+    if options.get("schedule"):
+        return _linear_family(model, options, progress, text_hash(model_text), start)
     progress(0.1, "compiling the equations and finding the operating point")
-    if options.get("at") == "equilibrium":
-        point = find(model, hold=dict(options.get("hold") or {}))
-    else:
-        velocities = dict(options.get("velocities") or {})
-        point = operating_point(model, "given" if velocities else "initial", velocities=velocities)
+    point = _operating_point(model, options)
     progress(0.5, "linearising")
     lin = linearize(model, point, options.get("inputs") or None, options.get("outputs") or None)
+    progress(0.7, "modes, mode shapes and frequency responses")
+    data = linear_data(model, lin)
+    provenance = Provenance(text_hash(model_text), lin.provenance["method"], "float64", dict(options), 0.0)
+    provenance.seconds = time.perf_counter() - start
+    return JobResult("linearization", f"Linear model about the {point.kind} point", provenance, data)
+
+
+def _operating_point(model, options: dict):
+    from ..dynamics.equilibrium import equilibrium as find
+    from ..dynamics.equilibrium import operating_point
+
+    if options.get("at") == "equilibrium":
+        return find(model, hold=dict(options.get("hold") or {}))
+    values, velocities = dict(options.get("values") or {}), dict(options.get("velocities") or {})
+    return operating_point(model, "initial", values, velocities)
+
+
+def linear_data(model, lin) -> dict:
+    """One linear model as the Modes and Frequency-response panels show it: its document (io/state_space.py),
+    modes with the closed poses that animate them, and the Bode form of every input/output pair."""
+    from ..dynamics.frequency_response import bode, frequency_grid, frequency_response
+    from ..dynamics.modes import mode_poses, modes
+    from ..io.state_space import model_document, summary
+
     found = modes(lin)
-    progress(0.7, "mode shapes")
     w = frequency_grid(lin.eigenvalues)
     magnitude, phase = bode(frequency_response(lin.A, lin.B, lin.C, lin.D, w))
-    data = {
+    return {
         "model": model_document(lin),
         "summary": summary(model.name, lin),
         "modes": [m.to_dict() for m in found],
-        "coordinates": list(point.coordinates),
+        "coordinates": list(lin.point.coordinates),
         "poses": np.array([mode_poses(model, lin, m) for m in found]),
         "frequency_hz": w / (2 * np.pi),
         "magnitude_db": magnitude,
         "phase_deg": phase,
     }
-    provenance = Provenance(text_hash(model_text), lin.provenance["method"], "float64", dict(options), 0.0)
-    provenance.seconds = time.perf_counter() - start
-    return JobResult("linearization", f"Linear model about the {point.kind} point", provenance, data)
+
+
+def _linear_family(model, options: dict, progress: Progress, model_hash: str, start: float) -> JobResult:
+    """Each member's linear_data with its place in the schedule, sent as a part of the result when done."""
+    from ..dynamics.lpv import linear_family, schedule_of
+
+    schedule = options["schedule"]
+    name, count = schedule["name"], int(schedule["count"])
+    values = np.linspace(float(schedule["from"]), float(schedule["to"]), count)
+    kind, unit, document_value = schedule_of(model, name)
+    header = {"name": name, "kind": kind, "unit": unit, "document_value": document_value}
+    parts: list[dict] = []
+
+    def send(varied, lin) -> None:
+        value = values[len(parts)]
+        parts.append({**linear_data(varied, lin), "schedule": {**header, "value": float(value)}})
+        progress(len(parts) / count, f"{name} = {value:g} {unit}: {len(parts)} of {count} models", parts[-1])
+
+    progress(0.0, f"compiling the equations for {count} models over {name}")
+    at, hold = options.get("at") or "equilibrium", dict(options.get("hold") or {})
+    signals = options.get("inputs") or None, options.get("outputs") or None
+    linear_family(model, name, values, at, hold, *signals, each=send)
+    return linear_family_result(parts, options, model_hash, time.perf_counter() - start)
+
+
+def linear_family_result(parts: list[dict], options: dict, model_hash: str, seconds: float) -> JobResult:
+    """The family from the members done (all of them, or those of a job that stopped early), with its modes
+    followed across the members (dynamics/lpv.mode_branches) for the plot against the scheduling parameter."""
+    from ..dynamics.lpv import mode_branches
+
+    header, count = parts[0]["schedule"], int(options["schedule"]["count"])
+    values = np.array([p["schedule"]["value"] for p in parts])
+    modes = [p["modes"] for p in parts]
+    order = mode_branches([np.array([complex(m["eigenvalue_real"], m["eigenvalue_imag"]) for m in ms]) for ms in modes])
+
+    def column(key: str) -> np.ndarray:
+        return np.array([[ms[k][key] if k >= 0 else np.nan for k in row] for ms, row in zip(modes, order, strict=True)])
+
+    first = [next(ms[k] for ms, k in zip(modes, order[:, b], strict=True) if k >= 0) for b in range(order.shape[1])]
+    family = {
+        **{k: header[k] for k in ("name", "kind", "unit")},
+        "values": values,
+        "count": count,
+        "start": int(np.abs(values - header["document_value"]).argmin()),  # the member nearest the document
+        "stopped": len(parts) < count,  # cancelled, or failed at the next member
+    }
+    data = {
+        "family": family,
+        "members": parts,
+        "branches": {
+            "labels": [f"mode {b + 1} ({mode['dominant']})" for b, mode in enumerate(first)],
+            "frequency_hz": column("frequency_hz"),
+            "damping": column("damping"),
+        },
+    }
+    method = parts[0]["model"]["provenance"]["method"]
+    provenance = Provenance(model_hash, method, "float64", dict(options), seconds)
+    done = f"{len(parts)} of {count}" if family["stopped"] else str(count)
+    return JobResult("linearization", f"{done} linear models over {header['name']}", provenance, data)
 
 
 # ---------------------------------------------------------------------------------------- parallel machines
@@ -647,3 +721,5 @@ TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "workspace": workspace,
     "task_space_eom": task_space_eom,
 }
+# the result of a job that stopped early (cancelled, or failed), from the parts it sent (progress(…, part))
+PARTIAL_RESULTS: dict[str, Callable[[list, dict, str, float], JobResult]] = {"linearization": linear_family_result}
