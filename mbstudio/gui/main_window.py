@@ -38,6 +38,7 @@ from .main_thread_gc import collect_in_gui_thread
 from .recovery import Autosave
 from .results.bode_panel import BodePanel
 from .results.eom_table import EquationsTable
+from .results.family_panel import FamilyPanel
 from .results.modes_panel import ModesPanel
 from .results.parameter_table import ParameterTable
 from .results.plots_panel import PlotsPanel
@@ -52,13 +53,13 @@ from .view3d.scene import mechanism_size
 from .view3d.view import View3D
 
 MODEL_FILTER = "MB Studio models (*.mbs)"
-# the panels that show each task's result (the last one is brought to the front)
+# the panels that show each task's result (the last one is brought to the front, the family's for a family)
 RESULT_PANELS = {
     "base_parameters": ("parameter_table", "ridge", "base_table"),
     "kinematics": ("plots",),
     "simulation": ("plots",),
     "symbolic_eom": ("eom_table",),
-    "linearization": ("bode", "modes"),
+    "linearization": ("lpv", "bode", "modes"),
     "workspace": ("workspace",),
     "task_space_eom": ("eom_table",),
 }
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
         self.plots = PlotsPanel()
         self.modes = ModesPanel()
         self.bode = BodePanel()
+        self.lpv = FamilyPanel()
         self.mode_animation = ModeAnimation(self.view.set_pose, self)
         self.workspace = WorkspacePanel()
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
@@ -109,6 +111,7 @@ class MainWindow(QMainWindow):
                 ("plots", "Time histories", self.plots, area.BottomDockWidgetArea),
                 ("modes", "Modes", self.modes, area.BottomDockWidgetArea),
                 ("bode", "Frequency response", self.bode, area.BottomDockWidgetArea),
+                ("lpv", "Linear family", self.lpv, area.BottomDockWidgetArea),
                 ("workspace", "Workspace map", self.workspace, area.BottomDockWidgetArea),
             )
         }
@@ -120,9 +123,13 @@ class MainWindow(QMainWindow):
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
-        for name in ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "workspace", "study"):
+        results = ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "lpv", "workspace", "study")
+        for name in results:
             self.tabifyDockWidget(self.docks["ridge"], self.docks[name])
         self.docks["study"].hide()  # Analysis › Parameter Study… shows it
+        # shown by their first result (a family, a workspace map): at 1200 px the other tabs keep their names
+        for name in ("lpv", "workspace"):
+            self.docks[name].hide()
         self.docks["base_table"].raise_()
         self.status = {k: QLabel() for k in ("dof", "loops", "assembly")}
         for label in self.status.values():
@@ -183,6 +190,8 @@ class MainWindow(QMainWindow):
         self.jobs.finished.connect(self._job_finished)
         self.plots.frame.connect(self._show_frame)
         self.modes.mode_selected.connect(self._animate_mode)
+        for panel in self.linear_panels:
+            panel.member_picked.connect(self.pick_member)
         self.mode_animation.stopped.connect(lambda: self.view.set_pose(self.q))
         for signal in (doc.structureChanged, doc.poseChanged, doc.replaced):
             signal.connect(self.modes.select_none)
@@ -472,7 +481,7 @@ class MainWindow(QMainWindow):
         return self.run_job(task, options, title)
 
     def _job_finished(self, job: Job) -> None:
-        if job.state != DONE:
+        if job.result is None:  # failed, or cancelled before it had done a part it could keep
             return
         if job.task == "c_code":
             self._write_c(job)
@@ -487,8 +496,11 @@ class MainWindow(QMainWindow):
             return
         self.results.setdefault(job.model_hash, {})[job.task] = job
         self._show(job)
-        self.docks[RESULT_PANELS[job.task][-1]].raise_()
-        self.statusBar().showMessage(f"{job.title} finished in {job.elapsed:.1f} s", 5000)
+        front = self.docks["lpv" if "family" in job.result.data else RESULT_PANELS[job.task][-1]]
+        front.show()
+        front.raise_()
+        ended = f"finished in {job.elapsed:.1f} s" if job.state == DONE else f"{job.message} after {job.elapsed:.1f} s"
+        self.statusBar().showMessage(f"{job.title} {ended}", 5000)
 
     def _show(self, job: Job) -> None:
         for name in RESULT_PANELS[job.task]:
@@ -505,9 +517,18 @@ class MainWindow(QMainWindow):
             self.view.set_pose(q)
             self._draw_forces(self.plots.index)
 
+    @property
+    def linear_panels(self) -> tuple:
+        return self.lpv, self.bode, self.modes
+
+    def pick_member(self, k: int) -> None:
+        """Member k of a linear family, picked in any of its panels: all of them show it."""
+        for panel in self.linear_panels:
+            panel.show_member(k)
+
     def _animate_mode(self, k: int) -> None:
         """A mode selected in the Modes panel: its shape in the 3D view, if it belongs to this structure."""
-        data = self.modes.result.data if self.modes.result is not None else None
+        data = self.modes.data if self.modes.result is not None else None
         if k < 0 or data is None or data["coordinates"] != list(self.mech.coordinates):
             self.mode_animation.stop()
             return
@@ -534,8 +555,8 @@ class MainWindow(QMainWindow):
         showing them would move the 3D view away from the document's pose)."""
         self.jobs.set_model_hash(text_hash(dumps(self.document.model)))
         for task, job in self.results.get(self.jobs.current_hash, {}).items():
-            panels = [getattr(self, name) for name in RESULT_PANELS[task]]
-            if task not in MOTION_TASKS and any(p.result is not job.result for p in panels):
+            front = getattr(self, RESULT_PANELS[task][-1])  # it holds every result of its task (not so the family's)
+            if task not in MOTION_TASKS and front.result is not job.result:
                 self._show(job)
         self._mark_stale()
 

@@ -52,6 +52,7 @@ EXPORTS = (
     ("plots", "&Time Histories", ("csv", "json")),
     ("modes", "&Modes and Linear Model", ("csv", "json", "mat", "npz", "png")),
     ("bode", "&Frequency Response", ("csv", "json", "png", "svg")),
+    ("lpv", "&Linear Family (LPV)", ("csv", "json", "mat", "npz", "png", "svg")),
     ("workspace", "&Workspace Map", ("csv", "json", "png", "svg")),
 )
 ABOUT = """<h3>MB Studio {version}</h3>

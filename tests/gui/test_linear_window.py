@@ -54,6 +54,11 @@ def test_the_panels_show_modes_and_responses_and_export_the_model(qtbot, tmp_pat
     qtbot.addWidget(bode)
     modes.show_result(result)
     bode.show_result(result)
+    modes.resize(830, 260)  # its room at the bottom of a 1200 x 800 window
+    modes.show()
+    qtbot.waitExposed(modes)
+    assert modes.table.horizontalScrollBar().maximum() == 0  # every column in view, "moves most" too
+    assert not modes.picker.isVisible()  # one model: no slider over a family
     assert modes.table.rowCount() == 2 and "theta1 held by" in modes.summary.text()
     assert modes.table.item(0, 5).text() == "marginal" and len(modes.map.points.data) == 4
     with qtbot.waitSignal(modes.mode_selected) as selected:
@@ -70,7 +75,7 @@ def test_the_panels_show_modes_and_responses_and_export_the_model(qtbot, tmp_pat
         assert bode.export(fmt, str(tmp_path / f"bode.{fmt}")), fmt
 
 
-def _wait(qtbot, job, seconds: float = 120) -> None:
+def wait_done(qtbot, job, seconds: float = 120) -> None:
     qtbot.waitUntil(lambda: not job.running, timeout=int(seconds * 1000))
     qtbot.wait(200)  # the window takes the result on its next poll
     assert job.state == "done", job.error
@@ -80,7 +85,7 @@ def _wait(qtbot, job, seconds: float = 120) -> None:
 def test_linearise_and_equilibrium_in_the_window(window, qtbot, tmp_path):
     folder = Path(os.environ.get("MBSTUDIO_SCREENSHOTS") or tmp_path)
     job = window.run_job("linearization", OPTIONS, "Linearise")
-    _wait(qtbot, job)
+    wait_done(qtbot, job)
     assert window.modes.result is job.result and window.modes.table.rowCount() == 2
     hop = next(r for r in range(2) if window.modes.table.item(r, 6).text() == "theta1")
     drawn = []
@@ -88,6 +93,7 @@ def test_linearise_and_equilibrium_in_the_window(window, qtbot, tmp_path):
     window.docks["modes"].raise_()
     window.modes.select(hop)
     qtbot.waitUntil(lambda: len(drawn) >= 6, timeout=5000)
+    assert window.modes.table.horizontalScrollBar().maximum() == 0  # every column, "moves most" too, in view
     assert window.mode_animation.running and np.ptp(np.array(drawn)[:, 0]) > 0.05  # theta1 swings
     window.window_image().save(str(folder / "window_sla_modes.png"))
     window.docks["bode"].raise_()
@@ -100,7 +106,7 @@ def test_linearise_and_equilibrium_in_the_window(window, qtbot, tmp_path):
     assert not window.mode_animation.running and window.modes.stale.isVisibleTo(window.modes)
     window.document.stack.undo()
     job = window.run_job("equilibrium", {"hold": {}, "move": True}, "Equilibrium")
-    _wait(qtbot, job)
+    wait_done(qtbot, job)
     assert window.document.stack.undoText() == "Move to the equilibrium"
     assert window._values()["theta2"] == pytest.approx(-0.608755, abs=1e-6)  # the wheel's heavy side down
     window.document.stack.undo()

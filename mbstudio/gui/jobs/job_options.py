@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from ...dynamics.equilibrium import parse_values
 from ...dynamics.linear_signals import default_inputs, input_signals, output_signals
+from ...dynamics.lpv import schedule_of
 from ...dynamics.simulation import METHODS as INTEGRATORS
 from ...dynamics.simulation import parse_velocities
 from ...dynamics.titop import CLOSURE_FREQUENCY
@@ -50,10 +51,23 @@ DEFAULTS: dict[str, dict] = {
     "symbolic_eom": {"simplify": True, "numeric_inertia": False, "size_limit": 400, "trigsimp_limit": 40},
     "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
     "equilibrium": {"hold": {}, "move": True},
-    "linearization": {"at": "equilibrium", "hold": {}, "velocities": {}, "inputs": [], "outputs": []},
+    "linearization": {
+        "at": "equilibrium",
+        "hold": {},
+        "values": {},
+        "velocities": {},
+        "inputs": [],
+        "outputs": [],
+        "schedule": None,
+    },
     "workspace": {"plane": None, "ranges": None, "points": 41, "at": None},
 }
-OPERATING_POINTS = {"equilibrium": "Equilibrium near the document's pose", "initial": "The document's pose"}
+OPERATING_POINTS = {
+    "equilibrium": "Equilibrium near the document's pose",
+    "initial": "A state: the document's pose, or the values typed below",
+}
+MAX_MODELS = 1000  # linear models in a family: a second or less each, so at most minutes
+SCHEDULE_KEYS = ("schedule_from", "schedule_to", "schedule_count")
 MIN_DIGITS, MAX_DIGITS = 16, 1000  # the pipeline refuses fewer than 16; beyond 1000 a run takes hours
 DIGITS_EXPECTED = f"whole numbers from {MIN_DIGITS} to {MAX_DIGITS} separated by commas, rising, e.g. 30, 50"
 MAX_SAMPLES = 100_000
@@ -569,30 +583,86 @@ class LinearizeDialog(_LinearDialog):
     def build(self) -> None:
         self.at = self.combo("at", "operating point", OPERATING_POINTS)
         self.hold_field()
-        self.line(
-            "velocities",
-            "velocities",
-            "rates of independent coordinates at the document's pose (rad/s or m/s), e.g. theta1 = 2: a moving "
-            "state, not an equilibrium (its drift is kept with the model); empty: at rest",
-            text=_pairs(self.start.get("velocities")),
-        )
+        placeholder = ", ".join(f"{n} = …" for n in self.mech.independent)
+        self.line("values", "coordinate values", VALUES_TIP, text=_pairs(self.start.get("values")))
+        self.line("velocities", "velocities", VELOCITIES_TIP, text=_pairs(self.start.get("velocities")))
+        for key in ("values", "velocities"):
+            self.lines[key].setPlaceholderText(placeholder)
         inputs = default_inputs(self.model, self.mech.independent)
         self.line("inputs", "inputs", INPUT_TIP, _text(self.start.get("inputs")))
         self.lines["inputs"].setPlaceholderText(", ".join(inputs) + " (default)")
         self.line("outputs", "outputs", OUTPUT_TIP, _text(self.start.get("outputs")))
         self.lines["outputs"].setPlaceholderText(", ".join(self.mech.independent) + " (default)")
+        self.schedule_fields()
+
+    def schedule_fields(self) -> None:
+        """The scheduling coordinate or parameter of a family, its range and the number of models."""
+        previous = self.start.get("schedule")
+        previous = previous if isinstance(previous, dict) else {}
+        kinds = dict(zip(self.mech.coordinates, self.mech.tree.kinds, strict=True))
+        self.units = {n: "rad" if kinds[n] == "R" else "m" for n in self.mech.independent}
+        self.units |= {p.name: p.unit or "" for p in self.model.parameters}
+        choices = {"": "none: one linear model"}
+        choices |= {n: f"{n} (coordinate, {self.units[n]})" for n in self.mech.independent}
+        choices |= {p.name: f"{p.name} (parameter{', ' + p.unit if p.unit else ''})" for p in self.model.parameters}
+        self.schedule = self.combo("schedule", "schedule (LPV family)", choices, str(previous.get("name", "")))
+        self.schedule.setToolTip(SCHEDULE_TIP)
+        for key, label, tip in (
+            ("schedule_from", "schedule from", "the first value of the scheduling coordinate or parameter"),
+            ("schedule_to", "schedule to", "the last value"),
+            ("schedule_count", "number of models", f"equally spaced from–to, 2 to {MAX_MODELS}"),
+        ):
+            self.line(key, label, tip, _text(previous.get(key.removeprefix("schedule_"))))
+        if not self.lines["schedule_count"].text():
+            self.lines["schedule_count"].setText("11")
+        self.schedule.currentIndexChanged.connect(self._suggest_range)
+
+    def _suggest_range(self) -> None:
+        """A range about the document's value of the schedule just chosen: ±0.2 rad, ±10 % of the mechanism's
+        size, or ±10 % of a parameter."""
+        name = self.schedule.currentData()
+        if not name:
+            return
+        kind, unit, value = schedule_of(self.model, name)
+        if kind == "parameter":
+            half = 0.1 * abs(value) or 1.0
+        else:
+            half = 0.2 if unit == "rad" else 0.1 * self.mech.length_scale
+        self.lines["schedule_from"].setText(f"{value - half:.6g}")
+        self.lines["schedule_to"].setText(f"{value + half:.6g}")
 
     def sync(self) -> None:
-        equilibrium = self.at.currentData() == "equilibrium"
+        equilibrium, scheduled = self.at.currentData() == "equilibrium", bool(self.schedule.currentData())
         self.lines["hold"].setEnabled(equilibrium)
-        self.lines["velocities"].setEnabled(not equilibrium)
+        for key in ("values", "velocities"):  # a family is about each member's equilibrium or the pose
+            self.lines[key].setEnabled(not equilibrium and not scheduled)
+        for key in SCHEDULE_KEYS:
+            self.lines[key].setEnabled(scheduled)
 
     def read(self) -> dict:
         out: dict = {"at": self.at.currentData(), "inputs": self._signals("inputs", input_signals)}
         out["outputs"] = self._signals("outputs", output_signals)
-        key = "hold" if out["at"] == "equilibrium" else "velocities"
-        out[key] = self.pairs(key, self.mech.independent)
+        for key in ("hold", "values", "velocities"):
+            if self.lines[key].isEnabled():  # as sync() left them: those that apply
+                out[key] = self.pairs(key, self.mech.independent)
+        out["schedule"] = self._schedule()
+        name = (out["schedule"] or {}).get("name")
+        if name in (out.get("hold") or {}):
+            self._errors["hold"] = ModelError(
+                "hold", f"holds {name}, the scheduling coordinate", None, f"other coordinates: each model holds {name}"
+            )
         return out
+
+    def _schedule(self) -> dict | None:
+        """{"name", "from", "to", "count"} of the family; None for one model."""
+        name = self.schedule.currentData()
+        if not name:
+            return None
+        expected = f"a number ({self.units[name]})" if self.units[name] else "a number"
+        low = self.field("schedule_from", lambda t: number("schedule from", t, lambda v: True, expected))
+        high = self.field("schedule_to", lambda t: number("schedule to", t, lambda v: v != low, f"{expected} ≠ {low}"))
+        count = self.field("schedule_count", lambda t: whole_number("number of models", t, 2, MAX_MODELS))
+        return {"name": name, "from": low, "to": high, "count": count}
 
     def _signals(self, key: str, check: Callable) -> list[str]:
         names = [n.strip() for n in self.lines[key].text().split(",") if n.strip()]
@@ -603,12 +673,31 @@ class LinearizeDialog(_LinearDialog):
         return names
 
     def hint_text(self, values: dict) -> str:
+        schedule = values["schedule"]
+        if schedule is None:
+            return (
+                "A, B, C, D in the independent coordinates from exact derivatives; the modes (select one to animate "
+                "it) and the frequency response of every input/output pair."
+            )
+        where = "its equilibrium" if values["at"] == "equilibrium" else "the document's pose"
         return (
-            "A, B, C, D in the independent coordinates from exact derivatives; the modes (select one to animate it) "
-            "and the frequency response of every input/output pair."
+            f"{schedule['count']} linear models over {schedule['name']}, each about {where}: the Linear family panel "
+            "plots each mode's frequency and damping against it; pick a model there to see its modes and responses."
         )
 
 
+VALUES_TIP = (
+    "independent coordinates set at values (rad or m), the loops closed from the document's pose, e.g. theta1 = 0.1: "
+    "a state that need not be an equilibrium (its drift is kept with the model); empty: the pose"
+)
+VELOCITIES_TIP = (
+    "rates of independent coordinates (rad/s or m/s), e.g. theta1 = 2: a moving state, not an equilibrium (its "
+    "drift is kept with the model); empty: at rest"
+)
+SCHEDULE_TIP = (
+    "a family of linear models (LPV) over a coordinate (held at each value while the others settle) or a model "
+    "parameter (each model at its own equilibrium); none: one model"
+)
 INPUT_TIP = (
     "comma-separated: a coordinate (the generalized force on it), an actuator, BODY.POINT.fx|fy|fz (a force in "
     "world axes), BODY.tx|ty|tz (a torque); empty: the actuators, else the independent coordinates"

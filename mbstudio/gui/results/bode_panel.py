@@ -1,6 +1,7 @@
 """The frequency-response panel: the Bode plot of one input/output pair of the linear model, magnitude in dB
 and phase in degrees against frequency in Hz on logarithmic axes, the modes' natural frequencies marked;
-choose the pair above the plots. Exports the shown pair as CSV or JSON, the plots as PNG or SVG. The job
+choose the pair below the plots, and of a family (LPV) the member with the slider above them. The frequency axis
+reads in plain numbers (0.1, 1, 10 Hz). Exports the shown pair as CSV or JSON, the plots as PNG or SVG. The job
 computes every pair's response; this panel only draws the chosen one."""
 
 from __future__ import annotations
@@ -16,33 +17,36 @@ from ...io.csv_text import csv_text
 from ...io.json_text import json_text
 from ...jobs import JobResult
 from .linear_panel import LinearPanel
-from .panel_parts import COLORS, result_layout, save_image, write_export
+from .panel_parts import COLORS, LogAxis, result_layout, save_image, write_export
 
 EXPORT_FORMATS = ("csv", "json", "png", "svg")
 PLACEHOLDER = "Run Analysis › Linearise… to see the frequency responses."
+# short enough to stand beside a plot a quarter of the panel high
+LABELS = ("|H| [dB]", "phase [°]")
 
 
 class BodePanel(LinearPanel):
     formats = EXPORT_FORMATS
+    placeholder = PLACEHOLDER
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.summary = QLabel(PLACEHOLDER)
-        self.summary.setWordWrap(True)
         self.input = QComboBox()
         self.output = QComboBox()
         for combo in (self.input, self.output):
             combo.currentIndexChanged.connect(self.draw)
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setBackground("w")
-        self.magnitude = self.plots.addPlot(row=0, col=0)
-        self.phase = self.plots.addPlot(row=1, col=0)
+        self.magnitude, self.phase = (
+            self.plots.addPlot(row=row, col=0, axisItems={"bottom": LogAxis("bottom")}) for row in (0, 1)
+        )
         self.phase.setXLink(self.magnitude)
-        for plot, label in ((self.magnitude, "magnitude [dB]"), (self.phase, "phase [deg]")):
+        for plot, label in zip((self.magnitude, self.phase), LABELS, strict=True):
             plot.setLogMode(x=True, y=False)
             plot.getAxis("bottom").setStyle(maxTextLevel=0)  # decades only: the minor labels run together
             plot.showGrid(x=True, y=True, alpha=0.25)
             plot.setLabel("left", label)
+        self.magnitude.getAxis("bottom").setStyle(showValues=False)  # read below the phase: the height goes to both
         self.phase.setLabel("bottom", "frequency [Hz]")
         self.plots.setMinimumHeight(120)
         buttons = QHBoxLayout()
@@ -50,11 +54,11 @@ class BodePanel(LinearPanel):
             buttons.addWidget(QLabel(text))
             buttons.addWidget(combo, 1)
         buttons.addWidget(self.export_button())
-        result_layout(self, self.summary, self.plots, buttons)
+        result_layout(self, self.summary, self.plots, buttons, self.picker)
 
     def show_result(self, result: JobResult) -> None:
-        self.result = result
-        model = result.data["model"]
+        self.take(result)
+        model = self.data["model"]
         for combo, names, units in (
             (self.input, model["inputs"], model["input_units"]),
             (self.output, model["outputs"], model["output_units"]),
@@ -65,8 +69,11 @@ class BodePanel(LinearPanel):
             combo.blockSignals(False)
         self.draw()
 
+    def member_changed(self) -> None:
+        self.draw()
+
     def choose(self, input_name: str, output_name: str) -> None:
-        model = self.result.data["model"]
+        model = self.data["model"]
         self.input.setCurrentIndex(model["inputs"].index(input_name))
         self.output.setCurrentIndex(model["outputs"].index(output_name))
         self.draw()
@@ -77,7 +84,7 @@ class BodePanel(LinearPanel):
     def draw(self) -> None:
         if self.result is None:
             return
-        data, (j, i) = self.result.data, self.pair()
+        data, (j, i) = self.data, self.pair()
         f = np.asarray(data["frequency_hz"], float)
         magnitude, phase = (np.asarray(data[k], float)[:, i, j] for k in ("magnitude_db", "phase_deg"))
         for plot, values in ((self.magnitude, magnitude), (self.phase, phase)):
@@ -94,31 +101,29 @@ class BodePanel(LinearPanel):
             plot.enableAutoRange()
         model = data["model"]
         self.summary.setText(
-            f"{model['outputs'][i]} [{model['output_units'][i]}] per {model['inputs'][j]} "
+            self.member_heading() + f"{model['outputs'][i]} [{model['output_units'][i]}] per {model['inputs'][j]} "
             f"[{model['input_units'][j]}]: H(jω) = C (jωI − A)⁻¹ B + D; dashed: the modes' natural frequencies."
         )
 
     def clear(self) -> None:
-        self.result = None
+        super().clear()
         self.magnitude.clear()
         self.phase.clear()
         self.input.clear()
         self.output.clear()
-        self.summary.setText(PLACEHOLDER)
-        self.stale.hide()
 
     def export(self, fmt: str, path: str | None = None) -> bool:
         """csv or json: the shown pair's response; png or svg: the plots."""
         fmt, path = fmt.lower(), self.export_target("the frequency response", "frequency_response", fmt, path)
         if path is None:
             return False
-        provenance = self.result.provenance.to_json()
+        provenance = self.provenance()
         if fmt in ("png", "svg"):
             save_image(
                 self.plots, self.plots.scene(), path, fmt, "Frequency response", json.dumps(provenance, default=str)
             )
             return True
-        data, (j, i) = self.result.data, self.pair()
+        data, (j, i) = self.data, self.pair()
         model = data["model"]
         columns = {
             "frequency [Hz]": np.asarray(data["frequency_hz"], float),

@@ -1,21 +1,128 @@
-"""What the Modes and Frequency-response panels share: one linearisation job's result, its stale banner, and the
-start of an export (nothing to export, the Save dialog)."""
+"""What the Modes, Frequency-response and Linear-family panels share: one linearisation job's result (a model, or
+a family of them over a scheduling parameter, of which one member is shown), the slider that picks the member,
+its stale banner, and the start of an export (nothing to export, the Save dialog)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
 
 from ...jobs import JobResult
 from .panel_parts import export_path, menu_button, stale_banner
 
 
-class LinearPanel(QWidget):
-    formats: tuple[str, ...] = ()
+def schedule_value(family: dict, value: float) -> str:
+    """'theta1 = 0.04 rad'."""
+    return f"{family['name']} = {value:.6g}" + (f" {family['unit']}" if family["unit"] else "")
+
+
+def member_text(family: dict, k: int) -> str:
+    """'theta1 = 0.04 rad (model 7 of 11)'."""
+    return f"{schedule_value(family, family['values'][k])} (model {k + 1} of {len(family['values'])})"
+
+
+class MemberPicker(QWidget):
+    """A slider over the members of a family, with the scheduling parameter's value; hidden for one model.
+    `picked(k)` when the user moves it."""
+
+    picked = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.family: dict | None = None
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setToolTip("the member of the family the Modes and Frequency-response panels show")
+        self.slider.valueChanged.connect(self._moved)
+        self.label = QLabel()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(QLabel("model"))
+        layout.addWidget(self.slider, 1)
+        layout.addWidget(self.label)
+        self.hide()
+
+    def show_family(self, family: dict | None, k: int) -> None:
+        self.family = family
+        self.setVisible(family is not None)
+        if family is not None:
+            self.slider.blockSignals(True)
+            self.slider.setRange(0, len(family["values"]) - 1)
+            self.slider.blockSignals(False)
+            self.set_member(k)
+
+    def set_member(self, k: int) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setValue(k)
+        self.slider.blockSignals(False)
+        self.label.setText(member_text(self.family, k))
+
+    def _moved(self, k: int) -> None:
+        self.label.setText(member_text(self.family, k))
+        self.picked.emit(k)
+
+
+class LinearPanel(QWidget):
+    """`member_picked(k)`: the user picked member k of a family here (the window shows it in every panel)."""
+
+    member_picked = Signal(int)
+    formats: tuple[str, ...] = ()
+    placeholder = ""  # the summary before any result: which analysis fills the panel
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.summary = QLabel(self.placeholder)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.result: JobResult | None = None
+        self.member = 0
         self.stale = stale_banner()
+        self.picker = MemberPicker()
+        self.picker.picked.connect(self.member_picked)
+
+    @property
+    def family(self) -> dict | None:
+        """The family's schedule (name, kind, unit, values, count, start, stopped); None for one model."""
+        return self.result.data.get("family") if self.result is not None else None
+
+    @property
+    def data(self) -> dict:
+        """The shown linear model's data (tasks.linear_data): the result's own, or the picked member's."""
+        data = self.result.data
+        return data["members"][self.member] if "members" in data else data
+
+    def take(self, result: JobResult) -> None:
+        """Hold `result`, a family at the member nearest the document's value."""
+        self.result = result
+        family = self.family
+        self.member = family["start"] if family else 0
+        self.picker.show_family(family, self.member)
+
+    def show_member(self, k: int) -> None:
+        """Show member k of the family (the window calls this on every panel when one is picked)."""
+        if self.family is None or k == self.member or not 0 <= k < len(self.family["values"]):
+            return
+        self.member = k
+        self.picker.set_member(k)
+        self.member_changed()
+
+    def member_changed(self) -> None:
+        """Draw the picked member."""
+
+    def clear(self) -> None:
+        """No result (another document): the placeholder; subclasses clear their plots and tables too."""
+        self.result = None
+        self.picker.show_family(None, 0)
+        self.summary.setText(self.placeholder)
+        self.stale.hide()
+
+    def member_heading(self) -> str:
+        """'theta1 = 0.04 rad (model 7 of 11): ' for a family's member, '' for one model."""
+        return f"{member_text(self.family, self.member)}: " if self.family else ""
+
+    def provenance(self) -> dict:
+        """The job's provenance, and which member of a family an export holds."""
+        shown = {"model_shown": member_text(self.family, self.member)} if self.family else {}
+        return {**self.result.provenance.to_json(), **shown}
 
     def export_button(self):
         return menu_button("Export", [(f"{f.upper()}…", lambda f=f: self.export(f)) for f in self.formats])

@@ -1,8 +1,10 @@
 """The Modes panel: the linear model's operating point (said plainly when it is not an equilibrium), a table of
 its modes (natural frequency, damping ratio, damped frequency, eigenvalue, stability, the coordinate that moves
 most) beside the eigenvalue map; selecting a mode in either asks the window to animate its shape in the 3D
-view (`mode_selected`). Exports: the table as CSV, the model as JSON, .mat or .npz (io/state_space.py), the
-map as PNG. The job computes everything; this panel lays it out."""
+view (`mode_selected`). Of a family (LPV) it shows the member picked with the slider above the table, and the
+map holds every member's eigenvalues coloured by the scheduling parameter. Exports: the table as CSV, the
+shown model as JSON, .mat or .npz (io/state_space.py), the map as PNG. The job computes everything; this panel
+lays it out."""
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ from .linear_panel import LinearPanel
 from .panel_parts import result_layout, save_image, write_export
 
 COLUMNS = ["mode", "natural [Hz]", "damping ratio", "damped [Hz]", "eigenvalue [1/s]", "stability", "moves most"]
+# the header on two lines: the columns as narrow as their numbers, so that all seven fit beside the map
+HEADERS = ["mode", "natural\n[Hz]", "damping\nratio", "damped\n[Hz]", "eigenvalue\n[1/s]", "stability", "moves\nmost"]
 EXPORT_FORMATS = ("csv", "json", "mat", "npz", "png")
 PLACEHOLDER = "Run Analysis › Linearise… to see the modes."
 
@@ -37,14 +41,12 @@ class ModesPanel(LinearPanel):
 
     mode_selected = Signal(int)
     formats = EXPORT_FORMATS
+    placeholder = PLACEHOLDER
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.summary = QLabel(PLACEHOLDER)
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setHorizontalHeaderLabels(HEADERS)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -52,6 +54,7 @@ class ModesPanel(LinearPanel):
         self.table.itemSelectionChanged.connect(self._selection)
         self.map = EigenvalueMap()
         self.map.picked.connect(self.select)
+        self.map.member_picked.connect(self.member_picked)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(self.table)
         body.addWidget(self.map)
@@ -66,17 +69,34 @@ class ModesPanel(LinearPanel):
         buttons.addWidget(self.hint, 1)
         buttons.addWidget(self.stop)
         buttons.addWidget(self.export_button())
-        result_layout(self, self.summary, body, buttons)
+        result_layout(self, self.summary, body, buttons, self.picker)
 
     @property
     def modes(self) -> list[dict]:
-        return self.result.data["modes"] if self.result is not None else []
+        return self.data["modes"] if self.result is not None else []
 
     def show_result(self, result: JobResult) -> None:
         self.select(-1)
-        self.result = result
-        self.summary.setText(_headline(result))
-        self.summary.setToolTip(result.data["summary"])
+        self.take(result)
+        family = self.family
+        if family is None:
+            self.map.clear_family()
+        else:
+            members = [m["modes"] for m in result.data["members"]]
+            self.map.show_family(members, family["values"], f"{family['name']} [{family['unit'] or '–'}]")
+        self._fill()
+
+    def member_changed(self) -> None:
+        """Another member: its modes, the same mode kept selected (and animating) where it has one."""
+        rows = self.table.selectionModel().selectedRows()
+        self._fill()
+        k = rows[0].row() if rows else -1
+        self.select(k if k < len(self.modes) else -1)
+
+    def _fill(self) -> None:
+        self.summary.setText(self.member_heading() + _headline(self.data["model"]))
+        self.summary.setToolTip(self.data["summary"])
+        self.table.blockSignals(True)  # the selection is set again by the caller
         self.table.setRowCount(len(self.modes))
         for r, mode in enumerate(self.modes):
             for c, text in enumerate(_row(r, mode)):
@@ -86,6 +106,7 @@ class ModesPanel(LinearPanel):
                     item.setForeground(Qt.GlobalColor.black)
                     item.setBackground(_tint(mode["stability"]))
                 self.table.setItem(r, c, item)
+        self.table.blockSignals(False)
         self.table.resizeColumnsToContents()
         self.table.horizontalHeader().setStretchLastSection(True)
         self.map.show_modes(self.modes)
@@ -111,11 +132,9 @@ class ModesPanel(LinearPanel):
 
     def clear(self) -> None:
         self.select(-1)
-        self.result = None
+        super().clear()
         self.table.setRowCount(0)
         self.map.clear_modes()
-        self.summary.setText(PLACEHOLDER)
-        self.stale.hide()
 
     def export(self, fmt: str, path: str | None = None) -> bool:
         """csv: the modes table; json, mat, npz: the linear model with its modes; png: the eigenvalue map."""
@@ -124,13 +143,13 @@ class ModesPanel(LinearPanel):
         if path is None:
             return False
         if fmt == "png":
-            provenance = json.dumps(self.result.provenance.to_json(), default=str)
+            provenance = json.dumps(self.provenance(), default=str)
             save_image(self.map, self.map.plotItem, path, fmt, "Eigenvalues", provenance)
             return True
         if fmt == "csv":
             rows = [_row(r, m) for r, m in enumerate(self.modes)]
-            return write_export(self, path, csv_text(self.result.provenance.to_json(), COLUMNS, rows))
-        document = {**self.result.data["model"], "job": self.result.provenance.to_json()}
+            return write_export(self, path, csv_text(self.provenance(), COLUMNS, rows))
+        document = {**self.data["model"], "job": self.provenance()}
         return write_export(self, path, state_space_file(document, fmt))
 
 
@@ -150,8 +169,7 @@ def _row(r: int, mode: dict) -> list[str]:
     ]
 
 
-def _headline(result: JobResult) -> str:
-    model = result.data["model"]
+def _headline(model: dict) -> str:
     what = {"equilibrium": "the equilibrium found", "initial": "the document's pose", "given": "the document's pose"}
     point = (
         "at rest, no acceleration"

@@ -28,12 +28,24 @@ FORMAT_NAMES = {
 }
 
 
-def result_layout(panel: QWidget, summary: QLabel, body: QWidget, buttons: QHBoxLayout) -> None:
-    """A result panel from top to bottom: its stale banner (`panel.stale`), summary, body, buttons."""
+class LogAxis(pg.AxisItem):
+    """A logarithmic axis labelled in plain numbers, 0.01, 0.1, 1, 10, 100, never 10¹ beside 0.1."""
+
+    def logTickStrings(self, values, scale, spacing) -> list[str]:  # pyqtgraph calls it in log mode
+        return [f"{10.0**v * scale:.4g}" for v in values]
+
+
+def result_layout(
+    panel: QWidget, summary: QLabel, body: QWidget, buttons: QHBoxLayout, above: QWidget | None = None
+) -> None:
+    """A result panel from top to bottom: its stale banner (`panel.stale`), summary, what goes `above` the body
+    (a family's member slider), body, buttons."""
     layout = QVBoxLayout(panel)
     layout.setContentsMargins(2, 2, 2, 2)
     layout.addWidget(panel.stale)
     layout.addWidget(summary)
+    if above is not None:
+        layout.addWidget(above)
     layout.addWidget(body, 1)
     layout.addLayout(buttons)
 
