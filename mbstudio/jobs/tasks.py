@@ -572,18 +572,9 @@ def _linear_family(model, options: dict, progress: Progress, model_hash: str, st
 
 def linear_family_result(parts: list[dict], options: dict, model_hash: str, seconds: float) -> JobResult:
     """The family from the members done (all of them, or those of a job that stopped early), with its modes
-    followed across the members (dynamics/lpv.mode_branches) for the plot against the scheduling parameter."""
-    from ..dynamics.lpv import mode_branches
-
+    followed across the members for the plot against the scheduling parameter."""
     header, count = parts[0]["schedule"], int(options["schedule"]["count"])
     values = np.array([p["schedule"]["value"] for p in parts])
-    modes = [p["modes"] for p in parts]
-    order = mode_branches([np.array([complex(m["eigenvalue_real"], m["eigenvalue_imag"]) for m in ms]) for ms in modes])
-
-    def column(key: str) -> np.ndarray:
-        return np.array([[ms[k][key] if k >= 0 else np.nan for k in row] for ms, row in zip(modes, order, strict=True)])
-
-    first = [next(ms[k] for ms, k in zip(modes, order[:, b], strict=True) if k >= 0) for b in range(order.shape[1])]
     family = {
         **{k: header[k] for k in ("name", "kind", "unit")},
         "values": values,
@@ -591,19 +582,27 @@ def linear_family_result(parts: list[dict], options: dict, model_hash: str, seco
         "start": int(np.abs(values - header["document_value"]).argmin()),  # the member nearest the document
         "stopped": len(parts) < count,  # cancelled, or failed at the next member
     }
-    data = {
-        "family": family,
-        "members": parts,
-        "branches": {
-            "labels": [f"mode {b + 1} ({mode['dominant']})" for b, mode in enumerate(first)],
-            "frequency_hz": column("frequency_hz"),
-            "damping": column("damping"),
-        },
-    }
+    data = {"family": family, "members": parts, "branches": _branches([p["modes"] for p in parts])}
     method = parts[0]["model"]["provenance"]["method"]
     provenance = Provenance(model_hash, method, "float64", dict(options), seconds)
     done = f"{len(parts)} of {count}" if family["stopped"] else str(count)
     return JobResult("linearization", f"{done} linear models over {header['name']}", provenance, data)
+
+
+BRANCH_KEYS = ("frequency_hz", "damping")
+
+
+def _branches(modes: list[list[dict]]) -> dict:
+    """Each mode followed across the members (dynamics/lpv.mode_branches): its label, by the coordinate that
+    moves most where it starts, and its natural frequency and damping ratio at every member (NaN where none)."""
+    from ..dynamics.lpv import mode_branches
+
+    eigenvalues = [np.array([complex(m["eigenvalue_real"], m["eigenvalue_imag"]) for m in ms]) for ms in modes]
+    order = mode_branches(eigenvalues)
+    found = [[ms[k] if k >= 0 else None for k in row] for ms, row in zip(modes, order, strict=True)]
+    starts = [next(row[b] for row in found if row[b] is not None) for b in range(order.shape[1])]
+    curves = {key: np.array([[m[key] if m else np.nan for m in row] for row in found]) for key in BRANCH_KEYS}
+    return {"labels": [f"mode {b + 1} ({mode['dominant']})" for b, mode in enumerate(starts)], **curves}
 
 
 # ---------------------------------------------------------------------------------------- parallel machines

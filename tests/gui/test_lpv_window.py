@@ -114,8 +114,13 @@ def test_the_family_in_the_window_is_the_api_family_and_a_picked_model_fills_mod
     assert x.tolist() == lengths.tolist() and y == pytest.approx(api, rel=1e-12, abs=0)
     assert y == pytest.approx(np.sqrt(G / lengths) / (2 * np.pi), rel=1e-12)
     assert len(window.modes.map.family.data) == 10  # each member's conjugate pair
+    started = []
+    window.mode_animation.start = started.append
+    window.modes.select(0)  # animating the swing of L = 1 m
     window.lpv._pick_near(1.41)  # the cursor dragged near L = 1.4 m
     assert window.modes.member == window.bode.member == 3
+    members = result.data["members"]
+    assert np.shares_memory(started[0], members[1]["poses"]) and np.shares_memory(started[1], members[3]["poses"])
     assert window.modes.table.item(0, 1).text() == f"{api[3]:.6g}"
     assert window.modes.summary.text().startswith("L = 1.4 m (model 4 of 5): About the equilibrium found")
     (response,) = _curves(window.bode.magnitude)
