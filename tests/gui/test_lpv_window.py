@@ -18,6 +18,7 @@ from mbstudio import samples
 from mbstudio.dynamics.lpv import linear_family
 from mbstudio.dynamics.modes import modes
 from mbstudio.gui.jobs.job_options import LinearizeDialog
+from mbstudio.gui.results.eigenvalue_map import EigenvalueMap
 from mbstudio.gui.results.panel_parts import LogAxis
 from mbstudio.io.state_space import family_document, save_state_space
 from mbstudio.jobs import DONE, Job
@@ -83,8 +84,14 @@ def test_coordinate_values_typed_are_the_operating_point():
     assert not model["is_equilibrium"]  # 0.3 rad out, at rest: gravity pulls it back, the drift is kept
 
 
-def test_log_axes_read_in_plain_numbers():
+def test_axes_read_in_plain_numbers(qtbot):
+    """Bode's frequency axis in decades of plain numbers; a family's colour bar from -0.3 to 0.3 rad in rad."""
     assert LogAxis("bottom").logTickStrings([-2, -1, 0, 1, 2], 1.0, 1.0) == ["0.01", "0.1", "1", "10", "100"]
+    spots = EigenvalueMap()
+    qtbot.addWidget(spots)
+    mode = {"eigenvalue_real": -1.0, "eigenvalue_imag": 2.0}
+    spots.show_family([[mode], [mode]], np.array([-0.3, 0.3]), "theta1 [rad]")
+    assert spots.colour_bar.axis.autoSIPrefixScale == 1.0 and spots.colour_bar.axis.labelUnitPrefix == ""
 
 
 def _curves(plot) -> list[pg.PlotDataItem]:

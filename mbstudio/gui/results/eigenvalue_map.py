@@ -11,6 +11,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
+from .panel_parts import plain_units
+
 STABILITY_COLORS = {"stable": "#2a70c0", "marginal": "#40a040", "unstable": "#c02020"}
 FAMILY_COLORS = pg.colormap.get("viridis")
 
@@ -83,7 +85,7 @@ class EigenvalueMap(pg.PlotWidget):
             orientation="h",
             width=12,
         )
-        self.colour_bar.axis.enableAutoSIPrefix(False)  # the values in the label's unit
+        plain_units(self.colour_bar.axis)
         self.plotItem.layout.addItem(self.colour_bar, 4, 1)
 
     def clear_family(self) -> None:

@@ -19,7 +19,7 @@ from ...io.csv_text import csv_text
 from ...io.state_space import stacked_document, state_space_file
 from ...jobs import JobResult
 from .linear_panel import LinearPanel
-from .panel_parts import COLORS, LogAxis, result_layout, save_image, write_export
+from .panel_parts import COLORS, LogAxis, plain_units, result_layout, save_image, write_export
 
 EXPORT_FORMATS = ("csv", "json", "mat", "npz", "png", "svg")
 PLACEHOLDER = (
@@ -51,8 +51,8 @@ class FamilyPanel(LinearPanel):
         self.markers = [pg.ScatterPlotItem(size=11, pen=pg.mkPen(CURSOR, width=2), brush=None) for _ in "fd"]
         for plot, cursor in zip((self.frequency, self.damping), self.cursors, strict=True):
             plot.showGrid(x=True, y=True, alpha=0.25)
-            for side in ("bottom", "left"):  # the values in the axis' own unit, as its label says
-                plot.getAxis(side).enableAutoSIPrefix(False)
+            for side in ("bottom", "left"):
+                plain_units(plot.getAxis(side))
             cursor.sigPositionChanged.connect(lambda line: self._pick_near(line.value()))
         self.plots.scene().sigMouseClicked.connect(self._clicked)
         self.readout = QLabel("")  # the picked model's values, each mode in its curve's colour: the legend too

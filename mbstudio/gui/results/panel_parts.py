@@ -35,6 +35,13 @@ class LogAxis(pg.AxisItem):
         return [f"{10.0**v * scale:.4g}" for v in values]
 
 
+def plain_units(axis: pg.AxisItem) -> None:
+    """The axis' values in its own unit, never rescaled by an SI prefix (enableAutoSIPrefix(False) alone keeps
+    the scale pyqtgraph found for the range the axis had then: a colour bar from -0.3 to 0.3 read -300 to 300)."""
+    axis.setSIPrefixEnableRanges(())
+    axis.enableAutoSIPrefix(False)
+
+
 def result_layout(
     panel: QWidget, summary: QLabel, body: QWidget, buttons: QHBoxLayout, above: QWidget | None = None
 ) -> None:
