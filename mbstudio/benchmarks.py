@@ -315,9 +315,9 @@ def _closed_loop_rows(name: str, model) -> list[dict]:
     ]
 
 
-def _per_call(function: Callable[[], object], calls: int = 2000) -> float:
-    """Seconds per call, the best of three loops (Python loop included, as a user's script would pay)."""
-    return best_time(lambda: [function() for _ in range(calls)])[0] / calls
+def _per_call(function: Callable[[], object], calls: int = 2000, repeat: int = 3) -> float:
+    """Seconds per call, the best of `repeat` loops (Python loop included, as a user's script would pay)."""
+    return best_time(lambda: [function() for _ in range(calls)], repeat)[0] / calls
 
 
 @benchmark("blocks")
@@ -587,9 +587,10 @@ PKM_PAPER = "paper (i7-8700, Mathematica C): 2.74 µs serial, 0.97 µs per node 
 def _pkm(states: int) -> list[dict]:
     """Seed 002 on the paper's Delta: the task-space inverse dynamics (inverse kinematics from the previous state,
     two Newton steps, then the efforts) by the modular method (one node per limb, eq. 144) against the general
-    closed-loop method, both compiled, one state at a time; the limb nodes one after the other against on
-    threads; and over a batch of states (at most 1 000) in numpy and compiled, serial and threaded. Each row
-    compares two routes of this run; `max_abs_difference` is the largest difference of their efforts (N m)."""
+    closed-loop method, both compiled, one state at a time and over a batch of states (at most 1 000), in numpy
+    and compiled; and the parallel scheme against the whole machine as one native function: the limb nodes on
+    native threads (OpenMP, one state's limbs shared out; a batch's states shared out) and on Python threads.
+    Each row compares two routes of this run; `max_abs_difference` is the largest difference of their efforts."""
     import os
     from concurrent.futures import ThreadPoolExecutor
 
@@ -607,26 +608,26 @@ def _pkm(states: int) -> list[dict]:
     limbs = pkm.inverse_kinematics(x)
     q = pkm.assembled(limbs)
     guess = [s[0] for s in limbs]
-    serial = FastCall(fast.serial)
-    together = np.concatenate(guess)
+    serial, serial_map = FastCall(fast.serial), FastCall(fast.serial.map(count))
+    together = np.concatenate(limbs, axis=1)
     one = {
         "general": _per_call(lambda: general(q[0], x[0], v[0], a[0])),
-        "modular": _per_call(lambda: serial(together, x[0], v[0], a[0])),
-        "nodes": _per_call(lambda: fast.inverse_dynamics(x[0], v[0], a[0], guess)),
+        "modular": _per_call(lambda: serial(together[0], x[0], v[0], a[0])),
     }
     u_general, u_modular = (
         np.asarray(f()[1]).ravel()
-        for f in (lambda: general(q[0], x[0], v[0], a[0]), lambda: serial(together, x[0], v[0], a[0]))
+        for f in (lambda: general(q[0], x[0], v[0], a[0]), lambda: serial(together[0], x[0], v[0], a[0]))
     )
     workers = min(len(pkm.limbs), os.cpu_count() or 1)
     with ThreadPoolExecutor(workers) as pool:
-        one["threads"] = _per_call(lambda: fast.inverse_dynamics(x[0], v[0], a[0], guess, pool), 500)
+        one["python threads"] = _per_call(lambda: fast.inverse_dynamics(x[0], v[0], a[0], guess, pool), 500)
         batch = {
             "numpy general": best_time(lambda: route.inverse_dynamics(q, v, a))[0],
             "numpy modular": best_time(lambda: pkm.inverse_dynamics(limbs, v, a))[0],
             # a few ms each, where a thread's hand-over or another process shows: the best of ten
             "nodes serial": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs), 10)[0],
-            "nodes threads": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs, pool), 10)[0],
+            "python threads": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs, pool), 10)[0],
+            "serial": best_time(lambda: serial_map(*(z.T.ravel("F") for z in (together, x, v, a))), 10)[0],
         }
     general_map = FastCall(general_function(pkm).map(count))
     batch["compiled general"] = best_time(lambda: general_map(q.T.ravel("F"), *(z.T.ravel("F") for z in (x, v, a))))[0]
@@ -636,11 +637,40 @@ def _pkm(states: int) -> list[dict]:
     one_difference = {"max_abs_difference": float(np.abs(u_modular - u_general).max())}
     per_state = {key: seconds / count for key, seconds in batch.items()}
     batched = {"states": count, "max_abs_difference": difference}
+    native = _pkm_native(fast, workers, (together, x, v, a), u_modular, (one["modular"], per_state["serial"]))
     cases = (  # name, ours, reference, what else the row says
         ("1 state: modular / general", one["modular"], one["general"], one_difference),
-        ("1 state: nodes threads / serial", one["threads"], one["nodes"], {}),
+        *native[:1],
+        ("1 state: Python threads / serial", one["python threads"], one["modular"], {}),
         (f"{count} numpy: modular / general", per_state["numpy modular"], per_state["numpy general"], batched),
         (f"{count} compiled: nodes / general", per_state["nodes serial"], per_state["compiled general"], batched),
-        (f"{count}: nodes threads / serial", per_state["nodes threads"], per_state["nodes serial"], {"states": count}),
+        *native[1:],
+        (f"{count}: Python threads / serial", per_state["python threads"], per_state["serial"], {"states": count}),
     )
-    return [row(f"delta pkm {name}", ours, reference, **more, **extra) for name, ours, reference, more in cases]
+    return [row(f"delta pkm {name}", ours, reference, **{**extra, **more}) for name, ours, reference, more in cases]
+
+
+def _pkm_native(fast, workers: int, arguments: tuple, expected: np.ndarray, serial: tuple) -> list[tuple]:
+    """The rows of the limb nodes on native threads against the serial function's times `serial` (one state,
+    then per state of the batch `arguments` holds by rows): (name, ours, reference, more), the efforts of the
+    first state against `expected`, the serial function's; without OpenMP the reason, in the serial times."""
+    from .dynamics.pkm.native import NativeMachine, NativeUnavailable
+
+    together, x, v, a = arguments
+    (serial_one, serial_batch), count, name = serial, len(x), f"native {workers} threads / serial"
+    try:
+        machine = NativeMachine(fast, workers)
+    except NativeUnavailable as exc:
+        note = {"reference_method": f"serial only: {exc}"}
+        return [
+            (f"1 state: {name}", serial_one, serial_one, note),
+            (f"{count}: {name}", serial_batch, serial_batch, note),
+        ]
+    difference = {"max_abs_difference": float(np.abs(machine(together[0], x[0], v[0], a[0])[1] - expected).max())}
+    ours_one = _per_call(lambda: machine(together[0], x[0], v[0], a[0]), repeat=5)
+    one_thread = _per_call(lambda: machine(together[0], x[0], v[0], a[0], 1), repeat=5)
+    ours_batch = best_time(lambda: machine.batch(together, x, v, a), 10)[0] / count
+    return [
+        (f"1 state: {name}", ours_one, serial_one, {**difference, "one_thread_s_per_state": one_thread}),
+        (f"{count}: {name}", ours_batch, serial_batch, {"states": count}),
+    ]
