@@ -637,40 +637,67 @@ def _pkm(states: int) -> list[dict]:
     one_difference = {"max_abs_difference": float(np.abs(u_modular - u_general).max())}
     per_state = {key: seconds / count for key, seconds in batch.items()}
     batched = {"states": count, "max_abs_difference": difference}
-    native = _pkm_native(fast, workers, (together, x, v, a), u_modular, (one["modular"], per_state["serial"]))
+    u_serial = serial_map(*(z.T.ravel("F") for z in (together, x, v, a)))[1].reshape(count, -1)
+    serial_times = (one["modular"], u_modular, per_state["serial"], u_serial)
+    native = _pkm_native(fast, workers, (together, x, v, a), serial_times)
     cases = (  # name, ours, reference, what else the row says
         ("1 state: modular / general", one["modular"], one["general"], one_difference),
-        *native[:1],
+        native[0],
         ("1 state: Python threads / serial", one["python threads"], one["modular"], {}),
+        native[1],
         (f"{count} numpy: modular / general", per_state["numpy modular"], per_state["numpy general"], batched),
         (f"{count} compiled: nodes / general", per_state["nodes serial"], per_state["compiled general"], batched),
-        *native[1:],
+        native[2],
         (f"{count}: Python threads / serial", per_state["python threads"], per_state["serial"], {"states": count}),
     )
     return [row(f"delta pkm {name}", ours, reference, **{**extra, **more}) for name, ours, reference, more in cases]
 
 
-def _pkm_native(fast, workers: int, arguments: tuple, expected: np.ndarray, serial: tuple) -> list[tuple]:
-    """The rows of the limb nodes on native threads against the serial function's times `serial` (one state,
-    then per state of the batch `arguments` holds by rows): (name, ours, reference, more), the efforts of the
-    first state against `expected`, the serial function's; without OpenMP the reason, in the serial times."""
+def _pkm_native(fast, workers: int, states: tuple, serial: tuple) -> list[tuple]:
+    """The rows of the limb nodes on native threads (name, ours, reference, more): one state and the batch
+    `states` (every limb's q, x, v, a by rows) against the serial function, whose time and efforts at the first
+    state and per state of the batch `serial` holds; and a path of as many states one at a time, natively, each
+    from the previous one's coordinates (a circle of 5 cm a second), against the driver on one thread. Without
+    OpenMP the reason, in the serial times."""
     from .dynamics.pkm.native import NativeMachine, NativeUnavailable
 
-    together, x, v, a = arguments
-    (serial_one, serial_batch), count, name = serial, len(x), f"native {workers} threads / serial"
+    q, x, v, a = states
+    (one, u_one, per_state, u_batch), count, name = serial, len(x), f"native {workers} threads"
     try:
         machine = NativeMachine(fast, workers)
     except NativeUnavailable as exc:
         note = {"reference_method": f"serial only: {exc}"}
-        return [
-            (f"1 state: {name}", serial_one, serial_one, note),
-            (f"{count}: {name}", serial_batch, serial_batch, note),
-        ]
-    difference = {"max_abs_difference": float(np.abs(machine(together[0], x[0], v[0], a[0])[1] - expected).max())}
-    ours_one = _per_call(lambda: machine(together[0], x[0], v[0], a[0]), repeat=5)
-    one_thread = _per_call(lambda: machine(together[0], x[0], v[0], a[0], 1), repeat=5)
-    ours_batch = best_time(lambda: machine.batch(together, x, v, a), 10)[0] / count
+        names = (f"1 state: {name} / serial", f"path: {name} / 1 thread", f"{count}: {name} / serial")
+        return [(names[0], one, one, note), *((n, per_state, per_state, note) for n in names[1:])]
+    path = _circle(fast.pkm.position0, 0.05, count)
+    start = np.concatenate(fast.pkm.inverse_kinematics(path[0][:1]), axis=1)[0]
+    path_u = [machine.path(start, *path, threads)[1] for threads in (workers, 1)]
     return [
-        (f"1 state: {name}", ours_one, serial_one, {**difference, "one_thread_s_per_state": one_thread}),
-        (f"{count}: {name}", ours_batch, serial_batch, {"states": count}),
+        (
+            f"1 state: {name} / serial",
+            _per_call(lambda: machine(q[0], x[0], v[0], a[0]), repeat=5),
+            one,
+            {"max_abs_difference": float(np.abs(machine(q[0], x[0], v[0], a[0])[1] - u_one).max())},
+        ),
+        (
+            f"path: {name} / 1 thread",
+            best_time(lambda: machine.path(start, *path), 10)[0] / count,
+            best_time(lambda: machine.path(start, *path, 1), 10)[0] / count,
+            {"states": count, "max_abs_difference": float(np.abs(path_u[0] - path_u[1]).max())},
+        ),
+        (
+            f"{count}: {name} / serial",
+            best_time(lambda: machine.batch(q, x, v, a), 10)[0] / count,
+            per_state,
+            {"states": count, "max_abs_difference": float(np.abs(machine.batch(q, x, v, a)[1] - u_batch).max())},
+        ),
     ]
+
+
+def _circle(start: np.ndarray, radius: float, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions, velocities and accelerations (count, 3) of one turn a second about a horizontal circle that
+    passes through `start` at time 0, sampled at `count` times."""
+    phase = 2 * np.pi * np.linspace(0.0, 1.0, count)[:, None]
+    cos, sin, zero, rate = np.cos(phase), np.sin(phase), np.zeros_like(phase), 2 * np.pi
+    x = start + radius * np.hstack([cos - 1, sin, zero])
+    return x, radius * rate * np.hstack([-sin, cos, zero]), -radius * rate**2 * np.hstack([cos, sin, zero])
