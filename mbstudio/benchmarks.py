@@ -671,7 +671,8 @@ def _pkm_native(fast, workers: int, states: tuple, serial: tuple) -> list[tuple]
         return [(names[0], one, one, note), *((n, per_state, per_state, note) for n in names[1:])]
     path = _circle(fast.pkm.position0, 0.05, count)
     start = np.concatenate(fast.pkm.inverse_kinematics(path[0][:1]), axis=1)[0]
-    path_u = [machine.path(start, *path, threads)[1] for threads in (workers, 1)]
+    one_thread = NativeMachine(fast, 1)
+    path_u = [m.path(start, *path)[1] for m in (machine, one_thread)]
     return [
         (
             f"1 state: {name} / serial",
@@ -682,7 +683,7 @@ def _pkm_native(fast, workers: int, states: tuple, serial: tuple) -> list[tuple]
         (
             f"path: {name} / 1 thread",
             best_time(lambda: machine.path(start, *path), 10)[0] / count,
-            best_time(lambda: machine.path(start, *path, 1), 10)[0] / count,
+            best_time(lambda: one_thread.path(start, *path), 10)[0] / count,
             {"states": count, "max_abs_difference": float(np.abs(path_u[0] - path_u[1]).max())},
         ),
         (

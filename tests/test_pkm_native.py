@@ -51,9 +51,10 @@ def test_native_threads_give_the_serial_function(name):
     q, x, v, a = states(fast.pkm, 4)
     expected = [serial(*state) for state in zip(q, x, v, a, strict=True)]
     for k, (q_k, u_k) in enumerate(expected):
-        for threads in (1, 2, 3):
-            q_solved, u = parallel(q[k], x[k], v[k], a[k], threads)
+        for parallel.threads in (1, 2, 3):
+            q_solved, u = parallel(q[k], x[k], v[k], a[k])
             assert np.abs(q_solved - q_k).max() <= TOLERANCE and np.abs(u - u_k).max() <= TOLERANCE
+    parallel.threads = 2
     q_batch, u_batch = parallel.batch(q, x, v, a)
     assert np.abs(q_batch - [e[0] for e in expected]).max() <= TOLERANCE
     assert np.abs(u_batch - [e[1] for e in expected]).max() <= TOLERANCE

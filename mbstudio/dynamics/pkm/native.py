@@ -10,10 +10,10 @@ arrays on its own stack, and the calling thread ends with the platform's term an
 libgomp keeps its threads spinning for a while between parallel regions, so entering one again costs well
 under a microsecond.
 
-    machine = NativeMachine(CompiledMachine(pkm))          # threads: min(limbs, cores) unless given
-    q_solved, u = machine(q, x, v, a)         # one state: the arguments and results of `CompiledMachine.serial`
-    q_solved, u = machine.batch(q, x, v, a)   # N independent states by rows, shared out state by state
-    q_solved, u = machine.path(q0, x, v, a)   # N states in order, each from the previous one's coordinates
+    machine = NativeMachine(CompiledMachine(pkm))  # on min(L, cores) threads; or threads=, machine.threads =
+    q_solved, u = machine(q, x, v, a)        # one state: the arguments and results of `CompiledMachine.serial`
+    q_solved, u = machine.batch(q, x, v, a)  # N independent states by rows, shared out state by state
+    q_solved, u = machine.path(q0, x, v, a)  # N states in order, each from the previous one's coordinates
 
 The library is compiled once per machine and cached (numerics/compiled.py: the hash of its C text, renamed into
 place). The one-state call is a CasADi external function and the others go through ctypes; both release
@@ -173,37 +173,47 @@ class NativeMachine:
     results of `CompiledMachine.serial`), a batch of independent states, or a path's states in order."""
 
     def __init__(self, machine: CompiledMachine, threads: int | None = None) -> None:
-        self.threads = threads or min(len(machine.pkm.limbs), os.cpu_count() or 1)
         self.coordinates = sum(limb.model.n for limb in machine.pkm.limbs)
         self.actuated = len(machine.pkm.actuated)
         library = _library(machine)
         self.function = casadi.external("pkm_parallel", str(library))  # (q, x, v, a, threads) -> (q, u)
-        self._call = FastCall(self.function)
+        self._call = FastCall(self.function, held=1)
         self._c = ctypes.CDLL(str(library))  # the same library, for the batch and path drivers
         for name in ("pkm_many", "pkm_path"):
             getattr(self._c, name).argtypes = [ctypes.c_long] + [ctypes.c_void_p] * 6 + [ctypes.c_int]
+        self.threads = threads or min(len(machine.pkm.limbs), os.cpu_count() or 1)
 
-    def __call__(self, q, x, v, a, threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Every limb's coordinates solved from `q` (the previous state's) and the actuator efforts at the task
-        position x (3), velocity v and acceleration a (δ_p), the limbs on `threads` threads."""
-        return tuple(self._call(q, x, v, a, self.threads if threads is None else threads))
+    @property
+    def threads(self) -> int:
+        """How many threads share out the work of a call (the calling one among them); below 2, it does all."""
+        return int(self._call.args[4][0])
 
-    def batch(self, q, x, v, a, threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    @threads.setter
+    def threads(self, count: int) -> None:
+        with self._call.lock:
+            self._call.args[4][0] = count
+
+    def __call__(self, q, x, v, a) -> list[np.ndarray]:
+        """[every limb's coordinates solved from `q` (the previous state's), the actuator efforts] at the task
+        position x (3), velocity v and acceleration a (δ_p), the limbs' steps shared out among the threads."""
+        return self._call(q, x, v, a)
+
+    def batch(self, q, x, v, a) -> tuple[np.ndarray, np.ndarray]:
         """As the call for N independent states by rows: q (N, n), x (N, 3), v and a (N, δ_p) -> q (N, n),
-        u (N, n_act); the states shared out among `threads` threads."""
-        return self._run("pkm_many", q, x, v, a, threads)
+        u (N, n_act); the states shared out among the threads."""
+        return self._run("pkm_many", q, x, v, a)
 
-    def path(self, q, x, v, a, threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def path(self, q, x, v, a) -> tuple[np.ndarray, np.ndarray]:
         """As `batch` for the N states of a path in order, each solved from the previous one's coordinates and
-        the first from q (n,): each state's limbs shared out among `threads` threads."""
-        return self._run("pkm_path", q, x, v, a, threads)
+        the first from q (n,): each state's limbs shared out among the threads."""
+        return self._run("pkm_path", q, x, v, a)
 
-    def _run(self, name: str, q, x, v, a, threads: int | None) -> tuple[np.ndarray, np.ndarray]:
+    def _run(self, name: str, q, x, v, a) -> tuple[np.ndarray, np.ndarray]:
         inputs = [np.ascontiguousarray(z, dtype=float) for z in (q, x, v, a)]
         count = len(inputs[1])
         q_out, u = np.empty((count, self.coordinates)), np.empty((count, self.actuated))
         pointers = [z.ctypes.data for z in (*inputs, q_out, u)]
-        if getattr(self._c, name)(count, *pointers, self.threads if threads is None else threads) != 0:
+        if getattr(self._c, name)(count, *pointers, self.threads) != 0:
             raise RuntimeError("a compiled limb node failed (CasADi's generated code returned an error)")
         return q_out, u
 
