@@ -65,6 +65,15 @@ def test_native_threads_give_the_serial_function(name):
         assert np.abs(q_path[k] - previous).max() <= TOLERANCE and np.abs(u_path[k] - u_k).max() <= TOLERANCE
 
 
+def test_arguments_of_the_wrong_shape_are_refused_before_the_c_reads_them():
+    parallel = native("delta_3rr2rrr")
+    q, x, v, a = states(machine("delta_3rr2rrr").pkm, 3)
+    with pytest.raises(ValueError, match="q has shape"):
+        parallel.path(q, x, v, a)  # a path starts from one state's coordinates
+    with pytest.raises(ValueError, match="v has shape"):
+        parallel.batch(q, x, v[:2], a)
+
+
 def test_without_a_compiler_the_reason_is_given_and_the_bench_keeps_the_serial_function(monkeypatch):
     fast = machine("delta_3rr2rrr")
     monkeypatch.setattr(compiled_module.shutil, "which", lambda name: None)

@@ -174,7 +174,7 @@ class NativeMachine:
 
     def __init__(self, machine: CompiledMachine, threads: int | None = None) -> None:
         self.coordinates = sum(limb.model.n for limb in machine.pkm.limbs)
-        self.actuated = len(machine.pkm.actuated)
+        self.dim, self.actuated = len(machine.pkm.axes), len(machine.pkm.actuated)
         library = _library(machine)
         self.function = casadi.external("pkm_parallel", str(library))  # (q, x, v, a, threads) -> (q, u)
         self._call = FastCall(self.function, held=1)
@@ -201,16 +201,22 @@ class NativeMachine:
     def batch(self, q, x, v, a) -> tuple[np.ndarray, np.ndarray]:
         """As the call for N independent states by rows: q (N, n), x (N, 3), v and a (N, δ_p) -> q (N, n),
         u (N, n_act); the states shared out among the threads."""
-        return self._run("pkm_many", q, x, v, a)
+        return self._run("pkm_many", q, x, v, a, (len(x), self.coordinates))
 
     def path(self, q, x, v, a) -> tuple[np.ndarray, np.ndarray]:
         """As `batch` for the N states of a path in order, each solved from the previous one's coordinates and
         the first from q (n,): each state's limbs shared out among the threads."""
-        return self._run("pkm_path", q, x, v, a)
+        return self._run("pkm_path", q, x, v, a, (self.coordinates,))
 
-    def _run(self, name: str, q, x, v, a) -> tuple[np.ndarray, np.ndarray]:
+    def _run(self, name: str, q, x, v, a, q_shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """The C driver `name` on the arguments, their shapes checked first (it reads as many numbers as they
+        should hold)."""
         inputs = [np.ascontiguousarray(z, dtype=float) for z in (q, x, v, a)]
         count = len(inputs[1])
+        shapes = (q_shape, (count, 3), (count, self.dim), (count, self.dim))
+        for label, z, shape in zip(("q", "x", "v", "a"), inputs, shapes, strict=True):
+            if z.shape != shape:
+                raise ValueError(f"{label} has shape {z.shape} where {shape} is needed")
         q_out, u = np.empty((count, self.coordinates)), np.empty((count, self.actuated))
         pointers = [z.ctypes.data for z in (*inputs, q_out, u)]
         if getattr(self._c, name)(count, *pointers, self.threads) != 0:
