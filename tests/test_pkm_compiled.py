@@ -1,6 +1,7 @@
 """Seed 002's limb nodes compiled (dynamics/pkm/compiled.py) against the batched numpy path they are traced from,
 serial and on threads, one state and in batches; the general route compiled; the `pkm` bench rows. Slow: the
-nodes and the general route compile to C (15 s on a fresh machine, then cached)."""
+nodes and the general route compile to C (15 s on a fresh machine, then cached). The nodes on native threads:
+test_pkm_native.py."""
 
 from __future__ import annotations
 
@@ -65,6 +66,8 @@ def test_general_route_compiled_gives_the_modular_efforts():
 
 def test_bench_rows_compare_the_routes():
     rows = benchmarks.run(["pkm"], states=20)
-    assert len(rows) == 5 and all(r["ratio"] == r["ours_s_per_state"] / r["reference_s_per_state"] for r in rows)
+    assert len(rows) == 8 and all(r["ratio"] == r["ours_s_per_state"] / r["reference_s_per_state"] for r in rows)
     assert all(r["max_abs_difference"] < 1e-10 for r in rows if "max_abs_difference" in r)
     assert rows[0]["name"] == "delta pkm 1 state: modular / general"
+    native = [r for r in rows if "native" in r["name"]]  # the same arithmetic as the serial function
+    assert len(native) == 3 and all(r["max_abs_difference"] <= 1e-13 for r in native if "max_abs_difference" in r)

@@ -115,18 +115,14 @@ def native(function: casadi.Function, key: str | None = None) -> casadi.Function
     virtual machine on our graphs); the library is cached under the hash of its C text, so a model compiles
     once per machine. Without a compiler, or when compiling fails, the function itself (still correct).
     `key` (a model's hash) also files the library under that key, so `load_native` finds it without tracing."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        return function
     with tempfile.TemporaryDirectory() as work:
         source = Path(work) / f"{function.name()}.c"
         generator = casadi.CodeGenerator(source.name, {"with_header": False})
         generator.add(function)
         generator.generate(work + os.sep)
-        digest = hashlib.sha256(source.read_bytes()).hexdigest()[:24]
-        library = cache_folder() / f"{function.name()}_{digest}.so"
-        if not library.exists() and not _compile(compiler, source, library):
-            return function
+        library = compiled_library(source)
+    if library is None:
+        return function
     if key is not None:
         index = cache_folder() / "index" / f"{key}_{function.name()}"
         with contextlib.suppress(OSError):  # an index that cannot be written only costs a later trace
@@ -135,6 +131,19 @@ def native(function: casadi.Function, key: str | None = None) -> casadi.Function
             partial.write_text(library.name, encoding="utf-8")
             os.replace(partial, index)
     return _external(function.name(), library)
+
+
+def compiled_library(source: Path, flags: tuple[str, ...] = ()) -> Path | None:
+    """The C file compiled to a shared library in the cache, named after it and the hash of its text and
+    `flags` (extra compiler options), built once per machine; None without a compiler or when compiling fails."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        return None
+    text = source.read_bytes() + " ".join(flags).encode()  # no flags: the hash of the text alone, as before
+    library = cache_folder() / f"{source.stem}_{hashlib.sha256(text).hexdigest()[:24]}.so"
+    if library.exists() or _compile([compiler, *flags], source, library):
+        return library
+    return None
 
 
 def _external(name: str, library: Path) -> casadi.Function:
@@ -152,13 +161,13 @@ def load_native(key: str, name: str) -> casadi.Function | None:
         return None
 
 
-def _compile(compiler: str, source: Path, library: Path) -> bool:
+def _compile(compiler: list[str], source: Path, library: Path) -> bool:
     """-O1: most of -O2's speed on straight-line code at a third of its compile time. Written under a
     temporary name and renamed, so a concurrent process never loads half a library."""
     partial = library.with_suffix(f".{os.getpid()}.tmp")
     try:
         library.parent.mkdir(parents=True, exist_ok=True)
-        command = [compiler, "-O1", "-shared", "-fPIC", "-o", str(partial), str(source), "-lm"]
+        command = [*compiler, "-O1", "-shared", "-fPIC", "-o", str(partial), str(source), "-lm"]
         if subprocess.run(command, capture_output=True, timeout=600).returncode == 0:
             os.replace(partial, library)
             return True
@@ -171,9 +180,11 @@ def _compile(compiler: str, source: Path, library: Path) -> bool:
 class FastCall:
     """Calls a CasADi function through preallocated numpy buffers: 0.5 µs of overhead per call where the
     ordinary call, which converts every argument and result, costs 25 µs (the whole four-bar right-hand
-    side runs in less). Arguments are copied in and results copied out, under a lock."""
+    side runs in less). Arguments are copied in and results copied out, under a lock. The last `held`
+    arguments are not passed: they keep what is written in their slots (`args`), for options that seldom change
+    (each copy costs about 0.4 µs)."""
 
-    def __init__(self, function: casadi.Function) -> None:
+    def __init__(self, function: casadi.Function, held: int = 0) -> None:
         self.buffer, self.run = function.buffer()
         self.args = [np.zeros(function.nnz_in(i)) for i in range(function.n_in())]
         self.results = [np.zeros(function.nnz_out(i)) for i in range(function.n_out())]
@@ -181,11 +192,12 @@ class FastCall:
             self.buffer.set_arg(i, memoryview(a))
         for i, r in enumerate(self.results):
             self.buffer.set_res(i, memoryview(r))
+        self.passed = self.args[: len(self.args) - held]
         self.lock = threading.Lock()
 
     def __call__(self, *args) -> list[np.ndarray]:
         with self.lock:
-            for slot, value in zip(self.args, args, strict=True):
+            for slot, value in zip(self.passed, args, strict=True):
                 slot[:] = value
             self.run()
             return [r.copy() for r in self.results]

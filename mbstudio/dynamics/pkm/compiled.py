@@ -2,19 +2,19 @@
 the other or concurrently, and the general closed-loop route compiled the same way for comparison.
 
 A node is one limb model's work for one state, traced once on CasADi symbols (DESIGN.md principle 1: the same
-`limb.py` code as the batched numpy path): `iterations` Newton steps of the limb's inverse kinematics from the
-previous state's coordinates (eq. 96, the paper uses two), then the limb's inverse dynamics projected on the
-task coordinates, F̄ᵀ H̄ᵀ φ (eq. 144), and its rows of J_IK. The mount frame is an input, so congruent limbs run
-the one compiled node with their own mounts (frame invariance, sec. 7). The platform's Newton-Euler equations
-and J_IKᵀ u = Σ W̄ are a few flops done by the caller.
+`limb.py` code as the batched numpy path) in two steps: `iterations` Newton steps of the limb's inverse
+kinematics from the previous state's coordinates (eq. 96, the paper uses two), then the limb's inverse dynamics
+projected on the task coordinates, F̄ᵀ H̄ᵀ φ (eq. 144), and its rows of J_IK. The mount frame is an input, so
+congruent limbs run the one compiled node with their own mounts (frame invariance, sec. 7). The platform's
+Newton-Euler equations and J_IKᵀ u = Σ W̄ are a few flops done by the caller (`gather` traces them).
 
     fast = CompiledMachine(pkm)
     u, states = fast.inverse_dynamics(x, v, a, states)            # nodes one after the other
     u, states = fast.inverse_dynamics(x, v, a, states, parallel)  # nodes on threads (a ThreadPoolExecutor)
 
-The compiled C releases Python's GIL while it runs (CasADi's external functions), so limb nodes on threads
-overlap; whether that beats the serial call depends on the node's size against the threads' hand-over costs
-(`mbstudio bench --only pkm` measures both).
+The compiled C releases Python's GIL while it runs (CasADi's external functions), so limb nodes on Python
+threads overlap, but handing a node to a thread costs more than the node at one state; `native.py` runs the
+steps on native threads instead (`mbstudio bench --only pkm` measures all of them against `serial`).
 """
 
 from __future__ import annotations
@@ -40,9 +40,8 @@ class CompiledMachine:
     def __init__(self, pkm: ParallelMachine, iterations: int = ITERATIONS) -> None:
         self.pkm, self.iterations = pkm, iterations
         models = {id(limb.model): limb.model for limb in pkm.limbs}
-        self.traced = {
-            key: _trace_node(pkm, model, iterations, f"pkm_node_{k}") for k, (key, model) in enumerate(models.items())
-        }
+        self.steps = {key: _trace_steps(pkm, model, iterations, k) for k, (key, model) in enumerate(models.items())}
+        self.traced = {key: _node(k, *steps) for k, (key, steps) in enumerate(self.steps.items())}
         self.nodes = {key: native(node) for key, node in self.traced.items()}
         self.calls = [FastCall(self.nodes[id(limb.model)]) for limb in pkm.limbs]  # a buffer per limb
         self.mounts = [_mount_values(limb.mount) for limb in pkm.limbs]
@@ -108,22 +107,42 @@ class CompiledMachine:
     def serial(self) -> casadi.Function:
         """The whole machine as one native function (q of every limb, x, v, a) -> (q of every limb, u): the
         nodes called one after the other inside it, then the platform and J_IKᵀ u = Σ W̄."""
-        pkm, dim = self.pkm, len(self.pkm.axes)
-        sizes = [limb.model.n for limb in pkm.limbs]
+        dim = len(self.pkm.axes)
+        sizes = [limb.model.n for limb in self.pkm.limbs]
         q_sx, x_sx, v_sx, a_sx = (casadi.SX.sym(n, s) for n, s in (("q", sum(sizes)), ("x", 3), ("v", dim), ("a", dim)))
         offsets = np.cumsum([0, *sizes])
-        outputs, total, rows = [], pkm.platform_mass * (a_sx - pkm.gravity[pkm.axes]), {}
-        for k, limb in enumerate(pkm.limbs):
+        outputs, wrenches, blocks = [], [], []
+        for k, limb in enumerate(self.pkm.limbs):
             node = self.traced[id(limb.model)]  # its C goes into the whole function's, called L times
             q, wrench, block = node(q_sx[offsets[k] : offsets[k + 1]], x_sx, v_sx, a_sx, self.mounts[k])
             outputs.append(q)
-            total = total + wrench
-            block = casadi.reshape(block, -1, dim)
-            rows |= {limb.coordinates[i]: block[j, :] for j, i in enumerate(limb.model.actuated)}
-        J = casadi.vertcat(*(rows[n] for n in pkm.actuated))
-        u = casadi.solve(J.T, total) if J.shape[0] == dim else J @ casadi.solve(J.T @ J, total)
-        traced = casadi.Function("pkm_serial", [q_sx, x_sx, v_sx, a_sx], [casadi.vertcat(*outputs), u])
-        return native(traced)
+            wrenches.append(wrench)
+            blocks.append(block)
+        u = _task_efforts(self.pkm, a_sx, wrenches, blocks)
+        return native(casadi.Function("pkm_serial", [q_sx, x_sx, v_sx, a_sx], [casadi.vertcat(*outputs), u]))
+
+    def gather(self) -> casadi.Function:
+        """The last step of the parallel scheme as a traced function (a (δ_p), every node's outputs one limb
+        after the other, wrench then rows) -> u: the platform's term and J_IKᵀ u = Σ W̄, as in `serial`."""
+        dim = len(self.pkm.axes)
+        a_sx = casadi.SX.sym("a", dim)
+        sizes = [dim * (1 + len(limb.model.actuated)) for limb in self.pkm.limbs]
+        nodes_sx = casadi.SX.sym("nodes", sum(sizes))
+        parts = casadi.vertsplit(nodes_sx, list(np.cumsum([0, *sizes])))
+        u = _task_efforts(self.pkm, a_sx, [p[:dim] for p in parts], [p[dim:] for p in parts])
+        return casadi.Function("pkm_gather", [a_sx, nodes_sx], [u], ["a", "nodes"], ["u"])
+
+
+def _task_efforts(pkm: ParallelMachine, a, wrenches: list, blocks: list):
+    """u from J_IKᵀ u = Σ W̄ + the platform's Newton-Euler term (symbols): the limbs' wrenches on the task
+    coordinates and their rows of J_IK (n_act x δ_p, by columns) as the nodes return them."""
+    dim, total, rows = len(pkm.axes), pkm.platform_mass * (a - pkm.gravity[pkm.axes]), {}
+    for limb, wrench, block in zip(pkm.limbs, wrenches, blocks, strict=True):
+        total = total + wrench
+        block = casadi.reshape(block, -1, dim)
+        rows |= {limb.coordinates[i]: block[j, :] for j, i in enumerate(limb.model.actuated)}
+    J = casadi.vertcat(*(rows[n] for n in pkm.actuated))
+    return casadi.solve(J.T, total) if J.shape[0] == dim else J @ casadi.solve(J.T @ J, total)
 
 
 def _mount_values(mount) -> np.ndarray:
@@ -138,9 +157,11 @@ def _matrix(values: np.ndarray) -> np.ndarray:
     return values.reshape((3, 3), order="F")
 
 
-def _trace_node(pkm: ParallelMachine, model: LimbModel, iterations: int, name: str) -> casadi.Function:
-    """The node of one limb model: (q (n), x (3: the platform origin, ground axes), v, a (δ_p), mount (24)) ->
-    (q (n), wrench on the task coordinates (δ_p), rows of J_IK (n_act x δ_p, by columns))."""
+def _trace_steps(pkm: ParallelMachine, model: LimbModel, iterations: int, k: int) -> tuple[casadi.Function, ...]:
+    """The two steps of limb model k's node, which the native driver can run on different threads: the inverse
+    kinematics (q (n), x (3: the platform origin, ground axes), mount (24)) -> q (n), and the dynamics at the
+    solved coordinates (q, v, a (δ_p), mount) -> (wrench on the task coordinates (δ_p), rows of J_IK (n_act x δ_p,
+    by columns))."""
     traced = LimbModel(pkm.model, model.limb, pkm.platform, [model.coordinates[i] for i in model.actuated], Traced())
     dim = len(pkm.axes)
     (q_sx, q), (x_sx, x), (v_sx, v), (a_sx, a), (m_sx, m) = (
@@ -154,14 +175,25 @@ def _trace_node(pkm: ParallelMachine, model: LimbModel, iterations: int, name: s
     state = q[None, :]
     for _ in range(iterations):
         state = traced.ik_step(state, target[None, :], rotation[None])
+    ik = casadi.Function(f"pkm_ik_{k}", [q_sx, x_sx, m_sx], [to_sx(state[0])], ["q", "x", "mount"], ["q_solved"])
     twist, accel = (np.concatenate([np.zeros(3), R0.T @ (P @ w)])[None, :] for w in (v, a))
-    wrench, B = traced.wrench(state, twist, accel, R0.T @ pkm.gravity)
+    wrench, B = traced.wrench(q[None, :], twist, accel, R0.T @ pkm.gravity)
     task = (P.T @ R0) @ wrench[0, 3:]
     rows = B[0][traced.actuated][:, 3:] @ R0.T @ P
+    names = ["q", "v", "a", "mount"], ["wrench", "rows"]
+    dynamics = casadi.Function(f"pkm_dynamics_{k}", [q_sx, v_sx, a_sx, m_sx], [to_sx(task), to_sx(rows)], *names)
+    return ik, dynamics
+
+
+def _node(k: int, ik: casadi.Function, dynamics: casadi.Function) -> casadi.Function:
+    """Limb model k's whole node, its two steps inlined: (q, x, v, a, mount) -> (q solved, wrench, rows)."""
+    (q, x, mount), (_, v, a, _) = ik.sx_in(), dynamics.sx_in()
+    solved = ik(q, x, mount)
+    wrench, rows = dynamics(solved, v, a, mount)
     return casadi.Function(
-        name,
-        [q_sx, x_sx, v_sx, a_sx, m_sx],
-        [to_sx(state[0]), to_sx(task), to_sx(rows)],
+        f"pkm_node_{k}",
+        [q, x, v, a, mount],
+        [solved, wrench, rows],
         ["q", "x", "v", "a", "mount"],
         ["q_solved", "wrench", "rows"],
     )
