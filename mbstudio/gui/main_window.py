@@ -11,7 +11,16 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QImage, QPainter, QShowEvent
-from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QTabBar,
+    QWidget,
+)
 
 from .. import samples
 from ..dynamics.closed_loop import actuated_indices
@@ -166,7 +175,15 @@ class MainWindow(QMainWindow):
         dock.setObjectName(f"dock_{name}")  # saveState/restoreState identify docks by object name
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
+        dock.visibilityChanged.connect(self._whole_tab_names)  # Qt makes a dock group's tab bar when needed
         return dock
+
+    def _whole_tab_names(self) -> None:
+        """Tabs keep their whole names, with scroll arrows where they do not all fit: Qt shortens them
+        ("SVD ri…", "M…") once ten results share the bottom dock group."""
+        for bar in self.findChildren(QTabBar):
+            bar.setElideMode(Qt.TextElideMode.ElideNone)
+            bar.setUsesScrollButtons(True)
 
     def _connect(self) -> None:
         doc = self.document
@@ -819,6 +836,7 @@ class MainWindow(QMainWindow):
         """Before the first show the window's final height is unknown, so the docks would keep their
         minimum height and the 3D view take the rest."""
         super().showEvent(event)
+        self._whole_tab_names()
         if self._saved_geometry is not None:  # again: before the show, the docks' sizes can widen the window
             self.restoreGeometry(self._saved_geometry)
             self._saved_geometry = None

@@ -13,6 +13,8 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 import scipy.io
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTabBar
 
 from mbstudio import samples
 from mbstudio.dynamics.lpv import linear_family
@@ -164,6 +166,8 @@ def test_the_sla_family_through_the_job_and_a_cancelled_family_keeps_its_models(
     assert travel[12] == pytest.approx(0.0, abs=1e-6) and bounce[12] == pytest.approx(3.84, abs=0.01)
     assert travel[0] < -0.1 and travel[-1] > 0.1 and bounce.max() > bounce[0] + 0.4  # stiffer in bump
     qtbot.wait(100)
+    bars = [b for b in window.findChildren(QTabBar) if "Linear family" in [b.tabText(i) for i in range(b.count())]]
+    assert bars and all(b.elideMode() == Qt.TextElideMode.ElideNone and b.usesScrollButtons() for b in bars)
     window.window_image().save(str(folder / "window_sla_lpv.png"))
     long = {"at": "equilibrium", "schedule": {"name": "theta1", "from": -1.0, "to": 1.0, "count": 1000}}
     window.document.replace(samples.load("double_pendulum"), None)
