@@ -99,6 +99,10 @@ def test_the_command_writes_each_format_and_prints_the_point_and_modes(tmp_path,
     assert "NOT an equilibrium" in capsys.readouterr().out
     document = json.loads((tmp_path / "m.json").read_text())
     assert document["drift"][0] == 1.0 and document["is_equilibrium"] is False  # said, and written
+    # Newton finds the equilibrium nearest its start: from near the top, the inverted one, unstable
+    assert main(["linearize", str(path), "--at", "equilibrium", "--from", "theta1=3.0,theta2=0.1"]) == 0
+    text = capsys.readouterr().out
+    assert "theta1 = 3.14159, theta2 = " in text and "unstable, real" in text
     arguments = ["--at", "equilibrium", "--schedule", "theta1=-0.1:0.1:3", "--out", str(tmp_path / "f.npz")]
     assert main(["linearize", str(path), *arguments]) == 0
     assert np.load(tmp_path / "f.npz")["A"].shape == (3, 4, 4)
@@ -111,6 +115,8 @@ def test_the_command_writes_each_format_and_prints_the_point_and_modes(tmp_path,
         (["--outputs", "1.nowhere.x"], "outputs: names no point 'nowhere' of body 1"),
         (["--at", "theta1=abc"], "at: 'abc' is not a finite number"),
         (["--hold", "theta1=0.1"], "--hold: applies to --at equilibrium only"),
+        (["--from", "theta1=3"], "--from: applies to --at equilibrium only"),
+        (["--at", "equilibrium", "--from", "theta9=3"], "from: is not NAME=VALUE with a name that applies here"),
         (["--schedule", "Q=0:1:3"], "schedule: is neither a coordinate nor a parameter"),
         (["--out", "model.txt"], "must end in .mat, .json or .npz"),
     ],

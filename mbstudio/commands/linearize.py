@@ -1,10 +1,11 @@
-"""`mbstudio linearize FILE [--at equilibrium|initial|NAME=VALUE,...] [--hold NAME=VALUE,...] [--inputs ...]
+"""`mbstudio linearize FILE [--at equilibrium|initial|NAME=VALUE,...] [--hold ...] [--from ...] [--inputs ...]
 [--outputs ...] [--schedule NAME=a:b:n] [--out model.mat|model.json|model.npz]`: the linear state-space model
 (A, B, C, D) about an operating point, with its modes; with --schedule, a family of them (LPV).
 
 --at: the equilibrium found from the document's pose, the pose itself at rest (the default), or a state given
 by independent coordinates and their rates (d_NAME), which need not be an equilibrium (the drift is printed
-and written). --hold keeps independent coordinates at values while the others settle (with --at equilibrium).
+and written). --hold keeps independent coordinates at values while the others settle, --from starts the search
+elsewhere than the document's pose (both with --at equilibrium).
 The older --equilibrium (= --at equilibrium) and --json OUT (= --out OUT.json) still work.
 """
 
@@ -34,6 +35,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--equilibrium", action="store_true", help="the same as --at equilibrium")
     parser.add_argument(
+        "--from",
+        dest="start",
+        default="",
+        metavar="NAME=VALUE,...",
+        help="with --at equilibrium: start the search from the pose with these independent coordinates "
+        "(Newton finds the equilibrium nearest its start: the balloon's pendulums hanging, say, not inverted)",
+    )
+    parser.add_argument(
         "--hold", default="", metavar="NAME=VALUE,...", help="independent coordinates held while the others settle"
     )
     parser.add_argument(
@@ -60,11 +69,14 @@ def run(args: argparse.Namespace) -> int:
     independent = Mechanism(model).independent
     at = "equilibrium" if args.equilibrium else args.at.strip()
     hold = parse_values("hold", args.hold, independent)
+    start = parse_values("from", args.start, independent)
+    if start and at != "equilibrium":
+        raise ModelError("--from", "applies to --at equilibrium only", at, "--at equilibrium --from NAME=VALUE")
     inputs, outs = _names(args.inputs), _names(args.outputs)
     if args.schedule:
         document = _family(model, args.schedule, at, hold, inputs, outs)
     else:
-        lin = linearize(model, _point(model, at, hold, independent), inputs, outs)
+        lin = linearize(model, _point(model, at, hold, independent, start), inputs, outs)
         print(summary(model.name, lin))
         document = model_document(lin)
     if args.json and not args.json.lower().endswith(".json"):
@@ -79,15 +91,24 @@ def _names(text: str | None) -> list[str] | None:
     return [n.strip() for n in text.split(",")] if text else None
 
 
-def _point(model, at: str, hold: dict, independent: list[str]) -> OperatingPoint:
+def _point(model, at: str, hold: dict, independent: list[str], start: dict) -> OperatingPoint:
     if at == "equilibrium":
-        return equilibrium(model, hold=hold)
+        return equilibrium(model, _pose_with(model, start) if start else None, hold=hold)
     if hold:
         raise ModelError("--hold", "applies to --at equilibrium only", at, "--at equilibrium --hold NAME=VALUE")
     if at == "initial":
         return operating_point(model)
     values, velocities = parse_state(at, independent)
     return operating_point(model, "given", values, velocities)
+
+
+def _pose_with(model, values: dict[str, float]) -> np.ndarray:
+    """The document's pose with some independent coordinates set (its loops closed by the search)."""
+    mech = Mechanism(model)
+    q = mech.assemble(None)[0]
+    for name, value in values.items():
+        q[mech.coordinates.index(name)] = value
+    return q
 
 
 def _family(model, spec: str, at: str, hold: dict, inputs, outputs) -> dict:
