@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...numerics.spatial import cross  # a × b for (..., 3) arrays, every back-end
+
 
 def mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     """A x for A (..., i, j) and x (..., j)."""
@@ -39,11 +41,6 @@ def transpose(A: np.ndarray) -> np.ndarray:
 def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a·b over the last axis."""
     return (a * b).sum(axis=-1)
-
-
-def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a × b for (..., 3) arrays (broadcasting)."""
-    return mv(skew(a), b)
 
 
 def skew(v: np.ndarray) -> np.ndarray:
