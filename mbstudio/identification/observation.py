@@ -50,13 +50,13 @@ class FourierPath:
             return out
 
 
-def branch_guide(mech: Mechanism, times, path: Path) -> np.ndarray | None:
-    """float64 coordinates (N, n) closing the loops along `path` at `times`, on the assembly branch of the
-    document's initial configuration (None for a tree): where the working precision's Newton starts."""
+def branch_guide(mech: Mechanism, positions: np.ndarray) -> np.ndarray | None:
+    """float64 coordinates (N, n) closing the loops along a path of independent `positions` (N, n_ind), on the
+    assembly branch of the document's initial configuration (None for a tree): where the working precision's
+    Newton starts."""
     if not mech.partition.dependent:
         return None
-    with mech.backend.context():
-        return mech.float64.assemble_path(mech.backend.to_float(path(times, 0)))
+    return mech.float64.assemble_path(mech.backend.to_float(positions))
 
 
 def sample_states(
@@ -72,7 +72,7 @@ def sample_states(
             q[:, list(mech.partition.independent)] = positions
         else:
             # follow the assembly branch in float64, then close every sample at the working precision
-            guess = branch_guide(mech, times, path) if guide is None else guide
+            guess = branch_guide(mech, positions) if guide is None else guide
             q = guess if mech.float64 is mech else mech.assemble(positions, guess=guess)
         qd = mech.velocities(q, path(times, 1))
         qdd = mech.accelerations(q, qd, path(times, 2))

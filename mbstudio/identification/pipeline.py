@@ -341,7 +341,8 @@ def _observation(
     from the document's initial configuration (branch_guide); each batch is then closed at the working precision."""
     path = fourier_path(mech, trajectory)
     times = sample_times(mech, trajectory.duration, count)
-    guide = branch_guide(mech, times, path)  # one float64 path for every batch
+    with mech.backend.context():
+        guide = branch_guide(mech, path(times, 0))  # one float64 path for every batch
     blocks = []
     for first in range(0, count, chunk):
         monitor.within(share[0] + (share[1] - share[0]) * first / count, f"{label}: sample {first + 1} of {count}")
