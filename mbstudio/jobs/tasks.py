@@ -109,10 +109,10 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
     velocities: {independent coordinate: rate at t = 0}, default rest; cross_check: also through the block
     model, with closure_frequency [Hz] for a closed loop's cut joints)."""
     from ..kinematics import Mechanism
-    from ..simulation.run import initial_velocities, simulate
+    from ..simulation.run import ATOL, RTOL, initial_velocities, simulate
 
     model = loads(model_text)
-    opts = {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201} | dict(options)
+    opts = {"t_end": 1.0, "method": "CVODES", "rtol": RTOL, "atol": ATOL, "samples": 201} | dict(options)
     mech = Mechanism(model)
     given = dict(opts.get("velocities") or {})
     velocities = initial_velocities(given, mech.independent)
