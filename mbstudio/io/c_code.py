@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 import tempfile
+import unicodedata
 from pathlib import Path
 
 import casadi
