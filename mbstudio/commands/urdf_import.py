@@ -31,10 +31,8 @@ def run(args: argparse.Namespace) -> int:
     dof = sum(len(j.coordinates) for j in model.joints if not j.cut)
     loops = sum(1 for j in model.joints if j.cut)
     closing = f", {loops} loop-closing joints" if loops else ""
-    print(
-        f"{args.out}: '{model.name}', {len(model.bodies)} bodies, {len(model.joints)} joints{closing}, "
-        f"{dof} tree coordinates"
-    )
+    counts = f"{len(model.bodies)} bodies, {len(model.joints)} joints, {dof} coordinates{closing}"
+    print(f"{args.out}: '{model.name}', {counts}")
     for note in result.notes:
         print(f"  note: {note}", file=sys.stderr)
     return 0

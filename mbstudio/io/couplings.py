@@ -6,12 +6,20 @@ and said in the notes, with the relation, so that nothing changes silently: the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from ..model import Model
 
-if TYPE_CHECKING:
-    from .mjcf_import import Coupling
+
+@dataclass
+class Coupling:
+    """q_follower = ratio · q_leader + offset, from an equality `joint` (MJCF) or a mimic joint (URDF)."""
+
+    follower: str
+    leader: str
+    ratio: float
+    offset: float
+    source: str
 
 
 def add_coupling(model: Model, coupling: Coupling, notes: list[str]) -> None:

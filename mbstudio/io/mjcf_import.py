@@ -28,6 +28,7 @@ from ..kinematics import Mechanism
 from ..model import GROUND, Body, Coordinate, Frame, Joint, Model, ModelError, validate
 from ..model.document import INERTIA_NAMES, Actuator, JointFriction, JointSpringDamper
 from ..model.errors import AssemblyError
+from .couplings import Coupling, add_coupling
 from .import_names import SymbolNames, clean, inertia_parameters, one_line, reference_direction
 
 FREE, BALL, SLIDE, HINGE = 0, 1, 2, 3  # mjtJoint
@@ -35,17 +36,6 @@ CONNECT, WELD, JOINT_EQUALITY = 0, 1, 2  # mjtEq
 OBJ_BODY, OBJ_SITE = 1, 6  # mjtObj
 GEOM_PLANE, GEOM_HFIELD, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX, GEOM_MESH = range(8)
 EQUALITY_KINDS = {0: "connect", 1: "weld", 2: "joint", 3: "tendon", 4: "flex"}
-
-
-@dataclass
-class Coupling:
-    """q_follower = ratio · q_leader + offset, from an equality `joint` (or a URDF mimic joint)."""
-
-    follower: str
-    leader: str
-    ratio: float
-    offset: float
-    source: str
 
 
 @dataclass
@@ -368,9 +358,7 @@ class _Importer:
         a0, a1 = data[0], data[1]
         y0, x0 = float(m.qpos0[m.jnt_qposadr[j1]]), float(m.qpos0[m.jnt_qposadr[j2]])
         follower, leader = self.coordinate[j1][0], self.coordinate[j2][0]
-        self.couplings.append(Coupling(follower, leader, float(a1), float(y0 + a0 - a1 * x0), name))
-        from .couplings import add_coupling
-
+        self.couplings.append(Coupling(follower, leader, float(a1), float(y0 + a0 - a1 * x0), f"equality '{name}'"))
         add_coupling(self.model, self.couplings[-1], self.notes)
 
     # ------------------------------------------------------------------ the rest

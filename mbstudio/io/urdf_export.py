@@ -84,7 +84,7 @@ class _Writer:
         self.mech, self.model, self.geometry = mech, mech.model, mech.tree.geometry
         self.folder = folder
         self.notes: list[str] = []
-        self.names: set[str] = set()
+        self.names: dict[str, set[str]] = {"link": set(), "joint": set()}  # URDF's two name spaces
         self.robot = ET.Element("robot", name=mech.model.name)
         self.link_frame = {GROUND: np.eye(4)}  # each body's URDF link frame in its body coordinates
 
@@ -102,12 +102,13 @@ class _Writer:
         ET.indent(self.robot, space="  ")
         return ET.tostring(self.robot, encoding="unicode", xml_declaration=True) + "\n", self.notes
 
-    def _unique(self, name: str) -> str:
-        candidate, n = name, 1
-        while candidate in self.names:
+    def _unique(self, name: str, kind: str = "link") -> str:
+        """`name`, or it with _2, _3, ... where another link (or joint) has it: a joint may share a link's name."""
+        taken, candidate, n = self.names[kind], name, 1
+        while candidate in taken:
             n += 1
             candidate = f"{name}_{n}"
-        self.names.add(candidate)
+        taken.add(candidate)
         return candidate
 
     def _check_gravity(self) -> None:
@@ -150,7 +151,7 @@ class _Writer:
         return self._element(coordinate, kind, parent, child)
 
     def _element(self, name: str, kind: str, parent: str, child: str) -> ET.Element:
-        element = ET.SubElement(self.robot, "joint", name=self._unique(name), type=kind)
+        element = ET.SubElement(self.robot, "joint", name=self._unique(name, "joint"), type=kind)
         ET.SubElement(element, "parent", link=parent)
         ET.SubElement(element, "child", link=child)
         return element

@@ -28,6 +28,7 @@ from .. import __version__
 from ..model import GROUND, Body, Coordinate, Frame, Joint, Model, ModelError, validate
 from ..model.document import INERTIA_NAMES, JointFriction
 from ..model.names import MAX_LENGTH, RESERVED, inertial_names
+from .couplings import Coupling, add_coupling
 
 JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic", "fixed": "fixed"}
 REFUSED_TYPES = {
@@ -106,6 +107,7 @@ class _Importer:
         self.notes: list[str] = []
         self.taken: set[str] = set()  # every symbol name given out so far (names must be unique across kinds)
         self.joint_names: set[str] = set()
+        self.coordinate_of: dict[str, str] = {}  # URDF joint name -> our coordinate
         self.labels: dict[str, str] = {}  # URDF link name -> body label (GROUND for a bare root)
         self.materials = {m.name: m for m in robot.materials if m.name}
 
@@ -260,15 +262,29 @@ class _Importer:
         child_frame = Frame([0.0, 0.0, 0.0], _clean(axis), _clean(x))
         name = self._joint_name(urdf_joint.name)
         coordinates = [] if kind == "fixed" else [self._coordinate(urdf_joint)]
+        if coordinates:
+            self.coordinate_of[urdf_joint.name] = coordinates[0].name
         parent, child = self.labels[urdf_joint.parent], self.labels[urdf_joint.child]
         model.joints.append(Joint(name, kind, parent, child, parent_frame, child_frame, coordinates))
         if urdf_joint.mimic is not None:
-            self.notes.append(
-                f"joint '{urdf_joint.name}' mimics '{urdf_joint.mimic.joint}': it is imported as a joint of its "
-                "own; a coupling is not a joint MB Studio has (docs/urdf.md)"
-            )
+            self._mimic(model, urdf_joint, coordinates)
         if coordinates:
             self._friction(model, urdf_joint, coordinates[0].name)
+
+    def _mimic(self, model: Model, urdf_joint, coordinates: list[Coordinate]) -> None:
+        """A mimic joint: q = multiplier · q_leader + offset, handed on as a coupling (io/couplings.py)."""
+        mimic = urdf_joint.mimic
+        leader = self.coordinate_of.get(mimic.joint)
+        if not coordinates or leader is None:
+            self.notes.append(f"joint '{urdf_joint.name}' mimics '{mimic.joint}', which is not a moving joint before "
+                              "it: imported as a joint of its own")  # fmt: skip
+            return
+        ratio = 1.0 if mimic.multiplier is None else float(mimic.multiplier)
+        offset = 0.0 if mimic.offset is None else float(mimic.offset)
+        coupling = Coupling(
+            coordinates[0].name, leader, ratio, offset, f"joint '{urdf_joint.name}' mimics '{mimic.joint}'"
+        )
+        add_coupling(model, coupling, self.notes)
 
     def _coordinate(self, urdf_joint) -> Coordinate:
         name = self._unique(_sanitised(urdf_joint.name), lambda n: [n, f"d_{n}"])
