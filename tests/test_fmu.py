@@ -23,17 +23,18 @@ fmpy = pytest.importorskip("fmpy")
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 
 
-def _check_against_simulate(model, path, inputs=None, outputs=()) -> dict[str, float]:
-    """The largest difference, over 1 s sampled every 10 ms, between fmpy's runs of the FMU and ours, per kind."""
+def _check_against_simulate(model, path, inputs=None, t_end: float = 1.0) -> dict[str, float]:
+    """The largest difference, over t_end sampled every 10 ms, between fmpy's runs of the FMU and ours, per kind."""
     from fmpy.validation import validate_fmu
 
     assert validate_fmu(str(path)) == []
-    run = simulate(model, 1.0, rtol=1e-12, atol=1e-14, samples=101)
+    samples = round(t_end / 0.01) + 1
+    run = simulate(model, t_end, rtol=1e-12, atol=1e-14, samples=samples)
     names = [*run.coordinates, *(f"d_{c}" for c in run.coordinates)]
     expected = np.hstack([run.q, run.qd])
     worst = {}
     for kind in ("ModelExchange", "CoSimulation"):
-        result = fmpy.simulate_fmu(str(path), fmi_type=kind, stop_time=1.0, output_interval=0.01,
+        result = fmpy.simulate_fmu(str(path), fmi_type=kind, stop_time=t_end, output_interval=0.01,
                                    relative_tolerance=1e-12, output=names, input=inputs)  # fmt: skip
         assert np.allclose(result["time"], run.t, atol=1e-12)
         got = np.column_stack([result[n] for n in names])
@@ -104,5 +105,7 @@ def test_the_sla_and_delta_fmus_move_as_mbstudio_simulates_them(tmp_path, name):
     model = samples.load(name)
     path = tmp_path / f"{name}.fmu"
     path.write_bytes(fmu_archive(model)[0])
-    worst = _check_against_simulate(model, path)
+    # the Delta falling from rest reaches a pose at 0.27 s where `mbstudio simulate` chooses its independent
+    # coordinates anew; an FMU keeps the ones it was built with (docs/fmu.md), so it is compared before that
+    worst = _check_against_simulate(model, path, t_end=1.0 if name == "sla_suspension" else 0.25)
     assert worst["ModelExchange"] <= 1e-6 and worst["CoSimulation"] <= 1e-6, worst
