@@ -15,7 +15,6 @@ false, no contacts). What MJCF cannot hold is in `notes` and in a comment.
 from __future__ import annotations
 
 import os
-import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -25,6 +24,7 @@ from ..kinematics import Mechanism
 from ..model import Frame, Model, ModelError
 from ..model.document import INERTIA_NAMES, Actuator, JointFriction, JointSpringDamper
 from ..model.validation import inertia_about_centre
+from .urdf_export import xml_comment as _comment
 
 MIN_MOMENT = 1e-12  # kg m^2: the least principal moment written (MuJoCo refuses zero, as a thin rod has)
 
@@ -54,11 +54,6 @@ def quaternion(matrix: np.ndarray) -> np.ndarray:
         q[1 + j], q[1 + l] = (m[j, i] + m[i, j]) / s, (m[l, i] + m[i, l]) / s
     q = np.asarray(q)
     return q / np.linalg.norm(q) * (1 if q[0] >= 0 else -1)
-
-
-def _comment(text: str) -> ET.Comment:
-    clean = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", " ", text)
-    return ET.Comment(" " + re.sub(r"-{2,}", "-", clean).strip(" -") + " ")
 
 
 class _Writer:

@@ -73,7 +73,7 @@ def _origin(parent: ET.Element, pose: np.ndarray) -> None:
     ET.SubElement(parent, "origin", xyz=_numbers(pose[:3, 3]), rpy=_numbers(_rpy(pose[:3, :3])))
 
 
-def _comment(text: str) -> ET.Comment:
+def xml_comment(text: str) -> ET.Comment:
     """An XML comment holding free text from the model: no control characters, and no `--`, which would end it."""
     clean = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", " ", text)
     return ET.Comment(" " + re.sub(r"-{2,}", "-", clean).strip(" -") + " ")
@@ -89,9 +89,9 @@ class _Writer:
         self.link_frame = {GROUND: np.eye(4)}  # each body's URDF link frame in its body coordinates
 
     def text(self) -> tuple[str, list[str]]:
-        self.robot.append(_comment(f"Written by MB Studio {__version__} from the model '{self.model.name}'"))
+        self.robot.append(xml_comment(f"Written by MB Studio {__version__} from the model '{self.model.name}'"))
         if self.model.description:
-            self.robot.append(_comment(self.model.description))
+            self.robot.append(xml_comment(self.model.description))
         self._check_gravity()
         self._left_out_forces()
         ET.SubElement(self.robot, "link", name=self._unique("ground"))
@@ -115,13 +115,13 @@ class _Writer:
         gravity = np.asarray(self.geometry.gravity(), float)
         if not np.allclose(gravity, DEFAULT_GRAVITY, rtol=0, atol=1e-12):
             self.notes.append(f"gravity {gravity.tolist()} m/s^2 is not in URDF (readers assume [0, 0, -9.81])")
-            self.robot.append(_comment(f"gravity of the MB Studio model: {_numbers(gravity)} m/s^2"))
+            self.robot.append(xml_comment(f"gravity of the MB Studio model: {_numbers(gravity)} m/s^2"))
 
     def _left_out_forces(self) -> None:
         for force in self.model.forces:
             if not isinstance(force, JointFriction):
                 self.notes.append(f"force element '{force.name}' ({force.type}) has no URDF form and is left out")
-                self.robot.append(_comment(f"left out: force element {force.name} ({force.type})"))
+                self.robot.append(xml_comment(f"left out: force element {force.name} ({force.type})"))
 
     # ------------------------------------------------------------------ links and joints
 
@@ -189,7 +189,7 @@ class _Writer:
         frame = _pose(after.rotation, after.origin)
         self.link_frame[label] = frame
         body = self.model.body(label)
-        element.append(_comment(f"body {label}: {body.name}"))
+        element.append(xml_comment(f"body {label}: {body.name}"))
         to_link = _inverse(frame)
         values = dict(zip(INERTIA_NAMES, np.asarray(self.geometry.inertia(body), float), strict=True))
         m, centre, tensor = inertia_about_centre(values)
