@@ -241,3 +241,13 @@ def test_the_command_line_imports_and_exports_mjcf(tmp_path, capsys):
     assert "is neither URDF nor MJCF" in capsys.readouterr().err and not (tmp_path / "x.mbs").exists()
     assert main(["export", str(samples.path("irsbot2")), "--mjcf", str(tmp_path / "irsbot.xml")]) == 2
     assert not (tmp_path / "irsbot.xml").exists()
+
+
+def test_mujoco_writes_no_log_file_into_the_users_folder(tmp_path, monkeypatch):
+    """MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working folder; an import keeps them as notes."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "nan.xml"
+    path.write_text('<mujoco><worldbody><body pos="0 0 nan"><joint/><geom size="0.1"/></body></worldbody></mujoco>')
+    with pytest.raises(ModelError, match="non-finite"):
+        import_mjcf(path)
+    assert list(tmp_path.iterdir()) == [path]

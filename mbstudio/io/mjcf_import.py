@@ -50,11 +50,15 @@ def import_mjcf(path: str | os.PathLike) -> MjcfImport:
     """The mechanism in the MJCF file `path`; ModelError (naming the file and the element) for what cannot be read
     or has no MB Studio equivalent."""
     path = Path(path)
-    return _Importer(compile_mjcf(path), path).run()
+    warnings: list[str] = []
+    result = _Importer(compile_mjcf(path, warnings), path).run()
+    result.notes[:0] = [f"MuJoCo: {w}" for w in warnings]
+    return result
 
 
-def compile_mjcf(path: Path):
-    """MuJoCo's compiled model of the file; ModelError with MuJoCo's own message (it names the element and line)."""
+def compile_mjcf(path: Path, warnings: list[str] | None = None):
+    """MuJoCo's compiled model of the file; ModelError with MuJoCo's own message (it names the element and line).
+    MuJoCo's warnings go to `warnings` (by default it appends them to MUJOCO_LOG.TXT in the user's folder)."""
     try:
         import mujoco
     except ImportError:
@@ -63,11 +67,15 @@ def compile_mjcf(path: Path):
         ) from None
     if not path.is_file():
         raise ModelError(str(path), "does not exist", expected="an MJCF (MuJoCo XML) file")
+    kept = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning((warnings if warnings is not None else []).append)
     try:
         return mujoco.MjModel.from_xml_path(str(path))
     except Exception as exc:  # MuJoCo raises ValueError with the compiler's message
         message = " ".join(str(exc).split())
         raise ModelError(str(path), f"is not an MJCF model MuJoCo compiles ({message})", expected="MJCF") from None
+    finally:
+        mujoco.set_mju_user_warning(kept)
 
 
 def rotation(quaternion) -> np.ndarray:
