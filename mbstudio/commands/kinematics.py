@@ -10,9 +10,10 @@ import sys
 
 import numpy as np
 
+from ..io.csv_text import write_output
 from ..io.time_series import FORMATS, time_series_text
 from ..jobs.tasks import kinematics
-from ..model import check_outputs, dumps, load, write_atomic
+from ..model import check_outputs, dumps, load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +43,6 @@ def run(args: argparse.Namespace) -> int:
         if name.startswith(("actuator:", "total_energy", "constraint_residual")):
             print(f"  {name:32s} min {np.min(values):12.6g}  max {np.max(values):12.6g}")
     if args.out:
-        write_atomic(args.out, time_series_text(result, fmt))
+        write_output(args.out, time_series_text(result, fmt))
         print(f"  {len(series)} series x {len(t)} samples written to {args.out}")
     return 0

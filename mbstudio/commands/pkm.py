@@ -18,9 +18,9 @@ from ..dynamics.pkm import ParallelMachine
 from ..dynamics.pkm.paths import path_dynamics, platform_path
 from ..dynamics.pkm.report import format_pkm, pkm_report
 from ..dynamics.pkm.workspace import QUANTITIES, workspace_map
-from ..io.csv_text import csv_text
+from ..io.csv_text import csv_table, write_output
 from ..jobs.tasks import Provenance, text_hash
-from ..model import ModelError, check_outputs, dumps, load, write_atomic
+from ..model import ModelError, check_outputs, dumps, load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,7 +121,7 @@ def _path(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
         options = {"trajectory": path.name, "samples": len(result.t)}
         provenance = _provenance(pkm, "pkm modular inverse dynamics (seed 002)", options, start)
         rows = ([repr(float(v)) for v in row] for row in np.column_stack([c[2] for c in columns]))
-        write_atomic(args.out, csv_text(provenance, [f"{n} [{u}]" for n, u, _ in columns], rows))
+        write_output(args.out, csv_table(provenance, [f"{n} [{u}]" for n, u, _ in columns], rows))
         print(f"  {len(columns)} columns x {len(result.t)} samples written to {args.out}")
     return 0
 
@@ -144,6 +144,6 @@ def _map(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
         data = np.column_stack([first.ravel(), second.ravel(), *(found.values[k].ravel() for k in QUANTITIES)])
         options = {"grid": grid, "at": found.fixed}
         provenance = _provenance(pkm, "pkm workspace map (seed 002)", options, start)
-        write_atomic(args.out, csv_text(provenance, header, ([repr(float(v)) for v in row] for row in data)))
+        write_output(args.out, csv_table(provenance, header, ([repr(float(v)) for v in row] for row in data)))
         print(f"  {len(data)} points written to {args.out}")
     return 0

@@ -8,9 +8,10 @@ import argparse
 import sys
 
 from ..dynamics.simulation import METHODS, Cancelled, initial_velocities, parse_velocities, simulate
+from ..io.csv_text import write_output
 from ..io.time_series import save_simulation
 from ..kinematics import Mechanism
-from ..model import ModelError, check_outputs, load, write_atomic
+from ..model import ModelError, check_outputs, load
 
 # Bounds a person can reason about; beyond them a run would never end or only report rounding
 T_END_MAX = 1e6  # s
@@ -103,7 +104,7 @@ def _ensemble(args: argparse.Namespace, model) -> int:
         print(f"mbstudio simulate: {exc}", file=sys.stderr)
         return 1
     if args.out:
-        write_atomic(args.out, ensemble_file(results, runs, args.out.lower().rsplit(".", 1)[1]))
+        write_output(args.out, ensemble_file(results, runs, args.out.lower().rsplit(".", 1)[1]))
     seconds = sum(r.provenance.seconds for r in results)
     print(f"{model.name}: {len(results)} runs of {args.t_end:g} s simulated in {seconds:.3g} s, {args.method}")
     for i, (inputs, r) in enumerate(zip(runs, results, strict=True)):

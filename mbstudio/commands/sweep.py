@@ -8,9 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..io.csv_text import write_output
 from ..io.study_table import study_bytes, study_format
 from ..jobs.study import ANALYSES, Study, grid
-from ..model import check_outputs, load, write_atomic
+from ..model import check_outputs, load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{model.name}: {args.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}")
     rows = study.run(progress=lambda done, total: print(f"\r{done}/{total} points", end="", file=sys.stderr))
     print(file=sys.stderr)
-    write_atomic(args.out, study_bytes(rows, study.provenance(), fmt))
+    write_output(args.out, study_bytes(rows, study.provenance(), fmt))
     failed = [r for r in rows if r.get("error")]
     print(f"  {len(rows)} rows written to {args.out}; {len(failed)} failed")
     for r in failed[:5]:

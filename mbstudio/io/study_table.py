@@ -1,5 +1,6 @@
 """A parameter study's rows as a file: Parquet (one typed column per key, the provenance in the schema's
-metadata; pandas, polars and Arrow read it) or CSV through the project's one CSV writer."""
+metadata; pandas, polars and Arrow read it) or CSV through the project's one CSV writer (the provenance beside
+it)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,17 @@ from pathlib import Path
 
 from ..jobs.study import columns
 from ..model import ModelError
-from .csv_text import csv_text
+from .csv_text import CsvTable, csv_table
 
 FORMATS = ("parquet", "csv")
 
 
-def study_bytes(rows: list[dict], provenance: dict, fmt: str) -> bytes:
+def study_bytes(rows: list[dict], provenance: dict, fmt: str) -> bytes | CsvTable:
     """The file's contents; a failed point's missing results are empty cells (null in Parquet)."""
     names = columns(rows)
     if fmt == "csv":
         cells = ([_cell(r.get(n)) for n in names] for r in rows)
-        return csv_text(provenance, names, cells).encode("utf-8")
+        return csv_table(provenance, names, cells)
     if fmt != "parquet":
         raise ModelError("format", "is not a study file format", fmt, " or ".join(FORMATS))
     import pyarrow as pa

@@ -11,16 +11,16 @@ import numpy as np
 
 from ..dynamics.simulation import SimulationResult
 from ..jobs import JobResult
-from ..model import ModelError, write_atomic
-from .csv_text import csv_text
+from ..model import ModelError
+from .csv_text import CsvTable, csv_table, write_output
 from .json_text import json_text
 
 FORMATS = ("csv", "json")
 
 
-def time_series_text(result: JobResult, fmt: str) -> str:
-    """CSV: a header of 't [s]' and one column per series, the '# provenance' line, full float64 digits. JSON: the
-    provenance, the times and the series by name."""
+def time_series_text(result: JobResult, fmt: str) -> str | CsvTable:
+    """CSV: a header of 't [s]' and one column per series, full float64 digits, the provenance beside it. JSON:
+    the provenance, the times and the series by name."""
     t = np.asarray(result.data["t"], float)
     series = {name: np.asarray(values, float) for name, values in result.data["series"].items()}
     provenance = result.provenance.to_json()
@@ -31,14 +31,14 @@ def time_series_text(result: JobResult, fmt: str) -> str:
     if fmt != "csv":
         raise ModelError("format", "is not an export format of time histories", fmt, "csv or json")
     rows = ([repr(float(x)) for x in row] for row in np.column_stack([t, *series.values()]))
-    return csv_text(provenance, ["t [s]", *series], rows)
+    return csv_table(provenance, ["t [s]", *series], rows)
 
 
 SIMULATION_FORMATS = ("csv", "npz")
 
 
-def simulation_file(result: SimulationResult, fmt: str) -> bytes:
-    """A simulation's every series: CSV ('name [unit]' header, the provenance comment, full float64 digits) or
+def simulation_file(result: SimulationResult, fmt: str) -> bytes | CsvTable:
+    """A simulation's every series: CSV ('name [unit]' header, full float64 digits, the provenance beside it) or
     NPZ (arrays `data` (K, C), `names`, `units`, and `provenance` as JSON text)."""
     columns = result.columns()
     data = np.column_stack([values for _, _, values in columns])
@@ -48,20 +48,20 @@ def simulation_file(result: SimulationResult, fmt: str) -> bytes:
     if fmt != "csv":
         raise ModelError("format", "is not a format of simulation results", fmt, " or ".join(SIMULATION_FORMATS))
     rows = ([repr(float(x)) for x in row] for row in data)
-    return csv_text(provenance, [f"{name} [{unit}]" for name, unit, _ in columns], rows).encode("utf-8")
+    return csv_table(provenance, [f"{name} [{unit}]" for name, unit, _ in columns], rows)
 
 
 def save_simulation(result: SimulationResult, path: str | Path) -> None:
-    """Write a simulation atomically, as CSV or NPZ by the file's extension."""
+    """Write a simulation atomically, as CSV (with its provenance beside it) or NPZ by the file's extension."""
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in SIMULATION_FORMATS:
         raise ModelError(str(path), "must end in .csv or .npz", expected="results.csv or results.npz")
-    write_atomic(path, simulation_file(result, fmt))
+    write_output(path, simulation_file(result, fmt))
 
 
-def ensemble_file(results: list[SimulationResult], runs: list[dict[str, float]], fmt: str) -> bytes:
-    """An ensemble's runs in one file: CSV with a leading `run` column (the runs one after the other), or NPZ
-    (`data` (M, K, C), `names`, `units`, `runs` as JSON text: each run's inputs and provenance)."""
+def ensemble_file(results: list[SimulationResult], runs: list[dict[str, float]], fmt: str) -> bytes | CsvTable:
+    """An ensemble's runs in one file: CSV with a leading `run` column (the runs one after the other; each run's
+    inputs and provenance beside it), or NPZ (`data` (M, K, C), `names`, `units`, `runs` as JSON text)."""
     columns = results[0].columns()
     data = np.stack([np.column_stack([values for _, _, values in r.columns()]) for r in results])
     described = [
@@ -73,7 +73,7 @@ def ensemble_file(results: list[SimulationResult], runs: list[dict[str, float]],
         raise ModelError("format", "is not a format of simulation results", fmt, " or ".join(SIMULATION_FORMATS))
     rows = ([str(run), *(repr(float(x)) for x in row)] for run, block in enumerate(data) for row in block)
     header = ["run", *(f"{name} [{unit}]" for name, unit, _ in columns)]
-    return csv_text({"runs": described}, header, rows).encode("utf-8")
+    return csv_table({"runs": described}, header, rows)
 
 
 def _npz(data: np.ndarray, columns: list, **described) -> bytes:

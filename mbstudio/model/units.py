@@ -437,7 +437,7 @@ def check_units(model: Model) -> None:
     for p in model.parameters:
         if p.unit:
             conversion(p.unit, f"parameter '{p.name}'.unit")
-    for where, value, dimension, _ in places(model):
+    for where, value, dimension in places(model):
         if isinstance(value, Quantity):
             check_unit(value, dimension, where)
 
@@ -445,16 +445,16 @@ def check_units(model: Model) -> None:
 def check_expressions(model: Model) -> None:
     """Every expression's dimension, from its parameters' units, against what its place needs (ModelError with
     the place); nothing to check in a model whose parameters have no units. Run after the expressions have
-    been checked as arithmetic."""
+    been checked as arithmetic. The time `t` of a formula counts as a parameter without a unit: `sin(t)` is
+    written for sin(1 rad/s · t)."""
     units = {p.name: p.unit for p in model.parameters if p.unit}
     if not units:
         return
     parameters = {name: conversion(unit).base for name, unit in units.items()}
-    timed = {**parameters, "t": TIME.base}
-    for where, value, dimension, in_time in places(model):
+    for where, value, dimension in places(model):
         if not isinstance(value, str):
             continue
-        found = expression_dimension(value, timed if in_time else parameters, where)
+        found = expression_dimension(value, parameters, where)
         if dimension is None or dimension.base is None or found in (FREE, None):
             continue
         if _powers(found) != _powers(dimension.base):
@@ -471,8 +471,8 @@ def _names(value: str) -> set[str]:
     return {n.id for n in ast.walk(parse(value)) if isinstance(n, ast.Name)}
 
 
-def places(model: Model) -> Iterator[tuple[str, object, Dimension | None, bool]]:
-    """(where, value, dimension, may use t) for every number of the model that a unit fits or that must not
+def places(model: Model) -> Iterator[tuple[str, object, Dimension | None]]:
+    """(where, value, dimension) for every number of the model that a unit fits or that must not
     have one; `where` as the file format's messages say it."""
     motion = _motions(model)
     yield from _vector("gravity", model.gravity, ACCELERATION)
@@ -486,7 +486,7 @@ def places(model: Model) -> Iterator[tuple[str, object, Dimension | None, bool]]
         for c in joint.coordinates:
             dimension = _OF_MOTION["value"].get(motion.get(c.name))
             for key in ("initial", "min", "max"):
-                yield f"coordinate '{c.name}'.{key}", getattr(c, key), dimension, False
+                yield f"coordinate '{c.name}'.{key}", getattr(c, key), dimension
     for t in model.trajectories:
         yield from _trajectory(t, f"trajectory '{t.name}'", {n: _OF_MOTION["value"].get(m) for n, m in motion.items()})
     if model.platform is not None:
@@ -506,16 +506,16 @@ def _motions(model: Model) -> dict[str, str]:
     return out
 
 
-def _vector(where: str, values, dimension: Dimension | None, in_time: bool = False):
+def _vector(where: str, values, dimension: Dimension | None):
     if isinstance(values, list):
         for i, v in enumerate(values):
-            yield f"{where}[{i}]", v, dimension, in_time
+            yield f"{where}[{i}]", v, dimension
 
 
 def _body(body: Body):
     owner = "ground" if body.label == GROUND else f"body '{body.label}'"
     for name, value in body.inertia.items():
-        yield f"{owner}.inertia.{name}", value, INERTIA_DIMENSIONS.get(name), False
+        yield f"{owner}.inertia.{name}", value, INERTIA_DIMENSIONS.get(name)
     for name, point in body.points.items():
         yield from _vector(f"{owner} point '{name}'", point, LENGTH)
     for name, frame in body.frames.items():
@@ -526,7 +526,7 @@ def _body(body: Body):
         if key in ("size", "origin", "axis", "scale", "z", "x"):
             yield from _vector(f"{owner}.shape.{key}", value, dimension)
         elif key in ("radius", "length"):
-            yield f"{owner}.shape.{key}", value, dimension, False
+            yield f"{owner}.shape.{key}", value, dimension
 
 
 def _frame(frame: Frame, where: str):
@@ -537,14 +537,14 @@ def _frame(frame: Frame, where: str):
 
 
 def _trajectory(t: Trajectory, where: str, dimensions: dict[str, Dimension | None]):
-    yield f"{where}.duration", t.duration, TIME, False
+    yield f"{where}.duration", t.duration, TIME
     for name, terms in t.coordinates.items():
         for k, h in enumerate(terms if isinstance(terms, list) else []):
             if isinstance(h, Harmonic):
                 term = f"{where} coordinate '{name}' term {k}"
-                yield f"{term}.amplitude", h.amplitude, dimensions.get(name), False
-                yield f"{term}.frequency", h.frequency, ANGULAR_VELOCITY, False
-                yield f"{term}.phase", h.phase, ANGLE, False
+                yield f"{term}.amplitude", h.amplitude, dimensions.get(name)
+                yield f"{term}.frequency", h.frequency, ANGULAR_VELOCITY
+                yield f"{term}.phase", h.phase, ANGLE
 
 
 def _element(element, motion: dict[str, str]):
@@ -553,12 +553,12 @@ def _element(element, motion: dict[str, str]):
     for name, dimension in _ELEMENT_FIELDS.get(element.type, {}).items():
         if isinstance(dimension, str):
             dimension = _OF_MOTION[dimension].get(on)
-        yield f"{where}.{name}", getattr(element, name), dimension, name == "formula"
+        yield f"{where}.{name}", getattr(element, name), dimension
     if element.type == "point_force":
-        yield from _vector(f"{where}.force", element.force, FORCE, True)
+        yield from _vector(f"{where}.force", element.force, FORCE)
     for axis in ("axis1", "axis2", "spin_axis"):
         yield from _vector(f"{where}.{axis}", getattr(element, axis, None), DIRECTION)
     for i, row in enumerate(getattr(element, "table", None) or []):
         if isinstance(row, list) and len(row) == 2:
-            yield f"{where}.table[{i}][0]", row[0], TIME, False
-            yield f"{where}.table[{i}][1]", row[1], _OF_MOTION["effort"].get(on), False
+            yield f"{where}.table[{i}][0]", row[0], TIME
+            yield f"{where}.table[{i}][1]", row[1], _OF_MOTION["effort"].get(on)
