@@ -15,7 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..model import write_all
+from .display_units import SI, DisplayUnits
 from .json_text import json_text
 
 
@@ -39,6 +42,15 @@ def csv_table(provenance: dict, header: list[str], rows: Iterable[Iterable]) -> 
     writer.writerow(header)
     writer.writerows(rows)
     return CsvTable(out.getvalue(), list(header), provenance)
+
+
+def numeric_table(provenance: dict, header: list[str], data, units: DisplayUnits = SI, blank: bool = False) -> CsvTable:
+    """Columns of numbers (`data`: rows × columns, 'name [SI unit]' headers) in display units, full float64
+    digits; `blank`: a non-finite number is an empty cell."""
+    shown = [units.column(h, c) for h, c in zip(header, np.asarray(data, float).T, strict=True)]
+    data = np.column_stack([values for _, values in shown])
+    rows = ([repr(float(v)) if np.isfinite(v) or not blank else "" for v in row] for row in data)
+    return csv_table({**provenance, "units": units.spec()}, [h for h, _ in shown], rows)
 
 
 def sidecar(path: str | os.PathLike) -> str:
