@@ -14,10 +14,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
+from decimal import Decimal
 
 import numpy as np
 
 from ..model import ModelError
+from ..model.units import Quantity, read
 
 ANGLES = {"rad": 1.0, "deg": math.pi / 180}  # the SI size of one unit
 LENGTHS = {"m": 1.0, "mm": 1e-3}
@@ -100,6 +102,33 @@ def parse_units(text: str | None) -> DisplayUnits:
                 "--units", "names an unknown display unit", word, "rad or deg, m or mm, or si: e.g. deg,mm"
             )
     return units
+
+
+def value_text(value: object, si_unit: str, units: DisplayUnits) -> str:
+    """A document value as the window shows it for editing: a number written with its unit as written ('100
+    mm'), an expression as written (SI), a plain number (SI) in the display unit of `si_unit`, to 15 digits
+    (0.1 m shows as 100 in mm, not 100.00000000000001)."""
+    if value is None:
+        return ""
+    if isinstance(value, Quantity | str):
+        return value.text() if isinstance(value, Quantity) else value
+    _, size = units.unit(si_unit)
+    return str(value) if size == 1.0 else f"{float(value) / size:.15g}"
+
+
+def typed_value(text: str, si_unit: str, units: DisplayUnits, where: str = "value") -> float | str:
+    """What a person typed where a value of SI unit `si_unit` goes: a number with its unit ('25 mm', kept as
+    written), a plain number in the display unit (25 with lengths in mm: 0.025), or an expression (in SI)."""
+    text = text.strip()
+    quantity = read(text, where)
+    if quantity is not None:
+        return quantity
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    _, size = units.unit(si_unit)
+    return number if size == 1.0 else float(Decimal(text) * Decimal(repr(size)))
 
 
 def _simple(side: str) -> bool:
