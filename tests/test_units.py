@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from mbstudio import samples
-from mbstudio.dynamics.linear_model import linearize
-from mbstudio.dynamics.simulation import simulate
 from mbstudio.identification.pipeline import base_parameters
 from mbstudio.jobs.tasks import kinematics
+from mbstudio.linear.linear_model import linearize
 from mbstudio.model import JOINT_MOTIONS, ModelError, Parameter, dumps, loads
 from mbstudio.model.units import Quantity, si_unit
+from mbstudio.simulation.run import simulate
 
 
 @pytest.mark.parametrize(

@@ -7,12 +7,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..dynamics.simulation import METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 from ..io.csv_text import write_output
 from ..io.display_units import UNITS_HELP, DisplayUnits, parse_units
 from ..io.time_series import save_simulation
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load
+from ..simulation.run import METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 
 # Bounds a person can reason about; beyond them a run would never end or only report rounding
 T_END_MAX = 1e6  # s
@@ -84,9 +84,9 @@ def whole(low: int, high: int):
 
 
 def _ensemble(args: argparse.Namespace, model, units: DisplayUnits) -> int:
-    from ..dynamics.ensemble import simulate_ensemble
     from ..io.ensemble_table import read_runs
     from ..io.time_series import ensemble_file
+    from ..simulation.ensemble import simulate_ensemble
 
     independent = Mechanism(model).independent
     arguments, runs = read_runs(args.ensemble, model, independent)

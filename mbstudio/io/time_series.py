@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dynamics.simulation import SimulationResult
 from ..jobs import JobResult
 from ..model import ModelError
+from ..simulation.run import SimulationResult
 from .csv_text import CsvTable, csv_table, numeric_table, write_output
 from .display_units import SI, DisplayUnits
 from .json_text import json_text
