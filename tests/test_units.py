@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -14,7 +16,7 @@ from mbstudio.identification.pipeline import base_parameters
 from mbstudio.jobs.tasks import kinematics
 from mbstudio.linear.linear_model import linearize
 from mbstudio.model import JOINT_MOTIONS, ModelError, Parameter, dumps, loads
-from mbstudio.model.units import Quantity, si_unit
+from mbstudio.model.units import SI_UNITS, Quantity, _conversion, si_unit
 from mbstudio.simulation.run import simulate
 
 
@@ -44,6 +46,11 @@ def test_numbers_with_units_are_their_hand_computed_si_values(text, si):
     value = Quantity(float(number), unit)
     assert value == pytest.approx(si, rel=2e-16, abs=0)
     assert float(value) == si or not text.endswith(("mm", "g", "mm^2", "N/mm", "in", "km/h", "mm/s^2"))
+
+
+def test_the_si_units_known_without_pint_are_pints():
+    for unit, known in SI_UNITS.items():
+        assert _conversion(unit) == known, unit
 
 
 def test_decimal_units_give_exactly_the_floats_of_the_si_file():
@@ -303,11 +310,14 @@ def test_a_joint_spring_takes_the_units_of_its_coordinate():
         loads(json.dumps(data))
 
 
-def test_files_without_units_never_load_pint_and_load_as_before():
+def test_files_in_si_load_as_before_without_importing_pint():
     text = four_bar_text()
     assert dumps(loads(text)) == text
-    model = loads(text)
-    assert not any(isinstance(v, Quantity) for v in model.bodies[0].inertia.values())
+    assert not any(isinstance(v, Quantity) for v in loads(text).bodies[0].inertia.values())
+    script = "import sys; from mbstudio import samples; [samples.load(n) for n in samples.names()]; "
+    script += "print('pint' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "False"  # a second saved at every start on the samples, whose units are SI
 
 
 def test_quantities_survive_copies_and_pickles_with_what_was_written():

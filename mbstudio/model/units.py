@@ -71,8 +71,34 @@ def _decimal(number: int | float) -> Decimal:
     return Decimal(number) if isinstance(number, int) else Decimal(repr(float(number)))
 
 
+def _si(**base: float) -> Conversion:
+    return Conversion(Decimal(1), tuple(sorted((n, float(e)) for n, e in base.items())))
+
+
+# SI units as files label them, known without importing pint (a second at start-up); tests/test_units.py checks
+# them against pint
+SI_UNITS = {
+    "m": _si(meter=1),
+    "kg": _si(kilogram=1),
+    "s": _si(second=1),
+    "rad": _si(radian=1),
+    "N": _si(kilogram=1, meter=1, second=-2),
+    "N m": _si(kilogram=1, meter=2, second=-2),
+    "m/s": _si(meter=1, second=-1),
+    "m/s^2": _si(meter=1, second=-2),
+    "rad/s": _si(radian=1, second=-1),
+    "N/m": _si(kilogram=1, second=-2),
+    "N s/m": _si(kilogram=1, second=-1),
+    "N m s/rad": _si(kilogram=1, meter=2, second=-1, radian=-1),
+    "kg m^2": _si(kilogram=1, meter=2),
+    "kg/m^3": _si(kilogram=1, meter=-3),
+}
+
+
 def conversion(unit: str, where: str = "unit") -> Conversion:
     """The unit's conversion to SI, or a ModelError naming `where`, the text and units that would do."""
+    if isinstance(unit, str) and unit.strip() in SI_UNITS:
+        return SI_UNITS[unit.strip()]
     try:
         return _conversion(unit)
     except ModelError as exc:
