@@ -59,7 +59,7 @@ FOUR_BAR = {
             "name": "coupler",
             "inertia": {
                 "m": 2.0,
-                "mx": "2*L2/2",  # m x_G: 2 kg at half the length (a length alone is refused for a mass moment)
+                "mx": "L2",
                 "my": 0,
                 "mz": 0,
                 "Ixx": 0.001,

@@ -280,6 +280,8 @@ def _four_bar_with(path: tuple, value) -> str:
         (("parameters", 2, "unit"), "kg", "body '2' frame 'C'.origin[0]", ["a mass (L2 in kg)", "a length"]),
         (("bodies", 1, "points", "P", 1), "L1 + L1*L2", "body '2' point 'P'[1]", ["adds a length and"]),
         (("bodies", 1, "points", "P", 1), "sin(L1)", "body '2' point 'P'[1]", ["takes sin of a length"]),
+        (("bodies", 0, "inertia", "my"), "L1*L2 - L1*L2", "body '1'.inertia.my", ["m^2 (L1 in m, L2 in m)"]),
+        (("bodies", 0, "inertia", "Izz"), "0.001636 + L1**3 - L1**3", "body '1'.inertia.Izz", ["m^3 (L1 in m)"]),
     ],
 )
 def test_a_wrong_unit_is_refused_with_its_place_the_text_and_valid_units(path, value, where, words):
@@ -288,6 +290,12 @@ def test_a_wrong_unit_is_refused_with_its_place_the_text_and_valid_units(path, v
     assert str(error.value).startswith(where) or error.value.where == where, str(error.value)
     for word in words:
         assert word in str(error.value)
+
+
+def test_a_mass_moment_may_leave_out_a_unit_mass_as_files_without_units_do():
+    model = loads(_four_bar_with(("bodies", 0, "inertia", "mx"), "L1 - L1 + 0.024"))  # a length: 1 kg implied
+    assert model.bodies[0].inertia["mx"] == "L1 - L1 + 0.024"
+    assert loads(_four_bar_with(("bodies", 0, "inertia", "Iyy"), "L1**2 - L1**2 + 0.001616"))
 
 
 def test_an_angular_velocity_needs_an_angle_in_its_unit_so_hertz_is_not_taken_for_rad_per_second():

@@ -116,8 +116,8 @@ def _linearize(model: Model, options: dict) -> dict:
         "min_damping_ratio": float(np.nanmin(lin.damping_ratios, initial=math.inf)),
         "max_real_eigenvalue": float(lin.eigenvalues.real.max()),
     }
-    values, units = lin.point.values(), dict(zip(lin.states, lin.units.get("states", []), strict=True))
-    out.update({f"at {name} [{units[name]}]": values[name] for name in lin.point.independent})
+    values = lin.point.values()
+    out.update({f"at {name}": values[name] for name in lin.point.independent})
     return out
 
 

@@ -444,13 +444,15 @@ def _constant(node) -> float | None:
 
 def _function(name, args, text, where):
     """sqrt halves a dimension; the others take angles or ratios and give ratios (atan2 of a y and an x of
-    one dimension)."""
+    one dimension), or nothing known of an unknown argument (`D12*sin(t)`: its amplitude may carry a unit)."""
     if name == "sqrt":
         return _power(args[0], FREE, ast.Constant(0.5), text, where)
     if name == "atan2" and len(args) == 2:
         _sum(*args, text, where)
     elif len(args) == 1 and args[0] not in (FREE, None) and _powers(args[0]):
         raise ModelError(where, f"takes {name} of {describe(args[0])}", text, "an angle or a ratio inside it")
+    if None in args:
+        return None
     return FREE if all(a == FREE for a in args) else ()
 
 
@@ -472,7 +474,8 @@ def check_expressions(model: Model) -> None:
     """Every expression's dimension, from its parameters' units, against what its place needs (ModelError with
     the place); nothing to check in a model whose parameters have no units. Run after the expressions have
     been checked as arithmetic. The time `t` of a formula counts as a parameter without a unit: `sin(t)` is
-    written for sin(1 rad/s · t)."""
+    written for sin(1 rad/s · t). A mass moment may leave out a unit mass (`"mx": "L"`, `"Iyy": "L**2"`: 1 kg
+    at L), as files without units do."""
     units = {p.name: p.unit for p in model.parameters if p.unit}
     if not units:
         return
@@ -483,7 +486,7 @@ def check_expressions(model: Model) -> None:
         found = expression_dimension(value, parameters, where)
         if dimension is None or dimension.base is None or found in (FREE, None):
             continue
-        if _powers(found) != _powers(dimension.base):
+        if _powers(found) not in (_powers(dimension.base), _per_unit_mass(dimension)):
             used = ", ".join(f"{n} in {u}" for n, u in units.items() if n in _names(value))
             raise ModelError(
                 where,
@@ -491,6 +494,13 @@ def check_expressions(model: Model) -> None:
                 value,
                 f"{dimension.name} ({dimension.si}): parameters whose units make one",
             )
+
+
+def _per_unit_mass(dimension: Dimension) -> dict[str, float] | None:
+    """A mass moment's dimension without its mass (length, area); None for other places."""
+    if dimension not in (MASS_LENGTH, INERTIA):
+        return None
+    return {n: e for n, e in _powers(dimension.base).items() if n != "kilogram"}
 
 
 def _names(value: str) -> set[str]:
