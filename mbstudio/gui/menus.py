@@ -179,6 +179,10 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     edit_menu.addActions([a["undo"], a["redo"]])
     edit_menu.addSeparator()
     edit_menu.addActions([a["draw_link"], a["assemble"]])
+    edit_menu.addSeparator()
+    a["preferences"] = _action(window, "&Preferences…", window.edit_preferences, "Ctrl+,", "the units shown")
+    a["preferences"].setMenuRole(QAction.MenuRole.PreferencesRole)
+    edit_menu.addAction(a["preferences"])
 
     analysis_menu = window.menuBar().addMenu("&Analysis")
     for name, text, task, shortcut in ASKED:
@@ -224,10 +228,11 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     ):
         a[name] = _toggle(window, text, slot, tip)
         view_menu.addAction(a[name])
-    units = view_menu.addMenu("&Units")
+    units = view_menu.addMenu("&Units")  # the quick choice; Edit › Preferences… has the suspension measures' too
     for name, text in (("degrees", "Angles in &Degrees"), ("millimetres", "Lengths in &Millimetres")):
-        a[name] = _toggle(window, text, lambda _: window.set_units(), "the sliders' values shown and typed in it")
+        a[name] = _toggle(window, text, lambda _: window.set_units(), "in the sliders, tree, properties and plots")
         units.addAction(a[name])
+    units.addAction(_action(window, "&More…", window.edit_preferences, None, "Edit › Preferences… › Units"))
     view_menu.addSeparator()
     for dock in window.docks.values():
         view_menu.addAction(dock.toggleViewAction())

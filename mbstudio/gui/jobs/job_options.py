@@ -41,6 +41,7 @@ from ...linear.lpv import schedule_of
 from ...linear.signals import default_inputs, input_signals, output_signals
 from ...model import Model, ModelError
 from ...model.document import Trajectory
+from ...model.units import si_unit
 from ...simulation.run import ATOL, RTOL, parse_velocities
 from ...simulation.run import METHODS as INTEGRATORS
 from ..editing.properties import ERROR_BORDER
@@ -603,10 +604,12 @@ class LinearizeDialog(_LinearDialog):
         previous = previous if isinstance(previous, dict) else {}
         kinds = dict(zip(self.mech.coordinates, self.mech.tree.kinds, strict=True))
         self.units = {n: "rad" if kinds[n] == "R" else "m" for n in self.mech.independent}
-        self.units |= {p.name: p.unit or "" for p in self.model.parameters}
+        self.units |= {p.name: si_unit(p.unit) for p in self.model.parameters}  # values are SI, whatever was typed
         choices = {"": "none: one linear model"}
         choices |= {n: f"{n} (coordinate, {self.units[n]})" for n in self.mech.independent}
-        choices |= {p.name: f"{p.name} (parameter{', ' + p.unit if p.unit else ''})" for p in self.model.parameters}
+        choices |= {
+            p.name: f"{p.name} (parameter{', ' + self.units[p.name] if p.unit else ''})" for p in self.model.parameters
+        }
         self.schedule = self.combo("schedule", "schedule (LPV family)", choices, str(previous.get("name", "")))
         self.schedule.setToolTip(SCHEDULE_TIP)
         for key, label, tip in (
