@@ -107,6 +107,7 @@ class Identification:
     physical: dict | None
     settings: filtering.FilterSettings
     provenance: dict = field(default_factory=dict)
+    information_factor: np.ndarray | None = field(default=None, repr=False)  # L: covariance = (Lᵀ L)⁻¹
 
     @property
     def rank(self) -> int:
@@ -364,7 +365,7 @@ def estimate_base(
         raise ModelError("log", _unexcited_message(unexcited, names, f_names, base, excitation), None, None)
     free = [k for k in range(A.shape[1]) if k not in unexcited]
     rhs = y - A[:, unexcited] @ prior[unexcited] if unexcited else y
-    est = _scaled_least_squares(A[:, free], rhs, n, [(names + f_names)[k] for k in free])
+    est, information = _scaled_least_squares(A[:, free], rhs, n, [(names + f_names)[k] for k in free])
     values, std = prior.copy(), np.full(len(names), np.nan)
     full = np.concatenate([values, np.zeros(len(f_names))])
     full_std = np.concatenate([std, np.full(len(f_names), np.nan)])
@@ -386,13 +387,15 @@ def estimate_base(
         None,
         None,
         obs.settings,
+        information_factor=information,
     )
 
 
-def _scaled_least_squares(A: np.ndarray, y: np.ndarray, n: int, names: list[str]) -> Estimate:
+def _scaled_least_squares(A: np.ndarray, y: np.ndarray, n: int, names: list[str]) -> tuple[Estimate, np.ndarray]:
     """Weighted least squares on A with its columns scaled to unit length (the parameters' units span orders
     of magnitude; scaling changes no estimate but keeps the QR's rank check about directions), the estimate
-    and covariance scaled back. Its conditions are those of the scaled matrix."""
+    and covariance scaled back; its conditions are those of the scaled matrix. With it L, the factor of the
+    inverse covariance (covariance = (Lᵀ L)⁻¹), from the R factor of the weighted, scaled rows."""
     norms = np.linalg.norm(A, axis=0)
     try:
         est = weighted_least_squares(A / norms, y, n, names=names)
@@ -400,13 +403,19 @@ def _scaled_least_squares(A: np.ndarray, y: np.ndarray, n: int, names: list[str]
         raise ModelError("log", f"cannot be fitted: {exc}", None, "a longer or richer log") from None
     est.values = est.values / norms
     est.covariance = est.covariance / np.outer(norms, norms)
-    return est
+    weight = np.tile(1.0 / est.coordinate_std, len(A) // n)
+    R = np.linalg.qr(A / norms * weight[:, None], mode="r")
+    return est, R * norms / est.sigma
 
 
 def _model_base_values(mech: Mechanism, base: BaseParameterResult) -> np.ndarray:
-    """φ_b at the document's inertial values."""
+    """φ_b at the document's inertial values; a value within β's rounding noise of zero (terms that cancel
+    exactly, such as a first moment that is zero by symmetry) is zero."""
     phi = np.concatenate([np.asarray(mech.tree.geometry.inertia(b), float) for b in mech.model.bodies])
-    return np.asarray(base.base_map(), dtype=float) @ phi
+    P = np.asarray(base.base_map(), dtype=float)
+    values = P @ phi
+    noise = float(base.beta_noise) * (np.abs(P) @ np.abs(phi))
+    return np.where(np.abs(values) <= noise, 0.0, values)
 
 
 def _friction_rows(actuated: list[str], friction: list[str], values: np.ndarray, std: np.ndarray) -> list[dict]:
