@@ -41,7 +41,7 @@ from ..kinematics.mechanism import Mechanism
 from ..model import Model, ModelError
 from ..model.document import Actuator
 from . import filtering
-from .estimation import Estimate, weighted_least_squares
+from .estimation import Estimate, coordinate_residual_std, weighted_least_squares
 from .gautier import BaseParameterResult
 from .logs import MeasuredLog, read_log
 from .observation import branch_guide, sample_states
@@ -359,13 +359,14 @@ def estimate_base(
     y = obs.y.reshape(-1)
     prior = _model_base_values(mech, base)
     _check_sample_count(obs, len(names) + len(f_names))
-    excitation, unexcited = excitation_report(A, y, n, names + f_names)
+    coordinate_std = _coordinate_std(A, y, n, obs.log.coordinates)
+    excitation, unexcited = excitation_report(A, coordinate_std, names + f_names)
     held = [names[k] for k in unexcited if k < len(names)]
     if unexcited and (not hold_unexcited or len(held) < len(unexcited)):
         raise ModelError("log", _unexcited_message(unexcited, names, f_names, base, excitation), None, None)
     free = [k for k in range(A.shape[1]) if k not in unexcited]
     rhs = y - A[:, unexcited] @ prior[unexcited] if unexcited else y
-    est, information = _scaled_least_squares(A[:, free], rhs, n, [(names + f_names)[k] for k in free])
+    est, information = _scaled_least_squares(A[:, free], rhs, coordinate_std, [(names + f_names)[k] for k in free])
     values, std = prior.copy(), np.full(len(names), np.nan)
     full = np.concatenate([values, np.zeros(len(f_names))])
     full_std = np.concatenate([std, np.full(len(f_names), np.nan)])
@@ -391,21 +392,40 @@ def estimate_base(
     )
 
 
-def _scaled_least_squares(A: np.ndarray, y: np.ndarray, n: int, names: list[str]) -> tuple[Estimate, np.ndarray]:
-    """Weighted least squares on A with its columns scaled to unit length (the parameters' units span orders
-    of magnitude; scaling changes no estimate but keeps the QR's rank check about directions), the estimate
-    and covariance scaled back; its conditions are those of the scaled matrix. With it L, the factor of the
-    inverse covariance (covariance = (Lᵀ L)⁻¹), from the R factor of the weighted, scaled rows."""
-    norms = np.linalg.norm(A, axis=0)
+def _coordinate_std(A: np.ndarray, y: np.ndarray, n: int, coordinates: list[str]) -> np.ndarray:
+    """Each coordinate's error standard deviation, from its own rows fitted alone (Gautier's weights)."""
     try:
-        est = weighted_least_squares(A / norms, y, n, names=names)
+        return coordinate_residual_std(A / _column_norms(A), y, n)
+    except ValueError as exc:
+        raise ModelError("log", f"has too few samples to weigh its coordinates {coordinates}: {exc}") from None
+
+
+def _column_norms(A: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(A, axis=0)
+    return np.where(norms > 0, norms, 1.0)
+
+
+def _scaled_least_squares(
+    A: np.ndarray, y: np.ndarray, coordinate_std: np.ndarray, names: list[str]
+) -> tuple[Estimate, np.ndarray]:
+    """Weighted least squares on A, rows of coordinate j weighted by 1/σ_j, then columns scaled to unit length as
+    in `excitation_report` (the parameters' units span orders of magnitude; scaling changes no estimate but keeps
+    the QR's rank check about directions), the estimate and covariance scaled back; its conditions are those of
+    the weighted, scaled matrix. With it L, the factor of the inverse covariance (covariance = (Lᵀ L)⁻¹)."""
+    n = len(coordinate_std)
+    weight = np.tile(1.0 / coordinate_std, len(A) // n)
+    B = A * weight[:, None]
+    norms = _column_norms(B)
+    try:
+        est = weighted_least_squares(B / norms, y * weight, n, np.ones(n), names)
     except ValueError as exc:
         raise ModelError("log", f"cannot be fitted: {exc}", None, "a longer or richer log") from None
     est.values = est.values / norms
     est.covariance = est.covariance / np.outer(norms, norms)
-    weight = np.tile(1.0 / est.coordinate_std, len(A) // n)
-    R = np.linalg.qr(A / norms * weight[:, None], mode="r")
-    return est, R * norms / est.sigma
+    est.coordinate_std = coordinate_std
+    est.residual_norm = float(np.linalg.norm(y - A @ est.values))
+    est.method = "WLS (weights estimated per coordinate)"
+    return est, np.linalg.qr(B / norms, mode="r") * norms / est.sigma
 
 
 def _model_base_values(mech: Mechanism, base: BaseParameterResult) -> np.ndarray:
@@ -456,18 +476,14 @@ def _nth(k: int) -> str:
     return {1: "st", 2: "nd", 3: "rd"}.get(k if k < 20 else k % 10, "th")
 
 
-def excitation_report(A: np.ndarray, y: np.ndarray, n: int, names: list[str]) -> tuple[dict, list[int]]:
-    """The log's spectrum and the columns it does not excite. Rows are weighted per coordinate by the rms of its
-    forces (a first guess at its error's scale) and columns scaled to unit length, so that the singular values
-    compare directions, whatever the parameters' units; a singular value under max(rows, columns)·eps·σ1 is a
-    direction the log does not see. Its parameters are the last columns of a column-pivoted QR (the least
-    independent of the others), as many as such directions."""
-    rms = np.sqrt(np.mean(y.reshape(-1, n) ** 2, axis=0))
-    weight = 1.0 / np.where(rms > 0, rms, 1.0)
-    B = A * np.tile(weight, len(A) // n)[:, None]
-    norms = np.linalg.norm(B, axis=0)
-    zero = norms == 0
-    B = B / np.where(zero, 1.0, norms)
+def excitation_report(A: np.ndarray, coordinate_std: np.ndarray, names: list[str]) -> tuple[dict, list[int]]:
+    """The log's spectrum and the columns it does not excite. Rows are weighted as the least squares weigh them
+    (1/σ_j) and columns scaled to unit length, so that the singular values compare directions whatever the
+    parameters' units; a singular value under max(rows, columns)·eps·σ1 is a direction the log does not see.
+    Its parameters are the last columns of a column-pivoted QR (the least independent of the others), as many
+    as such directions."""
+    B = A * np.tile(1.0 / coordinate_std, len(A) // len(coordinate_std))[:, None]
+    B = B / _column_norms(B)
     sigma = np.linalg.svd(B, compute_uv=False)
     tolerance = max(B.shape) * np.finfo(float).eps * sigma[0]
     missing = B.shape[1] - int((sigma > tolerance).sum())
