@@ -100,13 +100,18 @@ def lowpass(x: np.ndarray, s: FilterSettings) -> np.ndarray:
 
 
 def derivatives(positions: np.ndarray, s: FilterSettings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Filtered positions, velocities and accelerations (N, n) from raw positions sampled at s.rate_hz."""
+    """Filtered positions, velocities and accelerations (N, n) from raw positions sampled at s.rate_hz. A
+    coordinate whose logged position never changes (a locked joint's encoder count) keeps it, at rest: exact
+    zeros, where the filter's rounding divided by the step squared would leave a noise that no parameter's
+    column should be mistaken for."""
     q = lowpass(positions, s)
     step = 1.0 / s.rate_hz
     qd = np.gradient(q, step, axis=0, edge_order=2)
     qdd = np.empty_like(q)
     qdd[1:-1] = (q[2:] - 2 * q[1:-1] + q[:-2]) / step**2
     qdd[0], qdd[-1] = qdd[1], qdd[-2]  # inside the dropped edges
+    still = np.ptp(positions, axis=0) == 0
+    q[:, still], qd[:, still], qdd[:, still] = positions[:, still], 0.0, 0.0
     return q, qd, qdd
 
 

@@ -429,12 +429,11 @@ def _scaled_least_squares(
 
 
 def _model_base_values(mech: Mechanism, base: BaseParameterResult) -> np.ndarray:
-    """φ_b at the document's inertial values; a value within β's rounding noise of zero (terms that cancel
-    exactly, such as a first moment that is zero by symmetry) is zero."""
+    """φ_b at the document's inertial values; a value within the rounding noise of β times the eliminated
+    parameters of zero (a first moment zero by symmetry, plus β's zeros at 10⁻³⁰) is zero."""
     phi = np.concatenate([np.asarray(mech.tree.geometry.inertia(b), float) for b in mech.model.bodies])
-    P = np.asarray(base.base_map(), dtype=float)
-    values = P @ phi
-    noise = float(base.beta_noise) * (np.abs(P) @ np.abs(phi))
+    values = np.asarray(base.base_map(), dtype=float) @ phi
+    noise = float(base.beta_noise) * np.abs(phi[base.eliminated_indices]).sum()
     return np.where(np.abs(values) <= noise, 0.0, values)
 
 
