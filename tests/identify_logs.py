@@ -82,7 +82,9 @@ def pinocchio_robot(name: str):
 
 
 def pinocchio_torques(pin_model, names: list[str], motion: Motion) -> np.ndarray:
-    """Pinocchio's RNEA along the motion, the coordinates `names` mapped onto its joints by name."""
+    """Pinocchio's RNEA along the motion, the coordinates `names` mapped onto its joints by name, plus the torque
+    the URDF's joint damping takes (`<dynamics damping>`, which RNEA leaves out and our import keeps as a known
+    joint friction): what the actuators of the robot the URDF describes must give."""
     import pinocchio as pin
 
     order = [pin_model.getJointId(n) - 1 for n in names]  # revolute joints: one coordinate each, in tree order
@@ -93,7 +95,7 @@ def pinocchio_torques(pin_model, names: list[str], motion: Motion) -> np.ndarray
         for row, x in zip(full, (motion.q[k], motion.qd[k], motion.qdd[k]), strict=True):
             row[order] = x
         out[k] = pin.rnea(pin_model, data, *full)[order]
-    return out
+    return out + np.asarray(pin_model.damping)[order] * motion.qd
 
 
 def pinocchio_rank(pin_model, samples: int = 200, seed: int = 1) -> int:
@@ -107,3 +109,49 @@ def pinocchio_rank(pin_model, samples: int = 200, seed: int = 1) -> int:
         for _ in range(samples)
     ]
     return int(np.linalg.matrix_rank(np.vstack(rows)))
+
+
+# ---------------------------------------------------------------------------------------- closed loops
+SLA_DRIVES = {  # actuator torques on the lower arm and the wheel: three harmonics each, open loop
+    "theta1": "300*sin(2.1*t) + 200*sin(5.3*t + 0.4) + 120*sin(9.7*t + 1.1)",
+    "theta2": "3*sin(1.3*t) + 2*sin(4.1*t + 0.7) + 1.5*sin(8.9*t + 2.0)",
+}
+
+
+@functools.cache
+def sla_simulation(t_end: float, rate: float):
+    """The SLA suspension driven by actuator torques on theta1 and theta2 (the document's coil-over acting),
+    simulated by CVODES on the compiled closed-loop equations: (model with the actuators, times, independent
+    positions (N, 2), actuator torques (N, 2))."""
+    from mbstudio import samples
+    from mbstudio.kinematics import Mechanism
+    from mbstudio.model.document import Actuator
+    from mbstudio.simulation.run import simulate
+
+    model = samples.load("sla_suspension")
+    model.forces += [Actuator(f"drive_{name}", name, formula=f) for name, f in SLA_DRIVES.items()]
+    t = np.arange(round(t_end * rate) + 1) / rate
+    run = simulate(model, t_end, "CVODES", rtol=1e-10, atol=1e-12, t_eval=t)
+    columns = {name: values for name, _, values in run.columns()}
+    names = Mechanism(model).independent
+    positions = np.column_stack([columns[n] for n in names])
+    torques = np.column_stack([columns[f"actuator:drive_{n}"] for n in names])
+    return model, t, positions, torques
+
+
+def delta_motion(count: int, rate: float, seed: int = 0):
+    """The Delta's platform on a Fourier path about its document pose and the actuator torques of seed 002's
+    modular inverse dynamics (limb by limb, not the identification's regressor): (times, actuated angles
+    (N, 3), torques (N, 3)), in the order of the model's actuated coordinates."""
+    from mbstudio import samples
+    from mbstudio.dynamics.pkm import ParallelMachine
+
+    pkm = ParallelMachine(samples.load("delta_3rr2rrr"))
+    centre = pkm.position0[pkm.axes]
+    motion = fourier_motion(count, rate, centre, np.array([0.08, 0.08, 0.05]), 0.3, seed=seed)
+    states = pkm.inverse_kinematics(motion.q)
+    named = {}
+    for coordinates in pkm.document_coordinates(states):
+        named |= coordinates
+    angles = np.column_stack([named[n] for n in pkm.actuated])
+    return motion.t, angles, pkm.inverse_dynamics(states, motion.qd, motion.qdd).efforts
