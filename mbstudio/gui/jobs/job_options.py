@@ -61,6 +61,7 @@ DEFAULTS: dict[str, dict] = {
         "schedule": None,
     },
     "workspace": {"plane": None, "ranges": None, "points": 41, "at": None},
+    "identification": {"data": "", "validate": "", "friction": [], "digits": 30, "cutoff_hz": None},
 }
 OPERATING_POINTS = {
     "equilibrium": "Equilibrium near the document's pose",
@@ -797,11 +798,19 @@ DIALOGS: dict[str, type[OptionsDialog]] = {
 }
 
 
+def dialogs() -> dict[str, type[OptionsDialog]]:
+    """Every task's dialog: those above, and those of their own modules (which build on OptionsDialog)."""
+    from .identify_options import IdentifyDialog
+
+    return DIALOGS | {IdentifyDialog.task: IdentifyDialog}
+
+
 def ask_options(task: str, model: Model, previous: dict | None = None, parent: QWidget | None = None) -> dict | None:
     """Show the options dialog of `task` starting from `previous`; the options on OK, None on Cancel."""
-    if task not in DIALOGS:
-        raise ValueError(f"no options dialog for task {task!r}; the tasks are {', '.join(DIALOGS)}")
-    dialog = DIALOGS[task](model, previous, parent)
+    found = dialogs()
+    if task not in found:
+        raise ValueError(f"no options dialog for task {task!r}; the tasks are {', '.join(found)}")
+    dialog = found[task](model, previous, parent)
     if dialog.exec() != QDialog.DialogCode.Accepted:
         return None
     return dialog.options()
