@@ -8,12 +8,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
 from ..identification.identify import DEFAULT_DIGITS, FRICTION, Identification, identify
 from ..io.identification_table import identification_text
 from ..model import check_outputs, load, write_atomic
 from .basepar import MAX_DIGITS, _progress
+from .excite import _positive
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,16 +59,6 @@ def _digits(text: str) -> int:
     if not text.isdigit() or not 16 <= int(text) <= MAX_DIGITS:
         raise argparse.ArgumentTypeError(f"{text!r}: digits must be a whole number from 16 to {MAX_DIGITS}")
     return int(text)
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not np.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive frequency in Hz")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:
