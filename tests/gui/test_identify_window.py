@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
 
-from mbstudio.gui.jobs.identify_options import IdentifyDialog
+from mbstudio.gui.jobs.job_options import IdentifyDialog
 from mbstudio.jobs import CANCELLED, DONE, FAILED
 
 from ..test_identify import BAD_LOGS, good_log
