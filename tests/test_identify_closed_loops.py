@@ -75,8 +75,9 @@ def check_sla(results: list) -> None:
         assert r.rank == 41 and 0 < len(r.held) < 12
         held = [r.names.index(n) for n in r.held]
         np.testing.assert_array_equal(r.values[held], r.model_values[held])
-        well = r.relative_std < 10  # the parameters this log determines to 10 %
-        assert well.sum() >= 3 and np.all(np.abs(r.values[well] - truth[well]) < 3 * r.std[well])
+        well = r.relative_std < 10  # the parameters this log determines to 10 %: within 4σ in every run (over
+        # 20 runs, 60 such values: one beyond 3σ is as likely as not, beyond 4σ one chance in 300)
+        assert well.sum() >= 3 and np.all(np.abs(r.values[well] - truth[well]) < 4 * r.std[well])
         ratio = r.validation.overall / noise_level(r, check_noise, check_forces)
         assert 0.8 < ratio < 2.0, ratio
 
