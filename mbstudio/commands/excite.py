@@ -16,9 +16,9 @@ from .. import __version__
 from ..identification.excitation import optimise_excitation
 from ..identification.observation import FourierPath
 from ..identification.pipeline import model_hash
-from ..io.csv_text import csv_text
+from ..io.csv_text import CsvTable, csv_table, write_output
 from ..kinematics import Mechanism
-from ..model import ModelError, check_outputs, load, write_atomic
+from ..model import ModelError, check_outputs, load
 
 MAX_DURATION = 3600.0
 MAX_ROWS = 1_000_000
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mbstudio excite: error: {exc}", file=sys.stderr)
         return 2
-    write_atomic(args.out, trajectory_csv(mech, found, args))
+    write_output(args.out, trajectory_csv(mech, found, args))
     print(
         f"{model.name}: cond(W_b) {found.condition_before:.4g} -> {found.condition_after:.4g} over "
         f"{found.duration:g} s ({found.evaluations} evaluations, {found.seconds:.1f} s); "
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def trajectory_csv(mech: Mechanism, found, args: argparse.Namespace) -> str:
+def trajectory_csv(mech: Mechanism, found, args: argparse.Namespace) -> CsvTable:
     """t, then each independent coordinate's position, velocity d_<name> and acceleration dd_<name>, SI units."""
     t = np.arange(round(found.duration * args.rate) + 1) / args.rate
     path = FourierPath(mech, found.terms)
@@ -112,4 +112,4 @@ def trajectory_csv(mech: Mechanism, found, args: argparse.Namespace) -> str:
         "version": __version__,
     }
     rows = ([repr(float(x)) for x in row] for row in np.column_stack([t, q, qd, qdd]))
-    return csv_text(provenance, header, rows)
+    return csv_table(provenance, header, rows)

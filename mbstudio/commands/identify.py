@@ -9,8 +9,9 @@ import argparse
 import sys
 
 from ..identification.identify import DEFAULT_DIGITS, FRICTION, Identification, identify
+from ..io.csv_text import write_output
 from ..io.identification_table import identification_text
-from ..model import check_outputs, load, write_atomic
+from ..model import check_outputs, load
 from .basepar import MAX_DIGITS, _progress
 from .excite import _positive
 
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     document = result.to_json()
     for path, fmt in ((args.json, "json"), (args.csv, "csv")):
         if path:
-            write_atomic(path, identification_text(document, fmt))
+            write_output(path, identification_text(document, fmt))
     print(format_identification(result))
     return 0
 

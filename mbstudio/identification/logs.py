@@ -7,15 +7,14 @@ comments. Columns:
   - `tau_<coordinate>` per actuated coordinate (the model's `actuated`, else its independent coordinates): the
     actuator's force or torque (N·m for a revolute coordinate, N for a prismatic one).
 A header may carry a unit, `name [unit]` (`theta1 [deg]`, `tau_theta1 [N·m]`, `t [ms]`); values are converted to
-SI here by pint, and a unit of the wrong kind (mm for an angle) is refused. The time must rise at a constant step
-(within IRREGULAR_STEP); every value must be a finite number. Every problem is a ModelError naming the file, the
-column and the row.
+SI as units in model files are (model/units.py), and a unit of the wrong kind (mm for an angle) is refused. The
+time must rise at a constant step (within IRREGULAR_STEP); every value must be a finite number. Every problem is
+a ModelError naming the file, the column and the row.
 """
 
 from __future__ import annotations
 
 import csv
-import functools
 import hashlib
 import io
 import math
@@ -25,13 +24,14 @@ from pathlib import Path
 import numpy as np
 
 from ..kinematics.mechanism import Mechanism
+from ..model import units
 from ..model.errors import ModelError
 
 TORQUE_PREFIX = "tau_"
 IRREGULAR_STEP = 0.01  # a time step further than this fraction from the median step makes the log irregular
 MAX_BYTES = 500_000_000  # a log larger than this is refused before it is read (about 5 million rows of 10 columns)
 # what each kind of column measures -> the SI unit its values are converted to (a unit given must have its dimension)
-KINDS = {"time": "s", "angle": "rad", "length": "m", "torque": "N*m", "force": "N"}
+KINDS = {"time": units.TIME, "angle": units.ANGLE, "length": units.LENGTH, "torque": units.TORQUE, "force": units.FORCE}
 
 
 @dataclass
@@ -179,30 +179,18 @@ def _numbers(rows: list[tuple[int, list[str]]], names: list[str], source: str) -
     return out
 
 
-@functools.cache
-def _registry():
-    import pint  # a second to build its registry: only when a log carries units
-
-    return pint.UnitRegistry()
-
-
 def _unit_scale(source: str, name: str, unit: str, kind: str) -> float:
-    """The factor to SI of `unit` for a column measuring `kind` (1 without a unit)."""
+    """The factor to SI of `unit` for a column measuring `kind` (1 without a unit), by the model files' own
+    units (model/units.py): the same names, conversions and messages."""
     if not unit:
         return 1.0
-    import pint
-
-    si = KINDS[kind]
     where = f"{source}, column '{name}'"
-    expected = f"a unit of {kind} such as {si}"
+    one = units.Quantity(1, unit.replace("·", "*"), where=where)
     try:
-        quantity = _registry().Quantity(1.0, unit.replace("·", "*").replace("°", "deg"))
-    except (pint.errors.PintError, AttributeError, TypeError, ValueError, SyntaxError, KeyError):
-        raise ModelError(where, "has a unit pint does not know", unit, expected) from None
-    if quantity.dimensionality != _registry().Quantity(1.0, si).dimensionality:
-        found = quantity.dimensionality or "an angle or a plain number"
-        raise ModelError(where, f"has a unit of another kind ({found})", unit, expected)
-    return float(quantity.to(si).magnitude)
+        units.check_unit(one, KINDS[kind], where)
+    except ModelError as exc:  # the header's unit, not '1 mm'
+        raise ModelError(where, exc.problem, unit, exc.expected) from None
+    return float(one)
 
 
 def _check_time(t: np.ndarray, lines: list[int], source: str) -> None:

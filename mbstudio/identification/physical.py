@@ -64,7 +64,8 @@ def physical_estimate(mech: Mechanism, result) -> dict:
     try:
         import cvxpy as cp
     except ImportError:
-        raise ModelError("physical", "needs cvxpy, which is not installed", None, 'pip install "mbstudio[identify]"') from None
+        install = 'pip install "mbstudio[identify]"'
+        raise ModelError("physical", "needs cvxpy, which is not installed", None, install) from None
     P = np.asarray(result.base.base_map(), float)
     phi0 = np.concatenate([np.asarray(mech.tree.geometry.inertia(b), float) for b in mech.model.bodies])
     estimated = [k for k, name in enumerate(result.names) if name not in result.held]

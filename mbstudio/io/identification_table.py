@@ -4,7 +4,7 @@ the window's Export write the same."""
 
 from __future__ import annotations
 
-from .csv_text import csv_text
+from .csv_text import CsvTable, csv_table
 from .json_text import json_text
 
 FORMATS = ("csv", "json")
@@ -49,10 +49,10 @@ def _number(x) -> str:
     return "" if x is None else repr(float(x))
 
 
-def identification_text(document: dict, fmt: str) -> str:
-    """The document as CSV or JSON text."""
+def identification_text(document: dict, fmt: str) -> str | CsvTable:
+    """The document as JSON text, or as a CSV table (its provenance goes beside it, io/csv_text.py)."""
     if fmt == "json":
         return json_text(document)
     provenance = {"model": document["model"], "model_hash": document["model_hash"], "rank": document["rank"]}
     provenance |= {"filter": document["filter"], **document["provenance"]}
-    return csv_text(provenance, HEADER, identification_rows(document))
+    return csv_table(provenance, HEADER, identification_rows(document))

@@ -76,7 +76,7 @@ def _job_fills_the_panel(pendulum, qtbot, tmp_path):
     shot(pendulum, "identify_force.png")
     assert pendulum.export_result("identification", "csv", str(tmp_path / "id.csv"))
     assert pendulum.export_result("identification", "json", str(tmp_path / "id.json"))
-    table = pd.read_csv(tmp_path / "id.csv", comment="#")
+    table = pd.read_csv(tmp_path / "id.csv")
     document = json.loads((tmp_path / "id.json").read_text())
     assert list(table["kept"]) == ["mx1", "my1", "Izz1", "mx2", "my2", "Izz2"]
     assert document["rank"] == 6 and document["physical"]["consistent"]
