@@ -55,11 +55,13 @@ def c_sources(model: Model, stem: str) -> dict[str, str]:
     return {name: text + "\n" + source for name, source in files.items()}
 
 
-def exported_functions(model: Model) -> tuple[list[casadi.Function], BaseParameterResult]:
+def exported_functions(model: Model, symbolic: bool = False) -> tuple[list[casadi.Function], BaseParameterResult]:
     """The engine's and the kernels' functions, and the base regressor with the (double precision) base
-    parameters its columns multiply: what the C and the numpy exports hold."""
+    parameters its columns multiply: what the C and the numpy exports hold. `symbolic`: the engine's functions
+    on scalar symbols, their solves written out (the numpy export translates scalar operations); else with
+    sparse factorisations (C)."""
     eng = engine(model)
-    functions = [eng.rhs, eng.state_equation, eng.r_matrix, eng.closure]
+    functions = list((eng.symbolic if symbolic else eng.traced).values())
     functions += [kernel_function(model, name) for name in KERNELS]
     run = base_parameters(model, "dp").dp
     functions.append(_base_regressor(functions[-1], run.kept_indices))

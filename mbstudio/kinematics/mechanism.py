@@ -7,6 +7,7 @@ q = mech.assemble({"theta1": 0.2, "theta2": 0.0})
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Mapping
 
@@ -56,10 +57,16 @@ class Mechanism:
     def _partition(self) -> Partition:
         """Rows and independent coordinates chosen from Φ_q at the initial configuration (float64 only:
         other back-ends take the float64 choice, so every number system solves the same equations)."""
-        q0 = self._closed_guess = self._nearest_assembly(self.tree.initial_coordinates()[None, :])
+        q0 = self._closed_guess
         phi_q = self.constraints.jacobian(self.tree.motion(q0))[0]
         chosen = None if self.model.independent_coordinates == "auto" else list(self.model.independent_coordinates)
         return partition(np.asarray(phi_q, dtype=float), self.coordinates, chosen)
+
+    @functools.cached_property
+    def _closed_guess(self) -> np.ndarray:
+        """The closed configuration nearest the document's initial values (1, n), float64; computed when first
+        needed (a mechanism given its partition never needs it to choose one)."""
+        return self._nearest_assembly(self.tree.initial_coordinates()[None, :])
 
     def _nearest_assembly(self, q: np.ndarray, steps: int = 60, weights: np.ndarray | None = None) -> np.ndarray:
         """A closed configuration near q by minimum-norm Gauss-Newton on every coordinate, where the document's

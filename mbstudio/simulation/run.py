@@ -280,7 +280,8 @@ def simulate(
     if compiled and not fits_engine(mech.model):  # a very large model: the numpy path, with a scipy method
         compiled, method = False, "DOP853" if method in CVODES else method
     run = _run_compiled if compiled else _run_numpy
-    states, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel, text)
+    own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
+    states, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel, text, own)
     result = full_series(mech, forces, times, *states) if compiled else series(mech, forces, times, *states)
     if progress is not None:
         progress(1.0)
@@ -288,12 +289,12 @@ def simulate(
     return result
 
 
-def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel, text):
+def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel, text, own=None):
     """((q closed, q̇, q̈), calls) at the output times, on the compiled engine (simulation/integrators.py). Where
     the loop equations and independent coordinates in use turn singular but the mechanism's full set keeps
     its rank (a mechanism with redundant constraints, like the Delta), they are chosen anew there and the run
     goes on with the engine of that choice."""
-    eng = engine(mech.model, text)
+    eng = engine(mech.model, text, mech=own)
     clock = Clock(times[-1], progress, cancel) if progress or cancel else None
     y0 = start_state = np.concatenate([mech.assemble(None)[0], v0])
     pieces, calls, done, t0 = [], 0, 0, 0.0
@@ -409,7 +410,7 @@ def singularity(eng: Engine, state: np.ndarray | None, y0: np.ndarray) -> str:
     )
 
 
-def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel, text):
+def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel, text, own=None):
     """The reference path: numpy right-hand side with Newton in Python."""
     rhs = _Dynamics(mech, forces, times[-1], progress, cancel)
     k = len(rhs.ind)
