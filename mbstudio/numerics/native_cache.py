@@ -17,6 +17,7 @@ import functools
 import hashlib
 import os
 import stat
+import struct
 import sys
 from pathlib import Path
 
@@ -122,9 +123,35 @@ def verified(library: Path) -> bool:
     except (OSError, ValueError):
         discard(library)
         return False
-    if _sha256(library) != expected:
+    if _sha256(library) != expected or not _whole_elf(library):
         discard(library)
         return False
+    return True
+
+
+def _whole_elf(library: Path) -> bool:
+    """False for an ELF file cut short: its segments or section table lie beyond its end, and the loader would
+    map them and stop the process with a bus error instead of failing. Other formats (Mach-O, PE) pass."""
+    with open(library, "rb") as file:
+        header = file.read(64)
+        size = os.fstat(file.fileno()).st_size
+        if header[:4] != b"\x7fELF":
+            return not sys.platform.startswith("linux")
+        if header[4] != 2:  # 32-bit ELF: not what this machine's compiler writes
+            return False
+        order = "<" if header[5] == 1 else ">"
+        (phoff, shoff), (phsize, phnum, shsize, shnum) = (
+            struct.unpack(order + "QQ", header[32:48]),
+            struct.unpack(order + "HHHH", header[54:62]),
+        )
+        if phoff + phsize * phnum > size or shoff + shsize * shnum > size:
+            return False
+        file.seek(phoff)
+        table = file.read(phsize * phnum)
+    for k in range(phnum):
+        offset, _, _, filesz = struct.unpack(order + "QQQQ", table[k * phsize + 8 : k * phsize + 40])  # Elf64_Phdr
+        if offset + filesz > size:
+            return False
     return True
 
 
