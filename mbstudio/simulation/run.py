@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from .. import __version__
 from ..dynamics.closed_loop import JointReactions, closed_loop_forward_dynamics, joint_reactions, reduced_mass_matrix
@@ -412,6 +411,8 @@ def singularity(eng: Engine, state: np.ndarray | None, y0: np.ndarray) -> str:
 
 def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel, text, own=None):
     """The reference path: numpy right-hand side with Newton in Python."""
+    from scipy.integrate import solve_ivp  # 0.3 s to import: for the runs that use it
+
     rhs = _Dynamics(mech, forces, times[-1], progress, cancel)
     k = len(rhs.ind)
     solution = solve_ivp(
