@@ -44,7 +44,7 @@ from ..kinematics.coordinates import Partition
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.errors import AssemblyError
-from ..numerics.compiled import FastCall, Traced, cached_functions, engine_key, symbols, to_sparse_sx
+from ..numerics.compiled import Native, Traced, cached_functions, engine_key, symbols, to_sparse_sx
 from .forces import AppliedForces
 from .forward_dynamics import forward_dynamics
 from .inverse_dynamics import inverse_dynamics
@@ -61,15 +61,20 @@ NATIVE = ("accelerations", "state_equation", "r_matrix", "closure")
 @dataclass(eq=False)  # hashed by identity: one engine per model revision
 class Engine:
     mech: Mechanism  # float64: coordinates, partition, length scale
-    functions: dict[str, casadi.Function]  # NATIVE by name: compiled C where a compiler exists, else traced
+    compiled: Native  # NATIVE: compiled C and its calls from Python where a compiler exists, else traced
     build_seconds: float  # tracing and compiling, or loading from the cache
     text: str  # the model's canonical text, from which the traced graphs are built when asked for
-    traced_now: list[casadi.Function] | None = None  # the graphs when this process traced them
+
+    def __post_init__(self) -> None:
+        calls = self.compiled.calls
+        self._state, self._rhs = calls["state_equation"], calls["accelerations"]
+        self._closure, self._r = calls["closure"], calls["r_matrix"]
+        self._no_tau = np.zeros(self.mech.n)
 
     @functools.cached_property
     def traced(self) -> dict[str, casadi.Function]:
         """The differentiable graphs (MX) of NATIVE, traced when first asked for (derivatives, exports, BDF)."""
-        functions = self.traced_now or _trace(self.text, self.mech.partition)[0]
+        functions = self.compiled.traced or _trace(self.text, self.mech.partition)[0]
         return {f.name(): f for f in functions}
 
     @functools.cached_property
@@ -83,24 +88,8 @@ class Engine:
     state_equation = property(lambda self: self.traced["state_equation"])
     r_matrix = property(lambda self: self.traced["r_matrix"])
     closure = property(lambda self: self.traced["closure"])
-    fast_rhs = property(lambda self: self.functions["accelerations"])
-    fast_state_equation = property(lambda self: self.functions["state_equation"])
-
-    @functools.cached_property
-    def _state_call(self) -> FastCall:
-        return FastCall(self.fast_state_equation)
-
-    @functools.cached_property
-    def _rhs_call(self) -> FastCall:
-        return FastCall(self.fast_rhs)
-
-    @functools.cached_property
-    def _closure_call(self) -> FastCall:
-        return FastCall(self.functions["closure"])
-
-    @functools.cached_property
-    def _r_call(self) -> FastCall:
-        return FastCall(self.functions["r_matrix"])
+    fast_rhs = property(lambda self: self.compiled.functions["accelerations"])
+    fast_state_equation = property(lambda self: self.compiled.functions["state_equation"])
 
     @property
     def native(self) -> bool:
@@ -113,8 +102,7 @@ class Engine:
 
     def ode(self, t: float, y: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
         """ẏ for the state y = (q (n), q̇_ind): q̇ = R q̇_ind and q̈_ind, both at the closed q."""
-        tau = np.zeros(self.mech.n) if tau is None else tau
-        return self._state_call(t, y, tau)[0]
+        return self._state(t, y, self._no_tau if tau is None else tau)[0]
 
     def closed(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The closed coordinates q (K, n) and the residual left (K,) for states y (K, n + n_ind), in one call."""
@@ -138,12 +126,11 @@ class Engine:
         return list(self.mech.partition.independent)
 
     def accelerations(self, t: float, q: np.ndarray, qd_ind: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
-        tau = np.zeros(self.mech.n) if tau is None else tau
-        return self._rhs_call(t, q, qd_ind, tau)[0]
+        return self._rhs(t, q, qd_ind, self._no_tau if tau is None else tau)
 
     def velocity_map(self, q: np.ndarray) -> np.ndarray:
         """R = ∂q/∂q_ind (n, n_ind) at the assembled q (n,)."""
-        return self._r_call(q)[0].reshape(self.n, len(self.independent), order="F")
+        return self._r(q).reshape(self.n, len(self.independent), order="F")
 
     def velocities(self, q: np.ndarray, qd_ind: np.ndarray) -> np.ndarray:
         return self.velocity_map(q) @ qd_ind
@@ -159,7 +146,7 @@ class Engine:
         tol = 1e-12 * self.mech.length_scale if tol is None else tol
         residual, best = np.inf, np.inf
         for _ in range(NEWTON_ITERATIONS):
-            phi, jac = self._closure_call(q)
+            phi, jac = self._closure(q)
             residual = float(np.abs(phi).max(initial=0.0))
             if residual <= tol or (residual >= best and residual < 1e3 * tol):  # converged, or at the floor
                 return q, residual
@@ -232,11 +219,12 @@ def _build(text: str, partition: Partition | None = None, mech: Mechanism | None
 
     start = time.perf_counter()
     key = engine_key(text, partition)
-    functions, metadata, traced = cached_functions(key, "engine", lambda: _trace(text, partition))
+    compiled = cached_functions(key, "engine", lambda: _trace(text, partition))
     if mech is None:
-        chosen = partition or Partition(*(tuple(f) if isinstance(f, list) else f for f in metadata["partition"]))
+        fields = compiled.metadata["partition"]
+        chosen = partition or Partition(*(tuple(f) if isinstance(f, list) else f for f in fields))
         mech = Mechanism(loads(text), partition=chosen)
-    eng = Engine(mech, functions, time.perf_counter() - start, text, traced)
+    eng = Engine(mech, compiled, time.perf_counter() - start, text)
     if len(_BUILT) >= _KEPT:
         _BUILT.pop(next(iter(_BUILT)))
     _BUILT[(text, partition)] = eng

@@ -30,7 +30,7 @@ class FastAssembly:
         """The compiled functions of the model text `mech` was built from, or None until its engine has been
         built on this machine."""
         filed = filed_functions(engine_key(model_text), "engine")
-        return None if filed is None else cls(mech, filed[0]["closure"], filed[0]["r_matrix"])
+        return None if filed is None else cls(mech, filed.functions["closure"], filed.functions["r_matrix"])
 
     def assemble(self, q_ind: np.ndarray, guess: np.ndarray) -> np.ndarray:
         """Coordinates (n,) closing the loops at the independent values q_ind, from `guess` (n,) moved along R;

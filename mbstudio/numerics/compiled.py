@@ -19,6 +19,7 @@ import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import casadi
@@ -26,6 +27,7 @@ import numpy as np
 
 from .backends import _ObjectArrays
 from .native_cache import CacheRefused, cache_folder, discard, seal, verified, write_private
+from .native_call import MODULE_PREFIX, calls, extension_source, include_flags, load_extension
 
 
 class Traced(_ObjectArrays):
@@ -127,15 +129,41 @@ def piecewise_linear(t, xs: np.ndarray, ys: np.ndarray):
 
 
 # ---------------------------------------------------------------------------------------- native code
+@dataclass
+class Native:
+    """Functions compiled into one library and loaded: CasADi's handles on them (for its integrators, maps and
+    derivatives checks) and the calls from Python (numerics/native_call.py: `name` and `name_into`). Where nothing
+    could be compiled, the traced functions themselves, on CasADi's virtual machine."""
+
+    functions: dict[str, casadi.Function]
+    calls: dict[str, Callable]
+    metadata: dict = field(default_factory=dict)
+    traced: list[casadi.Function] | None = None  # when this process traced them
+
+    @property
+    def compiled(self) -> bool:
+        return all(f.is_a("External") for f in self.functions.values())
+
+
 def native(function: casadi.Function) -> casadi.Function:
     """The function as C compiled by the system compiler and loaded back (ten times faster than CasADi's
     virtual machine on our graphs); the library is cached under the hash of its C text, so a graph compiles
     once per machine. Without a compiler, with a cache refused (native_cache.py), or when compiling or loading
     fails, the function itself (still correct)."""
+    return native_functions([function]).functions[function.name()]
+
+
+def native_functions(functions: list[casadi.Function]) -> Native:
+    """The functions compiled together (cached under the hash of their C text), with their calls from Python."""
     with tempfile.TemporaryDirectory() as work:
-        source = _generate([function], Path(work) / f"{function.name()}.c")
-        loaded = _compiled_and_loaded(source, [function.name()])
-    return function if loaded is None else loaded[function.name()]
+        source, module = _generate(functions, Path(work) / f"{functions[0].name()}.c")
+        loaded = _compiled_and_loaded(source, [f.name() for f in functions], module)
+    return loaded or _uncompiled(functions)
+
+
+def _uncompiled(functions: list[casadi.Function], metadata: dict | None = None) -> Native:
+    by_name = {f.name(): f for f in functions}
+    return Native(by_name, calls(by_name), metadata or {}, functions)
 
 
 # the modules whose code decides what an engine computes: their text is part of its key
@@ -162,7 +190,7 @@ def engine_key(text: str, partition=None) -> str:
     return hashlib.sha256(f"{code_version()}\n{partition!r}\n{text}".encode()).hexdigest()
 
 
-def filed_functions(key: str, stem: str) -> tuple[dict[str, casadi.Function], dict] | None:
+def filed_functions(key: str, stem: str) -> Native | None:
     """The native functions and metadata filed under `key` on this machine, or None (nothing is traced)."""
     try:
         return _load_filed(cache_folder(), key, stem)
@@ -170,13 +198,11 @@ def filed_functions(key: str, stem: str) -> tuple[dict[str, casadi.Function], di
         return None
 
 
-def cached_functions(
-    key: str, stem: str, build: Callable[[], tuple[list[casadi.Function], dict]]
-) -> tuple[dict[str, casadi.Function], dict, list[casadi.Function] | None]:
-    """Native functions filed under `key` (the hash of everything that determines them): (functions by name,
-    the metadata stored with them, None) when this machine has built them already, without tracing anything;
-    else `build()` -> (traced functions, metadata) is called, they are compiled into one library, filed, and
-    (functions, metadata, the traced functions) returned. The traced ones serve where nothing can be compiled."""
+def cached_functions(key: str, stem: str, build: Callable[[], tuple[list[casadi.Function], dict]]) -> Native:
+    """Native functions filed under `key` (the hash of everything that determines them), with the metadata
+    stored with them, loaded without tracing anything when this machine has built them already; else
+    `build()` -> (traced functions, metadata) is called and they are compiled into one library and filed. The
+    traced ones serve where nothing can be compiled."""
     try:
         folder = cache_folder()
     except CacheRefused as refused:
@@ -184,51 +210,61 @@ def cached_functions(
     if folder is not None:
         found = _load_filed(folder, key, stem)
         if found is not None:
-            return (*found, None)
+            return found
     traced, metadata = build()
     names = [f.name() for f in traced]
-    loaded = None
-    if folder is not None:
-        with tempfile.TemporaryDirectory() as work:
-            source = _generate(traced, Path(work) / f"{stem}.c")
-            loaded = _compiled_and_loaded(source, names, library=folder / f"{stem}_{key[:32]}.so")
-        if loaded is not None:
-            with contextlib.suppress(OSError):  # metadata that cannot be written only costs a later trace
-                entry = {"functions": names, "metadata": metadata, "library": f"{stem}_{key[:32]}.so"}
-                write_private(folder / f"{stem}_{key[:32]}.json", json.dumps(entry).encode())
-    functions = loaded or {f.name(): f for f in traced}
-    return functions, metadata, traced
+    if folder is None:
+        return _uncompiled(traced, metadata)
+    library = folder / f"{stem}_{key[:32]}.so"
+    with tempfile.TemporaryDirectory() as work:
+        source, module = _generate(traced, Path(work) / f"{stem}.c")
+        loaded = _compiled_and_loaded(source, names, module, library)
+    if loaded is None:
+        return _uncompiled(traced, metadata)
+    with contextlib.suppress(OSError):  # metadata that cannot be written only costs a later trace
+        entry = {"functions": names, "metadata": metadata, "library": library.name, "module": module}
+        write_private(library.with_suffix(".json"), json.dumps(entry).encode())
+    return Native(loaded.functions, loaded.calls, metadata, traced)
 
 
-def _load_filed(folder: Path, key: str, stem: str) -> tuple[dict[str, casadi.Function], dict] | None:
+def _load_filed(folder: Path, key: str, stem: str) -> Native | None:
     try:
         entry = json.loads((folder / f"{stem}_{key[:32]}.json").read_text(encoding="utf-8"))
-        library = folder / entry["library"]
-        names = list(entry["functions"])
+        library, names, module = folder / entry["library"], list(entry["functions"]), entry.get("module")
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    loaded = _loaded(library, names)
-    return None if loaded is None else (loaded, entry.get("metadata", {}))
+    loaded = _loaded(library, names, module)
+    if loaded is not None:
+        loaded.metadata = entry.get("metadata", {})
+    return loaded
 
 
-def _generate(functions: list[casadi.Function], source: Path) -> Path:
+def _generate(functions: list[casadi.Function], source: Path) -> tuple[Path, str | None]:
+    """CasADi's C of the functions, and the CPython extension calling them where the headers exist (its module
+    name, unique to the text, else None)."""
     generator = casadi.CodeGenerator(source.name, {"with_header": False})
     for function in functions:
         generator.add(function)
     generator.generate(str(source.parent) + os.sep)
-    return source
+    if include_flags() is None:
+        return source, None
+    text = source.read_text(encoding="utf-8")
+    module = MODULE_PREFIX + hashlib.sha256(text.encode()).hexdigest()[:20]
+    source.write_text(text + extension_source(functions, module), encoding="utf-8")
+    return source, module
 
 
 def _compiled_and_loaded(
-    source: Path, names: list[str], library: Path | None = None
-) -> dict[str, casadi.Function] | None:
+    source: Path, names: list[str], module: str | None, library: Path | None = None
+) -> Native | None:
     """Compiles (or finds) the library and loads the functions; a library that fails to load (a truncated file)
     is removed and built once more; None, with a note, when that fails too."""
+    flags = include_flags() if module else ()
     for _ in range(2):
-        built = compiled_library(source, library=library)
+        built = compiled_library(source, flags, library)
         if built is None:
             return None
-        loaded = _loaded(built, names)
+        loaded = _loaded(built, names, module)
         if loaded is not None:
             return loaded
     warnings.warn(
@@ -239,16 +275,18 @@ def _compiled_and_loaded(
     return None
 
 
-def _loaded(library: Path, names: list[str]) -> dict[str, casadi.Function] | None:
-    """The functions of a library whose bytes were checked (native_cache.verified); a library that does not
-    load is removed, so that it is built again."""
+def _loaded(library: Path, names: list[str], module: str | None) -> Native | None:
+    """The functions of a library whose bytes were checked (native_cache.verified), with their calls; a library
+    that does not load is removed, so that it is built again."""
     if not verified(library):
         return None
     try:
-        return {name: _external(name, library) for name in names}
+        functions = {name: _external(name, library) for name in names}
     except RuntimeError:
         discard(library)
         return None
+    extension = load_extension(library, module) if module else None
+    return Native(functions, calls(functions, extension))
 
 
 class NativeNote(UserWarning):
