@@ -39,14 +39,19 @@ def kernel(model: Model, name: str) -> Callable[..., np.ndarray]:
     base = name.removesuffix("_into")
     if base not in KERNELS:
         raise KeyError(f"unknown kernel {name!r}; the kernels are: {', '.join(KERNELS)}")
-    return _kernels(dumps(model)).calls[name]
+    return _kernels(dumps(model), _GROUPS.get(base, "dynamics")).calls[name]
+
+
+# kernels compiled together; the regressor, whose output grows as the square of the bodies, on its own
+_GROUPS = {"regressor": "regressor"}
 
 
 @functools.lru_cache(maxsize=16)
-def _kernels(text: str) -> Native:
-    """Every kernel of the model text in one library, filed under the text and the code version: a process
-    that finds it loads it without tracing."""
-    return cached_functions(engine_key(text, "kernels"), "kernels", lambda: ([_traced(text, n) for n in KERNELS], {}))
+def _kernels(text: str, group: str) -> Native:
+    """The kernels of a group for the model text in one library, filed under the text and the code version: a
+    process that finds it loads it without tracing."""
+    names = [name for name in KERNELS if _GROUPS.get(name, "dynamics") == group]
+    return cached_functions(engine_key(text, group), "kernels", lambda: ([_traced(text, n) for n in names], {}))
 
 
 def kernel_function(model: Model, name: str) -> casadi.Function:
