@@ -45,17 +45,18 @@ from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.errors import AssemblyError
 from ..numerics.compiled import Native, Traced, cached_functions, engine_key, symbols, to_sparse_sx
-from .forces import AppliedForces
+from .forces import AppliedForces, gravity_potential
 from .forward_dynamics import forward_dynamics
 from .inverse_dynamics import inverse_dynamics
 from .mass_matrix import mass_matrix
+from .spatial_tree import body_inertia, components, cross, spatial_dot
 
 NEWTON_ITERATIONS = 50
 NEWTON_STEPS = 3  # inside the state equation: from 1e-4 off, 1e-8, 1e-16, then a step at the rounding floor
 # Beyond this many coordinates the C compiler's time dominates (it grows with the graph, linearly: a 100-link
 # chain compiles in about 10 s) and the numpy path serves: a 5 000-body model is checked, not compiled.
 MAX_COORDINATES = 400
-NATIVE = ("accelerations", "state_equation", "r_matrix", "closure")
+NATIVE = ("accelerations", "state_equation", "r_matrix", "closure", "series")
 
 
 @dataclass(eq=False)  # hashed by identity: one engine per model revision
@@ -116,6 +117,30 @@ class Engine:
         tau = np.zeros((self.mech.n, len(y)))
         y_dot, q, residual = self.fast_state_equation.map(len(y))(np.asarray(t, dtype=float)[None, :], y.T, tau)
         return np.asarray(q).T, np.asarray(y_dot).T[:, self.n :], np.asarray(residual).ravel()
+
+    def series(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> dict[str, np.ndarray]:
+        """At the samples t (K,) of a motion (q, q̇, q̈ (K, n)), one native call each: "kinetic" and "potential"
+        energies (K,), "phi" (K, m), "reactions" (K, rows) of the partition's rows, "Q" (K, n), "poses"
+        (K, bodies, 12: R by columns, then the origin; the ground first), and the monitors (simulation/monitors.py)
+        "com", "momentum" and "angular_momentum" about the centre of mass (K, 3 each)."""
+        into = self.compiled.calls["series_into"]
+        function = self.compiled.functions["series"]
+        out = [np.empty((len(t), function.nnz_out(i))) for i in range(function.n_out())]
+        q, qd, qdd = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd))
+        for k in range(len(t)):
+            into(float(t[k]), q[k], qd[k], qdd[k], *(o[k] for o in out))
+        kinetic, potential, phi, reactions, Q, poses, monitors = out
+        return {
+            "com": monitors[:, :3],
+            "momentum": monitors[:, 3:6],
+            "angular_momentum": monitors[:, 6:],
+            "kinetic": kinetic[:, 0],
+            "potential": potential[:, 0],
+            "phi": phi,
+            "reactions": reactions,
+            "Q": Q,
+            "poses": poses.reshape(len(t), -1, 12),
+        }
 
     def state_jacobian(self, t: float, y: np.ndarray) -> np.ndarray:
         """∂ẏ/∂y, exact (for the implicit integrators)."""
@@ -301,6 +326,37 @@ class _Pieces:
         return self._function("loop_equations", [self.q], [phi, jac])
 
     @functools.cached_property
+    def series_terms(self) -> casadi.Function:
+        """(t, q, q̇, q̈) -> (T, V, poses, Φ of every row, Φ_q of the independent rows, τ_tree − Q, Q): what a
+        simulation's results hold at one sample. T = ½ Σ V_bᵀ I_b V_b over the bodies (O(n), where ½ q̇ᵀ M q̇
+        would be O(n²)); poses by body: R by columns, then the origin."""
+        mech, tree = self.mech, self.mech.tree
+        q, qd, qdd = (x[1][None, :] for x in (self.q, self.qd, self.x))
+        st = mech.motion(q, qd)
+        kinetic, mass, first, momentum = 0.0, 0.0, 0.0, 0.0
+        for b in range(1, len(tree.body_labels)):
+            w, p = components(st.w[b]), components(st.p[b])
+            velocity = np.concatenate([w, components(st.v[b]) + cross(p, w)])  # at the world origin
+            inertia = body_inertia(mech, st, b)
+            h = inertia.apply(velocity)
+            kinetic = kinetic + spatial_dot(velocity, h)[0] / 2
+            mass, first, momentum = mass + inertia.m, first + inertia.c[:, 0], momentum + h[:, 0]
+        forces = AppliedForces(mech)
+        potential = gravity_potential(mech, q)[0] + forces.potential(q)[0]
+        poses = [x for b in range(len(tree.body_labels)) for x in (*st.R[b][0].T, st.p[b][0])]
+        Q = forces.generalized(np.array([self.t], dtype=object), q, qd)
+        needed = inverse_dynamics(self.mech, q, qd, qdd)[0] - Q[0]
+        phi = mech.residual(q)[0]
+        jac = mech.constraint_jacobian(q)[0][self.rows]
+        centre = first / mass if mass else np.zeros(3)
+        linear = momentum[3:]
+        angular = momentum[:3] - cross(centre[:, None], linear[:, None])[:, 0]  # about the centre of mass
+        monitors = np.concatenate([centre, linear, angular])
+        outputs = [np.array([kinetic]), np.array([potential]), np.concatenate(poses), phi, jac, needed, Q[0], monitors]
+        arguments = [self.t, self.q[0], self.qd[0], self.x[0]]
+        return casadi.Function("series_terms", arguments, [to_sparse_sx(o) for o in outputs])
+
+    @functools.cached_property
     def bias(self) -> casadi.Function:
         """(q, q̇) -> Φ̈ at q̈ = 0 of the independent rows (the velocity-product terms)."""
         st = self.mech.motion(self.q[1], self.qd[1])
@@ -371,7 +427,23 @@ class _Graph:
         closure = casadi.Function(
             "closure", [q], [casadi.densify(phi), casadi.densify(dependent)], ["q"], ["phi", "phi_q_dependent"]
         )
-        return [accelerations, state_equation, r_matrix, closure]
+        return [accelerations, state_equation, r_matrix, closure, self.series()]
+
+    def series(self) -> casadi.Function:
+        """(t, q, q̇, q̈) -> (T + V, T, Φ, λ of the independent rows, Q, poses): a simulation's results at one
+        sample, λ from Φ_q Φ_qᵀ λ = Φ_q (τ_tree − Q) (closed_loop.joint_reactions)."""
+        X, n = self.kind, self.n
+        t, q, qd, qdd = X.sym("t"), X.sym("q", n), X.sym("qd", n), X.sym("qdd", n)
+        kinetic, potential, poses, phi, jac, needed, Q, monitors = self.pieces.series_terms(t, q, qd, qdd)
+        if jac.size1():
+            reactions = self.solve(casadi.mtimes(jac, jac.T), casadi.mtimes(jac, needed), spd=True)
+        else:
+            reactions = X(0, 1)
+        outputs = [kinetic, potential, phi, reactions, Q, poses, monitors]
+        names = ["kinetic", "potential", "phi", "reactions", "Q", "poses", "monitors"]
+        return casadi.Function(
+            "series", [t, q, qd, qdd], [casadi.densify(o) for o in outputs], ["t", "q", "qd", "qdd"], names
+        )
 
     def _closed(self, q) -> tuple:
         """NEWTON_STEPS Newton steps on the dependent coordinates from q: (closed q, max |Φ| there, Φ_q there)."""

@@ -25,7 +25,13 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .. import __version__
-from ..dynamics.closed_loop import JointReactions, closed_loop_forward_dynamics, joint_reactions, reduced_mass_matrix
+from ..dynamics.closed_loop import (
+    JointReactions,
+    closed_loop_forward_dynamics,
+    joint_reactions,
+    named_reactions,
+    reduced_mass_matrix,
+)
 from ..dynamics.engine import Engine, engine, fits_engine
 from ..dynamics.forces import AppliedForces, gravity_potential, kinetic_energy
 from ..kinematics.assembly import newton
@@ -36,7 +42,7 @@ from ..model.document import GROUND, Actuator
 from ..model.errors import AssemblyError, ModelError
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
-from .monitors import motion_monitors
+from .monitors import dissipated_energy, monitor_columns, motion_monitors, nonconservative_power
 
 METHODS = (*CVODES, *SCIPY)
 MAX_REPARTITIONS = 20  # new choices of coordinates in one run
@@ -278,10 +284,13 @@ def simulate(
     check_inertia(mech)
     if compiled and not fits_engine(mech.model):  # a very large model: the numpy path, with a scipy method
         compiled, method = False, "DOP853" if method in CVODES else method
-    run = _run_compiled if compiled else _run_numpy
     own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
-    states, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel, text, own)
-    result = full_series(mech, forces, times, *states) if compiled else series(mech, forces, times, *states)
+    if compiled:
+        states, calls, eng = _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel, text, own)
+        result = compiled_series(eng, mech, forces, times, *states)
+    else:
+        states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel)
+        result = series(mech, forces, times, *states)
     if progress is not None:
         progress(1.0)
     result.provenance = Provenance(_sha256(text), method, rtol, atol, time.perf_counter() - start, __version__, calls)
@@ -289,11 +298,12 @@ def simulate(
 
 
 def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel, text, own=None):
-    """((q closed, q̇, q̈), calls) at the output times, on the compiled engine (simulation/integrators.py). Where
+    """((q closed, q̇, q̈), calls, the first engine) at the output times, on the compiled engine
+    (simulation/integrators.py). Where
     the loop equations and independent coordinates in use turn singular but the mechanism's full set keeps
     its rank (a mechanism with redundant constraints, like the Delta), they are chosen anew there and the run
     goes on with the engine of that choice."""
-    eng = engine(mech.model, text, mech=own)
+    eng = first = engine(mech.model, text, mech=own)
     clock = Clock(times[-1], progress, cancel) if progress or cancel else None
     y0 = start_state = np.concatenate([mech.assemble(None)[0], v0])
     pieces, calls, done, t0 = [], 0, 0, 0.0
@@ -310,7 +320,7 @@ def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel,
             eng, y0, t0 = *anew, error.time
             continue
         pieces.append(_full_states(eng, times[done:], y))
-        return tuple(np.concatenate(parts) for parts in zip(*pieces, strict=True)), calls + more
+        return tuple(np.concatenate(parts) for parts in zip(*pieces, strict=True)), calls + more, first
     raise RuntimeError(f"the coordinates had to be chosen anew more than {MAX_REPARTITIONS} times; end the run sooner")
 
 
@@ -409,7 +419,7 @@ def singularity(eng: Engine, state: np.ndarray | None, y0: np.ndarray) -> str:
     )
 
 
-def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel, text, own=None):
+def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
     """The reference path: numpy right-hand side with Newton in Python."""
     from scipy.integrate import solve_ivp  # 0.3 s to import: for the runs that use it
 
@@ -458,6 +468,45 @@ def series(
     if qdd_ind is None:
         qdd_ind = closed_loop_forward_dynamics(mech, q, qd, Q, R)
     return full_series(mech, forces, t, q, qd, mech.accelerations(q, qd, qdd_ind, R), Q)
+
+
+def compiled_series(
+    eng: Engine, mech: Mechanism, forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray
+) -> SimulationResult:
+    """As `full_series`, the energies, poses, residuals, joint reactions and generalized forces of every sample
+    from the engine's compiled series (one native call a sample, where numpy's batch pays its overhead per
+    operation and body); the document's measures and the monitors in numpy."""
+    if eng.mech.partition != mech.partition:  # a mechanism given its own partition: numpy names its reactions
+        return full_series(mech, forces, t, q, qd, qdd)
+    values = eng.series(t, q, qd, qdd)
+    reactions = np.zeros((len(t), mech.constraints.m))
+    reactions[:, list(mech.partition.rows)] = values["reactions"]
+    poses = values["poses"]
+    R = np.swapaxes(poses[:, :, :9].reshape(len(t), -1, 3, 3), 2, 3)  # stored by columns
+    kinetic, potential, Q = values["kinetic"], values["potential"], values["Q"]
+    actuators = [e for e in forces.elements if isinstance(e, Actuator)]
+    return SimulationResult(
+        t=t,
+        coordinates=list(mech.coordinates),
+        units=["rad" if k == "R" else "m" for k in mech.tree.kinds],
+        q=q,
+        qd=qd,
+        qdd=qdd,
+        poses={label: (R[:, b], poses[:, b, 9:]) for b, label in enumerate(mech.tree.body_labels) if label != GROUND},
+        kinetic=kinetic,
+        potential=potential,
+        residual=np.abs(values["phi"]).max(axis=1) if values["phi"].shape[1] else np.zeros(len(t)),
+        actuators={e.name: (e.coordinate, forces.actuator_value(e, t)) for e in actuators},
+        reactions=named_reactions(mech, reactions),
+        measures=measure_columns(mech, t, q, qd, qdd),
+        monitors=monitor_columns(
+            values["com"],
+            values["momentum"],
+            values["angular_momentum"],
+            kinetic + potential,
+            dissipated_energy(t, nonconservative_power(forces, t, q, qd, Q)),
+        ),
+    )
 
 
 def full_series(
