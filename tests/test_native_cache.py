@@ -145,6 +145,7 @@ def test_an_engine_loads_from_the_cache_without_tracing(cache, monkeypatch):
     from mbstudio.dynamics import engine as engines
 
     model = samples.load("four_bar")
+    engines.clear_engines()
     first = engines.engine(model)
     q = first.mech.assemble(None)[0]
     expected = first.accelerations(0.3, q, np.array([0.7]))

@@ -34,6 +34,7 @@ partition without tracing anything; the traced graphs are built only when deriva
 from __future__ import annotations
 
 import functools
+import os
 import time
 from dataclasses import dataclass
 
@@ -232,12 +233,15 @@ class TooLarge(ValueError):
     """The model has too many coordinates for the compiled engine (MAX_COORDINATES)."""
 
 
-_BUILT: dict[tuple[str, Partition | None], Engine] = {}  # the last few engines of this process
+# the last few engines of this process, by text, partition and cache folder (a process that changes folders, as a
+# test does, finds its engines filed in the new one)
+_BUILT: dict[tuple[str, Partition | None, str | None], Engine] = {}
 _KEPT = 8
 
 
 def _build(text: str, partition: Partition | None = None, mech: Mechanism | None = None) -> Engine:
-    found = _BUILT.get((text, partition))
+    where = (text, partition, os.environ.get("MBSTUDIO_CACHE"))
+    found = _BUILT.get(where)
     if found is not None:
         return found
     from ..model import loads
@@ -252,7 +256,7 @@ def _build(text: str, partition: Partition | None = None, mech: Mechanism | None
     eng = Engine(mech, compiled, time.perf_counter() - start, text)
     if len(_BUILT) >= _KEPT:
         _BUILT.pop(next(iter(_BUILT)))
-    _BUILT[(text, partition)] = eng
+    _BUILT[where] = eng
     return eng
 
 

@@ -11,6 +11,7 @@ these are for the loops of a controller, an optimiser or a user's script that ca
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 
 import casadi
@@ -39,7 +40,7 @@ def kernel(model: Model, name: str) -> Callable[..., np.ndarray]:
     base = name.removesuffix("_into")
     if base not in KERNELS:
         raise KeyError(f"unknown kernel {name!r}; the kernels are: {', '.join(KERNELS)}")
-    return _kernels(dumps(model), _GROUPS.get(base, "dynamics")).calls[name]
+    return _kernels(dumps(model), _GROUPS.get(base, "dynamics"), os.environ.get("MBSTUDIO_CACHE")).calls[name]
 
 
 # kernels compiled together; the regressor, whose output grows as the square of the bodies, on its own
@@ -47,9 +48,9 @@ _GROUPS = {"regressor": "regressor"}
 
 
 @functools.lru_cache(maxsize=16)
-def _kernels(text: str, group: str) -> Native:
+def _kernels(text: str, group: str, folder: str | None) -> Native:
     """The kernels of a group for the model text in one library, filed under the text and the code version: a
-    process that finds it loads it without tracing."""
+    process that finds it loads it without tracing. `folder`: the cache's, for the key only."""
     names = [name for name in KERNELS if _GROUPS.get(name, "dynamics") == group]
     return cached_functions(engine_key(text, group), "kernels", lambda: ([_traced(text, n) for n in names], {}))
 

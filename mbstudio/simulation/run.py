@@ -281,12 +281,14 @@ def simulate(
     k = len(mech.independent)
     v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
     text = dumps(mech.model)
-    check_inertia(mech)
+    q0 = mech.assemble(None)  # once: the inertia check and the compiled run start there
+    check_inertia(mech, q0)
     if compiled and not fits_engine(mech.model):  # a very large model: the numpy path, with a scipy method
         compiled, method = False, "DOP853" if method in CVODES else method
     own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
     if compiled:
-        states, calls, eng = _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel, text, own)
+        y0 = np.concatenate([q0[0], v0])
+        states, calls, eng = _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own)
         result = compiled_series(eng, mech, forces, times, *states)
     else:
         states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel)
@@ -297,15 +299,14 @@ def simulate(
     return result
 
 
-def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel, text, own=None):
-    """((q closed, q̇, q̈), calls, the first engine) at the output times, on the compiled engine
-    (simulation/integrators.py). Where
-    the loop equations and independent coordinates in use turn singular but the mechanism's full set keeps
-    its rank (a mechanism with redundant constraints, like the Delta), they are chosen anew there and the run
-    goes on with the engine of that choice."""
+def _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own=None):
+    """((q closed, q̇, q̈), calls, the first engine) at the output times from the state y0, on the compiled engine
+    (simulation/integrators.py). Where the loop equations and independent coordinates in use turn singular but
+    the mechanism's full set keeps its rank (a mechanism with redundant constraints, like the Delta), they are
+    chosen anew there and the run goes on with the engine of that choice."""
     eng = first = engine(mech.model, text, mech=own)
     clock = Clock(times[-1], progress, cancel) if progress or cancel else None
-    y0 = start_state = np.concatenate([mech.assemble(None)[0], v0])
+    start_state = y0
     pieces, calls, done, t0 = [], 0, 0, 0.0
     for _ in range(MAX_REPARTITIONS + 1):
         try:
@@ -315,11 +316,11 @@ def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel,
             if anew is None:
                 raise RuntimeError(str(error) + singularity(eng, error.state, start_state)) from None
             if len(error.outputs):
-                pieces.append(_full_states(eng, times[done : done + len(error.outputs)], error.outputs))
+                pieces.append(full_states(eng, times[done : done + len(error.outputs)], error.outputs))
             done += len(error.outputs)
             eng, y0, t0 = *anew, error.time
             continue
-        pieces.append(_full_states(eng, times[done:], y))
+        pieces.append(full_states(eng, times[done:], y))
         return tuple(np.concatenate(parts) for parts in zip(*pieces, strict=True)), calls + more, first
     raise RuntimeError(f"the coordinates had to be chosen anew more than {MAX_REPARTITIONS} times; end the run sooner")
 
@@ -339,7 +340,7 @@ def _chosen_anew(eng: Engine, state: np.ndarray | None, text: str) -> tuple[Engi
     return engine(mech.model, text, chosen), np.concatenate([q, qd[list(chosen.independent)]])
 
 
-def _full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(q, q̇, q̈) of every tree coordinate from states in the engine's own independent coordinates."""
     q, qd_ind, qdd_ind = closed_states(eng, times, y)
     R = eng.mech.r_matrix(q)
@@ -347,11 +348,11 @@ def _full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndar
     return q, qd, eng.mech.accelerations(q, qd, qdd_ind, R)
 
 
-def check_inertia(mech: Mechanism) -> None:
+def check_inertia(mech: Mechanism, q: np.ndarray | None = None) -> None:
     """A ModelError naming the coordinates that move no inertia at the initial configuration (a massless
     model, or a spherical joint at its gimbal lock, β = ±π/2): their accelerations are undetermined, which
     ended runs in a LinAlgError or NaN."""
-    q = mech.assemble(None)
+    q = mech.assemble(None) if q is None else q
     M = np.asarray(reduced_mass_matrix(mech, q)[0], dtype=float)
     values, vectors = np.linalg.eigh(M)
     singular = values <= 1e-12 * max(values[-1], 1e-300)
