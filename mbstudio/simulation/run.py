@@ -485,29 +485,33 @@ def compiled_series(
     poses = values["poses"]
     R = np.swapaxes(poses[:, :, :9].reshape(len(t), -1, 3, 3), 2, 3)  # stored by columns
     kinetic, potential, Q = values["kinetic"], values["potential"], values["Q"]
-    actuators = [e for e in forces.elements if isinstance(e, Actuator)]
-    return SimulationResult(
-        t=t,
-        coordinates=list(mech.coordinates),
-        units=["rad" if k == "R" else "m" for k in mech.tree.kinds],
-        q=q,
-        qd=qd,
-        qdd=qdd,
+    dissipated = dissipated_energy(t, nonconservative_power(forces, t, q, qd, Q))
+    return _result(
+        mech,
+        (t, q, qd, qdd),
         poses={label: (R[:, b], poses[:, b, 9:]) for b, label in enumerate(mech.tree.body_labels) if label != GROUND},
         kinetic=kinetic,
         potential=potential,
         residual=np.abs(values["phi"]).max(axis=1) if values["phi"].shape[1] else np.zeros(len(t)),
-        actuators={e.name: (e.coordinate, forces.actuator_value(e, t)) for e in actuators},
+        actuators=_actuators(forces, t),
         reactions=named_reactions(mech, reactions),
-        measures=measure_columns(mech, t, q, qd, qdd),
         monitors=monitor_columns(
-            values["com"],
-            values["momentum"],
-            values["angular_momentum"],
-            kinetic + potential,
-            dissipated_energy(t, nonconservative_power(forces, t, q, qd, Q)),
+            values["com"], values["momentum"], values["angular_momentum"], kinetic + potential, dissipated
         ),
     )
+
+
+def _actuators(forces: AppliedForces, t: np.ndarray) -> dict[str, tuple[str, np.ndarray]]:
+    return {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in forces.elements if isinstance(e, Actuator)}
+
+
+def _result(mech: Mechanism, motion: tuple, **series) -> SimulationResult:
+    """A result of the motion (t, q, q̇, q̈) with the series given, the document's measures added."""
+    t, q, qd, qdd = motion
+    units = ["rad" if k == "R" else "m" for k in mech.tree.kinds]
+    measures = measure_columns(mech, t, q, qd, qdd)
+    return SimulationResult(t=t, coordinates=list(mech.coordinates), units=units, q=q, qd=qd, qdd=qdd, **series,
+                            measures=measures)  # fmt: skip
 
 
 def full_series(
@@ -521,10 +525,7 @@ def full_series(
 ) -> SimulationResult:
     """Every output quantity at the times t from the coordinates and their full rates."""
     Q = forces.generalized(t, q, qd) if Q is None else Q
-    actuators = [e for e in forces.elements if isinstance(e, Actuator)]
-    return motion_result(
-        mech, forces, t, q, qd, qdd, Q, {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in actuators}
-    )
+    return motion_result(mech, forces, t, q, qd, qdd, Q, _actuators(forces, t))
 
 
 def motion_result(
@@ -541,19 +542,14 @@ def motion_result(
     forces Q (actuators included), for the simulation and for a prescribed path alike."""
     phi = np.abs(mech.residual(q))
     kinetic, potential = kinetic_energy(mech, q, qd), gravity_potential(mech, q) + forces.potential(q)
-    return SimulationResult(
-        t=t,
-        coordinates=list(mech.coordinates),
-        units=["rad" if k == "R" else "m" for k in mech.tree.kinds],
-        q=q,
-        qd=qd,
-        qdd=qdd,
+    return _result(
+        mech,
+        (t, q, qd, qdd),
         poses={k: v for k, v in mech.poses(q).items() if k != GROUND},
         kinetic=kinetic,
         potential=potential,
         residual=phi.max(axis=1) if phi.shape[1] else np.zeros(len(t)),
         actuators=actuators,
         reactions=joint_reactions(mech, q, qd, qdd, Q),
-        measures=measure_columns(mech, t, q, qd, qdd),
         monitors=motion_monitors(mech, forces, t, q, qd, Q, kinetic + potential),
     )
