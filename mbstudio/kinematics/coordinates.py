@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from ..model.errors import ModelError
 
@@ -41,6 +40,8 @@ def partition(phi_q: np.ndarray, names: list[str], chosen: list[str] | None = No
                 f'"auto", or all of {", ".join(names)}',
             )
         return Partition(tuple(range(n)), (), (), 0, ())
+    import scipy.linalg  # 0.3 s to import (with numpy.f2py, through scipy's array API): when a loop needs it
+
     rank = numerical_rank(np.linalg.svd(phi_q, compute_uv=False), phi_q.shape)
     _, _, row_perm = scipy.linalg.qr(phi_q.T, pivoting=True, mode="economic")
     rows = tuple(sorted(row_perm[:rank]))
