@@ -85,11 +85,11 @@ class Engine:
         that need plain expressions (their size grows as the cube of the coordinates)."""
         return {f.name(): f for f in _trace(self.text, self.mech.partition, symbolic=True)[0]}
 
-    # the traced graphs under the names the callers know
+    # the traced graphs where derivatives are asked for, the compiled functions where values are
     rhs = property(lambda self: self.traced["accelerations"])
     state_equation = property(lambda self: self.traced["state_equation"])
-    r_matrix = property(lambda self: self.traced["r_matrix"])
-    closure = property(lambda self: self.traced["closure"])
+    r_matrix = property(lambda self: self.compiled.functions["r_matrix"])
+    closure = property(lambda self: self.compiled.functions["closure"])
     fast_rhs = property(lambda self: self.compiled.functions["accelerations"])
     fast_state_equation = property(lambda self: self.compiled.functions["state_equation"])
 
