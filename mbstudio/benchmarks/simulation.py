@@ -41,11 +41,12 @@ def _simulation(states: int) -> list[dict]:
 
 @benchmark("trees")
 def _trees(states: int) -> list[dict]:
-    """Spatial chains of 25, 50 and 100 links under gravity and Talos' full body (welded base) against
-    Pinocchio's ABA integrated by solve_ivp. `states` does not apply."""
+    """Spatial chains of 25, 50 and 100 links under gravity and Talos' full body (welded base, without its
+    joints' friction) against Pinocchio's ABA integrated by solve_ivp. `states` does not apply."""
     models = {f"chain {links}": spatial_chain(links) for links in (25, 50, 100)}
     with contextlib.suppress(FileNotFoundError):
         models["talos"] = talos()[0]
+        models["talos"].forces = []  # its joints' friction: the reference models springs and actuators only
     return [r for name, model in models.items() for r in _run_rows(name, model, TREE_SECONDS, 1.0)]
 
 

@@ -80,7 +80,7 @@ def c_sources(model: Model, stem: str, prefix: str | None = None, row_major: boo
 def c_function(function: casadi.Function, name: str, row_major: bool = False) -> casadi.Function:
     """`function` under another name, its results dense; with `row_major`, each matrix result transposed, so that
     CasADi's storage by columns holds it by rows (the result's shape is then the transpose: the header says so)."""
-    inputs = function.sx_in()
+    inputs = function.mx_in() if function.is_a("MXFunction") else function.sx_in()  # MX: the engine's solve nodes
     outputs = [casadi.densify(out) for out in function.call(inputs)]  # every entry stored, structural zeros too
     if row_major:
         outputs = [out.T if out.size2() > 1 else out for out in outputs]
