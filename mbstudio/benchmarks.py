@@ -702,3 +702,56 @@ def _circle(start: np.ndarray, radius: float, count: int) -> tuple[np.ndarray, n
     cos, sin, zero, rate = np.cos(phase), np.sin(phase), np.zeros_like(phase), 2 * np.pi
     x = start + radius * np.hstack([cos - 1, sin, zero])
     return x, radius * rate * np.hstack([-sin, cos, zero]), -radius * rate**2 * np.hstack([cos, sin, zero])
+
+
+CHECK_TARGETS = {20_000: 10.0, 100_000: 60.0}  # issue 23: `mbstudio check` of a chain of that many bodies, in s
+
+
+@benchmark("check")
+def _check(states: int) -> list[dict]:
+    """`mbstudio check` of planar chains of 20 000 and 100 000 bodies, from reading the file to the platform
+    search (once each: a minute in all); the reference is the target. `states` does not apply."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from .commands.check import check
+    from .model import load
+
+    rows = []
+    for bodies, target in CHECK_TARGETS.items():
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "chain.mbs"
+            path.write_text(json.dumps(chain_document(bodies)))
+            start, cpu = time.perf_counter(), time.process_time()
+            check(load(path))
+            wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        rows.append(row(f"check {bodies} bodies (s per run)", wall, target, cpu_s=cpu, reference_method="target"))
+    return rows
+
+
+def chain_document(links: int) -> dict:
+    """A planar chain of `links` rods on revolute joints about z, as the dict of a `.mbs` file."""
+    rod = {"m": 1.0, "mx": 0.5, "my": 0.0, "mz": 0.0, "Ixx": 0.01, "Ixy": 0.0, "Ixz": 0.0, "Iyy": 0.34}
+    frame = {"origin": [0, 0, 0], "z": [0, 0, 1], "x": [1, 0, 0]}
+    return {
+        "format": "mbstudio",
+        "schema_version": 1,
+        "name": f"chain of {links}",
+        "bodies": [
+            {"label": str(i), "inertia": {**rod, "Iyz": 0.0, "Izz": 0.34}, "points": {"tip": [1.0, 0.0, 0.0]}}
+            for i in range(1, links + 1)
+        ],
+        "joints": [
+            {
+                "name": f"j{i}",
+                "type": "revolute",
+                "parent": str(i - 1),
+                "child": str(i),
+                "parent_frame": frame if i == 1 else {**frame, "origin": "tip"},
+                "child_frame": frame,
+                "coordinates": [{"name": f"q{i}", "initial": 0.0}],
+            }
+            for i in range(1, links + 1)
+        ],
+    }

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from mbstudio import samples
+from mbstudio.benchmarks import chain_document
 from mbstudio.cli import main
 from mbstudio.model import ModelError, load, save, write_atomic
 
@@ -154,46 +155,19 @@ def test_check_json_is_strict_json_even_when_the_loop_cannot_close(tmp_path, cap
     json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
 
 
-def _chain(links: int) -> dict:
-    """A planar chain of `links` rods on revolute joints, as a document."""
-    rod = {"m": 1.0, "mx": 0.5, "my": 0.0, "mz": 0.0, "Ixx": 0.01, "Ixy": 0.0, "Ixz": 0.0, "Iyy": 0.34}
-    frame = {"origin": [0, 0, 0], "z": [0, 0, 1], "x": [1, 0, 0]}
-    return {
-        "format": "mbstudio",
-        "schema_version": 1,
-        "name": f"chain of {links}",
-        "bodies": [
-            {"label": str(i), "inertia": {**rod, "Iyz": 0.0, "Izz": 0.34}, "points": {"tip": [1.0, 0.0, 0.0]}}
-            for i in range(1, links + 1)
-        ],
-        "joints": [
-            {
-                "name": f"j{i}",
-                "type": "revolute",
-                "parent": str(i - 1),
-                "child": str(i),
-                "parent_frame": frame if i == 1 else {**frame, "origin": "tip"},
-                "child_frame": frame,
-                "coordinates": [{"name": f"q{i}", "initial": 0.0}],
-            }
-            for i in range(1, links + 1)
-        ],
-    }
-
-
 @pytest.mark.slow  # 7 s of building a long chain
 def test_a_long_chain_is_checked_and_left_to_the_numpy_path(tmp_path, capsys):
     """Loading and checking grew with the square and cube of the bodies (a 20 000-body chain: minutes); they
     are linear now (20 000 bodies: 5 s, `mbstudio check`). A model beyond the compiled engine's size is
     said to be so, and simulated on the numpy path."""
     path = tmp_path / "chain.mbs"
-    path.write_text(json.dumps(_chain(5000)))
+    path.write_text(json.dumps(chain_document(5000)))
     assert main(["check", str(path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert (len(report["bodies"]), report["dof_grubler"], report["loops"]) == (5000, 5000, 0)
     assert report["engine_build_seconds"] is None and "at most 24" in report["engine"]
     small = tmp_path / "small.mbs"
-    small.write_text(json.dumps(_chain(30)))
+    small.write_text(json.dumps(chain_document(30)))
     assert main(["simulate", str(small), "--t-end", "0.01", "--samples", "3", "--quiet"]) == 0
     assert "DOP853" in capsys.readouterr().out  # CVODES asked for, the numpy path's integrator used
 
