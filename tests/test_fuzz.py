@@ -6,11 +6,15 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import math
 import os
 import time
 
+import casadi
+import gmpy2
 import numpy as np
 import pytest
+import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context, event
@@ -19,8 +23,10 @@ from mbstudio import samples
 from mbstudio.cli import main
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import JOINT_MOTIONS, AssemblyError, Model, ModelError, dumps, loads, validate
-from mbstudio.model.expressions import FUNCTIONS
+from mbstudio.model.expressions import FUNCTIONS, evaluate
 from mbstudio.model.fileformat import from_dict
+from mbstudio.numerics.backends import MultiPrecision, Symbolic
+from mbstudio.numerics.compiled import Traced
 
 SAMPLES = {name: samples.path(name).read_text(encoding="utf-8") for name in samples.names()}
 # about 10 s in all in the README run; .ci/run hunts longer (MBSTUDIO_FUZZ_EXAMPLES=1500), and 5000 hunts longer still
@@ -296,6 +302,101 @@ def test_random_expressions_evaluate_or_raise_model_error(four_bar, expr, field,
     else:
         doc["bodies"][2]["inertia"][field] = expr
     outcome(json.dumps(doc), precision)
+
+
+# One expression through the four number systems: float64, MPFR at 50 digits, sympy (the parameters as symbols,
+# given their values afterwards) and CasADi (the parameters as symbols of a compiled function). Each gives a
+# finite real number or refuses with a ModelError; where two give numbers and the expression is well conditioned
+# (its value barely moves when every number in it moves by 1e-12), the numbers agree.
+VALUES = {"a": 0.3, "b": 1.7, "c": -2.2}
+LEAVES = st.sampled_from(["0", "1", "2", "3", "10", "0.5", "0.1", "1.25", "1e-3", "a", "b", "c", "pi"])
+ARITHMETIC = st.recursive(LEAVES, _compound, max_leaves=10)
+
+
+def _float64(text: str) -> float:
+    return evaluate(text, float, {**VALUES, "pi": math.pi}, {n: getattr(math, n) for n in FUNCTIONS})
+
+
+def _mpfr(text: str, nudge: int | None = None) -> gmpy2.mpfr:
+    """At 50 digits; `nudge` k: every literal, parameter and pi x moved to x (1 ± 1e-12) ± 1e-14 (the first
+    signs drawn from the seed k, the second + for even k, - for odd, so that a zero moves both ways)."""
+    mp = MultiPrecision(50)
+    signs = np.random.default_rng(nudge)
+    with mp.context():
+        if nudge is None:
+            moved = mp.scalar
+        else:
+            shift = mp.scalar(1e-14) * (1 if nudge % 2 == 0 else -1)
+            moved = lambda x: mp.scalar(x) * (1 + mp.scalar(1e-12) * int(signs.choice([-1, 1]))) + shift  # noqa: E731
+        symbols = {n: moved(v) for n, v in VALUES.items()} | {"pi": moved(math.pi) if nudge is not None else mp.pi()}
+        return evaluate(text, moved, symbols, mp.functions)
+
+
+def _sympy(text: str) -> gmpy2.mpfr:
+    """The exact value with the parameters' decimals put in, to 50 digits; not a finite real number: a
+    ModelError."""
+    symbolic = Symbolic()
+    names = {n: sympy.Symbol(n, real=True) for n in VALUES}
+    expr = evaluate(text, symbolic.scalar, {**names, "pi": sympy.pi}, symbolic.functions)
+    value = sympy.sympify(expr).subs({names[n]: sympy.Rational(repr(v)) for n, v in VALUES.items()})
+    number = sympy.N(value, 50)
+    if not (number.is_real and number.is_finite):
+        raise ModelError("expression", "is not a finite real number with these values", text)
+    return gmpy2.mpfr(str(number), 200)
+
+
+def _casadi(text: str) -> float:
+    traced = Traced()
+    names = {n: casadi.SX.sym(n) for n in VALUES}
+    expr = evaluate(text, traced.scalar, {**names, "pi": traced.pi()}, traced.functions)
+    value = float(casadi.Function("f", list(names.values()), [casadi.SX(expr)])(*VALUES.values()))
+    if not math.isfinite(value):
+        raise ModelError("expression", "is not a finite real number with these values", text)
+    return value
+
+
+def _value(route, text: str):
+    """A number, or None when the route refuses with a ModelError (anything else escapes the test)."""
+    try:
+        value = route(text)
+    except ModelError as exc:
+        note(f"{getattr(route, '__name__', 'route')}: {exc.problem[:24]}")
+        return None
+    assert np.isfinite(float(value)), (text, value)
+    return value
+
+
+def _well_conditioned(text: str, exact) -> bool:
+    nudged = [_value(lambda t, k=k: _mpfr(t, nudge=k), text) for k in range(4)]
+    return all(v is not None and abs(v - exact) <= 1e-6 * max(1, abs(exact)) for v in nudged)
+
+
+@FUZZ
+@given(text=ARITHMETIC)
+def test_expressions_agree_in_the_four_number_systems(text):
+    """Issue 23 item 2: `1/(1+t)` crashed on CasADi symbols (the division-by-zero test asked a symbol for its
+    truth); MPFR and CasADi answered sqrt(-1) with NaN and sympy with I where float64 refused."""
+    values = {route: _value(route, text) for route in (_float64, _mpfr, _sympy, _casadi)}
+    exact = values[_mpfr]
+    if exact is None or not _well_conditioned(text, exact):
+        note("ill-conditioned or refused at 50 digits")
+        return
+    note("compared")
+    scale = max(1, abs(exact))
+    with gmpy2.context(precision=200):
+        assert values[_sympy] is not None and abs(values[_sympy] - exact) <= 1e-30 * scale, (text, values)
+    for route in (_float64, _casadi):
+        if values[route] is not None:  # float64 may overflow where 50 digits do not
+            assert abs(values[route] - exact) <= 1e-9 * scale, (text, values)
+
+
+def test_a_division_by_an_expression_of_a_symbol_is_left_to_its_values():
+    t = casadi.SX.sym("t")
+    f = casadi.Function("f", [t], [casadi.SX(evaluate("1/(1+t)", float, {"t": t}, Traced().functions))])
+    assert float(f(0.5)) == 1 / 1.5
+    for text in ("1/(t-t)", "1/(1-1)"):
+        with pytest.raises(ModelError, match="divides by zero"):
+            evaluate(text, float, {"t": t}, Traced().functions)
 
 
 def test_the_unmutated_sources_are_valid(four_bar):

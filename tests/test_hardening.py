@@ -263,3 +263,34 @@ def test_undetermined_motions_are_named_instead_of_a_linalg_error(tmp_path, caps
     assert main(["simulate", str(path), "--t-end", "0.1", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------------------- issue 23 (round 3)
+def _with_actuator(formula: str) -> dict:
+    document = json.loads(samples.path("four_bar").read_text())
+    document["forces"] = [{"type": "actuator", "name": "drive", "coordinate": "theta1", "formula": formula}]
+    return document
+
+
+def test_a_time_formula_with_a_division_runs_in_check_kinematics_and_simulate(tmp_path, capsys):
+    """Item 2: `1/(1+t)` asked a CasADi symbol whether it was zero, and check, kinematics and simulate crashed."""
+    path = tmp_path / "driven.mbs"
+    path.write_text(json.dumps(_with_actuator("1/(1+t)")))
+    assert main(["check", str(path)]) == 0
+    assert main(["kinematics", str(path), "--samples", "5"]) == 0
+    assert main(["simulate", str(path), "--t-end", "0.2", "--quiet"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_the_compiled_time_formula_is_the_formula():
+    """The engine traced on the time symbol against the same model with the formula's value at t = 0.7
+    typed in, and the compiled simulation against the numpy path, which evaluates the formula in float64."""
+    from mbstudio.dynamics.engine import engine
+    from mbstudio.dynamics.simulation import simulate
+    from mbstudio.model import loads
+
+    timed, fixed = (loads(json.dumps(_with_actuator(f))) for f in ("1/(1+t)", repr(1 / 1.7)))
+    q, v = engine(fixed).mech.tree.initial_coordinates(), np.array([0.4])
+    assert np.allclose(engine(timed).accelerations(0.7, q, v), engine(fixed).accelerations(0.0, q, v), atol=1e-12)
+    compiled, numpy_path = (simulate(timed, 0.3, "DOP853", 1e-11, 1e-12, 7, compiled=c) for c in (True, False))
+    assert np.abs(compiled.q - numpy_path.q).max() < 1e-8
