@@ -4,19 +4,25 @@
     result.model      # a validated Model: one body per link, one joint per URDF joint
     result.notes      # what the document could not keep, each naming its link or joint
 
-The file is parsed by yourdfpy (the XML, its defaults and its checks are theirs, not ours). Each link becomes
+The file is read strictly first (`_front_door`): well-formed XML (lxml without recovery: a truncated file or an
+undefined entity is refused naming its line and column, where a recovering parser imported what it could), no
+DTD, a `robot` root, link and joint names each once, finite numbers. Then yourdfpy parses it (its defaults and
+checks are theirs, not ours). Each link becomes
 a body whose frame is the link frame, each URDF joint a joint of ours: revolute and continuous -> revolute,
 prismatic -> prismatic, fixed -> fixed, with the parent joint frame at the URDF joint's origin and its z axis
 along the joint axis, the child joint frame at the child link's origin, so both frames coincide at q = 0 as
 in URDF. Inertials are moved to the link origin (our ten parameters), the first visual becomes the body's
 shape with its material's colour, and `package://NAME/...` meshes are looked up in the given folders, then in
-ROS_PACKAGE_PATH, then in the folders above the URDF file. The root link is the ground when it carries
+ROS_PACKAGE_PATH, then in the ROS packages (folders with a package.xml) above the URDF file; a mesh is read only
+from inside the package it names, the URDF's folder or a given folder (never `/etc/passwd`, `../../..`). The
+root link is the ground when it carries
 nothing (no mass, no visual); otherwise it is a body welded to the ground, as Pinocchio's
 buildModelFromUrdf places it. Floating and planar joints are refused: MB Studio's base is fixed.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from dataclasses import dataclass, field
@@ -49,7 +55,7 @@ def import_urdf(path: str | os.PathLike, package_paths: list[str | os.PathLike] 
     read or has no MB Studio equivalent."""
     path = Path(path)
     robot = _parse(path)
-    return _Importer(robot, path, _package_folders(path, package_paths)).run()
+    return _Importer(robot, path, _MeshPlaces.around(path, package_paths)).run()
 
 
 def _parse(path: Path):
@@ -64,20 +70,97 @@ def _parse(path: Path):
     if not path.is_file():
         raise ModelError(str(path), "does not exist", expected="a URDF file")
     try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(str(path), f"cannot be read: {exc.strerror or exc}") from None
+    _front_door(data, path)
+    try:  # the bytes checked, not the file again: it may have changed since
         urdf = yourdfpy.URDF.load(
-            str(path), build_scene_graph=False, load_meshes=False, build_collision_scene_graph=False
+            io.BytesIO(data), build_scene_graph=False, load_meshes=False, build_collision_scene_graph=False
         )
-    except Exception as exc:  # lxml and yourdfpy each fail in their own way on a bad file
+    except Exception as exc:  # yourdfpy fails in its own ways on a well-formed file it cannot take
         raise ModelError(
             str(path), f"is not a readable URDF ({type(exc).__name__}: {exc})", expected="a URDF robot description"
         ) from None
     return urdf.robot
 
 
-def _package_folders(path: Path, given) -> list[Path]:
-    folders = [Path(p).expanduser() for p in given]
-    folders += [Path(p) for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
-    return folders + list(path.resolve().parents)
+# ------------------------------------------------------------------ the front door: what yourdfpy is not asked
+
+# the numbers the import uses, by element: each attribute holds one or more, all finite
+NUMBERS = {
+    "origin": ("xyz", "rpy"),
+    "mass": ("value",),
+    "inertia": ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"),
+    "axis": ("xyz",),
+    "limit": ("lower", "upper"),
+    "dynamics": ("damping", "friction"),
+    "box": ("size",),
+    "cylinder": ("radius", "length"),
+    "sphere": ("radius",),
+    "mesh": ("scale",),
+    "color": ("rgba",),
+}
+
+
+def _front_door(data: bytes, path: Path) -> None:
+    """Refuse, naming the line, a file that is not well-formed XML, declares a DTD, is not a robot, repeats a
+    link or joint name, or holds a number the import uses that is not a finite number."""
+    from lxml import etree
+
+    parser = etree.XMLParser(recover=False, resolve_entities=False, no_network=True, load_dtd=False)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        line, column = exc.position
+        reason = re.sub(r", line \d+, column \d+$", "", exc.msg)  # said once, in front
+        raise ModelError(
+            f"{path}, line {line}, column {column}",
+            f"is not a readable URDF: the XML is not well-formed ({reason})",
+            expected="a URDF file, complete (parsed strictly: nothing is guessed)",
+        ) from None
+    if root.getroottree().docinfo.internalDTD is not None:
+        raise ModelError(str(path), "declares a DTD (<!DOCTYPE ... [...]>)", expected="URDF, which has none")
+    if root.tag != "robot":
+        raise ModelError(f"{path}, line {root.sourceline}", "is not a URDF robot", f"<{root.tag}>", "<robot>")
+    for kind in ("link", "joint"):
+        _unique_names(root.findall(kind), kind, path)
+    for tag, attributes in NUMBERS.items():
+        for element in root.iter(tag):
+            for name in attributes:
+                if element.get(name) is not None:
+                    _finite(element, name, path)
+
+
+def _unique_names(elements: list, kind: str, path: Path) -> None:
+    first: dict[str, int] = {}
+    for element in elements:
+        name = element.get("name")
+        if not name:
+            raise ModelError(f"{path}, line {element.sourceline}: <{kind}>", "has no name", expected='name="..."')
+        if name in first:
+            raise ModelError(
+                f"{path}, line {element.sourceline}: {kind} '{name}'",
+                f"has the name of the {kind} on line {first[name]}",
+                name,
+                f"each {kind} name once (a second definition would silently replace the first)",
+            )
+        first[name] = element.sourceline
+
+
+def _finite(element, attribute: str, path: Path) -> None:
+    text = element.get(attribute)
+    try:
+        values = [float(v) for v in text.split()]
+    except ValueError:
+        values = []
+    if not values or not all(np.isfinite(values)):
+        raise ModelError(
+            f"{path}, line {element.sourceline}: <{element.tag} {attribute}>",
+            "is not a finite number" if values else "is not a number",
+            text,
+            "finite numbers separated by spaces",
+        )
 
 
 def _sanitised(name: str) -> str:
@@ -101,8 +184,8 @@ def _reference_direction(axis: np.ndarray) -> np.ndarray:
 
 
 class _Importer:
-    def __init__(self, robot, path: Path, folders: list[Path]) -> None:
-        self.robot, self.path, self.folders = robot, path, folders
+    def __init__(self, robot, path: Path, places: _MeshPlaces) -> None:
+        self.robot, self.path, self.places = robot, path, places
         self.notes: list[str] = []
         self.taken: set[str] = set()  # every symbol name given out so far (names must be unique across kinds)
         self.joint_names: set[str] = set()
@@ -219,20 +302,26 @@ class _Importer:
             self.notes.append(f"link '{link.name}': its visual has no geometry MB Studio draws")
             return None
         if shape["type"] == "mesh":
-            shape["file"] = self._mesh_path(link.name, visual.geometry.mesh.filename)
+            found = self._mesh_path(link.name, visual.geometry.mesh.filename)
+            if found is None:
+                return None
+            shape["file"] = found
         colour = self._colour(visual.material)
         if colour:
             shape["color"] = colour
         return shape
 
-    def _mesh_path(self, link_name: str, filename: str) -> str:
-        found = _resolve(filename, self.path.parent, self.folders)
+    def _mesh_path(self, link_name: str, filename: str) -> str | None:
+        """The mesh file, or None with a note when it is not found, or lies outside the places a URDF's meshes
+        may be read from (its folder, its package, the package folders)."""
+        found, outside = self.places.resolve(filename)
         if found is None:
+            where = "is outside the URDF's folder and the package folders" if outside else "not found"
             self.notes.append(
-                f"link '{link_name}': mesh {filename} not found (searched the package folders given, "
-                "ROS_PACKAGE_PATH and the folders above the URDF file); the body is drawn from its points"
+                f"link '{link_name}': mesh {filename} {where} (searched the package folders given, ROS_PACKAGE_PATH "
+                "and the ROS packages above the URDF file); the body is drawn from its points"
             )
-            return filename
+            return None
         return str(found)
 
     def _colour(self, material) -> str | None:
@@ -364,17 +453,44 @@ def _geometry_shape(geometry, pose: np.ndarray) -> dict | None:
     return None
 
 
-def _resolve(filename: str, here: Path, folders: list[Path]) -> Path | None:
-    """A mesh reference of a URDF as a file: `package://NAME/REST` in a folder NAME found in `folders` (or a
-    folder of them named NAME), `file://PATH`, or a path relative to the URDF's folder."""
-    if filename.startswith("package://"):
-        package, _, rest = filename[len("package://") :].partition("/")
-        for folder in folders:
-            for root in (folder / package, folder if folder.name == package else None):
-                if root is not None and (root / rest).is_file():
-                    return root / rest
-        return None
-    if filename.startswith("file://"):
-        filename = filename[len("file://") :]
-    candidate = Path(filename) if Path(filename).is_absolute() else here / filename
-    return candidate if candidate.is_file() else None
+@dataclass
+class _MeshPlaces:
+    """Where a URDF's meshes may be read from: its folder, the package folders given (and ROS_PACKAGE_PATH), and
+    the folders above it, where `package://NAME` is a folder NAME that is the URDF's own package or a ROS package
+    (it holds a package.xml) beside it."""
+
+    here: Path
+    given: list[Path]
+    above: list[Path]
+
+    @classmethod
+    def around(cls, path: Path, given) -> _MeshPlaces:
+        folders = [Path(p).expanduser() for p in given]
+        folders += [Path(p) for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
+        return cls(path.resolve().parent, folders, list(path.resolve().parents))
+
+    def resolve(self, filename: str) -> tuple[Path | None, bool]:
+        """(the mesh file, False), (None, False) when it is not found, (None, True) when it lies outside."""
+        if filename.startswith("package://"):
+            package, _, rest = filename[len("package://") :].partition("/")
+            if package in ("", ".", "..") or "\\" in package:
+                return None, True
+            candidates = [(root / rest, root) for root in self._packages(package)]
+        else:
+            path = Path(filename[len("file://") :] if filename.startswith("file://") else filename)
+            candidate = path if path.is_absolute() else self.here / path
+            roots = [self.here, *self.given, *(a for a in self.above if (a / "package.xml").is_file())]
+            candidates = [(candidate, root) for root in roots]
+        existing = [(c, root) for c, root in candidates if c.is_file()]
+        inside = next((c for c, root in existing if _inside(c, root)), None)
+        return (inside.resolve(), False) if inside else (None, bool(existing))
+
+    def _packages(self, name: str) -> list[Path]:
+        roots = [root for folder in self.given for root in (folder / name, folder) if root.name == name]
+        roots += [a for a in self.above if a.name == name]
+        return roots + [a / name for a in self.above if (a / name / "package.xml").is_file()]
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether the file `path` is inside `root` once links and `..` are resolved."""
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
