@@ -15,7 +15,7 @@ import pytest
 from mbstudio import samples
 from mbstudio.benchmarks import chain_document
 from mbstudio.cli import main
-from mbstudio.model import ModelError, load, save, write_atomic
+from mbstudio.model import ModelError, load, loads, save, write_atomic
 
 
 @pytest.fixture
@@ -294,3 +294,84 @@ def test_the_compiled_time_formula_is_the_formula():
     assert np.allclose(engine(timed).accelerations(0.7, q, v), engine(fixed).accelerations(0.0, q, v), atol=1e-12)
     compiled, numpy_path = (simulate(timed, 0.3, "DOP853", 1e-11, 1e-12, 7, compiled=c) for c in (True, False))
     assert np.abs(compiled.q - numpy_path.q).max() < 1e-8
+
+
+def _ensemble(tmp_path, content: bytes, capsys) -> str:
+    runs = tmp_path / "runs.csv"
+    runs.write_bytes(content)
+    code = main(["simulate", str(samples.path("four_bar")), "--t-end", "0.05", "--ensemble", str(runs), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err
+
+
+def test_an_ensemble_table_that_is_not_utf8_is_named_as_such(tmp_path, capsys):
+    """Item 6: a Latin-1 file (a spreadsheet's default export) gave a UnicodeDecodeError traceback."""
+    err = _ensemble(tmp_path, "# r\u00e9glages\ntheta1,d_theta1\n0.1,0\n".encode("latin-1"), capsys)
+    assert "runs.csv, line 1: is not UTF-8 text (byte 0xe9 at offset 3)" in err and "CSV UTF-8" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"theta1,theta1\n0.1,0.2\n", "column 'theta1': appears twice in the header"),
+        (b"theta1,d_theta1\n0.1,\x000\n", "line 2, column 'd_theta1': is not a number"),
+    ],
+)
+def test_an_ensemble_table_with_a_column_twice_or_a_nul_is_refused(tmp_path, capsys, content, words):
+    """`theta1,theta1` was read with the last column winning."""
+    assert words in _ensemble(tmp_path, content, capsys)
+
+
+def test_a_utf8_ensemble_table_with_a_byte_order_mark_is_read(tmp_path, capsys):
+    runs = tmp_path / "runs.csv"
+    runs.write_bytes("\ufefftheta1,d_theta1\n0.1,0\n0.2,1\n".encode())
+    code = main(["simulate", str(samples.path("four_bar")), "--t-end", "0.05", "--ensemble", str(runs), "--quiet"])
+    assert code == 0 and "2 runs" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["linearize", "{m}", "--at", "theta1=1,theta1=2"],
+        ["linearize", "{m}", "--at", "equilibrium", "--from", "theta1=0.1, theta1=0.2"],
+        ["simulate", "{m}", "--t-end", "0.1", "--velocity", "theta1=1", "--velocity", "theta1=2"],
+    ],
+)
+def test_a_name_given_twice_on_the_command_line_is_refused(command, capsys):
+    """`--at theta1=1,theta1=2` was accepted, the last value winning."""
+    assert main([part.format(m=samples.path("four_bar")) for part in command]) == 2
+    assert "theta1 is given twice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ('"name": "Four-bar crank-rocker"', '"name": "Four\\ud800bar"', "name: holds a lone surrogate"),
+        ('"name": "L0"', '"name": "L\\udc00"', "parameters[0].name: holds a lone surrogate"),
+        ('"mx": 0.024', '"m\\udc00x": 0.024', "bodies[0].inertia.m\\udc00x (the key): holds a lone surrogate"),
+    ],
+)
+def test_a_lone_surrogate_is_refused_at_load(tmp_path, capsys, old, new, where):
+    """Item 6: a model name holding "\\ud800" loaded, then `check` died printing it (UnicodeEncodeError)."""
+    text = samples.path("four_bar").read_text()
+    assert old in text
+    path = tmp_path / "m.mbs"
+    path.write_text(text.replace(old, new, 1))
+    assert main(["check", str(path)]) == 2
+    assert where in capsys.readouterr().err
+    pair = text.replace('"name": "Four-bar crank-rocker"', '"name": "Four\\ud83d\\ude00bar"')
+    assert loads(pair).name == "Four\U0001f600bar"  # both halves: one character
+
+
+def test_a_trajectory_of_a_billion_samples_is_refused_at_load(tmp_path, capsys):
+    """Item 6: `"samples": 1000000000` loaded and ran 75 s into an out-of-memory message, where the command line's
+    --samples 1000000000 is refused at once."""
+    document = json.loads(samples.path("sla_suspension").read_text())
+    document["trajectories"][0]["samples"] = 10**9
+    path = tmp_path / "m.mbs"
+    path.write_text(json.dumps(document))
+    start = time.perf_counter()
+    assert main(["kinematics", str(path)]) == 2
+    assert "samples: must be a whole number of samples from 1 to 1000000" in capsys.readouterr().err
+    assert time.perf_counter() - start < 10
