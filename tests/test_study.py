@@ -487,3 +487,17 @@ def test_the_sweep_command_on_a_tls_scheduler_with_a_security_file(tmp_path, cap
     assert [(r["L"], r["dp_rank"], r["worker"][:16]) for r in rows] == [
         (v, "6", "tls://127.0.0.1:") for v in ("0.5", "1.0", "1.5")
     ]
+
+
+@pytest.mark.slow  # a local cluster of its own (5 to 15 s)
+def test_the_dashboard_when_asked_for_is_on_the_loopback(capsys):
+    seen = []
+
+    def look(done: int, total: int) -> None:
+        if not seen:
+            link = study.client.dashboard_link
+            seen.append((link, _http_status(int(link.split(":")[2].split("/")[0]), "/status")))
+
+    study = Study(samples.load("double_pendulum"), {"L": np.array([1.0])}, "basepar", {"method": "dp"}, dashboard=True)
+    study.run(progress=look)
+    assert seen[0][0].startswith("http://127.0.0.1:") and seen[0][1] == 200

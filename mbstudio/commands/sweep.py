@@ -1,8 +1,9 @@
 """`mbstudio sweep FILE --vary NAME=a:b:n [--vary ...] --analysis basepar|kinematics|simulate|linearize [--digits N]
-[--samples N] [--t-end T] [--scheduler ADDRESS [--security FILE]] [--workers N] --out study.parquet|csv`: one
-analysis at every point of a grid of model parameters, each point a task on Dask (an embedded local cluster of
-processes by default, or the scheduler at ADDRESS), one row per point. The table is written as points finish, so
-a study stopped (Ctrl+C, SIGTERM) or failed leaves its finished points in it, the others listed as not run."""
+[--samples N] [--t-end T] [--scheduler ADDRESS [--security FILE]] [--workers N] [--dashboard]
+--out study.parquet|csv`: one analysis at every point of a grid of model parameters, each point a task on Dask (an
+embedded local cluster of processes by default, or the scheduler at ADDRESS), one row per point. The table is
+written as points finish, so a study stopped (Ctrl+C, SIGTERM) or failed leaves its finished points in it, the
+others listed as not run."""
 
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "client's cert and key)",
     )
     parser.add_argument("--workers", type=_whole, default=2, help="local cluster processes (default 2)")
+    parser.add_argument(
+        "--dashboard", action="store_true", help="the local cluster serves Dask's dashboard (on 127.0.0.1, link said)"
+    )
     parser.add_argument("--out", required=True, help="the study table: .parquet or .csv")
 
 
@@ -51,16 +55,17 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.file)
     vary = grids(args.vary)
     options = {k: v for k, v in vars(args).items() if k in ("digits", "method", "samples", "t_end") and v}
-    study = Study(model, vary, args.analysis, options, args.scheduler, args.workers, args.security)
+    study = Study(model, vary, args.analysis, options, args.scheduler, args.workers, args.security, args.dashboard)
     print(f"{model.name}: {args.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}")
 
     def write(rows: list[dict]) -> None:
         write_atomic(args.out, study_bytes(rows, study.provenance(), fmt))
 
     stop = _StopSignals()
+    progress = _progress if not args.dashboard else _with_link(study)
     try:
         with stop:
-            rows = study.run(progress=_progress, cancel=stop.requested, checkpoint=write)
+            rows = study.run(progress=progress, cancel=stop.requested, checkpoint=write)
     except Exception as exc:  # a failed study (a lost scheduler, say) keeps its points; its reason is said
         if not study.futures:
             raise  # nothing started (no worker, another mbstudio): the message is all there is
@@ -77,6 +82,20 @@ def run(args: argparse.Namespace) -> int:
 
 def _progress(done: int, total: int) -> None:
     print(f"\r{done}/{total} points", end="", file=sys.stderr, flush=True)
+
+
+def _with_link(study: Study):
+    """The progress, after saying once where the dashboard is."""
+    said = False
+
+    def progress(done: int, total: int) -> None:
+        nonlocal said
+        if not said and study.client is not None:
+            print(f"dashboard: {study.client.dashboard_link}", file=sys.stderr)
+            said = True
+        _progress(done, total)
+
+    return progress
 
 
 def _stopped(study: Study, out: str, how: str, code: int) -> int:

@@ -15,7 +15,8 @@ Before the first point, every worker is asked for its mbstudio version: a worker
 another version, is named and the study refused (such a worker failed each point it was sent, for ever). While
 the study runs, `run` hands the rows so far to `checkpoint` (the first point at once, then every few seconds,
 and at the end however the run ends), so a study stopped, cancelled or failed leaves its finished points, the
-others listed as not run. No HTTP server answers (Dask's pages and dashboard) unless asked for.
+others listed as not run. The local cluster serves no HTTP pages (Dask's status pages and dashboard) unless
+asked for (`dashboard=True`: then on 127.0.0.1 only).
 """
 
 from __future__ import annotations
@@ -263,9 +264,11 @@ class Study:
         scheduler: str | None = None,
         workers: int = 2,
         security: str | Path | None = None,
+        dashboard: bool = False,
     ) -> None:
         """`scheduler`: a scheduler's address (None: a local cluster of `workers` processes); `security`: a file
-        of Dask's security configuration for it (see `load_security`)."""
+        of Dask's security configuration for it (see `load_security`); `dashboard`: the local cluster serves
+        Dask's dashboard (`dashboard_link` says where)."""
         if analysis not in ANALYSES:
             raise ModelError("analysis", "is not a study analysis", analysis, ", ".join(ANALYSES))
         self.model_text = dumps(model)
@@ -277,7 +280,7 @@ class Study:
         if self.scheduler and self.scheduler.startswith("tls://") and security is None:
             raise ModelError("--scheduler", "is tls://, which needs the certificates", scheduler, "--security FILE")
         self.security = None if security is None else load_security(security)
-        self.workers = workers
+        self.workers, self.dashboard = workers, dashboard
         self.client = None
         self.futures: list = []
         self.results: list[dict | None] = [None] * len(self.points)
@@ -287,7 +290,7 @@ class Study:
         import dask.config
         import distributed  # noqa: F401  its defaults first: a key set before them would take them away after
 
-        with dask.config.set(QUIET):
+        with dask.config.set({} if self.dashboard else QUIET):
             self.client = self._connect()
         try:
             self._check_workers()
@@ -310,7 +313,7 @@ class Study:
                 processes=True,
                 host="127.0.0.1",
                 dashboard_address="127.0.0.1:0",  # None means Dask's 8787
-                scheduler_kwargs={"dashboard": False},
+                scheduler_kwargs={"dashboard": self.dashboard},
                 protocol="tls://" if security else "tcp://",
                 security=security,
             )
