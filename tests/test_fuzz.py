@@ -4,10 +4,12 @@ model that loads can be saved and analysed without any other kind of exception."
 from __future__ import annotations
 
 import copy
+import csv
 import importlib.util
 import json
 import math
 import os
+import re
 import time
 
 import casadi
@@ -508,3 +510,173 @@ def test_names_and_text_never_run_as_code_in_generated_files(data, tmp_path_fact
 @given(data=st.data())
 def test_names_and_text_never_run_as_code_in_generated_files_2000_cases(data, tmp_path_factory):
     _generated_code_is_inert(data, tmp_path_factory)
+
+
+# ---------------------------------------------------------------------------------------------- URDF (issue 23)
+URDF_ARM = """<?xml version="1.0"?>
+<robot name="arm">
+  <material name="red"><color rgba="1 0 0 1"/></material>
+  <link name="base"/>
+  <link name="upper"><inertial><mass value="2"/><origin xyz="0.1 0 0" rpy="0 0 0"/>
+    <inertia ixx="0.01" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><origin xyz="0.1 0 0"/><geometry><box size="0.2 0.05 0.05"/></geometry><material name="red"/></visual>
+  </link>
+  <link name="lower"><inertial><mass value="1"/><inertia ixx="0.005" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>
+    </inertial><visual><geometry><mesh filename="package://arm/meshes/lower.stl" scale="1 1 1"/></geometry></visual>
+  </link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/><origin xyz="0 0 0.5" rpy="0.3 0 0"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="2" effort="10" velocity="1"/><dynamics damping="0.5" friction="0.1"/>
+  </joint>
+  <joint name="elbow" type="continuous"><parent link="upper"/><child link="lower"/><origin xyz="0.2 0 0"/>
+    <axis xyz="0 1 0"/></joint>
+</robot>
+"""
+XML_PIECES = ["<", ">", "&", "&amp;", "&x;", '"', "'", "]]>", "<!--", "<!DOCTYPE r [<!ENTITY x 'y'>]>", "\x00", "é"]
+URDF_VALUES = [
+    *map(str, SPECIAL_NUMBERS),
+    "",
+    " ",
+    "1 2",
+    "1 2 3 4",
+    "0 0 0",
+    "-1",
+    "abc",
+    "base",
+    "upper",
+    "lower",
+    "nowhere",
+    "floating",
+    "planar",
+    "prismatic",
+    "fixed",
+    "/etc/passwd",
+    "../../x.stl",
+    "package://arm/../../x.stl",
+]
+
+
+def _mutated_urdf(data) -> str:
+    text = URDF_ARM
+    for _ in range(data.draw(st.integers(1, 3), label="edits")):
+        edit = data.draw(st.sampled_from(["value", "value", "value", "duplicate", "delete", "insert", "truncate"]))
+        values = [(m.start(1), m.end(1)) for m in re.finditer(r'="([^"]*)"', text)]
+        if edit == "value" and values:
+            start, end = values[data.draw(st.integers(0, len(values) - 1))]
+            text = text[:start] + data.draw(st.sampled_from(URDF_VALUES) | st.text(max_size=6)) + text[end:]
+        elif edit in ("duplicate", "delete"):
+            elements = list(
+                re.finditer(r"<(link|joint|material|inertial|visual|axis|limit|origin)\b.*?(/>|</\1>)", text, re.S)
+            )
+            if elements:
+                m = elements[data.draw(st.integers(0, len(elements) - 1))]
+                text = text[: m.end()] + (m.group(0) if edit == "duplicate" else "") + text[m.end() :]
+                if edit == "delete":
+                    text = text[: m.start()] + text[m.end() :]
+        else:
+            at = data.draw(st.integers(0, len(text)))
+            piece = data.draw(st.sampled_from(XML_PIECES) | st.text(max_size=4))
+            text = text[:at] if edit == "truncate" else text[:at] + piece + text[at:]
+    return text
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_urdf_imports_as_a_valid_model_or_raises_model_error(data, tmp_path_factory):
+    """Issue 23 item 3: a URDF is imported as a valid model, or refused with a ModelError; nothing else, and
+    within seconds."""
+    from mbstudio.io.urdf_import import import_urdf
+
+    folder = tmp_path_factory.mktemp("urdf")
+    path = folder / "robot.urdf"
+    path.write_text(_mutated_urdf(data), encoding="utf-8", errors="surrogateescape")
+    start = time.perf_counter()
+    try:
+        result = import_urdf(path, [folder])
+    except ModelError as exc:
+        note(f"refused: {exc.problem[:30]}")
+    else:
+        note("imported")
+        assert loads(dumps(result.model)) == result.model
+    assert time.perf_counter() - start < 20
+
+
+# ---------------------------------------------------------------------------------------------- ensemble tables
+FOUR_BAR_MODEL = loads(SAMPLES["four_bar"])
+CSV_CELLS = st.sampled_from(["theta1", "d_theta1", "L1", "L2", "x", "", " ", "#", '"', '""', ",", "\n", "\r", "\x00"])
+CSV_NUMBERS = st.sampled_from([*map(str, SPECIAL_NUMBERS), "1e999", "-0", "0x10", "1_000", "١", "½"]) | st.floats().map(
+    repr
+)
+
+
+@FUZZ
+@given(
+    header=st.lists(CSV_CELLS | st.text(max_size=5), min_size=1, max_size=4),
+    rows=st.lists(st.lists(CSV_NUMBERS | CSV_CELLS | st.text(max_size=4), max_size=5), max_size=4),
+    encoding=st.sampled_from(["utf-8", "utf-8-sig", "latin-1", "utf-16", "bytes"]),
+    noise=st.binary(max_size=4),
+)
+def test_fuzzed_ensemble_tables_are_read_or_refused_with_model_error(header, rows, encoding, noise, tmp_path_factory):
+    """Issue 23 items 6 and 8: the runs of an ensemble (`simulate --ensemble`), read or refused by name."""
+    from mbstudio.io.ensemble_table import read_runs
+
+    text = "\n".join(",".join(row) for row in [header, *rows]) + "\n"
+    raw = noise + text.encode("utf-8", "surrogatepass") if encoding == "bytes" else text.encode(encoding, "replace")
+    path = tmp_path_factory.mktemp("runs") / "runs.csv"
+    path.write_bytes(raw)
+    try:
+        arguments, runs = read_runs(path, FOUR_BAR_MODEL, ["theta1"])
+    except ModelError as exc:
+        note(f"refused: {exc.problem[:30]}")
+        return
+    note("read")
+    assert all(np.isfinite(v) for run in runs for v in run.values())
+    assert len(set(next(csv.reader([text.lstrip("\ufeff").splitlines()[0]])))) >= 1 and len(arguments) <= 3
+
+
+# ---------------------------------------------------------------------------------------------- study specifications
+GRID_TEXT = st.sampled_from(
+    ["L1", "L2", "L0", "L1 ", "x", "", "=", ":", "0", "1", "-1", "3", "10001", "1e308", "nan", "inf"]
+)
+
+
+@FUZZ
+@given(
+    specs=st.lists(
+        st.lists(GRID_TEXT | st.text(max_size=4), min_size=1, max_size=5).map(
+            lambda parts: parts[0] + "=" + ":".join(parts[1:]) if len(parts) > 1 else parts[0]
+        )
+        | st.text(max_size=12),
+        min_size=1,
+        max_size=3,
+    ),
+    analysis=st.sampled_from(["basepar", "kinematics", "simulate", "linearize", "nope", ""]),
+    scheduler=st.none()
+    | st.sampled_from(["tcp://127.0.0.1:8786", "tls://h:1", "inproc://x", "ucx://h:1", "h", ":", "[::1]:1", "a b:1"])
+    | st.text(max_size=12),
+)
+def test_study_specifications_build_a_study_or_raise_model_error(specs, analysis, scheduler):
+    """The grids (`--vary`), the analysis and the scheduler's address: a Study (not started) or a ModelError."""
+    from mbstudio.jobs.study import MAX_POINTS, Study, grids
+
+    try:
+        study = Study(FOUR_BAR_MODEL, grids(specs), analysis, scheduler=scheduler)
+    except ModelError as exc:
+        note(f"refused: {exc.where[:20]}")
+        return
+    note("built")
+    assert 1 <= len(study.points) <= MAX_POINTS and study.client is None
+    assert all(np.isfinite(v) for point in study.points for v in point.values())
+
+
+@FUZZ
+@given(
+    text=st.text(max_size=80)
+    | st.sampled_from(["distributed: {comm: {tls: {ca-file: 3}}}", "- [", "{", "!!python/object:os.system ls"])
+)
+def test_security_files_are_read_or_refused_with_model_error(text, tmp_path_factory):
+    from mbstudio.jobs.study import load_security
+
+    path = tmp_path_factory.mktemp("security") / "security.yaml"
+    path.write_text(text, encoding="utf-8", errors="surrogateescape")
+    with pytest.raises(ModelError, match="--security"):
+        load_security(path)  # none of these names readable certificates

@@ -150,3 +150,8 @@ def test_a_package_beside_the_urdf_needs_its_package_xml(packages, tmp_path):
 def test_a_bad_file_leaves_no_model_and_raises_model_error(tmp_path):
     with pytest.raises(ModelError, match="not well-formed"):
         import_urdf(_urdf(tmp_path, ARM[:-12]))
+
+
+def test_an_inertia_too_large_for_any_body_is_refused(tmp_path, capsys):
+    """-1e308 is finite, but its principal axes overflowed (LinAlgError): found by the fuzz test."""
+    _refused(capsys, _urdf(tmp_path, ARM.replace('ixy="0"', 'ixy="-1e308"')), "<inertia ixy>", "is beyond ±1e+12")

@@ -34,6 +34,7 @@ from .. import __version__
 from ..model import GROUND, Body, Coordinate, Frame, Joint, Model, ModelError, validate
 from ..model.document import INERTIA_NAMES, JointFriction
 from ..model.names import MAX_LENGTH, RESERVED, inertial_names
+from ..model.validation import MAGNITUDE_MAX
 
 JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic", "fixed": "fixed"}
 REFUSED_TYPES = {
@@ -87,25 +88,29 @@ def _parse(path: Path):
 
 # ------------------------------------------------------------------ the front door: what yourdfpy is not asked
 
-# the numbers the import uses, by element: each attribute holds one or more, all finite
+# the numbers the import uses, by element and attribute: how many each holds (all finite)
 NUMBERS = {
-    "origin": ("xyz", "rpy"),
-    "mass": ("value",),
-    "inertia": ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"),
-    "axis": ("xyz",),
-    "limit": ("lower", "upper"),
-    "dynamics": ("damping", "friction"),
-    "box": ("size",),
-    "cylinder": ("radius", "length"),
-    "sphere": ("radius",),
-    "mesh": ("scale",),
-    "color": ("rgba",),
+    "origin": {"xyz": (3,), "rpy": (3,)},
+    "mass": {"value": (1,)},
+    "inertia": dict.fromkeys(("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), (1,)),
+    "axis": {"xyz": (3,)},
+    "limit": {"lower": (1,), "upper": (1,)},
+    "dynamics": {"damping": (1,), "friction": (1,)},
+    "box": {"size": (3,)},
+    "cylinder": {"radius": (1,), "length": (1,)},
+    "sphere": {"radius": (1,)},
+    "mesh": {"scale": (1, 3)},
+    "color": {"rgba": (4,)},
 }
+
+
+REQUIRED = {"joint": "type", "parent": "link", "child": "link", "mesh": "filename"}  # besides names
 
 
 def _front_door(data: bytes, path: Path) -> None:
     """Refuse, naming the line, a file that is not well-formed XML, declares a DTD, is not a robot, repeats a
-    link or joint name, or holds a number the import uses that is not a finite number."""
+    link or joint name, lacks an attribute the import needs, or holds numbers the import uses that are not as
+    many finite numbers as they should be."""
     from lxml import etree
 
     parser = etree.XMLParser(recover=False, resolve_entities=False, no_network=True, load_dtd=False)
@@ -125,11 +130,23 @@ def _front_door(data: bytes, path: Path) -> None:
         raise ModelError(f"{path}, line {root.sourceline}", "is not a URDF robot", f"<{root.tag}>", "<robot>")
     for kind in ("link", "joint"):
         _unique_names(root.findall(kind), kind, path)
-    for tag, attributes in NUMBERS.items():
-        for element in root.iter(tag):
-            for name in attributes:
-                if element.get(name) is not None:
-                    _finite(element, name, path)
+    # what the robot's own links, joints and materials hold (a <transmission> or <gazebo> has its own <joint>)
+    own = [element for kind in ("link", "joint", "material") for element in root.findall(kind)]
+    for element in (e for part in own for e in part.iter()):
+        needed = REQUIRED.get(element.tag)
+        if needed and not element.get(needed):
+            raise ModelError(f"{path}, line {element.sourceline}: <{element.tag}>", f"has no {needed}")
+        for name, counts in NUMBERS.get(element.tag, {}).items():
+            if element.get(name) is not None:
+                _numbers(element, name, counts, path)
+
+
+def _wrong(values: list[float], counts: tuple[int, ...], bound: float) -> str:
+    if not values:
+        return "is not a number"
+    if len(values) not in counts:
+        return f"holds {len(values)} number(s)"
+    return "is not a finite number" if not all(np.isfinite(values)) else f"is beyond ±{bound:g}"
 
 
 def _unique_names(elements: list, kind: str, path: Path) -> None:
@@ -148,18 +165,22 @@ def _unique_names(elements: list, kind: str, path: Path) -> None:
         first[name] = element.sourceline
 
 
-def _finite(element, attribute: str, path: Path) -> None:
+def _numbers(element, attribute: str, counts: tuple[int, ...], path: Path) -> None:
+    """As many numbers as the attribute holds, finite, and (but for joint limits, where a huge one means none)
+    within any mechanism's values: an inertia of 1e308 overflows its principal axes' computation."""
     text = element.get(attribute)
     try:
         values = [float(v) for v in text.split()]
     except ValueError:
         values = []
-    if not values or not all(np.isfinite(values)):
+    bound = np.inf if element.tag == "limit" else MAGNITUDE_MAX
+    if len(values) not in counts or not all(np.isfinite(values)) or max(map(abs, values)) > bound:
         raise ModelError(
             f"{path}, line {element.sourceline}: <{element.tag} {attribute}>",
-            "is not a finite number" if values else "is not a number",
+            _wrong(values, counts, bound),
             text,
-            "finite numbers separated by spaces",
+            f"{' or '.join(map(str, counts))} finite number(s) separated by spaces"
+            + ("" if bound == np.inf else f", within ±{MAGNITUDE_MAX:g}"),
         )
 
 
@@ -479,16 +500,23 @@ class _MeshPlaces:
         else:
             path = Path(filename[len("file://") :] if filename.startswith("file://") else filename)
             candidate = path if path.is_absolute() else self.here / path
-            roots = [self.here, *self.given, *(a for a in self.above if (a / "package.xml").is_file())]
+            roots = [self.here, *self.given, *(a for a in self.above if _is_file(a / "package.xml"))]
             candidates = [(candidate, root) for root in roots]
-        existing = [(c, root) for c, root in candidates if c.is_file()]
+        existing = [(c, root) for c, root in candidates if _is_file(c)]
         inside = next((c for c, root in existing if _inside(c, root)), None)
         return (inside.resolve(), False) if inside else (None, bool(existing))
 
     def _packages(self, name: str) -> list[Path]:
         roots = [root for folder in self.given for root in (folder / name, folder) if root.name == name]
         roots += [a for a in self.above if a.name == name]
-        return roots + [a / name for a in self.above if (a / name / "package.xml").is_file()]
+        return roots + [a / name for a in self.above if _is_file(a / name / "package.xml")]
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a name longer than the file system takes, say
+        return False
 
 
 def _inside(path: Path, root: Path) -> bool:

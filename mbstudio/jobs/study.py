@@ -225,9 +225,11 @@ def load_security(path: str | Path):
     try:
         with dask.config.set(_dotted(comm, "distributed.comm")):
             security = Security()
-            security.get_connection_args("client")  # reads the certificates now, not at the first connection
+            context = security.get_connection_args("client")["ssl_context"]  # the certificates read now
     except (OSError, ValueError, TypeError) as exc:  # ssl.SSLError is an OSError
         raise ModelError(f"--security {path}", f"cannot be used: {exc}", expected=expected) from None
+    if context is None:  # Dask makes none without both: the connection would fail for want of it
+        raise ModelError(f"--security {path}", "lacks tls.ca-file or tls.client.cert", expected=expected)
     return security
 
 
