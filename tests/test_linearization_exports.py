@@ -12,10 +12,10 @@ import scipy.io
 
 from mbstudio import samples
 from mbstudio.cli import main
-from mbstudio.dynamics.equilibrium import equilibrium
-from mbstudio.dynamics.linear_model import linearize
-from mbstudio.dynamics.lpv import linear_family
 from mbstudio.io.state_space import family_document, model_document, save_state_space
+from mbstudio.linear.equilibrium import equilibrium
+from mbstudio.linear.linear_model import linearize
+from mbstudio.linear.lpv import linear_family
 from mbstudio.model import save
 
 INPUTS = ["theta1", "2.tip.fz", "2.ty"]
@@ -82,7 +82,7 @@ def test_python_control_gets_a_named_state_space(lin):
     control = pytest.importorskip("control")
     system = lin.state_space()
     assert isinstance(system, control.StateSpace)
-    assert np.array_equal(system.A, lin.A) and system.input_labels == ["theta1", "2_tip_fz", "2_ty"]
+    assert np.array_equal(system.A, lin.A) and system.input_labels == ["tau_theta1", "2_tip_fz", "2_ty"]
 
 
 def test_the_command_writes_each_format_and_prints_the_point_and_modes(tmp_path, capsys):
