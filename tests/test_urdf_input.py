@@ -60,7 +60,9 @@ def test_an_undefined_entity_is_refused_not_read_as_a_letter(tmp_path, capsys):
 def test_a_dtd_and_a_root_that_is_no_robot_are_refused(tmp_path, capsys):
     declared = ARM.replace("<robot", '<!DOCTYPE robot [<!ENTITY a "arm">]>\n<robot', 1)
     _refused(capsys, _urdf(tmp_path, declared), "declares a DTD")
-    _refused(capsys, _urdf(tmp_path, ARM.replace("robot", "html")), "line 2", "is not a URDF robot", "<html>")
+    _refused(capsys, _urdf(tmp_path, ARM.replace("robot", "html")), "is neither URDF nor MJCF", "'html'")
+    with pytest.raises(ModelError, match="line 2: is not a URDF robot"):
+        import_urdf(_urdf(tmp_path, ARM.replace("robot", "html")))
 
 
 @pytest.mark.parametrize(
