@@ -447,5 +447,5 @@ def test_a_trajectory_of_a_billion_samples_is_refused_at_load(tmp_path, capsys):
     path.write_text(json.dumps(document))
     start = time.perf_counter()
     assert main(["kinematics", str(path)]) == 2
-    assert "samples: must be a whole number of samples from 1 to 1000000" in capsys.readouterr().err
+    assert "samples: must be a whole number of samples, at least 1 and at most 1000000" in capsys.readouterr().err
     assert time.perf_counter() - start < 10

@@ -501,3 +501,31 @@ def test_the_dashboard_when_asked_for_is_on_the_loopback(capsys):
     study = Study(samples.load("double_pendulum"), {"L": np.array([1.0])}, "basepar", {"method": "dp"}, dashboard=True)
     study.run(progress=look)
     assert seen[0][0].startswith("http://127.0.0.1:") and seen[0][1] == 200
+
+
+@pytest.mark.slow  # a worker started here (10 s)
+def test_a_study_whose_workers_all_left_stops_with_its_points(monkeypatch):
+    """A scheduler left without workers made the study wait for ever; after a while without any, it stops and
+    hands over the points done."""
+    from dask.distributed import LocalCluster
+
+    monkeypatch.setattr(study_module, "WORKER_SECONDS", 1)
+    monkeypatch.setattr(study_module, "CHECKPOINT_SECONDS", 0.2)
+    seen: list[list[dict]] = []
+    cluster = LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1", dashboard_address=None)
+    with cluster:
+        dask_worker = [sys.executable, "-m", "dask", "worker", cluster.scheduler_address, "--nthreads", "1"]
+        worker = subprocess.Popen([*dask_worker, "--no-nanny", "--host", "127.0.0.1"], env=_this_mbstudio())
+        try:
+            deadline = time.monotonic() + 60
+            while not cluster.scheduler.workers and time.monotonic() < deadline:
+                time.sleep(0.1)  # the worker has joined before the study looks for one (for 1 s here)
+            vary = {"L1": np.linspace(0.09, 0.11, 20)}
+            study = Study(samples.load("four_bar"), vary, "kinematics", {"samples": 3000}, cluster.scheduler_address)
+            with pytest.raises(study_module.StudyStopped, match="no worker has been connected for 1 s"):
+                study.run(progress=lambda done, total: worker.kill(), checkpoint=seen.append)  # the only worker goes
+        finally:
+            worker.kill()
+            worker.wait()
+    errors = [r["error"] for r in seen[-1]]
+    assert 1 <= errors.count("") < 20 and errors.count(NOT_RUN) == 20 - errors.count("")

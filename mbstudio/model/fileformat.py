@@ -351,7 +351,7 @@ def _trajectory(data, index, section="trajectories"):
     samples = obj.get("samples")
     if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= MAX_SAMPLES:
         raise ModelError(  # as the command line's --samples: beyond, a run ends out of memory, not in a result
-            f"{where}.samples", f"must be a whole number of samples from 1 to {MAX_SAMPLES}", samples
+            f"{where}.samples", f"must be a whole number of samples, at least 1 and at most {MAX_SAMPLES}", samples
         )
     coordinates = _object(
         obj.get("coordinates", {}),
