@@ -53,7 +53,7 @@ def _linkage(model: Model, report: dict) -> bool:
     """A body found carried by two limbs in a mechanism of one degree of freedom (a four-bar's coupler, a slider-
     crank's connecting rod) is driven through its loop: the mechanism is a linkage, not a parallel machine,
     whose platform has freedoms of its own. A platform the file declares is taken at its word."""
-    return model.platform is None and report["pkm"] is not None and report["dof_jacobian"] <= 1
+    return model.platform is None and report["pkm"] is not None and report["dof_jacobian"] == 1
 
 
 def _step(say: Callable[[str], None] | None, text: str, work: Callable):
