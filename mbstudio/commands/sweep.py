@@ -12,9 +12,11 @@ import contextlib
 import signal
 import sys
 
+from ..io.csv_text import write_output
+from ..io.display_units import UNITS_HELP, parse_units
 from ..io.study_table import study_bytes, study_format
 from ..jobs.study import ANALYSES, NOT_RUN, Study, grids
-from ..model import check_outputs, load, write_atomic
+from ..model import check_outputs, load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--dashboard", action="store_true", help="the local cluster serves Dask's dashboard (on 127.0.0.1, link said)"
     )
     parser.add_argument("--out", required=True, help="the study table: .parquet or .csv")
+    parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
 
 
 def _whole(text: str) -> int:
@@ -52,6 +55,7 @@ def _whole(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     fmt = study_format(args.out)
     check_outputs([args.out], [p for p in (args.file, args.security) if p])  # before the work, not after
+    units = parse_units(args.units)
     model = load(args.file)
     vary = grids(args.vary)
     options = {k: v for k, v in vars(args).items() if k in ("digits", "method", "samples", "t_end") and v}
@@ -59,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{model.name}: {args.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}")
 
     def write(rows: list[dict]) -> None:
-        write_atomic(args.out, study_bytes(rows, study.provenance(), fmt))
+        write_output(args.out, study_bytes(rows, study.provenance(), fmt, units))
 
     stop = _StopSignals()
     progress = _progress if not args.dashboard else _with_link(study)
