@@ -602,6 +602,7 @@ def test_mutated_urdf_imports_as_a_valid_model_or_raises_model_error(data, tmp_p
 
 # ---------------------------------------------------------------------------------------------- ensemble tables
 FOUR_BAR_MODEL = loads(SAMPLES["four_bar"])
+FOUR_BAR_MECHANISM = Mechanism(FOUR_BAR_MODEL)
 CSV_CELLS = st.sampled_from(["theta1", "d_theta1", "L1", "L2", "x", "", " ", "#", '"', '""', ",", "\n", "\r", "\x00"])
 CSV_NUMBERS = st.sampled_from([*map(str, SPECIAL_NUMBERS), "1e999", "-0", "0x10", "1_000", "١", "½"]) | st.floats().map(
     repr
@@ -680,3 +681,46 @@ def test_security_files_are_read_or_refused_with_model_error(text, tmp_path_fact
     path.write_text(text, encoding="utf-8", errors="surrogateescape")
     with pytest.raises(ModelError, match="--security"):
         load_security(path)  # none of these names readable certificates
+
+
+# ---------------------------------------------------------------------------------------------- measured logs
+LOG_HEADERS = st.sampled_from(
+    ["t", "t [s]", "t [ms]", "theta1", "theta1 [deg]", "theta1 [mm]", "tau_theta1", "tau_theta1 [N m]",
+     "tau_theta1 [N]", "theta2", "x", "", "t [", "theta1 []", "tau_theta1 [furlong]", "t,t"]
+)  # fmt: skip
+
+
+def _permuted_log_header(names: list[str]):
+    units = {"t": "s", "theta1": "deg", "tau_theta1": "N m"}
+    return st.tuples(*(st.sampled_from([n, f"{n} [{units[n]}]"]) for n in names)).map(list)
+
+
+@FUZZ
+@given(
+    header=st.permutations(["t", "theta1", "tau_theta1"]).flatmap(_permuted_log_header)
+    | st.lists(LOG_HEADERS | st.text(max_size=6), min_size=1, max_size=4),
+    step=st.sampled_from([0.01, 0.01, 0.0, -0.01, 1e-300, 1e300]),
+    count=st.integers(0, 12),
+    cells=st.lists(CSV_NUMBERS | CSV_CELLS, max_size=6),
+    irregular=st.booleans(),
+)
+def test_fuzzed_measured_logs_are_read_or_refused_with_model_error(header, step, count, cells, irregular):
+    """Identification's CSV logs (time, encoder positions, actuator forces with units in the headers): read into
+    finite SI arrays or refused by name."""
+    from mbstudio.identification.logs import parse_log
+
+    rows = []
+    for k in range(count):
+        signals = {"t": k * step * (1.5 if irregular and k == count // 2 else 1), "theta1": 0.1 * k, "tau_theta1": 1.0}
+        cell = iter(cells)
+        rows.append(
+            ",".join(repr(signals[h.split(" [")[0]]) if h.split(" [")[0] in signals else next(cell, "") for h in header)
+        )
+    try:
+        log = parse_log("\n".join([",".join(header), *rows]) + "\n", FOUR_BAR_MECHANISM)
+    except ModelError as exc:
+        note(f"refused: {exc.problem[:30]}")
+        return
+    note("read")
+    assert np.isfinite(log.t).all() and np.isfinite(log.positions).all() and np.isfinite(log.forces).all()
+    assert len(log.t) == len(log.positions) == len(log.forces) >= 1
