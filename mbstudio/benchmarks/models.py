@@ -46,6 +46,33 @@ def driven_delta():
     return model
 
 
+def chain_document(links: int) -> dict:
+    """A planar chain of `links` rods on revolute joints about z, as the dict of a `.mbs` file."""
+    rod = {"m": 1.0, "mx": 0.5, "my": 0.0, "mz": 0.0, "Ixx": 0.01, "Ixy": 0.0, "Ixz": 0.0, "Iyy": 0.34}
+    frame = {"origin": [0, 0, 0], "z": [0, 0, 1], "x": [1, 0, 0]}
+    return {
+        "format": "mbstudio",
+        "schema_version": 1,
+        "name": f"chain of {links}",
+        "bodies": [
+            {"label": str(i), "inertia": {**rod, "Iyz": 0.0, "Izz": 0.34}, "points": {"tip": [1.0, 0.0, 0.0]}}
+            for i in range(1, links + 1)
+        ],
+        "joints": [
+            {
+                "name": f"j{i}",
+                "type": "revolute",
+                "parent": str(i - 1),
+                "child": str(i),
+                "parent_frame": frame if i == 1 else {**frame, "origin": "tip"},
+                "child_frame": frame,
+                "coordinates": [{"name": f"q{i}", "initial": 0.0}],
+            }
+            for i in range(1, links + 1)
+        ],
+    }
+
+
 def spatial_chain(links: int):
     """A hanging spatial chain of `links` bodies under gravity: revolute joints whose axes turn by a third of a
     right angle about the chain from one joint to the next (so that no plane holds the motion), rods of 0.3 m

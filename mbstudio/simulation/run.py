@@ -248,6 +248,8 @@ def parse_velocities(pairs: Iterable[str], independent: list[str]) -> dict[str, 
             raise ModelError(
                 "velocities", f"{name!r} is not an independent coordinate ({', '.join(independent)})", pair, expected
             )
+        if name in out:  # the last would win, silently
+            raise ModelError("velocities", f"{name} is given twice", pair, "each coordinate once")
         try:
             out[name] = float(text)
         except ValueError:
