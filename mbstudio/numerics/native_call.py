@@ -6,11 +6,14 @@ compiled functions also gets a small CPython extension (this module writes its C
 
     name(*inputs) -> array or tuple of arrays   # new arrays, as numpy's and Pinocchio's calls return
     name_into(*inputs, *outputs) -> None         # the caller's own float64 buffers are written
+    name_rows(*inputs, *outputs) -> None         # the same over K rows: arrays (K, size) evaluated row by row
 
-with METH_FASTCALL arguments read through the buffer protocol (no copy: the arrays' memory is passed to the code),
-Python floats taken for one-number inputs, and the work arrays static (the interpreter's lock is held, so calls do
-not overlap). A dense output of shape (r, c) is an array (r,) when c = 1, else (r, c) in column order (CasADi's).
-Without the headers FastCall serves, with the same calling convention (`calls`).
+with METH_FASTCALL arguments passed without a copy: a float64 numpy array's memory is taken directly (a few tests),
+any other contiguous float64 buffer through the buffer protocol, a Python float for a one-number input; the work
+arrays are static (the interpreter's lock is held, so calls do not overlap). A dense output of shape (r, c) is an
+array (r,) when c = 1, else (r, c) in column order (CasADi's). In `name_rows` the first output's length gives K, and
+an input of one row's size is held the same for every row (the simulation's outputs at all their samples in one
+call). Without the headers FastCall serves, with the same calling convention (`calls`).
 """
 
 from __future__ import annotations
@@ -62,9 +65,12 @@ def extension_source(functions: list[casadi.Function], module: str) -> str:
             f"  return mb_run(&mb_spec_{name}, args, nargs, 0);\n}}\n"
             f"static PyObject* mb_into_{name}(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {{\n"
             f"  return mb_run(&mb_spec_{name}, args, nargs, 1);\n}}\n"
+            f"static PyObject* mb_many_{name}(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {{\n"
+            f"  return mb_run(&mb_spec_{name}, args, nargs, 2);\n}}\n"
         )
         methods.append(f'  {{"{name}", (PyCFunction)(void(*)(void))mb_call_{name}, METH_FASTCALL, NULL}},')
         methods.append(f'  {{"{name}_into", (PyCFunction)(void(*)(void))mb_into_{name}, METH_FASTCALL, NULL}},')
+        methods.append(f'  {{"{name}_rows", (PyCFunction)(void(*)(void))mb_many_{name}, METH_FASTCALL, NULL}},')
     return (
         _TEMPLATE.replace("@SZ_ARG@", str(sz_arg))
         .replace("@SZ_RES@", str(sz_res))
@@ -89,16 +95,17 @@ def load_extension(library: Path, module: str):
 
 
 def calls(functions: dict[str, casadi.Function], extension=None) -> dict[str, Callable]:
-    """`name` and `name_into` for each function: the extension's, or FastCall's with the same convention."""
+    """`name`, `name_into` and `name_rows` for each function: the extension's, or FastCall's with the same
+    convention."""
     if extension is not None:
-        return {key: getattr(extension, key) for name in functions for key in (name, f"{name}_into")}
+        return {key: getattr(extension, key) for name in functions for key in (name, f"{name}_into", f"{name}_rows")}
     out: dict[str, Callable] = {}
     for name, function in functions.items():
-        out[name], out[f"{name}_into"] = _fallback(function)
+        out[name], out[f"{name}_into"], out[f"{name}_rows"] = _fallback(function)
     return out
 
 
-def _fallback(function: casadi.Function) -> tuple[Callable, Callable]:
+def _fallback(function: casadi.Function) -> tuple[Callable, Callable, Callable]:
     from .compiled import FastCall
 
     call = FastCall(function)
@@ -117,7 +124,30 @@ def _fallback(function: casadi.Function) -> tuple[Callable, Callable]:
         for out, value in zip(arguments[count:], call(*arguments[:count]), strict=True):
             np.copyto(out.reshape(-1, order="F") if out.ndim > 1 else out, value)
 
-    return new, into
+    def rows(*arguments) -> None:
+        count, name = function.n_in(), function.name()
+        outputs = [_row_view(a, function.nnz_out(i), name) for i, a in enumerate(arguments[count:])]
+        inputs = [_row_input(a, function.nnz_in(i)) for i, a in enumerate(arguments[:count])]
+        for k in range(next((len(o) for o in outputs if o is not None), 0)):
+            for out, value in zip(outputs, call(*(a[k if len(a) > 1 else 0] for a in inputs)), strict=True):
+                if out is not None:
+                    out[k] = value
+
+    return new, into, rows
+
+
+def _row_input(array, size: int) -> np.ndarray:
+    """An input as rows of `size` numbers (one row: held for every row)."""
+    return np.asarray(array, dtype=float).reshape(-1, size) if size else np.zeros((1, 0))
+
+
+def _row_view(array, size: int, name: str) -> np.ndarray | None:
+    """The caller's output as rows of `size` numbers, a view that writes the caller's memory (None when empty)."""
+    if not (isinstance(array, np.ndarray) and array.dtype == np.float64 and array.flags.c_contiguous):
+        raise ValueError(f"{name}_rows: an output takes rows of {size} float64 values (a C-ordered array)")
+    if not array.flags.writeable or (size and array.size % size):
+        raise ValueError(f"{name}_rows: an output takes rows of {size} float64 values (a writable C-ordered array)")
+    return array.reshape(-1, size) if size else None
 
 
 _TEMPLATE = r"""
@@ -145,58 +175,126 @@ static int mb_float64(const Py_buffer* view) {
   return f != NULL && (strcmp(f, "d") == 0 || strcmp(f, "<d") == 0 || strcmp(f, "=d") == 0 || strcmp(f, "@d") == 0);
 }
 
-/* one argument's memory: a float for one number, else a contiguous float64 buffer of exactly nnz numbers */
-static int mb_take(const mb_spec* s, PyObject* o, int i, casadi_int nnz, int writable, Py_buffer* view, int* held,
-                   double* number, const casadi_real** in, casadi_real** out) {
+/* a numpy array of float64 in this machine's byte order, aligned, contiguous (in rows: C-ordered, row after row)
+   and writable when written, of `count` numbers: its memory is taken directly (a few tests, where the buffer
+   protocol costs about 0.1 µs an argument); else NULL */
+static casadi_real* mb_plain(PyObject* o, Py_ssize_t count, int writable, int rows) {
+  if (!PyArray_Check(o)) return NULL;
+  PyArrayObject* a = (PyArrayObject*)o;
+  if (PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)) return NULL;
+  if (!(PyArray_IS_C_CONTIGUOUS(a) || (!rows && PyArray_IS_F_CONTIGUOUS(a))) || PyArray_SIZE(a) != count) return NULL;
+  if (writable && !PyArray_ISWRITEABLE(a)) return NULL;
+  return (casadi_real*)PyArray_DATA(a);
+}
+
+/* a ValueError naming the function, the argument, what it takes and what was `found` */
+static const char* mb_suffix[] = {"", "_into", "_rows"};
+
+static int mb_refuse(const mb_spec* s, int i, Py_ssize_t count, int writable, int mode, const char* found) {
+  PyErr_Format(PyExc_ValueError, "%s%s: %s %d takes %zd float64 values (a contiguous%s%s array), not %s", s->name,
+               mb_suffix[mode], writable ? "output" : "argument", i + 1, count, mode == 2 ? " C-ordered" : "",
+               writable ? " writable" : "", found);
+  return -1;
+}
+
+/* one argument's memory: a float for a one-number input, else a contiguous float64 array or buffer of `count`
+   numbers, or of `single` numbers (in rows, an input held the same for every row; 0 outside rows); `taken` is the
+   count found */
+static int mb_take(const mb_spec* s, PyObject* o, int i, Py_ssize_t count, Py_ssize_t single, int writable,
+                   int mode, Py_buffer* view, int* held, double* number, casadi_real** memory, Py_ssize_t* taken) {
   *held = 0;
-  if (!writable && nnz == 1 && PyFloat_Check(o)) { *number = PyFloat_AS_DOUBLE(o); *in = number; return 0; }
-  if (PyObject_GetBuffer(o, view, PyBUF_ANY_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0)
-    return -1;
-  *held = 1;
-  if (!mb_float64(view) || view->len != (Py_ssize_t)(nnz * sizeof(double))) {
-    PyErr_Format(PyExc_ValueError, "%s: %s %d takes %lld float64 values (a contiguous array), not %zd bytes of '%s'",
-                 s->name, writable ? "output" : "argument", i + 1, (long long)nnz, view->len,
-                 view->format ? view->format : "?");
-    return -1;
+  *taken = count;
+  if (!writable && PyFloat_Check(o) && (count == 1 || single == 1)) {
+    *number = PyFloat_AS_DOUBLE(o); *memory = number; *taken = 1; return 0;
   }
-  if (writable) *out = (casadi_real*)view->buf; else *in = (const casadi_real*)view->buf;
+  if ((*memory = mb_plain(o, count, writable, mode == 2)) != NULL) return 0;
+  if (single && (*memory = mb_plain(o, single, writable, mode == 2)) != NULL) { *taken = single; return 0; }
+  int order = mode == 2 ? PyBUF_C_CONTIGUOUS : PyBUF_ANY_CONTIGUOUS;
+  if (PyObject_GetBuffer(o, view, order | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+    PyErr_Clear();  /* the buffer's own words name no function: ours follow */
+    return mb_refuse(s, i, count, writable, mode, Py_TYPE(o)->tp_name);
+  }
+  *held = 1;
+  Py_ssize_t given = view->len / (Py_ssize_t)sizeof(double);
+  int whole = view->len % (Py_ssize_t)sizeof(double) == 0;
+  if (mb_float64(view) && whole && (given == count || (single && given == single))) {
+    *memory = (casadi_real*)view->buf; *taken = given; return 0;
+  }
+  char found[64];
+  snprintf(found, sizeof found, "%zd bytes of '%.8s'", view->len, view->format ? view->format : "?");
+  return mb_refuse(s, i, count, writable, mode, found);
+}
+
+/* the rows of a call over rows: the length of its first output that is not empty, over one row's (0: none) */
+static Py_ssize_t mb_rows(const mb_spec* s, PyObject* const* outputs) {
+  int k;
+  for (k = 0; k < s->n_out; ++k) {
+    Py_ssize_t size = s->rows_out[k] * s->cols_out[k], rows = -1;
+    if (size == 0) continue;
+    Py_buffer view;
+    if (PyObject_GetBuffer(outputs[k], &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
+      PyErr_Clear();
+      return mb_refuse(s, k, size, 1, 2, Py_TYPE(outputs[k])->tp_name);
+    }
+    if (mb_float64(&view) && view.len % (size * (Py_ssize_t)sizeof(double)) == 0)
+      rows = view.len / (size * (Py_ssize_t)sizeof(double));
+    else
+      PyErr_Format(PyExc_ValueError, "%s_rows: output %d takes rows of %zd float64 values (a contiguous C-ordered "
+                   "writable array), not %zd bytes of '%.8s'", s->name, k + 1, size, view.len,
+                   view.format ? view.format : "?");
+    PyBuffer_Release(&view);
+    return rows;
+  }
   return 0;
 }
 
-static PyObject* mb_run(const mb_spec* s, PyObject* const* args, Py_ssize_t nargs, int into) {
-  Py_ssize_t expected = s->n_in + (into ? s->n_out : 0);
+/* mode 0: new arrays; 1: into the caller's buffers; 2: into the caller's buffers, once per row (every argument holds
+   rows one after the other; an input may hold one row for all) */
+static PyObject* mb_run(const mb_spec* s, PyObject* const* args, Py_ssize_t nargs, int mode) {
+  Py_ssize_t expected = s->n_in + (mode ? s->n_out : 0), rows = 1, row, taken;
   if (nargs != expected) {
-    PyErr_Format(PyExc_TypeError, "%s%s takes %zd arguments (%zd given)", s->name, into ? "_into" : "", expected,
-                 nargs);
+    PyErr_Format(PyExc_TypeError, "%s%s takes %zd arguments (%zd given)", s->name, mb_suffix[mode], expected, nargs);
     return NULL;
   }
   Py_buffer views[16]; int held[16]; double numbers[16];
   PyObject* made[16];
+  casadi_real* memory[16];
+  Py_ssize_t step[16];
   int k, failed = 0, n = s->n_in + s->n_out;
   if (n > 16) { PyErr_SetString(PyExc_ValueError, "too many arguments"); return NULL; }
+  if (mode == 2 && (rows = mb_rows(s, args + s->n_in)) < 0) return NULL;
   for (k = 0; k < n; ++k) { held[k] = 0; made[k] = NULL; }
-  for (k = 0; k < s->n_in && !failed; ++k)
-    failed = mb_take(s, args[k], k, s->nnz_in[k], 0, &views[k], &held[k], &numbers[k], &mb_arg[k], NULL);
+  for (k = 0; k < s->n_in && !failed; ++k) {
+    Py_ssize_t nnz = s->nnz_in[k];
+    failed = mb_take(s, args[k], k, nnz * rows, mode == 2 ? nnz : 0, 0, mode, &views[k], &held[k], &numbers[k],
+                     &memory[k], &taken);
+    step[k] = taken == nnz * rows ? nnz : 0;
+  }
   for (k = 0; k < s->n_out && !failed; ++k) {
     casadi_int r = s->rows_out[k], c = s->cols_out[k];
-    if (into) {
-      failed = mb_take(s, args[s->n_in + k], k, r * c, 1, &views[s->n_in + k], &held[s->n_in + k], NULL, NULL,
-                       &mb_res[k]);
+    step[s->n_in + k] = r * c;
+    if (mode) {
+      failed = mb_take(s, args[s->n_in + k], k, r * c * rows, 0, 1, mode, &views[s->n_in + k],
+                       &held[s->n_in + k], NULL, &memory[s->n_in + k], &taken);
     } else {
       npy_intp dims[2] = {r, c};
       made[k] = c == 1 ? PyArray_SimpleNew(1, dims, NPY_DOUBLE)
                        : PyArray_New(&PyArray_Type, 2, dims, NPY_DOUBLE, NULL, NULL, 0, NPY_ARRAY_F_CONTIGUOUS, NULL);
       if (made[k] == NULL) failed = 1;
-      else mb_res[k] = (casadi_real*)PyArray_DATA((PyArrayObject*)made[k]);
+      else memory[s->n_in + k] = (casadi_real*)PyArray_DATA((PyArrayObject*)made[k]);
     }
   }
-  if (!failed && s->f(mb_arg, mb_res, mb_iw, mb_w, 0)) {
-    PyErr_Format(PyExc_RuntimeError, "%s: the compiled code returned an error", s->name);
-    failed = 1;
+  for (row = 0; row < rows && !failed; ++row) {
+    for (k = 0; k < s->n_in; ++k) mb_arg[k] = memory[k] + row * step[k];
+    for (k = 0; k < s->n_out; ++k) mb_res[k] = memory[s->n_in + k] + row * step[s->n_in + k];
+    if (s->f(mb_arg, mb_res, mb_iw, mb_w, 0)) {
+      PyErr_Format(PyExc_RuntimeError, "%s: the compiled code returned an error", s->name);
+      failed = 1;
+    }
   }
   for (k = 0; k < n; ++k) if (held[k]) PyBuffer_Release(&views[k]);
   if (failed) { for (k = 0; k < s->n_out; ++k) Py_XDECREF(made[k]); return NULL; }
-  if (into) Py_RETURN_NONE;
+  if (mode) Py_RETURN_NONE;
   if (s->n_out == 1) return made[0];
   PyObject* out = PyTuple_New(s->n_out);
   if (out == NULL) { for (k = 0; k < s->n_out; ++k) Py_XDECREF(made[k]); return NULL; }
