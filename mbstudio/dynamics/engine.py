@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
 import time
 from dataclasses import dataclass
 
@@ -57,7 +58,7 @@ NEWTON_STEPS = 3  # inside the state equation: from 1e-4 off, 1e-8, 1e-16, then 
 # Beyond this many coordinates the C compiler's time dominates (it grows with the graph, linearly: a 100-link
 # chain compiles in about 10 s) and the numpy path serves: a 5 000-body model is checked, not compiled.
 MAX_COORDINATES = 400
-NATIVE = ("accelerations", "state_equation", "r_matrix", "closure", "series")
+NATIVE = ("accelerations", "state_equation", "motion", "r_matrix", "closure", "series")
 
 
 @dataclass(eq=False)  # hashed by identity: one engine per model revision
@@ -70,7 +71,7 @@ class Engine:
     def __post_init__(self) -> None:
         calls = self.compiled.calls
         self._state, self._rhs = calls["state_equation"], calls["accelerations"]
-        self._closure, self._r = calls["closure"], calls["r_matrix"]
+        self._closure, self._r, self._motion = calls["closure"], calls["r_matrix"], calls["motion_rows"]
         self._no_tau = np.zeros(self.mech.n)
 
     @functools.cached_property
@@ -108,28 +109,26 @@ class Engine:
 
     def closed(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The closed coordinates q (K, n) and the residual left (K,) for states y (K, n + n_ind), in one call."""
-        q, _, residual = self.outputs(np.zeros(len(np.atleast_2d(y))), y)
+        q, _, _, residual = self.outputs(np.zeros(len(np.atleast_2d(y))), y)
         return q, residual
 
-    def outputs(self, t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """At the times t (K,) and states y (K, n + n_ind), in one call: the closed q (K, n), q̈_ind (K, n_ind)
-        and the residual left (K,)."""
-        y = np.atleast_2d(y)
-        tau = np.zeros((self.mech.n, len(y)))
-        y_dot, q, residual = self.fast_state_equation.map(len(y))(np.asarray(t, dtype=float)[None, :], y.T, tau)
-        return np.asarray(q).T, np.asarray(y_dot).T[:, self.n :], np.asarray(residual).ravel()
+    def outputs(self, t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """At the times t (K,) and states y (K, n + n_ind), in one native call: the closed q, q̇ and q̈ of every
+        tree coordinate (K, n each) and the residual left (K,)."""
+        y = np.ascontiguousarray(np.atleast_2d(y), dtype=float)
+        q, qd, qdd, residual = (np.empty((len(y), size)) for size in (self.n, self.n, self.n, 1))
+        self._motion(np.ascontiguousarray(t, dtype=float), y, self._no_tau, q, qd, qdd, residual)
+        return q, qd, qdd, residual[:, 0]
 
     def series(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> dict[str, np.ndarray]:
-        """At the samples t (K,) of a motion (q, q̇, q̈ (K, n)), one native call each: "kinetic" and "potential"
+        """At the samples t (K,) of a motion (q, q̇, q̈ (K, n)), in one native call: "kinetic" and "potential"
         energies (K,), "phi" (K, m), "reactions" (K, rows) of the partition's rows, "Q" (K, n), "poses"
         (K, bodies, 12: R by columns, then the origin; the ground first), and the monitors (simulation/monitors.py)
         "com", "momentum" and "angular_momentum" about the centre of mass (K, 3 each)."""
-        into = self.compiled.calls["series_into"]
         function = self.compiled.functions["series"]
         out = [np.empty((len(t), function.nnz_out(i))) for i in range(function.n_out())]
         q, qd, qdd = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd))
-        for k in range(len(t)):
-            into(float(t[k]), q[k], qd[k], qdd[k], *(o[k] for o in out))
+        self.compiled.calls["series_rows"](np.ascontiguousarray(t, dtype=float), q, qd, qdd, *out)
         kinetic, potential, phi, reactions, Q, poses, monitors = out
         return {
             "com": monitors[:, :3],
@@ -222,7 +221,24 @@ def engine(
     if not fits_engine(model):
         coordinates = sum(len(j.coordinates) for j in model.joints)
         raise TooLarge(f"{coordinates} coordinates: the compiled engine is built for at most {MAX_COORDINATES}")
-    return _build(dumps(model) if text is None else text, partition, mech)
+    return _build(canonical_text(model) if text is None else text, partition, mech)
+
+
+def canonical_text(model: Model) -> str:
+    """The model's canonical text (model.dumps), remembered for the last few models by their pickled state: pickling
+    takes the SLA 0.2 ms where writing its text takes 4 ms (a 50-link chain 0.3 and 11 ms), and equal pickled
+    states are equal documents, hence equal texts."""
+    try:
+        state = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):  # a document holding something unpicklable
+        return dumps(model)
+    text = _TEXTS.get(state)
+    if text is None:
+        text = dumps(model)
+        if len(_TEXTS) >= _KEPT:
+            _TEXTS.pop(next(iter(_TEXTS)))
+        _TEXTS[state] = text
+    return text
 
 
 def fits_engine(model: Model) -> bool:
@@ -236,6 +252,7 @@ class TooLarge(ValueError):
 # the last few engines of this process, by text, partition and cache folder (a process that changes folders, as a
 # test does, finds its engines filed in the new one)
 _BUILT: dict[tuple[str, Partition | None, str | None], Engine] = {}
+_TEXTS: dict[bytes, str] = {}
 _KEPT = 8
 
 
@@ -395,32 +412,42 @@ class _Graph:
         return casadi.mtimes(self.scatter, casadi.vertcat(casadi.DM.eye(self.k), lower))
 
     def accelerations(self, t, q, v, tau, jac=None) -> tuple:
-        """(q̈_ind, q̇) at the closed q: Rᵀ M R q̈_ind = Rᵀ (Q − τ_tree(q, q̇, a)), a the acceleration term."""
+        """(q̈_ind, q̇, q̈) at the closed q: Rᵀ M R q̈_ind = Rᵀ (Q − τ_tree(q, q̇, a)), a the acceleration term,
+        and q̈ = R q̈_ind + a."""
         p = self.pieces
         if not self.dep:
-            return p.forward(q, v, p.forces(t, q, v, tau)), v
+            qdd = p.forward(q, v, p.forces(t, q, v, tau))
+            return qdd, v, qdd
         jac = p.loops(q)[1] if jac is None else jac
         R = self.velocity_map(jac)
         qd = casadi.mtimes(R, v)
         a = self._dependent_step(self.solve(jac[:, self.dep], -p.bias(q, qd)))
         rhs = casadi.mtimes(R.T, p.forces(t, q, qd, tau) - p.inverse(q, qd, a))
         reduced = casadi.mtimes([R.T, p.mass(q), R])
-        return self.solve(reduced, rhs, spd=True), qd
+        qdd = self.solve(reduced, rhs, spd=True)
+        return qdd, qd, casadi.mtimes(R, qdd) + a
 
     def functions(self) -> list[casadi.Function]:
         n, k, p, X = self.n, self.k, self.pieces, self.kind
         t, q, v, tau, y = X.sym("t"), X.sym("q", n), X.sym("qd_ind", k), X.sym("tau", n), X.sym("y", n + k)
-        qdd, _ = self.accelerations(t, q, v, tau)
+        qdd = self.accelerations(t, q, v, tau)[0]
         names = ["t", "q", "qd_ind", "tau"]
         accelerations = casadi.Function("accelerations", [t, q, v, tau], [qdd], names, ["qdd_ind"])
         closed, residual, jac = self._closed(y[:n])
-        qdd, qd = self.accelerations(t, closed, y[n:], tau, jac)
+        qdd, qd, qdd_tree = self.accelerations(t, closed, y[n:], tau, jac)
         state_equation = casadi.Function(
             "state_equation",
             [t, y, tau],
             [casadi.densify(casadi.vertcat(qd, qdd)), closed, casadi.densify(residual)],
             ["t", "y", "tau"],
             ["y_dot", "q", "residual"],
+        )
+        motion = casadi.Function(  # a run's outputs: every tree coordinate's rates, evaluated over the samples
+            "motion",
+            [t, y, tau],
+            [casadi.densify(x) for x in (closed, qd, qdd_tree, residual)],
+            ["t", "y", "tau"],
+            ["q", "qd", "qdd", "residual"],
         )
         if self.dep:
             phi, jac = p.loops(q)
@@ -431,7 +458,7 @@ class _Graph:
         closure = casadi.Function(
             "closure", [q], [casadi.densify(phi), casadi.densify(dependent)], ["q"], ["phi", "phi_q_dependent"]
         )
-        return [accelerations, state_equation, r_matrix, closure, self.series()]
+        return [accelerations, state_equation, motion, r_matrix, closure, self.series()]
 
     def series(self) -> casadi.Function:
         """(t, q, q̇, q̈) -> (T + V, T, Φ, λ of the independent rows, Q, poses): a simulation's results at one

@@ -10,6 +10,7 @@ wheel-travel sweep and for a simulation alike, and are NaN where the wheel centr
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -39,7 +40,6 @@ class _Motion:
         self.mech, self.t, self.q, self.qd = mech, t, q, qd
         self.state = mech.motion(q, qd, np.zeros_like(q) if qdd is None else qdd)
         self.geometry = mech.tree.geometry
-        self._reference: np.ndarray | None = None
 
     def point(self, label: str, name: str, q: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         """Position, velocity, acceleration (N, 3) of a named point (at the coordinates q: position only)."""
@@ -62,9 +62,19 @@ class _Motion:
     @property
     def reference(self) -> np.ndarray:
         """The document's pose (its initial values, loops closed): where wheel travel is zero."""
-        if self._reference is None:
-            self._reference = np.asarray(self.mech.assemble(None, strict=False), float)
-        return self._reference
+        return document_pose(self.mech)
+
+
+# the document's pose of each mechanism alive, assembled once: every run of a document measures from it
+_POSES: weakref.WeakKeyDictionary[Mechanism, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def document_pose(mech: Mechanism) -> np.ndarray:
+    """The mechanism's initial values with its loops closed (1, n), float64 (assembled without raising)."""
+    pose = _POSES.get(mech)
+    if pose is None:
+        pose = _POSES[mech] = np.asarray(mech.assemble(None, strict=False), float)
+    return pose
 
 
 def measure_columns(mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> list[Column]:

@@ -32,11 +32,11 @@ from ..dynamics.closed_loop import (
     named_reactions,
     reduced_mass_matrix,
 )
-from ..dynamics.engine import Engine, engine, fits_engine
+from ..dynamics.engine import Engine, canonical_text, engine, fits_engine
 from ..dynamics.forces import AppliedForces, gravity_potential, kinetic_energy
 from ..kinematics.assembly import newton
 from ..kinematics.mechanism import Mechanism
-from ..model import Model, dumps
+from ..model import Model, dumps, loads
 from ..model.document import GROUND, Actuator
 from ..model.errors import AssemblyError, ModelError
 from .charts import ChartWatch, chosen_anew, singularity
@@ -290,15 +290,13 @@ def simulate(
     if method in CVODES and not compiled:
         raise ValueError(f"{method} steps natively on the compiled engine: use compiled=True or a scipy method")
     start = time.perf_counter()
-    mech = model if isinstance(model, Mechanism) else Mechanism(model)
-    forces = AppliedForces(mech)
+    document = model.model if isinstance(model, Mechanism) else model
+    text = canonical_text(document)
+    mech, forces, q0 = _own_start(model) if isinstance(model, Mechanism) else _start(text)
     times = np.linspace(0.0, t_end, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
     k = len(mech.independent)
     v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
-    text = dumps(mech.model)
-    q0 = mech.assemble(None)  # once: the inertia check and the compiled run start there
-    check_inertia(mech, q0)
-    if compiled and not fits_engine(mech.model):  # a very large model: the numpy path, with a scipy method
+    if compiled and not fits_engine(document):  # a very large model: the numpy path, with a scipy method
         compiled, method = False, "DOP853" if method in CVODES else method
     own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
     if compiled:
@@ -312,6 +310,34 @@ def simulate(
         progress(1.0)
     result.provenance = Provenance(_sha256(text), method, rtol, atol, time.perf_counter() - start, __version__, calls)
     return result
+
+
+def _own_start(mech: Mechanism) -> tuple[Mechanism, AppliedForces, np.ndarray]:
+    """A mechanism given with its own partition: its forces and its closed initial configuration, checked."""
+    q0 = mech.assemble(None)  # once: the inertia check and the compiled run start there
+    check_inertia(mech, q0)
+    return mech, AppliedForces(mech), q0
+
+
+# what a run of a document starts from, by its text: a run of the same document again starts at once
+_STARTS: dict[str, tuple[Mechanism, AppliedForces, np.ndarray]] = {}
+_KEPT = 8
+
+
+def _start(text: str) -> tuple[Mechanism, AppliedForces, np.ndarray]:
+    """The float64 mechanism of the document text (read from the text: the caller's document may change later),
+    its forces and its closed initial configuration, whose inertia is checked; kept for the next run unless
+    the assembly changed branch (its warning is then given again by every run)."""
+    found = _STARTS.get(text)
+    if found is not None:
+        return found
+    found = _own_start(Mechanism(loads(text)))
+    report = found[0].last_report
+    if report is None or not np.any(report.branch_changed):
+        if len(_STARTS) >= _KEPT:
+            _STARTS.pop(next(iter(_STARTS)))
+        _STARTS[text] = found
+    return found
 
 
 def _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own=None):
@@ -341,11 +367,13 @@ def _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, o
 
 
 def full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(q, q̇, q̈) of every tree coordinate from states in the engine's own independent coordinates."""
-    q, qd_ind, qdd_ind = closed_states(eng, times, y)
-    R = eng.mech.r_matrix(q)
-    qd = (R * qd_ind[:, None, :]).sum(axis=2)
-    return q, qd, eng.mech.accelerations(q, qd, qdd_ind, R)
+    """(q, q̇, q̈) of every tree coordinate, closed, from states y (K, n + n_ind) in the engine's own independent
+    coordinates, in one native call; an AssemblyError where the loops opened."""
+    q, qd, qdd, residual = eng.outputs(times, y)
+    if residual.max(initial=0.0) > CLOSURE_LIMIT * eng.mech.length_scale:
+        at = times[int(residual.argmax())]
+        raise AssemblyError(f"the loops opened during the motion: residual {residual.max():.3g} at t = {at:.6g} s")
+    return q, qd, qdd
 
 
 def check_inertia(mech: Mechanism, q: np.ndarray | None = None) -> None:
@@ -382,16 +410,6 @@ def _gimbal_locks(mech: Mechanism, q: np.ndarray) -> list[str]:
             if abs(abs(np.remainder(beta + np.pi, 2 * np.pi) - np.pi) - np.pi / 2) < 1e-6:
                 locked.append(f"'{link.joint.name}'")
     return locked
-
-
-def closed_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(q closed, q̇_ind, q̈_ind) from integrated states y (K, n + n_ind); an AssemblyError where the loops
-    opened."""
-    q, qdd_ind, residual = eng.outputs(times, y)
-    if residual.max(initial=0.0) > CLOSURE_LIMIT * eng.mech.length_scale:
-        at = times[int(residual.argmax())]
-        raise AssemblyError(f"the loops opened during the motion: residual {residual.max():.3g} at t = {at:.6g} s")
-    return q, y[:, eng.n :], qdd_ind
 
 
 def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
