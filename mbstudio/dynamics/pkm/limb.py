@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from ...kinematics.coordinates import Partition, numerical_rank, partition
 from ...kinematics.mechanism import Mechanism
@@ -308,6 +307,8 @@ def _actuated_partition(mech: Mechanism, actuated: list[str]) -> Partition:
     phi_q = np.asarray(mech.constraint_jacobian(q0)[0], dtype=float)
     if phi_q.shape[0] == 0:
         return partition(phi_q, mech.coordinates, None)
+    import scipy.linalg  # 0.2 s to import: for the machines that need it, not for every `mbstudio check`
+
     rank = numerical_rank(np.linalg.svd(phi_q, compute_uv=False), phi_q.shape)
     _, _, row_perm = scipy.linalg.qr(phi_q.T, pivoting=True, mode="economic")
     rows = phi_q[sorted(row_perm[:rank])]

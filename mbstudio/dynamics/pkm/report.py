@@ -5,7 +5,6 @@ a representative limb."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from ...kinematics.topology import CUT_EQUATIONS
 from ...model.document import Model
@@ -120,6 +119,8 @@ def _placement(pkm: ParallelMachine, instance: LimbInstance) -> dict | None:
     """For a copy of a representative limb: which, and the mount's rotation (axis, degrees) and origin."""
     if instance.representative:
         return None
+    from scipy.spatial.transform import Rotation  # 0.1 s to import: for the machines with placed copies
+
     vector = Rotation.from_matrix(instance.mount.rotation).as_rotvec()
     angle = float(np.linalg.norm(vector))
     axis = ((vector / angle).round(12) + 0.0).tolist() if angle > 1e-12 else [0.0, 0.0, 1.0]  # + 0.0: no -0.0
