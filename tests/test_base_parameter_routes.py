@@ -55,7 +55,8 @@ def assert_routes_agree_or_dp_cannot_decide(model, run) -> None:
     symbolic = evaluate_symbolic(model, run.symbolic, digits)
     assert stacked_rank([vp.base_map(), symbolic.base_map()], digits) == vp.rank
     c = run.comparison
-    assert c["vp_symbolic"]["agree"] and c["vp_symbolic"]["max_sine"] < 10.0 ** (10 - digits), c["vp_symbolic"]
+    # the sine of the largest angle between the row spaces is within the rounding of β at this precision
+    assert c["vp_symbolic"]["agree"] and c["vp_symbolic"]["max_sine"] <= c["vp_symbolic"]["tolerance"], c["vp_symbolic"]
     assert c["vp_symbolic"]["null_residual"]["null"] and c["vp_symbolic"]["null_residual"]["max_relative"] < 10.0 ** (
         8 - digits
     )
@@ -100,6 +101,7 @@ def test_irsbot2_routes_at_30_50_and_100_digits(digits):
     assert_routes_agree_or_dp_cannot_decide(model, run)
     ridge = run.vp.final.ridge
     assert run.vp.final.rank == 23 and ridge.index == 23 and ridge.log10_depth > digits / 2 > ridge.required_depth
+    assert run.comparison["vp_symbolic"]["max_sine"] < 10.0 ** (13 - digits)  # falls with the precision
     assert run.dp.rank == 21 and run.comparison["vp_dp"]["rank_reason"]["depth_there"] < 2
 
 
