@@ -10,7 +10,9 @@ import sys
 from ..io.time_series import save_simulation
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load, write_atomic
+from ..simulation.run import ATOL as DEFAULT_ATOL
 from ..simulation.run import METHODS, Cancelled, initial_velocities, parse_velocities, simulate
+from ..simulation.run import RTOL as DEFAULT_RTOL
 
 # Bounds a person can reason about; beyond them a run would never end or only report rounding
 T_END_MAX = 1e6  # s
@@ -31,8 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="CVODES (Adams, native stepping on the compiled engine; the default), CVODES-BDF for stiff motions, "
         "or scipy's solve_ivp: explicit RK45, DOP853; implicit Radau, BDF",
     )
-    parser.add_argument("--rtol", type=bounded(*RTOL), default=1e-8, help="relative tolerance (default 1e-8)")
-    parser.add_argument("--atol", type=bounded(*ATOL), default=1e-10, help="absolute tolerance (default 1e-10)")
+    tolerances = (("rtol", RTOL, DEFAULT_RTOL, "relative"), ("atol", ATOL, DEFAULT_ATOL, "absolute"))
+    for name, limits, default, what in tolerances:
+        help_text = f"{what} tolerance (default {default:g})"
+        parser.add_argument(f"--{name}", type=bounded(*limits), default=default, help=help_text)
     parser.add_argument(
         "--samples", type=whole(2, SAMPLES_MAX), default=201, help="equally spaced output times (default 201)"
     )
@@ -158,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"  constraint residual max {result.residual.max():.3g}")
     print(
         f"  energy: start {energy[0]:.9g} J, end {energy[-1]:.9g} J, largest change "
-        f"{abs(energy - energy[0]).max():.3g} J"
+        f"{abs(energy - energy[0]).max():.3g} J; energy balance drift {result.energy_drift:.2g} of its scale"
     )
     print(f"  model sha256 {p.model_hash[:16]}…, mbstudio {p.version}")
     if args.out:

@@ -122,11 +122,20 @@ def build(window: QMainWindow) -> dict[str, QAction]:
         "screenshot": _action(window, "Save View as &PNG…", window.save_screenshot, "Ctrl+P"),
         "import_urdf": _action(
             window,
-            "&Import URDF…",
+            "&Import URDF or MJCF…",
             window.import_urdf,
-            tip="a robot from URDF as a new model: links, joints, limits, inertials, meshes and colours",
+            tip="a robot from URDF or a MuJoCo model (MJCF, loops from its equalities) as a new model",
         ),
         "export_urdf": _action(window, "Model as &URDF…", window.export_urdf, tip="the tree model as URDF"),
+        "export_mjcf": _action(
+            window, "Model as &MJCF…", window.export_mjcf, tip="the model for MuJoCo, its loops as equalities"
+        ),
+        "export_fmu": _action(
+            window,
+            "Model as &FMU…",
+            window.export_fmu,
+            tip="an FMI 2.0 FMU (Model Exchange and Co-Simulation) for Simulink, Modelica tools and Simscape",
+        ),
         "export_animation": _action(
             window,
             "&Animation (GIF, MP4)…",
@@ -269,6 +278,8 @@ def _fill_export(window: QMainWindow, menu: QMenu, actions: dict[str, QAction]) 
     menu.addSeparator()
     menu.addAction(actions["export_animation"])
     menu.addAction(actions["export_urdf"])
+    menu.addAction(actions["export_mjcf"])
+    menu.addAction(actions["export_fmu"])
     menu.addAction(actions["export_c"])
     menu.addAction(actions["export_numpy"])
     menu.addAction(actions["screenshot"])

@@ -41,13 +41,13 @@ from ...linear.lpv import schedule_of
 from ...linear.signals import default_inputs, input_signals, output_signals
 from ...model import Model, ModelError
 from ...model.document import Trajectory
+from ...simulation.run import ATOL, RTOL, parse_velocities
 from ...simulation.run import METHODS as INTEGRATORS
-from ...simulation.run import parse_velocities
 from ..editing.properties import ERROR_BORDER
 
 DEFAULTS: dict[str, dict] = {
     "kinematics": {"trajectory": None, "samples": None},
-    "simulation": {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201, "velocities": {}},
+    "simulation": {"t_end": 1.0, "method": "CVODES", "rtol": RTOL, "atol": ATOL, "samples": 201, "velocities": {}},
     "symbolic_eom": {"simplify": True, "numeric_inertia": False, "size_limit": 400, "trigsimp_limit": 40},
     "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
     "equilibrium": {"hold": {}, "move": True},
@@ -428,7 +428,9 @@ class SimulationDialog(OptionsDialog):
                     f"a number from {RTOL_MIN:.2g} (solve_ivp's floor) up to, not including, 1, e.g. 1e-8",
                 ),
             ),
-            "atol": self.field("atol", lambda t: number("atol", t, lambda x: x > 0, "a number above 0, e.g. 1e-10")),
+            "atol": self.field(
+                "atol", lambda t: number("atol", t, lambda x: x > 0, f"a number above 0, e.g. {ATOL:g}")
+            ),
             "samples": self.field("samples", lambda t: whole_number("samples", t, 2, MAX_SAMPLES)),
             "velocities": self.field("velocities", lambda t: parse_velocities(t.split(","), self.mech.independent)),
         }
