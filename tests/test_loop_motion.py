@@ -104,6 +104,24 @@ def parallelogram_four_bar(rocker_scale: str):
     return loads(json.dumps(data))
 
 
+def test_copies_turned_by_a_rotation_that_is_not_a_permutation_use_the_exact_initial_pose():
+    """The parallelogram's rocker with its body axes turned 45° about its pin: crank and rocker still turn
+    together, their relative rotation has entries ±√2/2, taken from the exact tree at the initial pose."""
+    data = json.loads(dumps(parallelogram_four_bar("1")))
+    rocker = next(b for b in data["bodies"] if b["label"] == "3")
+    rocker["frames"]["O3"]["x"] = rocker["frames"]["C"]["x"] = [1.0, 1.0, 0.0]
+    rocker["frames"]["C"]["origin"] = ["L1*sqrt(2)/2", "L1*sqrt(2)/2", 0.0]
+    model = loads(json.dumps(data))
+    geometry = Geometry(model, Symbolic())
+    (copy,) = motion_copies(loop_evidence(Mechanism(model)), geometry, [])
+    assert {copy.first, copy.second} == {"1", "3"} and not copy.mirrored
+    half = sympy.sqrt(2) / 2
+    assert {abs(x) for x in copy.rotation} == {0, 1, half}
+    r = symbolic_base_parameters(model)
+    assert r.rank == 3 and not r.notes
+    assert_complete_at(model, r, 30, 20, spread=1.0)
+
+
 @pytest.mark.parametrize(
     ("scale", "translates", "rank", "digits"),
     [("1", True, 3, 30), ("1 + 1e-9", False, 8, 50), ("1 + 1e-13", False, 8, 50)],
@@ -196,3 +214,20 @@ def test_linear_delta_vertical_limb_bar_slides_along_its_rail():
     normal = {d.bodies[0] for d in r.no_effect if d.condition == 4 and "normal to the axis" in d.multipole}
     assert normal == {"Uz"}
     assert r.rank == 35 and not r.notes
+
+
+# ---------------------------------------------------------------------------------------- the perturbation pass
+def test_a_parallelogram_coupler_still_translates_when_every_number_moves_by_1e_13(perturb):
+    """DESIGN.md principle 9: the loop-imposed fact comes from the model's structure (the rocker and the coupler
+    take their lengths from the crank's and the ground link's parameters), so moving every number of the file
+    by 1e-13 keeps it, and the rank with it."""
+    model = perturb(parallelogram_four_bar("1"))
+    assert "translation" in [f.kind for f in observed(model) if f.body == "2"]
+    assert symbolic_base_parameters(model).rank == 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "rank"), [("irsbot2", 23), ("linear_delta", 35)])
+def test_the_parallel_machines_symbolic_ranks_survive_rounding(name, rank, perturb):
+    r = symbolic_base_parameters(perturb(samples.load(name)))
+    assert r.rank == rank and not r.notes and r.check.rejected == 0

@@ -10,9 +10,9 @@ M g = g. The opposite rods of a parallelogram are translated copies (A = M = I);
 symmetric distal trapezoids are mirror images (A a half turn about the normal of the limb's plane of symmetry,
 M = −A the reflection in that plane).
 
-Candidates are exact: A is the identity or a half turn about an axis of the ground's frames, P comes from the
-exact tree at the document's initial configuration, and the points are the bodies' joint centres and named
-points. Each relation is decided in two precisions (`loop_evidence`).
+Candidates are exact: A is the identity or a half turn about an axis of the ground's frames, P is made of 0 and
+±1 (bodies built alike) or comes from the exact tree at the document's initial configuration, and the points are
+the bodies' joint centres and named points. Each relation is decided in two precisions (`loop_evidence`).
 """
 
 from __future__ import annotations
@@ -66,17 +66,12 @@ def motion_copies(
             turn = next((t for t in turns if _related(evidence, a, b, t)), None)
             if turn is not None:
                 found.append((a, b, turn))
-    if not found:
-        return []
-    rotations = _initial_rotations(evidence, geometry, notes, {x for a, b, _ in found for x in (a, b)})
-    if rotations is None:
-        return []
-    exact, numeric = rotations
     out = []
+    initial: dict | None = {}  # exact rotations at the initial coordinates, computed when first needed
     for a, b, turn in found:
-        with evidence.vp.backend.context():
-            value = numeric[b].T @ evidence.vp.matrix(turn) @ numeric[a]
-        rotation = _tidy(exact[b].T * turn * exact[a], value)
+        rotation = _rotation_between(evidence, geometry, a, b, turn, initial, notes)
+        if rotation is None:
+            continue
         if not _rotation_holds(evidence, a, b, rotation):
             notes.append(
                 f"bodies {a} and {b} turn together, but their exact relative rotation could not be confirmed: "
@@ -85,6 +80,41 @@ def motion_copies(
             continue
         out.append(_with_points(evidence, geometry, a, b, turn, rotation, notes))
     return out
+
+
+def _rotation_between(
+    evidence: LoopEvidence, geometry: Geometry, a: str, b: str, turn: sympy.Matrix, initial: dict, notes: list[str]
+) -> sympy.Matrix | None:
+    """P = R_bᵀ A R_a, constant: its value at the first state closed at DIGITS digits, where each entry that is 0
+    or ±1 to 10^(−DIGITS/2) is taken as that integer (bodies built alike: most are); any other entry comes from
+    the exact tree at the document's initial coordinates, which must then close the loops
+    (`LoopEvidence.initial_closes`). None, with a note, when they do not."""
+    m = evidence.vp
+    with m.backend.context():
+        value = m.bodies[b].R[0].T @ m.matrix(turn) @ m.bodies[a].R[0]
+    integers = _integers(value)
+    if all(x is not None for x in integers.values()):
+        return sympy.Matrix(3, 3, lambda i, j: integers[i, j])
+    if "R" not in initial:
+        initial["R"] = _initial_rotations(evidence, geometry)
+    if initial["R"] is None:
+        notes.append(
+            f"bodies {a} and {b} move as copies, but their relative rotation is not made of 0 and ±1 and the "
+            "initial coordinates do not close the loops, so it is not known exactly: their transfers are missing"
+        )
+        return None
+    exact = initial["R"][b].T * turn * initial["R"][a]
+    return sympy.Matrix(3, 3, lambda i, j: sympy.simplify(exact[i, j]) if integers[i, j] is None else integers[i, j])
+
+
+def _integers(value: np.ndarray) -> dict:
+    """(i, j) -> 0, 1 or −1 where the entry is that integer to 10^(−DIGITS/2), else None."""
+    bound = 10.0 ** (-DIGITS / 2)
+    return {
+        (i, j): next((sympy.Integer(k) for k in (0, 1, -1) if abs(value[i, j] - k) <= bound), None)
+        for i in range(3)
+        for j in range(3)
+    }
 
 
 def half_turns(geometry: Geometry, m: Motions) -> list[sympy.Matrix]:
@@ -107,18 +137,6 @@ def half_turns(geometry: Geometry, m: Motions) -> list[sympy.Matrix]:
     return out
 
 
-def _tidy(rotation: sympy.Matrix, value: np.ndarray) -> sympy.Matrix:
-    """A rotation between bodies, entry by entry: 0 or ±1 where its value at DIGITS digits (`value`) is one to
-    10^(−DIGITS/2) (at the parameter values, as every yes/no question here), as most are between bodies built
-    alike; else simplified."""
-    out = rotation.copy()
-    for i in range(3):
-        for j in range(3):
-            known = next((k for k in (0, 1, -1) if abs(value[i, j] - k) <= 10.0 ** (-DIGITS / 2)), None)
-            out[i, j] = sympy.simplify(out[i, j]) if known is None else sympy.Integer(known)
-    return out
-
-
 def _related(evidence: LoopEvidence, a: str, b: str, turn: sympy.Matrix) -> bool:
     """ω_b ≡ A ω_a (ground axes)."""
     return evidence.holds(lambda m: m.world_w(b) - matvec(m.matrix(turn), m.world_w(a)))
@@ -129,26 +147,16 @@ def _rotation_holds(evidence: LoopEvidence, a: str, b: str, rotation: sympy.Matr
     return evidence.holds(lambda m: m.bodies[b].w - matvec(m.matrix(rotation), m.bodies[a].w))
 
 
-def _initial_rotations(
-    evidence: LoopEvidence, geometry: Geometry, notes: list[str], labels: set[str]
-) -> tuple[dict[str, sympy.Matrix], dict[str, np.ndarray]] | None:
-    """Rotations of `labels` at the document's initial coordinates, exact and at DIGITS digits; these must
-    close every loop (`LoopEvidence.initial_closes`). None, with a note, when they do not."""
+def _initial_rotations(evidence: LoopEvidence, geometry: Geometry) -> dict[str, sympy.Matrix] | None:
+    """Every body's exact rotation at the document's initial coordinates, or None when these do not close the
+    loops (`LoopEvidence.initial_closes`)."""
     mech = evidence.mechanism
-    q0 = mech.tree.initial_coordinates()
     if mech.partition.dependent and not evidence.initial_closes():
-        notes.append(
-            f"bodies {sorted(labels)} move as copies of one another, but the initial coordinates do not close "
-            "the loops, so their relative rotations are not known exactly: their transfers are missing"
-        )
         return None
     tree = KinematicTree(geometry.model, Symbolic(), mech.topology)
+    q0 = mech.tree.initial_coordinates()
     st = tree.motion(np.array([[sympy.nsimplify(x) for x in q0]], dtype=object))
-    vm = evidence.vp_mechanism
-    with vm.backend.context():
-        sv = vm.motion(vm.tree.initial_coordinates()[None, :])
-    exact = {x: sympy.Matrix(st.R[tree.body_index(x)][0].tolist()) for x in labels}
-    return exact, {x: sv.R[vm.tree.body_index(x)][0] for x in labels}
+    return {b.label: sympy.Matrix(st.R[tree.body_index(b.label)][0].tolist()) for b in geometry.model.bodies}
 
 
 def _with_points(
