@@ -70,7 +70,8 @@ class Motions:
         key = sympy.sympify(expr)
         if key not in self._cache:
             value = key.subs(self.values)
-            self._cache[key] = gmpy2.mpfr(str(sympy.N(value, self.digits + 10))) if self.vp else float(value)
+            with self.backend.context():  # an mpfr takes the precision of the context it is made in
+                self._cache[key] = gmpy2.mpfr(str(sympy.N(value, self.digits + 10))) if self.vp else float(value)
         return self._cache[key]
 
     def vector(self, exprs: Iterable) -> np.ndarray:
@@ -194,25 +195,16 @@ def lagrangian_residuals(
 
 
 def _energy_changes(m: Motions, names: list[str], directions: list[dict]) -> list[float]:
+    index = {n: i for i, n in enumerate(names)}
     with m.backend.context():
-        return _changes(m, names, directions)
-
-
-def _changes(m: Motions, names: list[str], directions: list[dict]) -> list[float]:
-    T, V = _energy_matrices(m, names)
-    scale = max(float(np.abs(T).max()), float(np.abs(V).max()), 1e-300) if T.size else 1.0
-    out = []
-    for d in directions:
-        index = [names.index(n) for n in d]
-        coefficients = m.vector(d.values())
-        dT = T[:, index] @ coefficients
-        dV = V[:, index] @ coefficients
-        change = max([abs(x) for x in dT] + [abs(x - dV[0]) for x in dV], default=0)
-        out.append(float(change) / scale)
+        blocks = [energy_rows(b.R, b.p, b.w, b.v, m.gravity) for b in m.bodies.values()]  # names' order
+        T = np.concatenate([t for t, _ in blocks], axis=1)
+        V = np.concatenate([v for _, v in blocks], axis=1)
+        scale = max(float(np.abs(T).max()), float(np.abs(V).max()), 1e-300) if T.size else 1.0
+        out = []
+        for d in directions:
+            columns, coefficients = [index[n] for n in d], m.vector(d.values())
+            dT, dV = T[:, columns] @ coefficients, V[:, columns] @ coefficients
+            change = max([abs(x) for x in dT] + [abs(x - dV[0]) for x in dV], default=0)
+            out.append(float(change) / scale)
     return out
-
-
-def _energy_matrices(m: Motions, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """T_φ and V_φ (N, 10·nb) in the arithmetic of `m` (energy.energy_rows per body)."""
-    blocks = [energy_rows(b.R, b.p, b.w, b.v, m.gravity) for b in m.bodies.values()]
-    return np.concatenate([t for t, _ in blocks], axis=1), np.concatenate([v for _, v in blocks], axis=1)

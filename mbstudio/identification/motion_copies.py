@@ -67,7 +67,7 @@ def motion_copies(
             if turn is not None:
                 found.append((a, b, turn))
     out = []
-    initial: dict | None = {}  # exact rotations at the initial coordinates, computed when first needed
+    initial: dict = {}  # exact rotations at the initial coordinates, computed when first needed
     for a, b, turn in found:
         rotation = _rotation_between(evidence, geometry, a, b, turn, initial, notes)
         if rotation is None:
