@@ -493,7 +493,7 @@ def equilibrium(model_text: str, options: dict, progress: Progress, cancel: Canc
 
 
 def linearization(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """The linear model about an operating point (options: at, "equilibrium" or "initial"; hold, values and
+    """The linear model about an operating point (options: at, "auto", "equilibrium" or "initial"; hold, values and
     velocities, {independent coordinate: value}; inputs and outputs, lists of names, None for the defaults), its
     modes with the poses that animate them, and its frequency responses for every input/output pair (Bode form).
     With `schedule` ({"name", "from", "to", "count"}: a coordinate or parameter), a family of them (LPV), each
@@ -517,10 +517,12 @@ def linearization(model_text: str, options: dict, progress: Progress, cancel: Ca
 
 def _operating_point(model, options: dict):
     from ..dynamics.equilibrium import equilibrium as find
-    from ..dynamics.equilibrium import operating_point
+    from ..dynamics.equilibrium import equilibrium_or_pose, operating_point
 
     if options.get("at") == "equilibrium":
         return find(model, hold=dict(options.get("hold") or {}))
+    if options.get("at") == "auto":
+        return equilibrium_or_pose(model, dict(options.get("hold") or {}))
     values, velocities = dict(options.get("values") or {}), dict(options.get("velocities") or {})
     return operating_point(model, "initial", values, velocities)
 
@@ -538,6 +540,7 @@ def linear_data(model, lin) -> dict:
     return {
         "model": model_document(lin),
         "summary": summary(model.name, lin),
+        "note": lin.point.note,  # how the default operating point was chosen
         "modes": [m.to_dict() for m in found],
         "coordinates": list(lin.point.coordinates),
         "poses": np.array([mode_poses(model, lin, m) for m in found]),
@@ -564,7 +567,7 @@ def _linear_family(model, options: dict, progress: Progress, model_hash: str, st
         progress(len(parts) / count, f"{name} = {value:g} {unit}: {len(parts)} of {count} models", parts[-1])
 
     progress(0.0, f"compiling the equations for {count} models over {name}")
-    at, hold = options.get("at") or "equilibrium", dict(options.get("hold") or {})
+    at, hold = options.get("at") or "auto", dict(options.get("hold") or {})
     signals = options.get("inputs") or None, options.get("outputs") or None
     linear_family(model, name, values, at, hold, *signals, each=send)
     return linear_family_result(parts, options, model_hash, time.perf_counter() - start)

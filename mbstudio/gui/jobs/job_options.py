@@ -52,7 +52,7 @@ DEFAULTS: dict[str, dict] = {
     "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
     "equilibrium": {"hold": {}, "move": True},
     "linearization": {
-        "at": "equilibrium",
+        "at": "auto",
         "hold": {},
         "values": {},
         "velocities": {},
@@ -63,6 +63,7 @@ DEFAULTS: dict[str, dict] = {
     "workspace": {"plane": None, "ranges": None, "points": 41, "at": None},
 }
 OPERATING_POINTS = {
+    "auto": "The equilibrium near the pose if there is one, else the pose",
     "equilibrium": "Equilibrium near the document's pose",
     "initial": "A state: the document's pose, or the values typed below",
 }
@@ -632,10 +633,10 @@ class LinearizeDialog(_LinearDialog):
         self.lines["schedule_to"].setText(f"{value + half:.6g}")
 
     def sync(self) -> None:
-        equilibrium, scheduled = self.at.currentData() == "equilibrium", bool(self.schedule.currentData())
-        self.lines["hold"].setEnabled(equilibrium)
+        at, scheduled = self.at.currentData(), bool(self.schedule.currentData())
+        self.lines["hold"].setEnabled(at != "initial")  # holding asks for an equilibrium
         for key in ("values", "velocities"):  # a family is about each member's equilibrium or the pose
-            self.lines[key].setEnabled(not equilibrium and not scheduled)
+            self.lines[key].setEnabled(at == "initial" and not scheduled)
         for key in SCHEDULE_KEYS:
             self.lines[key].setEnabled(scheduled)
 
