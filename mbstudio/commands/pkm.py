@@ -1,10 +1,11 @@
 """`mbstudio pkm FILE [--trajectory NAME] [--samples N] [--out efforts.csv]`
-`mbstudio pkm FILE --map x=LOW:HIGH:N --map y=LOW:HIGH:N [--at z=VALUE] --out map.csv`
+`mbstudio pkm FILE --map x[=LOW:HIGH:N] --map y[=LOW:HIGH:N] [--at z=VALUE] --out map.csv`
 
 A parallel machine by seed 002's modular method: its limbs and task space, the task-space equations of motion
 at the document's pose; along a platform path (`--trajectory`, the file's `platform.paths`) each limb's
 coordinates and the actuator efforts; or over a plane of platform positions (`--map`) the condition number of
-M_t, the dynamic manipulability and the condition number of J_IK. CSV: one header line, the provenance
+M_t, the dynamic manipulability and the condition number of J_IK; an axis given without a range is sized to hold
+every platform position within the limbs' reach (N points, 41 by default: AXIS=N). CSV: one header line, the provenance
 comment, the rows."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from ..dynamics.pkm import ParallelMachine
 from ..dynamics.pkm.paths import path_dynamics, platform_path
 from ..dynamics.pkm.report import format_pkm, pkm_report
-from ..dynamics.pkm.workspace import QUANTITIES, workspace_map
+from ..dynamics.pkm.workspace import QUANTITIES, sized_grid, workspace_map
 from ..io.csv_text import csv_text
 from ..jobs.tasks import Provenance, text_hash
 from ..model import ModelError, check_outputs, dumps, load, write_atomic
@@ -28,7 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trajectory", help="a platform path of the model (its 'platform.paths'; default: none)")
     parser.add_argument("--samples", type=_count, help="equally spaced times along the path (default: its own)")
     parser.add_argument(
-        "--map", action="append", type=_axis, metavar="AXIS=LOW:HIGH:N", help="vary a task coordinate (twice)"
+        "--map",
+        action="append",
+        type=_axis,
+        metavar="AXIS[=LOW:HIGH:N]",
+        help="vary a task coordinate (twice); without a range (AXIS or AXIS=N) it spans every reachable position",
     )
     parser.add_argument("--at", action="append", type=_value, default=[], metavar="AXIS=VALUE", help="fix one")
     parser.add_argument("--out", help="write the path's efforts or the map as CSV")
@@ -40,14 +45,22 @@ def _count(text: str) -> int:
     return int(text)
 
 
-def _axis(text: str) -> tuple[str, tuple[float, float, int]]:
+def _axis(text: str) -> tuple[str, tuple[float | None, float | None, int]]:
+    """AXIS=LOW:HIGH:N, or AXIS=N and AXIS (41 points), whose range is sized to the reachable set (None)."""
+    name, _, span = text.partition("=")
+    parts = span.split(":") if span else []
     try:
-        name, span = text.split("=")
-        low, high, count = span.split(":")
-        values = float(low), float(high), int(count)
+        if len(parts) == 3:
+            values = float(parts[0]), float(parts[1]), int(parts[2])
+        elif len(parts) <= 1:
+            values = None, None, int(parts[0]) if parts else 41
+        else:
+            raise ValueError
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not AXIS=LOW:HIGH:N, e.g. x=-0.3:0.3:41") from None
-    if not (np.isfinite(values[:2]).all() and values[0] < values[1] and 2 <= values[2] <= 1000):
+        example = "e.g. x=-0.3:0.3:41"
+        raise argparse.ArgumentTypeError(f"{text!r} is not AXIS=LOW:HIGH:N, AXIS=N or AXIS, {example}") from None
+    sized = values[0] is None
+    if not (2 <= values[2] <= 1000 and (sized or (np.isfinite(values[:2]).all() and values[0] < values[1]))):
         raise argparse.ArgumentTypeError(f"{text!r}: LOW < HIGH, finite, and 2 to 1000 points")
     return name.strip(), values
 
@@ -128,6 +141,9 @@ def _path(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
 
 def _map(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
     grid = dict(args.map)
+    if any(low is None for low, _, _ in grid.values()):
+        sized = sized_grid(pkm, max(n for _, _, n in grid.values()), list(grid), dict(args.at))
+        grid = {name: (*sized[name][:2], n) if low is None else (low, high, n) for name, (low, high, n) in grid.items()}
     found = workspace_map(pkm, grid, dict(args.at))
     reached = found.reachable
     print(

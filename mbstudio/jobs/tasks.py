@@ -613,16 +613,21 @@ def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel
     """A parallel machine's workspace map (seed 002): cond(M_t), the dynamic manipulability and cond(J_IK) over
     a plane of platform positions. Options: `plane` (two task coordinates, default the first two), `ranges`
     ({coordinate: [low, high]}, default about the document's pose), `points` per axis (41), `at` ({the other
-    coordinate: value}, default the document's pose). A cancelled map keeps the points done."""
+    coordinate: value}, default the document's pose). A cancelled map keeps the points done. Without ranges the
+    grid holds the whole reachable set, with a margin of unreachable points (workspace.sized_grid)."""
     from ..dynamics.pkm import ParallelMachine
-    from ..dynamics.pkm.workspace import QUANTITIES, default_grid, workspace_map
+    from ..dynamics.pkm.workspace import QUANTITIES, sized_grid, workspace_map
 
     start = time.perf_counter()
     pkm = ParallelMachine(loads(model_text))
-    points = int(options.get("points") or 41)
-    grid = default_grid(pkm, points, list(options.get("plane") or []) or None)
-    for name, (low, high) in dict(options.get("ranges") or {}).items():
-        grid[name] = (float(low), float(high), points)
+    points, ranges = int(options.get("points") or 41), dict(options.get("ranges") or {})
+    plane = list(options.get("plane") or []) or pkm.task_names[:2]
+    if set(plane) <= set(ranges):
+        grid = {name: (float(ranges[name][0]), float(ranges[name][1]), points) for name in plane}
+    else:
+        progress(0.0, "sizing the grid to the platform positions within the limbs' reach")
+        grid = sized_grid(pkm, points, plane, options.get("at") or None)
+        grid |= {name: (float(low), float(high), points) for name, (low, high) in ranges.items()}
     found = workspace_map(pkm, grid, options.get("at") or None, progress, cancel)
     data = {
         "axes": list(found.axes),
@@ -630,9 +635,11 @@ def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel
         "second": found.second,
         "fixed": found.fixed,
         "values": found.values,
+        "computed": found.computed,  # False where a cancelled map did not get to
         "labels": {k: v[0] for k, v in QUANTITIES.items()},
         "units": {k: v[1] for k, v in QUANTITIES.items()},
         "platform": pkm.platform,
+        "sized": not set(plane) <= set(ranges),  # the grid was fitted to the reachable set
         "cancelled": bool(cancel()),
     }
     return JobResult(

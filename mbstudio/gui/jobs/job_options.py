@@ -748,7 +748,7 @@ class WorkspaceDialog(OptionsDialog):
         self.plane = self.combo("plane", "plane of platform positions", pairs, previous or None)
         ranges = dict(self.start.get("ranges") or {})
         for which in ("first", "second"):
-            self.line(which, f"{which} axis range [m]", "low, high; empty: about the document's pose")
+            self.line(which, f"{which} axis range [m]", "low, high; empty: sized to hold every reachable position")
         for which, name in zip(("first", "second"), self.plane.currentData().split(","), strict=True):
             self.lines[which].setText(_text(ranges.get(name)))
         self.line("points", "points per axis", "grid points along each axis (the map has their square)")
