@@ -272,8 +272,8 @@ def _closed_loop_rows(name: str, model) -> list[dict]:
     from scipy.integrate import solve_ivp
 
     from .dynamics import engine as engines
-    from .dynamics.simulation import simulate
     from .io.pinocchio_reference import ClosedLoopReference
+    from .simulation.run import simulate
 
     engines._build.cache_clear()  # the build as a new process sees it (the compiled C stays cached on disk)
     build, eng = best_time(lambda: engines.engine(model), repeat=1)
@@ -328,7 +328,7 @@ def _blocks(states: int) -> list[dict]:
     algorithm. The differences are those of the coordinates' accelerations."""
     from .dynamics.engine import engine
     from .dynamics.titop import BlockAccelerations, BlockModel, JointLaw, block_model
-    from .dynamics.titop.simulation import Layout, compiled_right_hand_side
+    from .simulation.block_runs import Layout, compiled_right_hand_side
 
     model = samples.load("balloon")
     mech, blocks = Mechanism(model), block_model(model)

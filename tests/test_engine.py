@@ -10,11 +10,11 @@ from mbstudio import samples
 from mbstudio.dynamics.closed_loop import closed_loop_forward_dynamics, reduced_mass_matrix
 from mbstudio.dynamics.engine import engine, fits_engine
 from mbstudio.dynamics.forces import AppliedForces
-from mbstudio.dynamics.simulation import nearest_calls, simulate
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import dumps, loads
 from mbstudio.model.document import Actuator, SpringDamper
 from mbstudio.numerics.compiled import piecewise_linear
+from mbstudio.simulation.run import nearest_calls, simulate
 
 from .conftest import slow_for
 

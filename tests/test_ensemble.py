@@ -1,4 +1,4 @@
-"""Ensembles (dynamics/ensemble.py, `mbstudio simulate --ensemble`): every run equals the same run simulated
+"""Ensembles (simulation/ensemble.py, `mbstudio simulate --ensemble`): every run equals the same run simulated
 alone, inputs are read by name, and bad tables are refused by line and column."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import pytest
 
 from mbstudio import samples
 from mbstudio.cli import main
-from mbstudio.dynamics.ensemble import simulate_ensemble
-from mbstudio.dynamics.simulation import simulate
 from mbstudio.model import ModelError
+from mbstudio.simulation.ensemble import simulate_ensemble
+from mbstudio.simulation.run import simulate
 
 TIGHT = {"rtol": 1e-11, "atol": 1e-12, "samples": 21}
 

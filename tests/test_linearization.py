@@ -1,4 +1,4 @@
-"""Equilibria and linear models (dynamics/equilibrium.py, linear_model.py, modes.py, frequency_response.py,
+"""Equilibria and linear models (linear/equilibrium.py, linear_model.py, modes.py, frequency_response.py,
 lpv.py), each against an independent route: hand-derived Lagrangians and closed forms, central differences of
 the nonlinear equations on the numpy path, the nonlinear simulation, a modal sum for the frequency response."""
 
@@ -10,14 +10,13 @@ from scipy.linalg import expm
 
 from mbstudio import samples
 from mbstudio.dynamics.engine import engine
-from mbstudio.dynamics.equilibrium import equilibrium, operating_point, parse_state
-from mbstudio.dynamics.frequency_response import bode, frequency_grid, frequency_response
-from mbstudio.dynamics.linear_model import linearize
-from mbstudio.dynamics.lpv import linear_family, mode_branches
-from mbstudio.dynamics.modes import mode_poses, modes
-from mbstudio.dynamics.simulation import simulate
 from mbstudio.jobs.tasks import linear_family_result, linearization
 from mbstudio.kinematics import Mechanism
+from mbstudio.linear.equilibrium import equilibrium, operating_point, parse_state
+from mbstudio.linear.frequency_response import bode, frequency_grid, frequency_response
+from mbstudio.linear.linear_model import linearize
+from mbstudio.linear.lpv import linear_family, mode_branches
+from mbstudio.linear.modes import mode_poses, modes
 from mbstudio.model import ModelError, dumps, loads
 from mbstudio.model.document import (
     INERTIA_NAMES,
@@ -31,6 +30,7 @@ from mbstudio.model.document import (
     Parameter,
     PointForce,
 )
+from mbstudio.simulation.run import simulate
 
 G = 9.81
 
@@ -233,7 +233,7 @@ def test_a_b_c_d_of_a_moving_closed_loop_are_its_derivatives():
         return np.concatenate([v, eng.accelerations(0.0, q, v, tau)])
 
     def y(xu: np.ndarray) -> np.ndarray:
-        from mbstudio.dynamics.measures import _Motion
+        from mbstudio.simulation.measures import _Motion
 
         q, v, tau = state(xu[:2], xu[2:])
         qd = mech.velocities(q, v)

@@ -12,10 +12,10 @@ import scipy.io
 
 from mbstudio import samples
 from mbstudio.cli import main
-from mbstudio.dynamics.equilibrium import equilibrium
-from mbstudio.dynamics.linear_model import linearize
-from mbstudio.dynamics.lpv import linear_family
 from mbstudio.io.state_space import family_document, model_document, save_state_space
+from mbstudio.linear.equilibrium import equilibrium
+from mbstudio.linear.linear_model import linearize
+from mbstudio.linear.lpv import linear_family
 from mbstudio.model import save
 
 INPUTS = ["theta1", "2.tip.fz", "2.ty"]

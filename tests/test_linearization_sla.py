@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from mbstudio import samples
-from mbstudio.dynamics.equilibrium import equilibrium
 from mbstudio.dynamics.forces import AppliedForces, gravity_potential, kinetic_energy
-from mbstudio.dynamics.linear_model import linearize
-from mbstudio.dynamics.modes import modes
 from mbstudio.kinematics import Mechanism
+from mbstudio.linear.equilibrium import equilibrium
+from mbstudio.linear.linear_model import linearize
+from mbstudio.linear.modes import modes
 from tests.test_linearization import _linear_vs_nonlinear
 
 pytestmark = pytest.mark.slow  # the SLA's engine and its simulations take seconds

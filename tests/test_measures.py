@@ -14,8 +14,6 @@ import pytest
 from mbstudio import samples
 from mbstudio.cli import main
 from mbstudio.dynamics.forces import AppliedForces
-from mbstudio.dynamics.measures import applied_forces, measure_columns
-from mbstudio.dynamics.simulation import simulate
 from mbstudio.jobs.tasks import kinematics
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import ModelError, dumps, loads
@@ -27,6 +25,8 @@ from mbstudio.model.document import (
     PointMeasure,
     Trajectory,
 )
+from mbstudio.simulation.measures import applied_forces, measure_columns
+from mbstudio.simulation.run import simulate
 
 DEG = math.pi / 180
 

@@ -10,8 +10,8 @@ from scipy.integrate import solve_ivp
 from mbstudio import samples
 from mbstudio.benchmarks import _driven_delta, _sprung_sla
 from mbstudio.dynamics.engine import engine
-from mbstudio.dynamics.simulation import simulate
 from mbstudio.io.pinocchio_reference import ClosedLoopReference
+from mbstudio.simulation.run import simulate
 
 MODELS = {"four_bar": lambda: samples.load("four_bar"), "sprung_sla": _sprung_sla, "driven_delta": _driven_delta}
 

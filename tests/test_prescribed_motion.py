@@ -10,10 +10,10 @@ import pytest
 from mbstudio import samples
 from mbstudio.dynamics.closed_loop import actuator_forces_on_tree, closed_loop_forward_dynamics
 from mbstudio.dynamics.forces import AppliedForces
-from mbstudio.dynamics.prescribed_motion import prescribed_motion
 from mbstudio.identification.observation import sample_states
 from mbstudio.identification.pipeline import default_trajectory, fourier_path
 from mbstudio.kinematics import Mechanism
+from mbstudio.simulation.prescribed_motion import prescribed_motion
 
 
 def motion(name: str, count: int, undamped: bool = False):

@@ -17,10 +17,10 @@ from mbstudio import samples
 from mbstudio.cli import main
 from mbstudio.dynamics import forward_dynamics
 from mbstudio.dynamics.forces import AppliedForces, gravity_potential
-from mbstudio.dynamics.simulation import Cancelled, simulate
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import ModelError, dumps, loads
 from mbstudio.model.document import Actuator, JointFriction, JointSpringDamper, PointForce, SpringDamper
+from mbstudio.simulation.run import Cancelled, simulate
 
 
 def sprung_sla(damping: float = 0.0):

@@ -327,8 +327,8 @@ def test_option_b_mass_matrix_is_symmetric_positive_definite_and_its_rate_minus_
 # ---------------------------------------------------------------- number systems and messages
 def test_traced_right_hand_side_is_the_numpy_one():
     """The state derivative traced on CasADi symbols (the compiled simulation's) against numpy at random states."""
-    from mbstudio.dynamics.titop.simulation import Layout, _traced_document, _traced_function, state_derivative
     from mbstudio.model import dumps
+    from mbstudio.simulation.block_runs import Layout, _traced_document, _traced_function, state_derivative
 
     model = samples.load("balloon")
     blocks, function = block_model(model), _traced_function(_traced_document(dumps(model), None), "condensed")
@@ -355,7 +355,7 @@ def test_variable_precision_agrees_with_float64():
 
 
 def test_gimbal_lock_is_reported_with_the_joint_and_coordinate():
-    from mbstudio.dynamics.titop.simulation import simulate_blocks
+    from mbstudio.simulation.block_runs import simulate_blocks
 
     model = samples.load("balloon")
     for joint in model.joints:

@@ -10,10 +10,10 @@ import pytest
 
 from mbstudio import samples
 from mbstudio.cli import main
-from mbstudio.dynamics.simulation import simulate
 from mbstudio.jobs.tasks import simulation
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import ModelError, dumps
+from mbstudio.simulation.run import simulate
 
 from .test_simulation import buoyant_balloon, centre_of_mass_and_momentum
 
@@ -86,7 +86,7 @@ def test_the_simulation_job_cross_checks_on_request():
 
 
 def test_a_failed_cross_check_keeps_the_simulation_and_says_why(monkeypatch):
-    import mbstudio.dynamics.titop as titop
+    import mbstudio.simulation.cross_check as titop
 
     def refuse(*args, **kwargs):
         raise ModelError("joint 'balloon'", "its 3-2-1 Euler angle thetaB = 90° at t = 0.3 s is at the gimbal lock")

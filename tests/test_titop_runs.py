@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from mbstudio import samples
-from mbstudio.dynamics.simulation import simulate
 from mbstudio.dynamics.titop import (
     GROUND,
     Block,
@@ -19,14 +18,14 @@ from mbstudio.dynamics.titop import (
     Joint,
     JointLaw,
     block_model,
-    cross_check,
-    recorded_efforts,
-    simulate_blocks,
 )
 from mbstudio.dynamics.titop.euler import angles
 from mbstudio.dynamics.titop.motion import transport
 from mbstudio.model import ModelError
 from mbstudio.model.document import JointSpringDamper
+from mbstudio.simulation.block_runs import simulate_blocks
+from mbstudio.simulation.cross_check import cross_check, recorded_efforts
+from mbstudio.simulation.run import simulate
 
 from .test_titop import BALLOON_Q0, table1_balloon
 
@@ -311,7 +310,7 @@ def test_loop_closures_converge_on_the_closed_loop_method():
         run = check.run
         np.testing.assert_allclose(run.total - run.work, run.total[0], rtol=0, atol=1e-7)
     blocks = block_model(model, closure_frequency=1000.0)
-    from mbstudio.dynamics.titop.simulation import Layout
+    from mbstudio.simulation.block_runs import Layout
 
     kin = blocks.kinematics(Layout(blocks).state(run.y))
     closure = blocks.loads[-1]

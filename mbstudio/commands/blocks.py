@@ -10,12 +10,13 @@ import sys
 
 import numpy as np
 
-from ..dynamics.integrators import SCIPY
-from ..dynamics.simulation import Cancelled, initial_velocities, parse_velocities, simulate
-from ..dynamics.titop import CLOSURE_FREQUENCY, GROUND, SOLVERS, BlockModel, block_model, cross_check
+from ..dynamics.titop import CLOSURE_FREQUENCY, GROUND, SOLVERS, BlockModel, block_model
 from ..io.time_series import save_simulation
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load
+from ..simulation.cross_check import cross_check
+from ..simulation.integrators import SCIPY
+from ..simulation.run import Cancelled, initial_velocities, parse_velocities, simulate
 from .simulate import ATOL, RTOL, T_END_MAX, bounded, whole
 
 GROUPS = {  # the error series, by what they measure

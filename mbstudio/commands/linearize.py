@@ -16,7 +16,9 @@ import argparse
 
 import numpy as np
 
-from ..dynamics.equilibrium import (
+from ..io.state_space import FORMATS, family_document, model_document, save_state_space, summary
+from ..kinematics import Mechanism
+from ..linear.equilibrium import (
     OperatingPoint,
     equilibrium,
     equilibrium_or_pose,
@@ -24,11 +26,9 @@ from ..dynamics.equilibrium import (
     parse_state,
     parse_values,
 )
-from ..dynamics.linear_model import linearize
-from ..dynamics.lpv import linear_family
-from ..dynamics.modes import modes
-from ..io.state_space import FORMATS, family_document, model_document, save_state_space, summary
-from ..kinematics import Mechanism
+from ..linear.linear_model import linearize
+from ..linear.lpv import linear_family
+from ..linear.modes import modes
 from ..model import ModelError, check_outputs, load
 
 

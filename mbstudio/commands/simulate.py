@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..dynamics.simulation import METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 from ..io.time_series import save_simulation
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load, write_atomic
+from ..simulation.run import METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 
 # Bounds a person can reason about; beyond them a run would never end or only report rounding
 T_END_MAX = 1e6  # s
@@ -81,9 +81,9 @@ def whole(low: int, high: int):
 
 
 def _ensemble(args: argparse.Namespace, model) -> int:
-    from ..dynamics.ensemble import simulate_ensemble
     from ..io.ensemble_table import read_runs
     from ..io.time_series import ensemble_file
+    from ..simulation.ensemble import simulate_ensemble
 
     independent = Mechanism(model).independent
     arguments, runs = read_runs(args.ensemble, model, independent)

@@ -2,6 +2,9 @@
 
 All functions take a `Mechanism` and tree coordinates q, q̇, q̈ or τ as (N, n) arrays (or (n,) for one
 sample) in the order of `mech.coordinates`; a closed loop's tree quantities are projected with R by the caller.
+Also here: closed-loop projection (closed_loop.py), applied forces, the compiled engine (engine.py, kernels.py),
+parallel machines (pkm/) and block models (titop/). What uses them to move in time is in mbstudio/simulation;
+linear analysis about operating points in mbstudio/linear.
 """
 
 from .forward_dynamics import forward_dynamics, forward_dynamics_dense

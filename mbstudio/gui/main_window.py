@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
 from .. import samples
 from ..dynamics.closed_loop import actuated_indices
 from ..dynamics.engine import fits_engine
-from ..dynamics.measures import applied_forces
 from ..dynamics.pkm.follow import PlatformFollower
 from ..io.c_code import c_stem
 from ..io.urdf_export import urdf_text
@@ -34,6 +33,7 @@ from ..kinematics import Mechanism
 from ..kinematics.fast_assembly import FastAssembly
 from ..kinematics.mechanism import BranchChangeWarning
 from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, loads, write_all, write_atomic
+from ..simulation.measures import applied_forces
 from . import menus
 from .editing.coordinates_panel import CoordinatesPanel, DrivingDialog, coordinate_range
 from .editing.document import Document

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dynamics.linear_model import LinearModel
-from ..dynamics.lpv import LinearFamily
-from ..dynamics.modes import modes
+from ..linear.linear_model import LinearModel
+from ..linear.lpv import LinearFamily
+from ..linear.modes import modes
 from ..model import ModelError, write_atomic
 from .json_text import json_text
 

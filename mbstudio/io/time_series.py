@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dynamics.simulation import SimulationResult
 from ..jobs import JobResult
 from ..model import ModelError, write_atomic
+from ..simulation.run import SimulationResult
 from .csv_text import csv_text
 from .json_text import json_text
 

@@ -88,7 +88,7 @@ def _kinematics(model: Model, options: dict) -> dict:
 
 def _simulate(model: Model, options: dict) -> dict:
     """Energies and the loop closure over a simulation from the document's initial state."""
-    from ..dynamics.simulation import simulate
+    from ..simulation.run import simulate
 
     result = simulate(model, float(options.get("t_end") or 1.0), samples=int(options.get("samples") or 101))
     total = result.total
@@ -104,8 +104,8 @@ def _linearize(model: Model, options: dict) -> dict:
     """The modes about the equilibrium found from the document's configuration (options["equilibrium"] false:
     about the document's configuration itself): the lowest and highest natural frequencies, the smallest
     damping ratio, the largest real part of the eigenvalues (> 0: unstable), and where the equilibrium lies."""
-    from ..dynamics.equilibrium import equilibrium
-    from ..dynamics.linear_model import linearize
+    from ..linear.equilibrium import equilibrium
+    from ..linear.linear_model import linearize
 
     point = equilibrium(model) if options.get("equilibrium", True) else None
     lin = linearize(model, point)

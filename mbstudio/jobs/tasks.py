@@ -54,10 +54,10 @@ def kinematics(model_text: str, options: dict, progress: Progress, cancel: Cance
     """Coordinates, velocities and accelerations along a trajectory (options: `trajectory`, a name, default
     the model's first, else the default exciting path; `samples`, default the trajectory's own), with the
     drive forces that motion needs, the energies, the constraint residual and the joint reactions."""
-    from ..dynamics.prescribed_motion import prescribed_motion
     from ..identification.observation import sample_states
     from ..identification.pipeline import chosen_trajectory, fourier_path, sample_times
     from ..kinematics import Mechanism
+    from ..simulation.prescribed_motion import prescribed_motion
 
     start = time.perf_counter()
     model = loads(model_text)
@@ -108,8 +108,8 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
     """The document's motion over [0, t_end] from its pose (options: t_end, method, rtol, atol, samples, and
     velocities: {independent coordinate: rate at t = 0}, default rest; cross_check: also through the block
     model, with closure_frequency [Hz] for a closed loop's cut joints)."""
-    from ..dynamics.simulation import initial_velocities, simulate
     from ..kinematics import Mechanism
+    from ..simulation.run import initial_velocities, simulate
 
     model = loads(model_text)
     opts = {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201} | dict(options)
@@ -142,9 +142,9 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
 
 
 def _cross_check(model, result, velocities, opts: dict, progress: Progress, cancel: Cancel) -> dict:
-    """The same run through the TITOP block model (dynamics/titop/cross_check.py): its error series join the
+    """The same run through the TITOP block model (simulation/cross_check.py): its error series join the
     result's (as 'error:<series>'), its largest errors and provenance go in the data."""
-    from ..dynamics.titop import cross_check
+    from ..simulation.cross_check import cross_check
 
     try:
         check = cross_check(
@@ -477,9 +477,9 @@ def urdf_import(model_text: str, options: dict, progress: Progress, cancel: Canc
 def equilibrium(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
     """The static equilibrium near the document's pose (options: hold, {independent coordinate: value}; move,
     whether the window moves the document there), with its modes: stable or not, neutral directions."""
-    from ..dynamics.equilibrium import equilibrium as find
-    from ..dynamics.linear_model import linearize
     from ..io.state_space import summary
+    from ..linear.equilibrium import equilibrium as find
+    from ..linear.linear_model import linearize
 
     start = time.perf_counter()
     model = loads(model_text)
@@ -498,7 +498,7 @@ def linearization(model_text: str, options: dict, progress: Progress, cancel: Ca
     modes with the poses that animate them, and its frequency responses for every input/output pair (Bode form).
     With `schedule` ({"name", "from", "to", "count"}: a coordinate or parameter), a family of them (LPV), each
     about its own equilibrium or the pose, every member sent as it is done so that Cancel keeps them."""
-    from ..dynamics.linear_model import linearize
+    from ..linear.linear_model import linearize
 
     start = time.perf_counter()
     model = loads(model_text)
@@ -516,8 +516,8 @@ def linearization(model_text: str, options: dict, progress: Progress, cancel: Ca
 
 
 def _operating_point(model, options: dict):
-    from ..dynamics.equilibrium import equilibrium as find
-    from ..dynamics.equilibrium import equilibrium_or_pose, operating_point
+    from ..linear.equilibrium import equilibrium as find
+    from ..linear.equilibrium import equilibrium_or_pose, operating_point
 
     if options.get("at") == "equilibrium":
         return find(model, hold=dict(options.get("hold") or {}))
@@ -530,9 +530,9 @@ def _operating_point(model, options: dict):
 def linear_data(model, lin) -> dict:
     """One linear model as the Modes and Frequency-response panels show it: its document (io/state_space.py),
     modes with the closed poses that animate them, and the Bode form of every input/output pair."""
-    from ..dynamics.frequency_response import bode, frequency_grid, frequency_response
-    from ..dynamics.modes import mode_poses, modes
     from ..io.state_space import model_document, summary
+    from ..linear.frequency_response import bode, frequency_grid, frequency_response
+    from ..linear.modes import mode_poses, modes
 
     found = modes(lin)
     w = frequency_grid(lin.eigenvalues)
@@ -552,7 +552,7 @@ def linear_data(model, lin) -> dict:
 
 def _linear_family(model, options: dict, progress: Progress, model_hash: str, start: float) -> JobResult:
     """Each member's linear_data with its place in the schedule, sent as a part of the result when done."""
-    from ..dynamics.lpv import linear_family, schedule_of
+    from ..linear.lpv import linear_family, schedule_of
 
     schedule = options["schedule"]
     name, count = schedule["name"], int(schedule["count"])
@@ -598,7 +598,7 @@ BRANCH_KEYS = ("frequency_hz", "damping")
 def _branches(modes: list[list[dict]]) -> dict:
     """Each mode followed across the members (dynamics/lpv.mode_branches): its label, by the coordinate that
     moves most where it starts, and its natural frequency and damping ratio at every member (NaN where none)."""
-    from ..dynamics.lpv import mode_branches
+    from ..linear.lpv import mode_branches
 
     eigenvalues = [np.array([complex(m["eigenvalue_real"], m["eigenvalue_imag"]) for m in ms]) for ms in modes]
     order = mode_branches(eigenvalues)

@@ -17,14 +17,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTabBar
 
 from mbstudio import samples
-from mbstudio.dynamics.lpv import linear_family
-from mbstudio.dynamics.modes import modes
 from mbstudio.gui.jobs.job_options import LinearizeDialog
 from mbstudio.gui.results.eigenvalue_map import EigenvalueMap
 from mbstudio.gui.results.panel_parts import LogAxis
 from mbstudio.io.state_space import family_document, save_state_space
 from mbstudio.jobs import DONE, Job
 from mbstudio.jobs.tasks import linearization
+from mbstudio.linear.lpv import linear_family
+from mbstudio.linear.modes import modes
 from mbstudio.model import dumps
 from tests.test_linearization import G, point_pendulum
 

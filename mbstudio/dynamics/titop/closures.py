@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from .blocks import Kinematics
     from .interconnection import BlockModel, BlockState
 
+CLOSURE_FREQUENCY = 500.0  # Hz, the default for closed loops: errors of 1e-6 to 1e-5 on the samples' coordinates
+
 
 @dataclass(frozen=True, eq=False)
 class Side:

@@ -13,7 +13,6 @@ the algebraic loop of the forward diagram, affine in the accelerations; loop_sol
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,43 +20,11 @@ from ...model.errors import ModelError
 from ...numerics.backends import Float64
 from . import floating_base
 from .blocks import GROUND, Block, Kinematics, child_motion, gravity_term, needed_wrench
-from .floating_base import BaseState
+from .loop_solvers import condensed, faithful
 from .motion import Motion, identity, mv, tmv
+from .states import BlockAccelerations, BlockState, InverseDynamics
 
 SOLVERS = ("condensed", "faithful")
-
-
-@dataclass
-class BlockState:
-    """q, q̇ (N, n_channels) of the one-degree-of-freedom joints, in the model's channel order, and each
-    floating base's state."""
-
-    q: np.ndarray
-    qd: np.ndarray
-    bases: tuple[BaseState, ...] = ()
-
-    @property
-    def samples(self) -> int:
-        return len(self.q)
-
-
-@dataclass
-class BlockAccelerations:
-    """q̈ (N, n_channels) and each floating base's xdot'_P (N, 6)."""
-
-    qdd: np.ndarray
-    bases: tuple[np.ndarray, ...] = ()
-
-
-@dataclass
-class InverseDynamics:
-    """The efforts C_m / F_m each joint channel must supply (N, n_channels, eq. 46 and 76), the wrench each
-    floating base needs at P (N, 6, its axes; zero when the accelerations are the motion's), and each block's
-    wrench on its parent W_{A/B,P} at its P in its axes (the joint reactions)."""
-
-    efforts: np.ndarray
-    bases: tuple[np.ndarray, ...]
-    reactions: list[np.ndarray]
 
 
 class BlockModel:
@@ -199,8 +166,6 @@ class BlockModel:
     def forward_dynamics(self, state: BlockState, t=0.0, solver: str = "condensed") -> BlockAccelerations:
         """The accelerations under gravity and the loads, by the chosen solve of the algebraic loop
         (loop_solvers.py): 'condensed' (the default) or 'faithful'."""
-        from .loop_solvers import condensed, faithful
-
         if solver not in SOLVERS:
             raise ModelError("solver", "is not a solver of the algebraic loop", solver, " or ".join(SOLVERS))
         kin = self.kinematics(state)

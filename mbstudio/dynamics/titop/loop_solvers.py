@@ -18,18 +18,17 @@ import numpy as np
 from ...model.errors import ModelError
 from .blocks import GROUND, velocity_wrench
 from .motion import dot, mm, mv, tmv, transpose
+from .states import BlockAccelerations
 
 if TYPE_CHECKING:
     from .blocks import Kinematics
-    from .interconnection import BlockAccelerations, BlockModel
+    from .interconnection import BlockModel
 
 
 def condensed(
     model: BlockModel, kin: list[Kinematics], efforts: np.ndarray, wrenches: list[np.ndarray]
 ) -> BlockAccelerations:
     """Accelerations by condensation: a pass in from the leaves, then out from the roots."""
-    from .interconnection import BlockAccelerations
-
     b = model.backend
     M = [np.broadcast_to(blk.body.D, kin[k].kappa.shape + (6,)).copy() for k, blk in enumerate(model.blocks)]
     beta = [velocity_wrench(blk.body, kin[k]) - wrenches[k] for k, blk in enumerate(model.blocks)]

@@ -33,16 +33,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...dynamics.equilibrium import parse_values
-from ...dynamics.linear_signals import default_inputs, input_signals, output_signals
-from ...dynamics.lpv import schedule_of
-from ...dynamics.simulation import METHODS as INTEGRATORS
-from ...dynamics.simulation import parse_velocities
 from ...dynamics.titop import CLOSURE_FREQUENCY
 from ...identification.pipeline import default_trajectory
 from ...kinematics import Mechanism
+from ...linear.equilibrium import parse_values
+from ...linear.lpv import schedule_of
+from ...linear.signals import default_inputs, input_signals, output_signals
 from ...model import Model, ModelError
 from ...model.document import Trajectory
+from ...simulation.run import METHODS as INTEGRATORS
+from ...simulation.run import parse_velocities
 from ..editing.properties import ERROR_BORDER
 
 DEFAULTS: dict[str, dict] = {

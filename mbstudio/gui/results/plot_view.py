@@ -29,7 +29,7 @@ from .panel_parts import COLORS, save_image
 TIME = "t [s]"
 SERIES_WIDTH = 170  # px: the list of series beside the plot
 OVERLAY_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
-ERROR_PREFIX = "error:"  # a cross-check's series block − general (dynamics/titop/cross_check.py)
+ERROR_PREFIX = "error:"  # a cross-check's series block − general (simulation/cross_check.py)
 ERROR_COLOR = "#e01010"  # the errors' axis in red, as the seed's Fig. 17 draws its errors
 ERROR_STYLE = Qt.PenStyle.DotLine
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import casadi
 import numpy as np
 
+from ..dynamics.engine import Engine
+from ..dynamics.forces import AppliedForces
 from ..kinematics.mechanism import Mechanism
 from ..model import Model
 from ..model.document import (
@@ -36,8 +38,6 @@ from ..model.document import (
 )
 from ..model.errors import ModelError
 from ..numerics.compiled import Traced, from_sx, to_sx
-from .engine import Engine
-from .forces import AppliedForces
 
 AXES = "xyz"
 POINT_PARTS = {"": ("m", 0), "v": ("m/s", 1), "a": ("m/s^2", 2)}  # prefix -> unit, derivative order

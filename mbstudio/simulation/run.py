@@ -2,7 +2,7 @@
 
 By default the compiled engine integrates y = (q, q̇_ind): every evaluation closes the loops by Newton steps
 from the integrated q inside one native call (dynamics/engine.py), and CVODES steps natively
-(dynamics/integrators.py). The numpy path (`compiled=False`) is the reference: its state is y = (q_ind,
+(simulation/integrators.py). The numpy path (`compiled=False`) is the reference: its state is y = (q_ind,
 q̇_ind), and at each call the loops are closed by Newton in Python from the previous solution moved along R.
 Either way the constraint residual stays below 1e-12 per length scale, q̇ = R q̇_ind satisfies the velocity
 constraints exactly, and q̈_ind comes from the projected equations of `closed_loop`. Results are recomputed
@@ -26,15 +26,15 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from .. import __version__
+from ..dynamics.closed_loop import JointReactions, closed_loop_forward_dynamics, joint_reactions, reduced_mass_matrix
+from ..dynamics.engine import Engine, engine, fits_engine
+from ..dynamics.forces import AppliedForces, gravity_potential, kinetic_energy
 from ..kinematics.assembly import newton
 from ..kinematics.coordinates import partition
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.document import GROUND, Actuator
 from ..model.errors import AssemblyError, ModelError
-from .closed_loop import JointReactions, closed_loop_forward_dynamics, joint_reactions, reduced_mass_matrix
-from .engine import Engine, engine, fits_engine
-from .forces import AppliedForces, gravity_potential, kinetic_energy
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
 from .monitors import motion_monitors
@@ -289,7 +289,7 @@ def simulate(
 
 
 def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel, text):
-    """((q closed, q̇, q̈), calls) at the output times, on the compiled engine (dynamics/integrators.py). Where
+    """((q closed, q̇, q̈), calls) at the output times, on the compiled engine (simulation/integrators.py). Where
     the loop equations and independent coordinates in use turn singular but the mechanism's full set keeps
     its rank (a mechanism with redundant constraints, like the Delta), they are chosen anew there and the run
     goes on with the engine of that choice."""

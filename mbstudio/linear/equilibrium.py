@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..dynamics.engine import Engine, engine
 from ..model import Model
 from ..model.errors import AssemblyError, ModelError
-from .engine import Engine, engine
 
 NEWTON_STEPS = 60
 TOLERANCE = 1e-10  # m/s² or rad/s² left in q̈_ind

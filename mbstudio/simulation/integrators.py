@@ -21,7 +21,7 @@ import casadi
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from .engine import Engine
+from ..dynamics.engine import Engine
 
 CVODES = {"CVODES": "adams", "CVODES-BDF": "bdf"}
 SCIPY = ("RK45", "DOP853", "Radau", "BDF")

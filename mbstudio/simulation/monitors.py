@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import cumulative_simpson
 
+from ..dynamics.forces import AppliedForces
+from ..dynamics.spatial_tree import body_inertia, components, samples_first
 from ..kinematics.mechanism import Mechanism
 from ..model.document import Actuator, JointSpringDamper, PointForce, SpringDamper
-from .forces import AppliedForces
-from .spatial_tree import body_inertia, components, samples_first
 
 Column = tuple[str, str, np.ndarray]
 

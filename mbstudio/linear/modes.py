@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dynamics.engine import engine
 from ..model import Model
 from ..model.errors import AssemblyError
-from .engine import engine
 from .linear_model import LinearModel
 
 FRAMES = 24

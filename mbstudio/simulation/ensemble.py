@@ -17,13 +17,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .. import __version__
+from ..dynamics.engine import engine
+from ..dynamics.forces import AppliedForces
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps, loads
 from ..model.errors import ModelError
-from .engine import engine
-from .forces import AppliedForces
 from .integrators import IntegrationError, integrate
-from .simulation import METHODS, Clock, Provenance, SimulationResult, closed_states, model_hash, series, singularity
+from .run import METHODS, Clock, Provenance, SimulationResult, closed_states, model_hash, series, singularity
 
 MAX_RUNS = 10_000
 

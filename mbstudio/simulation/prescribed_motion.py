@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dynamics.closed_loop import actuated_indices, actuator_forces_on_tree, closed_loop_inverse_dynamics
+from ..dynamics.forces import AppliedForces
 from ..kinematics.mechanism import Mechanism
-from .closed_loop import actuated_indices, actuator_forces_on_tree, closed_loop_inverse_dynamics
-from .forces import AppliedForces
-from .simulation import SimulationResult, motion_result
+from .run import SimulationResult, motion_result
 
 
 def prescribed_motion(

@@ -112,7 +112,7 @@ def _member(
 
 def mode_branches(eigenvalues: list[np.ndarray]) -> np.ndarray:
     """Which mode of each member continues each branch of the family: (members, branches) indices into each
-    member's modes (one eigenvalue per mode, as dynamics/modes.py lists them), -1 where a member has none for
+    member's modes (one eigenvalue per mode, as linear/modes.py lists them), -1 where a member has none for
     the branch. A member's modes are matched to the branches' latest eigenvalues by least total distance in the
     complex plane, so a mode keeps its branch where natural frequencies cross (their eigenvalues stay apart
     unless the dampings agree too); a mode left over (a pair turned into two real roots) starts a branch."""

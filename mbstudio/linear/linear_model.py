@@ -5,7 +5,7 @@ the compiled engine's exact derivatives (CasADi's automatic differentiation; fin
     lin = linearize(model, point, inputs=["theta1", "5.K.fz"], outputs=["theta1", "5.K.z"])
     lin.A, lin.B, lin.C, lin.D, lin.states, lin.inputs, lin.outputs
 
-x = (δq_ind, δq̇_ind), u = the inputs' deviations (dynamics/linear_signals.py), y = the outputs' deviations:
+x = (δq_ind, δq̇_ind), u = the inputs' deviations (linear/signals.py), y = the outputs' deviations:
 ẋ = A x + B u, y = C x + D u. The loop closure is inside the derivatives: ∂/∂q_ind = ∂/∂q · R along the closed
 configurations. About a state that is not an equilibrium (moving, or pushed), ẋ = f(x₀) + A x + B u: the
 drift f(x₀) is kept with the model (`drift`) and said wherever the model is shown or written.
@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import __version__
+from ..dynamics.engine import Engine, engine
+from ..dynamics.forces import AppliedForces
 from ..model import Model
-from .engine import Engine, engine
+from ..simulation.run import model_hash
 from .equilibrium import OperatingPoint, operating_point
-from .forces import AppliedForces
-from .linear_signals import (
+from .signals import (
     Outputs,
     default_inputs,
     default_outputs,
@@ -32,7 +33,6 @@ from .linear_signals import (
     input_signals,
     output_signals,
 )
-from .simulation import model_hash
 
 
 @dataclass
@@ -120,7 +120,7 @@ def linearize(
     outputs: list[str] | None = None,
 ) -> LinearModel:
     """The linear model about `point` (default: the document's pose at rest, which need not be an equilibrium).
-    `inputs`, `outputs`: names (dynamics/linear_signals.py); by default the document's actuators (else the
+    `inputs`, `outputs`: names (linear/signals.py); by default the document's actuators (else the
     forces on the independent coordinates) and the independent coordinates."""
     start = time.perf_counter()
     eng = engine(model)

@@ -21,19 +21,20 @@ import casadi
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from ... import __version__
-from ...kinematics.mechanism import Mechanism
-from ...model import Model, dumps
-from ...model.errors import ModelError
-from ...numerics.compiled import FastCall, Traced, native, symbols, to_sx
-from ..integrators import SCIPY
-from ..monitors import monitor_columns
-from ..simulation import Clock, model_hash, motion_columns
-from . import invariants
-from .euler import check_gimbal
-from .floating_base import BaseState, state_rates
-from .from_document import block_model
-from .interconnection import BlockModel, BlockState
+from .. import __version__
+from ..dynamics.titop import invariants
+from ..dynamics.titop.euler import check_gimbal
+from ..dynamics.titop.floating_base import BaseState, state_rates
+from ..dynamics.titop.from_document import block_model
+from ..dynamics.titop.interconnection import BlockModel
+from ..dynamics.titop.states import BlockState
+from ..kinematics.mechanism import Mechanism
+from ..model import Model, dumps
+from ..model.errors import ModelError
+from ..numerics.compiled import FastCall, Traced, native, symbols, to_sx
+from .integrators import SCIPY
+from .monitors import monitor_columns
+from .run import Clock, model_hash, motion_columns
 
 NEAR_GIMBAL = 1e-3  # |cos θ| where an integrator that gave up was stopped by the gimbal lock
 
@@ -103,7 +104,7 @@ class BlockRun:
         return self.kinetic + self.potential
 
     def columns(self) -> list[tuple[str, str, np.ndarray]]:
-        """The series as (name, unit, values), named as a general simulation's (dynamics/simulation.py and
+        """The series as (name, unit, values), named as a general simulation's (simulation/run.py and
         monitors.py), so that one can be taken from the other; the dissipated energy is −W_nc."""
         out = motion_columns(
             self.t, self.coordinates, self.units, (self.q, self.qd, self.qdd), self.kinetic, self.potential
@@ -190,7 +191,7 @@ def _prepared(model, initial, velocities, closure_frequency):
 
 @functools.lru_cache(maxsize=8)
 def _traced_document(text: str, closure_frequency: float | None) -> BlockModel:
-    from ...model import loads
+    from ..model import loads
 
     return block_model(Mechanism(loads(text), backend=Traced()), closure_frequency=closure_frequency)
 

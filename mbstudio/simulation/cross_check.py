@@ -17,15 +17,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...kinematics.topology import spanning_tree
-from ...model import Model
-from ..integrators import SCIPY
-from ..simulation import SimulationResult
-from .from_document import block_model
-from .interconnection import InverseDynamics
-from .simulation import BlockRun, simulate_blocks
+from ..dynamics.titop.closures import CLOSURE_FREQUENCY
+from ..dynamics.titop.from_document import block_model
+from ..dynamics.titop.states import InverseDynamics
+from ..kinematics.topology import spanning_tree
+from ..model import Model
+from .block_runs import BlockRun, simulate_blocks
+from .integrators import SCIPY
+from .run import SimulationResult
 
-CLOSURE_FREQUENCY = 500.0  # Hz, the default for closed loops: errors of 1e-6 to 1e-5 on the samples' coordinates
 # the series both routes compute (besides the coordinates, their rates and accelerations)
 COMPARED = [
     "kinetic_energy",

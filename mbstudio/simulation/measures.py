@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..dynamics.forces import AppliedForces
 from ..kinematics.mechanism import Mechanism
 from ..model.document import (
     AngleMeasure,
@@ -25,7 +26,6 @@ from ..model.document import (
     SpringDamper,
     SuspensionMeasure,
 )
-from .forces import AppliedForces
 
 Column = tuple[str, str, np.ndarray]
 STILL = 1e-9  # m/s: a wheel centre slower than this vertically has no motion ratio or bump steer
