@@ -19,6 +19,7 @@ COMMANDS = {
     "import": "a robot from URDF as a model file",
     "export": "a tree model as URDF",
     "pkm": "parallel machines (seed 002): limbs, task-space dynamics along platform paths, workspace maps",
+    "report": "the suspension report: kinematic curves against wheel travel as PDF, PNG or SVG, and CSV",
 }
 # commands whose name is a Python keyword live in a module named after what they do
 MODULES = {"import": "urdf_import"}

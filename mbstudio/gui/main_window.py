@@ -54,6 +54,7 @@ from .results.plots_panel import PlotsPanel
 from .results.results_table import BaseParameterTable
 from .results.ridge_panel import RidgePanel
 from .results.study_panel import StudyPanel
+from .results.suspension_panel import SuspensionPanel
 from .results.workspace_panel import WorkspacePanel
 from .script import model_script
 from .settings import add_recent, keep_options, last_options, settings
@@ -71,6 +72,7 @@ RESULT_PANELS = {
     "linearization": ("lpv", "bode", "modes"),
     "workspace": ("workspace",),
     "task_space_eom": ("eom_table",),
+    "suspension_report": ("suspension",),
 }
 MOTION_TASKS = ("kinematics", "simulation")
 
@@ -104,6 +106,7 @@ class MainWindow(QMainWindow):
         self.lpv = FamilyPanel()
         self.mode_animation = ModeAnimation(self.view.set_pose, self)
         self.workspace = WorkspacePanel()
+        self.suspension = SuspensionPanel()
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
         self.docks = {
@@ -122,6 +125,7 @@ class MainWindow(QMainWindow):
                 ("bode", "Frequency response", self.bode, area.BottomDockWidgetArea),
                 ("lpv", "Linear family", self.lpv, area.BottomDockWidgetArea),
                 ("workspace", "Workspace map", self.workspace, area.BottomDockWidgetArea),
+                ("suspension", "Suspension report", self.suspension, area.BottomDockWidgetArea),
             )
         }
         # the model tree and the property editor keep the window's full height: editing needs the rows
@@ -132,12 +136,23 @@ class MainWindow(QMainWindow):
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
-        results = ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "lpv", "workspace", "study")
+        results = (
+            "plots",
+            "base_table",
+            "parameter_table",
+            "eom_table",
+            "modes",
+            "bode",
+            "lpv",
+            "workspace",
+            "suspension",
+            "study",
+        )
         for name in results:
             self.tabifyDockWidget(self.docks["ridge"], self.docks[name])
         self.docks["study"].hide()  # Analysis › Parameter Study… shows it
         # shown by their first result (a family, a workspace map): at 1200 px the other tabs keep their names
-        for name in ("lpv", "workspace"):
+        for name in ("lpv", "workspace", "suspension"):
             self.docks[name].hide()
         self.docks["base_table"].raise_()
         self.status = {k: QLabel() for k in ("dof", "loops", "assembly")}

@@ -608,6 +608,21 @@ def _branches(modes: list[list[dict]]) -> dict:
     return {"labels": [f"mode {b + 1} ({mode['dominant']})" for b, mode in enumerate(starts)], **curves}
 
 
+# ---------------------------------------------------------------------------------------- suspension report
+def suspension_report(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+    """A suspension corner's kinematic curves against wheel travel, and against the steering input where there
+    is one (options: measure, the measure set's name, default the first; travel, m each way; points)."""
+    from ..simulation.suspension import POINTS, TRAVEL, suspension_curves
+
+    start = time.perf_counter()
+    progress(0.1, "solving the poses over the wheel travel")
+    travel, points = float(options.get("travel") or TRAVEL), int(options.get("points") or POINTS)
+    curves = suspension_curves(loads(model_text), options.get("measure"), travel, points)
+    provenance = Provenance(text_hash(model_text), "parallel wheel travel", "float64", dict(options), 0.0)
+    provenance.seconds = time.perf_counter() - start
+    return JobResult("suspension_report", f"Suspension report of '{curves.measure}'", provenance, {"curves": curves})
+
+
 # ---------------------------------------------------------------------------------------- parallel machines
 def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
     """A parallel machine's workspace map (seed 002): cond(M_t), the dynamic manipulability and cond(J_IK) over
@@ -728,6 +743,7 @@ TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "equilibrium": equilibrium,
     "linearization": linearization,
     "workspace": workspace,
+    "suspension_report": suspension_report,
     "task_space_eom": task_space_eom,
 }
 # the result of a job that stopped early (cancelled, or failed), from the parts it sent (progress(…, part))

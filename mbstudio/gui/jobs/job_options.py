@@ -40,7 +40,7 @@ from ...linear.equilibrium import parse_values
 from ...linear.lpv import schedule_of
 from ...linear.signals import default_inputs, input_signals, output_signals
 from ...model import Model, ModelError
-from ...model.document import Trajectory
+from ...model.document import SuspensionMeasure, Trajectory
 from ...simulation.run import METHODS as INTEGRATORS
 from ...simulation.run import parse_velocities
 from ..editing.properties import ERROR_BORDER
@@ -61,6 +61,7 @@ DEFAULTS: dict[str, dict] = {
         "schedule": None,
     },
     "workspace": {"plane": None, "ranges": None, "points": 41, "at": None},
+    "suspension_report": {"measure": None, "travel": 0.1, "points": 41},
 }
 OPERATING_POINTS = {
     "auto": "The equilibrium near the pose if there is one, else the pose",
@@ -784,6 +785,35 @@ class WorkspaceDialog(OptionsDialog):
         return f"{count * count} platform positions, each limb's inverse kinematics and the task-space equations."
 
 
+class SuspensionReportDialog(OptionsDialog):
+    """The suspension report: which measure set, the wheel travel each way (mm) and the number of poses."""
+
+    task, title = "suspension_report", "Suspension report"
+
+    def build(self) -> None:
+        sets = [m.name for m in self.model.measures if isinstance(m, SuspensionMeasure)]
+        self._unusable = None if sets else "the model has no suspension measure set (Add measure › suspension)"
+        if not sets:
+            self.form.addRow(QLabel(f"No suspension report for this model:\n{self._unusable}"))
+            return
+        self.measure = self.combo("measure", "measure set", {name: name for name in sets})
+        travel = self.start.get("travel")
+        shown = "" if travel is None else f"{1e3 * float(travel):.6g}"
+        self.line("travel", "wheel travel each way [mm]", "bump and rebound from the design position", shown)
+        self.line("points", "poses", "poses over the travel, 3 to 10 001 (41: every 5 mm over ±100 mm)")
+
+    def read(self) -> dict:
+        if self._unusable is not None:
+            self._errors["model"] = ModelError("measures", self._unusable)
+            return {}
+        travel = self.field("travel", lambda t: number("travel", t, lambda v: 0 < v <= 1e4, "a length in mm"))
+        return {
+            "measure": self.measure.currentData(),
+            "travel": None if travel is None else travel * 1e-3,
+            "points": self.field("points", lambda t: whole_number("points", t, 3, 10_001)),
+        }
+
+
 DIALOGS: dict[str, type[OptionsDialog]] = {
     d.task: d
     for d in (
@@ -794,6 +824,7 @@ DIALOGS: dict[str, type[OptionsDialog]] = {
         EquilibriumDialog,
         LinearizeDialog,
         WorkspaceDialog,
+        SuspensionReportDialog,
     )
 }
 

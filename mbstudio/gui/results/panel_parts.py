@@ -25,6 +25,7 @@ FORMAT_NAMES = {
     "parquet": "Parquet",
     "mat": "MATLAB file",
     "npz": "NumPy archive",
+    "pdf": "PDF document",
 }
 
 
