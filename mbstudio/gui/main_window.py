@@ -59,6 +59,7 @@ from .results.workspace_panel import WorkspacePanel
 from .script import model_script
 from .settings import add_recent, keep_options, last_options, settings
 from .view3d.animation import AnimationExport, ModeAnimation, frame_indices
+from .view3d.dragging import BodyDrag
 from .view3d.scene import mechanism_size
 from .view3d.view import View3D
 
@@ -217,6 +218,17 @@ class MainWindow(QMainWindow):
         )
         self.coordinates.choose.connect(self.choose_driving)
         self.view.positioned.connect(self._positioned)
+        self.body_drag = BodyDrag(
+            lambda: (self.mech, self.q),
+            self._fast_assembly,
+            self._show_pose,
+            lambda text, drag: self.document.set_pose(self._values(), text, drag),
+            lambda text: self.statusBar().showMessage(text, 10000),
+            self,
+        )
+        self.view.drag_started.connect(self.body_drag.start)
+        self.view.dragged.connect(self.body_drag.move)
+        self.view.drag_ended.connect(self.body_drag.end)
         doc.structureChanged.connect(self._model_changed)
         doc.poseChanged.connect(self._model_changed)
         self.jobs.finished.connect(self._job_finished)
@@ -332,12 +344,16 @@ class MainWindow(QMainWindow):
 
     def _moved(self, q: np.ndarray, text: str, drag: int, branch: str | None = None) -> bool:
         """A slider step that closed: show pose q and put it in the document as an undoable step `text`."""
-        self.q = q
-        self.view.set_pose(q)
-        self._show_values()
+        self._show_pose(q)
         self._assembly_status(None, branch=branch)
         self.document.set_pose(self._values(), text, drag)
         return True
+
+    def _show_pose(self, q: np.ndarray) -> None:
+        """A closed pose in the 3D view and the sliders (the document gets it from the caller, or not yet)."""
+        self.q = q
+        self.view.set_pose(q)
+        self._show_values()
 
     def _assemble(self, wanted: np.ndarray) -> tuple[np.ndarray, str | None]:
         """A slider step: on the compiled loop equations once this structure's engine is built (a background
