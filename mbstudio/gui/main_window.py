@@ -58,6 +58,7 @@ from .results.suspension_panel import SuspensionPanel
 from .results.workspace_panel import WorkspacePanel
 from .script import model_script
 from .settings import add_recent, keep_options, last_options, settings
+from .status_bar import ElidingStatusBar
 from .view3d.animation import AnimationExport, ModeAnimation, frame_indices
 from .view3d.dragging import BodyDrag
 from .view3d.scene import mechanism_size
@@ -156,6 +157,7 @@ class MainWindow(QMainWindow):
         for name in ("lpv", "workspace", "suspension"):
             self.docks[name].hide()
         self.docks["base_table"].raise_()
+        self.setStatusBar(ElidingStatusBar())  # a long message ends in "…" before the indicators
         self.status = {k: QLabel() for k in ("dof", "loops", "assembly")}
         for label in self.status.values():
             self.statusBar().addPermanentWidget(label)

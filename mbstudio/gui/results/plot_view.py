@@ -10,8 +10,10 @@ import json
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QCheckBox,
     QComboBox,
     QHBoxLayout,
@@ -24,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...jobs import JobResult
-from .panel_parts import COLORS, save_image
+from .panel_parts import COLORS, readable, save_image, set_axis_label
 
 TIME = "t [s]"
 SERIES_WIDTH = 170  # px: the list of series beside the plot
@@ -54,6 +56,7 @@ class PlotView(QWidget):
         self.runs: list[tuple[str, JobResult]] = []  # (label, result): the current run first, then overlays
         self.index = 0
         self.x_axis = QComboBox()
+        self.x_axis.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.x_axis.addItem(TIME)
         self.x_axis.currentIndexChanged.connect(self._replot)
         self.series = QListWidget()
@@ -79,26 +82,29 @@ class PlotView(QWidget):
         self.plot_item.getAxis("right").linkToView(self.error_box)
         self.error_box.setXLink(self.plot_item)
         self.plot_item.getViewBox().sigResized.connect(self._place_error_box)
+        self.plot_item.getViewBox().sigResized.connect(self._fit_left_label)
+        readable(self.plot_item)
         self.readout = QLabel("")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.readout.setWordWrap(True)  # every value read, on a second line where one is not enough
         self._layout()
 
     def _layout(self) -> None:
         chooser = QWidget()
         column = QVBoxLayout(chooser)
         column.setContentsMargins(0, 0, 0, 0)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("x:"))
-        row.addWidget(self.x_axis, 1)
-        column.addLayout(row)
         column.addWidget(self.series, 1)
         column.addWidget(self.errors)
         right = QWidget()
         plot_column = QVBoxLayout(right)
         plot_column.setContentsMargins(0, 0, 0, 0)
         plot_column.addWidget(self.canvas, 1)
-        plot_column.addWidget(self.readout)
+        row = QHBoxLayout()  # the x axis' choice under the plot, where its whole name has room
+        row.addWidget(QLabel("x:"))
+        row.addWidget(self.x_axis)
+        row.addWidget(self.readout, 1)
+        plot_column.addLayout(row)
         split = QSplitter()
         split.addWidget(chooser)
         split.addWidget(right)
@@ -178,10 +184,21 @@ class PlotView(QWidget):
                 curve = self.plot_item.plot(x, np.asarray(result.data["series"][name], float), pen=pen)
                 self.legend.addItem(curve, name if len(self.runs) == 1 else f"{name} · {label.split(':')[0]}")
         self._plot_errors(names)
-        self.plot_item.setLabel("bottom", self.x_axis.currentText() or TIME)
-        self.plot_item.setLabel("left", axis_label(names) if names else "")
+        set_axis_label(self.plot_item, "bottom", self.x_axis.currentText() or TIME)
+        self._fit_left_label()
         self.plot_item.addItem(self.cursor if self._against_time() else self.markers)
         self.set_index(self.index)
+
+    def _fit_left_label(self) -> None:
+        """The y axis' label, or its unit alone where the whole label is longer than the plot is high (the
+        legend above names the series)."""
+        names = self.selected()
+        text = axis_label(names) if names else ""
+        room = self.plot_item.getViewBox().height()
+        if names and QFontMetrics(QFont(QApplication.font().family(), 10)).horizontalAdvance(text) > room:
+            text = " | ".join(f"[{u}]" for u in dict.fromkeys(unit_of(n) for n in names) if u) or "value"
+        if text != self.plot_item.getAxis("left").labelText:
+            set_axis_label(self.plot_item, "left", text)
 
     def _errors_of(self, names: list[str]) -> list[str]:
         """The current run's error series of the plotted ones ('error:theta1 [rad]' for 'theta1 [rad]')."""

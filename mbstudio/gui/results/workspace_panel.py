@@ -13,7 +13,16 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidg
 from ...io.csv_text import csv_text
 from ...io.json_text import json_text
 from ...jobs import JobResult
-from .panel_parts import export_plot, menu_button, plain_units, result_layout, show_hover, stale_banner
+from .panel_parts import (
+    export_plot,
+    menu_button,
+    plain_units,
+    readable,
+    result_layout,
+    set_axis_label,
+    show_hover,
+    stale_banner,
+)
 
 EXPORT_FORMATS = ("png", "svg", "csv", "json")
 PLACEHOLDER = "Run Analysis › Workspace Map… on a parallel machine to see its workspace."
@@ -35,6 +44,7 @@ class WorkspacePanel(QWidget):
         self.plot.setMinimumHeight(180)
         for side in ("left", "bottom"):
             plain_units(self.plot.getAxis(side))
+        readable(self.plot.plotItem)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.unreached = pg.ImageItem(axisOrder="row-major")  # the hatching under the cells out of reach
         self.outline = pg.PlotDataItem(pen=pg.mkPen("#202020", width=1))  # the computed grid's edge
@@ -69,8 +79,8 @@ class WorkspacePanel(QWidget):
         self.quantity.blockSignals(False)
         first, second = data["axes"]
         self.unit, self.scale = length_unit(data["first"], data["second"])
-        self.plot.setLabel("bottom", f"platform {first} [{self.unit}]")
-        self.plot.setLabel("left", f"platform {second} [{self.unit}]")
+        set_axis_label(self.plot.plotItem, "bottom", f"platform {first} [{self.unit}]")
+        set_axis_label(self.plot.plotItem, "left", f"platform {second} [{self.unit}]")
         self.plot.setTitle(LEGEND, size="9pt", color="#202020")
         self.summary.setText(_summary(data, self.unit, self.scale))
         self._draw()
