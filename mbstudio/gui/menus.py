@@ -22,6 +22,7 @@ ASKED = (
     ("linearize_options", "&Linearise…", "linearization", None),
     ("workspace_options", "&Workspace Map…", "workspace", None),
     ("suspension_options", "Suspension &Report…", "suspension_report", None),
+    ("identify_options", "&Identify…", "identification", None),
 )
 # Quick runs with fixed options: name, menu text, job, options
 ANALYSES = (
@@ -56,6 +57,7 @@ EXPORTS = (
     ("lpv", "&Linear Family (LPV)", ("csv", "json", "mat", "npz", "png", "svg")),
     ("workspace", "&Workspace Map", ("csv", "json", "png", "svg")),
     ("suspension", "&Suspension Report", ("pdf", "png", "svg", "csv")),
+    ("identification", "I&dentification", ("csv", "json")),
 )
 ABOUT = """<h3>MB Studio {version}</h3>
 <p>Mechanism analysis: closed-loop kinematics, equations of motion, simulation and base inertial parameters,
@@ -124,11 +126,20 @@ def build(window: QMainWindow) -> dict[str, QAction]:
         "screenshot": _action(window, "Save View as &PNG…", window.save_screenshot, "Ctrl+P"),
         "import_urdf": _action(
             window,
-            "&Import URDF…",
+            "&Import URDF or MJCF…",
             window.import_urdf,
-            tip="a robot from URDF as a new model: links, joints, limits, inertials, meshes and colours",
+            tip="a robot from URDF or a MuJoCo model (MJCF, loops from its equalities) as a new model",
         ),
         "export_urdf": _action(window, "Model as &URDF…", window.export_urdf, tip="the tree model as URDF"),
+        "export_mjcf": _action(
+            window, "Model as &MJCF…", window.export_mjcf, tip="the model for MuJoCo, its loops as equalities"
+        ),
+        "export_fmu": _action(
+            window,
+            "Model as &FMU…",
+            window.export_fmu,
+            tip="an FMI 2.0 FMU (Model Exchange and Co-Simulation) for Simulink, Modelica tools and Simscape",
+        ),
         "export_animation": _action(
             window,
             "&Animation (GIF, MP4)…",
@@ -172,6 +183,10 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     edit_menu.addActions([a["undo"], a["redo"]])
     edit_menu.addSeparator()
     edit_menu.addActions([a["draw_link"], a["assemble"]])
+    edit_menu.addSeparator()
+    a["preferences"] = _action(window, "&Preferences…", window.edit_preferences, "Ctrl+,", "the units shown")
+    a["preferences"].setMenuRole(QAction.MenuRole.PreferencesRole)
+    edit_menu.addAction(a["preferences"])
 
     analysis_menu = window.menuBar().addMenu("&Analysis")
     for name, text, task, shortcut in ASKED:
@@ -217,10 +232,11 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     ):
         a[name] = _toggle(window, text, slot, tip)
         view_menu.addAction(a[name])
-    units = view_menu.addMenu("&Units")
+    units = view_menu.addMenu("&Units")  # the quick choice; Edit › Preferences… has the suspension measures' too
     for name, text in (("degrees", "Angles in &Degrees"), ("millimetres", "Lengths in &Millimetres")):
-        a[name] = _toggle(window, text, lambda _: window.set_units(), "the sliders' values shown and typed in it")
+        a[name] = _toggle(window, text, lambda _: window.set_units(), "in the sliders, tree, properties and plots")
         units.addAction(a[name])
+    units.addAction(_action(window, "&More…", window.edit_preferences, None, "Edit › Preferences… › Units"))
     view_menu.addSeparator()
     for dock in window.docks.values():
         view_menu.addAction(dock.toggleViewAction())
@@ -271,6 +287,8 @@ def _fill_export(window: QMainWindow, menu: QMenu, actions: dict[str, QAction]) 
     menu.addSeparator()
     menu.addAction(actions["export_animation"])
     menu.addAction(actions["export_urdf"])
+    menu.addAction(actions["export_mjcf"])
+    menu.addAction(actions["export_fmu"])
     menu.addAction(actions["export_c"])
     menu.addAction(actions["export_numpy"])
     menu.addAction(actions["screenshot"])
