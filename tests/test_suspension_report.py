@@ -13,6 +13,7 @@ import pytest
 
 from mbstudio import samples
 from mbstudio.cli import main
+from mbstudio.io.display_units import parse_units
 from mbstudio.io.suspension_report import curves_csv, report_bytes
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import ModelError, dumps, loads
@@ -124,9 +125,12 @@ def test_the_page_and_the_csv(tmp_path):
     assert "<svg" in svg and "Suspension report: SLA suspension" in svg
     with pytest.raises(ModelError, match="PNG, SVG or PDF"):
         report_bytes(curves, provenance, "gif")
-    text = curves_csv(curves, provenance)
-    header = text.splitlines()[0].split(",")
+    header = curves_csv(curves, provenance).text.splitlines()[0].split(",")
     assert header[:3] == ["wheel travel [m]", "toe [rad]", "camber [rad]"] and "motion_ratio [1]" in header
+    table = curves_csv(curves, provenance, units=parse_units("deg,mm"))
+    header, first = (line.split(",") for line in table.text.splitlines()[:2])
+    assert header[:3] == ["wheel travel [mm]", "toe [deg]", "camber [deg]"] and "bump_steer [deg/mm]" in header
+    assert float(first[0]) == pytest.approx(-100.0) and float(first[2]) == pytest.approx(math.degrees(0.01394341))
 
 
 def test_the_command_writes_the_page_and_the_curves(tmp_path, capsys):
@@ -135,8 +139,9 @@ def test_the_command_writes_the_page_and_the_curves(tmp_path, capsys):
     assert main(["report", str(samples.path("sla_suspension")), "--out", str(out), *arguments]) == 0
     text = capsys.readouterr().out
     assert out.read_bytes()[:5] == b"%PDF-" and f"wrote {out}" in text and "camber" in text
-    rows = [r for r in table.read_text(encoding="utf-8").splitlines()[1:] if not r.startswith("#")]
+    rows = table.read_text(encoding="utf-8").splitlines()[1:]
     assert len(rows) == 9 and float(rows[0].split(",")[0]) == pytest.approx(-0.08)
+    assert json.loads((tmp_path / "curves.csv.json").read_text())["provenance"]["method"] == "parallel wheel travel"
     assert main(["report", str(samples.path("four_bar")), "--out", str(tmp_path / "r.png")]) == 2
     assert "has no suspension measure set" in capsys.readouterr().err
     assert not (tmp_path / "r.png").exists()

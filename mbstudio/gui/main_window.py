@@ -406,6 +406,7 @@ class MainWindow(QMainWindow):
         self.tree.set_units(self.units, self.document.model)
         self.properties.set_units(self.units)
         self.plots.set_units(self.units)
+        self.suspension.set_units(self.units)
 
     # ------------------------------------------------------------------ 3D post-processing
     def show_labels(self, on: bool) -> None:

@@ -5,7 +5,7 @@ PDF back-ends), so the command line, Python and the window make the same page.
 
     curves = suspension_curves(model)                 # mbstudio.simulation.suspension
     save_report(curves, provenance, "report.pdf")     # or .png, .svg
-    write_atomic("curves.csv", curves_csv(curves, provenance))
+    write_output("curves.csv", curves_csv(curves, provenance))   # io/csv_text.py: the table and its sidecar
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from matplotlib.figure import Figure
 
 from ..model import ModelError, write_atomic
 from ..simulation.suspension import SuspensionCurves, Sweep
-from .csv_text import csv_text
+from .csv_text import CsvTable, numeric_table
+from .display_units import SI, DisplayUnits
 
 FORMATS = ("png", "svg", "pdf")
 PAGE = (11.69, 8.27)  # in: A4 landscape
 DPI = 150  # PNG: a page 1754 pixels wide
-# curve -> (title, sign convention); each SI unit shown as (unit, factor)
+# curve -> (title, sign convention)
 PANELS = {
     "toe": ("toe", "toe-in +"),
     "camber": ("camber", "top outboard +"),
@@ -35,31 +36,35 @@ PANELS = {
     "lateral_shift": ("wheel centre, lateral", "outboard +"),
     "longitudinal_shift": ("wheel centre, longitudinal", "forward +"),
 }
-SHOWN = {"rad": ("deg", np.degrees(1.0)), "m": ("mm", 1e3), "rad/m": ("deg/m", np.degrees(1.0)), "1": ("–", 1.0)}
+PAGE_UNITS = DisplayUnits()  # the suspension measures' pair: deg and mm
 LINE, DESIGN = "#1f4e99", "#c0392b"
 
 
-def shown(unit: str, values):
-    """Values in SI `unit` as the page shows them: (unit, values)."""
-    name, factor = SHOWN[unit]
-    return name, np.asarray(values, float) * factor
+def shown(unit: str, values, units: DisplayUnits = PAGE_UNITS):
+    """Values in SI `unit` as the page shows them, every angle and length in the suspension measures' units:
+    (unit, values); '–' for a ratio."""
+    page = DisplayUnits(
+        units.suspension_angle, units.suspension_length, units.suspension_angle, units.suspension_length
+    )
+    name, size = page.unit(unit)
+    return ("–" if name == "1" else name), np.asarray(values, float) / size
 
 
-def report_figure(curves: SuspensionCurves, provenance: dict | None = None) -> Figure:
+def report_figure(curves: SuspensionCurves, provenance: dict | None = None, units: DisplayUnits = PAGE_UNITS) -> Figure:
     """The page: a title with the design position's values, a panel per curve against wheel travel, the
     steering sweep (or what the model has no sweep for) in the last panel, the provenance at the foot."""
     figure = Figure(figsize=PAGE, dpi=DPI, layout="constrained")
-    figure.suptitle(_title(curves), fontsize=11, x=0.01, ha="left")
+    figure.suptitle(_title(curves, units), fontsize=11, x=0.01, ha="left")
     names = [n for n in PANELS if n in curves.travel.curves]
     grid = figure.subplots(3, 4)
     panels = list(grid.ravel())
     first = None
     for axes, name in zip(panels, names, strict=False):
-        _travel_panel(axes, curves.travel, name, first)
+        _travel_panel(axes, curves.travel, name, first, units)
         first = first or axes
     rest = panels[len(names) :]
     if curves.steer is not None and rest:
-        _steer_panel(rest.pop(0), curves.steer)
+        _steer_panel(rest.pop(0), curves.steer, units)
     for axes in rest:
         axes.set_axis_off()
     if rest:
@@ -69,44 +74,43 @@ def report_figure(curves: SuspensionCurves, provenance: dict | None = None) -> F
     return figure
 
 
-def _title(curves: SuspensionCurves) -> str:
-    travel_mm = 1e3 * curves.travel.x
+def _title(curves: SuspensionCurves, units: DisplayUnits) -> str:
+    length, travel = shown("m", curves.travel.x, units)
     design = curves.design
     values = []
     for name in ("toe", "camber", "caster", "kingpin_inclination", "scrub_radius", "motion_ratio"):
         if name in design:
-            unit, value = shown(*design[name])
+            unit, value = shown(*design[name], units)
             values.append(f"{PANELS[name][0]} {float(value) + 0.0:.2f} {unit}".replace(" –", ""))
     return (
         f"Suspension report: {curves.model}, corner '{curves.measure}'\n"
-        f"Parallel wheel travel {travel_mm.min():+.0f} to {travel_mm.max():+.0f} mm (bump +), driven by "
+        f"Parallel wheel travel {travel.min():+.4g} to {travel.max():+.4g} {length} (bump +), driven by "
         f"{curves.driver}, the other coordinates held.\nAt the design position: " + ", ".join(values)
     )
 
 
-def _travel_panel(axes, sweep: Sweep, name: str, share) -> None:
-    unit, values = shown(*sweep.curves[name])
-    x = 1e3 * sweep.x
+def _travel_panel(axes, sweep: Sweep, name: str, share, units: DisplayUnits) -> None:
+    unit, values = shown(*sweep.curves[name], units)
+    length, x = shown("m", sweep.x, units)
     axes.plot(x, values, color=LINE, linewidth=1.6)
     k = int(np.abs(x).argmin())
     axes.plot([x[k]], [values[k]], "o", color=DESIGN, markersize=4)
     title, sense = PANELS[name]
     axes.set_title(f"{title} [{unit}]", fontsize=9, loc="left")
     axes.set_ylabel(sense, fontsize=7, color="#606060")
-    axes.set_xlabel("wheel travel [mm]", fontsize=8)
+    axes.set_xlabel(f"wheel travel [{length}]", fontsize=8)
     _style(axes)
     if share is not None:
         axes.sharex(share)
 
 
-def _steer_panel(axes, sweep: Sweep) -> None:
-    angle = sweep.unit == "rad"
-    x = np.degrees(sweep.x) if angle else 1e3 * sweep.x
+def _steer_panel(axes, sweep: Sweep, units: DisplayUnits) -> None:
+    x_unit, x = shown(sweep.unit, sweep.x, units)
     for (name, (unit, values)), style in zip(sweep.curves.items(), ("-", "--"), strict=False):
-        shown_unit, y = shown(unit, values)
+        shown_unit, y = shown(unit, values, units)
         axes.plot(x, y, style, color=LINE, linewidth=1.4, label=f"{PANELS[name][0]} [{shown_unit}]")
     axes.set_title("steering: toe and camber at the design height", fontsize=9, loc="left")
-    axes.set_xlabel(f"{sweep.name} [{'deg' if angle else 'mm'}] (from the document's value)", fontsize=8)
+    axes.set_xlabel(f"{sweep.name} [{x_unit}] (from the document's value)", fontsize=8)
     axes.legend(fontsize=7, frameon=False)
     _style(axes)
 
@@ -143,12 +147,14 @@ def _footer(provenance: dict) -> str:
     )
 
 
-def report_bytes(curves: SuspensionCurves, provenance: dict | None, fmt: str) -> bytes:
+def report_bytes(
+    curves: SuspensionCurves, provenance: dict | None, fmt: str, units: DisplayUnits = PAGE_UNITS
+) -> bytes:
     """The page as the bytes of a PNG, SVG or PDF file, the provenance in its metadata."""
     fmt = fmt.lower()
     if fmt not in FORMATS:
         raise ModelError("report", "is written as PNG, SVG or PDF", fmt, ", ".join(FORMATS))
-    figure = report_figure(curves, provenance)
+    figure = report_figure(curves, provenance, units)
     title = f"Suspension report: {curves.model}, corner '{curves.measure}'"
     about = str(provenance or "")
     metadata = {
@@ -161,21 +167,23 @@ def report_bytes(curves: SuspensionCurves, provenance: dict | None, fmt: str) ->
     return out.getvalue()
 
 
-def save_report(curves: SuspensionCurves, provenance: dict | None, path: str | Path) -> None:
+def save_report(
+    curves: SuspensionCurves, provenance: dict | None, path: str | Path, units: DisplayUnits = PAGE_UNITS
+) -> None:
     """The page written atomically to `path`, its format from the suffix (.png, .svg, .pdf)."""
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         raise ModelError("--out", "must end in .png, .svg or .pdf", str(path), "report.pdf")
-    write_atomic(path, report_bytes(curves, provenance, fmt))
+    write_atomic(path, report_bytes(curves, provenance, fmt, units))
 
 
-def curves_csv(curves: SuspensionCurves, provenance: dict, sweep: str = "travel") -> str:
-    """A sweep's curves as CSV, in SI: the swept quantity, then each curve, every header with its unit."""
+def curves_csv(curves: SuspensionCurves, provenance: dict, sweep: str = "travel", units: DisplayUnits = SI) -> CsvTable:
+    """A sweep's curves as a CSV table (SI unless `units` say otherwise): the swept quantity, then each curve,
+    every header with its unit, the provenance beside it (io/csv_text.py)."""
     data = curves.travel if sweep == "travel" else curves.steer
     if data is None:
         raise ModelError("sweep", "is not in this report", sweep, "travel" + (", steer" if curves.steer else ""))
     names = list(data.curves)
     header = [f"{data.name} [{data.unit}]"] + [f"{name} [{data.curves[name][0]}]" for name in names]
     columns = np.column_stack([data.x, *(data.curves[name][1] for name in names)])
-    rows = ([repr(float(v)) if np.isfinite(v) else "" for v in row] for row in columns)
-    return csv_text(provenance, header, rows)
+    return numeric_table(provenance, header, columns, units, blank=True)

@@ -823,6 +823,7 @@ class SuspensionReportDialog(OptionsDialog):
             "points": self.field("points", lambda t: whole_number("points", t, 3, 10_001)),
         }
 
+
 # ---------------------------------------------------------------------------------------- identification
 LOG_FILTER = "Logs (*.csv *.txt);;All files (*)"
 

@@ -1,6 +1,7 @@
 """The suspension report in the window: the page the command writes (io/suspension_report.py draws it), scaled
 to the panel's width and scrolled, a summary of the design position above, and Export as PDF, PNG, SVG or CSV.
-The curves come computed from the job; this panel only shows the page."""
+The page shows the suspension measures' display units (Edit › Preferences…, deg and mm by default), the CSV the
+window's. The curves come computed from the job; this panel only shows the page."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QWidget
 
+from ...io.display_units import DisplayUnits
 from ...io.suspension_report import curves_csv, report_bytes, shown
 from ...jobs import JobResult
 from .panel_parts import export_path, menu_button, result_layout, stale_banner, write_export
@@ -20,6 +22,7 @@ class SuspensionPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result: JobResult | None = None
+        self.units = DisplayUnits()  # the window's (set_units)
         self.page = QPixmap()
         self.summary = QLabel(PLACEHOLDER)
         self.summary.setWordWrap(True)
@@ -31,7 +34,7 @@ class SuspensionPanel(QWidget):
         self.scroll.setMinimumHeight(180)
         self.stale = stale_banner()
         buttons = QHBoxLayout()
-        self.note = QLabel("The page as the command writes it: wheel travel in mm, angles in degrees.")
+        self.note = QLabel("The page as `mbstudio report` writes it, in the suspension measures' units.")
         self.note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         buttons.addWidget(self.note, 1)
         buttons.addWidget(
@@ -41,9 +44,18 @@ class SuspensionPanel(QWidget):
 
     def show_result(self, result: JobResult) -> None:
         self.result = result
-        curves = result.data["curves"]
-        self.page.loadFromData(report_bytes(curves, result.provenance.to_json(), "png"), "PNG")
-        self.summary.setText(_summary(curves))
+        self._draw()
+
+    def set_units(self, units: DisplayUnits) -> None:
+        """The page in these units' suspension pair, the CSV in these units."""
+        self.units = units
+        if self.result is not None:
+            self._draw()
+
+    def _draw(self) -> None:
+        curves = self.result.data["curves"]
+        self.page.loadFromData(report_bytes(curves, self.result.provenance.to_json(), "png", self.units), "PNG")
+        self.summary.setText(_summary(curves, self.units))
         self._fit()
 
     def resizeEvent(self, event) -> None:  # Qt's name
@@ -79,20 +91,23 @@ class SuspensionPanel(QWidget):
         if path is None:
             return False
         curves, provenance = self.result.data["curves"], self.result.provenance.to_json()
-        content = curves_csv(curves, provenance) if fmt == "csv" else report_bytes(curves, provenance, fmt)
+        if fmt == "csv":
+            content = curves_csv(curves, provenance, units=self.units)
+        else:
+            content = report_bytes(curves, provenance, fmt, self.units)
         return write_export(self, path, content)
 
 
-def _summary(curves) -> str:
+def _summary(curves, units: DisplayUnits) -> str:
     design = curves.design
     parts = []
     for name in ("toe", "camber", "caster", "kingpin_inclination", "scrub_radius", "motion_ratio"):
         if name in design:
-            unit, value = shown(*design[name])
+            unit, value = shown(*design[name], units)
             parts.append(f"{name.replace('_', ' ')} {float(value) + 0.0:.3g}{'' if unit == '–' else ' ' + unit}")
-    travel = 1e3 * curves.travel.x
+    length, travel = shown("m", curves.travel.x, units)
     stops = f" Stopped: {'; '.join(curves.stops)}." if curves.stops else ""
     return (
-        f"Corner '{curves.measure}', wheel travel {travel[0]:+.0f} to {travel[-1]:+.0f} mm by {curves.driver}. "
+        f"Corner '{curves.measure}', wheel travel {travel[0]:+.4g} to {travel[-1]:+.4g} {length} by {curves.driver}. "
         f"At the design position: {', '.join(parts)}.{stops}"
     )
