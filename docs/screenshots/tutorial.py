@@ -1,6 +1,6 @@
 """The tutorial's screenshots (docs/tutorial.md), made in the real window by doing each step as the tutorial
 says: open a sample, draw a four-bar, simulate it, plot its coupler curve, the SLA's base parameters, its linear
-model, a robot from URDF. Each step saves tutorial_<n>_<step>.png and prints what it found.
+model, a robot from URDF, identification from a log. Each step saves tutorial_<n>_<step>.png and prints what it found.
 
     python3 docs/screenshots/tutorial.py OUT_FOLDER [--until STEP] [--size 1280x800]
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-STEPS = ("open", "draw", "simulate", "coupler", "base_parameters", "linearise", "urdf")
+STEPS = ("open", "draw", "simulate", "coupler", "base_parameters", "linearise", "urdf", "identify")
 
 
 class Session:
@@ -134,6 +134,26 @@ def urdf(s: Session) -> None:
     print(f"  imported {s.window.document.model.name}: {len(s.window.document.model.bodies)} bodies")
 
 
+def identify(s: Session) -> None:
+    """Analysis › Identify… on the double pendulum, from a log made as the tutorial says: the model's own
+    kinematics along its exciting path (positions and the torques that drive them, 200 samples a second)."""
+    s.window.document.stack.setClean()
+    s.window.open_sample("double_pendulum")
+    run = s.run("kinematics", {"samples": 4001}, "Kinematics for the log")
+    series = run.result.data["series"]
+    columns = {"t [s]": run.result.data["t"]}
+    for name in s.window.mech.independent:
+        columns[f"{name} [rad]"] = series[f"{name} [rad]"]
+        columns[f"tau_{name} [N m]"] = series[f"actuator:{name} [N m]"]
+    log = s.out / "tutorial_log.csv"
+    rows = np.column_stack(list(columns.values()))
+    log.write_text(",".join(columns) + "\n" + "\n".join(",".join(repr(float(v)) for v in row) for row in rows))
+    job = s.run("identification", {"data": str(log)}, "Identify from the log")
+    log.unlink()
+    s.window.docks["identification"].raise_()
+    print(f"  rank {job.result.data.get('rank', '?')}")
+
+
 ACTIONS = {
     "open": open_sample,
     "draw": draw,
@@ -142,6 +162,7 @@ ACTIONS = {
     "base_parameters": base_parameters,
     "linearise": linearise,
     "urdf": urdf,
+    "identify": identify,
 }
 
 

@@ -39,3 +39,20 @@ def test_the_script_makes_every_steps_screenshot(qapp, display, tmp_path):
     out = DOCS / "screenshots" if os.environ.get("MBSTUDIO_TUTORIAL_UPDATE") else tmp_path
     written = script().shots(out)
     assert [p.name for p in written] == [f"tutorial_{n}_{s}.png" for n, s in enumerate(script().STEPS, start=1)]
+
+
+def test_the_readme_shows_the_window_script_as_it_is():
+    example = (DOCS / "examples" / "script_window.py").read_text(encoding="utf-8").rstrip()
+    assert f"```python\n{example}\n```" in (DOCS.parent / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow  # a window of its own, in a process of its own, and a simulation job
+def test_the_window_script_runs(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(DOCS.parent)}
+    script = DOCS / "examples" / "script_window.py"
+    subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, check=True, timeout=600)
+    assert (tmp_path / "window.png").stat().st_size > 10_000
+    assert (tmp_path / "run.csv").read_text(encoding="utf-8").startswith("t [s],theta1 [rad]")
