@@ -379,7 +379,7 @@ def _blocks(states: int) -> list[dict]:
 # seconds for one run of each route on the SLA suspension, on a 2-core machine: issue 4, section 7, and for
 # variable precision issue 12 (after the move to MPFR)
 BASEPAR_TARGETS = {"vp50": 2.0, "vp500": 6.0, "dp": 0.5, "symbolic": 30.0}
-BASEPAR_SAMPLES = 100  # of the SLA sample's trajectory, seed 000's eq. (16)
+BASEPAR_SAMPLES = 100  # of the SLA sample's trajectory, Iriarte et al.'s (2017) eq. (16)
 
 
 def _basepar_row(key: str, label: str, method: str, digits: int = 50) -> dict:
@@ -647,7 +647,7 @@ PKM_PAPER = "paper (i7-8700, Mathematica C): 2.74 µs serial, 0.97 µs per node 
 
 @benchmark("pkm")
 def _pkm(states: int) -> list[dict]:
-    """Seed 002 on the paper's Delta: the task-space inverse dynamics (inverse kinematics from the previous state,
+    """Müller (2021) on the paper's Delta: the task-space inverse dynamics (inverse kinematics from the previous state,
     two Newton steps, then the efforts) by the modular method (one node per limb, eq. 144) against the general
     closed-loop method, both compiled, one state at a time and over a batch of states (at most 1 000), in numpy
     and compiled; and the parallel scheme against the whole machine as one native function: the limb nodes on

@@ -10,7 +10,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import pytest
 
-# Seed 002's parallel machines (checked in depth in tests/test_pkm.py): the per-sample checks of the other files
+# Müller's (2021) parallel machines (checked in depth in tests/test_pkm.py): the per-sample checks of the other files
 # run them with the slow ones, where each costs seconds to a minute.
 PKM_SAMPLES = ("delta_3rus", "irsbot2")
 

@@ -26,7 +26,7 @@ FEWER_SAMPLES = {"delta_3rr2rrr"}
 
 def _sample_cases() -> list:
     """Every sample but the SLA (tests/test_base_parameters_sla.py); the Delta (160 parameters, rank 40) and the
-    parallel machines of seed 002 take 30 s of CPU or more each, so they run with the slow checks. IRSBot-2's
+    parallel machines of Müller (2021) take 30 s of CPU or more each, so they run with the slow checks. IRSBot-2's
     elbows only translate (parallelogram couplers): 18 of their parameters have no effect, which the numeric
     routes find and the symbolic rules do not (rank 23 against 39), as tests/test_symbolic_base.py also shows."""
     cases = []

@@ -1,4 +1,4 @@
-"""Seed 002's modular model of parallel machines, each check by an independent route: the digest's checks T1-T19
+"""Müller's (2021) modular model of parallel machines, each check by an independent route: the digest's checks T1-T19
 (counts, the parallelogram's H, screw data, the paper's closed-form platform pose and F'(ϑ), ranks, symmetry,
 energy and power identities, formulation independence, derivatives by finite differences), the task-space
 equations against the general closed-loop method on three machines, and the Delta torques of digest sec. 7.3."""

@@ -1,4 +1,4 @@
-"""The symbolic method of Ros et al. (seed 000, section 4, Appendix A): parameters without effect, multipole
+"""The symbolic method of Ros et al. (Iriarte et al. 2017, section 4, Appendix A): parameters without effect, multipole
 transfers and exact base parameters, checked against the paper's Tables 3, 4 and 5 for the SLA suspension,
 against hand results, and independently: every direction must leave the Lagrangian unchanged, and the
 directions must fill the null space of the observation matrix (its numerical rank)."""
@@ -102,7 +102,7 @@ def test_sla_transfers_are_table_4(sla):
 
 # ---------------------------------------------------------------------------------------- SLA, Table 5
 def table_5() -> dict[str, sympy.Expr]:
-    """Seed 000, Table 5, transcribed; keyed by the parameter each base parameter keeps."""
+    """Iriarte et al. (2017), Table 5, transcribed; keyed by the parameter each base parameter keeps."""
     D12, D13, D22, D31, L7, L10, DKx, DKy, DKz = sympy.symbols("D12 D13 D22 D31 L7 L10 DKx DKy DKz", real=True)
     p = {
         f"{n}{b}": S(f"{n}{b}")
@@ -273,7 +273,7 @@ def test_puma560_has_36_base_parameters_like_its_numerical_rank():
 
 
 # ---------------------------------------------------------------------------------------- every sample
-# The parallel machines of seed 002 take 10 s here, so they run with the slow checks, where two known limits show:
+# The parallel machines of Müller (2021) take 10 s here, so they run with the slow checks, where two known limits show:
 # IRSBot-2's elbows only translate (parallelogram couplers), which leaves 18 of their parameters without effect that
 # the symbolic rules do not find (float rank 21, symbolic 39); the 3R[2US] Delta's 33-coordinate assembly leaves its
 # platform's orientation rounded enough for a Lagrangian change of 5e-12 along 'myp', above this check's 1e-12.
@@ -311,8 +311,8 @@ def test_every_sample_gives_exact_null_directions(name):
 
 @pytest.mark.parametrize("name", _per_sample("rank", [n for n in samples.names() if n != "sla_suspension"]))
 def test_rank_matches_float_rank_where_the_spectrum_has_a_gap(name):
-    """Completeness against the float64 rank of W (the SLA's float spectrum has no gap: seed 000, Fig. 5; it is
-    checked at 30 digits above)."""
+    """Completeness against the float64 rank of W (the SLA's float spectrum has no gap: Iriarte et al. 2017, Fig. 5;
+    it is checked at 30 digits above)."""
     model = samples.load(name)
     r = symbolic_base_parameters(model)
     s = np.linalg.svd(float_observation_matrix(model), compute_uv=False)

@@ -1,7 +1,7 @@
 """`mbstudio pkm FILE [--trajectory NAME] [--samples N] [--out efforts.csv]`
 `mbstudio pkm FILE --map x[=LOW:HIGH:N] --map y[=LOW:HIGH:N] [--at z=VALUE] --out map.csv`
 
-A parallel machine by seed 002's modular method: its limbs and task space, the task-space equations of motion
+A parallel machine by Müller's (2021) modular method: its limbs and task space, the task-space equations of motion
 at the document's pose; along a platform path (`--trajectory`, the file's `platform.paths`) each limb's
 coordinates and the actuator efforts; or over a plane of platform positions (`--map`) the condition number of
 M_t, the dynamic manipulability and the condition number of J_IK; an axis given without a range is sized to hold
@@ -134,7 +134,7 @@ def _path(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
             print(f"  {name:24s} min {values.min():12.6g}  max {values.max():12.6g}  [{unit}]")
     if args.out:
         options = {"trajectory": path.name, "samples": len(result.t)}
-        provenance = _provenance(pkm, "pkm modular inverse dynamics (seed 002)", options, start)
+        provenance = _provenance(pkm, "pkm modular inverse dynamics (Müller 2021)", options, start)
         header, data = [f"{n} [{u}]" for n, u, _ in columns], np.column_stack([c[2] for c in columns])
         write_output(args.out, numeric_table(provenance, header, data, parse_units(args.units)))
         print(f"  {len(columns)} columns x {len(result.t)} samples written to {args.out}")
@@ -161,7 +161,7 @@ def _map(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
         header = [f"{found.axes[0]} [m]", f"{found.axes[1]} [m]"] + [f"{k} [{u}]" for k, (_, u) in QUANTITIES.items()]
         data = np.column_stack([first.ravel(), second.ravel(), *(found.values[k].ravel() for k in QUANTITIES)])
         options = {"grid": grid, "at": found.fixed}
-        provenance = _provenance(pkm, "pkm workspace map (seed 002)", options, start)
+        provenance = _provenance(pkm, "pkm workspace map (Müller 2021)", options, start)
         write_output(args.out, numeric_table(provenance, header, data, parse_units(args.units)))
         print(f"  {len(data)} points written to {args.out}")
     return 0

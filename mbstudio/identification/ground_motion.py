@@ -1,4 +1,4 @@
-"""What a body's motion relative to the ground keeps fixed, read from its joints (seed 000, section 4.2).
+"""What a body's motion relative to the ground keeps fixed, read from its joints (Iriarte et al. 2017, section 4.2).
 
 A fact says that a body does not move ("fixed"), only translates (Ω = 0, "translation"), turns about a
 direction fixed in space and in the body ("axis", Ω ∥ a, possibly with a line of points at rest), turns about
@@ -278,7 +278,7 @@ def exact_axis(body, geometry: Geometry, direction: np.ndarray) -> sympy.Matrix 
 
 def equal_rotation_pairs(mech: Mechanism, samples: int = 12) -> list[tuple[str, str]]:
     """Pairs of rotating bodies whose angular velocities are always equal (Ω_i = Ω_j at random assembled
-    states, float64): any quadrupole can move between them (seed 000, section 4.3, condition 6)."""
+    states, float64): any quadrupole can move between them (Iriarte et al. 2017, section 4.3, condition 6)."""
     q, qd = random_states(mech, samples, seed=11)
     st = mech.motion(q, qd)
     w = {b.label: np.asarray(st.w[mech.tree.body_index(b.label)], dtype=float) for b in mech.model.bodies}

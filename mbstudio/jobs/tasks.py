@@ -633,7 +633,7 @@ def suspension_report(model_text: str, options: dict, progress: Progress, cancel
 
 # ---------------------------------------------------------------------------------------- parallel machines
 def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """A parallel machine's workspace map (seed 002): cond(M_t), the dynamic manipulability and cond(J_IK) over
+    """A parallel machine's workspace map (Müller 2021): cond(M_t), the dynamic manipulability and cond(J_IK) over
     a plane of platform positions. Options: `plane` (two task coordinates, default the first two), `ranges`
     ({coordinate: [low, high]}, default about the document's pose), `points` per axis (41), `at` ({the other
     coordinate: value}, default the document's pose). A cancelled map keeps the points done. Without ranges the
@@ -669,7 +669,11 @@ def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel
         "workspace",
         f"Workspace map over {found.axes[0]}, {found.axes[1]}",
         Provenance(
-            text_hash(model_text), "pkm workspace map (seed 002)", "float64", dict(options), time.perf_counter() - start
+            text_hash(model_text),
+            "pkm workspace map (Müller 2021)",
+            "float64",
+            dict(options),
+            time.perf_counter() - start,
         ),
         data,
     )
@@ -677,7 +681,7 @@ def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel
 
 def task_space_eom(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
     """A parallel machine's task-space equations at the document's pose, at rest, for the Equations of motion
-    table (seed 002, eq. 107-120): M_t, W_t^grav, J_IK and the actuator-space M_a, as numbers, each entry named
+    table (Müller 2021, eq. 107-120): M_t, W_t^grav, J_IK and the actuator-space M_a, as numbers, each entry named
     by task coordinates or actuated coordinates."""
     from ..dynamics.pkm import ParallelMachine
 
@@ -706,7 +710,7 @@ def task_space_eom(model_text: str, options: dict, progress: Progress, cancel: C
         "constraint_labels": [],
         "notes": [
             f"Task space of platform '{pkm.platform}' ({', '.join(task)}) at the document's pose, at rest, by the "
-            f"modular method (seed 002): numbers, not expressions; actuated {', '.join(act)}."
+            f"modular method (Müller 2021): numbers, not expressions; actuated {', '.join(act)}."
         ],
     }
     return JobResult(
@@ -714,7 +718,7 @@ def task_space_eom(model_text: str, options: dict, progress: Progress, cancel: C
         "Task-space equations of motion",
         Provenance(
             text_hash(model_text),
-            "pkm task-space EOM (seed 002)",
+            "pkm task-space EOM (Müller 2021)",
             "float64",
             dict(options),
             time.perf_counter() - start,

@@ -1,4 +1,4 @@
-"""A parallel machine in the window (seed 002): the Limbs node of the model tree highlights a limb's bodies in
+"""A parallel machine in the window (Müller 2021): the Limbs node of the model tree highlights a limb's bodies in
 3D, the platform's task-space sliders move the platform with every limb following, and the workspace map
 runs as a job into its heat-map panel, which exports. Screenshots go to MBSTUDIO_SCREENSHOTS when set."""
 

@@ -393,9 +393,9 @@ class SimulationDialog(OptionsDialog):
         self.line("samples", "output samples", "equally spaced output times over [0, t_end], both ends included")
         self.cross = self.check(
             "cross_check",
-            "cross-check with the TITOP block model (seed 004)",
+            "cross-check with the TITOP block model (Alazard et al. 2024)",
             "runs the same motion through the block model too and adds the error series block − general (the "
-            "seed's Fig. 17), drawn in red under each plotted series",
+            "paper's Fig. 17), drawn in red under each plotted series",
         )
         self.line(
             "closure_frequency",

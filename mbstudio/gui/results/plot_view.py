@@ -32,7 +32,7 @@ TIME = "t [s]"
 SERIES_WIDTH = 170  # px: the list of series beside the plot
 OVERLAY_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 ERROR_PREFIX = "error:"  # a cross-check's series block − general (simulation/cross_check.py)
-ERROR_COLOR = "#e01010"  # the errors' axis in red, as the seed's Fig. 17 draws its errors
+ERROR_COLOR = "#e01010"  # the errors' axis in red, as Alazard et al.'s Fig. 17 draws its errors
 ERROR_STYLE = Qt.PenStyle.DotLine
 
 
@@ -211,8 +211,8 @@ class PlotView(QWidget):
         return [ERROR_PREFIX + n for n in names if not n.startswith(ERROR_PREFIX) and ERROR_PREFIX + n in series]
 
     def _plot_errors(self, names: list[str]) -> None:
-        """The seed's Fig. 17: with the responses, the cross-check's errors on their own right axis (red), each
-        dotted in its series' colour."""
+        """Alazard et al.'s (2024) Fig. 17: with the responses, the cross-check's errors on their own right axis
+        (red), each dotted in its series' colour."""
         self.error_box.clear()
         self.error_curves = {}
         errors = self._errors_of(names) if self._against_time() else []
