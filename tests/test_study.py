@@ -154,7 +154,7 @@ def test_a_separately_started_scheduler_and_two_workers_give_the_local_clusters_
     assert len({r["worker"] for r in remote}) == 2  # both workers took points
     keys = ["D12", "vp_rank", "vp_ridge_depth", "vp_condition", "model_hash", "error"]
     assert [[r[k] for k in keys] for r in local] == [[r[k] for k in keys] for r in remote]
-    assert {r["vp_rank"] for r in local} == {41}  # seed 000, Table 5, at every D12 of the sweep
+    assert {r["vp_rank"] for r in local} == {41}  # Iriarte et al. (2017), Table 5, at every D12 of the sweep
 
 
 PENDULUM = """{"format": "mbstudio", "schema_version": 1, "name": "pendulum",

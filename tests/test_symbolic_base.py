@@ -1,4 +1,4 @@
-"""The symbolic method of Ros et al. (seed 000, section 4, Appendix A): parameters without effect, multipole
+"""The symbolic method of Ros et al. (Iriarte et al. 2017, section 4, Appendix A): parameters without effect, multipole
 transfers and exact base parameters, checked against the paper's Tables 3, 4 and 5 for the SLA suspension,
 against hand results, and independently: every direction must leave the Lagrangian unchanged, and the
 directions must fill the null space of the observation matrix (its numerical rank)."""
@@ -103,7 +103,7 @@ def test_sla_transfers_are_table_4(sla):
 
 # ---------------------------------------------------------------------------------------- SLA, Table 5
 def table_5() -> dict[str, sympy.Expr]:
-    """Seed 000, Table 5, transcribed; keyed by the parameter each base parameter keeps."""
+    """Iriarte et al. (2017), Table 5, transcribed; keyed by the parameter each base parameter keeps."""
     D12, D13, D22, D31, L7, L10, DKx, DKy, DKz = sympy.symbols("D12 D13 D22 D31 L7 L10 DKx DKy DKz", real=True)
     p = {
         f"{n}{b}": S(f"{n}{b}")

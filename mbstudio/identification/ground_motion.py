@@ -1,4 +1,4 @@
-"""What a body's motion relative to the ground keeps fixed, read from its joints (seed 000, section 4.2).
+"""What a body's motion relative to the ground keeps fixed, read from its joints (Iriarte et al. 2017, section 4.2).
 
 A fact says that a body does not move ("fixed"), only translates (Ω = 0, "translation", possibly along one
 fixed direction), turns about a direction fixed in space and in the body ("axis", Ω ∥ a, possibly with a line

@@ -6,7 +6,7 @@
 DP and VP run Gautier's method (`gautier`) on the observation matrix W along one exciting trajectory: the
 model's first `trajectories` entry, else a default Fourier path of the independent coordinates. VP builds W
 with a Mechanism at the working precision, so every step (assembly, velocities, accelerations, regressor,
-SVD) is done in it (seed 000, section 3); a list of digits runs `ridge_study`. The symbolic route is Ros et
+SVD) is done in it (Iriarte et al. 2017, section 3); a list of digits runs `ridge_study`. The symbolic route is Ros et
 al.'s method (`symbolic_base`). Unless told otherwise, DP and VP eliminate the parameters the symbolic route
 eliminates (the paper's practice, Tables 3 and 4 for the SLA), so that the three β are directly comparable;
 then `compare_routes` checks that the ranks and the row spaces of the three base-parameter maps agree.

@@ -1,4 +1,4 @@
-"""Base inertial parameters by the symbolic method of Ros et al. (seed 000, section 4 and Appendix A).
+"""Base inertial parameters by the symbolic method of Ros et al. (Iriarte et al. 2017, section 4 and Appendix A).
 
 Two kinds of directions in the 10·nb-dimensional parameter space leave the Lagrangian unchanged (up to a
 constant), so each is an exact null-space vector of the observation matrix W:
@@ -43,7 +43,7 @@ MONOPOLE_JOINTS = ("revolute", "spherical", "universal", "fixed")
 class Direction:
     """A change of the inertial parameters that leaves the Lagrangian unchanged."""
 
-    condition: int  # the condition of seed 000, section 4.2 (no effect) or 4.3 (transfer)
+    condition: int  # the condition of Iriarte et al. (2017), section 4.2 (no effect) or 4.3 (transfer)
     multipole: str  # what is added or moved, in words
     bodies: tuple[str, ...]  # (body,) for a parameter without effect; (donor, acceptor) for a transfer
     joint: str | None  # the joint a transfer crosses
