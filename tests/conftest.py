@@ -10,9 +10,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import pytest
 
-# Seed 002's parallel machines (checked in depth in tests/test_pkm.py): the per-sample checks of the other files
-# run them with the slow ones, where each costs seconds to a minute.
-PKM_SAMPLES = ("delta_3rus", "irsbot2")
+# Müller's (2021) parallel machines (checked in depth in tests/test_pkm.py) and our linear Delta: the per-sample
+# checks of the other files run them with the slow ones, where each costs seconds to a minute.
+PKM_SAMPLES = ("delta_3rus", "irsbot2", "linear_delta")
 
 
 def slow_for(names: list[str], slow: set[str]) -> list:

@@ -140,7 +140,7 @@ def sla_simulation(t_end: float, rate: float):
 
 
 def delta_motion(count: int, rate: float, seed: int = 0):
-    """The Delta's platform on a Fourier path about its document pose and the actuator torques of seed 002's
+    """The Delta's platform on a Fourier path about its document pose and the actuator torques of Müller's (2021)
     modular inverse dynamics (limb by limb, not the identification's regressor): (times, actuated angles
     (N, 3), torques (N, 3)), in the order of the model's actuated coordinates."""
     from mbstudio import samples

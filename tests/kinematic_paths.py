@@ -10,7 +10,7 @@ import numpy as np
 from mbstudio.kinematics import Mechanism
 from mbstudio.model.expressions import FUNCTIONS, evaluate
 
-# seed 000, eq. (16): the SLA suspension's exciting trajectory, as (amplitude, angular frequency)
+# Iriarte et al. (2017), eq. (16): the SLA suspension's exciting trajectory, as (amplitude, angular frequency)
 SLA_HARMONICS = {"theta1": [("0.5", "3"), ("0.1", "10")], "theta2": [("0.3", "sqrt(2)"), ("0.7", "sqrt(17)")]}
 
 

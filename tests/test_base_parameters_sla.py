@@ -1,4 +1,4 @@
-"""The SLA suspension through the whole base-parameter pipeline, as seed 000 reports it (issue 4, section 3):
+"""The SLA suspension through the whole base-parameter pipeline, as Iriarte et al. (2017) report it (issue 4, sec. 3):
 VP at 30 and 50 digits with the ridge after σ41, DP beside it and doubtful, the VP base parameters against
 every printed digit of Table 2, the symbolic ones against Table 5, and the three routes in agreement.
 
@@ -202,7 +202,7 @@ def test_dp_spectrum_is_shown_beside_vp_and_its_rank_is_doubtful(run):
     with mpmath.workdps(50):
         relative = [abs(mpmath.mpf(a) - b) / b for a, b in zip(dp.singular_values, vp.sigma[:41], strict=False)]
     assert max(relative[:30]) < 1e-6  # the large values agree
-    assert max(relative[37:41]) > 0.1  # σ38..σ41 in double precision are not accurate at all (seed 000, Fig. 5)
+    assert max(relative[37:41]) > 0.1  # σ38..σ41 in double precision are not accurate (Iriarte et al. 2017, Fig. 5)
 
 
 def test_vp_base_parameters_match_every_printed_digit_of_table_2(run):

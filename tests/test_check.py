@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mbstudio import samples
-from mbstudio.benchmarks import chain_document
+from mbstudio.benchmarks.models import chain_document
 from mbstudio.cli import main
 from mbstudio.dynamics.pkm import topology
 from mbstudio.kinematics import Mechanism

@@ -1,6 +1,6 @@
 """Closed-loop equations of motion (projection with R) against independent routes: the Lagrange-multiplier
 (KKT) system of the tree with its constraint Jacobian, power balance, forward-then-inverse round trips,
-50-digit arithmetic, and the seed-002 digest's Delta torques along the paper's test trajectory."""
+50-digit arithmetic, and the our notes on Müller (2021)'s Delta torques along the paper's test trajectory."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_variable_precision_agrees_with_float64():
     np.testing.assert_allclose(qdd_vp.astype(float), qdd_dp, rtol=1e-12, atol=1e-12)
 
 
-# ---------------------------------------------------------------- seed 002: the Delta robot
+# ---------------------------------------------------------------- Müller (2021): the Delta robot
 # Digest section 7.3: t [s], u1..u3 [N m], ϑ1 of limbs 1..3 [rad] along r(t) = (0, 0, −h) + (0.3, 0.4, 0.1) sin(2πt/10).
 DELTA_REFERENCE = np.array(
     [

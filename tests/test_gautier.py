@@ -188,7 +188,7 @@ def test_user_chosen_eliminated_parameters(vp50):
     result = gautier_vp(w_vp(50), NAMES, 50, eliminate=chosen)
     assert result.eliminated == chosen
     assert max_beta_error(result, chosen) < 1e-30
-    # even told the rank, double precision gets β wrong in the leading digits (seed 000, section 7)
+    # even told the rank, double precision gets β wrong in the leading digits (Iriarte et al. 2017, section 7)
     assert max_beta_error(gautier_dp(w_dp(), NAMES, rank=RANK, eliminate=chosen), chosen) > 1e-8
 
 

@@ -3,8 +3,8 @@
 The SLA suspension: a log from our simulation (CVODES on the compiled closed-loop equations) driven by actuator
 torques on the lower arm and the wheel, the coil-over acting as a known force element. Its 41 base parameters are
 decided at 30 digits (double precision sees 36); a realistic log leaves some of them below double precision's
-reach, which the identification says, and holds at the model's values on request. The Delta: a log from seed
-002's modular inverse dynamics (limb by limb), marked slow with the 20-seed study of the SLA."""
+reach, which the identification says, and holds at the model's values on request. The Delta: a log from Müller's
+(2021) modular inverse dynamics (limb by limb), marked slow with the 20-seed study of the SLA."""
 
 from __future__ import annotations
 

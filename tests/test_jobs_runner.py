@@ -30,6 +30,17 @@ def busy(model_text: str, options: dict, progress, cancel) -> JobResult:
     raise AssertionError("the busy job should have been cancelled")
 
 
+def holds_the_gil(model_text: str, options: dict, progress, cancel) -> JobResult:
+    """One native call of options["seconds"] that never lets go of the GIL (sum over a range runs in C without
+    a thread switch), as a C++ compiler call inside CasADi would: the heartbeat thread cannot run meanwhile."""
+    progress(0.5, "in one native call")
+    start = time.perf_counter()
+    sum(range(10**7))
+    per_item = (time.perf_counter() - start) / 10**7
+    sum(range(int(options["seconds"] / per_item)))
+    return JobResult("held", "held", Provenance("", "", "", options, 0.0), {})
+
+
 @pytest.fixture
 def runner():
     r = Runner()
@@ -144,6 +155,20 @@ def test_a_stopped_worker_is_reported_as_not_responding_and_cancel_ends_it():
     start = time.monotonic()
     job.cancel()
     assert time.monotonic() - start < 1.5 and job.state == CANCELLED and not job._process.is_alive()
+
+
+def test_a_worker_inside_one_long_native_call_is_responding_not_silent():
+    """Its heartbeat thread cannot run, but it uses the CPU: never reported as not responding (issue 24, item 4:
+    the false alarm while an engine compiles)."""
+    runner = Runner(heartbeat_timeout=1.0)
+    job = runner.submit(holds_the_gil, dumps(samples.load("four_bar")), {"seconds": 3.0})
+    silences, alarms = [], []
+    while job.running:
+        job.wait(0.1)
+        silences.append(time.monotonic() - job.heard)
+        alarms.append(not job.responding)
+    assert job.state == DONE, job.error + job.details
+    assert not any(alarms), f"reported as not responding; longest silence {max(silences):.1f} s"
 
 
 def test_a_worker_killed_from_outside_is_said_to_be_killed(runner):

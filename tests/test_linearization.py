@@ -56,7 +56,7 @@ def spring_mass(k: float, m: float, c: float = 0.0) -> Model:
 
 # ------------------------------------------------------------------------------------------ closed forms
 def test_the_pendulum_periods_and_the_family_over_its_length_follow_sqrt_g_over_l():
-    """Seed 004, §4.2 check 12: T = 2π √(L/g) is 2.19754 s at L = 1.2 m and 2.53750 s at L = 1.6 m; the LPV
+    """Alazard et al. (2024), §4.2 check 12: T = 2π √(L/g) is 2.19754 s at L = 1.2 m and 2.53750 s at L = 1.6 m; the LPV
     family over L, each model at its own equilibrium, has ω = √(g/L) at every point."""
     family = linear_family(point_pendulum(), "L", [0.8, 1.2, 1.6])
     omegas = [max(lin.eigenvalues.imag) for lin in family.models]
@@ -107,7 +107,7 @@ def test_modes_keep_their_branches_where_natural_frequencies_cross():
 
 
 def test_a_spring_mass_settles_at_m_g_over_k_and_rings_at_sqrt_k_over_m():
-    """Seed 004, §4.2 check 13: ω = √(k/m), ζ = c / (2 √(k m)), sagging m g / k under gravity."""
+    """Alazard et al. (2024), §4.2 check 13: ω = √(k/m), ζ = c / (2 √(k m)), sagging m g / k under gravity."""
     k, m, c = 2000.0, 3.0, 12.0
     lin = linearize(spring_mass(k, m, c), equilibrium(spring_mass(k, m, c)))
     assert lin.point.q[0] == pytest.approx(-m * G / k, rel=1e-12)

@@ -109,13 +109,35 @@ def test_the_command_writes_each_format_and_prints_the_point_and_modes(tmp_path,
 
 
 @pytest.mark.parametrize(
+    ("sample", "default", "same_as"),
+    [
+        ("sla_suspension", "by default, the equilibrium near the document's pose (found from it;", "equilibrium"),
+        ("four_bar", "by default, the document's pose: there is no equilibrium near it (none found", "initial"),
+    ],
+)
+def test_without_at_the_model_is_about_the_equilibrium_near_the_pose_where_there_is_one(
+    tmp_path, capsys, sample, default, same_as
+):
+    """Issue 24, item 8: the sprung SLA settles (by 0.61 rad of its wheel-side arm), the unsprung four-bar has no
+    equilibrium near its pose (its crank falls): each says which point it took, and its model is that of the
+    explicit --at."""
+    path = tmp_path / "m.mbs"
+    save(samples.load(sample), path)
+    assert main(["linearize", str(path), "--out", str(tmp_path / "auto.json")]) == 0
+    assert default in capsys.readouterr().out
+    assert main(["linearize", str(path), "--at", same_as, "--out", str(tmp_path / "explicit.json")]) == 0
+    auto, explicit = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("auto", "explicit"))
+    assert auto["point_kind"] == explicit["point_kind"] and auto["A"] == explicit["A"] and auto["q0"] == explicit["q0"]
+
+
+@pytest.mark.parametrize(
     ("arguments", "message"),
     [
         (["--inputs", "nope"], "inputs: is not an input of this model (got 'nope'); expected a coordinate (theta1"),
         (["--outputs", "1.nowhere.x"], "outputs: names no point 'nowhere' of body 1"),
         (["--at", "theta1=abc"], "at: 'abc' is not a finite number"),
-        (["--hold", "theta1=0.1"], "--hold: applies to --at equilibrium only"),
-        (["--from", "theta1=3"], "--from: applies to --at equilibrium only"),
+        (["--at", "initial", "--hold", "theta1=0.1"], "--hold: applies to an equilibrium only"),
+        (["--at", "initial", "--from", "theta1=3"], "--from: applies to an equilibrium only"),
         (["--at", "equilibrium", "--from", "theta9=3"], "from: is not NAME=VALUE with a name that applies here"),
         (["--schedule", "Q=0:1:3"], "schedule: is neither a coordinate nor a parameter"),
         (["--out", "model.txt"], "must end in .mat, .json or .npz"),

@@ -1,4 +1,4 @@
-"""Seed 002's modular model of parallel machines, each check by an independent route: the digest's checks T1-T19
+"""Müller's (2021) modular model of parallel machines, each check by an independent route: the digest's checks T1-T19
 (counts, the parallelogram's H, screw data, the paper's closed-form platform pose and F'(ϑ), ranks, symmetry,
 energy and power identities, formulation independence, derivatives by finite differences), the task-space
 equations against the general closed-loop method on three machines, and the Delta torques of digest sec. 7.3."""
@@ -19,7 +19,7 @@ from mbstudio.dynamics.pkm.limb import LimbModel
 from mbstudio.dynamics.pkm.paths import path_dynamics, path_motion, platform_path
 from mbstudio.dynamics.pkm.report import pkm_report
 from mbstudio.dynamics.pkm.topology import Cycle, is_hybrid, structure
-from mbstudio.dynamics.pkm.workspace import workspace_map
+from mbstudio.dynamics.pkm.workspace import limb_reach, reach_box, sized_grid, workspace_map
 from mbstudio.identification.energy import energy_coefficients
 from mbstudio.kinematics.geometry import Geometry
 from mbstudio.model import ModelError, dumps, loads
@@ -434,6 +434,40 @@ def test_workspace_map_is_nan_out_of_reach():
         workspace_map(pkm, {"x": (0, 1, 3)})
 
 
+@pytest.mark.parametrize("name", ["irsbot2", "delta_3rus"])
+def test_each_limbs_reach_holds_every_pose_of_its_chain(name):
+    """Issue 24, item 3: the ball of limb_reach holds the platform at 20 000 random poses of the limb's tree (loops
+    open: the bound is the chain's), and is nearly reached (the links can almost line up)."""
+    pkm = machine(name)
+    for instance, (centre, radius) in zip(pkm.limbs, limb_reach(pkm), strict=True):
+        q = np.random.default_rng(0).uniform(-np.pi, np.pi, (20_000, instance.model.n))
+        local = np.asarray(instance.model.mech.tree.motion(q).p[instance.model.body], float)
+        m = instance.mount
+        world = m.origin + local @ m.rotation.T - pkm.rotation0 @ m.platform_origin
+        distance = np.linalg.norm(world - centre, axis=1)
+        assert distance.max() <= radius * (1 + 1e-12) and distance.max() > 0.9 * radius
+
+
+def test_the_reach_box_is_the_box_of_the_limbs_discs_and_the_sized_grid_holds_the_reachable_set():
+    """The box of the intersection of the limbs' discs in the x-z plane, brute force on a 1 mm lattice; the
+    sized grid's edge is out of reach all round, and it holds positions the old grid (±0.8 of the platform's
+    distance from the origin: x within ±0.36 m) cut off."""
+    pkm = machine("irsbot2")
+    box = reach_box(pkm, ["x", "z"])
+    x, z = np.meshgrid(np.arange(-1.2, 1.2, 1e-3), np.arange(-1.2, 1.2, 1e-3))
+    inside = np.ones(x.shape, bool)
+    for centre, radius in limb_reach(pkm):
+        inside &= (x - centre[0]) ** 2 + (centre[1] - pkm.position0[1]) ** 2 + (z - centre[2]) ** 2 <= radius**2
+    for name, values in (("x", x), ("z", z)):
+        assert box[name] == pytest.approx((values[inside].min(), values[inside].max()), abs=1e-3)
+    grid = sized_grid(pkm, 13)
+    found = workspace_map(pkm, grid)
+    reached = found.reachable
+    assert 0.2 < reached.mean() < 0.8
+    assert not (reached[0].any() or reached[-1].any() or reached[:, 0].any() or reached[:, -1].any())
+    assert np.abs(found.first[reached.any(axis=0)]).max() > 0.45
+
+
 @pytest.mark.slow  # the command's test writes the same columns
 def test_path_dynamics_columns():
     pkm = machine("irsbot2")
@@ -519,6 +553,12 @@ def test_check_and_pkm_commands(tmp_path, capsys):
     assert len(rows) == 1 + 6 and all(float(v) >= 1 for v in (r.split(",")[2] for r in rows[1:]))
     with pytest.raises(SystemExit):
         main(["pkm", str(samples.path("irsbot2")), "--map", "x=0.2:-0.2:3"])
+    # an axis without a range spans every reachable position (x within ±0.79 m at this height)
+    sized = ["--map", "x=3", "--map", "z=-0.5:-0.4:2", "--out", str(grid)]
+    assert main(["pkm", str(samples.path("irsbot2")), *sized]) == 0
+    rows = [r for r in grid.read_text(encoding="utf-8").splitlines()[1:] if not r.startswith("#")]
+    x = sorted({float(r.split(",")[0]) for r in rows})
+    assert len(x) == 3 and x[0] == pytest.approx(-x[2]) and 0.6 < x[2] < 1.0
     source = samples.path("irsbot2")
     assert main(["pkm", str(source), "--trajectory", "pick_and_place", "--out", str(source)]) == 2
     assert main(["pkm", str(source), "--trajectory", "nope"]) == 2

@@ -1,4 +1,4 @@
-"""Seed 002's limb nodes compiled (dynamics/pkm/compiled.py) against the batched numpy path they are traced from,
+"""Müller's (2021) limb nodes compiled (dynamics/pkm/compiled.py) against the batched numpy path they are traced from,
 serial and on threads, one state and in batches; the general route compiled; the `pkm` bench rows. Slow: the
 nodes and the general route compile to C (15 s on a fresh machine, then cached). The nodes on native threads:
 test_pkm_native.py."""

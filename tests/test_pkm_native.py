@@ -1,4 +1,4 @@
-"""Seed 002's limbs on native threads (dynamics/pkm/native.py) against the whole machine as one native function
+"""Müller's (2021) limbs on native threads (dynamics/pkm/native.py) against the whole machine as one native function
 (`CompiledMachine.serial`): the same coordinates and efforts to 1e-13 at one state on one to three threads, over a
 batch and along a path; and the reason given where the driver cannot be built. The Delta runs by default (two
 seconds, once its C is cached), the other machines with the slow checks."""

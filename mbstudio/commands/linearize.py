@@ -1,11 +1,12 @@
-"""`mbstudio linearize FILE [--at equilibrium|initial|NAME=VALUE,...] [--hold ...] [--from ...] [--inputs ...]
+"""`mbstudio linearize FILE [--at auto|equilibrium|initial|NAME=VALUE,...] [--hold ...] [--from ...] [--inputs ...]
 [--outputs ...] [--schedule NAME=a:b:n] [--out model.mat|model.json|model.npz] [--units deg,mm]`: the linear
 state-space model (A, B, C, D) about an operating point, with its modes; with --schedule, a family of them (LPV).
 
---at: the equilibrium found from the document's pose, the pose itself at rest (the default), or a state given
+--at: by default (auto) the equilibrium near the document's pose where there is one and the pose itself at rest
+otherwise, saying which; or always the equilibrium found from the pose, always the pose itself, or a state given
 by independent coordinates and their rates (d_NAME), which need not be an equilibrium (the drift is printed
 and written). --hold keeps independent coordinates at values while the others settle, --from starts the search
-elsewhere than the document's pose (both with --at equilibrium).
+elsewhere than the document's pose (both seek an equilibrium).
 The older --equilibrium (= --at equilibrium) and --json OUT (= --out OUT.json) still work.
 """
 
@@ -18,7 +19,14 @@ import numpy as np
 from ..io.display_units import UNITS_HELP, parse_units
 from ..io.state_space import FORMATS, family_document, in_display_units, model_document, save_state_space, summary
 from ..kinematics import Mechanism
-from ..linear.equilibrium import OperatingPoint, equilibrium, operating_point, parse_state, parse_values
+from ..linear.equilibrium import (
+    OperatingPoint,
+    equilibrium,
+    equilibrium_or_pose,
+    operating_point,
+    parse_state,
+    parse_values,
+)
 from ..linear.linear_model import linearize
 from ..linear.lpv import linear_family
 from ..linear.modes import modes
@@ -29,10 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a model file (.mbs)")
     parser.add_argument(
         "--at",
-        default="initial",
-        metavar="equilibrium|initial|NAME=VALUE,...",
-        help="the operating point: the equilibrium near the document's pose, the pose at rest (default), or "
-        "independent coordinates and rates d_NAME set from the pose (not an equilibrium in general)",
+        default="auto",
+        metavar="auto|equilibrium|initial|NAME=VALUE,...",
+        help="the operating point: auto (default), the equilibrium near the document's pose where there is one "
+        "and the pose at rest otherwise, saying which; equilibrium, that equilibrium or an error saying why "
+        "there is none; initial, the pose at rest; or independent coordinates and rates d_NAME set from the pose "
+        "(not an equilibrium in general)",
     )
     parser.add_argument("--equilibrium", action="store_true", help="the same as --at equilibrium")
     parser.add_argument(
@@ -40,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="start",
         default="",
         metavar="NAME=VALUE,...",
-        help="with --at equilibrium: start the search from the pose with these independent coordinates "
+        help="seek the equilibrium from the pose with these independent coordinates "
         "(Newton finds the equilibrium nearest its start: the balloon's pendulums hanging, say, not inverted)",
     )
     parser.add_argument(
@@ -73,8 +83,10 @@ def run(args: argparse.Namespace) -> int:
     at = "equilibrium" if args.equilibrium else args.at.strip()
     hold = parse_values("hold", args.hold, independent)
     start = parse_values("from", args.start, independent)
+    if at == "auto" and start:  # a start for the search: an equilibrium is wanted
+        at = "equilibrium"
     if start and at != "equilibrium":
-        raise ModelError("--from", "applies to --at equilibrium only", at, "--at equilibrium --from NAME=VALUE")
+        raise ModelError("--from", "applies to an equilibrium only", at, "--at auto or equilibrium with --from")
     inputs, outs = _names(args.inputs), _names(args.outputs)
     if args.schedule:
         document = _family(model, args.schedule, at, hold, inputs, outs)
@@ -95,10 +107,12 @@ def _names(text: str | None) -> list[str] | None:
 
 
 def _point(model, at: str, hold: dict, independent: list[str], start: dict) -> OperatingPoint:
+    if at == "auto":
+        return equilibrium_or_pose(model, hold)
     if at == "equilibrium":
         return equilibrium(model, _pose_with(model, start) if start else None, hold=hold)
     if hold:
-        raise ModelError("--hold", "applies to --at equilibrium only", at, "--at equilibrium --hold NAME=VALUE")
+        raise ModelError("--hold", "applies to an equilibrium only", at, "--at auto or equilibrium with --hold")
     if at == "initial":
         return operating_point(model)
     values, velocities = parse_state(at, independent)
@@ -119,7 +133,8 @@ def _family(model, spec: str, at: str, hold: dict, inputs, outputs) -> dict:
 
     name, values = grid(spec.replace("--schedule", "schedule"))
     family = linear_family(model, name, values, at, hold, inputs, outputs)
-    print(f"{model.name}: {len(values)} linear models over {name} ({family.kind}), each at its {at} point")
+    about = "its equilibrium" if family.models[0].point.kind == "equilibrium" else "the pose at its value"
+    print(f"{model.name}: {len(values)} linear models over {name} ({family.kind}), each about {about}")
     print(f"  {name:>12s} {'lowest [Hz]':>12s} {'its damping':>12s} {'max Re λ':>12s}")
     for value, lin in zip(values, family.models, strict=True):
         oscillating = [m for m in modes(lin) if m.kind == "oscillation"]

@@ -1,10 +1,11 @@
 """`mbstudio pkm FILE [--trajectory NAME] [--samples N] [--out efforts.csv]`
-`mbstudio pkm FILE --map x=LOW:HIGH:N --map y=LOW:HIGH:N [--at z=VALUE] --out map.csv`
+`mbstudio pkm FILE --map x[=LOW:HIGH:N] --map y[=LOW:HIGH:N] [--at z=VALUE] --out map.csv`
 
-A parallel machine by seed 002's modular method: its limbs and task space, the task-space equations of motion
+A parallel machine by Müller's (2021) modular method: its limbs and task space, the task-space equations of motion
 at the document's pose; along a platform path (`--trajectory`, the file's `platform.paths`) each limb's
 coordinates and the actuator efforts; or over a plane of platform positions (`--map`) the condition number of
-M_t, the dynamic manipulability and the condition number of J_IK. CSV: one header line, the provenance
+M_t, the dynamic manipulability and the condition number of J_IK; an axis given without a range is sized to hold
+every platform position within the limbs' reach (N points, 41 by default: AXIS=N). CSV: one header line, the provenance
 comment, the rows."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from ..dynamics.pkm import ParallelMachine
 from ..dynamics.pkm.paths import path_dynamics, platform_path
 from ..dynamics.pkm.report import format_pkm, pkm_report
-from ..dynamics.pkm.workspace import QUANTITIES, workspace_map
+from ..dynamics.pkm.workspace import QUANTITIES, sized_grid, workspace_map
 from ..io.csv_text import numeric_table, write_output
 from ..io.display_units import UNITS_HELP, parse_units
 from ..jobs.tasks import Provenance, text_hash
@@ -29,7 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trajectory", help="a platform path of the model (its 'platform.paths'; default: none)")
     parser.add_argument("--samples", type=_count, help="equally spaced times along the path (default: its own)")
     parser.add_argument(
-        "--map", action="append", type=_axis, metavar="AXIS=LOW:HIGH:N", help="vary a task coordinate (twice)"
+        "--map",
+        action="append",
+        type=_axis,
+        metavar="AXIS[=LOW:HIGH:N]",
+        help="vary a task coordinate (twice); without a range (AXIS or AXIS=N) it spans every reachable position",
     )
     parser.add_argument("--at", action="append", type=_value, default=[], metavar="AXIS=VALUE", help="fix one")
     parser.add_argument("--out", help="write the path's efforts or the map as CSV")
@@ -42,14 +47,22 @@ def _count(text: str) -> int:
     return int(text)
 
 
-def _axis(text: str) -> tuple[str, tuple[float, float, int]]:
+def _axis(text: str) -> tuple[str, tuple[float | None, float | None, int]]:
+    """AXIS=LOW:HIGH:N, or AXIS=N and AXIS (41 points), whose range is sized to the reachable set (None)."""
+    name, _, span = text.partition("=")
+    parts = span.split(":") if span else []
     try:
-        name, span = text.split("=")
-        low, high, count = span.split(":")
-        values = float(low), float(high), int(count)
+        if len(parts) == 3:
+            values = float(parts[0]), float(parts[1]), int(parts[2])
+        elif len(parts) <= 1:
+            values = None, None, int(parts[0]) if parts else 41
+        else:
+            raise ValueError
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not AXIS=LOW:HIGH:N, e.g. x=-0.3:0.3:41") from None
-    if not (np.isfinite(values[:2]).all() and values[0] < values[1] and 2 <= values[2] <= 1000):
+        example = "e.g. x=-0.3:0.3:41"
+        raise argparse.ArgumentTypeError(f"{text!r} is not AXIS=LOW:HIGH:N, AXIS=N or AXIS, {example}") from None
+    sized = values[0] is None
+    if not (2 <= values[2] <= 1000 and (sized or (np.isfinite(values[:2]).all() and values[0] < values[1]))):
         raise argparse.ArgumentTypeError(f"{text!r}: LOW < HIGH, finite, and 2 to 1000 points")
     return name.strip(), values
 
@@ -121,7 +134,7 @@ def _path(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
             print(f"  {name:24s} min {values.min():12.6g}  max {values.max():12.6g}  [{unit}]")
     if args.out:
         options = {"trajectory": path.name, "samples": len(result.t)}
-        provenance = _provenance(pkm, "pkm modular inverse dynamics (seed 002)", options, start)
+        provenance = _provenance(pkm, "pkm modular inverse dynamics (Müller 2021)", options, start)
         header, data = [f"{n} [{u}]" for n, u, _ in columns], np.column_stack([c[2] for c in columns])
         write_output(args.out, numeric_table(provenance, header, data, parse_units(args.units)))
         print(f"  {len(columns)} columns x {len(result.t)} samples written to {args.out}")
@@ -130,6 +143,9 @@ def _path(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
 
 def _map(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
     grid = dict(args.map)
+    if any(low is None for low, _, _ in grid.values()):
+        sized = sized_grid(pkm, max(n for _, _, n in grid.values()), list(grid), dict(args.at))
+        grid = {name: (*sized[name][:2], n) if low is None else (low, high, n) for name, (low, high, n) in grid.items()}
     found = workspace_map(pkm, grid, dict(args.at))
     reached = found.reachable
     print(
@@ -145,7 +161,7 @@ def _map(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
         header = [f"{found.axes[0]} [m]", f"{found.axes[1]} [m]"] + [f"{k} [{u}]" for k, (_, u) in QUANTITIES.items()]
         data = np.column_stack([first.ravel(), second.ravel(), *(found.values[k].ravel() for k in QUANTITIES)])
         options = {"grid": grid, "at": found.fixed}
-        provenance = _provenance(pkm, "pkm workspace map (seed 002)", options, start)
+        provenance = _provenance(pkm, "pkm workspace map (Müller 2021)", options, start)
         write_output(args.out, numeric_table(provenance, header, data, parse_units(args.units)))
         print(f"  {len(data)} points written to {args.out}")
     return 0

@@ -1,9 +1,9 @@
-"""Seed 001 (Shah, Saha, Dutt 2018): the module-level block decomposition M = Ū D̄ Ūᵀ of the mass matrix, its
+"""Shah et al. (2018) (Shah, Saha, Dutt 2018): the module-level block decomposition M = Ū D̄ Ūᵀ of the mass matrix, its
 recursive inverse and the module-level forward dynamics (reference/seed_001_gim_decomposition.md).
 
 A module is a maximal serial chain of nodes (tree coordinates, see `spatial_tree`): a node starts a module when
 it hangs from the ground or from a node with other than one child, so child modules always hang from the last
-node of their parent module (digest 3.3). The seed's twists are taken at each link origin; ours are all at the
+node of their parent module (digest 3.3). Shah et al.'s (2018) twists are taken at each link origin; ours are all at the
 world origin, where its link- and module-twist propagation matrices A and Ā become identities. Its module
 quantities then reduce to a few small arrays per module i (nⁱ coordinates):
 
@@ -148,7 +148,7 @@ def _assemble(mods: Modules, S, W, Ihat, N: int, b) -> tuple[np.ndarray, np.ndar
 
 
 def unit_upper_inverse(dec: ModuleUDU) -> np.ndarray:
-    """Ū⁻¹ (N, n, n) by the seed's recursion (A.16-A.18): (Ū⁻¹)_{ij} = −S_iᵀ Z with Z = W_j carried up the
+    """Ū⁻¹ (N, n, n) by Shah et al.'s recursion (A.16-A.18): (Ū⁻¹)_{ij} = −S_iᵀ Z with Z = W_j carried up the
     path from j's parent to i through the articulated transfers T_β = 1 − W_β S_βᵀ of the modules between."""
     mods, b = dec.modules, dec.backend
     off = mods.offsets
@@ -182,14 +182,14 @@ def inverse_diagonal(dec: ModuleUDU) -> np.ndarray:
 
 
 def inverse_mass_matrix(dec: ModuleUDU) -> np.ndarray:
-    """M⁻¹ = Ū⁻ᵀ D̄⁻¹ Ū⁻¹ (N, n, n) in module order (the order the seed's A.22 prints, digest 6.3)."""
+    """M⁻¹ = Ū⁻ᵀ D̄⁻¹ Ū⁻¹ (N, n, n) in module order (the order Shah et al.'s A.22 prints, digest 6.3)."""
     with dec.backend.context():
         Uinv = unit_upper_inverse(dec)
         return np.swapaxes(Uinv, 1, 2) @ inverse_diagonal(dec) @ Uinv
 
 
 def module_forward_dynamics(mech: Mechanism, q, qd, tau) -> np.ndarray:
-    """q̈ (N, n), tree coordinate order, by the seed's module-level recursion (digest 7.1) without forming M:
+    """q̈ (N, n), tree coordinate order, by Shah et al.'s module-level recursion (digest 7.1) without forming M:
     φ = τ − h; inwards φ̃_i = Î_i⁻¹(φ_i − S_iᵀ η_i) with η_β += P_i φ̃_i + η_i (back-substitution Ū φ̂ = φ);
     outwards q̈_i = φ̃_i − W_iᵀ μ_i with μ_i = S_β q̈_β + μ_β (forward substitution Ūᵀ q̈ = D̄⁻¹ φ̂)."""
     b = mech.backend

@@ -59,10 +59,13 @@ from .results.plots_panel import PlotsPanel
 from .results.results_table import BaseParameterTable
 from .results.ridge_panel import RidgePanel
 from .results.study_panel import StudyPanel
+from .results.suspension_panel import SuspensionPanel
 from .results.workspace_panel import WorkspacePanel
 from .script import model_script
 from .settings import add_recent, display_units, keep_display_units, keep_options, last_options, settings
+from .status_bar import ElidingStatusBar
 from .view3d.animation import AnimationExport, ModeAnimation, frame_indices
+from .view3d.dragging import BodyDrag
 from .view3d.scene import mechanism_size
 from .view3d.view import View3D
 
@@ -76,6 +79,7 @@ RESULT_PANELS = {
     "linearization": ("lpv", "bode", "modes"),
     "workspace": ("workspace",),
     "task_space_eom": ("eom_table",),
+    "suspension_report": ("suspension",),
     "identification": ("identification",),
 }
 MOTION_TASKS = ("kinematics", "simulation")
@@ -110,6 +114,7 @@ class MainWindow(QMainWindow):
         self.lpv = FamilyPanel()
         self.mode_animation = ModeAnimation(self.view.set_pose, self)
         self.workspace = WorkspacePanel()
+        self.suspension = SuspensionPanel()
         self.identification = IdentificationPanel()
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
@@ -129,6 +134,7 @@ class MainWindow(QMainWindow):
                 ("bode", "Frequency response", self.bode, area.BottomDockWidgetArea),
                 ("lpv", "Linear family", self.lpv, area.BottomDockWidgetArea),
                 ("workspace", "Workspace map", self.workspace, area.BottomDockWidgetArea),
+                ("suspension", "Suspension report", self.suspension, area.BottomDockWidgetArea),
                 ("identification", "Identification", self.identification, area.BottomDockWidgetArea),
             )
         }
@@ -141,14 +147,15 @@ class MainWindow(QMainWindow):
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
         results = ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "lpv", "workspace")
-        results += ("identification", "study")
+        results += ("suspension", "identification", "study")
         for name in results:
             self.tabifyDockWidget(self.docks["ridge"], self.docks[name])
         self.docks["study"].hide()  # Analysis › Parameter Study… shows it
         # shown by their first result (a family, a workspace map): at 1200 px the other tabs keep their names
-        for name in ("lpv", "workspace", "identification"):
+        for name in ("lpv", "workspace", "suspension", "identification"):
             self.docks[name].hide()
         self.docks["base_table"].raise_()
+        self.setStatusBar(ElidingStatusBar())  # a long message ends in "…" before the indicators
         self.status = {k: QLabel() for k in ("dof", "loops", "assembly")}
         for label in self.status.values():
             self.statusBar().addPermanentWidget(label)
@@ -211,6 +218,17 @@ class MainWindow(QMainWindow):
         )
         self.coordinates.choose.connect(self.choose_driving)
         self.view.positioned.connect(self._positioned)
+        self.body_drag = BodyDrag(
+            lambda: (self.mech, self.q),
+            self._fast_assembly,
+            self._show_pose,
+            lambda text, drag: self.document.set_pose(self._values(), text, drag),
+            lambda text: self.statusBar().showMessage(text, 10000),
+            self,
+        )
+        self.view.drag_started.connect(self.body_drag.start)
+        self.view.dragged.connect(self.body_drag.move)
+        self.view.drag_ended.connect(self.body_drag.end)
         doc.structureChanged.connect(self._model_changed)
         doc.poseChanged.connect(self._model_changed)
         self.jobs.finished.connect(self._job_finished)
@@ -326,12 +344,16 @@ class MainWindow(QMainWindow):
 
     def _moved(self, q: np.ndarray, text: str, drag: int, branch: str | None = None) -> bool:
         """A slider step that closed: show pose q and put it in the document as an undoable step `text`."""
-        self.q = q
-        self.view.set_pose(q)
-        self._show_values()
+        self._show_pose(q)
         self._assembly_status(None, branch=branch)
         self.document.set_pose(self._values(), text, drag)
         return True
+
+    def _show_pose(self, q: np.ndarray) -> None:
+        """A closed pose in the 3D view and the sliders (the document gets it from the caller, or not yet)."""
+        self.q = q
+        self.view.set_pose(q)
+        self._show_values()
 
     def _assemble(self, wanted: np.ndarray) -> tuple[np.ndarray, str | None]:
         """A slider step: on the compiled loop equations once this structure's engine is built (a background
@@ -384,6 +406,7 @@ class MainWindow(QMainWindow):
         self.tree.set_units(self.units, self.document.model)
         self.properties.set_units(self.units)
         self.plots.set_units(self.units)
+        self.suspension.set_units(self.units)
 
     # ------------------------------------------------------------------ 3D post-processing
     def show_labels(self, on: bool) -> None:

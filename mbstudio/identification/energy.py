@@ -19,21 +19,23 @@ def energy_coefficients(mech: Mechanism, q, qd) -> tuple[np.ndarray, np.ndarray]
     """(T_φ, V_φ), each (N, 10·nb), columns as `model.inertial_parameter_names()`, in float64."""
     st = mech.motion(q, qd)
     g = np.asarray(mech.tree.geometry.gravity(), dtype=float)
-    N = st.p[0].shape[0]
-    T = np.zeros((N, 10 * len(mech.model.bodies)))
-    V = np.zeros_like(T)
-    for col, body in enumerate(mech.model.bodies):
+    blocks = []
+    for body in mech.model.bodies:
         i = mech.tree.body_index(body.label)
         R = np.asarray(st.R[i], dtype=float)
         Rt = np.swapaxes(R, 1, 2)
-        w = matvec(Rt, np.asarray(st.w[i], dtype=float))
-        v = matvec(Rt, np.asarray(st.v[i], dtype=float))
-        x, y, z = w[:, 0], w[:, 1], w[:, 2]
-        T[:, 10 * col : 10 * col + 10] = np.column_stack(
-            [0.5 * dot(v, v), cross(v, w), 0.5 * x * x, x * y, x * z, 0.5 * y * y, y * z, 0.5 * z * z]
-        )
-        V[:, 10 * col] = -np.asarray(st.p[i], dtype=float) @ g
-        V[:, 10 * col + 1 : 10 * col + 4] = -matvec(Rt, np.broadcast_to(g, (N, 3)))
+        w, v = (matvec(Rt, np.asarray(x[i], dtype=float)) for x in (st.w, st.v))
+        blocks.append(energy_rows(R, np.asarray(st.p[i], dtype=float), w, v, g))
+    return np.concatenate([t for t, _ in blocks], axis=1), np.concatenate([v for _, v in blocks], axis=1)
+
+
+def energy_rows(R: np.ndarray, p: np.ndarray, w: np.ndarray, v: np.ndarray, g: np.ndarray):
+    """One body's (T_φ, V_φ), each (N, 10), from its rotation R (N, 3, 3), origin p (N, 3, ground axes), ω and
+    v (N, 3, body axes) and gravity g (3,), in the arithmetic of the arrays (float64 or MPFR)."""
+    x, y, z = w[:, 0], w[:, 1], w[:, 2]
+    T = np.column_stack([0.5 * dot(v, v), cross(v, w), 0.5 * x * x, x * y, x * z, 0.5 * y * y, y * z, 0.5 * z * z])
+    Rt = np.swapaxes(R, 1, 2)
+    V = np.column_stack([-(p @ g), -matvec(Rt, np.broadcast_to(g, p.shape)), np.zeros((len(p), 6))])
     return T, V
 
 

@@ -1,4 +1,5 @@
-"""Estimation of the base inertial parameters from measured or simulated generalized forces (seed 000, eq. 9).
+"""Estimation of the base inertial parameters from measured or simulated generalized forces
+(Iriarte et al. 2017, eq. 9).
 
 W_b φ_b = χ + ρ, with W_b (M, b) the observation matrix restricted to the kept columns (W φ = W_b φ_b, see
 `gautier`), χ (M,) the stacked generalized forces and ρ the error. Rows come sample by sample, n_c of

@@ -1,4 +1,4 @@
-"""Exciting trajectories: Fourier coefficients chosen to make W_b well conditioned (seed 000, refs. 15-18).
+"""Exciting trajectories: Fourier coefficients chosen to make W_b well conditioned (Iriarte et al. 2017, refs. 15-18).
 
 Each independent coordinate follows q_j(t) = q_j0 + Σ_l A_jl sin(ω_jl t + ψ_jl) about its initial value q_j0 (a
 `FourierPath`, or a document `Trajectory`) with the frequencies ω_jl fixed; the amplitudes A_jl and phases ψ_jl

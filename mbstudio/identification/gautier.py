@@ -1,4 +1,5 @@
-"""Base inertial parameters by Gautier's SVD method (seed 000, sections 2-3), in double and variable precision.
+"""Base inertial parameters by Gautier's SVD method (Iriarte et al. 2017, sections 2-3), in double and variable
+precision.
 
 W = U S Vᵀ; V2, the last p − r columns of V, spans the null space; splitting φ = (φ1, φ2) so that V22 (the rows
 of V2 for φ2) is square and invertible gives β = −V21 V22⁻¹ and the base parameters φ_b = φ1 + β φ2, with
@@ -10,8 +11,8 @@ The ridge after σ_r, of depth log10(σ_r / σ_{r+1}), is *evident* when
   3. it is at least twice as deep as every drop before it (drops after it, inside the rounding noise or down
      to exact zeros, say nothing about the rank).
 The rank is r for the first evident ridge. Without one it is the count of singular values above the tolerance
-10³·max(m, p)·eps·σ1 (eps = 2^(1 − bits): 2⁻⁵² in double precision), and the decision is *doubtful* (seed
-000, section 7 and Fig. 5). max(m, p)·eps·σ1, numpy's matrix_rank and MATLAB's rank, is the rounding floor:
+10³·max(m, p)·eps·σ1 (eps = 2^(1 − bits): 2⁻⁵² in double precision), and the decision is *doubtful* (Iriarte et al.
+2017, section 7 and Fig. 5). max(m, p)·eps·σ1, numpy's matrix_rank and MATLAB's rank, is the rounding floor:
 singular values near it are rounding noise, which another BLAS, another thread count or a 1e-13 change of the
 model moves by whole factors, so a count taken there changes from machine to machine (the SLA's double-precision
 rank came out 36 from the command line and 37 in the window's job process). The tolerance stands three digits
@@ -20,7 +21,7 @@ values raised to the floor (noise below it is no deeper than the floor), and for
 floor. The tolerance rule alone would be fooled in variable precision, where W comes out of a long computation
 and its zero singular values sit some digits above eps·σ1; both ranks are reported.
 
-In variable precision W must itself have been computed at the working precision (seed 000, section 3);
+In variable precision W must itself have been computed at the working precision (Iriarte et al. 2017, section 3);
 `ridge_study` raises the number of digits until the ridge is evident and stable (see its docstring).
 """
 
@@ -401,7 +402,7 @@ def _expression(first: str, terms: list[tuple[str, object]], significant_digits:
 
 @dataclass
 class RidgeStudy:
-    """Gautier's method at rising precision (seed 000, section 3)."""
+    """Gautier's method at rising precision (Iriarte et al. 2017, section 3)."""
 
     results: list[BaseParameterResult]
     steps: list[dict]  # one per pair of successive precisions: what changed between them

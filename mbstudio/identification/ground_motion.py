@@ -1,10 +1,12 @@
-"""What a body's motion relative to the ground keeps fixed, read from its joints (seed 000, section 4.2).
+"""What a body's motion relative to the ground keeps fixed, read from its joints (Iriarte et al. 2017, section 4.2).
 
-A fact says that a body does not move ("fixed"), only translates (Ω = 0, "translation"), turns about a
-direction fixed in space and in the body ("axis", Ω ∥ a, possibly with a line of points at rest), turns about
-a point at rest ("point"), or that nothing is known ("general"). Facts are carried from the ground across
-every joint, tree or cut, from body to body; loops can impose more than the joints show, so the angular
-velocities at random assembled states are also inspected (`observed_facts`, `equal_rotation_pairs`).
+A fact says that a body does not move ("fixed"), only translates (Ω = 0, "translation", possibly along one
+fixed direction), turns about a direction fixed in space and in the body ("axis", Ω ∥ a, possibly with a line
+of points at rest, or a fixed line whose points move only along it: a carriage's coaxial revolute, a cylindrical
+joint), turns about a point at rest ("point"), or that nothing is known ("general"). Facts are carried from the
+ground across every joint, tree or cut, from body to body; loops can impose more than the joints show, so the
+motions at random assembled states are also inspected (`observed_facts`, each relation decided in two precisions
+by `loop_evidence`).
 Quantities are exact sympy expressions in body axes, while the yes/no questions (parallel? intersecting?)
 are answered at the model's parameter values, i.e. for generic geometry.
 """
@@ -18,11 +20,9 @@ import numpy as np
 import sympy
 
 from ..kinematics.geometry import FrameValue, Geometry
-from ..kinematics.mechanism import Mechanism
 from ..model.document import GROUND, Joint, Model, body_key
-from .energy import random_states
-
-TOLERANCE = 1e-9
+from ..numerics.spatial import cross, matvec
+from .loop_evidence import DIGITS, SCREEN, LoopEvidence
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,11 @@ class GroundMotion:
     body: str
     kind: str  # "fixed", "translation", "axis", "point" or "general"
     source: tuple[str, ...]
-    axis: sympy.Matrix | None = None  # unit direction in body axes that Ω stays parallel to ("axis")
+    axis: sympy.Matrix | None = None  # unit direction in body axes that Ω stays parallel to ("axis"), or of
+    # the translation ("translation" along one direction)
     world_axis: sympy.Matrix | None = None  # the same direction in ground axes, when known
     point: sympy.Matrix | None = None  # a body point at rest: on the fixed axis ("axis") or the fixed point
+    line: sympy.Matrix | None = None  # a body point of the axis whose velocity stays along it ("axis")
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,13 @@ def joint_sides(model: Model, geometry: Geometry, joint: Joint) -> tuple[JointSi
 
 
 def is_zero(values: dict, *exprs) -> bool:
-    """Every expression vanishes at the model's parameter values (generic-geometry decision)."""
-    return all(abs(float(sympy.sympify(e).subs(values))) < TOLERANCE for e in exprs)
+    """Every expression vanishes at the model's parameter values (generic-geometry decision), evaluated at
+    DIGITS digits with the values read as the decimals they are: an expression that vanishes identically
+    comes out exactly 0 or at the rounding of DIGITS digits, far below the 10^(−DIGITS/2) called zero, and a
+    dimension of the mechanism far above it."""
+    exact = {s: sympy.Rational(repr(float(v))) for s, v in values.items()}
+    bound = sympy.Float(10) ** (-DIGITS // 2)
+    return all(abs(sympy.N(sympy.sympify(e).subs(exact), DIGITS)) <= bound for e in exprs)
 
 
 def ground_facts(
@@ -98,8 +105,10 @@ def signature(fact: GroundMotion, values: dict) -> tuple:
         sign = -1 if x[max(range(3), key=lambda k: abs(x[k]))] < 0 else 1
         return tuple(round(sign * e, 9) + 0.0 for e in x)
 
-    point = None if fact.point is None else tuple(round(float(e.subs(values)), 9) + 0.0 for e in fact.point)
-    return fact.body, fact.kind, rounded(fact.axis), point
+    def located(v):
+        return None if v is None else tuple(round(float(e.subs(values)), 9) + 0.0 for e in v)
+
+    return fact.body, fact.kind, rounded(fact.axis), located(fact.point), located(fact.line)
 
 
 def carry(fact: GroundMotion, side: JointSide, values: dict) -> GroundMotion:
@@ -118,12 +127,22 @@ def carry(fact: GroundMotion, side: JointSide, values: dict) -> GroundMotion:
             source=source,
             axis=None if fact.axis is None else rotation * fact.axis,
             point=None if fact.point is None else moved_point(fact.point, side),
+            line=None if fact.line is None else moved_point(fact.line, side),
         )
     if kind == "fixed":
         return from_ground(side, source)
     if kind == "translation":
+        along = fact.axis is not None and is_zero(values, *(rotation * fact.axis).cross(z_near))
         if jtype == "prismatic":
-            return GroundMotion(body, "translation", source)
+            return (
+                replace(fact, body=body, source=source, axis=rotation * fact.axis)
+                if along
+                else GroundMotion(body, "translation", source)
+            )
+        if jtype in ("revolute", "cylindrical") and along:  # about the line the body slides along
+            return GroundMotion(
+                body, "axis", source, rotation * fact.axis, fact.world_axis, line=side.near_frame.origin
+            )
         if jtype in ("revolute", "cylindrical", "planar"):
             return GroundMotion(body, "axis", source, z_near)
         return general
@@ -139,8 +158,10 @@ def from_ground(side: JointSide, source: tuple[str, ...]) -> GroundMotion:
     if jtype == "revolute":
         return GroundMotion(body, "axis", source, z_near, side.far_frame.rotation[:, 2], origin)
     if jtype == "prismatic":
-        return GroundMotion(body, "translation", source)
-    if jtype in ("cylindrical", "planar"):
+        return GroundMotion(body, "translation", source, z_near, side.far_frame.rotation[:, 2])
+    if jtype == "cylindrical":
+        return GroundMotion(body, "axis", source, z_near, side.far_frame.rotation[:, 2], line=origin)
+    if jtype == "planar":
         return GroundMotion(body, "axis", source, z_near, side.far_frame.rotation[:, 2])
     return GroundMotion(body, "point", source, point=origin)  # universal, spherical
 
@@ -152,7 +173,8 @@ def moved_point(p: sympy.Matrix, side: JointSide) -> sympy.Matrix:
 
 
 def across_turning_body(fact: GroundMotion, side: JointSide, source: tuple[str, ...], values: dict) -> GroundMotion:
-    """Beyond a body turning about a fixed axis a (through the fixed point c, if any)."""
+    """Beyond a body turning about a fixed axis a (through the fixed point c, if any; the points of a fixed
+    line through `line` may slide along a)."""
     body, jtype = side.near, side.joint.type
     a, c = fact.axis, fact.point
     u, o = side.far_frame.rotation[:, 2], side.far_frame.origin  # joint axis and origin in far-body axes
@@ -163,10 +185,21 @@ def across_turning_body(fact: GroundMotion, side: JointSide, source: tuple[str, 
         and is_zero(values, *a.cross(u))
         or jtype == "prismatic"
     ):
-        # parallel axes (or a slide): Ω stays along a; the fixed line survives only a coaxial revolute
-        coaxial = jtype == "revolute" and c is not None and is_zero(values, *(o - c).cross(a))
+        # parallel axes (or a slide): Ω stays along a; the line at rest survives only a coaxial revolute, and
+        # becomes a line sliding along a beyond a coaxial cylindrical joint or a slide along a
+        on = c if c is not None else fact.line
+        coaxial = on is not None and is_zero(values, *(o - on).cross(a))
+        slides = jtype == "cylindrical" and coaxial or jtype == "prismatic" and is_zero(values, *a.cross(u))
+        rests = jtype == "revolute" and coaxial and c is not None
+        keeps = (jtype == "revolute" and coaxial or slides) and not rests and on is not None
         return GroundMotion(
-            body, "axis", source, rotation * a, fact.world_axis, moved_point(c, side) if coaxial else None
+            body,
+            "axis",
+            source,
+            rotation * a,
+            fact.world_axis,
+            moved_point(c, side) if rests else None,
+            moved_point(on, side) if keeps else None,
         )
     if c is None:
         return general
@@ -195,139 +228,104 @@ def across_fixed_point(fact: GroundMotion, side: JointSide, source: tuple[str, .
 
 
 def observed_facts(
-    mech: Mechanism, facts: list[GroundMotion], geometry: Geometry, notes: list[str], samples: int = 12
+    evidence: LoopEvidence, facts: list[GroundMotion], geometry: Geometry, notes: list[str]
 ) -> list[GroundMotion]:
-    """Facts the closed loops impose but the joints alone do not show (e.g. the coupler of a planar slider-
-    crank built from spherical and universal joints turns about a fixed direction). At random assembled states
-    (float64 `mech`): Ω in body axes is zero, or stays along one direction, matched to an exact axis of one of
-    the body's frames; a body point stays at rest, matched to the body's named points and joint centres."""
-    q, qd = random_states(mech, samples, seed=7)
-    st = mech.motion(q, qd)
-    values = {geometry.symbols[p.name]: p.value for p in mech.model.parameters}
+    """Facts the closed loops impose but the joints alone do not show (a parallelogram's coupler only
+    translates; the coupler of a planar slider-crank built from spherical and universal joints turns about a
+    fixed direction). Each is an identity decided in two precisions (`loop_evidence`): Ω ≡ 0; Ω × a ≡ 0 for an
+    axis a of one of the body's frames; v + Ω × x ≡ 0 (at rest) or (v + Ω × x) × a ≡ 0 (sliding along the
+    axis) for one of its named points or joint centres x."""
+    model = geometry.model
     out = []
-    for body in mech.model.bodies:
-        if len(q) == 0:
-            break
-        mine = [f for f in facts if f.body == body.label]
-        i = mech.tree.body_index(body.label)
-        R = np.asarray(st.R[i], dtype=float)
-        w = np.einsum("nji,nj->ni", R, np.asarray(st.w[i], dtype=float))
-        v = np.einsum("nji,nj->ni", R, np.asarray(st.v[i], dtype=float))
-        s, vt = np.linalg.svd(w)[1:]
-        axis = None
-        if s[0] < TOLERANCE:
+    for body in model.bodies:
+        label, mine = body.label, [f for f in facts if f.body == body.label]
+        if evidence.holds(lambda m, b=label: m.bodies[b].w):
             if not any(f.kind in ("fixed", "translation") for f in mine):
-                out.append(GroundMotion(body.label, "translation", ("loop closure",)))
+                out.append(GroundMotion(label, "translation", ("loop closure",)))
             continue
-        if s[1] < TOLERANCE * s[0] and not any(f.kind in ("fixed", "axis") for f in mine):
-            axis = exact_axis(body, geometry, vt[0])
-            if axis is None:
+        axis = None
+        if not any(f.kind in ("fixed", "axis") for f in mine):
+            axis = next((a for a in axis_candidates(geometry, label) if turns_about(evidence, label, a)), None)
+            if axis is None and (direction := fixed_direction(evidence.float64.bodies[label].w)) is not None:
                 notes.append(
-                    f"body {body.label} turns about the fixed direction {np.round(vt[0], 6).tolist()} (body "
+                    f"body {label} turns about the fixed direction {np.round(direction, 6).tolist()} (body "
                     "axes), which is none of its frame axes: its conditions 2 and 5 are not applied"
                 )
-        point = None
-        if not any(f.kind in ("fixed", "point") or f.point is not None for f in mine) and solvable(w, -v):
-            point = next(
-                (
-                    x
-                    for x in body_points(geometry, body.label)
-                    if np.abs(v + np.cross(w, np.asarray(x.subs(values), dtype=float).ravel())).max() < TOLERANCE
-                ),
-                None,
-            )
-            if point is None:
+        point = line = None
+        if not any(f.kind in ("fixed", "point") or f.point is not None for f in mine):
+            point = next((x for x in body_points(geometry, label) if at_rest(evidence, label, x)), None)
+            body_motion = evidence.float64.bodies[label]
+            if point is None and solvable(body_motion.w, -body_motion.v):
                 notes.append(
-                    f"body {body.label} has a point at rest that is none of its named points or joint "
+                    f"body {label} has a point at rest that is none of its named points or joint "
                     "centres: its condition-1 monopole is not applied"
                 )
+        if axis is not None and point is None:
+            line = next((x for x in body_points(geometry, label) if slides_along(evidence, label, x, axis)), None)
         if axis is not None:
-            world = sympy.Matrix(R[0] @ np.asarray(axis.subs(values), dtype=float).ravel())
-            out.append(GroundMotion(body.label, "axis", ("loop closure",), axis, world, point))
+            world = ground_direction(evidence, label, axis)
+            out.append(GroundMotion(label, "axis", ("loop closure",), axis, world, point, line))
         elif point is not None:
-            out.append(GroundMotion(body.label, "point", ("loop closure",), point=point))
+            out.append(GroundMotion(label, "point", ("loop closure",), point=point))
     return out
 
 
+def turns_about(evidence: LoopEvidence, label: str, a: sympy.Matrix) -> bool:
+    return evidence.holds(lambda m: cross(m.bodies[label].w, m.vector(a)))
+
+
+def at_rest(evidence: LoopEvidence, label: str, x: sympy.Matrix) -> bool:
+    return evidence.holds(lambda m: m.bodies[label].v + cross(m.bodies[label].w, m.vector(x)), "speed")
+
+
+def slides_along(evidence: LoopEvidence, label: str, x: sympy.Matrix, a: sympy.Matrix) -> bool:
+    """The point x moves only along the axis a: (v + Ω × x) × a ≡ 0."""
+
+    def residual(m):
+        body = m.bodies[label]
+        return cross(body.v + cross(body.w, m.vector(x)), m.vector(a))
+
+    return evidence.holds(residual, "speed")
+
+
+def fixed_direction(w: np.ndarray) -> np.ndarray | None:
+    """The direction (body axes) that float64 angular velocities w (N, 3) keep to, if they keep to one."""
+    s, vt = np.linalg.svd(np.asarray(w, dtype=float))[1:]
+    return vt[0] if len(w) and s[1] < SCREEN * s[0] else None
+
+
+def ground_direction(evidence: LoopEvidence, label: str, axis: sympy.Matrix) -> sympy.Matrix:
+    """The body axis `axis` in ground axes: constant, since the body turns about it; taken from the states at
+    DIGITS digits (to their accuracy, far below what `is_zero` calls zero), else from float64."""
+    m = evidence.vp or evidence.float64
+    world = matvec(m.bodies[label].R[0], m.vector(axis))
+    return sympy.Matrix([sympy.Float(str(x), m.digits) for x in world])
+
+
 def solvable(w: np.ndarray, y: np.ndarray) -> bool:
-    """Whether ω × u = y holds at every sample for one constant u (least squares; w, y (N, 3))."""
+    """Whether ω × u = y holds at every float64 sample for one constant u (least squares; w, y (N, 3)); a
+    screen for the notes, SCREEN relative."""
+    w, y = np.asarray(w, dtype=float), np.asarray(y, dtype=float)
     skew = np.zeros((len(w), 3, 3))  # skew(ω) u = ω × u
     skew[:, 0, 1], skew[:, 0, 2], skew[:, 1, 2] = -w[:, 2], w[:, 1], -w[:, 0]
     skew[:, 1, 0], skew[:, 2, 0], skew[:, 2, 1] = w[:, 2], -w[:, 1], w[:, 0]
     A, b = skew.reshape(-1, 3), y.reshape(-1)
     u = np.linalg.lstsq(A, b, rcond=None)[0]
-    return len(w) > 0 and np.abs(A @ u - b).max() < TOLERANCE * max(1.0, np.abs(b).max())
+    return len(w) > 0 and np.abs(A @ u - b).max() < SCREEN * max(1.0, np.abs(b).max())
 
 
-def exact_axis(body, geometry: Geometry, direction: np.ndarray) -> sympy.Matrix | None:
-    """The body's coordinate axis or joint-frame axis parallel to `direction` (unit, floats), if any."""
+def axis_candidates(geometry: Geometry, label: str) -> list[sympy.Matrix]:
+    """Exact unit axes of a body: its coordinate axes and the axes of its named and joint frames."""
     model = geometry.model
+    body = model.body(label)
     frames = list(body.frames.values())
-    frames += [j.parent_frame for j in model.joints if body_key(j.parent) == body.label]
-    frames += [j.child_frame for j in model.joints if body_key(j.child) == body.label]
+    frames += [j.parent_frame for j in model.joints if body_key(j.parent) == label]
+    frames += [j.child_frame for j in model.joints if body_key(j.child) == label]
     candidates = [sympy.eye(3)[:, k] for k in range(3)]
     for frame in frames:
         rotation = exact_frame(geometry.frame(body, frame)).rotation
         candidates += [rotation[:, k] for k in range(3)]
-    values = {geometry.symbols[p.name]: p.value for p in model.parameters}
-    for c in candidates:
-        if np.linalg.norm(np.cross(np.asarray(c.subs(values), dtype=float).ravel(), direction)) < 1e-7:
-            return c
-    return None
-
-
-def equal_rotation_pairs(mech: Mechanism, samples: int = 12) -> list[tuple[str, str]]:
-    """Pairs of rotating bodies whose angular velocities are always equal (Ω_i = Ω_j at random assembled
-    states, float64): any quadrupole can move between them (seed 000, section 4.3, condition 6)."""
-    q, qd = random_states(mech, samples, seed=11)
-    st = mech.motion(q, qd)
-    w = {b.label: np.asarray(st.w[mech.tree.body_index(b.label)], dtype=float) for b in mech.model.bodies}
-    scale = max([1.0, *(np.abs(x).max() for x in w.values())])
-    labels = [b.label for b in mech.model.bodies if np.abs(w[b.label]).max() > TOLERANCE * scale]
-    return [
-        (a, b)
-        for i, a in enumerate(labels)
-        for b in labels[i + 1 :]
-        if len(q) and np.abs(w[a] - w[b]).max() < TOLERANCE * scale
-    ]
-
-
-def translated_copies(mech: Mechanism, pairs: Sequence[tuple[str, str]], geometry: Geometry, samples: int = 12) -> dict:
-    """For pairs (a, b) with equal Ω: points x_a of a and x_b of b with equal velocities at random assembled
-    states (float64), chosen among the bodies' joint centres and named points (exact). Such bodies move as
-    translated copies (the opposite rods of a parallelogram): any multipole may move between them. Maps each
-    pair to (x_a, x_b), or to None when the pair has points of equal velocity but none among the candidates."""
-    q, qd = random_states(mech, samples, seed=13)
-    st = mech.motion(q, qd)
-    values = {geometry.symbols[p.name]: p.value for p in geometry.model.parameters}
-
-    def velocity(label: str, x: sympy.Matrix) -> np.ndarray:
-        i = mech.tree.body_index(label)
-        arm = np.einsum("nij,j->ni", np.asarray(st.R[i], dtype=float), np.asarray(x.subs(values), dtype=float).ravel())
-        return np.asarray(st.v[i], dtype=float) + np.cross(np.asarray(st.w[i], dtype=float), arm)
-
-    out = {}
-    for a, b in pairs:
-        if not has_equal_velocity_points(st, mech.tree.body_index(a), mech.tree.body_index(b)):
-            continue
-        out[(a, b)] = next(
-            (
-                (xa, xb)
-                for xa in body_points(geometry, a)
-                for xb in body_points(geometry, b)
-                if np.abs(velocity(a, xa) - velocity(b, xb)).max() < TOLERANCE
-            ),
-            None,
-        )
-    return out
-
-
-def has_equal_velocity_points(st, i: int, j: int) -> bool:
-    """v_j − v_i = −Ω × R_i u for one constant u in body-i axes: points of equal velocity exist."""
-    R = np.asarray(st.R[i], dtype=float)
-    w = np.einsum("nji,nj->ni", R, np.asarray(st.w[i], dtype=float))
-    dv = np.einsum("nji,nj->ni", R, np.asarray(st.v[j], dtype=float) - np.asarray(st.v[i], dtype=float))
-    return solvable(w, -dv)
+    return candidates
 
 
 def body_points(geometry: Geometry, label: str) -> list[sympy.Matrix]:

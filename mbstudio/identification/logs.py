@@ -210,7 +210,7 @@ def _check_time(t: np.ndarray, lines: list[int], source: str) -> None:
         k = int(falls[0])
         raise ModelError(
             f"{source}, line {lines[k + 1]}, column 't'",
-            f"the time does not rise: {t[k + 1]!r} s after {t[k]!r} s",
+            f"the time does not rise: {float(t[k + 1])!r} s after {float(t[k])!r} s",
             None,
             "a time that rises from row to row",
         )
@@ -220,7 +220,8 @@ def _check_time(t: np.ndarray, lines: list[int], source: str) -> None:
         k = int(off[0])
         raise ModelError(
             f"{source}, line {lines[k + 1]}, column 't'",
-            f"the time step is irregular: {step[k]:.6g} s from {t[k]!r} s, where the log's step is {median:.6g} s",
+            f"the time step is irregular: {step[k]:.6g} s from {float(t[k])!r} s, where the log's step is "
+            f"{median:.6g} s",
             None,
             f"a constant step (within {100 * IRREGULAR_STEP:g} %): resample the log, or cut it at the gap",
         )

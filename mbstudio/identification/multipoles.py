@@ -1,4 +1,4 @@
-"""Inertia multipoles (seed 000, section 4.1) as changes of one body's ten inertial parameters.
+"""Inertia multipoles (Iriarte et al. 2017, section 4.1) as changes of one body's ten inertial parameters.
 
 A body's parameters φ = (m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz) are taken about its frame origin in its
 axes, with the tensor entries of DESIGN.md (Ixy = −∫xy dm). Adding a multipole at a point c of the body
@@ -52,7 +52,7 @@ def quadrupole(q: sympy.Matrix) -> list[sympy.Expr]:
 
 def axial_quadrupole(a: Sequence) -> sympy.Matrix:
     """E − a aᵀ for a unit axis a: the one quadrupole that is constant in two bodies turning about a and
-    leaves Ω·(q Ω) unchanged when Ω changes along a (seed 000, section 4.3, condition 5)."""
+    leaves Ω·(q Ω) unchanged when Ω changes along a (Iriarte et al. 2017, section 4.3, condition 5)."""
     a = sympy.Matrix(a)
     return sympy.eye(3) - a * a.T
 

@@ -3,7 +3,7 @@
 The independent coordinates follow a path given as a function `path(times, order)` -> positions (order 0),
 velocities (1) or accelerations (2), shape (N, n_ind) in the mechanism's back-end; `FourierPath` is the
 usual choice (finite Fourier series). Every step (path, assembly, velocities, accelerations, regressor) is
-done in the mechanism's arithmetic, so a Mechanism(model, precision=50) gives W at 50 digits (seed 000,
+done in the mechanism's arithmetic, so a Mechanism(model, precision=50) gives W at 50 digits (Iriarte et al. 2017,
 section 3: the VP result is right only if every step is done in VP).
 """
 

@@ -6,7 +6,7 @@
 DP and VP run Gautier's method (`gautier`) on the observation matrix W along one exciting trajectory: the
 model's first `trajectories` entry, else a default Fourier path of the independent coordinates. VP builds W
 with a Mechanism at the working precision, so every step (assembly, velocities, accelerations, regressor,
-SVD) is done in it (seed 000, section 3); a list of digits runs `ridge_study`. The symbolic route is Ros et
+SVD) is done in it (Iriarte et al. 2017, section 3); a list of digits runs `ridge_study`. The symbolic route is Ros et
 al.'s method (`symbolic_base`). Unless told otherwise, DP and VP eliminate the parameters the symbolic route
 eliminates (the paper's practice, Tables 3 and 4 for the SLA), so that the three β are directly comparable;
 then `compare_routes` checks that the ranks and the row spaces of the three base-parameter maps agree.
@@ -15,6 +15,7 @@ then `compare_routes` checks that the ranks and the row spaces of the three base
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,6 +29,7 @@ from .. import __version__
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, ModelError, dumps
 from ..model.document import Harmonic, Trajectory
+from ..numerics import as_mpf
 from . import vp_linalg
 from .gautier import BaseParameterResult, RidgeStudy, compare_routes, gautier_dp, ridge_study
 from .observation import FourierPath, branch_guide, observation_matrix
@@ -91,6 +93,7 @@ class BaseParameterRun:
     dp: BaseParameterResult | None = None
     vp: RidgeStudy | None = None
     comparison: dict = field(default_factory=dict)
+    vp_observation: np.ndarray | None = field(default=None, repr=False)  # W at the last VP precision
 
     def to_json(self) -> dict:
         """Issue 4, section 6: model, model_hash, parameter_names, results {dp, vp, symbolic}, plus the
@@ -198,7 +201,7 @@ def base_parameters(
     if "vp" in routes:
         monitor.start("variable precision")
         start = time.perf_counter()
-        run.vp = _vp_route(
+        run.vp, run.vp_observation = _vp_route(
             model,
             chosen,
             count,
@@ -211,6 +214,10 @@ def base_parameters(
         run.seconds["vp"] = time.perf_counter() - start
     monitor.start("comparison")
     run.comparison = compare_all(comparable_routes(model, run))
+    if run.vp is not None and run.symbolic is not None:
+        run.comparison["vp_symbolic"]["null_residual"] = symbolic_null_residual(
+            model, run.symbolic, run.vp_observation, run.vp.final.digits
+        )
     monitor.done()
     return run
 
@@ -360,13 +367,15 @@ def _vp_route(
     eliminate: list[str] | None,
     priority: list[str] | None,
     monitor: _Monitor,
-) -> RidgeStudy:
+) -> tuple[RidgeStudy, np.ndarray]:
+    """The ridge study, and W at its last precision (for `symbolic_null_residual`)."""
     steps = len(digits_list)
+    built: dict[int, np.ndarray] = {}
 
     def build(digits: int) -> np.ndarray:
         k = digits_list.index(digits)
         # W takes about half of each precision's time, the SVD the other half
-        return _observation(
+        built[digits] = _observation(
             Mechanism(model, precision=digits),
             trajectory,
             count,
@@ -374,8 +383,10 @@ def _vp_route(
             f"W at {digits} digits",
             (k / steps, (k + 0.5) / steps),
         )
+        return built[digits]
 
-    return ridge_study(build, names, digits_list, eliminate=eliminate, priority=priority)
+    study = ridge_study(build, names, digits_list, eliminate=eliminate, priority=priority)
+    return study, built[study.final.digits]
 
 
 # ---------------------------------------------------------------------------------------- comparison
@@ -396,6 +407,28 @@ def evaluate_symbolic(model: Model, result: SymbolicBaseParameters, digits: int)
     return EvaluatedSymbolic(names, digits, len(kept), list(result.eliminated), kept, elim, beta, noise, base)
 
 
+def symbolic_null_residual(model: Model, result: SymbolicBaseParameters, w: np.ndarray, digits: int) -> dict:
+    """Each symbolic direction (exact, evaluated at `digits` digits) as a null vector of the VP observation
+    matrix W: the largest |W n| relative to ‖W‖·‖n‖ (max norms), and whether it is below the rounding that W
+    carries (10^(10 − digits), as for the comparisons)."""
+    exact = {sympy.Symbol(p.name, real=True): sympy.Rational(repr(p.value)) for p in model.parameters}
+    index = {n: i for i, n in enumerate(result.names)}
+    worst = mpmath.mpf(0)
+    with mpmath.workdps(digits):
+        wm = as_mpf(w)
+        scale = max(abs(x) for x in wm.ravel())
+        for d in result.directions():
+            n = {index[k]: mpmath.mpf(sympy.N(v.subs(exact), digits + 10)) for k, v in d.vector.items()}
+            product = sum(wm[:, i] * c for i, c in n.items())
+            worst = max(worst, max(abs(x) for x in product) / (scale * max(abs(c) for c in n.values())))
+    return {
+        "digits": digits,
+        "directions": len(result.directions()),
+        "max_relative": float(worst),
+        "null": bool(worst <= mpmath.mpf(10) ** (10 - digits)),
+    }
+
+
 def comparable_routes(model: Model, run: BaseParameterRun) -> dict:
     """The routes that ran, VP first (the reference); the symbolic β evaluated at the VP precision (50
     digits without VP)."""
@@ -411,20 +444,62 @@ def comparable_routes(model: Model, run: BaseParameterRun) -> dict:
 
 def compare_all(routes: dict) -> dict:
     """Each pair of routes: same rank, same row space, β differences (`compare_routes`), whether they agree
-    (same rank and row space within what their precisions can tell) and a verdict in words; "all_agree" over
-    every pair."""
+    (same rank and row space within what their precisions can tell), why their ranks differ when VP's evident
+    ridge tells (`rank_reason`), and a verdict in words; "all_agree" over every pair, and
+    "disagreements_explained" when every pair that does not agree has a route that could not decide."""
     out = {}
     keys = list(routes)
+    vp = routes.get("vp")
+    reference = vp if vp is not None and vp.ridge.evident else None
     for i, a in enumerate(keys):
         for b in keys[i + 1 :]:
             report = compare_routes(routes[a], routes[b]).to_json()
             report["agree"] = report["same_rank"] and report["same_row_space"]
             report["ranks"] = {a: routes[a].rank, b: routes[b].rank}
             report["doubtful"] = [k for k in (a, b) if _doubtful(routes[k])]
+            report["rank_reason"] = rank_reason({a: routes[a], b: routes[b]}, reference)
             report["verdict"] = pair_verdict(report)
             out[f"{a}_{b}"] = report
     out["all_agree"] = all(r["agree"] for r in out.values())
+    out["disagreements_explained"] = all(
+        r["agree"] or (r["rank_reason"] or {}).get("kind") == "undecidable" for k, r in out.items() if k != "all_agree"
+    )
     return out
+
+
+def rank_reason(pair: dict, reference) -> dict | None:
+    """Why two routes find different ranks, judged by VP's rank where its ridge is evident (`reference`): the
+    route that differs from it is either double precision, whose own spectrum has no ridge after σ_r at least
+    as deep as its rule requires (gautier.find_ridge) — it cannot decide the rank: IRSBot-2's σ22, σ23 = 1.5e-11,
+    5e-12 lie 1.5 decades above its rounding at 1.6e-13 — or the symbolic route, which then found fewer
+    directions than the null space holds (its directions are checked null vectors, so never more). None when
+    the ranks agree or nothing decides."""
+    ranks = {name: route.rank for name, route in pair.items()}
+    if len(set(ranks.values())) == 1 or reference is None:
+        return None
+    r = reference.rank
+    name, route = next(((n, x) for n, x in pair.items() if x.rank != r and x is not reference), (None, None))
+    if name is None:
+        return None
+    if getattr(route, "ridge", None) is None:
+        return {"kind": "symbolic incomplete", "route": name, "rank": r, "missing": route.rank - r}
+    depth = _log10_ratio(route.sigma[r - 1], route.sigma[r]) if r < len(route.sigma) else math.inf
+    if depth >= route.ridge.required_depth:
+        return None
+    return {
+        "kind": "undecidable",
+        "route": name,
+        "rank": r,
+        "depth_there": None if math.isinf(depth) else round(depth, 2),
+        "required_depth": route.ridge.required_depth,
+        "own_ridge": route.ridge.to_json(),
+    }
+
+
+def _log10_ratio(a, b) -> float:
+    if b == 0:
+        return math.inf
+    return float(mpmath.log10(mpmath.mpf(a) / mpmath.mpf(b)))
 
 
 def _doubtful(route) -> bool:
@@ -439,7 +514,7 @@ def pair_verdict(report: dict) -> str:
     if not report["same_rank"]:
         ranks = " vs ".join(f"{route} {rank}" for route, rank in report["ranks"].items())
         doubtful = "".join(f"; {route}'s rank is doubtful (no evident ridge)" for route in report["doubtful"])
-        return f"differ: rank {ranks}{doubtful}"
+        return f"differ: rank {ranks}{doubtful}{_rank_reason_text(report.get('rank_reason'))}"
     if not report["decided"]:
         return f"undecided: β is known only to {report['tolerance']:.2g} at these precisions"
     sine, beta = report["max_sine"], report["beta_max_difference"]
@@ -448,6 +523,20 @@ def pair_verdict(report: dict) -> str:
         shown = "" if beta is None else f" (largest β difference {beta:.2g})"
         return f"agree{shown}, {within}"
     return f"differ: largest principal sine {sine:.2g}, not {within}"
+
+
+def _rank_reason_text(why: dict | None) -> str:
+    if not why:
+        return ""
+    if why["kind"] == "undecidable":
+        own = why["own_ridge"]
+        return (
+            f"; {why['route']} cannot decide the rank: its spectrum falls only {why['depth_there']} decades after "
+            f"σ{why['rank']}, {why['required_depth']:g} needed (its own ridge, after σ{own['index']}, is "
+            f"{own['log10_depth']:.1f} deep)"
+        )
+    more = "fewer" if why["missing"] > 0 else "more"
+    return f"; the symbolic rules find {abs(why['missing'])} direction(s) {more} than VP's evident ridge shows"
 
 
 # ---------------------------------------------------------------------------------------- JSON
@@ -473,6 +562,7 @@ def symbolic_json(result: SymbolicBaseParameters, seconds: float) -> dict:
         "base_parameters": base,
         "no_effect": [_direction_json(d) for d in result.no_effect],
         "transfers": [_direction_json(d) for d in result.transfers],
+        "lagrangian_check": None if result.check is None else result.check.to_json(),
         "notes": result.notes,
     }
 

@@ -1,4 +1,4 @@
-"""Base inertial parameters by the symbolic method of Ros et al. (seed 000, section 4 and Appendix A).
+"""Base inertial parameters by the symbolic method of Ros et al. (Iriarte et al. 2017, section 4 and Appendix A).
 
 Two kinds of directions in the 10·nb-dimensional parameter space leave the Lagrangian unchanged (up to a
 constant), so each is an exact null-space vector of the observation matrix W:
@@ -25,24 +25,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
 import sympy
 
 from ..kinematics.geometry import Geometry
 from ..kinematics.mechanism import Mechanism
-from ..kinematics.tree import KinematicTree
 from ..model.document import GROUND, INERTIA_NAMES, Joint, Model, body_key
 from ..numerics.backends import Float64, Symbolic
 from . import multipoles as mp
-from .ground_motion import (
-    GroundMotion,
-    equal_rotation_pairs,
-    ground_facts,
-    is_zero,
-    joint_sides,
-    observed_facts,
-    translated_copies,
-)
+from .ground_motion import GroundMotion, ground_facts, is_zero, joint_sides, observed_facts
+from .loop_evidence import LoopEvidence, lagrangian_residuals, loop_evidence
+from .motion_copies import motion_copies
 
 MONOPOLE_JOINTS = ("revolute", "spherical", "universal", "fixed")
 
@@ -51,13 +43,28 @@ MONOPOLE_JOINTS = ("revolute", "spherical", "universal", "fixed")
 class Direction:
     """A change of the inertial parameters that leaves the Lagrangian unchanged."""
 
-    condition: int  # the condition of seed 000, section 4.2 (no effect) or 4.3 (transfer)
+    condition: int  # the condition of Iriarte et al. (2017), section 4.2 (no effect) or 4.3 (transfer)
     multipole: str  # what is added or moved, in words
     bodies: tuple[str, ...]  # (body,) for a parameter without effect; (donor, acceptor) for a transfer
     joint: str | None  # the joint a transfer crosses
     vector: dict[str, sympy.Expr]  # non-zero components by inertial parameter name
     eliminates: str | None = None  # the parameter it eliminates; None when implied by earlier directions
     preferred: tuple[str, ...] = field(default=(), repr=False)  # default elimination candidates, in order
+
+
+@dataclass(frozen=True)
+class LagrangianCheck:
+    """How far the directions found are from leaving the Lagrangian unchanged: the largest change of T and
+    of V's variation along any of them, relative to the energies, in float64 and at `digits` digits, at
+    random assembled states; `rejected` directions failed and were left out (with a note)."""
+
+    float64: float
+    digits: int
+    vp: float | None
+    rejected: int
+
+    def to_json(self) -> dict:
+        return {"float64": self.float64, "digits": self.digits, "vp": self.vp, "rejected": self.rejected}
 
 
 @dataclass
@@ -71,6 +78,7 @@ class SymbolicBaseParameters:
     beta: dict[str, dict[str, sympy.Expr]]  # kept parameter -> {eliminated parameter: coefficient}
     notes: list[str]
     seconds: float
+    check: LagrangianCheck | None = None  # every direction found, tried on the energies (`verify_directions`)
 
     @property
     def rank(self) -> int:
@@ -98,13 +106,20 @@ def symbolic_base_parameters(
     paper would (Tables 3 and 4 for the SLA suspension)."""
     start = time.perf_counter()
     model = source.model if isinstance(source, Mechanism) else source
+    names = model.inertial_parameter_names()
+    unknown = sorted((set(eliminate or ()) | set(priority or ())) - set(names))
+    if unknown:
+        raise ValueError(
+            f"{unknown} are not inertial parameter names; they are {names[0]}, {names[1]}, ..., {names[-1]}"
+        )
     geometry = Geometry(model, Symbolic())
     values = {geometry.symbols[p.name]: p.value for p in model.parameters}
     gravity = sympy.Matrix(list(geometry.vector(model.gravity)))  # as numbers: the tests below compare with 0
     float_mech = source if isinstance(source, Mechanism) and isinstance(source.backend, Float64) else Mechanism(model)
-    notes: list[str] = []
+    evidence = loop_evidence(float_mech)
+    notes: list[str] = list(evidence.notes)
     facts = ground_facts(model, geometry, values)
-    facts = ground_facts(model, geometry, values, observed_facts(float_mech, facts, geometry, notes))
+    facts = ground_facts(model, geometry, values, observed_facts(evidence, facts, geometry, notes))
     donors = mass_donors(model)
     joint_names = {j.name for j in model.joints}
     no_effect, ground_transfers, composite = [], [], []
@@ -118,14 +133,8 @@ def symbolic_base_parameters(
             elif d.condition == 1 and len(d.vector) > 1:
                 composite.append(d)
     moving = [d for joint in model.joints for d in joint_transfers(model, geometry, joint, notes)]
-    moving += equal_rotation_transfers(float_mech, geometry, values, notes)
-    candidates = no_effect + moving + ground_transfers + composite
-    names = model.inertial_parameter_names()
-    unknown = sorted((set(eliminate or ()) | set(priority or ())) - set(names))
-    if unknown:
-        raise ValueError(
-            f"{unknown} are not inertial parameter names; they are {names[0]}, {names[1]}, ..., {names[-1]}"
-        )
+    moving += copy_transfers(evidence, geometry, notes)
+    candidates, check = verify_directions(evidence, names, no_effect + moving + ground_transfers + composite, notes)
     kept_directions, redundant, pivots = reduce_directions(candidates, names, eliminate, priority, values)
     if eliminate is not None and len(eliminate) != len(pivots):
         raise ValueError(
@@ -144,7 +153,35 @@ def symbolic_base_parameters(
         beta,
         notes,
         time.perf_counter() - start,
+        check,
     )
+
+
+def verify_directions(
+    evidence: LoopEvidence, names: list[str], candidates: list[Direction], notes: list[str]
+) -> tuple[list[Direction], LagrangianCheck]:
+    """Every direction tried on the kinetic and potential energy at random assembled states, in float64 and
+    at DIGITS digits (`loop_evidence.lagrangian_residuals`): those that change the Lagrangian are left out,
+    with a note. None should: this guards the rules, those read from the loops above all, against a case
+    they were not written for."""
+    changes = lagrangian_residuals(evidence, names, [d.vector for d in candidates])
+    kept = []
+    for d, (low, high) in zip(candidates, changes, strict=True):
+        if evidence.unchanged(low, high):
+            kept.append(d)
+        else:
+            notes.append(
+                f"the direction '{d.multipole}' ({', '.join(d.bodies)}) changes the Lagrangian by {low:.2g} of "
+                "the energies at random states: left out"
+            )
+    highs = [h for _, h in changes if h is not None]
+    check = LagrangianCheck(
+        max((c for c, _ in changes), default=0.0),
+        evidence.vp.digits if evidence.vp else 16,
+        max(highs, default=0.0) if evidence.vp else None,
+        len(candidates) - len(kept),
+    )
+    return kept, check
 
 
 # ---------------------------------------------------------------------------------------- directions
@@ -191,8 +228,8 @@ def donor_and_acceptor(model: Model, joint: Joint) -> tuple[str, str]:
 
 def without_effect(fact: GroundMotion, gravity: sympy.Matrix, values: dict, donors: set[str]) -> list[Direction]:
     """Directions of section 4.2 for one fact: conditions 1 (monopole at rest), 2 (dipole along Ω),
-    4 (any dipole where Ω = 0 or, at a point at rest, with g·d constant), 5 (quadrupoles normal to Ω) and
-    6 (any quadrupole where Ω = 0)."""
+    4 (any dipole where Ω = 0 or, at a point at rest or sliding along Ω, with g·d constant), 5 (quadrupoles
+    normal to Ω) and 6 (any quadrupole where Ω = 0)."""
     b, names = fact.body, parameter_names(fact.body)
     out: list[Direction] = []
 
@@ -224,10 +261,14 @@ def without_effect(fact: GroundMotion, gravity: sympy.Matrix, values: dict, dono
             vec = mp.quadrupole(q)
             own = [n for n, v in zip(names, vec, strict=True) if v == 1]
             add(5, f"quadrupole normal to the axis {tuple(a)}", vec, own)
-        if fact.point is not None:
-            c = fact.point - fact.point.dot(a) * a  # the axis point nearest the origin
-            monopole_at(c)
-            if is_zero(values, *gravity.cross(fact.world_axis)):  # g ∥ axis (or g = 0): g·d stays constant
+        on = fact.point if fact.point is not None else fact.line
+        if on is not None:
+            c = on - on.dot(a) * a  # the axis point nearest the origin
+            if fact.point is not None:
+                monopole_at(c)
+            # at a point of the axis line, at rest or sliding along it, Ω × v = 0: a dipole there acts through
+            # gravity alone, not at all when g ∥ axis (or g = 0)
+            if fact.world_axis is not None and is_zero(values, *gravity.cross(fact.world_axis)):
                 for d in mp.perpendicular_directions(a, values):
                     add(
                         4,
@@ -329,57 +370,29 @@ def joint_transfers(model: Model, geometry: Geometry, joint: Joint, notes: list[
     return out
 
 
-def equal_rotation_transfers(mech: Mechanism, geometry: Geometry, values: dict, notes: list[str]) -> list[Direction]:
-    """Transfers between bodies that always turn together but share no prismatic or fixed joint: every
-    quadrupole (condition 6), and for translated copies (the opposite rods of a parallelogram) the monopole
-    and the dipoles at points of equal velocity (conditions 1 and 4). The constant relative rotation is taken
-    exactly from the symbolic tree at the document's initial coordinates, which must close every loop."""
-    model = mech.model
+def copy_transfers(evidence: LoopEvidence, geometry: Geometry, notes: list[str]) -> list[Direction]:
+    """Transfers between bodies whose motions are copies (`motion_copies`) but share no prismatic or fixed
+    joint: every quadrupole (condition 6, turned by the constant rotation between them), and where points of
+    corresponding velocities exist (a parallelogram's opposite rods, a symmetric trapezoid's mirror-image rods)
+    the monopole and the three dipoles there (conditions 1 and 4)."""
+    model = geometry.model
     joined = {
         frozenset((body_key(j.parent), body_key(j.child))) for j in model.joints if j.type in ("prismatic", "fixed")
     }
-    pairs = [p for p in equal_rotation_pairs(mech) if frozenset(p) not in joined]
-    if not pairs:
-        return []
-    copies = translated_copies(mech, pairs, geometry)
-    for (a, b), points in copies.items():
-        if points is None:
-            notes.append(
-                f"bodies {a} and {b} move as translated copies (same Ω and points of equal velocity), but "
-                "no joint centre or named point pairs up: the monopole and dipole transfers between them "
-                "are missing, so up to 4 base parameters may be too many"
-            )
-    q0 = mech.tree.initial_coordinates()[None, :]
-    if mech.partition.dependent and np.abs(mech.residual(q0)).max() > 1e-9 * mech.length_scale:
-        notes.append(
-            f"bodies {pairs} always turn together, but the initial coordinates do not close the loops, "
-            "so their relative rotation is not known exactly: their transfers are missing"
-        )
-        return []
-    tree = KinematicTree(model, Symbolic(), mech.topology)
-    st = tree.motion(np.array([[sympy.nsimplify(x) for x in q0[0]]], dtype=object))
-    numeric = mech.motion(q0)
     out = []
-    for a, b in pairs:
-        donor, acceptor = sorted((a, b), key=lambda x: (-len(joints_of(model, x)), x))[::-1]
-        ra, rd = (sympy.Matrix(st.R[tree.body_index(x)][0].tolist()) for x in (acceptor, donor))
-        rotation = (ra.T * rd).applyfunc(sympy.simplify)  # donor axes -> acceptor axes
-        check = np.asarray(numeric.R[mech.tree.body_index(acceptor)][0], dtype=float).T @ np.asarray(
-            numeric.R[mech.tree.body_index(donor)][0], dtype=float
-        )
-        if not np.allclose(np.asarray(rotation.subs(values), dtype=float), check, atol=1e-9):
-            notes.append(
-                f"bodies {donor} and {acceptor} turn together, but their exact relative rotation could not "
-                "be confirmed: their transfers are missing"
-            )
-            continue
+    for copy in motion_copies(evidence, geometry, notes, joined):
+        donor, acceptor = sorted((copy.first, copy.second), key=lambda x: (-len(joints_of(model, x)), x))[::-1]
+        forward = donor == copy.first
+        rotation = copy.rotation if forward else copy.rotation.T  # donor axes -> acceptor axes
+        carried = copy.point_map if forward else copy.point_map.T
         names = parameter_names(donor)
+        kind = "mirror image" if copy.mirrored else "copy"
         for k in range(6):
             q = mp.unit_tensor(k)
             out.append(
                 transfer(
                     6,
-                    f"quadrupole {INERTIA_NAMES[4 + k]} of the donor (equal angular velocities)",
+                    f"quadrupole {INERTIA_NAMES[4 + k]} of the donor (angular velocities related by a rotation)",
                     donor,
                     acceptor,
                     None,
@@ -388,35 +401,35 @@ def equal_rotation_transfers(mech: Mechanism, geometry: Geometry, values: dict, 
                     [names[4 + k]],
                 )
             )
-        points = copies.get((a, b))
-        if points is not None:
-            xa, xd = points if acceptor == a else points[::-1]
+        if copy.points is None:
+            continue
+        xd, xa = copy.points if forward else copy.points[::-1]
+        out.append(
+            transfer(
+                1,
+                f"monopole at points of corresponding velocities ({kind})",
+                donor,
+                acceptor,
+                None,
+                mp.monopole(xa),
+                mp.monopole(xd),
+                [names[0]],
+            )
+        )
+        for k in range(3):
+            e = sympy.eye(3)[:, k]
             out.append(
                 transfer(
-                    1,
-                    "monopole at points of equal velocity",
+                    4,
+                    f"dipole along the donor's {'xyz'[k]} axis at points of corresponding velocities ({kind})",
                     donor,
                     acceptor,
                     None,
-                    mp.monopole(xa),
-                    mp.monopole(xd),
-                    [names[0]],
+                    mp.dipole(carried * e, xa),
+                    mp.dipole(e, xd),
+                    [names[1 + k]],
                 )
             )
-            for k in range(3):
-                e = sympy.eye(3)[:, k]
-                out.append(
-                    transfer(
-                        4,
-                        f"dipole along the donor's {'xyz'[k]} axis at points of equal velocity",
-                        donor,
-                        acceptor,
-                        None,
-                        mp.dipole(rotation * e, xa),
-                        mp.dipole(e, xd),
-                        [names[1 + k]],
-                    )
-                )
     return out
 
 

@@ -1,4 +1,4 @@
-"""Variable-precision linear algebra for Gautier's method (seed 000, section 3).
+"""Variable-precision linear algebra for Gautier's method (Iriarte et al. 2017, section 3).
 
 Every operation runs in binary floating point of the working precision, through MPFR (gmpy2, which mpmath
 already relies on): numpy object arrays of `gmpy2.mpfr` let numpy's elementwise loops call MPFR directly, an

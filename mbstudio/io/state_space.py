@@ -193,6 +193,8 @@ def summary(name: str, lin: LinearModel) -> str:
     kind = {"equilibrium": "the equilibrium found", "initial": "the document's pose", "given": "the given state"}
     verdict = "at rest, q̈ = 0" if point.is_equilibrium else "NOT an equilibrium"
     lines = [f"{name}: linear model about {kind[point.kind]} ({verdict})"]
+    if point.note:
+        lines.append(f"  by default, {point.note}")
     lines.append("  " + ", ".join(f"{n} = {v:.6g}" for n, v in point.values().items()))
     if not point.at_rest:
         lines.append("  velocities: " + ", ".join(f"d_{n} = {v:.6g}" for n, v in point.velocities().items()))

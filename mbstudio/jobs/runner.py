@@ -20,13 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
+import psutil
+
 from ..model import Model, dumps
 from .tasks import PARTIAL_RESULTS, TASKS, JobResult, text_hash
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
 PROGRESS_INTERVAL = 0.05  # s between progress messages: the pipe carries what a person can see
-HEARTBEAT_INTERVAL = 0.5  # s: the worker says it is alive this often, whatever the task is doing
-HEARTBEAT_TIMEOUT = 5.0  # s of silence after which a job is reported as not responding
+HEARTBEAT_INTERVAL = 0.5  # s: the worker says it is alive this often, unless a native call holds the GIL
+HEARTBEAT_TIMEOUT = 5.0  # s without a message or CPU time after which a job is reported as not responding
 _context = multiprocessing.get_context("spawn")
 
 
@@ -87,7 +89,8 @@ class Job:
     parts: list = field(default_factory=list)  # what the task sent as done: the result of one that stops early
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
-    heard: float = field(default_factory=time.monotonic)  # when the process last sent anything
+    heard: float = field(default_factory=time.monotonic)  # when the process last sent anything or used the CPU
+    cpu: float = 0.0  # the process's CPU seconds when last looked at
     heartbeat_timeout: float = HEARTBEAT_TIMEOUT
     responding: bool = True
     said: str = "starting"  # the last progress message, shown again when a silent process speaks again
@@ -126,17 +129,34 @@ class Job:
         return changed
 
     def _check_heartbeat(self) -> bool:
-        """A process that stopped sending (stopped by a signal, or stuck in native code that holds the GIL)
-        is reported as not responding, with Cancel still at hand; True when that changed."""
+        """A process that neither sends nor computes (stopped by a signal, or waiting on something that never
+        comes) is reported as not responding, with Cancel still at hand; True when that changed. The CPU time
+        it used counts as a word from it: a process that is starting (importing under load takes seconds) or
+        inside one long native call that holds the GIL (compiling an engine) cannot run its heartbeat thread,
+        but it is working."""
         silent = time.monotonic() - self.heard
+        if self.running and silent >= HEARTBEAT_INTERVAL and self._computed():
+            self.heard, silent = time.monotonic(), 0.0
         responding = not self.running or silent < self.heartbeat_timeout
         if responding == self.responding:
             return False
         self.responding = responding
         if not self.running:
             return True
-        self.message = self.said if responding else f"not responding: no word from its process for {silent:.0f} s"
+        self.message = (
+            self.said if responding else f"not responding: no word from its process and no CPU time for {silent:.0f} s"
+        )
         return True
+
+    def _computed(self) -> bool:
+        """True when the process used CPU time since the last look."""
+        try:
+            times = psutil.Process(self._process.pid).cpu_times()
+        except (psutil.Error, OSError):  # gone: poll sees it end
+            return False
+        cpu = times.user + times.system
+        computed, self.cpu = cpu > self.cpu, cpu
+        return computed
 
     def _died(self) -> None:
         self._process.join(timeout=1.0)

@@ -501,7 +501,7 @@ def equilibrium(model_text: str, options: dict, progress: Progress, cancel: Canc
 
 
 def linearization(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """The linear model about an operating point (options: at, "equilibrium" or "initial"; hold, values and
+    """The linear model about an operating point (options: at, "auto", "equilibrium" or "initial"; hold, values and
     velocities, {independent coordinate: value}; inputs and outputs, lists of names, None for the defaults), its
     modes with the poses that animate them, and its frequency responses for every input/output pair (Bode form).
     With `schedule` ({"name", "from", "to", "count"}: a coordinate or parameter), a family of them (LPV), each
@@ -525,10 +525,12 @@ def linearization(model_text: str, options: dict, progress: Progress, cancel: Ca
 
 def _operating_point(model, options: dict):
     from ..linear.equilibrium import equilibrium as find
-    from ..linear.equilibrium import operating_point
+    from ..linear.equilibrium import equilibrium_or_pose, operating_point
 
     if options.get("at") == "equilibrium":
         return find(model, hold=dict(options.get("hold") or {}))
+    if options.get("at") == "auto":
+        return equilibrium_or_pose(model, dict(options.get("hold") or {}))
     values, velocities = dict(options.get("values") or {}), dict(options.get("velocities") or {})
     return operating_point(model, "initial", values, velocities)
 
@@ -546,6 +548,7 @@ def linear_data(model, lin) -> dict:
     return {
         "model": model_document(lin),
         "summary": summary(model.name, lin),
+        "note": lin.point.note,  # how the default operating point was chosen
         "modes": [m.to_dict() for m in found],
         "coordinates": list(lin.point.coordinates),
         "poses": np.array([mode_poses(model, lin, m) for m in found]),
@@ -572,7 +575,7 @@ def _linear_family(model, options: dict, progress: Progress, model_hash: str, st
         progress(len(parts) / count, f"{name} = {value:g} {unit}: {len(parts)} of {count} models", parts[-1])
 
     progress(0.0, f"compiling the equations for {count} models over {name}")
-    at, hold = options.get("at") or "equilibrium", dict(options.get("hold") or {})
+    at, hold = options.get("at") or "auto", dict(options.get("hold") or {})
     signals = options.get("inputs") or None, options.get("outputs") or None
     linear_family(model, name, values, at, hold, *signals, each=send)
     return linear_family_result(parts, options, model_hash, time.perf_counter() - start)
@@ -613,21 +616,41 @@ def _branches(modes: list[list[dict]]) -> dict:
     return {"labels": [f"mode {b + 1} ({mode['dominant']})" for b, mode in enumerate(starts)], **curves}
 
 
+# ---------------------------------------------------------------------------------------- suspension report
+def suspension_report(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+    """A suspension corner's kinematic curves against wheel travel, and against the steering input where there
+    is one (options: measure, the measure set's name, default the first; travel, m each way; points)."""
+    from ..simulation.suspension import POINTS, TRAVEL, suspension_curves
+
+    start = time.perf_counter()
+    progress(0.1, "solving the poses over the wheel travel")
+    travel, points = float(options.get("travel") or TRAVEL), int(options.get("points") or POINTS)
+    curves = suspension_curves(loads(model_text), options.get("measure"), travel, points)
+    provenance = Provenance(text_hash(model_text), "parallel wheel travel", "float64", dict(options), 0.0)
+    provenance.seconds = time.perf_counter() - start
+    return JobResult("suspension_report", f"Suspension report of '{curves.measure}'", provenance, {"curves": curves})
+
+
 # ---------------------------------------------------------------------------------------- parallel machines
 def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """A parallel machine's workspace map (seed 002): cond(M_t), the dynamic manipulability and cond(J_IK) over
+    """A parallel machine's workspace map (Müller 2021): cond(M_t), the dynamic manipulability and cond(J_IK) over
     a plane of platform positions. Options: `plane` (two task coordinates, default the first two), `ranges`
     ({coordinate: [low, high]}, default about the document's pose), `points` per axis (41), `at` ({the other
-    coordinate: value}, default the document's pose). A cancelled map keeps the points done."""
+    coordinate: value}, default the document's pose). A cancelled map keeps the points done. Without ranges the
+    grid holds the whole reachable set, with a margin of unreachable points (workspace.sized_grid)."""
     from ..dynamics.pkm import ParallelMachine
-    from ..dynamics.pkm.workspace import QUANTITIES, default_grid, workspace_map
+    from ..dynamics.pkm.workspace import QUANTITIES, sized_grid, workspace_map
 
     start = time.perf_counter()
     pkm = ParallelMachine(loads(model_text))
-    points = int(options.get("points") or 41)
-    grid = default_grid(pkm, points, list(options.get("plane") or []) or None)
-    for name, (low, high) in dict(options.get("ranges") or {}).items():
-        grid[name] = (float(low), float(high), points)
+    points, ranges = int(options.get("points") or 41), dict(options.get("ranges") or {})
+    plane = list(options.get("plane") or []) or pkm.task_names[:2]
+    if set(plane) <= set(ranges):
+        grid = {name: (float(ranges[name][0]), float(ranges[name][1]), points) for name in plane}
+    else:
+        progress(0.0, "sizing the grid to the platform positions within the limbs' reach")
+        grid = sized_grid(pkm, points, plane, options.get("at") or None)
+        grid |= {name: (float(low), float(high), points) for name, (low, high) in ranges.items()}
     found = workspace_map(pkm, grid, options.get("at") or None, progress, cancel)
     data = {
         "axes": list(found.axes),
@@ -635,16 +658,22 @@ def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel
         "second": found.second,
         "fixed": found.fixed,
         "values": found.values,
+        "computed": found.computed,  # False where a cancelled map did not get to
         "labels": {k: v[0] for k, v in QUANTITIES.items()},
         "units": {k: v[1] for k, v in QUANTITIES.items()},
         "platform": pkm.platform,
+        "sized": not set(plane) <= set(ranges),  # the grid was fitted to the reachable set
         "cancelled": bool(cancel()),
     }
     return JobResult(
         "workspace",
         f"Workspace map over {found.axes[0]}, {found.axes[1]}",
         Provenance(
-            text_hash(model_text), "pkm workspace map (seed 002)", "float64", dict(options), time.perf_counter() - start
+            text_hash(model_text),
+            "pkm workspace map (Müller 2021)",
+            "float64",
+            dict(options),
+            time.perf_counter() - start,
         ),
         data,
     )
@@ -652,7 +681,7 @@ def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel
 
 def task_space_eom(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
     """A parallel machine's task-space equations at the document's pose, at rest, for the Equations of motion
-    table (seed 002, eq. 107-120): M_t, W_t^grav, J_IK and the actuator-space M_a, as numbers, each entry named
+    table (Müller 2021, eq. 107-120): M_t, W_t^grav, J_IK and the actuator-space M_a, as numbers, each entry named
     by task coordinates or actuated coordinates."""
     from ..dynamics.pkm import ParallelMachine
 
@@ -681,7 +710,7 @@ def task_space_eom(model_text: str, options: dict, progress: Progress, cancel: C
         "constraint_labels": [],
         "notes": [
             f"Task space of platform '{pkm.platform}' ({', '.join(task)}) at the document's pose, at rest, by the "
-            f"modular method (seed 002): numbers, not expressions; actuated {', '.join(act)}."
+            f"modular method (Müller 2021): numbers, not expressions; actuated {', '.join(act)}."
         ],
     }
     return JobResult(
@@ -689,7 +718,7 @@ def task_space_eom(model_text: str, options: dict, progress: Progress, cancel: C
         "Task-space equations of motion",
         Provenance(
             text_hash(model_text),
-            "pkm task-space EOM (seed 002)",
+            "pkm task-space EOM (Müller 2021)",
             "float64",
             dict(options),
             time.perf_counter() - start,
@@ -791,6 +820,7 @@ TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "equilibrium": equilibrium,
     "linearization": linearization,
     "workspace": workspace,
+    "suspension_report": suspension_report,
     "task_space_eom": task_space_eom,
     "identification": identification,
 }

@@ -3,6 +3,7 @@
     point = equilibrium(model)                               # q̈ = 0 at rest near the document's pose
     point = equilibrium(model, hold={"theta1": 0.05})        # theta1 held there: the force holding it is found
     point = operating_point(model, "initial", velocities={"theta1": 0.5})   # any state, equilibrium or not
+    point = equilibrium_or_pose(model)    # linearisation's default: the equilibrium if there is one; point.note
 
 An equilibrium solves q̈_ind(q, q̇ = 0, τ) = 0 under gravity, springs, the document's actuators (at time t)
 and fixed generalized forces, by Newton on the independent coordinates (the loops closed at every step) with
@@ -52,6 +53,7 @@ class OperatingPoint:
     accelerations: np.ndarray
     held: dict[str, float] = field(default_factory=dict)  # held coordinate -> the generalized force holding it
     neutral: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (k, r): directions in q_ind
+    note: str = ""  # how a default point was chosen (equilibrium_or_pose), said with the result
 
     @property
     def at_rest(self) -> bool:
@@ -90,6 +92,7 @@ class OperatingPoint:
             "is_equilibrium": self.is_equilibrium,
             "held": dict(self.held),
             "neutral": self.neutral_directions(),
+            "note": self.note,
         }
 
 
@@ -124,6 +127,33 @@ def equilibrium(
         dict(zip(held, (float(x) for x in holding), strict=True)),
         solver.neutral(q, tau),
     )
+
+
+def equilibrium_or_pose(model: Model, hold: Mapping[str, float] | None = None) -> OperatingPoint:
+    """The operating point a linearisation takes by default: the equilibrium near the document's pose where
+    there is one, else the pose itself at rest (not an equilibrium: its drift is kept), its `note` saying which
+    and why. With coordinates to `hold`, an equilibrium or the ModelError saying why there is none."""
+    if hold:
+        return equilibrium(model, hold=hold)
+    try:
+        point = equilibrium(model)
+    except ModelError as exc:
+        point = operating_point(model)
+        point.note = f"the document's pose: there is no equilibrium near it ({exc.problem})"
+        return point
+    point.note = f"the equilibrium near the document's pose ({_largest_move(model, point)})"
+    return point
+
+
+def _largest_move(model: Model, point: OperatingPoint) -> str:
+    """Where the equilibrium lies from the pose: its largest coordinate change, with the unit."""
+    mech = engine(model).mech
+    change = point.q - operating_point(model).q
+    if not change.size:
+        return "the pose itself: it has no coordinates"
+    k = int(np.abs(change).argmax())
+    unit = "rad" if mech.tree.kinds[k] == "R" else "m"
+    return f"found from it; the largest move {point.coordinates[k]} {change[k]:+.4g} {unit}"
 
 
 def operating_point(

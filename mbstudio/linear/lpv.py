@@ -49,18 +49,22 @@ def linear_family(
     each: Callable[[Model, LinearModel], None] | None = None,
 ) -> LinearFamily:
     """One linear model per value of `schedule` (an independent coordinate or a parameter), about the
-    equilibrium there (at="equilibrium") or the document's pose (at="initial"). `each(model_i, lin)` is called
+    equilibrium there (at="equilibrium"), the document's pose (at="initial"), or the first where the first member
+    has an equilibrium and the second otherwise (at="auto"). `each(model_i, lin)` is called
     as each member is done (a job sends it on), with the member's model: the document, or a copy with the
     scheduled parameter's value."""
-    if at not in ("equilibrium", "initial"):
-        raise ModelError("at", "is not an operating point of a family", at, "equilibrium or initial")
+    if at not in ("auto", "equilibrium", "initial"):
+        raise ModelError("at", "is not an operating point of a family", at, "auto, equilibrium or initial")
     values, kind, hold = np.asarray(values, float), _kind(model, schedule), dict(hold or {})
     models: list[LinearModel] = []
     for i, value in enumerate(values):
         if progress is not None:
             progress(i / len(values), f"{schedule} = {value:g}")
         start = models[-1].q if models else None  # follow one branch of equilibria
-        varied, lin = _member(model, kind, schedule, value, at, hold, start, (inputs, outputs))
+        if at == "auto":  # one kind of point for every member: the first member's
+            varied, lin, at = _first_member(model, kind, schedule, value, hold, (inputs, outputs))
+        else:
+            varied, lin = _member(model, kind, schedule, value, at, hold, start, (inputs, outputs))
         if models and lin.states != models[0].states:
             raise ModelError(
                 "schedule",
@@ -72,6 +76,17 @@ def linear_family(
         if each is not None:
             each(varied, lin)
     return LinearFamily(schedule, kind, values, models)
+
+
+def _first_member(
+    model: Model, kind: str, schedule: str, value: float, hold: dict, signals: tuple
+) -> tuple[Model, LinearModel, str]:
+    """The first member of a family at="auto": about its equilibrium where there is one, else about the pose;
+    and which of the two the family takes."""
+    try:
+        return *_member(model, kind, schedule, value, "equilibrium", hold, None, signals), "equilibrium"
+    except ModelError:
+        return *_member(model, kind, schedule, value, "initial", hold, None, signals), "initial"
 
 
 def _member(

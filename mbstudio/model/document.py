@@ -90,7 +90,7 @@ class Harmonic:
 @dataclass
 class Trajectory:
     """A motion of the independent coordinates: each named coordinate is its initial value plus a sum of
-    harmonics, sampled `samples` times over [0, duration] (seed 000, eq. 16, for the SLA)."""
+    harmonics, sampled `samples` times over [0, duration] (Iriarte et al. 2017, eq. 16, for the SLA)."""
 
     name: str
     coordinates: dict[str, list[Harmonic]]
@@ -104,7 +104,7 @@ TASK_COORDINATES = ("x", "y", "z")  # the platform's position components in the 
 
 @dataclass
 class Platform:
-    """The moving platform of a parallel kinematic machine (seed 002): its body, the task coordinates (the
+    """The moving platform of a parallel kinematic machine (Müller 2021): its body, the task coordinates (the
     platform's position components it moves along; None: found from the mechanism's mobility) and paths of the
     platform, each a Trajectory over task coordinates that moves them from the document's pose by harmonics."""
 
@@ -127,7 +127,7 @@ class Model:
     forces: list[ForceElement] = field(default_factory=list)
     actuated: list[str] = field(default_factory=list)  # coordinates driven by actuators (inverse dynamics)
     measures: list[Measure] = field(default_factory=list)  # columns of every time history (kinematics/measures)
-    platform: Platform | None = None  # a parallel machine's platform, task space and platform paths (seed 002)
+    platform: Platform | None = None  # a parallel machine's platform, task space and platform paths (Müller 2021)
 
     def body(self, label: str) -> Body:
         """The body with this label; "0" or "ground" is the ground. An index of positions makes this constant

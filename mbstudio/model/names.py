@@ -4,7 +4,7 @@ Names of parameters, coordinates, joints, force elements and trajectories reach 
 sympy symbols, LaTeX and CSV column headers as they are, so each is an identifier of ASCII letters, digits and
 `_` starting with a letter; those that become symbols and variables (parameters, coordinates) are not a word
 those languages or the generated code reserve. Body labels
-may start with a digit (seed 000 numbers its bodies 1..7); they enter names only inside the inertial
+may start with a digit (Iriarte et al. (2017) numbers its bodies 1..7); they enter names only inside the inertial
 symbols `m<label>`, `mx<label>`, ... Every name that becomes a symbol of the equations (parameters,
 coordinates and their velocities `d_<coordinate>`, the inertial symbols) and every force element, whose
 name heads a column beside them, is unique across all of them.
@@ -91,7 +91,7 @@ def check_name(name: object, where: str, symbol: bool = True) -> None:
 
 
 def inertial_names(label: str) -> list[str]:
-    """The ten inertial symbols of a body, in the order of seed 000, eq. (2)."""
+    """The ten inertial symbols of a body, in the order of Iriarte et al. (2017), eq. (2)."""
     return [f"{kind}{label}" for kind in ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")]
 
 

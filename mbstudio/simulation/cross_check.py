@@ -1,4 +1,4 @@
-"""The block model as a check on a simulation (the seed's Fig. 17: responses in black, the errors against an
+"""The block model as a check on a simulation (Alazard et al. 2024, Fig. 17: responses in black, the errors against an
 independent model in red): the same document, initial state, output times and tolerances through the TITOP
 blocks, and the difference block − general of every series both routes compute.
 

@@ -125,7 +125,7 @@ def latex_name(name: str) -> str:
 
 
 def inertial_latex_name(name: str) -> str:
-    """m1 -> m_{1}, mx1 -> m_{x,1}, Iyy4 -> I_{yy,4}: DESIGN.md's parameter names as printed in seed 000."""
+    """m1 -> m_{1}, mx1 -> m_{x,1}, Iyy4 -> I_{yy,4}: the parameter names as printed in Iriarte et al. (2017)."""
     kind, label = INERTIAL.fullmatch(name).groups()
     label = label if label.isdigit() else rf"\mathrm{{{label}}}"
     return f"{kind[0]}_{{{kind[1:] + ',' if len(kind) > 1 else ''}{label}}}"

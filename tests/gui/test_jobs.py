@@ -261,3 +261,26 @@ def test_the_equations_of_motion_job_fills_its_table_and_exports(window, qtbot, 
     assert not window.docks["eom_table"].visibleRegion().isEmpty()  # brought to the front
     data = json.loads(tmp_export(window, "eom_table", ("json",), tmp_path)["json"])
     assert len(data["rows"]) == 7 and data["provenance"]["model_hash"] == job.model_hash
+
+
+def test_compiling_a_new_models_engine_raises_no_false_alarm(window, qtbot, monkeypatch, tmp_path):
+    """Issue 24, item 4: with an empty engine cache the first slider step starts the compile job; the sliders
+    go on meanwhile and the job is never shown as not responding, even with a timeout five times shorter than
+    the window's (a busy machine made the spawned process's start alone outlast it)."""
+    monkeypatch.setenv("MBSTUDIO_CACHE", str(tmp_path / "empty-cache"))
+    window.open_sample("slider_crank")
+    window.jobs.runner.heartbeat_timeout = 1.0
+    alarms = []
+    window.jobs.changed.connect(lambda job: alarms.append(job.message) if not job.responding else None)
+    name = next(iter(window.coordinates.sliders))
+    value = window._values()[name]
+    assert window.move_coordinate(name, value + 0.01)  # the first step starts the engine's job
+    (job,) = [j for j in window.jobs.jobs if j.task == "engine"]
+    while job.running:
+        value += 0.01
+        assert window.move_coordinate(name, value)
+        qtbot.wait(50)
+    assert job.state == DONE, job.error
+    assert not alarms, alarms[0]
+    assert window.move_coordinate(name, value + 0.01) and window._fast is not None  # compiled from now on
+    assert (tmp_path / "empty-cache" / "engines").is_dir()

@@ -111,3 +111,25 @@ def test_linearise_and_equilibrium_in_the_window(window, qtbot, tmp_path):
     assert window._values()["theta2"] == pytest.approx(-0.608755, abs=1e-6)  # the wheel's heavy side down
     window.document.stack.undo()
     assert window._values()["theta2"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("sample", "kind", "headline"),
+    [
+        ("slider_crank", "equilibrium", "About the equilibrium near the document's pose (found from it;"),
+        ("four_bar", "initial", "About the document's pose: there is no equilibrium near it (none found"),
+    ],
+)
+def test_the_dialog_takes_the_equilibrium_near_the_pose_by_default_and_says_so(qtbot, sample, kind, headline):
+    """Issue 24, item 8: as the command without --at."""
+    model = samples.load(sample)
+    dialog = LinearizeDialog(model, {})
+    qtbot.addWidget(dialog)
+    options = dialog.options()
+    assert options["at"] == "auto" and "values" not in options and dialog.lines["hold"].isEnabled()
+    result = _run(model, options)
+    assert result.data["model"]["point_kind"] == kind
+    panel = ModesPanel()
+    qtbot.addWidget(panel)
+    panel.show_result(result)
+    assert headline in panel.summary.text()

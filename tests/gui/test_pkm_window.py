@@ -1,4 +1,4 @@
-"""A parallel machine in the window (seed 002): the Limbs node of the model tree highlights a limb's bodies in
+"""A parallel machine in the window (Müller 2021): the Limbs node of the model tree highlights a limb's bodies in
 3D, the platform's task-space sliders move the platform with every limb following, and the workspace map
 runs as a job into its heat-map panel, which exports. Screenshots go to MBSTUDIO_SCREENSHOTS when set."""
 
@@ -93,8 +93,21 @@ def test_workspace_map_job_fills_the_heat_map_and_exports(irsbot, qtbot, tmp_pat
     values = job.result.data["values"]["mass_condition"]
     assert values.shape == (21, 21) and 0.3 < np.isfinite(values).mean() < 1
     assert panel.image.image.shape == (21, 21)
+    # issue 24, item 3: the grid holds the reachable set (its edge is out of reach all round, hatched), both axes
+    # in mm, and the legend tells the hatching from the blank beyond the grid
+    reached = np.isfinite(values)
+    assert not (reached[0].any() or reached[-1].any() or reached[:, 0].any() or reached[:, -1].any())
+    hatched = panel.unreached.image[..., 3] > 0  # the hatching's opaque pixels, 8 x 8 per cell out of reach
+    assert np.array_equal(hatched[::8, ::8], ~reached)
+    assert panel.unit == "mm" and "[mm]" in panel.plot.getAxis("bottom").labelText
+    assert "[mm]" in panel.plot.getAxis("left").labelText
+    assert "out of reach of a limb" in panel.plot.plotItem.titleLabel.text
+    assert "outside the computed grid" in panel.plot.plotItem.titleLabel.text
     first, second = job.result.data["first"], job.result.data["second"]
-    assert "x = " in panel.value_at(first[10], second[10])
+    j, i = np.argwhere(reached)[0]
+    assert panel.value_at(1e3 * first[i], 1e3 * second[j]).startswith(f"x = {1e3 * first[i]:.4g} mm, z = ")
+    assert panel.value_at(1e3 * first[0], 1e3 * second[0]).endswith("out of reach of a limb")
+    assert panel.value_at(1e3 * first[0] - 50, 1e3 * second[0]) == ""  # beyond the grid: nothing to read
     irsbot.docks["workspace"].raise_()
     irsbot.resizeDocks([irsbot.docks["workspace"]], [420], Qt.Orientation.Vertical)
     shot(irsbot, "irsbot2_workspace_map.png")

@@ -41,3 +41,24 @@ def test_running_with_nothing_to_vary_says_what_to_do(window):
     window.study.run()
     assert "Nothing to vary" in window.study.status.text()
     assert window.study.study is None
+
+
+def test_a_study_that_cannot_start_says_why_and_lets_the_user_run_again(window, qtbot, monkeypatch):
+    """A worker without mbstudio, or no scheduler at the address, left the panel on 'starting…' for ever."""
+    from mbstudio.jobs.study import Study
+    from mbstudio.model import ModelError
+
+    def refuse(study):
+        raise ModelError("scheduler", "cannot connect to tcp://10.0.0.1:8786", None, "a running Dask scheduler")
+
+    monkeypatch.setattr(Study, "start", refuse)
+    monkeypatch.setattr(Study, "close", lambda study: None)
+    window.open_sample("double_pendulum")
+    window.actions["study"].trigger()
+    panel = window.study
+    panel.count.setValue(2)
+    panel.add_variation()
+    panel.run()
+    qtbot.waitUntil(lambda: panel.run_button.isEnabled(), timeout=30_000)
+    assert panel.status.text().startswith("the study could not start: scheduler: cannot connect to tcp://10.0.0.1")
+    assert not panel.cancel_button.isEnabled()

@@ -1,4 +1,4 @@
-"""The block-model cross-check in the window (seed 004, Fig. 17): Simulate… with the cross-check asks for the
+"""The block-model cross-check in the window (Alazard et al. 2024, Fig. 17): Simulate… with the cross-check asks for the
 loop closures' frequency only for closed loops, the run's time histories carry the error series block − general,
 and the plot draws each plotted series' error in red on its own right axis (a screenshot goes to the folder in
 MBSTUDIO_SCREENSHOTS when it is set, which is how it is looked at)."""

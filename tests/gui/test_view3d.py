@@ -12,6 +12,8 @@ from mbstudio import samples
 from mbstudio.gui.view3d.scene import HIGHLIGHT, MESH_FORMATS, Scene
 from mbstudio.kinematics import Mechanism
 
+from .test_workbench import shot
+
 Q = np.array([0.4, -0.7])  # a pose of the double pendulum where body 2 is turned and moved
 
 
@@ -194,3 +196,43 @@ def test_force_arrows_follow_the_pose(window):
     moved = np.array(window.view.plotter.actors["forces"].GetBounds())
     assert np.abs(moved - first).max() > 1e-3
     assert window.show_forces(False) == 0 and "forces" not in window.view.plotter.actors
+
+
+def test_ctrl_drag_on_a_body_moves_the_mechanism_and_one_undo_restores_the_pose(window, qtbot):
+    """Issue 24, item 6: Ctrl + drag on the SLA's lower arm, seen from the front: the camera stays, the arm follows
+    the mouse up with every loop closed, the point as near the mouse as the mechanism lets it (the error has no
+    component along the way the point can move), and the whole drag is one undo step."""
+    window.view.scene.camera("front")
+    qtbot.wait(50)
+    widget, left, control = (
+        window.view.plotter.interactor,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.ControlModifier,
+    )
+    arm = body_actors(window.view.scene, ("body", "1"))[0]
+    start = on_screen(window, arm.center)
+    camera, steps, before = window.view.plotter.camera_position, window.document.stack.count(), window.q.copy()
+    QTest.mousePress(widget, left, control, start)
+    drag = window.body_drag.drag
+    assert drag is not None and drag.body == "1"
+    for k in range(1, 5):
+        QTest.mouseMove(widget, start - QPoint(0, 3 * k))
+        qtbot.wait(20)
+    end = start - QPoint(0, 12)
+    target = window.view.drag_target(*window.view.display_point(end))
+    QTest.mouseRelease(widget, left, control, end)
+    qtbot.wait(50)
+    assert window.view.plotter.camera_position == camera and window.tree.current_key() != ("body", "1")
+    theta1 = window.mech.coordinates.index("theta1")
+    assert before[theta1] + 0.05 < window.q[theta1] < 0.7  # up: the lower arm turns into bump, short of its limit
+    assert np.abs(window.mech.residual(window.q[None])).max() < 1e-10
+    assert window.document.stack.count() == steps + 1 and window.document.stack.undoText() == "Drag body '1'"
+    assert window.statusBar().currentMessage().startswith("Dragged body '1'")
+    shot(window, "sla_dragged.png")
+    mech, e = window.mech, target - drag.point(window.q)
+    J = mech.body_jacobian(window.q[None], "1", drag.local)[0, 3:] @ mech.r_matrix(window.q[None])[0]
+    assert np.abs(J.T @ e).max() < 1e-6 * np.linalg.norm(J) * np.linalg.norm(e)  # as near as the arm can go
+    window.document.stack.undo()
+    assert np.array_equal(window.q, before) and window.document.stack.count() == steps + 1
+    window.document.stack.redo()
+    assert window.q[theta1] > before[theta1] + 0.05

@@ -1,4 +1,4 @@
-"""Parallel kinematic machines with hybrid limbs, modelled limb by limb (seed 002, A. Müller): the topology
+"""Parallel kinematic machines with hybrid limbs, modelled limb by limb (Müller 2021, A. Müller): the topology
 (`topology`), one limb as a mechanism of its own with its loops closed one cycle at a time (`limb`),
 congruent limbs placed by mount frames (`mounts`), the task-space equations of motion assembled from the
 limbs' nodes and the platform (`task_space`), the same quantities by the general closed-loop method for

@@ -1,4 +1,4 @@
-"""The limb nodes of seed 002's parallel scheme (sec. 8.2, Fig. 13) compiled to native code, evaluated one after
+"""The limb nodes of Müller's (2021) parallel scheme (sec. 8.2, Fig. 13) compiled to native code, evaluated one after
 the other or concurrently, and the general closed-loop route compiled the same way for comparison.
 
 A node is one limb model's work for one state, traced once on CasADi symbols (DESIGN.md principle 1: the same

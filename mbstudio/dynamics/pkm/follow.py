@@ -1,5 +1,5 @@
 """The platform moved along its task coordinates, every limb following by its own inverse kinematics: what the
-window's task-space sliders do (seed 002, sec. 4, eq. 96), starting from whatever pose the mechanism shows."""
+window's task-space sliders do (Müller 2021, sec. 4, eq. 96), starting from whatever pose the mechanism shows."""
 
 from __future__ import annotations
 

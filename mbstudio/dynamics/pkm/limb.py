@@ -1,4 +1,4 @@
-"""One limb of a parallel machine as a mechanism of its own (seed 002, sec. 3.3-3.7, 6.1-6.3): its bodies,
+"""One limb of a parallel machine as a mechanism of its own (Müller 2021, sec. 3.3-3.7, 6.1-6.3): its bodies,
 a massless copy of the platform and the joints touching them, in any back-end (batched float64, variable
 precision, CasADi symbols for the compiled nodes).
 
@@ -102,7 +102,7 @@ class LimbModel:
                 "is not hybrid: two of its fundamental cycles share more than one body, so its loops cannot be "
                 "closed one at a time",
                 [c.cycle.bodies for c in self.cycles],
-                "limbs whose loops are arranged in series (seed 002, Assumption 1)",
+                "limbs whose loops are arranged in series (Müller 2021, Assumption 1)",
             )
         self.body = self.mech.tree.body_index(platform)
         scale = probe.length_scale

@@ -1,4 +1,4 @@
-"""Congruent limbs and their mount frames (seed 002, sec. 7): a limb that is the representative limb placed by
+"""Congruent limbs and their mount frames (Müller 2021, sec. 7): a limb that is the representative limb placed by
 a rigid motion S_0 of its ground joints' frames and S_p of its platform joints' frames, everything else equal
 (joint types, frames on its own bodies, inertias), moves as the representative limb does, seen from S_0:
 C_i = S_0 C_i' for its bodies and C_p = S_0 C_p' S_p⁻¹ for the platform (eq. 122-123). Its kinematics and its

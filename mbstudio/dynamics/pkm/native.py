@@ -1,4 +1,4 @@
-"""Seed 002's parallel scheme (sec. 8.2, Fig. 13) in native code: the limbs of one state on OpenMP threads, no
+"""Müller's (2021) parallel scheme (sec. 8.2, Fig. 13) in native code: the limbs of one state on OpenMP threads, no
 Python between them.
 
 Python threads cannot pay at one state: handing a node of a few µs to a CPython thread costs tens of µs. Here the

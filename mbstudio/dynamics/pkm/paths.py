@@ -1,5 +1,5 @@
 """Platform paths (the document's `platform.paths`) and the task-space inverse dynamics along them: platform
-motion in, each limb's coordinates and the actuator efforts out (seed 002, sec. 8.2, eq. 137)."""
+motion in, each limb's coordinates and the actuator efforts out (Müller 2021, sec. 8.2, eq. 137)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The modular model of a parallel machine and its task-space equations of motion (seed 002, sec. 6-8):
+"""The modular model of a parallel machine and its task-space equations of motion (Müller 2021, sec. 6-8):
 
     M_t V̇_t + C_t V_t + W_t^grav = W_t^EE + J_IKᵀ u                                        (eq. 107)
 

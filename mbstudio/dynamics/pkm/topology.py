@@ -1,4 +1,4 @@
-"""The structure of a parallel kinematic machine (seed 002, sec. 2 and 3.1): its platform, its limbs (the parts
+"""The structure of a parallel kinematic machine (Müller 2021, sec. 2 and 3.1): its platform, its limbs (the parts
 of the joint graph between the ground and the platform, Def. 1) and their fundamental cycles, and whether
 each limb is hybrid (its cycles arranged in series, any two sharing at most one body, Def. 2).
 

@@ -1,4 +1,4 @@
-"""TITOP block models (seed 004): one block per body, typed ports (motions and wrenches), inverse dynamics by
+"""TITOP block models (Alazard et al. 2024): one block per body, typed ports (motions and wrenches), inverse dynamics by
 imposing every acceleration and forward dynamics by solving the interconnection's algebraic loop exactly.
 Their simulation and the cross-check of a simulation against them are in mbstudio/simulation (block_runs.py,
 cross_check.py).

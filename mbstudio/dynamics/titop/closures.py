@@ -1,4 +1,4 @@
-"""Loop closures as stiff spring-dampers (seed 004 §3.4, digest §1.10): a closed loop's cut joint becomes the
+"""Loop closures as stiff spring-dampers (Alazard et al. 2024, §3.4): a closed loop's cut joint becomes the
 impedance L_C between the two open chains it joins.
 
 The spring acts on exactly what the cut joint forbids: the rows of its loop equations (kinematics/constraints.py),

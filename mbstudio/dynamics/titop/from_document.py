@@ -47,7 +47,8 @@ def block_model(model: Model | Mechanism, backend=None, closure_frequency: float
             raise ModelError(
                 "closure_frequency",
                 f"the mechanism has closed loops (cut joints {', '.join(j.name for j in tree.topology.cut)}); "
-                "a block model closes them with stiff spring-dampers (seed 004 §3.4), whose frequency is not given",
+                "a block model closes them with stiff spring-dampers (Alazard et al. 2024, §3.4), whose frequency "
+                "is not given",
                 None,
                 "a closure frequency in Hz, well above the mechanism's own (e.g. 200)",
             )

@@ -1,5 +1,5 @@
 """Energy, momentum and centre of mass of a block model, from its blocks' own motions (the block route; the
-general tree's are in simulation/monitors.py): the seed's invariants (digest §2.5, checks 4, 10, 19).
+general tree's are in simulation/monitors.py): Alazard et al.'s (2024) invariants (digest §2.5, checks 4, 10, 19).
 
 `D_P x'_P = [p; h_P]` is a body's momentum at P (digest §1.3): its linear momentum and its angular momentum
 about P, in its axes; ½ x'_Pᵀ D_P x'_P its kinetic energy, the same at every point (check 4).

@@ -1,6 +1,6 @@
-"""The operators of TITOP block models (seed 004, digest §1.3–1.5 and §3.1), over batched arrays.
+"""The operators of TITOP block models (Alazard et al. 2024, digest §1.3–1.5 and §3.1), over batched arrays.
 
-Spatial vectors here are written **linear part first**, as in the seed: a twist x' = [v_P; ω], a spatial
+Spatial vectors here are written **linear part first**, as in Alazard et al. (2024): a twist x' = [v_P; ω], a spatial
 acceleration xdot' = [vdot_P; ωdot] (vdot the derivative of v_P taken in the body frame), a wrench
 W = [F; T_P]. The rest of mbstudio writes them angular first (DESIGN.md): the order is converted only where the
 block model meets the general algorithms (interconnection.py, tests).
@@ -105,7 +105,7 @@ def rodrigues(axis: np.ndarray, cos, sin) -> np.ndarray:
 class Motion:
     """The motion of a body at a point P, projected in the body frame, without its acceleration: the twist
     x'_P = [v_P; ω] (N, 6), the position [IP]_b (N, 3) of P from the inertial origin I and the attitude
-    P_{b/i} (N, 3, 3) (columns: the body axes in inertial coordinates). The seed's motion vector m_P carries
+    P_{b/i} (N, 3, 3) (columns: the body axes in inertial coordinates). The paper's motion vector m_P carries
     Euler angles; the DCM is carried instead (digest §3.1.6), so no block meets a gimbal lock."""
 
     R: np.ndarray

@@ -129,7 +129,7 @@ class DocumentTree(QTreeWidget):
             self._item(item, ("shape", body.label), "Shape", (body.shape or {}).get("type", "(links)"))
 
     def _limbs(self, root: QTreeWidgetItem, model: Model) -> None:
-        """A parallel machine's limbs and their fundamental cycles (seed 002); selecting one highlights its
+        """A parallel machine's limbs and their fundamental cycles (Müller 2021); selecting one highlights its
         bodies in the 3D view (the key carries them). Nothing for other models."""
         try:
             found = structure(model)

@@ -1,6 +1,7 @@
 """Drawing links in the 3D view: picked world positions snap to the named points of bodies (at the shown
 pose) or to a millimetre grid, and become one edit: a link body from the first point to the second
-(edits.add_link), and, when the second point is another body's, the revolute joint there that closes the loop.
+(edits.add_link), and, when the second point is another body's, the revolute joint there that closes the loop,
+with the coordinates a person expects to drive the linkage (kinematics/driving.py: the crank of a four-bar).
 No Qt: the view gives the picked positions, the window applies the edit."""
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...kinematics import Mechanism
-from ...model import GROUND, Model, ModelError
+from ...kinematics.driving import expected_drivers
+from ...model import GROUND, AssemblyError, Model, ModelError
 from . import edits
 
 GRID = 1e-3  # m: a pick off every point lands on this grid
@@ -62,9 +64,22 @@ def link_edit(mech: Mechanism, q: np.ndarray, start: Place, end: Place, axis) ->
             joint = model.joint(name)
             joint.parent_frame.z = [float(v) for v in new_rotation.T @ axis]
             joint.child_frame.z = [float(v) for v in other_rotation.T @ axis]
+            _drive_from_the_ground(model)
         return label
 
     return change
+
+
+def _drive_from_the_ground(model: Model) -> None:
+    """The closed loop changes the mobility, so the driving coordinates are chosen again: joints to the ground,
+    the one that turns furthest for one degree of freedom; left automatic where the drawn pose does not close."""
+    model.independent_coordinates = "auto"
+    mech = Mechanism(model)
+    try:
+        q = mech.assemble_nearest(mech.tree.initial_coordinates())
+    except AssemblyError:
+        return
+    model.independent_coordinates = expected_drivers(mech, q)
 
 
 def check_distinct(start: Place, end: Place) -> None:

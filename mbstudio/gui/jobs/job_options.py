@@ -44,7 +44,7 @@ from ...linear.equilibrium import parse_values
 from ...linear.lpv import schedule_of
 from ...linear.signals import default_inputs, input_signals, output_signals
 from ...model import Model, ModelError
-from ...model.document import Trajectory
+from ...model.document import SuspensionMeasure, Trajectory
 from ...model.units import si_unit
 from ...simulation.run import ATOL, RTOL, parse_velocities
 from ...simulation.run import METHODS as INTEGRATORS
@@ -57,7 +57,7 @@ DEFAULTS: dict[str, dict] = {
     "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
     "equilibrium": {"hold": {}, "move": True},
     "linearization": {
-        "at": "equilibrium",
+        "at": "auto",
         "hold": {},
         "values": {},
         "velocities": {},
@@ -66,9 +66,11 @@ DEFAULTS: dict[str, dict] = {
         "schedule": None,
     },
     "workspace": {"plane": None, "ranges": None, "points": 41, "at": None},
+    "suspension_report": {"measure": None, "travel": 0.1, "points": 41},
     "identification": {"data": "", "validate": "", "friction": [], "digits": 30, "cutoff_hz": None},
 }
 OPERATING_POINTS = {
+    "auto": "The equilibrium near the pose if there is one, else the pose",
     "equilibrium": "Equilibrium near the document's pose",
     "initial": "A state: the document's pose, or the values typed below",
 }
@@ -391,9 +393,9 @@ class SimulationDialog(OptionsDialog):
         self.line("samples", "output samples", "equally spaced output times over [0, t_end], both ends included")
         self.cross = self.check(
             "cross_check",
-            "cross-check with the TITOP block model (seed 004)",
+            "cross-check with the TITOP block model (Alazard et al. 2024)",
             "runs the same motion through the block model too and adds the error series block − general (the "
-            "seed's Fig. 17), drawn in red under each plotted series",
+            "paper's Fig. 17), drawn in red under each plotted series",
         )
         self.line(
             "closure_frequency",
@@ -642,10 +644,10 @@ class LinearizeDialog(_LinearDialog):
         self.lines["schedule_to"].setText(f"{value + half:.6g}")
 
     def sync(self) -> None:
-        equilibrium, scheduled = self.at.currentData() == "equilibrium", bool(self.schedule.currentData())
-        self.lines["hold"].setEnabled(equilibrium)
+        at, scheduled = self.at.currentData(), bool(self.schedule.currentData())
+        self.lines["hold"].setEnabled(at != "initial")  # holding asks for an equilibrium
         for key in ("values", "velocities"):  # a family is about each member's equilibrium or the pose
-            self.lines[key].setEnabled(not equilibrium and not scheduled)
+            self.lines[key].setEnabled(at == "initial" and not scheduled)
         for key in SCHEDULE_KEYS:
             self.lines[key].setEnabled(scheduled)
 
@@ -757,7 +759,7 @@ class WorkspaceDialog(OptionsDialog):
         self.plane = self.combo("plane", "plane of platform positions", pairs, previous or None)
         ranges = dict(self.start.get("ranges") or {})
         for which in ("first", "second"):
-            self.line(which, f"{which} axis range [m]", "low, high; empty: about the document's pose")
+            self.line(which, f"{which} axis range [m]", "low, high; empty: sized to hold every reachable position")
         for which, name in zip(("first", "second"), self.plane.currentData().split(","), strict=True):
             self.lines[which].setText(_text(ranges.get(name)))
         self.line("points", "points per axis", "grid points along each axis (the map has their square)")
@@ -791,6 +793,35 @@ class WorkspaceDialog(OptionsDialog):
     def hint_text(self, values: dict) -> str:
         count = values.get("points") or 0
         return f"{count * count} platform positions, each limb's inverse kinematics and the task-space equations."
+
+
+class SuspensionReportDialog(OptionsDialog):
+    """The suspension report: which measure set, the wheel travel each way (mm) and the number of poses."""
+
+    task, title = "suspension_report", "Suspension report"
+
+    def build(self) -> None:
+        sets = [m.name for m in self.model.measures if isinstance(m, SuspensionMeasure)]
+        self._unusable = None if sets else "the model has no suspension measure set (Add measure › suspension)"
+        if not sets:
+            self.form.addRow(QLabel(f"No suspension report for this model:\n{self._unusable}"))
+            return
+        self.measure = self.combo("measure", "measure set", {name: name for name in sets})
+        travel = self.start.get("travel")
+        shown = "" if travel is None else f"{1e3 * float(travel):.6g}"
+        self.line("travel", "wheel travel each way [mm]", "bump and rebound from the design position", shown)
+        self.line("points", "poses", "poses over the travel, 3 to 10 001 (41: every 5 mm over ±100 mm)")
+
+    def read(self) -> dict:
+        if self._unusable is not None:
+            self._errors["model"] = ModelError("measures", self._unusable)
+            return {}
+        travel = self.field("travel", lambda t: number("travel", t, lambda v: 0 < v <= 1e4, "a length in mm"))
+        return {
+            "measure": self.measure.currentData(),
+            "travel": None if travel is None else travel * 1e-3,
+            "points": self.field("points", lambda t: whole_number("points", t, 3, 10_001)),
+        }
 
 
 # ---------------------------------------------------------------------------------------- identification
@@ -881,6 +912,7 @@ DIALOGS: dict[str, type[OptionsDialog]] = {
         EquilibriumDialog,
         LinearizeDialog,
         WorkspaceDialog,
+        SuspensionReportDialog,
         IdentifyDialog,
     )
 }

@@ -96,8 +96,9 @@ class JobRow(QFrame):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(lambda: manager.cancel(job))
         self.message = QLabel()
-        for label in (self.title, self.message):  # long texts are cut, not widening the dock
-            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        for label in (self.title, self.message):  # long texts wrap onto more lines, never widening the dock
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
+            label.setWordWrap(True)
         self.details_button = QPushButton("Details…")
         self.details_button.setCheckable(True)
         self.details = QPlainTextEdit()

@@ -17,7 +17,7 @@ from ...io.csv_text import csv_table
 from ...io.json_text import json_text
 from ...jobs import JobResult
 from .linear_panel import LinearPanel
-from .panel_parts import COLORS, LogAxis, result_layout, save_image, write_export
+from .panel_parts import COLORS, LogAxis, readable, result_layout, save_image, set_axis_label, write_export
 
 EXPORT_FORMATS = ("csv", "json", "png", "svg")
 PLACEHOLDER = "Run Analysis › Linearise… to see the frequency responses."
@@ -43,11 +43,11 @@ class BodePanel(LinearPanel):
         self.phase.setXLink(self.magnitude)
         for plot, label in zip((self.magnitude, self.phase), LABELS, strict=True):
             plot.setLogMode(x=True, y=False)
-            plot.getAxis("bottom").setStyle(maxTextLevel=0)  # decades only: the minor labels run together
             plot.showGrid(x=True, y=True, alpha=0.25)
-            plot.setLabel("left", label)
+            readable(plot)
+            set_axis_label(plot, "left", label)
         self.magnitude.getAxis("bottom").setStyle(showValues=False)  # read below the phase: the height goes to both
-        self.phase.setLabel("bottom", "frequency [Hz]")
+        set_axis_label(self.phase, "bottom", "frequency [Hz]")
         self.plots.setMinimumHeight(120)
         buttons = QHBoxLayout()
         for text, combo in (("input", self.input), ("output", self.output)):

@@ -94,7 +94,7 @@ class ModesPanel(LinearPanel):
         self.select(k if k < len(self.modes) else -1)
 
     def _fill(self) -> None:
-        self.summary.setText(self.member_heading() + _headline(self.data["model"]))
+        self.summary.setText(self.member_heading() + _headline(self.data["model"], self.data.get("note", "")))
         self.summary.setToolTip(self.data["summary"])
         self.table.blockSignals(True)  # the selection is set again by the caller
         self.table.setRowCount(len(self.modes))
@@ -169,7 +169,8 @@ def _row(r: int, mode: dict) -> list[str]:
     ]
 
 
-def _headline(model: dict) -> str:
+def _headline(model: dict, note: str = "") -> str:
+    """What the model is about (`note`: how the default point was chosen), its states and signals."""
     what = {"equilibrium": "the equilibrium found", "initial": "the document's pose", "given": "the document's pose"}
     point = (
         "at rest, no acceleration"
@@ -179,7 +180,7 @@ def _headline(model: dict) -> str:
     held = "".join(f"; {n} held by {f:.4g}" for n, f in model["held"].items())
     neutral = f"; {len(model['neutral'])} neutral direction(s)" if model["neutral"] else ""
     return (
-        f"About {what[model['point_kind']]} ({point}){held}{neutral}. {len(model['states'])} states; "
+        f"About {note or what[model['point_kind']]} ({point}){held}{neutral}. {len(model['states'])} states; "
         f"inputs {', '.join(model['inputs'])}; outputs {', '.join(model['outputs'])}."
     )
 

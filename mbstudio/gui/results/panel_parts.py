@@ -6,11 +6,22 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters as exporters
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QFont, QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMenu, QMessageBox, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QMessageBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...io.csv_text import CsvTable, write_output
 from ...model import ModelError
@@ -26,14 +37,55 @@ FORMAT_NAMES = {
     "parquet": "Parquet",
     "mat": "MATLAB file",
     "npz": "NumPy archive",
+    "pdf": "PDF document",
 }
 
 
+AXIS_TEXT = "#202020"  # axis labels and tick values: dark, as the text around the plot
+AXIS_FONT = "10pt"
+# a log axis labels these leading digits of its ticks, the most that leave each label its room (see LogAxis)
+MANTISSAS = ((1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 2, 3, 5), (1, 2, 5), (1,))
+LABEL_ROOM = {"horizontal": 46, "vertical": 18}  # px a tick label needs along the axis
+
+
 class LogAxis(pg.AxisItem):
-    """A logarithmic axis labelled in plain numbers, 0.01, 0.1, 1, 10, 100, never 10¹ beside 0.1."""
+    """A logarithmic axis labelled in plain numbers, 0.01, 0.1, 1, 10, 100, never 10¹ beside 0.1; of the minor
+    ticks it labels only as many as have room (2 to 9, then 2, 3, 5, then 2, 5, then none), so that labels
+    below 1 never run into each other."""
 
     def logTickStrings(self, values, scale, spacing) -> list[str]:  # pyqtgraph calls it in log mode
-        return [f"{10.0**v * scale:.4g}" for v in values]
+        shown = self._labelled()
+        out = []
+        for v in values:
+            mantissa = round(10.0 ** (v - np.floor(v + 1e-9)))
+            out.append(f"{10.0**v * scale:.4g}" if mantissa in shown else "")
+        return out
+
+    def _labelled(self) -> tuple[int, ...]:
+        """The leading digits labelled at this axis length: the first set whose closest labels (in decades)
+        are as far apart as a label needs."""
+        horizontal = self.orientation in ("top", "bottom")
+        length = self.geometry().width() if horizontal else self.geometry().height()
+        decades = abs(self.range[1] - self.range[0]) or 1.0
+        room = LABEL_ROOM["horizontal" if horizontal else "vertical"] / max(length / decades, 1e-9)
+        for mantissas in MANTISSAS[:-1]:
+            closest = min(np.log10(b / a) for a, b in zip(mantissas, [*mantissas[1:], 10], strict=True))
+            if closest >= room:
+                return mantissas
+        return MANTISSAS[-1]
+
+
+def readable(item: pg.PlotItem) -> None:
+    """Dark tick values on every axis of the plot, at the size of the window's text."""
+    for side in ("left", "bottom", "right", "top"):
+        axis = item.getAxis(side)
+        axis.setTextPen(AXIS_TEXT)
+        axis.setTickFont(QFont(QApplication.font().family(), 9))
+
+
+def set_axis_label(item: pg.PlotItem, side: str, text: str, color: str = AXIS_TEXT) -> None:
+    """An axis label in dark text at the window's size (pyqtgraph's default is pale grey and small)."""
+    item.setLabel(side, text, color=color, **{"font-size": AXIS_FONT})
 
 
 def plain_units(axis: pg.AxisItem) -> None:

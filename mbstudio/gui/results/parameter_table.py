@@ -1,4 +1,4 @@
-"""The standard inertial parameters of the model, one row each (seed 000's order), with the value in the model
+"""The standard inertial parameters of the model, one row each (Iriarte et al. 2017: order), with the value in the model
 and, per route, what became of it: kept as a base parameter, eliminated and grouped into the base parameters
 of the kept ones it enters (the coefficients in the tooltip), or without effect on the dynamics."""
 

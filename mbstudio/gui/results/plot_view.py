@@ -10,8 +10,10 @@ import json
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QCheckBox,
     QComboBox,
     QHBoxLayout,
@@ -24,13 +26,13 @@ from PySide6.QtWidgets import (
 )
 
 from ...jobs import JobResult
-from .panel_parts import COLORS, save_image
+from .panel_parts import COLORS, readable, save_image, set_axis_label
 
 TIME = "t [s]"
 SERIES_WIDTH = 170  # px: the list of series beside the plot
 OVERLAY_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 ERROR_PREFIX = "error:"  # a cross-check's series block − general (simulation/cross_check.py)
-ERROR_COLOR = "#e01010"  # the errors' axis in red, as the seed's Fig. 17 draws its errors
+ERROR_COLOR = "#e01010"  # the errors' axis in red, as Alazard et al.'s Fig. 17 draws its errors
 ERROR_STYLE = Qt.PenStyle.DotLine
 
 
@@ -59,6 +61,7 @@ class PlotView(QWidget):
         self.runs: list[tuple[str, JobResult]] = []  # (label, result): the current run first, then overlays
         self.index = 0
         self.x_axis = QComboBox()
+        self.x_axis.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.x_axis.addItem(TIME)
         self.x_axis.currentIndexChanged.connect(self._replot)
         self.series = QListWidget()
@@ -84,26 +87,29 @@ class PlotView(QWidget):
         self.plot_item.getAxis("right").linkToView(self.error_box)
         self.error_box.setXLink(self.plot_item)
         self.plot_item.getViewBox().sigResized.connect(self._place_error_box)
+        self.plot_item.getViewBox().sigResized.connect(self._fit_left_label)
+        readable(self.plot_item)
         self.readout = QLabel("")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.readout.setWordWrap(True)  # every value read, on a second line where one is not enough
         self._layout()
 
     def _layout(self) -> None:
         chooser = QWidget()
         column = QVBoxLayout(chooser)
         column.setContentsMargins(0, 0, 0, 0)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("x:"))
-        row.addWidget(self.x_axis, 1)
-        column.addLayout(row)
         column.addWidget(self.series, 1)
         column.addWidget(self.errors)
         right = QWidget()
         plot_column = QVBoxLayout(right)
         plot_column.setContentsMargins(0, 0, 0, 0)
         plot_column.addWidget(self.canvas, 1)
-        plot_column.addWidget(self.readout)
+        row = QHBoxLayout()  # the x axis' choice under the plot, where its whole name has room
+        row.addWidget(QLabel("x:"))
+        row.addWidget(self.x_axis)
+        row.addWidget(self.readout, 1)
+        plot_column.addLayout(row)
         split = QSplitter()
         split.addWidget(chooser)
         split.addWidget(right)
@@ -183,10 +189,21 @@ class PlotView(QWidget):
                 curve = self.plot_item.plot(x, np.asarray(result.data["series"][name], float), pen=pen)
                 self.legend.addItem(curve, name if len(self.runs) == 1 else f"{name} · {label.split(':')[0]}")
         self._plot_errors(names)
-        self.plot_item.setLabel("bottom", self.x_axis.currentText() or TIME)
-        self.plot_item.setLabel("left", axis_label(names) if names else "")
+        set_axis_label(self.plot_item, "bottom", self.x_axis.currentText() or TIME)
+        self._fit_left_label()
         self.plot_item.addItem(self.cursor if self._against_time() else self.markers)
         self.set_index(self.index)
+
+    def _fit_left_label(self) -> None:
+        """The y axis' label, or its unit alone where the whole label is longer than the plot is high (the
+        legend above names the series)."""
+        names = self.selected()
+        text = axis_label(names) if names else ""
+        room = self.plot_item.getViewBox().height()
+        if names and QFontMetrics(QFont(QApplication.font().family(), 10)).horizontalAdvance(text) > room:
+            text = " | ".join(f"[{u}]" for u in dict.fromkeys(unit_of(n) for n in names) if u) or "value"
+        if text != self.plot_item.getAxis("left").labelText:
+            set_axis_label(self.plot_item, "left", text)
 
     def _errors_of(self, names: list[str]) -> list[str]:
         """The current run's error series of the plotted ones ('error:theta1 [rad]' for 'theta1 [rad]')."""
@@ -194,8 +211,8 @@ class PlotView(QWidget):
         return [ERROR_PREFIX + n for n in names if not n.startswith(ERROR_PREFIX) and ERROR_PREFIX + n in series]
 
     def _plot_errors(self, names: list[str]) -> None:
-        """The seed's Fig. 17: with the responses, the cross-check's errors on their own right axis (red), each
-        dotted in its series' colour."""
+        """Alazard et al.'s (2024) Fig. 17: with the responses, the cross-check's errors on their own right axis
+        (red), each dotted in its series' colour."""
         self.error_box.clear()
         self.error_curves = {}
         errors = self._errors_of(names) if self._against_time() else []

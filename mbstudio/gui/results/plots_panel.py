@@ -52,6 +52,8 @@ class PlotsPanel(QWidget):
         self.index = 0
         self._count = 0
         self.runs = QListWidget()  # check a run to overlay it; the selected one is current
+        self.runs.setWordWrap(True)  # a run's whole name, on as many lines as it takes
+        self.runs.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.runs.currentRowChanged.connect(self._current_run_changed)
         self.runs.itemChanged.connect(lambda _: self._show_runs())
         self.tabs = QTabWidget()
@@ -132,6 +134,7 @@ class PlotsPanel(QWidget):
         self.runs.clear()
         for label, _ in self.kept:
             item = QListWidgetItem(label)
+            item.setToolTip(label)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Unchecked)
             self.runs.addItem(item)

@@ -14,7 +14,17 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 from ...io.csv_text import CsvTable, csv_table
 from ...io.json_text import json_text
 from ...jobs import JobResult
-from .panel_parts import COLORS, export_plot, menu_button, result_layout, show_hover, stale_banner
+from .panel_parts import (
+    AXIS_TEXT,
+    COLORS,
+    export_plot,
+    menu_button,
+    readable,
+    result_layout,
+    set_axis_label,
+    show_hover,
+    stale_banner,
+)
 
 EXPORT_FORMATS = ("png", "svg", "csv", "json")
 
@@ -28,13 +38,16 @@ class RidgePanel(QWidget):
         self.result: JobResult | None = None
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.plot = pg.PlotWidget(background="w")
-        self.plot.setLabel("bottom", "index i")
-        self.plot.setLabel("left", "log10 σ_i")
+        item = self.plot.plotItem
+        readable(item)
+        set_axis_label(item, "bottom", "index i of the singular value σ_i")
+        set_axis_label(item, "left", "log10 σ_i")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setMinimumHeight(150)  # the spectrum needs height to show a ridge of tens of decades
-        # bottom left: the spectra start high on the left and fall to the right, so that corner stays empty
-        self.legend = self.plot.addLegend(offset=(10, -10), brush=pg.mkBrush(255, 255, 255, 220), labelTextColor="k")
-        self.legend.setZValue(10)  # above the curves and lines
+        # the legend in its own column right of the plot (exported with it), never over the curves, which need
+        # the height more than the width: the curves, then what the lines and marks mean
+        self.legend = pg.LegendItem(labelTextColor=AXIS_TEXT, labelTextSize="8pt", verSpacing=-8)
+        item.layout.addItem(self.legend, 1, 3, 3, 1)  # beside the plot and its index axis: their height
         self.ranks = QLabel()
         self.ranks.setWordWrap(True)
         self.hover = QLabel(PLACEHOLDER)
@@ -59,6 +72,7 @@ class RidgePanel(QWidget):
             color = COLORS[k % len(COLORS)]
             self._draw(spectrum, color)
             lines.append(_rank_text(spectrum, color))
+        self._explain(any(not all(map(math.isfinite, s["log10_sigma"])) for s in result.data["spectra"]))
         self.ranks.setText("<br>".join(lines))
         self.plot.autoRange()
         self.hover.setText("Move the mouse over a point to read σ_i.")
@@ -87,6 +101,7 @@ class RidgePanel(QWidget):
             name=s["label"],
             connect="finite",
         )
+        self.legend.addItem(self.curves[s["label"]], s["label"])
         tolerance = pg.InfiniteLine(
             s["log10_tolerance"],
             angle=0,
@@ -102,6 +117,20 @@ class RidgePanel(QWidget):
         top = y[r - 1] if r >= 1 else finite.max()
         bottom = y[r] if r < len(y) and math.isfinite(y[r]) else finite.min() - 5
         self.plot.plot([r + 0.5, r + 0.5], [top, bottom], pen=pg.mkPen(color, width=5))
+
+    def _explain(self, stopping: bool) -> None:
+        """Legend entries for the marks: the tolerance (dashed), the rank (dotted), the ridge (thick bar), and,
+        where a curve stops short, why."""
+        grey = "#606060"
+        marks = [
+            (pg.mkPen(grey, style=Qt.PenStyle.DashLine), "tolerance (dashed)"),
+            (pg.mkPen(grey, style=Qt.PenStyle.DotLine), "rank r (dotted)"),
+            (pg.mkPen(grey, width=5), "ridge: σ_r down to σ_r+1"),
+        ]
+        if stopping:
+            marks.append((None, "a curve ends where the rest<br>of its σ_i are 0 exactly"))
+        for pen, text in marks:
+            self.legend.addItem(pg.PlotDataItem([], [], pen=pen), text)
 
     def set_stale(self, stale: bool) -> None:
         self.stale.setVisible(stale)

@@ -46,6 +46,7 @@ class StudyPanel(QWidget):
         self.model = model
         self.vary: dict[str, np.ndarray] = {}
         self.study: Study | None = None
+        self.start_error: str | None = None  # why the last study could not start (set on its thread)
         self.rows: list[dict] = []
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
@@ -155,11 +156,27 @@ class StudyPanel(QWidget):
         self.status.setText(f"starting a local Dask cluster for {len(self.study.points)} points…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        threading.Thread(target=self.study.start, daemon=True).start()
+        self.start_error: str | None = None
+        threading.Thread(target=self._start, args=(self.study,), daemon=True).start()
         self.timer.start()
+
+    def _start(self, study: Study) -> None:
+        """On the background thread: a study that cannot start (no scheduler there, a worker without mbstudio or
+        of another version) leaves its reason for poll() to show, instead of 'starting…' for ever."""
+        try:
+            study.start()
+        except Exception as exc:  # whatever stopped it, said in the panel
+            self.start_error = str(exc) or type(exc).__name__
 
     def poll(self) -> None:
         study = self.study
+        if study is not None and self.start_error is not None:
+            self.timer.stop()
+            self.status.setText(f"the study could not start: {self.start_error}")
+            self.run_button.setEnabled(True)
+            self.cancel_button.setEnabled(False)
+            threading.Thread(target=study.close, daemon=True).start()
+            return
         if study is None or study.client is None or len(study.futures) < len(study.points):
             return  # still starting
         done = study.poll()

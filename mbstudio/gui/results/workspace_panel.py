@@ -1,7 +1,8 @@
-"""A parallel machine's workspace map (seed 002): the condition number of M_t, the dynamic manipulability or the
-condition number of J_IK as a heat map over a plane of platform positions (axes in m, a colour bar, grey
-where the platform cannot go), the value under the mouse, export as PNG, SVG, CSV and JSON. The values come
-computed from the job; this panel only draws."""
+"""A parallel machine's workspace map (Briot and Khalil's modular method): the condition number of M_t, the dynamic
+manipulability or the condition number of J_IK as a heat map over a plane of platform positions (both axes in
+one unit, a colour bar), hatched where the platform is out of reach of a limb, blank and outlined where the grid
+was not computed, with a legend that says which; the value under the mouse; export as PNG, SVG, CSV and JSON.
+The values come computed from the job; this panel only draws."""
 
 from __future__ import annotations
 
@@ -12,22 +13,43 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidg
 from ...io.csv_text import CsvTable, csv_table
 from ...io.json_text import json_text
 from ...jobs import JobResult
-from .panel_parts import export_plot, menu_button, result_layout, show_hover, stale_banner
+from .panel_parts import (
+    export_plot,
+    menu_button,
+    plain_units,
+    readable,
+    result_layout,
+    set_axis_label,
+    show_hover,
+    stale_banner,
+)
 
 EXPORT_FORMATS = ("png", "svg", "csv", "json")
 PLACEHOLDER = "Run Analysis › Workspace Map… on a parallel machine to see its workspace."
-UNREACHED = (225, 225, 225, 255)  # the grey of points no limb configuration reaches
+# out of reach: grey hatching, unlike any colour of the map; outside the grid (or not computed): the blank page
+HATCH, HATCH_GROUND, HATCH_CELL = (110, 110, 110, 255), (215, 215, 215, 255), 8  # pixels per cell side
+LEGEND = (
+    "<span style='color:#6e6e6e'>▨</span> out of reach of a limb &nbsp;&nbsp; "
+    "<span style='color:#202020'>□</span> outside the computed grid (not computed)"
+)
 
 
 class WorkspacePanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result: JobResult | None = None
+        self.unit, self.scale = "m", 1.0  # the length unit of both axes, and its size in m
         self.plot = pg.PlotWidget(background="w")
         self.plot.setAspectLocked(True)
         self.plot.setMinimumHeight(180)
+        for side in ("left", "bottom"):
+            plain_units(self.plot.getAxis(side))
+        readable(self.plot.plotItem)
         self.image = pg.ImageItem(axisOrder="row-major")
-        self.plot.addItem(self.image)
+        self.unreached = pg.ImageItem(axisOrder="row-major")  # the hatching under the cells out of reach
+        self.outline = pg.PlotDataItem(pen=pg.mkPen("#202020", width=1))  # the computed grid's edge
+        for item in (self.unreached, self.image, self.outline):
+            self.plot.addItem(item)
         self.colors = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False, width=15)
         self.colors.setImageItem(self.image, insert_in=self.plot.plotItem)
         self.quantity = QComboBox()
@@ -56,16 +78,11 @@ class WorkspacePanel(QWidget):
             self.quantity.addItem(label, key)
         self.quantity.blockSignals(False)
         first, second = data["axes"]
-        self.plot.setLabel("bottom", f"platform {first}", units="m")
-        self.plot.setLabel("left", f"platform {second}", units="m")
-        reached = np.isfinite(data["values"]["mass_condition"]).mean()
-        fixed = "".join(f", {name} = {value:.4g} m" for name, value in data["fixed"].items())
-        cancelled = " (cancelled: the points not done are grey)" if data.get("cancelled") else ""
-        self.summary.setText(
-            f"Platform '{data['platform']}': {len(data['first'])} × {len(data['second'])} positions over "
-            f"{first} and {second}{fixed}; {reached:.0%} reachable{cancelled}. Colours span the 2nd to 98th "
-            "percentile of the shown quantity; the readout below gives every value."
-        )
+        self.unit, self.scale = length_unit(data["first"], data["second"])
+        set_axis_label(self.plot.plotItem, "bottom", f"platform {first} [{self.unit}]")
+        set_axis_label(self.plot.plotItem, "left", f"platform {second} [{self.unit}]")
+        self.plot.setTitle(LEGEND, size="9pt", color="#202020")
+        self.summary.setText(_summary(data, self.unit, self.scale))
         self._draw()
         self.plot.autoRange()
         self.hover.setText("Move the mouse over the map to read the value.")
@@ -79,19 +96,25 @@ class WorkspacePanel(QWidget):
         # the colours span the 2nd to 98th percentile: the few points beside a singularity would wash out the rest
         low, high = (float(np.percentile(finite, 2)), float(np.percentile(finite, 98))) if finite.size else (0.0, 1.0)
         high = high if high > low else low + 1.0
+        rect = _rect(np.asarray(data["first"]) * self.scale, np.asarray(data["second"]) * self.scale)
         self.image.setImage(values, levels=(low, high))
-        self.image.setRect(*_rect(data["first"], data["second"]))
+        self.image.setRect(*rect)
+        self.unreached.setImage(hatching(_out_of_reach(data)))
+        self.unreached.setRect(*rect)
+        x, y, width, height = rect
+        self.outline.setData([x, x + width, x + width, x, x], [y, y, y + height, y + height, y])
         self.colors.setLevels((low, high))
         lookup = self.colors.colorMap().getLookupTable(nPts=256, alpha=True)
         self.image.setLookupTable(lookup)
-        self.plot.getViewBox().setBackgroundColor(UNREACHED)
         unit = data["units"][self.quantity.currentData()]
         self.colors.axis.setLabel(f"{self.quantity.currentText()} [{unit}]")
 
     def clear(self) -> None:
         """Back to the empty panel: another document is open."""
         self.result = None
-        self.image.clear()
+        for item in (self.image, self.unreached, self.outline):
+            item.clear()
+        self.plot.setTitle(None)
         self.quantity.clear()
         self.summary.clear()
         self.hover.setText(PLACEHOLDER)
@@ -105,18 +128,22 @@ class WorkspacePanel(QWidget):
         show_hover(self, event)
 
     def value_at(self, x: float, y: float) -> str:
-        """The grid point nearest to (x, y) in m and the shown quantity there, as text; '' off the map."""
+        """The grid point nearest to (x, y) (in the axes' unit) and the shown quantity there, as text; '' off the
+        computed grid."""
         if self.result is None or self.quantity.currentData() is None:
             return ""
         data = self.result.data
-        first, second = np.asarray(data["first"]), np.asarray(data["second"])
+        first, second = np.asarray(data["first"]) * self.scale, np.asarray(data["second"]) * self.scale
         if not (first[0] <= x <= first[-1] and second[0] <= y <= second[-1]):
             return ""
         i, j = int(np.abs(first - x).argmin()), int(np.abs(second - y).argmin())
         value = data["values"][self.quantity.currentData()][j][i]
-        shown = "out of reach" if not np.isfinite(value) else f"{value:.5g}"
+        if np.isfinite(value):
+            shown = f"{self.quantity.currentText()} {value:.5g}"
+        else:
+            shown = "out of reach of a limb" if _out_of_reach(data)[j, i] else "not computed (the job was cancelled)"
         names = data["axes"]
-        return f"{names[0]} = {first[i]:.4g} m, {names[1]} = {second[j]:.4g} m: {self.quantity.currentText()} {shown}"
+        return f"{names[0]} = {first[i]:.4g} {self.unit}, {names[1]} = {second[j]:.4g} {self.unit}: {shown}"
 
     # ------------------------------------------------------------------ export
     def export(self, fmt: str, path: str | None = None) -> bool:
@@ -126,8 +153,47 @@ class WorkspacePanel(QWidget):
         )
 
 
+def length_unit(first, second) -> tuple[str, float]:
+    """One unit for both axes: mm for a machine under 2 m across (as robot workspaces are read), m beyond."""
+    span = max(np.ptp(np.asarray(first, float)), np.ptp(np.asarray(second, float)))
+    return ("mm", 1e3) if span < 2.0 else ("m", 1.0)
+
+
+def _summary(data: dict, unit: str, scale: float) -> str:
+    first, second = data["axes"]
+    reached = np.isfinite(data["values"]["mass_condition"]).mean()
+    fixed = "".join(f", {name} = {value * scale:.4g} {unit}" for name, value in data["fixed"].items())
+    sized = " (the grid holds every position found within the limbs' reach)" if data.get("sized") else ""
+    cancelled = " (cancelled: the points not done are blank)" if data.get("cancelled") else ""
+    return (
+        f"Platform '{data['platform']}': {len(data['first'])} × {len(data['second'])} positions over "
+        f"{first} and {second}{fixed}{sized}; {reached:.0%} reachable{cancelled}. Colours span the 2nd to 98th "
+        "percentile of the shown quantity; the readout below gives every value."
+    )
+
+
+def _out_of_reach(data: dict) -> np.ndarray:
+    """Grid points computed and found out of reach (n2, n1)."""
+    computed = data.get("computed")
+    values = np.asarray(data["values"]["mass_condition"], float)
+    done = np.ones(values.shape, bool) if computed is None else np.asarray(computed, bool)
+    return done & ~np.isfinite(values)
+
+
+def hatching(cells: np.ndarray) -> np.ndarray:
+    """An RGBA image (HATCH_CELL pixels per cell) with diagonal hatching over the True cells, clear elsewhere."""
+    rows, columns = cells.shape
+    image = np.zeros((rows * HATCH_CELL, columns * HATCH_CELL, 4), np.uint8)
+    mask = np.repeat(np.repeat(cells, HATCH_CELL, axis=0), HATCH_CELL, axis=1)
+    i, j = np.indices(mask.shape)
+    stripe = (i + j) % (HATCH_CELL // 2) == 0
+    image[mask] = HATCH_GROUND
+    image[mask & stripe] = HATCH
+    return image
+
+
 def _rect(first: np.ndarray, second: np.ndarray) -> tuple[float, float, float, float]:
-    """The image's rectangle in m: each pixel centred on its grid point."""
+    """The image's rectangle in the axes' unit: each pixel centred on its grid point."""
     dx = (first[-1] - first[0]) / max(len(first) - 1, 1)
     dy = (second[-1] - second[0]) / max(len(second) - 1, 1)
     return first[0] - dx / 2, second[0] - dy / 2, first[-1] - first[0] + dx, second[-1] - second[0] + dy

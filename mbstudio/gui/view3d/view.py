@@ -1,12 +1,16 @@
-"""The central 3D view: a pyvistaqt QtInteractor showing the Scene; every VTK call stays on the GUI thread."""
+"""The central 3D view: a pyvistaqt QtInteractor showing the Scene; every VTK call stays on the GUI thread.
+
+A click selects a body or joint; a drag turns the camera; Ctrl + drag on a body drags the picked point of that
+body instead (the window makes the mechanism follow: kinematics/point_drag.py), in the plane through the point
+facing the camera. The Ctrl-drag's mouse events are taken before VTK sees them, so the camera stays put."""
 
 from __future__ import annotations
 
 import os
 
 import numpy as np
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QImage
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, Signal
+from PySide6.QtGui import QImage, QMouseEvent
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pyvistaqt import QtInteractor
 from vtkmodules.vtkRenderingCore import vtkPropPicker
@@ -23,6 +27,9 @@ class View3D(QWidget):
 
     picked = Signal(tuple)
     positioned = Signal(object)  # a click's world position (3,), while `picking_points` is on
+    drag_started = Signal(str, object)  # Ctrl + press on a body: its label and the picked world point (3,)
+    dragged = Signal(object)  # where the mouse puts the dragged point now (3,), world
+    drag_ended = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -42,6 +49,66 @@ class View3D(QWidget):
         self.picking_points = False
         self.plotter.iren.add_observer("LeftButtonPressEvent", self._press)
         self.plotter.iren.add_observer("LeftButtonReleaseEvent", self._release)
+        self._drag_plane: tuple[np.ndarray, np.ndarray] | None = None  # a point on it and its normal
+        self.plotter.interactor.installEventFilter(self)
+
+    # ------------------------------------------------------------------ dragging a body
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
+        """Ctrl + left button on a body: a drag of that body's point, kept from VTK's camera."""
+        kind = event.type()
+        if kind == QEvent.Type.MouseButtonPress and isinstance(event, QMouseEvent):
+            control = event.modifiers() & Qt.KeyboardModifier.ControlModifier
+            if event.button() == Qt.MouseButton.LeftButton and control and not self.picking_points:
+                return self.start_drag(*self._display(event))
+        elif self._drag_plane is not None and kind == QEvent.Type.MouseMove and isinstance(event, QMouseEvent):
+            self.dragged.emit(self.drag_target(*self._display(event)))
+            return True
+        elif self._drag_plane is not None and kind == QEvent.Type.MouseButtonRelease:
+            self._drag_plane = None
+            self.drag_ended.emit()
+            return True
+        return False
+
+    def _display(self, event: QMouseEvent) -> tuple[int, int]:
+        return self.display_point(event.position())
+
+    def display_point(self, position: QPointF | QPoint) -> tuple[int, int]:
+        """A position in the widget (Qt's pixels, from the top left) in VTK's display coordinates (the device's
+        pixels, from the bottom left)."""
+        widget = self.plotter.interactor
+        ratio = widget.devicePixelRatioF()
+        return round(position.x() * ratio), round((widget.height() - position.y()) * ratio)
+
+    def start_drag(self, x: int, y: int) -> bool:
+        """Start dragging the body under display point (x, y); False (nothing started) off every body."""
+        self._picker.Pick(x, y, 0, self.plotter.renderer)
+        key = self.scene.key_of(self._picker.GetActor())
+        if key is None or key[0] != "body":
+            return False
+        point = np.array(self._picker.GetPickPosition(), float)
+        camera = self.plotter.camera
+        normal = np.array(camera.position, float) - np.array(camera.focal_point, float)
+        self._drag_plane = point, normal / np.linalg.norm(normal)
+        self.drag_started.emit(key[1], point)
+        return True
+
+    def drag_target(self, x: int, y: int) -> np.ndarray:
+        """Where the ray through display point (x, y) meets the drag's plane (it faces the camera)."""
+        base, normal = self._drag_plane
+        near, far = self._ray(x, y)
+        direction = far - near
+        return near + direction * ((base - near) @ normal) / (direction @ normal)
+
+    def _ray(self, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
+        """The view's ray through display point (x, y): its points on the near and far clipping planes."""
+        renderer = self.plotter.renderer
+        ends = []
+        for depth in (0.0, 1.0):
+            renderer.SetDisplayPoint(x, y, depth)
+            renderer.DisplayToWorld()
+            point = np.array(renderer.GetWorldPoint(), float)
+            ends.append(point[:3] / point[3])
+        return ends[0], ends[1]
 
     def _press(self, *_) -> None:
         self._pressed_at = self.plotter.iren.get_event_position()
@@ -63,14 +130,7 @@ class View3D(QWidget):
     def ground_point(self, x: float, y: float) -> np.ndarray:
         """Where the view's ray through display point (x, y) meets the plane z = 0 (the plane through the
         focal point facing the camera when the ray runs along that plane)."""
-        renderer = self.plotter.renderer
-        ends = []
-        for depth in (0.0, 1.0):
-            renderer.SetDisplayPoint(x, y, depth)
-            renderer.DisplayToWorld()
-            point = np.array(renderer.GetWorldPoint(), float)
-            ends.append(point[:3] / point[3])
-        near, far = ends
+        near, far = self._ray(x, y)
         direction = far - near
         camera = self.plotter.camera
         normal = np.array([0.0, 0.0, 1.0]) if abs(direction[2]) > 1e-3 * np.linalg.norm(direction) else None
