@@ -186,7 +186,7 @@ class Mechanism:
         """Dependent angles (`every` angle) within π of the starting pose's: Newton may land whole turns away
         (theta2 = -15.04 for -2.48), which is the same pose but not what a user expects to read."""
         columns = range(self.n) if every else self.partition.dependent
-        cols = [i for i in columns if self.tree.kinds[i] == "R"]
+        cols = [i for i in columns if i in self.tree.angles]
         if not cols or not isinstance(self.backend, Float64):
             return q
         q = q.copy()

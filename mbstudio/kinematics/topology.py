@@ -14,10 +14,12 @@ CUT_EQUATIONS = {
     "prismatic": 5,
     "cylindrical": 4,
     "universal": 4,
+    "ball": 3,
     "spherical": 3,
     "planar": 3,
     "fixed": 6,
     "free": 0,
+    "free_euler": 0,
 }
 
 

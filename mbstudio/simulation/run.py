@@ -33,7 +33,7 @@ from ..kinematics.assembly import newton
 from ..kinematics.coordinates import partition
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
-from ..model.document import GROUND, Actuator
+from ..model.document import EULER_JOINTS, GROUND, Actuator
 from ..model.errors import AssemblyError, ModelError
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
@@ -351,7 +351,9 @@ def check_inertia(mech: Mechanism) -> None:
     names = [mech.independent[i] for i in np.nonzero(weight > 0.1 * weight.max())[0]]
     locked = _gimbal_locks(mech, q[0])
     why = (
-        f"spherical joint {', '.join(locked)} is at its gimbal lock (β = ±π/2)" if locked else "no mass moves with them"
+        f"Euler-angle joint {', '.join(locked)} is at its gimbal lock (β = ±π/2; a ball or free joint has none)"
+        if locked
+        else "no mass moves with them"
     )
     raise ModelError(
         "inertia",
@@ -363,11 +365,11 @@ def check_inertia(mech: Mechanism) -> None:
 
 
 def _gimbal_locks(mech: Mechanism, q: np.ndarray) -> list[str]:
-    """Spherical tree joints whose middle Euler angle is within 1e-6 of ±π/2."""
+    """Spherical and free_euler tree joints whose middle Euler angle is within 1e-6 of ±π/2."""
     locked = []
     for link in mech.tree.links:
-        if link.joint.type == "spherical":
-            beta = q[mech.coordinates.index(link.joint.coordinates[1].name)]
+        if link.joint.type in EULER_JOINTS:
+            beta = q[mech.coordinates.index(link.joint.coordinates[EULER_JOINTS[link.joint.type]].name)]
             if abs(abs(np.remainder(beta + np.pi, 2 * np.pi) - np.pi) - np.pi / 2) < 1e-6:
                 locked.append(f"'{link.joint.name}'")
     return locked

@@ -133,7 +133,7 @@ class TrigReducer:
 
 def trig_reducer(mech: Mechanism, coordinates: list[sympy.Symbol], size_limit: int, trigsimp_limit: int) -> TrigReducer:
     """A reducer for the revolute coordinates of the mechanism."""
-    revolute = [q for q, kind in zip(coordinates, mech.tree.kinds, strict=True) if kind == "R"]
+    revolute = [coordinates[k] for k in mech.tree.angles]
     s = [sympy.Dummy(f"s_{q}") for q in revolute]
     c = [sympy.Dummy(f"c_{q}") for q in revolute]
     trig = {sympy.sin(q): si for q, si in zip(revolute, s, strict=True)}

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from ...model import INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
-from ...model.document import PLACES, Harmonic, Trajectory, body_key
+from ...model.document import PLACES, Harmonic, Trajectory, body_key, turns
 from . import edits
 
 SHAPE_TYPES = ("(links)", "box", "cylinder", "sphere", "mesh")
@@ -204,7 +204,7 @@ def _joint_frame_fields(model: Model, joint: str, side: str) -> list[Field]:
 def _coordinate(model: Model, joint: str, name: str) -> tuple[str, list[Field]]:
     j = model.joint(joint)
     k = [c.name for c in j.coordinates].index(name)
-    unit = "rad" if JOINT_MOTIONS[j.type][k].startswith("R") else "m"
+    unit = "rad" if turns(JOINT_MOTIONS[j.type][k]) else "m"
 
     def coord(m: Model):
         return m.joint(joint).coordinates[k]
