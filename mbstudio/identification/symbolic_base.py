@@ -119,6 +119,12 @@ def symbolic_base_parameters(
                 composite.append(d)
     moving = [d for joint in model.joints for d in joint_transfers(model, geometry, joint, notes)]
     moving += equal_rotation_transfers(float_mech, geometry, values, notes)
+    if model.couplings:
+        notes.append(
+            f"couplings ({', '.join(c.name for c in model.couplings)}): the method transfers multipoles across "
+            "joints and does not see the regroupings a coupling makes (a gear pair's axial moments), so its rank "
+            "can exceed the numerical routes'"
+        )
     candidates = no_effect + moving + ground_transfers + composite
     names = model.inertial_parameter_names()
     unknown = sorted((set(eliminate or ()) | set(priority or ())) - set(names))

@@ -37,7 +37,7 @@ class Mechanism:
         self.topology = spanning_tree(model)
         with self.backend.context():
             self.tree = KinematicTree(model, self.backend, self.topology)
-            self.constraints = LoopConstraints(self.tree, self.topology.cut)
+            self.constraints = LoopConstraints(self.tree, self.topology.cut, model.couplings)
         self.coordinates = self.tree.coordinates
         self.n = self.tree.n
         # the float64 twin: structure choices, and branch signs, which need no more than float64
@@ -333,8 +333,9 @@ class Mechanism:
         row = int(report.worst_row[bad])
         label = self.constraints.labels[row]
         where = self._where(q, bad)
+        what = "coupling" if self.constraints.is_coupling(row) else "loop of cut joint"
         raise AssemblyError(
-            f"the mechanism cannot close at {where}: loop of cut joint "
+            f"the mechanism cannot close at {where}: {what} "
             f"'{self.constraints.row_joint[row]}' leaves residual {report.residual[bad]:.3g} "
             f"({label}) after {report.iterations} Newton iterations",
             self.constraints.row_joint[row],

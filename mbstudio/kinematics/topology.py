@@ -89,5 +89,6 @@ def spanning_tree(model: Model) -> Topology:
 
 
 def grubler_dof(model: Model) -> int:
-    """Spatial Grübler-Kutzbach mobility: 6 per moving body minus the constraints of every joint."""
-    return 6 * len(model.bodies) - sum(6 - len(JOINT_MOTIONS[j.type]) for j in model.joints)
+    """Spatial Grübler-Kutzbach mobility: 6 per moving body minus the constraints of every joint and one per
+    coupling."""
+    return 6 * len(model.bodies) - sum(6 - len(JOINT_MOTIONS[j.type]) for j in model.joints) - len(model.couplings)

@@ -206,6 +206,16 @@ class Coupling:
         offset = 0.0 if self.offset is None else self.offset
         return [offset] if self.leader is None else [offset, 1.0 if self.ratio is None else self.ratio]
 
+    def formula(self) -> str:
+        """'q2 = -z1/z2 · q1 + 0.1': the relation as written (terms that are zero left out)."""
+        powers = ["", f"{self.leader}"] + [f"{self.leader}^{k}" for k in range(2, len(self.coefficients()))]
+        terms = [
+            f"({c}) · {x}" if x and isinstance(c, str) else (f"{c} · {x}" if x else f"{c}")
+            for c, x in zip(self.coefficients(), powers, strict=False)
+            if c != 0
+        ]
+        return f"{self.follower} = " + (" + ".join(reversed(terms)) or "0")
+
 
 def body_key(label: str) -> str:
     """Canonical body label: ground aliases map to "0"."""

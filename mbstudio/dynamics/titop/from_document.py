@@ -7,7 +7,8 @@ joints as blocks, the force elements as loads, the cut joints of closed loops as
 - A revolute or prismatic joint is one joint block; a fixed joint a weld.
 - A joint of several motions (universal, spherical, cylindrical, planar, or a free_euler joint below another
   body) is a chain of one-degree-of-freedom blocks through massless frames: only the condensed solve takes those.
-- Ball and free joints, which turn by rotation parameters rather than about axes, have no block: refused.
+- Ball and free joints, which turn by rotation parameters rather than about axes, have no block: refused, as
+  are couplings.
 - Every other body's block frame is its own frame, so its points and inertia are the document's.
 """
 
@@ -35,6 +36,13 @@ def block_model(model: Model | Mechanism, backend=None, closure_frequency: float
     (Hz; closures.py); without one a closed loop is refused."""
     mech = model if isinstance(model, Mechanism) else Mechanism(model, backend=backend)
     tree, b = mech.tree, mech.backend
+    if mech.model.couplings:
+        raise ModelError(
+            "couplings",
+            "couple coordinates, which the block models' joints cannot (no block holds a gear or a mimic joint)",
+            [c.name for c in mech.model.couplings],
+            "a model without couplings for a block model",
+        )
     frames = [_block_frame(tree, i) for i in range(len(tree.body_labels))]
     blocks: list[Block] = []
     block_of = {0: GROUND}  # body index -> the block carrying it
