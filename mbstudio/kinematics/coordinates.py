@@ -27,9 +27,17 @@ def numerical_rank(singular_values: np.ndarray, shape: tuple[int, int]) -> int:
     return int((singular_values > tol).sum())
 
 
-def partition(phi_q: np.ndarray, names: list[str], chosen: list[str] | None = None) -> Partition:
+# How much more a coupling's follower weighs when the dependent coordinates are picked: it is taken first (the
+# leader drives it, as a URDF mimic joint's leader is the actuated one), and never by a rounding-thin margin.
+FOLLOWER_WEIGHT = 1e3
+
+
+def partition(
+    phi_q: np.ndarray, names: list[str], chosen: list[str] | None = None, followers: tuple[int, ...] = ()
+) -> Partition:
     """Pick the constraint rows by pivoted QR of Φ_qᵀ and the dependent coordinates by pivoted QR of those
-    rows (the best-conditioned columns); `chosen` fixes the independent coordinates instead."""
+    rows (the best-conditioned columns, the couplings' `followers` first); `chosen` fixes the independent
+    coordinates instead."""
     m, n = phi_q.shape
     if m == 0:
         if chosen is not None and sorted(chosen) != sorted(names):  # a tree: every coordinate is independent
@@ -47,7 +55,9 @@ def partition(phi_q: np.ndarray, names: list[str], chosen: list[str] | None = No
     redundant = tuple(sorted(row_perm[rank:]))
     sub = phi_q[list(rows)]
     if chosen is None:
-        _, _, col_perm = scipy.linalg.qr(sub, pivoting=True, mode="economic")
+        weights = np.ones(n)
+        weights[list(followers)] = FOLLOWER_WEIGHT
+        _, _, col_perm = scipy.linalg.qr(sub * weights, pivoting=True, mode="economic")
         dependent = tuple(sorted(col_perm[:rank]))
     else:
         unknown = [c for c in chosen if c not in names]

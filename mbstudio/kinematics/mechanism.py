@@ -59,7 +59,8 @@ class Mechanism:
         q0 = self._closed_guess = self._nearest_assembly(self.tree.initial_coordinates()[None, :])
         phi_q = self.constraints.jacobian(self.tree.motion(q0))[0]
         chosen = None if self.model.independent_coordinates == "auto" else list(self.model.independent_coordinates)
-        return partition(np.asarray(phi_q, dtype=float), self.coordinates, chosen)
+        followers = tuple(c.follower for c in self.constraints.couplings)
+        return partition(np.asarray(phi_q, dtype=float), self.coordinates, chosen, followers)
 
     def _nearest_assembly(self, q: np.ndarray, steps: int = 60, weights: np.ndarray | None = None) -> np.ndarray:
         """A closed configuration near q by minimum-norm Gauss-Newton on every coordinate, where the document's

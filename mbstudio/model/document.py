@@ -176,6 +176,12 @@ class Model:
     def coordinate_names(self) -> list[str]:
         return [c.name for j in self.joints for c in j.coordinates]
 
+    def axial_coordinates(self) -> list[str]:
+        """The coordinates that turn about or slide along an axis (all but ball joints' rotation parameters):
+        those a coupling may drive or follow."""
+        motions = [(c.name, m) for j in self.joints for c, m in zip(j.coordinates, JOINT_MOTIONS[j.type], strict=False)]
+        return [name for name, motion in motions if motion[0] != "B"]
+
     def inertial_parameter_names(self) -> list[str]:
         """All bodies' inertial parameter names in document order (DESIGN.md conventions)."""
         return [n for b in self.bodies for n in b.parameter_names()]

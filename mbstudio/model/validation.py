@@ -518,8 +518,7 @@ def _check_couplings(model: Model, symbols) -> None:
     """Unique names, apart from the joints' too (both name constraint rows); a follower and a leader among the
     coordinates of joints that slide or turn about an axis (a ball joint's rotation parameters are no angle of a
     gear); either ratio and offset or a polynomial, whose values evaluate."""
-    motions = {c.name: m for j in model.joints for c, m in zip(j.coordinates, JOINT_MOTIONS[j.type], strict=False)}
-    axial = sorted(name for name, motion in motions.items() if motion[0] != "B")
+    axial, known = sorted(model.axial_coordinates()), set(model.coordinate_names())
     joints = {j.name for j in model.joints}
     for coupling, where in _named(model.couplings, "coupling"):
         if coupling.name in joints:
@@ -527,7 +526,7 @@ def _check_couplings(model: Model, symbols) -> None:
         for key in ("follower", "leader"):
             name = getattr(coupling, key)
             if (key == "follower" or name is not None) and name not in axial:
-                what = "a ball joint's rotation parameter" if name in motions else "an unknown coordinate"
+                what = "a ball joint's rotation parameter" if name in known else "an unknown coordinate"
                 raise ModelError(f"{where}.{key}", f"names {what}", name, "one of: " + ", ".join(axial))
         if coupling.leader == coupling.follower:
             raise ModelError(f"{where}.leader", "is the follower itself", coupling.leader, "another coordinate")

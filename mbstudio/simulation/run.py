@@ -323,7 +323,8 @@ def _chosen_anew(eng: Engine, state: np.ndarray | None, text: str) -> tuple[Engi
         return None
     mech = eng.mech
     q = eng.closed(state[None])[0][0]
-    chosen = partition(np.asarray(mech.constraint_jacobian(q[None])[0], float), mech.coordinates)
+    followers = tuple(c.follower for c in mech.constraints.couplings)
+    chosen = partition(np.asarray(mech.constraint_jacobian(q[None])[0], float), mech.coordinates, None, followers)
     old = mech.partition
     if chosen.rank != old.rank or (chosen.rows, chosen.independent) == (old.rows, old.independent):
         return None

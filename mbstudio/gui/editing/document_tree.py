@@ -1,4 +1,5 @@
-"""The document as a tree: model, parameters, bodies (points, frames, inertia, shape), joints (coordinates).
+"""The document as a tree: model, parameters, bodies (points, frames, inertia, shape), joints (coordinates),
+couplings, forces, measures, trajectories.
 
 Each item carries a key tuple, e.g. ("body", "3"), ("point", "3", "G"), ("joint", "R01"); the properties
 panel and the 3D view use the same keys, which keeps selection in sync across them.
@@ -47,6 +48,8 @@ MENUS = {
     "measure": EDIT,
     "trajectories": [("add_trajectory", "Add trajectory")],
     "trajectory": EDIT,
+    "couplings": [("add_coupling", "Add coupling…")],
+    "coupling": EDIT,
 }
 
 
@@ -85,6 +88,9 @@ class DocumentTree(QTreeWidget):
             item = self._item(joints, ("joint", j.name), j.name, f"{j.type} {j.parent}–{j.child}")
             for c in j.coordinates:
                 self._item(item, ("coordinate", j.name, c.name), c.name, _initial(c))
+        couplings = self._item(root, ("couplings",), "Couplings", str(len(model.couplings)))
+        for c in model.couplings:
+            self._item(couplings, ("coupling", c.name), c.name, c.formula())
         forces = self._item(root, ("forces",), "Forces", str(len(model.forces)))
         for f in model.forces:
             self._item(forces, ("force", f.name), f.name, f.type.replace("_", " "))
@@ -95,7 +101,7 @@ class DocumentTree(QTreeWidget):
         trajectories = self._item(root, ("trajectories",), "Trajectories", str(len(model.trajectories)))
         for t in model.trajectories:
             self._item(trajectories, ("trajectory", t.name), t.name, f"{t.duration:g} s, {t.samples} samples")
-        for key in expanded or {("model",), ("bodies",), ("joints",), ("parameters",)}:
+        for key in expanded or {("model",), ("bodies",), ("joints",), ("parameters",), ("couplings",)}:
             if key in self.items:
                 self.items[key].setExpanded(True)
         self.blockSignals(False)
