@@ -358,3 +358,37 @@ def test_engine_variable_precision_and_sympy_agree_with_float64():
     floats = [np.array([[float(x) for x in r]]) for r in rational]
     expected = inverse_dynamics(Mechanism(tumbling), *floats)[0]
     assert np.abs(tau[0].astype(float) - expected).max() < 1e-14 * np.abs(expected).max()
+
+
+def test_the_symbolic_equations_of_a_spherical_pendulum_are_rational_and_match_the_numbers():
+    """No sine of a rotation parameter anywhere: M, c and g are rational functions of ρ (seconds, where the
+    trigonometric simplification took minutes on them)."""
+    from mbstudio.symbolic.eom import equations_of_motion
+
+    model = spherical_pendulum()
+    eom = equations_of_motion(model, numeric_inertia=True)
+    terms = [eom.mass_matrix, eom.bias, eom.gravity]
+    assert not any(expr.has(sympy.sin, sympy.cos) for matrix in terms for expr in matrix)
+    mech = Mechanism(model)
+    q, qd = np.array([0.3, -1.2, 2.0]), np.array([0.5, 0.1, -0.7])
+    values = dict(zip(eom.coordinates + eom.velocities, [*q, *qd], strict=True)) | {
+        sympy.Symbol(k, real=True): v for k, v in eom.values.items()
+    }
+    M = np.array(eom.mass_matrix.subs(values), dtype=float)
+    h = np.array((eom.bias + eom.gravity).subs(values), dtype=float).ravel()
+    assert np.abs(M - mass_matrix(mech, q)[0]).max() < 1e-14
+    assert np.abs(h - inverse_dynamics(mech, q, qd, np.zeros(3))[0]).max() < 1e-13
+
+
+def test_what_cannot_hold_rotation_parameters_says_so_by_name():
+    """The URDF export (chains of axis joints) and the block models (Euler-angle floating bases) refuse a ball
+    or free joint by name instead of writing its parameters as angles."""
+    from mbstudio.dynamics.titop import block_model
+    from mbstudio.io.urdf_export import urdf_text
+    from mbstudio.model import ModelError
+
+    with pytest.raises(ModelError, match=r"ball or free joints \(float\)"):
+        urdf_text(tumbler())
+    with pytest.raises(ModelError, match="joint 'pivot'.type: turns by rotation parameters"):
+        block_model(spherical_pendulum())
+    block_model(tumbler("free_euler"))  # the Euler-angle one is the block models' floating base
