@@ -392,3 +392,23 @@ def test_what_cannot_hold_rotation_parameters_says_so_by_name():
     with pytest.raises(ModelError, match="joint 'pivot'.type: turns by rotation parameters"):
         block_model(spherical_pendulum())
     block_model(tumbler("free_euler"))  # the Euler-angle one is the block models' floating base
+
+
+def test_a_schema_1_free_joint_keeps_its_euler_angles_and_a_new_file_says_free_euler():
+    text = dumps(tumbler("free_euler")).replace('"schema_version": 2', '"schema_version": 1')
+    text = text.replace('"type": "free_euler"', '"type": "free"')
+    old = loads(text)
+    assert old.joints[0].type == "free_euler" and old == tumbler("free_euler")
+    assert '"type": "free_euler"' in dumps(old) and '"schema_version": 2' in dumps(old)
+    assert loads(dumps(tumbler())).joints[0].type == "free"
+
+
+def test_an_ensemble_of_tumbling_bodies_runs_as_one_system():
+    from mbstudio.simulation.ensemble import simulate_ensemble
+
+    spins = np.array([SPIN, SPIN * [1, 1, 1, 1, -1, 1]])
+    runs = simulate_ensemble(tumbler(), 3.0, velocities=spins, rtol=1e-10, atol=1e-10, samples=61)
+    single = simulate(tumbler(), 3.0, rtol=1e-10, atol=1e-10, velocities=spins[1], samples=61)
+    assert np.abs(runs[1].q - single.q).max() < 1e-7
+    for run in runs:
+        assert np.abs(run.kinetic / run.kinetic[0] - 1).max() < 1e-7
