@@ -189,3 +189,27 @@ def test_a_coupling_that_cannot_hold_is_named_when_assembling():
     assert mech.assemble({"th2": 0.25})[0, 0] == pytest.approx(0.5, abs=1e-12)  # the starting branch, th1 > 0
     with pytest.raises(AssemblyError, match="th2 = -1: coupling 'square' leaves residual"):
         mech.assemble({"th2": -1.0})
+
+
+def test_a_rack_and_pinion_couples_a_slide_to_a_turn():
+    """A pinion of radius r (inertia I) turning about z drives a rack of mass m along x: x = r θ, so the rack
+    adds m r² to the pinion's inertia, and the coupling force on the rack (N) is its mass times its
+    acceleration under a torque on the pinion."""
+    r, inertia, mass, torque = 0.04, 2e-4, 1.5, 0.3
+    model = Model(name="rack and pinion", gravity=[0, 0, -G])
+    pinion = dict.fromkeys(INERTIA_NAMES, 0.0) | {"m": 0.2, "Ixx": 1e-4, "Iyy": 1e-4, "Izz": inertia}
+    rack = dict.fromkeys(INERTIA_NAMES, 0.0) | {"m": mass, "Ixx": 1e-3, "Iyy": 1e-3, "Izz": 1e-3}
+    model.bodies = [Body("p", "pinion", pinion), Body("r", "rack", rack)]
+    model.joints = [
+        Joint("spin", "revolute", "0", "p", Frame(), Frame(), [Coordinate("theta", 0.0)]),
+        Joint("slide", "prismatic", "0", "r", Frame([0, -r, 0], [1, 0, 0]), Frame(), [Coordinate("x", 0.0)]),
+    ]
+    model.couplings = [Coupling("mesh", "x", "theta", ratio=r)]
+    model.forces = [Actuator("motor", "theta", formula=str(torque))]
+    run = simulate(loads(dumps(model)), 0.5, rtol=1e-11, atol=1e-12, samples=11)
+    acceleration = torque / (inertia + mass * r * r)
+    np.testing.assert_allclose(run.qdd[:, 0], acceleration, rtol=1e-10)
+    np.testing.assert_allclose(run.q[:, 1], r * 0.5 * acceleration * run.t**2, rtol=0, atol=1e-12)
+    force = run.reactions.values[:, run.reactions.names.index("mesh.force")]
+    assert run.reactions.units[run.reactions.names.index("mesh.force")] == "N"
+    np.testing.assert_allclose(force, mass * r * acceleration, rtol=1e-10)
