@@ -138,3 +138,48 @@ FOUR_BAR = {
 def four_bar():
     """A factory: each call returns a fresh deep copy of FOUR_BAR, free to mutate."""
     return lambda: copy.deepcopy(FOUR_BAR)
+
+
+# ------------------------------------------------------------------ decisions that must survive rounding
+# DESIGN.md principle 9: a choice taken on a floating-point threshold (rank, partition, branch, closes or not)
+# must not flip when the inputs move by 1e-13. Tests of such decisions take the `perturb` fixture and run once
+# as given and once per seed with every number of their inputs multiplied by (1 + 1e-13 N(0, 1)).
+PERTURBATION = 1e-13
+PERTURBATION_SEEDS = (None, 1, 2, 3)
+
+
+class Perturbation:
+    """Multiplies every float of a model (its parameters, points, frames, inertia, coordinates, gravity) or of
+    an array by (1 + 1e-13 N(0, 1)); the identity for seed None."""
+
+    def __init__(self, seed: int | None) -> None:
+        self.seed = seed
+        self.rng = None if seed is None else __import__("numpy").random.default_rng(seed)
+
+    def __call__(self, x):
+        import json
+
+        import numpy as np
+
+        from mbstudio.model import Model, dumps, loads
+
+        if self.rng is None:
+            return x
+        if isinstance(x, Model):
+            return loads(json.dumps(self._walk(json.loads(dumps(x)))))
+        x = np.asarray(x, dtype=float)
+        return x * (1 + PERTURBATION * self.rng.standard_normal(x.shape))
+
+    def _walk(self, node):
+        if isinstance(node, dict):
+            return {k: self._walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [self._walk(v) for v in node]
+        if isinstance(node, float):
+            return node * (1 + PERTURBATION * float(self.rng.standard_normal()))
+        return node
+
+
+@pytest.fixture(params=PERTURBATION_SEEDS, ids=lambda s: "as-given" if s is None else f"perturbed-{s}")
+def perturb(request) -> Perturbation:
+    return Perturbation(request.param)

@@ -247,7 +247,8 @@ def test_route_verdicts_follow_the_working_precision(run, sla):
     c30 = low.comparison["vp_symbolic"]
     assert 1e-16 < c30["beta_max_difference"] < c30["tolerance"] < 1e-8, c30
     assert c30["agree"] and c30["decided"] and c30["verdict"].startswith("agree"), c30["verdict"]
-    assert low.comparison["vp_dp"]["verdict"].startswith("differ: rank vp 41 vs dp 36; dp's rank is doubtful")
+    # no ridge in double precision: counted three digits above its rounding floor (tests/test_decisions.py)
+    assert low.comparison["vp_dp"]["verdict"].startswith("differ: rank vp 41 vs dp 33; dp's rank is doubtful")
     routes = comparable_routes(sla, low)
     vp, symbolic = routes["vp"], routes["symbolic"]
     symbolic.beta[0, 0] += 100 * c30["tolerance"]  # a genuine difference, two orders above the noise

@@ -226,12 +226,16 @@ def test_a_partial_list_of_independent_coordinates_in_a_tree_is_refused(tmp_path
 
 
 def test_a_configuration_that_cannot_close_is_named_by_its_coordinates():
-    """ "cannot close at sample 0" named an index the user never gave; the values are named now."""
+    """ "cannot close at sample 0" named an index the user never gave; the values are named now. The SLA's
+    branch ends where its loops fold, at theta1 = 0.9099 (tests/test_decisions.py locates it independently of
+    the sampling)."""
     from mbstudio.kinematics import Mechanism
     from mbstudio.model import AssemblyError
 
     mech = Mechanism(samples.load("sla_suspension"))
-    with pytest.raises(AssemblyError, match=r"cannot close at theta1 = 1\.8\d*, theta2 = 0: loop of cut joint") as e:
+    with pytest.raises(
+        AssemblyError, match=r"cannot close at theta1 = 0\.90992\d*, theta2 = 0 .*loop of cut joint"
+    ) as e:
         mech.assemble_path(np.c_[np.linspace(0, 2, 50), np.zeros(50)])
     assert "sample" not in str(e.value)
 

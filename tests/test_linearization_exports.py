@@ -82,7 +82,7 @@ def test_python_control_gets_a_named_state_space(lin):
     control = pytest.importorskip("control")
     system = lin.state_space()
     assert isinstance(system, control.StateSpace)
-    assert np.array_equal(system.A, lin.A) and system.input_labels == ["theta1", "2_tip_fz", "2_ty"]
+    assert np.array_equal(system.A, lin.A) and system.input_labels == ["tau_theta1", "2_tip_fz", "2_ty"]
 
 
 def test_the_command_writes_each_format_and_prints_the_point_and_modes(tmp_path, capsys):

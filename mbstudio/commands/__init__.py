@@ -16,8 +16,8 @@ COMMANDS = {
     "sweep": "a parameter study: one analysis over a grid of model parameters, on Dask",
     "linearize": "equilibrium and linear state-space model (A, B, C, D) with modes",
     "blocks": "the model as TITOP block models (seed 004); cross-check a simulation against them",
-    "import": "a robot from URDF as a model file",
-    "export": "a tree model as URDF",
+    "import": "a mechanism from URDF or MJCF as a model file",
+    "export": "a model as URDF, MJCF or an FMU",
     "pkm": "parallel machines (seed 002): limbs, task-space dynamics along platform paths, workspace maps",
 }
 # commands whose name is a Python keyword live in a module named after what they do

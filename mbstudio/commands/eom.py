@@ -6,6 +6,7 @@ module (io/numpy_code.py)."""
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from ..model import ModelError, check_outputs, load, write_all
@@ -21,6 +22,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="OUT_DIR",
         help="write <model>.h and <model>.c: forward dynamics, state equation, loop closure, RNEA, CRBA, ABA "
         "the regressor and the base regressor in self-contained C (doubles, numeric parameters)",
+    )
+    parser.add_argument(
+        "--prefix",
+        metavar="NAME_",
+        help="start every exported C symbol with this (default: the model's name in lower case, then _), so that "
+        "several models link into one program",
+    )
+    parser.add_argument(
+        "--row-major", action="store_true", help="store the C functions' matrices by rows (default: by columns)"
     )
     parser.add_argument(
         "--numpy",
@@ -40,13 +50,14 @@ def run(args: argparse.Namespace) -> int:
     outputs = [p for p in (args.latex, args.python, args.numpy, *c_files) if p]
     if len(set(outputs)) < len(outputs):
         raise ModelError("--latex, --python, --numpy, --c", "name the same file", outputs[0], "different files")
-    check_outputs(outputs, [args.file])  # before the work, not after
+    _check_folder(args.c)
+    check_outputs([p for p in outputs if p not in c_files], [args.file])  # before the work, not after
     model = load(args.file)
     written = {}
     if c_files:
         from ..io.c_code import c_sources
 
-        sources = c_sources(model, Path(c_files[0]).stem)
+        sources = c_sources(model, Path(c_files[0]).stem, args.prefix, args.row_major)
         written |= {path: sources[Path(path).name] for path in c_files}
     if args.numpy:
         from ..io.numpy_code import numpy_source
@@ -58,12 +69,28 @@ def run(args: argparse.Namespace) -> int:
         files = {args.latex: latex_fragment, args.python: python_module}
         written |= {path: write(eom, cse) for path, write in files.items() if path}
         print(summary(eom, cse))
+    if c_files:
+        Path(args.c).mkdir(parents=True, exist_ok=True)
+        check_outputs(c_files, [args.file])
     write_all(written)  # every file or none
     for path in c_files:
         print(f"C: {path} ({len(written[path])} characters)")
     if args.numpy:
         print(f"numpy: {args.numpy} ({len(written[args.numpy])} characters)")
     return 0
+
+
+def _check_folder(folder: str | None) -> None:
+    """--c names a folder, made when missing (with its parents) once the work is done: refused here, before the
+    work, when it is a file or when its nearest existing parent takes no new folder."""
+    if folder is None:
+        return
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise ModelError("--c", "names a file, not a folder", folder, "a folder (made when it does not exist)")
+    existing = next(p for p in (path, *path.absolute().parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise ModelError("--c", f"cannot be made or written in '{existing}'", folder, "a folder you can write in")
 
 
 def _c_paths(args: argparse.Namespace) -> list[str]:

@@ -7,10 +7,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..io.csv_text import write_output
+from ..io.display_units import UNITS_HELP, DisplayUnits, parse_units
 from ..io.time_series import save_simulation
 from ..kinematics import Mechanism
-from ..model import ModelError, check_outputs, load, write_atomic
+from ..model import ModelError, check_outputs, load
+from ..simulation.run import ATOL as DEFAULT_ATOL
 from ..simulation.run import METHODS, Cancelled, initial_velocities, parse_velocities, simulate
+from ..simulation.run import RTOL as DEFAULT_RTOL
 
 # Bounds a person can reason about; beyond them a run would never end or only report rounding
 T_END_MAX = 1e6  # s
@@ -31,8 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="CVODES (Adams, native stepping on the compiled engine; the default), CVODES-BDF for stiff motions, "
         "or scipy's solve_ivp: explicit RK45, DOP853; implicit Radau, BDF",
     )
-    parser.add_argument("--rtol", type=bounded(*RTOL), default=1e-8, help="relative tolerance (default 1e-8)")
-    parser.add_argument("--atol", type=bounded(*ATOL), default=1e-10, help="absolute tolerance (default 1e-10)")
+    tolerances = (("rtol", RTOL, DEFAULT_RTOL, "relative"), ("atol", ATOL, DEFAULT_ATOL, "absolute"))
+    for name, limits, default, what in tolerances:
+        help_text = f"{what} tolerance (default {default:g})"
+        parser.add_argument(f"--{name}", type=bounded(*limits), default=default, help=help_text)
     parser.add_argument(
         "--samples", type=whole(2, SAMPLES_MAX), default=201, help="equally spaced output times (default 201)"
     )
@@ -44,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an independent coordinate's rate at t = 0 (rad/s or m/s); repeat for several; default: from rest",
     )
     parser.add_argument("--out", help="write the time series: .csv ('name [unit]' headers) or .npz")
+    parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
     parser.add_argument(
         "--ensemble",
         metavar="RUNS.csv",
@@ -80,7 +87,7 @@ def whole(low: int, high: int):
     return parse
 
 
-def _ensemble(args: argparse.Namespace, model) -> int:
+def _ensemble(args: argparse.Namespace, model, units: DisplayUnits) -> int:
     from ..io.ensemble_table import read_runs
     from ..io.time_series import ensemble_file
     from ..simulation.ensemble import simulate_ensemble
@@ -103,7 +110,7 @@ def _ensemble(args: argparse.Namespace, model) -> int:
         print(f"mbstudio simulate: {exc}", file=sys.stderr)
         return 1
     if args.out:
-        write_atomic(args.out, ensemble_file(results, runs, args.out.lower().rsplit(".", 1)[1]))
+        write_output(args.out, ensemble_file(results, runs, args.out.lower().rsplit(".", 1)[1], units))
     seconds = sum(r.provenance.seconds for r in results)
     print(f"{model.name}: {len(results)} runs of {args.t_end:g} s simulated in {seconds:.3g} s, {args.method}")
     for i, (inputs, r) in enumerate(zip(runs, results, strict=True)):
@@ -123,9 +130,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"mbstudio simulate: --out {args.out!r} must end in .csv or .npz", file=sys.stderr)
         return 2
     check_outputs([args.out], [p for p in (args.file, args.ensemble) if p])  # before minutes of work, not after
+    units = parse_units(args.units)
     model = load(args.file)
     if args.ensemble:
-        return _ensemble(args, model)
+        return _ensemble(args, model, units)
     mech = Mechanism(model)
     try:
         velocities = initial_velocities(parse_velocities(args.velocity, mech.independent), mech.independent)
@@ -147,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mbstudio simulate: {exc}", file=sys.stderr)
         return 1
     if args.out:
-        save_simulation(result, args.out)
+        save_simulation(result, args.out, units)
     p = result.provenance
     energy = result.total
     print(
@@ -158,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"  constraint residual max {result.residual.max():.3g}")
     print(
         f"  energy: start {energy[0]:.9g} J, end {energy[-1]:.9g} J, largest change "
-        f"{abs(energy - energy[0]).max():.3g} J"
+        f"{abs(energy - energy[0]).max():.3g} J; energy balance drift {result.energy_drift:.2g} of its scale"
     )
     print(f"  model sha256 {p.model_hash[:16]}…, mbstudio {p.version}")
     if args.out:

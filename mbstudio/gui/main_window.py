@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,8 @@ from ..dynamics.closed_loop import actuated_indices
 from ..dynamics.engine import fits_engine
 from ..dynamics.pkm.follow import PlatformFollower
 from ..io.c_code import c_stem
+from ..io.display_units import DisplayUnits
+from ..io.imports import file_format
 from ..io.urdf_export import urdf_text
 from ..jobs import DONE, Job, text_hash
 from ..kinematics import Mechanism
@@ -44,6 +47,7 @@ from .editing.properties import PropertyEditor
 from .jobs.job_options import ask_options
 from .jobs.jobs_panel import JobManager, JobsPanel
 from .main_thread_gc import collect_in_gui_thread
+from .preferences import PreferencesDialog
 from .recovery import Autosave
 from .results.bode_panel import BodePanel
 from .results.eom_table import EquationsTable
@@ -56,7 +60,7 @@ from .results.ridge_panel import RidgePanel
 from .results.study_panel import StudyPanel
 from .results.workspace_panel import WorkspacePanel
 from .script import model_script
-from .settings import add_recent, keep_options, last_options, settings
+from .settings import add_recent, display_units, keep_display_units, keep_options, last_options, settings
 from .view3d.animation import AnimationExport, ModeAnimation, frame_indices
 from .view3d.scene import mechanism_size
 from .view3d.view import View3D
@@ -145,8 +149,8 @@ class MainWindow(QMainWindow):
             self.statusBar().addPermanentWidget(label)
         self.edit_actions = EditActions(self.document, self)
         self.actions = menus.build(self)
-        for name in ("degrees", "millimetres"):  # the display units chosen last time
-            self.actions[name].setChecked(str(settings().value(f"units/{name}", False)).lower() == "true")
+        self.units = display_units()  # the units chosen last time
+        self._apply_units()
         self._connect()
         self.autosave = Autosave(self.document, self) if persistent else None
         self.resize(1400, 900)
@@ -346,12 +350,35 @@ class MainWindow(QMainWindow):
                 self.jobs.start("engine", self._structure, {}, "Compile the equations for the sliders")
         return self._fast
 
-    def set_units(self) -> None:
-        """View › Units: the sliders' display units, kept for the next session."""
-        degrees, millimetres = (self.actions[n].isChecked() for n in ("degrees", "millimetres"))
-        self.coordinates.set_units(degrees, millimetres)
-        settings().setValue("units/degrees", degrees)
-        settings().setValue("units/millimetres", millimetres)
+    def set_units(self, units: DisplayUnits | None = None) -> None:
+        """The units the window shows and takes (Edit › Preferences…; None: View › Units' two toggles, the
+        suspension measures' pair kept), applied everywhere and kept for the next session."""
+        if units is None:
+            angle = "deg" if self.actions["degrees"].isChecked() else "rad"
+            length = "mm" if self.actions["millimetres"].isChecked() else "m"
+            units = replace(self.units, angle=angle, length=length)
+        self.units = units
+        keep_display_units(units)
+        self._apply_units()
+
+    def edit_preferences(self) -> bool:
+        """Edit › Preferences…: the units; whether they were changed."""
+        dialog = PreferencesDialog(self.units, self)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return False
+        self.set_units(dialog.units())
+        return True
+
+    def _apply_units(self) -> None:
+        """Show `self.units` in the sliders, tree, properties and plots; View › Units' toggles follow."""
+        for name, on in (("degrees", self.units.angle == "deg"), ("millimetres", self.units.length == "mm")):
+            self.actions[name].blockSignals(True)
+            self.actions[name].setChecked(on)
+            self.actions[name].blockSignals(False)
+        self.coordinates.set_units(self.units)
+        self.tree.set_units(self.units, self.document.model)
+        self.properties.set_units(self.units)
+        self.plots.set_units(self.units)
 
     # ------------------------------------------------------------------ 3D post-processing
     def show_labels(self, on: bool) -> None:
@@ -581,20 +608,19 @@ class MainWindow(QMainWindow):
         """File › Export › Equations as C (or as a numpy module): a job builds the sources, `_write_c` writes
         them into `folder`."""
         if folder is None:
-            folder = QFileDialog.getExistingDirectory(
-                self, f"Folder for the {'numpy module' if language == 'numpy' else 'C files'}"
-            )
+            what = {"numpy": "numpy module", "fmu": "FMU"}.get(language, "C files")
+            folder = QFileDialog.getExistingDirectory(self, f"Folder for the {what}")
             if not folder:
                 return None
         stem = c_stem(Path(self.document.path).stem if self.document.path else self.document.model.name)
-        suffixes = (".py",) if language == "numpy" else (".h", ".c")
+        suffixes = {"numpy": (".py",), "fmu": (".fmu",)}.get(language, (".h", ".c"))
         paths = [str(Path(folder) / f"{stem}{suffix}") for suffix in suffixes]
         try:
             check_outputs(paths, [self.document.path] if self.document.path else [])
         except ModelError as exc:
             QMessageBox.critical(self, "Cannot export", str(exc))
             return None
-        title = "Equations as a numpy module" if language == "numpy" else "Equations as C"
+        title = {"numpy": "Equations as a numpy module", "fmu": "Model as FMU"}.get(language, "Equations as C")
         return self.run_job("c_code", {"stem": stem, "folder": folder, "language": language}, title)
 
     def _write_c(self, job: Job) -> None:
@@ -604,35 +630,56 @@ class MainWindow(QMainWindow):
         except ModelError as exc:
             QMessageBox.critical(self, "Cannot export", str(exc))
             return
-        what = "numpy module" if job.options.get("language") == "numpy" else "C code"
+        what = {"numpy": "numpy module", "fmu": "FMU"}.get(job.options.get("language"), "C code")
         self.statusBar().showMessage(f"{what} written to {folder} in {job.elapsed:.1f} s", 8000)
 
     def export_urdf(self, path: str | None = None) -> bool:
         """File › Export › Model as URDF: the tree, its notes (what URDF cannot hold) in the status bar."""
+        return self._export_text("URDF", urdf_text, "URDF robots (*.urdf)", ".urdf", path)
+
+    def export_mjcf(self, path: str | None = None) -> bool:
+        """File › Export › Model as MJCF: the model for MuJoCo, loops as equalities; notes in the status bar."""
+        from ..io.mjcf_export import mjcf_text
+
+        return self._export_text("MJCF", mjcf_text, "MuJoCo models (*.xml)", ".xml", path)
+
+    def _export_text(self, kind: str, writer, filter_: str, suffix: str, path: str | None) -> bool:
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self, "Export model as URDF", f"{self.document.model.name}.urdf", "URDF robots (*.urdf)"
-            )
+            name = f"{self.document.model.name}{suffix}"
+            path, _ = QFileDialog.getSaveFileName(self, f"Export model as {kind}", name, filter_)
             if not path:
                 return False
         folder = Path(self.document.path).parent if self.document.path else None
         try:
             check_outputs([path], [self.document.path] if self.document.path else [])
-            text, notes = urdf_text(self.document.model, folder)
+            text, notes = writer(self.document.model, folder)
             write_atomic(path, text)
         except ModelError as exc:
             QMessageBox.critical(self, "Cannot export", str(exc))
             return False
-        self.statusBar().showMessage(f"URDF written to {path}" + "".join(f"; {n}" for n in notes), 10000)
+        self.statusBar().showMessage(f"{kind} written to {path}" + "".join(f"; {n}" for n in notes), 10000)
         return True
 
+    def export_fmu(self, folder: str | None = None) -> Job | None:
+        """File › Export › Model as FMU: a job compiles the FMU (FMI 2.0, Model Exchange and Co-Simulation),
+        `_write_c` writes it into `folder`."""
+        return self.export_c(folder, language="fmu")
+
     def import_urdf(self, path: str | None = None, package_paths: list[str] | None = None) -> Job | None:
-        """File › Import URDF: a job reads the robot; `_install_import` opens it as a new, unsaved document.
-        Meshes named package://NAME/... are looked up in `package_paths` (asked for when not given)."""
+        """File › Import: a job reads the URDF robot or MJCF model; `_install_import` opens it as a new, unsaved
+        document. URDF meshes named package://NAME/... are looked up in `package_paths` (asked for when not given)."""
         if path is None:
-            path, _ = QFileDialog.getOpenFileName(self, "Import URDF robot", "", "URDF robots (*.urdf *.xml)")
+            filters = "URDF or MJCF (*.urdf *.xml *.mjcf);;URDF robots (*.urdf);;MuJoCo models (*.xml *.mjcf)"
+            path, _ = QFileDialog.getOpenFileName(self, "Import URDF or MJCF", "", filters)
             if not path:
                 return None
+        try:
+            kind = file_format(path)
+        except ModelError as exc:
+            QMessageBox.critical(self, "Cannot import", str(exc))
+            return None
+        if package_paths is None and kind == "MJCF":
+            package_paths = []
         if package_paths is None:
             folder = QFileDialog.getExistingDirectory(
                 self, "Folder holding the robot's ROS packages (for package:// meshes); cancel to skip"
@@ -649,7 +696,8 @@ class MainWindow(QMainWindow):
         notes = job.result.data["notes"]
         self.statusBar().showMessage(f"Imported {job.options['path']}: {len(notes)} note(s)", 10000)
         if notes:  # not modal: what the import changed or left out, for the user to read and keep
-            box = QMessageBox(QMessageBox.Icon.Information, "URDF import", "\n\n".join(notes), parent=self)
+            kind = "MJCF" if "MJCF" in job.result.provenance.method else "URDF"
+            box = QMessageBox(QMessageBox.Icon.Information, f"{kind} import", "\n\n".join(notes), parent=self)
             box.setObjectName("urdf_notes")
             box.open()
 

@@ -122,11 +122,20 @@ def build(window: QMainWindow) -> dict[str, QAction]:
         "screenshot": _action(window, "Save View as &PNG…", window.save_screenshot, "Ctrl+P"),
         "import_urdf": _action(
             window,
-            "&Import URDF…",
+            "&Import URDF or MJCF…",
             window.import_urdf,
-            tip="a robot from URDF as a new model: links, joints, limits, inertials, meshes and colours",
+            tip="a robot from URDF or a MuJoCo model (MJCF, loops from its equalities) as a new model",
         ),
         "export_urdf": _action(window, "Model as &URDF…", window.export_urdf, tip="the tree model as URDF"),
+        "export_mjcf": _action(
+            window, "Model as &MJCF…", window.export_mjcf, tip="the model for MuJoCo, its loops as equalities"
+        ),
+        "export_fmu": _action(
+            window,
+            "Model as &FMU…",
+            window.export_fmu,
+            tip="an FMI 2.0 FMU (Model Exchange and Co-Simulation) for Simulink, Modelica tools and Simscape",
+        ),
         "export_animation": _action(
             window,
             "&Animation (GIF, MP4)…",
@@ -170,6 +179,10 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     edit_menu.addActions([a["undo"], a["redo"]])
     edit_menu.addSeparator()
     edit_menu.addActions([a["draw_link"], a["assemble"]])
+    edit_menu.addSeparator()
+    a["preferences"] = _action(window, "&Preferences…", window.edit_preferences, "Ctrl+,", "the units shown")
+    a["preferences"].setMenuRole(QAction.MenuRole.PreferencesRole)
+    edit_menu.addAction(a["preferences"])
 
     analysis_menu = window.menuBar().addMenu("&Analysis")
     for name, text, task, shortcut in ASKED:
@@ -215,10 +228,11 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     ):
         a[name] = _toggle(window, text, slot, tip)
         view_menu.addAction(a[name])
-    units = view_menu.addMenu("&Units")
+    units = view_menu.addMenu("&Units")  # the quick choice; Edit › Preferences… has the suspension measures' too
     for name, text in (("degrees", "Angles in &Degrees"), ("millimetres", "Lengths in &Millimetres")):
-        a[name] = _toggle(window, text, lambda _: window.set_units(), "the sliders' values shown and typed in it")
+        a[name] = _toggle(window, text, lambda _: window.set_units(), "in the sliders, tree, properties and plots")
         units.addAction(a[name])
+    units.addAction(_action(window, "&More…", window.edit_preferences, None, "Edit › Preferences… › Units"))
     view_menu.addSeparator()
     for dock in window.docks.values():
         view_menu.addAction(dock.toggleViewAction())
@@ -269,6 +283,8 @@ def _fill_export(window: QMainWindow, menu: QMenu, actions: dict[str, QAction]) 
     menu.addSeparator()
     menu.addAction(actions["export_animation"])
     menu.addAction(actions["export_urdf"])
+    menu.addAction(actions["export_mjcf"])
+    menu.addAction(actions["export_fmu"])
     menu.addAction(actions["export_c"])
     menu.addAction(actions["export_numpy"])
     menu.addAction(actions["screenshot"])

@@ -10,10 +10,15 @@ The ridge after σ_r, of depth log10(σ_r / σ_{r+1}), is *evident* when
   3. it is at least twice as deep as every drop before it (drops after it, inside the rounding noise or down
      to exact zeros, say nothing about the rank).
 The rank is r for the first evident ridge. Without one it is the count of singular values above the tolerance
-max(m, p)·eps·σ1 (eps = 2^(1 − bits): 2⁻⁵² in double precision, as numpy's matrix_rank and MATLAB's rank), and
-the decision is *doubtful* (seed 000, section 7 and Fig. 5). The tolerance rule alone would be fooled in
-variable precision, where W comes out of a long computation and its zero singular values sit some digits
-above eps·σ1; both ranks are reported. For a full-rank W the depth is measured from σ_p to the tolerance.
+10³·max(m, p)·eps·σ1 (eps = 2^(1 − bits): 2⁻⁵² in double precision), and the decision is *doubtful* (seed
+000, section 7 and Fig. 5). max(m, p)·eps·σ1, numpy's matrix_rank and MATLAB's rank, is the rounding floor:
+singular values near it are rounding noise, which another BLAS, another thread count or a 1e-13 change of the
+model moves by whole factors, so a count taken there changes from machine to machine (the SLA's double-precision
+rank came out 36 from the command line and 37 in the window's job process). The tolerance stands three digits
+above the floor, where rounding cannot move a singular value across it. Drops are measured between singular
+values raised to the floor (noise below it is no deeper than the floor), and for a full-rank W from σ_p to the
+floor. The tolerance rule alone would be fooled in variable precision, where W comes out of a long computation
+and its zero singular values sit some digits above eps·σ1; both ranks are reported.
 
 In variable precision W must itself have been computed at the working precision (seed 000, section 3);
 `ridge_study` raises the number of digits until the ridge is evident and stable (see its docstring).
@@ -38,6 +43,7 @@ DP_DIGITS = 16  # what double precision is reported as (53 bits ~ 15.95 decimal 
 RIDGE_MIN_DEPTH = 3.0
 RIDGE_DEPTH_PER_DIGIT = 0.25
 RIDGE_MARGIN = 2.0
+NOISE_MARGIN = 1e3  # the default tolerance, as a multiple of the rounding floor max(m, p)·eps·σ1
 # The rounding error of β is estimated as BETA_NOISE_FACTOR · eps · σ1/σ_r (see beta_noise_level).
 BETA_NOISE_FACTOR = 1e3
 # Greedy choice of φ2: residual norms within this relative distance of the largest count as a tie, broken
@@ -139,16 +145,18 @@ def gautier_dp(
 
     `eliminate`: exactly the p − r names of φ2; or `priority`: names to eliminate first where possible; by
     default φ2 makes V22 well conditioned (greedy pivoting on V2ᵀ). The rank follows the module docstring;
-    `tolerance` replaces max(m, p)·eps·σ1 there, and `rank` imposes the rank (e.g. the VP one, to see what
+    `tolerance` replaces 10³·max(m, p)·eps·σ1 there, and `rank` imposes the rank (e.g. the VP one, to see what
     double precision makes of it). `significant_digits` is for the printed expressions only."""
     start = time.perf_counter()
     w = np.asarray(w, dtype=float)
     _check_shape(w, names)
     _, sigma, vt = np.linalg.svd(w, full_matrices=w.shape[0] < w.shape[1])  # V must be square
     sigma = np.concatenate([sigma, np.zeros(w.shape[1] - len(sigma))])
-    tol = max(w.shape) * np.finfo(float).eps * sigma[0] if tolerance is None else tolerance
+    floor = max(w.shape) * np.finfo(float).eps * sigma[0]
+    tol = NOISE_MARGIN * floor if tolerance is None else tolerance
     options = _options(eliminate, priority, tolerance, rank, significant_digits)
-    return _finish("dp", DP_DIGITS, names, sigma, vt.T, tol, options, start, [repr(float(s)) for s in sigma])
+    text = [repr(float(s)) for s in sigma]
+    return _finish("dp", DP_DIGITS, names, sigma, vt.T, (tol, floor), options, start, text)
 
 
 def gautier_vp(
@@ -170,9 +178,11 @@ def gautier_vp(
     sigma, v, _ = vp_linalg.svd(w, digits)
     with mpmath.workdps(digits):
         eps = vp_linalg.machine_epsilon(digits)
-        tol = max(w.shape) * eps * sigma[0] if tolerance is None else mpmath.mpf(tolerance)
+        floor = max(w.shape) * eps * sigma[0]
+        tol = NOISE_MARGIN * floor if tolerance is None else mpmath.mpf(tolerance)
         options = _options(eliminate, priority, tolerance, rank, significant_digits)
-        return _finish("vp", digits, names, sigma, v, tol, options, start, [mpmath.nstr(s, digits) for s in sigma])
+        text = [mpmath.nstr(s, digits) for s in sigma]
+        return _finish("vp", digits, names, sigma, v, (tol, floor), options, start, text)
 
 
 def _check_shape(w: np.ndarray, names: Sequence[str]) -> None:
@@ -193,14 +203,15 @@ def _options(eliminate, priority, tolerance, rank, significant_digits) -> dict:
     }
 
 
-def _finish(method, digits, names, sigma, v, tol, options, start, sigma_text) -> BaseParameterResult:
-    """The steps after the SVD, common to both arithmetics (mpf steps run inside mpmath.workdps)."""
-    rank, significant_digits = options["rank"], options["significant_digits"]
+def _finish(method, digits, names, sigma, v, limits, options, start, sigma_text) -> BaseParameterResult:
+    """The steps after the SVD, common to both arithmetics (mpf steps run inside mpmath.workdps); `limits`:
+    the tolerance and the rounding floor."""
+    (tol, floor), (rank, significant_digits) = limits, (options["rank"], options["significant_digits"])
     names = list(names)
     p = len(names)
     if rank is not None and not 0 < rank <= p:
         raise ValueError(f"the rank must be between 1 and the number of parameters {p}; {rank} was given")
-    ridge = find_ridge([_log10(s) for s in sigma], _log10(tol), digits, rank)
+    ridge = find_ridge([_log10(s) for s in sigma], _log10(tol), digits, rank, _log10(floor))
     rank = ridge.index
     if rank == 0:
         raise ValueError(f"W is zero to the tolerance {tol}: no parameter has any effect")
@@ -247,23 +258,29 @@ def _log10(x) -> float:
     return float(mpmath.log10(x)) if x > 0 else -math.inf
 
 
-def find_ridge(log10_sigma: Sequence[float], log10_tolerance: float, digits: int, rank: int | None = None) -> Ridge:
-    """The rank and the ridge after it, by the rules of the module docstring (`rank` imposes the rank)."""
+def find_ridge(
+    log10_sigma: Sequence[float],
+    log10_tolerance: float,
+    digits: int,
+    rank: int | None = None,
+    log10_floor: float = -math.inf,
+) -> Ridge:
+    """The rank and the ridge after it, by the rules of the module docstring (`rank` imposes the rank);
+    singular values below the rounding floor count as at it."""
     p = len(log10_sigma)
-    drops = [_drop(a, b) for a, b in zip(log10_sigma, log10_sigma[1:], strict=False)]
+    raised = [max(s, log10_floor) for s in log10_sigma]
+    drops = [_drop(a, b) for a, b in zip(raised, raised[1:], strict=False)]
     required = max(RIDGE_MIN_DEPTH, RIDGE_DEPTH_PER_DIGIT * digits)
     tolerance_rank = sum(1 for s in log10_sigma if s > log10_tolerance)
     rule = "user"
     if rank is None:
-        rank = next((r for r in range(1, p) if _evident(log10_sigma, drops, r, required, digits)), None)
+        rank = next((r for r in range(1, p) if _evident(raised, drops, r, required, digits)), None)
         rule = "tolerance" if rank is None else "ridge"
         rank = tolerance_rank if rank is None else rank
     if rank in (0, p):
-        depth = log10_sigma[-1] - log10_tolerance if rank else -math.inf
+        depth = raised[-1] - max(log10_floor, log10_tolerance - math.log10(NOISE_MARGIN)) if rank else -math.inf
         return Ridge(rank, depth, depth >= required, rule, tolerance_rank, required)
-    return Ridge(
-        rank, drops[rank - 1], _evident(log10_sigma, drops, rank, required, digits), rule, tolerance_rank, required
-    )
+    return Ridge(rank, drops[rank - 1], _evident(raised, drops, rank, required, digits), rule, tolerance_rank, required)
 
 
 def _evident(log10_sigma: Sequence[float], drops: list[float], r: int, required: float, digits: int) -> bool:

@@ -81,7 +81,7 @@ def _origin(parent: ET.Element, pose: np.ndarray) -> None:
     ET.SubElement(parent, "origin", xyz=_numbers(pose[:3, 3]), rpy=_numbers(_rpy(pose[:3, :3])))
 
 
-def _comment(text: str) -> ET.Comment:
+def xml_comment(text: str) -> ET.Comment:
     """An XML comment holding free text from the model: no control characters, and no `--`, which would end it."""
     clean = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", " ", text)
     return ET.Comment(" " + re.sub(r"-{2,}", "-", clean).strip(" -") + " ")
@@ -92,14 +92,14 @@ class _Writer:
         self.mech, self.model, self.geometry = mech, mech.model, mech.tree.geometry
         self.folder = folder
         self.notes: list[str] = []
-        self.names: set[str] = set()
+        self.names: dict[str, set[str]] = {"link": set(), "joint": set()}  # URDF's two name spaces
         self.robot = ET.Element("robot", name=mech.model.name)
         self.link_frame = {GROUND: np.eye(4)}  # each body's URDF link frame in its body coordinates
 
     def text(self) -> tuple[str, list[str]]:
-        self.robot.append(_comment(f"Written by MB Studio {__version__} from the model '{self.model.name}'"))
+        self.robot.append(xml_comment(f"Written by MB Studio {__version__} from the model '{self.model.name}'"))
         if self.model.description:
-            self.robot.append(_comment(self.model.description))
+            self.robot.append(xml_comment(self.model.description))
         self._check_gravity()
         self._left_out_forces()
         ET.SubElement(self.robot, "link", name=self._unique("ground"))
@@ -110,25 +110,26 @@ class _Writer:
         ET.indent(self.robot, space="  ")
         return ET.tostring(self.robot, encoding="unicode", xml_declaration=True) + "\n", self.notes
 
-    def _unique(self, name: str) -> str:
-        candidate, n = name, 1
-        while candidate in self.names:
+    def _unique(self, name: str, kind: str = "link") -> str:
+        """`name`, or it with _2, _3, ... where another link (or joint) has it: a joint may share a link's name."""
+        taken, candidate, n = self.names[kind], name, 1
+        while candidate in taken:
             n += 1
             candidate = f"{name}_{n}"
-        self.names.add(candidate)
+        taken.add(candidate)
         return candidate
 
     def _check_gravity(self) -> None:
         gravity = np.asarray(self.geometry.gravity(), float)
         if not np.allclose(gravity, DEFAULT_GRAVITY, rtol=0, atol=1e-12):
             self.notes.append(f"gravity {gravity.tolist()} m/s^2 is not in URDF (readers assume [0, 0, -9.81])")
-            self.robot.append(_comment(f"gravity of the MB Studio model: {_numbers(gravity)} m/s^2"))
+            self.robot.append(xml_comment(f"gravity of the MB Studio model: {_numbers(gravity)} m/s^2"))
 
     def _left_out_forces(self) -> None:
         for force in self.model.forces:
             if not isinstance(force, JointFriction):
                 self.notes.append(f"force element '{force.name}' ({force.type}) has no URDF form and is left out")
-                self.robot.append(_comment(f"left out: force element {force.name} ({force.type})"))
+                self.robot.append(xml_comment(f"left out: force element {force.name} ({force.type})"))
 
     # ------------------------------------------------------------------ links and joints
 
@@ -158,7 +159,7 @@ class _Writer:
         return self._element(coordinate, kind, parent, child)
 
     def _element(self, name: str, kind: str, parent: str, child: str) -> ET.Element:
-        element = ET.SubElement(self.robot, "joint", name=self._unique(name), type=kind)
+        element = ET.SubElement(self.robot, "joint", name=self._unique(name, "joint"), type=kind)
         ET.SubElement(element, "parent", link=parent)
         ET.SubElement(element, "child", link=child)
         return element
@@ -196,7 +197,7 @@ class _Writer:
         frame = _pose(after.rotation, after.origin)
         self.link_frame[label] = frame
         body = self.model.body(label)
-        element.append(_comment(f"body {label}: {body.name}"))
+        element.append(xml_comment(f"body {label}: {body.name}"))
         to_link = _inverse(frame)
         values = dict(zip(INERTIA_NAMES, np.asarray(self.geometry.inertia(body), float), strict=True))
         m, centre, tensor = inertia_about_centre(values)

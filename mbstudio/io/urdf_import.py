@@ -21,7 +21,6 @@ and planar joints are refused.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +29,8 @@ import numpy as np
 from .. import __version__
 from ..model import GROUND, Body, Coordinate, Frame, Joint, Model, ModelError, validate
 from ..model.document import INERTIA_NAMES, JointFriction
-from ..model.names import MAX_LENGTH, RESERVED, inertial_names
+from .couplings import Coupling, add_coupling
+from .import_names import SymbolNames, clean, inertia_parameters, one_line, reference_direction
 
 FREE = ("x", "y", "z", "rx", "ry", "rz")  # a floating base's coordinates: position, rotation parameters
 JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic", "fixed": "fixed"}
@@ -86,32 +86,16 @@ def _package_folders(path: Path, given) -> list[Path]:
     return folders + list(path.resolve().parents)
 
 
-def _sanitised(name: str) -> str:
-    """An identifier of ours from a URDF name: other characters become `_`, a leading digit gets a letter."""
-    text = re.sub(r"[^A-Za-z0-9_]", "_", name)
-    return text if re.match(r"[A-Za-z]", text) else f"n{text}"
-
-
 def _transform(origin) -> np.ndarray:
     return np.eye(4) if origin is None else np.asarray(origin, float)
-
-
-def _clean(values) -> list[float]:
-    """Plain floats for the document, with the rounding dust of rpy conversions (1e-17) set to zero."""
-    return [0.0 if abs(v) < 1e-15 else float(v) for v in np.asarray(values, float).ravel()]
-
-
-def _reference_direction(axis: np.ndarray) -> np.ndarray:
-    """The unit axis least aligned with `axis`: the x reference of a joint frame whose z is `axis`."""
-    return np.eye(3)[int(np.argmin(np.abs(axis)))]
 
 
 class _Importer:
     def __init__(self, robot, path: Path, folders: list[Path], floating_base: bool = False) -> None:
         self.robot, self.path, self.folders, self.floating_base = robot, path, folders, floating_base
         self.notes: list[str] = []
-        self.taken: set[str] = set()  # every symbol name given out so far (names must be unique across kinds)
-        self.joint_names: set[str] = set()
+        self.names = SymbolNames()
+        self.coordinate_of: dict[str, str] = {}  # URDF joint name -> our coordinate
         self.labels: dict[str, str] = {}  # URDF link name -> body label (GROUND for a bare root)
         self.materials = {m.name: m for m in robot.materials if m.name}
 
@@ -128,7 +112,7 @@ class _Importer:
             raise ModelError(
                 str(self.path), "has no single root link", roots, "one link that is no joint's child (a tree)"
             )
-        model = Model(name=_one_line(self.robot.name or self.path.stem))
+        model = Model(name=one_line(self.robot.name or self.path.stem))
         model.gravity = [0.0, 0.0, -9.81]
         self._add_root(model, links[roots[0]])
         stack = list(reversed(children[roots[0]]))
@@ -164,31 +148,10 @@ class _Importer:
 
     # ------------------------------------------------------------------ names
 
-    def _unique(self, candidate: str, symbols) -> str:
-        """`candidate`, or it with _2, _3, ... until none of its symbols is taken or reserved."""
-        stem, n = candidate[: MAX_LENGTH - 4], 1
-        name = candidate[:MAX_LENGTH]
-        while any(s in self.taken or s in RESERVED for s in symbols(name)):
-            n += 1
-            name = f"{stem}_{n}"
-        self.taken.update(symbols(name))
-        return name
-
     def _label(self, link_name: str) -> str:
-        candidate = _sanitised(link_name)
-        if candidate.lower() == "ground":  # ground is our fixed body's name, not a body's label
-            candidate += "_link"
-        label = self._unique(candidate, inertial_names)
+        label = self.names.label(link_name)
         self.labels[link_name] = label
         return label
-
-    def _joint_name(self, urdf_name: str) -> str:
-        name, stem, n = _sanitised(urdf_name)[:MAX_LENGTH], _sanitised(urdf_name)[: MAX_LENGTH - 4], 1
-        while name in self.joint_names:
-            n += 1
-            name = f"{stem}_{n}"
-        self.joint_names.add(name)
-        return name
 
     # ------------------------------------------------------------------ bodies
 
@@ -196,15 +159,15 @@ class _Importer:
         carries = (link.inertial is not None and link.inertial.mass > 0) or any(v.geometry for v in link.visuals)
         if self.floating_base and link.name != "world":
             self._add_link(model, link)
-            name = self._joint_name("root_joint")
-            coordinates = [Coordinate(self._unique(f"{name}_{c}", lambda n: [n, f"d_{n}"]), 0.0) for c in FREE]
+            name = self.names.joint("root_joint")
+            coordinates = [Coordinate(self.names.coordinate(f"{name}_{c}"), 0.0) for c in FREE]
             model.joints.append(Joint(name, "free", GROUND, self.labels[link.name], Frame(), Frame(), coordinates))
             return
         if not carries:
             self.labels[link.name] = GROUND
             return
         self._add_link(model, link)
-        name = self._joint_name(f"{link.name}_to_ground")
+        name = self.names.joint(f"{link.name}_to_ground")
         model.joints.append(Joint(name, "fixed", GROUND, self.labels[link.name], Frame(), Frame()))
         self.notes.append(
             f"root link '{link.name}' carries mass or a visual, so it is a body welded to the ground (joint '{name}')"
@@ -213,7 +176,7 @@ class _Importer:
     def _add_link(self, model: Model, link) -> None:
         label = self._label(link.name)
         repaired: list[str] = []
-        body = Body(label, _one_line(link.name), _inertia(link.inertial, repaired))
+        body = Body(label, one_line(link.name), _inertia(link.inertial, repaired))
         self.notes += [f"link '{link.name}': its inertia is not possible for a body, so {r}" for r in repaired]
         body.shape = self._shape(link)
         model.bodies.append(body)
@@ -266,24 +229,38 @@ class _Importer:
         if kind != "fixed" and not np.linalg.norm(axis) > 0:
             raise ModelError(f"{self.path}: joint '{urdf_joint.name}'.axis", "is zero", list(axis), "a direction")
         axis = axis / np.linalg.norm(axis) if kind != "fixed" else np.array([0.0, 0.0, 1.0])
-        x = _reference_direction(axis)
+        x = reference_direction(axis)
         rotation = origin[:3, :3]
-        parent_frame = Frame(_clean(origin[:3, 3]), _clean(rotation @ axis), _clean(rotation @ x))
-        child_frame = Frame([0.0, 0.0, 0.0], _clean(axis), _clean(x))
-        name = self._joint_name(urdf_joint.name)
+        parent_frame = Frame(clean(origin[:3, 3]), clean(rotation @ axis), clean(rotation @ x))
+        child_frame = Frame([0.0, 0.0, 0.0], clean(axis), clean(x))
+        name = self.names.joint(urdf_joint.name)
         coordinates = [] if kind == "fixed" else [self._coordinate(urdf_joint)]
+        if coordinates:
+            self.coordinate_of[urdf_joint.name] = coordinates[0].name
         parent, child = self.labels[urdf_joint.parent], self.labels[urdf_joint.child]
         model.joints.append(Joint(name, kind, parent, child, parent_frame, child_frame, coordinates))
         if urdf_joint.mimic is not None:
-            self.notes.append(
-                f"joint '{urdf_joint.name}' mimics '{urdf_joint.mimic.joint}': it is imported as a joint of its "
-                "own; a coupling is not a joint MB Studio has (docs/urdf.md)"
-            )
+            self._mimic(model, urdf_joint, coordinates)
         if coordinates:
             self._friction(model, urdf_joint, coordinates[0].name)
 
+    def _mimic(self, model: Model, urdf_joint, coordinates: list[Coordinate]) -> None:
+        """A mimic joint: q = multiplier · q_leader + offset, handed on as a coupling (io/couplings.py)."""
+        mimic = urdf_joint.mimic
+        leader = self.coordinate_of.get(mimic.joint)
+        if not coordinates or leader is None:
+            self.notes.append(f"joint '{urdf_joint.name}' mimics '{mimic.joint}', which is not a moving joint before "
+                              "it: imported as a joint of its own")  # fmt: skip
+            return
+        ratio = 1.0 if mimic.multiplier is None else float(mimic.multiplier)
+        offset = 0.0 if mimic.offset is None else float(mimic.offset)
+        coupling = Coupling(
+            coordinates[0].name, leader, ratio, offset, f"joint '{urdf_joint.name}' mimics '{mimic.joint}'"
+        )
+        add_coupling(model, coupling, self.notes)
+
     def _coordinate(self, urdf_joint) -> Coordinate:
-        name = self._unique(_sanitised(urdf_joint.name), lambda n: [n, f"d_{n}"])
+        name = self.names.coordinate(urdf_joint.name)
         limit = urdf_joint.limit
         if urdf_joint.type == "continuous" or limit is None or limit.lower is None or limit.upper is None:
             return Coordinate(name, 0.0)
@@ -302,7 +279,7 @@ class _Importer:
         damping, friction = float(dynamics.damping or 0.0), float(dynamics.friction or 0.0)
         if damping <= 0 and friction <= 0:
             return
-        name = self._unique(f"{coordinate}_friction", lambda n: [n])
+        name = self.names.element(f"{coordinate}_friction")
         model.forces.append(JointFriction(name, coordinate, viscous=max(damping, 0.0), coulomb=max(friction, 0.0)))
 
     def _description(self) -> str:
@@ -312,10 +289,6 @@ class _Importer:
 
 def _accepted() -> str:
     return "revolute, continuous, prismatic or fixed"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())[:200] or "robot"
 
 
 def _inertia(inertial, repaired: list[str]) -> dict[str, float]:
@@ -329,9 +302,7 @@ def _inertia(inertial, repaired: list[str]) -> dict[str, float]:
     rotation, c = pose[:3, :3], pose[:3, 3]
     tensor = np.asarray(inertial.inertia if inertial.inertia is not None else np.zeros((3, 3)), float)
     tensor = _possible(rotation @ tensor @ rotation.T, repaired)
-    about_origin = tensor + m * (c @ c * np.eye(3) - np.outer(c, c))
-    values = [m, *(m * c), *about_origin[0], *about_origin[1, 1:], about_origin[2, 2]]
-    return dict(zip(INERTIA_NAMES, _clean(values), strict=True))
+    return dict(zip(INERTIA_NAMES, inertia_parameters(m, c, tensor), strict=True))
 
 
 def _possible(tensor: np.ndarray, repaired: list[str]) -> np.ndarray:
@@ -357,10 +328,10 @@ def _rounded(values) -> list[float]:
 
 
 def _geometry_shape(geometry, pose: np.ndarray) -> dict | None:
-    origin, rotation = _clean(pose[:3, 3]), pose[:3, :3]
-    oriented = {"origin": origin, "z": _clean(rotation[:, 2]), "x": _clean(rotation[:, 0])}
+    origin, rotation = clean(pose[:3, 3]), pose[:3, :3]
+    oriented = {"origin": origin, "z": clean(rotation[:, 2]), "x": clean(rotation[:, 0])}
     if geometry.box is not None:
-        return {"type": "box", "size": _clean(geometry.box.size), **oriented}
+        return {"type": "box", "size": clean(geometry.box.size), **oriented}
     if geometry.cylinder is not None:
         c = geometry.cylinder
         return {"type": "cylinder", "radius": float(c.radius), "length": float(c.length), "axis": oriented["z"],
@@ -371,7 +342,7 @@ def _geometry_shape(geometry, pose: np.ndarray) -> dict | None:
         scale = geometry.mesh.scale
         shape = {"type": "mesh", "file": geometry.mesh.filename, **oriented}
         if scale is not None:
-            shape["scale"] = _clean(np.broadcast_to(np.asarray(scale, float), (3,)))
+            shape["scale"] = clean(np.broadcast_to(np.asarray(scale, float), (3,)))
         return shape
     return None
 

@@ -109,10 +109,10 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
     velocities: {independent coordinate: rate at t = 0}, default rest; cross_check: also through the block
     model, with closure_frequency [Hz] for a closed loop's cut joints)."""
     from ..kinematics import Mechanism
-    from ..simulation.run import initial_velocities, simulate
+    from ..simulation.run import ATOL, RTOL, initial_velocities, simulate
 
     model = loads(model_text)
-    opts = {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201} | dict(options)
+    opts = {"t_end": 1.0, "method": "CVODES", "rtol": RTOL, "atol": ATOL, "samples": 201} | dict(options)
     mech = Mechanism(model)
     given = dict(opts.get("velocities") or {})
     velocities = initial_velocities(given, mech.independent)
@@ -442,16 +442,22 @@ def engine_build(model_text: str, options: dict, progress: Progress, cancel: Can
 
 # ---------------------------------------------------------------------------------------- C code
 def c_code(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """The equations as C, or as a numpy module when options["language"] is "numpy" (options: stem, the files'
-    name; folder, where the window writes them)."""
+    """The equations as C, as a numpy module when options["language"] is "numpy", or compiled into an FMU when it
+    is "fmu" (options: stem, the files' name; folder, where the window writes them)."""
     from ..io.c_code import c_sources
+    from ..io.fmu_export import fmu_archive
     from ..io.numpy_code import numpy_source
 
     start = time.perf_counter()
     progress(0.1, "tracing the equations and finding the base parameters")
     model, stem = loads(model_text), options["stem"]
-    numpy = options.get("language") == "numpy"
-    files = {f"{stem}.py": numpy_source(model)} if numpy else c_sources(model, stem)
+    language = options.get("language", "c")
+    if language == "numpy":
+        files = {f"{stem}.py": numpy_source(model)}
+    elif language == "fmu":
+        files = {f"{stem}.fmu": fmu_archive(model)[0]}
+    else:
+        files = c_sources(model, stem)
     provenance = Provenance(text_hash(model_text), "CasADi code generation", "float64", options, 0.0)
     provenance.seconds = time.perf_counter() - start
     return JobResult("c_code", "C code", provenance, {"files": files})
@@ -459,16 +465,17 @@ def c_code(model_text: str, options: dict, progress: Progress, cancel: Cancel) -
 
 # ---------------------------------------------------------------------------------------- URDF import
 def urdf_import(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """A robot from the URDF file options["path"] (meshes looked up in options["package_paths"]) as model text
-    and the import's notes; the window's document (model_text) is not involved."""
-    from ..io.urdf_import import import_urdf
+    """A mechanism from the URDF or MJCF file options["path"] (URDF meshes looked up in options["package_paths"])
+    as model text and the import's notes; the window's document (model_text) is not involved."""
+    from ..io.imports import file_format, import_mechanism
     from ..model import dumps
 
     start = time.perf_counter()
     progress(0.1, f"reading {options['path']}")
-    result = import_urdf(options["path"], options.get("package_paths", []))
+    result = import_mechanism(options["path"], options.get("package_paths", []))
     text = dumps(result.model)
-    provenance = Provenance(text_hash(text), "URDF import (yourdfpy)", "float64", options, 0.0)
+    reader = {"URDF": "yourdfpy", "MJCF": "MuJoCo's compiler"}[kind := file_format(options["path"])]
+    provenance = Provenance(text_hash(text), f"{kind} import ({reader})", "float64", options, 0.0)
     provenance.seconds = time.perf_counter() - start
     return JobResult("urdf_import", "URDF import", provenance, {"model": text, "notes": result.notes})
 

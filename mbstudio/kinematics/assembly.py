@@ -24,8 +24,17 @@ class AssemblyReport:
             self.branch_changed = np.zeros(len(self.converged), bool)
 
 
+STALLED = 8  # Newton steps without halving a sample's best residual: it is not converging from there
+ROUNDING_FLOOR = 1e3  # x the tolerance: a sample that stops improving this close has reached float64's rounding
+
+
 def newton(mech, q: np.ndarray, max_iterations: int = 50, tol=None) -> tuple[np.ndarray, AssemblyReport]:
-    """Solve Φ(q) = 0 for q[:, dependent], starting from q (N, n); other columns are kept."""
+    """Solve Φ(q) = 0 for q[:, dependent], starting from q (N, n); other columns are kept.
+
+    A sample is converged when max |Φ| ≤ tol (by default the back-end's tolerance at the mechanism's length
+    scale), or when it stops falling within ROUNDING_FLOOR times that: where float64 rounds (a large machine,
+    another BLAS) the tolerance cannot always be met, and whether it is met by a hair must not decide whether
+    the mechanism closes. A sample that has not halved its best residual in STALLED steps is given up."""
     b = mech.backend
     dep = list(mech.partition.dependent)
     tol = b.tolerance(mech.length_scale) if tol is None else tol
@@ -36,16 +45,24 @@ def newton(mech, q: np.ndarray, max_iterations: int = 50, tol=None) -> tuple[np.
     motion = mech.tree.motion(q)
     phi = mech.constraints.residual(motion)
     norm = _norm(phi)
+    best, since = b.to_float(norm).copy(), np.zeros(len(q), int)
+    floor = np.zeros(len(q), bool)  # stopped improving within ROUNDING_FLOOR of the tolerance
     iterations = 0
     while iterations < max_iterations and dep:
-        active = b.to_float(norm) > float(tol)
+        active = (b.to_float(norm) > float(tol)) & ~floor & (since < STALLED)
         if not active.any():
             break
         iterations += 1
         idx = np.nonzero(active)[0]  # a subset of `moved`: converged samples stay converged
         step = _newton_step(mech, motion.take(np.searchsorted(moved, idx)), phi[idx])
+        before = b.to_float(norm[idx])
         q[idx], norm[idx], phi[idx], motion = _damped_step(mech, q[idx], step, dep, norm[idx])
         moved = idx
+        after = b.to_float(norm[idx])
+        floor[idx] = (after >= before / 2) & (after <= ROUNDING_FLOOR * float(tol))
+        halved = after <= best[idx] / 2
+        since[idx] = np.where(halved, 0, since[idx] + 1)
+        best[idx] = np.minimum(best[idx], after)
     if dep and isinstance(b, VariablePrecision) and len(q):
         # The tolerance sits a few digits above the working precision so that rounding cannot stall the loop;
         # one more (quadratically converging) step takes every sample down to the precision itself.
@@ -55,7 +72,7 @@ def newton(mech, q: np.ndarray, max_iterations: int = 50, tol=None) -> tuple[np.
         better = b.to_float(_norm(new_phi)) <= b.to_float(norm)
         q[better], phi[better], norm[better] = polished[better], new_phi[better], _norm(new_phi)[better]
     report = AssemblyReport(
-        b.to_float(norm) <= float(tol),
+        (b.to_float(norm) <= float(tol)) | floor,
         iterations,
         b.to_float(norm),
         np.argmax(np.abs(b.to_float(phi)), axis=1) if phi.shape[1] else np.zeros(len(q), int),

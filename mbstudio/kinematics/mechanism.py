@@ -18,8 +18,11 @@ from ..numerics.backends import Float64, make_backend
 from .assembly import AssemblyReport, newton
 from .constraints import LoopConstraints
 from .coordinates import Partition, partition
+from .path_following import BranchEnd, branch_signs, certified, follow
 from .topology import grubler_dof, spanning_tree
 from .tree import KinematicTree, MotionState
+
+ASSEMBLY_TOLERANCE = 1e-10  # per length scale: the nearest assembly of the document's pose has closed
 
 
 class BranchChangeWarning(UserWarning):
@@ -57,10 +60,15 @@ class Mechanism:
         """Rows and independent coordinates chosen from Φ_q at the initial configuration (float64 only:
         other back-ends take the float64 choice, so every number system solves the same equations)."""
         q0 = self._closed_guess = self._nearest_assembly(self.tree.initial_coordinates()[None, :])
-        phi_q = self.constraints.jacobian(self.tree.motion(q0))[0]
+        motion = self.tree.motion(q0)
+        phi_q = self.constraints.jacobian(motion)[0]
+        residual = float(np.abs(np.asarray(self.constraints.residual(motion), dtype=float)).max(initial=0.0))
         chosen = None if self.model.independent_coordinates == "auto" else list(self.model.independent_coordinates)
+        # closed: Φ_q's exact zeros come out near the residual; not closed (it cannot be): Φ_q where it stands,
+        # and the assembly names the loop that does not close
+        floor = residual / self.length_scale if residual <= ASSEMBLY_TOLERANCE * self.length_scale else 0.0
         followers = tuple(c.follower for c in self.constraints.couplings)
-        return partition(np.asarray(phi_q, dtype=float), self.coordinates, chosen, followers)
+        return partition(np.asarray(phi_q, dtype=float), self.coordinates, chosen, floor=floor, followers=followers)
 
     def _nearest_assembly(self, q: np.ndarray, steps: int = 60, weights: np.ndarray | None = None) -> np.ndarray:
         """A closed configuration near q by minimum-norm Gauss-Newton on every coordinate, where the document's
@@ -68,7 +76,7 @@ class Mechanism:
         every angle 0, say) can show freedoms the mechanism does not have. `weights` (n,): how much each
         coordinate resists moving (the steps minimise Σ w_i Δq_i²). A guess where the residual is stationary
         (links in line) is nudged by a fixed pseudo-random 0.1 rad first. q itself when nothing closes."""
-        tol = 1e-10 * self._length_scale()
+        tol = ASSEMBLY_TOLERANCE * self._length_scale()
         start, nudge = q, np.random.default_rng(0).uniform(-0.1, 0.1, q.shape)
         scale = np.ones(q.shape[-1]) if weights is None else 1 / np.sqrt(np.asarray(weights, float))
 
@@ -79,13 +87,30 @@ class Mechanism:
 
         for _ in range(steps):
             phi = np.asarray(self.constraints.residual(self.tree.motion(q))[0], dtype=float)
-            if phi.size == 0 or np.abs(phi).max() <= tol:
+            if phi.size == 0:
                 return q
+            if np.abs(phi).max() <= tol:
+                return self._polished(q, np.abs(phi).max(), scale)
             J = np.asarray(self.constraints.jacobian(self.tree.motion(q))[0], dtype=float)
             step = (scale * np.linalg.lstsq(J * scale, phi, rcond=1e-10)[0])[None, :]
             trial = next((q - step / 2**k for k in range(8) if size(q - step / 2**k) < np.abs(phi).max()), None)
             q = q + nudge if trial is None else trial
         return start
+
+    def _polished(self, q: np.ndarray, residual: float, scale: np.ndarray) -> np.ndarray:
+        """Gauss-Newton steps from a configuration closed to the assembly tolerance down to the rounding floor
+        (while each halves the residual): the rank of Φ_q is decided there, and a residual left at 1e-10 would
+        show as singular values of that size."""
+        for _ in range(4):
+            motion = self.tree.motion(q)
+            J = np.asarray(self.constraints.jacobian(motion)[0], dtype=float)
+            phi = np.asarray(self.constraints.residual(motion)[0], dtype=float)
+            trial = q - (scale * np.linalg.lstsq(J * scale, phi, rcond=1e-10)[0])[None, :]
+            size = float(np.abs(np.asarray(self.constraints.residual(self.tree.motion(trial))[0], float)).max())
+            if size > residual / 2:
+                break
+            q, residual = trial, size
+        return q
 
     def assemble_nearest(self, q, keep: Mapping[str, float] | None = None) -> np.ndarray:
         """The closed configuration (n,) nearest the drawn pose q (n,), which need not close: every coordinate
@@ -196,12 +221,11 @@ class Mechanism:
 
     def branch_signs(self, q) -> np.ndarray:
         """(N,) sign of det Φ_q,dep (the loop equations' rows by the dependent coordinates): constant along an
-        assembly branch, opposite on the other branch of a four-bar; 0 at a singular configuration."""
+        assembly branch, opposite on the other branch of a four-bar; 0 at a singular configuration
+        (path_following.branch_signs)."""
         if self.float64 is not self:  # a sign: the float64 Jacobian at q rounded gives it (half a VP assembly's)
             return self.float64.branch_signs(self.backend.to_float(self.as_batch(q)))
-        rows, dep = list(self.partition.rows), list(self.partition.dependent)
-        jac = self.constraint_jacobian(q)[:, rows][:, :, dep]
-        return np.sign(np.linalg.det(jac)) if dep else np.ones(len(jac))
+        return branch_signs(self, np.asarray(self.as_batch(q), dtype=float))
 
     def _branch_message(self, report: AssemblyReport, q: np.ndarray) -> str:
         k = int(np.nonzero(report.branch_changed)[0][0])
@@ -248,67 +272,112 @@ class Mechanism:
 
     def _homotopy(self, start: np.ndarray, target: np.ndarray, steps: int):
         """All samples at once: close the loops at `start` (N, n), then move the independent coordinates in
-        `steps` equal steps to `target` (N, n_ind), predicting with R and correcting with Newton."""
+        `steps` equal steps to `target` (N, n_ind), predicting with R and correcting with Newton; a sample
+        whose Newton fails stays where it failed, unconverged, while the others go on."""
         ind = list(self.partition.independent)
         current, report = newton(self, start)
         first = current[:, ind].copy()
         for k in range(1, steps + 1):
-            if not report.converged.all():
+            going = np.nonzero(report.converged)[0]
+            if not len(going):
                 break
-            values = first + (target - first) * self.backend.scalar(k / steps)
-            current = self._predict(current, values - current[:, ind])
-            current[:, ind] = values
-            current, report = newton(self, current)
+            values = first[going] + (target[going] - first[going]) * self.backend.scalar(k / steps)
+            moved = self._predict(current[going], values - current[going][:, ind])
+            moved[:, ind] = values
+            try:
+                moved, step = newton(self, moved)
+            except AssemblyError:  # singular for some sample: those that were going stop here, unconverged
+                report.converged[going] = False
+                break
+            current[going] = moved
+            report.converged[going] = step.converged
+            report.residual[going], report.worst_row[going] = step.residual, step.worst_row
+            report.iterations = max(report.iterations, step.iterations)
         return current, report
 
     def assemble_path(self, independent: np.ndarray, guess=None) -> np.ndarray:
         """Coordinates (N, n) along a path of independent values (N, n_ind) on the assembly branch of the
-        guess (default: the document's initial configuration).
+        guess (default: the document's initial configuration), followed by continuation (path_following.py):
+        the same configurations and the same end of the branch whatever the number of samples. Raises
+        AssemblyError at the first value the branch does not reach, located to STEP_FLOOR.
 
-        Fast route: every sample at once by continuation from the guess. It is accepted only where the
-        result is continuous along the path (each step of q within a few times the first-order prediction
-        R Δq_ind); from the first sample where it is not, the path is followed one sample at a time."""
+        Fast route: every sample at once by continuation from the guess, kept where each sample is what a
+        continuation step from the one before gives (`certified`); from the first that is not, the path is
+        followed step by step. In variable precision the float64 path is followed and each sample polished."""
         b = self.backend
-        with b.context():
-            values = self.as_batch(independent)
-            start = self.tree.initial_coordinates()[None, :] if guess is None else self.as_batch(guess)[:1]
-            q, report = self._homotopy(np.repeat(start, len(values), axis=0), values, 16)
-            first_bad = self._first_discontinuity(q, values, report.converged)
-            if first_bad is None:
-                self.last_report = report
-                return q
-            if first_bad == 0:
-                q[:1] = self.assemble(values[:1], start)
-                first_bad = 1
-            for k in range(first_bad, len(values)):
-                step = values[k] - values[k - 1]
-                predicted = self._predict(q[k - 1 : k], step[None, :])
-                q[k] = self.assemble(values[k : k + 1], predicted)[0]
+        if self.float64 is not self:
+            with b.context():
+                values = self.as_batch(independent)
+                first = None if guess is None else b.to_float(self.as_batch(guess)[:1])
+                path = self.float64.assemble_path(b.to_float(values), first)
+                return self.assemble(values, guess=b.asarray(path))
+        values = np.asarray(self.as_batch(independent), dtype=float)
+        start = self._closed_start(guess)
+        if not self.partition.dependent:
+            q = np.repeat(start[None, :], len(values), axis=0)
+            q[:, list(self.partition.independent)] = values
             return q
+        q, report = self._homotopy(np.repeat(start[None, :], len(values), axis=0), values, 16)
+        q[0] = self._follow(start, values[0])
+        k = 1
+        while k < len(values):
+            ok = certified(self, q[k - 1 :], values[k - 1 :]) & report.converged[k - 1 :]
+            bad = np.nonzero(~ok[1:])[0]
+            if not len(bad):
+                break
+            k += int(bad[0])
+            followed = self._follow(q[k - 1], values[k])
+            if np.abs(followed - q[k]).max() > 1e-9 * self.length_scale and k + 1 < len(values):
+                q[k + 1 :], rest = self._homotopy(
+                    np.repeat(followed[None, :], len(values) - k - 1, 0), values[k + 1 :], 16
+                )
+                report.converged[k + 1 :] = rest.converged
+            q[k] = followed
+            k += 1
+        self.last_report = AssemblyReport(
+            np.ones(len(q), bool), report.iterations, np.zeros(len(q)), np.zeros(len(q), int)
+        )
+        return q
+
+    def _closed_start(self, guess) -> np.ndarray:
+        """Where a path starts (n,): the guess's first configuration closed by Newton at its own independent
+        values, or the closed configuration nearest the document's initial values."""
+        if guess is None:
+            return np.array(self._closed_guess[0], dtype=float)
+        start, report = newton(self, np.array(self.as_batch(guess)[:1], dtype=float))
+        if not report.converged[0]:
+            self._raise(report, start)
+        return start[0]
+
+    def _follow(self, q: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """follow() from the closed q (n,) to `values` (n_ind,), its BranchEnd said as an AssemblyError."""
+        try:
+            return follow(self, q, values)
+        except BranchEnd as end:
+            raise self._branch_end(end) from None
+
+    def _branch_end(self, end: BranchEnd) -> AssemblyError:
+        """Names the first values not reached (to STEP_FLOOR), where the branch ends and the loop that turns
+        singular there (the constraint row that the smallest singular value's left vector weighs most). The
+        error's `reached` holds the last independent values reached, by name."""
+        rows, dep, ind = list(self.partition.rows), list(self.partition.dependent), list(self.partition.independent)
+        jac = np.asarray(self.constraint_jacobian(end.reached)[0], dtype=float)[np.ix_(rows, dep)]
+        left, sigma, _ = np.linalg.svd(jac)
+        row = rows[int(np.argmax(np.abs(left[:, -1])))]
+        beyond = ", ".join(f"{name} = {v:.10g}" for name, v in zip(self.independent, end.beyond, strict=True))
+        error = AssemblyError(
+            f"the mechanism cannot close at {beyond} on the assembly branch followed from the start: loop of cut "
+            f"joint '{self.constraints.row_joint[row]}' ({self.constraints.labels[row]}) turns singular there "
+            f"(smallest singular value of the loop Jacobian {sigma[-1]:.2g}, largest {sigma[0]:.2g}): the branch "
+            "ends, and the configurations beyond it lie on other branches",
+            self.constraints.row_joint[row],
+        )
+        error.reached = dict(zip(self.independent, end.reached[ind].tolist(), strict=True))
+        return error
 
     def _predict(self, q: np.ndarray, delta: np.ndarray) -> np.ndarray:
         """First-order step of all coordinates for a step `delta` (N, n_ind) of the independent ones."""
         return q + (self.r_matrix(q) * delta[:, None, :]).sum(axis=2)
-
-    def _first_discontinuity(self, q: np.ndarray, values: np.ndarray, converged: np.ndarray) -> int | None:
-        """First sample that did not converge or that jumps: |q_k − q_{k−1}| above 4 times the larger of the
-        first-order steps R Δq_ind predicted from either end (a branch change or a 2π wrap both show here)."""
-        bad = np.nonzero(~converged)[0]
-        first = int(bad[0]) if len(bad) else None
-        if len(q) > 1:
-            R = self.r_matrix(q)
-            delta = values[1:] - values[:-1]
-            actual = np.abs(self.backend.to_float(q[1:] - q[:-1])).max(axis=1)
-            predicted = np.maximum(
-                *(
-                    np.abs(self.backend.to_float((R[s] * delta[:, None, :]).sum(axis=2))).max(axis=1)
-                    for s in (slice(None, -1), slice(1, None))
-                )
-            )
-            jumps = np.nonzero(actual > 4 * predicted + 1e-9)[0]
-            if len(jumps):
-                first = int(jumps[0]) + 1 if first is None else min(first, int(jumps[0]) + 1)
-        return first
 
     def _starting_point(self, independent, guess) -> np.ndarray:
         q0 = self.tree.initial_coordinates()[None, :] if guess is None else self.as_batch(guess)

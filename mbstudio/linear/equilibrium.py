@@ -27,6 +27,9 @@ from ..model.errors import AssemblyError, ModelError
 
 NEWTON_STEPS = 60
 TOLERANCE = 1e-10  # m/s² or rad/s² left in q̈_ind
+# ... or, where no step lowers it any more, this times float64's epsilon times the accelerations at the start:
+# their rounding floor (a stiff model's q̈ is a difference of large forces, which 1e-10 may lie below)
+ROUNDING_FLOOR = 1e3
 MAX_STEP = 0.3  # rad, or this times the mechanism's length scale: the largest Newton step of a coordinate
 NEUTRAL = 1e-9  # singular values of ∂q̈/∂q_ind below this fraction of the largest: a neutral direction
 KINDS = ("equilibrium", "initial", "given")
@@ -230,6 +233,7 @@ class _Newton:
         eng, ind = self.eng, self.eng.independent
         u = np.zeros(len(self.held_tree))
         qdd = eng.accelerations(self.t, q, self.rest, self.forces(u))
+        floor = max(TOLERANCE, ROUNDING_FLOOR * np.finfo(float).eps * np.abs(qdd).max(initial=0.0))
         for _ in range(NEWTON_STEPS):
             if np.abs(qdd).max(initial=0.0) <= TOLERANCE:
                 return q, u
@@ -250,7 +254,9 @@ class _Newton:
                 except AssemblyError:
                     self.stuck = True
                 step = step / 2
-            else:  # no step lowers them: a force nothing balances, or a minimum of |q̈| that is not zero
+            else:  # no step lowers them: at the rounding floor, or a force nothing balances, or a minimum of |q̈|
+                if np.isfinite(floor) and np.abs(qdd).max(initial=0.0) <= floor:
+                    return q, u
                 break
             q, u, qdd = trial_q, trial_u, trial
         raise self.unbalanced(q, u, qdd)

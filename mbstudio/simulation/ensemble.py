@@ -22,8 +22,9 @@ from ..dynamics.forces import AppliedForces
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps, loads
 from ..model.errors import ModelError
+from .charts import singularity
 from .integrators import IntegrationError, integrate
-from .run import METHODS, Clock, Provenance, SimulationResult, closed_states, model_hash, series, singularity
+from .run import ATOL, METHODS, RTOL, Clock, Provenance, SimulationResult, closed_states, model_hash, series
 
 MAX_RUNS = 10_000
 
@@ -35,8 +36,8 @@ def simulate_ensemble(
     velocities: Sequence | np.ndarray | None = None,
     parameters: Sequence[dict[str, float]] | None = None,
     method: str = "CVODES",
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
+    rtol: float = RTOL,
+    atol: float = ATOL,
     samples: int = 201,
     progress: Callable[[float], None] | None = None,
     cancel: threading.Event | Callable[[], bool] | None = None,

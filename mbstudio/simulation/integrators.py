@@ -29,6 +29,7 @@ CHUNKS = 50  # progress and cancel points of a CVODES run
 MAX_STEPS = 200_000  # per chunk: CVODES' own default (500) stops long smooth runs
 STALL_CALLS = 20_000  # scipy: this many evaluations without time advancing by STALL_FRACTION of the run
 STALL_FRACTION = 1e-6
+CHART_REASON = "the coordinates in use lose conditioning here"
 
 
 class IntegrationError(RuntimeError):
@@ -52,10 +53,13 @@ def integrate(
     atol: float,
     checkpoint: Callable[[float], None] | None = None,
     t0: float = 0.0,
+    watch=None,
 ) -> tuple[np.ndarray, int]:
     """The states y (K, n + n_ind) at the output times (from t0, the time of y0) and the number of right-hand-side
     evaluations. `checkpoint(t)` is called as time advances; it raises to stop the run (cancel). Without
-    one, CVODES runs in one piece (each chunk restarts its multistep formula at first order).
+    one, CVODES runs in one piece (each chunk restarts its multistep formula at first order). `watch.margin(t,
+    y)` (simulation/charts.py) ends the run with an IntegrationError where it falls below zero: an event of
+    scipy's methods, checked between CVODES chunks (and by DOP853 where CVODES gives up).
 
     An ensemble: y0 (M, n + n_ind) gives states (K, M, n + n_ind). CVODES integrates the M runs as one system
     whose right-hand side is the compiled function mapped over the runs (one native call for all of them);
@@ -65,8 +69,8 @@ def integrate(
         return _ensemble(eng, times, y0, method, rtol, atol, checkpoint)
     if method in CVODES:
         chunks = CHUNKS if checkpoint else 1
-        return _cvodes(eng, times, y0, CVODES[method], rtol, atol, checkpoint or _never, chunks, t0=t0)
-    return _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0)
+        return _cvodes(eng, times, y0, CVODES[method], rtol, atol, checkpoint or _never, chunks, t0=t0, watch=watch)
+    return _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0, watch)
 
 
 def _ensemble(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarray, int]:
@@ -82,7 +86,7 @@ def _ensemble(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarra
     return y.reshape(len(times), runs, size), calls
 
 
-def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0) -> tuple[np.ndarray, int]:
+def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0, watch=None) -> tuple[np.ndarray, int]:
     calls, mark, stalled_at = 0, t0, np.inf
 
     def rhs(t: float, y: np.ndarray) -> np.ndarray:
@@ -102,15 +106,25 @@ def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0) -> t
         return -1.0 if stalled_at == np.inf else t - stalled_at
 
     stall.terminal = True
+    events = [stall] if watch is None else [stall, _terminal(watch.margin)]
     implicit = {"jac": eng.state_jacobian} if method in ("Radau", "BDF") else {}
-    solution = solve_ivp(rhs, (t0, times[-1]), y0, method, times, rtol=rtol, atol=atol, events=stall, **implicit)
+    solution = solve_ivp(rhs, (t0, times[-1]), y0, method, times, rtol=rtol, atol=atol, events=events, **implicit)
     t, y = np.asarray(solution.t), np.asarray(solution.y)  # lists when the first step already fails
     if solution.status != 0:
-        reason = "the steps shrank to nothing" if solution.status == 1 else solution.message
-        last = solution.y_events[0][0] if solution.status == 1 else (y[:, -1] if t.size else y0)
-        reached = solution.t_events[0][0] if solution.status == 1 else (t[-1] if t.size else t0)
+        fired = next((k for k, at in enumerate(solution.t_events) if len(at)), None)
+        reason = ("the steps shrank to nothing", CHART_REASON)[fired] if fired is not None else solution.message
+        last = solution.y_events[fired][0] if fired is not None else (y[:, -1] if t.size else y0)
+        reached = solution.t_events[fired][0] if fired is not None else (t[-1] if t.size else t0)
         raise IntegrationError(reached, reason, last, y.T if t.size else np.empty((0, len(y0))))
     return y.T, calls
+
+
+def _terminal(margin: Callable[[float, np.ndarray], float]) -> Callable[[float, np.ndarray], float]:
+    def event(t: float, y: np.ndarray) -> float:
+        return margin(t, y)
+
+    event.terminal, event.direction = True, -1
+    return event
 
 
 def _never(t: float) -> None:
@@ -118,7 +132,7 @@ def _never(t: float) -> None:
 
 
 def _cvodes(
-    eng, times, y0, multistep, rtol, atol, checkpoint, chunks, runs: int = 1, t0: float = 0.0
+    eng, times, y0, multistep, rtol, atol, checkpoint, chunks, runs: int = 1, t0: float = 0.0, watch=None
 ) -> tuple[np.ndarray, int]:
     """Chunk by chunk from t0; an output at t0 is the initial state itself. `runs` > 1: y0 holds the runs one
     after the other."""
@@ -139,7 +153,7 @@ def _cvodes(
             if runs > 1:
                 raise IntegrationError(start, "CVODES gave up", y) from None
             try:
-                rest, more = _scipy(eng, times[chunk[0] :], y, "DOP853", rtol, atol, checkpoint, start)
+                rest, more = _scipy(eng, times[chunk[0] :], y, "DOP853", rtol, atol, checkpoint, start, watch)
             except IntegrationError as error:  # the outputs before the failing chunk are kept too
                 reached = np.concatenate([out[: chunk[0]], error.outputs.reshape(-1, len(y0))])
                 raise IntegrationError(error.time, error.reason, error.state, reached) from None
@@ -147,6 +161,8 @@ def _cvodes(
             return out, calls + more
         calls += int(solver.stats().get("nfevals", 0))
         out[chunk], y, start = states, states[-1], times[chunk[-1]]
+        if watch is not None and start < times[-1] and watch.margin(start, y) < 0:
+            raise IntegrationError(start, CHART_REASON, y, out[: chunk[-1] + 1])
     return out, calls
 
 

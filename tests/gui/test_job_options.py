@@ -234,8 +234,8 @@ def test_simulation_fields_are_checked(make, sla):
     assert dialog.options() == {
         "t_end": 1.0,
         "method": "CVODES",
-        "rtol": 1e-8,
-        "atol": 1e-10,
+        "rtol": 1e-10,  # the defaults that keep a conservative energy within 1e-7 over 2 s (issue 20)
+        "atol": 1e-12,
         "samples": 201,
         "velocities": {},
     }
@@ -270,7 +270,7 @@ def test_simulation_fields_are_checked(make, sla):
         "t_end": 2.5,
         "method": "Radau",
         "rtol": 1e-6,
-        "atol": 1e-10,
+        "atol": 1e-12,
         "samples": 201,
         "velocities": {},
     }

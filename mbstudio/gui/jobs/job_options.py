@@ -41,13 +41,14 @@ from ...linear.lpv import schedule_of
 from ...linear.signals import default_inputs, input_signals, output_signals
 from ...model import Model, ModelError
 from ...model.document import Trajectory
+from ...model.units import si_unit
+from ...simulation.run import ATOL, RTOL, parse_velocities
 from ...simulation.run import METHODS as INTEGRATORS
-from ...simulation.run import parse_velocities
 from ..editing.properties import ERROR_BORDER
 
 DEFAULTS: dict[str, dict] = {
     "kinematics": {"trajectory": None, "samples": None},
-    "simulation": {"t_end": 1.0, "method": "CVODES", "rtol": 1e-8, "atol": 1e-10, "samples": 201, "velocities": {}},
+    "simulation": {"t_end": 1.0, "method": "CVODES", "rtol": RTOL, "atol": ATOL, "samples": 201, "velocities": {}},
     "symbolic_eom": {"simplify": True, "numeric_inertia": False, "size_limit": 400, "trigsimp_limit": 40},
     "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
     "equilibrium": {"hold": {}, "move": True},
@@ -428,7 +429,9 @@ class SimulationDialog(OptionsDialog):
                     f"a number from {RTOL_MIN:.2g} (solve_ivp's floor) up to, not including, 1, e.g. 1e-8",
                 ),
             ),
-            "atol": self.field("atol", lambda t: number("atol", t, lambda x: x > 0, "a number above 0, e.g. 1e-10")),
+            "atol": self.field(
+                "atol", lambda t: number("atol", t, lambda x: x > 0, f"a number above 0, e.g. {ATOL:g}")
+            ),
             "samples": self.field("samples", lambda t: whole_number("samples", t, 2, MAX_SAMPLES)),
             "velocities": self.field("velocities", lambda t: parse_velocities(t.split(","), self.mech.independent)),
         }
@@ -601,10 +604,12 @@ class LinearizeDialog(_LinearDialog):
         previous = previous if isinstance(previous, dict) else {}
         kinds = dict(zip(self.mech.coordinates, self.mech.tree.kinds, strict=True))
         self.units = {n: "rad" if kinds[n] == "R" else "m" for n in self.mech.independent}
-        self.units |= {p.name: p.unit or "" for p in self.model.parameters}
+        self.units |= {p.name: si_unit(p.unit) for p in self.model.parameters}  # values are SI, whatever was typed
         choices = {"": "none: one linear model"}
         choices |= {n: f"{n} (coordinate, {self.units[n]})" for n in self.mech.independent}
-        choices |= {p.name: f"{p.name} (parameter{', ' + p.unit if p.unit else ''})" for p in self.model.parameters}
+        choices |= {
+            p.name: f"{p.name} (parameter{', ' + self.units[p.name] if p.unit else ''})" for p in self.model.parameters
+        }
         self.schedule = self.combo("schedule", "schedule (LPV family)", choices, str(previous.get("name", "")))
         self.schedule.setToolTip(SCHEDULE_TIP)
         for key, label, tip in (

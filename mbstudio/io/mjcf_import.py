@@ -1,0 +1,420 @@
+"""A mechanism from MuJoCo's MJCF as an MB Studio document (issue 21, item 1).
+
+    result = import_mjcf("robot.xml")
+    result.model      # a validated Model, its loops closed
+    result.notes      # what the document could not keep or changed, each naming its element
+
+The file is read by MuJoCo's own compiler (`mujoco.MjModel.from_xml_path`), which resolves defaults, includes,
+frames, angle units and the inertias it infers from geoms; we read the compiled model. Each MuJoCo body becomes
+a body of ours whose frame is the MuJoCo body frame. MuJoCo places a body on its parent by the body's pose and
+then moves it by its joints in order, each about an axis through a point fixed in the body; a body with one
+joint gets one joint of ours, a body with several a chain of joints through massless bodies `<label>__<k>` (each
+coinciding with the body at the reference pose). hinge -> revolute, slide -> prismatic, ball -> spherical,
+free -> free_euler, no joint -> fixed; a joint's `ref` is kept, so our coordinate equals MuJoCo's qpos. Equality
+constraints `connect` and `weld` become cut joints (spherical, fixed), so the loops close at load; `joint`
+couples two coordinates. Joint damping, stiffness and friction loss become force elements, motors actuators.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from ..kinematics import Mechanism
+from ..model import GROUND, Body, Coordinate, Frame, Joint, Model, ModelError, validate
+from ..model.document import INERTIA_NAMES, Actuator, JointFriction, JointSpringDamper
+from ..model.errors import AssemblyError
+from .couplings import Coupling, add_coupling
+from .import_names import SymbolNames, clean, inertia_parameters, one_line, reference_direction
+
+FREE, BALL, SLIDE, HINGE = 0, 1, 2, 3  # mjtJoint
+CONNECT, WELD, JOINT_EQUALITY = 0, 1, 2  # mjtEq
+OBJ_BODY, OBJ_SITE = 1, 6  # mjtObj
+GEOM_PLANE, GEOM_HFIELD, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX, GEOM_MESH = range(8)
+EQUALITY_KINDS = {0: "connect", 1: "weld", 2: "joint", 3: "tendon", 4: "flex"}
+
+
+@dataclass
+class MjcfImport:
+    model: Model
+    notes: list[str] = field(default_factory=list)
+    couplings: list[Coupling] = field(default_factory=list)
+    coordinates: dict[str, list[str]] = field(default_factory=dict)  # MuJoCo joint name -> our coordinates, in order
+
+
+def import_mjcf(path: str | os.PathLike) -> MjcfImport:
+    """The mechanism in the MJCF file `path`; ModelError (naming the file and the element) for what cannot be read
+    or has no MB Studio equivalent."""
+    path = Path(path)
+    warnings: list[str] = []
+    result = _Importer(compile_mjcf(path, warnings), path).run()
+    result.notes[:0] = [f"MuJoCo: {w}" for w in warnings]
+    return result
+
+
+def compile_mjcf(path: Path, warnings: list[str] | None = None):
+    """MuJoCo's compiled model of the file; ModelError with MuJoCo's own message (it names the element and line).
+    MuJoCo's warnings go to `warnings` (by default it appends them to MUJOCO_LOG.TXT in the user's folder)."""
+    try:
+        import mujoco
+    except ImportError:
+        raise ModelError(
+            str(path), "cannot be imported: MuJoCo is not installed", expected='pip install "mbstudio[mjcf]"'
+        ) from None
+    if not path.is_file():
+        raise ModelError(str(path), "does not exist", expected="an MJCF (MuJoCo XML) file")
+    kept = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning((warnings if warnings is not None else []).append)
+    try:
+        return mujoco.MjModel.from_xml_path(str(path))
+    except Exception as exc:  # MuJoCo raises ValueError with the compiler's message
+        message = " ".join(str(exc).split())
+        raise ModelError(str(path), f"is not an MJCF model MuJoCo compiles ({message})", expected="MJCF") from None
+    finally:
+        mujoco.set_mju_user_warning(kept)
+
+
+def rotation(quaternion) -> np.ndarray:
+    """The rotation matrix of a unit quaternion (w, x, y, z), MuJoCo's convention."""
+    w, x, y, z = np.asarray(quaternion, float) / np.linalg.norm(quaternion)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def zyx_angles(matrix: np.ndarray) -> list[float]:
+    """α, β, γ of R = Rz(α) Ry(β) Rx(γ): our spherical and free_euler joints' angles."""
+    beta = np.arctan2(-matrix[2, 0], np.hypot(matrix[0, 0], matrix[1, 0]))
+    return [float(np.arctan2(matrix[1, 0], matrix[0, 0])), float(beta), float(np.arctan2(matrix[2, 1], matrix[2, 2]))]
+
+
+def _frame(origin, axes: np.ndarray) -> Frame:
+    """A frame of ours at `origin` whose z and x are the columns 2 and 0 of `axes`."""
+    return Frame(clean(origin), clean(axes[:, 2]), clean(axes[:, 0]))
+
+
+def _axes_along(axis: np.ndarray) -> np.ndarray:
+    """Axes (columns x, y, z) whose z is the unit `axis` and whose x is the unit axis least aligned with it."""
+    z = axis / np.linalg.norm(axis)
+    x = reference_direction(z)
+    x = x - (x @ z) * z
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(z, x), z])
+
+
+class _Importer:
+    def __init__(self, m, path: Path) -> None:
+        import mujoco
+
+        self.m, self.path, self.mujoco = m, path, mujoco
+        self.names = SymbolNames()
+        self.notes: list[str] = []
+        self.couplings: list[Coupling] = []
+        self.labels: dict[int, str] = {0: GROUND}
+        self.coordinate: dict[int, list[str]] = {}  # MuJoCo joint id -> our coordinate names
+        self.model_name = bytes(m.names).split(b"\0")[0].decode("utf-8", "replace")  # the first of MuJoCo's names
+        self.model = Model(name=one_line(self.model_name or path.stem, "mechanism"))
+
+    def _name(self, kind, index: int) -> str:
+        return self.mujoco.mj_id2name(self.m, kind, index) or ""
+
+    def _body_name(self, i: int) -> str:
+        return self._name(self.mujoco.mjtObj.mjOBJ_BODY, i) or f"body{i}"
+
+    def _joint_name(self, j: int) -> str:
+        return self._name(self.mujoco.mjtObj.mjOBJ_JOINT, j) or f"joint{j}"
+
+    def run(self) -> MjcfImport:
+        m = self.m
+        self.model.gravity = clean(m.opt.gravity)
+        for i in range(1, m.nbody):
+            self._add_body(i)
+        for e in range(m.neq):
+            self._add_equality(e)
+        self._add_actuators()
+        self._left_out()
+        self.model.description = self._description()
+        try:
+            validate(self.model)
+        except ModelError as exc:
+            raise ModelError(f"{self.path}: {exc.where}", exc.problem, exc.value, exc.expected) from None
+        self._close_loops()
+        names = {self._joint_name(j): coordinates for j, coordinates in self.coordinate.items()}
+        return MjcfImport(self.model, self.notes, self.couplings, names)
+
+    # ------------------------------------------------------------------ bodies and their joints
+
+    def _add_body(self, i: int) -> None:
+        m = self.m
+        name = self._body_name(i)
+        label = self.names.label(name)
+        self.labels[i] = label
+        body = Body(label, one_line(name), self._inertia(i))
+        body.shape = self._shape(i, name)
+        placement = rotation(m.body_quat[i])
+        joints = list(range(m.body_jntadr[i], m.body_jntadr[i] + m.body_jntnum[i]))
+        parent = self.labels[int(m.body_parentid[i])]
+        if not joints:
+            where = Frame(clean(m.body_pos[i]), clean(placement[:, 2]), clean(placement[:, 0]))
+            self.model.joints.append(Joint(self.names.joint(f"{label}_fixed"), "fixed", parent, label, where, Frame()))
+        chain = [f"{label}__{k + 1}" for k in range(len(joints) - 1)]
+        for k, j in enumerate(joints):
+            child = chain[k] if k < len(chain) else label
+            if child != label:
+                self.model.bodies.append(Body(child, f"{name} (between its joints {k + 1} and {k + 2})"))
+                self.names.taken.update(self.model.bodies[-1].parameter_names())
+            on_parent = (m.body_pos[i], placement) if k == 0 else (np.zeros(3), np.eye(3))
+            self._add_joint(j, parent if k == 0 else chain[k - 1], child, on_parent)
+        self.model.bodies.append(body)
+
+    def _add_joint(self, j: int, parent: str, child: str, on_parent: tuple[np.ndarray, np.ndarray]) -> None:
+        """MuJoCo joint j between our bodies; `on_parent`: the child's reference pose in the parent's frame."""
+        m, name = self.m, self._joint_name(j)
+        kind, anchor = int(m.jnt_type[j]), np.asarray(m.jnt_pos[j], float)
+        origin, placement = on_parent
+        if kind == FREE:
+            q0 = m.qpos0[m.jnt_qposadr[j] : m.jnt_qposadr[j] + 7]
+            values = [*q0[:3], *zyx_angles(rotation(q0[3:]))]
+            parts = [f"{name}_{s}" for s in ("x", "y", "z", "rz", "ry", "rx")]
+            coordinates = [Coordinate(self.names.coordinate(p), float(v)) for p, v in zip(parts, values, strict=True)]
+            joint = Joint(self.names.joint(name), "free_euler", parent, child, Frame(), Frame(), coordinates)
+            self.notes.append(
+                f"joint '{name}' (free): a free_euler joint of ours, x, y, z and Z-Y-X angles (singular at a pitch of "
+                "±90°), whose rates are not MuJoCo's velocities (docs/mjcf.md)"
+            )
+        elif kind == BALL:
+            parts = [f"{name}_{s}" for s in ("rz", "ry", "rx")]
+            coordinates = [Coordinate(self.names.coordinate(p), 0.0) for p in parts]
+            frames = Frame(clean(origin + placement @ anchor), clean(placement[:, 2]), clean(placement[:, 0]))
+            joint = Joint(self.names.joint(name), "spherical", parent, child, frames, Frame(clean(anchor)), coordinates)
+            self.notes.append(
+                f"joint '{name}' (ball): a spherical joint of ours, Z-Y-X angles (singular at ±90° about y), whose "
+                "rates are not MuJoCo's angular velocity"
+            )
+        else:
+            axes = _axes_along(np.asarray(m.jnt_axis[j], float))
+            ref = float(m.qpos0[m.jnt_qposadr[j]])
+            shift = np.zeros(3)
+            if kind == HINGE:  # the parent frame turned back by ref, so that the frames meet at q = ref
+                c, s = np.cos(ref), np.sin(ref)
+                axes_on_parent = axes @ np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
+            else:
+                axes_on_parent, shift = axes, -ref * axes[:, 2]
+            parent_frame = _frame(origin + placement @ (anchor + shift), placement @ axes_on_parent)
+            coordinate = self._coordinate(j, name, ref)
+            kind_name = "revolute" if kind == HINGE else "prismatic"
+            joint = Joint(
+                self.names.joint(name), kind_name, parent, child, parent_frame, _frame(anchor, axes), [coordinate]
+            )
+            self._joint_forces(j, name, coordinate.name)
+        self.coordinate[j] = [c.name for c in joint.coordinates]
+        self.model.joints.append(joint)
+
+    def _coordinate(self, j: int, name: str, ref: float) -> Coordinate:
+        coordinate = Coordinate(self.names.coordinate(name), ref)
+        if self.m.jnt_limited[j]:
+            low, high = (float(v) for v in self.m.jnt_range[j])
+            coordinate.min, coordinate.max = low, high
+            coordinate.initial = float(np.clip(ref, low, high))
+        return coordinate
+
+    def _joint_forces(self, j: int, name: str, coordinate: str) -> None:
+        m = self.m
+        dof = int(m.jnt_dofadr[j])
+        damping, friction = float(m.dof_damping[dof]), float(m.dof_frictionloss[dof])
+        if damping > 0 or friction > 0:
+            element = JointFriction(self.names.element(f"{coordinate}_friction"), coordinate, damping, friction)
+            self.model.forces.append(element)
+            if friction > 0:
+                self.notes.append(
+                    f"joint '{name}': frictionloss {friction:g} is a smoothed Coulomb friction "
+                    f"(tanh of the rate over {element.velocity_scale:g}), MuJoCo's a friction constraint"
+                )
+        stiffness = float(m.jnt_stiffness[j])
+        if stiffness > 0:
+            rest = float(m.qpos_spring[m.jnt_qposadr[j]])
+            spring = JointSpringDamper(self.names.element(f"{coordinate}_spring"), coordinate, stiffness, 0.0, rest)
+            self.model.forces.append(spring)
+        armature = float(m.dof_armature[dof])
+        if armature > 0:
+            self.notes.append(
+                f"joint '{name}': armature {armature:g} (a rotor's reflected inertia) has no MB Studio form and is "
+                "left out: MuJoCo's mass matrix has it on its diagonal"
+            )
+
+    def _inertia(self, i: int) -> dict[str, float]:
+        m = self.m
+        mass = float(m.body_mass[i])
+        axes = rotation(m.body_iquat[i])
+        tensor = axes @ np.diag(np.asarray(m.body_inertia[i], float)) @ axes.T
+        return dict(zip(INERTIA_NAMES, inertia_parameters(mass, m.body_ipos[i], tensor), strict=True))
+
+    # ------------------------------------------------------------------ shapes
+
+    def _shape(self, i: int, name: str) -> dict | None:
+        m = self.m
+        geoms = [g for g in range(m.body_geomadr[i], m.body_geomadr[i] + m.body_geomnum[i]) if m.geom_rgba[g][3] > 0]
+        drawn = [g for g in geoms if m.geom_type[g] not in (GEOM_PLANE, GEOM_HFIELD)]
+        if not drawn:
+            return None
+        if len(drawn) > 1:
+            self.notes.append(f"body '{name}': {len(drawn)} geoms, the first is drawn")
+        g = drawn[0]
+        kind, size = int(m.geom_type[g]), np.asarray(m.geom_size[g], float)
+        pose = rotation(m.geom_quat[g])
+        origin = clean(m.geom_pos[g])
+        if kind == GEOM_BOX:
+            shape = {"type": "box", "size": clean(2 * size), "origin": origin, "z": clean(pose[:, 2]),
+                     "x": clean(pose[:, 0])}  # fmt: skip
+        elif kind in (GEOM_CYLINDER, GEOM_CAPSULE):
+            shape = {"type": "cylinder", "radius": float(size[0]), "length": float(2 * size[1]),
+                     "axis": clean(pose[:, 2]), "origin": origin}  # fmt: skip
+        elif kind in (GEOM_SPHERE, GEOM_ELLIPSOID):
+            shape = {
+                "type": "sphere",
+                "radius": float(size[0] if kind == GEOM_SPHERE else size.max()),
+                "origin": origin,
+            }
+        else:
+            shape = self._mesh(g, pose, name)
+        if kind in (GEOM_CAPSULE, GEOM_ELLIPSOID):
+            self.notes.append(f"body '{name}': its {('capsule', 'ellipsoid')[kind == GEOM_ELLIPSOID]} is drawn as a "
+                              f"{shape['type']}")  # fmt: skip
+        rgb = np.clip(np.asarray(m.geom_rgba[g], float)[:3], 0, 1)
+        shape["color"] = "#" + "".join(f"{round(c * 255):02x}" for c in rgb)
+        return shape
+
+    def _mesh(self, g: int, pose: np.ndarray, name: str) -> dict:
+        """The mesh file in the body frame: MuJoCo moves a mesh's vertices to its centre and principal axes
+        (v = R_mᵀ (s v_file − p_m)), so the file's frame in the body is the geom's pose times that move's inverse."""
+        m = self.m
+        mesh = int(m.geom_dataid[g])
+        start = int(m.mesh_pathadr[mesh])
+        file = bytes(m.paths[start:]).split(b"\0")[0].decode() if start >= 0 else ""
+        axes = pose @ rotation(m.mesh_quat[mesh]).T
+        origin = np.asarray(m.geom_pos[g], float) - axes @ np.asarray(m.mesh_pos[mesh], float)
+        shape = {"type": "mesh", "file": file, "origin": clean(origin), "z": clean(axes[:, 2]), "x": clean(axes[:, 0])}
+        scale = np.asarray(m.mesh_scale[mesh], float)
+        if not np.allclose(scale, 1.0):
+            shape["scale"] = clean(scale)
+        if not file:
+            self.notes.append(f"body '{name}': its mesh is built in the file (no file to draw), drawn from its points")
+            return {"type": "sphere", "radius": float(np.max(m.geom_rbound[g]) or 0.01), "origin": clean(m.geom_pos[g])}
+        found = Path(file) if Path(file).is_absolute() else self.path.parent / file
+        shape["file"] = str(found.resolve()) if found.is_file() else file
+        return shape
+
+    # ------------------------------------------------------------------ equality constraints
+
+    def _add_equality(self, e: int) -> None:
+        m = self.m
+        kind = int(m.eq_type[e])
+        name = self._name(self.mujoco.mjtObj.mjOBJ_EQUALITY, e) or f"equality{e}"
+        where = f"{self.path}: equality {EQUALITY_KINDS.get(kind, kind)} '{name}'"
+        if not m.eq_active0[e]:
+            self.notes.append(f"equality '{name}' is inactive (active=\"false\") and is left out")
+            return
+        if kind in (CONNECT, WELD):
+            self._cut_joint(e, kind, name)
+        elif kind == JOINT_EQUALITY:
+            self._coupling(e, name, where)
+        else:
+            raise ModelError(
+                where,
+                "constrains a tendon or a flex, which MB Studio's mechanisms do not have",
+                EQUALITY_KINDS.get(kind, kind),
+                "connect, weld or joint equalities",
+            )
+
+    def _ends(self, e: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """(body, position, axes) of each end of a connect or weld, in its body's frame."""
+        m, data = self.m, np.asarray(self.m.eq_data[e], float)
+        if int(m.eq_objtype[e]) == OBJ_SITE:
+            sites = (int(m.eq_obj1id[e]), int(m.eq_obj2id[e]))
+            return [(int(m.site_bodyid[s]), np.asarray(m.site_pos[s], float), rotation(m.site_quat[s])) for s in sites]
+        bodies = (int(m.eq_obj1id[e]), int(m.eq_obj2id[e]))
+        if int(m.eq_type[e]) == CONNECT:  # the anchor in each body's frame (the compiler's second from qpos0)
+            return [(bodies[0], data[0:3], np.eye(3)), (bodies[1], data[3:6], np.eye(3))]
+        # weld: body2's pose relative to body1 is (relpos, relquat)
+        return [(bodies[0], data[3:6], rotation(data[6:10])), (bodies[1], np.zeros(3), np.eye(3))]
+
+    def _cut_joint(self, e: int, kind: int, name: str) -> None:
+        (b1, p1, r1), (b2, p2, r2) = self._ends(e)
+        type_ = "spherical" if kind == CONNECT else "fixed"
+        parts = ("rz", "ry", "rx") if kind == CONNECT else ()
+        coordinates = [Coordinate(self.names.coordinate(f"{name}_{s}"), 0.0) for s in parts]
+        joint = Joint(self.names.joint(name), type_, self.labels[b1], self.labels[b2], _frame(p1, r1), _frame(p2, r2),
+                      coordinates, cut=True)  # fmt: skip
+        self.model.joints.append(joint)
+
+    def _coupling(self, e: int, name: str, where: str) -> None:
+        m, data = self.m, np.asarray(self.m.eq_data[e], float)
+        j1, j2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+        if np.any(data[2:5] != 0):
+            raise ModelError(f"{where}.polycoef", "is not linear", data[:5].tolist(), "polycoef a0 a1 0 0 0")
+        if j2 < 0 or j1 not in self.coordinate or j2 not in self.coordinate:
+            raise ModelError(where, "holds a joint at a value or couples a ball or free joint", name,
+                             "two hinge or slide joints")  # fmt: skip
+        a0, a1 = data[0], data[1]
+        y0, x0 = float(m.qpos0[m.jnt_qposadr[j1]]), float(m.qpos0[m.jnt_qposadr[j2]])
+        follower, leader = self.coordinate[j1][0], self.coordinate[j2][0]
+        self.couplings.append(Coupling(follower, leader, float(a1), float(y0 + a0 - a1 * x0), f"equality '{name}'"))
+        add_coupling(self.model, self.couplings[-1], self.notes)
+
+    # ------------------------------------------------------------------ the rest
+
+    def _add_actuators(self) -> None:
+        """A MuJoCo motor on a hinge or slide joint: an actuator of ours on its coordinate (force = gear · ctrl),
+        zero until its input is given (a formula, a table, or an FMU's input)."""
+        m, mj = self.m, self.mujoco
+        for a in range(m.nu):
+            name = self._name(mj.mjtObj.mjOBJ_ACTUATOR, a) or f"actuator{a}"
+            j = int(m.actuator_trnid[a][0])
+            motor = int(m.actuator_trntype[a]) == int(mj.mjtTrn.mjTRN_JOINT) and int(m.actuator_dyntype[a]) == 0
+            motor = motor and int(m.actuator_gaintype[a]) == 0 and int(m.actuator_biastype[a]) == 0
+            if not motor or j not in self.coordinate or len(self.coordinate[j]) != 1:
+                self.notes.append(f"actuator '{name}' is not a motor on a hinge or slide joint and is left out")
+                continue
+            coordinate = self.coordinate[j][0]
+            self.model.forces.append(Actuator(self.names.element(name), coordinate, formula=0.0))
+            gear = float(m.actuator_gear[a][0]) * float(m.actuator_gainprm[a][0])
+            self.notes.append(f"actuator '{name}': the generalized force on {coordinate} (MuJoCo's ctrl × {gear:g})")
+
+    def _left_out(self) -> None:
+        m = self.m
+        if m.ntendon:
+            self.notes.append(f"{m.ntendon} tendon(s) left out (MB Studio has no tendons)")
+        if m.nkey:
+            self.notes.append(f"{m.nkey} keyframe(s) left out: the pose is MuJoCo's qpos0 (the joints' ref)")
+        contacts = sum(1 for g in range(m.ngeom) if m.geom_contype[g] or m.geom_conaffinity[g])
+        if contacts:
+            self.notes.append("contacts are left out: geoms are drawn, they do not collide in MB Studio")
+
+    def _close_loops(self) -> None:
+        """The document's pose closed: the coordinates moved as little as they can onto the constraints."""
+        if not any(j.cut for j in self.model.joints):
+            return
+        mech = Mechanism(self.model)
+        drawn = np.asarray(mech.tree.initial_coordinates(), float)
+        try:
+            q = mech.assemble_nearest(drawn)
+        except AssemblyError as exc:
+            self.notes.append(f"the loops do not close from MuJoCo's reference pose ({exc}); assemble in the window")
+            return
+        values = dict(zip(mech.coordinates, q, strict=True))
+        for joint in self.model.joints:
+            for c in joint.coordinates:
+                if c.name in values:
+                    c.initial = float(values[c.name])
+
+    def _description(self) -> str:
+        text = f"Imported from the MJCF file {self.path.name} (model '{self.model_name}') by MB Studio {__version__}."
+        return text + "".join(f" {note}." for note in self.notes)
