@@ -9,8 +9,8 @@ from .model import AssemblyError, Model
 
 
 def check_report(model: Model) -> dict:
-    """Bodies, joints, loops, both mobility counts, independent coordinates and assembly at the initial
-    configuration (float64)."""
+    """Bodies, joints, loops, couplings, both mobility counts, independent coordinates and assembly at the
+    initial configuration (float64)."""
     mech = Mechanism(model)
     assembled, residual, message = True, 0.0, None
     try:
@@ -27,6 +27,7 @@ def check_report(model: Model) -> dict:
         "dof_grubler": mech.dof_grubler,
         "dof_jacobian": mech.dof,
         "redundant_constraints": mech.redundant_constraints,
+        "couplings": [f"{c.name}: {c.formula()}" for c in model.couplings],
         "coordinates": mech.coordinates,
         "independent_coordinates": mech.independent,
         "inertial_parameters": len(model.inertial_parameter_names()),
@@ -48,6 +49,8 @@ def format_report(report: dict) -> str:
         f"  degrees of freedom: {report['dof_jacobian']} (rank of the constraint Jacobian); "
         f"Grübler-Kutzbach count {report['dof_grubler']}",
     ]
+    if report["couplings"]:
+        lines.append(f"  couplings ({len(report['couplings'])}): " + "; ".join(report["couplings"]))
     if report["redundant_constraints"]:
         lines.append(
             f"  redundant constraints ({len(report['redundant_constraints'])}): "

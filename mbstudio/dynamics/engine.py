@@ -5,9 +5,11 @@ same algorithms on CasADi symbols (numerics/compiled.py) and evaluated natively 
     qdd_ind = eng.accelerations(t, q, qd_ind)  # q: assembled tree coordinates (n,), qd_ind (n_ind,)
     q, residual = eng.close_loops(q_guess)     # Newton on the dependent coordinates, compiled Φ and Φ_q
     J = eng.jacobians(t, q, qd_ind)            # exact ∂q̈_ind/∂(q_ind, q̇_ind, τ) and Φ_q
-    y_dot = eng.ode(t, y, tau)                 # the simulation's state equation, y = (q, q̇_ind)
+    y_dot = eng.ode(t, y, tau)                 # the simulation's state equation, y = eng.pack(q, q̇_ind)
 
-The state equation carries all tree coordinates q in its state, next to q̇_ind: the integrated q is only the
+The state equation carries all tree coordinates q in its state, next to q̇_ind (a ball or free joint's
+orientation, when independent, as a quaternion and its rate as an angular velocity: kinematics/ball_states.py;
+`pack` and `unpack` convert): the integrated q is only the
 starting point of NEWTON_STEPS Newton steps on the dependent coordinates inside the compiled graph, so the
 loops are closed at every evaluation (quadratic convergence from the integrator's prediction, which is within
 its local error) without a Python loop, and q̇ = R q̇_ind carries the dependent coordinates along. That makes
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 import casadi
 import numpy as np
 
+from ..kinematics.ball_states import StateMap, float_where
 from ..kinematics.coordinates import Partition
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
@@ -57,6 +60,21 @@ class Engine:
     # times faster, but not differentiable; the traced ones above serve the derivatives
     fast_rhs: casadi.Function
     fast_state_equation: casadi.Function
+    states: StateMap  # the state's layout: y = (q, q̇_ind), quaternions and angular velocities for balls
+
+    @property
+    def state_size(self) -> int:
+        return self.states.size
+
+    def pack(self, q: np.ndarray, qd_ind: np.ndarray) -> np.ndarray:
+        """The state y (size,) or (K, size) for assembled q (n,) or (K, n) and q̇_ind."""
+        one = np.ndim(q) == 1
+        y = self.states.pack(np.atleast_2d(np.asarray(q, float)), np.atleast_2d(np.asarray(qd_ind, float)))
+        return y[0] if one else y
+
+    def unpack(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(q as integrated, before the loops are closed (K, n); q̇_ind (K, n_ind)) of states y (K, size)."""
+        return self.states.unpack(np.atleast_2d(np.asarray(y, float)), float_where)
 
     @functools.cached_property
     def _state_call(self) -> FastCall:
@@ -91,7 +109,9 @@ class Engine:
         y = np.atleast_2d(y)
         tau = np.zeros((self.mech.n, len(y)))
         y_dot, q, residual = self.fast_state_equation.map(len(y))(np.asarray(t, dtype=float)[None, :], y.T, tau)
-        return np.asarray(q).T, np.asarray(y_dot).T[:, self.n :], np.asarray(residual).ravel()
+        q_integrated, v = self.unpack(y)
+        qdd_ind = self.states.accelerations(y, q_integrated, v, np.asarray(y_dot).T)
+        return np.asarray(q).T, qdd_ind, np.asarray(residual).ravel()
 
     def state_jacobian(self, t: float, y: np.ndarray) -> np.ndarray:
         """∂ẏ/∂y, exact (for the implicit integrators)."""
@@ -157,7 +177,7 @@ def _derivatives(eng: Engine) -> casadi.Function:
 
 @functools.cache
 def _state_jacobian(eng: Engine) -> casadi.Function:
-    t, y, tau = casadi.SX.sym("t"), casadi.SX.sym("y", eng.n + len(eng.independent)), casadi.SX.sym("tau", eng.n)
+    t, y, tau = casadi.SX.sym("t"), casadi.SX.sym("y", eng.state_size), casadi.SX.sym("tau", eng.n)
     return casadi.Function("state_jacobian", [t, y, tau], [casadi.jacobian(eng.state_equation(t, y, tau)[0], y)])
 
 
@@ -199,7 +219,8 @@ def _build(text: str, partition: Partition | None = None) -> Engine:
     accelerations = casadi.Function(
         "accelerations", [t_sx, q_sx, v_sx, tau_sx], [to_sx(qdd)], ["t", "q", "qd_ind", "tau"], ["qdd_ind"]
     )
-    state_equation = _state_equation(mech, accelerations, t_sx, tau_sx)
+    states = StateMap(mech.tree, list(range(n)), list(mech.partition.independent))
+    state_equation = _state_equation(mech, accelerations, t_sx, tau_sx, states)
     r_matrix = casadi.Function("r_matrix", [q_sx], [to_sx(R[0])], ["q"], ["R"])
     closure = casadi.Function("closure", [q_sx], [to_sx(phi), to_sx(jac)], ["q"], ["phi", "phi_q_dependent"])
     fast = native(accelerations), native(state_equation)
@@ -215,7 +236,13 @@ def _build(text: str, partition: Partition | None = None) -> Engine:
         state_equation,
         time.perf_counter() - start,
         *fast,
+        states,
     )
+
+
+def _traced_where(x: np.ndarray, a: float, b: float) -> np.ndarray:
+    """a where the traced x ≥ 0, else b (rodrigues.from_quaternion's choice of hemisphere)."""
+    return np.array([casadi.if_else(value >= 0, a, b) for value in x.ravel()], dtype=object).reshape(x.shape)
 
 
 def _closure(mech: Mechanism, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -225,19 +252,26 @@ def _closure(mech: Mechanism, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mech.residual(batch)[0][rows], mech.constraint_jacobian(batch)[0][np.ix_(rows, dep)]
 
 
-def _state_equation(mech: Mechanism, accelerations: casadi.Function, t: casadi.SX, tau: casadi.SX) -> casadi.Function:
+def _state_equation(
+    mech: Mechanism, accelerations: casadi.Function, t: casadi.SX, tau: casadi.SX, states: StateMap
+) -> casadi.Function:
     """(t, y, tau) -> (ẏ, closed q, max |Φ|): NEWTON_STEPS Newton steps on the dependent coordinates from
-    the state's q, then q̇ = R q̇_ind and q̈_ind at the closed q."""
-    n, k = mech.n, len(mech.independent)
-    y_sx, y = symbols("y", n + k)
-    q, dep = y[:n].copy(), list(mech.partition.dependent)
+    the state's q, then q̇ = R q̇_ind and q̈_ind at the closed q (and the rates of a carried orientation)."""
+    y_sx, y = symbols("y", states.size)
+    q_state, v_state = states.unpack(y[None, :], _traced_where)
+    q, dep = q_state[0].copy(), list(mech.partition.dependent)
     for _ in range(NEWTON_STEPS if dep else 0):
         phi, jac = _closure(mech, q)
         q[dep] = q[dep] - from_sx(casadi.solve(to_sx(jac), to_sx(phi)))[:, 0]
-    q_sx, v_sx = to_sx(q), y_sx[n:]
+    q_sx, v_sx = to_sx(q), to_sx(v_state[0])
     R = to_sx(mech.r_matrix(q[None, :])[0])
     residual = casadi.mmax(casadi.fabs(to_sx(_closure(mech, q)[0]))) if dep else casadi.SX(0)
-    y_dot = casadi.vertcat(R @ v_sx, accelerations(t, q_sx, v_sx, tau))
+    qd, qdd = R @ v_sx, accelerations(t, q_sx, v_sx, tau)
+    if states.quaternions:
+        rates = states.rate(y[None, :], q[None, :], v_state, from_sx(qd).T, from_sx(qdd).T)[0]
+        y_dot = to_sx(rates)
+    else:
+        y_dot = casadi.vertcat(qd, qdd)
     return casadi.Function(
         "state_equation", [t, y_sx, tau], [y_dot, q_sx, residual], ["t", "y", "tau"], ["y_dot", "q", "residual"]
     )

@@ -10,7 +10,7 @@ a body of ours whose frame is the MuJoCo body frame. MuJoCo places a body on its
 then moves it by its joints in order, each about an axis through a point fixed in the body; a body with one
 joint gets one joint of ours, a body with several a chain of joints through massless bodies `<label>__<k>` (each
 coinciding with the body at the reference pose). hinge -> revolute, slide -> prismatic, ball -> spherical,
-free -> free, no joint -> fixed; a joint's `ref` is kept, so our coordinate equals MuJoCo's qpos. Equality
+free -> free_euler, no joint -> fixed; a joint's `ref` is kept, so our coordinate equals MuJoCo's qpos. Equality
 constraints `connect` and `weld` become cut joints (spherical, fixed), so the loops close at load; `joint`
 couples two coordinates. Joint damping, stiffness and friction loss become force elements, motors actuators.
 """
@@ -91,7 +91,7 @@ def rotation(quaternion) -> np.ndarray:
 
 
 def zyx_angles(matrix: np.ndarray) -> list[float]:
-    """α, β, γ of R = Rz(α) Ry(β) Rx(γ): our spherical and free joints' angles."""
+    """α, β, γ of R = Rz(α) Ry(β) Rx(γ): our spherical and free_euler joints' angles."""
     beta = np.arctan2(-matrix[2, 0], np.hypot(matrix[0, 0], matrix[1, 0]))
     return [float(np.arctan2(matrix[1, 0], matrix[0, 0])), float(beta), float(np.arctan2(matrix[2, 1], matrix[2, 2]))]
 
@@ -185,9 +185,9 @@ class _Importer:
             values = [*q0[:3], *zyx_angles(rotation(q0[3:]))]
             parts = [f"{name}_{s}" for s in ("x", "y", "z", "rz", "ry", "rx")]
             coordinates = [Coordinate(self.names.coordinate(p), float(v)) for p, v in zip(parts, values, strict=True)]
-            joint = Joint(self.names.joint(name), "free", parent, child, Frame(), Frame(), coordinates)
+            joint = Joint(self.names.joint(name), "free_euler", parent, child, Frame(), Frame(), coordinates)
             self.notes.append(
-                f"joint '{name}' (free): a free joint of ours, x, y, z and Z-Y-X angles (singular at a pitch of "
+                f"joint '{name}' (free): a free_euler joint of ours, x, y, z and Z-Y-X angles (singular at a pitch of "
                 "±90°), whose rates are not MuJoCo's velocities (docs/mjcf.md)"
             )
         elif kind == BALL:

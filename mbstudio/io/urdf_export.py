@@ -43,6 +43,14 @@ def urdf_text(model: Model, folder: str | os.PathLike | None = None) -> tuple[st
             names,
             "a tree: remove or open the loop-closing joints to export the tree",
         )
+    turning = [link.joint.name for link in mech.tree.links if any(p.kind == "B" for p in link.primitives)]
+    if turning:  # no chain of URDF axis joints turns by rotation parameters
+        raise ModelError(
+            f"model '{model.name}'",
+            f"has ball or free joints ({', '.join(turning)}), which this URDF export does not write yet",
+            turning,
+            "revolute, prismatic and fixed joints, or spherical and free_euler (written as chains of axes)",
+        )
     return _Writer(mech, folder).text()
 
 

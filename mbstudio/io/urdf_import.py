@@ -12,7 +12,10 @@ in URDF. Inertials are moved to the link origin (our ten parameters), the first 
 shape with its material's colour, and `package://NAME/...` meshes are looked up in the given folders, then in
 ROS_PACKAGE_PATH, then in the folders above the URDF file. The root link is the ground when it carries
 nothing (no mass, no visual); otherwise it is a body welded to the ground, as Pinocchio's
-buildModelFromUrdf places it. Floating and planar joints are refused: MB Studio's base is fixed.
+buildModelFromUrdf places it. With `floating_base`, a root link other than `world` is a body on a free joint
+from the ground (Pinocchio's buildModelFromUrdf(path, JointModelFreeFlyer())): its six coordinates are the root
+link origin's position and rotation parameters in the world (docs/file-format.md). Floating joints between links
+and planar joints are refused.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ..model.document import INERTIA_NAMES, JointFriction
 from .couplings import Coupling, add_coupling
 from .import_names import SymbolNames, clean, inertia_parameters, one_line, reference_direction
 
+FREE = ("x", "y", "z", "rx", "ry", "rz")  # a floating base's coordinates: position, rotation parameters
 JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic", "fixed": "fixed"}
 REFUSED_TYPES = {
     "floating": "a floating base: MB Studio's base is fixed; import the robot fixed at its root link by "
@@ -44,12 +48,14 @@ class UrdfImport:
     notes: list[str] = field(default_factory=list)
 
 
-def import_urdf(path: str | os.PathLike, package_paths: list[str | os.PathLike] = ()) -> UrdfImport:
+def import_urdf(
+    path: str | os.PathLike, package_paths: list[str | os.PathLike] = (), floating_base: bool = False
+) -> UrdfImport:
     """The robot in the URDF file `path`; ModelError (naming the file, the link or joint) for what cannot be
-    read or has no MB Studio equivalent."""
+    read or has no MB Studio equivalent. `floating_base` puts the root link on a free joint."""
     path = Path(path)
     robot = _parse(path)
-    return _Importer(robot, path, _package_folders(path, package_paths)).run()
+    return _Importer(robot, path, _package_folders(path, package_paths), floating_base).run()
 
 
 def _parse(path: Path):
@@ -85,8 +91,8 @@ def _transform(origin) -> np.ndarray:
 
 
 class _Importer:
-    def __init__(self, robot, path: Path, folders: list[Path]) -> None:
-        self.robot, self.path, self.folders = robot, path, folders
+    def __init__(self, robot, path: Path, folders: list[Path], floating_base: bool = False) -> None:
+        self.robot, self.path, self.folders, self.floating_base = robot, path, folders, floating_base
         self.notes: list[str] = []
         self.names = SymbolNames()
         self.coordinate_of: dict[str, str] = {}  # URDF joint name -> our coordinate
@@ -151,6 +157,12 @@ class _Importer:
 
     def _add_root(self, model: Model, link) -> None:
         carries = (link.inertial is not None and link.inertial.mass > 0) or any(v.geometry for v in link.visuals)
+        if self.floating_base and link.name != "world":
+            self._add_link(model, link)
+            name = self.names.joint("root_joint")
+            coordinates = [Coordinate(self.names.coordinate(f"{name}_{c}"), 0.0) for c in FREE]
+            model.joints.append(Joint(name, "free", GROUND, self.labels[link.name], Frame(), Frame(), coordinates))
+            return
         if not carries:
             self.labels[link.name] = GROUND
             return

@@ -14,6 +14,7 @@ from .document import (
     MEASURES,
     Body,
     Coordinate,
+    Coupling,
     Frame,
     Harmonic,
     Joint,
@@ -28,7 +29,10 @@ from .units import Quantity, read, read_vector, written
 from .validation import validate
 
 FORMAT = "mbstudio"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# What each older schema called a joint type that has another meaning now: version 1's "free" turned by Euler
+# angles, which version 2 calls "free_euler" ("free" has no gimbal lock since).
+RENAMED_JOINT_TYPES = {1: {"free": "free_euler"}}
 TOP_KEYS = (
     "format",
     "schema_version",
@@ -45,6 +49,7 @@ TOP_KEYS = (
     "actuated",
     "measures",
     "platform",
+    "couplings",
 )
 
 
@@ -128,7 +133,7 @@ def from_dict(data: object) -> Model:
         gravity=_vector(obj.get("gravity", [0.0, 0.0, -9.81]), "gravity"),
         parameters=[_parameter(p, i) for i, p in enumerate(_list(obj.get("parameters", []), "parameters"))],
         bodies=[_body(b, i) for i, b in enumerate(_list(obj.get("bodies", []), "bodies"))],
-        joints=[_joint(j, i) for i, j in enumerate(_list(obj.get("joints", []), "joints"))],
+        joints=[_joint(j, i, version) for i, j in enumerate(_list(obj.get("joints", []), "joints"))],
         independent_coordinates=_independent(obj.get("independent_coordinates", "auto")),
         trajectories=[_trajectory(t, i) for i, t in enumerate(_list(obj.get("trajectories", []), "trajectories"))],
     )
@@ -145,7 +150,27 @@ def from_dict(data: object) -> Model:
     model.actuated = [_string(n, "actuated") for n in _list(obj.get("actuated", []), "actuated")]
     if "platform" in obj:
         model.platform = _platform(obj["platform"])
+    model.couplings = [_coupling(c, i) for i, c in enumerate(_list(obj.get("couplings", []), "couplings"))]
     return model
+
+
+def _coupling(data, index) -> Coupling:
+    fields = ("name", "follower", "leader", "ratio", "offset", "polynomial")
+    obj = _object(data, f"couplings[{index}]", fields)
+    where = f"coupling '{_string(obj.get('name'), f'couplings[{index}].name')}'"
+    if "follower" not in obj:
+        raise ModelError(where, "lacks 'follower'", expected="the name of the coordinate the coupling drives")
+    polynomial = obj.get("polynomial")
+    return Coupling(
+        obj["name"],
+        _string(obj["follower"], f"{where}.follower"),
+        None if obj.get("leader") is None else _string(obj["leader"], f"{where}.leader"),
+        None if obj.get("ratio") is None else _expr(obj["ratio"], f"{where}.ratio"),
+        None if obj.get("offset") is None else _expr(obj["offset"], f"{where}.offset"),
+        None
+        if polynomial is None
+        else [_expr(c, f"{where}.polynomial[{k}]") for k, c in enumerate(_list(polynomial, f"{where}.polynomial"))],
+    )
 
 
 def _platform(data) -> Platform:
@@ -324,7 +349,7 @@ def _coordinate(data, where):
     )
 
 
-def _joint(data, index):
+def _joint(data, index, version: int = SCHEMA_VERSION):
     keys = ("name", "type", "parent", "child", "parent_frame", "child_frame", "coordinates", "cut")
     obj = _object(data, f"joints[{index}]", keys)
     name = _string(obj.get("name"), f"joints[{index}].name")
@@ -336,9 +361,10 @@ def _joint(data, index):
     if cut is not None and not isinstance(cut, bool):
         raise ModelError(f"{where}.cut", "must be true or false", cut)
     coords = _list(obj.get("coordinates", []), f"{where}.coordinates")
+    kind = _string(obj["type"], f"{where}.type")
     return Joint(
         name,
-        _string(obj["type"], f"{where}.type"),
+        RENAMED_JOINT_TYPES.get(version, {}).get(kind, kind),
         _string(obj["parent"], f"{where}.parent"),
         _string(obj["child"], f"{where}.child"),
         _frame(obj["parent_frame"], f"{where}.parent_frame"),
@@ -474,6 +500,8 @@ def to_dict(model: Model) -> dict:
             {"body": model.platform.body, "task": model.platform.task}
             | ({"paths": [_trajectory_dict(t) for t in model.platform.paths]} if model.platform.paths else {})
         )
+    if model.couplings:
+        data["couplings"] = [_drop_none(dataclasses.asdict(c)) for c in model.couplings]
     return data
 
 

@@ -81,6 +81,7 @@ def validate(model: Model) -> None:
     _check_forces(model, symbols)
     _check_measures(model, symbols)
     _check_coordinate_list(model, "actuated", model.actuated)
+    _check_couplings(model, symbols)
     _check_shared_names(model)
     check_expressions(model)
 
@@ -514,6 +515,39 @@ def _check_time_function(element: Actuator, timed, where: str) -> None:
         raise ModelError(f"{where}.table", "must hold finite [t, value] rows", element.table, "at least one row")
     if any(b <= a for a, b in zip(times, times[1:], strict=False)):
         raise ModelError(f"{where}.table", "has times that do not increase", times, "strictly increasing times")
+
+
+def _check_couplings(model: Model, symbols) -> None:
+    """Unique names, apart from the joints' too (both name constraint rows); a follower and a leader among the
+    coordinates of joints that slide or turn about an axis (a ball joint's rotation parameters are no angle of a
+    gear); either ratio and offset or a polynomial, whose values evaluate."""
+    axial, known = sorted(model.axial_coordinates()), set(model.coordinate_names())
+    joints = {j.name for j in model.joints}
+    for coupling, where in _named(model.couplings, "coupling"):
+        if coupling.name in joints:
+            raise ModelError(where, "has the name of a joint", coupling.name, "a name no joint has")
+        for key in ("follower", "leader"):
+            name = getattr(coupling, key)
+            if (key == "follower" or name is not None) and name not in axial:
+                what = "a ball joint's rotation parameter" if name in known else "an unknown coordinate"
+                raise ModelError(f"{where}.{key}", f"names {what}", name, "one of: " + ", ".join(axial))
+        if coupling.leader == coupling.follower:
+            raise ModelError(f"{where}.leader", "is the follower itself", coupling.leader, "another coordinate")
+        if coupling.polynomial is not None and (coupling.ratio is not None or coupling.offset is not None):
+            raise ModelError(where, "gives both a polynomial and a ratio or offset", expected="one of the two forms")
+        most = 1 if coupling.leader is None else 9
+        if coupling.polynomial is not None and not 1 <= len(coupling.polynomial) <= most:
+            raise ModelError(
+                f"{where}.polynomial",
+                "has the wrong number of coefficients",
+                coupling.polynomial,
+                "[c0] without a leader, else [c0, c1, ...] up to the 8th power",
+            )
+        if coupling.leader is None and coupling.ratio is not None:
+            raise ModelError(f"{where}.ratio", "is given without a leader", coupling.ratio, "a leader coordinate")
+        for k, value in enumerate(coupling.coefficients()):
+            field = f"polynomial[{k}]" if coupling.polynomial is not None else ("offset", "ratio")[k]
+            float_value(value, symbols, f"{where}.{field}")
 
 
 def _check_coordinate_list(model: Model, field: str, names: list[str]) -> None:

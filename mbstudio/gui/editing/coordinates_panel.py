@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
 from ...io.display_units import SI, DisplayUnits
 from ...kinematics import Mechanism
 from ...model import JOINT_MOTIONS
+from ...model.document import turns
+from ...numerics import rodrigues
 
 STEPS = 1000  # slider resolution over the coordinate's range
 
@@ -35,8 +37,9 @@ def coordinate_range(mech: Mechanism, name: str) -> tuple[float, float, str]:
     joint = next(j for j in mech.model.joints if name in [c.name for c in j.coordinates])
     k = [c.name for c in joint.coordinates].index(name)
     coord = joint.coordinates[k]
-    rotation = JOINT_MOTIONS[joint.type][k].startswith("R")
-    span = math.pi if rotation else mech.length_scale
+    motion = JOINT_MOTIONS[joint.type][k]
+    rotation = turns(motion)
+    span = (rodrigues.LIMIT if motion[0] == "B" else math.pi) if rotation else mech.length_scale
     low = coord.min if coord.min is not None else (coord.initial or 0.0) - span
     high = coord.max if coord.max is not None else (coord.initial or 0.0) + span
     return low, high, "rad" if rotation else "m"
