@@ -6,6 +6,7 @@ import numpy as np
 
 from .kinematics import Mechanism
 from .model import AssemblyError, Model
+from .model.validation import inertia_warnings
 
 
 def check_report(model: Model) -> dict:
@@ -33,6 +34,7 @@ def check_report(model: Model) -> dict:
         "inertial_parameters": len(model.inertial_parameter_names()),
         "assembled": assembled,
         "residual": residual,
+        "warnings": inertia_warnings(model),
     }
     if message:
         report["message"] = message
@@ -64,4 +66,5 @@ def format_report(report: dict) -> str:
     ]
     if "message" in report:
         lines.append(f"  {report['message']}")
+    lines += [f"  warning: {w}" for w in report["warnings"]]
     return "\n".join(lines)

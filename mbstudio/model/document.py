@@ -74,6 +74,7 @@ class Body:
     points: dict[str, Vector] = field(default_factory=dict)
     frames: dict[str, Frame] = field(default_factory=dict)
     shape: dict | None = None
+    source_name: str | None = None  # the link's or body's name in the file it was imported from, written back
 
     def parameter_names(self) -> list[str]:
         """Names of the ten inertial parameters, e.g. ['m1', 'mx1', ...]."""
@@ -90,6 +91,7 @@ class Joint:
     child_frame: Frame | str
     coordinates: list[Coordinate] = field(default_factory=list)
     cut: bool | None = None
+    source_name: str | None = None  # the joint's name in the file it was imported from, written back
 
 
 @dataclass

@@ -26,7 +26,7 @@ from .document import (
 from .errors import ModelError
 from .files import write_atomic
 from .units import Quantity, read, read_vector, written
-from .validation import validate
+from .validation import NAME_TEXT, validate
 
 FORMAT = "mbstudio"
 SCHEMA_VERSION = 2
@@ -305,7 +305,8 @@ def _frames(data, owner):
 
 
 def _body(data, index):
-    obj = _object(data, f"bodies[{index}]", ("label", "name", "inertia", "points", "frames", "shape"))
+    keys = ("label", "name", "inertia", "points", "frames", "shape", "source_name")
+    obj = _object(data, f"bodies[{index}]", keys)
     label = _string(obj.get("label"), f"bodies[{index}].label")
     where = f"body '{label}'"
     inertia = _object(obj.get("inertia", {}), f"{where}.inertia", INERTIA_NAMES)
@@ -322,7 +323,18 @@ def _body(data, index):
         _points(obj.get("points", {}), label),
         _frames(obj.get("frames", {}), label),
         shape if shape is None else {k: _shape_value(v, f"{where}.shape.{k}") for k, v in shape.items()},
+        _source_name(obj, where),
     )
+
+
+def _source_name(obj: dict, where: str) -> str | None:
+    """The name in the file a body or joint was imported from: one line of printable text, as a model's name."""
+    if obj.get("source_name") is None:
+        return None
+    text = _string(obj["source_name"], f"{where}.source_name")
+    if not NAME_TEXT.fullmatch(text):
+        raise ModelError(f"{where}.source_name", "is not one line of printable text", text, "up to 200 characters")
+    return text
 
 
 def _shape_value(data, where):
@@ -350,7 +362,7 @@ def _coordinate(data, where):
 
 
 def _joint(data, index, version: int = SCHEMA_VERSION):
-    keys = ("name", "type", "parent", "child", "parent_frame", "child_frame", "coordinates", "cut")
+    keys = ("name", "type", "parent", "child", "parent_frame", "child_frame", "coordinates", "cut", "source_name")
     obj = _object(data, f"joints[{index}]", keys)
     name = _string(obj.get("name"), f"joints[{index}].name")
     where = f"joint '{name}'"
@@ -371,6 +383,7 @@ def _joint(data, index, version: int = SCHEMA_VERSION):
         _frame(obj["child_frame"], f"{where}.child_frame"),
         [_coordinate(c, f"{where}.coordinates[{i}]") for i, c in enumerate(coords)],
         cut,
+        _source_name(obj, where),
     )
 
 
@@ -551,6 +564,7 @@ def _body_dict(b: Body):
             "points": b.points,
             "frames": {k: _frame_dict(f) for k, f in b.frames.items()},
             "shape": b.shape,
+            "source_name": b.source_name,
         }
     )
 
@@ -567,6 +581,7 @@ def _joint_dict(j: Joint):
             "child_frame": _frame_dict(j.child_frame),
             "coordinates": coords,
             "cut": j.cut,
+            "source_name": j.source_name,
         }
     )
 

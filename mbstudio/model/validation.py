@@ -157,7 +157,6 @@ def _check_inertia(body: Body, symbols) -> None:
             "a mass >= 0 kg",
         )
     first = [v["mx"], v["my"], v["mz"]]
-    scale = max(abs(v[n]) for n in ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")) or 1e-300
     if m == 0 and max(map(abs, first)) > 0:
         raise ModelError(where, "has first moments but zero mass", first, "mx = my = mz = 0 when m = 0")
     with np.errstate(all="ignore"):  # huge or tiny values: overflow is detected below, not warned about
@@ -170,22 +169,36 @@ def _check_inertia(body: Body, symbols) -> None:
             {n: v[n] for n in INERTIA_NAMES},
             "a centre of mass (mx/m, my/m, mz/m) and moments of inertia well within float range",
         )
-    moments = [round(float(x), 12) for x in principal]
-    if principal[0] < -_INERTIA_TOL * scale:
-        raise ModelError(
-            where,
-            "is not physically possible: the inertia about the centre of mass is not positive semi-definite",
-            moments,
-            "principal moments >= 0",
-        )
-    a, b, c3 = principal
-    if a + b < c3 - _INERTIA_TOL * scale:
-        raise ModelError(
-            where,
-            "is not physically possible: its principal moments violate the triangle inequality",
-            moments,
-            "each principal moment at most the sum of the other two",
-        )
+
+
+def inertia_problem(centroidal: np.ndarray, scale: float) -> str | None:
+    """Why no rigid body has this inertia tensor about its centre of mass (a negative principal moment, or one
+    larger than the sum of the other two), or None. `scale`: the size its values are compared at."""
+    a, b, c = principal = np.linalg.eigvalsh(centroidal)
+    moments = f"principal moments {[round(float(x), 12) for x in principal]} kg m^2 about the centre of mass"
+    if a < -_INERTIA_TOL * scale:
+        return f"{moments}: one is negative"
+    if a + b < c - _INERTIA_TOL * scale:
+        return f"{moments}: the largest exceeds the sum of the other two (the triangle inequality)"
+    return None
+
+
+def inertia_warnings(model: Model) -> list[str]:
+    """The bodies whose inertia no rigid body can have, each named with its principal moments. They are warnings,
+    not errors: inverse dynamics, the mass matrix, the regressor and the base parameters are linear in the
+    inertias and hold for any values, and forward dynamics needs a mass matrix that is positive definite, a
+    property of the whole mechanism at a state, not of one body (a light link with an impossible inertia on a
+    heavy arm keeps it so). URDF files carry many (Pinocchio reads them as written); a simulation checks its
+    mass matrix at the start (simulation/run.py)."""
+    symbols = {p.name: float(p.value) for p in model.parameters}
+    warnings = []
+    for body in model.bodies:
+        values = {n: float_value(body.inertia[n], symbols, f"body '{body.label}'.inertia.{n}") for n in INERTIA_NAMES}
+        scale = max(abs(values[n]) for n in ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")) or 1e-300
+        problem = inertia_problem(inertia_about_centre(values)[2], scale)
+        if problem:
+            warnings.append(f"body '{body.label}': its inertia is not one a rigid body can have ({problem})")
+    return warnings
 
 
 def _check_geometry(body: Body, symbols) -> None:

@@ -35,6 +35,7 @@ from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.document import EULER_JOINTS, GROUND, Actuator
 from ..model.errors import AssemblyError, ModelError
+from ..model.validation import inertia_warnings
 from .charts import ChartWatch, chosen_anew, singularity
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
@@ -349,11 +350,13 @@ def check_inertia(mech: Mechanism) -> None:
         return
     weight = np.sqrt((vectors[:, singular] ** 2).sum(axis=1))  # each coordinate's share of the null space
     names = [mech.independent[i] for i in np.nonzero(weight > 0.1 * weight.max())[0]]
-    locked = _gimbal_locks(mech, q[0])
+    locked, impossible = _gimbal_locks(mech, q[0]), inertia_warnings(mech.model)
     why = (
         f"Euler-angle joint {', '.join(locked)} is at its gimbal lock (β = ±π/2; a ball or free joint has none)"
         if locked
         else "no mass moves with them"
+        if values[0] >= 0 or not impossible
+        else f"the mass matrix is not positive definite there; {'; '.join(impossible)}"
     )
     raise ModelError(
         "inertia",
