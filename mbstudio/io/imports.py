@@ -41,4 +41,4 @@ def import_mechanism(path: str | os.PathLike, package_paths=(), floating_base: b
         return import_mjcf(path)
     from .urdf_import import import_urdf
 
-    return import_urdf(path, package_paths, floating_base, repair_inertias)
+    return import_urdf(path, package_paths, floating_base=floating_base, repair_inertias=repair_inertias)

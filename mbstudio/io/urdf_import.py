@@ -61,6 +61,7 @@ class UrdfImport:
 def import_urdf(
     path: str | os.PathLike,
     package_paths: list[str | os.PathLike] = (),
+    *,
     floating_base: bool = True,
     repair_inertias: bool = False,
 ) -> UrdfImport:
@@ -350,22 +351,26 @@ def _changed(original: str, ours: str) -> str | None:
 
 
 def _definiteness(model: Model) -> str:
-    """Whether the mass matrix is positive definite at the document's pose despite the impossible inertias kept:
-    what forward dynamics and simulation need (inverse dynamics and the base parameters hold in any case)."""
+    """What the mass matrix is at the document's pose with the impossible inertias kept: positive definite (what
+    forward dynamics and simulation need; inverse dynamics and the base parameters hold in any case), singular to
+    rounding (a coordinate that moves no inertia: whatever the inertias), or indefinite (theirs)."""
     from ..dynamics.mass_matrix import mass_matrix
     from ..kinematics import Mechanism
 
     mech = Mechanism(model)
     values = np.linalg.eigvalsh(np.asarray(mass_matrix(mech, mech.tree.initial_coordinates()[None])[0], float))
-    if values.size and values[0] > 1e-12 * values[-1]:
-        return (
-            "with the impossible inertias kept, the mass matrix is positive definite at the document's pose "
-            f"(smallest eigenvalue {values[0]:.3g}): forward dynamics and simulation run"
+    smallest, rounding = values[0], 1e-12 * max(values[-1], 1e-300)  # beyond n eps of the largest
+    if smallest > rounding:
+        verdict = "is positive definite: forward dynamics and simulation run"
+    elif smallest >= -rounding:
+        verdict = "is singular to rounding: a coordinate moves no inertia there, whatever the inertias"
+    else:
+        verdict = (
+            "is not positive definite: the impossible inertias give some motion a negative kinetic energy, and a "
+            "simulation refuses to start; --repair-inertias makes them possible"
         )
-    return (
-        "with the impossible inertias kept, the mass matrix is not positive definite at the document's pose "
-        f"(smallest eigenvalue {values[0]:.3g}): a simulation refuses to start; --repair-inertias makes them possible"
-    )
+    pose = f"the mass matrix at the document's pose (smallest eigenvalue {smallest:.3g})"
+    return f"with the impossible inertias kept, {pose} {verdict}"
 
 
 def _possible(tensor: np.ndarray) -> tuple[np.ndarray, str]:
