@@ -147,8 +147,13 @@ def test_import_says_what_it_changed_or_left_out():
 # ---------------------------------------------------------------------------------------------- floating bases
 @needs_robots
 @pytest.mark.parametrize(
-    "robot", ["solo_description/robots/solo12.urdf", "romeo_description/urdf/romeo_small.urdf"]
-)  # a quadruped, and a humanoid with two inertias no rigid body can have (kept as written, as Pinocchio reads them)
+    "robot",
+    [
+        "solo_description/robots/solo12.urdf",
+        "romeo_description/urdf/romeo_small.urdf",  # two inertias no rigid body can have, kept as Pinocchio reads them
+        "talos_data/robots/talos_full_v2.urdf",  # 44 joints
+    ],
+)
 def test_a_root_link_floats_by_default_as_on_pinocchios_free_flyer(robot):
     """Ours: the root link origin's position in the world and its rotation parameters ρ, rates (ṗ, ρ̇); Pinocchio's
     free flyer: position and quaternion, velocity (Rᵀ ṗ, ω in the base frame), linear first (converted)."""
@@ -188,6 +193,43 @@ def test_a_floating_joint_between_links_is_a_free_joint_read_back_as_pinocchio_r
         assert len(kinds) == 2 and kinds[1] == "JointModelFreeFlyer"
         worst = worst_differences(mech, pm, urdf_converter(mech, pm), states=3)
         assert max(worst.values()) < 1e-12, worst
+
+
+def ours_by_name(pm, model):
+    """Pinocchio's model with its joints renamed as our coordinates (`joint_0.0` -> `joint_0_0`)."""
+    names = urdf_coordinates(model)
+    for j in range(1, pm.njoints):
+        pm.names[j] = names.get(pm.names[j], pm.names[j])
+    return pm
+
+
+@needs_robots
+@pytest.mark.slow  # about 20 s: every robot of example-robot-data, fixed and floating
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # romeo_laas_small's mass matrix is singular at rest (ABA: 0/0)
+def test_every_robot_of_example_robot_data_has_pinocchios_dynamics_fixed_and_floating():
+    """69 URDF files: all import but ur3 (Pinocchio refuses it too), and every one that moves agrees with
+    Pinocchio's reading of the same file, welded (RNEA, CRBA, and forward dynamics through the other's inverse
+    dynamics: iCub's mass matrix reaches a condition number of 1e16) and on its free flyer (RNEA, CRBA)."""
+    files = sorted(ROBOTS.glob("**/*.urdf"))
+    moving, floating, refused = [], [], []
+    for path in files:
+        try:
+            model = import_urdf(path).model
+        except ModelError:
+            refused.append(path.name)
+            continue
+        mech = fixed(path)
+        if mech.n:
+            worst = _compare(mech, pin.buildModelFromUrdf(str(path)), states=2)
+            moving.append((path.name, max(worst["rnea"], worst["crba"], worst["aba_residual"])))
+        if model.joints[0].type == "free":
+            floats = Mechanism(model)
+            pm = ours_by_name(pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()), model)
+            worst = worst_differences(floats, pm, urdf_converter(floats, pm), states=2)
+            floating.append((path.name, max(worst["rnea"], worst["crba"])))
+    assert (len(files), refused) == (69, ["ur3.urdf"])
+    assert len(moving) == 66 and len(floating) == 57
+    assert max(moving, key=lambda x: x[1])[1] < 1e-10 and max(floating, key=lambda x: x[1])[1] < 1e-10
 
 
 # ---------------------------------------------------------------------------------------------- mimic joints
