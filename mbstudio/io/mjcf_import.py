@@ -231,8 +231,9 @@ class _Importer:
         ]
         if left:
             kind = "ball" if m.jnt_type[j] == BALL else "free"
-            self.notes.append(f"joint '{name}' ({kind}): {' and '.join(left)} left out (MB Studio has no limit or force "
-                              "element on a ball or free joint)")  # fmt: skip
+            what = " and ".join(left)
+            self.notes.append(f"joint '{name}' ({kind}): {what} left out (MB Studio has no limit or force element on "
+                              "a ball or free joint)")  # fmt: skip
 
     def _coordinate(self, j: int, name: str, ref: float) -> Coordinate:
         coordinate = Coordinate(self.names.coordinate(name), ref)
