@@ -114,7 +114,9 @@ def test_free_and_ball_joints_have_mujocos_mass_matrix_and_bias_forces_at_random
     m = mujoco.MjModel.from_xml_path(str(path))
     d = mujoco.MjData(m)
     start = np.asarray(mech.tree.initial_coordinates(), float)
-    assert np.abs(mujoco_state(result, m, mech, start, start)[0] - m.qpos0).max() < 1e-15  # MuJoCo's pose: ours
+    before_fingers = m.jnt_qposadr[mujoco.mj_name2id(m, OBJ_JOINT, "f1")]  # the coupled fingers' pose is closed
+    reference = mujoco_state(result, m, mech, start, start)[0][:before_fingers]
+    assert np.abs(reference - m.qpos0[:before_fingers]).max() < 1e-15  # MuJoCo's reference pose is ours
     rng, worst = np.random.default_rng(8), {"M": 0.0, "bias": 0.0}
     for _ in range(10):
         q, qd = rng.uniform(-1.5, 1.5, (2, mech.n))
@@ -282,6 +284,44 @@ def test_export_then_import_gives_back_the_model_and_its_loops(tmp_path):
         d = mujoco.MjData(m)
         mujoco.mj_forward(m, d)
         assert np.abs(d.efc_pos[d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY]).max(initial=0.0) < 1e-9
+
+
+def test_free_ball_and_coupled_joints_export_as_mujoco_reads_the_file_they_came_from(tmp_path):
+    """tests/mjcf/floating.xml in and out: MuJoCo's reading of our file and of the original, joint by joint name
+    at the same random qpos and qvel, have the same mass matrix and bias forces, and the joint equalities (written
+    about our closed reference pose) hold at the same poses."""
+    from mbstudio.io.mjcf_export import mjcf_text
+
+    original = HERE / "floating.xml"
+    result = import_mjcf(original)
+    path = tmp_path / "floating.xml"
+    path.write_text(mjcf_text(result.model)[0])
+    models = [mujoco.MjModel.from_xml_path(str(p)) for p in (original, path)]
+    names = [mujoco.mj_id2name(models[0], OBJ_JOINT, j) for j in range(models[0].njnt)]
+    joints = [[mujoco.mj_name2id(m, OBJ_JOINT, n) for n in names] for m in models]
+    assert all(j >= 0 for j in joints[1]) and models[1].neq == 3
+    data, rng = [mujoco.MjData(m) for m in models], np.random.default_rng(6)
+    qpos, qvel = rng.uniform(-1, 1, models[0].nq), rng.uniform(-1, 1, models[0].nv)
+    mech = Mechanism(result.model)
+    q = mech.assemble({name: 0.7 if name == "f1" else 0.1 for name in mech.independent})[0]  # a coupled pose
+    coupled = mujoco_state(result, models[0], mech, q, q)[0]
+    matrices, forces, residuals = [], [], []
+    for m, d, ids in zip(models, data, joints, strict=True):
+        qposadr, dofadr = m.jnt_qposadr[ids], m.jnt_dofadr[ids]
+        sizes = [(7, 6) if t == 0 else (4, 3) if t == 1 else (1, 1) for t in m.jnt_type[ids]]
+        at = np.concatenate([np.arange(a, a + n) for a, (n, _) in zip(qposadr, sizes, strict=True)])
+        dofs = np.concatenate([np.arange(a, a + n) for a, (_, n) in zip(dofadr, sizes, strict=True)])
+        d.qpos[at], d.qvel[dofs] = qpos, qvel
+        mujoco.mj_forward(m, d)
+        full = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, full)
+        matrices.append(full[np.ix_(dofs, dofs)])
+        forces.append(d.qfrc_bias[dofs])
+        d.qpos[at] = coupled
+        mujoco.mj_forward(m, d)
+        residuals.append(np.abs(d.efc_pos[d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY]).max())
+    assert np.abs(matrices[0] - matrices[1]).max() < 1e-12 and np.abs(forces[0] - forces[1]).max() < 1e-12
+    assert max(residuals) < 1e-14
 
 
 def test_loops_mjcf_cannot_close_are_refused_naming_the_joint():

@@ -417,8 +417,8 @@ class _Importer:
             self.notes.append("contacts are left out: geoms are drawn, they do not collide in MB Studio")
 
     def _close_loops(self) -> None:
-        """The document's pose closed: the coordinates moved as little as they can onto the constraints."""
-        if not any(j.cut for j in self.model.joints):
+        """The document's pose closed: the coordinates moved as little as they can onto the loops and couplings."""
+        if not any(j.cut for j in self.model.joints) and not self.model.couplings:
             return
         mech = Mechanism(self.model)
         drawn = np.asarray(mech.tree.initial_coordinates(), float)
