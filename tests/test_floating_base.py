@@ -381,14 +381,15 @@ def test_the_symbolic_equations_of_a_spherical_pendulum_are_rational_and_match_t
 
 
 def test_what_cannot_hold_rotation_parameters_says_so_by_name():
-    """The URDF export (chains of axis joints) and the block models (Euler-angle floating bases) refuse a ball
-    or free joint by name instead of writing its parameters as angles."""
+    """The URDF export (which has no ball joint; a free joint is its floating root, tests/test_urdf.py) and the
+    block models (Euler-angle floating bases) refuse a ball or free joint by name instead of writing its
+    parameters as angles."""
     from mbstudio.dynamics.titop import block_model
     from mbstudio.io.urdf_export import urdf_text
     from mbstudio.model import ModelError
 
-    with pytest.raises(ModelError, match=r"ball or free joints \(float\)"):
-        urdf_text(tumbler())
+    with pytest.raises(ModelError, match=r"ball joints \(pivot\), which URDF cannot describe"):
+        urdf_text(spherical_pendulum())
     with pytest.raises(ModelError, match="joint 'pivot'.type: turns by rotation parameters"):
         block_model(spherical_pendulum())
     block_model(tumbler("free_euler"))  # the Euler-angle one is the block models' floating base
