@@ -381,8 +381,8 @@ def test_the_symbolic_equations_of_a_spherical_pendulum_are_rational_and_match_t
 
 
 def test_what_cannot_hold_rotation_parameters_says_so_by_name():
-    """The URDF export (chains of axis joints) and the block models (Euler-angle floating bases) refuse a ball
-    or free joint by name instead of writing its parameters as angles."""
+    """The URDF and MJCF exports (chains of axis joints) and the block models (Euler-angle floating bases) refuse
+    a ball or free joint by name instead of writing its parameters as angles."""
     from mbstudio.dynamics.titop import block_model
     from mbstudio.io.urdf_export import urdf_text
     from mbstudio.model import ModelError
@@ -392,6 +392,10 @@ def test_what_cannot_hold_rotation_parameters_says_so_by_name():
     with pytest.raises(ModelError, match="joint 'pivot'.type: turns by rotation parameters"):
         block_model(spherical_pendulum())
     block_model(tumbler("free_euler"))  # the Euler-angle one is the block models' floating base
+    from mbstudio.io.mjcf_export import mjcf_text
+
+    with pytest.raises(ModelError, match=r"ball or free joints \(pivot\)"):
+        mjcf_text(spherical_pendulum())
 
 
 def test_a_schema_1_free_joint_keeps_its_euler_angles_and_a_new_file_says_free_euler():

@@ -30,8 +30,19 @@ MIN_MOMENT = 1e-12  # kg m^2: the least principal moment written (MuJoCo refuses
 
 
 def mjcf_text(model: Model, folder: str | os.PathLike | None = None) -> tuple[str, list[str]]:
-    """The MJCF of `model` and what it could not carry; ModelError for a cut joint MJCF has no equality for."""
-    return _Writer(Mechanism(model), folder).text()
+    """The MJCF of `model` and what it could not carry; ModelError for a cut joint MJCF has no equality for, and
+    for ball and free joints (their rotation parameters are no hinge's angles; MuJoCo's ball and free joints hold
+    a quaternion, which this export does not write yet)."""
+    mech = Mechanism(model)
+    turning = [link.joint.name for link in mech.tree.links if any(p.kind == "B" for p in link.primitives)]
+    if turning:
+        raise ModelError(
+            f"model '{model.name}'",
+            f"has ball or free joints ({', '.join(turning)}), which this MJCF export does not write yet",
+            turning,
+            "revolute, prismatic and fixed joints, or spherical and free_euler (written as hinges and slides)",
+        )
+    return _Writer(mech, folder).text()
 
 
 def _numbers(values) -> str:
