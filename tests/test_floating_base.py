@@ -416,3 +416,68 @@ def test_an_ensemble_of_tumbling_bodies_runs_as_one_system():
     assert np.abs(runs[1].q - single.q).max() < 1e-7
     for run in runs:
         assert np.abs(run.kinetic / run.kinetic[0] - 1).max() < 1e-7
+
+
+FLYER = """<mujoco model="flyer">
+  <worldbody>
+    <body name="base" pos="0.1 0.2 1.0" quat="0.9 0.1 -0.3 0.2">
+      <freejoint name="float"/>
+      <inertial pos="0.05 -0.02 0.01" mass="3" diaginertia="0.2 0.3 0.35"/>
+      <body name="arm" pos="0.2 0 0">
+        <joint name="shoulder" type="ball"/>
+        <inertial pos="0 0 -0.2" mass="1" diaginertia="0.04 0.05 0.02"/>
+        <body name="forearm" pos="0 0 -0.4">
+          <joint name="elbow" type="hinge" axis="1 0 0"/>
+          <inertial pos="0.1 0 0" mass="0.5" diaginertia="0.01 0.02 0.015"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_mjcf_free_and_ball_joints_import_without_lock_and_match_mujocos_mass_matrix_and_bias(tmp_path):
+    """MuJoCo's free joint holds (position, quaternion) with the linear velocity in world axes and the angular one
+    in the body's; its ball joint a quaternion and the angular velocity in the child's axes. Ours: position and
+    rotation parameters, whose rates map by v = T q̇ (T = 1 for the position, Jᵀ for ρ)."""
+    mujoco = pytest.importorskip("mujoco")
+    from mbstudio.io.mjcf_import import import_mjcf
+
+    path = tmp_path / "flyer.xml"
+    path.write_text(FLYER)
+    result = import_mjcf(path)
+    assert [j.type for j in result.model.joints] == ["free", "ball", "revolute"]
+    mech = Mechanism(result.model)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(m)
+    free, ball = [mech.coordinates.index(c) for c in result.coordinates["float"]], result.coordinates["shoulder"]
+    ball = [mech.coordinates.index(c) for c in ball]
+    elbow = mech.coordinates.index(result.coordinates["elbow"][0])
+    q0 = mech.tree.initial_coordinates()  # the imported pose is MuJoCo's qpos0
+    np.testing.assert_allclose(rodrigues.quaternion(q0[free[3:]])[1], m.qpos0[4:7], atol=1e-15)
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        q, qd = rng.uniform(-1, 1, (2, mech.n))
+        q[free[3:]] *= 3
+        q[ball] *= 3
+        T, bias = np.zeros((m.nv, mech.n)), np.zeros(m.nv)
+        qpos = np.r_[q[free[:3]], _wxyz(q[free[3:]]), _wxyz(q[ball]), q[elbow]]
+        T[0:3, free[:3]] = np.eye(3)
+        for at, cols in ((3, free[3:]), (6, ball)):
+            T[at : at + 3, cols] = rodrigues.jacobian(q[cols]).T
+            bias[at : at + 3] = -rodrigues.jacobian_rate(-q[cols], qd[cols])
+        T[9, elbow] = 1.0
+        data.qpos[:], data.qvel[:] = qpos, T @ qd
+        mujoco.mj_forward(m, data)
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, data, M)
+        ours = mass_matrix(mech, q)[0]
+        assert np.abs(ours - T.T @ M @ T).max() < 1e-10
+        h = inverse_dynamics(mech, q, qd, np.zeros(mech.n))[0]
+        assert np.abs(h - T.T @ (M @ bias + data.qfrc_bias)).max() < 1e-10
+
+
+def _wxyz(rho: np.ndarray) -> np.ndarray:
+    w, v = rodrigues.quaternion(rho)
+    return np.r_[w, v]

@@ -9,8 +9,9 @@ frames, angle units and the inertias it infers from geoms; we read the compiled 
 a body of ours whose frame is the MuJoCo body frame. MuJoCo places a body on its parent by the body's pose and
 then moves it by its joints in order, each about an axis through a point fixed in the body; a body with one
 joint gets one joint of ours, a body with several a chain of joints through massless bodies `<label>__<k>` (each
-coinciding with the body at the reference pose). hinge -> revolute, slide -> prismatic, ball -> spherical,
-free -> free_euler, no joint -> fixed; a joint's `ref` is kept, so our coordinate equals MuJoCo's qpos. Equality
+coinciding with the body at the reference pose). hinge -> revolute, slide -> prismatic, ball -> ball, free -> free
+(both without gimbal lock: rotation parameters), no joint -> fixed; a hinge's or slide's `ref` is kept, so our
+coordinate equals MuJoCo's qpos. Equality
 constraints `connect` and `weld` become cut joints (spherical, fixed), so the loops close at load; `joint`
 couples two coordinates. Joint damping, stiffness and friction loss become force elements, motors actuators.
 """
@@ -28,6 +29,7 @@ from ..kinematics import Mechanism
 from ..model import GROUND, Body, Coordinate, Frame, Joint, Model, ModelError, validate
 from ..model.document import INERTIA_NAMES, Actuator, JointFriction, JointSpringDamper
 from ..model.errors import AssemblyError
+from ..numerics import rodrigues
 from .couplings import Coupling, add_coupling
 from .import_names import SymbolNames, clean, inertia_parameters, one_line, reference_direction
 
@@ -88,12 +90,6 @@ def rotation(quaternion) -> np.ndarray:
             [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
         ]
     )
-
-
-def zyx_angles(matrix: np.ndarray) -> list[float]:
-    """α, β, γ of R = Rz(α) Ry(β) Rx(γ): our spherical and free_euler joints' angles."""
-    beta = np.arctan2(-matrix[2, 0], np.hypot(matrix[0, 0], matrix[1, 0]))
-    return [float(np.arctan2(matrix[1, 0], matrix[0, 0])), float(beta), float(np.arctan2(matrix[2, 1], matrix[2, 2]))]
 
 
 def _frame(origin, axes: np.ndarray) -> Frame:
@@ -180,24 +176,24 @@ class _Importer:
         m, name = self.m, self._joint_name(j)
         kind, anchor = int(m.jnt_type[j]), np.asarray(m.jnt_pos[j], float)
         origin, placement = on_parent
-        if kind == FREE:
+        if kind == FREE:  # MuJoCo's position and quaternion: our position and rotation parameters, no gimbal lock
             q0 = m.qpos0[m.jnt_qposadr[j] : m.jnt_qposadr[j] + 7]
-            values = [*q0[:3], *zyx_angles(rotation(q0[3:]))]
-            parts = [f"{name}_{s}" for s in ("x", "y", "z", "rz", "ry", "rx")]
+            values = [*q0[:3], *rodrigues.from_quaternion(np.array(q0[3]), q0[4:], np.where)]
+            parts = [f"{name}_{s}" for s in ("x", "y", "z", "rx", "ry", "rz")]
             coordinates = [Coordinate(self.names.coordinate(p), float(v)) for p, v in zip(parts, values, strict=True)]
-            joint = Joint(self.names.joint(name), "free_euler", parent, child, Frame(), Frame(), coordinates)
+            joint = Joint(self.names.joint(name), "free", parent, child, Frame(), Frame(), coordinates)
             self.notes.append(
-                f"joint '{name}' (free): a free_euler joint of ours, x, y, z and Z-Y-X angles (singular at a pitch of "
-                "±90°), whose rates are not MuJoCo's velocities (docs/mjcf.md)"
+                f"joint '{name}' (free): a free joint of ours, position and rotation parameters, whose rates are not "
+                "MuJoCo's velocities (docs/file-format.md)"
             )
         elif kind == BALL:
-            parts = [f"{name}_{s}" for s in ("rz", "ry", "rx")]
+            parts = [f"{name}_{s}" for s in ("rx", "ry", "rz")]
             coordinates = [Coordinate(self.names.coordinate(p), 0.0) for p in parts]
             frames = Frame(clean(origin + placement @ anchor), clean(placement[:, 2]), clean(placement[:, 0]))
-            joint = Joint(self.names.joint(name), "spherical", parent, child, frames, Frame(clean(anchor)), coordinates)
+            joint = Joint(self.names.joint(name), "ball", parent, child, frames, Frame(clean(anchor)), coordinates)
             self.notes.append(
-                f"joint '{name}' (ball): a spherical joint of ours, Z-Y-X angles (singular at ±90° about y), whose "
-                "rates are not MuJoCo's angular velocity"
+                f"joint '{name}' (ball): a ball joint of ours, rotation parameters, whose rates are not MuJoCo's "
+                "angular velocity (docs/file-format.md)"
             )
         else:
             axes = _axes_along(np.asarray(m.jnt_axis[j], float))
