@@ -229,3 +229,13 @@ def test_the_pandas_mimic_finger_is_coupled_on_import():
     assert (coupling.follower, coupling.leader, coupling.ratio) == ("panda_finger_joint2", "panda_finger_joint1", 1.0)
     mech = Mechanism(result.model)
     assert mech.n == 9 and mech.dof == 8 and "panda_finger_joint1" in mech.independent
+
+
+@pytest.mark.parametrize("ratio", [-1.0, 2.5])
+def test_the_leader_drives_whatever_the_rounding(perturb, ratio):
+    """A mimic pair's two columns have equal norms, and a ratio above 1 makes the leader's the larger: the
+    follower is still the dependent one, with every number moved by 1e-13 (docs/decisions.md)."""
+    model = mimic_gripper()
+    model.couplings[0].ratio = ratio
+    mech = Mechanism(perturb(loads(dumps(model))))
+    assert (mech.independent, mech.dependent) == (["qL"], ["qR"])
