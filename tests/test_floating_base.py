@@ -371,11 +371,11 @@ def test_the_symbolic_equations_of_a_spherical_pendulum_are_rational_and_match_t
     assert not any(expr.has(sympy.sin, sympy.cos) for matrix in terms for expr in matrix)
     mech = Mechanism(model)
     q, qd = np.array([0.3, -1.2, 2.0]), np.array([0.5, 0.1, -0.7])
-    values = dict(zip(eom.coordinates + eom.velocities, [*q, *qd], strict=True)) | {
-        sympy.Symbol(k, real=True): v for k, v in eom.values.items()
-    }
-    M = np.array(eom.mass_matrix.subs(values), dtype=float)
-    h = np.array((eom.bias + eom.gravity).subs(values), dtype=float).ravel()
+    names = [sympy.Symbol(k, real=True) for k in eom.values]
+    arguments = [*eom.coordinates, *eom.velocities, *names]
+    numbers = [*q, *qd, *eom.values.values()]
+    M = np.array(sympy.lambdify(arguments, eom.mass_matrix, "numpy")(*numbers), dtype=float)
+    h = np.array(sympy.lambdify(arguments, eom.bias + eom.gravity, "numpy")(*numbers), dtype=float).ravel()
     assert np.abs(M - mass_matrix(mech, q)[0]).max() < 1e-14
     assert np.abs(h - inverse_dynamics(mech, q, qd, np.zeros(3))[0]).max() < 1e-13
 
