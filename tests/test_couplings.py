@@ -213,3 +213,29 @@ def test_a_rack_and_pinion_couples_a_slide_to_a_turn():
     force = run.reactions.values[:, run.reactions.names.index("mesh.force")]
     assert run.reactions.units[run.reactions.names.index("mesh.force")] == "N"
     np.testing.assert_allclose(force, mass * r * acceleration, rtol=1e-10)
+
+
+def test_the_pandas_mimic_finger_is_coupled_on_import():
+    """Its second finger mimics the first (URDF mimic, multiplier 1): 8 degrees of freedom, not 9."""
+    from mbstudio.io.example_robots import robot_path, robots_folder
+
+    if robots_folder() is None:
+        pytest.skip("example-robot-data is not installed (the test extra has it)")
+    pytest.importorskip("yourdfpy")
+    from mbstudio.io.urdf_import import import_urdf
+
+    result = import_urdf(robot_path("panda"), floating_base=False)
+    [coupling] = result.model.couplings
+    assert (coupling.follower, coupling.leader, coupling.ratio) == ("panda_finger_joint2", "panda_finger_joint1", 1.0)
+    mech = Mechanism(result.model)
+    assert mech.n == 9 and mech.dof == 8 and "panda_finger_joint1" in mech.independent
+
+
+@pytest.mark.parametrize("ratio", [-1.0, 2.5])
+def test_the_leader_drives_whatever_the_rounding(perturb, ratio):
+    """A mimic pair's two columns have equal norms, and a ratio above 1 makes the leader's the larger: the
+    follower is still the dependent one, with every number moved by 1e-13 (docs/decisions.md)."""
+    model = mimic_gripper()
+    model.couplings[0].ratio = ratio
+    mech = Mechanism(perturb(loads(dumps(model))))
+    assert (mech.independent, mech.dependent) == (["qL"], ["qR"])

@@ -371,11 +371,11 @@ def test_the_symbolic_equations_of_a_spherical_pendulum_are_rational_and_match_t
     assert not any(expr.has(sympy.sin, sympy.cos) for matrix in terms for expr in matrix)
     mech = Mechanism(model)
     q, qd = np.array([0.3, -1.2, 2.0]), np.array([0.5, 0.1, -0.7])
-    values = dict(zip(eom.coordinates + eom.velocities, [*q, *qd], strict=True)) | {
-        sympy.Symbol(k, real=True): v for k, v in eom.values.items()
-    }
-    M = np.array(eom.mass_matrix.subs(values), dtype=float)
-    h = np.array((eom.bias + eom.gravity).subs(values), dtype=float).ravel()
+    names = [sympy.Symbol(k, real=True) for k in eom.values]
+    arguments = [*eom.coordinates, *eom.velocities, *names]
+    numbers = [*q, *qd, *eom.values.values()]
+    M = np.array(sympy.lambdify(arguments, eom.mass_matrix, "numpy")(*numbers), dtype=float)
+    h = np.array(sympy.lambdify(arguments, eom.bias + eom.gravity, "numpy")(*numbers), dtype=float).ravel()
     assert np.abs(M - mass_matrix(mech, q)[0]).max() < 1e-14
     assert np.abs(h - inverse_dynamics(mech, q, qd, np.zeros(3))[0]).max() < 1e-13
 
@@ -383,7 +383,7 @@ def test_the_symbolic_equations_of_a_spherical_pendulum_are_rational_and_match_t
 def test_what_cannot_hold_rotation_parameters_says_so_by_name():
     """The URDF export (which has no ball joint; a free joint is its floating root, tests/test_urdf.py) and the
     block models (Euler-angle floating bases) refuse a ball or free joint by name instead of writing its
-    parameters as angles."""
+    parameters as angles; the MJCF export writes MuJoCo's ball and free joints (tests/test_mjcf.py)."""
     from mbstudio.dynamics.titop import block_model
     from mbstudio.io.urdf_export import urdf_text
     from mbstudio.model import ModelError
@@ -413,3 +413,68 @@ def test_an_ensemble_of_tumbling_bodies_runs_as_one_system():
     assert np.abs(runs[1].q - single.q).max() < 1e-7
     for run in runs:
         assert np.abs(run.kinetic / run.kinetic[0] - 1).max() < 1e-7
+
+
+FLYER = """<mujoco model="flyer">
+  <worldbody>
+    <body name="base" pos="0.1 0.2 1.0" quat="0.9 0.1 -0.3 0.2">
+      <freejoint name="float"/>
+      <inertial pos="0.05 -0.02 0.01" mass="3" diaginertia="0.2 0.3 0.35"/>
+      <body name="arm" pos="0.2 0 0">
+        <joint name="shoulder" type="ball"/>
+        <inertial pos="0 0 -0.2" mass="1" diaginertia="0.04 0.05 0.02"/>
+        <body name="forearm" pos="0 0 -0.4">
+          <joint name="elbow" type="hinge" axis="1 0 0"/>
+          <inertial pos="0.1 0 0" mass="0.5" diaginertia="0.01 0.02 0.015"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_mjcf_free_and_ball_joints_import_without_lock_and_match_mujocos_mass_matrix_and_bias(tmp_path):
+    """MuJoCo's free joint holds (position, quaternion) with the linear velocity in world axes and the angular one
+    in the body's; its ball joint a quaternion and the angular velocity in the child's axes. Ours: position and
+    rotation parameters, whose rates map by v = T q̇ (T = 1 for the position, Jᵀ for ρ)."""
+    mujoco = pytest.importorskip("mujoco")
+    from mbstudio.io.mjcf_import import import_mjcf
+
+    path = tmp_path / "flyer.xml"
+    path.write_text(FLYER)
+    result = import_mjcf(path)
+    assert [j.type for j in result.model.joints] == ["free", "ball", "revolute"]
+    mech = Mechanism(result.model)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(m)
+    free, ball = [mech.coordinates.index(c) for c in result.coordinates["float"]], result.coordinates["shoulder"]
+    ball = [mech.coordinates.index(c) for c in ball]
+    elbow = mech.coordinates.index(result.coordinates["elbow"][0])
+    q0 = mech.tree.initial_coordinates()  # the imported pose is MuJoCo's qpos0
+    np.testing.assert_allclose(rodrigues.quaternion(q0[free[3:]])[1], m.qpos0[4:7], atol=1e-15)
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        q, qd = rng.uniform(-1, 1, (2, mech.n))
+        q[free[3:]] *= 3
+        q[ball] *= 3
+        T, bias = np.zeros((m.nv, mech.n)), np.zeros(m.nv)
+        qpos = np.r_[q[free[:3]], _wxyz(q[free[3:]]), _wxyz(q[ball]), q[elbow]]
+        T[0:3, free[:3]] = np.eye(3)
+        for at, cols in ((3, free[3:]), (6, ball)):
+            T[at : at + 3, cols] = rodrigues.jacobian(q[cols]).T
+            bias[at : at + 3] = -rodrigues.jacobian_rate(-q[cols], qd[cols])
+        T[9, elbow] = 1.0
+        data.qpos[:], data.qvel[:] = qpos, T @ qd
+        mujoco.mj_forward(m, data)
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, data, M)
+        ours = mass_matrix(mech, q)[0]
+        assert np.abs(ours - T.T @ M @ T).max() < 1e-10
+        h = inverse_dynamics(mech, q, qd, np.zeros(mech.n))[0]
+        assert np.abs(h - T.T @ (M @ bias + data.qfrc_bias)).max() < 1e-10
+
+
+def _wxyz(rho: np.ndarray) -> np.ndarray:
+    w, v = rodrigues.quaternion(rho)
+    return np.r_[w, v]

@@ -31,7 +31,8 @@ MIN_MOMENT = 1e-12  # kg m^2: the least principal moment written (MuJoCo refuses
 
 
 def mjcf_text(model: Model, folder: str | os.PathLike | None = None) -> tuple[str, list[str]]:
-    """The MJCF of `model` and what it could not carry; ModelError for a cut joint MJCF has no equality for."""
+    """The MJCF of `model` and what it could not carry; ModelError for a cut joint MJCF has no equality for, and
+    for a free joint MuJoCo cannot hold (between two bodies)."""
     return _Writer(Mechanism(model), folder).text()
 
 
