@@ -52,6 +52,7 @@ from .recovery import Autosave
 from .results.bode_panel import BodePanel
 from .results.eom_table import EquationsTable
 from .results.family_panel import FamilyPanel
+from .results.identification_panel import IdentificationPanel
 from .results.modes_panel import ModesPanel
 from .results.parameter_table import ParameterTable
 from .results.plots_panel import PlotsPanel
@@ -75,6 +76,7 @@ RESULT_PANELS = {
     "linearization": ("lpv", "bode", "modes"),
     "workspace": ("workspace",),
     "task_space_eom": ("eom_table",),
+    "identification": ("identification",),
 }
 MOTION_TASKS = ("kinematics", "simulation")
 
@@ -108,6 +110,7 @@ class MainWindow(QMainWindow):
         self.lpv = FamilyPanel()
         self.mode_animation = ModeAnimation(self.view.set_pose, self)
         self.workspace = WorkspacePanel()
+        self.identification = IdentificationPanel()
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
         self.docks = {
@@ -126,6 +129,7 @@ class MainWindow(QMainWindow):
                 ("bode", "Frequency response", self.bode, area.BottomDockWidgetArea),
                 ("lpv", "Linear family", self.lpv, area.BottomDockWidgetArea),
                 ("workspace", "Workspace map", self.workspace, area.BottomDockWidgetArea),
+                ("identification", "Identification", self.identification, area.BottomDockWidgetArea),
             )
         }
         # the model tree and the property editor keep the window's full height: editing needs the rows
@@ -136,12 +140,13 @@ class MainWindow(QMainWindow):
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
-        results = ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "lpv", "workspace", "study")
+        results = ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "lpv", "workspace")
+        results += ("identification", "study")
         for name in results:
             self.tabifyDockWidget(self.docks["ridge"], self.docks[name])
         self.docks["study"].hide()  # Analysis › Parameter Study… shows it
         # shown by their first result (a family, a workspace map): at 1200 px the other tabs keep their names
-        for name in ("lpv", "workspace"):
+        for name in ("lpv", "workspace", "identification"):
             self.docks[name].hide()
         self.docks["base_table"].raise_()
         self.status = {k: QLabel() for k in ("dof", "loops", "assembly")}

@@ -21,6 +21,7 @@ ASKED = (
     ("equilibrium_options", "E&quilibrium…", "equilibrium", None),
     ("linearize_options", "&Linearise…", "linearization", None),
     ("workspace_options", "&Workspace Map…", "workspace", None),
+    ("identify_options", "&Identify…", "identification", None),
 )
 # Quick runs with fixed options: name, menu text, job, options
 ANALYSES = (
@@ -54,6 +55,7 @@ EXPORTS = (
     ("bode", "&Frequency Response", ("csv", "json", "png", "svg")),
     ("lpv", "&Linear Family (LPV)", ("csv", "json", "mat", "npz", "png", "svg")),
     ("workspace", "&Workspace Map", ("csv", "json", "png", "svg")),
+    ("identification", "I&dentification", ("csv", "json")),
 )
 ABOUT = """<h3>MB Studio {version}</h3>
 <p>Mechanism analysis: closed-loop kinematics, equations of motion, simulation and base inertial parameters,
