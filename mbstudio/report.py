@@ -5,20 +5,23 @@ from __future__ import annotations
 import numpy as np
 
 from .kinematics import Mechanism
+from .kinematics.planar import planar_grubler_dof, plane_normal
 from .model import AssemblyError, Model
 from .model.validation import inertia_warnings
 
 
 def check_report(model: Model) -> dict:
-    """Bodies, joints, loops, couplings, both mobility counts, independent coordinates and assembly at the
-    initial configuration (float64)."""
+    """Bodies, joints, loops, couplings, both mobility counts (the planar one for a planar mechanism), independent
+    coordinates and assembly at the initial configuration (float64)."""
     mech = Mechanism(model)
     assembled, residual, message = True, 0.0, None
     try:
-        q = mech.assemble(None)
+        q = mech.assemble(None)[0]
         residual = float(np.abs(mech.residual(q)).max()) if mech.constraints.m else 0.0
     except AssemblyError as exc:
         assembled, residual, message = False, exc.residual, str(exc)
+        q = mech.tree.initial_coordinates()
+    normal = plane_normal(mech, q)
     report = {
         "model": model.name,
         "bodies": [b.label for b in model.bodies],
@@ -26,6 +29,8 @@ def check_report(model: Model) -> dict:
         "cut_joints": [j.name for j in mech.topology.cut],
         "loops": mech.topology.loops,
         "dof_grubler": mech.dof_grubler,
+        "planar_normal": None if normal is None else [float(f"{x:.12g}") + 0.0 for x in normal],
+        "dof_grubler_planar": None if normal is None else planar_grubler_dof(model),
         "dof_jacobian": mech.dof,
         "redundant_constraints": mech.redundant_constraints,
         "couplings": [f"{c.name}: {c.formula()}" for c in model.couplings],
@@ -48,8 +53,7 @@ def format_report(report: dict) -> str:
         f"  joints ({len(report['joints'])}): {', '.join(report['joints'])}",
         f"  cut joints: {', '.join(report['cut_joints']) or '(none: a tree)'}",
         f"  independent loops: {report['loops']}",
-        f"  degrees of freedom: {report['dof_jacobian']} (rank of the constraint Jacobian); "
-        f"Grübler-Kutzbach count {report['dof_grubler']}",
+        f"  degrees of freedom: {report['dof_jacobian']} (rank of the constraint Jacobian); {_counts(report)}",
     ]
     if report["couplings"]:
         lines.append(f"  couplings ({len(report['couplings'])}): " + "; ".join(report["couplings"]))
@@ -68,3 +72,28 @@ def format_report(report: dict) -> str:
         lines.append(f"  {report['message']}")
     lines += [f"  warning: {w}" for w in report["warnings"]]
     return "\n".join(lines)
+
+
+def _counts(report: dict) -> str:
+    """The Grübler-Kutzbach count that applies, said with its formula: the planar one for a planar mechanism."""
+    spatial, planar = report["dof_grubler"], report.get("dof_grubler_planar")
+    if planar is None:
+        return f"Grübler-Kutzbach count {spatial}"
+    axes = f"joint axes along {_direction(report['planar_normal'])}"
+    if planar == spatial:
+        return f"Grübler-Kutzbach count {spatial} (a planar mechanism: {axes})"
+    n, j = len(report["bodies"]) + 1, len(report["joints"])
+    formula = f"3(n − 1) − 2j = 3·{n - 1} − 2·{j}" if 3 * (n - 1) - 2 * j == planar else "3(n − 1) − Σ(3 − f)"
+    return (
+        f"a planar mechanism ({axes}): planar Grübler count {formula} = {planar} (n = {n} links with the ground, "
+        f"j = {j} joints; the spatial count, {spatial}, does not apply: the loops' out-of-plane equations hold "
+        "identically)"
+    )
+
+
+def _direction(normal: list[float]) -> str:
+    """'y' or '-z' for a world axis, else the components."""
+    for k, name in enumerate("xyz"):
+        if abs(abs(normal[k]) - 1) < 1e-12:
+            return name if normal[k] > 0 else f"-{name}"
+    return "[" + ", ".join(f"{x:.6g}" for x in normal) + "]"

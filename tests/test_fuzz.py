@@ -4,13 +4,19 @@ model that loads can be saved and analysed without any other kind of exception."
 from __future__ import annotations
 
 import copy
+import csv
 import importlib.util
 import json
+import math
 import os
+import re
 import time
 
+import casadi
+import gmpy2
 import numpy as np
 import pytest
+import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context, event
@@ -19,8 +25,10 @@ from mbstudio import samples
 from mbstudio.cli import main
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import JOINT_MOTIONS, AssemblyError, Model, ModelError, dumps, loads, validate
-from mbstudio.model.expressions import FUNCTIONS
+from mbstudio.model.expressions import FUNCTIONS, evaluate
 from mbstudio.model.fileformat import from_dict
+from mbstudio.numerics.backends import MultiPrecision, Symbolic
+from mbstudio.numerics.compiled import Traced
 
 SAMPLES = {name: samples.path(name).read_text(encoding="utf-8") for name in samples.names()}
 # about 10 s in all in the README run; .ci/run hunts longer (MBSTUDIO_FUZZ_EXAMPLES=1500), and 5000 hunts longer still
@@ -298,6 +306,101 @@ def test_random_expressions_evaluate_or_raise_model_error(four_bar, expr, field,
     outcome(json.dumps(doc), precision)
 
 
+# One expression through the four number systems: float64, MPFR at 50 digits, sympy (the parameters as symbols,
+# given their values afterwards) and CasADi (the parameters as symbols of a compiled function). Each gives a
+# finite real number or refuses with a ModelError; where two give numbers and the expression is well conditioned
+# (its value barely moves when every number in it moves by 1e-12), the numbers agree.
+VALUES = {"a": 0.3, "b": 1.7, "c": -2.2}
+LEAVES = st.sampled_from(["0", "1", "2", "3", "10", "0.5", "0.1", "1.25", "1e-3", "a", "b", "c", "pi"])
+ARITHMETIC = st.recursive(LEAVES, _compound, max_leaves=10)
+
+
+def _float64(text: str) -> float:
+    return evaluate(text, float, {**VALUES, "pi": math.pi}, {n: getattr(math, n) for n in FUNCTIONS})
+
+
+def _mpfr(text: str, nudge: int | None = None) -> gmpy2.mpfr:
+    """At 50 digits; `nudge` k: every literal, parameter and pi x moved to x (1 ± 1e-12) ± 1e-14 (the first
+    signs drawn from the seed k, the second + for even k, - for odd, so that a zero moves both ways)."""
+    mp = MultiPrecision(50)
+    signs = np.random.default_rng(nudge)
+    with mp.context():
+        if nudge is None:
+            moved = mp.scalar
+        else:
+            shift = mp.scalar(1e-14) * (1 if nudge % 2 == 0 else -1)
+            moved = lambda x: mp.scalar(x) * (1 + mp.scalar(1e-12) * int(signs.choice([-1, 1]))) + shift  # noqa: E731
+        symbols = {n: moved(v) for n, v in VALUES.items()} | {"pi": moved(math.pi) if nudge is not None else mp.pi()}
+        return evaluate(text, moved, symbols, mp.functions)
+
+
+def _sympy(text: str) -> gmpy2.mpfr:
+    """The exact value with the parameters' decimals put in, to 50 digits; not a finite real number: a
+    ModelError."""
+    symbolic = Symbolic()
+    names = {n: sympy.Symbol(n, real=True) for n in VALUES}
+    expr = evaluate(text, symbolic.scalar, {**names, "pi": sympy.pi}, symbolic.functions)
+    value = sympy.sympify(expr).subs({names[n]: sympy.Rational(repr(v)) for n, v in VALUES.items()})
+    number = sympy.N(value, 50)
+    if not (number.is_real and number.is_finite):
+        raise ModelError("expression", "is not a finite real number with these values", text)
+    return gmpy2.mpfr(str(number), 200)
+
+
+def _casadi(text: str) -> float:
+    traced = Traced()
+    names = {n: casadi.SX.sym(n) for n in VALUES}
+    expr = evaluate(text, traced.scalar, {**names, "pi": traced.pi()}, traced.functions)
+    value = float(casadi.Function("f", list(names.values()), [casadi.SX(expr)])(*VALUES.values()))
+    if not math.isfinite(value):
+        raise ModelError("expression", "is not a finite real number with these values", text)
+    return value
+
+
+def _value(route, text: str):
+    """A number, or None when the route refuses with a ModelError (anything else escapes the test)."""
+    try:
+        value = route(text)
+    except ModelError as exc:
+        note(f"{getattr(route, '__name__', 'route')}: {exc.problem[:24]}")
+        return None
+    assert np.isfinite(float(value)), (text, value)
+    return value
+
+
+def _well_conditioned(text: str, exact) -> bool:
+    nudged = [_value(lambda t, k=k: _mpfr(t, nudge=k), text) for k in range(4)]
+    return all(v is not None and abs(v - exact) <= 1e-6 * max(1, abs(exact)) for v in nudged)
+
+
+@FUZZ
+@given(text=ARITHMETIC)
+def test_expressions_agree_in_the_four_number_systems(text):
+    """Issue 23 item 2: `1/(1+t)` crashed on CasADi symbols (the division-by-zero test asked a symbol for its
+    truth); MPFR and CasADi answered sqrt(-1) with NaN and sympy with I where float64 refused."""
+    values = {route: _value(route, text) for route in (_float64, _mpfr, _sympy, _casadi)}
+    exact = values[_mpfr]
+    if exact is None or not _well_conditioned(text, exact):
+        note("ill-conditioned or refused at 50 digits")
+        return
+    note("compared")
+    scale = max(1, abs(exact))
+    with gmpy2.context(precision=200):
+        assert values[_sympy] is not None and abs(values[_sympy] - exact) <= 1e-30 * scale, (text, values)
+    for route in (_float64, _casadi):
+        if values[route] is not None:  # float64 may overflow where 50 digits do not
+            assert abs(values[route] - exact) <= 1e-9 * scale, (text, values)
+
+
+def test_a_division_by_an_expression_of_a_symbol_is_left_to_its_values():
+    t = casadi.SX.sym("t")
+    f = casadi.Function("f", [t], [casadi.SX(evaluate("1/(1+t)", float, {"t": t}, Traced().functions))])
+    assert float(f(0.5)) == 1 / 1.5
+    for text in ("1/(t-t)", "1/(1-1)"):
+        with pytest.raises(ModelError, match="divides by zero"):
+            evaluate(text, float, {"t": t}, Traced().functions)
+
+
 def test_the_unmutated_sources_are_valid(four_bar):
     for name, text in sources(four_bar).items():
         assert outcome(text) is not None, name
@@ -407,3 +510,217 @@ def test_names_and_text_never_run_as_code_in_generated_files(data, tmp_path_fact
 @given(data=st.data())
 def test_names_and_text_never_run_as_code_in_generated_files_2000_cases(data, tmp_path_factory):
     _generated_code_is_inert(data, tmp_path_factory)
+
+
+# ---------------------------------------------------------------------------------------------- URDF (issue 23)
+URDF_ARM = """<?xml version="1.0"?>
+<robot name="arm">
+  <material name="red"><color rgba="1 0 0 1"/></material>
+  <link name="base"/>
+  <link name="upper"><inertial><mass value="2"/><origin xyz="0.1 0 0" rpy="0 0 0"/>
+    <inertia ixx="0.01" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><origin xyz="0.1 0 0"/><geometry><box size="0.2 0.05 0.05"/></geometry><material name="red"/></visual>
+  </link>
+  <link name="lower"><inertial><mass value="1"/><inertia ixx="0.005" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>
+    </inertial><visual><geometry><mesh filename="package://arm/meshes/lower.stl" scale="1 1 1"/></geometry></visual>
+  </link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/><origin xyz="0 0 0.5" rpy="0.3 0 0"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="2" effort="10" velocity="1"/><dynamics damping="0.5" friction="0.1"/>
+  </joint>
+  <joint name="elbow" type="continuous"><parent link="upper"/><child link="lower"/><origin xyz="0.2 0 0"/>
+    <axis xyz="0 1 0"/></joint>
+</robot>
+"""
+XML_PIECES = ["<", ">", "&", "&amp;", "&x;", '"', "'", "]]>", "<!--", "<!DOCTYPE r [<!ENTITY x 'y'>]>", "\x00", "é"]
+URDF_VALUES = [
+    *map(str, SPECIAL_NUMBERS),
+    "",
+    " ",
+    "1 2",
+    "1 2 3 4",
+    "0 0 0",
+    "-1",
+    "abc",
+    "base",
+    "upper",
+    "lower",
+    "nowhere",
+    "floating",
+    "planar",
+    "prismatic",
+    "fixed",
+    "/etc/passwd",
+    "../../x.stl",
+    "package://arm/../../x.stl",
+]
+
+
+def _mutated_urdf(data) -> str:
+    text = URDF_ARM
+    for _ in range(data.draw(st.integers(1, 3), label="edits")):
+        edit = data.draw(st.sampled_from(["value", "value", "value", "duplicate", "delete", "insert", "truncate"]))
+        values = [(m.start(1), m.end(1)) for m in re.finditer(r'="([^"]*)"', text)]
+        if edit == "value" and values:
+            start, end = values[data.draw(st.integers(0, len(values) - 1))]
+            text = text[:start] + data.draw(st.sampled_from(URDF_VALUES) | st.text(max_size=6)) + text[end:]
+        elif edit in ("duplicate", "delete"):
+            elements = list(
+                re.finditer(r"<(link|joint|material|inertial|visual|axis|limit|origin)\b.*?(/>|</\1>)", text, re.S)
+            )
+            if elements:
+                m = elements[data.draw(st.integers(0, len(elements) - 1))]
+                text = text[: m.end()] + (m.group(0) if edit == "duplicate" else "") + text[m.end() :]
+                if edit == "delete":
+                    text = text[: m.start()] + text[m.end() :]
+        else:
+            at = data.draw(st.integers(0, len(text)))
+            piece = data.draw(st.sampled_from(XML_PIECES) | st.text(max_size=4))
+            text = text[:at] if edit == "truncate" else text[:at] + piece + text[at:]
+    return text
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_urdf_imports_as_a_valid_model_or_raises_model_error(data, tmp_path_factory):
+    """Issue 23 item 3: a URDF is imported as a valid model, or refused with a ModelError; nothing else, and
+    within seconds."""
+    from mbstudio.io.urdf_import import import_urdf
+
+    folder = tmp_path_factory.mktemp("urdf")
+    path = folder / "robot.urdf"
+    path.write_text(_mutated_urdf(data), encoding="utf-8", errors="surrogateescape")
+    start = time.perf_counter()
+    try:
+        result = import_urdf(path, [folder])
+    except ModelError as exc:
+        note(f"refused: {exc.problem[:30]}")
+    else:
+        note("imported")
+        assert loads(dumps(result.model)) == result.model
+    assert time.perf_counter() - start < 20
+
+
+# ---------------------------------------------------------------------------------------------- ensemble tables
+FOUR_BAR_MODEL = loads(SAMPLES["four_bar"])
+FOUR_BAR_MECHANISM = Mechanism(FOUR_BAR_MODEL)
+CSV_CELLS = st.sampled_from(["theta1", "d_theta1", "L1", "L2", "x", "", " ", "#", '"', '""', ",", "\n", "\r", "\x00"])
+CSV_NUMBERS = st.sampled_from([*map(str, SPECIAL_NUMBERS), "1e999", "-0", "0x10", "1_000", "١", "½"]) | st.floats().map(
+    repr
+)
+
+
+@FUZZ
+@given(
+    header=st.lists(CSV_CELLS | st.text(max_size=5), min_size=1, max_size=4),
+    rows=st.lists(st.lists(CSV_NUMBERS | CSV_CELLS | st.text(max_size=4), max_size=5), max_size=4),
+    encoding=st.sampled_from(["utf-8", "utf-8-sig", "latin-1", "utf-16", "bytes"]),
+    noise=st.binary(max_size=4),
+)
+def test_fuzzed_ensemble_tables_are_read_or_refused_with_model_error(header, rows, encoding, noise, tmp_path_factory):
+    """Issue 23 items 6 and 8: the runs of an ensemble (`simulate --ensemble`), read or refused by name."""
+    from mbstudio.io.ensemble_table import read_runs
+
+    text = "\n".join(",".join(row) for row in [header, *rows]) + "\n"
+    raw = noise + text.encode("utf-8", "surrogatepass") if encoding == "bytes" else text.encode(encoding, "replace")
+    path = tmp_path_factory.mktemp("runs") / "runs.csv"
+    path.write_bytes(raw)
+    try:
+        arguments, runs = read_runs(path, FOUR_BAR_MODEL, ["theta1"])
+    except ModelError as exc:
+        note(f"refused: {exc.problem[:30]}")
+        return
+    note("read")
+    assert all(np.isfinite(v) for run in runs for v in run.values())
+    assert len(set(next(csv.reader([text.lstrip("\ufeff").splitlines()[0]])))) >= 1 and len(arguments) <= 3
+
+
+# ---------------------------------------------------------------------------------------------- study specifications
+GRID_TEXT = st.sampled_from(
+    ["L1", "L2", "L0", "L1 ", "x", "", "=", ":", "0", "1", "-1", "3", "10001", "1e308", "nan", "inf"]
+)
+
+
+@FUZZ
+@given(
+    specs=st.lists(
+        st.lists(GRID_TEXT | st.text(max_size=4), min_size=1, max_size=5).map(
+            lambda parts: parts[0] + "=" + ":".join(parts[1:]) if len(parts) > 1 else parts[0]
+        )
+        | st.text(max_size=12),
+        min_size=1,
+        max_size=3,
+    ),
+    analysis=st.sampled_from(["basepar", "kinematics", "simulate", "linearize", "nope", ""]),
+    scheduler=st.none()
+    | st.sampled_from(["tcp://127.0.0.1:8786", "tls://h:1", "inproc://x", "ucx://h:1", "h", ":", "[::1]:1", "a b:1"])
+    | st.text(max_size=12),
+)
+def test_study_specifications_build_a_study_or_raise_model_error(specs, analysis, scheduler):
+    """The grids (`--vary`), the analysis and the scheduler's address: a Study (not started) or a ModelError."""
+    from mbstudio.jobs.study import MAX_POINTS, Study, grids
+
+    try:
+        study = Study(FOUR_BAR_MODEL, grids(specs), analysis, scheduler=scheduler)
+    except ModelError as exc:
+        note(f"refused: {exc.where[:20]}")
+        return
+    note("built")
+    assert 1 <= len(study.points) <= MAX_POINTS and study.client is None
+    assert all(np.isfinite(v) for point in study.points for v in point.values())
+
+
+@FUZZ
+@given(
+    text=st.text(max_size=80)
+    | st.sampled_from(["distributed: {comm: {tls: {ca-file: 3}}}", "- [", "{", "!!python/object:os.system ls"])
+)
+def test_security_files_are_read_or_refused_with_model_error(text, tmp_path_factory):
+    from mbstudio.jobs.study import load_security
+
+    path = tmp_path_factory.mktemp("security") / "security.yaml"
+    path.write_text(text, encoding="utf-8", errors="surrogateescape")
+    with pytest.raises(ModelError, match="--security"):
+        load_security(path)  # none of these names readable certificates
+
+
+# ---------------------------------------------------------------------------------------------- measured logs
+LOG_HEADERS = st.sampled_from(
+    ["t", "t [s]", "t [ms]", "theta1", "theta1 [deg]", "theta1 [mm]", "tau_theta1", "tau_theta1 [N m]",
+     "tau_theta1 [N]", "theta2", "x", "", "t [", "theta1 []", "tau_theta1 [furlong]", "t,t"]
+)  # fmt: skip
+
+
+def _permuted_log_header(names: list[str]):
+    units = {"t": "s", "theta1": "deg", "tau_theta1": "N m"}
+    return st.tuples(*(st.sampled_from([n, f"{n} [{units[n]}]"]) for n in names)).map(list)
+
+
+@FUZZ
+@given(
+    header=st.permutations(["t", "theta1", "tau_theta1"]).flatmap(_permuted_log_header)
+    | st.lists(LOG_HEADERS | st.text(max_size=6), min_size=1, max_size=4),
+    step=st.sampled_from([0.01, 0.01, 0.0, -0.01, 1e-300, 1e300]),
+    count=st.integers(0, 12),
+    cells=st.lists(CSV_NUMBERS | CSV_CELLS, max_size=6),
+    irregular=st.booleans(),
+)
+def test_fuzzed_measured_logs_are_read_or_refused_with_model_error(header, step, count, cells, irregular):
+    """Identification's CSV logs (time, encoder positions, actuator forces with units in the headers): read into
+    finite SI arrays or refused by name."""
+    from mbstudio.identification.logs import parse_log
+
+    rows = []
+    for k in range(count):
+        signals = {"t": k * step * (1.5 if irregular and k == count // 2 else 1), "theta1": 0.1 * k, "tau_theta1": 1.0}
+        cell = iter(cells)
+        rows.append(
+            ",".join(repr(signals[h.split(" [")[0]]) if h.split(" [")[0] in signals else next(cell, "") for h in header)
+        )
+    try:
+        log = parse_log("\n".join([",".join(header), *rows]) + "\n", FOUR_BAR_MECHANISM)
+    except ModelError as exc:
+        note(f"refused: {exc.problem[:30]}")
+        return
+    note("read")
+    assert np.isfinite(log.t).all() and np.isfinite(log.positions).all() and np.isfinite(log.forces).all()
+    assert len(log.t) == len(log.positions) == len(log.forces) >= 1

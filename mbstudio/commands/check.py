@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
 
 from ..dynamics.pkm.report import format_pkm, pkm_report
 from ..io.json_text import json_text
-from ..model import load
+from ..model import Model, load
 from ..report import check_report, format_report
+
+BIG_MODEL_BYTES = 1_000_000  # a file this large (about 2 000 bodies) is checked with its steps said on stderr
+LINKAGE = "  parallel machine: no (one degree of freedom: a linkage, whose coupler its loop drives, not a platform)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,18 +23,60 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = load(args.file)
-    report = check_report(model)
-    if report["assembled"]:
-        report |= _engine(model)
-    report["pkm"] = pkm_report(model)
-    text = format_report(report) + "\n" + format_pkm(report["pkm"])
+    say = _progress() if _size(args.file) >= BIG_MODEL_BYTES else None
+    model = _step(say, "reading the model", lambda: load(args.file))
+    report = check(model, say)
+    text = format_report(report) + "\n" + (LINKAGE if report.get("linkage") else format_pkm(report["pkm"]))
     if report.get("engine_build_seconds") is not None:
         text += f"\nengine: built in {report['engine_build_seconds']:.2f} s ({_kind(report)})"
     elif "engine" in report:
         text += f"\nengine: {report['engine']} (simulation uses the numpy path)"
     print(json_text(report).rstrip() if args.json else text)  # strict: a NaN residual is "nan"
     return 0 if report["assembled"] else 1
+
+
+def check(model: Model, say: Callable[[str], None] | None = None) -> dict:
+    """The check report of `model`: structure, counts and assembly, the engine's build, the parallel machine.
+    `say`: called with each step's text as it begins (a big model's progress)."""
+    report = _step(say, f"{len(model.bodies)} bodies: structure, counts and assembly", lambda: check_report(model))
+    if report["assembled"]:
+        report |= _step(say, "the compiled engine", lambda: _engine(model))
+    report["pkm"] = _step(say, "looking for a parallel machine's platform", lambda: pkm_report(model))
+    if _linkage(model, report):
+        report["pkm"], report["linkage"] = None, True
+    if say:
+        say("done")
+    return report
+
+
+def _linkage(model: Model, report: dict) -> bool:
+    """A body found carried by two limbs in a mechanism of one degree of freedom (a four-bar's coupler, a slider-
+    crank's connecting rod) is driven through its loop: the mechanism is a linkage, not a parallel machine,
+    whose platform has freedoms of its own. A platform the file declares is taken at its word."""
+    return model.platform is None and report["pkm"] is not None and report["dof_jacobian"] == 1
+
+
+def _step(say: Callable[[str], None] | None, text: str, work: Callable):
+    if say:
+        say(text)
+    return work()
+
+
+def _progress() -> Callable[[str], None]:
+    """Steps on stderr, each with the seconds since the check began."""
+    start = time.perf_counter()
+
+    def say(text: str) -> None:
+        print(f"check: {time.perf_counter() - start:6.1f} s  {text}", file=sys.stderr, flush=True)
+
+    return say
+
+
+def _size(path: str) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0  # load names the file's problem
 
 
 def _engine(model) -> dict:

@@ -1,17 +1,21 @@
 """`mbstudio sweep FILE --vary NAME=a:b:n [--vary ...] --analysis basepar|kinematics|simulate|linearize [--digits N]
-[--samples N] [--t-end T] [--scheduler ADDRESS] [--workers N] --out study.parquet|csv`: one analysis at every
-point of a grid of model parameters, each point a task on Dask (an embedded local cluster of processes by
-default, or the scheduler at ADDRESS), one row per point."""
+[--samples N] [--t-end T] [--scheduler ADDRESS [--security FILE]] [--workers N] [--dashboard]
+--out study.parquet|csv`: one analysis at every point of a grid of model parameters, each point a task on Dask (an
+embedded local cluster of processes by default, or the scheduler at ADDRESS), one row per point. The table is
+written as points finish, so a study stopped (Ctrl+C, SIGTERM) or failed leaves its finished points in it, the
+others listed as not run."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
 
 from ..io.csv_text import write_output
 from ..io.display_units import UNITS_HELP, parse_units
 from ..io.study_table import study_bytes, study_format
-from ..jobs.study import ANALYSES, Study, grid
+from ..jobs.study import ANALYSES, NOT_RUN, Study, grids
 from ..model import check_outputs, load
 
 
@@ -25,8 +29,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=("dp", "vp", "symbolic", "all"), help="basepar: the route(s)")
     parser.add_argument("--samples", type=_whole, help="trajectory samples (basepar, kinematics) or outputs")
     parser.add_argument("--t-end", type=float, help="simulate: simulated time [s] (default 1)")
-    parser.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="a running Dask scheduler: tcp://HOST:PORT, or tls://HOST:PORT"
+    )
+    parser.add_argument(
+        "--security",
+        metavar="FILE",
+        help="Dask's security configuration for the scheduler (YAML: distributed.comm.tls with ca-file and the "
+        "client's cert and key)",
+    )
     parser.add_argument("--workers", type=_whole, default=2, help="local cluster processes (default 2)")
+    parser.add_argument(
+        "--dashboard", action="store_true", help="the local cluster serves Dask's dashboard (on 127.0.0.1, link said)"
+    )
     parser.add_argument("--out", required=True, help="the study table: .parquet or .csv")
     parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
 
@@ -39,18 +54,101 @@ def _whole(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     fmt = study_format(args.out)
-    check_outputs([args.out], [args.file])  # before the work, not after
+    check_outputs([args.out], [p for p in (args.file, args.security) if p])  # before the work, not after
     units = parse_units(args.units)
     model = load(args.file)
-    vary = dict(grid(spec) for spec in args.vary)
+    vary = grids(args.vary)
     options = {k: v for k, v in vars(args).items() if k in ("digits", "method", "samples", "t_end") and v}
-    study = Study(model, vary, args.analysis, options, args.scheduler, args.workers)
+    study = Study(model, vary, args.analysis, options, args.scheduler, args.workers, args.security, args.dashboard)
     print(f"{model.name}: {args.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}")
-    rows = study.run(progress=lambda done, total: print(f"\r{done}/{total} points", end="", file=sys.stderr))
+
+    def write(rows: list[dict]) -> None:
+        write_output(args.out, study_bytes(rows, study.provenance(), fmt, units))
+
+    stop = _StopSignals()
+    progress = _progress if not args.dashboard else _with_link(study)
+    try:
+        with stop:
+            rows = study.run(progress=progress, cancel=stop.requested, checkpoint=write)
+    except Exception as exc:  # a failed study (a lost scheduler, say) keeps its points; its reason is said
+        if not study.futures:
+            raise  # nothing started (no worker, another mbstudio): the message is all there is
+        return _stopped(study, args.out, f"failed: {exc}", 1)
+    if stop.signum is not None:
+        return _stopped(study, args.out, f"stopped by {signal.Signals(stop.signum).name}", 128 + stop.signum)
     print(file=sys.stderr)
-    write_output(args.out, study_bytes(rows, study.provenance(), fmt, units))
     failed = [r for r in rows if r.get("error")]
     print(f"  {len(rows)} rows written to {args.out}; {len(failed)} failed")
     for r in failed[:5]:
-        print(f"  failed at {', '.join(f'{k}={r[k]:g}' for k in vary)}: {r['error']}")
+        print(f"  failed at {_where(r, vary)}: {r['error']}")
     return 0 if rows else 1
+
+
+def _progress(done: int, total: int) -> None:
+    print(f"\r{done}/{total} points", end="", file=sys.stderr, flush=True)
+
+
+def _with_link(study: Study):
+    """The progress, after saying once where the dashboard is."""
+    said = False
+
+    def progress(done: int, total: int) -> None:
+        nonlocal said
+        if not said and study.client is not None:
+            print(f"dashboard: {study.client.dashboard_link}", file=sys.stderr)
+            said = True
+        _progress(done, total)
+
+    return progress
+
+
+def _stopped(study: Study, out: str, how: str, code: int) -> int:
+    """Say what the table holds: the points done, and the first of those not run."""
+    print(file=sys.stderr)
+    if not study.futures:  # stopped while the cluster started: no point was sent, no table written
+        print(f"mbstudio sweep: the study {how} before its first point; nothing written", file=sys.stderr)
+        return code
+    rows = study.rows()
+    missing = [r for r in rows if r.get("error") == NOT_RUN]
+    names = list(study.points[0])
+    print(
+        f"mbstudio sweep: the study {how}; {len(rows) - len(missing)} of {len(rows)} points done, written to {out} "
+        f"with the {len(missing)} not run listed (error '{NOT_RUN}')"
+        + "".join(f"\n  not run: {_where(r, names)}" for r in missing[:5])
+        + (f"\n  … and {len(missing) - 5} more" if len(missing) > 5 else ""),
+        file=sys.stderr,
+    )
+    return code
+
+
+def _where(row: dict, names) -> str:
+    return ", ".join(f"{k}={row[k]:g}" for k in names)
+
+
+class _StopSignals:
+    """SIGTERM, SIGINT (Ctrl+C) and SIGHUP ask the study to stop: it then writes its table and ends. The handler
+    only raises a flag the study's loop reads (an exception raised from it may land in a callback that swallows
+    it, Dask's garbage-collection monitor for one); a second signal ends the program at once."""
+
+    SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.previous: dict = {}
+
+    def requested(self) -> bool:
+        return self.signum is not None
+
+    def _stop(self, signum, frame) -> None:
+        self.signum = signum
+        for s in self.SIGNALS:
+            signal.signal(s, signal.SIG_DFL)
+
+    def __enter__(self) -> _StopSignals:
+        with contextlib.suppress(ValueError):  # not the main thread (called from Python in a thread): none caught
+            self.previous = {s: signal.signal(s, self._stop) for s in self.SIGNALS}
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for s, handler in self.previous.items():
+            signal.signal(s, handler)

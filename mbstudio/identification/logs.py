@@ -87,7 +87,14 @@ def read_log(path: str | Path, mech: Mechanism) -> MeasuredLog:
 
 def parse_log(text: str, mech: Mechanism, source: str = "log") -> MeasuredLog:
     """The log in `text` (CSV) for `mech`; `source` names it in messages."""
-    rows = [(k + 1, r) for k, r in enumerate(csv.reader(io.StringIO(text))) if r and not r[0].lstrip().startswith("#")]
+    try:
+        rows = [
+            (k + 1, r) for k, r in enumerate(csv.reader(io.StringIO(text))) if r and not r[0].lstrip().startswith("#")
+        ]
+    except csv.Error as exc:  # a carriage return inside a field, say
+        raise ModelError(
+            source, f"is not a readable CSV table: {exc}", None, "a header line, then one row per sample"
+        ) from None
     if not rows:
         raise ModelError(source, "is empty", None, "a header line, then one row per sample")
     header_line, header = rows[0]

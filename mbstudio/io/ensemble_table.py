@@ -1,6 +1,7 @@
 """The runs of an ensemble as a CSV table (`mbstudio simulate --ensemble runs.csv`): one row per run, a column
 per input — an independent coordinate's initial value (its name), its initial velocity (`d_<name>`) or a model
-parameter (its name). Lines starting with '#' are comments; a column left empty keeps the document's value."""
+parameter (its name), each column once. Lines starting with '#' are comments; a column left empty keeps the
+document's value. The file is UTF-8 text (a byte-order mark is allowed); anything else is named as such."""
 
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ MAX_RUNS = 10_000
 
 def read_runs(path: str | Path, model: Model, independent: list[str]) -> tuple[dict, list[dict[str, float]]]:
     """The keyword arguments of simulate_ensemble (initial, velocities, parameters) and each run's inputs."""
-    text = Path(path).read_text(encoding="utf-8")
-    rows = [r for r in csv.reader(line for line in text.splitlines() if not line.lstrip().startswith("#")) if r]
+    rows = _rows(path)
     if len(rows) < 2:
         raise ModelError(str(path), "has no runs", expected="a header line, then one line per run")
     header, body = [h.strip() for h in rows[0]], rows[1:]
@@ -28,8 +28,34 @@ def read_runs(path: str | Path, model: Model, independent: list[str]) -> tuple[d
     unknown = [h for h in header if h not in valid]
     if unknown:
         raise ModelError(f"{path}: column {unknown[0]!r}", "is not an input of this model", expected=", ".join(valid))
+    twice = next((h for k, h in enumerate(header) if h in header[:k]), None)
+    if twice is not None:  # the last one would win, silently
+        raise ModelError(f"{path}: column {twice!r}", "appears twice in the header", expected="each input once")
     runs = [_row(path, header, row, line) for line, row in enumerate(body, start=2)]
     return _arguments(runs, independent, parameters), runs
+
+
+def _rows(path: str | Path) -> list[list[str]]:
+    """The file's non-empty CSV rows, comment lines left out; a ModelError for a file that cannot be read, is
+    not UTF-8 text or not CSV."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ModelError(str(path), f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ModelError(
+            f"{path}, line {line}",
+            f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+            expected="a CSV file saved as UTF-8 (in a spreadsheet: CSV UTF-8)",
+        ) from None
+    lines = (line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    try:
+        return [r for r in csv.reader(lines) if r]
+    except csv.Error as exc:  # a NUL character, a field longer than the csv module allows
+        raise ModelError(str(path), f"is not a readable CSV table: {exc}", expected="a header, then rows") from None
 
 
 def _row(path, header: list[str], row: list[str], line: int) -> dict[str, float]:

@@ -4,13 +4,16 @@
     result.model      # a validated Model: one body per link, one joint per URDF joint
     result.notes      # what the document changed or could not keep, each naming its link or joint
 
-The file is parsed by yourdfpy (the XML, its defaults and its checks are theirs, not ours). Each link becomes
-a body whose frame is the link frame, each URDF joint a joint of ours: revolute and continuous -> revolute,
-prismatic -> prismatic, fixed -> fixed, floating -> free, with the parent joint frame at the URDF joint's origin
-and its z axis along the joint axis, the child joint frame at the child link's origin, so both frames coincide
+The file is read strictly first (urdf_input.py: well-formed XML, each link and joint name once, finite numbers),
+then parsed by yourdfpy (its defaults and checks are theirs, not ours). Each link becomes a body whose frame is
+the link frame, each URDF joint a joint of ours: revolute and continuous -> revolute, prismatic -> prismatic,
+fixed -> fixed, floating -> free, with the parent joint frame at the URDF joint's origin and its z axis along the
+joint axis, the child joint frame at the child link's origin, so both frames coincide
 at q = 0 as in URDF. Inertials are moved to the link origin (our ten parameters) as the file gives them; the
 first visual becomes the body's shape with its material's colour, and `package://NAME/...` meshes are looked up
-in the given folders, then in ROS_PACKAGE_PATH, then in the folders above the URDF file.
+in the given folders, then in ROS_PACKAGE_PATH, then in the ROS packages (folders with a package.xml) above the
+URDF file; a mesh is read only from inside the package it names, the URDF's folder or a given folder (never
+`/etc/passwd`, `../../..`).
 
 The root link floats by default: a body on a free joint `root_joint` from the ground, as Pinocchio's
 buildModelFromUrdf(path, JointModelFreeFlyer()) places it; its six coordinates are the root link origin's
@@ -23,6 +26,7 @@ joint's `source_name`, which the URDF export writes back.
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +39,7 @@ from ..model.document import INERTIA_NAMES, JointFriction
 from ..model.validation import inertia_problem
 from .couplings import add_coupling
 from .import_names import SymbolNames, clean, inertia_parameters, one_line, reference_direction
+from .urdf_input import MeshPlaces, check_urdf
 
 FREE = ("x", "y", "z", "rx", "ry", "rz")  # a free joint's coordinates: position, rotation parameters
 ROOT_JOINT = "root_joint"  # Pinocchio's name for the free flyer it adds
@@ -71,7 +76,7 @@ def import_urdf(
     path = Path(path)
     robot = _parse(path)
     options = _Options(floating_base, repair_inertias)
-    return _Importer(robot, path, _package_folders(path, package_paths), options).run()
+    return _Importer(robot, path, MeshPlaces.around(path, package_paths), options).run()
 
 
 @dataclass(frozen=True)
@@ -92,20 +97,19 @@ def _parse(path: Path):
     if not path.is_file():
         raise ModelError(str(path), "does not exist", expected="a URDF file")
     try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(str(path), f"cannot be read: {exc.strerror or exc}") from None
+    check_urdf(data, path)
+    try:  # the bytes checked, not the file again: it may have changed since
         urdf = yourdfpy.URDF.load(
-            str(path), build_scene_graph=False, load_meshes=False, build_collision_scene_graph=False
+            io.BytesIO(data), build_scene_graph=False, load_meshes=False, build_collision_scene_graph=False
         )
-    except Exception as exc:  # lxml and yourdfpy each fail in their own way on a bad file
+    except Exception as exc:  # yourdfpy fails in its own ways on a well-formed file it cannot take
         raise ModelError(
             str(path), f"is not a readable URDF ({type(exc).__name__}: {exc})", expected="a URDF robot description"
         ) from None
     return urdf.robot
-
-
-def _package_folders(path: Path, given) -> list[Path]:
-    folders = [Path(p).expanduser() for p in given]
-    folders += [Path(p) for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
-    return folders + list(path.resolve().parents)
 
 
 def _transform(origin) -> np.ndarray:
@@ -113,8 +117,8 @@ def _transform(origin) -> np.ndarray:
 
 
 class _Importer:
-    def __init__(self, robot, path: Path, folders: list[Path], options: _Options) -> None:
-        self.robot, self.path, self.folders, self.options = robot, path, folders, options
+    def __init__(self, robot, path: Path, places: MeshPlaces, options: _Options) -> None:
+        self.robot, self.path, self.places, self.options = robot, path, places, options
         self.notes: list[str] = []
         self.names = SymbolNames()
         self.coordinate_of: dict[str, str] = {}  # URDF joint name -> our coordinate (one-axis joints)
@@ -243,20 +247,26 @@ class _Importer:
             self.notes.append(f"link '{link.name}': its visual has no geometry MB Studio draws")
             return None
         if shape["type"] == "mesh":
-            shape["file"] = self._mesh_path(link.name, visual.geometry.mesh.filename)
+            found = self._mesh_path(link.name, visual.geometry.mesh.filename)
+            if found is None:
+                return None
+            shape["file"] = found
         colour = self._colour(visual.material)
         if colour:
             shape["color"] = colour
         return shape
 
-    def _mesh_path(self, link_name: str, filename: str) -> str:
-        found = _resolve(filename, self.path.parent, self.folders)
+    def _mesh_path(self, link_name: str, filename: str) -> str | None:
+        """The mesh file, or None with a note when it is not found, or lies outside the places a URDF's meshes
+        may be read from (its folder, its package, the package folders)."""
+        found, outside = self.places.resolve(filename)
         if found is None:
+            where = "is outside the URDF's folder and the package folders" if outside else "not found"
             self.notes.append(
-                f"link '{link_name}': mesh {filename} not found (searched the package folders given, "
-                "ROS_PACKAGE_PATH and the folders above the URDF file); the body is drawn from its points"
+                f"link '{link_name}': mesh {filename} {where} (searched the package folders given, ROS_PACKAGE_PATH "
+                "and the ROS packages above the URDF file); the body is drawn from its points"
             )
-            return filename
+            return None
         return str(found)
 
     def _colour(self, material) -> str | None:
@@ -408,19 +418,3 @@ def _geometry_shape(geometry, pose: np.ndarray) -> dict | None:
             shape["scale"] = clean(np.broadcast_to(np.asarray(scale, float), (3,)))
         return shape
     return None
-
-
-def _resolve(filename: str, here: Path, folders: list[Path]) -> Path | None:
-    """A mesh reference of a URDF as a file: `package://NAME/REST` in a folder NAME found in `folders` (or a
-    folder of them named NAME), `file://PATH`, or a path relative to the URDF's folder."""
-    if filename.startswith("package://"):
-        package, _, rest = filename[len("package://") :].partition("/")
-        for folder in folders:
-            for root in (folder / package, folder if folder.name == package else None):
-                if root is not None and (root / rest).is_file():
-                    return root / rest
-        return None
-    if filename.startswith("file://"):
-        filename = filename[len("file://") :]
-    candidate = Path(filename) if Path(filename).is_absolute() else here / filename
-    return candidate if candidate.is_file() else None

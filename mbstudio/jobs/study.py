@@ -6,16 +6,27 @@
 A point loads the model's text, sets the varied parameters, runs the analysis and reduces it to scalars
 (`ANALYSES`); whatever goes wrong at a point (it cannot assemble, a singular actuation) stays in that point's
 row as its `error`, and the study goes on. The points run on `dask.distributed`: an embedded LocalCluster of
-worker processes by default (nothing to start), or any scheduler given by its address, to scale out. Each row
-carries its own provenance (the varied model's hash, time taken, worker, version).
+worker processes by default (nothing to start; its connections encrypted and authenticated by a certificate
+made for it, so that no other user of the machine can send it work), or any scheduler given by its address
+(tcp:// or tls://, with Dask's security configuration for TLS), to scale out. Each row carries its own
+provenance (the varied model's hash, time taken, worker, version).
+
+Before the first point, every worker is asked for its mbstudio version: a worker without mbstudio, or with
+another version, is named and the study refused (such a worker failed each point it was sent, for ever). While
+the study runs, `run` hands the rows so far to `checkpoint` (the first point at once, then every few seconds,
+and at the end however the run ends), so a study stopped, cancelled or failed leaves its finished points, the
+others listed as not run. The local cluster serves no HTTP pages (Dask's status pages and dashboard) unless
+asked for (`dashboard=True`: then on 127.0.0.1 only).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 import numpy as np
 
@@ -42,6 +53,17 @@ def grid(spec: str) -> tuple[str, np.ndarray]:
     if not (math.isfinite(start) and math.isfinite(stop)) or not 1 <= count <= MAX_POINTS:
         raise ModelError("vary", "needs finite ends and a count from 1", spec, f"a count up to {MAX_POINTS}")
     return name.strip(), np.linspace(start, stop, count)
+
+
+def grids(specs: Iterable[str]) -> dict[str, np.ndarray]:
+    """Several `grid` specifications, each name once (a second one replaced the first, silently)."""
+    out: dict[str, np.ndarray] = {}
+    for spec in specs:
+        name, values = grid(spec)
+        if name in out:
+            raise ModelError("vary", f"gives {name} a second grid", spec, "each parameter varied once")
+        out[name] = values
+    return out
 
 
 def points(model: Model, vary: Mapping[str, np.ndarray]) -> list[dict[str, float]]:
@@ -158,6 +180,78 @@ def _worker_name() -> str:
         return "local"
 
 
+# ------------------------------------------------------------------------------------------ the cluster
+SCHEMES = ("tcp", "tls")
+CONNECT_SECONDS = 10  # to reach the scheduler
+WORKER_SECONDS = 30  # for a first worker to join it (then for one to come back, while the study runs)
+CHECKPOINT_SECONDS = 2.0  # between two writes of the rows so far
+NOT_RUN = "not run: the study stopped before this point"
+QUIET = {  # no HTTP pages from the scheduler or the workers (their servers answer 404), on no well-known port
+    "distributed.scheduler.http.routes": [],
+    "distributed.worker.http.routes": [],
+}
+
+
+def scheduler_address(text: str) -> str:
+    """'tcp://HOST:PORT' or 'tls://HOST:PORT' (tcp:// when no scheme is given; IPv6 hosts in brackets); a
+    ModelError for anything else, before any connection is tried."""
+    expected = "tcp://HOST:PORT or tls://HOST:PORT, e.g. tcp://192.168.1.10:8786"
+    scheme, sep, rest = text.strip().partition("://")
+    scheme, rest = (scheme.lower(), rest) if sep else ("tcp", text.strip())
+    if scheme not in SCHEMES:
+        raise ModelError("--scheduler", f"uses {scheme}://, which MB Studio does not connect through", text, expected)
+    found = re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]{1,5})", rest)
+    if found is None or not 1 <= int(found[2]) <= 65535:
+        raise ModelError("--scheduler", "is not an address", text, expected)
+    return f"{scheme}://{found[1]}:{int(found[2])}"
+
+
+def load_security(path: str | Path):
+    """Dask's security configuration (TLS certificates, which also authenticate the client) from a YAML file
+    in Dask's configuration format (its `distributed.comm` part: require-encryption and tls: ca-file,
+    client: cert, key); a ModelError naming the file for what is not there or cannot be read."""
+    import dask.config
+    import yaml
+    from distributed.security import Security  # its configuration's defaults first (see Study.start)
+
+    expected = "distributed: {comm: {tls: {ca-file: CA.pem, client: {cert: CERT.pem, key: KEY.pem}}}}"
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ModelError(f"--security {path}", f"cannot be read: {exc}", expected=expected) from None
+    comm = data.get("distributed", {}).get("comm") if isinstance(data, dict) else None
+    if not isinstance(comm, dict) or not isinstance(comm.get("tls"), dict):
+        raise ModelError(f"--security {path}", "has no distributed.comm.tls section", expected=expected)
+    try:
+        with dask.config.set(_dotted(comm, "distributed.comm")):
+            security = Security()
+            context = security.get_connection_args("client")["ssl_context"]  # the certificates read now
+    except (OSError, ValueError, TypeError) as exc:  # ssl.SSLError is an OSError
+        raise ModelError(f"--security {path}", f"cannot be used: {exc}", expected=expected) from None
+    if context is None:  # Dask makes none without both: the connection would fail for want of it
+        raise ModelError(f"--security {path}", "lacks tls.ca-file or tls.client.cert", expected=expected)
+    return security
+
+
+def _dotted(tree: dict, prefix: str) -> dict:
+    """{'tls': {'client': {'cert': x}}} -> {'prefix.tls.client.cert': x}: keys as dask.config.set takes them
+    without replacing their neighbours."""
+    out = {}
+    for key, value in tree.items():
+        name = f"{prefix}.{key}"
+        out |= _dotted(value, name) if isinstance(value, dict) else {name: value}
+    return out
+
+
+def worker_version() -> str:
+    """Run on each worker by reference: a worker without mbstudio cannot even unpickle it."""
+    return __version__
+
+
+class StudyStopped(Exception):
+    """The study stopped before every point was done (no worker left); the points done are kept."""
+
+
 # ------------------------------------------------------------------------------------------ the study
 class Study:
     """A grid of points of one analysis on a Dask cluster; `start`, then `poll` (the window's timer) or
@@ -171,31 +265,86 @@ class Study:
         options: dict | None = None,
         scheduler: str | None = None,
         workers: int = 2,
+        security: str | Path | None = None,
+        dashboard: bool = False,
     ) -> None:
+        """`scheduler`: a scheduler's address (None: a local cluster of `workers` processes); `security`: a file
+        of Dask's security configuration for it (see `load_security`); `dashboard`: the local cluster serves
+        Dask's dashboard (`dashboard_link` says where)."""
         if analysis not in ANALYSES:
             raise ModelError("analysis", "is not a study analysis", analysis, ", ".join(ANALYSES))
         self.model_text = dumps(model)
         self.points = points(model, vary)
         self.analysis, self.options = analysis, dict(options or {})
-        self.scheduler, self.workers = scheduler, workers
+        self.scheduler = None if scheduler is None else scheduler_address(scheduler)
+        if security is not None and self.scheduler is None:
+            raise ModelError("--security", "applies to a --scheduler", str(security), "--scheduler tls://HOST:PORT")
+        if self.scheduler and self.scheduler.startswith("tls://") and security is None:
+            raise ModelError("--scheduler", "is tls://, which needs the certificates", scheduler, "--security FILE")
+        self.security = None if security is None else load_security(security)
+        self.workers, self.dashboard = workers, dashboard
         self.client = None
         self.futures: list = []
         self.results: list[dict | None] = [None] * len(self.points)
 
     def start(self) -> None:
-        from dask.distributed import Client, LocalCluster
+        """Connect (or start the local cluster), check every worker's mbstudio, then submit every point."""
+        import dask.config
+        import distributed  # noqa: F401  its defaults first: a key set before them would take them away after
 
-        if self.scheduler:
-            self.client = Client(self.scheduler, timeout="10s")
-        else:
-            cluster = LocalCluster(
-                n_workers=self.workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-            )
-            self.client = Client(cluster)
+        with dask.config.set({} if self.dashboard else QUIET):
+            self.client = self._connect()
+        try:
+            self._check_workers()
+        except BaseException:
+            self.close()
+            raise
         self.futures = [
             self.client.submit(evaluate_point, self.model_text, p, self.analysis, self.options, pure=False)
             for p in self.points
         ]
+
+    def _connect(self):
+        from dask.distributed import Client, LocalCluster
+
+        if not self.scheduler:
+            security = _temporary_security()
+            cluster = LocalCluster(
+                n_workers=self.workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",  # None means Dask's 8787
+                scheduler_kwargs={"dashboard": self.dashboard},
+                protocol="tls://" if security else "tcp://",
+                security=security,
+            )
+            return Client(cluster, security=security)
+        try:
+            return Client(self.scheduler, timeout=f"{CONNECT_SECONDS}s", security=self.security)
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:  # unreachable, refused, not Dask, bad TLS
+            raise ModelError(
+                "--scheduler",
+                f"cannot connect to {self.scheduler}: {exc}",
+                expected="a running `dask scheduler` there (and for tls://, certificates it accepts)",
+            ) from None
+
+    def _check_workers(self) -> None:
+        """At least one worker, and mbstudio of this version on each."""
+        try:
+            self.client.wait_for_workers(1, timeout=WORKER_SECONDS)
+        except TimeoutError:
+            raise ModelError(
+                f"--scheduler {self.scheduler}",
+                f"has no worker (none joined within {WORKER_SECONDS} s)",
+                expected="`dask worker ADDRESS` started on the machines that compute",
+            ) from None
+        for address, answer in self.client.run(worker_version, on_error="return").items():
+            if isinstance(answer, BaseException):
+                reason = "mbstudio is not installed there" if "mbstudio" in str(answer) else "it cannot run mbstudio"
+                raise ModelError(f"worker {address}", f"{reason} ({answer})", expected=_installed())
+            if answer != __version__:
+                raise ModelError(f"worker {address}", f"runs mbstudio {answer}", answer, _installed())
 
     def poll(self) -> int:
         """Collect finished points; how many are done."""
@@ -211,28 +360,52 @@ class Study:
         reason = "cancelled" if future.status == "cancelled" else f"failed on its worker: {future.exception()}"
         return {**self.points[k], "error": reason}
 
-    def run(self, progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None):
-        """Start, wait for every point (reporting done/total), close the cluster; the rows in point order."""
-        from dask.distributed import as_completed
-
+    def run(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: Callable[[], bool] | None = None,
+        checkpoint: Callable[[list[dict]], None] | None = None,
+    ) -> list[dict]:
+        """Start, wait for every point (reporting done/total), close the cluster; the rows in point order.
+        `checkpoint(rows)`: the rows so far, as they come (see the module's docstring), last when the run
+        ends, whether it finished, was cancelled or stopped (an exception, a signal)."""
         self.start()
         try:
-            for done, _ in enumerate(as_completed(self.futures), start=1):
+            self._wait(progress, cancel, checkpoint)
+        finally:
+            try:
+                if checkpoint:
+                    checkpoint(self.rows())
+            finally:
+                self.close()
+        return self.rows()
+
+    def _wait(self, progress, cancel, checkpoint) -> None:
+        done, written, asked = 0, None, time.monotonic()
+        workers_seen = asked
+        while done < len(self.points):
+            time.sleep(0.1)
+            now, finished = time.monotonic(), self.poll()
+            if finished > done:
+                done = finished
                 if progress:
                     progress(done, len(self.points))
-                if cancel and cancel():
-                    self.cancel()
-                    break
-            self.poll()
-        finally:
-            self.close()
-        return self.rows()
+                if checkpoint and (written is None or now - written >= CHECKPOINT_SECONDS):
+                    checkpoint(self.rows())
+                    written = now
+            if cancel and cancel():
+                self.cancel()
+                return
+            if now - asked >= CHECKPOINT_SECONDS:  # a question to the scheduler: not at every turn
+                asked = now
+                if self.client.scheduler_info(n_workers=1).get("workers"):
+                    workers_seen = now
+                elif now - workers_seen > WORKER_SECONDS:
+                    raise StudyStopped(f"no worker has been connected for {WORKER_SECONDS} s")
 
     def rows(self) -> list[dict]:
         """Finished points in grid order; a point still missing has an error saying so."""
-        return [
-            r if r is not None else {**p, "error": "not run"} for r, p in zip(self.results, self.points, strict=True)
-        ]
+        return [r if r is not None else {**p, "error": NOT_RUN} for r, p in zip(self.results, self.points, strict=True)]
 
     def cancel(self) -> None:
         if self.client is not None:
@@ -247,14 +420,33 @@ class Study:
             self.client = None
 
     def provenance(self) -> dict:
+        done = sum(r is not None for r in self.results)
         return {
             "model_hash": text_hash(self.model_text),
             "analysis": self.analysis,
             "options": self.options,
             "points": len(self.points),
+            "points_done": done,
+            "complete": done == len(self.points),
             "scheduler": self.scheduler or f"LocalCluster({self.workers} processes)",
             "version": __version__,
         }
+
+
+def _temporary_security():
+    """TLS with a certificate made for this cluster only (held in memory): the local cluster's scheduler
+    listens on 127.0.0.1, where any user of the machine could otherwise send it code to run. None (plain
+    tcp) without the cryptography package that makes the certificate."""
+    from distributed.security import Security
+
+    try:
+        return Security.temporary()
+    except ImportError:
+        return None
+
+
+def _installed() -> str:
+    return f"mbstudio {__version__} installed for the Python that runs `dask worker` (pip install mbstudio)"
 
 
 def columns(rows: list[dict]) -> list[str]:

@@ -154,14 +154,16 @@ def operating_point(
 
 
 def parse_values(field: str, text: str, names: list[str]) -> dict[str, float]:
-    """'a=1, b=2' as {name: value}: each name one of `names`, each value a finite number (a ModelError naming
-    the field and the pair otherwise)."""
+    """'a=1, b=2' as {name: value}: each name one of `names` and given once, each value a finite number (a
+    ModelError naming the field and the pair otherwise)."""
     expected = "NAME=VALUE pairs separated by commas, NAME one of " + (", ".join(names) or "(none)")
     out: dict[str, float] = {}
     for pair in (p.strip() for p in text.split(",") if p.strip()):
         name, sep, value = (x.strip() for x in pair.partition("="))
         if not sep or name not in names:
             raise ModelError(field, "is not NAME=VALUE with a name that applies here", pair, expected)
+        if name in out:  # the last would win, silently
+            raise ModelError(field, f"{name} is given twice", text, "each name once")
         try:
             out[name] = float(value)
         except ValueError:

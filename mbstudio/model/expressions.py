@@ -14,9 +14,12 @@ import warnings
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 
+import numpy as np
+
 from .errors import ModelError
 
 FUNCTIONS = ("sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2")
+_ARITY = {"atan2": 2}  # the others take one argument
 _BINARY = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -59,6 +62,15 @@ def parse(text: str) -> ast.expr:
             isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS and not node.keywords
         ):
             raise ModelError("expression", "calls an unknown function", text, ", ".join(FUNCTIONS))
+        if isinstance(node, ast.Call) and len(node.args) != _ARITY.get(node.func.id, 1):
+            # checked here, as back-ends answer differently (CasADi's atan2(0) returns NotImplemented)
+            raise ModelError(
+                "expression",
+                f"cannot evaluate {node.func.id} here: it takes {_ARITY.get(node.func.id, 1)} argument(s), "
+                f"not {len(node.args)}",
+                text,
+                "sqrt(x), sin(x), ..., atan2(y, x)",
+            )
     _check_size(tree, text)
     return tree
 
@@ -159,10 +171,13 @@ def _eval(node, text, scalar, symbols, functions):
             b = node.right.value  # keep integer powers exact in every number system (0.5 stays scalar(0.5))
         if isinstance(node.op, ast.Pow) and _too_high(b):
             raise ModelError("expression", "raises to too high a power", text, f"exponents up to {MAX_POWER}")
-        if isinstance(node.op, ast.Div) and b == 0:
+        if isinstance(node.op, ast.Div) and _numeric_zero(b):
             raise ModelError("expression", "divides by zero", text)
         return _real(_BINARY[type(node.op)](a, b), text)
     args = [_eval(arg, text, scalar, symbols, functions) for arg in node.args]
+    if node.func.id == "atan2" and len(args) == 2 and all(_numeric_zero(a) for a in args):
+        # IEEE float says 0 and sympy NaN: no number system answers, as the point at the origin has no angle
+        raise ModelError("expression", "cannot evaluate atan2 here: atan2(0, 0) is no angle", text)
     try:
         result = functions[node.func.id](*args)
     except (ValueError, TypeError, ZeroDivisionError) as exc:
@@ -170,13 +185,48 @@ def _eval(node, text, scalar, symbols, functions):
     return _real(result, text)
 
 
+def _numeric_zero(value) -> bool:
+    """A divisor that is the number zero in its back-end (float, MPFR, mpmath, a sympy number, a CasADi constant).
+    An expression of a symbol (the time t traced by CasADi) is zero at some of its values at most, and has no
+    truth value to ask: refusing it, or asking, would refuse 1/(1+t)."""
+    zero = value == 0
+    if isinstance(zero, bool | np.bool_):  # numbers, and sympy, whose == compares structure
+        return bool(zero)
+    is_zero = getattr(value, "is_zero", None)  # CasADi: true only of the constant 0
+    return bool(is_zero()) if callable(is_zero) else False
+
+
 def _real(result, text):
-    """Refuse complex results (a negative number to a fractional power; mpmath's sqrt(-1), asin(2))."""
-    if isinstance(result, complex) or getattr(result, "imag", 0) != 0:
+    """Refuse what is not a finite real number, in every number system alike: a complex result (float64's
+    negative number to a fractional power), NaN (MPFR's and CasADi's answer to sqrt(-1) or asin(2)), a sympy
+    number off the real line (I, zoo, asin(2)), and infinity (an overflow). An expression of symbols passes: it
+    has no value yet."""
+    if _not_real(result):
         raise ModelError(
             "expression",
             "is not a real number",
             text,
             "a non-negative base for fractional powers and arguments inside each function's domain",
         )
+    if _infinite(result):
+        raise ModelError("expression", "evaluates to a non-finite number", text, "a finite number")
     return result
+
+
+def _not_real(value) -> bool:
+    if isinstance(value, complex) or getattr(value, "imag", 0) != 0:
+        return True
+    if getattr(value, "is_number", None) is not None:  # sympy: a number must compare with others
+        return bool(value.is_number) and not value.is_comparable
+    return _is_true(value != value)  # NaN: floats, MPFR and mpmath numbers
+
+
+def _infinite(value) -> bool:
+    if getattr(value, "is_number", None) is not None:
+        return value.is_finite is False
+    return _is_true(abs(value) == math.inf)
+
+
+def _is_true(comparison) -> bool:
+    """A comparison's answer when it is a truth value (an expression of CasADi symbols has none: False)."""
+    return isinstance(comparison, bool | np.bool_) and bool(comparison)

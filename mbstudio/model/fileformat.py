@@ -6,6 +6,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 from .document import (
@@ -33,6 +34,7 @@ SCHEMA_VERSION = 2
 # What each older schema called a joint type that has another meaning now: version 1's "free" turned by Euler
 # angles, which version 2 calls "free_euler" ("free" has no gimbal lock since).
 RENAMED_JOINT_TYPES = {1: {"free": "free_euler"}}
+MAX_SAMPLES = 1_000_000  # a trajectory's samples, bounded as `mbstudio kinematics --samples` is
 TOP_KEYS = (
     "format",
     "schema_version",
@@ -78,6 +80,8 @@ def loads(text: str, source: str = "<string>") -> Model:
         raise ModelError(
             source, f"malformed JSON: {exc}", expected="a JSON object as described in docs/file-format.md"
         ) from None
+    if _ESCAPED_SURROGATE.search(text):  # only a \ud800-style escape makes one: the walk is for those files
+        _no_lone_surrogate(data, source)
     model = from_dict(data)
     validate(model)
     return model
@@ -90,6 +94,36 @@ def load(path: str | os.PathLike) -> Model:
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelError(str(path), f"cannot be read: {exc}") from exc
     return loads(text, source=str(path))
+
+
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _no_lone_surrogate(data, source: str) -> None:
+    """A ModelError naming the first name or other string (key or value) holding half of a UTF-16 pair without
+    the other half: no character, it cannot be printed (a model name of one made `check` crash). Descriptions,
+    free text no command prints, keep theirs, written back escaped."""
+    stack = [("", data)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                inside = f"{where}.{_printable(key)}" if where else _printable(key)
+                stack += [(inside, "" if key == "description" else value), (f"{inside} (the key)", key)]
+        elif isinstance(node, list):
+            stack.extend((f"{where}[{i}]", value) for i, value in enumerate(node))
+        elif isinstance(node, str) and _printable(node) != node:
+            raise ModelError(
+                f"{source}: {where}",
+                "holds a lone surrogate, half of a UTF-16 pair, which is no character",
+                _printable(node)[:80],
+                "text: a character beyond U+FFFF written as itself or as both halves (\\ud83d\\ude00)",
+            )
+
+
+def _printable(text: str) -> str:
+    """The text with lone surrogates written as \\udXXX escapes (other text unchanged)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _unique_keys(pairs):
@@ -392,8 +426,10 @@ def _trajectory(data, index, section="trajectories"):
     name = _string(obj.get("name"), f"{section}[{index}].name")
     where = f"trajectory '{name}'" if section == "trajectories" else f"{section} '{name}'"
     samples = obj.get("samples")
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-        raise ModelError(f"{where}.samples", "must be a whole number of samples, at least 1", samples)
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= MAX_SAMPLES:
+        raise ModelError(  # as the command line's --samples: beyond, a run ends out of memory, not in a result
+            f"{where}.samples", f"must be a whole number of samples, at least 1 and at most {MAX_SAMPLES}", samples
+        )
     coordinates = _object(
         obj.get("coordinates", {}),
         f"{where}.coordinates",

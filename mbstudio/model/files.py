@@ -5,8 +5,9 @@ goes through here.
   inode, whatever the path says), a folder, a read-only file, a missing or unwritable folder.
 - `write_atomic` writes a temporary file beside the target, flushes it to disk, renames it over the target
   and flushes the folder, so a crash leaves the old file or the new one, never a mix; a symbolic link is
-  followed (the file it points to is replaced, the link stays); temporary files a crash left behind are
-  removed.
+  followed (the file it points to is replaced, the link stays). The temporary file's name holds the writer's
+  process id and host, so the next write of the same target removes those whose writer has ended (killed
+  during a save), and never one that another process is still writing, whatever its age.
 - `write_all` writes several files all or nothing: every temporary first, then the renames.
 Failures are ModelErrors naming the path, for the command line's one-line messages and the window's boxes.
 """
@@ -17,16 +18,21 @@ import contextlib
 import glob
 import os
 import re
+import socket
 import stat
-import time
+import threading
 import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .errors import ModelError
 
-STALE_SECONDS = 3600  # a temporary file this old belongs to no write still running
-_TEMPORARY = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{32}\.tmp")
+# .<target>.<pid>@<host>.<random>.tmp: the writer's process id and host, so that a later write can tell a
+# temporary file left by a killed writer from one that another process is still writing
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)@(?P<host>[A-Za-z0-9-]*)\.[0-9a-f]{16}\.tmp")
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40]
+_WRITING: set[Path] = set()  # this process's temporary files being written now (by any thread)
+_WRITING_LOCK = threading.Lock()
 
 PathLike = str | os.PathLike
 
@@ -82,6 +88,9 @@ def write_all(contents: Mapping[PathLike, str | bytes]) -> None:
         for tmp, _ in written:
             tmp.unlink(missing_ok=True)
         raise
+    finally:
+        with _WRITING_LOCK:
+            _WRITING.difference_update(tmp for tmp, _ in written)
 
 
 def _target(path: Path) -> Path:
@@ -93,7 +102,9 @@ def _temporary(target: Path, content: str | bytes) -> Path:
     """The content in a new temporary file beside the target, flushed to disk, with the target's permissions
     (a new file gets the usual ones, from the umask)."""
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}@{_HOST}.{uuid.uuid4().hex[:16]}.tmp")
+    with _WRITING_LOCK:
+        _WRITING.add(tmp)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         data = content if isinstance(content, bytes) else content.encode("utf-8")
@@ -105,6 +116,8 @@ def _temporary(target: Path, content: str | bytes) -> Path:
             os.chmod(tmp, mode)
     except BaseException:
         tmp.unlink(missing_ok=True)
+        with _WRITING_LOCK:
+            _WRITING.discard(tmp)
         raise
     return tmp
 
@@ -120,10 +133,30 @@ def _sync_folder(folder: Path) -> None:
 
 
 def _remove_stale(target: Path) -> None:
-    """Temporary files of this target left by a crash (older than STALE_SECONDS)."""
-    now = time.time()
+    """Temporary files of this target whose writer, a process of this host, has ended (killed during a save).
+    One of another host (a shared folder), or of a process still running, is left alone."""
     for leftover in target.parent.glob(glob.escape(f".{target.name}.") + "*.tmp"):
         match = _TEMPORARY.fullmatch(leftover.name)
+        if not match or match["name"] != target.name or match["host"] != _HOST:
+            continue
         with contextlib.suppress(OSError):
-            if match and match["name"] == target.name and now - leftover.stat().st_mtime > STALE_SECONDS:
+            if _writer_ended(int(match["pid"]), leftover):
                 leftover.unlink()
+
+
+def _writer_ended(pid: int, temporary: Path) -> bool:
+    """Whether the process `pid` that wrote `temporary` has ended: no process has that id now, or the one that
+    has it started after the file was last written to (the id was given again), or it is this process and no
+    thread of it is writing the file."""
+    import psutil
+
+    if pid == os.getpid():
+        with _WRITING_LOCK:
+            return temporary not in _WRITING
+    try:
+        started = psutil.Process(pid).create_time()
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.Error:  # it exists, but its start is not ours to read: it may be the writer
+        return False
+    return started > temporary.stat().st_mtime + 1  # 1 s: the start time's own rounding
