@@ -381,9 +381,10 @@ def test_the_symbolic_equations_of_a_spherical_pendulum_are_rational_and_match_t
 
 
 def test_what_cannot_hold_rotation_parameters_says_so_by_name():
-    """The URDF export (which has no ball joint; a free joint is its floating root, tests/test_urdf.py) and the
-    block models (Euler-angle floating bases) refuse a ball or free joint by name instead of writing its
-    parameters as angles; the MJCF export writes MuJoCo's ball and free joints (tests/test_mjcf.py)."""
+    """The URDF export (which has no ball joint; a free joint is its floating root, tests/test_urdf.py), the FMU
+    export (its state is (q, q̇_ind)) and the block models (Euler-angle floating bases) refuse a ball or free joint
+    by name instead of writing its parameters as angles; the MJCF export writes MuJoCo's ball and free joints
+    (tests/test_mjcf.py)."""
     from mbstudio.dynamics.titop import block_model
     from mbstudio.io.urdf_export import urdf_text
     from mbstudio.model import ModelError
@@ -393,6 +394,10 @@ def test_what_cannot_hold_rotation_parameters_says_so_by_name():
     with pytest.raises(ModelError, match="joint 'pivot'.type: turns by rotation parameters"):
         block_model(spherical_pendulum())
     block_model(tumbler("free_euler"))  # the Euler-angle one is the block models' floating base
+    from mbstudio.io.fmu_export import _Builder
+
+    with pytest.raises(ModelError, match=r"ball or free joints \(float\), whose orientation"):
+        _Builder(tumbler(), None, [])  # the FMU's state would hold a quaternion
 
 
 def test_a_schema_1_free_joint_keeps_its_euler_angles_and_a_new_file_says_free_euler():

@@ -496,6 +496,18 @@ def test_names_that_are_not_identifiers_or_are_reserved_become_valid_and_unique_
     assert [e.get("name") for e in root.iter("joint")] == ["q", "my joint"]
 
 
+def test_a_renamed_body_or_joint_is_exported_under_its_new_name(tmp_path):
+    from mbstudio.gui.editing import edits  # the window's edits (plain functions of the model)
+
+    body = ARM.replace('name="shoulder"', 'name="shoulder.1"').replace('"arm"', '"arm-1"')
+    model = import_urdf(_write(tmp_path, body), floating_base=False).model
+    edits.rename_body(model, "arm_1", "forearm")
+    edits.rename_coordinate(model, "shoulder_1", "shoulder_1", "elbow")
+    root = ET.fromstring(urdf_text(model)[0].encode())
+    assert [e.get("name") for e in root.iter("link")] == ["world", "forearm"]
+    assert [e.get("name") for e in root.iter("joint")] == ["elbow"]
+
+
 def test_a_source_name_in_a_model_file_is_one_line_of_text():
     text = dumps(samples.load("double_pendulum")).replace('"shoulder",', '"shoulder", "source_name": "a\\nb",', 1)
     with pytest.raises(ModelError, match="source_name.*one line of printable text"):

@@ -512,8 +512,10 @@ def rename_parameter(model: Model, old: str, new: str) -> None:
 
 
 def rename_body(model: Model, old: str, new: str) -> None:
-    """Change a body's label and the joints and force elements that name it."""
-    model.body(old).label = new
+    """Change a body's label and the joints and force elements that name it; an export writes the new label, no
+    longer the name the body was imported with."""
+    body = model.body(old)
+    body.label, body.source_name = new, None
     for j in model.joints:
         j.parent = new if body_key(j.parent) == old else j.parent
         j.child = new if body_key(j.child) == old else j.child
@@ -547,12 +549,16 @@ def rename_frame(model: Model, label: str, old: str, new: str) -> None:
 
 
 def rename_joint(model: Model, old: str, new: str) -> None:
-    model.joint(old).name = new
+    """The new name, which an export writes instead of the one the joint was imported with."""
+    joint = model.joint(old)
+    joint.name, joint.source_name = new, None
 
 
 def rename_coordinate(model: Model, joint: str, old: str, new: str) -> None:
-    """Rename a coordinate everywhere it is named: independent and actuated lists, trajectories, forces."""
+    """Rename a coordinate everywhere it is named: independent and actuated lists, trajectories, forces, couplings
+    (the URDF export then names a one-axis joint after it, not as it was imported)."""
     next(c for c in model.joint(joint).coordinates if c.name == old).name = new
+    model.joint(joint).source_name = None
     if isinstance(model.independent_coordinates, list):
         model.independent_coordinates = [new if c == old else c for c in model.independent_coordinates]
     model.actuated = [new if c == old else c for c in model.actuated]
