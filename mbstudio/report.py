@@ -7,10 +7,11 @@ import numpy as np
 from .kinematics import Mechanism
 from .kinematics.planar import planar_grubler_dof, plane_normal
 from .model import AssemblyError, Model
+from .model.validation import inertia_warnings
 
 
 def check_report(model: Model) -> dict:
-    """Bodies, joints, loops, both mobility counts (the planar one for a planar mechanism), independent
+    """Bodies, joints, loops, couplings, both mobility counts (the planar one for a planar mechanism), independent
     coordinates and assembly at the initial configuration (float64)."""
     mech = Mechanism(model)
     assembled, residual, message = True, 0.0, None
@@ -32,11 +33,13 @@ def check_report(model: Model) -> dict:
         "dof_grubler_planar": None if normal is None else planar_grubler_dof(model),
         "dof_jacobian": mech.dof,
         "redundant_constraints": mech.redundant_constraints,
+        "couplings": [f"{c.name}: {c.formula()}" for c in model.couplings],
         "coordinates": mech.coordinates,
         "independent_coordinates": mech.independent,
         "inertial_parameters": len(model.inertial_parameter_names()),
         "assembled": assembled,
         "residual": residual,
+        "warnings": inertia_warnings(model),
     }
     if message:
         report["message"] = message
@@ -52,6 +55,8 @@ def format_report(report: dict) -> str:
         f"  independent loops: {report['loops']}",
         f"  degrees of freedom: {report['dof_jacobian']} (rank of the constraint Jacobian); {_counts(report)}",
     ]
+    if report["couplings"]:
+        lines.append(f"  couplings ({len(report['couplings'])}): " + "; ".join(report["couplings"]))
     if report["redundant_constraints"]:
         lines.append(
             f"  redundant constraints ({len(report['redundant_constraints'])}): "
@@ -65,6 +70,7 @@ def format_report(report: dict) -> str:
     ]
     if "message" in report:
         lines.append(f"  {report['message']}")
+    lines += [f"  warning: {w}" for w in report["warnings"]]
     return "\n".join(lines)
 
 

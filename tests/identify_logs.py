@@ -78,7 +78,7 @@ def pinocchio_robot(name: str):
     from mbstudio.io.urdf_import import import_urdf
 
     path = robot_path(name)
-    return pin.buildModelFromUrdf(str(path)), import_urdf(path).model
+    return pin.buildModelFromUrdf(str(path)), import_urdf(path, floating_base=False).model
 
 
 def pinocchio_torques(pin_model, names: list[str], motion: Motion) -> np.ndarray:

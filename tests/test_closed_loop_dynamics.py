@@ -1,6 +1,6 @@
 """Closed-loop equations of motion (projection with R) against independent routes: the Lagrange-multiplier
 (KKT) system of the tree with its constraint Jacobian, power balance, forward-then-inverse round trips,
-50-digit arithmetic, and the our notes on Müller (2021)'s Delta torques along the paper's test trajectory."""
+50-digit arithmetic, and our notes on Müller (2021)'s Delta torques along the paper's test trajectory."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from mbstudio.model.fileformat import from_dict, to_dict
 PENDULUM = """\
 {
   "format": "mbstudio",
-  "schema_version": 1,
+  "schema_version": 2,
   "name": "pendulum",
   "description": "Ein Pendel – Stablänge l ≈ 0.3196 m, µ = 0",
   "gravity": [0, 0, "-g"],
@@ -313,7 +313,7 @@ def test_a_file_with_a_byte_order_mark_or_windows_line_ends_loads(tmp_path):
 
 def test_malformed_json_in_a_file_names_the_path_line_and_column(tmp_path):
     path = tmp_path / "bad.mbs"
-    path.write_text(PENDULUM.replace('"schema_version": 1,', '"schema_version": 1'), encoding="utf-8")
+    path.write_text(PENDULUM.replace('"schema_version": 2,', '"schema_version": 1'), encoding="utf-8")
     with pytest.raises(ModelError) as info:
         load(path)
     assert f"{path}, line 4, column 3" in str(info.value)

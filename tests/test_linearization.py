@@ -138,26 +138,33 @@ def test_a_held_coordinate_gets_the_force_holding_it_and_the_others_settle():
     assert point.is_equilibrium
 
 
-def floating_buoy() -> Model:
+# the free joint's turning coordinates: (about z, the tilted one, the last), by rotation parameters or Euler angles
+BUOY_JOINTS = {"free": ("rz", "ry", "rx"), "free_euler": ("yaw", "pitch", "roll")}
+
+
+def floating_buoy(kind: str = "free") -> Model:
     """A 2 kg body on a free joint, its weight balanced by a constant upward force 0.1 m above its centre of
     mass: roll and pitch are held (the force rights it), x, y, z and yaw are free."""
     inertia = dict.fromkeys(INERTIA_NAMES, 0.0) | {"m": 2.0, "Ixx": 0.3, "Iyy": 0.4, "Izz": 0.5}
     model = Model(name="buoy", bodies=[Body("1", "buoy", inertia, {"top": [0.0, 0.0, 0.1]})])
-    names = ("x", "y", "z", "yaw", "pitch", "roll")
-    model.joints = [Joint("float", "free", "0", "1", Frame(), Frame(), [Coordinate(n, 0.0) for n in names])]
-    model.joints[0].coordinates[4].initial = 0.2  # tilted: the force rights it
+    yaw, pitch, roll = BUOY_JOINTS[kind]
+    names = ("x", "y", "z", yaw, pitch, roll) if kind == "free_euler" else ("x", "y", "z", roll, pitch, yaw)
+    model.joints = [Joint("float", kind, "0", "1", Frame(), Frame(), [Coordinate(n, 0.0) for n in names])]
+    model.joints[0].coordinates[names.index(pitch)].initial = 0.2  # tilted: the force rights it
     model.forces = [PointForce("lift", "1", "top", [0.0, 0.0, 2.0 * G])]
     return loads(dumps(model))
 
 
-def test_a_floating_body_has_its_neutral_directions_reported_instead_of_failing():
-    point = equilibrium(floating_buoy())
+@pytest.mark.parametrize("kind", BUOY_JOINTS)
+def test_a_floating_body_has_its_neutral_directions_reported_instead_of_failing(kind):
+    yaw, pitch, roll = BUOY_JOINTS[kind]
+    point = equilibrium(floating_buoy(kind))
     values = point.values()
-    assert abs(values["pitch"]) < 1e-10 and abs(values["roll"]) < 1e-10  # upright
+    assert abs(values[pitch]) < 1e-10 and abs(values[roll]) < 1e-10  # upright
     directions = point.neutral_directions()
-    assert sorted(next(iter(d)) for d in directions) == ["x", "y", "yaw", "z"]
+    assert sorted(next(iter(d)) for d in directions) == sorted(["x", "y", yaw, "z"])
     assert all(len(d) == 1 for d in directions)  # each along one coordinate
-    kinds = sorted(mode.kind for mode in modes(linearize(floating_buoy(), point)))
+    kinds = sorted(mode.kind for mode in modes(linearize(floating_buoy(kind), point)))
     assert kinds.count("neutral") == 4 and kinds.count("oscillation") == 2
 
 

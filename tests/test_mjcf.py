@@ -15,9 +15,11 @@ from mbstudio.dynamics.mass_matrix import mass_matrix
 from mbstudio.io.mjcf_import import import_mjcf
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import ModelError
+from mbstudio.numerics import rodrigues
 
 mujoco = pytest.importorskip("mujoco")
 HERE = Path(__file__).parent / "mjcf"
+OBJ_JOINT = mujoco.mjtObj.mjOBJ_JOINT
 
 
 def _mujoco_order(result, m, mech: Mechanism) -> list[int]:
@@ -79,6 +81,76 @@ def test_the_import_keeps_names_limits_refs_forces_and_says_what_it_changed():
     assert "arm.xml" in model.description
 
 
+def mujoco_state(result, m, mech: Mechanism, q: np.ndarray, qd: np.ndarray):
+    """MuJoCo's qpos, qvel for our q, q̇, with T and b: qvel = T q̇ and its rate T q̈ + b. Hinges and slides as they
+    are; a ball's quaternion of R(ρ) and its angular velocity in the body frame, Jᵀ(ρ) ρ̇; a free joint's position,
+    its quaternion, its linear velocity in the world (ours too) and its angular velocity in the body frame."""
+    qpos, T, b = np.zeros(m.nq), np.zeros((m.nv, mech.n)), np.zeros(m.nv)
+    for j in range(m.njnt):
+        cols = [mech.coordinates.index(c) for c in result.coordinates[mujoco.mj_id2name(m, OBJ_JOINT, j)]]
+        a, v, kind = int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j]), int(m.jnt_type[j])
+        if kind == mujoco.mjtJoint.mjJNT_FREE:
+            qpos[a : a + 3], T[v : v + 3, cols[:3]] = q[cols[:3]], np.eye(3)
+            a, v, cols = a + 3, v + 3, cols[3:]
+        if len(cols) == 1:
+            qpos[a], T[v, cols[0]] = q[cols[0]], 1.0
+            continue
+        rho, rate = q[cols], qd[cols]
+        w, x = rodrigues.quaternion(rho)
+        qpos[a : a + 4], T[v : v + 3, cols] = [w, *x], rodrigues.jacobian(rho).T
+        b[v : v + 3] = -rodrigues.jacobian_rate(-rho, rate)  # d/dt (J(ρ)ᵀ) ρ̇, J(ρ)ᵀ = J(−ρ)
+    return qpos, T @ qd, T, b
+
+
+def test_free_and_ball_joints_have_mujocos_mass_matrix_and_bias_forces_at_random_states():
+    """tests/mjcf/floating.xml: a free body, ball joints (one beside a hinge in one body): M_ours = Tᵀ M T and
+    ours at zero acceleration Tᵀ (M b + bias), with MuJoCo's velocities qvel = T q̇ (mujoco_state)."""
+    path = HERE / "floating.xml"
+    result = import_mjcf(path)
+    model = result.model
+    assert [model.joint(n).type for n in ("torso_free", "shoulder", "palm")] == ["free", "ball", "ball"]
+    assert model.joint("torso_free").source_name == "torso free"
+    mech = Mechanism(model)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    start = np.asarray(mech.tree.initial_coordinates(), float)
+    before_fingers = m.jnt_qposadr[mujoco.mj_name2id(m, OBJ_JOINT, "f1")]  # the coupled fingers' pose is closed
+    reference = mujoco_state(result, m, mech, start, start)[0][:before_fingers]
+    assert np.abs(reference - m.qpos0[:before_fingers]).max() < 1e-15  # MuJoCo's reference pose is ours
+    rng, worst = np.random.default_rng(8), {"M": 0.0, "bias": 0.0}
+    for _ in range(10):
+        q, qd = rng.uniform(-1.5, 1.5, (2, mech.n))
+        d.qpos[:], d.qvel[:], T, b = mujoco_state(result, m, mech, q, qd)
+        mujoco.mj_forward(m, d)
+        full = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, full)
+        worst["M"] = max(worst["M"], np.abs(mass_matrix(mech, q[None])[0] - T.T @ full @ T).max())
+        bias = inverse_dynamics(mech, q[None], qd[None], np.zeros((1, mech.n)))[0]
+        worst["bias"] = max(worst["bias"], np.abs(bias - T.T @ (full @ b + d.qfrc_bias)).max())
+    assert worst["M"] <= 1e-10 and worst["bias"] <= 1e-10, worst
+    assert np.abs(d.qfrc_bias).max() > 1 and np.abs(b).max() > 0.1  # numbers of a size that tests something
+
+
+def test_joint_equalities_are_couplings_that_hold_where_mujocos_equalities_hold():
+    """A cubic through the joints' refs, a line to a slide, a joint held at a value: our coupled pose, given to
+    MuJoCo, violates none of its joint equalities (efc_pos, MuJoCo's own residual)."""
+    result = import_mjcf(HERE / "floating.xml")
+    couplings = {c.name: c for c in result.model.couplings}
+    assert (couplings["held"].leader, couplings["held"].offset) == (None, 0.4)
+    assert couplings["cam"].polynomial == pytest.approx([0.1236, -0.944, 0.42, -0.2], abs=1e-15)
+    mech = Mechanism(result.model)
+    assert mech.dof == mech.n - 3 and {"f2", "f3", "f4"}.isdisjoint(mech.independent)
+    m = mujoco.MjModel.from_xml_path(str(HERE / "floating.xml"))
+    d = mujoco.MjData(m)
+    start = dict(zip(mech.coordinates, mech.tree.initial_coordinates(), strict=True))
+    for f1 in (-0.6, 0.2, 0.9):
+        q = mech.assemble({name: f1 if name == "f1" else start[name] for name in mech.independent})[0]
+        d.qpos[:] = mujoco_state(result, m, mech, q, q)[0]
+        mujoco.mj_forward(m, d)
+        rows = d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+        assert rows.sum() == 3 and np.abs(d.efc_pos[rows]).max() < 1e-14
+
+
 def test_joint_forces_act_as_mujocos_passive_forces():
     """Damping and stiffness: our force elements' generalized forces equal MuJoCo's qfrc_passive."""
     from mbstudio.dynamics.forces import AppliedForces
@@ -138,14 +210,14 @@ def test_files_that_are_not_mechanisms_are_refused_by_name(tmp_path):
     )
     with pytest.raises(ModelError, match="tendon"):
         import_mjcf(tendon)
-    nonlinear = tmp_path / "nonlinear.xml"
-    nonlinear.write_text(
-        "<mujoco><worldbody><body name='a'><joint name='j1' type='hinge'/><geom size='0.1'/>"
+    ball = tmp_path / "ball.xml"
+    ball.write_text(
+        "<mujoco><worldbody><body name='a'><joint name='j1' type='ball'/><geom size='0.1'/>"
         "<body name='b'><joint name='j2' type='hinge'/><geom size='0.1'/></body></body></worldbody>"
-        "<equality><joint joint1='j2' joint2='j1' polycoef='0 1 0.5 0 0'/></equality></mujoco>"
+        "<equality><joint joint1='j2' joint2='j1'/></equality></mujoco>"
     )
-    with pytest.raises(ModelError, match="polycoef"):
-        import_mjcf(nonlinear)
+    with pytest.raises(ModelError, match="only HINGE and SLIDE joint allowed in constraint"):  # MuJoCo's words
+        import_mjcf(ball)
 
 
 # ---------------------------------------------------------------------------------------------- export
@@ -212,6 +284,44 @@ def test_export_then_import_gives_back_the_model_and_its_loops(tmp_path):
         d = mujoco.MjData(m)
         mujoco.mj_forward(m, d)
         assert np.abs(d.efc_pos[d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY]).max(initial=0.0) < 1e-9
+
+
+def test_free_ball_and_coupled_joints_export_as_mujoco_reads_the_file_they_came_from(tmp_path):
+    """tests/mjcf/floating.xml in and out: MuJoCo's reading of our file and of the original, joint by joint name
+    at the same random qpos and qvel, have the same mass matrix and bias forces, and the joint equalities (written
+    about our closed reference pose) hold at the same poses."""
+    from mbstudio.io.mjcf_export import mjcf_text
+
+    original = HERE / "floating.xml"
+    result = import_mjcf(original)
+    path = tmp_path / "floating.xml"
+    path.write_text(mjcf_text(result.model)[0])
+    models = [mujoco.MjModel.from_xml_path(str(p)) for p in (original, path)]
+    names = [mujoco.mj_id2name(models[0], OBJ_JOINT, j) for j in range(models[0].njnt)]
+    joints = [[mujoco.mj_name2id(m, OBJ_JOINT, n) for n in names] for m in models]
+    assert all(j >= 0 for j in joints[1]) and models[1].neq == 3
+    data, rng = [mujoco.MjData(m) for m in models], np.random.default_rng(6)
+    qpos, qvel = rng.uniform(-1, 1, models[0].nq), rng.uniform(-1, 1, models[0].nv)
+    mech = Mechanism(result.model)
+    q = mech.assemble({name: 0.7 if name == "f1" else 0.1 for name in mech.independent})[0]  # a coupled pose
+    coupled = mujoco_state(result, models[0], mech, q, q)[0]
+    matrices, forces, residuals = [], [], []
+    for m, d, ids in zip(models, data, joints, strict=True):
+        qposadr, dofadr = m.jnt_qposadr[ids], m.jnt_dofadr[ids]
+        sizes = [(7, 6) if t == 0 else (4, 3) if t == 1 else (1, 1) for t in m.jnt_type[ids]]
+        at = np.concatenate([np.arange(a, a + n) for a, (n, _) in zip(qposadr, sizes, strict=True)])
+        dofs = np.concatenate([np.arange(a, a + n) for a, (_, n) in zip(dofadr, sizes, strict=True)])
+        d.qpos[at], d.qvel[dofs] = qpos, qvel
+        mujoco.mj_forward(m, d)
+        full = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, full)
+        matrices.append(full[np.ix_(dofs, dofs)])
+        forces.append(d.qfrc_bias[dofs])
+        d.qpos[at] = coupled
+        mujoco.mj_forward(m, d)
+        residuals.append(np.abs(d.efc_pos[d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY]).max())
+    assert np.abs(matrices[0] - matrices[1]).max() < 1e-12 and np.abs(forces[0] - forces[1]).max() < 1e-12
+    assert max(residuals) < 1e-14
 
 
 def test_loops_mjcf_cannot_close_are_refused_naming_the_joint():

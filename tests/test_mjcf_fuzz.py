@@ -5,6 +5,7 @@ are refused with a ModelError naming the file; never another exception. The same
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -32,7 +33,7 @@ ATTRIBUTES += ["stiffness", "anchor", "polycoef", "gravity", "fullinertia", "typ
 
 @st.composite
 def mutated(draw) -> str:
-    root = ET.fromstring(ET.tostring(SOURCES[draw(st.sampled_from(sorted(SOURCES)))]))
+    root = copy.deepcopy(SOURCES[draw(st.sampled_from(sorted(SOURCES)))])
     elements = list(root.iter())
     for _ in range(draw(st.integers(1, 4))):
         element = draw(st.sampled_from(elements))
@@ -47,7 +48,7 @@ def mutated(draw) -> str:
         elif action == "copy" and element is not root:
             for parent in root.iter():
                 if element in list(parent):
-                    parent.append(ET.fromstring(ET.tostring(element)))
+                    parent.append(copy.deepcopy(element))  # its text may hold what XML cannot
                     break
         else:
             bodies = [b.get("name") for b in root.iter("body") if b.get("name")]

@@ -120,4 +120,4 @@ def talos():
     if folder is None:
         raise FileNotFoundError("example-robot-data is not installed: pip install example-robot-data")
     path = folder / "talos_data" / "robots" / "talos_full_v2.urdf"
-    return import_urdf(path).model, path
+    return import_urdf(path, floating_base=False).model, path

@@ -25,7 +25,7 @@ def _urdf(states: int) -> list[dict]:
     rows = []
     for robot in ROBOTS:
         path = robot_path(robot)
-        model = import_urdf(path).model
+        model = import_urdf(path, floating_base=False).model  # welded, as buildModelFromUrdf(path) reads it
         coordinates = Mechanism(model).coordinates
         pm = pin.buildModelFromUrdf(str(path))
         order = [coordinates.index(pm.names[j]) for j in range(1, pm.njoints)]  # Pinocchio's joints in our order

@@ -1,5 +1,5 @@
-"""`mbstudio import ROBOT.urdf|MODEL.xml -o OUT.mbs [--package-path DIR ...]`: a mechanism from URDF or MJCF (told
-apart by the file's root element) as a model file."""
+"""`mbstudio import ROBOT.urdf|MODEL.xml -o OUT.mbs [--package-path DIR ...] [--fixed-base] [--repair-inertias]`: a
+mechanism from URDF or MJCF (told apart by the file's root element) as a model file."""
 
 from __future__ import annotations
 
@@ -21,11 +21,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="URDF: a folder where package://NAME/... meshes are found as DIR/NAME/... (repeatable; "
         "ROS_PACKAGE_PATH and the folders above the URDF are searched after)",
     )
+    parser.add_argument(
+        "--fixed-base",
+        action="store_true",
+        help="URDF: weld the root link to the ground (by default a root link other than 'world' floats on a free "
+        "joint, as Pinocchio's JointModelFreeFlyer places it)",
+    )
+    parser.add_argument(
+        "--repair-inertias",
+        action="store_true",
+        help="URDF: replace inertias no rigid body can have (a negative principal moment, or one above the sum of "
+        "the other two) by the nearest possible ones (by default they are kept as written, with a warning)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     check_outputs([args.out], [args.file])
-    result = import_mechanism(args.file, args.package_path)
+    result = import_mechanism(args.file, args.package_path, not args.fixed_base, args.repair_inertias)
     write_atomic(args.out, dumps(result.model))
     model = result.model
     dof = sum(len(j.coordinates) for j in model.joints if not j.cut)

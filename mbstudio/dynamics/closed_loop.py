@@ -133,7 +133,8 @@ def actuator_forces_on_tree(mech: Mechanism, tau_act: np.ndarray, actuated: list
 class JointReactions:
     """Lagrange multipliers of the loop equations: `values` (N, m), one column per constraint row, named
     `names` ('<joint>.force_<a>' for a_a·d = 0, a force in newtons along the axis a of the joint's parent
-    frame; '<joint>.moment_<a><b>' for a_a·b_b = 0, a moment in newton metres) and described by `labels`.
+    frame; '<joint>.moment_<a><b>' for a_a·b_b = 0, a moment in newton metres; '<coupling>.force' for a
+    coupling, the generalized force it applies to its follower, N or N m) and described by `labels`.
     The rows found redundant carry zero, since any share of the load between redundant rows is valid."""
 
     labels: list[str]
@@ -172,7 +173,7 @@ def named_reactions(mech: Mechanism, values: np.ndarray) -> JointReactions:
     names, units = (
         zip(
             *(
-                _row_name(joint, eq)
+                _row_name(mech, joint, eq)
                 for joint, (_, eq) in zip(mech.constraints.row_joint, mech.constraints.rows, strict=True)
             ),
             strict=True,
@@ -185,8 +186,11 @@ def named_reactions(mech: Mechanism, values: np.ndarray) -> JointReactions:
     )
 
 
-def _row_name(joint: str, equation: tuple) -> tuple[str, str]:
+def _row_name(mech: Mechanism, joint: str, equation: tuple) -> tuple[str, str]:
     axes = "xyz"
+    if equation[0] == "c":
+        follower = mech.constraints.couplings[equation[1]].follower
+        return f"{joint}.force", "N m" if mech.tree.kinds[follower] == "R" else "N"
     if equation[0] == "d":
         return f"{joint}.force_{axes[equation[1]]}", "N"
     return f"{joint}.moment_{axes[equation[1]]}{axes[equation[2]]}", "N m"

@@ -5,7 +5,7 @@ same algorithms on CasADi symbols (numerics/compiled.py) and evaluated natively 
     qdd_ind = eng.accelerations(t, q, qd_ind)  # q: assembled tree coordinates (n,), qd_ind (n_ind,)
     q, residual = eng.close_loops(q_guess)     # Newton on the dependent coordinates, compiled Φ and Φ_q
     J = eng.jacobians(t, q, qd_ind)            # exact ∂q̈_ind/∂(q_ind, q̇_ind, τ) and Φ_q
-    y_dot = eng.ode(t, y, tau)                 # the simulation's state equation, y = (q, q̇_ind)
+    y_dot = eng.ode(t, y, tau)                 # the simulation's state equation, y = eng.pack(q, q̇_ind)
 
 The graph keeps the algorithms' structure (DESIGN.md principle 11), so its size grows gently with the model's:
 the recursive algorithms are traced on scalar symbols into small functions of their own (a tree's forward
@@ -16,7 +16,9 @@ projection joins them in a graph of matrix symbols (CasADi MX) whose solves are 
 writes as C. Nothing is eliminated symbolically. The same assembly on scalar symbols with symbolic solves
 (`Engine.symbolic`) serves the exports that need plain expressions, built only when asked for.
 
-The state equation carries all tree coordinates q in its state, next to q̇_ind: the integrated q is only the
+The state equation carries all tree coordinates q in its state, next to q̇_ind (a ball or free joint's
+orientation, when independent, as a quaternion and its rate as an angular velocity: kinematics/ball_states.py;
+`pack` and `unpack` convert): the integrated q is only the
 starting point of NEWTON_STEPS Newton steps on the dependent coordinates inside the compiled graph, so the
 loops are closed at every evaluation (quadratic convergence from the integrator's prediction, which is within
 its local error) without a Python loop, and q̇ = R q̇_ind carries the dependent coordinates along. That makes
@@ -42,11 +44,12 @@ from dataclasses import dataclass
 import casadi
 import numpy as np
 
+from ..kinematics.ball_states import StateMap, float_where
 from ..kinematics.coordinates import Partition
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.errors import AssemblyError
-from ..numerics.compiled import Native, Traced, cached_functions, engine_key, symbols, to_sparse_sx
+from ..numerics.compiled import Native, Traced, cached_functions, engine_key, symbols, to_sparse_sx, to_sx
 from .forces import AppliedForces, gravity_potential
 from .forward_dynamics import forward_dynamics
 from .inverse_dynamics import inverse_dynamics
@@ -73,6 +76,21 @@ class Engine:
         self._state, self._rhs = calls["state_equation"], calls["accelerations"]
         self._closure, self._r, self._motion = calls["closure"], calls["r_matrix"], calls["motion_rows"]
         self._no_tau = np.zeros(self.mech.n)
+        self.states = state_map(self.mech)  # the state's layout: quaternions and angular velocities for balls
+
+    @property
+    def state_size(self) -> int:
+        return self.states.size
+
+    def pack(self, q: np.ndarray, qd_ind: np.ndarray) -> np.ndarray:
+        """The state y (size,) or (K, size) for assembled q (n,) or (K, n) and q̇_ind."""
+        one = np.ndim(q) == 1
+        y = self.states.pack(np.atleast_2d(np.asarray(q, float)), np.atleast_2d(np.asarray(qd_ind, float)))
+        return y[0] if one else y
+
+    def unpack(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(q as integrated, before the loops are closed (K, n); q̇_ind (K, n_ind)) of states y (K, size)."""
+        return self.states.unpack(np.atleast_2d(np.asarray(y, float)), float_where)
 
     @functools.cached_property
     def traced(self) -> dict[str, casadi.Function]:
@@ -104,16 +122,16 @@ class Engine:
         return self.mech.n
 
     def ode(self, t: float, y: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
-        """ẏ for the state y = (q (n), q̇_ind): q̇ = R q̇_ind and q̈_ind, both at the closed q."""
+        """ẏ for the state y = (q (n), q̇_ind) (`pack`): q̇ = R q̇_ind and q̈_ind, both at the closed q."""
         return self._state(t, y, self._no_tau if tau is None else tau)[0]
 
     def closed(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The closed coordinates q (K, n) and the residual left (K,) for states y (K, n + n_ind), in one call."""
+        """The closed coordinates q (K, n) and the residual left (K,) for states y (K, state size), in one call."""
         q, _, _, residual = self.outputs(np.zeros(len(np.atleast_2d(y))), y)
         return q, residual
 
     def outputs(self, t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """At the times t (K,) and states y (K, n + n_ind), in one native call: the closed q, q̇ and q̈ of every
+        """At the times t (K,) and states y (K, state size), in one native call: the closed q, q̇ and q̈ of every
         tree coordinate (K, n each) and the residual left (K,)."""
         y = np.ascontiguousarray(np.atleast_2d(y), dtype=float)
         q, qd, qdd, residual = (np.empty((len(y), size)) for size in (self.n, self.n, self.n, 1))
@@ -208,7 +226,7 @@ def _derivatives(eng: Engine) -> casadi.Function:
 
 @functools.cache
 def _state_jacobian(eng: Engine) -> casadi.Function:
-    t, y, tau = casadi.MX.sym("t"), casadi.MX.sym("y", eng.n + len(eng.independent)), casadi.MX.sym("tau", eng.n)
+    t, y, tau = casadi.MX.sym("t"), casadi.MX.sym("y", eng.state_size), casadi.MX.sym("tau", eng.n)
     return casadi.Function("state_jacobian", [t, y, tau], [casadi.jacobian(eng.state_equation(t, y, tau)[0], y)])
 
 
@@ -275,6 +293,12 @@ def _build(text: str, partition: Partition | None = None, mech: Mechanism | None
         _BUILT.pop(next(iter(_BUILT)))
     _BUILT[where] = eng
     return eng
+
+
+def state_map(mech: Mechanism) -> StateMap:
+    """The layout of the state equation's y: every tree coordinate, then the independent velocities, a ball or
+    free joint's independent orientation as a quaternion and its rate as the angular velocity."""
+    return StateMap(mech.tree, list(range(mech.n)), list(mech.partition.independent))
 
 
 def clear_engines() -> None:
@@ -393,6 +417,7 @@ class _Graph:
         self.pieces, self.kind = pieces, kind
         self.n, self.k = pieces.mech.n, len(partition.independent)
         self.ind, self.dep = list(partition.independent), list(partition.dependent)
+        self.states = state_map(pieces.mech)
         order = self.ind + self.dep  # rows of (q_ind, q_dep) back to the tree's order
         self.scatter = casadi.DM(casadi.Sparsity.triplet(self.n, self.n, order, list(range(self.n))), 1.0)
         self.symbolic = symbolic
@@ -429,18 +454,13 @@ class _Graph:
 
     def functions(self) -> list[casadi.Function]:
         n, k, p, X = self.n, self.k, self.pieces, self.kind
-        t, q, v, tau, y = X.sym("t"), X.sym("q", n), X.sym("qd_ind", k), X.sym("tau", n), X.sym("y", n + k)
+        t, q, v, tau, y = X.sym("t"), X.sym("q", n), X.sym("qd_ind", k), X.sym("tau", n), X.sym("y", self.states.size)
         qdd = self.accelerations(t, q, v, tau)[0]
         names = ["t", "q", "qd_ind", "tau"]
         accelerations = casadi.Function("accelerations", [t, q, v, tau], [qdd], names, ["qdd_ind"])
-        closed, residual, jac = self._closed(y[:n])
-        qdd, qd, qdd_tree = self.accelerations(t, closed, y[n:], tau, jac)
+        y_dot, closed, residual, qd, qdd_tree = self._state_equation(t, y, tau)
         state_equation = casadi.Function(
-            "state_equation",
-            [t, y, tau],
-            [casadi.densify(casadi.vertcat(qd, qdd)), closed, casadi.densify(residual)],
-            ["t", "y", "tau"],
-            ["y_dot", "q", "residual"],
+            "state_equation", [t, y, tau], [y_dot, closed, residual], ["t", "y", "tau"], ["y_dot", "q", "residual"]
         )
         motion = casadi.Function(  # a run's outputs: every tree coordinate's rates, evaluated over the samples
             "motion",
@@ -459,6 +479,33 @@ class _Graph:
             "closure", [q], [casadi.densify(phi), casadi.densify(dependent)], ["q"], ["phi", "phi_q_dependent"]
         )
         return [accelerations, state_equation, motion, r_matrix, closure, self.series()]
+
+    def _state_equation(self, t, y, tau) -> tuple:
+        """(ẏ, closed q, max |Φ|, q̇, q̈) at the state y: Newton on the dependent coordinates from the integrated q,
+        then q̇ = R q̇_ind, q̈_ind and q̈ = R q̈_ind + a; a carried orientation's state read back as ρ, ρ̇ first and its
+        rates (the quaternion's, ω̇) written from them (kinematics/ball_states.py)."""
+        n = self.n
+        if not self.states.quaternions:
+            closed, residual, jac = self._closed(y[:n])
+            qdd, qd, qdd_tree = self.accelerations(t, closed, y[n:], tau, jac)
+            return casadi.densify(casadi.vertcat(qd, qdd)), closed, casadi.densify(residual), qd, qdd_tree
+        unpack, rate = self._ball_maps()
+        q_state, v_state = unpack(y)
+        closed, residual, jac = self._closed(q_state)
+        qdd, qd, qdd_tree = self.accelerations(t, closed, v_state, tau, jac)
+        return casadi.densify(rate(y, q_state, v_state, qd, qdd)), closed, casadi.densify(residual), qd, qdd_tree
+
+    def _ball_maps(self) -> tuple[casadi.Function, casadi.Function]:
+        """The state map's unpack (y -> q, q̇_ind) and rates ((y, q, q̇_ind, q̇, q̈_ind) -> ẏ), traced on scalar
+        symbols (the map's arithmetic is elementwise) and called in the graph as one node each."""
+        size, n, k = self.states.size, self.n, self.k
+        (y_sx, y), (q_sx, q), (v_sx, v), (qd_sx, qd), (a_sx, a) = (
+            symbols(name, length) for name, length in (("y", size), ("q", n), ("v", k), ("qd", n), ("a", k))
+        )
+        q_state, v_state = self.states.unpack(y[None, :], _traced_where)
+        unpack = casadi.Function("unpack_state", [y_sx], [to_sx(q_state[0]), to_sx(v_state[0])])
+        rates = self.states.rate(y[None, :], q[None, :], v[None, :], qd[None, :], a[None, :])[0]
+        return unpack, casadi.Function("state_rates", [y_sx, q_sx, v_sx, qd_sx, a_sx], [to_sx(rates)])
 
     def series(self) -> casadi.Function:
         """(t, q, q̇, q̈) -> (T + V, T, Φ, λ of the independent rows, Q, poses): a simulation's results at one
@@ -485,3 +532,8 @@ class _Graph:
             q = q - self._dependent_step(self.solve(jac[:, self.dep], phi))
         phi, jac = self.pieces.loops(q)
         return q, casadi.mmax(casadi.fabs(phi)), jac
+
+
+def _traced_where(x: np.ndarray, a: float, b: float) -> np.ndarray:
+    """a where the traced x ≥ 0, else b (rodrigues.from_quaternion's choice of hemisphere)."""
+    return np.array([casadi.if_else(value >= 0, a, b) for value in x.ravel()], dtype=object).reshape(x.shape)

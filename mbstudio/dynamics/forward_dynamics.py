@@ -17,13 +17,13 @@ from .spatial_tree import (
     axes,
     components,
     cross_force,
-    cross_motion,
     gravity_acceleration,
     matvec,
     node_inertias,
     nodes,
     samples_first,
     spatial_dot,
+    velocity_products,
 )
 
 
@@ -38,15 +38,15 @@ def forward_dynamics(mech: Mechanism, q, qd, tau) -> np.ndarray:
         S, tn = axes(tree, st), nodes(tree)
         inertia = node_inertias(mech, st, tn)
         # outward: velocities, velocity-product accelerations c_k, and each node's own I^A and p^A
-        V, c, IA, pA = [None] * mech.n, [None] * mech.n, [None] * mech.n, [None] * mech.n
+        V, IA, pA = [None] * mech.n, [None] * mech.n, [None] * mech.n
         for k in tn.order:
             p = tn.parent[k]
             V[k] = S[k] * qd[k] if p < 0 else V[p] + S[k] * qd[k]
-            c[k] = b.zeros((6, N)) if p < 0 else cross_motion(V[p], S[k]) * qd[k]
             if inertia[k] is None:
                 IA[k], pA[k] = b.zeros((6, 6, N)), b.zeros((6, N))
             else:
                 IA[k], pA[k] = inertia[k].matrix(b), cross_force(V[k], inertia[k].apply(V[k]))
+        c = [b.zeros((6, N)) if x is None else x for x in velocity_products(tree, st, tn, S, V, qd)]
         # inward: articulated inertias and bias forces, handed to the parent by plain sums
         U, D, u = [None] * mech.n, [None] * mech.n, [None] * mech.n
         for k in reversed(tn.order):

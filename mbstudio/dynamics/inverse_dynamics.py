@@ -2,8 +2,9 @@
 
 τ(q, q̇, q̈) for the tree coordinates (`mech.coordinates`); for a closed loop these are the tree's forces,
 which a caller projects with R. Outward pass: node velocity V_k = V_λ + s_k q̇_k and acceleration
-A_k = A_λ + (V_λ ×m s_k) q̇_k + s_k q̈_k, the ground accelerating at −g so that gravity acts on every body
-(s_k is fixed in the frame moving with V_λ, hence ṡ_k = V_λ ×m s_k). Inward pass: each node's wrench
+A_k = A_λ + ṡ_k q̇_k + s_k q̈_k, the ground accelerating at −g so that gravity acts on every body (s_k is fixed
+in the frame moving with its carrier, V_λ but for a ball joint's axes, so ṡ_k = V_carrier ×m s_k, plus a ball's
+own J̇ ρ̇: spatial_tree.velocity_products). Inward pass: each node's wrench
 F_k = I_k A_k + V_k ×f I_k V_k summed over its subtree, τ_k = s_kᵀ F_k.
 """
 
@@ -16,12 +17,12 @@ from .spatial_tree import (
     axes,
     components,
     cross_force,
-    cross_motion,
     gravity_acceleration,
     node_inertias,
     nodes,
     samples_first,
     spatial_dot,
+    velocity_products,
 )
 
 
@@ -62,13 +63,16 @@ def _rnea(mech: Mechanism, q, qd, qdd, gravity) -> np.ndarray:
             ground = b.zeros((6, N))
             ground[3:] = -components(np.broadcast_to(gravity, (N, 3)))
         V, A, F = [None] * mech.n, [None] * mech.n, [None] * mech.n  # V None: at rest
+        if qd is not None:
+            for k in tn.order:
+                p = tn.parent[k]
+                V[k] = S[k] * qd[k] if p < 0 or V[p] is None else V[p] + S[k] * qd[k]
+        c = velocity_products(tree, st, tn, S, V, qd) if qd is not None else [None] * mech.n
         for k in tn.order:
             p = tn.parent[k]
-            Vp, A[k] = (None, ground) if p < 0 else (V[p], A[p])
-            if qd is not None:
-                V[k] = S[k] * qd[k] if Vp is None else Vp + S[k] * qd[k]
-                if Vp is not None:
-                    A[k] = A[k] + cross_motion(Vp, S[k]) * qd[k]
+            A[k] = ground if p < 0 else A[p]
+            if c[k] is not None:
+                A[k] = A[k] + c[k]
             if qdd is not None:
                 A[k] = A[k] + S[k] * qdd[k]
             F[k] = b.zeros((6, N)) if inertia[k] is None else inertia[k].apply(A[k])

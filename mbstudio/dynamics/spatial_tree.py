@@ -3,7 +3,9 @@ and rigid-body inertias.
 
 Every primitive motion of a joint is a node with one degree of freedom; a joint with several primitives is a
 short chain of massless nodes, and each body's inertia sits on the last node of its path to the ground (bodies
-welded to the ground by fixed joints sit on no node and drop out). All spatial vectors are in world axes and
+welded to the ground by fixed joints sit on no node and drop out). A node's axis is fixed in the frame moved by
+its `carrier`: its parent node, except for a ball joint's three nodes, whose axes are all set in the frame the
+ball turns (the node above the joint) and also change with ρ (`axis_drifts`). All spatial vectors are in world axes and
 taken at the world origin, angular part first (DESIGN.md), so a body's velocity is the plain sum of its
 nodes' axes times their rates and no transforms between bodies are needed.
 
@@ -21,17 +23,22 @@ import numpy as np
 
 from ..kinematics.mechanism import Mechanism
 from ..kinematics.tree import KinematicTree, MotionState
+from ..numerics import rodrigues
+from ..numerics.spatial import cross as cross_rows
+from ..numerics.spatial import matvec as matvec_rows
 
 
 @dataclass(frozen=True)
 class Nodes:
     """Tree coordinates as nodes: `parent[k]` (-1 for the ground), `order` (parents before children),
-    `path[k]` (the nodes from the ground to k, k included) and `bodies[k]` (body indices carried by k)."""
+    `path[k]` (the nodes from the ground to k, k included), `bodies[k]` (body indices carried by k) and
+    `carrier[k]` (the node whose velocity moves k's axis, -1 for the ground)."""
 
     parent: tuple[int, ...]
     order: tuple[int, ...]
     path: tuple[tuple[int, ...], ...]
     bodies: tuple[tuple[int, ...], ...]
+    carrier: tuple[int, ...]
 
     def children(self, k: int) -> list[int]:
         return [c for c in self.order if self.parent[c] == k]
@@ -40,12 +47,15 @@ class Nodes:
 def nodes(tree: KinematicTree) -> Nodes:
     """The node structure of the tree: primitives chained in joint order (reversed joints included, as the
     tree lists them), each link's first primitive hanging from the last node above its parent body."""
-    parent, order = [-1] * tree.n, []
+    parent, order, carrier = [-1] * tree.n, [], [-1] * tree.n
     for link in tree.links:
         previous = tree.support[link.parent][-1] if tree.support[link.parent] else -1
+        above = None  # the node above a ball joint's first component: its three axes move with that frame
         for prim in link.primitives:
-            parent[prim.coordinate], previous = previous, prim.coordinate
-            order.append(prim.coordinate)
+            k = prim.coordinate
+            above = previous if prim.kind == "B" and above is None else above
+            parent[k], carrier[k], previous = previous, above if prim.kind == "B" else previous, k
+            order.append(k)
     path = [()] * tree.n
     for k in order:
         path[k] = (path[parent[k]] if parent[k] >= 0 else ()) + (k,)
@@ -53,7 +63,7 @@ def nodes(tree: KinematicTree) -> Nodes:
     for body in range(1, len(tree.body_labels)):
         if tree.support[body]:
             bodies[tree.support[body][-1]].append(body)
-    return Nodes(tuple(parent), tuple(order), tuple(path), tuple(tuple(b) for b in bodies))
+    return Nodes(tuple(parent), tuple(order), tuple(path), tuple(tuple(b) for b in bodies), tuple(carrier))
 
 
 def components(x: np.ndarray) -> np.ndarray:
@@ -159,6 +169,25 @@ def node_inertias(mech: Mechanism, st: MotionState, tree_nodes: Nodes) -> list[R
             total = inertia if total is None else total + inertia
         out.append(total)
     return out
+
+
+def velocity_products(tree: KinematicTree, st: MotionState, tn: Nodes, S: np.ndarray, V: list, qd) -> list:
+    """The acceleration c_k = ṡ_k q̇_k (6, N) each node adds at q̈ = 0 (None where it is zero), from the node
+    velocities V (None: at rest) and q̇ (n, N): the carrier's velocity crossed with the axis, and on a ball joint's
+    first node the rate of its axes' dependence on ρ, [ψ; o × ψ] with ψ = R_f J̇ ρ̇ (R_f the frame it turns)."""
+    c: list = [None] * tree.n
+    for k in tn.order:
+        moving = V[tn.carrier[k]] if tn.carrier[k] >= 0 else None
+        if moving is not None:
+            c[k] = cross_motion(moving, S[k]) * qd[k]
+    for ball, frame in zip(tree.balls, st.ball_frames, strict=True):
+        cols = list(ball.coordinates)
+        phi, phid = st.q[:, cols] * ball.sign, samples_first(qd[cols]) * ball.sign
+        psi = matvec_rows(frame, rodrigues.jacobian_rate(phi, phid))
+        drift = components(np.concatenate([psi, cross_rows(st.o[:, cols[0]], psi)], axis=1))
+        first = next(k for k in tn.order if k in cols)
+        c[first] = drift if c[first] is None else c[first] + drift
+    return c
 
 
 def gravity_acceleration(mech: Mechanism, N: int) -> np.ndarray:

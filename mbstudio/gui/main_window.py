@@ -693,9 +693,10 @@ class MainWindow(QMainWindow):
         `_write_c` writes it into `folder`."""
         return self.export_c(folder, language="fmu")
 
-    def import_urdf(self, path: str | None = None, package_paths: list[str] | None = None) -> Job | None:
+    def import_urdf(self, path: str | None = None, options: dict | None = None) -> Job | None:
         """File › Import: a job reads the URDF robot or MJCF model; `_install_import` opens it as a new, unsaved
-        document. URDF meshes named package://NAME/... are looked up in `package_paths` (asked for when not given)."""
+        document. For URDF, `options` (asked for when not given: UrdfImportDialog) hold the folders of package://
+        meshes ("package_paths"), "fixed_base" and "repair_inertias"."""
         if path is None:
             filters = "URDF or MJCF (*.urdf *.xml *.mjcf);;URDF robots (*.urdf);;MuJoCo models (*.xml *.mjcf)"
             path, _ = QFileDialog.getOpenFileName(self, "Import URDF or MJCF", "", filters)
@@ -706,15 +707,12 @@ class MainWindow(QMainWindow):
         except ModelError as exc:
             QMessageBox.critical(self, "Cannot import", str(exc))
             return None
-        if package_paths is None and kind == "MJCF":
-            package_paths = []
-        if package_paths is None:
-            folder = QFileDialog.getExistingDirectory(
-                self, "Folder holding the robot's ROS packages (for package:// meshes); cancel to skip"
-            )
-            package_paths = [folder] if folder else []
-        options = {"path": path, "package_paths": package_paths}
-        return self.run_job("urdf_import", options, f"Import {Path(path).name}")
+        if options is None and kind == "URDF":
+            options = ask_options("urdf_import", self.document.model, last_options("urdf_import"), self)
+            if options is None:
+                return None
+            keep_options("urdf_import", options)
+        return self.run_job("urdf_import", {**(options or {}), "path": path}, f"Import {Path(path).name}")
 
     def _install_import(self, job: Job) -> None:
         if not self.maybe_save():

@@ -118,7 +118,7 @@ def carry(fact: GroundMotion, side: JointSide, values: dict) -> GroundMotion:
     rotation = side.near_frame.rotation * side.far_frame.rotation.T  # far-body axes -> near-body axes
     z_near = side.near_frame.rotation[:, 2]
     general = GroundMotion(body, "general", source)
-    if kind == "general" or jtype == "free":
+    if kind == "general" or jtype in ("free", "free_euler"):
         return general
     if jtype == "fixed":
         return replace(
@@ -163,7 +163,7 @@ def from_ground(side: JointSide, source: tuple[str, ...]) -> GroundMotion:
         return GroundMotion(body, "axis", source, z_near, side.far_frame.rotation[:, 2], line=origin)
     if jtype == "planar":
         return GroundMotion(body, "axis", source, z_near, side.far_frame.rotation[:, 2])
-    return GroundMotion(body, "point", source, point=origin)  # universal, spherical
+    return GroundMotion(body, "point", source, point=origin)  # universal, ball, spherical
 
 
 def moved_point(p: sympy.Matrix, side: JointSide) -> sympy.Matrix:
@@ -209,7 +209,7 @@ def across_turning_body(fact: GroundMotion, side: JointSide, source: tuple[str, 
             return general
         t = (o - c).cross(u).dot(n) / n.dot(n)
         return GroundMotion(body, "point", source, point=moved_point(c + t * a, side))
-    if jtype in ("universal", "spherical") and is_zero(values, *(o - c).cross(a)):
+    if jtype in ("universal", "ball", "spherical") and is_zero(values, *(o - c).cross(a)):
         return GroundMotion(body, "point", source, point=moved_point(o, side))
     return general
 
@@ -220,7 +220,7 @@ def across_fixed_point(fact: GroundMotion, side: JointSide, source: tuple[str, .
     c = fact.point
     u, o = side.far_frame.rotation[:, 2], side.far_frame.origin
     through = (jtype == "revolute" and is_zero(values, *(c - o).cross(u))) or (
-        jtype in ("universal", "spherical") and is_zero(values, *(c - o))
+        jtype in ("universal", "ball", "spherical") and is_zero(values, *(c - o))
     )
     if through:
         return GroundMotion(body, "point", source, point=moved_point(c, side))

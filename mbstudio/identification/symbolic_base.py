@@ -36,7 +36,7 @@ from .ground_motion import GroundMotion, ground_facts, is_zero, joint_sides, obs
 from .loop_evidence import LoopEvidence, lagrangian_residuals, loop_evidence
 from .motion_copies import motion_copies
 
-MONOPOLE_JOINTS = ("revolute", "spherical", "universal", "fixed")
+MONOPOLE_JOINTS = ("revolute", "ball", "spherical", "universal", "fixed")
 
 
 @dataclass
@@ -134,6 +134,12 @@ def symbolic_base_parameters(
                 composite.append(d)
     moving = [d for joint in model.joints for d in joint_transfers(model, geometry, joint, notes)]
     moving += copy_transfers(evidence, geometry, notes)
+    if model.couplings:
+        notes.append(
+            f"couplings ({', '.join(c.name for c in model.couplings)}): the method transfers multipoles across "
+            "joints and does not see the regroupings a coupling makes (a gear pair's axial moments), so its rank "
+            "can exceed the numerical routes'"
+        )
     candidates, check = verify_directions(evidence, names, no_effect + moving + ground_transfers + composite, notes)
     kept_directions, redundant, pivots = reduce_directions(candidates, names, eliminate, priority, values)
     if eliminate is not None and len(eliminate) != len(pivots):
@@ -307,7 +313,7 @@ def transfer(
 def joint_transfers(model: Model, geometry: Geometry, joint: Joint, notes: list[str]) -> list[Direction]:
     """Multipole transfers of section 4.3 across a joint between two moving bodies, donor to acceptor."""
     parent, child = body_key(joint.parent), body_key(joint.child)
-    if GROUND in (parent, child) or joint.type == "free":
+    if GROUND in (parent, child) or joint.type in ("free", "free_euler"):
         return []  # ground joints: their monopole is found as a point at rest; a free joint moves nothing
     donor, acceptor = donor_and_acceptor(model, joint)
     to_child, to_parent = joint_sides(model, geometry, joint)

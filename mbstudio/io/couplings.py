@@ -1,30 +1,31 @@
-"""Coupled coordinates from other formats: MJCF's equality `joint` and URDF's `mimic`, q_f = ratio · q_l + offset.
+"""Coupled coordinates from other formats as couplings of the document: URDF's `mimic` (q = multiplier · q_leader +
+offset) and MJCF's equality `joint` (a polynomial in the leader, or a value held), each one constraint row beside
+the loops' (docs/file-format.md, coupling), so a mimic gripper has its real number of degrees of freedom.
 
-Both importers hand each coupling here. MB Studio's documents have no coupling constraint yet, so it is left out
-and said in the notes, with the relation, so that nothing changes silently: the follower moves freely.
+Coupling names share the joints' name space (a coupling may not be named as a joint): importers add every joint
+first, then ask `SymbolNames.joint` for each coupling's name.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ..model import Model
-
-
-@dataclass
-class Coupling:
-    """q_follower = ratio · q_leader + offset, from an equality `joint` (MJCF) or a mimic joint (URDF)."""
-
-    follower: str
-    leader: str
-    ratio: float
-    offset: float
-    source: str
+from ..model import Coupling, Model
+from .import_names import SymbolNames
 
 
-def add_coupling(model: Model, coupling: Coupling, notes: list[str]) -> None:
-    """Record `coupling` for `model`: today a note naming the relation (the follower keeps its own freedom)."""
-    notes.append(
-        f"{coupling.source}: {coupling.follower} = {coupling.ratio:.12g} · {coupling.leader} + {coupling.offset:.12g} "
-        f"is a coupling MB Studio's documents cannot hold yet: {coupling.follower} is left free"
-    )
+def add_coupling(
+    model: Model, names: SymbolNames, name: str, follower: str, leader: str | None, coefficients: list[float]
+) -> Coupling:
+    """follower = Σ c_k leader^k (`coefficients` [c0, c1, ...]; without a leader, the follower held at c0) as a
+    coupling of `model`, in its simplest form: ratio and offset when it is linear."""
+    coefficients = [float(c) for c in coefficients]
+    while len(coefficients) > 2 and coefficients[-1] == 0:
+        coefficients.pop()
+    name = names.joint(name)
+    if leader is None:
+        coupling = Coupling(name, follower, offset=coefficients[0])
+    elif len(coefficients) == 2:
+        coupling = Coupling(name, follower, leader, ratio=coefficients[1], offset=coefficients[0])
+    else:
+        coupling = Coupling(name, follower, leader, polynomial=coefficients)
+    model.couplings.append(coupling)
+    return coupling

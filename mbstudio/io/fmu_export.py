@@ -84,6 +84,15 @@ class _Builder:
             self.eng = engine(self.model)
         except TooLarge as exc:
             raise ModelError(f"model '{model.name}'", "is too large for an FMU", str(exc), "a smaller model") from None
+        if self.eng.states.quaternions:  # the wrapper's state is (q, q̇_ind); engine.pack gives the other layout
+            turning = [j.name for j in self.eng.mech.tree.topology.tree if j.type in ("ball", "free")]
+            raise ModelError(
+                f"model '{model.name}'",
+                f"has ball or free joints ({', '.join(turning)}), whose orientation the engine integrates as a "
+                "quaternion, a state this FMU export does not write yet",
+                turning,
+                "revolute, prismatic, spherical or free_euler joints for an FMU",
+            )
         mech = self.eng.mech
         self.coordinates, self.independent = list(mech.coordinates), list(mech.independent)
         self.rates = [f"d_{c}" for c in self.coordinates]

@@ -31,12 +31,14 @@ def file_format(path: str | os.PathLike) -> str:
     return FORMATS[root]
 
 
-def import_mechanism(path: str | os.PathLike, package_paths=()):
-    """The URDF or MJCF file as a document: an import result with `model` and `notes`."""
+def import_mechanism(path: str | os.PathLike, package_paths=(), floating_base: bool = True, repair_inertias=False):
+    """The URDF or MJCF file as a document: an import result with `model` and `notes`. The URDF options (a root
+    link floating or welded, inertias kept or repaired) do not apply to MJCF, whose free joints are written in
+    the file and whose inertias MuJoCo's compiler checks."""
     if file_format(path) == "MJCF":
         from .mjcf_import import import_mjcf
 
         return import_mjcf(path)
     from .urdf_import import import_urdf
 
-    return import_urdf(path, package_paths)
+    return import_urdf(path, package_paths, floating_base=floating_base, repair_inertias=repair_inertias)

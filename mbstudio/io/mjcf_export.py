@@ -18,6 +18,7 @@ import os
 import xml.etree.ElementTree as ET
 
 import numpy as np
+from numpy.polynomial import Polynomial
 
 from .. import __version__
 from ..kinematics import Mechanism
@@ -30,7 +31,8 @@ MIN_MOMENT = 1e-12  # kg m^2: the least principal moment written (MuJoCo refuses
 
 
 def mjcf_text(model: Model, folder: str | os.PathLike | None = None) -> tuple[str, list[str]]:
-    """The MJCF of `model` and what it could not carry; ModelError for a cut joint MJCF has no equality for."""
+    """The MJCF of `model` and what it could not carry; ModelError for a cut joint MJCF has no equality for, and
+    for a free joint MuJoCo cannot hold (between two bodies)."""
     return _Writer(Mechanism(model), folder).text()
 
 
@@ -61,11 +63,12 @@ class _Writer:
         self.mech, self.model, self.geometry = mech, mech.model, mech.tree.geometry
         self.folder = folder
         self.notes: list[str] = []
-        q0 = mech.assemble(None, strict=False)[0] if mech.topology.cut else mech.tree.initial_coordinates()
+        q0 = mech.assemble(None, strict=False)[0] if mech.constraints.m else mech.tree.initial_coordinates()
         self.q0 = np.asarray(q0, float)
         self.state = mech.motion(self.q0[None])
         self.root = ET.Element("mujoco", model=self.model.name)
         self.body_names = self._body_names()
+        self.joint_of = {c.name: j for j in self.model.joints for c in j.coordinates}
         self.sites: set[str] = set()
 
     def text(self) -> tuple[str, list[str]]:
@@ -124,8 +127,14 @@ class _Writer:
             pos=_numbers(Rp.T @ (pc - pp)),
             quat=_numbers(quaternion(Rp.T @ Rc)),
         )
+        written: set[str] = set()  # ball and free joints: one MuJoCo joint for all their coordinates
         for prim in primitives:
-            self._joint(element, prim, Rc, pc)
+            joint = self.joint_of[self.mech.coordinates[prim.coordinate]]
+            if joint.type not in ("ball", "free"):
+                self._joint(element, prim, Rc, pc)
+            elif joint.name not in written:
+                written.add(joint.name)
+                self._turning_joint(element, joint, parent_index, len(primitives), prim, Rc, pc)
         body = self.model.body(label)
         self._inertial(element, body)
         if body.shape:
@@ -145,6 +154,27 @@ class _Writer:
             attributes["range"] = _numbers(limits)
         attributes |= self._joint_forces(name)
         ET.SubElement(element, "joint", attributes)
+
+    def _turning_joint(self, element: ET.Element, joint, parent_index: int, count: int, prim, Rc, pc) -> None:
+        """A ball joint as MuJoCo's ball about its centre, a free joint as MuJoCo's free joint (a child of the world
+        and the body's only joint, as MuJoCo requires). Their qpos is a quaternion from the reference pose, and
+        their velocities MuJoCo's (docs/mjcf.md), not our rotation parameters and their rates."""
+        name = joint.source_name or joint.name
+        if joint.type == "ball":
+            centre = Rc.T @ (np.asarray(self.state.o[0, prim.coordinate], float) - pc)
+            ET.SubElement(element, "joint", name=name, type="ball", pos=_numbers(centre))
+        elif parent_index == 0 and count == 6:
+            ET.SubElement(element, "freejoint", name=name)
+        else:
+            raise ModelError(
+                f"joint '{joint.name}'",
+                "is a free joint between two bodies, or shares its body with other joints: MuJoCo's free joints are "
+                "the only joint of a child of the world",
+                joint.type,
+                "a free joint from the ground to a body with a mass",
+            )
+        self.notes.append(f"joint '{joint.name}' ({joint.type}): MuJoCo's qpos holds its rotation as a quaternion "
+                          "from the reference pose, not our rotation parameters")  # fmt: skip
 
     def _limits(self, coordinate: str) -> tuple[float, float] | None:
         for joint in self.model.joints:
@@ -226,16 +256,18 @@ class _Writer:
     # ------------------------------------------------------------------ loops, actuators, what is left out
 
     def _equalities(self, elements: dict) -> None:
-        cut = self.mech.topology.cut
-        if not cut:
+        cut, couplings = self.mech.topology.cut, self.model.couplings
+        if not cut and not couplings:
             return
         equality = ET.SubElement(self.root, "equality")
+        for coupling in couplings:
+            self._coupling(equality, coupling)
         for joint in cut:
             ends = []
             for label, frame in ((joint.parent, joint.parent_frame), (joint.child, joint.child_frame)):
                 value = self.geometry.frame(self.model.body(label), frame)
                 ends.append((label, np.asarray(value.origin, float), np.asarray(value.rotation, float)))
-            if joint.type == "spherical":
+            if joint.type in ("spherical", "ball"):
                 self._connect(equality, elements, joint.name, ends)
             elif joint.type == "fixed":
                 sites = [self._site(elements, f"{joint.name}_{k}", *end) for k, end in enumerate(ends, 1)]
@@ -250,8 +282,27 @@ class _Writer:
                     f"joint '{joint.name}'",
                     f"closes a loop as a {joint.type} joint, which MJCF's equalities cannot hold",
                     joint.type,
-                    "cut joints that are revolute, spherical or fixed (connect, weld)",
+                    "cut joints that are revolute, spherical, ball or fixed (connect, weld)",
                 )
+
+    def _coupling(self, equality: ET.Element, coupling) -> None:
+        """follower = P(leader) as MuJoCo's joint equality about the refs (our reference pose, closed):
+        y − y0 = Σ a_i (x − x0)^i with a(t) = P(x0 + t) − y0, up to MuJoCo's fourth power."""
+        coordinates = self.mech.coordinates
+        y0 = self.q0[coordinates.index(coupling.follower)]
+        x0 = self.q0[coordinates.index(coupling.leader)] if coupling.leader else 0.0
+        polynomial = Polynomial([float(self.geometry.value(c)) for c in coupling.coefficients()])
+        about_refs = (polynomial(Polynomial([x0, 1.0])) - y0).coef if coupling.leader else polynomial.coef - y0
+        if len(about_refs) > 5 and np.any(about_refs[5:]):
+            self.notes.append(f"coupling '{coupling.name}' ({coupling.formula()}) is of a degree above MuJoCo's "
+                              "fourth and is left out")  # fmt: skip
+            return
+        attributes = {"name": coupling.name, "joint1": coupling.follower}
+        if coupling.leader:
+            attributes["joint2"] = coupling.leader
+        coefficients = np.zeros(5)
+        coefficients[: min(len(about_refs), 5)] = about_refs[:5]
+        ET.SubElement(equality, "joint", attributes, polycoef=_numbers(coefficients))
 
     def _connect(self, equality: ET.Element, elements: dict, name: str, ends) -> None:
         sites = [self._site(elements, f"{name}_{k}", *end) for k, end in enumerate(ends, 1)]

@@ -9,10 +9,12 @@ frames, angle units and the inertias it infers from geoms; we read the compiled 
 a body of ours whose frame is the MuJoCo body frame. MuJoCo places a body on its parent by the body's pose and
 then moves it by its joints in order, each about an axis through a point fixed in the body; a body with one
 joint gets one joint of ours, a body with several a chain of joints through massless bodies `<label>__<k>` (each
-coinciding with the body at the reference pose). hinge -> revolute, slide -> prismatic, ball -> spherical,
-free -> free, no joint -> fixed; a joint's `ref` is kept, so our coordinate equals MuJoCo's qpos. Equality
-constraints `connect` and `weld` become cut joints (spherical, fixed), so the loops close at load; `joint`
-couples two coordinates. Joint damping, stiffness and friction loss become force elements, motors actuators.
+coinciding with the body at the reference pose). hinge -> revolute, slide -> prismatic, ball -> ball, free -> free,
+no joint -> fixed; a joint's `ref` is kept, so our coordinate equals MuJoCo's qpos, and a ball or free joint's
+quaternion is our rotation parameters ρ (no gimbal lock: docs/file-format.md). Equality constraints `connect`
+and `weld` become cut joints (spherical, fixed), so the loops close at load; `joint` becomes a coupling (its
+polynomial, MuJoCo's refs included). Joint damping, stiffness and friction loss become force elements, motors
+actuators. MuJoCo's names are kept as the bodies' and joints' `source_name` where ours differ.
 """
 
 from __future__ import annotations
@@ -22,13 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from numpy.polynomial import Polynomial
 
 from .. import __version__
 from ..kinematics import Mechanism
 from ..model import GROUND, Body, Coordinate, Frame, Joint, Model, ModelError, validate
 from ..model.document import INERTIA_NAMES, Actuator, JointFriction, JointSpringDamper
 from ..model.errors import AssemblyError
-from .couplings import Coupling, add_coupling
+from ..numerics import rodrigues
+from .couplings import add_coupling
 from .import_names import SymbolNames, clean, inertia_parameters, one_line, reference_direction
 
 FREE, BALL, SLIDE, HINGE = 0, 1, 2, 3  # mjtJoint
@@ -42,7 +46,6 @@ EQUALITY_KINDS = {0: "connect", 1: "weld", 2: "joint", 3: "tendon", 4: "flex"}
 class MjcfImport:
     model: Model
     notes: list[str] = field(default_factory=list)
-    couplings: list[Coupling] = field(default_factory=list)
     coordinates: dict[str, list[str]] = field(default_factory=dict)  # MuJoCo joint name -> our coordinates, in order
 
 
@@ -90,10 +93,10 @@ def rotation(quaternion) -> np.ndarray:
     )
 
 
-def zyx_angles(matrix: np.ndarray) -> list[float]:
-    """α, β, γ of R = Rz(α) Ry(β) Rx(γ): our spherical and free joints' angles."""
-    beta = np.arctan2(-matrix[2, 0], np.hypot(matrix[0, 0], matrix[1, 0]))
-    return [float(np.arctan2(matrix[1, 0], matrix[0, 0])), float(beta), float(np.arctan2(matrix[2, 1], matrix[2, 2]))]
+def rotation_parameters(quaternion) -> list[float]:
+    """Our ball and free joints' ρ of a MuJoCo quaternion (w, x, y, z)."""
+    q = np.asarray(quaternion, float)
+    return [float(x) for x in rodrigues.from_quaternion(np.array(q[0]), q[1:], lambda x, a, b: np.where(x >= 0, a, b))]
 
 
 def _frame(origin, axes: np.ndarray) -> Frame:
@@ -117,7 +120,6 @@ class _Importer:
         self.m, self.path, self.mujoco = m, path, mujoco
         self.names = SymbolNames()
         self.notes: list[str] = []
-        self.couplings: list[Coupling] = []
         self.labels: dict[int, str] = {0: GROUND}
         self.coordinate: dict[int, list[str]] = {}  # MuJoCo joint id -> our coordinate names
         self.model_name = bytes(m.names).split(b"\0")[0].decode("utf-8", "replace")  # the first of MuJoCo's names
@@ -148,7 +150,7 @@ class _Importer:
             raise ModelError(f"{self.path}: {exc.where}", exc.problem, exc.value, exc.expected) from None
         self._close_loops()
         names = {self._joint_name(j): coordinates for j, coordinates in self.coordinate.items()}
-        return MjcfImport(self.model, self.notes, self.couplings, names)
+        return MjcfImport(self.model, self.notes, names)
 
     # ------------------------------------------------------------------ bodies and their joints
 
@@ -157,7 +159,7 @@ class _Importer:
         name = self._body_name(i)
         label = self.names.label(name)
         self.labels[i] = label
-        body = Body(label, one_line(name), self._inertia(i))
+        body = Body(label, one_line(name), self._inertia(i), source_name=name if name != label else None)
         body.shape = self._shape(i, name)
         placement = rotation(m.body_quat[i])
         joints = list(range(m.body_jntadr[i], m.body_jntadr[i] + m.body_jntnum[i]))
@@ -180,25 +182,19 @@ class _Importer:
         m, name = self.m, self._joint_name(j)
         kind, anchor = int(m.jnt_type[j]), np.asarray(m.jnt_pos[j], float)
         origin, placement = on_parent
-        if kind == FREE:
+        if kind == FREE:  # qpos: the body's position in the world and its quaternion (the world's children only)
             q0 = m.qpos0[m.jnt_qposadr[j] : m.jnt_qposadr[j] + 7]
-            values = [*q0[:3], *zyx_angles(rotation(q0[3:]))]
-            parts = [f"{name}_{s}" for s in ("x", "y", "z", "rz", "ry", "rx")]
+            values = [*q0[:3], *rotation_parameters(q0[3:])]
+            parts = [f"{name}_{s}" for s in ("x", "y", "z", "rx", "ry", "rz")]
             coordinates = [Coordinate(self.names.coordinate(p), float(v)) for p, v in zip(parts, values, strict=True)]
             joint = Joint(self.names.joint(name), "free", parent, child, Frame(), Frame(), coordinates)
-            self.notes.append(
-                f"joint '{name}' (free): a free joint of ours, x, y, z and Z-Y-X angles (singular at a pitch of "
-                "±90°), whose rates are not MuJoCo's velocities (docs/mjcf.md)"
-            )
-        elif kind == BALL:
-            parts = [f"{name}_{s}" for s in ("rz", "ry", "rx")]
+        elif kind == BALL:  # MuJoCo's quaternion turns the body about the anchor from its reference pose
+            parts = [f"{name}_{s}" for s in ("rx", "ry", "rz")]
             coordinates = [Coordinate(self.names.coordinate(p), 0.0) for p in parts]
             frames = Frame(clean(origin + placement @ anchor), clean(placement[:, 2]), clean(placement[:, 0]))
-            joint = Joint(self.names.joint(name), "spherical", parent, child, frames, Frame(clean(anchor)), coordinates)
-            self.notes.append(
-                f"joint '{name}' (ball): a spherical joint of ours, Z-Y-X angles (singular at ±90° about y), whose "
-                "rates are not MuJoCo's angular velocity"
-            )
+            joint = Joint(self.names.joint(name), "ball", parent, child, frames, Frame(clean(anchor)), coordinates)
+        if kind in (FREE, BALL):
+            self._left_out_on_ball(j, name)
         else:
             axes = _axes_along(np.asarray(m.jnt_axis[j], float))
             ref = float(m.qpos0[m.jnt_qposadr[j]])
@@ -216,7 +212,28 @@ class _Importer:
             )
             self._joint_forces(j, name, coordinate.name)
         self.coordinate[j] = [c.name for c in joint.coordinates]
+        joint.source_name = name if name != joint.name else None
         self.model.joints.append(joint)
+
+    def _left_out_on_ball(self, j: int, name: str) -> None:
+        """A ball's cone limit and a ball or free joint's damping, stiffness and armature have no form of ours."""
+        m = self.m
+        dofs = slice(int(m.jnt_dofadr[j]), int(m.jnt_dofadr[j]) + (6 if m.jnt_type[j] == FREE else 3))
+        left = [
+            what
+            for what, value in (
+                ("its cone limit", m.jnt_limited[j] and m.jnt_type[j] == BALL),
+                ("damping", np.any(m.dof_damping[dofs])),
+                ("stiffness", m.jnt_stiffness[j]),
+                ("armature", np.any(m.dof_armature[dofs])),
+            )
+            if value
+        ]
+        if left:
+            kind = "ball" if m.jnt_type[j] == BALL else "free"
+            what = " and ".join(left)
+            self.notes.append(f"joint '{name}' ({kind}): {what} left out (MB Studio has no limit or force element on "
+                              "a ball or free joint)")  # fmt: skip
 
     def _coordinate(self, j: int, name: str, ref: float) -> Coordinate:
         coordinate = Coordinate(self.names.coordinate(name), ref)
@@ -325,7 +342,7 @@ class _Importer:
         if kind in (CONNECT, WELD):
             self._cut_joint(e, kind, name)
         elif kind == JOINT_EQUALITY:
-            self._coupling(e, name, where)
+            self._coupling(e, name)
         else:
             raise ModelError(
                 where,
@@ -355,19 +372,20 @@ class _Importer:
                       coordinates, cut=True)  # fmt: skip
         self.model.joints.append(joint)
 
-    def _coupling(self, e: int, name: str, where: str) -> None:
+    def _coupling(self, e: int, name: str) -> None:
+        """MuJoCo's y − y0 = a0 + a1 (x − x0) + ... + a4 (x − x0)⁴ (x, y joint2's and joint1's positions, x0, y0
+        their qpos0) as our follower y = Σ c_k x^k, or y held at y0 + a0 without joint2. MuJoCo's compiler
+        allows hinge and slide joints only."""
         m, data = self.m, np.asarray(self.m.eq_data[e], float)
         j1, j2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
-        if np.any(data[2:5] != 0):
-            raise ModelError(f"{where}.polycoef", "is not linear", data[:5].tolist(), "polycoef a0 a1 0 0 0")
-        if j2 < 0 or j1 not in self.coordinate or j2 not in self.coordinate:
-            raise ModelError(where, "holds a joint at a value or couples a ball or free joint", name,
-                             "two hinge or slide joints")  # fmt: skip
-        a0, a1 = data[0], data[1]
-        y0, x0 = float(m.qpos0[m.jnt_qposadr[j1]]), float(m.qpos0[m.jnt_qposadr[j2]])
-        follower, leader = self.coordinate[j1][0], self.coordinate[j2][0]
-        self.couplings.append(Coupling(follower, leader, float(a1), float(y0 + a0 - a1 * x0), f"equality '{name}'"))
-        add_coupling(self.model, self.couplings[-1], self.notes)
+        y0 = float(m.qpos0[m.jnt_qposadr[j1]])
+        follower = self.coordinate[j1][0]
+        if j2 < 0:
+            add_coupling(self.model, self.names, name, follower, None, [y0 + data[0]])
+            return
+        x0 = float(m.qpos0[m.jnt_qposadr[j2]])
+        polynomial = Polynomial(data[:5])(Polynomial([-x0, 1.0])) + y0  # composed with x − x0: in powers of x
+        add_coupling(self.model, self.names, name, follower, self.coordinate[j2][0], list(polynomial.coef))
 
     # ------------------------------------------------------------------ the rest
 
@@ -399,8 +417,8 @@ class _Importer:
             self.notes.append("contacts are left out: geoms are drawn, they do not collide in MB Studio")
 
     def _close_loops(self) -> None:
-        """The document's pose closed: the coordinates moved as little as they can onto the constraints."""
-        if not any(j.cut for j in self.model.joints):
+        """The document's pose closed: the coordinates moved as little as they can onto the loops and couplings."""
+        if not any(j.cut for j in self.model.joints) and not self.model.couplings:
             return
         mech = Mechanism(self.model)
         drawn = np.asarray(mech.tree.initial_coordinates(), float)

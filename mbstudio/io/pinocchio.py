@@ -23,6 +23,17 @@ PRIMITIVES = {  # our axis motions as Pinocchio's one-axis joints
 }
 
 
+def primitive_joint(motion: str, joint: str):
+    """Pinocchio's one-axis joint for one of our axis motions; a ValueError for a ball or free joint's rotation
+    parameters, which Pinocchio's spherical and free-flyer joints hold as a quaternion (other coordinates)."""
+    if motion not in PRIMITIVES:
+        raise ValueError(
+            f"joint '{joint}' turns by rotation parameters: Pinocchio has no joint with the same coordinates (its "
+            "spherical and free-flyer joints hold a quaternion); tests/test_floating_base.py converts the states"
+        )
+    return PRIMITIVES[motion]()
+
+
 def _se3(frame) -> pin.SE3:
     return pin.SE3(np.asarray(frame.rotation, dtype=float), np.asarray(frame.origin, dtype=float))
 
@@ -47,7 +58,7 @@ def build(mech: Mechanism) -> tuple[pin.Model, dict[str, int]]:
         child = mech.tree.body_labels[link.child]
         composite = pin.JointModelComposite()
         for motion in JOINT_MOTIONS[link.joint.type]:
-            composite.addJoint(PRIMITIVES[motion]())
+            composite.addJoint(primitive_joint(motion, link.joint.name))
         placement = after_of[parent] * _se3(link.before)
         jid = model.addJoint(joint_of[parent], composite, placement, link.joint.name)
         body_in_joint = _se3(link.after).inverse()

@@ -24,7 +24,7 @@ from mbstudio.dynamics.forces import AppliedForces
 from mbstudio.kinematics import Mechanism
 from mbstudio.model.document import JOINT_MOTIONS, Actuator, SpringDamper
 
-from .pinocchio import PRIMITIVES, inertia
+from .pinocchio import inertia, primitive_joint
 
 BAUMGARTE_RATE = 20.0  # 1/s: constraint errors decay critically damped at this rate
 AXIS_POINTS = 0.1  # a revolute cut's second contact point, along its axis, in length scales
@@ -129,7 +129,7 @@ def _tree(mech: Mechanism) -> tuple[pin.Model, dict[int, int], dict[int, pin.SE3
         motions = JOINT_MOTIONS[link.joint.type]
         for k, motion in enumerate(motions):
             name = link.joint.coordinates[k].name
-            joint = model.addJoint(joint, PRIMITIVES[motion](), placement, name)
+            joint = model.addJoint(joint, primitive_joint(motion, link.joint.name), placement, name)
             placement = pin.SE3.Identity()
         after = _se3(link.after).inverse()
         label = mech.tree.body_labels[link.child]
@@ -171,8 +171,8 @@ def _cut_sides(mech: Mechanism):
 
 def _contacts(model, joint, sides, last_joint, body_in_joint, mech) -> list:
     """Point contacts making the cut joint: its centre, and for a revolute a second point on its axis."""
-    if joint.type not in ("spherical", "revolute"):
-        raise ValueError(f"cut joint {joint.name!r}: the reference models spherical and revolute cuts only")
+    if joint.type not in ("ball", "spherical", "revolute"):
+        raise ValueError(f"cut joint {joint.name!r}: the reference models ball, spherical and revolute cuts only")
     offsets = [np.zeros(3)] + ([np.array([0, 0, AXIS_POINTS * mech.length_scale])] if joint.type == "revolute" else [])
     out = []
     for offset in offsets:

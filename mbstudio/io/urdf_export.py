@@ -5,11 +5,16 @@
 URDF places a child link's frame at its joint and rotates or slides it about one axis, so each of our bodies
 becomes a link whose frame is its child joint frame (our body frame need not be there): its inertia and its
 shape are moved into that frame. A joint of several motions (universal, spherical, cylindrical, planar,
-free) becomes a chain of one-axis URDF joints, one per coordinate and named after it, through massless links
-named `<joint>__<k>`; a joint the spanning tree traverses from its document child keeps its coordinates'
-sense by negated axes. Values are evaluated with the model's parameters (URDF has no expressions). Closed
-loops have no URDF form and are refused, naming their cut joints; what URDF cannot hold (force elements
-other than joint friction, a gravity other than Pinocchio's default) is listed in `notes` and in a comment.
+free_euler) becomes a chain of one-axis URDF joints, one per coordinate and named after it, through massless
+links named `<joint>__<k>`; a joint the spanning tree traverses from its document child keeps its coordinates'
+sense by negated axes. A free joint is a URDF `floating` joint, and the root link itself where it is the
+ground's only joint (URDF's floating base: Pinocchio's free flyer, our import's default); otherwise the ground
+is the link `world`, which our import (and ROS) read as the fixed ground. Links and joints carry the names
+they were imported with (`source_name`), else our labels and coordinate names; couplings linear in one
+leader become `mimic` elements. Values are evaluated with the model's parameters (URDF has no expressions).
+Closed loops and ball joints have no URDF form and are refused by name; what URDF cannot hold (force elements
+other than joint friction, a gravity other than Pinocchio's default, other couplings) is listed in `notes`
+and in a comment.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from ..model.validation import inertia_about_centre
 UNLIMITED = 1e6  # URDF's effort and velocity limits are required; MB Studio documents have none
 NO_TRAVEL_LIMIT = 1e3  # a prismatic joint needs lower/upper; a coordinate with no range gets ±1 km
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+WORLD = "world"  # the ground's link: ROS's fixed world, which our import reads as the ground
 
 
 def urdf_text(model: Model, folder: str | os.PathLike | None = None) -> tuple[str, list[str]]:
@@ -42,6 +48,14 @@ def urdf_text(model: Model, folder: str | os.PathLike | None = None) -> tuple[st
             f"has closed loops (cut joints {names}), which URDF cannot describe",
             names,
             "a tree: remove or open the loop-closing joints to export the tree",
+        )
+    balls = [j.name for j in model.joints if j.type == "ball"]
+    if balls:  # URDF has no joint turning about a point
+        raise ModelError(
+            f"model '{model.name}'",
+            f"has ball joints ({', '.join(balls)}), which URDF cannot describe",
+            balls,
+            "revolute, prismatic, fixed and free joints, or spherical joints (written as chains of axes)",
         )
     return _Writer(mech, folder).text()
 
@@ -61,16 +75,23 @@ def _numbers(values) -> str:
     return " ".join(repr(0.0 if abs(v) < 1e-15 else float(v)) for v in np.ravel(values))
 
 
-def _rpy(rotation: np.ndarray) -> np.ndarray:
-    """URDF's fixed-axis roll, pitch, yaw (R = Rz(yaw) Ry(pitch) Rx(roll)) of a rotation matrix."""
-    pitch = np.arctan2(-rotation[2, 0], np.hypot(rotation[0, 0], rotation[1, 0]))
-    if np.hypot(rotation[0, 0], rotation[1, 0]) < 1e-12:  # pitch ±90°: roll and yaw share one angle
-        return np.array([0.0, pitch, np.arctan2(-rotation[0, 1], rotation[1, 1])])
-    return np.array([np.arctan2(rotation[2, 1], rotation[2, 2]), pitch, np.arctan2(rotation[1, 0], rotation[0, 0])])
+def roll_pitch_yaw(rotation: np.ndarray) -> np.ndarray:
+    """URDF's fixed-axis roll, pitch, yaw (R = Rz(yaw) Ry(pitch) Rx(roll)) of a rotation matrix, which give R back
+    to rounding at every pitch, ±90° included. The yaw is read first; roll and pitch are then read from
+    Rz(yaw)ᵀ R = Ry(pitch) Rx(roll), whose entries they are (cosines and sines of size one), instead of from
+    entries of R scaled by cos(pitch): near ±90° those are tiny, and their rounding became errors of
+    1e-16 / cos(pitch) in roll and yaw (1e-8 rad for a pitch written as 1.5707963). At ±90° only yaw − roll (or
+    yaw + roll) matters, and the yaw read there, however poorly determined, is matched by the roll."""
+    yaw = np.arctan2(rotation[1, 0], rotation[0, 0])
+    c, s = np.cos(yaw), np.sin(yaw)
+    turned_back = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]]) @ rotation  # Ry(pitch) Rx(roll)
+    pitch = np.arctan2(-turned_back[2, 0], turned_back[0, 0])
+    roll = np.arctan2(-turned_back[1, 2], turned_back[1, 1])
+    return np.array([roll, pitch, yaw])
 
 
 def _origin(parent: ET.Element, pose: np.ndarray) -> None:
-    ET.SubElement(parent, "origin", xyz=_numbers(pose[:3, 3]), rpy=_numbers(_rpy(pose[:3, :3])))
+    ET.SubElement(parent, "origin", xyz=_numbers(pose[:3, 3]), rpy=_numbers(roll_pitch_yaw(pose[:3, :3])))
 
 
 def xml_comment(text: str) -> ET.Comment:
@@ -87,6 +108,7 @@ class _Writer:
         self.names: dict[str, set[str]] = {"link": set(), "joint": set()}  # URDF's two name spaces
         self.robot = ET.Element("robot", name=mech.model.name)
         self.link_frame = {GROUND: np.eye(4)}  # each body's URDF link frame in its body coordinates
+        self.element_of: dict[str, ET.Element] = {}  # coordinate -> its URDF joint
 
     def text(self) -> tuple[str, list[str]]:
         self.robot.append(xml_comment(f"Written by MB Studio {__version__} from the model '{self.model.name}'"))
@@ -94,13 +116,37 @@ class _Writer:
             self.robot.append(xml_comment(self.model.description))
         self._check_gravity()
         self._left_out_forces()
-        ET.SubElement(self.robot, "link", name=self._unique("ground"))
-        labels = self.mech.tree.body_labels
-        self.link_name = {GROUND: "ground"}
+        labels, root = self.mech.tree.body_labels, self._floating_root()
+        self.link_name = {}
+        if root is None:
+            self.link_name[GROUND] = self._unique(WORLD)
+            ET.SubElement(self.robot, "link", name=self.link_name[GROUND])
         for link in self.mech.tree.links:
-            self._link_chain(link, labels[link.parent], labels[link.child])
+            if link is root:
+                self._root_link(link, labels[link.child])
+            else:
+                self._link_chain(link, labels[link.parent], labels[link.child])
+        self._mimics()
         ET.indent(self.robot, space="  ")
         return ET.tostring(self.robot, encoding="unicode", xml_declaration=True) + "\n", self.notes
+
+    def _floating_root(self):
+        """The tree link of a free joint that is the ground's only joint: URDF's floating base (the root link)."""
+        from_ground = [link for link in self.mech.tree.links if link.parent == 0]
+        if len(from_ground) == 1 and from_ground[0].joint.type == "free":
+            return from_ground[0]
+        return None
+
+    def _root_link(self, link, child: str) -> None:
+        """The body on the floating base as the URDF root link: a free joint to the ground is URDF's default."""
+        element = ET.SubElement(self.robot, "link", name=self._unique(self._link_name(child)))
+        self._body(element, child, link.after)
+        self.link_name[child] = element.get("name")
+        if not np.allclose(link.before.rotation, np.eye(3), atol=1e-15) or np.any(link.before.origin):
+            self.notes.append(
+                f"free joint '{link.joint.name}': its frame on the ground is not the world frame; a floating URDF "
+                "root has no placement, so its coordinates are read back in the world frame (the motion is the same)"
+            )
 
     def _unique(self, name: str, kind: str = "link") -> str:
         """`name`, or it with _2, _3, ... where another link (or joint) has it: a joint may share a link's name."""
@@ -125,15 +171,19 @@ class _Writer:
 
     # ------------------------------------------------------------------ links and joints
 
+    def _link_name(self, label: str) -> str:
+        return self.model.body(label).source_name or label
+
     def _link_chain(self, link, parent: str, child: str) -> None:
-        """The URDF joints (and massless links between them) that carry `child` from `parent`."""
+        """The URDF joints (and massless links between them) that carry `child` from `parent`: one joint per
+        coordinate, a fixed joint for none, one floating joint for a free joint."""
         placement = _inverse(self.link_frame[parent]) @ _pose(link.before.rotation, link.before.origin)
         joint = link.joint
         previous = self.link_name[parent]
-        steps = link.primitives or (None,)
+        steps = (None,) if joint.type == "free" or not link.primitives else link.primitives
         for k, primitive in enumerate(steps):
             last = k == len(steps) - 1
-            name = self._unique(child if last else f"{joint.name}__{k + 1}")
+            name = self._unique(self._link_name(child) if last else f"{joint.name}__{k + 1}")
             element = ET.SubElement(self.robot, "link", name=name)
             if last:
                 self._body(element, child, link.after)
@@ -144,17 +194,37 @@ class _Writer:
         self.link_name[child] = previous
 
     def _joint(self, joint, primitive, parent: str, child: str) -> ET.Element:
+        """The URDF joint of one step: named as imported (`source_name`) where the joint is one step, else after
+        its coordinate (the joint's own name for a fixed or floating joint)."""
         if primitive is None:
-            return self._element(joint.name, "fixed", parent, child)
+            kind = "floating" if joint.type == "free" else "fixed"
+            return self._element(joint.source_name or joint.name, kind, parent, child)
         coordinate = self.mech.coordinates[primitive.coordinate]
         kind = "prismatic" if primitive.kind == "T" else ("revolute" if self._limits(coordinate) else "continuous")
-        return self._element(coordinate, kind, parent, child)
+        name = joint.source_name if len(joint.coordinates) == 1 and joint.source_name else coordinate
+        self.element_of[coordinate] = self._element(name, kind, parent, child)
+        return self.element_of[coordinate]
 
     def _element(self, name: str, kind: str, parent: str, child: str) -> ET.Element:
         element = ET.SubElement(self.robot, "joint", name=self._unique(name, "joint"), type=kind)
         ET.SubElement(element, "parent", link=parent)
         ET.SubElement(element, "child", link=child)
         return element
+
+    def _mimics(self) -> None:
+        """Each coupling follower = offset + ratio · leader as a `mimic` of the follower's URDF joint; others (a
+        polynomial, a coordinate held at a value) have no URDF form."""
+        value = self.geometry.value
+        for coupling in self.model.couplings:
+            coefficients = [float(value(c)) for c in coupling.coefficients()]
+            if coupling.leader is None or any(coefficients[2:]):
+                self.notes.append(f"coupling '{coupling.name}' ({coupling.formula()}) has no URDF form (a mimic "
+                                  "joint follows one other linearly) and is left out")  # fmt: skip
+                self.robot.append(xml_comment(f"left out: coupling {coupling.name}, {coupling.formula()}"))
+                continue
+            leader = self.element_of[coupling.leader].get("name")
+            ET.SubElement(self.element_of[coupling.follower], "mimic", joint=leader, multiplier=repr(coefficients[1]),
+                          offset=repr(coefficients[0]))  # fmt: skip
 
     def _axis_and_limits(self, element: ET.Element, primitive) -> None:
         if primitive is None:

@@ -1,21 +1,27 @@
-"""A robot from URDF as an MB Studio document (issue 12, item 1).
+"""A robot from URDF as an MB Studio document (issue 12, item 1; issue 21, item 2).
 
     result = import_urdf("ur5.urdf", package_paths=["~/ros/src"])
     result.model      # a validated Model: one body per link, one joint per URDF joint
-    result.notes      # what the document could not keep, each naming its link or joint
+    result.notes      # what the document changed or could not keep, each naming its link or joint
 
 The file is read strictly first (urdf_input.py: well-formed XML, each link and joint name once, finite numbers),
-then parsed by yourdfpy (its defaults and checks are theirs, not ours). Each link becomes
-a body whose frame is the link frame, each URDF joint a joint of ours: revolute and continuous -> revolute,
-prismatic -> prismatic, fixed -> fixed, with the parent joint frame at the URDF joint's origin and its z axis
-along the joint axis, the child joint frame at the child link's origin, so both frames coincide at q = 0 as
-in URDF. Inertials are moved to the link origin (our ten parameters), the first visual becomes the body's
-shape with its material's colour, and `package://NAME/...` meshes are looked up in the given folders, then in
-ROS_PACKAGE_PATH, then in the ROS packages (folders with a package.xml) above the URDF file; a mesh is read only
-from inside the package it names, the URDF's folder or a given folder (never `/etc/passwd`, `../../..`). The
-root link is the ground when it carries
-nothing (no mass, no visual); otherwise it is a body welded to the ground, as Pinocchio's
-buildModelFromUrdf places it. Floating and planar joints are refused: MB Studio's base is fixed.
+then parsed by yourdfpy (its defaults and checks are theirs, not ours). Each link becomes a body whose frame is
+the link frame, each URDF joint a joint of ours: revolute and continuous -> revolute, prismatic -> prismatic,
+fixed -> fixed, floating -> free, with the parent joint frame at the URDF joint's origin and its z axis along the
+joint axis, the child joint frame at the child link's origin, so both frames coincide
+at q = 0 as in URDF. Inertials are moved to the link origin (our ten parameters) as the file gives them; the
+first visual becomes the body's shape with its material's colour, and `package://NAME/...` meshes are looked up
+in the given folders, then in ROS_PACKAGE_PATH, then in the ROS packages (folders with a package.xml) above the
+URDF file; a mesh is read only from inside the package it names, the URDF's folder or a given folder (never
+`/etc/passwd`, `../../..`).
+
+The root link floats by default: a body on a free joint `root_joint` from the ground, as Pinocchio's
+buildModelFromUrdf(path, JointModelFreeFlyer()) places it; its six coordinates are the root link origin's
+position and rotation parameters in the world (docs/file-format.md). A root link named `world` is the ground
+(the ROS way of fixing a robot), and so is any root with `floating_base=False`, on which a root carrying mass or
+a visual is a body welded to the ground. A mimic joint becomes a coupling (follower = multiplier · leader +
+offset). Names that are not identifiers of ours are changed, and the file's own name is kept in the body's or
+joint's `source_name`, which the URDF export writes back.
 """
 
 from __future__ import annotations
@@ -30,14 +36,22 @@ import numpy as np
 from .. import __version__
 from ..model import GROUND, Body, Coordinate, Frame, Joint, Model, ModelError, validate
 from ..model.document import INERTIA_NAMES, JointFriction
-from .couplings import Coupling, add_coupling
+from ..model.validation import inertia_problem
+from .couplings import add_coupling
 from .import_names import SymbolNames, clean, inertia_parameters, one_line, reference_direction
 from .urdf_input import MeshPlaces, check_urdf
 
-JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic", "fixed": "fixed"}
+FREE = ("x", "y", "z", "rx", "ry", "rz")  # a free joint's coordinates: position, rotation parameters
+ROOT_JOINT = "root_joint"  # Pinocchio's name for the free flyer it adds
+WORLD = "world"  # the root link that is the ground
+JOINT_TYPES = {
+    "revolute": "revolute",
+    "continuous": "revolute",
+    "prismatic": "prismatic",
+    "fixed": "fixed",
+    "floating": "free",
+}
 REFUSED_TYPES = {
-    "floating": "a floating base: MB Studio's base is fixed; import the robot fixed at its root link by "
-    "deleting this joint, or give the floating body six joints of its own",
     "planar": "MB Studio's planar joint moves in the x-y plane of its frame with the rotation last, which a "
     "URDF planar joint does not define",
 }
@@ -49,12 +63,26 @@ class UrdfImport:
     notes: list[str] = field(default_factory=list)
 
 
-def import_urdf(path: str | os.PathLike, package_paths: list[str | os.PathLike] = ()) -> UrdfImport:
+def import_urdf(
+    path: str | os.PathLike,
+    package_paths: list[str | os.PathLike] = (),
+    *,
+    floating_base: bool = True,
+    repair_inertias: bool = False,
+) -> UrdfImport:
     """The robot in the URDF file `path`; ModelError (naming the file, the link or joint) for what cannot be
-    read or has no MB Studio equivalent."""
+    read or has no MB Studio equivalent. `floating_base=False` welds a root link to the ground;
+    `repair_inertias` replaces inertias no rigid body can have by the nearest possible ones (kept by default)."""
     path = Path(path)
     robot = _parse(path)
-    return _Importer(robot, path, MeshPlaces.around(path, package_paths)).run()
+    options = _Options(floating_base, repair_inertias)
+    return _Importer(robot, path, MeshPlaces.around(path, package_paths), options).run()
+
+
+@dataclass(frozen=True)
+class _Options:
+    floating_base: bool = True
+    repair_inertias: bool = False
 
 
 def _parse(path: Path):
@@ -89,13 +117,14 @@ def _transform(origin) -> np.ndarray:
 
 
 class _Importer:
-    def __init__(self, robot, path: Path, places: MeshPlaces) -> None:
-        self.robot, self.path, self.places = robot, path, places
+    def __init__(self, robot, path: Path, places: MeshPlaces, options: _Options) -> None:
+        self.robot, self.path, self.places, self.options = robot, path, places, options
         self.notes: list[str] = []
         self.names = SymbolNames()
-        self.coordinate_of: dict[str, str] = {}  # URDF joint name -> our coordinate
-        self.labels: dict[str, str] = {}  # URDF link name -> body label (GROUND for a bare root)
+        self.coordinate_of: dict[str, str] = {}  # URDF joint name -> our coordinate (one-axis joints)
+        self.labels: dict[str, str] = {}  # URDF link name -> body label (GROUND for a root that is the ground)
         self.materials = {m.name: m for m in robot.materials if m.name}
+        self.impossible: list[str] = []  # links whose inertia no rigid body can have, kept as written
 
     def run(self) -> UrdfImport:
         links = {link.name: link for link in self.robot.links}
@@ -119,11 +148,16 @@ class _Importer:
             self._add_link(model, links[joint.child])
             self._add_joint(model, joint)
             stack += reversed(children[joint.child])
+        for joint in self.robot.joints:  # once every joint is there: a mimic may name a joint after it
+            if joint.mimic is not None:
+                self._mimic(model, joint)
         model.description = self._description()
         try:
             validate(model)
         except ModelError as exc:
             raise ModelError(f"{self.path}: {exc.where}", exc.problem, exc.value, exc.expected) from None
+        if self.impossible:
+            self.notes.append(_definiteness(model))
         return UrdfImport(model, self.notes)
 
     def _check_joint(self, joint, links, parent_joint) -> None:
@@ -144,16 +178,19 @@ class _Importer:
                 "each link the child of at most one joint",
             )
 
-    # ------------------------------------------------------------------ names
-
-    def _label(self, link_name: str) -> str:
-        label = self.names.label(link_name)
-        self.labels[link_name] = label
-        return label
-
     # ------------------------------------------------------------------ bodies
 
     def _add_root(self, model: Model, link) -> None:
+        if self.options.floating_base and link.name != WORLD:
+            self._add_link(model, link)
+            name = self.names.joint(ROOT_JOINT)
+            coordinates = [Coordinate(self.names.coordinate(f"{name}_{c}"), 0.0) for c in FREE]
+            model.joints.append(Joint(name, "free", GROUND, self.labels[link.name], Frame(), Frame(), coordinates))
+            self.notes.append(
+                f"root link '{link.name}' floats on the free joint '{name}' (position and rotation parameters of "
+                "its origin in the world; --fixed-base welds it to the ground)"
+            )
+            return
         carries = (link.inertial is not None and link.inertial.mass > 0) or any(v.geometry for v in link.visuals)
         if not carries:
             self.labels[link.name] = GROUND
@@ -166,12 +203,36 @@ class _Importer:
         )
 
     def _add_link(self, model: Model, link) -> None:
-        label = self._label(link.name)
-        repaired: list[str] = []
-        body = Body(label, one_line(link.name), _inertia(link.inertial, repaired))
-        self.notes += [f"link '{link.name}': its inertia is not possible for a body, so {r}" for r in repaired]
+        label = self.names.label(link.name)
+        self.labels[link.name] = label
+        body = Body(label, one_line(link.name), self._inertia(link), source_name=_changed(link.name, label))
         body.shape = self._shape(link)
         model.bodies.append(body)
+
+    def _inertia(self, link) -> dict[str, float]:
+        """URDF's mass, centre of mass and inertia about it (in the inertial frame) -> our ten parameters about
+        the link origin in link axes. A massless link keeps its rotational inertia, as Pinocchio keeps it. An
+        inertia no rigid body can have is kept as written, with a note, or with `repair_inertias` replaced by
+        the nearest possible one (`_possible`)."""
+        inertial = link.inertial
+        if inertial is None:
+            return dict.fromkeys(INERTIA_NAMES, 0.0)
+        m = float(inertial.mass or 0.0)
+        pose = _transform(inertial.origin)
+        rotation, c = pose[:3, :3], pose[:3, 3]
+        tensor = np.asarray(inertial.inertia if inertial.inertia is not None else np.zeros((3, 3)), float)
+        tensor = rotation @ ((tensor + tensor.T) / 2) @ rotation.T
+        problem = inertia_problem(tensor, max(float(np.abs(tensor).max()), 1e-300))
+        if problem and self.options.repair_inertias:
+            tensor, changed = _possible(tensor)
+            self.notes.append(f"link '{link.name}': its inertia is not one a rigid body can have, so {changed}")
+        elif problem:
+            self.impossible.append(link.name)
+            self.notes.append(
+                f"link '{link.name}': its inertia is not one a rigid body can have ({problem}); kept as written, as "
+                "Pinocchio reads it (--repair-inertias replaces it by the nearest possible one)"
+            )
+        return dict(zip(INERTIA_NAMES, inertia_parameters(m, c, tensor), strict=True))
 
     def _shape(self, link) -> dict | None:
         visuals = [v for v in link.visuals if v.geometry is not None]
@@ -223,6 +284,14 @@ class _Importer:
     def _add_joint(self, model: Model, urdf_joint) -> None:
         kind = JOINT_TYPES[urdf_joint.type]
         origin = _transform(urdf_joint.origin)
+        parent, child = self.labels[urdf_joint.parent], self.labels[urdf_joint.child]
+        name = self.names.joint(urdf_joint.name)
+        if kind == "free":  # the child link's origin and rotation parameters in the joint origin's axes
+            parent_frame = Frame(clean(origin[:3, 3]), clean(origin[:3, 2]), clean(origin[:3, 0]))
+            coordinates = [Coordinate(self.names.coordinate(f"{name}_{c}"), 0.0) for c in FREE]
+            model.joints.append(Joint(name, kind, parent, child, parent_frame, Frame(), coordinates,
+                                      source_name=_changed(urdf_joint.name, name)))  # fmt: skip
+            return
         axis = np.asarray(urdf_joint.axis if urdf_joint.axis is not None else [1.0, 0.0, 0.0], float)
         if kind != "fixed" and not np.linalg.norm(axis) > 0:
             raise ModelError(f"{self.path}: joint '{urdf_joint.name}'.axis", "is zero", list(axis), "a direction")
@@ -231,31 +300,28 @@ class _Importer:
         rotation = origin[:3, :3]
         parent_frame = Frame(clean(origin[:3, 3]), clean(rotation @ axis), clean(rotation @ x))
         child_frame = Frame([0.0, 0.0, 0.0], clean(axis), clean(x))
-        name = self.names.joint(urdf_joint.name)
         coordinates = [] if kind == "fixed" else [self._coordinate(urdf_joint)]
+        written = coordinates[0].name if coordinates else name  # the name the URDF export gives this joint
+        model.joints.append(Joint(name, kind, parent, child, parent_frame, child_frame, coordinates,
+                                  source_name=_changed(urdf_joint.name, written)))  # fmt: skip
         if coordinates:
             self.coordinate_of[urdf_joint.name] = coordinates[0].name
-        parent, child = self.labels[urdf_joint.parent], self.labels[urdf_joint.child]
-        model.joints.append(Joint(name, kind, parent, child, parent_frame, child_frame, coordinates))
-        if urdf_joint.mimic is not None:
-            self._mimic(model, urdf_joint, coordinates)
-        if coordinates:
             self._friction(model, urdf_joint, coordinates[0].name)
 
-    def _mimic(self, model: Model, urdf_joint, coordinates: list[Coordinate]) -> None:
-        """A mimic joint: q = multiplier · q_leader + offset, handed on as a coupling (io/couplings.py)."""
+    def _mimic(self, model: Model, urdf_joint) -> None:
+        """A mimic joint: a coupling follower = multiplier · leader + offset (io/couplings.py), the follower's
+        initial value on it."""
         mimic = urdf_joint.mimic
-        leader = self.coordinate_of.get(mimic.joint)
-        if not coordinates or leader is None:
-            self.notes.append(f"joint '{urdf_joint.name}' mimics '{mimic.joint}', which is not a moving joint before "
-                              "it: imported as a joint of its own")  # fmt: skip
+        follower, leader = self.coordinate_of.get(urdf_joint.name), self.coordinate_of.get(mimic.joint)
+        if follower is None or leader is None:
+            self.notes.append(f"joint '{urdf_joint.name}' mimics '{mimic.joint}', but only a revolute, continuous "
+                              "or prismatic joint can mimic another: imported as a joint of its own")  # fmt: skip
             return
         ratio = 1.0 if mimic.multiplier is None else float(mimic.multiplier)
         offset = 0.0 if mimic.offset is None else float(mimic.offset)
-        coupling = Coupling(
-            coordinates[0].name, leader, ratio, offset, f"joint '{urdf_joint.name}' mimics '{mimic.joint}'"
-        )
-        add_coupling(model, coupling, self.notes)
+        add_coupling(model, self.names, f"{urdf_joint.name}_mimic", follower, leader, [offset, ratio])
+        coordinates = {c.name: c for j in model.joints for c in j.coordinates}
+        coordinates[follower].initial = offset + ratio * float(coordinates[leader].initial)
 
     def _coordinate(self, urdf_joint) -> Coordinate:
         name = self.names.coordinate(urdf_joint.name)
@@ -286,39 +352,48 @@ class _Importer:
 
 
 def _accepted() -> str:
-    return "revolute, continuous, prismatic or fixed"
+    return "revolute, continuous, prismatic, fixed or floating"
 
 
-def _inertia(inertial, repaired: list[str]) -> dict[str, float]:
-    """URDF's mass, centre of mass and inertia about it (in the inertial frame) -> our ten parameters about
-    the link origin in link axes. A massless link keeps its rotational inertia, as Pinocchio keeps it. An
-    inertia no body can have is made possible (see `_possible`), and `repaired` says how."""
-    if inertial is None:
-        return dict.fromkeys(INERTIA_NAMES, 0.0)
-    m = float(inertial.mass or 0.0)
-    pose = _transform(inertial.origin)
-    rotation, c = pose[:3, :3], pose[:3, 3]
-    tensor = np.asarray(inertial.inertia if inertial.inertia is not None else np.zeros((3, 3)), float)
-    tensor = _possible(rotation @ tensor @ rotation.T, repaired)
-    return dict(zip(INERTIA_NAMES, inertia_parameters(m, c, tensor), strict=True))
+def _changed(original: str, ours: str) -> str | None:
+    """The file's name where ours differs from it (kept as `source_name`, for the export to write back)."""
+    return None if original == ours else original
 
 
-def _possible(tensor: np.ndarray, repaired: list[str]) -> np.ndarray:
-    """The centroidal inertia itself when a body can have it; otherwise the nearest one that a body can: its
-    negative principal moments raised to zero, and the two smaller ones raised by half the deficit each where
-    the largest exceeds their sum (the triangle inequality). Many URDFs carry such inertias on small or dummy
-    links; MB Studio refuses them in a document, so the import changes them and says so."""
-    tensor = (tensor + tensor.T) / 2
+def _definiteness(model: Model) -> str:
+    """What the mass matrix is at the document's pose with the impossible inertias kept: positive definite (what
+    forward dynamics and simulation need; inverse dynamics and the base parameters hold in any case), singular to
+    rounding (a coordinate that moves no inertia: whatever the inertias), or indefinite (theirs)."""
+    from ..dynamics.mass_matrix import mass_matrix
+    from ..kinematics import Mechanism
+
+    mech = Mechanism(model)
+    values = np.linalg.eigvalsh(np.asarray(mass_matrix(mech, mech.tree.initial_coordinates()[None])[0], float))
+    smallest, rounding = values[0], 1e-12 * max(values[-1], 1e-300)  # beyond n eps of the largest
+    if smallest > rounding:
+        verdict = "is positive definite: forward dynamics and simulation run"
+    elif smallest >= -rounding:
+        verdict = "is singular to rounding: a coordinate moves no inertia there, whatever the inertias"
+    else:
+        verdict = (
+            "is not positive definite: the impossible inertias give some motion a negative kinetic energy, and a "
+            "simulation refuses to start; --repair-inertias makes them possible"
+        )
+    pose = f"the mass matrix at the document's pose (smallest eigenvalue {smallest:.3g})"
+    return f"with the impossible inertias kept, {pose} {verdict}"
+
+
+def _possible(tensor: np.ndarray) -> tuple[np.ndarray, str]:
+    """The nearest centroidal inertia a body can have, and what changed: negative principal moments raised to
+    zero, and the two smaller ones raised by half the deficit each where the largest exceeds their sum (the
+    triangle inequality)."""
     moments, axes = np.linalg.eigh(tensor)
-    scale = max(float(np.abs(moments).max()), 1e-300)
     fixed = np.maximum(moments, 0.0)
     deficit = fixed[2] - fixed[0] - fixed[1]
     if deficit > 0:
         fixed[:2] += deficit / 2
-    if np.abs(fixed - moments).max() <= 1e-9 * scale:
-        return tensor
-    repaired.append(f"principal moments {_rounded(moments)} -> {_rounded(fixed)} kg m^2")
-    return axes @ np.diag(fixed) @ axes.T
+    changed = f"principal moments {_rounded(moments)} -> {_rounded(fixed)} kg m^2 (--repair-inertias)"
+    return axes @ np.diag(fixed) @ axes.T, changed
 
 
 def _rounded(values) -> list[float]:

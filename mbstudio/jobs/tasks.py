@@ -466,14 +466,17 @@ def c_code(model_text: str, options: dict, progress: Progress, cancel: Cancel) -
 
 # ---------------------------------------------------------------------------------------- URDF import
 def urdf_import(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """A mechanism from the URDF or MJCF file options["path"] (URDF meshes looked up in options["package_paths"])
-    as model text and the import's notes; the window's document (model_text) is not involved."""
+    """A mechanism from the URDF or MJCF file options["path"] as model text and the import's notes; for URDF, meshes
+    are looked up in options["package_paths"], options["fixed_base"] welds the root link and
+    options["repair_inertias"] makes impossible inertias possible. The window's document (model_text) is not
+    involved."""
     from ..io.imports import file_format, import_mechanism
     from ..model import dumps
 
     start = time.perf_counter()
     progress(0.1, f"reading {options['path']}")
-    result = import_mechanism(options["path"], options.get("package_paths", []))
+    floating, repair = not options.get("fixed_base", False), options.get("repair_inertias", False)
+    result = import_mechanism(options["path"], options.get("package_paths", []), floating, repair)
     text = dumps(result.model)
     reader = {"URDF": "yourdfpy", "MJCF": "MuJoCo's compiler"}[kind := file_format(options["path"])]
     provenance = Provenance(text_hash(text), f"{kind} import ({reader})", "float64", options, 0.0)

@@ -32,6 +32,9 @@ def numerical_rank(singular_values: np.ndarray, shape: tuple[int, int], floor: f
 
 
 TIE = 1e-9  # relative: pivots whose norms differ by less are a tie, broken towards the lower index
+# How much more a coupling's follower weighs when the dependent coordinates are picked: it is taken first (the
+# leader drives it, as a URDF mimic joint's leader is the actuated one), and never by a rounding-thin margin.
+FOLLOWER_WEIGHT = 1e3
 
 
 def pivots(a: np.ndarray, count: int) -> list[int]:
@@ -52,12 +55,18 @@ def pivots(a: np.ndarray, count: int) -> list[int]:
 
 
 def partition(
-    phi_q: np.ndarray, names: list[str], chosen: list[str] | None = None, rank: int | None = None, floor: float = 0.0
+    phi_q: np.ndarray,
+    names: list[str],
+    chosen: list[str] | None = None,
+    rank: int | None = None,
+    floor: float = 0.0,
+    followers: tuple[int, ...] = (),
 ) -> Partition:
     """Pick the constraint rows by pivoted QR of Φ_qᵀ and the dependent coordinates by pivoted QR of those
-    rows (the best-conditioned columns); `chosen` fixes the independent coordinates instead. The rank is
-    `rank` when the caller knows it (a running simulation: the mechanism's, decided at its start), else
-    numerical_rank's with `floor` the relative accuracy of Φ_q (the closure residual over the length scale)."""
+    rows (the best-conditioned columns, the couplings' `followers` first); `chosen` fixes the independent
+    coordinates instead. The rank is `rank` when the caller knows it (a running simulation: the mechanism's,
+    decided at its start), else numerical_rank's with `floor` the relative accuracy of Φ_q (the closure residual
+    over the length scale)."""
     m, n = phi_q.shape
     if m == 0:
         if chosen is not None and sorted(chosen) != sorted(names):  # a tree: every coordinate is independent
@@ -75,7 +84,9 @@ def partition(
     redundant = tuple(r for r in range(m) if r not in rows)
     sub = phi_q[list(rows)]
     if chosen is None:
-        dependent = tuple(pivots(sub, rank))
+        weights = np.ones(n)
+        weights[list(followers)] = FOLLOWER_WEIGHT
+        dependent = tuple(pivots(sub * weights, rank))
     else:
         unknown = [c for c in chosen if c not in names]
         if unknown:

@@ -41,7 +41,7 @@ class Mechanism:
         self.topology = spanning_tree(model)
         with self.backend.context():
             self.tree = KinematicTree(model, self.backend, self.topology)
-            self.constraints = LoopConstraints(self.tree, self.topology.cut)
+            self.constraints = LoopConstraints(self.tree, self.topology.cut, model.couplings)
         self.coordinates = self.tree.coordinates
         self.n = self.tree.n
         # the float64 twin: structure choices, and branch signs, which need no more than float64
@@ -68,7 +68,8 @@ class Mechanism:
         # closed: Φ_q's exact zeros come out near the residual; not closed (it cannot be): Φ_q where it stands,
         # and the assembly names the loop that does not close
         floor = residual / self.length_scale if residual <= ASSEMBLY_TOLERANCE * self.length_scale else 0.0
-        return partition(np.asarray(phi_q, dtype=float), self.coordinates, chosen, floor=floor)
+        followers = tuple(c.follower for c in self.constraints.couplings)
+        return partition(np.asarray(phi_q, dtype=float), self.coordinates, chosen, floor=floor, followers=followers)
 
     @functools.cached_property
     def _closed_guess(self) -> np.ndarray:
@@ -218,7 +219,7 @@ class Mechanism:
         """Dependent angles (`every` angle) within π of the starting pose's: Newton may land whole turns away
         (theta2 = -15.04 for -2.48), which is the same pose but not what a user expects to read."""
         columns = range(self.n) if every else self.partition.dependent
-        cols = [i for i in columns if self.tree.kinds[i] == "R"]
+        cols = [i for i in columns if i in self.tree.angles]
         if not cols or not isinstance(self.backend, Float64):
             return q
         q = q.copy()
@@ -409,8 +410,9 @@ class Mechanism:
         row = int(report.worst_row[bad])
         label = self.constraints.labels[row]
         where = self._where(q, bad)
+        what = "coupling" if self.constraints.is_coupling(row) else "loop of cut joint"
         raise AssemblyError(
-            f"the mechanism cannot close at {where}: loop of cut joint "
+            f"the mechanism cannot close at {where}: {what} "
             f"'{self.constraints.row_joint[row]}' leaves residual {report.residual[bad]:.3g} "
             f"({label}) after {report.iterations} Newton iterations",
             self.constraints.row_joint[row],

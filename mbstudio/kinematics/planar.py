@@ -59,5 +59,6 @@ def _normal(rotating: np.ndarray, moving: np.ndarray) -> np.ndarray | None:
 
 def planar_grubler_dof(model: Model) -> int:
     """3 per moving body minus, per joint, the 3 planar freedoms it takes away: 3(n − 1) − 2j for a linkage of
-    n links (the ground one of them) and j revolute or prismatic joints."""
-    return 3 * len(model.bodies) - sum(3 - PLANAR_FREEDOMS[j.type] for j in model.joints)
+    n links (the ground one of them) and j revolute or prismatic joints; and one per coupling."""
+    joints = sum(3 - PLANAR_FREEDOMS[j.type] for j in model.joints)
+    return 3 * len(model.bodies) - joints - len(model.couplings)

@@ -14,10 +14,12 @@ CUT_EQUATIONS = {
     "prismatic": 5,
     "cylindrical": 4,
     "universal": 4,
+    "ball": 3,
     "spherical": 3,
     "planar": 3,
     "fixed": 6,
     "free": 0,
+    "free_euler": 0,
 }
 
 
@@ -87,5 +89,6 @@ def spanning_tree(model: Model) -> Topology:
 
 
 def grubler_dof(model: Model) -> int:
-    """Spatial Grübler-Kutzbach mobility: 6 per moving body minus the constraints of every joint."""
-    return 6 * len(model.bodies) - sum(6 - len(JOINT_MOTIONS[j.type]) for j in model.joints)
+    """Spatial Grübler-Kutzbach mobility: 6 per moving body minus the constraints of every joint and one per
+    coupling."""
+    return 6 * len(model.bodies) - sum(6 - len(JOINT_MOTIONS[j.type]) for j in model.joints) - len(model.couplings)

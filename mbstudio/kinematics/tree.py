@@ -1,9 +1,12 @@
 """Kinematics of the spanning tree: body poses, velocities and accelerations, and their Jacobians.
 
 Every joint is a short sequence of primitive motions (rotation about, or translation along, an axis of the
-moving joint frame), so one recursion serves all joint types. For each tree coordinate k we keep its world
-axis u_k and a point o_k on it; a point P of a body moves with column u_k x (P - o_k) (rotation) or u_k
-(translation) of its Jacobian when k lies on the body's path to the ground.
+moving joint frame), so one recursion serves all joint types. A ball joint's rotation is one step of three
+coordinates, its rotation parameters ρ (numerics/rodrigues.py), which turn the frame by R(ρ). For each tree
+coordinate k we keep its world axis u_k and a point o_k on it; a point P of a body moves with column
+u_k x (P - o_k) (rotation) or u_k (translation) of its Jacobian when k lies on the body's path to the ground.
+For a ball joint's coordinates u_k are the columns of the frame's rotation times J(ρ): they depend on ρ and are
+not unit vectors, and their rates add J̇ ρ̇ to the angular acceleration.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.document import JOINT_MOTIONS, Joint, Model, body_key
-from ..numerics.spatial import cross, rotate_about_own_axis, times_constant
+from ..numerics import rodrigues
+from ..numerics.spatial import cross, matvec, rotate_about_own_axis, times_constant
 from .geometry import FrameValue, Geometry
 from .topology import Topology, spanning_tree
 
@@ -22,9 +26,17 @@ from .topology import Topology, spanning_tree
 @dataclass(frozen=True)
 class Primitive:
     coordinate: int  # index in q
-    kind: str  # "R" rotation or "T" translation
-    axis: int  # 0, 1, 2 for the x, y, z axis of the moving joint frame
+    kind: str  # "R" rotation, "T" translation, "B" one component of a ball joint's rotation parameters
+    axis: int  # 0, 1, 2 for the x, y, z axis of the moving joint frame (for "B": the component)
     sign: int  # -1 when the joint is traversed from its document child to its parent
+
+
+@dataclass(frozen=True)
+class Ball:
+    """The rotation of a ball (or free) joint: R(sign·ρ) with ρ = q[coordinates] (x, y, z components)."""
+
+    coordinates: tuple[int, int, int]
+    sign: int
 
 
 @dataclass
@@ -35,12 +47,15 @@ class Link:
     before: FrameValue  # joint frame on the tree-parent body
     after: FrameValue  # joint frame on the tree-child body
     primitives: tuple[Primitive, ...]
+    steps: tuple[Primitive | Ball, ...]  # the primitives, a ball joint's three as one Ball
 
 
 @dataclass
 class MotionState:
     """Per body b (tree order, 0 = ground): rotation R[b] (N,3,3), origin p[b], angular velocity w[b], origin
-    velocity v[b], angular and linear accelerations al[b], a[b] (N,3); per coordinate: axis u, point o (N,n,3)."""
+    velocity v[b], angular and linear accelerations al[b], a[b] (N,3); per coordinate: axis u, point o (N,n,3);
+    the coordinates q, q̇, q̈ (N, n) it was computed from; per ball joint (tree.balls) the world rotation of the
+    frame it turns (N,3,3)."""
 
     R: list
     p: list
@@ -50,12 +65,17 @@ class MotionState:
     a: list
     u: np.ndarray
     o: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    ball_frames: list
     moving: bool = True  # False: positions only, every velocity and acceleration is zero
 
     def take(self, rows) -> MotionState:
         """The state of the samples `rows` only."""
         lists = [[x[rows] for x in arrays] for arrays in (self.R, self.p, self.w, self.v, self.al, self.a)]
-        return MotionState(*lists, self.u[rows], self.o[rows], self.moving)
+        arrays = [x[rows] for x in (self.u, self.o, self.q, self.qd, self.qdd)]
+        return MotionState(*lists, *arrays, [f[rows] for f in self.ball_frames], self.moving)
 
 
 class KinematicTree:
@@ -67,9 +87,13 @@ class KinematicTree:
         self.body_labels = list(self.topology.body_order)
         self.index = {label: i for i, label in enumerate(self.body_labels)}
         self.coordinates: list[str] = []
-        self.kinds: list[str] = []
+        self.kinds: list[str] = []  # per coordinate: "R" its Jacobian column turns (u_k through o_k), "T" shifts
+        self.balls: list[Ball] = []
         self.links = [self._link(j) for j in self.topology.tree]
         self.n = len(self.coordinates)
+        self.ball_coordinates = frozenset(k for ball in self.balls for k in ball.coordinates)
+        # angles about an axis (2π-periodic): the turning coordinates but a ball joint's rotation parameters
+        self.angles = tuple(k for k in range(self.n) if self.kinds[k] == "R" and k not in self.ball_coordinates)
 
     def _link(self, joint: Joint) -> Link:
         reverse = joint.name in self.topology.reversed
@@ -82,11 +106,21 @@ class KinematicTree:
         if reverse:
             motions.reverse()
         prims = tuple(Primitive(start + i, mot[0], "xyz".index(mot[1]), -1 if reverse else 1) for i, mot in motions)
-        self.kinds += [mot[0] for mot in JOINT_MOTIONS[joint.type]]
+        self.kinds += ["T" if mot[0] == "T" else "R" for mot in JOINT_MOTIONS[joint.type]]
         parent, child = body_key(joint.parent), body_key(joint.child)
         if reverse:
             parent, child, fp, fc = child, parent, fc, fp
-        return Link(joint, self.index[parent], self.index[child], fp, fc, prims)
+        return Link(joint, self.index[parent], self.index[child], fp, fc, prims, self._steps(prims))
+
+    def _steps(self, prims: tuple[Primitive, ...]) -> tuple[Primitive | Ball, ...]:
+        """The primitives with a ball joint's three components (consecutive, in either order) as one Ball."""
+        steps: list[Primitive | Ball] = [p for p in prims if p.kind != "B"]
+        ball = sorted((p for p in prims if p.kind == "B"), key=lambda p: p.axis)
+        if ball:
+            self.balls.append(Ball(tuple(p.coordinate for p in ball), ball[0].sign))
+            at = next(i for i, p in enumerate(prims) if p.kind == "B")
+            steps.insert(at, self.balls[-1])
+        return tuple(steps)
 
     @functools.cached_property
     def support(self) -> list[list[int]]:
@@ -115,11 +149,14 @@ class KinematicTree:
             eye[:, i, i] = b.scalar(1)
         zero = b.zeros((N, 3))
         axes = (b.zeros((N, self.n, 3)), b.zeros((N, self.n, 3)))
-        st = MotionState([eye], [zero], [zero], [zero], [zero], [zero], *axes, moving)
+        st = MotionState([eye], [zero], [zero], [zero], [zero], [zero], *axes, q, qd, qdd, [], moving)
         cos, sin = b.cos_sin(q)
         for link in self.links:
             Rf, of, wf, vf, alf, af = self._carry(st, link.parent, link.before)
-            for prim in link.primitives:
+            for prim in link.steps:
+                if isinstance(prim, Ball):
+                    Rf, wf, alf = self._turn(st, prim, Rf, of, wf, alf)
+                    continue
                 k = prim.coordinate
                 u = Rf[:, :, prim.axis] * prim.sign
                 st.u[:, k], st.o[:, k] = u, of
@@ -144,6 +181,24 @@ class KinematicTree:
             st.v.append(vf + cross(wf, r) if moving else vf)
             st.a.append(af + cross(alf, r) + cross(wf, cross(wf, r)) if moving else af)
         return st
+
+    @staticmethod
+    def _turn(st: MotionState, ball: Ball, Rf, of, wf, alf):
+        """A ball joint's step: the frame turned by R(φ), φ = ±ρ, about its origin; its axes are the columns of
+        Rf J(φ) (times the sign), and the relative angular acceleration is Rf (J(φ) φ̈ + J̇ φ̇)."""
+        cols = list(ball.coordinates)
+        phi = st.q[:, cols] * ball.sign
+        st.ball_frames.append(Rf)
+        axes = Rf @ rodrigues.jacobian(phi)
+        for c, k in enumerate(cols):
+            st.u[:, k], st.o[:, k] = axes[:, :, c] * ball.sign, of
+        if st.moving:
+            phid = st.qd[:, cols] * ball.sign
+            relative = matvec(axes, phid)
+            drift = matvec(Rf, rodrigues.jacobian_rate(phi, phid))
+            alf = alf + matvec(axes, st.qdd[:, cols] * ball.sign) + cross(wf, relative) + drift
+            wf = wf + relative
+        return Rf @ rodrigues.rotation(phi), wf, alf
 
     @staticmethod
     def _carry(st: MotionState, body: int, frame: FrameValue):

@@ -35,6 +35,7 @@ from ..model.document import (
     PointMeasure,
     SpringDamper,
     SuspensionMeasure,
+    turns,
 )
 from ..model.errors import ModelError
 from ..numerics.compiled import Traced, from_sx, to_sx
@@ -260,7 +261,9 @@ def _unique(field: str, names: list[str]) -> list[str]:
 
 def _coordinate_kinds(model: Model) -> dict[str, str]:
     return {
-        c.name: motion[0] for j in model.joints for c, motion in zip(j.coordinates, JOINT_MOTIONS[j.type], strict=True)
+        c.name: "R" if turns(motion) else "T"
+        for j in model.joints
+        for c, motion in zip(j.coordinates, JOINT_MOTIONS[j.type], strict=True)
     }
 
 

@@ -11,19 +11,33 @@ from .expressions import Expr
 GROUND = "0"
 GROUND_ALIASES = ("0", "ground")
 INERTIA_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
-# Each joint type: its coordinates' default names and the primitive motions, in order, that carry the
-# child joint frame from the parent joint frame ("Rz" rotation about z, "Tx" translation along x, ...).
+# Each joint type: the primitive motions, in order, that carry the child joint frame from the parent joint frame
+# ("Rz" rotation about z, "Tx" translation along x, ...), one per coordinate. "Bx", "By", "Bz" are the three
+# components of a ball joint's rotation parameters ρ = 4 tan(φ/4) n (numerics/rodrigues.py), which turn the frame
+# by the angle φ about the unit axis n of the parent joint frame together, without gimbal lock. "spherical" and
+# "free_euler" turn by Euler angles instead (singular at the middle angle ±π/2); "free_euler" is what schema
+# version 1 called "free" (docs/file-format.md).
 JOINT_MOTIONS: dict[str, tuple[str, ...]] = {
     "revolute": ("Rz",),
     "prismatic": ("Tz",),
     "cylindrical": ("Tz", "Rz"),
     "universal": ("Rz", "Rx"),
+    "ball": ("Bx", "By", "Bz"),
     "spherical": ("Rz", "Ry", "Rx"),
     "planar": ("Tx", "Ty", "Rz"),
     "fixed": (),
-    "free": ("Tx", "Ty", "Tz", "Rz", "Ry", "Rx"),
+    "free": ("Tx", "Ty", "Tz", "Bx", "By", "Bz"),
+    "free_euler": ("Tx", "Ty", "Tz", "Rz", "Ry", "Rx"),
 }
 JOINT_TYPES = tuple(JOINT_MOTIONS)
+EULER_JOINTS = {"spherical": 1, "free_euler": 4}  # Euler-angle joints: the index of the middle angle β
+
+
+def turns(motion: str) -> bool:
+    """Whether a motion of JOINT_MOTIONS turns (its coordinate is an angle or a rotation parameter, in rad)."""
+    return motion[0] in "RB"
+
+
 Vector = list[Expr]
 
 
@@ -60,6 +74,7 @@ class Body:
     points: dict[str, Vector] = field(default_factory=dict)
     frames: dict[str, Frame] = field(default_factory=dict)
     shape: dict | None = None
+    source_name: str | None = None  # the link's or body's name in the file it was imported from, written back
 
     def parameter_names(self) -> list[str]:
         """Names of the ten inertial parameters, e.g. ['m1', 'mx1', ...]."""
@@ -76,6 +91,7 @@ class Joint:
     child_frame: Frame | str
     coordinates: list[Coordinate] = field(default_factory=list)
     cut: bool | None = None
+    source_name: str | None = None  # the joint's name in the file it was imported from, written back
 
 
 @dataclass
@@ -128,6 +144,7 @@ class Model:
     actuated: list[str] = field(default_factory=list)  # coordinates driven by actuators (inverse dynamics)
     measures: list[Measure] = field(default_factory=list)  # columns of every time history (kinematics/measures)
     platform: Platform | None = None  # a parallel machine's platform, task space and platform paths (Müller 2021)
+    couplings: list[Coupling] = field(default_factory=list)  # coordinates driven by others (mimic joints, gears)
 
     def body(self, label: str) -> Body:
         """The body with this label; "0" or "ground" is the ground. An index of positions makes this constant
@@ -161,12 +178,51 @@ class Model:
     def coordinate_names(self) -> list[str]:
         return [c.name for j in self.joints for c in j.coordinates]
 
+    def axial_coordinates(self) -> list[str]:
+        """The coordinates that turn about or slide along an axis (all but ball joints' rotation parameters):
+        those a coupling may drive or follow."""
+        motions = [(c.name, m) for j in self.joints for c, m in zip(j.coordinates, JOINT_MOTIONS[j.type], strict=False)]
+        return [name for name, motion in motions if motion[0] != "B"]
+
     def inertial_parameter_names(self) -> list[str]:
         """All bodies' inertial parameter names in document order (DESIGN.md conventions)."""
         return [n for b in self.bodies for n in b.parameter_names()]
 
     def copy(self) -> Model:
         return copy.deepcopy(self)
+
+
+@dataclass
+class Coupling:
+    """A coordinate driven by another, follower = offset + ratio · leader, or with `polynomial` = [c0, c1, c2, ...]
+    follower = c0 + c1 leader + c2 leader² + ... (MJCF's equality joint); without a leader the follower is held
+    at the offset (or c0). A constraint row next to the loops' (kinematics/constraints.py): a URDF mimic joint
+    (multiplier, offset), a gear pair (ratio −z1/z2), a rack and pinion (ratio r in m/rad). Values are numbers or
+    expressions in the parameters; ratio and offset default to 1 and 0, and are not given with a polynomial."""
+
+    name: str
+    follower: str
+    leader: str | None = None
+    ratio: Expr | None = None
+    offset: Expr | None = None
+    polynomial: list[Expr] | None = None
+
+    def coefficients(self) -> list[Expr]:
+        """[c0, c1, ...]: follower = Σ c_k leader^k."""
+        if self.polynomial is not None:
+            return list(self.polynomial)
+        offset = 0.0 if self.offset is None else self.offset
+        return [offset] if self.leader is None else [offset, 1.0 if self.ratio is None else self.ratio]
+
+    def formula(self) -> str:
+        """'q2 = -z1/z2 · q1 + 0.1': the relation as written (terms that are zero left out)."""
+        powers = ["", f"{self.leader}"] + [f"{self.leader}^{k}" for k in range(2, len(self.coefficients()))]
+        terms = [
+            f"({c}) · {x}" if x and isinstance(c, str) else (f"{c} · {x}" if x else f"{c}")
+            for c, x in zip(self.coefficients(), powers, strict=False)
+            if c != 0
+        ]
+        return f"{self.follower} = " + (" + ".join(reversed(terms)) or "0")
 
 
 def body_key(label: str) -> str:

@@ -15,6 +15,7 @@ from .document import (
     MEASURES,
     Body,
     Coordinate,
+    Coupling,
     Frame,
     Harmonic,
     Joint,
@@ -26,10 +27,13 @@ from .document import (
 from .errors import ModelError
 from .files import write_atomic
 from .units import Quantity, read, read_vector, written
-from .validation import validate
+from .validation import NAME_TEXT, validate
 
 FORMAT = "mbstudio"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# What each older schema called a joint type that has another meaning now: version 1's "free" turned by Euler
+# angles, which version 2 calls "free_euler" ("free" has no gimbal lock since).
+RENAMED_JOINT_TYPES = {1: {"free": "free_euler"}}
 MAX_SAMPLES = 1_000_000  # a trajectory's samples, bounded as `mbstudio kinematics --samples` is
 TOP_KEYS = (
     "format",
@@ -47,6 +51,7 @@ TOP_KEYS = (
     "actuated",
     "measures",
     "platform",
+    "couplings",
 )
 
 
@@ -162,7 +167,7 @@ def from_dict(data: object) -> Model:
         gravity=_vector(obj.get("gravity", [0.0, 0.0, -9.81]), "gravity"),
         parameters=[_parameter(p, i) for i, p in enumerate(_list(obj.get("parameters", []), "parameters"))],
         bodies=[_body(b, i) for i, b in enumerate(_list(obj.get("bodies", []), "bodies"))],
-        joints=[_joint(j, i) for i, j in enumerate(_list(obj.get("joints", []), "joints"))],
+        joints=[_joint(j, i, version) for i, j in enumerate(_list(obj.get("joints", []), "joints"))],
         independent_coordinates=_independent(obj.get("independent_coordinates", "auto")),
         trajectories=[_trajectory(t, i) for i, t in enumerate(_list(obj.get("trajectories", []), "trajectories"))],
     )
@@ -179,7 +184,27 @@ def from_dict(data: object) -> Model:
     model.actuated = [_string(n, "actuated") for n in _list(obj.get("actuated", []), "actuated")]
     if "platform" in obj:
         model.platform = _platform(obj["platform"])
+    model.couplings = [_coupling(c, i) for i, c in enumerate(_list(obj.get("couplings", []), "couplings"))]
     return model
+
+
+def _coupling(data, index) -> Coupling:
+    fields = ("name", "follower", "leader", "ratio", "offset", "polynomial")
+    obj = _object(data, f"couplings[{index}]", fields)
+    where = f"coupling '{_string(obj.get('name'), f'couplings[{index}].name')}'"
+    if "follower" not in obj:
+        raise ModelError(where, "lacks 'follower'", expected="the name of the coordinate the coupling drives")
+    polynomial = obj.get("polynomial")
+    return Coupling(
+        obj["name"],
+        _string(obj["follower"], f"{where}.follower"),
+        None if obj.get("leader") is None else _string(obj["leader"], f"{where}.leader"),
+        None if obj.get("ratio") is None else _expr(obj["ratio"], f"{where}.ratio"),
+        None if obj.get("offset") is None else _expr(obj["offset"], f"{where}.offset"),
+        None
+        if polynomial is None
+        else [_expr(c, f"{where}.polynomial[{k}]") for k, c in enumerate(_list(polynomial, f"{where}.polynomial"))],
+    )
 
 
 def _platform(data) -> Platform:
@@ -314,7 +339,8 @@ def _frames(data, owner):
 
 
 def _body(data, index):
-    obj = _object(data, f"bodies[{index}]", ("label", "name", "inertia", "points", "frames", "shape"))
+    keys = ("label", "name", "inertia", "points", "frames", "shape", "source_name")
+    obj = _object(data, f"bodies[{index}]", keys)
     label = _string(obj.get("label"), f"bodies[{index}].label")
     where = f"body '{label}'"
     inertia = _object(obj.get("inertia", {}), f"{where}.inertia", INERTIA_NAMES)
@@ -331,7 +357,18 @@ def _body(data, index):
         _points(obj.get("points", {}), label),
         _frames(obj.get("frames", {}), label),
         shape if shape is None else {k: _shape_value(v, f"{where}.shape.{k}") for k, v in shape.items()},
+        _source_name(obj, where),
     )
+
+
+def _source_name(obj: dict, where: str) -> str | None:
+    """The name in the file a body or joint was imported from: one line of printable text, as a model's name."""
+    if obj.get("source_name") is None:
+        return None
+    text = _string(obj["source_name"], f"{where}.source_name")
+    if not NAME_TEXT.fullmatch(text):
+        raise ModelError(f"{where}.source_name", "is not one line of printable text", text, "up to 200 characters")
+    return text
 
 
 def _shape_value(data, where):
@@ -358,8 +395,8 @@ def _coordinate(data, where):
     )
 
 
-def _joint(data, index):
-    keys = ("name", "type", "parent", "child", "parent_frame", "child_frame", "coordinates", "cut")
+def _joint(data, index, version: int = SCHEMA_VERSION):
+    keys = ("name", "type", "parent", "child", "parent_frame", "child_frame", "coordinates", "cut", "source_name")
     obj = _object(data, f"joints[{index}]", keys)
     name = _string(obj.get("name"), f"joints[{index}].name")
     where = f"joint '{name}'"
@@ -370,15 +407,17 @@ def _joint(data, index):
     if cut is not None and not isinstance(cut, bool):
         raise ModelError(f"{where}.cut", "must be true or false", cut)
     coords = _list(obj.get("coordinates", []), f"{where}.coordinates")
+    kind = _string(obj["type"], f"{where}.type")
     return Joint(
         name,
-        _string(obj["type"], f"{where}.type"),
+        RENAMED_JOINT_TYPES.get(version, {}).get(kind, kind),
         _string(obj["parent"], f"{where}.parent"),
         _string(obj["child"], f"{where}.child"),
         _frame(obj["parent_frame"], f"{where}.parent_frame"),
         _frame(obj["child_frame"], f"{where}.child_frame"),
         [_coordinate(c, f"{where}.coordinates[{i}]") for i, c in enumerate(coords)],
         cut,
+        _source_name(obj, where),
     )
 
 
@@ -510,6 +549,8 @@ def to_dict(model: Model) -> dict:
             {"body": model.platform.body, "task": model.platform.task}
             | ({"paths": [_trajectory_dict(t) for t in model.platform.paths]} if model.platform.paths else {})
         )
+    if model.couplings:
+        data["couplings"] = [_drop_none(dataclasses.asdict(c)) for c in model.couplings]
     return data
 
 
@@ -559,6 +600,7 @@ def _body_dict(b: Body):
             "points": b.points,
             "frames": {k: _frame_dict(f) for k, f in b.frames.items()},
             "shape": b.shape,
+            "source_name": b.source_name,
         }
     )
 
@@ -575,6 +617,7 @@ def _joint_dict(j: Joint):
             "child_frame": _frame_dict(j.child_frame),
             "coordinates": coords,
             "cut": j.cut,
+            "source_name": j.source_name,
         }
     )
 

@@ -81,6 +81,7 @@ def validate(model: Model) -> None:
     _check_forces(model, symbols)
     _check_measures(model, symbols)
     _check_coordinate_list(model, "actuated", model.actuated)
+    _check_couplings(model, symbols)
     _check_shared_names(model)
     check_expressions(model)
 
@@ -156,7 +157,6 @@ def _check_inertia(body: Body, symbols) -> None:
             "a mass >= 0 kg",
         )
     first = [v["mx"], v["my"], v["mz"]]
-    scale = max(abs(v[n]) for n in ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")) or 1e-300
     if m == 0 and max(map(abs, first)) > 0:
         raise ModelError(where, "has first moments but zero mass", first, "mx = my = mz = 0 when m = 0")
     with np.errstate(all="ignore"):  # huge or tiny values: overflow is detected below, not warned about
@@ -169,22 +169,36 @@ def _check_inertia(body: Body, symbols) -> None:
             {n: v[n] for n in INERTIA_NAMES},
             "a centre of mass (mx/m, my/m, mz/m) and moments of inertia well within float range",
         )
-    moments = [round(float(x), 12) for x in principal]
-    if principal[0] < -_INERTIA_TOL * scale:
-        raise ModelError(
-            where,
-            "is not physically possible: the inertia about the centre of mass is not positive semi-definite",
-            moments,
-            "principal moments >= 0",
-        )
-    a, b, c3 = principal
-    if a + b < c3 - _INERTIA_TOL * scale:
-        raise ModelError(
-            where,
-            "is not physically possible: its principal moments violate the triangle inequality",
-            moments,
-            "each principal moment at most the sum of the other two",
-        )
+
+
+def inertia_problem(centroidal: np.ndarray, scale: float) -> str | None:
+    """Why no rigid body has this inertia tensor about its centre of mass (a negative principal moment, or one
+    larger than the sum of the other two), or None. `scale`: the size its values are compared at."""
+    a, b, c = principal = np.linalg.eigvalsh(centroidal)
+    moments = f"principal moments {[round(float(x), 12) for x in principal]} kg m^2 about the centre of mass"
+    if a < -_INERTIA_TOL * scale:
+        return f"{moments}: one is negative"
+    if a + b < c - _INERTIA_TOL * scale:
+        return f"{moments}: the largest exceeds the sum of the other two (the triangle inequality)"
+    return None
+
+
+def inertia_warnings(model: Model) -> list[str]:
+    """The bodies whose inertia no rigid body can have, each named with its principal moments. They are warnings,
+    not errors: inverse dynamics, the mass matrix, the regressor and the base parameters are linear in the
+    inertias and hold for any values, and forward dynamics needs a mass matrix that is positive definite, a
+    property of the whole mechanism at a state, not of one body (a light link with an impossible inertia on a
+    heavy arm keeps it so). URDF files carry many (Pinocchio reads them as written); a simulation checks its
+    mass matrix at the start (simulation/run.py)."""
+    symbols = {p.name: float(p.value) for p in model.parameters}
+    warnings = []
+    for body in model.bodies:
+        values = {n: float_value(body.inertia[n], symbols, f"body '{body.label}'.inertia.{n}") for n in INERTIA_NAMES}
+        scale = max(abs(values[n]) for n in ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")) or 1e-300
+        problem = inertia_problem(inertia_about_centre(values)[2], scale)
+        if problem:
+            warnings.append(f"body '{body.label}': its inertia is not one a rigid body can have ({problem})")
+    return warnings
 
 
 def _check_geometry(body: Body, symbols) -> None:
@@ -514,6 +528,39 @@ def _check_time_function(element: Actuator, timed, where: str) -> None:
         raise ModelError(f"{where}.table", "must hold finite [t, value] rows", element.table, "at least one row")
     if any(b <= a for a, b in zip(times, times[1:], strict=False)):
         raise ModelError(f"{where}.table", "has times that do not increase", times, "strictly increasing times")
+
+
+def _check_couplings(model: Model, symbols) -> None:
+    """Unique names, apart from the joints' too (both name constraint rows); a follower and a leader among the
+    coordinates of joints that slide or turn about an axis (a ball joint's rotation parameters are no angle of a
+    gear); either ratio and offset or a polynomial, whose values evaluate."""
+    axial, known = sorted(model.axial_coordinates()), set(model.coordinate_names())
+    joints = {j.name for j in model.joints}
+    for coupling, where in _named(model.couplings, "coupling"):
+        if coupling.name in joints:
+            raise ModelError(where, "has the name of a joint", coupling.name, "a name no joint has")
+        for key in ("follower", "leader"):
+            name = getattr(coupling, key)
+            if (key == "follower" or name is not None) and name not in axial:
+                what = "a ball joint's rotation parameter" if name in known else "an unknown coordinate"
+                raise ModelError(f"{where}.{key}", f"names {what}", name, "one of: " + ", ".join(axial))
+        if coupling.leader == coupling.follower:
+            raise ModelError(f"{where}.leader", "is the follower itself", coupling.leader, "another coordinate")
+        if coupling.polynomial is not None and (coupling.ratio is not None or coupling.offset is not None):
+            raise ModelError(where, "gives both a polynomial and a ratio or offset", expected="one of the two forms")
+        most = 1 if coupling.leader is None else 9
+        if coupling.polynomial is not None and not 1 <= len(coupling.polynomial) <= most:
+            raise ModelError(
+                f"{where}.polynomial",
+                "has the wrong number of coefficients",
+                coupling.polynomial,
+                "[c0] without a leader, else [c0, c1, ...] up to the 8th power",
+            )
+        if coupling.leader is None and coupling.ratio is not None:
+            raise ModelError(f"{where}.ratio", "is given without a leader", coupling.ratio, "a leader coordinate")
+        for k, value in enumerate(coupling.coefficients()):
+            field = f"polynomial[{k}]" if coupling.polynomial is not None else ("offset", "ratio")[k]
+            float_value(value, symbols, f"{where}.{field}")
 
 
 def _check_coordinate_list(model: Model, field: str, names: list[str]) -> None:

@@ -55,13 +55,15 @@ def chosen_anew(eng: Engine, state: np.ndarray | None, text: str) -> tuple[Engin
     mech, old = eng.mech, eng.mech.partition
     q = eng.closed(state[None])[0][0]
     phi_q = np.asarray(mech.constraint_jacobian(q[None])[0], float)
-    chosen = improved(phi_q, partition(phi_q, mech.coordinates, rank=old.rank))
+    followers = tuple(c.follower for c in mech.constraints.couplings)
+    chosen = improved(phi_q, partition(phi_q, mech.coordinates, rank=old.rank, followers=followers))
     if (chosen.rows, chosen.independent) == (old.rows, old.independent):
         return None
     if _block_smallest(phi_q, chosen) < BETTER * _block_smallest(phi_q, old):
         return None
-    qd = np.asarray(mech.r_matrix(q[None])[0], float) @ state[eng.n :]
-    return engine(mech.model, text, chosen), np.concatenate([q, qd[list(chosen.independent)]])
+    qd = np.asarray(mech.r_matrix(q[None])[0], float) @ eng.unpack(state)[1][0]
+    anew = engine(mech.model, text, chosen)
+    return anew, anew.pack(q, qd[list(chosen.independent)])
 
 
 def _block_smallest(phi_q: np.ndarray, choice) -> float:

@@ -55,8 +55,8 @@ def simulate_ensemble(
         start = time.perf_counter()
         variant = _with_parameters(model, dict(changes))
         mech = Mechanism(variant)
-        starts = _starting_states(mech, [runs[i] for i in members])
         eng = engine(variant, mech=mech)
+        starts = eng.pack(*_starting_states(mech, [runs[i] for i in members]))
         try:
             y, calls = integrate(eng, times, starts, method, rtol, atol, clock)
         except IntegrationError as error:
@@ -120,8 +120,8 @@ def _with_parameters(model: Model, changes: dict[str, float]) -> Model:
     return loads(dumps(variant))  # validated again with the new values
 
 
-def _starting_states(mech: Mechanism, runs: list[tuple]) -> np.ndarray:
-    """(M, n + n_ind): the loops closed at each run's independent coordinates, and its velocities."""
+def _starting_states(mech: Mechanism, runs: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
+    """(M, n) and (M, n_ind): the loops closed at each run's independent coordinates, and its velocities."""
     k = len(mech.independent)
     document = mech.assemble(None)
     own = document[0, list(mech.partition.independent)]
@@ -134,4 +134,4 @@ def _starting_states(mech: Mechanism, runs: list[tuple]) -> np.ndarray:
     v = np.array([np.zeros(k) if qd is None else qd for _, _, qd in runs])
     if v.shape[1] != k:
         raise ValueError(f"velocities: {v.shape[1]} per run, the model has {k} ({', '.join(mech.independent)})")
-    return np.concatenate([q, v], axis=1)
+    return q, v

@@ -172,7 +172,7 @@ def _chunk_integrator(eng: Engine, grid: tuple[float, ...], multistep: str, rtol
     """dy/dτ = h f(t₀ + h τ, y) on the normalised grid; p = (t₀, h). MX symbols call the engine's SX function
     as one node, so building it costs milliseconds whatever the model's size; for an ensemble the function
     is mapped over the runs' columns."""
-    size = eng.n + len(eng.independent)
+    size = eng.state_size
     tau, y, p = casadi.MX.sym("tau"), casadi.MX.sym("y", size * runs), casadi.MX.sym("p", 2)
     function = eng.fast_state_equation if multistep == "adams" else eng.state_equation  # BDF differentiates it
     mapped = function.map(runs) if runs > 1 else function

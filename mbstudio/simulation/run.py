@@ -35,10 +35,12 @@ from ..dynamics.closed_loop import (
 from ..dynamics.engine import Engine, canonical_text, engine, fits_engine
 from ..dynamics.forces import AppliedForces, gravity_potential, kinetic_energy
 from ..kinematics.assembly import newton
+from ..kinematics.ball_states import StateMap, float_where
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps, loads
-from ..model.document import GROUND, Actuator
+from ..model.document import EULER_JOINTS, GROUND, Actuator
 from ..model.errors import AssemblyError, ModelError
+from ..model.validation import inertia_warnings
 from .charts import ChartWatch, chosen_anew, singularity
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
@@ -162,6 +164,7 @@ class _Dynamics:
     def __init__(self, mech: Mechanism, forces: AppliedForces, t_end: float, progress, cancel) -> None:
         self.mech, self.forces, self.t_end = mech, forces, t_end
         self.ind = list(mech.partition.independent)
+        self.states = StateMap(mech.tree, self.ind, self.ind)  # y = (q_ind, q̇_ind), balls as quaternions
         self.q = mech.assemble(None)
         self.R = mech.r_matrix(self.q)
         self.progress, self.stop = progress, _should_stop(cancel)
@@ -200,14 +203,14 @@ class _Dynamics:
         if self.stop():
             raise Cancelled(t)
         _report(self, t)
-        k = len(self.ind)
-        self.q = self.close_loops(y[None, :k], self.predict(self.q, self.R, y[None, :k]))
+        q_ind, v = self.states.unpack(y[None, :], float_where)
+        self.q = self.close_loops(q_ind, self.predict(self.q, self.R, q_ind))
         self.R = self.mech.r_matrix(self.q)
         self.history.append((t, self.q, self.R))
-        qd = (self.R * y[None, None, k:]).sum(axis=2)
+        qd = (self.R * v[:, None, :]).sum(axis=2)
         Q = self.forces.generalized(t, self.q, qd)
         qdd = closed_loop_forward_dynamics(self.mech, self.q, qd, Q, self.R)
-        return np.concatenate([y[k:], qdd[0]])
+        return self.states.rate(y[None, :], q_ind, v, v, qdd)[0]
 
 
 def nearest_calls(calls: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -341,13 +344,13 @@ def _start(text: str) -> tuple[Mechanism, AppliedForces, np.ndarray]:
 
 
 def _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own=None):
-    """((q closed, q̇, q̈), calls, the first engine) at the output times from the state y0, on the compiled engine
+    """((q closed, q̇, q̈), calls, the first engine) at the output times from y0 = (q, q̇_ind), on the compiled engine
     (simulation/integrators.py). Where the loop equations and independent coordinates in use lose conditioning
     (charts.py: a mechanism with redundant constraints, like the Delta, where its full set keeps its rank), they
     are chosen anew there and the run goes on with the engine of that choice."""
     eng = first = engine(mech.model, text, mech=own)
     clock = Clock(times[-1], progress, cancel) if progress or cancel else None
-    start_state = y0
+    y0 = start_state = eng.pack(y0[: mech.n], y0[mech.n :])  # (q, q̇_ind) in the engine's layout
     pieces, calls, done, t0 = [], 0, 0, 0.0
     for _ in range(MAX_REPARTITIONS + 1):
         try:
@@ -388,9 +391,13 @@ def check_inertia(mech: Mechanism, q: np.ndarray | None = None) -> None:
         return
     weight = np.sqrt((vectors[:, singular] ** 2).sum(axis=1))  # each coordinate's share of the null space
     names = [mech.independent[i] for i in np.nonzero(weight > 0.1 * weight.max())[0]]
-    locked = _gimbal_locks(mech, q[0])
+    locked, impossible = _gimbal_locks(mech, q[0]), inertia_warnings(mech.model)
     why = (
-        f"spherical joint {', '.join(locked)} is at its gimbal lock (β = ±π/2)" if locked else "no mass moves with them"
+        f"Euler-angle joint {', '.join(locked)} is at its gimbal lock (β = ±π/2; a ball or free joint has none)"
+        if locked
+        else "no mass moves with them"
+        if values[0] >= 0 or not impossible
+        else f"the mass matrix is not positive definite there; {'; '.join(impossible)}"
     )
     raise ModelError(
         "inertia",
@@ -402,11 +409,11 @@ def check_inertia(mech: Mechanism, q: np.ndarray | None = None) -> None:
 
 
 def _gimbal_locks(mech: Mechanism, q: np.ndarray) -> list[str]:
-    """Spherical tree joints whose middle Euler angle is within 1e-6 of ±π/2."""
+    """Spherical and free_euler tree joints whose middle Euler angle is within 1e-6 of ±π/2."""
     locked = []
     for link in mech.tree.links:
-        if link.joint.type == "spherical":
-            beta = q[mech.coordinates.index(link.joint.coordinates[1].name)]
+        if link.joint.type in EULER_JOINTS:
+            beta = q[mech.coordinates.index(link.joint.coordinates[EULER_JOINTS[link.joint.type]].name)]
             if abs(abs(np.remainder(beta + np.pi, 2 * np.pi) - np.pi) - np.pi / 2) < 1e-6:
                 locked.append(f"'{link.joint.name}'")
     return locked
@@ -417,11 +424,10 @@ def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
     from scipy.integrate import solve_ivp  # 0.3 s to import: for the runs that use it
 
     rhs = _Dynamics(mech, forces, times[-1], progress, cancel)
-    k = len(rhs.ind)
     solution = solve_ivp(
         rhs,
         (0.0, times[-1]),
-        np.concatenate([rhs.q[0, rhs.ind], v0]),
+        rhs.states.pack(rhs.q[:, rhs.ind], v0[None, :])[0],
         method=method,
         rtol=rtol,
         atol=atol,
@@ -430,7 +436,8 @@ def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
     if not solution.success:
         reached = solution.t[-1] if solution.t.size else 0.0
         raise RuntimeError(f"the integration stopped at t = {reached:.6g} s: {solution.message}")
-    return (rhs.assemble_at(solution.t, solution.y[:k].T), solution.y[k:].T), rhs.calls
+    q_ind, v = rhs.states.unpack(solution.y.T, float_where)
+    return (rhs.assemble_at(solution.t, q_ind), v), rhs.calls
 
 
 class Clock:

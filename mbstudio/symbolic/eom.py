@@ -109,7 +109,9 @@ class EquationsOfMotion:
 @dataclass
 class TrigReducer:
     """Canonical form of polynomials in sin q_k, cos q_k: expanded and reduced modulo sin² + cos² − 1
-    (a Gröbner basis, so zero coefficients come out as 0), then trigsimp when the result is small."""
+    (a Gröbner basis, so zero coefficients come out as 0), then trigsimp when the result is small. Expressions
+    in a ball joint's rotation parameters, rational functions rather than trigonometric ones, are left as they
+    are (trigsimp spent minutes on a spherical pendulum's)."""
 
     trig: dict
     back: dict
@@ -117,9 +119,10 @@ class TrigReducer:
     generators: list
     size_limit: int
     trigsimp_limit: int
+    rational: frozenset = frozenset()  # the rotation parameters' symbols
 
     def __call__(self, expr: sympy.Expr) -> sympy.Expr:
-        if self.size_limit < 0 or expr == 0:
+        if self.size_limit < 0 or expr == 0 or expr.free_symbols & self.rational:
             return expr
         size = sympy.count_ops(expr)
         if size > self.size_limit:
@@ -133,13 +136,14 @@ class TrigReducer:
 
 def trig_reducer(mech: Mechanism, coordinates: list[sympy.Symbol], size_limit: int, trigsimp_limit: int) -> TrigReducer:
     """A reducer for the revolute coordinates of the mechanism."""
-    revolute = [q for q, kind in zip(coordinates, mech.tree.kinds, strict=True) if kind == "R"]
+    revolute = [coordinates[k] for k in mech.tree.angles]
     s = [sympy.Dummy(f"s_{q}") for q in revolute]
     c = [sympy.Dummy(f"c_{q}") for q in revolute]
     trig = {sympy.sin(q): si for q, si in zip(revolute, s, strict=True)}
     trig |= {sympy.cos(q): ci for q, ci in zip(revolute, c, strict=True)}
     pythagoras = [si**2 + ci**2 - 1 for si, ci in zip(s, c, strict=True)]
-    return TrigReducer(trig, {v: k for k, v in trig.items()}, pythagoras, s + c, size_limit, trigsimp_limit)
+    rational = frozenset(coordinates[k] for k in mech.tree.ball_coordinates)
+    return TrigReducer(trig, {v: k for k, v in trig.items()}, pythagoras, s + c, size_limit, trigsimp_limit, rational)
 
 
 def state_symbols(mech: Mechanism) -> tuple[list[sympy.Symbol], list[sympy.Symbol]]:

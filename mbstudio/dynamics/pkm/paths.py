@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...kinematics.geometry import Geometry
-from ...model.document import JOINT_MOTIONS, Trajectory
+from ...model.document import JOINT_MOTIONS, Trajectory, turns
 from ...model.errors import ModelError
 from ...numerics.backends import Float64
 from .task_space import InverseDynamics, ParallelMachine
@@ -80,7 +80,7 @@ def effort_units(pkm: ParallelMachine) -> dict[str, str]:
     units = {}
     for joint in pkm.model.joints:
         for coordinate, motion in zip(joint.coordinates, JOINT_MOTIONS[joint.type], strict=True):
-            units[coordinate.name] = "N m" if motion.startswith("R") else "N"
+            units[coordinate.name] = "N m" if turns(motion) else "N"
     return units
 
 

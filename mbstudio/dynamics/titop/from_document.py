@@ -2,11 +2,13 @@
 joints as blocks, the force elements as loads, the cut joints of closed loops as stiff spring-dampers
 (closures.py).
 
-- A free joint from the ground is a floating base: its block frame is the joint's child frame, its inertial
+- A free_euler joint from the ground is a floating base: its block frame is the joint's child frame, its inertial
   frame R_i the joint's parent frame, its Euler angles the joint's (ψ, θ, φ).
 - A revolute or prismatic joint is one joint block; a fixed joint a weld.
-- A joint of several motions (universal, spherical, cylindrical, planar, or a free joint below another body)
-  is a chain of one-degree-of-freedom blocks through massless frames: only the condensed solve takes those.
+- A joint of several motions (universal, spherical, cylindrical, planar, or a free_euler joint below another
+  body) is a chain of one-degree-of-freedom blocks through massless frames: only the condensed solve takes those.
+- Ball and free joints, which turn by rotation parameters rather than about axes, have no block: refused, as
+  are couplings.
 - Every other body's block frame is its own frame, so its points and inertia are the document's.
 """
 
@@ -34,6 +36,13 @@ def block_model(model: Model | Mechanism, backend=None, closure_frequency: float
     (Hz; closures.py); without one a closed loop is refused."""
     mech = model if isinstance(model, Mechanism) else Mechanism(model, backend=backend)
     tree, b = mech.tree, mech.backend
+    if mech.model.couplings:
+        raise ModelError(
+            "couplings",
+            "couple coordinates, which the block models' joints cannot (no block holds a gear or a mimic joint)",
+            [c.name for c in mech.model.couplings],
+            "a model without couplings for a block model",
+        )
     frames = [_block_frame(tree, i) for i in range(len(tree.body_labels))]
     blocks: list[Block] = []
     block_of = {0: GROUND}  # body index -> the block carrying it
@@ -57,7 +66,7 @@ def block_model(model: Model | Mechanism, backend=None, closure_frequency: float
 
 
 def _is_floating(link) -> bool:
-    return link.joint.type == "free" and link.parent == 0 and all(p.sign == 1 for p in link.primitives)
+    return link.joint.type == "free_euler" and link.parent == 0 and all(p.sign == 1 for p in link.primitives)
 
 
 def _block_frame(tree, body: int) -> FrameValue:
@@ -91,6 +100,13 @@ def _link_blocks(mech: Mechanism, link, frames: list[FrameValue], parent: int, f
     tree, b = mech.tree, mech.backend
     joint, before, after = link.joint, link.before, link.after
     names = tuple(tree.coordinates[p.coordinate] for p in link.primitives)
+    if any(p.kind == "B" for p in link.primitives):
+        raise ModelError(
+            f"joint '{joint.name}'.type",
+            "turns by rotation parameters, which the block models' joints do not take",
+            joint.type,
+            "free_euler or spherical (Euler angles) for a block model",
+        )
     if _is_floating(link):
         child = _body(mech, link.child, frames[link.child], after.origin)
         return [Block(child, Joint(joint.name, "floating", GROUND, before.origin, before.rotation, None, names))]

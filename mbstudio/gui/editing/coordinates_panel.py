@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
 from ...io.display_units import SI, DisplayUnits
 from ...kinematics import Mechanism
 from ...model import JOINT_MOTIONS
+from ...model.document import turns
+from ...numerics import rodrigues
 
 STEPS = 1000  # slider resolution over the coordinate's range
 
@@ -35,8 +37,9 @@ def coordinate_range(mech: Mechanism, name: str) -> tuple[float, float, str]:
     joint = next(j for j in mech.model.joints if name in [c.name for c in j.coordinates])
     k = [c.name for c in joint.coordinates].index(name)
     coord = joint.coordinates[k]
-    rotation = JOINT_MOTIONS[joint.type][k].startswith("R")
-    span = math.pi if rotation else mech.length_scale
+    motion = JOINT_MOTIONS[joint.type][k]
+    rotation = turns(motion)
+    span = (rodrigues.LIMIT if motion[0] == "B" else math.pi) if rotation else mech.length_scale
     low = coord.min if coord.min is not None else (coord.initial or 0.0) - span
     high = coord.max if coord.max is not None else (coord.initial or 0.0) + span
     return low, high, "rad" if rotation else "m"
@@ -65,16 +68,23 @@ class CoordinateSlider(QWidget):
 
     typed = Signal(float)
 
-    def __init__(self, name: str, low: float, high: float, unit: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, name: str, low: float, high: float, unit: str, parent: QWidget | None = None, angle: bool = True
+    ) -> None:
+        """`angle` False: a ball joint's rotation parameter, shown in rad without degrees (it is no angle)."""
         super().__init__(parent)
-        self.name, self.low, self.high, self.unit = name, low, high, unit
+        self.name, self.low, self.high, self.unit, self.angle = name, low, high, unit, angle
         self._value: float | None = None  # the shown value, exact (the slider holds it to 1/STEPS of its range)
         self.display = (unit, 1.0)  # the unit shown and its size in SI
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, STEPS)
         self.entry = QLineEdit()
         self.entry.setMaximumWidth(90)
-        self.entry.setToolTip(f"type a value in {unit}" + (", or in degrees: 30°" if unit == "rad" else ", or 25 mm"))
+        self.entry.setToolTip(
+            "a rotation parameter, 4 tan(φ/4) along the turning axis: type a number"
+            if not angle
+            else f"type a value in {unit}" + (", or in degrees: 30°" if unit == "rad" else ", or 25 mm")
+        )
         self.entry.editingFinished.connect(self._typed)
         self.label = QLabel()
         self.label.setMinimumWidth(70)
@@ -105,12 +115,12 @@ class CoordinateSlider(QWidget):
         symbol, scale = self.display
         self.entry.setText(f"{value / scale:.6g}")
         self.entry.setStyleSheet("")
-        degrees = self.unit == "rad" and symbol == "rad"
-        self.label.setText(f"rad ({math.degrees(value):.1f}°)" if degrees else symbol)
+        degrees = self.unit == "rad" and symbol == "rad" and self.angle
+        self.label.setText(f"rad ({math.degrees(value):.1f}°)" if degrees else symbol if self.angle else "ρ, rad")
 
     def set_display(self, units: DisplayUnits) -> None:
         """Show the value in the display units (degrees, millimetres, or SI)."""
-        symbol, size = units.unit(self.unit)
+        symbol, size = units.unit(self.unit) if self.angle else (self.unit, 1.0)
         self.display = (SYMBOLS.get(symbol, symbol), size)
         if self._value is not None:
             self.set_value(self._value)
@@ -147,8 +157,9 @@ class CoordinatesPanel(QWidget):
         while self.form.rowCount():
             self.form.removeRow(0)
         self.sliders, self.platform = {}, {}
+        balls = {mech.coordinates[k] for k in mech.tree.ball_coordinates}
         for name in mech.independent:
-            row = self._slider(name, *coordinate_range(mech, name), self.moved)
+            row = self._slider(name, *coordinate_range(mech, name), self.moved, angle=name not in balls)
             row.set_value(values[name])
             self.form.addRow(name, row)
             self.sliders[name] = row
@@ -163,8 +174,8 @@ class CoordinatesPanel(QWidget):
             self.form.addRow(f"platform {name}", row)
             self.platform[name] = row
 
-    def _slider(self, name: str, low: float, high: float, unit: str, signal) -> CoordinateSlider:
-        row = CoordinateSlider(name, low, high, unit)
+    def _slider(self, name: str, low: float, high: float, unit: str, signal, angle: bool = True) -> CoordinateSlider:
+        row = CoordinateSlider(name, low, high, unit, angle=angle)
         row.set_display(self.units)
         row.slider.sliderPressed.connect(self._new_drag)
         row.slider.valueChanged.connect(lambda _, r=row: self._changed(r, signal))

@@ -1,4 +1,5 @@
-"""The document as a tree: model, parameters, bodies (points, frames, inertia, shape), joints (coordinates).
+"""The document as a tree: model, parameters, bodies (points, frames, inertia, shape), joints (coordinates),
+couplings, forces, measures, trajectories.
 
 Each item carries a key tuple, e.g. ("body", "3"), ("point", "3", "G"), ("joint", "R01"); the properties
 panel and the 3D view use the same keys, which keeps selection in sync across them.
@@ -14,6 +15,7 @@ from ...dynamics.pkm.limb import structural_cycles
 from ...dynamics.pkm.topology import is_hybrid, structure
 from ...io.display_units import SI, DisplayUnits, value_text
 from ...model import GROUND, JOINT_MOTIONS, Model, ModelError
+from ...model.document import turns
 from ...model.units import Quantity
 
 KEY = Qt.ItemDataRole.UserRole
@@ -49,6 +51,8 @@ MENUS = {
     "measure": EDIT,
     "trajectories": [("add_trajectory", "Add trajectory")],
     "trajectory": EDIT,
+    "couplings": [("add_coupling", "Add coupling…")],
+    "coupling": EDIT,
 }
 
 
@@ -93,6 +97,9 @@ class DocumentTree(QTreeWidget):
             item = self._item(joints, ("joint", j.name), j.name, f"{j.type} {j.parent}–{j.child}")
             for c, unit in _coordinates(j):
                 self._item(item, ("coordinate", j.name, c.name), c.name, self._text([c.initial], unit))
+        couplings = self._item(root, ("couplings",), "Couplings", str(len(model.couplings)))
+        for c in model.couplings:
+            self._item(couplings, ("coupling", c.name), c.name, c.formula())
         forces = self._item(root, ("forces",), "Forces", str(len(model.forces)))
         for f in model.forces:
             self._item(forces, ("force", f.name), f.name, f.type.replace("_", " "))
@@ -103,7 +110,7 @@ class DocumentTree(QTreeWidget):
         trajectories = self._item(root, ("trajectories",), "Trajectories", str(len(model.trajectories)))
         for t in model.trajectories:
             self._item(trajectories, ("trajectory", t.name), t.name, f"{t.duration:g} s, {t.samples} samples")
-        for key in expanded or {("model",), ("bodies",), ("joints",), ("parameters",)}:
+        for key in expanded or {("model",), ("bodies",), ("joints",), ("parameters",), ("couplings",)}:
             if key in self.items:
                 self.items[key].setExpanded(True)
         self.blockSignals(False)
@@ -214,7 +221,7 @@ class DocumentTree(QTreeWidget):
 def _coordinates(joint) -> list[tuple]:
     """A joint's coordinates with their SI units ("rad" for a rotation, "m" for a translation)."""
     motions = JOINT_MOTIONS.get(joint.type, ())
-    units = ["rad" if m.startswith("R") else "m" for m in motions]
+    units = ["rad" if turns(m) else "m" for m in motions]
     return list(zip(joint.coordinates, units + ["m"] * (len(joint.coordinates) - len(units)), strict=False))
 
 

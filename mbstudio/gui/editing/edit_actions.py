@@ -120,6 +120,37 @@ class AddJointDialog(_Form):
         )
 
 
+class AddCouplingDialog(_Form):
+    """A coordinate driven by another: follower = offset + ratio · leader (a mimic joint, a gear pair, a rack
+    and pinion); the ratio and offset may be expressions in the parameters."""
+
+    def __init__(self, model: Model, parent: QWidget | None = None) -> None:
+        super().__init__("Add coupling", parent)
+        axial = model.axial_coordinates()
+        self.follower, self.leader = QComboBox(), QComboBox()
+        self.follower.addItems(axial)
+        self.leader.addItems(axial)
+        self.leader.setCurrentIndex(min(1, len(axial) - 1))
+        self.ratio, self.offset = QLineEdit("1"), QLineEdit("0")
+        self.ratio.setToolTip("follower per unit of leader: −1 for a mirrored mimic joint, −z1/z2 for a gear pair")
+        for text, widget in (
+            ("follower", self.follower),
+            ("leader", self.leader),
+            ("ratio", self.ratio),
+            ("offset", self.offset),
+        ):
+            self.form.addRow(text, widget)
+        self.add_buttons()
+
+    def choice(self) -> tuple[str, str, float | str, float | str]:
+        return (
+            self.follower.currentText(),
+            self.leader.currentText(),
+            edits.parse_expression(self.ratio.text() or "1"),
+            edits.parse_expression(self.offset.text() or "0"),
+        )
+
+
 class EditActions:
     def __init__(self, document: Document, parent: QWidget) -> None:
         self.document = document
@@ -188,6 +219,17 @@ class EditActions:
         name = self.document.edit(f"Add {kind} measure", lambda m: edits.add_measure(m, kind))
         return ("measure", name)
 
+    def add_coupling(self, key: tuple) -> tuple | None:
+        dialog = AddCouplingDialog(self.document.model, self.parent)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        follower, leader, ratio, offset = dialog.choice()
+        name = self.document.edit(
+            f"Add coupling {follower} = {ratio} · {leader} + {offset}",
+            lambda m: edits.add_coupling(m, follower, leader, ratio, offset),
+        )
+        return ("coupling", name)
+
     def add_trajectory(self, key: tuple) -> tuple:
         name = self.document.edit("Add trajectory of the independent coordinates", edits.add_trajectory)
         return ("trajectory", name)
@@ -209,6 +251,7 @@ class EditActions:
             "force": lambda m: edits.rename_force(m, old, new),
             "measure": lambda m: edits.rename_measure(m, old, new),
             "trajectory": lambda m: edits.rename_trajectory(m, old, new),
+            "coupling": lambda m: edits.rename_coupling(m, old, new),
         }
         self.document.edit(f"Rename {key[0]} '{old}' to '{new}'", renames[key[0]])
         return key[:-1] + (new,)
@@ -236,7 +279,7 @@ class EditActions:
             "frame": lambda: ([], "", lambda m: edits.delete_frame(m, key[1], name)),
             "joint": lambda: (
                 edits.joint_uses(model, name),
-                "these references to its coordinates are removed (force elements on them deleted)",
+                "these references to its coordinates are removed (force elements and couplings on them deleted)",
                 lambda m: edits.delete_joint(m, name),
             ),
             "force": lambda: (
@@ -246,6 +289,7 @@ class EditActions:
             ),
             "measure": lambda: ([], "", lambda m: edits.delete_measure(m, name)),
             "trajectory": lambda: ([], "", lambda m: edits.delete_trajectory(m, name)),
+            "coupling": lambda: ([], "", lambda m: edits.delete_coupling(m, name)),
         }
         uses, consequence, change = plans[kind]()
         if uses and not self._confirm(kind, name, uses, consequence):
@@ -260,6 +304,7 @@ class EditActions:
             "force": ("forces",),
             "measure": ("measures",),
             "trajectory": ("trajectories",),
+            "coupling": ("couplings",),
         }
         return groups[kind]
 

@@ -14,7 +14,18 @@ from collections.abc import Iterator
 import numpy as np
 
 from ...kinematics import Mechanism
-from ...model import INERTIA_NAMES, JOINT_MOTIONS, Body, Coordinate, Frame, Joint, Model, ModelError, Parameter
+from ...model import (
+    INERTIA_NAMES,
+    JOINT_MOTIONS,
+    Body,
+    Coordinate,
+    Coupling,
+    Frame,
+    Joint,
+    Model,
+    ModelError,
+    Parameter,
+)
 from ...model.document import FORCE_ELEMENTS, MEASURES, PLACES, Harmonic, Trajectory, body_key
 from ...model.expressions import names as expression_names
 
@@ -160,8 +171,8 @@ def force_uses(model: Model, name: str) -> list[str]:
 
 
 def joint_uses(model: Model, name: str) -> list[str]:
-    """What names the joint's coordinates: the chosen independent ones, actuated ones, force elements and
-    trajectories."""
+    """What names the joint's coordinates: the chosen independent ones, actuated ones, force elements,
+    trajectories and couplings."""
     coords = {c.name for c in model.joint(name).coordinates}
     chosen = model.independent_coordinates if isinstance(model.independent_coordinates, list) else []
     return (
@@ -169,7 +180,13 @@ def joint_uses(model: Model, name: str) -> list[str]:
         + [f"actuated coordinate '{c}'" for c in model.actuated if c in coords]
         + [f"force '{e.name}'" for e in model.forces if getattr(e, "coordinate", None) in coords]
         + [f"trajectory '{t.name}' coordinate '{c}'" for t in model.trajectories for c in t.coordinates if c in coords]
+        + [f"coupling '{c.name}'" for c in _couplings_of(model, coords)]
     )
+
+
+def _couplings_of(model: Model, coordinates: set[str]) -> list[Coupling]:
+    """The couplings whose follower or leader is one of `coordinates`."""
+    return [c for c in model.couplings if c.follower in coordinates or c.leader in coordinates]
 
 
 # ------------------------------------------------------------------ adding
@@ -364,6 +381,13 @@ def add_trajectory(model: Model) -> str:
     return name
 
 
+def add_coupling(model: Model, follower: str, leader: str | None, ratio=1.0, offset=0.0) -> str:
+    """A coupling follower = offset + ratio · leader (a mimic joint, a gear pair). Returns its name."""
+    name = free_name("coupling", {c.name for c in model.couplings} | {j.name for j in model.joints})
+    model.couplings.append(Coupling(name, follower, leader, None if leader is None else ratio, offset))
+    return name
+
+
 def add_force(model: Model, kind: str) -> str:
     """A force element of type `kind` (see FORCE_ELEMENTS) with zero values, placed on the first points or
     coordinate the model has, for the person to edit. Returns its name."""
@@ -488,8 +512,10 @@ def rename_parameter(model: Model, old: str, new: str) -> None:
 
 
 def rename_body(model: Model, old: str, new: str) -> None:
-    """Change a body's label and the joints and force elements that name it."""
-    model.body(old).label = new
+    """Change a body's label and the joints and force elements that name it; an export writes the new label, no
+    longer the name the body was imported with."""
+    body = model.body(old)
+    body.label, body.source_name = new, None
     for j in model.joints:
         j.parent = new if body_key(j.parent) == old else j.parent
         j.child = new if body_key(j.child) == old else j.child
@@ -523,12 +549,16 @@ def rename_frame(model: Model, label: str, old: str, new: str) -> None:
 
 
 def rename_joint(model: Model, old: str, new: str) -> None:
-    model.joint(old).name = new
+    """The new name, which an export writes instead of the one the joint was imported with."""
+    joint = model.joint(old)
+    joint.name, joint.source_name = new, None
 
 
 def rename_coordinate(model: Model, joint: str, old: str, new: str) -> None:
-    """Rename a coordinate everywhere it is named: independent and actuated lists, trajectories, forces."""
+    """Rename a coordinate everywhere it is named: independent and actuated lists, trajectories, forces, couplings
+    (the URDF export then names a one-axis joint after it, not as it was imported)."""
     next(c for c in model.joint(joint).coordinates if c.name == old).name = new
+    model.joint(joint).source_name = None
     if isinstance(model.independent_coordinates, list):
         model.independent_coordinates = [new if c == old else c for c in model.independent_coordinates]
     model.actuated = [new if c == old else c for c in model.actuated]
@@ -537,6 +567,9 @@ def rename_coordinate(model: Model, joint: str, old: str, new: str) -> None:
     for element in model.forces:
         if getattr(element, "coordinate", None) == old:
             element.coordinate = new
+    for coupling in model.couplings:
+        coupling.follower = new if coupling.follower == old else coupling.follower
+        coupling.leader = new if coupling.leader == old else coupling.leader
 
 
 def force_of(model: Model, name: str):
@@ -549,6 +582,18 @@ def trajectory_of(model: Model, name: str) -> Trajectory:
 
 def measure_of(model: Model, name: str):
     return next(m for m in model.measures if m.name == name)
+
+
+def coupling_of(model: Model, name: str) -> Coupling:
+    return next(c for c in model.couplings if c.name == name)
+
+
+def rename_coupling(model: Model, old: str, new: str) -> None:
+    coupling_of(model, old).name = new  # validation refuses a duplicate, or a joint's name
+
+
+def delete_coupling(model: Model, name: str) -> None:
+    model.couplings = [c for c in model.couplings if c.name != name]
 
 
 def rename_force(model: Model, old: str, new: str) -> None:
@@ -582,6 +627,7 @@ def set_joint_type(model: Model, name: str, joint_type: str) -> None:
     joint.type, joint.coordinates = joint_type, kept
     if isinstance(model.independent_coordinates, list):
         model.independent_coordinates = [c for c in model.independent_coordinates if c not in dropped]
+    model.couplings = [c for c in model.couplings if c not in _couplings_of(model, dropped)]
 
 
 # ------------------------------------------------------------------ deleting
@@ -607,7 +653,7 @@ def delete_body(model: Model, label: str) -> None:
 
 
 def delete_joint(model: Model, name: str) -> None:
-    """Remove a joint and every reference to its coordinates (force elements on them are removed too)."""
+    """Remove a joint and every reference to its coordinates (force elements and couplings on them too)."""
     coords = {c.name for c in model.joint(name).coordinates}
     model.joints = [j for j in model.joints if j.name != name]
     if isinstance(model.independent_coordinates, list):
@@ -618,6 +664,7 @@ def delete_joint(model: Model, name: str) -> None:
     model.measures = [m for m in model.measures if m not in _measures_of(model, gone)]
     for t in model.trajectories:
         t.coordinates = {c: h for c, h in t.coordinates.items() if c not in coords}
+    model.couplings = [c for c in model.couplings if c not in _couplings_of(model, coords)]
 
 
 def delete_point(model: Model, label: str, name: str) -> None:

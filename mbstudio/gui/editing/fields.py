@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 
 from ...io.display_units import SI, typed_value
 from ...model import INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
-from ...model.document import PLACES, Harmonic, Trajectory, body_key
+from ...model.document import PLACES, Harmonic, Trajectory, body_key, turns
 from ...model.units import Quantity
 from ...model.units import text as as_written
 from . import edits
@@ -58,6 +58,7 @@ def fields_for(model: Model, key: tuple) -> tuple[str, list[Field]]:
         "force": _force,
         "measure": _measure,
         "trajectory": _trajectory,
+        "coupling": _coupling,
     }
     if key[0] not in builders:
         return key[0].capitalize() if key[0] != "ground" else "Ground (fixed)", []
@@ -189,6 +190,37 @@ def _joint(model: Model, name: str) -> tuple[str, list[Field]]:
     ]
 
 
+def _coupling(model: Model, name: str) -> tuple[str, list[Field]]:
+    """follower = offset + ratio · leader, or a polynomial in the leader (typed as 'c0, c1, c2, ...'); the
+    empty leader holds the follower at the offset."""
+    c = edits.coupling_of(model, name)
+    axial = tuple(model.axial_coordinates())
+
+    def setter(attr: str, convert: Callable[[str], object]) -> Callable[[Model, object], None]:
+        return lambda m, v: setattr(edits.coupling_of(m, name), attr, convert(str(v)))
+
+    def terms(text: str) -> list[float | str] | None:  # 'c0, c1, ...', empty: none
+        parts = [p.strip() for p in text.split(",")]
+        return [edits.parse_expression(p) for p in parts] if any(parts) else None
+
+    def optional(text: str) -> float | str | None:
+        return edits.parse_expression(text) if text.strip() else None
+
+    polynomial = ", ".join(str(x) for x in c.polynomial) if c.polynomial is not None else ""
+    return f"coupling '{name}': {c.formula()}", [
+        Field("name", "text", c.name, lambda m, v: edits.rename_coupling(m, name, v), renames=True),
+        Field("follower", "choice", c.follower, setter("follower", str), choices=axial),
+        Field("leader", "choice", c.leader or "", setter("leader", lambda v: v or None), choices=("", *axial)),
+        Field("ratio", "text", _shown(c.ratio), setter("ratio", optional), "follower per leader unit"),
+        Field("offset", "text", _shown(c.offset), setter("offset", optional), "rad or m"),
+        Field("polynomial", "text", polynomial, setter("polynomial", terms), "c0, c1, … instead of ratio and offset"),
+    ]
+
+
+def _shown(value) -> str:
+    return "" if value is None else str(value)
+
+
 OWN_FRAME = "(the joint's own)"
 
 
@@ -217,7 +249,7 @@ def _joint_frame_fields(model: Model, joint: str, side: str) -> list[Field]:
 def _coordinate(model: Model, joint: str, name: str) -> tuple[str, list[Field]]:
     j = model.joint(joint)
     k = [c.name for c in j.coordinates].index(name)
-    unit = "rad" if JOINT_MOTIONS[j.type][k].startswith("R") else "m"
+    unit = "rad" if turns(JOINT_MOTIONS[j.type][k]) else "m"
 
     def coord(m: Model):
         return m.joint(joint).coordinates[k]

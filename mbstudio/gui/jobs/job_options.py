@@ -68,6 +68,7 @@ DEFAULTS: dict[str, dict] = {
     "workspace": {"plane": None, "ranges": None, "points": 41, "at": None},
     "suspension_report": {"measure": None, "travel": 0.1, "points": 41},
     "identification": {"data": "", "validate": "", "friction": [], "digits": 30, "cutoff_hz": None},
+    "urdf_import": {"package_folder": "", "fixed_base": False, "repair_inertias": False},
 }
 OPERATING_POINTS = {
     "auto": "The equilibrium near the pose if there is one, else the pose",
@@ -257,6 +258,22 @@ class OptionsDialog(QDialog):
         editor.setCurrentIndex(max(index, 0))
         editor.currentIndexChanged.connect(self.refresh)
         self.form.addRow(label, editor)
+        return editor
+
+    def path_line(self, key: str, label: str, tip: str, choose: Callable[[QLineEdit], str]) -> QLineEdit:
+        """A line for a file or folder with a Browse… button; `choose` asks for it (empty: kept as it is)."""
+        editor = QLineEdit(_text(self.start.get(key)))
+        editor.setToolTip(tip)
+        editor.textChanged.connect(self.refresh)
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(lambda _=False: editor.setText(choose(editor) or editor.text()))
+        row = QWidget()
+        layout = QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(editor, 1)
+        layout.addWidget(browse)
+        self.lines[key] = editor
+        self.form.addRow(label, row)
         return editor
 
     def check(self, key: str, label: str, tip: str = "") -> QCheckBox:
@@ -860,23 +877,10 @@ class IdentifyDialog(OptionsDialog):
             box.setChecked(kind in chosen)
 
     def _file_line(self, key: str, label: str, tip: str) -> None:
-        editor = QLineEdit(_text(self.start.get(key)))
-        editor.setToolTip(tip)
-        editor.textChanged.connect(self.refresh)
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(lambda _=False, e=editor, t=label: self._browse(e, t))
-        row = QWidget()
-        layout = QHBoxLayout(row)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(editor, 1)
-        layout.addWidget(browse)
-        self.lines[key] = editor
-        self.form.addRow(label, row)
+        def choose(editor: QLineEdit) -> str:
+            return QFileDialog.getOpenFileName(self, f"Choose the {label}", editor.text(), LOG_FILTER)[0]
 
-    def _browse(self, editor: QLineEdit, what: str) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, f"Choose the {what}", editor.text(), LOG_FILTER)
-        if path:
-            editor.setText(path)
+        self.path_line(key, label, tip, choose)
 
     def read(self) -> dict:
         digits = f"whole number from {MIN_DIGITS} to {MAX_DIGITS}"
@@ -902,6 +906,49 @@ class IdentifyDialog(OptionsDialog):
         )
 
 
+class UrdfImportDialog(OptionsDialog):
+    """File › Import of a URDF robot: the folder of its ROS packages (package:// meshes), whether its root link is
+    welded to the ground, whether impossible inertias are repaired (docs/urdf.md)."""
+
+    task, title = "urdf_import", "Import a URDF robot"
+
+    def build(self) -> None:
+        def choose(editor: QLineEdit) -> str:
+            return QFileDialog.getExistingDirectory(self, "Folder holding the robot's ROS packages", editor.text())
+
+        tip = "the folder holding the robot's packages (package:// meshes); empty: ROS_PACKAGE_PATH and the packages "
+        self.path_line("package_folder", "ROS packages", tip + "above the file", choose)
+        floating = "by default a root link other than 'world' floats on a free joint, as on Pinocchio's free flyer"
+        self.fixed = self.check("fixed_base", "weld the root link to the ground (fixed base)", floating)
+        kept = "by default they are kept as the file gives them (as Pinocchio reads them) and named in the notes"
+        self.repair = self.check("repair_inertias", "repair inertias no rigid body can have", kept)
+
+    def read(self) -> dict:
+        folder = self.field("package_folder", package_folder)
+        return {
+            "package_paths": [folder] if folder else [],
+            "package_folder": folder or "",
+            "fixed_base": self.fixed.isChecked(),
+            "repair_inertias": self.repair.isChecked(),
+        }
+
+    def hint_text(self, values: dict) -> str:
+        base = "is welded to the ground" if values.get("fixed_base") else "floats on a free joint"
+        kept = "replaced by the nearest possible ones" if values.get("repair_inertias") else "kept as written"
+        return (
+            f"The root link {base} (a root link named 'world' is the ground). Inertias no rigid body can have are "
+            f"{kept} and named in the notes."
+        )
+
+
+def package_folder(text: str) -> str | None:
+    """An existing folder, or None for an empty field."""
+    text = text.strip()
+    if text and not Path(text).expanduser().is_dir():
+        raise ModelError("ROS packages", "is not a folder", text, "the folder holding the robot's ROS packages")
+    return text or None
+
+
 DIALOGS: dict[str, type[OptionsDialog]] = {
     d.task: d
     for d in (
@@ -914,6 +961,7 @@ DIALOGS: dict[str, type[OptionsDialog]] = {
         WorkspaceDialog,
         SuspensionReportDialog,
         IdentifyDialog,
+        UrdfImportDialog,
     )
 }
 

@@ -69,6 +69,7 @@ def _joint_glyph(joint_type: str, r: float) -> pv.PolyData | None:
         "universal": lambda: (
             _cylinder(direction=z, radius=0.6 * r, height=4 * r) + _cylinder(direction=x, radius=0.6 * r, height=4 * r)
         ),
+        "ball": lambda: pv.Sphere(radius=1.3 * r),
         "spherical": lambda: pv.Sphere(radius=1.3 * r),
         "planar": lambda: _cylinder(direction=z, radius=2.5 * r, height=0.4 * r),
         "fixed": lambda: pv.Cube(x_length=1.5 * r, y_length=1.5 * r, z_length=1.5 * r),
