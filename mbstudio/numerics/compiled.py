@@ -132,8 +132,8 @@ def piecewise_linear(t, xs: np.ndarray, ys: np.ndarray):
 @dataclass
 class Native:
     """Functions compiled into one library and loaded: CasADi's handles on them (for its integrators, maps and
-    derivatives checks) and the calls from Python (numerics/native_call.py: `name` and `name_into`). Where nothing
-    could be compiled, the traced functions themselves, on CasADi's virtual machine."""
+    derivatives checks) and the calls from Python (numerics/native_call.py: `name`, `name_into`, `name_rows`). Where
+    nothing could be compiled, the traced functions themselves, on CasADi's virtual machine."""
 
     functions: dict[str, casadi.Function]
     calls: dict[str, Callable]

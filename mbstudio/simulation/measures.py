@@ -36,18 +36,20 @@ Z = np.array([0.0, 0.0, 1.0])
 class _Motion:
     """World positions, velocities and accelerations of body points and axes along one motion."""
 
-    def __init__(self, mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray | None) -> None:
+    def __init__(
+        self, mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray | None, state=None
+    ) -> None:
         self.mech, self.t, self.q, self.qd = mech, t, q, qd
-        self.state = mech.motion(q, qd, np.zeros_like(q) if qdd is None else qdd)
+        self.state = mech.motion(q, qd, np.zeros_like(q) if qdd is None else qdd) if state is None else state
         self.geometry = mech.tree.geometry
 
-    def point(self, label: str, name: str, q: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        """Position, velocity, acceleration (N, 3) of a named point (at the coordinates q: position only)."""
+    def point(self, label: str, name: str, at_document_pose: bool = False) -> tuple[np.ndarray, ...]:
+        """Position, velocity, acceleration (N, 3) of a named point (at the document's pose: position only)."""
         local = np.asarray(self.geometry.point(self.mech.model.body(label), name), float)
-        st = self.state if q is None else self.mech.motion(q)
+        st = document_pose(self.mech)[1] if at_document_pose else self.state
         i = self.mech.tree.body_index(label)
         r = np.einsum("nij,j->ni", st.R[i], local)
-        if q is not None:
+        if at_document_pose:
             return (st.p[i] + r,)
         w, al = st.w[i], st.al[i]
         return st.p[i] + r, st.v[i] + np.cross(w, r), st.a[i] + np.cross(al, r) + np.cross(w, np.cross(w, r))
@@ -59,29 +61,30 @@ class _Motion:
         d = np.einsum("nij,j->ni", self.state.R[i], local / np.linalg.norm(local))
         return d, np.cross(self.state.w[i], d)
 
-    @property
-    def reference(self) -> np.ndarray:
-        """The document's pose (its initial values, loops closed): where wheel travel is zero."""
-        return document_pose(self.mech)
-
 
 # the document's pose of each mechanism alive, assembled once: every run of a document measures from it
-_POSES: weakref.WeakKeyDictionary[Mechanism, np.ndarray] = weakref.WeakKeyDictionary()
+_POSES: weakref.WeakKeyDictionary[Mechanism, tuple] = weakref.WeakKeyDictionary()
 
 
-def document_pose(mech: Mechanism) -> np.ndarray:
-    """The mechanism's initial values with its loops closed (1, n), float64 (assembled without raising)."""
-    pose = _POSES.get(mech)
-    if pose is None:
-        pose = _POSES[mech] = np.asarray(mech.assemble(None, strict=False), float)
-    return pose
+def document_pose(mech: Mechanism) -> tuple[np.ndarray, object]:
+    """The mechanism's initial values with its loops closed (1, n), float64 (assembled without raising), where
+    wheel travel is zero, and the bodies' poses there."""
+    found = _POSES.get(mech)
+    if found is None:
+        pose = np.asarray(mech.assemble(None, strict=False), float)
+        found = _POSES[mech] = (pose, mech.motion(pose))
+    return found
 
 
-def measure_columns(mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> list[Column]:
-    """Every measure of the document along the motion (t, q, q̇, q̈), each (N,) in float64."""
+def measure_columns(
+    mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, state=None
+) -> list[Column]:
+    """Every measure of the document along the motion (t, q, q̇, q̈), each (N,) in float64; `state`: the
+    motion's state (mech.motion(q, q̇, q̈)) when the caller has it already."""
     if not mech.model.measures:
         return []
-    motion = _Motion(mech, np.asarray(t, float), np.asarray(q, float), np.asarray(qd, float), np.asarray(qdd, float))
+    q, qd, qdd = (np.asarray(x, float) for x in (q, qd, qdd))
+    motion = _Motion(mech, np.asarray(t, float), q, qd, qdd, state)
     return [column for m in mech.model.measures for column in EVALUATORS[type(m)](motion, m)]
 
 
@@ -130,7 +133,7 @@ def _force(motion: _Motion, m: ForceMeasure) -> list[Column]:
 def _suspension(motion: _Motion, m: SuspensionMeasure) -> list[Column]:
     """The alignment angles from the spin axis s (outboard) and the kingpin axis k (lower to upper ball)."""
     centre, centre_velocity, _ = motion.point(m.wheel, m.centre)
-    (reference_centre,) = motion.point(m.wheel, m.centre, motion.reference)
+    (reference_centre,) = motion.point(m.wheel, m.centre, at_document_pose=True)
     side = 1.0 if reference_centre[0, 1] >= 0 else -1.0  # +1: a left wheel (y > 0), -1: a right one
     s, s_rate = motion.axis(m.wheel, m.spin_axis)
     flip = np.where(s[:, 1] * side < 0, -1.0, 1.0)[:, None]  # the spin axis pointing outboard

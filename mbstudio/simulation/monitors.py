@@ -50,12 +50,13 @@ def centre_of_mass_and_momenta(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -
 
 
 def nonconservative_power(
-    forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd: np.ndarray, Q: np.ndarray | None = None
+    forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd: np.ndarray, Q: np.ndarray | None = None, state=None
 ) -> np.ndarray:
     """P_nc (N,): the power of the force elements beyond their potential's, and of whatever else the motion's
-    generalized forces Q hold (a prescribed motion's drives)."""
+    generalized forces Q hold (a prescribed motion's drives). `state`: the motion's state at q (its poses are read;
+    the rates come from q̇), when the caller has it already."""
     power, elements = np.zeros(len(q)), np.zeros_like(q)
-    st = forces.mech.motion(q, qd) if forces.elements else None  # the elements read poses from it, rates from q̇
+    st = forces.mech.motion(q, qd) if state is None and forces.elements else state
     for element in forces.elements:
         Q_e = forces.of_element(element, t, q, qd, st)
         elements = elements + Q_e

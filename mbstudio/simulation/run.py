@@ -484,10 +484,12 @@ def compiled_series(
     poses = values["poses"]
     R = np.swapaxes(poses[:, :, :9].reshape(len(t), -1, 3, 3), 2, 3)  # stored by columns
     kinetic, potential, Q = values["kinetic"], values["potential"], values["Q"]
-    dissipated = dissipated_energy(t, nonconservative_power(forces, t, q, qd, Q))
+    state = mech.motion(q, qd, qdd) if forces.elements or mech.model.measures else None  # read by both below
+    dissipated = dissipated_energy(t, nonconservative_power(forces, t, q, qd, Q, state))
     return _result(
         mech,
         (t, q, qd, qdd),
+        state,
         poses={label: (R[:, b], poses[:, b, 9:]) for b, label in enumerate(mech.tree.body_labels) if label != GROUND},
         kinetic=kinetic,
         potential=potential,
@@ -504,11 +506,12 @@ def _actuators(forces: AppliedForces, t: np.ndarray) -> dict[str, tuple[str, np.
     return {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in forces.elements if isinstance(e, Actuator)}
 
 
-def _result(mech: Mechanism, motion: tuple, **series) -> SimulationResult:
-    """A result of the motion (t, q, q̇, q̈) with the series given, the document's measures added."""
+def _result(mech: Mechanism, motion: tuple, state=None, **series) -> SimulationResult:
+    """A result of the motion (t, q, q̇, q̈) with the series given, the document's measures added (`state`: the
+    motion's, mech.motion(q, q̇, q̈), when the caller has it)."""
     t, q, qd, qdd = motion
     units = ["rad" if k == "R" else "m" for k in mech.tree.kinds]
-    measures = measure_columns(mech, t, q, qd, qdd)
+    measures = measure_columns(mech, t, q, qd, qdd, state)
     return SimulationResult(t=t, coordinates=list(mech.coordinates), units=units, q=q, qd=qd, qdd=qdd, **series,
                             measures=measures)  # fmt: skip
 
