@@ -1,6 +1,7 @@
 """What starting costs (issue 19, item 2): `import mbstudio` and a command's start import none of the heavy
-libraries they do not use (sympy, Dask, pyarrow, Qt, and for `check` scipy), each in a fresh interpreter, so the
-modules an earlier test imported do not count. A correctness check of the imports, not a timing."""
+libraries they do not use (sympy, Dask, pyarrow, Qt, and for `check` and `simulate` scipy), each in a fresh
+interpreter, so the modules an earlier test imported do not count. A correctness check of the imports, not a
+timing."""
 
 from __future__ import annotations
 
@@ -33,7 +34,11 @@ def test_import_mbstudio_imports_no_heavy_library(tmp_path):
 
 @pytest.mark.parametrize(
     ("argv", "also_absent"),
-    [(["--help"], ("casadi", "scipy")), (["check", "samples/four_bar.mbs"], ("scipy",))],
+    [
+        (["--help"], ("casadi", "scipy")),
+        (["check", "samples/four_bar.mbs"], ("scipy",)),
+        (["simulate", "samples/four_bar.mbs", "--t-end", "0.01", "--quiet"], ("scipy",)),
+    ],
 )
 def test_a_command_starts_without_the_libraries_it_does_not_use(tmp_path, argv, also_absent):
     code = (

@@ -77,9 +77,29 @@ def dissipated_energy(t: np.ndarray, power: np.ndarray) -> np.ndarray:
     """−∫₀ᵗ P_nc dt at the samples t (K,), by Simpson's rule (the trapezoid rule for two samples)."""
     if len(t) < 3:
         return -np.concatenate([[0.0], np.cumsum(np.diff(t) * (power[1:] + power[:-1]) / 2)])
-    from scipy.integrate import cumulative_simpson  # scipy.integrate takes 0.3 s to import: when a run needs it
+    return -cumulative_simpson(np.asarray(t, float), np.asarray(power, float))
 
-    return -cumulative_simpson(power, x=t, initial=0.0)
+
+def cumulative_simpson(t: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """∫ f dt from t[0] to each of K ≥ 3 samples at any spacing: each interval integrates exactly the parabola
+    through its ends and one neighbouring sample (Cartwright, "Simpson's rule cumulative integration with MS
+    Excel and irregularly-spaced data", 2017): the next sample for the intervals numbered 0, 2, 4, …, the
+    previous one for the others and for the last. Written here because importing scipy.integrate, which has
+    the same rule, costs a command 0.3-0.5 s."""
+    h = np.diff(t)
+    ahead = _interval(f[:-2], f[1:-1], f[2:], h[:-1], h[1:])  # interval i with sample i + 2
+    behind = _interval(f[2:], f[1:-1], f[:-2], h[1:], h[:-1])  # interval i + 1 with sample i
+    pieces = np.concatenate([[0.0], behind])  # interval i with sample i - 1 (none for interval 0)
+    even = np.arange(0, len(h) - 1, 2)
+    pieces[even] = ahead[even]
+    return np.concatenate([[0.0], np.cumsum(pieces)])
+
+
+def _interval(near, far, beyond, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """∫ over an interval of length a from the value `near` at one end to `far` at the other, of the parabola
+    through them and `beyond`, a further b past `far`."""
+    ratio, square = a / (a + b), a * a / ((a + b) * b)
+    return a / 6 * ((3 - ratio) * near + (3 + square + ratio) * far - square * beyond)
 
 
 def motion_monitors(
