@@ -327,6 +327,11 @@ _STARTS: dict[str, tuple[Mechanism, AppliedForces, np.ndarray]] = {}
 _KEPT = 8
 
 
+def clear_starts() -> None:
+    """Forgets the documents' starts: the next run of each starts as in a new process (the bench's first runs)."""
+    _STARTS.clear()
+
+
 def _start(text: str) -> tuple[Mechanism, AppliedForces, np.ndarray]:
     """The float64 mechanism of the document text (read from the text: the caller's document may change later),
     its forces and its closed initial configuration, whose inertia is checked; kept for the next run unless
