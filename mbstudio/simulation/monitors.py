@@ -19,7 +19,6 @@ from scipy.integrate import cumulative_simpson
 from ..dynamics.forces import AppliedForces
 from ..dynamics.spatial_tree import body_inertia, components, samples_first
 from ..kinematics.mechanism import Mechanism
-from ..model.document import Actuator, JointSpringDamper, PointForce, SpringDamper
 
 Column = tuple[str, str, np.ndarray]
 
@@ -59,17 +58,10 @@ def nonconservative_power(
     for element in forces.elements:
         Q_e = forces.of_element(element, t, q, qd)
         elements = elements + Q_e
-        if _has_potential(forces, element):
+        if forces.has_potential(element):
             Q_e = Q_e - forces.of_element(element, t, q, np.zeros_like(qd))
         power = power + (Q_e * qd).sum(axis=1)
     return power if Q is None else power + ((Q - elements) * qd).sum(axis=1)
-
-
-def _has_potential(forces: AppliedForces, element) -> bool:
-    """The elements whose rest part `AppliedForces.potential` counts."""
-    if isinstance(element, SpringDamper | JointSpringDamper):
-        return True
-    return isinstance(element, PointForce | Actuator) and not forces.is_time_dependent(element)
 
 
 def dissipated_energy(t: np.ndarray, power: np.ndarray) -> np.ndarray:

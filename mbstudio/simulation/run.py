@@ -38,6 +38,7 @@ from .charts import ChartWatch, chosen_anew, singularity
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
 from .monitors import motion_monitors
+from .stops import Contact, annotate, has_impact_stops, run_impacts
 
 METHODS = (*CVODES, *SCIPY)
 MAX_REPARTITIONS = 20  # new choices of coordinates in one run
@@ -91,6 +92,9 @@ class SimulationResult:
     provenance: Provenance | None = None  # set once the run is complete
     measures: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # the document's (measures.py)
     monitors: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # centre of mass, momenta, energy balance
+    stops: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # stop:<coordinate> forces (stops.py)
+    contacts: list[Contact] = field(default_factory=list)  # the stops' impacts and contacts, in time order
+    notes: list[str] = field(default_factory=list)  # what a person should know about the run (limits passed, ...)
 
     @property
     def total(self) -> np.ndarray:
@@ -118,6 +122,7 @@ class SimulationResult:
             (f"actuator:{name}", force_unit[coordinate], values)
             for name, (coordinate, values) in self.actuators.items()
         ]
+        out += self.stops
         out += [
             (f"reaction:{name}", unit, self.reactions.values[:, r])
             for r, (name, unit) in enumerate(zip(self.reactions.names, self.reactions.units, strict=True))
@@ -292,13 +297,34 @@ def simulate(
     check_inertia(mech)
     if compiled and not fits_engine(mech.model):  # a very large model: the numpy path, with a scipy method
         compiled, method = False, "DOP853" if method in CVODES else method
-    run = _run_compiled if compiled else _run_numpy
-    states, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel, text)
-    result = full_series(mech, forces, times, *states) if compiled else series(mech, forces, times, *states)
+    impacts = None
+    if has_impact_stops(mech.model):  # events: simulation/stops.py
+        impacts = _run_impacts(mech, times, v0, method, rtol, atol, progress, cancel, text, compiled)
+        (q, qd, qdd), method, calls = impacts.states, impacts.method, impacts.calls
+        result = full_series(mech, forces, times, q, qd, qdd, forces.generalized(times, q, qd) + impacts.holding)
+    else:
+        run = _run_compiled if compiled else _run_numpy
+        states, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel, text)
+        result = full_series(mech, forces, times, *states) if compiled else series(mech, forces, times, *states)
+    annotate(result, mech, forces, impacts)
     if progress is not None:
         progress(1.0)
     result.provenance = Provenance(_sha256(text), method, rtol, atol, time.perf_counter() - start, __version__, calls)
     return result
+
+
+def _run_impacts(mech, times, v0, method, rtol, atol, progress, cancel, text, compiled):
+    """A run through the impacts of impact stops, on the compiled engine only."""
+    if not compiled:
+        raise ModelError(
+            "stops",
+            "impact stops are simulated on the compiled engine only",
+            f"{mech.n} coordinates" if not fits_engine(mech.model) else "compiled=False",
+            "compliant stops (a force element on either path), or the compiled engine",
+        )
+    clock = Clock(times[-1], progress, cancel) if progress or cancel else None
+    y0 = np.concatenate([mech.assemble(None)[0], v0])
+    return run_impacts(mech, text, times, y0, method, rtol, atol, clock)
 
 
 def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel, text):
