@@ -69,7 +69,7 @@ def stopped_coordinates(mech: Mechanism) -> list[tuple[Joint, Coordinate]]:
                 f"joint '{joint.name}' coordinate '{c.name}'.stop",
                 "is on a cut joint of the spanning tree, whose coordinates the motion does not carry",
                 None,
-                "a stop on a tree joint's coordinate: mark another joint of its loop as the cut one (\"cut\": true)",
+                'a stop on a tree joint\'s coordinate: mark another joint of its loop as the cut one ("cut": true)',
             )
     return out
 
@@ -297,7 +297,7 @@ class AppliedForces:
                     stretch = q[:, mech.coordinates.index(element.coordinate)] - self.value(element.rest)
                     V = V + self.value(element.stiffness) * stretch * stretch / 2
                 elif isinstance(element, CoordinateStop):
-                    V = V + self._stop_energy(element, q[:, mech.coordinates.index(element.coordinate)])
+                    V = V + self.stop_energy(element, q[:, mech.coordinates.index(element.coordinate)])
                 elif isinstance(element, Tyre) and not self.is_time_dependent(element):
                     V = V + self._tyre_energy(element, st)
                 elif isinstance(element, PointForce) and not self.is_time_dependent(element):
@@ -307,15 +307,13 @@ class AppliedForces:
                     V = V - self.actuator_value(element, 0.0) * q[:, mech.coordinates.index(element.coordinate)]
             return V
 
-    def _stop_energy(self, element: CoordinateStop, x) -> np.ndarray:
-        """½ k δ² of the compliant stop's spring at each limit passed."""
-        k, energy = self.value(element.stop.stiffness), self.mech.backend.zeros(len(x))
-        for depth in (
-            element.lower - x if element.lower is not None else None,
-            x - element.upper if element.upper is not None else None,
-        ):
-            if depth is not None:
-                energy = energy + k * _positive(depth) * _positive(depth) / 2
+    def stop_energy(self, element: CoordinateStop, x):
+        """½ k δ² of the compliant stop's spring at each limit passed, at the coordinate's value(s) x."""
+        k, energy = self.value(element.stop.stiffness), 0 * x
+        if element.lower is not None:
+            energy = energy + k * _positive(element.lower - x) ** 2 / 2
+        if element.upper is not None:
+            energy = energy + k * _positive(x - element.upper) ** 2 / 2
         return energy
 
     def _tyre_energy(self, element: Tyre, st: MotionState) -> np.ndarray:
