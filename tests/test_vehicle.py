@@ -48,8 +48,17 @@ def wheel_on_a_tyre(road: dict | None = None, stiffness: float = 2e5, damping: f
                 "coordinates": [{"name": "h", "initial": 0.32 - 40 * G / stiffness if start is None else start}],
             }
         ],
-        "forces": [{"type": "tyre", "name": "tyre", "body": "w", "point": "centre", "stiffness": stiffness,
-                    "damping": damping, "radius": 0.32}],  # fmt: skip
+        "forces": [
+            {
+                "type": "tyre",
+                "name": "tyre",
+                "body": "w",
+                "point": "centre",
+                "stiffness": stiffness,
+                "damping": damping,
+                "radius": 0.32,
+            }
+        ],  # fmt: skip
         "measures": [{"type": "force", "name": "load", "element": "tyre"}],
     }
     return data | ({"road": road} if road else {})
@@ -158,7 +167,8 @@ def stiffness_and_mass(mech: Mechanism, h: float = 1e-6) -> tuple[np.ndarray, np
         return np.asarray(closed_loop_forward_dynamics(mech, q, np.zeros_like(q), Q), float)[0]
 
     x0 = q0[0, ind]
-    jacobian = np.column_stack([(accelerations(x0 + h * e) - accelerations(x0 - h * e)) / (2 * h) for e in np.eye(len(ind))])
+    steps = np.eye(len(ind)) * h
+    jacobian = np.column_stack([(accelerations(x0 + step) - accelerations(x0 - step)) / (2 * h) for step in steps])
     M = np.asarray(reduced_mass_matrix(mech, q0)[0], float)
     return -M @ jacobian, M
 
