@@ -102,3 +102,14 @@ def test_the_double_precision_rank_survives_rounding(name, perturb, as_given):
     run = base_parameters(perturb(samples.load(name)), "dp", samples=60)
     reference = as_given.setdefault(("dp", name), base_parameters(samples.load(name), "dp", samples=60).dp)
     assert (run.dp.rank, run.dp.ridge.evident) == (reference.rank, reference.ridge.evident)
+
+
+@pytest.mark.slow  # six 2-s runs of the Delta, each compiling the engines of its coordinate choices
+@pytest.mark.parametrize("method", ["CVODES", "CVODES-BDF", "DOP853", "RK45", "Radau", "BDF"])
+def test_the_unactuated_delta_runs_its_2_s_with_every_method(method):
+    """It stopped at t = 0.2758 s on a second machine with the default method and DOP853 (issue 19)."""
+    from mbstudio.simulation import simulate
+
+    result = simulate(samples.load("delta_3rr2rrr"), 2.0, method, samples=101)
+    assert result.t[-1] == 2.0 and result.residual.max() < 1e-10
+    assert result.energy_drift < 1e-6  # unactuated and undamped: the energy is kept through the switch

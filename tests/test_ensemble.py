@@ -52,7 +52,7 @@ def test_the_command_reads_runs_by_name_and_writes_a_run_column(tmp_path, capsys
         )
         == 0
     )
-    table = pd.read_csv(out, comment="#")
+    table = pd.read_csv(out)
     assert list(table["run"].unique()) == [0, 1, 2] and len(table) == 33
     assert table.loc[table.run == 0, "theta1 [rad]"].iloc[0] == pytest.approx(0.1)
     assert table.loc[table.run == 2, "theta1_dot [rad/s]"].iloc[0] == pytest.approx(-1.0)

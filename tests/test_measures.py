@@ -153,14 +153,14 @@ def test_measures_are_columns_of_every_motion_and_of_the_csv_files(tmp_path, cap
     assert "coupler_point.x" in names and "transmission" in names
     out = tmp_path / "four_bar.csv"
     assert main(["simulate", str(samples.path("four_bar")), "--t-end", "0.2", "--out", str(out)]) == 0
-    table = pandas.read_csv(out, comment="#")
+    table = pandas.read_csv(out)
     assert "coupler_point.x [m]" in table.columns and "transmission [rad]" in table.columns
     index = names.index("transmission")
     assert np.allclose(table["transmission [rad]"], result.columns()[index][2], rtol=1e-6)
     out = tmp_path / "sla.csv"
     arguments = ["kinematics", str(samples.path("sla_suspension")), "--trajectory", "wheel_travel", "--out", str(out)]
     assert main(arguments) == 0
-    table = np.genfromtxt(out, delimiter=",", names=True, comments="#")
+    table = np.genfromtxt(out, delimiter=",", names=True)
     assert "alignmentcamber_rad" in table.dtype.names and len(table) == 201
 
 

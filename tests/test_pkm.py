@@ -498,9 +498,10 @@ def test_check_and_pkm_commands(tmp_path, capsys):
         == 0
     )
     lines = out.read_text(encoding="utf-8").splitlines()
-    assert lines[0].startswith("t [s],x [m],z [m]") and lines[1].startswith("# provenance: {")
-    assert json.loads(lines[1].split(": ", 1)[1])["options"]["trajectory"] == "pick_and_place"
-    assert len(lines) == 5
+    assert lines[0].startswith("t [s],x [m],z [m]") and len(lines) == 4  # the header, then the rows
+    sidecar = json.loads((tmp_path / f"{out.name}.json").read_text(encoding="utf-8"))
+    assert sidecar["provenance"]["options"]["trajectory"] == "pick_and_place"
+    assert sidecar["columns"] == lines[0].split(",")
     text = capsys.readouterr().out
     assert "u:th1a" in text and "limb 2" in text
     grid = tmp_path / "map.csv"
@@ -515,7 +516,7 @@ def test_check_and_pkm_commands(tmp_path, capsys):
         rows[0]
         == "x [m],z [m],mass_condition [1],dynamic_manipulability [(m/s²)/(N m) per axis],jacobian_condition [1]"
     )
-    assert len(rows) == 2 + 6 and all(float(v) >= 1 for v in (r.split(",")[2] for r in rows[2:]))
+    assert len(rows) == 1 + 6 and all(float(v) >= 1 for v in (r.split(",")[2] for r in rows[1:]))
     with pytest.raises(SystemExit):
         main(["pkm", str(samples.path("irsbot2")), "--map", "x=0.2:-0.2:3"])
     source = samples.path("irsbot2")

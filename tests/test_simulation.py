@@ -6,6 +6,7 @@ potentials, progress, cancellation, provenance and the `simulate` command's file
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 
 import numpy as np
@@ -280,16 +281,16 @@ def test_simulate_command_writes_named_columns_with_units(tmp_path, capsys):
     summary = capsys.readouterr().out
     assert "real-time factor" in summary and "constraint residual" in summary
     lines = csv.read_text().splitlines()
-    header = lines[0].split(",")  # one plain header line, then the provenance comment
-    assert lines[1].startswith("# provenance: {")
+    header = lines[0].split(",")  # one plain header line, then the rows; the provenance beside the file
+    assert "model_hash" in json.loads((tmp_path / "out.csv.json").read_text())["provenance"]
     assert header[:2] == ["t [s]", "theta1 [rad]"] and "total_energy [J]" in header
     assert all(" [" in column and column.endswith("]") for column in header)
     data = np.loadtxt(csv, delimiter=",", skiprows=1)
     assert data.shape == (6, len(header))
-    named = np.genfromtxt(csv, delimiter=",", names=True, comments="#")
+    named = np.genfromtxt(csv, delimiter=",", names=True)
     assert len(named.dtype.names) == len(header) and named.dtype.names[:2] == ("t_s", "theta1_rad")
     np.testing.assert_array_equal(named["t_s"], data[:, 0])
-    frame = pandas.read_csv(csv, comment="#")
+    frame = pandas.read_csv(csv)
     assert list(frame.columns) == header and np.array_equal(frame.to_numpy(), data)
     assert (
         main(["simulate", path, "--t-end", "0.05", "--samples", "6", "--out", str(npz), "--quiet", "--method", "Radau"])
@@ -305,7 +306,7 @@ def test_initial_velocities_from_the_command_line(tmp_path, capsys):
     out = tmp_path / "spin.csv"
     path = str(samples.path("four_bar"))
     assert main(["simulate", path, "--t-end", "0.3", "--velocity", "theta1=6", "--quiet", "--out", str(out)]) == 0
-    table = pandas.read_csv(out, comment="#")
+    table = pandas.read_csv(out)
     reference = simulate(samples.load("four_bar"), 0.3, velocities=np.array([6.0]))
     assert table["theta1_dot [rad/s]"].iloc[0] == 6.0
     assert np.allclose(table["theta1 [rad]"], reference.q[:, 0], rtol=0, atol=1e-12)

@@ -19,6 +19,8 @@ COMMANDS = {
     "import": "a mechanism from URDF or MJCF as a model file",
     "export": "a model as URDF, MJCF or an FMU",
     "pkm": "parallel machines (seed 002): limbs, task-space dynamics along platform paths, workspace maps",
+    "identify": "base parameters and friction of a real mechanism from a measured log, validated on a second",
+    "excite": "an exciting trajectory for identification: a Fourier series minimising cond(W_b) within limits",
 }
 # commands whose name is a Python keyword live in a module named after what they do
 MODULES = {"import": "urdf_import"}

@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from ..dynamics.titop import CLOSURE_FREQUENCY, GROUND, SOLVERS, BlockModel, block_model
+from ..io.display_units import UNITS_HELP, parse_units
 from ..io.time_series import save_simulation
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load
@@ -49,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples", type=whole(2, 1_000_000), default=201, help="output times (default 201)")
     parser.add_argument("--velocity", action="append", default=[], metavar="NAME=VALUE", help="a rate at t = 0")
     parser.add_argument("--out", help="with --t-end: the simulation's series and the error series, .csv or .npz")
+    parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mbstudio blocks: --out {args.out!r} must end in .csv or .npz", file=sys.stderr)
         return 2
     check_outputs([args.out], [args.file])
+    units = parse_units(args.units)
     model = load(args.file)
     mech = Mechanism(model)
     frequency = (args.closure_frequency or CLOSURE_FREQUENCY) if mech.topology.cut else None
@@ -78,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     print(summary(model.name, result, check, frequency))
     if args.out:
         result.monitors += check.errors
-        save_simulation(result, args.out)
+        save_simulation(result, args.out, units)
         print(f"  {len(result.columns())} columns x {len(result.t)} samples written to {args.out}")
     return 0
 

@@ -1,4 +1,5 @@
-"""`mbstudio kinematics FILE [--trajectory NAME] [--samples N] [--out series.csv|.json]`: the mechanism along
+"""`mbstudio kinematics FILE [--trajectory NAME] [--samples N] [--out series.csv|.json] [--units deg,mm]`: the
+mechanism along
 a trajectory (the model's first by default, else the default exciting path): coordinates, velocities,
 accelerations, the drive forces the motion needs, energies, constraint residual and joint reactions, the
 same series the window's Kinematics job plots."""
@@ -10,9 +11,11 @@ import sys
 
 import numpy as np
 
+from ..io.csv_text import write_output
+from ..io.display_units import UNITS_HELP, parse_units
 from ..io.time_series import FORMATS, time_series_text
 from ..jobs.tasks import kinematics
-from ..model import check_outputs, dumps, load, write_atomic
+from ..model import check_outputs, dumps, load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,6 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trajectory", help="the model's trajectory to follow (default: its first)")
     parser.add_argument("--samples", type=_count, help="equally spaced times (default: the trajectory's own)")
     parser.add_argument("--out", help="write every series: .csv ('name [unit]' headers) or .json")
+    parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
 
 
 def _count(text: str) -> int:
@@ -34,14 +38,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"mbstudio kinematics: --out {args.out!r} must end in .csv or .json", file=sys.stderr)
         return 2
     check_outputs([args.out], [args.file])  # before the work, not after
+    units = parse_units(args.units)
     options = {"trajectory": args.trajectory, "samples": args.samples}
     result = kinematics(dumps(load(args.file)), options, lambda fraction, message: None, lambda: False)
     series, t = result.data["series"], result.data["t"]
     print(f"{result.title}: {len(t)} samples over {t[-1]:g} s in {result.provenance.seconds:.3g} s")
     for name, values in series.items():
         if name.startswith(("actuator:", "total_energy", "constraint_residual")):
+            name, values = units.column(name, values)
             print(f"  {name:32s} min {np.min(values):12.6g}  max {np.max(values):12.6g}")
     if args.out:
-        write_atomic(args.out, time_series_text(result, fmt))
+        write_output(args.out, time_series_text(result, fmt, units))
         print(f"  {len(series)} series x {len(t)} samples written to {args.out}")
     return 0

@@ -1,6 +1,6 @@
 """`mbstudio linearize FILE [--at equilibrium|initial|NAME=VALUE,...] [--hold ...] [--from ...] [--inputs ...]
-[--outputs ...] [--schedule NAME=a:b:n] [--out model.mat|model.json|model.npz]`: the linear state-space model
-(A, B, C, D) about an operating point, with its modes; with --schedule, a family of them (LPV).
+[--outputs ...] [--schedule NAME=a:b:n] [--out model.mat|model.json|model.npz] [--units deg,mm]`: the linear
+state-space model (A, B, C, D) about an operating point, with its modes; with --schedule, a family of them (LPV).
 
 --at: the equilibrium found from the document's pose, the pose itself at rest (the default), or a state given
 by independent coordinates and their rates (d_NAME), which need not be an equilibrium (the drift is printed
@@ -15,7 +15,8 @@ import argparse
 
 import numpy as np
 
-from ..io.state_space import FORMATS, family_document, model_document, save_state_space, summary
+from ..io.display_units import UNITS_HELP, parse_units
+from ..io.state_space import FORMATS, family_document, in_display_units, model_document, save_state_space, summary
 from ..kinematics import Mechanism
 from ..linear.equilibrium import OperatingPoint, equilibrium, operating_point, parse_state, parse_values
 from ..linear.linear_model import linearize
@@ -60,11 +61,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", help="write the model (or family): " + ", ".join(f".{f}" for f in FORMATS))
     parser.add_argument("--json", metavar="OUT", help="the same as --out OUT with a .json file")
+    parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
     outputs = [p for p in (args.out, args.json) if p]
     check_outputs(outputs, [args.file])
+    units = parse_units(args.units)
     model = load(args.file)
     independent = Mechanism(model).independent
     at = "equilibrium" if args.equilibrium else args.at.strip()
@@ -82,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json and not args.json.lower().endswith(".json"):
         raise ModelError("--json", "must name a .json file", args.json, "model.json, or use --out")
     for path in outputs:
-        save_state_space(document, path)
+        save_state_space(in_display_units(document, units), path)
         print(f"wrote {path}")
     return 0
 

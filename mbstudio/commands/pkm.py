@@ -18,9 +18,10 @@ from ..dynamics.pkm import ParallelMachine
 from ..dynamics.pkm.paths import path_dynamics, platform_path
 from ..dynamics.pkm.report import format_pkm, pkm_report
 from ..dynamics.pkm.workspace import QUANTITIES, workspace_map
-from ..io.csv_text import csv_text
+from ..io.csv_text import numeric_table, write_output
+from ..io.display_units import UNITS_HELP, parse_units
 from ..jobs.tasks import Provenance, text_hash
-from ..model import ModelError, check_outputs, dumps, load, write_atomic
+from ..model import ModelError, check_outputs, dumps, load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--at", action="append", type=_value, default=[], metavar="AXIS=VALUE", help="fix one")
     parser.add_argument("--out", help="write the path's efforts or the map as CSV")
+    parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
 
 
 def _count(text: str) -> int:
@@ -120,8 +122,8 @@ def _path(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
     if args.out:
         options = {"trajectory": path.name, "samples": len(result.t)}
         provenance = _provenance(pkm, "pkm modular inverse dynamics (seed 002)", options, start)
-        rows = ([repr(float(v)) for v in row] for row in np.column_stack([c[2] for c in columns]))
-        write_atomic(args.out, csv_text(provenance, [f"{n} [{u}]" for n, u, _ in columns], rows))
+        header, data = [f"{n} [{u}]" for n, u, _ in columns], np.column_stack([c[2] for c in columns])
+        write_output(args.out, numeric_table(provenance, header, data, parse_units(args.units)))
         print(f"  {len(columns)} columns x {len(result.t)} samples written to {args.out}")
     return 0
 
@@ -144,6 +146,6 @@ def _map(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
         data = np.column_stack([first.ravel(), second.ravel(), *(found.values[k].ravel() for k in QUANTITIES)])
         options = {"grid": grid, "at": found.fixed}
         provenance = _provenance(pkm, "pkm workspace map (seed 002)", options, start)
-        write_atomic(args.out, csv_text(provenance, header, ([repr(float(v)) for v in row] for row in data)))
+        write_output(args.out, numeric_table(provenance, header, data, parse_units(args.units)))
         print(f"  {len(data)} points written to {args.out}")
     return 0

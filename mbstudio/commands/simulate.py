@@ -7,9 +7,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..io.csv_text import write_output
+from ..io.display_units import UNITS_HELP, DisplayUnits, parse_units
 from ..io.time_series import contacts_file, save_simulation
 from ..kinematics import Mechanism
-from ..model import ModelError, check_outputs, load, write_atomic
+from ..model import ModelError, check_outputs, load
 from ..simulation.run import ATOL as DEFAULT_ATOL
 from ..simulation.run import METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 from ..simulation.run import RTOL as DEFAULT_RTOL
@@ -50,6 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", help="write the time series: .csv ('name [unit]' headers) or .npz")
     parser.add_argument("--contacts", metavar="OUT.csv", help="write the stops' impacts and contacts as a table")
+    parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
     parser.add_argument(
         "--ensemble",
         metavar="RUNS.csv",
@@ -86,7 +89,7 @@ def whole(low: int, high: int):
     return parse
 
 
-def _ensemble(args: argparse.Namespace, model) -> int:
+def _ensemble(args: argparse.Namespace, model, units: DisplayUnits) -> int:
     from ..io.ensemble_table import read_runs
     from ..io.time_series import ensemble_file
     from ..simulation.ensemble import simulate_ensemble
@@ -109,7 +112,7 @@ def _ensemble(args: argparse.Namespace, model) -> int:
         print(f"mbstudio simulate: {exc}", file=sys.stderr)
         return 1
     if args.out:
-        write_atomic(args.out, ensemble_file(results, runs, args.out.lower().rsplit(".", 1)[1]))
+        write_output(args.out, ensemble_file(results, runs, args.out.lower().rsplit(".", 1)[1], units))
     seconds = sum(r.provenance.seconds for r in results)
     print(f"{model.name}: {len(results)} runs of {args.t_end:g} s simulated in {seconds:.3g} s, {args.method}")
     for i, (inputs, r) in enumerate(zip(runs, results, strict=True)):
@@ -132,9 +135,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"mbstudio simulate: --contacts {args.contacts!r} must end in .csv", file=sys.stderr)
         return 2
     check_outputs([args.out, args.contacts], [p for p in (args.file, args.ensemble) if p])  # before the work
+    units = parse_units(args.units)
     model = load(args.file)
     if args.ensemble:
-        return _ensemble(args, model)
+        return _ensemble(args, model, units)
     mech = Mechanism(model)
     try:
         velocities = initial_velocities(parse_velocities(args.velocity, mech.independent), mech.independent)
@@ -156,9 +160,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"mbstudio simulate: {exc}", file=sys.stderr)
         return 1
     if args.out:
-        save_simulation(result, args.out)
+        save_simulation(result, args.out, units)
     if args.contacts:
-        write_atomic(args.contacts, contacts_file(result))
+        write_output(args.contacts, contacts_file(result))
     p = result.provenance
     energy = result.total
     print(

@@ -8,9 +8,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..io.csv_text import write_output
+from ..io.display_units import UNITS_HELP, parse_units
 from ..io.study_table import study_bytes, study_format
 from ..jobs.study import ANALYSES, Study, grid
-from ..model import check_outputs, load, write_atomic
+from ..model import check_outputs, load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
     parser.add_argument("--workers", type=_whole, default=2, help="local cluster processes (default 2)")
     parser.add_argument("--out", required=True, help="the study table: .parquet or .csv")
+    parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
 
 
 def _whole(text: str) -> int:
@@ -37,6 +40,7 @@ def _whole(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     fmt = study_format(args.out)
     check_outputs([args.out], [args.file])  # before the work, not after
+    units = parse_units(args.units)
     model = load(args.file)
     vary = dict(grid(spec) for spec in args.vary)
     options = {k: v for k, v in vars(args).items() if k in ("digits", "method", "samples", "t_end") and v}
@@ -44,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{model.name}: {args.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}")
     rows = study.run(progress=lambda done, total: print(f"\r{done}/{total} points", end="", file=sys.stderr))
     print(file=sys.stderr)
-    write_atomic(args.out, study_bytes(rows, study.provenance(), fmt))
+    write_output(args.out, study_bytes(rows, study.provenance(), fmt, units))
     failed = [r for r in rows if r.get("error")]
     print(f"  {len(rows)} rows written to {args.out}; {len(failed)} failed")
     for r in failed[:5]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from ..dynamics.closed_loop import actuated_indices
 from ..dynamics.engine import fits_engine
 from ..dynamics.pkm.follow import PlatformFollower
 from ..io.c_code import c_stem
+from ..io.display_units import DisplayUnits
 from ..io.imports import file_format
 from ..io.urdf_export import urdf_text
 from ..jobs import DONE, Job, text_hash
@@ -45,10 +47,12 @@ from .editing.properties import PropertyEditor
 from .jobs.job_options import ask_options
 from .jobs.jobs_panel import JobManager, JobsPanel
 from .main_thread_gc import collect_in_gui_thread
+from .preferences import PreferencesDialog
 from .recovery import Autosave
 from .results.bode_panel import BodePanel
 from .results.eom_table import EquationsTable
 from .results.family_panel import FamilyPanel
+from .results.identification_panel import IdentificationPanel
 from .results.modes_panel import ModesPanel
 from .results.parameter_table import ParameterTable
 from .results.plots_panel import PlotsPanel
@@ -57,7 +61,7 @@ from .results.ridge_panel import RidgePanel
 from .results.study_panel import StudyPanel
 from .results.workspace_panel import WorkspacePanel
 from .script import model_script
-from .settings import add_recent, keep_options, last_options, settings
+from .settings import add_recent, display_units, keep_display_units, keep_options, last_options, settings
 from .view3d.animation import AnimationExport, ModeAnimation, frame_indices
 from .view3d.scene import mechanism_size
 from .view3d.view import View3D
@@ -72,6 +76,7 @@ RESULT_PANELS = {
     "linearization": ("lpv", "bode", "modes"),
     "workspace": ("workspace",),
     "task_space_eom": ("eom_table",),
+    "identification": ("identification",),
 }
 MOTION_TASKS = ("kinematics", "simulation")
 
@@ -105,6 +110,7 @@ class MainWindow(QMainWindow):
         self.lpv = FamilyPanel()
         self.mode_animation = ModeAnimation(self.view.set_pose, self)
         self.workspace = WorkspacePanel()
+        self.identification = IdentificationPanel()
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
         self.docks = {
@@ -123,6 +129,7 @@ class MainWindow(QMainWindow):
                 ("bode", "Frequency response", self.bode, area.BottomDockWidgetArea),
                 ("lpv", "Linear family", self.lpv, area.BottomDockWidgetArea),
                 ("workspace", "Workspace map", self.workspace, area.BottomDockWidgetArea),
+                ("identification", "Identification", self.identification, area.BottomDockWidgetArea),
             )
         }
         # the model tree and the property editor keep the window's full height: editing needs the rows
@@ -133,12 +140,13 @@ class MainWindow(QMainWindow):
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
-        results = ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "lpv", "workspace", "study")
+        results = ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "lpv", "workspace")
+        results += ("identification", "study")
         for name in results:
             self.tabifyDockWidget(self.docks["ridge"], self.docks[name])
         self.docks["study"].hide()  # Analysis › Parameter Study… shows it
         # shown by their first result (a family, a workspace map): at 1200 px the other tabs keep their names
-        for name in ("lpv", "workspace"):
+        for name in ("lpv", "workspace", "identification"):
             self.docks[name].hide()
         self.docks["base_table"].raise_()
         self.status = {k: QLabel() for k in ("dof", "loops", "assembly")}
@@ -146,8 +154,8 @@ class MainWindow(QMainWindow):
             self.statusBar().addPermanentWidget(label)
         self.edit_actions = EditActions(self.document, self)
         self.actions = menus.build(self)
-        for name in ("degrees", "millimetres"):  # the display units chosen last time
-            self.actions[name].setChecked(str(settings().value(f"units/{name}", False)).lower() == "true")
+        self.units = display_units()  # the units chosen last time
+        self._apply_units()
         self._connect()
         self.autosave = Autosave(self.document, self) if persistent else None
         self.resize(1400, 900)
@@ -347,12 +355,35 @@ class MainWindow(QMainWindow):
                 self.jobs.start("engine", self._structure, {}, "Compile the equations for the sliders")
         return self._fast
 
-    def set_units(self) -> None:
-        """View › Units: the sliders' display units, kept for the next session."""
-        degrees, millimetres = (self.actions[n].isChecked() for n in ("degrees", "millimetres"))
-        self.coordinates.set_units(degrees, millimetres)
-        settings().setValue("units/degrees", degrees)
-        settings().setValue("units/millimetres", millimetres)
+    def set_units(self, units: DisplayUnits | None = None) -> None:
+        """The units the window shows and takes (Edit › Preferences…; None: View › Units' two toggles, the
+        suspension measures' pair kept), applied everywhere and kept for the next session."""
+        if units is None:
+            angle = "deg" if self.actions["degrees"].isChecked() else "rad"
+            length = "mm" if self.actions["millimetres"].isChecked() else "m"
+            units = replace(self.units, angle=angle, length=length)
+        self.units = units
+        keep_display_units(units)
+        self._apply_units()
+
+    def edit_preferences(self) -> bool:
+        """Edit › Preferences…: the units; whether they were changed."""
+        dialog = PreferencesDialog(self.units, self)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return False
+        self.set_units(dialog.units())
+        return True
+
+    def _apply_units(self) -> None:
+        """Show `self.units` in the sliders, tree, properties and plots; View › Units' toggles follow."""
+        for name, on in (("degrees", self.units.angle == "deg"), ("millimetres", self.units.length == "mm")):
+            self.actions[name].blockSignals(True)
+            self.actions[name].setChecked(on)
+            self.actions[name].blockSignals(False)
+        self.coordinates.set_units(self.units)
+        self.tree.set_units(self.units, self.document.model)
+        self.properties.set_units(self.units)
+        self.plots.set_units(self.units)
 
     # ------------------------------------------------------------------ 3D post-processing
     def show_labels(self, on: bool) -> None:

@@ -21,6 +21,7 @@ ASKED = (
     ("equilibrium_options", "E&quilibrium…", "equilibrium", None),
     ("linearize_options", "&Linearise…", "linearization", None),
     ("workspace_options", "&Workspace Map…", "workspace", None),
+    ("identify_options", "&Identify…", "identification", None),
 )
 # Quick runs with fixed options: name, menu text, job, options
 ANALYSES = (
@@ -54,6 +55,7 @@ EXPORTS = (
     ("bode", "&Frequency Response", ("csv", "json", "png", "svg")),
     ("lpv", "&Linear Family (LPV)", ("csv", "json", "mat", "npz", "png", "svg")),
     ("workspace", "&Workspace Map", ("csv", "json", "png", "svg")),
+    ("identification", "I&dentification", ("csv", "json")),
 )
 ABOUT = """<h3>MB Studio {version}</h3>
 <p>Mechanism analysis: closed-loop kinematics, equations of motion, simulation and base inertial parameters,
@@ -179,6 +181,10 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     edit_menu.addActions([a["undo"], a["redo"]])
     edit_menu.addSeparator()
     edit_menu.addActions([a["draw_link"], a["assemble"]])
+    edit_menu.addSeparator()
+    a["preferences"] = _action(window, "&Preferences…", window.edit_preferences, "Ctrl+,", "the units shown")
+    a["preferences"].setMenuRole(QAction.MenuRole.PreferencesRole)
+    edit_menu.addAction(a["preferences"])
 
     analysis_menu = window.menuBar().addMenu("&Analysis")
     for name, text, task, shortcut in ASKED:
@@ -224,10 +230,11 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     ):
         a[name] = _toggle(window, text, slot, tip)
         view_menu.addAction(a[name])
-    units = view_menu.addMenu("&Units")
+    units = view_menu.addMenu("&Units")  # the quick choice; Edit › Preferences… has the suspension measures' too
     for name, text in (("degrees", "Angles in &Degrees"), ("millimetres", "Lengths in &Millimetres")):
-        a[name] = _toggle(window, text, lambda _: window.set_units(), "the sliders' values shown and typed in it")
+        a[name] = _toggle(window, text, lambda _: window.set_units(), "in the sliders, tree, properties and plots")
         units.addAction(a[name])
+    units.addAction(_action(window, "&More…", window.edit_preferences, None, "Edit › Preferences… › Units"))
     view_menu.addSeparator()
     for dock in window.docks.values():
         view_menu.addAction(dock.toggleViewAction())

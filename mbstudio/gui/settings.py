@@ -7,6 +7,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
+from ..io.display_units import ANGLES, LENGTHS, DisplayUnits
+
 ORGANISATION = "MB Studio"
 APPLICATION = "mbstudio"
 MAX_RECENT = 8
@@ -37,6 +39,26 @@ def recovery_folder() -> Path:
 
 def autosave_seconds() -> int:
     return int(settings().value("autosave_seconds", AUTOSAVE_SECONDS))
+
+
+def display_units() -> DisplayUnits:
+    """The units chosen last time (Edit › Preferences… › Units); the defaults (SI, and deg and mm for the
+    suspension measures) for anything missing or not understood. The older View › Units choice (degrees,
+    millimetres) is taken when there is no newer one."""
+    default = DisplayUnits()
+    older = {k: str(settings().value(f"units/{k}", "false")).lower() == "true" for k in ("degrees", "millimetres")}
+    angle = str(settings().value("units/angle", "deg" if older["degrees"] else default.angle))
+    length = str(settings().value("units/length", "mm" if older["millimetres"] else default.length))
+    suspension_angle = str(settings().value("units/suspension_angle", default.suspension_angle))
+    suspension_length = str(settings().value("units/suspension_length", default.suspension_length))
+    if {angle, suspension_angle} <= set(ANGLES) and {length, suspension_length} <= set(LENGTHS):
+        return DisplayUnits(angle, length, suspension_angle, suspension_length)
+    return default
+
+
+def keep_display_units(units: DisplayUnits) -> None:
+    for key in ("angle", "length", "suspension_angle", "suspension_length"):
+        settings().setValue(f"units/{key}", getattr(units, key))
 
 
 def last_options(task: str) -> dict | None:

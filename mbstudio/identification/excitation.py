@@ -8,8 +8,10 @@ base-parameter columns found on the starting trajectory (so the parameter set do
 optimiser).
 
 Coordinate limits (the document's min/max, or `limits`) hold by construction: |q_j − q_j0| ≤ Σ_l A_jl, so each
-amplitude is bounded by the smaller distance from q_j0 to a limit divided by the number of terms. This is
-conservative (the terms rarely peak together) but needs no constraint in the optimiser. A sample where a
+amplitude is bounded by the smaller distance from q_j0 to a limit divided by the number of terms. Velocity and
+acceleration limits hold the same way, |q̇_j| ≤ Σ_l A_jl ω_jl and |q̈_j| ≤ Σ_l A_jl ω_jl², each term taking its
+share: A_jl ≤ v_max / (L ω_jl) and A_jl ≤ a_max / (L ω_jl²). This is conservative (the terms rarely peak
+together) but needs no constraint in the optimiser. A sample where a
 closed loop cannot assemble gives the objective a fixed penalty above any attainable value.
 """
 
@@ -32,6 +34,7 @@ from .observation import FourierPath, observation_matrix
 FAILED_ASSEMBLY = 40.0  # objective (log10 cond) where the mechanism cannot close: worse than any real W_b
 
 Limits = Mapping[str, tuple[float | None, float | None]]
+Rates = float | Sequence[float]  # one limit for every independent coordinate, or one each
 
 
 @dataclass
@@ -97,6 +100,27 @@ def amplitude_bounds(
     return bounds
 
 
+def rate_bounds(
+    omegas: Sequence[Sequence[float]], max_velocity: Rates | None = None, max_acceleration: Rates | None = None
+) -> list[float]:
+    """Largest amplitude of each term (flattened) that keeps |q̇_j| ≤ v_max,j and |q̈_j| ≤ a_max,j; a limit is one
+    number for every coordinate or one per coordinate, None for none."""
+    bounds = []
+    for j, terms in enumerate(omegas):
+        v, a = (_per_coordinate(x, j, len(omegas)) for x in (max_velocity, max_acceleration))
+        bounds += [min(v / (len(terms) * abs(w)), a / (len(terms) * w * w)) if w else np.inf for w in terms]
+    return bounds
+
+
+def _per_coordinate(limit: Rates | None, j: int, count: int) -> float:
+    if limit is None:
+        return np.inf
+    values = np.broadcast_to(np.asarray(limit, dtype=float), (count,))
+    if not (values > 0).all():
+        raise ValueError(f"velocity and acceleration limits must be positive; got {limit}")
+    return float(values[j])
+
+
 def _decision_vector(mech: Mechanism, start: Sequence[Sequence[tuple]], bound: list[float]) -> np.ndarray:
     """FourierPath terms -> (amplitudes, phases); a negative amplitude becomes a positive one half a turn on."""
     flat = [(float(t[0]), float((*t, 0.0)[2])) for terms in start for t in terms]
@@ -139,6 +163,8 @@ def optimise_excitation(
     limits: Limits | None = None,
     method: str = "L-BFGS-B",
     max_evaluations: int = 2000,
+    max_velocity: Rates | None = None,
+    max_acceleration: Rates | None = None,
 ) -> Excitation:
     """Amplitudes and phases of the independent coordinates' Fourier terms minimising cond₂(W_b).
 
@@ -146,13 +172,17 @@ def optimise_excitation(
     fix the frequencies; default `default_start` with `harmonics` multiples of `base_frequency` (rad/s) at half
     the allowed amplitude. `max_amplitude` bounds every term (in the coordinate's unit); `limits` (name ->
     (min, max)) overrides the document's coordinate limits. `method`: a scipy.optimize.minimize method that
-    takes bounds ("L-BFGS-B", "Nelder-Mead", "Powell"); `max_evaluations` caps the objective evaluations."""
+    takes bounds ("L-BFGS-B", "Nelder-Mead", "Powell"); `max_evaluations` caps the objective evaluations.
+    `max_velocity`, `max_acceleration`: limits of |q̇_j| and |q̈_j| (one for all, or one per coordinate)."""
     clock = time.perf_counter()
     if start is None:
-        bound = amplitude_bounds(mech, [harmonics] * len(mech.independent), max_amplitude, limits)
-        start = default_start(len(mech.independent), base_frequency, harmonics, 0.5 * min(bound))
-    omegas = [[float(term[1]) for term in terms] for terms in start]
+        omegas = [[(k + 1) * base_frequency for k in range(harmonics)] for _ in mech.independent]
+    else:
+        omegas = [[float(term[1]) for term in terms] for terms in start]
     bound = amplitude_bounds(mech, [len(w) for w in omegas], max_amplitude, limits)
+    bound = list(np.minimum(bound, rate_bounds(omegas, max_velocity, max_acceleration)))
+    if start is None:
+        start = default_start(len(mech.independent), base_frequency, harmonics, 0.5 * min(bound))
     x0 = _decision_vector(mech, start, bound)
     duration = 2 * np.pi / base_frequency
     times = np.linspace(0.0, duration, samples)

@@ -1,26 +1,73 @@
-"""Results as CSV text: one plain header line, the provenance as a comment line, then the rows. Every CSV
-export (tables, the ridge, time histories, simulations, studies) is written here, so they all read back the
-same way: `pandas.read_csv(path, comment="#")` and `numpy.genfromtxt(path, delimiter=",", names=True,
-comments="#")` skip the provenance and keep the column names. (The header comes first because genfromtxt
-takes the first line for the names even when it is a comment.)"""
+"""Results as CSV files that every reader takes as they are: the header (one name per column, 'name [unit]'
+where it has a unit) on the first line and the rows right after it, so `pandas.read_csv(path)`,
+`numpy.genfromtxt(path, names=True, delimiter=",")`, a spreadsheet and MATLAB's `readtable` need no options.
+Where the numbers came from (the provenance) goes beside the table in `<file>.json`, written with it: both
+files or neither. Every CSV export (tables, the ridge, time histories, simulations, studies, commands) is made
+here."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..model import write_all
+from .display_units import SI, DisplayUnits
+from .json_text import json_text
 
 
-def provenance_line(provenance: dict, comment: str = "#") -> str:
-    """`# provenance: {...}` (or with LaTeX's `%`): where the numbers below came from, as one JSON line."""
-    return f"{comment} provenance: {json.dumps(provenance, default=str)}\n"
+@dataclass(frozen=True)
+class CsvTable:
+    """A table's CSV text and what goes in its sidecar: the column names and the provenance."""
+
+    text: str
+    header: list[str]
+    provenance: dict
+
+    def files(self, path: str | os.PathLike) -> dict[str, str]:
+        """The CSV at `path` and its sidecar at `<path>.json`."""
+        about = {"table": Path(path).name, "columns": self.header, "provenance": self.provenance}
+        return {str(path): self.text, sidecar(path): json_text(about)}
 
 
-def csv_text(provenance: dict, header: list[str], rows: Iterable[Iterable]) -> str:
+def csv_table(provenance: dict, header: list[str], rows: Iterable[Iterable]) -> CsvTable:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
-    out.write(provenance_line(provenance))
     writer.writerows(rows)
-    return out.getvalue()
+    return CsvTable(out.getvalue(), list(header), provenance)
+
+
+def numeric_table(provenance: dict, header: list[str], data, units: DisplayUnits = SI, blank: bool = False) -> CsvTable:
+    """Columns of numbers (`data`: rows × columns, 'name [SI unit]' headers) in display units, full float64
+    digits; `blank`: a non-finite number is an empty cell."""
+    shown = [units.column(h, c) for h, c in zip(header, np.asarray(data, float).T, strict=True)]
+    data = np.column_stack([values for _, values in shown])
+    rows = ([repr(float(v)) if np.isfinite(v) or not blank else "" for v in row] for row in data)
+    return csv_table({**provenance, "units": units.spec()}, [h for h, _ in shown], rows)
+
+
+def sidecar(path: str | os.PathLike) -> str:
+    """Where a table's provenance goes: `run.csv` -> `run.csv.json`."""
+    return f"{os.fspath(path)}.json"
+
+
+def output_files(path: str | os.PathLike, content: str | bytes | CsvTable) -> Mapping[str, str | bytes]:
+    """The files one output makes: a CSV table and its sidecar, or the one file of any other format."""
+    return content.files(path) if isinstance(content, CsvTable) else {os.fspath(path): content}
+
+
+def write_output(path: str | os.PathLike, content: str | bytes | CsvTable) -> None:
+    """Write an output atomically: a CSV table with its sidecar all or nothing (model/files.py)."""
+    write_all(output_files(path, content))
+
+
+def provenance_line(provenance: dict, comment: str = "%") -> str:
+    """`% provenance: {...}`: where the numbers of a LaTeX table came from, as one JSON comment line."""
+    return f"{comment} provenance: {json.dumps(provenance, default=str)}\n"

@@ -25,6 +25,7 @@ from ..linear.linear_model import LinearModel
 from ..linear.lpv import LinearFamily
 from ..linear.modes import modes
 from ..model import ModelError, write_atomic
+from .display_units import DisplayUnits
 from .json_text import json_text
 
 FORMATS = ("mat", "json", "npz")
@@ -90,6 +91,37 @@ def _point(point: dict, data: dict) -> dict:
         "drift": data["drift"],
         "held": point["held"],
         "neutral": point["neutral"],
+    }
+
+
+def in_display_units(document: dict, units: DisplayUnits) -> dict:
+    """A model's or a family's document with its states, inputs and outputs in display units (x = T x_SI with
+    T diagonal, so A -> T_x A T_x⁻¹, B -> T_x B T_u⁻¹, ...: the same eigenvalues), their units renamed; x0, y0
+    and the drift scaled with them. The operating point's coordinates (q0, v0, tau0) stay SI."""
+    if units.is_si:
+        return document
+    sizes = {}
+    for key in ("state", "input", "output"):
+        names, si_units = document[f"{key}s"], document[f"{key}_units"]
+        shown = [units.unit(u, n) for n, u in zip(names, si_units, strict=True)]
+        sizes[key] = np.array([size for _, size in shown])
+        document = {**document, f"{key}_units": [u for u, _ in shown]}
+    x, u, y = sizes["state"], sizes["input"], sizes["output"]
+    scaled = {
+        "A": np.asarray(document["A"]) * x[None, :] / x[:, None],
+        "B": np.asarray(document["B"]) * u[None, :] / x[:, None],
+        "C": np.asarray(document["C"]) * x[None, :] / y[:, None],
+        "D": np.asarray(document["D"]) * u[None, :] / y[:, None],
+    }
+    vectors = {"x0": x, "y0": y, "drift": x}
+    if "points" in document:  # a family: every point's state and outputs
+        points = [{**p, **{k: np.asarray(p[k]) / s for k, s in vectors.items()}} for p in document["points"]]
+        return {**document, **scaled, "points": points, "display_units": units.spec()}
+    return {
+        **document,
+        **scaled,
+        **{k: np.asarray(document[k]) / s for k, s in vectors.items()},
+        "display_units": units.spec(),
     }
 
 

@@ -1,5 +1,6 @@
 """A parameter study's rows as a file: Parquet (one typed column per key, the provenance in the schema's
-metadata; pandas, polars and Arrow read it) or CSV through the project's one CSV writer."""
+metadata; pandas, polars and Arrow read it) or CSV through the project's one CSV writer (the provenance beside
+it)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,21 @@ from pathlib import Path
 
 from ..jobs.study import columns
 from ..model import ModelError
-from .csv_text import csv_text
+from .csv_text import CsvTable, csv_table
+from .display_units import SI, DisplayUnits
 
 FORMATS = ("parquet", "csv")
 
 
-def study_bytes(rows: list[dict], provenance: dict, fmt: str) -> bytes:
-    """The file's contents; a failed point's missing results are empty cells (null in Parquet)."""
+def study_bytes(rows: list[dict], provenance: dict, fmt: str, units: DisplayUnits = SI) -> bytes | CsvTable:
+    """The file's contents; a failed point's missing results are empty cells (null in Parquet). The columns
+    named with a unit ('peak actuator:theta1 [N m]') in display units."""
+    rows = [dict(_shown(k, v, units) for k, v in r.items()) for r in rows]
+    provenance = {**provenance, "units": units.spec()}
     names = columns(rows)
     if fmt == "csv":
         cells = ([_cell(r.get(n)) for n in names] for r in rows)
-        return csv_text(provenance, names, cells).encode("utf-8")
+        return csv_table(provenance, names, cells)
     if fmt != "parquet":
         raise ModelError("format", "is not a study file format", fmt, " or ".join(FORMATS))
     import pyarrow as pa
@@ -38,6 +43,11 @@ def study_format(path: str | Path) -> str:
     if fmt not in FORMATS:
         raise ModelError("--out", "must end in .parquet or .csv", str(path), "study.parquet or study.csv")
     return fmt
+
+
+def _shown(key: str, value, units: DisplayUnits) -> tuple[str, object]:
+    shown, size = units.header(key)
+    return shown, value / size if isinstance(value, float) and size != 1.0 else value
 
 
 def _cell(value) -> str:

@@ -1,5 +1,6 @@
 """Time histories of a job result (kinematics along a trajectory, simulation) as CSV or JSON text, with the
-result's provenance; the window's File › Export and `mbstudio kinematics --out` write the same files."""
+result's provenance; the window's File › Export and `mbstudio kinematics --out` write the same files. Each takes
+the display units to write in (io/display_units.py; SI by default), and every header names its unit."""
 
 from __future__ import annotations
 
@@ -10,54 +11,56 @@ from pathlib import Path
 import numpy as np
 
 from ..jobs import JobResult
-from ..model import ModelError, write_atomic
+from ..model import ModelError
 from ..simulation.run import SimulationResult
-from .csv_text import csv_text
+from .csv_text import CsvTable, csv_table, numeric_table, write_output
+from .display_units import SI, DisplayUnits
 from .json_text import json_text
 
 FORMATS = ("csv", "json")
 
 
-def time_series_text(result: JobResult, fmt: str) -> str:
-    """CSV: a header of 't [s]' and one column per series, the '# provenance' line, full float64 digits. JSON: the
-    provenance, the times and the series by name."""
+def time_series_text(result: JobResult, fmt: str, units: DisplayUnits = SI) -> str | CsvTable:
+    """CSV: a header of 't [s]' and one column per series, full float64 digits, the provenance beside it. JSON:
+    the provenance, the times and the series by name ('name [unit]')."""
     t = np.asarray(result.data["t"], float)
-    series = {name: np.asarray(values, float) for name, values in result.data["series"].items()}
-    provenance = result.provenance.to_json()
+    series = result.data["series"]
     if fmt == "json":
+        provenance = {**result.provenance.to_json(), "units": units.spec()}
+        shown = dict(units.column(name, values) for name, values in series.items())
         return json_text(
-            {"provenance": provenance, "task": result.task, "title": result.title, "t": t, "series": series}
+            {"provenance": provenance, "task": result.task, "title": result.title, "t": t, "series": shown}
         )
     if fmt != "csv":
         raise ModelError("format", "is not an export format of time histories", fmt, "csv or json")
-    rows = ([repr(float(x)) for x in row] for row in np.column_stack([t, *series.values()]))
-    return csv_text(provenance, ["t [s]", *series], rows)
+    data = np.column_stack([t, *(np.asarray(v, float) for v in series.values())])
+    return numeric_table(result.provenance.to_json(), ["t [s]", *series], data, units)
 
 
 SIMULATION_FORMATS = ("csv", "npz")
 
 
-def simulation_file(result: SimulationResult, fmt: str) -> bytes:
-    """A simulation's every series: CSV ('name [unit]' header, the provenance comment, full float64 digits) or
+def simulation_file(result: SimulationResult, fmt: str, units: DisplayUnits = SI) -> bytes | CsvTable:
+    """A simulation's every series: CSV ('name [unit]' header, full float64 digits, the provenance beside it) or
     NPZ (arrays `data` (K, C), `names`, `units`, and `provenance` as JSON text)."""
-    columns = result.columns()
+    columns = shown_columns(result, units)
     data = np.column_stack([values for _, _, values in columns])
-    provenance = result.provenance.as_dict()
+    provenance = {**result.provenance.as_dict(), "units": units.spec()}
     if fmt == "npz":
         contacts = [c.as_dict() for c in result.contacts]
         return _npz(data, columns, provenance=provenance, contacts=contacts, notes=result.notes)
     if fmt != "csv":
         raise ModelError("format", "is not a format of simulation results", fmt, " or ".join(SIMULATION_FORMATS))
     rows = ([repr(float(x)) for x in row] for row in data)
-    return csv_text(provenance, [f"{name} [{unit}]" for name, unit, _ in columns], rows).encode("utf-8")
+    return csv_table(provenance, [f"{name} [{unit}]" for name, unit, _ in columns], rows)
 
 
-def contacts_file(result: SimulationResult) -> bytes:
-    """The stops' impacts and contacts as CSV (simulation/stops.py: one row each), with the run's provenance."""
+def contacts_file(result: SimulationResult) -> CsvTable:
+    """The stops' impacts and contacts as CSV (simulation/stops.py: one row each), the run's provenance beside."""
     rows = ([repr(v) if isinstance(v, float) else ("" if v is None else str(v)) for v in c.as_dict().values()]
             for c in result.contacts)  # fmt: skip
     header = [f"{name} [{unit}]" if unit else name for name, unit in CONTACT_FIELDS]
-    return csv_text(result.provenance.as_dict(), header, rows).encode("utf-8")
+    return csv_table(result.provenance.as_dict(), header, rows)
 
 
 # The contact table's columns: the fields of simulation.stops.Contact, with their units.
@@ -75,19 +78,30 @@ CONTACT_FIELDS = (
 )
 
 
-def save_simulation(result: SimulationResult, path: str | Path) -> None:
-    """Write a simulation atomically, as CSV or NPZ by the file's extension."""
+def save_simulation(result: SimulationResult, path: str | Path, units: DisplayUnits = SI) -> None:
+    """Write a simulation atomically, as CSV (with its provenance beside it) or NPZ by the file's extension."""
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in SIMULATION_FORMATS:
         raise ModelError(str(path), "must end in .csv or .npz", expected="results.csv or results.npz")
-    write_atomic(path, simulation_file(result, fmt))
+    write_output(path, simulation_file(result, fmt, units))
 
 
-def ensemble_file(results: list[SimulationResult], runs: list[dict[str, float]], fmt: str) -> bytes:
-    """An ensemble's runs in one file: CSV with a leading `run` column (the runs one after the other), or NPZ
-    (`data` (M, K, C), `names`, `units`, `runs` as JSON text: each run's inputs and provenance)."""
-    columns = results[0].columns()
-    data = np.stack([np.column_stack([values for _, _, values in r.columns()]) for r in results])
+def shown_columns(result, units: DisplayUnits) -> list[tuple[str, str, np.ndarray]]:
+    """A result's columns (name, SI unit, values) in display units."""
+    out = []
+    for name, unit, values in result.columns():
+        shown, size = units.unit(unit, name)
+        out.append((name, shown, np.asarray(values, float) / size if size != 1.0 else np.asarray(values, float)))
+    return out
+
+
+def ensemble_file(
+    results: list[SimulationResult], runs: list[dict[str, float]], fmt: str, units: DisplayUnits = SI
+) -> bytes | CsvTable:
+    """An ensemble's runs in one file: CSV with a leading `run` column (the runs one after the other; each run's
+    inputs and provenance beside it), or NPZ (`data` (M, K, C), `names`, `units`, `runs` as JSON text)."""
+    columns = shown_columns(results[0], units)
+    data = np.stack([np.column_stack([values for _, _, values in shown_columns(r, units)]) for r in results])
     described = [
         {"inputs": inputs, "provenance": r.provenance.as_dict()} for inputs, r in zip(runs, results, strict=True)
     ]
@@ -97,7 +111,7 @@ def ensemble_file(results: list[SimulationResult], runs: list[dict[str, float]],
         raise ModelError("format", "is not a format of simulation results", fmt, " or ".join(SIMULATION_FORMATS))
     rows = ([str(run), *(repr(float(x)) for x in row)] for run, block in enumerate(data) for row in block)
     header = ["run", *(f"{name} [{unit}]" for name, unit, _ in columns)]
-    return csv_text({"runs": described}, header, rows).encode("utf-8")
+    return csv_table({"runs": described, "units": units.spec()}, header, rows)
 
 
 def _npz(data: np.ndarray, columns: list, **described) -> bytes:

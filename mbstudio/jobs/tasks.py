@@ -12,6 +12,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -716,6 +717,71 @@ def _number_entry(group: str, value: float, row: str, column: str) -> dict:
     }
 
 
+# ---------------------------------------------------------------------------------------- identification
+def identification(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+    """Base parameters and friction from a measured log (options: data, the log's path; validate, a second
+    log's or None; friction, digits, cutoff_hz, physical, hold_unexcited as `identification.identify` takes
+    them): its JSON document, and the signals the Identification panel plots (raw and filtered positions and
+    forces, measured and predicted forces on the validation log)."""
+    from ..identification.identify import identify
+
+    start = time.perf_counter()
+    opts = {"validate": None, "friction": [], "digits": 30, "cutoff_hz": None} | dict(options)
+    result = identify(
+        loads(model_text),
+        opts["data"],
+        opts["validate"],
+        opts["friction"],
+        int(opts["digits"]),
+        opts["cutoff_hz"],
+        bool(opts.get("physical")),
+        bool(opts.get("hold_unexcited")),
+        progress=progress,
+        cancel=cancel,
+    )
+    obs, check = result.observations, result.validation
+    data = {
+        "json": result.to_json(),
+        "signals": {
+            "coordinates": obs.log.coordinates,
+            "actuated": obs.log.actuated,
+            "units": _log_units(model_text, obs.log.coordinates, obs.log.actuated),
+            "t": obs.log.t,
+            "positions": obs.log.positions,
+            "filtered": obs.filtered,
+            "forces": obs.log.forces,
+            "t_kept": obs.t,
+            "forces_filtered": obs.forces,
+            "predicted": _predicted(result),
+        },
+        "validation": None
+        if check is None
+        else {"t": check.t, "measured": check.measured, "predicted": check.predicted, "file": Path(check.source).name},
+    }
+    return JobResult(
+        "identification",
+        f"Identification from {Path(str(opts['data'])).name}",
+        Provenance(text_hash(model_text), result.estimate.method, "float64", opts, time.perf_counter() - start),
+        data,
+    )
+
+
+def _log_units(model_text: str, coordinates: list[str], actuated: list[str]) -> dict[str, str]:
+    """The SI unit of every plotted signal: each coordinate's position and each actuator's force."""
+    from ..kinematics import Mechanism
+
+    mech = Mechanism(loads(model_text))
+    revolute = {name: kind == "R" for name, kind in zip(mech.coordinates, mech.tree.kinds, strict=True)}
+    units = {name: "rad" if revolute[name] else "m" for name in coordinates}
+    return units | {f"tau_{name}": "N·m" if revolute[name] else "N" for name in actuated}
+
+
+def _predicted(result) -> np.ndarray:
+    from ..identification.identify import predicted_forces
+
+    return predicted_forces(result, result.observations)
+
+
 TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "kinematics": kinematics,
     "simulation": simulation,
@@ -728,6 +794,7 @@ TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "linearization": linearization,
     "workspace": workspace,
     "task_space_eom": task_space_eom,
+    "identification": identification,
 }
 # the result of a job that stopped early (cancelled, or failed), from the parts it sent (progress(…, part))
 PARTIAL_RESULTS: dict[str, Callable[[list, dict, str, float], JobResult]] = {"linearization": linear_family_result}

@@ -24,6 +24,7 @@ from scipy.optimize import linear_sum_assignment
 from ..kinematics import Mechanism
 from ..model import Model, dumps, loads
 from ..model.errors import AssemblyError, ModelError
+from ..model.units import si_unit
 from .equilibrium import equilibrium, operating_point
 from .linear_model import LinearModel, linearize
 
@@ -126,7 +127,7 @@ def schedule_of(model: Model, name: str) -> tuple[str, str, float]:
     """A scheduling name's kind ("coordinate" or "parameter"), unit and value in the document."""
     if _kind(model, name) == "parameter":
         parameter = next(p for p in model.parameters if p.name == name)
-        return "parameter", parameter.unit or "", float(parameter.value)
+        return "parameter", si_unit(parameter.unit), float(parameter.value)  # in SI, as the document holds it
     tree = Mechanism(model).tree
     i = tree.coordinates.index(name)
     return "coordinate", "rad" if tree.kinds[i] == "R" else "m", float(tree.initial_coordinates()[i])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from .document import (
 )
 from .errors import ModelError
 from .files import write_atomic
+from .units import Quantity, read, read_vector, written
 from .validation import validate
 
 FORMAT = "mbstudio"
@@ -194,6 +196,9 @@ def _string(data, where):
 def _number(data, where, optional=False):
     if optional and data is None:
         return None
+    quantity = read(data, where)
+    if quantity is not None:
+        return quantity
     if isinstance(data, bool) or not isinstance(data, int | float):
         raise ModelError(where, "must be a number", data)
     return _float_range(data, where)
@@ -212,12 +217,18 @@ def _float_range(data, where):
 
 
 def _expr(data, where):
+    quantity = read(data, where)
+    if quantity is not None:
+        return quantity
     if isinstance(data, bool) or not isinstance(data, int | float | str):
         raise ModelError(where, "must be a number or an expression string", data)
     return _float_range(data, where)
 
 
 def _vector(data, where):
+    grouped = read_vector(data, where)
+    if grouped is not None:
+        return grouped
     if not isinstance(data, list) or len(data) != 3:
         raise ModelError(where, "must be a list of three numbers or expressions", data)
     return [_expr(v, f"{where}[{i}]") for i, v in enumerate(data)]
@@ -228,12 +239,27 @@ def _parameter(data, index):
     obj = _object(data, where, ("name", "value", "unit", "description"))
     name = _string(obj.get("name"), f"{where}.name")
     where = f"parameter '{name}'"
+    value = obj.get("value")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ModelError(f"{where}.value", "must be a number (its unit goes in 'unit')", value, "e.g. 100")
+    unit = None if obj.get("unit") is None else _string(obj["unit"], f"{where}.unit")
     return Parameter(
         name,
-        _number(obj.get("value"), f"{where}.value"),
-        None if obj.get("unit") is None else _string(obj["unit"], f"{where}.unit"),
+        _float_range(value, f"{where}.value") if unit is None else _parameter_quantity(value, unit, where),
+        unit,
         None if obj.get("description") is None else _string(obj["description"], f"{where}.description"),
     )
+
+
+def _parameter_quantity(value, unit, where):
+    """A parameter's value in its unit, in SI."""
+    _float_range(value, f"{where}.value")
+    if not math.isfinite(value):
+        raise ModelError(f"{where}.value", "is not finite", value, "a finite number")
+    quantity = Quantity(value, unit, "object", f"{where}.unit")
+    if quantity != quantity or abs(quantity) == float("inf"):
+        raise ModelError(f"{where}.value", "is too large in SI units", f"{value} {unit}", "a finite value")
+    return quantity
 
 
 def _points(data, owner):
@@ -282,8 +308,20 @@ def _body(data, index):
         {n: _expr(inertia[n], f"{where}.inertia.{n}") for n in INERTIA_NAMES},
         _points(obj.get("points", {}), label),
         _frames(obj.get("frames", {}), label),
-        shape,
+        shape if shape is None else {k: _shape_value(v, f"{where}.shape.{k}") for k, v in shape.items()},
     )
+
+
+def _shape_value(data, where):
+    """A shape's field with its numbers written with units in SI; everything else as it is, for validation
+    to judge."""
+    grouped = read_vector(data, where)
+    if grouped is not None:
+        return grouped
+    if isinstance(data, list):
+        return [_shape_value(v, f"{where}[{i}]") for i, v in enumerate(data)]
+    quantity = read(data, where)
+    return data if quantity is None else quantity
 
 
 def _coordinate(data, where):
@@ -443,7 +481,9 @@ def to_dict(model: Model) -> dict:
         "description": model.description,
         "gravity": list(model.gravity),
         "parameters": [
-            _drop_none({"name": p.name, "value": p.value, "unit": p.unit, "description": p.description})
+            _drop_none(
+                {"name": p.name, "value": _in_unit(p.value, p.unit), "unit": p.unit, "description": p.description}
+            )
             for p in model.parameters
         ],
         "bodies": [_body_dict(b) for b in model.bodies],
@@ -471,6 +511,15 @@ def to_dict(model: Model) -> dict:
     if model.road is not None:
         data["road"] = {"speed": model.road.speed, "profile": model.road.profile}
     return data
+
+
+def _in_unit(value, unit: str | None):
+    """A parameter's SI value as the number to write beside its unit (as it was written when unchanged)."""
+    if not unit:
+        return float(value) if isinstance(value, Quantity) else value
+    if isinstance(value, Quantity) and value.unit == unit:
+        return value.number
+    return Quantity.from_si(float(value), unit).number
 
 
 def _element_dict(element) -> dict:
@@ -541,14 +590,17 @@ def dumps(model: Model) -> str:
 
 def _dump(value, level):
     pad, inner = "  " * level, "  " * (level + 1)
+    value = written(value)
+    if isinstance(value, dict) and set(value) == {"value", "unit"}:  # a number or vector with its unit: one line
+        return "{" + f'"value": {_dump(value["value"], level)}, "unit": {_scalar(value["unit"])}' + "}"
     if isinstance(value, dict):
         if not value:
             return "{}"
         items = [f"{inner}{_scalar(k)}: {_dump(v, level + 1)}" for k, v in value.items()]
         return "{\n" + ",\n".join(items) + "\n" + pad + "}"
     if isinstance(value, list):
-        if all(not isinstance(v, dict | list) for v in value):
-            return "[" + ", ".join(_scalar(v) for v in value) + "]"
+        if all(not isinstance(written(v), dict | list) for v in value):
+            return "[" + ", ".join(_dump(v, level) for v in value) + "]"
         return "[\n" + ",\n".join(inner + _dump(v, level + 1) for v in value) + "\n" + pad + "]"
     return _scalar(value)
 

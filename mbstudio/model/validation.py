@@ -27,6 +27,7 @@ from .document import (
 from .errors import ModelError
 from .expressions import FUNCTIONS, evaluate
 from .names import LABEL, check_name, check_unique, inertial_names
+from .units import check_expressions, check_units
 
 # the model's name reaches generated files only escaped, but stays one line of printable text
 NAME_TEXT = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{0,200}")
@@ -69,6 +70,7 @@ def validate(model: Model) -> None:
     if not isinstance(model.name, str) or not NAME_TEXT.fullmatch(model.name):
         raise ModelError("name", "is not one line of printable text", model.name, "up to 200 printable characters")
     symbols = _check_parameters(model)
+    check_units(model)  # first: a number in the wrong unit is the mistake, not what it makes of a body
     float_vector(model.gravity, symbols, "gravity")
     labels = _check_bodies(model, symbols)
     _check_joints(model, symbols, labels)
@@ -81,6 +83,7 @@ def validate(model: Model) -> None:
     _check_measures(model, symbols)
     _check_coordinate_list(model, "actuated", model.actuated)
     _check_shared_names(model)
+    check_expressions(model)
 
 
 def _check_shared_names(model: Model) -> None:

@@ -4,6 +4,8 @@ runs as a job into its heat-map panel, which exports. Screenshots go to MBSTUDIO
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import pyvista as pv
@@ -99,7 +101,7 @@ def test_workspace_map_job_fills_the_heat_map_and_exports(irsbot, qtbot, tmp_pat
     out = tmp_path / "map.csv"
     assert irsbot.export_result("workspace", "csv", str(out))
     lines = out.read_text(encoding="utf-8").splitlines()
-    assert lines[0].startswith("x [m],z [m],mass_condition") and lines[1].startswith("# provenance")
-    assert len(lines) == 2 + 21 * 21
+    assert lines[0].startswith("x [m],z [m],mass_condition") and len(lines) == 1 + 21 * 21
+    assert "model_hash" in json.loads((tmp_path / "map.csv.json").read_text())["provenance"]
     assert irsbot.export_result("workspace", "png", str(tmp_path / "map.png"))
     assert (tmp_path / "map.png").stat().st_size > 1000

@@ -150,9 +150,10 @@ def test_equations_export_reads_back(equations, pendulum, tmp_path):
     expected = equations.rows("full")
     for fmt in ("csv", "tex", "json"):
         assert equations.export(fmt, str(tmp_path / f"eom.{fmt}"))
-    lines = (tmp_path / "eom.csv").read_text().splitlines()
-    assert lines[1].startswith("# provenance:") and pendulum.provenance.model_hash in lines[1]
-    assert list(csv.reader(io.StringIO("\n".join(lines[:1] + lines[2:])))) == [equations.columns, *expected]
+    text = (tmp_path / "eom.csv").read_text()
+    assert list(csv.reader(io.StringIO(text))) == [equations.columns, *expected]  # the header, then the rows
+    sidecar = json.loads((tmp_path / "eom.csv.json").read_text())
+    assert sidecar["provenance"]["model_hash"] == pendulum.provenance.model_hash
     saved = json.loads((tmp_path / "eom.json").read_text())
     assert saved["columns"] == equations.columns and saved["provenance"]["method"] == "symbolic"
     assert [[*row[:3], str(row[3])] for row in saved["rows"]] == expected
@@ -167,7 +168,8 @@ def test_export_refuses_an_unknown_format_and_reports_an_unwritable_path(equatio
     with pytest.raises(ModelError, match="'xls'.*csv, tex, json"):
         equations.export("xls", str(tmp_path / "eom.xls"))
     assert equations.export("CSV", str(tmp_path / "eom.csv"))  # as the ridge panel spells its formats
-    assert (tmp_path / "eom.csv").read_text().splitlines()[1].startswith("# provenance:")
+    assert (tmp_path / "eom.csv").read_text().splitlines()[0] == ",".join(equations.columns)
+    assert (tmp_path / "eom.csv.json").exists()
     assert not equations.export("csv", str(tmp_path / "no such folder" / "eom.csv"))
     assert answers["calls"][0][:2] == ("critical", "Export failed") and "no such folder" in answers["calls"][0][2]
 
@@ -255,6 +257,9 @@ def test_base_parameter_table_exports_json_with_the_run(qtbot, display, four_bar
     qtbot.addWidget(table)
     table.show_result(four_bar["dp"])
     assert table.table.rowCount() == 8
+    # which samples, as the command line says them (issue 20: the same question gets one answer)
+    assert "Ranks: DP 8" in table.summary.text()
+    assert "50 samples of trajectory 'default' (default) over 20 s" in table.summary.text()
     assert table.export("json", str(tmp_path / "b.json"))
     saved = json.loads((tmp_path / "b.json").read_text())
     assert saved["run"]["results"]["dp"]["rank"] == 8 and saved["columns"][0] == "kept"

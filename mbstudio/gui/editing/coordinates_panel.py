@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...io.display_units import SI, DisplayUnits
 from ...kinematics import Mechanism
 from ...model import JOINT_MOTIONS
 
@@ -41,9 +42,7 @@ def coordinate_range(mech: Mechanism, name: str) -> tuple[float, float, str]:
     return low, high, "rad" if rotation else "m"
 
 
-# Display units of the coordinates (View › Units): per SI unit, (shown symbol, its size in SI) without and with
-# the preference on
-DISPLAY_UNITS = {"rad": {False: ("rad", 1.0), True: ("°", math.pi / 180)}, "m": {False: ("m", 1.0), True: ("mm", 1e-3)}}
+SYMBOLS = {"deg": "°"}  # how a slider writes a display unit
 
 
 def typed_value(text: str, unit: str, scale: float = 1.0) -> float | None:
@@ -70,7 +69,7 @@ class CoordinateSlider(QWidget):
         super().__init__(parent)
         self.name, self.low, self.high, self.unit = name, low, high, unit
         self._value: float | None = None  # the shown value, exact (the slider holds it to 1/STEPS of its range)
-        self.display = DISPLAY_UNITS[unit][False]
+        self.display = (unit, 1.0)  # the unit shown and its size in SI
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, STEPS)
         self.entry = QLineEdit()
@@ -109,9 +108,10 @@ class CoordinateSlider(QWidget):
         degrees = self.unit == "rad" and symbol == "rad"
         self.label.setText(f"rad ({math.degrees(value):.1f}°)" if degrees else symbol)
 
-    def set_display(self, preferred: bool) -> None:
-        """Show the value in the preferred unit (degrees, millimetres) or in SI."""
-        self.display = DISPLAY_UNITS[self.unit][preferred]
+    def set_display(self, units: DisplayUnits) -> None:
+        """Show the value in the display units (degrees, millimetres, or SI)."""
+        symbol, size = units.unit(self.unit)
+        self.display = (SYMBOLS.get(symbol, symbol), size)
         if self._value is not None:
             self.set_value(self._value)
 
@@ -136,7 +136,7 @@ class CoordinatesPanel(QWidget):
         layout.addStretch(1)
         self.sliders: dict[str, CoordinateSlider] = {}
         self.platform: dict[str, CoordinateSlider] = {}  # task-space sliders of a parallel machine's platform
-        self.preferred = {"rad": False, "m": False}  # View › Units: degrees, millimetres
+        self.units = SI  # Edit › Preferences… › Units
         self._drag = 0
 
     def build(
@@ -165,7 +165,7 @@ class CoordinatesPanel(QWidget):
 
     def _slider(self, name: str, low: float, high: float, unit: str, signal) -> CoordinateSlider:
         row = CoordinateSlider(name, low, high, unit)
-        row.set_display(self.preferred[row.unit])
+        row.set_display(self.units)
         row.slider.sliderPressed.connect(self._new_drag)
         row.slider.valueChanged.connect(lambda _, r=row: self._changed(r, signal))
         row.typed.connect(lambda value, r=row: self._typed(r, value, signal))
@@ -183,10 +183,10 @@ class CoordinatesPanel(QWidget):
         self._drag += 1
         signal.emit(row.name, value, self._drag)
 
-    def set_units(self, degrees: bool, millimetres: bool) -> None:
-        self.preferred = {"rad": degrees, "m": millimetres}
+    def set_units(self, units: DisplayUnits) -> None:
+        self.units = units
         for row in [*self.sliders.values(), *self.platform.values()]:
-            row.set_display(self.preferred[row.unit])
+            row.set_display(units)
 
     def set_values(self, values: dict[str, float], platform: dict[str, float] | None = None) -> None:
         """The coordinates' values, and the platform's task coordinates when it has sliders."""

@@ -12,7 +12,9 @@ from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem, QWidget
 
 from ...dynamics.pkm.limb import structural_cycles
 from ...dynamics.pkm.topology import is_hybrid, structure
-from ...model import GROUND, Model, ModelError
+from ...io.display_units import SI, DisplayUnits, value_text
+from ...model import GROUND, JOINT_MOTIONS, Model, ModelError
+from ...model.units import Quantity
 
 KEY = Qt.ItemDataRole.UserRole
 # Context-menu entries per kind of item: (request name, menu text).
@@ -64,6 +66,12 @@ class DocumentTree(QTreeWidget):
         self.customContextMenuRequested.connect(self._menu)
         self.currentItemChanged.connect(self._current_changed)
         self.items: dict[tuple, QTreeWidgetItem] = {}
+        self.units = SI  # Edit › Preferences… › Units
+
+    def set_units(self, units: DisplayUnits, model: Model) -> None:
+        """Show the values in these units (a number written with its own unit keeps it)."""
+        self.units = units
+        self.rebuild(model)
 
     # ------------------------------------------------------------------ building
     def rebuild(self, model: Model) -> None:
@@ -76,15 +84,15 @@ class DocumentTree(QTreeWidget):
         root = self._item(None, ("model",), model.name, "model")
         params = self._item(root, ("parameters",), "Parameters", str(len(model.parameters)))
         for p in model.parameters:
-            self._item(params, ("parameter", p.name), p.name, f"{p.value:g} {p.unit or ''}".strip())
+            self._item(params, ("parameter", p.name), p.name, _parameter_text(p))
         bodies = self._item(root, ("bodies",), "Bodies", str(len(model.bodies)))
         for body in [model.ground, *model.bodies]:
             self._body(bodies, body)
         joints = self._item(root, ("joints",), "Joints", str(len(model.joints)))
         for j in model.joints:
             item = self._item(joints, ("joint", j.name), j.name, f"{j.type} {j.parent}–{j.child}")
-            for c in j.coordinates:
-                self._item(item, ("coordinate", j.name, c.name), c.name, _initial(c))
+            for c, unit in _coordinates(j):
+                self._item(item, ("coordinate", j.name, c.name), c.name, self._text([c.initial], unit))
         forces = self._item(root, ("forces",), "Forces", str(len(model.forces)))
         for f in model.forces:
             self._item(forces, ("force", f.name), f.name, f.type.replace("_", " "))
@@ -111,13 +119,13 @@ class DocumentTree(QTreeWidget):
         )
         points = self._item(item, ("points", body.label), "Points", str(len(body.points)))
         for name, p in body.points.items():
-            self._item(points, ("point", body.label, name), name, ", ".join(str(v) for v in p))
+            self._item(points, ("point", body.label, name), name, self._text(p, "m"))
         frames = self._item(item, ("frames", body.label), "Frames", str(len(body.frames)))
         for name, frame in body.frames.items():
-            origin = frame.origin if isinstance(frame.origin, str) else ", ".join(str(v) for v in frame.origin)
+            origin = frame.origin if isinstance(frame.origin, str) else self._text(frame.origin, "m")
             self._item(frames, ("frame", body.label, name), name, f"at {origin}")
         if not ground:
-            self._item(item, ("inertia", body.label), "Inertia", f"m = {body.inertia['m']}")
+            self._item(item, ("inertia", body.label), "Inertia", f"m = {value_text(body.inertia['m'], 'kg', SI)}")
             self._item(item, ("shape", body.label), "Shape", (body.shape or {}).get("type", "(links)"))
 
     def _limbs(self, root: QTreeWidgetItem, model: Model) -> None:
@@ -141,10 +149,10 @@ class DocumentTree(QTreeWidget):
     def show_pose(self, model: Model) -> None:
         """The coordinates' initial values (the shown pose) again, after a slider move or its undo."""
         for j in model.joints:
-            for c in j.coordinates:
+            for c, unit in _coordinates(j):
                 item = self.items.get(("coordinate", j.name, c.name))
                 if item is not None:
-                    item.setText(1, _initial(c))
+                    item.setText(1, self._text([c.initial], unit))
 
     def _item(self, parent, key: tuple, text: str, value: str) -> QTreeWidgetItem:
         item = QTreeWidgetItem([text, value])
@@ -187,6 +195,32 @@ class DocumentTree(QTreeWidget):
             menu.addAction(action)
         menu.exec(self.viewport().mapToGlobal(position))
 
+    def _text(self, values: list, si: str) -> str:
+        """Values of SI unit `si` in the display unit, which follows them when it is not SI: plain numbers to 6
+        digits there (a coordinate's to 4, also in SI), numbers written with a unit and expressions as
+        written."""
+        shown, size = self.units.unit(si)
+        digits = 4 if len(values) == 1 else 6
 
-def _initial(coordinate) -> str:
-    return "" if coordinate.initial is None else f"{coordinate.initial:.4g}"
+        def one(v) -> str:
+            rounded = v is not None and not isinstance(v, Quantity | str) and (size != 1.0 or digits == 4)
+            return f"{v / size:.{digits}g}" if rounded else value_text(v, si, self.units)
+
+        plain = any(v is not None and not isinstance(v, Quantity | str) for v in values)
+        text = ", ".join(one(v) for v in values)
+        return f"{text} {shown}" if plain and shown != si else text
+
+
+def _coordinates(joint) -> list[tuple]:
+    """A joint's coordinates with their SI units ("rad" for a rotation, "m" for a translation)."""
+    motions = JOINT_MOTIONS.get(joint.type, ())
+    units = ["rad" if m.startswith("R") else "m" for m in motions]
+    return list(zip(joint.coordinates, units + ["m"] * (len(joint.coordinates) - len(units)), strict=False))
+
+
+def _parameter_text(p) -> str:
+    """A parameter's value in its own unit, as the file writes it."""
+    if not p.unit:
+        return f"{p.value:g}"
+    value = p.value if isinstance(p.value, Quantity) and p.value.unit == p.unit else Quantity.from_si(p.value, p.unit)
+    return value.text()

@@ -31,12 +31,12 @@ def parse_expression(text: str) -> float | str:
         return text
 
 
-def parse_vector(text: str, where: str) -> list[float | str]:
-    """Three comma-separated numbers or expressions, or a ModelError naming `where`."""
+def parse_vector(text: str, where: str, value=parse_expression) -> list[float | str]:
+    """Three comma-separated numbers or expressions (each read by `value`), or a ModelError naming `where`."""
     parts = text.split(",")
     if len(parts) != 3 or not all(p.strip() for p in parts):
         raise ModelError(where, "must be three values separated by commas", text.strip(), "x, y, z, e.g. 0, 0, 1")
-    return [parse_expression(p) for p in parts]
+    return [value(p) for p in parts]
 
 
 def free_name(prefix: str, taken: set[str]) -> str:

@@ -1,13 +1,17 @@
-"""What the properties panel shows for each tree key: typed fields, their units, and how each writes
-into a model (no Qt). Writing happens on a copy of the document (Document.edit)."""
+"""What the properties panel shows for each tree key: typed fields, their SI units (the panel shows them in the
+display units), and how each writes into a model (no Qt). Writing happens on a copy of the document
+(Document.edit)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
+from ...io.display_units import SI, typed_value
 from ...model import INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
 from ...model.document import PLACES, STOPS, CompliantStop, Harmonic, ImpactStop, Trajectory, body_key
+from ...model.units import Quantity
+from ...model.units import text as as_written
 from . import edits
 
 SHAPE_TYPES = ("(links)", "box", "cylinder", "sphere", "mesh")
@@ -19,14 +23,15 @@ SHAPE_DEFAULTS = {
     # draws the body from its points and names the missing file
     "mesh": {"file": "part.stl", "scale": [1.0, 1.0, 1.0]},
 }
-INERTIA_UNITS = {"m": "kg", "mx": "kg·m", "my": "kg·m", "mz": "kg·m"}
+INERTIA_UNITS = {"m": "kg", "mx": "kg m", "my": "kg m", "mz": "kg m"}  # the others kg m^2
 
 
 @dataclass
 class Field:
     """kind: text, expr (number or expression), number, optional (number or empty), vector (three
     expressions), optional_vector (three expressions or empty), origin (a point name or three expressions;
-    `choices` are the point names offered), choice, bool."""
+    `choices` are the point names offered), choice, bool. `unit`: the SI unit of a value, shown in the display
+    units; `own_unit`: a parameter's own unit, in which its number is shown and typed."""
 
     name: str
     kind: str
@@ -35,6 +40,7 @@ class Field:
     unit: str = ""
     choices: tuple[str, ...] = ()
     renames: bool = False  # the value is the last part of the item's key
+    own_unit: bool = False
 
 
 def fields_for(model: Model, key: tuple) -> tuple[str, list[Field]]:
@@ -66,7 +72,7 @@ def _model(model: Model) -> tuple[str, list[Field]]:
     return "Model", [
         Field("name", "text", model.name, _set(lambda m: m, "name")),
         Field("description", "text", model.description, _set(lambda m: m, "description")),
-        Field("gravity", "vector", model.gravity, _set(lambda m: m, "gravity"), "m/s²"),
+        Field("gravity", "vector", model.gravity, _set(lambda m: m, "gravity"), "m/s^2"),
     ]
 
 
@@ -75,10 +81,17 @@ def _param(m: Model, name: str):
 
 
 def _parameter(model: Model, name: str) -> tuple[str, list[Field]]:
+    """The value is shown and typed in the parameter's own unit (the document holds it in SI)."""
     p = _param(model, name)
+
+    def set_value(m: Model, value) -> None:
+        parameter = _param(m, name)
+        parameter.value = Quantity(value, parameter.unit, "object") if parameter.unit else value
+
+    number = Quantity.from_si(p.value, p.unit).number if p.unit else p.value
     return f"parameter '{name}'", [
         Field("name", "text", p.name, lambda m, v: edits.rename_parameter(m, name, v), renames=True),
-        Field("value", "number", p.value, _set(lambda m: _param(m, name), "value"), p.unit or ""),
+        Field("value", "number", number, set_value, p.unit or "", own_unit=True),
         Field("unit", "text", p.unit or "", lambda m, v: setattr(_param(m, name), "unit", v or None)),
         Field(
             "description", "text", p.description or "", lambda m, v: setattr(_param(m, name), "description", v or None)
@@ -130,7 +143,7 @@ def _inertia(model: Model, label: str) -> tuple[str, list[Field]]:
         return lambda m, v: m.body(label).inertia.__setitem__(n, v)
 
     return f"inertia of body '{b.name}' (about its origin, in body axes)", [
-        Field(n, "expr", b.inertia[n], setter(n), INERTIA_UNITS.get(n, "kg·m²")) for n in INERTIA_NAMES
+        Field(n, "expr", b.inertia[n], setter(n), INERTIA_UNITS.get(n, "kg m^2")) for n in INERTIA_NAMES
     ]
 
 
@@ -251,6 +264,7 @@ _UNITS = {
     "force": "N",
     "velocity_scale": "m/s or rad/s",
     "radius": "m",
+    "engagement": "m",
     "axis1": "body axes",
     "axis2": "body axes",
     "spin_axis": "body axes",
@@ -276,7 +290,7 @@ def _element(model: Model, name: str, element_of: Callable[[Model, str], object]
         value = getattr(element, f.name)
         set_value = _set(lambda m: element_of(m, name), f.name)
         if f.name == "table":
-            text = "; ".join(f"{t}: {v}" for t, v in value) if value else ""
+            text = "; ".join(f"{as_written(t)}: {as_written(v)}" for t, v in value) if value else ""
             out.append(Field("table", "text", text, lambda m, v, s=set_value: s(m, _table(v)), "t [s]: value"))
         elif f.name == "damper":  # optional: the empty choice is none
             setter = lambda m, v, s=set_value: s(m, v or None)  # noqa: E731
@@ -328,15 +342,13 @@ def _choices(model: Model, element, field: str) -> tuple[str, ...]:
 
 
 def _table(text: str) -> list[list[float]] | None:
+    """'t: value; ...' rows; each number may carry its unit ('0.5 s: 2 N*m')."""
     if not text.strip():
         return None
     rows = []
     for pair in text.split(";"):
-        parts = pair.split(":")
-        try:
-            rows.append([float(parts[0]), float(parts[1])] if len(parts) == 2 else None)
-        except ValueError:
-            rows.append(None)
+        parts = [typed_value(p, "", SI, "table") for p in pair.split(":")]
+        rows.append(parts if len(parts) == 2 and not any(isinstance(p, str) for p in parts) else None)
         if rows[-1] is None:
             raise ModelError("table", "must be pairs 't: value' separated by ';'", pair.strip(), "e.g. 0: 0; 1: 2.5")
     return rows
@@ -370,14 +382,15 @@ def _count(value: float) -> int:
 
 
 def _harmonics_text(terms: list[Harmonic]) -> str:
-    return "; ".join(" @ ".join(str(x) for x in (h.amplitude, h.frequency, h.phase) if x is not None) for h in terms)
+    written = [[as_written(x) for x in (h.amplitude, h.frequency, h.phase) if x is not None] for h in terms]
+    return "; ".join(" @ ".join(term) for term in written)
 
 
 def _harmonics_setter(name: str, coordinate: str) -> Callable[[Model, object], None]:
     def apply(m: Model, text: object) -> None:
         terms = []
         for term in filter(str.strip, str(text).split(";")):
-            parts = [edits.parse_expression(p) for p in term.split("@")]
+            parts = [typed_value(p, "", SI, coordinate) for p in term.split("@")]  # "30 deg @ 2 rad/s" too
             if len(parts) not in (2, 3):
                 raise ModelError(
                     coordinate,

@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Callable
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 from PySide6.QtWidgets import (
@@ -25,7 +26,9 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -34,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...dynamics.titop import CLOSURE_FREQUENCY
+from ...identification.identify import DEFAULT_DIGITS, FRICTION
 from ...identification.pipeline import default_trajectory
 from ...kinematics import Mechanism
 from ...linear.equilibrium import parse_values
@@ -41,6 +45,7 @@ from ...linear.lpv import schedule_of
 from ...linear.signals import default_inputs, input_signals, output_signals
 from ...model import Model, ModelError
 from ...model.document import Trajectory
+from ...model.units import si_unit
 from ...simulation.run import ATOL, RTOL, parse_velocities
 from ...simulation.run import METHODS as INTEGRATORS
 from ..editing.properties import ERROR_BORDER
@@ -61,6 +66,7 @@ DEFAULTS: dict[str, dict] = {
         "schedule": None,
     },
     "workspace": {"plane": None, "ranges": None, "points": 41, "at": None},
+    "identification": {"data": "", "validate": "", "friction": [], "digits": 30, "cutoff_hz": None},
 }
 OPERATING_POINTS = {
     "equilibrium": "Equilibrium near the document's pose",
@@ -603,10 +609,12 @@ class LinearizeDialog(_LinearDialog):
         previous = previous if isinstance(previous, dict) else {}
         kinds = dict(zip(self.mech.coordinates, self.mech.tree.kinds, strict=True))
         self.units = {n: "rad" if kinds[n] == "R" else "m" for n in self.mech.independent}
-        self.units |= {p.name: p.unit or "" for p in self.model.parameters}
+        self.units |= {p.name: si_unit(p.unit) for p in self.model.parameters}  # values are SI, whatever was typed
         choices = {"": "none: one linear model"}
         choices |= {n: f"{n} (coordinate, {self.units[n]})" for n in self.mech.independent}
-        choices |= {p.name: f"{p.name} (parameter{', ' + p.unit if p.unit else ''})" for p in self.model.parameters}
+        choices |= {
+            p.name: f"{p.name} (parameter{', ' + self.units[p.name] if p.unit else ''})" for p in self.model.parameters
+        }
         self.schedule = self.combo("schedule", "schedule (LPV family)", choices, str(previous.get("name", "")))
         self.schedule.setToolTip(SCHEDULE_TIP)
         for key, label, tip in (
@@ -785,6 +793,84 @@ class WorkspaceDialog(OptionsDialog):
         return f"{count * count} platform positions, each limb's inverse kinematics and the task-space equations."
 
 
+# ---------------------------------------------------------------------------------------- identification
+LOG_FILTER = "Logs (*.csv *.txt);;All files (*)"
+
+
+def log_path(field: str, text: str, required: bool) -> str | None:
+    """An existing file's path; empty is None where the log is optional."""
+    text = text.strip()
+    if not text:
+        if required:
+            raise ModelError(field, "is empty", None, "a CSV log: t, the coordinates, tau_<coordinate> columns")
+        return None
+    if not Path(text).is_file():
+        raise ModelError(field, "is not a file", text, "the path of a CSV log")
+    return text
+
+
+class IdentifyDialog(OptionsDialog):
+    task, title = "identification", "Identify from a measured log"
+
+    def build(self) -> None:
+        self._file_line("data", "log", "positions of the independent coordinates and forces of the actuated ones")
+        self._file_line("validate", "validation log", "optional: a second log, the predicted forces against it")
+        self.friction = {
+            kind: self.check(f"friction_{kind}", f"{kind} friction of each actuated joint") for kind in FRICTION
+        }
+        self.line("digits", "digits", "the precision deciding the base parameters (variable precision)")
+        self.line("cutoff_hz", "cut-off [Hz]", "the positions' low-pass cut-off; empty: 5 × the motion's bandwidth")
+        self.physical = self.check("physical", "physically consistent estimate (semi-definite program)")
+        self.hold = self.check(
+            "hold_unexcited", "hold base parameters the log does not excite at the model's values instead of stopping"
+        )
+        chosen = self.start.get("friction") or []  # once every field exists: each toggle reads them all
+        for kind, box in self.friction.items():
+            box.setChecked(kind in chosen)
+
+    def _file_line(self, key: str, label: str, tip: str) -> None:
+        editor = QLineEdit(_text(self.start.get(key)))
+        editor.setToolTip(tip)
+        editor.textChanged.connect(self.refresh)
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(lambda _=False, e=editor, t=label: self._browse(e, t))
+        row = QWidget()
+        layout = QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(editor, 1)
+        layout.addWidget(browse)
+        self.lines[key] = editor
+        self.form.addRow(label, row)
+
+    def _browse(self, editor: QLineEdit, what: str) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, f"Choose the {what}", editor.text(), LOG_FILTER)
+        if path:
+            editor.setText(path)
+
+    def read(self) -> dict:
+        digits = f"whole number from {MIN_DIGITS} to {MAX_DIGITS}"
+        return {
+            "data": self.field("data", lambda t: log_path("log", t, True)),
+            "validate": self.field("validate", lambda t: log_path("validation log", t, False)),
+            "friction": [kind for kind, box in self.friction.items() if box.isChecked()],
+            "digits": self.field("digits", lambda t: whole_number("digits", t, MIN_DIGITS, MAX_DIGITS, digits)),
+            "cutoff_hz": self.field(
+                "cutoff_hz",
+                lambda t: number("cut-off", t, lambda v: v > 0, "a frequency in Hz, or empty") if t.strip() else None,
+            ),
+            "physical": self.physical.isChecked(),
+            "hold_unexcited": self.hold.isChecked(),
+        }
+
+    def hint_text(self, values: dict) -> str:
+        check = " and validates on the second" if values.get("validate") else ""
+        return (
+            f"Finds the base parameters at {values.get('digits') or DEFAULT_DIGITS} digits, filters the log and "
+            f"estimates them by weighted least squares{check}: seconds for a robot arm, a minute for a large "
+            "closed loop."
+        )
+
+
 DIALOGS: dict[str, type[OptionsDialog]] = {
     d.task: d
     for d in (
@@ -795,6 +881,7 @@ DIALOGS: dict[str, type[OptionsDialog]] = {
         EquilibriumDialog,
         LinearizeDialog,
         WorkspaceDialog,
+        IdentifyDialog,
     )
 }
 

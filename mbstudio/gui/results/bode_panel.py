@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
-from ...io.csv_text import csv_text
+from ...io.csv_text import csv_table
 from ...io.json_text import json_text
 from ...jobs import JobResult
 from .linear_panel import LinearPanel
@@ -134,4 +134,4 @@ class BodePanel(LinearPanel):
         if fmt == "json":
             return write_export(self, path, json_text({"provenance": provenance, **pair, **columns}))
         rows = ([repr(float(x)) for x in row] for row in np.column_stack(list(columns.values())))
-        return write_export(self, path, csv_text({**provenance, **pair}, list(columns), rows))
+        return write_export(self, path, csv_table({**provenance, **pair}, list(columns), rows))

@@ -15,7 +15,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
-from ...io.csv_text import csv_text
+from ...io.csv_text import csv_table
 from ...io.state_space import stacked_document, state_space_file
 from ...jobs import JobResult
 from .linear_panel import LinearPanel
@@ -182,7 +182,7 @@ class FamilyPanel(LinearPanel):
             return True
         if fmt == "csv":
             header, rows = _table(self.family, self.result.data["branches"])
-            return write_export(self, path, csv_text(provenance, header, rows))
+            return write_export(self, path, csv_table(provenance, header, rows))
         family, members = self.family, self.result.data["members"]
         models = [m["model"] for m in members]
         document = stacked_document(family["name"], family["kind"], family["values"], models)

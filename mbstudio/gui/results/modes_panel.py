@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...io.csv_text import csv_text
+from ...io.csv_text import csv_table
 from ...io.state_space import state_space_file
 from ...jobs import JobResult
 from .eigenvalue_map import STABILITY_COLORS, EigenvalueMap
@@ -148,7 +148,7 @@ class ModesPanel(LinearPanel):
             return True
         if fmt == "csv":
             rows = [_row(r, m) for r, m in enumerate(self.modes)]
-            return write_export(self, path, csv_text(self.provenance(), COLUMNS, rows))
+            return write_export(self, path, csv_table(self.provenance(), COLUMNS, rows))
         document = {**self.data["model"], "job": self.provenance()}
         return write_export(self, path, state_space_file(document, fmt))
 

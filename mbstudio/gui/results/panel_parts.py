@@ -12,7 +12,8 @@ from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QMenu, QMessageBox, QToolButton, QVBoxLayout, QWidget
 
-from ...model import ModelError, write_atomic
+from ...io.csv_text import CsvTable, write_output
+from ...model import ModelError
 
 COLORS = ("#202020", "#d0602a", "#2a70c0", "#40a040", "#a040a0", "#a08020")
 STALE_TEXT = "STALE: the model was edited after this run; run the analysis again."
@@ -86,10 +87,11 @@ def export_path(parent: QWidget, what: str, stem: str, fmt: str, path: str | Non
     return path or None
 
 
-def write_export(parent: QWidget, path: str, text: str | bytes) -> bool:
-    """Write `text` (or bytes) atomically; on failure say so (the target is left as it was) and return False."""
+def write_export(parent: QWidget, path: str, text: str | bytes | CsvTable) -> bool:
+    """Write `text` (or bytes, or a CSV table with its provenance beside it) atomically; on failure say so (the
+    target is left as it was) and return False."""
     try:
-        write_atomic(path, text)
+        write_output(path, text)
     except ModelError as exc:
         QMessageBox.critical(parent, "Export failed", f"Nothing was written:\n\n{exc}")
         return False

@@ -40,6 +40,11 @@ def unit_of(name: str) -> str:
     return name.rsplit(" [", 1)[1].rstrip("]") if name.endswith("]") and " [" in name else ""
 
 
+def _bare(name: str) -> str:
+    """A series' name without its unit: 'theta1 [deg]' -> 'theta1'."""
+    return name.split(" [")[0]
+
+
 def axis_label(names: list[str]) -> str:
     """The y axis' label: the series' name and unit for one series; their shared unit for several; the
     units side by side when they differ."""
@@ -122,8 +127,8 @@ class PlotView(QWidget):
 
     def set_runs(self, runs: list[tuple[str, JobResult]]) -> None:
         """The current run first (drawn solid, its frame marked), then the runs overlaid (dashed); the choice
-        of series and x axis is kept where the new runs have them."""
-        chosen, x = self.selected(), self.x_axis.currentText()
+        of series and x axis is kept where the new runs have them (in whatever unit)."""
+        chosen, x = {_bare(n) for n in self.selected()}, _bare(self.x_axis.currentText())
         self.runs = list(runs)
         names = list(self.result.data["series"]) if self.result is not None else []
         for widget in (self.series, self.x_axis):
@@ -132,9 +137,9 @@ class PlotView(QWidget):
         self.series.addItems(names)
         self.x_axis.clear()
         self.x_axis.addItems([TIME, *names])
-        self.x_axis.setCurrentIndex(max(0, self.x_axis.findText(x)))
+        self.x_axis.setCurrentIndex(max(0, next((i for i, n in enumerate([TIME, *names]) if _bare(n) == x), 0)))
         for i in range(self.series.count()):
-            self.series.item(i).setSelected(self.series.item(i).text() in chosen)
+            self.series.item(i).setSelected(_bare(self.series.item(i).text()) in chosen)
         for widget in (self.series, self.x_axis):
             widget.blockSignals(False)
         if names and not self.selected():
@@ -146,16 +151,16 @@ class PlotView(QWidget):
         return [item.text() for item in self.series.selectedItems()]
 
     def select_series(self, names, x: str = TIME) -> None:
-        """Plot exactly the series named (with or without their unit: "theta1" selects "theta1 [rad]")
-        against `x` (a series name, with or without its unit, or time)."""
-        wanted = set(names)
+        """Plot exactly the series named (with or without their unit, in any: "theta1" and "theta1 [rad]" select
+        "theta1 [deg]") against `x` (a series name, with or without its unit, or time)."""
+        wanted = {_bare(n) for n in names}
         self.series.blockSignals(True)
         for i in range(self.series.count()):
             item = self.series.item(i)
-            item.setSelected(item.text() in wanted or item.text().split(" [")[0] in wanted)
+            item.setSelected(_bare(item.text()) in wanted)
         self.series.blockSignals(False)
         matches = [self.x_axis.itemText(i) for i in range(self.x_axis.count())]
-        index = next((i for i, n in enumerate(matches) if x in (n, n.split(" [")[0])), 0)
+        index = next((i for i, n in enumerate(matches) if _bare(x) == _bare(n)), 0)
         self.x_axis.blockSignals(True)
         self.x_axis.setCurrentIndex(index)
         self.x_axis.blockSignals(False)

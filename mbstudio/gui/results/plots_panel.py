@@ -2,12 +2,14 @@
 current one drawn solid and animated in the 3D view, the others checked for overlay, dashed), plots in tabs that
 each show any series against time or another series (plot_view.py), a time cursor linked to the 3D view,
 playback (play/pause, step, speed, loop, time slider), and export of the current run's series as CSV or JSON
-and of a plot as PNG or SVG. The panel emits the coordinates of the shown frame; the window draws them.
-Playback runs on a QTimer, so the GUI thread never waits."""
+and of a plot as PNG or SVG. The plots, their cursors and the exports are in the display units (Edit ›
+Preferences… › Units); the runs stay in SI. The panel emits the coordinates of the shown frame; the window draws
+them. Playback runs on a QTimer, so the GUI thread never waits."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -26,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...io.display_units import SI, DisplayUnits
 from ...io.time_series import time_series_text
 from ...jobs import JobResult
 from .panel_parts import export_path, menu_button, stale_banner, write_export
@@ -44,7 +47,8 @@ class PlotsPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.kept: list[tuple[str, JobResult]] = []  # every run of this document, oldest first
-        self.result: JobResult | None = None  # the current run
+        self.result: JobResult | None = None  # the current run (SI)
+        self.units = SI  # what the plots show (Edit › Preferences… › Units)
         self.index = 0
         self._count = 0
         self.runs = QListWidget()  # check a run to overlay it; the selected one is current
@@ -144,14 +148,26 @@ class PlotsPanel(QWidget):
         self.seek(min(self.index, len(self.result.data["t"]) - 1), force=True)
 
     def _shown_runs(self) -> list[tuple[str, JobResult]]:
-        """The current run, then the checked others."""
+        """The current run, then the checked others, their series in the display units."""
         current = self.runs.currentRow()
         checked = [
             self.kept[i]
             for i in range(self.runs.count())
             if i != current and self.runs.item(i).checkState() == Qt.CheckState.Checked
         ]
-        return [self.kept[current], *checked]
+        return [(label, self._displayed(result)) for label, result in [self.kept[current], *checked]]
+
+    def _displayed(self, result: JobResult) -> JobResult:
+        """The run with its series renamed and scaled to the display units ('theta1 [deg]')."""
+        if self.units.is_si:
+            return result
+        series = dict(self.units.column(name, values) for name, values in result.data["series"].items())
+        return replace(result, data={**result.data, "series": series})
+
+    def set_units(self, units: DisplayUnits) -> None:
+        """Plot, read out and export in these units; the plots keep their series."""
+        self.units = units
+        self._show_runs()
 
     def overlay(self, rows: list[int]) -> None:
         """Check exactly these runs (by their row, oldest first) for overlay."""
@@ -210,7 +226,7 @@ class PlotsPanel(QWidget):
         'csv' or 'json'. The file is written atomically; a failure is reported."""
         if self.result is None:
             return False
-        text = time_series_text(self.result, fmt)  # an unknown format raises before the dialog
+        text = time_series_text(self.result, fmt, self.units)  # an unknown format raises before the dialog
         path = export_path(self, "time histories", "time_histories", fmt, path)
         return path is not None and write_export(self, path, text)
 

@@ -40,9 +40,10 @@ def _summary(result: JobResult) -> str:
     data = result.data["json"]
     ranks = ", ".join(f"{NAMES[k]} {v['rank']}" for k, v in data["results"].items())
     verdict = "".join(f" · {NAMES[a]} and {NAMES[b]} {v['verdict']}" for a, b, v in _pairs(data["comparison"]))
-    return (
-        f"Ranks: {ranks}{verdict}. {result.provenance.precision}; {data['provenance']['samples']} samples; "
-        f"{provenance_text(result)}"
+    path = data["provenance"]["trajectory"]
+    return (  # which samples, as the command line says it: the same trajectory and count give the same ranks
+        f"Ranks: {ranks}{verdict}. {result.provenance.precision}; {data['provenance']['samples']} samples of "
+        f"trajectory '{path['name']}' ({path['source']}) over {path['duration']:g} s; {provenance_text(result)}"
     )
 
 

@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 
-from ...io.csv_text import csv_text
+from ...io.csv_text import CsvTable, csv_table
 from ...io.json_text import json_text
 from ...jobs import JobResult
 from .panel_parts import COLORS, export_plot, menu_button, result_layout, show_hover, stale_banner
@@ -148,9 +148,9 @@ def _short(text: str, digits: int = 8) -> str:
         return text
 
 
-def spectra_text(result: JobResult, fmt: str) -> str:
-    """CSV: one row per index, σ_i in full digits per curve, then log10 σ_i; the provenance as a first '#'
-    line. JSON: the provenance and each curve with its singular values (full digits, as text), tolerance,
+def spectra_text(result: JobResult, fmt: str) -> str | CsvTable:
+    """CSV: one row per index, σ_i in full digits per curve, then log10 σ_i; the provenance beside it.
+    JSON: the provenance and each curve with its singular values (full digits, as text), tolerance,
     rank and ridge depth."""
     spectra = result.data["spectra"]
     if fmt == "json":
@@ -161,4 +161,4 @@ def spectra_text(result: JobResult, fmt: str) -> str:
         row = [s["singular_values"][i] if i < len(s["singular_values"]) else "" for s in spectra]
         row += [f"{s['log10_sigma'][i]:.6f}" if i < len(s["log10_sigma"]) else "" for s in spectra]
         rows.append([i + 1, *row])
-    return csv_text(result.provenance.to_json(), header, rows)
+    return csv_table(result.provenance.to_json(), header, rows)

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...io.csv_text import csv_text, provenance_line
+from ...io.csv_text import CsvTable, csv_table, provenance_line
 from ...io.json_text import json_text
 from ...jobs import JobResult
 from ...model import ModelError
@@ -230,14 +230,14 @@ class TablePanel(QWidget):
         """More for the JSON file beside provenance, columns and rows (subclasses: the job's own data)."""
         return {}
 
-    def file_text(self, fmt: str) -> str:
-        """The shown table as a file in `fmt` ('csv', 'tex' or 'json'), its provenance first."""
+    def file_text(self, fmt: str) -> str | CsvTable:
+        """The shown table as a file in `fmt` ('csv', 'tex' or 'json'), with its provenance (for CSV, beside it)."""
         fmt = fmt.lower()
         if fmt not in FORMATS:
             raise ModelError("export format", "is not known", fmt, ", ".join(FORMATS))
         provenance = self.provenance()
         if fmt == "csv":
-            return csv_text(provenance, self.columns, self.rows("full"))
+            return csv_table(provenance, self.columns, self.rows("full"))
         if fmt == "tex":
             return f"{provenance_line(provenance, '%')}{latex_tabular(self.columns, self.rows('latex'))}\n"
         rows = [

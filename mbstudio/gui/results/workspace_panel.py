@@ -9,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
-from ...io.csv_text import csv_text
+from ...io.csv_text import CsvTable, csv_table
 from ...io.json_text import json_text
 from ...jobs import JobResult
 from .panel_parts import export_plot, menu_button, result_layout, show_hover, stale_banner
@@ -133,9 +133,9 @@ def _rect(first: np.ndarray, second: np.ndarray) -> tuple[float, float, float, f
     return first[0] - dx / 2, second[0] - dy / 2, first[-1] - first[0] + dx, second[-1] - second[0] + dy
 
 
-def workspace_text(result: JobResult, fmt: str) -> str:
+def workspace_text(result: JobResult, fmt: str) -> str | CsvTable:
     """CSV: one row per grid point (its two coordinates, then every quantity; empty where unreachable) after the
-    provenance line. JSON: the provenance, the axes, the fixed coordinates and the grids."""
+    provenance beside it. JSON: the provenance, the axes, the fixed coordinates and the grids."""
     data = result.data
     if fmt == "json":
         return json_text(
@@ -152,4 +152,4 @@ def workspace_text(result: JobResult, fmt: str) -> str:
     header = [f"{data['axes'][0]} [m]", f"{data['axes'][1]} [m]"] + [f"{k} [{data['units'][k]}]" for k in keys]
     columns = [first.ravel(), second.ravel(), *(np.asarray(data["values"][k]).ravel() for k in keys)]
     rows = ([repr(float(v)) if np.isfinite(v) else "" for v in row] for row in np.column_stack(columns))
-    return csv_text(result.provenance.to_json(), header, rows)
+    return csv_table(result.provenance.to_json(), header, rows)

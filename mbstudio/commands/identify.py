@@ -1,0 +1,125 @@
+"""`mbstudio identify MODEL --data LOG.csv [--validate LOG2.csv] [--json OUT] [--csv OUT] [--friction viscous,coulomb]
+[--digits N] [--cutoff HZ] [--physical] [--hold-unexcited]`: the base inertial parameters (and joint friction) of
+a real mechanism from a measured log of positions and actuator forces, with standard deviations, validated on a
+second log (docs/identification.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..identification.identify import DEFAULT_DIGITS, FRICTION, Identification, identify
+from ..io.csv_text import write_output
+from ..io.identification_table import identification_text
+from ..model import check_outputs, load
+from .basepar import MAX_DIGITS, _progress
+from .excite import _positive
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a model file (.mbs)")
+    parser.add_argument("--data", required=True, metavar="LOG.csv", help="the log to identify from")
+    parser.add_argument("--validate", metavar="LOG2.csv", help="a second log: the predicted forces against it")
+    parser.add_argument(
+        "--friction",
+        type=_friction,
+        default=[],
+        metavar="KINDS",
+        help="friction of each actuated joint to identify: viscous, coulomb or viscous,coulomb",
+    )
+    parser.add_argument(
+        "--digits",
+        type=_digits,
+        default=DEFAULT_DIGITS,
+        metavar="N",
+        help=f"precision deciding the base parameters (default {DEFAULT_DIGITS})",
+    )
+    parser.add_argument(
+        "--cutoff", type=_positive, metavar="HZ", help="the positions' low-pass cut-off (default: from the motion)"
+    )
+    parser.add_argument("--physical", action="store_true", help="also a physically consistent estimate")
+    parser.add_argument(
+        "--hold-unexcited",
+        action="store_true",
+        help="hold base parameters the log does not excite at the model's values instead of stopping",
+    )
+    parser.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
+    parser.add_argument("--csv", metavar="OUT", help="write the parameter table as CSV to OUT")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def _friction(text: str) -> list[str]:
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in FRICTION]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(f"{text!r}: friction is {' and/or '.join(FRICTION)}, separated by commas")
+    return kinds
+
+
+def _digits(text: str) -> int:
+    if not text.isdigit() or not 16 <= int(text) <= MAX_DIGITS:
+        raise argparse.ArgumentTypeError(f"{text!r}: digits must be a whole number from 16 to {MAX_DIGITS}")
+    return int(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    inputs = [args.file, args.data] + ([args.validate] if args.validate else [])
+    check_outputs([args.json, args.csv], inputs)  # before the work, not after
+    model = load(args.file)
+    try:
+        result = identify(
+            model,
+            args.data,
+            args.validate,
+            args.friction,
+            args.digits,
+            args.cutoff,
+            args.physical,
+            args.hold_unexcited,
+            progress=None if args.quiet else _progress,
+        )
+    except ValueError as exc:  # ModelError: the log, an option or the model, named
+        print(f"mbstudio identify: error: {exc}", file=sys.stderr)
+        return 2
+    document = result.to_json()
+    for path, fmt in ((args.json, "json"), (args.csv, "csv")):
+        if path:
+            write_output(path, identification_text(document, fmt))
+    print(format_identification(result))
+    return 0
+
+
+def format_identification(result: Identification) -> str:
+    """The log and filter, the rank, each base parameter with its standard deviation, friction, validation."""
+    log, s = result.observations.log, result.settings
+    lines = [
+        f"{result.model_name}  (sha256 {result.model_hash[:16]}…)",
+        f"log {log.source}: {len(log.t)} samples at {log.rate:.6g} Hz; cut-off {s.cutoff_hz:.4g} Hz "
+        f"(Butterworth order {s.order}, zero phase), every {s.decimation} kept: {result.estimate.samples} samples",
+        f"rank {result.rank} (variable precision, {result.base.digits} digits); {result.estimate.method}, "
+        f"cond {result.estimate.condition:.3g} (columns scaled)",
+        "",
+        f"{'base parameter':40s} {'value':>14s} {'std':>11s} {'rel. std':>9s} {'model':>14s}",
+    ]
+    for row in result.rows():
+        shown = row["expression"] if len(row["expression"]) <= 40 else row["expression"][:39] + "…"
+        std = "held" if row["held"] else f"{row['std']:.3g}"
+        rel = "" if row["held"] else f"{row['relative_std']:.3g} %"
+        lines.append(f"{shown:40s} {row['value']:14.6g} {std:>11s} {rel:>9s} {row['model_value']:14.6g}")
+    for f in result.friction:
+        rel = "" if f["relative_std"] is None else f"{f['relative_std']:.3g} %"
+        lines.append(f"{f['name']:40s} {f['value']:14.6g} {f['std']:11.3g} {rel:>9s}")
+    if result.held:
+        lines.append(f"held at the model's values (not excited by the log): {', '.join(result.held)}")
+    if result.validation is not None:
+        v = result.validation
+        per = ", ".join(f"{k} {100 * x:.3g} %" for k, x in v.relative_rms.items() if x is not None)
+        lines.append(f"validation on {v.source}: relative RMS error {100 * v.overall:.3g} % ({per})")
+    if result.physical is not None:
+        p = result.physical
+        state = "consistent" if p["consistent"] else "NOT consistent"
+        lines.append(
+            f"physically consistent estimate ({p['solver']}, {p['status']}, {state}): "
+            f"{p['distance_sigma']:.3g} standard deviations from the least-squares one"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,257 @@
+"""An identification from a measured log (Analysis › Identify…): the summary (rank, filter, validation), then three
+tabs: the logged signals with their filtered versions, the estimates with their error bars beside the parameter
+table, and the measured against the predicted forces on the validation log. Export as CSV or JSON. Everything
+comes computed from the job; this panel only draws."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...io.identification_table import FORMATS, identification_text
+from ...jobs import JobResult
+from .panel_parts import COLORS, export_path, menu_button, result_layout, stale_banner, write_export
+
+PLACEHOLDER = "Run Analysis › Identify… with a measured log to see the estimates here."
+RAW = (170, 170, 170)
+COLUMNS = ("base parameter", "value", "± σ", "σ [%]", "model", "consistent")
+SHOWN_RANGE = (-0.5, 2.5)  # estimate / model value: 1 is the model's value
+NAMED_TICKS = 12
+
+
+class IdentificationPanel(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result: JobResult | None = None
+        self.summary = QLabel(PLACEHOLDER)
+        self.summary.setWordWrap(True)
+        self.stale = stale_banner()
+        self.tabs = QTabWidget()
+        self.signal = QComboBox()
+        self.signal.currentIndexChanged.connect(self._draw_signal)
+        self.signals = _plot("time", "s")
+        self.estimates = _plot("base parameter (the parameter it keeps)", "")
+        self.estimates.setLabel("left", "estimate / model value (±3σ)")
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().hide()
+        self.checked = QComboBox()
+        self.checked.currentIndexChanged.connect(self._draw_validation)
+        self.validation = _plot("time", "s")
+        self.tabs.addTab(_with_chooser(self.signal, self.signals), "Signals")
+        split = QSplitter()
+        split.addWidget(self.estimates)
+        split.addWidget(self.table)
+        split.setSizes([500, 500])
+        self.tabs.addTab(split, "Estimates")
+        self.tabs.addTab(_with_chooser(self.checked, self.validation), "Validation")
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(menu_button("Export", [(f"{fmt.upper()}…", lambda f=fmt: self.export(f)) for fmt in FORMATS]))
+        result_layout(self, self.summary, self.tabs, buttons)
+
+    # ------------------------------------------------------------------ results
+    def show_result(self, result: JobResult) -> None:
+        self.result = result
+        document, signals = result.data["json"], result.data["signals"]
+        self.summary.setText(summary_text(document))
+        _refill(
+            self.signal, [f"{c} position" for c in signals["coordinates"]] + [f"{c} force" for c in signals["actuated"]]
+        )
+        self._fill_table(document)
+        self._draw_estimates(document)
+        checked = result.data["validation"] is not None
+        self.tabs.setTabEnabled(2, checked)
+        _refill(self.checked, signals["actuated"] if checked else [])
+        self.set_stale(False)
+
+    def clear(self) -> None:
+        self.result = None
+        self.summary.setText(PLACEHOLDER)
+        for plot in (self.signals, self.estimates, self.validation):
+            plot.clear()
+        self.table.setRowCount(0)
+        self.stale.hide()
+
+    def set_stale(self, stale: bool) -> None:
+        self.stale.setVisible(stale)
+
+    # ------------------------------------------------------------------ drawing
+    def _draw_signal(self) -> None:
+        """A coordinate's logged position (grey) under its filtered one, or an actuator's force under its
+        filtered, decimated samples and the force the estimate predicts there."""
+        self.signals.clear()
+        if self.result is None or self.signal.currentIndex() < 0:
+            return
+        s = self.result.data["signals"]
+        k, n = self.signal.currentIndex(), len(s["coordinates"])
+        self.signals.addLegend(offset=(10, 5))
+        if k < n:
+            name = s["coordinates"][k]
+            self.signals.setLabel("left", f"{name} [{s['units'][name]}]")
+            self.signals.plot(s["t"], np.asarray(s["positions"])[:, k], pen=pg.mkPen(RAW, width=3), name="logged")
+            self.signals.plot(
+                s["t"], np.asarray(s["filtered"])[:, k], pen=pg.mkPen(COLORS[2], width=1.5), name="filtered"
+            )
+            return
+        j = k - n
+        name = s["actuated"][j]
+        self.signals.setLabel("left", f"force on {name} [{s['units']['tau_' + name]}]")
+        self.signals.plot(s["t"], np.asarray(s["forces"])[:, j], pen=pg.mkPen(RAW), name="logged")
+        kept = np.asarray(s["t_kept"])
+        self.signals.plot(
+            kept, np.asarray(s["forces_filtered"])[:, j], pen=pg.mkPen(COLORS[2], width=1.5), name="filtered, decimated"
+        )
+        self.signals.plot(
+            kept,
+            np.asarray(s["predicted"])[:, j],
+            pen=pg.mkPen(COLORS[1], width=1.5, style=pg.QtCore.Qt.PenStyle.DashLine),
+            name="predicted",
+        )
+
+    def _draw_estimates(self, document: dict) -> None:
+        """Each estimated base parameter with a non-zero model value as estimate / model value with ±3σ bars
+        (1: the model's value); the table lists them all."""
+        self.estimates.clear()
+        rows = [(i, p) for i, p in enumerate(document["base_parameters"]) if p["model_value"] and p["std"] is not None]
+        if not rows:
+            return
+        x = np.array([i + 1 for i, _ in rows], float)
+        ratio = np.array([p["value"] / p["model_value"] for _, p in rows])
+        bar = np.array([3 * p["std"] / abs(p["model_value"]) for _, p in rows])
+        self.estimates.addItem(pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen(RAW, style=pg.QtCore.Qt.PenStyle.DashLine)))
+        self.estimates.addItem(pg.ErrorBarItem(x=x, y=ratio, height=2 * bar, beam=0.3, pen=pg.mkPen(COLORS[2])))
+        self.estimates.plot(x, ratio, pen=None, symbol="o", symbolSize=6, symbolBrush=COLORS[2])
+        self.estimates.setYRange(*SHOWN_RANGE)
+        count = len(document["base_parameters"])
+        self.estimates.setXRange(0, count + 1)
+        named = [(i + 1, p["kept"]) for i, p in enumerate(document["base_parameters"])]
+        step = max(1, count // NAMED_TICKS)  # the parameters each base parameter keeps, as many as fit
+        self.estimates.getAxis("bottom").setTicks([named[::step], []])
+
+    def _fill_table(self, document: dict) -> None:
+        """One row per base parameter (its expression), then per friction coefficient."""
+        consistent = document.get("physical") or {}
+        rows = [
+            (
+                p["expression"],
+                p["value"],
+                None if p["held"] else p["std"],
+                p["relative_std"],
+                p["model_value"],
+                p.get("physical_value"),
+            )
+            for p in document["base_parameters"]
+        ]
+        rows += [
+            (
+                f"{f['name']} [{f['unit']}]",
+                f["value"],
+                f["std"],
+                f["relative_std"],
+                None,
+                consistent.get("friction", {}).get(f["name"]),
+            )
+            for f in document["friction"]
+        ]
+        self.table.setRowCount(len(rows))
+        for r, (label, value, std, relative, model, physical) in enumerate(rows):
+            cells = (
+                label,
+                _number(value),
+                "held" if std is None else f"{std:.3g}",
+                _number(relative, 3),
+                _number(model),
+                _number(physical),
+            )
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(label)
+                self.table.setItem(r, c, item)
+        self.table.resizeColumnsToContents()
+
+    def _draw_validation(self) -> None:
+        self.validation.clear()
+        data = self.result.data["validation"] if self.result is not None else None
+        j = self.checked.currentIndex()
+        if data is None or j < 0:
+            return
+        name = self.result.data["signals"]["actuated"][j]
+        error = self.result.data["json"]["validation_relative_rms"].get(name)
+        self.validation.setTitle(f"{name} on {data['file']}: relative RMS error {100 * error:.3g} %")
+        unit = self.result.data["signals"]["units"]["tau_" + name]
+        self.validation.setLabel("left", f"force on {name} [{unit}]")
+        self.validation.addLegend(offset=(10, 5))
+        self.validation.plot(
+            data["t"],
+            np.asarray(data["measured"])[:, j],
+            pen=pg.mkPen(COLORS[0], width=1.5),
+            name="measured (filtered)",
+        )
+        self.validation.plot(
+            data["t"],
+            np.asarray(data["predicted"])[:, j],
+            pen=pg.mkPen(COLORS[1], width=1.5, style=pg.QtCore.Qt.PenStyle.DashLine),
+            name="predicted",
+        )
+
+    # ------------------------------------------------------------------ export
+    def export(self, fmt: str, path: str | None = None) -> bool:
+        if self.result is None:
+            return False
+        path = export_path(self, "the identification", "identification", fmt, path)
+        return path is not None and write_export(self, path, identification_text(self.result.data["json"], fmt))
+
+
+def summary_text(document: dict) -> str:
+    f, e = document["filter"], document["estimation"]
+    held = f"; held at the model's values: {', '.join(document['held'])}" if document["held"] else ""
+    check = document["validation_relative_rms"]
+    said = "" if check is None else f"; validation: relative RMS error {100 * check['overall']:.3g} %"
+    return (
+        f"{document['model']}: rank {document['rank']}, {len(document['base_parameters'])} base parameters"
+        f"{' and ' + str(len(document['friction'])) + ' friction coefficients' if document['friction'] else ''} "
+        f"from {e['samples']} samples (cut-off {f['cutoff_hz']:.3g} Hz, order {f['order']}, every "
+        f"{f['decimation']} kept){held}{said}"
+    )
+
+
+def _number(x: float | None, digits: int = 6) -> str:
+    return "" if x is None else f"{x:.{digits}g}"
+
+
+def _plot(bottom: str, unit: str) -> pg.PlotWidget:
+    plot = pg.PlotWidget(background="w")
+    plot.setLabel("bottom", bottom, units=unit or None)
+    plot.showGrid(x=True, y=True, alpha=0.2)
+    plot.setMinimumHeight(160)
+    return plot
+
+
+def _with_chooser(chooser: QComboBox, plot: pg.PlotWidget) -> QWidget:
+    holder = QWidget()
+    layout = QVBoxLayout(holder)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(chooser)
+    layout.addWidget(plot, 1)
+    return holder
+
+
+def _refill(combo: QComboBox, items: list[str]) -> None:
+    combo.blockSignals(True)
+    combo.clear()
+    combo.addItems(items)
+    combo.blockSignals(False)
+    combo.setCurrentIndex(0 if items else -1)
+    combo.currentIndexChanged.emit(combo.currentIndex())

@@ -1,0 +1,125 @@
+"""The practitioner's signal chain before least squares (Gautier's scheme): zero-phase low-pass filtering of the
+positions, central differences for velocities and accelerations, and decimation with parallel filtering.
+
+Cut-off. Unless given, the positions' cut-off is CUTOFF_FACTOR times the motion's bandwidth, the frequency below
+which BANDWIDTH_SHARE of the (detrended, Hann-windowed) positions' power lies, largest over the coordinates, and at
+most MAX_CUTOFF_SHARE of the Nyquist frequency. So the filter leaves the motion alone (a 4th-order Butterworth
+run forwards and backwards passes a fifth of its cut-off with a gain of 1 − 1.3·10⁻⁶) and removes the encoders'
+quantisation and the noise that differentiation would raise by ω and ω².
+
+Differentiation. Second-order central differences of the filtered positions: their relative error at frequency f
+is about (2π f Δt)²/6, below 10⁻⁴ up to the cut-off at the sampling rates where the cut-off is a twentieth of it.
+
+Decimation with parallel filtering. The torques hold the noise of the whole band; the columns of the observation
+matrix and the torques are low-pass filtered alike (the same zero-phase filter: W φ = τ stays true sample by sample,
+since the filter is linear), then every r-th sample is kept, r the largest step whose Nyquist frequency is still
+above the cut-off: what is kept is nearly white, as the least squares' standard deviations assume. The samples
+within EDGE_PERIODS periods of the cut-off of either end, where the filters' transients live, are dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import scipy.signal
+
+from ..model.errors import ModelError
+
+ORDER = 4  # Butterworth order; run forwards and backwards it acts as order 8 with no phase
+CUTOFF_FACTOR = 5.0
+BANDWIDTH_SHARE = 0.99
+MAX_CUTOFF_SHARE = 0.5  # of the Nyquist frequency
+EDGE_PERIODS = 3.0
+
+
+@dataclass(frozen=True)
+class FilterSettings:
+    """What the chain did, for the result's provenance and for a second log to be treated alike."""
+
+    cutoff_hz: float
+    order: int
+    rate_hz: float  # of the log
+    decimation: int  # every r-th sample kept
+    edge: int  # samples dropped at each end
+    rule: str  # how the cut-off was chosen
+    bandwidth_hz: float | None  # the motion's bandwidth found (None when the cut-off was given)
+
+    def to_json(self) -> dict:
+        return asdict(self) | {"filter": "Butterworth, zero phase (forwards and backwards)"}
+
+    def at_rate(self, rate_hz: float) -> FilterSettings:
+        """The same cut-off and order for a log sampled at another rate (a validation log)."""
+        return settings(rate_hz, self.cutoff_hz, self.rule, self.bandwidth_hz)
+
+
+def motion_bandwidth(positions: np.ndarray, rate_hz: float) -> float:
+    """The frequency below which BANDWIDTH_SHARE of the positions' power lies (after removing each coordinate's
+    straight-line trend, under a Hann window), the largest over the coordinates; at least one frequency bin."""
+    x = scipy.signal.detrend(np.asarray(positions, float), axis=0)
+    power = np.abs(np.fft.rfft(x * np.hanning(len(x))[:, None], axis=0)) ** 2
+    power[0] = 0.0
+    frequencies = np.fft.rfftfreq(len(x), 1.0 / rate_hz)
+    found = frequencies[1]
+    for column in power.T:
+        total = column.sum()
+        if total > 0:
+            found = max(found, frequencies[np.searchsorted(np.cumsum(column), BANDWIDTH_SHARE * total)])
+    return float(found)
+
+
+def choose_settings(positions: np.ndarray, rate_hz: float, cutoff_hz: float | None = None) -> FilterSettings:
+    """The chain's settings for a log: the cut-off given, else by the rule of the module docstring."""
+    nyquist = rate_hz / 2
+    if cutoff_hz is not None:
+        if not 0 < cutoff_hz < nyquist:
+            raise ModelError(
+                "cut-off", "is not below the log's Nyquist frequency", cutoff_hz, f"a frequency in (0, {nyquist:g}) Hz"
+            )
+        return settings(rate_hz, float(cutoff_hz), "given", None)
+    bandwidth = motion_bandwidth(positions, rate_hz)
+    cutoff = min(CUTOFF_FACTOR * bandwidth, MAX_CUTOFF_SHARE * nyquist)
+    rule = (
+        f"{CUTOFF_FACTOR:g} × the motion's bandwidth ({100 * BANDWIDTH_SHARE:g} % of the positions' power), "
+        f"at most {MAX_CUTOFF_SHARE:g} × the Nyquist frequency"
+    )
+    return settings(rate_hz, cutoff, rule, bandwidth)
+
+
+def settings(rate_hz: float, cutoff_hz: float, rule: str, bandwidth_hz: float | None) -> FilterSettings:
+    decimation = max(1, math.floor(rate_hz / (2 * cutoff_hz)))
+    edge = math.ceil(EDGE_PERIODS * rate_hz / cutoff_hz)
+    return FilterSettings(cutoff_hz, ORDER, rate_hz, decimation, edge, rule, bandwidth_hz)
+
+
+def lowpass(x: np.ndarray, s: FilterSettings) -> np.ndarray:
+    """Zero-phase Butterworth low-pass of the columns of x (N, ...) along the first axis."""
+    sos = scipy.signal.butter(s.order, s.cutoff_hz, fs=s.rate_hz, output="sos")
+    return scipy.signal.sosfiltfilt(sos, x, axis=0, padtype="odd", padlen=min(len(x) - 1, s.edge))
+
+
+def derivatives(positions: np.ndarray, s: FilterSettings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Filtered positions, velocities and accelerations (N, n) from raw positions sampled at s.rate_hz. A
+    coordinate whose logged position never changes (a locked joint's encoder count) keeps it, at rest: exact
+    zeros, where the filter's rounding divided by the step squared would leave a noise that no parameter's
+    column should be mistaken for."""
+    q = lowpass(positions, s)
+    step = 1.0 / s.rate_hz
+    qd = np.gradient(q, step, axis=0, edge_order=2)
+    qdd = np.empty_like(q)
+    qdd[1:-1] = (q[2:] - 2 * q[1:-1] + q[:-2]) / step**2
+    qdd[0], qdd[-1] = qdd[1], qdd[-2]  # inside the dropped edges
+    still = np.ptp(positions, axis=0) == 0
+    q[:, still], qd[:, still], qdd[:, still] = positions[:, still], 0.0, 0.0
+    return q, qd, qdd
+
+
+def kept_samples(count: int, s: FilterSettings) -> np.ndarray:
+    """Indices of the samples kept after decimation: every r-th, away from the edges."""
+    return np.arange(s.edge, count - s.edge, s.decimation)
+
+
+def parallel_decimate(x: np.ndarray, s: FilterSettings) -> np.ndarray:
+    """x (N, ...) low-pass filtered along the first axis, at the kept samples."""
+    return lowpass(x, s)[kept_samples(len(x), s)]

@@ -1,0 +1,219 @@
+"""Measured logs for identification: a CSV file of time, encoder positions and actuator forces, read and checked.
+
+The format (docs/identification.md): one header line, then one row per sample; lines starting with `#` are
+comments. Columns:
+  - `t`: the time [s];
+  - one per independent coordinate of the model, named as in the model: its position (rad or m);
+  - `tau_<coordinate>` per actuated coordinate (the model's `actuated`, else its independent coordinates): the
+    actuator's force or torque (N·m for a revolute coordinate, N for a prismatic one).
+A header may carry a unit, `name [unit]` (`theta1 [deg]`, `tau_theta1 [N·m]`, `t [ms]`); values are converted to
+SI as units in model files are (model/units.py), and a unit of the wrong kind (mm for an angle) is refused. The
+time must rise at a constant step (within IRREGULAR_STEP); every value must be a finite number. Every problem is
+a ModelError naming the file, the column and the row.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..kinematics.mechanism import Mechanism
+from ..model import units
+from ..model.errors import ModelError
+
+TORQUE_PREFIX = "tau_"
+IRREGULAR_STEP = 0.01  # a time step further than this fraction from the median step makes the log irregular
+MAX_BYTES = 500_000_000  # a log larger than this is refused before it is read (about 5 million rows of 10 columns)
+# what each kind of column measures -> the SI unit its values are converted to (a unit given must have its dimension)
+KINDS = {"time": units.TIME, "angle": units.ANGLE, "length": units.LENGTH, "torque": units.TORQUE, "force": units.FORCE}
+
+
+@dataclass
+class MeasuredLog:
+    """A log in SI units: `positions` (N, n_ind) in the order of `coordinates` (the mechanism's independent
+    ones), `forces` (N, n_act) in the order of `actuated`."""
+
+    source: str
+    t: np.ndarray
+    coordinates: list[str]
+    positions: np.ndarray
+    actuated: list[str]
+    forces: np.ndarray
+    units: dict[str, str] = field(default_factory=dict)  # column -> the unit its header gave ("" for SI)
+    sha256: str = ""
+
+    @property
+    def step(self) -> float:
+        return float(np.median(np.diff(self.t)))
+
+    @property
+    def rate(self) -> float:
+        """Samples per second."""
+        return 1.0 / self.step
+
+    def provenance(self) -> dict:
+        return {"file": self.source, "sha256": self.sha256, "samples": len(self.t), "rate_hz": self.rate}
+
+
+def actuated_names(mech: Mechanism) -> list[str]:
+    """The coordinates whose forces a log carries: the model's actuated ones, else the independent ones."""
+    return list(mech.model.actuated or mech.independent)
+
+
+def read_log(path: str | Path, mech: Mechanism) -> MeasuredLog:
+    """The log at `path` for `mech`, checked and in SI units (see the module docstring)."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ModelError(str(path), "cannot be read", str(exc), "a CSV log file") from None
+    if size > MAX_BYTES:
+        raise ModelError(str(path), "is too large to read", f"{size} bytes", f"at most {MAX_BYTES} bytes")
+    try:
+        data = path.read_bytes()
+        text = data.decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(str(path), "cannot be read as UTF-8 text", str(exc), "a CSV log file") from None
+    log = parse_log(text, mech, str(path))
+    log.sha256 = hashlib.sha256(data).hexdigest()
+    return log
+
+
+def parse_log(text: str, mech: Mechanism, source: str = "log") -> MeasuredLog:
+    """The log in `text` (CSV) for `mech`; `source` names it in messages."""
+    rows = [(k + 1, r) for k, r in enumerate(csv.reader(io.StringIO(text))) if r and not r[0].lstrip().startswith("#")]
+    if not rows:
+        raise ModelError(source, "is empty", None, "a header line, then one row per sample")
+    header_line, header = rows[0]
+    columns = [_split_header(name) for name in header]
+    names = [n for n, _ in columns]
+    kinds = _column_kinds(mech, source)
+    _check_names(names, kinds, mech, source)
+    values = _numbers(rows[1:], names, source)
+    scale = {name: _unit_scale(source, name, unit, kinds[name]) for name, unit in columns}
+    index = {name: i for i, name in enumerate(names)}
+    column = {name: values[:, index[name]] * scale[name] for name in names}
+    t = column["t"]
+    _check_time(t, [line for line, _ in rows[1:]], source)
+    actuated = actuated_names(mech)
+    return MeasuredLog(
+        source,
+        t,
+        list(mech.independent),
+        np.column_stack([column[c] for c in mech.independent]),
+        actuated,
+        np.column_stack([column[TORQUE_PREFIX + c] for c in actuated]),
+        {name: unit for name, unit in columns},
+    )
+
+
+def _split_header(text: str) -> tuple[str, str]:
+    """'theta1 [deg]' -> ('theta1', 'deg'); 'theta1' -> ('theta1', '')."""
+    text = text.strip()
+    if text.endswith("]") and "[" in text:
+        name, unit = text[:-1].split("[", 1)
+        return name.strip(), unit.strip()
+    return text, ""
+
+
+def _column_kinds(mech: Mechanism, source: str) -> dict[str, str]:
+    """Every column the log must have -> what it measures."""
+    kinds = {"t": "time"}
+    for name in mech.independent:
+        kinds[name] = "angle" if _revolute(mech, name) else "length"
+    for name in actuated_names(mech):
+        kinds[TORQUE_PREFIX + name] = "torque" if _revolute(mech, name) else "force"
+    return kinds
+
+
+def _revolute(mech: Mechanism, name: str) -> bool:
+    return mech.tree.kinds[mech.coordinates.index(name)] == "R"
+
+
+def _check_names(names: list[str], kinds: dict[str, str], mech: Mechanism, source: str) -> None:
+    """Every expected column once, nothing else; an unknown name is told apart from a dependent coordinate."""
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ModelError(f"{source}, header", "names a column more than once", repeated, "each column once")
+    missing = [n for n in kinds if n not in names]
+    if missing:
+        raise ModelError(
+            f"{source}, header",
+            f"lacks the column(s) {', '.join(missing)}",
+            None,
+            "the columns " + ", ".join(kinds) + " (units may follow in brackets, e.g. 'theta1 [deg]')",
+        )
+    unknown = [n for n in names if n not in kinds]
+    if unknown:
+        dependent = [n for n in unknown if n in mech.coordinates]
+        why = (
+            f"'{dependent[0]}' is a dependent coordinate: the loops give it from the independent ones"
+            if dependent
+            else f"'{unknown[0]}' is not a column of this model's logs"
+        )
+        raise ModelError(f"{source}, header", why, unknown, "only the columns " + ", ".join(kinds))
+
+
+def _numbers(rows: list[tuple[int, list[str]]], names: list[str], source: str) -> np.ndarray:
+    """The rows as floats (N, columns); a short row, a word, NaN or an infinity is refused with its place."""
+    out = np.empty((len(rows), len(names)))
+    for k, (line, row) in enumerate(rows):
+        if len(row) != len(names):
+            raise ModelError(
+                f"{source}, line {line}", f"has {len(row)} values for {len(names)} columns", None, "one per column"
+            )
+        for j, text in enumerate(row):
+            try:
+                value = float(text)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                raise ModelError(f"{source}, line {line}, column '{names[j]}'", "is not a finite number", text)
+            out[k, j] = value
+    return out
+
+
+def _unit_scale(source: str, name: str, unit: str, kind: str) -> float:
+    """The factor to SI of `unit` for a column measuring `kind` (1 without a unit), by the model files' own
+    units (model/units.py): the same names, conversions and messages."""
+    if not unit:
+        return 1.0
+    where = f"{source}, column '{name}'"
+    one = units.Quantity(1, unit.replace("·", "*"), where=where)
+    try:
+        units.check_unit(one, KINDS[kind], where)
+    except ModelError as exc:  # the header's unit, not '1 mm'
+        raise ModelError(where, exc.problem, unit, exc.expected) from None
+    return float(one)
+
+
+def _check_time(t: np.ndarray, lines: list[int], source: str) -> None:
+    """At least two samples; the time rising at a constant step (within IRREGULAR_STEP of the median)."""
+    if len(t) < 2:
+        raise ModelError(source, f"has {len(t)} sample(s)", None, "a log of many samples")
+    step = np.diff(t)
+    falls = np.nonzero(step <= 0)[0]
+    if len(falls):
+        k = int(falls[0])
+        raise ModelError(
+            f"{source}, line {lines[k + 1]}, column 't'",
+            f"the time does not rise: {t[k + 1]!r} s after {t[k]!r} s",
+            None,
+            "a time that rises from row to row",
+        )
+    median = float(np.median(step))
+    off = np.nonzero(np.abs(step - median) > IRREGULAR_STEP * median)[0]
+    if len(off):
+        k = int(off[0])
+        raise ModelError(
+            f"{source}, line {lines[k + 1]}, column 't'",
+            f"the time step is irregular: {step[k]:.6g} s from {t[k]!r} s, where the log's step is {median:.6g} s",
+            None,
+            f"a constant step (within {100 * IRREGULAR_STEP:g} %): resample the log, or cut it at the gap",
+        )

@@ -1,0 +1,157 @@
+"""Measured logs made by routes other than the identification's own: Pinocchio's RNEA on a URDF robot read by
+Pinocchio's own parser, and our closed-loop inverse dynamics (RNEA projected, not the regressor) or simulation.
+
+Positions are quantised like an encoder's counts; the forces get Gaussian noise of a given standard deviation.
+The truth for the base parameters is the document's inertial values mapped by the base parameters found."""
+
+from __future__ import annotations
+
+import functools
+import io
+from dataclasses import dataclass
+
+import numpy as np
+
+ENCODER_BITS = 18  # counts per turn 2^18: a step of 2.4e-5 rad
+
+
+@dataclass
+class Motion:
+    t: np.ndarray
+    q: np.ndarray  # (N, n) positions of the logged coordinates
+    qd: np.ndarray
+    qdd: np.ndarray
+
+
+def fourier_motion(
+    count: int, rate: float, centre: np.ndarray, amplitude: np.ndarray, base_hz: float, seed: int = 0
+) -> Motion:
+    """A sum of the first three harmonics of base_hz per coordinate, random phases and weights (seeded), each
+    coordinate's peak excursion `amplitude` about `centre`: positions, velocities and accelerations exactly."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(count) / rate
+    n = len(centre)
+    harmonics = np.arange(1, 4)
+    weight = rng.uniform(0.3, 1.0, (n, 3)) / harmonics
+    weight *= (amplitude / weight.sum(axis=1))[:, None]
+    phase = rng.uniform(0, 2 * np.pi, (n, 3))
+    omega = 2 * np.pi * base_hz * harmonics * (1 + 0.07 * np.arange(n))[:, None]  # no two coordinates alike
+    angle = omega[None] * t[:, None, None] + phase[None]
+    q = centre + (weight * np.sin(angle)).sum(axis=2)
+    qd = (weight * omega * np.cos(angle)).sum(axis=2)
+    qdd = -(weight * omega**2 * np.sin(angle)).sum(axis=2)
+    return Motion(t, q, qd, qdd)
+
+
+def quantised(q: np.ndarray, bits: int = ENCODER_BITS) -> np.ndarray:
+    step = 2 * np.pi / 2**bits
+    return np.round(q / step) * step
+
+
+def log_text(
+    t: np.ndarray,
+    names: list[str],
+    positions: np.ndarray,
+    actuated: list[str],
+    forces: np.ndarray,
+    units: dict[str, tuple[str, float]] | None = None,
+) -> str:
+    """CSV text in the log format; `units` column -> (unit, factor from SI) for headers with units."""
+    units = units or {}
+    columns = {"t": t} | dict(zip(names, positions.T, strict=True))
+    columns |= {f"tau_{n}": f for n, f in zip(actuated, forces.T, strict=True)}
+    header = [f"{c} [{units[c][0]}]" if c in units else c for c in columns]
+    data = np.column_stack([v * (units[c][1] if c in units else 1.0) for c, v in columns.items()])
+    out = io.StringIO()
+    out.write(",".join(header) + "\n")
+    np.savetxt(out, data, delimiter=",", fmt="%.17g")
+    return out.getvalue()
+
+
+# ---------------------------------------------------------------------------------------- Pinocchio
+@functools.cache
+def pinocchio_robot(name: str):
+    """(Pinocchio model from the URDF by Pinocchio's parser, our model from the same file by our importer)."""
+    import pinocchio as pin
+
+    from mbstudio.io.example_robots import robot_path
+    from mbstudio.io.urdf_import import import_urdf
+
+    path = robot_path(name)
+    return pin.buildModelFromUrdf(str(path)), import_urdf(path).model
+
+
+def pinocchio_torques(pin_model, names: list[str], motion: Motion) -> np.ndarray:
+    """Pinocchio's RNEA along the motion, the coordinates `names` mapped onto its joints by name, plus the torque
+    the URDF's joint damping takes (`<dynamics damping>`, which RNEA leaves out and our import keeps as a known
+    joint friction): what the actuators of the robot the URDF describes must give."""
+    import pinocchio as pin
+
+    order = [pin_model.getJointId(n) - 1 for n in names]  # revolute joints: one coordinate each, in tree order
+    data = pin_model.createData()
+    out = np.empty_like(motion.q)
+    full = np.zeros((3, pin_model.nq))
+    for k in range(len(motion.t)):
+        for row, x in zip(full, (motion.q[k], motion.qd[k], motion.qdd[k]), strict=True):
+            row[order] = x
+        out[k] = pin.rnea(pin_model, data, *full)[order]
+    return out + np.asarray(pin_model.damping)[order] * motion.qd
+
+
+def pinocchio_rank(pin_model, samples: int = 200, seed: int = 1) -> int:
+    """The rank of Pinocchio's joint-torque regressor stacked over random states (its own SVD tolerance)."""
+    import pinocchio as pin
+
+    rng = np.random.default_rng(seed)
+    data = pin_model.createData()
+    rows = [
+        pin.computeJointTorqueRegressor(pin_model, data, *(rng.uniform(-np.pi, np.pi, pin_model.nq) for _ in range(3)))
+        for _ in range(samples)
+    ]
+    return int(np.linalg.matrix_rank(np.vstack(rows)))
+
+
+# ---------------------------------------------------------------------------------------- closed loops
+SLA_DRIVES = {  # actuator torques on the lower arm and the wheel: three harmonics each, open loop
+    "theta1": "300*sin(2.1*t) + 200*sin(5.3*t + 0.4) + 120*sin(9.7*t + 1.1)",
+    "theta2": "3*sin(1.3*t) + 2*sin(4.1*t + 0.7) + 1.5*sin(8.9*t + 2.0)",
+}
+
+
+@functools.cache
+def sla_simulation(t_end: float, rate: float):
+    """The SLA suspension driven by actuator torques on theta1 and theta2 (the document's coil-over acting),
+    simulated by CVODES on the compiled closed-loop equations: (model with the actuators, times, independent
+    positions (N, 2), actuator torques (N, 2))."""
+    from mbstudio import samples
+    from mbstudio.kinematics import Mechanism
+    from mbstudio.model.document import Actuator
+    from mbstudio.simulation.run import simulate
+
+    model = samples.load("sla_suspension")
+    model.forces += [Actuator(f"drive_{name}", name, formula=f) for name, f in SLA_DRIVES.items()]
+    t = np.arange(round(t_end * rate) + 1) / rate
+    run = simulate(model, t_end, "CVODES", rtol=1e-10, atol=1e-12, t_eval=t)
+    columns = {name: values for name, _, values in run.columns()}
+    names = Mechanism(model).independent
+    positions = np.column_stack([columns[n] for n in names])
+    torques = np.column_stack([columns[f"actuator:drive_{n}"] for n in names])
+    return model, t, positions, torques
+
+
+def delta_motion(count: int, rate: float, seed: int = 0):
+    """The Delta's platform on a Fourier path about its document pose and the actuator torques of seed 002's
+    modular inverse dynamics (limb by limb, not the identification's regressor): (times, actuated angles
+    (N, 3), torques (N, 3)), in the order of the model's actuated coordinates."""
+    from mbstudio import samples
+    from mbstudio.dynamics.pkm import ParallelMachine
+
+    pkm = ParallelMachine(samples.load("delta_3rr2rrr"))
+    centre = pkm.position0[pkm.axes]
+    motion = fourier_motion(count, rate, centre, np.array([0.08, 0.08, 0.05]), 0.3, seed=seed)
+    states = pkm.inverse_kinematics(motion.q)
+    named = {}
+    for coordinates in pkm.document_coordinates(states):
+        named |= coordinates
+    angles = np.column_stack([named[n] for n in pkm.actuated])
+    return motion.t, angles, pkm.inverse_dynamics(states, motion.qd, motion.qdd).efforts
