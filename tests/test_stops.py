@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -134,7 +135,11 @@ def test_a_held_stop_lets_go_when_its_force_would_pull():
 
 def test_the_command_line_prints_the_contacts_and_writes_them(tmp_path, capsys):
     from mbstudio.cli import main
+    from mbstudio.io.csv_text import sidecar
     from mbstudio.model import save
+
+    def sidecar_text(path):
+        return Path(sidecar(path)).read_text()
 
     save(model(pendulum({"type": "impact", "restitution": 0.5}, low=0.2)), tmp_path / "p.mbs")
     table = tmp_path / "contacts.csv"
@@ -143,8 +148,9 @@ def test_the_command_line_prints_the_contacts_and_writes_them(tmp_path, capsys):
     assert "contacts of the stops: 19 (18 impact, 1 held, 0 compliant)" in out
     assert "DOP853 stepped the run and located its impacts (CVODES cannot here)" in out
     lines = table.read_text().splitlines()
-    assert lines[0].startswith("time [s],joint,coordinate,limit,kind") and lines[1].startswith("# provenance")
-    assert len(lines) == 21 and lines[2].split(",")[1:5] == ["pivot", "theta", "min", "impact"]
+    assert lines[0].startswith("time [s],joint,coordinate,limit,kind")
+    assert len(lines) == 20 and lines[1].split(",")[1:5] == ["pivot", "theta", "min", "impact"]
+    assert '"method": "DOP853"' in sidecar_text(table)
 
 
 def test_impact_stops_need_the_compiled_engine_and_a_start_within_the_limits():
