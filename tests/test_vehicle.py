@@ -186,18 +186,55 @@ def sla_motion_ratio() -> float:
     return float(next(values for name, _, values in columns if name == "alignment.motion_ratio")[0])
 
 
-@pytest.mark.slow
-def test_the_heave_frequency_is_that_of_the_tyre_and_spring_in_series_with_the_motion_ratio(vehicle):
+@pytest.fixture(scope="module")
+def vehicle_modes(vehicle) -> tuple[np.ndarray, np.ndarray]:
+    """The undamped modes about the standing pose: frequencies (Hz, ascending) and shapes (columns, in the
+    independent coordinates), from K φ = ω² M φ."""
+    K, M = stiffness_and_mass(vehicle)
+    values, vectors = np.linalg.eig(np.linalg.solve(M, K))
+    order = np.argsort(values.real)
+    return np.sqrt(np.maximum(values.real[order], 0)) / (2 * math.pi), vectors.real[:, order]
+
+
+def mode_name(independent: list[str], shape: np.ndarray) -> str:
+    """What a mode of the vehicle is, from its shape: the rack alone steers; where the chassis moves with the wheels
+    the car heaves (every wheel alike), pitches (front against rear) or rolls (left against right); where it stays
+    put a wheel pair hops (in phase) or tramps (against each other) on its tyres, front or rear. Signs of the arms'
+    angles compare directly: both sides' are positive in bump."""
+    x = dict(zip(independent, shape / np.abs(shape).max(), strict=True))
+    wheels = np.array([x[f"{c}_theta1"] for c in CORNERS])
+    if abs(x["rack"]) == 1.0:
+        return "steering"
+    front, rear = wheels[:2], wheels[2:]
+    if max(abs(x["z"]), abs(x["pitch"]), abs(x["roll"])) > 0.1 * np.abs(wheels).max():
+        if np.all(np.sign(wheels) == np.sign(wheels[0])):
+            return "heave"
+        return "pitch" if front[0] * front[1] > 0 and front[0] * rear[0] < 0 else "roll"
+    axle, pair = ("front", front) if np.abs(front).max() > np.abs(rear).max() else ("rear", rear)
+    return f"{axle} {'hop' if pair[0] * pair[1] > 0 else 'tramp'}"
+
+
+def test_the_standing_vehicle_heaves_pitches_rolls_steers_and_hops_each_wheel_pair(vehicle, vehicle_modes):
+    """Linearised about its standing pose (numpy path, central differences): three rigid motions on the road (the
+    tyres push only vertically: x, y and yaw are free), then one mode of each kind, in the order of a car's: body
+    modes near 1.2-1.6 Hz, the steering on its servo, the wheel pairs near 15 Hz."""
+    frequencies, shapes = vehicle_modes
+    assert np.all(frequencies[:3] < 1e-3)
+    names = [mode_name(vehicle.independent, shapes[:, k]) for k in range(3, len(frequencies))]
+    assert names[:4] == ["heave", "pitch", "roll", "steering"]
+    assert sorted(names[4:]) == ["front hop", "front tramp", "rear hop", "rear tramp"]
+    assert 1.1 < frequencies[3] < frequencies[4] < frequencies[5] < 2.0 and 13 < frequencies[7] < 17
+
+
+def test_the_heave_frequency_is_that_of_the_tyre_and_spring_in_series_with_the_motion_ratio(vehicle, vehicle_modes):
     """Hand formula: each corner's spring k acts at the wheel as k MR² (MR the coil-over's motion ratio, its
     compression per wheel travel), in series with the tyre k_t: the ride rate K = k MR² k_t / (k MR² + k_t). The
     sample gives each axle the same K / m_s (m_s the sprung mass a corner carries, its standing load over g less the
-    corner's own bodies), so the sprung mass heaves at f = √(K / m_s) / 2π without pitching. The undamped mode of
-    the linearised vehicle whose shape is the chassis going down while every wheel moves up relative to it is
-    within 3 % of that: what the hand formula leaves out is the spring's preload turning with the linkage, the arms
-    that are partly sprung, and the wheels' own motion."""
-    K, M = stiffness_and_mass(vehicle)
-    values, vectors = np.linalg.eig(np.linalg.solve(M, K))
-    names = vehicle.independent
+    corner's own bodies), so the sprung mass heaves at f = √(K / m_s) / 2π without pitching (its pitch below 1 % of
+    its largest motion). The undamped heave mode
+    is within 3 % of that: what the hand formula leaves out is the spring's preload turning with the linkage, the
+    arms that are partly sprung, and the wheels' own motion."""
+    frequencies, shapes = vehicle_modes
     corner_mass = sum(float(b.inertia["m"]) for b in vehicle.model.bodies if b.label.startswith("fl"))
     ratio = sla_motion_ratio()
     loads_ = standing_loads(vehicle)
@@ -209,11 +246,9 @@ def test_the_heave_frequency_is_that_of_the_tyre_and_spring_in_series_with_the_m
         ride = wheel_rate * tyre / (wheel_rate + tyre)
         hand.append(math.sqrt(ride / (loads_[corner] / G - corner_mass)) / (2 * math.pi))
     assert max(hand) == pytest.approx(min(hand), rel=1e-3)  # one body frequency: the sample's flat ride
-    z, wheels = names.index("z"), [names.index(f"{c}_theta1") for c in CORNERS]
-    heave = [k for k in range(len(values)) if vectors[z, k] * vectors[wheels[0], k] < 0
-             and np.all(np.sign(vectors[wheels, k]) == np.sign(vectors[wheels[0], k]))]  # fmt: skip
-    frequency = min(math.sqrt(values[k].real) for k in heave) / (2 * math.pi)
-    assert frequency == pytest.approx(hand[0], rel=0.03)
+    heave = next(k for k in range(3, len(frequencies)) if mode_name(vehicle.independent, shapes[:, k]) == "heave")
+    assert abs(shapes[vehicle.independent.index("pitch"), heave]) < 1e-2 * np.abs(shapes[:, heave]).max()
+    assert frequencies[heave] == pytest.approx(hand[0], rel=0.03)
 
 
 def corner(model: Model, name: str) -> Model:
