@@ -156,17 +156,25 @@ class AppliedForces:
         with mech.backend.context():
             q, qd = mech.as_batch(q), mech.as_batch(qd)
             Q = mech.backend.zeros(q.shape)
-            st = mech.tree.motion(q, qd) if self.elements else None
+            st = self.placed(q)
             for element in self.elements:
                 Q = Q + self.of_element(element, t, q, qd, st)
             return Q
 
+    def placed(self, q) -> MotionState | None:
+        """The bodies' poses at q (N, n) where an element acts at a body point (its rates come from J q̇), once
+        for all elements; None where they all act on coordinates."""
+        if any(isinstance(e, SpringDamper | PointForce | Tyre) for e in self.elements):
+            return self.mech.tree.motion(self.mech.as_batch(q))
+        return None
+
     def of_element(self, element, t, q, qd, st: MotionState | None = None) -> np.ndarray:
-        """Q (N, n) of one element."""
+        """Q (N, n) of one element; `st` the poses at q (`placed`) when the caller has them."""
         mech = self.mech
         with mech.backend.context():
             q, qd = mech.as_batch(q), mech.as_batch(qd)
-            st = mech.tree.motion(q, qd) if st is None else st
+            if isinstance(element, SpringDamper | PointForce | Tyre):
+                st = mech.tree.motion(q) if st is None else st
             if isinstance(element, SpringDamper):
                 return self._spring_damper(element, st, qd)
             if isinstance(element, PointForce):

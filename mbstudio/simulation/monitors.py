@@ -55,11 +55,12 @@ def nonconservative_power(
     """P_nc (N,): the power of the force elements beyond their potential's, and of whatever else the motion's
     generalized forces Q hold (a prescribed motion's drives)."""
     power, elements = np.zeros(len(q)), np.zeros_like(q)
+    st = forces.placed(q)  # once for every element
     for element in forces.elements:
-        Q_e = forces.of_element(element, t, q, qd)
+        Q_e = forces.of_element(element, t, q, qd, st)
         elements = elements + Q_e
         if forces.has_potential(element):
-            Q_e = Q_e - forces.of_element(element, t, q, np.zeros_like(qd))
+            Q_e = Q_e - forces.of_element(element, t, q, np.zeros_like(qd), st)
         power = power + (Q_e * qd).sum(axis=1)
     return power if Q is None else power + ((Q - elements) * qd).sum(axis=1)
 
