@@ -253,3 +253,28 @@ def test_a_stop_on_a_cut_joint_is_refused_where_the_motion_starts():
     data["joints"][3]["coordinates"][0]["stop"] = {"type": "impact"}
     with pytest.raises(ModelError, match=r"joint 'D' coordinate 'theta4'\.stop: is on a cut joint"):
         simulate(model(data), 0.1)
+
+
+def test_an_ensemble_reports_its_compliant_contacts_and_refuses_impact_stops():
+    from mbstudio.simulation.ensemble import simulate_ensemble
+
+    stop = {"type": "compliant", "stiffness": 2000.0, "damping": 150.0, "engagement": 0.005}
+    runs = simulate_ensemble(model(pendulum(stop, low=0.2)), 1.0, initial=[[0.6], [0.5]])
+    assert all(r.contacts and r.contacts[0].kind == "compliant" and r.stops for r in runs)
+    with pytest.raises(ModelError, match="impact stops.*one simulation per run"):
+        simulate_ensemble(model(pendulum({"type": "impact"})), 1.0, initial=[[0.6], [0.5]])
+
+
+def test_the_block_model_takes_a_compliant_stop_and_moves_as_the_general_route():
+    """Seed 004's block model of the pendulum carries its compliant stop as a joint law: its motion through the
+    contacts is the general route's (tyres, which need a road, are refused by name)."""
+    from mbstudio.simulation.block_runs import simulate_blocks
+
+    stop = {"type": "compliant", "stiffness": 2000.0, "damping": 150.0, "engagement": 0.005}
+    data = pendulum(stop, low=0.2)
+    blocks = simulate_blocks(model(data), 1.0, samples=101)
+    general = simulate(model(data), 1.0, method="DOP853", samples=101)
+    assert general.q[:, 0].min() < 0.2 and np.abs(blocks.q[:, 0] - general.q[:, 0]).max() < 1e-7
+    data["forces"] = [{"type": "tyre", "name": "tyre", "body": "1", "point": "tip", "stiffness": 1e5}]
+    with pytest.raises(ModelError, match="force 'tyre': is a tyre"):
+        simulate_blocks(model(data), 0.1)
