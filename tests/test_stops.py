@@ -278,3 +278,14 @@ def test_the_block_model_takes_a_compliant_stop_and_moves_as_the_general_route()
     data["forces"] = [{"type": "tyre", "name": "tyre", "body": "1", "point": "tip", "stiffness": 1e5}]
     with pytest.raises(ModelError, match="force 'tyre': is a tyre"):
         simulate_blocks(model(data), 0.1)
+
+
+def test_where_the_rebounds_end_in_a_hold_survives_rounding(perturb):
+    """DESIGN.md principle 9: the model's numbers moved by 1e-13 give the same motion to the run's tolerance; the
+    stop holds where the rebounds fall below the position tolerance, one rebound more or less at most (the rebound
+    at the threshold rises no higher than the tolerance)."""
+    result = simulate(perturb(model(pendulum({"type": "impact", "restitution": 0.5}, low=0.2))), 2.0, samples=21)
+    impacts = [c for c in result.contacts if c.kind == "impact"]
+    assert result.contacts[-1].kind == "held" and abs(len(impacts) - 18) <= 1
+    assert result.contacts[-1].time == pytest.approx(1.303694, abs=1e-6)
+    assert result.q[-1, 0] == pytest.approx(0.2, abs=1e-12) and result.qd[-1, 0] == 0
