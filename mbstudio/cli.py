@@ -16,7 +16,6 @@ import sys
 from . import __version__, samples
 from .commands import COMMANDS, MODULES
 from .model import AssemblyError, ModelError, load
-from .report import check_report, format_report
 
 
 def build_parser(command: str) -> argparse.ArgumentParser:
@@ -69,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         args = default_parser().parse_args(argv)
         if interactive and not args.summary and _has_display():
             return _window(args.file)
+        from .report import check_report, format_report  # the kinematics, imported when a summary is asked for
+
         model = samples.load() if args.file is None else load(args.file)
         print(format_report(check_report(model)))
         return 0

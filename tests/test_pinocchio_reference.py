@@ -8,12 +8,12 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from mbstudio import samples
-from mbstudio.benchmarks import _driven_delta, _sprung_sla
+from mbstudio.benchmarks.models import driven_delta, sprung_sla
 from mbstudio.dynamics.engine import engine
 from mbstudio.io.pinocchio_reference import ClosedLoopReference
 from mbstudio.simulation.run import simulate
 
-MODELS = {"four_bar": lambda: samples.load("four_bar"), "sprung_sla": _sprung_sla, "driven_delta": _driven_delta}
+MODELS = {"four_bar": lambda: samples.load("four_bar"), "sprung_sla": sprung_sla, "driven_delta": driven_delta}
 
 
 @pytest.mark.parametrize(
@@ -34,7 +34,7 @@ def test_the_reference_accelerations_equal_ours(name):
 
 
 def test_the_reference_motion_follows_ours():
-    model = _sprung_sla()
+    model = sprung_sla()
     ref = ClosedLoopReference.of(engine(model).mech)
     ours = simulate(model, 0.5, "DOP853", rtol=1e-10, atol=1e-12, samples=51)
     times = np.linspace(0, 0.5, 51)

@@ -80,7 +80,7 @@ def test_without_a_compiler_the_reason_is_given_and_the_bench_keeps_the_serial_f
     with pytest.raises(NativeUnavailable, match="OpenMP"):
         NativeMachine(fast)
     u = np.zeros((2, 3))
-    rows = benchmarks._pkm_native(fast, 2, (np.zeros((2, 18)), *np.zeros((3, 2, 3))), (1e-5, u[0], 5e-6, u))
+    rows = benchmarks.pkm._pkm_native(fast, 2, (np.zeros((2, 18)), *np.zeros((3, 2, 3))), (1e-5, u[0], 5e-6, u))
     assert [r[0] for r in rows] == [
         "1 state: native 2 threads / serial",
         "path: native 2 threads / 1 thread",

@@ -164,20 +164,25 @@ def joint_reactions(mech: Mechanism, q, qd, qdd, Q=None) -> JointReactions:
         if rows:
             J = mech.constraint_jacobian(q)[:, rows]
             values[:, rows] = b.solve(J @ _transpose(J), _apply(J, needed))
-        names, units = (
-            zip(
-                *(
-                    _row_name(joint, eq)
-                    for joint, (_, eq) in zip(mech.constraints.row_joint, mech.constraints.rows, strict=True)
-                ),
-                strict=True,
-            )
-            if mech.constraints.m
-            else ((), ())
+        return named_reactions(mech, values)
+
+
+def named_reactions(mech: Mechanism, values: np.ndarray) -> JointReactions:
+    """The multipliers `values` (N, m) of the loop equations, each row named."""
+    names, units = (
+        zip(
+            *(
+                _row_name(joint, eq)
+                for joint, (_, eq) in zip(mech.constraints.row_joint, mech.constraints.rows, strict=True)
+            ),
+            strict=True,
         )
-        return JointReactions(
-            list(mech.constraints.labels), list(mech.constraints.row_joint), list(names), list(units), values
-        )
+        if mech.constraints.m
+        else ((), ())
+    )
+    return JointReactions(
+        list(mech.constraints.labels), list(mech.constraints.row_joint), list(names), list(units), values
+    )
 
 
 def _row_name(joint: str, equation: tuple) -> tuple[str, str]:

@@ -7,21 +7,34 @@ same algorithms on CasADi symbols (numerics/compiled.py) and evaluated natively 
     J = eng.jacobians(t, q, qd_ind)            # exact ∂q̈_ind/∂(q_ind, q̇_ind, τ) and Φ_q
     y_dot = eng.ode(t, y, tau)                 # the simulation's state equation, y = (q, q̇_ind)
 
+The graph keeps the algorithms' structure (DESIGN.md principle 11), so its size grows gently with the model's:
+the recursive algorithms are traced on scalar symbols into small functions of their own (a tree's forward
+dynamics by the articulated-body algorithm, O(n); for closed loops the loop equations with their sparse Jacobian,
+the mass matrix by the composite-rigid-body algorithm and one inverse-dynamics pass), and the closed-loop
+projection joins them in a graph of matrix symbols (CasADi MX) whose solves are sparse factorisation nodes
+(QR of the dependent columns of Φ_q, whose block structure independent loops keep; LDLᵀ of Rᵀ M R), which CasADi
+writes as C. Nothing is eliminated symbolically. The same assembly on scalar symbols with symbolic solves
+(`Engine.symbolic`) serves the exports that need plain expressions, built only when asked for.
+
 The state equation carries all tree coordinates q in its state, next to q̇_ind: the integrated q is only the
 starting point of NEWTON_STEPS Newton steps on the dependent coordinates inside the compiled graph, so the
 loops are closed at every evaluation (quadratic convergence from the integrator's prediction, which is within
 its local error) without a Python loop, and q̇ = R q̇_ind carries the dependent coordinates along. That makes
-the right-hand side one native call, and lets CasADi's CVODES step natively (simulation/run.py).
+the right-hand side one native call, and lets CasADi's CVODES step natively (simulation/integrators.py).
 
 Forces (springs, dampers, friction, actuators with their time functions, gravity) are traced with the
 symbolic time, so the compiled right-hand side is the whole model. `tau` adds generalized forces on the tree
 coordinates (an input of linearisation and control). The numpy path stays the reference: tests compare both.
+
+A built engine is filed in the cache under the hash of the model's canonical text, the partition and the code
+that traces it (numerics/compiled.cached_functions): a later process loads the native functions and the
+partition without tracing anything; the traced graphs are built only when derivatives or exports ask for them.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
+import os
 import time
 from dataclasses import dataclass
 
@@ -32,39 +45,53 @@ from ..kinematics.coordinates import Partition
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.errors import AssemblyError
-from ..numerics.compiled import FastCall, Traced, from_sx, native, symbols, to_sx
-from .closed_loop import closed_loop_forward_dynamics
-from .forces import AppliedForces
+from ..numerics.compiled import Native, Traced, cached_functions, engine_key, symbols, to_sparse_sx
+from .forces import AppliedForces, gravity_potential
+from .forward_dynamics import forward_dynamics
+from .inverse_dynamics import inverse_dynamics
+from .mass_matrix import mass_matrix
+from .spatial_tree import body_inertia, components, cross, spatial_dot
 
 NEWTON_ITERATIONS = 50
-# The traced graph grows as the cube of the coordinates (symbolic factorisations of the mass matrix and the
-# loop Jacobian): the Delta (16) builds in 1.4 s, the SLA (20, its cut joints' included) in 0.5 s, a 30-link
-# chain in 29 s, a 60-link chain in 185 s and 3 GB. Beyond this count of the document's joint coordinates the
-# numpy path serves (simulation.py).
-MAX_COORDINATES = 24
 NEWTON_STEPS = 3  # inside the state equation: from 1e-4 off, 1e-8, 1e-16, then a step at the rounding floor
+# Beyond this many coordinates the C compiler's time dominates (it grows with the graph, linearly: a 100-link
+# chain compiles in about 10 s) and the numpy path serves: a 5 000-body model is checked, not compiled.
+MAX_COORDINATES = 400
+NATIVE = ("accelerations", "state_equation", "r_matrix", "closure", "series")
 
 
 @dataclass(eq=False)  # hashed by identity: one engine per model revision
 class Engine:
     mech: Mechanism  # float64: coordinates, partition, length scale
-    rhs: casadi.Function  # (t, q, qd_ind, tau) -> q̈_ind
-    r_matrix: casadi.Function  # q -> R = ∂q/∂q_ind
-    closure: casadi.Function  # q -> (Φ of the independent rows, their Jacobian in the dependent coordinates)
-    state_equation: casadi.Function  # (t, y = (q, q̇_ind), tau) -> (ẏ, q closed, max |Φ| there)
-    build_seconds: float  # tracing and compiling
-    # rhs and state_equation as compiled C where a compiler exists (numerics/compiled.native): evaluated ten
-    # times faster, but not differentiable; the traced ones above serve the derivatives
-    fast_rhs: casadi.Function
-    fast_state_equation: casadi.Function
+    compiled: Native  # NATIVE: compiled C and its calls from Python where a compiler exists, else traced
+    build_seconds: float  # tracing and compiling, or loading from the cache
+    text: str  # the model's canonical text, from which the traced graphs are built when asked for
+
+    def __post_init__(self) -> None:
+        calls = self.compiled.calls
+        self._state, self._rhs = calls["state_equation"], calls["accelerations"]
+        self._closure, self._r = calls["closure"], calls["r_matrix"]
+        self._no_tau = np.zeros(self.mech.n)
 
     @functools.cached_property
-    def _state_call(self) -> FastCall:
-        return FastCall(self.fast_state_equation)
+    def traced(self) -> dict[str, casadi.Function]:
+        """The differentiable graphs (MX) of NATIVE, traced when first asked for (derivatives, exports, BDF)."""
+        functions = self.compiled.traced or _trace(self.text, self.mech.partition)[0]
+        return {f.name(): f for f in functions}
 
     @functools.cached_property
-    def _rhs_call(self) -> FastCall:
-        return FastCall(self.fast_rhs)
+    def symbolic(self) -> dict[str, casadi.Function]:
+        """NATIVE as functions of scalar symbols (SX), the solves done symbolically: for the exports and outputs
+        that need plain expressions (their size grows as the cube of the coordinates)."""
+        return {f.name(): f for f in _trace(self.text, self.mech.partition, symbolic=True)[0]}
+
+    # the traced graphs where derivatives are asked for, the compiled functions where values are
+    rhs = property(lambda self: self.traced["accelerations"])
+    state_equation = property(lambda self: self.traced["state_equation"])
+    r_matrix = property(lambda self: self.compiled.functions["r_matrix"])
+    closure = property(lambda self: self.compiled.functions["closure"])
+    fast_rhs = property(lambda self: self.compiled.functions["accelerations"])
+    fast_state_equation = property(lambda self: self.compiled.functions["state_equation"])
 
     @property
     def native(self) -> bool:
@@ -77,8 +104,7 @@ class Engine:
 
     def ode(self, t: float, y: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
         """ẏ for the state y = (q (n), q̇_ind): q̇ = R q̇_ind and q̈_ind, both at the closed q."""
-        tau = np.zeros(self.mech.n) if tau is None else tau
-        return self._state_call(t, y, tau)[0]
+        return self._state(t, y, self._no_tau if tau is None else tau)[0]
 
     def closed(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The closed coordinates q (K, n) and the residual left (K,) for states y (K, n + n_ind), in one call."""
@@ -93,6 +119,30 @@ class Engine:
         y_dot, q, residual = self.fast_state_equation.map(len(y))(np.asarray(t, dtype=float)[None, :], y.T, tau)
         return np.asarray(q).T, np.asarray(y_dot).T[:, self.n :], np.asarray(residual).ravel()
 
+    def series(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> dict[str, np.ndarray]:
+        """At the samples t (K,) of a motion (q, q̇, q̈ (K, n)), one native call each: "kinetic" and "potential"
+        energies (K,), "phi" (K, m), "reactions" (K, rows) of the partition's rows, "Q" (K, n), "poses"
+        (K, bodies, 12: R by columns, then the origin; the ground first), and the monitors (simulation/monitors.py)
+        "com", "momentum" and "angular_momentum" about the centre of mass (K, 3 each)."""
+        into = self.compiled.calls["series_into"]
+        function = self.compiled.functions["series"]
+        out = [np.empty((len(t), function.nnz_out(i))) for i in range(function.n_out())]
+        q, qd, qdd = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd))
+        for k in range(len(t)):
+            into(float(t[k]), q[k], qd[k], qdd[k], *(o[k] for o in out))
+        kinetic, potential, phi, reactions, Q, poses, monitors = out
+        return {
+            "com": monitors[:, :3],
+            "momentum": monitors[:, 3:6],
+            "angular_momentum": monitors[:, 6:],
+            "kinetic": kinetic[:, 0],
+            "potential": potential[:, 0],
+            "phi": phi,
+            "reactions": reactions,
+            "Q": Q,
+            "poses": poses.reshape(len(t), -1, 12),
+        }
+
     def state_jacobian(self, t: float, y: np.ndarray) -> np.ndarray:
         """∂ẏ/∂y, exact (for the implicit integrators)."""
         return np.asarray(_state_jacobian(self)(t, y, np.zeros(self.mech.n)))
@@ -102,11 +152,14 @@ class Engine:
         return list(self.mech.partition.independent)
 
     def accelerations(self, t: float, q: np.ndarray, qd_ind: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
-        tau = np.zeros(self.mech.n) if tau is None else tau
-        return self._rhs_call(t, q, qd_ind, tau)[0]
+        return self._rhs(t, q, qd_ind, self._no_tau if tau is None else tau)
+
+    def velocity_map(self, q: np.ndarray) -> np.ndarray:
+        """R = ∂q/∂q_ind (n, n_ind) at the assembled q (n,)."""
+        return self._r(q).reshape(self.n, len(self.independent), order="F")
 
     def velocities(self, q: np.ndarray, qd_ind: np.ndarray) -> np.ndarray:
-        return np.asarray(self.r_matrix(q)) @ qd_ind
+        return self.velocity_map(q) @ qd_ind
 
     def close_loops(self, q: np.ndarray, tol: float | None = None) -> tuple[np.ndarray, float]:
         """Newton on the dependent coordinates from q (n,), to `tol` (default 1e-12 per length scale); the
@@ -119,12 +172,12 @@ class Engine:
         tol = 1e-12 * self.mech.length_scale if tol is None else tol
         residual, best = np.inf, np.inf
         for _ in range(NEWTON_ITERATIONS):
-            phi, jac = (np.asarray(x) for x in self.closure(q))
+            phi, jac = self._closure(q)
             residual = float(np.abs(phi).max(initial=0.0))
             if residual <= tol or (residual >= best and residual < 1e3 * tol):  # converged, or at the floor
                 return q, residual
             best = min(best, residual)
-            q[dep] -= np.linalg.solve(jac, phi.ravel())
+            q[dep] -= np.linalg.solve(jac.reshape(len(phi), len(dep), order="F"), phi)
         if residual > 1e3 * tol:
             raise AssemblyError(
                 f"the loops do not close here: residual {residual:.3g} after {NEWTON_ITERATIONS} Newton steps"
@@ -136,7 +189,7 @@ class Engine:
         ∂q̈_ind/∂q̇_ind, ∂q̈_ind/∂τ (τ on the tree coordinates), R and the constraint Jacobian Φ_q."""
         tau = np.zeros(self.mech.n) if tau is None else tau
         d_q, d_v, d_tau = (np.asarray(x) for x in _derivatives(self)(t, q, qd_ind, tau))
-        R = np.asarray(self.r_matrix(q))
+        R = self.velocity_map(q)
         return {
             "qdd_q_ind": d_q @ R,
             "qdd_qd_ind": d_v,
@@ -148,26 +201,28 @@ class Engine:
 
 @functools.cache
 def _derivatives(eng: Engine) -> casadi.Function:
-    t, q, v, tau = (
-        casadi.SX.sym(n, s) for n, s in (("t", 1), ("q", eng.mech.n), ("v", len(eng.independent)), ("tau", eng.mech.n))
-    )
+    n, k = eng.n, len(eng.independent)
+    t, q, v, tau = (casadi.MX.sym(name, size) for name, size in (("t", 1), ("q", n), ("v", k), ("tau", n)))
     out = eng.rhs(t, q, v, tau)
     return casadi.Function("derivatives", [t, q, v, tau], [casadi.jacobian(out, x) for x in (q, v, tau)])
 
 
 @functools.cache
 def _state_jacobian(eng: Engine) -> casadi.Function:
-    t, y, tau = casadi.SX.sym("t"), casadi.SX.sym("y", eng.n + len(eng.independent)), casadi.SX.sym("tau", eng.n)
+    t, y, tau = casadi.MX.sym("t"), casadi.MX.sym("y", eng.n + len(eng.independent)), casadi.MX.sym("tau", eng.n)
     return casadi.Function("state_jacobian", [t, y, tau], [casadi.jacobian(eng.state_equation(t, y, tau)[0], y)])
 
 
-def engine(model: Model, text: str | None = None, partition: Partition | None = None) -> Engine:
+def engine(
+    model: Model, text: str | None = None, partition: Partition | None = None, mech: Mechanism | None = None
+) -> Engine:
     """The compiled engine of this model revision (cached by its canonical text, `text` when the caller has
-    it already: writing it costs the Delta 6 ms), for the document's partition or the one given."""
+    it already: writing it costs the Delta 6 ms), for the document's partition or the one given. `mech`: the
+    float64 mechanism of this text and partition, when the caller has it already."""
     if not fits_engine(model):
         coordinates = sum(len(j.coordinates) for j in model.joints)
         raise TooLarge(f"{coordinates} coordinates: the compiled engine is built for at most {MAX_COORDINATES}")
-    return _build(dumps(model) if text is None else text, partition)
+    return _build(dumps(model) if text is None else text, partition, mech)
 
 
 def fits_engine(model: Model) -> bool:
@@ -178,66 +233,228 @@ class TooLarge(ValueError):
     """The model has too many coordinates for the compiled engine (MAX_COORDINATES)."""
 
 
-@functools.lru_cache(maxsize=8)
-def _build(text: str, partition: Partition | None = None) -> Engine:
+# the last few engines of this process, by text, partition and cache folder (a process that changes folders, as a
+# test does, finds its engines filed in the new one)
+_BUILT: dict[tuple[str, Partition | None, str | None], Engine] = {}
+_KEPT = 8
+
+
+def _build(text: str, partition: Partition | None = None, mech: Mechanism | None = None) -> Engine:
+    where = (text, partition, os.environ.get("MBSTUDIO_CACHE"))
+    found = _BUILT.get(where)
+    if found is not None:
+        return found
     from ..model import loads
 
     start = time.perf_counter()
-    model = loads(text)
-    mech = Mechanism(model, backend=Traced(), partition=partition)
-    n, k = mech.n, len(mech.independent)
-    q_sx, q = symbols("q", n)
-    v_sx, v = symbols("qd_ind", k)
-    tau_sx, tau = symbols("tau", n)
-    t_sx = casadi.SX.sym("t")
-    batch = q[None, :]
-    R = mech.r_matrix(batch)
-    qd = (R * v[None, None, :]).sum(axis=2)
-    Q = AppliedForces(mech).generalized(np.array([t_sx], dtype=object), batch, qd) + tau[None, :]
-    qdd = closed_loop_forward_dynamics(mech, batch, qd, Q, R)[0]
-    phi, jac = _closure(mech, q)
-    accelerations = casadi.Function(
-        "accelerations", [t_sx, q_sx, v_sx, tau_sx], [to_sx(qdd)], ["t", "q", "qd_ind", "tau"], ["qdd_ind"]
-    )
-    state_equation = _state_equation(mech, accelerations, t_sx, tau_sx)
-    r_matrix = casadi.Function("r_matrix", [q_sx], [to_sx(R[0])], ["q"], ["R"])
-    closure = casadi.Function("closure", [q_sx], [to_sx(phi), to_sx(jac)], ["q"], ["phi", "phi_q_dependent"])
-    fast = native(accelerations), native(state_equation)
-    if partition is None:  # filed by model, for the window's sliders (kinematics/fast_assembly.py)
-        key = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        for function in (closure, r_matrix):
-            native(function, key)
-    return Engine(
-        Mechanism(model, partition=partition),
-        accelerations,
-        r_matrix,
-        closure,
-        state_equation,
-        time.perf_counter() - start,
-        *fast,
-    )
+    key = engine_key(text, partition)
+    compiled = cached_functions(key, "engine", lambda: _trace(text, partition))
+    if mech is None:
+        fields = compiled.metadata["partition"]
+        chosen = partition or Partition(*(tuple(f) if isinstance(f, list) else f for f in fields))
+        mech = Mechanism(loads(text), partition=chosen)
+    eng = Engine(mech, compiled, time.perf_counter() - start, text)
+    if len(_BUILT) >= _KEPT:
+        _BUILT.pop(next(iter(_BUILT)))
+    _BUILT[where] = eng
+    return eng
 
 
-def _closure(mech: Mechanism, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Φ of the independent rows and its Jacobian in the dependent coordinates, traced at q (n,)."""
-    rows, dep = list(mech.partition.rows), list(mech.partition.dependent)
-    batch = q[None, :]
-    return mech.residual(batch)[0][rows], mech.constraint_jacobian(batch)[0][np.ix_(rows, dep)]
+def clear_engines() -> None:
+    """Forgets this process's engines (the cached libraries stay): the next build is what a new process sees."""
+    _BUILT.clear()
+    _derivatives.cache_clear()
+    _state_jacobian.cache_clear()
 
 
-def _state_equation(mech: Mechanism, accelerations: casadi.Function, t: casadi.SX, tau: casadi.SX) -> casadi.Function:
-    """(t, y, tau) -> (ẏ, closed q, max |Φ|): NEWTON_STEPS Newton steps on the dependent coordinates from
-    the state's q, then q̇ = R q̇_ind and q̈_ind at the closed q."""
-    n, k = mech.n, len(mech.independent)
-    y_sx, y = symbols("y", n + k)
-    q, dep = y[:n].copy(), list(mech.partition.dependent)
-    for _ in range(NEWTON_STEPS if dep else 0):
-        phi, jac = _closure(mech, q)
-        q[dep] = q[dep] - from_sx(casadi.solve(to_sx(jac), to_sx(phi)))[:, 0]
-    q_sx, v_sx = to_sx(q), y_sx[n:]
-    R = to_sx(mech.r_matrix(q[None, :])[0])
-    residual = casadi.mmax(casadi.fabs(to_sx(_closure(mech, q)[0]))) if dep else casadi.SX(0)
-    y_dot = casadi.vertcat(R @ v_sx, accelerations(t, q_sx, v_sx, tau))
-    return casadi.Function(
-        "state_equation", [t, y_sx, tau], [y_dot, q_sx, residual], ["t", "y", "tau"], ["y_dot", "q", "residual"]
-    )
+# ---------------------------------------------------------------------------------------- tracing
+def _trace(text: str, partition: Partition | None, symbolic: bool = False) -> tuple[list[casadi.Function], dict]:
+    """The NATIVE functions of the model text, and the metadata filed with them (the partition)."""
+    from ..model import loads
+
+    mech = Mechanism(loads(text), backend=Traced(), partition=partition)
+    pieces = _Pieces(mech)
+    graph = _Graph(pieces, mech.partition, casadi.SX if symbolic else casadi.MX, symbolic)
+    p = mech.partition
+    fields = (p.independent, p.dependent, p.rows, p.rank, p.redundant_rows)
+    metadata = {"partition": [[int(i) for i in f] if isinstance(f, tuple) else int(f) for f in fields]}
+    return graph.functions(), metadata
+
+
+class _Pieces:
+    """The recursive algorithms traced on scalar symbols (SX), each into a function of its own, with the sparsity
+    of its outputs: the tree's forces, forward and inverse dynamics and mass matrix, and the loop equations."""
+
+    def __init__(self, mech: Mechanism) -> None:
+        self.mech = mech
+        n = mech.n
+        self.rows = list(mech.partition.rows)
+        self.t = casadi.SX.sym("t")
+        self.q, self.qd, self.x = (symbols(name, n) for name in ("q", "qd", "x"))  # x: q̈ or τ
+
+    def _function(self, name: str, arguments: list, outputs: list[np.ndarray]) -> casadi.Function:
+        return casadi.Function(name, [a[0] for a in arguments], [to_sparse_sx(o) for o in outputs])
+
+    @functools.cached_property
+    def forces(self) -> casadi.Function:
+        """(t, q, q̇, τ) -> Q + τ: the document's force elements and the given generalized forces."""
+        q, qd, tau = (x[1][None, :] for x in (self.q, self.qd, self.x))
+        Q = AppliedForces(self.mech).generalized(np.array([self.t], dtype=object), q, qd) + tau
+        return casadi.Function("forces", [self.t, self.q[0], self.qd[0], self.x[0]], [to_sparse_sx(Q[0])])
+
+    @functools.cached_property
+    def forward(self) -> casadi.Function:
+        """(q, q̇, τ) -> q̈ of the tree, by the articulated-body algorithm."""
+        q, qd, tau = (x[1][None, :] for x in (self.q, self.qd, self.x))
+        qdd = forward_dynamics(self.mech, q, qd, tau)[0]
+        return self._function("forward_dynamics", [self.q, self.qd, self.x], [qdd])
+
+    @functools.cached_property
+    def inverse(self) -> casadi.Function:
+        """(q, q̇, q̈) -> τ of the tree, by the recursive Newton-Euler algorithm."""
+        q, qd, qdd = (x[1][None, :] for x in (self.q, self.qd, self.x))
+        tau = inverse_dynamics(self.mech, q, qd, qdd)[0]
+        return self._function("inverse_dynamics", [self.q, self.qd, self.x], [tau])
+
+    @functools.cached_property
+    def mass(self) -> casadi.Function:
+        """q -> M of the tree (its structural zeros kept), by the composite-rigid-body algorithm."""
+        return self._function("mass_matrix", [self.q], [mass_matrix(self.mech, self.q[1][None, :])[0]])
+
+    @functools.cached_property
+    def loops(self) -> casadi.Function:
+        """q -> (Φ, Φ_q) of the independent rows, Φ_q with its structural zeros (each row depends only on the
+        coordinates of its loop)."""
+        q = self.q[1][None, :]
+        phi, jac = self.mech.residual(q)[0][self.rows], self.mech.constraint_jacobian(q)[0][self.rows]
+        return self._function("loop_equations", [self.q], [phi, jac])
+
+    @functools.cached_property
+    def series_terms(self) -> casadi.Function:
+        """(t, q, q̇, q̈) -> (T, V, poses, Φ of every row, Φ_q of the independent rows, τ_tree − Q, Q): what a
+        simulation's results hold at one sample. T = ½ Σ V_bᵀ I_b V_b over the bodies (O(n), where ½ q̇ᵀ M q̇
+        would be O(n²)); poses by body: R by columns, then the origin."""
+        mech, tree = self.mech, self.mech.tree
+        q, qd, qdd = (x[1][None, :] for x in (self.q, self.qd, self.x))
+        st = mech.motion(q, qd)
+        kinetic, mass, first, momentum = 0.0, 0.0, 0.0, 0.0
+        for b in range(1, len(tree.body_labels)):
+            w, p = components(st.w[b]), components(st.p[b])
+            velocity = np.concatenate([w, components(st.v[b]) + cross(p, w)])  # at the world origin
+            inertia = body_inertia(mech, st, b)
+            h = inertia.apply(velocity)
+            kinetic = kinetic + spatial_dot(velocity, h)[0] / 2
+            mass, first, momentum = mass + inertia.m, first + inertia.c[:, 0], momentum + h[:, 0]
+        forces = AppliedForces(mech)
+        potential = gravity_potential(mech, q)[0] + forces.potential(q)[0]
+        poses = [x for b in range(len(tree.body_labels)) for x in (*st.R[b][0].T, st.p[b][0])]
+        Q = forces.generalized(np.array([self.t], dtype=object), q, qd)
+        needed = inverse_dynamics(self.mech, q, qd, qdd)[0] - Q[0]
+        phi = mech.residual(q)[0]
+        jac = mech.constraint_jacobian(q)[0][self.rows]
+        centre = first / mass if mass else np.zeros(3)
+        linear = momentum[3:]
+        angular = momentum[:3] - cross(centre[:, None], linear[:, None])[:, 0]  # about the centre of mass
+        monitors = np.concatenate([centre, linear, angular])
+        outputs = [np.array([kinetic]), np.array([potential]), np.concatenate(poses), phi, jac, needed, Q[0], monitors]
+        arguments = [self.t, self.q[0], self.qd[0], self.x[0]]
+        return casadi.Function("series_terms", arguments, [to_sparse_sx(o) for o in outputs])
+
+    @functools.cached_property
+    def bias(self) -> casadi.Function:
+        """(q, q̇) -> Φ̈ at q̈ = 0 of the independent rows (the velocity-product terms)."""
+        st = self.mech.motion(self.q[1], self.qd[1])
+        gamma = self.mech.constraints.acceleration_bias(st)[0][self.rows]
+        return self._function("acceleration_bias", [self.q, self.qd], [gamma])
+
+
+class _Graph:
+    """The closed-loop equations assembled from the pieces on matrix symbols (MX, solves as sparse factorisation
+    nodes) or on scalar symbols (SX, solves symbolic)."""
+
+    def __init__(self, pieces: _Pieces, partition: Partition, kind: type, symbolic: bool) -> None:
+        self.pieces, self.kind = pieces, kind
+        self.n, self.k = pieces.mech.n, len(partition.independent)
+        self.ind, self.dep = list(partition.independent), list(partition.dependent)
+        order = self.ind + self.dep  # rows of (q_ind, q_dep) back to the tree's order
+        self.scatter = casadi.DM(casadi.Sparsity.triplet(self.n, self.n, order, list(range(self.n))), 1.0)
+        self.symbolic = symbolic
+
+    def solve(self, a, b, spd: bool = False):
+        if self.symbolic:
+            return casadi.solve(a, b)
+        return casadi.solve(a, b, "ldl" if spd else "qr")
+
+    def _dependent_step(self, values) -> object:
+        """(n,) from values of the dependent coordinates, zero on the independent ones."""
+        return casadi.mtimes(self.scatter, casadi.vertcat(self.kind(self.k, values.shape[1]), values))
+
+    def velocity_map(self, jac):
+        """R = ∂q/∂q_ind from the rows' Jacobian: identity on the independents, −J_dep⁻¹ J_ind below."""
+        lower = -self.solve(jac[:, self.dep], jac[:, self.ind])
+        return casadi.mtimes(self.scatter, casadi.vertcat(casadi.DM.eye(self.k), lower))
+
+    def accelerations(self, t, q, v, tau, jac=None) -> tuple:
+        """(q̈_ind, q̇) at the closed q: Rᵀ M R q̈_ind = Rᵀ (Q − τ_tree(q, q̇, a)), a the acceleration term."""
+        p = self.pieces
+        if not self.dep:
+            return p.forward(q, v, p.forces(t, q, v, tau)), v
+        jac = p.loops(q)[1] if jac is None else jac
+        R = self.velocity_map(jac)
+        qd = casadi.mtimes(R, v)
+        a = self._dependent_step(self.solve(jac[:, self.dep], -p.bias(q, qd)))
+        rhs = casadi.mtimes(R.T, p.forces(t, q, qd, tau) - p.inverse(q, qd, a))
+        reduced = casadi.mtimes([R.T, p.mass(q), R])
+        return self.solve(reduced, rhs, spd=True), qd
+
+    def functions(self) -> list[casadi.Function]:
+        n, k, p, X = self.n, self.k, self.pieces, self.kind
+        t, q, v, tau, y = X.sym("t"), X.sym("q", n), X.sym("qd_ind", k), X.sym("tau", n), X.sym("y", n + k)
+        qdd, _ = self.accelerations(t, q, v, tau)
+        names = ["t", "q", "qd_ind", "tau"]
+        accelerations = casadi.Function("accelerations", [t, q, v, tau], [qdd], names, ["qdd_ind"])
+        closed, residual, jac = self._closed(y[:n])
+        qdd, qd = self.accelerations(t, closed, y[n:], tau, jac)
+        state_equation = casadi.Function(
+            "state_equation",
+            [t, y, tau],
+            [casadi.densify(casadi.vertcat(qd, qdd)), closed, casadi.densify(residual)],
+            ["t", "y", "tau"],
+            ["y_dot", "q", "residual"],
+        )
+        if self.dep:
+            phi, jac = p.loops(q)
+            R, dependent = self.velocity_map(jac), jac[:, self.dep]
+        else:
+            phi, R, dependent = X(0, 1), X.eye(n), X(0, 0)
+        r_matrix = casadi.Function("r_matrix", [q], [casadi.densify(R)], ["q"], ["R"])
+        closure = casadi.Function(
+            "closure", [q], [casadi.densify(phi), casadi.densify(dependent)], ["q"], ["phi", "phi_q_dependent"]
+        )
+        return [accelerations, state_equation, r_matrix, closure, self.series()]
+
+    def series(self) -> casadi.Function:
+        """(t, q, q̇, q̈) -> (T + V, T, Φ, λ of the independent rows, Q, poses): a simulation's results at one
+        sample, λ from Φ_q Φ_qᵀ λ = Φ_q (τ_tree − Q) (closed_loop.joint_reactions)."""
+        X, n = self.kind, self.n
+        t, q, qd, qdd = X.sym("t"), X.sym("q", n), X.sym("qd", n), X.sym("qdd", n)
+        kinetic, potential, poses, phi, jac, needed, Q, monitors = self.pieces.series_terms(t, q, qd, qdd)
+        if jac.size1():
+            reactions = self.solve(casadi.mtimes(jac, jac.T), casadi.mtimes(jac, needed), spd=True)
+        else:
+            reactions = X(0, 1)
+        outputs = [kinetic, potential, phi, reactions, Q, poses, monitors]
+        names = ["kinetic", "potential", "phi", "reactions", "Q", "poses", "monitors"]
+        return casadi.Function(
+            "series", [t, q, qd, qdd], [casadi.densify(o) for o in outputs], ["t", "q", "qd", "qdd"], names
+        )
+
+    def _closed(self, q) -> tuple:
+        """NEWTON_STEPS Newton steps on the dependent coordinates from q: (closed q, max |Φ| there, Φ_q there)."""
+        if not self.dep:
+            return q, self.kind(1, 1), None
+        for _ in range(NEWTON_STEPS):
+            phi, jac = self.pieces.loops(q)
+            q = q - self._dependent_step(self.solve(jac[:, self.dep], phi))
+        phi, jac = self.pieces.loops(q)
+        return q, casadi.mmax(casadi.fabs(phi)), jac

@@ -80,7 +80,7 @@ def c_sources(model: Model, stem: str, prefix: str | None = None, row_major: boo
 def c_function(function: casadi.Function, name: str, row_major: bool = False) -> casadi.Function:
     """`function` under another name, its results dense; with `row_major`, each matrix result transposed, so that
     CasADi's storage by columns holds it by rows (the result's shape is then the transpose: the header says so)."""
-    inputs = function.sx_in()
+    inputs = function.mx_in() if function.is_a("MXFunction") else function.sx_in()  # MX: the engine's solve nodes
     outputs = [casadi.densify(out) for out in function.call(inputs)]  # every entry stored, structural zeros too
     if row_major:
         outputs = [out.T if out.size2() > 1 else out for out in outputs]
@@ -99,11 +99,13 @@ def _layout(row_major: bool) -> list[str]:
     ]
 
 
-def exported_functions(model: Model) -> tuple[list[casadi.Function], BaseParameterResult]:
+def exported_functions(model: Model, symbolic: bool = False) -> tuple[list[casadi.Function], BaseParameterResult]:
     """The engine's and the kernels' functions, and the base regressor with the (double precision) base
-    parameters its columns multiply: what the C and the numpy exports hold."""
+    parameters its columns multiply: what the C and the numpy exports hold. `symbolic`: the engine's functions
+    on scalar symbols, their solves written out (the numpy export translates scalar operations); else with
+    sparse factorisations (C)."""
     eng = engine(model)
-    functions = [eng.rhs, eng.state_equation, eng.r_matrix, eng.closure]
+    functions = list((eng.symbolic if symbolic else eng.traced).values())
     functions += [kernel_function(model, name) for name in KERNELS]
     run = base_parameters(model, "dp").dp
     functions.append(_base_regressor(functions[-1], run.kept_indices))

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import mpmath
 import numpy as np
-import sympy
 
 from .. import __version__
 from ..model import ModelError, loads
+from ..numerics.backends import sympy  # imported when a symbolic result is shown
 
 Progress = Callable[..., None]  # progress(fraction, message, part=None): parts are kept if the job stops early
 Cancel = Callable[[], bool]

@@ -1,6 +1,6 @@
 """Assembly of one configuration on the compiled loop equations, for the window's sliders.
 
-The compiled engine files its loop closure and velocity map under the model's hash (numerics/compiled.native);
+The compiled engine files its loop closure and velocity map under the model's hash (numerics/compiled.engine_key);
 this loads them without tracing anything, so the window can switch to them as soon as a background job has built
 the engine. A slider step is then a first-order prediction along R and a few Newton steps, each one native call
 (SLA: 0.1 ms instead of the numpy path's 2.6 ms).
@@ -8,12 +8,10 @@ the engine. A slider step is then a first-order prediction along R and a few New
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from ..model.errors import AssemblyError
-from ..numerics.compiled import FastCall, load_native
+from ..numerics.compiled import FastCall, engine_key, filed_functions
 from .mechanism import Mechanism
 
 NEWTON_STEPS = 20
@@ -31,9 +29,8 @@ class FastAssembly:
     def load(cls, mech: Mechanism, model_text: str) -> FastAssembly | None:
         """The compiled functions of the model text `mech` was built from, or None until its engine has been
         built on this machine."""
-        key = hashlib.sha256(model_text.encode("utf-8")).hexdigest()
-        functions = [load_native(key, name) for name in ("closure", "r_matrix")]
-        return None if None in functions else cls(mech, *functions)
+        filed = filed_functions(engine_key(model_text), "engine")
+        return None if filed is None else cls(mech, filed.functions["closure"], filed.functions["r_matrix"])
 
     def assemble(self, q_ind: np.ndarray, guess: np.ndarray) -> np.ndarray:
         """Coordinates (n,) closing the loops at the independent values q_ind, from `guess` (n,) moved along R;

@@ -7,6 +7,7 @@ q = mech.assemble({"theta1": 0.2, "theta2": 0.0})
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Mapping
 
@@ -59,7 +60,7 @@ class Mechanism:
     def _partition(self) -> Partition:
         """Rows and independent coordinates chosen from Φ_q at the initial configuration (float64 only:
         other back-ends take the float64 choice, so every number system solves the same equations)."""
-        q0 = self._closed_guess = self._nearest_assembly(self.tree.initial_coordinates()[None, :])
+        q0 = self._closed_guess
         motion = self.tree.motion(q0)
         phi_q = self.constraints.jacobian(motion)[0]
         residual = float(np.abs(np.asarray(self.constraints.residual(motion), dtype=float)).max(initial=0.0))
@@ -68,6 +69,12 @@ class Mechanism:
         # and the assembly names the loop that does not close
         floor = residual / self.length_scale if residual <= ASSEMBLY_TOLERANCE * self.length_scale else 0.0
         return partition(np.asarray(phi_q, dtype=float), self.coordinates, chosen, floor=floor)
+
+    @functools.cached_property
+    def _closed_guess(self) -> np.ndarray:
+        """The closed configuration nearest the document's initial values (1, n), float64; computed when first
+        needed (a mechanism given its partition never needs it to choose one)."""
+        return self._nearest_assembly(self.tree.initial_coordinates()[None, :])
 
     def _nearest_assembly(self, q: np.ndarray, steps: int = 60, weights: np.ndarray | None = None) -> np.ndarray:
         """A closed configuration near q by minimum-norm Gauss-Newton on every coordinate, where the document's

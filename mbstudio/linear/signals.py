@@ -163,10 +163,10 @@ class Outputs:
         self.t, self.q, self.v, self.tau = (
             casadi.SX.sym(s, size) for s, size in (("t", 1), ("q", n), ("v", k), ("tau", n))
         )
-        R = eng.r_matrix(self.q)
+        R = eng.symbolic["r_matrix"](self.q)  # on scalar symbols: the expressions below differentiate them
         self.qd = R @ self.v
         self.rate = casadi.SX.sym("rate", n)  # q̇ as a symbol of its own: d/dt of a function of q and q̇
-        qdd_ind = eng.rhs(self.t, self.q, self.v, self.tau)
+        qdd_ind = eng.symbolic["accelerations"](self.t, self.q, self.v, self.tau)
         self.qdd = R @ qdd_ind + casadi.jtimes(self.qd, self.q, self.qd)  # d/dt (R q̇_ind)
         y = casadi.vertcat(*[self.expression(r) for r in self.recipes]) if self.names else casadi.SX(0, 1)
         arguments = [self.t, self.q, self.v, self.tau]

@@ -9,15 +9,29 @@ only the few operations below differ between number systems.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import math
 from collections.abc import Iterator
 
 import gmpy2
 import mpmath
 import numpy as np
-import sympy
 
 from ..model.expressions import FUNCTIONS
+
+
+class _Imported:
+    """A module imported when first used: sympy takes 0.6 s to import, which every command paid at its start
+    although only the symbolic back-end needs it."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str):
+        return getattr(importlib.import_module(self._name), attribute)
+
+
+sympy = _Imported("sympy")
 
 
 class Float64:

@@ -24,7 +24,7 @@ from ..model import Model, dumps, loads
 from ..model.errors import ModelError
 from .charts import singularity
 from .integrators import IntegrationError, integrate
-from .run import ATOL, METHODS, RTOL, Clock, Provenance, SimulationResult, closed_states, model_hash, series
+from .run import ATOL, METHODS, RTOL, Clock, Provenance, SimulationResult, compiled_series, full_states, model_hash
 from .stops import annotate, has_impact_stops
 
 MAX_RUNS = 10_000
@@ -64,7 +64,7 @@ def simulate_ensemble(
         variant = _with_parameters(model, dict(changes))
         mech = Mechanism(variant)
         starts = _starting_states(mech, [runs[i] for i in members])
-        eng = engine(variant)
+        eng = engine(variant, mech=mech)
         try:
             y, calls = integrate(eng, times, starts, method, rtol, atol, clock)
         except IntegrationError as error:
@@ -72,7 +72,7 @@ def simulate_ensemble(
         forces = AppliedForces(mech)
         seconds = (time.perf_counter() - start) / len(members)
         for column, index in enumerate(members):
-            result = series(mech, forces, times, *closed_states(eng, times, y[:, column]))
+            result = compiled_series(eng, mech, forces, times, *full_states(eng, times, y[:, column]))
             annotate(result, mech, forces)  # the compliant stops' contacts, the limits passed
             provenance = (model_hash(variant), method, rtol, atol, seconds, __version__, calls // len(members))
             result.provenance = Provenance(*provenance)

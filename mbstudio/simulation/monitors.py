@@ -14,7 +14,6 @@ the others (friction, time-varying forces, whose whole power counts). It is inte
 from __future__ import annotations
 
 import numpy as np
-from scipy.integrate import cumulative_simpson
 
 from ..dynamics.forces import AppliedForces
 from ..dynamics.spatial_tree import body_inertia, components, samples_first
@@ -69,6 +68,8 @@ def dissipated_energy(t: np.ndarray, power: np.ndarray) -> np.ndarray:
     """−∫₀ᵗ P_nc dt at the samples t (K,), by Simpson's rule (the trapezoid rule for two samples)."""
     if len(t) < 3:
         return -np.concatenate([[0.0], np.cumsum(np.diff(t) * (power[1:] + power[:-1]) / 2)])
+    from scipy.integrate import cumulative_simpson  # scipy.integrate takes 0.3 s to import: when a run needs it
+
     return -cumulative_simpson(power, x=t, initial=0.0)
 
 

@@ -23,10 +23,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from .. import __version__
-from ..dynamics.closed_loop import JointReactions, closed_loop_forward_dynamics, joint_reactions, reduced_mass_matrix
+from ..dynamics.closed_loop import (
+    JointReactions,
+    closed_loop_forward_dynamics,
+    joint_reactions,
+    named_reactions,
+    reduced_mass_matrix,
+)
 from ..dynamics.engine import Engine, engine, fits_engine
 from ..dynamics.forces import AppliedForces, gravity_potential, kinetic_energy
 from ..kinematics.assembly import newton
@@ -37,7 +42,7 @@ from ..model.errors import AssemblyError, ModelError
 from .charts import ChartWatch, chosen_anew, singularity
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
-from .monitors import motion_monitors
+from .monitors import dissipated_energy, monitor_columns, motion_monitors, nonconservative_power
 from .stops import Contact, annotate, has_impact_stops, run_impacts
 
 METHODS = (*CVODES, *SCIPY)
@@ -294,18 +299,23 @@ def simulate(
     k = len(mech.independent)
     v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
     text = dumps(mech.model)
-    check_inertia(mech)
+    q0 = mech.assemble(None)  # once: the inertia check and the compiled run start there
+    check_inertia(mech, q0)
     if compiled and not fits_engine(mech.model):  # a very large model: the numpy path, with a scipy method
         compiled, method = False, "DOP853" if method in CVODES else method
+    own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
+    y0 = np.concatenate([q0[0], v0])
     impacts = None
     if has_impact_stops(mech.model):  # events: simulation/stops.py
-        impacts = _run_impacts(mech, times, v0, method, rtol, atol, progress, cancel, text, compiled)
+        impacts = _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, compiled)
         (q, qd, qdd), method, calls = impacts.states, impacts.method, impacts.calls
         result = full_series(mech, forces, times, q, qd, qdd, forces.generalized(times, q, qd) + impacts.holding)
+    elif compiled:
+        states, calls, eng = _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own)
+        result = compiled_series(eng, mech, forces, times, *states)
     else:
-        run = _run_compiled if compiled else _run_numpy
-        states, calls = run(mech, forces, times, v0, method, rtol, atol, progress, cancel, text)
-        result = full_series(mech, forces, times, *states) if compiled else series(mech, forces, times, *states)
+        states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel)
+        result = series(mech, forces, times, *states)
     annotate(result, mech, forces, impacts)
     if progress is not None:
         progress(1.0)
@@ -313,7 +323,7 @@ def simulate(
     return result
 
 
-def _run_impacts(mech, times, v0, method, rtol, atol, progress, cancel, text, compiled):
+def _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, compiled):
     """A run through the impacts of impact stops, on the compiled engine only."""
     if not compiled:
         raise ModelError(
@@ -323,18 +333,17 @@ def _run_impacts(mech, times, v0, method, rtol, atol, progress, cancel, text, co
             "compliant stops (a force element on either path), or the compiled engine",
         )
     clock = Clock(times[-1], progress, cancel) if progress or cancel else None
-    y0 = np.concatenate([mech.assemble(None)[0], v0])
     return run_impacts(mech, text, times, y0, method, rtol, atol, clock)
 
 
-def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel, text):
-    """((q closed, q̇, q̈), calls) at the output times, on the compiled engine (simulation/integrators.py). Where
-    the loop equations and independent coordinates in use lose conditioning (charts.py: a mechanism with
-    redundant constraints, like the Delta, where its full set keeps its rank), they are chosen anew there and
-    the run goes on with the engine of that choice."""
-    eng = engine(mech.model, text)
+def _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own=None):
+    """((q closed, q̇, q̈), calls, the first engine) at the output times from the state y0, on the compiled engine
+    (simulation/integrators.py). Where the loop equations and independent coordinates in use lose conditioning
+    (charts.py: a mechanism with redundant constraints, like the Delta, where its full set keeps its rank), they
+    are chosen anew there and the run goes on with the engine of that choice."""
+    eng = first = engine(mech.model, text, mech=own)
     clock = Clock(times[-1], progress, cancel) if progress or cancel else None
-    y0 = start_state = np.concatenate([mech.assemble(None)[0], v0])
+    start_state = y0
     pieces, calls, done, t0 = [], 0, 0, 0.0
     for _ in range(MAX_REPARTITIONS + 1):
         try:
@@ -344,16 +353,16 @@ def _run_compiled(mech, forces, times, v0, method, rtol, atol, progress, cancel,
             if anew is None:
                 raise RuntimeError(str(error) + singularity(eng, error.state, start_state)) from None
             if len(error.outputs):
-                pieces.append(_full_states(eng, times[done : done + len(error.outputs)], error.outputs))
+                pieces.append(full_states(eng, times[done : done + len(error.outputs)], error.outputs))
             done += len(error.outputs)
             eng, y0, t0 = *anew, error.time
             continue
-        pieces.append(_full_states(eng, times[done:], y))
-        return tuple(np.concatenate(parts) for parts in zip(*pieces, strict=True)), calls + more
+        pieces.append(full_states(eng, times[done:], y))
+        return tuple(np.concatenate(parts) for parts in zip(*pieces, strict=True)), calls + more, first
     raise RuntimeError(f"the coordinates had to be chosen anew more than {MAX_REPARTITIONS} times; end the run sooner")
 
 
-def _full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(q, q̇, q̈) of every tree coordinate from states in the engine's own independent coordinates."""
     q, qd_ind, qdd_ind = closed_states(eng, times, y)
     R = eng.mech.r_matrix(q)
@@ -361,11 +370,11 @@ def _full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndar
     return q, qd, eng.mech.accelerations(q, qd, qdd_ind, R)
 
 
-def check_inertia(mech: Mechanism) -> None:
+def check_inertia(mech: Mechanism, q: np.ndarray | None = None) -> None:
     """A ModelError naming the coordinates that move no inertia at the initial configuration (a massless
     model, or a spherical joint at its gimbal lock, β = ±π/2): their accelerations are undetermined, which
     ended runs in a LinAlgError or NaN."""
-    q = mech.assemble(None)
+    q = mech.assemble(None) if q is None else q
     M = np.asarray(reduced_mass_matrix(mech, q)[0], dtype=float)
     values, vectors = np.linalg.eigh(M)
     singular = values <= 1e-12 * max(values[-1], 1e-300)
@@ -407,8 +416,10 @@ def closed_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.nda
     return q, y[:, eng.n :], qdd_ind
 
 
-def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel, text):
+def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
     """The reference path: numpy right-hand side with Newton in Python."""
+    from scipy.integrate import solve_ivp  # 0.3 s to import: for the runs that use it
+
     rhs = _Dynamics(mech, forces, times[-1], progress, cancel)
     k = len(rhs.ind)
     solution = solve_ivp(
@@ -456,6 +467,49 @@ def series(
     return full_series(mech, forces, t, q, qd, mech.accelerations(q, qd, qdd_ind, R), Q)
 
 
+def compiled_series(
+    eng: Engine, mech: Mechanism, forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray
+) -> SimulationResult:
+    """As `full_series`, the energies, poses, residuals, joint reactions and generalized forces of every sample
+    from the engine's compiled series (one native call a sample, where numpy's batch pays its overhead per
+    operation and body); the document's measures and the monitors in numpy."""
+    if eng.mech.partition != mech.partition:  # a mechanism given its own partition: numpy names its reactions
+        return full_series(mech, forces, t, q, qd, qdd)
+    values = eng.series(t, q, qd, qdd)
+    reactions = np.zeros((len(t), mech.constraints.m))
+    reactions[:, list(mech.partition.rows)] = values["reactions"]
+    poses = values["poses"]
+    R = np.swapaxes(poses[:, :, :9].reshape(len(t), -1, 3, 3), 2, 3)  # stored by columns
+    kinetic, potential, Q = values["kinetic"], values["potential"], values["Q"]
+    dissipated = dissipated_energy(t, nonconservative_power(forces, t, q, qd, Q))
+    return _result(
+        mech,
+        (t, q, qd, qdd),
+        poses={label: (R[:, b], poses[:, b, 9:]) for b, label in enumerate(mech.tree.body_labels) if label != GROUND},
+        kinetic=kinetic,
+        potential=potential,
+        residual=np.abs(values["phi"]).max(axis=1) if values["phi"].shape[1] else np.zeros(len(t)),
+        actuators=_actuators(forces, t),
+        reactions=named_reactions(mech, reactions),
+        monitors=monitor_columns(
+            values["com"], values["momentum"], values["angular_momentum"], kinetic + potential, dissipated
+        ),
+    )
+
+
+def _actuators(forces: AppliedForces, t: np.ndarray) -> dict[str, tuple[str, np.ndarray]]:
+    return {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in forces.elements if isinstance(e, Actuator)}
+
+
+def _result(mech: Mechanism, motion: tuple, **series) -> SimulationResult:
+    """A result of the motion (t, q, q̇, q̈) with the series given, the document's measures added."""
+    t, q, qd, qdd = motion
+    units = ["rad" if k == "R" else "m" for k in mech.tree.kinds]
+    measures = measure_columns(mech, t, q, qd, qdd)
+    return SimulationResult(t=t, coordinates=list(mech.coordinates), units=units, q=q, qd=qd, qdd=qdd, **series,
+                            measures=measures)  # fmt: skip
+
+
 def full_series(
     mech: Mechanism,
     forces: AppliedForces,
@@ -467,10 +521,7 @@ def full_series(
 ) -> SimulationResult:
     """Every output quantity at the times t from the coordinates and their full rates."""
     Q = forces.generalized(t, q, qd) if Q is None else Q
-    actuators = [e for e in forces.elements if isinstance(e, Actuator)]
-    return motion_result(
-        mech, forces, t, q, qd, qdd, Q, {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in actuators}
-    )
+    return motion_result(mech, forces, t, q, qd, qdd, Q, _actuators(forces, t))
 
 
 def motion_result(
@@ -487,19 +538,14 @@ def motion_result(
     forces Q (actuators included), for the simulation and for a prescribed path alike."""
     phi = np.abs(mech.residual(q))
     kinetic, potential = kinetic_energy(mech, q, qd), gravity_potential(mech, q) + forces.potential(q)
-    return SimulationResult(
-        t=t,
-        coordinates=list(mech.coordinates),
-        units=["rad" if k == "R" else "m" for k in mech.tree.kinds],
-        q=q,
-        qd=qd,
-        qdd=qdd,
+    return _result(
+        mech,
+        (t, q, qd, qdd),
         poses={k: v for k, v in mech.poses(q).items() if k != GROUND},
         kinetic=kinetic,
         potential=potential,
         residual=phi.max(axis=1) if phi.shape[1] else np.zeros(len(t)),
         actuators=actuators,
         reactions=joint_reactions(mech, q, qd, qdd, Q),
-        measures=measure_columns(mech, t, q, qd, qdd),
         monitors=motion_monitors(mech, forces, t, q, qd, Q, kinetic + potential),
     )

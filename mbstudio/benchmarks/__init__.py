@@ -1,0 +1,13 @@
+"""Benchmarks: our timings against a reference implementation, side by side in the same run, one module per
+family (registry.py: the rows, their verdicts and the table `mbstudio bench` prints).
+
+    rows = run(["kernels", "sizes"])
+    print(format_table(rows))
+"""
+
+from __future__ import annotations
+
+from . import basepar, batched, blocks, kernels, pkm, simulation, slider, urdf  # noqa: F401  (each registers)
+from .registry import BENCHMARKS, benchmark, best_time, format_table, per_call, row, run
+
+__all__ = ["BENCHMARKS", "benchmark", "best_time", "format_table", "per_call", "row", "run"]

@@ -1,0 +1,160 @@
+"""Compiled kernels one state at a time against Pinocchio's bare calls, on arms and on trees of every size.
+
+Both sides are timed by the same loop over the same per-state argument tuples, each call bare: `pin.crba(model,
+data, q)` as it is (its upper triangle is compared afterwards, outside the timing), ours as `kernel(q)`. The
+targets (issue 19): RNEA, CRBA and ABA within 1.25x Pinocchio's time on 6-dof arms and 1.0x from 12 dof up."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..dynamics import inverse_dynamics
+from .models import puma_states
+from .registry import benchmark, best_time, row
+
+
+@benchmark("kernels")
+def _kernels(states: int) -> list[dict]:
+    """RNEA, CRBA, ABA and the regressor of the PUMA one state at a time: our compiled kernels
+    (dynamics/kernels.py) against Pinocchio with plain revolute joints, each called from a Python loop over
+    the same states (at most 2 000 of them)."""
+    import pinocchio as pin
+
+    from ..dynamics.kernels import kernel
+    from ..io.pinocchio_reference import ClosedLoopReference
+
+    mech, q, qd, qdd = puma_states(min(states, 2000))
+    reference = ClosedLoopReference.of(mech)  # a tree: plain joints, no contacts
+    assert np.array_equal(reference.ours, np.arange(mech.n)), "the PUMA's coordinates keep their order"
+    model, data = reference.model, reference.data
+    tau = inverse_dynamics(mech, q, qd, qdd)
+    cases = {
+        "inverse_dynamics": ((q, qd, qdd), pin.rnea, "rnea"),
+        "mass_matrix": ((q,), pin.crba, "crba"),
+        "forward_dynamics": ((q, qd, tau), pin.aba, "aba"),
+        "regressor": ((q, qd, qdd), pin.computeJointTorqueRegressor, "computeJointTorqueRegressor"),
+    }
+    geometry = mech.tree.geometry
+    phi = (
+        np.concatenate([np.asarray(geometry.inertia(mech.model.body(b)), float) for b in mech.tree.body_labels[1:]]),
+        np.concatenate([model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)]),
+    )
+    return [
+        _one_state_row(name, kernel(mech.model, name), call, args, (model, data), reference_name, phi)
+        for name, (args, call, reference_name) in cases.items()
+    ]
+
+
+def _one_state_row(
+    name: str, ours: Callable, reference: Callable, args: tuple, model_data: tuple, method: str, phi: tuple
+) -> dict:
+    """One kernel timed over the states; `phi` = (our inertial parameters, Pinocchio's) for the regressor."""
+    count = len(args[0])
+    ours_time, ours_values = loop_time(ours, (), args)
+    ref_time, ref_values = loop_time(reference, model_data, args)
+    if name == "mass_matrix":  # Pinocchio fills the upper triangle
+        ours_values, ref_values = np.triu(ours_values), np.triu(ref_values)
+    if name == "regressor":  # the parameters differ (body frames vs joint frames): compare torques Y φ
+        ours_values, ref_values = ours_values @ phi[0], ref_values @ phi[1]
+    return row(
+        f"puma560 {name.replace('_', ' ')}, one state",
+        ours_time / count,
+        ref_time / count,
+        states=count,
+        max_abs_difference=float(np.abs(ours_values - ref_values).max()),
+        target=1.25,
+        reference_method=f"pinocchio.{method} per state (plain joints), bare calls in the same loop",
+    )
+
+
+def loop_time(call: Callable, leading: tuple, args: tuple, repeat: int = 5) -> tuple[float, np.ndarray]:
+    """The best time of one loop calling `call(*leading, *state)` over the states of `args` (arrays (N, ...)
+    by argument), and the results; the loop is the same for every function timed with it."""
+    states = [tuple(np.ascontiguousarray(a[i]) for a in args) for i in range(len(args[0]))]
+    calls = [(*leading, *state) for state in states]
+    seconds, values = best_time(lambda: [call(*c) for c in calls], repeat)
+    return seconds, np.array(values)
+
+
+CHAIN_SIZES = (6, 12, 25, 50, 100)
+
+
+@benchmark("sizes")
+def _sizes(states: int) -> list[dict]:
+    """RNEA, CRBA and ABA of spatial chains of 6 to 100 links and of Talos' full body (welded base, 44
+    coordinates, imported from its URDF by us; Pinocchio reads the file itself) one state at a time, ours
+    compiled against Pinocchio's bare calls; and our float64 batch of the RNEA over the same states against
+    Pinocchio's loop. At most 1 000 states; the largest difference relative to the largest value."""
+    from .models import spatial_chain
+
+    count = min(states, 1000)
+    rows = []
+    for links in CHAIN_SIZES:
+        rows += _tree_rows(f"chain {links}", spatial_chain(links), None, count)
+    try:
+        from .models import talos
+
+        model, path = talos()
+    except FileNotFoundError:
+        return rows
+    return rows + _tree_rows("talos", model, path, count)
+
+
+def _tree_rows(label: str, model, urdf, count: int) -> list[dict]:
+    import pinocchio as pin
+
+    from ..dynamics.kernels import kernel
+    from ..io.pinocchio_reference import ClosedLoopReference
+    from ..kinematics import Mechanism
+
+    mech = Mechanism(model)
+    if urdf is None:
+        reference = ClosedLoopReference.of(mech)  # plain revolute joints in our coordinates' order
+        pm, order = reference.model, list(reference.ours)
+    else:
+        pm = pin.buildModelFromUrdf(str(urdf))
+        order = [mech.coordinates.index(pm.names[j]) for j in range(1, pm.njoints)]
+    rng = np.random.default_rng(0)
+    q, qd, qdd = (rng.uniform(-1, 1, (count, mech.n)) for _ in range(3))
+    tau = inverse_dynamics(mech, q, qd, qdd)
+    theirs = [x[:, order] for x in (q, qd, qdd, tau)]
+    data = pm.createData()
+    cases = {
+        "rnea": ("inverse_dynamics", (q, qd, qdd), pin.rnea, theirs[:3]),
+        "crba": ("mass_matrix", (q,), pin.crba, theirs[:1]),
+        "aba": ("forward_dynamics", (q, qd, tau), pin.aba, (theirs[0], theirs[1], theirs[3])),
+    }
+    target, rows = (1.25 if mech.n <= 6 else 1.0), []
+    for algorithm, (name, args, call, their_args) in cases.items():
+        ours_time, ours_values = loop_time(kernel(model, name), (), args)
+        ref_time, ref_values = loop_time(call, (pm, data), their_args)
+        ours_values = ours_values[:, order][:, :, order] if ours_values.ndim == 3 else ours_values[:, order]
+        if algorithm == "crba":
+            ours_values, ref_values = np.triu(ours_values), np.triu(ref_values)
+        rows.append(
+            row(
+                f"{label} {algorithm}, one state",
+                ours_time / count,
+                ref_time / count,
+                target=target,
+                states=count,
+                dof=mech.n,
+                max_relative_difference=float(np.abs(ours_values - ref_values).max() / np.abs(ref_values).max()),
+                reference_method=f"pinocchio.{algorithm} per state, bare calls in the same loop",
+            )
+        )
+    batch, _ = best_time(lambda: inverse_dynamics(mech, q, qd, qdd))
+    ref_time, _ = loop_time(pin.rnea, (pm, data), theirs[:3], repeat=3)
+    rows.append(
+        row(
+            f"{label} rnea, batch of {count} (float64 numpy)",
+            batch / count,
+            ref_time / count,
+            states=count,
+            dof=mech.n,
+            reference_method="pinocchio.rnea per state, Python loop",
+        )
+    )
+    return rows
