@@ -144,6 +144,11 @@ def run_impacts(
     q, qd, qdd, holding = (np.zeros((K, n)) for _ in range(4))
     done, calls = 0, 0
     while done < K:
+        if t0 >= times[-1]:  # an event at the last output time: the state after it is the output there
+            outputs = runner.outputs(segment, times[done:], y[None])
+            for array, values in zip((q, qd, qdd, holding), outputs, strict=True):
+                array[done:] = values
+            break
         rhs, events = runner.equations(segment, t0, y, clock)
         solution = solve_ivp(rhs, (t0, times[-1]), y, used, times[done:], rtol=rtol, atol=atol, events=events)
         calls += solution.nfev
