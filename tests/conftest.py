@@ -13,11 +13,15 @@ import pytest
 # Müller's (2021) parallel machines (checked in depth in tests/test_pkm.py) and our linear Delta: the per-sample
 # checks of the other files run them with the slow ones, where each costs seconds to a minute.
 PKM_SAMPLES = ("delta_3rus", "irsbot2", "linear_delta")
+# The full vehicle (30 bodies, 12 loops): its corners are the SLA's, which the default run checks; the vehicle itself
+# (tests/test_vehicle.py) and its share of the per-sample checks run with the slow ones.
+LARGE_SAMPLES = ("vehicle",)
 
 
 def slow_for(names: list[str], slow: set[str]) -> list:
-    """Sample names as test parameters, those in `slow` (and the parallel machines) marked slow."""
-    return [pytest.param(n, marks=pytest.mark.slow) if n in slow or n in PKM_SAMPLES else n for n in names]
+    """Sample names as test parameters, those in `slow` (and the parallel machines and the vehicle) marked slow."""
+    heavy = {*slow, *PKM_SAMPLES, *LARGE_SAMPLES}
+    return [pytest.param(n, marks=pytest.mark.slow) if n in heavy else n for n in names]
 
 
 # A planar four-bar (ground 0 -> crank 1 -> coupler 2 -> rocker 3 -> ground), four revolute joints about z,

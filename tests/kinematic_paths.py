@@ -15,10 +15,18 @@ SLA_HARMONICS = {"theta1": [("0.5", "3"), ("0.1", "10")], "theta2": [("0.3", "sq
 
 
 def harmonics(mech: Mechanism) -> list[list[tuple[str, str]]]:
-    """Per independent coordinate, (amplitude, angular frequency) terms added to its initial value."""
+    """Per independent coordinate, (amplitude, angular frequency) terms added to its initial value: 0.3 in all,
+    or a quarter of the coordinate's range where that is less (the vehicle's steering rack: its tie rods reach
+    only so far)."""
     if set(mech.independent) == set(SLA_HARMONICS):
         return [SLA_HARMONICS[name] for name in mech.independent]
-    return [[("0.25", f"{1 + 0.5 * i}"), ("0.05", f"{3.1 + i}")] for i, _ in enumerate(mech.independent)]
+    ranges = {c.name: (c.min, c.max) for j in mech.model.joints for c in j.coordinates}
+    out = []
+    for i, name in enumerate(mech.independent):
+        low, high = ranges[name]
+        scale = 1.0 if low is None or high is None else min(1.0, (high - low) / 4 / 0.3)
+        out.append([(f"{0.25 * scale:.6g}", f"{1 + 0.5 * i}"), (f"{0.05 * scale:.6g}", f"{3.1 + i}")])
+    return out
 
 
 def independent_path(mech: Mechanism, times, order: int = 0, dps: int | None = None) -> np.ndarray:

@@ -9,12 +9,13 @@ import sys
 
 from ..io.csv_text import write_output
 from ..io.display_units import UNITS_HELP, DisplayUnits, parse_units
-from ..io.time_series import save_simulation
+from ..io.time_series import contacts_file, save_simulation
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load
 from ..simulation.run import ATOL as DEFAULT_ATOL
 from ..simulation.run import METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 from ..simulation.run import RTOL as DEFAULT_RTOL
+from ..simulation.stops import CONTACT_COLUMNS, contact_rows
 
 # Bounds a person can reason about; beyond them a run would never end or only report rounding
 T_END_MAX = 1e6  # s
@@ -50,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an independent coordinate's rate at t = 0 (rad/s or m/s); repeat for several; default: from rest",
     )
     parser.add_argument("--out", help="write the time series: .csv ('name [unit]' headers) or .npz")
+    parser.add_argument("--contacts", metavar="OUT.csv", help="write the stops' impacts and contacts as a table")
     parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
     parser.add_argument(
         "--ensemble",
@@ -129,7 +131,10 @@ def run(args: argparse.Namespace) -> int:
     if args.out and not args.out.lower().endswith((".csv", ".npz")):
         print(f"mbstudio simulate: --out {args.out!r} must end in .csv or .npz", file=sys.stderr)
         return 2
-    check_outputs([args.out], [p for p in (args.file, args.ensemble) if p])  # before minutes of work, not after
+    if args.contacts and not args.contacts.lower().endswith(".csv"):
+        print(f"mbstudio simulate: --contacts {args.contacts!r} must end in .csv", file=sys.stderr)
+        return 2
+    check_outputs([args.out, args.contacts], [p for p in (args.file, args.ensemble) if p])  # before the work
     units = parse_units(args.units)
     model = load(args.file)
     if args.ensemble:
@@ -156,6 +161,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.out:
         save_simulation(result, args.out, units)
+    if args.contacts:
+        write_output(args.contacts, contacts_file(result))
     p = result.provenance
     energy = result.total
     print(
@@ -169,6 +176,28 @@ def run(args: argparse.Namespace) -> int:
         f"{abs(energy - energy[0]).max():.3g} J; energy balance drift {result.energy_drift:.2g} of its scale"
     )
     print(f"  model sha256 {p.model_hash[:16]}…, mbstudio {p.version}")
+    _print_contacts(result.contacts)
+    for note in result.notes:
+        print(f"  note: {note}")
     if args.out:
         print(f"  {len(result.columns())} columns x {len(result.t)} samples written to {args.out}")
+    if args.contacts:
+        print(f"  {len(result.contacts)} contacts written to {args.contacts}")
     return 0
+
+
+SHOWN_CONTACTS = 20
+
+
+def _print_contacts(contacts: list) -> None:
+    """The stops' contacts as a table, the first SHOWN_CONTACTS of them."""
+    if not contacts:
+        return
+    kinds = ", ".join(f"{sum(c.kind == k for c in contacts)} {k}" for k in ("impact", "held", "compliant"))
+    print(f"  contacts of the stops: {len(contacts)} ({kinds})")
+    rows = [list(CONTACT_COLUMNS), *contact_rows(contacts[:SHOWN_CONTACTS])]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(CONTACT_COLUMNS))]
+    for row in rows:
+        print("    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    if len(contacts) > SHOWN_CONTACTS:
+        print(f"    ... and {len(contacts) - SHOWN_CONTACTS} more (--contacts OUT.csv writes them all)")

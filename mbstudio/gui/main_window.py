@@ -572,7 +572,8 @@ class MainWindow(QMainWindow):
         front.show()
         front.raise_()
         ended = f"finished in {job.elapsed:.1f} s" if job.state == DONE else f"{job.message} after {job.elapsed:.1f} s"
-        self.statusBar().showMessage(f"{job.title} {ended}", 5000)
+        notes = job.result.data.get("notes") or []  # a simulation's: limits passed that nothing enforces, ...
+        self.statusBar().showMessage("; ".join([f"{job.title} {ended}", *notes]), 15000 if notes else 5000)
 
     def _show(self, job: Job) -> None:
         for name in RESULT_PANELS[job.task]:

@@ -131,7 +131,7 @@ def _tree(mech: Mechanism) -> tuple[pin.Model, dict[int, int], dict[int, pin.SE3
             name = link.joint.coordinates[k].name
             joint = model.addJoint(joint, primitive_joint(motion, link.joint.name), placement, name)
             placement = pin.SE3.Identity()
-        after = _se3(link.after).inverse()
+        after = placement * _se3(link.after).inverse()  # a fixed joint adds no joint: its offset stays here
         label = mech.tree.body_labels[link.child]
         model.appendBodyToJoint(joint, inertia(mech, label), after)
         last_joint[link.child], body_in_joint[link.child] = joint, after

@@ -47,11 +47,35 @@ def simulation_file(result: SimulationResult, fmt: str, units: DisplayUnits = SI
     data = np.column_stack([values for _, _, values in columns])
     provenance = {**result.provenance.as_dict(), "units": units.spec()}
     if fmt == "npz":
-        return _npz(data, columns, provenance=provenance)
+        contacts = [c.as_dict() for c in result.contacts]
+        return _npz(data, columns, provenance=provenance, contacts=contacts, notes=result.notes)
     if fmt != "csv":
         raise ModelError("format", "is not a format of simulation results", fmt, " or ".join(SIMULATION_FORMATS))
     rows = ([repr(float(x)) for x in row] for row in data)
     return csv_table(provenance, [f"{name} [{unit}]" for name, unit, _ in columns], rows)
+
+
+def contacts_file(result: SimulationResult) -> CsvTable:
+    """The stops' impacts and contacts as CSV (simulation/stops.py: one row each), the run's provenance beside."""
+    rows = ([repr(v) if isinstance(v, float) else ("" if v is None else str(v)) for v in c.as_dict().values()]
+            for c in result.contacts)  # fmt: skip
+    header = [f"{name} [{unit}]" if unit else name for name, unit in CONTACT_FIELDS]
+    return csv_table(result.provenance.as_dict(), header, rows)
+
+
+# The contact table's columns: the fields of simulation.stops.Contact, with their units.
+CONTACT_FIELDS = (
+    ("time", "s"),
+    ("joint", ""),
+    ("coordinate", ""),
+    ("limit", ""),
+    ("kind", ""),
+    ("unit", ""),
+    ("impulse", "unit s"),
+    ("force", "unit"),
+    ("end", "s"),
+    ("energy", "J"),
+)
 
 
 def save_simulation(result: SimulationResult, path: str | Path, units: DisplayUnits = SI) -> None:

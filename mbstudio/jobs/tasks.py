@@ -131,7 +131,9 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
     )
     p = result.provenance
     title = f"Simulation over {opts['t_end']:g} s" + "".join(f", {k}_dot(0) = {v:g}" for k, v in given.items())
-    data = {"t": result.t, "coordinates": list(result.coordinates), "q": result.q}
+    title += f", {len(result.contacts)} contacts of the stops" if result.contacts else ""
+    data = {"t": result.t, "coordinates": list(result.coordinates), "q": result.q, "notes": list(result.notes)}
+    data["contacts"] = [c.as_dict() for c in result.contacts]
     if opts.get("cross_check"):
         data["cross_check"] = _cross_check(model, result, velocities, opts, progress, cancel)
         failed = data["cross_check"].get("error")

@@ -59,11 +59,39 @@ class Frame:
 
 
 @dataclass
+class ImpactStop:
+    """The coordinate's `min` and `max` enforced by impacts: where the coordinate reaches a limit, the rate into it
+    is reversed times the coefficient of restitution e (an impulse through the closed-loop projection), and a
+    stop whose rebounds die out holds as a one-sided constraint until its force would pull
+    (simulation/stops.py)."""
+
+    restitution: Expr = 0.5
+    type: ClassVar[str] = "impact"
+
+
+@dataclass
+class CompliantStop:
+    """The coordinate's `min` and `max` enforced by a spring-damper that engages at each limit: beyond it by δ, the
+    force pushing back is k δ + c s(δ) δ̇, never pulling, the damping rising smoothly from 0 at contact to c at the
+    engagement distance (dynamics/forces.py)."""
+
+    stiffness: Expr
+    damping: Expr = 0.0
+    engagement: Expr = 1e-3
+    type: ClassVar[str] = "compliant"
+
+
+STOPS = {cls.type: cls for cls in (ImpactStop, CompliantStop)}
+Stop = ImpactStop | CompliantStop
+
+
+@dataclass
 class Coordinate:
     name: str
     initial: float | None = None
     min: float | None = None
     max: float | None = None
+    stop: Stop | None = None  # how min and max are enforced in simulations; None: they are not (ranges only)
 
 
 @dataclass
@@ -145,6 +173,7 @@ class Model:
     measures: list[Measure] = field(default_factory=list)  # columns of every time history (kinematics/measures)
     platform: Platform | None = None  # a parallel machine's platform, task space and platform paths (Müller 2021)
     couplings: list[Coupling] = field(default_factory=list)  # coordinates driven by others (mimic joints, gears)
+    road: Road | None = None  # the ground under the tyres (None: flat, at height 0)
 
     def body(self, label: str) -> Body:
         """The body with this label; "0" or "ground" is the ground. An index of positions makes this constant
@@ -295,8 +324,35 @@ class PointForce:
     type: ClassVar[str] = "point_force"
 
 
-FORCE_ELEMENTS = {cls.type: cls for cls in (SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce)}
-ForceElement = SpringDamper | JointSpringDamper | JointFriction | Actuator | PointForce
+@dataclass
+class Tyre:
+    """A tyre as a vertical spring-damper between a wheel-centre point and the road: compressed by
+    δ = radius − (z_centre − road height), it pushes the wheel up (world +z) by k δ + c s(δ) δ̇ and lets go when it
+    leaves the road (the contact law of compliant stops, the damping rising over `engagement`)."""
+
+    name: str
+    body: str
+    point: str
+    stiffness: Expr = 0.0
+    damping: Expr = 0.0
+    radius: Expr = 0.3
+    engagement: Expr = 1e-3
+    type: ClassVar[str] = "tyre"
+
+
+@dataclass
+class Road:
+    """The ground under the tyres: heights `profile` [[s, z], ...] at distances s along the world x axis,
+    interpolated linearly (held beyond its ends), passing rearward under the model at `speed` (a rolling road):
+    under a wheel centre at world x the road's height at time t is z(x + speed t), so each wheel meets a bump
+    at its own time."""
+
+    profile: list[list[float]]
+    speed: Expr = 0.0
+
+
+FORCE_ELEMENTS = {cls.type: cls for cls in (SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre)}
+ForceElement = SpringDamper | JointSpringDamper | JointFriction | Actuator | PointForce | Tyre
 
 
 # Measures ("measures" in the file): quantities computed along every motion and added to its columns, named

@@ -13,6 +13,7 @@ from .document import (
     FORCE_ELEMENTS,
     INERTIA_NAMES,
     MEASURES,
+    STOPS,
     Body,
     Coordinate,
     Coupling,
@@ -22,6 +23,7 @@ from .document import (
     Model,
     Parameter,
     Platform,
+    Road,
     Trajectory,
 )
 from .errors import ModelError
@@ -52,6 +54,7 @@ TOP_KEYS = (
     "measures",
     "platform",
     "couplings",
+    "road",
 )
 
 
@@ -185,6 +188,8 @@ def from_dict(data: object) -> Model:
     if "platform" in obj:
         model.platform = _platform(obj["platform"])
     model.couplings = [_coupling(c, i) for i, c in enumerate(_list(obj.get("couplings", []), "couplings"))]
+    if "road" in obj:
+        model.road = _road(obj["road"])
     return model
 
 
@@ -205,6 +210,13 @@ def _coupling(data, index) -> Coupling:
         if polynomial is None
         else [_expr(c, f"{where}.polynomial[{k}]") for k, c in enumerate(_list(polynomial, f"{where}.polynomial"))],
     )
+
+
+def _road(data) -> Road:
+    obj = _object(data, "road", ("profile", "speed"))
+    if "profile" not in obj:
+        raise ModelError("road", "lacks 'profile'", expected='"profile": [[s, z], ...], heights z at distances s (m)')
+    return Road(_table(obj["profile"], "road.profile", "[s, z]"), _expr(obj.get("speed", 0.0), "road.speed"))
 
 
 def _platform(data) -> Platform:
@@ -384,15 +396,32 @@ def _shape_value(data, where):
 
 
 def _coordinate(data, where):
-    obj = _object(data, where, ("name", "initial", "min", "max"))
+    obj = _object(data, where, ("name", "initial", "min", "max", "stop"))
     name = _string(obj.get("name"), f"{where}.name")
-    where = f"coordinate '{name}'"
+    where = f"{where.rsplit('.', 1)[0]} coordinate '{name}'"
     return Coordinate(
         name,
         _number(obj.get("initial"), f"{where}.initial", True),
         _number(obj.get("min"), f"{where}.min", True),
         _number(obj.get("max"), f"{where}.max", True),
+        None if obj.get("stop") is None else _stop(obj["stop"], f"{where}.stop"),
     )
+
+
+def _stop(data, where):
+    """A coordinate's stop: its `type` picks the dataclass, whose fields are the allowed keys."""
+    if not isinstance(data, dict):
+        raise ModelError(where, "must be a JSON object", type(data).__name__)
+    kind = data.get("type")
+    if not isinstance(kind, str) or kind not in STOPS:
+        raise ModelError(f"{where}.type", "is not a known stop type", kind, ", ".join(STOPS))
+    fields = dataclasses.fields(STOPS[kind])
+    obj = _object(data, where, ("type", *(f.name for f in fields)))
+    missing = [f.name for f in fields if f.default is dataclasses.MISSING and f.name not in obj]
+    if missing:
+        every = ", ".join(f.name for f in fields)
+        raise ModelError(where, f"lacks '{missing[0]}'", expected=f"a {kind} stop has {every}")
+    return STOPS[kind](**{f.name: _expr(obj[f.name], f"{where}.{f.name}") for f in fields if f.name in obj})
 
 
 def _joint(data, index, version: int = SCHEMA_VERSION):
@@ -503,12 +532,17 @@ def _element_field(key, data, where):
     if key in _VECTOR_FIELDS:
         return _vector(data, where)
     if key == "table":
-        rows = _list(data, where)
-        for i, r in enumerate(rows):
-            if not isinstance(r, list) or len(r) != 2:
-                raise ModelError(f"{where}[{i}]", "must be a pair [t, value]", r)
-        return [[_number(v, f"{where}[{i}][{j}]") for j, v in enumerate(r)] for i, r in enumerate(rows)]
+        return _table(data, where, "[t, value]")
     return _expr(data, where)
+
+
+def _table(data, where: str, pair: str) -> list[list[float]]:
+    """Rows of two numbers (an actuator's [t, value], a road's [s, z])."""
+    rows = _list(data, where)
+    for i, r in enumerate(rows):
+        if not isinstance(r, list) or len(r) != 2:
+            raise ModelError(f"{where}[{i}]", f"must be a pair {pair}", r)
+    return [[_number(v, f"{where}[{i}][{j}]") for j, v in enumerate(r)] for i, r in enumerate(rows)]
 
 
 # ---------------------------------------------------------------- writing
@@ -551,6 +585,8 @@ def to_dict(model: Model) -> dict:
         )
     if model.couplings:
         data["couplings"] = [_drop_none(dataclasses.asdict(c)) for c in model.couplings]
+    if model.road is not None:
+        data["road"] = {"speed": model.road.speed, "profile": model.road.profile}
     return data
 
 
@@ -606,7 +642,11 @@ def _body_dict(b: Body):
 
 
 def _joint_dict(j: Joint):
-    coords = [_drop_none({"name": c.name, "initial": c.initial, "min": c.min, "max": c.max}) for c in j.coordinates]
+    coords = [
+        _drop_none({"name": c.name, "initial": c.initial, "min": c.min, "max": c.max})
+        | ({"stop": _element_dict(c.stop)} if c.stop is not None else {})
+        for c in j.coordinates
+    ]
     return _drop_none(
         {
             "name": j.name,

@@ -79,6 +79,7 @@ def validate(model: Model) -> None:
     _check_trajectories(model, symbols)
     _check_platform(model, symbols)
     _check_forces(model, symbols)
+    _check_road(model, symbols)
     _check_measures(model, symbols)
     _check_coordinate_list(model, "actuated", model.actuated)
     _check_couplings(model, symbols)
@@ -335,6 +336,7 @@ def _check_joints(model: Model, symbols, labels: set[str]) -> None:
             )
         for c in joint.coordinates:
             _check_coordinate(c, coordinates, where)
+            _check_stop(c, symbols, f"{where} coordinate '{c.name}'")
 
 
 def _check_coordinate(c, seen: set[str], where: str) -> None:
@@ -349,6 +351,30 @@ def _check_coordinate(c, seen: set[str], where: str) -> None:
             raise ModelError(f"{cwhere}.{key}", "is not finite", value, "a finite number")
     if c.min is not None and c.max is not None and c.min > c.max:
         raise ModelError(cwhere, "has min greater than max", [c.min, c.max], "min <= max")
+
+
+# A stop's values: which are valid, in words.
+_STOP_VALUES = {
+    "restitution": (lambda e: 0 <= e <= 1, "from 0 (plastic) to 1 (elastic)"),
+    "stiffness": (lambda k: k > 0, "a value > 0"),
+    "damping": (lambda c: c >= 0, "a value >= 0"),
+    "engagement": (lambda d: d > 0, "a distance > 0 (m or rad)"),
+}
+
+
+def _check_stop(c, symbols, where: str) -> None:
+    """A stop acts at the limits given, with a restitution within [0, 1], a positive stiffness and engagement
+    distance and a damping >= 0. (Where an impact stop's coordinate starts is checked when a run starts, at the
+    assembled pose: a dependent coordinate's initial value is only the assembly's guess.)"""
+    if c.stop is None:
+        return
+    if c.min is None and c.max is None:
+        raise ModelError(
+            f"{where}.stop", "has no limit to act at", None, "a min and/or a max for the coordinate, where it stops"
+        )
+    for key, (valid, expected) in _STOP_VALUES.items():
+        if hasattr(c.stop, key) and not valid(float_value(getattr(c.stop, key), symbols, f"{where}.stop.{key}")):
+            raise ModelError(f"{where}.stop.{key}", "is out of range", getattr(c.stop, key), expected)
 
 
 def _check_connected(model: Model) -> None:
@@ -417,6 +443,7 @@ def _check_platform(model: Model, symbols) -> None:
 
 # Force-element values that must not be negative, and those that must be positive.
 _NON_NEGATIVE = ("stiffness", "damping", "length", "viscous", "coulomb")
+_POSITIVE = ("velocity_scale", "radius", "engagement")
 
 
 def _check_forces(model: Model, symbols) -> None:
@@ -433,20 +460,33 @@ def _check_forces(model: Model, symbols) -> None:
                 element.coordinate,
                 "one of: " + ", ".join(sorted(coordinates)),
             )
-        for key in (*_NON_NEGATIVE, "rest", "velocity_scale"):
-            if hasattr(element, key):
-                value = float_value(getattr(element, key), symbols, f"{where}.{key}")
-                if (key in _NON_NEGATIVE and value < 0) or (key == "velocity_scale" and value <= 0):
+        for key in (*_NON_NEGATIVE, *_POSITIVE, "rest"):
+            if hasattr(element, key):  # a rest position may move with time t (a position servo)
+                value = float_value(getattr(element, key), timed if key == "rest" else symbols, f"{where}.{key}")
+                if (key in _NON_NEGATIVE and value < 0) or (key in _POSITIVE and value <= 0):
                     raise ModelError(
                         f"{where}.{key}",
                         "is out of range",
                         getattr(element, key),
-                        "a value > 0" if key == "velocity_scale" else "a value >= 0",
+                        "a value > 0" if key in _POSITIVE else "a value >= 0",
                     )
         if isinstance(element, PointForce):
             float_vector(element.force, timed, f"{where}.force")
         if isinstance(element, Actuator):
             _check_time_function(element, timed, where)
+
+
+def _check_road(model: Model, symbols) -> None:
+    """A profile of finite [s, z] rows with increasing distances, and a speed that evaluates."""
+    road = model.road
+    if road is None:
+        return
+    distances = [row[0] for row in road.profile]
+    if not road.profile or not all(_finite(v) for row in road.profile for v in row):
+        raise ModelError("road.profile", "must hold finite [s, z] rows", road.profile, "at least one row, in m")
+    if any(b <= a for a, b in zip(distances, distances[1:], strict=False)):
+        raise ModelError("road.profile", "has distances that do not increase", distances, "strictly increasing s")
+    float_value(road.speed, symbols, "road.speed")
 
 
 def _named(elements: list, kind: str) -> Iterator[tuple[object, str]]:

@@ -25,6 +25,7 @@ from ..model.errors import ModelError
 from .charts import singularity
 from .integrators import IntegrationError, integrate
 from .run import ATOL, METHODS, RTOL, Clock, Provenance, SimulationResult, compiled_series, full_states, model_hash
+from .stops import annotate, has_impact_stops
 
 MAX_RUNS = 10_000
 
@@ -47,6 +48,13 @@ def simulate_ensemble(
     model parameters to change. Sequences of length 1 are used for every run."""
     if method not in METHODS:
         raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
+    if has_impact_stops(model):
+        raise ModelError(
+            "stops",
+            "an ensemble runs as one system, whose impacts cannot cut each run at its own instants",
+            "impact stops",
+            "one simulation per run (mbstudio simulate, or simulate() in a loop), or compliant stops",
+        )
     runs = _runs(model, initial, velocities, parameters)
     times = np.linspace(0.0, t_end, samples)
     clock = Clock(t_end, progress, cancel) if progress or cancel else None
@@ -65,6 +73,7 @@ def simulate_ensemble(
         seconds = (time.perf_counter() - start) / len(members)
         for column, index in enumerate(members):
             result = compiled_series(eng, mech, forces, times, *full_states(eng, times, y[:, column]))
+            annotate(result, mech, forces)  # the compliant stops' contacts, the limits passed
             provenance = (model_hash(variant), method, rtol, atol, seconds, __version__, calls // len(members))
             result.provenance = Provenance(*provenance)
             results[index] = result

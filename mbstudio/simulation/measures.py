@@ -26,6 +26,7 @@ from ..model.document import (
     PointMeasure,
     SpringDamper,
     SuspensionMeasure,
+    Tyre,
 )
 from ..numerics.spatial import cross  # numpy's cross costs 40 µs a call on these short arrays
 
@@ -126,6 +127,12 @@ def _force(motion: _Motion, m: ForceMeasure) -> list[Column]:
     if isinstance(element, PointForce):
         world = np.asarray(forces.world_force(element, motion.t, len(motion.t)), float)
         return [(f"{m.name}.f{axis}", "N", world[:, k]) for k, axis in enumerate("xyz")]
+    if isinstance(element, Tyre):
+        centre, velocity, _ = motion.point(element.body, element.point)
+        height = np.asarray(forces.road(motion.t, centre[:, 0])[0], float)
+        deflection = float(motion.geometry.value(element.radius)) + height - centre[:, 2]
+        load = np.asarray(forces.tyre_load(element, motion.t, centre, velocity), float)
+        return [(f"{m.name}.force", "N", load), (f"{m.name}.deflection", "m", deflection)]
     k = motion.mech.coordinates.index(element.coordinate)
     generalized = np.asarray(forces.generalized(motion.t, motion.q, motion.qd), float)[:, k]
     return [(f"{m.name}.force", "N m" if motion.mech.tree.kinds[k] == "R" else "N", generalized)]
@@ -193,6 +200,10 @@ def applied_forces(mech: Mechanism, t: float, q: np.ndarray, qd: np.ndarray) -> 
             (position, *_) = motion.point(element.body, element.point)
             world = np.asarray(AppliedForces(mech, [element]).world_force(element, motion.t, 1), float)[0]
             out.append((element.name, position[0], world))
+        elif isinstance(element, Tyre):
+            position, velocity, _ = motion.point(element.body, element.point)
+            load = float(np.asarray(AppliedForces(mech, [element]).tyre_load(element, t, position, velocity))[0])
+            out.append((element.name, position[0], np.array([0.0, 0.0, load])))
     return out
 
 

@@ -18,7 +18,6 @@ import numpy as np
 from ..dynamics.forces import AppliedForces
 from ..dynamics.spatial_tree import body_inertia, components, samples_first
 from ..kinematics.mechanism import Mechanism
-from ..model.document import Actuator, JointSpringDamper, PointForce, SpringDamper
 
 Column = tuple[str, str, np.ndarray]
 
@@ -56,21 +55,14 @@ def nonconservative_power(
     generalized forces Q hold (a prescribed motion's drives). `state`: the motion's state at q (its poses are read;
     the rates come from q̇), when the caller has it already."""
     power, elements = np.zeros(len(q)), np.zeros_like(q)
-    st = forces.mech.motion(q, qd) if state is None and forces.elements else state
+    st = forces.placed(q) if state is None else state  # once for every element
     for element in forces.elements:
         Q_e = forces.of_element(element, t, q, qd, st)
         elements = elements + Q_e
-        if _has_potential(forces, element):
+        if forces.has_potential(element):
             Q_e = Q_e - forces.of_element(element, t, q, np.zeros_like(qd), st)
         power = power + (Q_e * qd).sum(axis=1)
     return power if Q is None else power + ((Q - elements) * qd).sum(axis=1)
-
-
-def _has_potential(forces: AppliedForces, element) -> bool:
-    """The elements whose rest part `AppliedForces.potential` counts."""
-    if isinstance(element, SpringDamper | JointSpringDamper):
-        return True
-    return isinstance(element, PointForce | Actuator) and not forces.is_time_dependent(element)
 
 
 def dissipated_energy(t: np.ndarray, power: np.ndarray) -> np.ndarray:

@@ -45,6 +45,7 @@ from .charts import ChartWatch, chosen_anew, singularity
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
 from .monitors import dissipated_energy, monitor_columns, motion_monitors, nonconservative_power
+from .stops import Contact, annotate, has_impact_stops, run_impacts
 
 METHODS = (*CVODES, *SCIPY)
 MAX_REPARTITIONS = 20  # new choices of coordinates in one run
@@ -98,6 +99,9 @@ class SimulationResult:
     provenance: Provenance | None = None  # set once the run is complete
     measures: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # the document's (measures.py)
     monitors: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # centre of mass, momenta, energy balance
+    stops: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # stop:<coordinate> forces (stops.py)
+    contacts: list[Contact] = field(default_factory=list)  # the stops' impacts and contacts, in time order
+    notes: list[str] = field(default_factory=list)  # what a person should know about the run (limits passed, ...)
 
     @property
     def total(self) -> np.ndarray:
@@ -125,6 +129,7 @@ class SimulationResult:
             (f"actuator:{name}", force_unit[coordinate], values)
             for name, (coordinate, values) in self.actuators.items()
         ]
+        out += self.stops
         out += [
             (f"reaction:{name}", unit, self.reactions.values[:, r])
             for r, (name, unit) in enumerate(zip(self.reactions.names, self.reactions.units, strict=True))
@@ -302,13 +307,19 @@ def simulate(
     if compiled and not fits_engine(document):  # a very large model: the numpy path, with a scipy method
         compiled, method = False, "DOP853" if method in CVODES else method
     own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
-    if compiled:
-        y0 = np.concatenate([q0[0], v0])
+    y0 = np.concatenate([q0[0], v0])
+    impacts = None
+    if has_impact_stops(mech.model):  # events: simulation/stops.py
+        impacts = _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, compiled)
+        (q, qd, qdd), method, calls = impacts.states, impacts.method, impacts.calls
+        result = full_series(mech, forces, times, q, qd, qdd, forces.generalized(times, q, qd) + impacts.holding)
+    elif compiled:
         states, calls, eng = _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own)
         result = compiled_series(eng, mech, forces, times, *states)
     else:
         states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel)
         result = series(mech, forces, times, *states)
+    annotate(result, mech, forces, impacts)
     if progress is not None:
         progress(1.0)
     result.provenance = Provenance(_sha256(text), method, rtol, atol, time.perf_counter() - start, __version__, calls)
@@ -346,6 +357,19 @@ def _start(text: str) -> tuple[Mechanism, AppliedForces, np.ndarray]:
             _STARTS.pop(next(iter(_STARTS)))
         _STARTS[text] = found
     return found
+
+
+def _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, compiled):
+    """A run through the impacts of impact stops, on the compiled engine only."""
+    if not compiled:
+        raise ModelError(
+            "stops",
+            "impact stops are simulated on the compiled engine only",
+            f"{mech.n} coordinates" if not fits_engine(mech.model) else "compiled=False",
+            "compliant stops (a force element on either path), or the compiled engine",
+        )
+    clock = Clock(times[-1], progress, cancel) if progress or cancel else None
+    return run_impacts(mech, text, times, y0, method, rtol, atol, clock)
 
 
 def _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own=None):

@@ -20,9 +20,9 @@ import numpy as np
 
 from ...kinematics.geometry import FrameValue
 from ...kinematics.mechanism import Mechanism
-from ...model.document import Actuator, JointSpringDamper, Model, PointForce, SpringDamper, body_key
+from ...model.document import Actuator, JointSpringDamper, Model, PointForce, SpringDamper, Tyre, body_key
 from ...model.errors import ModelError
-from ..forces import AppliedForces
+from ..forces import AppliedForces, CoordinateStop
 from .blocks import GROUND, Block, Body, Joint
 from .closures import closure_loads
 from .interconnection import BlockModel
@@ -50,7 +50,8 @@ def block_model(model: Model | Mechanism, backend=None, closure_frequency: float
         blocks += _link_blocks(mech, link, frames, block_of[link.parent], len(blocks))
         block_of[link.child] = len(blocks) - 1
     where = _Places(mech, frames, blocks, block_of)
-    loads = [_load(mech, AppliedForces(mech), element, where) for element in mech.model.forces]
+    forces = AppliedForces(mech)  # the document's elements and its coordinates' compliant stops
+    loads = [_load(mech, forces, element, where) for element in forces.elements]
     if tree.topology.cut:
         if closure_frequency is None:
             raise ModelError(
@@ -164,6 +165,10 @@ class _Places:
 
 def _load(mech: Mechanism, forces: AppliedForces, element, where: _Places):
     """A force element as a load of the block model."""
+    if isinstance(element, Tyre):
+        raise ModelError(
+            f"force '{element.name}'", "is a tyre: the block models have no road", None, "a model without tyres"
+        )
     if isinstance(element, PointForce):
         block, offset = where.named(element.body, element.point)
         force = functools.partial(forces.world_force, element)
@@ -176,6 +181,8 @@ def _load(mech: Mechanism, forces: AppliedForces, element, where: _Places):
     potential = None
     if isinstance(element, JointSpringDamper):
         potential = functools.partial(_spring_energy, forces.value(element.stiffness), forces.value(element.rest))
+    elif isinstance(element, CoordinateStop):
+        potential = functools.partial(forces.stop_energy, element)
     elif isinstance(element, Actuator) and not forces.is_time_dependent(element):
         potential = functools.partial(_constant_effort_energy, effort)
     return JointLaw(element.coordinate, effort, potential, forces.is_time_dependent(element), element.name)

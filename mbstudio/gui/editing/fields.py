@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 
 from ...io.display_units import SI, typed_value
 from ...model import INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
-from ...model.document import PLACES, Harmonic, Trajectory, body_key, turns
+from ...model.document import PLACES, STOPS, CompliantStop, Harmonic, ImpactStop, Trajectory, body_key, turns
 from ...model.units import Quantity
 from ...model.units import text as as_written
 from . import edits
@@ -259,7 +259,28 @@ def _coordinate(model: Model, joint: str, name: str) -> tuple[str, list[Field]]:
         Field("initial", "optional", j.coordinates[k].initial, _set(coord, "initial"), unit),
         Field("min", "optional", j.coordinates[k].min, _set(coord, "min"), unit),
         Field("max", "optional", j.coordinates[k].max, _set(coord, "max"), unit),
+        *_stop_fields(j.coordinates[k].stop, coord, unit),
     ]
+
+
+NO_STOP = "none (limits not enforced)"
+NEW_STOPS = {"impact": ImpactStop, "compliant": lambda: CompliantStop(1e5, 1e3)}
+
+
+def _stop_fields(stop, coord: Callable[[Model], object], unit: str) -> list[Field]:
+    """How the limits are enforced in simulations (docs/file-format.md, coordinate): none, impacts, or a
+    compliant stop, and the chosen kind's values."""
+
+    def choose(m: Model, kind) -> None:
+        coord(m).stop = None if kind == NO_STOP else NEW_STOPS[kind]()
+
+    force = "N" if unit == "m" else "N m"
+    units = {"stiffness": f"{force}/{unit}", "damping": f"{force} s/{unit}", "engagement": unit, "restitution": ""}
+    out = [Field("stop", "choice", NO_STOP if stop is None else stop.type, choose, choices=(NO_STOP, *STOPS))]
+    for f in fields(stop) if stop is not None else ():
+        out.append(Field(f"stop {f.name}", "expr", getattr(stop, f.name), _set(lambda m: coord(m).stop, f.name),
+                         units[f.name]))  # fmt: skip
+    return out
 
 
 _FORCE_TEXT = {"formula"}
@@ -275,6 +296,7 @@ _UNITS = {
     "force": "N",
     "velocity_scale": "m/s or rad/s",
     "radius": "m",
+    "engagement": "m",
     "axis1": "body axes",
     "axis2": "body axes",
     "spin_axis": "body axes",

@@ -34,6 +34,7 @@ OVERLAY_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDot
 ERROR_PREFIX = "error:"  # a cross-check's series block − general (simulation/cross_check.py)
 ERROR_COLOR = "#e01010"  # the errors' axis in red, as Alazard et al.'s Fig. 17 draws its errors
 ERROR_STYLE = Qt.PenStyle.DotLine
+CONTACT_COLOR = "#d07000"  # the stops' impacts (dashed lines) and engagements (shaded spans), against time
 
 
 def unit_of(name: str) -> str:
@@ -82,6 +83,11 @@ class PlotView(QWidget):
         self.errors.setVisible(False)
         self.errors.toggled.connect(self._replot)
         self.error_curves: dict[str, pg.PlotDataItem] = {}  # the errors drawn, by series name
+        self.contacts = QCheckBox("contacts of the stops")
+        self.contacts.setChecked(True)
+        self.contacts.setVisible(False)
+        self.contacts.toggled.connect(self._replot)
+        self.contact_marks: list[pg.GraphicsObject] = []
         self.error_box = pg.ViewBox()  # the errors' own scale, on the right axis, sharing the time axis
         self.plot_item.scene().addItem(self.error_box)
         self.plot_item.getAxis("right").linkToView(self.error_box)
@@ -101,6 +107,7 @@ class PlotView(QWidget):
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.series, 1)
         column.addWidget(self.errors)
+        column.addWidget(self.contacts)
         right = QWidget()
         plot_column = QVBoxLayout(right)
         plot_column.setContentsMargins(0, 0, 0, 0)
@@ -189,6 +196,7 @@ class PlotView(QWidget):
                 curve = self.plot_item.plot(x, np.asarray(result.data["series"][name], float), pen=pen)
                 self.legend.addItem(curve, name if len(self.runs) == 1 else f"{name} · {label.split(':')[0]}")
         self._plot_errors(names)
+        self._plot_contacts()
         set_axis_label(self.plot_item, "bottom", self.x_axis.currentText() or TIME)
         self._fit_left_label()
         self.plot_item.addItem(self.cursor if self._against_time() else self.markers)
@@ -232,6 +240,28 @@ class PlotView(QWidget):
         axis.setLabel(f"block − general, dotted {axis_label(errors).removeprefix(ERROR_PREFIX)}", color=ERROR_COLOR)
         self.error_box.enableAutoRange()
         self._place_error_box()
+
+    def _plot_contacts(self) -> None:
+        """The current run's contacts of its stops, against time: each impact a dashed line at its instant, each
+        engagement (an impact stop holding, a compliant stop pressed) a shaded span; each says what it was."""
+        contacts = self.result.data.get("contacts") or []
+        self.contacts.setVisible(bool(contacts) and self._against_time())
+        self.contact_marks = []
+        if not (contacts and self._against_time() and self.contacts.isChecked()):
+            return
+        end = float(self.result.data["t"][-1])
+        for c in contacts:
+            if c["kind"] == "impact":
+                mark = pg.InfiniteLine(c["time"], angle=90, pen=pg.mkPen(CONTACT_COLOR, width=1, style=ERROR_STYLE))
+                said = f"impact on the {c['limit']} of {c['coordinate']}: {c['impulse']:.4g} {c['unit']} s, " \
+                       f"{c['energy']:.4g} J lost"  # fmt: skip
+            else:
+                span = (c["time"], end if c["end"] is None else c["end"])
+                mark = pg.LinearRegionItem(span, movable=False, brush=pg.mkBrush(CONTACT_COLOR + "30"), pen=None)
+                said = f"{c['kind']} on the {c['limit']} of {c['coordinate']}, up to {c['force']:.4g} {c['unit']}"
+            mark.setToolTip(f"t = {c['time']:.6g} s: {said}")
+            self.plot_item.addItem(mark)
+            self.contact_marks.append(mark)
 
     def _place_error_box(self) -> None:
         self.error_box.setGeometry(self.plot_item.getViewBox().sceneBoundingRect())
