@@ -42,7 +42,7 @@ def test_a_parameter_study_runs_plots_and_exports(window, qtbot, tmp_path):
     # in mm: the range typed, the table, the plot and the export; the rows stay SI
     window.set_units(DisplayUnits("deg", "mm", "deg", "mm"))
     assert panel.unit.text() == "mm" and (panel.start.value(), panel.stop.value()) == (500.0, 1500.0)
-    assert "L = 500 … 1500 mm (3 values)" == panel.variations.item(0).text()
+    assert panel.variations.item(0).text() == "L = 500 … 1500 mm (3 values)"
     headers = [panel.table.horizontalHeaderItem(k).text() for k in range(panel.table.columnCount())]
     assert headers[0] == f"{name} [mm]" and panel.x_choice.currentText() == f"{name} [mm]"
     (curve,) = panel.plot.getPlotItem().listDataItems()

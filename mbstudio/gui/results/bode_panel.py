@@ -4,7 +4,7 @@ choose the pair below the plots, and of a family (LPV) the member with the slide
 reads in plain numbers (0.1, 1, 10 Hz). Exports the shown pair as CSV or JSON, the plots as PNG or SVG. The job
 computes every pair's response in SI; this panel draws the chosen one in the window's display units: the gain of
 an output in deg per input in N mm is the SI gain times (N mm per N m)/(deg per rad), its dB shifted by as much,
-and the magnitude's axis names the unit its dB refer to."""
+and the magnitude's axis names the unit its dB refer to where the plot is high enough (the summary always does)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import json
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtWidgets import QApplication, QComboBox, QHBoxLayout, QLabel, QWidget
 
 from ...io.csv_text import csv_table
 from ...io.json_text import json_text
@@ -115,7 +116,7 @@ class BodePanel(LinearPanel):
         data, (j, i) = self.data, self.pair()
         f = np.asarray(data["frequency_hz"], float)
         gain, magnitude, phase = self.shown()
-        set_axis_label(self.magnitude, "left", f"|H| [dB re 1 {gain}]")
+        self._fit_label(gain)
         for plot, values in ((self.magnitude, magnitude), (self.phase, phase)):
             plot.clear()
             plot.plot(
@@ -134,6 +135,19 @@ class BodePanel(LinearPanel):
             f"[{inputs[j]}]: H(jω) = C (jωI − A)⁻¹ B + D, |H| in dB re 1 {gain}; dashed: the modes' natural "
             "frequencies."
         )
+
+    def _fit_label(self, gain: str) -> None:
+        """'|H| [dB re 1 deg/(N mm)]', or '|H| [dB]' where that is longer than the plot is high."""
+        text = f"|H| [dB re 1 {gain}]"
+        if QFontMetrics(QFont(QApplication.font().family(), 10)).horizontalAdvance(text) > self.magnitude.height():
+            text = LABELS[0]
+        if text != self.magnitude.getAxis("left").labelText:
+            set_axis_label(self.magnitude, "left", text)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802  (Qt's name)
+        super().resizeEvent(event)
+        if self.result is not None:
+            self._fit_label(self.shown()[0])
 
     def clear(self) -> None:
         super().clear()
