@@ -453,3 +453,21 @@ def test_a_trajectory_of_a_billion_samples_is_refused_at_load(tmp_path, capsys):
     assert main(["kinematics", str(path)]) == 2
     assert "samples: must be a whole number of samples, at least 1 and at most 1000000" in capsys.readouterr().err
     assert time.perf_counter() - start < 10
+
+
+def test_an_animation_export_goes_through_a_temporary_file_that_the_next_export_cleans(tmp_path):
+    """A video encoder needs a file name: it writes a temporary named as every save's, with the target's
+    extension; one left by a killed export (pid 1's, written in 1970) is removed, a failed encoding leaves
+    neither the target nor its temporary."""
+    from mbstudio.gui.view3d.animation import encode
+
+    target = tmp_path / "motion.gif"
+    stale = tmp_path / f".motion.gif.1@{files._HOST}.{'e' * 16}.tmp.gif"
+    stale.write_bytes(b"half a gif")
+    os.utime(stale, (0, 0))
+    frames = [np.full((8, 8, 3), k * 40, np.uint8) for k in range(4)]
+    encode(frames, str(target), fps=10)
+    assert target.read_bytes()[:6] == b"GIF89a" and sorted(p.name for p in tmp_path.iterdir()) == ["motion.gif"]
+    with pytest.raises((ValueError, IndexError)):  # what the encoder raises for a frame that is no image
+        encode([np.zeros((8, 8, 3), np.uint8), np.zeros((3,), np.uint8)], str(tmp_path / "bad.gif"), fps=10)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["motion.gif"]

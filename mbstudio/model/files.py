@@ -9,6 +9,8 @@ goes through here.
   process id and host, so the next write of the same target removes those whose writer has ended (killed
   during a save), and never one that another process is still writing, whatever its age.
 - `write_all` writes several files all or nothing: every temporary first, then the renames.
+- `writing_through` hands a writer that needs a file name (a video encoder) a temporary path of the same kind,
+  renamed over the target when the writer is done.
 Failures are ModelErrors naming the path, for the command line's one-line messages and the window's boxes.
 """
 
@@ -22,14 +24,15 @@ import socket
 import stat
 import threading
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from .errors import ModelError
 
-# .<target>.<pid>@<host>.<random>.tmp: the writer's process id and host, so that a later write can tell a
-# temporary file left by a killed writer from one that another process is still writing
-_TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)@(?P<host>[A-Za-z0-9-]*)\.[0-9a-f]{16}\.tmp")
+# .<target>.<pid>@<host>.<random>.tmp[.<extension>]: the writer's process id and host, so that a later write can
+# tell a temporary file left by a killed writer from one that another process is still writing; the extension for
+# writers that choose their format by it
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)@(?P<host>[A-Za-z0-9-]*)\.[0-9a-f]{16}\.tmp(\.[A-Za-z0-9]+)?")
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40]
 _WRITING: set[Path] = set()  # this process's temporary files being written now (by any thread)
 _WRITING_LOCK = threading.Lock()
@@ -93,6 +96,29 @@ def write_all(contents: Mapping[PathLike, str | bytes]) -> None:
             _WRITING.difference_update(tmp for tmp, _ in written)
 
 
+@contextlib.contextmanager
+def writing_through(path: PathLike) -> Iterator[Path]:
+    """A temporary path beside `path`, with its extension, for a writer that needs a file name; renamed over
+    `path` when the block ends without an error, removed otherwise (and by a later write if the process is killed
+    meanwhile)."""
+    check_outputs([path])
+    target = _target(Path(path))
+    _remove_stale(target)
+    tmp = _temporary_path(target, target.suffix)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+        _sync_folder(target.parent)
+    except OSError as exc:
+        raise ModelError(
+            str(path), f"cannot be written: {exc.strerror or exc}", expected="a writable file in an existing folder"
+        ) from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+        with _WRITING_LOCK:
+            _WRITING.discard(tmp)
+
+
 def _target(path: Path) -> Path:
     """The file a write really replaces: a symbolic link's destination, not the link."""
     return Path(os.path.realpath(path))
@@ -102,9 +128,7 @@ def _temporary(target: Path, content: str | bytes) -> Path:
     """The content in a new temporary file beside the target, flushed to disk, with the target's permissions
     (a new file gets the usual ones, from the umask)."""
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
-    tmp = target.with_name(f".{target.name}.{os.getpid()}@{_HOST}.{uuid.uuid4().hex[:16]}.tmp")
-    with _WRITING_LOCK:
-        _WRITING.add(tmp)
+    tmp = _temporary_path(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         data = content if isinstance(content, bytes) else content.encode("utf-8")
@@ -122,6 +146,14 @@ def _temporary(target: Path, content: str | bytes) -> Path:
     return tmp
 
 
+def _temporary_path(target: Path, extension: str = "") -> Path:
+    """A new temporary file name beside the target, registered as being written by this process."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}@{_HOST}.{uuid.uuid4().hex[:16]}.tmp{extension}")
+    with _WRITING_LOCK:
+        _WRITING.add(tmp)
+    return tmp
+
+
 def _sync_folder(folder: Path) -> None:
     """Flush the folder's entry for the renamed file, so the rename itself survives a power cut."""
     with contextlib.suppress(OSError):  # not every file system lets a folder be opened (then there is nothing to do)
@@ -135,7 +167,7 @@ def _sync_folder(folder: Path) -> None:
 def _remove_stale(target: Path) -> None:
     """Temporary files of this target whose writer, a process of this host, has ended (killed during a save).
     One of another host (a shared folder), or of a process still running, is left alone."""
-    for leftover in target.parent.glob(glob.escape(f".{target.name}.") + "*.tmp"):
+    for leftover in target.parent.glob(glob.escape(f".{target.name}.") + "*.tmp*"):
         match = _TEMPORARY.fullmatch(leftover.name)
         if not match or match["name"] != target.name or match["host"] != _HOST:
             continue

@@ -6,8 +6,6 @@ the target only when complete (an interrupted export leaves the target as it was
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +15,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from ...model import ModelError
+from ...model.files import writing_through
 
 FORMATS = ("gif", "mp4")
 MAX_FRAMES = 250  # 10 s at 25 frames per second: longer motions are shown faster
@@ -57,22 +56,15 @@ def _halved(image: np.ndarray) -> np.ndarray:
 
 
 def encode(frames: list[np.ndarray], path: str, fps: float) -> None:
-    """Write `frames` to `path` (GIF or MP4 by extension) through a temporary file in the same folder."""
+    """Write `frames` to `path` (GIF or MP4 by extension) through a temporary file in the same folder, named as
+    every save's (model/files.py), so that one left by a killed process is removed by the next export."""
     import imageio
 
     fmt = check_format(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(suffix=f".{fmt}", dir=folder)
-    os.close(handle)
-    try:
-        options = {"duration": 1000 / fps, "loop": 0} if fmt == "gif" else {"fps": fps, "macro_block_size": 1}
-        with imageio.v2.get_writer(temporary, mode="I", **options) as writer:
-            for frame in frames:
-                writer.append_data(frame)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
+    options = {"duration": 1000 / fps, "loop": 0} if fmt == "gif" else {"fps": fps, "macro_block_size": 1}
+    with writing_through(path) as temporary, imageio.v2.get_writer(temporary, mode="I", **options) as writer:
+        for frame in frames:
+            writer.append_data(frame)
 
 
 class AnimationExport(QObject):
