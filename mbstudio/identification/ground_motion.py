@@ -22,7 +22,7 @@ import sympy
 from ..kinematics.geometry import FrameValue, Geometry
 from ..model.document import GROUND, Joint, Model, body_key
 from ..numerics.spatial import cross, matvec
-from .loop_evidence import DIGITS, SCREEN, LoopEvidence
+from .loop_evidence import DIGITS, SCREEN, LoopEvidence, vanishing_bound
 
 
 @dataclass(frozen=True)
@@ -65,10 +65,11 @@ def joint_sides(model: Model, geometry: Geometry, joint: Joint) -> tuple[JointSi
 def is_zero(values: dict, *exprs) -> bool:
     """Every expression vanishes at the model's parameter values (generic-geometry decision), evaluated at
     DIGITS digits with the values read as the decimals they are: an expression that vanishes identically
-    comes out exactly 0 or at the rounding of DIGITS digits, far below the 10^(−DIGITS/2) called zero, and a
-    dimension of the mechanism far above it."""
+    comes out exactly 0 or at the rounding of DIGITS digits, far below the `vanishing_bound` called zero, and a
+    dimension of the mechanism far above it (right angles written as 1.57079632679 leave products of two 5e-12 cosines,
+    2e-23, far above it too)."""
     exact = {s: sympy.Rational(repr(float(v))) for s, v in values.items()}
-    bound = sympy.Float(10) ** (-DIGITS // 2)
+    bound = sympy.Float(vanishing_bound(0.0), DIGITS)
     return all(abs(sympy.N(sympy.sympify(e).subs(exact), DIGITS)) <= bound for e in exprs)
 
 

@@ -6,11 +6,11 @@ parallelogram turn together, the two rods of a symmetric trapezoid move as mirro
 rotation between two bodies) at states where the loops are closed:
 
 - in float64 a relation is only *proposed*: its residual, relative to the scale of the motion, is below SCREEN;
-- it *holds* when, at the same states closed again at DIGITS digits, the residual falls below the square root
-  of the accuracy those states reached (their closure residual, at least 10^−DIGITS): an identity of the
-  kinematics falls with the precision, while a small but real effect stays where it is (IRSBot-2's distal rods
-  turn about their own axes at 1e-5 of their swing). The threshold sits halfway, on a log scale, between the
-  accuracy reached and the motion itself, so the decision does not hang on rounding.
+- it *holds* when, at the same states closed again at DIGITS digits, the residual falls to the accuracy those
+  states reached (their closure residual, at least 10^−DIGITS), give or take the rounding's growth
+  (`vanishing_bound`): an identity of the kinematics falls with the precision, while a small but real effect
+  stays where it is, down to 10^-30 of the motion (IRSBot-2's distal rods turn about their own axes at 1e-5 of their swing;
+  the UR5's right angles, written as 1.57079632679, leave products of two 5e-12 cosines, 2e-23).
 
 `lagrangian_residuals` then checks a direction of parameter space the same way, from the kinetic and potential
 energy (energy.py): it is a null vector of the observation matrix exactly when T does not change along it and V
@@ -34,6 +34,15 @@ SCREEN = 1e-6  # float64 residual (relative) below which a relation is tested at
 DIGITS = 40
 SAMPLES = 12  # float64 states; the first VP_SAMPLES are closed again at DIGITS digits
 VP_SAMPLES = 6
+
+
+def vanishing_bound(accuracy: float, digits: int = DIGITS) -> float:
+    """The largest relative residual of an identity at `digits` digits on states of relative `accuracy`: three
+    quarters of the way down, on a log scale, from the motion's scale to the accuracy reached (10^-30 at 40
+    digits). The 10 orders above the accuracy cover the rounding's growth through the energies and the loops'
+    conditioning (identities measure 10^-39 on the samples); a real effect is never taken for an identity unless
+    it is 10^30 times smaller than the motion, where a halfway bound (10^-20) took the UR5's 2e-23."""
+    return max(accuracy, 10.0**-digits) ** 0.75
 
 
 @dataclass
@@ -102,7 +111,7 @@ class LoopEvidence:
 
     def holds(self, residual: Callable[[Motions], object], scale: str = "angular") -> bool:
         """Whether `residual(motions)` (an array, any shape) vanishes identically: below SCREEN relative in
-        float64, then below √accuracy relative at DIGITS digits (module docstring). `scale`: "angular" or
+        float64, then below `vanishing_bound` relative at DIGITS digits (module docstring). `scale`: "angular" or
         "speed", what the residual is measured against."""
         if not self._small(self.float64, residual, scale, SCREEN):
             return False
@@ -113,7 +122,7 @@ class LoopEvidence:
         size = getattr(m, f"{scale}_scale")
         if size == 0:
             return True
-        bound = (threshold if threshold is not None else max(m.accuracy, 10.0**-m.digits) ** 0.5) * size
+        bound = (threshold if threshold is not None else vanishing_bound(m.accuracy, m.digits)) * size
         with m.backend.context():
             r = np.asarray(residual(m), dtype=object).ravel()
         return all(abs(x) <= bound for x in r)
@@ -122,17 +131,18 @@ class LoopEvidence:
         """Whether relative energy changes (`lagrangian_residuals`) vanish by the rules of `holds`."""
         if float64 > SCREEN or self.vp is None or vp is None:
             return False
-        return vp <= max(self.vp.accuracy, 10.0**-self.vp.digits) ** 0.5
+        return vp <= vanishing_bound(self.vp.accuracy, self.vp.digits)
 
     def initial_closes(self) -> bool:
         """Whether the document's initial coordinates, read as the decimals they are, close every loop: their
-        closure residual at DIGITS digits is below 10^(−DIGITS/2) of the mechanism's length scale."""
+        closure residual at DIGITS digits is below `vanishing_bound` of the mechanism's length scale (the exact
+        tree there then gives the bodies' constant relative rotations exactly)."""
         if self.vp_mechanism is None:
             return False
         vm = self.vp_mechanism
         with vm.backend.context():
             residual = vm.residual(vm.tree.initial_coordinates()[None, :])
-        return all(abs(x) <= 10.0 ** (-DIGITS / 2) * vm.length_scale for x in residual.ravel())
+        return all(abs(x) <= vanishing_bound(0.0) * vm.length_scale for x in residual.ravel())
 
 
 def loop_evidence(mech: Mechanism, seed: int = 7) -> LoopEvidence:

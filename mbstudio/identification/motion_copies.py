@@ -28,7 +28,7 @@ from ..model.document import GROUND, body_key
 from ..numerics.backends import Symbolic
 from ..numerics.spatial import matvec
 from .ground_motion import body_points, exact_frame, is_zero, solvable
-from .loop_evidence import DIGITS, SCREEN, LoopEvidence, Motions
+from .loop_evidence import SCREEN, LoopEvidence, Motions, vanishing_bound
 
 
 @dataclass(frozen=True)
@@ -86,13 +86,13 @@ def _rotation_between(
     evidence: LoopEvidence, geometry: Geometry, a: str, b: str, turn: sympy.Matrix, initial: dict, notes: list[str]
 ) -> sympy.Matrix | None:
     """P = R_bᵀ A R_a, constant: its value at the first state closed at DIGITS digits, where each entry that is 0
-    or ±1 to 10^(−DIGITS/2) is taken as that integer (bodies built alike: most are); any other entry comes from
+    or ±1 to `vanishing_bound` is taken as that integer (bodies built alike: most are); any other entry comes from
     the exact tree at the document's initial coordinates, which must then close the loops
     (`LoopEvidence.initial_closes`). None, with a note, when they do not."""
     m = evidence.vp
     with m.backend.context():
         value = m.bodies[b].R[0].T @ m.matrix(turn) @ m.bodies[a].R[0]
-    integers = _integers(value)
+    integers = _integers(value, m.accuracy)
     if all(x is not None for x in integers.values()):
         return sympy.Matrix(3, 3, lambda i, j: integers[i, j])
     if "R" not in initial:
@@ -107,9 +107,10 @@ def _rotation_between(
     return sympy.Matrix(3, 3, lambda i, j: sympy.simplify(exact[i, j]) if integers[i, j] is None else integers[i, j])
 
 
-def _integers(value: np.ndarray) -> dict:
-    """(i, j) -> 0, 1 or −1 where the entry is that integer to 10^(−DIGITS/2), else None."""
-    bound = 10.0 ** (-DIGITS / 2)
+def _integers(value: np.ndarray, accuracy: float) -> dict:
+    """(i, j) -> 0, 1 or −1 where the entry is that integer to the accuracy of the state (`vanishing_bound`),
+    else None: the product of two cosines of right angles written to 11 decimals (2e-23) is not 0."""
+    bound = vanishing_bound(accuracy)
     return {
         (i, j): next((sympy.Integer(k) for k in (0, 1, -1) if abs(value[i, j] - k) <= bound), None)
         for i in range(3)

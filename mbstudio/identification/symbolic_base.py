@@ -33,7 +33,7 @@ from ..model.document import GROUND, INERTIA_NAMES, Joint, Model, body_key
 from ..numerics.backends import Float64, Symbolic
 from . import multipoles as mp
 from .ground_motion import GroundMotion, ground_facts, is_zero, joint_sides, observed_facts
-from .loop_evidence import LoopEvidence, lagrangian_residuals, loop_evidence
+from .loop_evidence import DIGITS, SCREEN, LoopEvidence, lagrangian_residuals, loop_evidence
 from .motion_copies import motion_copies
 
 MONOPOLE_JOINTS = ("revolute", "ball", "spherical", "universal", "fixed")
@@ -176,9 +176,11 @@ def verify_directions(
         if evidence.unchanged(low, high):
             kept.append(d)
         else:
+            in_vp = low <= SCREEN and high is not None  # double precision passed: DIGITS digits rejected it
+            change, where = (high, f"at {DIGITS} digits") if in_vp else (low, "in double precision")
             notes.append(
-                f"the direction '{d.multipole}' ({', '.join(d.bodies)}) changes the Lagrangian by {low:.2g} of "
-                "the energies at random states: left out"
+                f"the direction '{d.multipole}' ({', '.join(d.bodies)}) changes the Lagrangian by {change:.2g} of "
+                f"the energies at random states {where}: left out"
             )
     highs = [h for _, h in changes if h is not None]
     check = LagrangianCheck(
