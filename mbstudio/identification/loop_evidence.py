@@ -9,8 +9,8 @@ rotation between two bodies) at states where the loops are closed:
 - it *holds* when, at the same states closed again at DIGITS digits, the residual falls to the accuracy those
   states reached (their closure residual, at least 10^−DIGITS), give or take the rounding's growth
   (`vanishing_bound`): an identity of the kinematics falls with the precision, while a small but real effect
-  stays where it is, down to 10^-30 of the motion (IRSBot-2's distal rods turn about their own axes at 1e-5 of their swing;
-  the UR5's right angles, written as 1.57079632679, leave products of two 5e-12 cosines, 2e-23).
+  stays where it is, down to 10^-30 of the motion (IRSBot-2's distal rods turn about their own axes at 1e-5 of
+  their swing; the UR5's right angles, written as 1.57079632679, leave products of two 5e-12 cosines, 2e-23).
 
 `lagrangian_residuals` then checks a direction of parameter space the same way, from the kinetic and potential
 energy (energy.py): it is a null vector of the observation matrix exactly when T does not change along it and V
