@@ -62,11 +62,12 @@ def _straight_line(lines: list[str]) -> bool:
 def _kept_in_memory(lines: list[str]) -> str:
     """The body with every value used more than SPAN statements after its assignment stored to s[] when
     assigned and read from s[] where used (a variable's index in s is its number: its values never overlap)."""
-    statements = [(k, *_split(line)) for k, line in enumerate(lines) if _STATEMENT.fullmatch(line)]
+    statements = [(k, *_split(line)) for k, line in enumerate(lines) if not _DECLARATION.fullmatch(line)][:-1]
+    reads = [_VARIABLE.findall(value) for _, _, value in statements]
     last_use: dict[int, int] = {}  # the position of an assignment -> that of the last use of its value
     assigned: dict[str, int] = {}  # a variable -> the position of its current assignment
-    for position, (_, target, value) in enumerate(statements):
-        for variable in _VARIABLE.findall(value):
+    for position, (_, target, _) in enumerate(statements):
+        for variable in reads[position]:
             if variable in assigned:
                 last_use[assigned[variable]] = position
         if target:
@@ -78,7 +79,8 @@ def _kept_in_memory(lines: list[str]) -> str:
         return f"s[{int(match.group(1))}]" if assigned.get(match.group(1)) in kept else match.group(0)
 
     for position, (k, target, value) in enumerate(statements):
-        value = _VARIABLE.sub(read, value)
+        if any(assigned.get(variable) in kept for variable in reads[position]):
+            value = _VARIABLE.sub(read, value)
         if target:
             assigned[target] = position
             stored = f" s[{int(target)}]=a{target};" if position in kept else ""
