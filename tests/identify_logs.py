@@ -71,14 +71,18 @@ def log_text(
 # ---------------------------------------------------------------------------------------- Pinocchio
 @functools.cache
 def pinocchio_robot(name: str):
-    """(Pinocchio model from the URDF by Pinocchio's parser, our model from the same file by our importer)."""
+    """(Pinocchio model from the URDF by Pinocchio's parser, our model from the same file by our importer). Our
+    import couples a mimic joint to its leader (the panda's second finger), which Pinocchio's plain reading leaves
+    free: the coupling is dropped so that both describe the same machine."""
     import pinocchio as pin
 
     from mbstudio.io.example_robots import robot_path
     from mbstudio.io.urdf_import import import_urdf
 
     path = robot_path(name)
-    return pin.buildModelFromUrdf(str(path)), import_urdf(path, floating_base=False).model
+    model = import_urdf(path, floating_base=False).model
+    model.couplings = []
+    return pin.buildModelFromUrdf(str(path)), model
 
 
 def pinocchio_torques(pin_model, names: list[str], motion: Motion) -> np.ndarray:

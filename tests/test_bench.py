@@ -89,6 +89,10 @@ def test_our_kernels_equal_pinocchios_on_chains_up_to_100_links_and_talos():
     if robots_folder() is not None:
         assert {"talos rnea", "talos crba", "talos aba"} <= names
     one_state = [r for r in rows if "one state" in r["name"]]
-    assert all(r["max_relative_difference"] < 1e-10 for r in one_state), [
-        (r["name"], r["max_relative_difference"]) for r in one_state
+    # forward dynamics solves with M, whose condition number reaches 1e8 on the 100-link chain: two correct
+    # solutions may differ by about κ ε there, while our backward error against Pinocchio's M stays near ε
+    bound = {r["name"]: max(1e-10, r.get("condition_number", 0.0) * np.finfo(float).eps) for r in one_state}
+    assert all(r["max_relative_difference"] < bound[r["name"]] for r in one_state), [
+        (r["name"], r["max_relative_difference"], bound[r["name"]]) for r in one_state
     ]
+    assert all(r["backward_error"] < 1e-12 for r in one_state if "aba" in r["name"]), one_state

@@ -14,8 +14,9 @@ from mbstudio import samples
 from mbstudio.cli import main
 from mbstudio.io.csv_text import csv_table, numeric_table, write_output
 from mbstudio.io.display_units import SI, DisplayUnits, parse_units
-from mbstudio.io.study_table import study_bytes
-from mbstudio.model import ModelError
+from mbstudio.io.study_table import study_bytes, study_units
+from mbstudio.jobs.study import evaluate_point
+from mbstudio.model import ModelError, dumps
 
 DEG = math.pi / 180
 
@@ -106,6 +107,25 @@ def test_a_study_table_converts_the_columns_that_name_a_unit():
     rows = [{"D12": 0.3, "peak actuator:theta1 [N m]": 2.0, "at theta1 [rad]": math.pi / 2, "error": ""}]
     table = study_bytes(rows, {"scheduler": "local"}, "csv", parse_units("deg,mm"))
     assert table.text.splitlines() == ["D12,peak actuator:theta1 [N mm],at theta1 [deg],error", "0.3,2000.0,90.0,"]
+
+
+def test_a_study_names_the_unit_of_its_varied_parameters_and_equilibrium_coordinates(tmp_path):
+    """Issue 24 item 1: 'L' and 'at theta1' named no unit, and --units left them SI. The linearised double
+    pendulum at two lengths: the same rows written SI and in deg and mm, every header naming its unit."""
+    model = samples.load("double_pendulum")
+    text, named = dumps(model), study_units(model)
+    rows = [evaluate_point(text, {"L": length}, "linearize", {}) for length in (0.8, 1.2)]
+    assert all(r["error"] == "" for r in rows)
+    for units, name in ((SI, "si"), (parse_units("deg,mm"), "deg")):
+        write_output(tmp_path / f"{name}.csv", study_bytes(rows, {"scheduler": "local"}, "csv", units, named))
+    si, shown = (pandas.read_csv(tmp_path / f"{n}.csv") for n in ("si", "deg"))
+    assert {"L [m]", "at theta1 [rad]", "at theta2 [rad]", "seconds [s]", "lowest_frequency_hz"} <= set(si.columns)
+    assert {"L [mm]", "at theta1 [deg]", "at theta2 [deg]", "seconds [s]"} <= set(shown.columns)
+    np.testing.assert_allclose(shown["L [mm]"], 1e3 * si["L [m]"], rtol=1e-12)
+    for angle in ("theta1", "theta2"):
+        np.testing.assert_allclose(shown[f"at {angle} [deg]"], si[f"at {angle} [rad]"] / DEG, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(si["at theta1 [rad]"], [r["at theta1"] for r in rows], rtol=0)  # SI as computed
+    assert json.loads((tmp_path / "deg.csv.json").read_text())["provenance"]["units"] == "deg,mm"
 
 
 def test_a_plain_table_reads_with_every_reader_without_options(tmp_path):

@@ -110,13 +110,17 @@ def test_the_sweep_command_writes_parquet_and_csv_with_provenance(tmp_path, caps
     args = ["sweep", str(model_path), "--vary", f"{name}=0.5:1.5:3", "--analysis", "basepar", "--method", "dp"]
     assert main([*args, "--out", str(tmp_path / "study.parquet")]) == 0
     table = pq.read_table(tmp_path / "study.parquet")
-    assert table.column(name).to_pylist() == [0.5, 1.0, 1.5] and table.column("dp_rank").to_pylist() == [6, 6, 6]
+    unit = f"{name} [m]"  # the varied parameter names its unit
+    assert table.column(unit).to_pylist() == [0.5, 1.0, 1.5] and table.column("dp_rank").to_pylist() == [6, 6, 6]
     provenance = json.loads(table.schema.metadata[b"provenance"])
     assert provenance["analysis"] == "basepar" and provenance["points"] == 3
     assert main([*args, "--out", str(tmp_path / "study.csv")]) == 0
     lines = [line for line in (tmp_path / "study.csv").read_text().splitlines() if not line.startswith("#")]
     rows = list(csv.DictReader(lines))
-    assert [float(r[name]) for r in rows] == [0.5, 1.0, 1.5] and {r["dp_rank"] for r in rows} == {"6"}
+    assert [float(r[unit]) for r in rows] == [0.5, 1.0, 1.5] and {r["dp_rank"] for r in rows} == {"6"}
+    assert main([*args, "--out", str(tmp_path / "mm.csv"), "--units", "deg,mm"]) == 0  # --units honoured
+    lines = [line for line in (tmp_path / "mm.csv").read_text().splitlines() if not line.startswith("#")]
+    assert [float(r[f"{name} [mm]"]) for r in csv.DictReader(lines)] == [500.0, 1000.0, 1500.0]
     assert main([*args, "--out", str(tmp_path / "study.xlsx")]) == 2
     assert "must end in .parquet or .csv" in capsys.readouterr().err
 

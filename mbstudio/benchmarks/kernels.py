@@ -102,6 +102,23 @@ def _sizes(states: int) -> list[dict]:
     return rows + _tree_rows("talos", model, path, count)
 
 
+def _forward_accuracy(pm, data, theirs: list[np.ndarray], qdd: np.ndarray) -> dict:
+    """What two correct forward dynamics may differ by: the mass matrix's largest condition number κ over the
+    states (their relative difference may reach about κ ε), and our accelerations' backward error measured with
+    Pinocchio's M and bias forces, |M q̈ + h − τ| / |τ|, which rounding keeps near ε whatever κ."""
+    import pinocchio as pin
+
+    q, qd, _, tau = theirs
+    kappa, backward = 0.0, 0.0
+    for k in range(len(q)):
+        upper = pin.crba(pm, data, q[k])
+        mass = np.triu(upper) + np.triu(upper, 1).T
+        residual = mass @ qdd[k] + pin.nle(pm, data, q[k], qd[k]) - tau[k]
+        kappa = max(kappa, float(np.linalg.cond(mass)))
+        backward = max(backward, float(np.abs(residual).max() / np.abs(tau[k]).max()))
+    return {"condition_number": kappa, "backward_error": backward}
+
+
 def _tree_rows(label: str, model, urdf, count: int) -> list[dict]:
     import pinocchio as pin
 
@@ -133,6 +150,7 @@ def _tree_rows(label: str, model, urdf, count: int) -> list[dict]:
         ours_values = ours_values[:, order][:, :, order] if ours_values.ndim == 3 else ours_values[:, order]
         if algorithm == "crba":
             ours_values, ref_values = np.triu(ours_values), np.triu(ref_values)
+        extra = _forward_accuracy(pm, data, theirs, ours_values) if algorithm == "aba" else {}
         rows.append(
             row(
                 f"{label} {algorithm}, one state",
@@ -143,6 +161,7 @@ def _tree_rows(label: str, model, urdf, count: int) -> list[dict]:
                 dof=mech.n,
                 max_relative_difference=float(np.abs(ours_values - ref_values).max() / np.abs(ref_values).max()),
                 reference_method=f"pinocchio.{algorithm} per state, bare calls in the same loop",
+                **extra,
             )
         )
     batch, _ = best_time(lambda: inverse_dynamics(mech, q, qd, qdd))

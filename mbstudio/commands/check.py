@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..dynamics.pkm.report import format_pkm, pkm_report
+from ..dynamics.pkm.topology import is_linkage
 from ..io.json_text import json_text
 from ..model import Model, load
 from ..report import check_report, format_report
@@ -42,18 +43,11 @@ def check(model: Model, say: Callable[[str], None] | None = None) -> dict:
     if report["assembled"]:
         report |= _step(say, "the compiled engine", lambda: _engine(model))
     report["pkm"] = _step(say, "looking for a parallel machine's platform", lambda: pkm_report(model))
-    if _linkage(model, report):
+    if report["pkm"] is not None and is_linkage(model, report["dof_jacobian"]):
         report["pkm"], report["linkage"] = None, True
     if say:
         say("done")
     return report
-
-
-def _linkage(model: Model, report: dict) -> bool:
-    """A body found carried by two limbs in a mechanism of one degree of freedom (a four-bar's coupler, a slider-
-    crank's connecting rod) is driven through its loop: the mechanism is a linkage, not a parallel machine,
-    whose platform has freedoms of its own. A platform the file declares is taken at its word."""
-    return model.platform is None and report["pkm"] is not None and report["dof_jacobian"] == 1
 
 
 def _step(say: Callable[[str], None] | None, text: str, work: Callable):

@@ -14,7 +14,7 @@ import sys
 
 from ..io.csv_text import write_output
 from ..io.display_units import UNITS_HELP, parse_units
-from ..io.study_table import study_bytes, study_format
+from ..io.study_table import study_bytes, study_format, study_units
 from ..jobs.study import ANALYSES, NOT_RUN, Study, grids
 from ..model import check_outputs, load
 
@@ -62,8 +62,10 @@ def run(args: argparse.Namespace) -> int:
     study = Study(model, vary, args.analysis, options, args.scheduler, args.workers, args.security, args.dashboard)
     print(f"{model.name}: {args.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}")
 
+    named = study_units(model)
+
     def write(rows: list[dict]) -> None:
-        write_output(args.out, study_bytes(rows, study.provenance(), fmt, units))
+        write_output(args.out, study_bytes(rows, study.provenance(), fmt, units, named))
 
     stop = _StopSignals()
     progress = _progress if not args.dashboard else _with_link(study)

@@ -261,7 +261,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("; ".join(problems))
         self.follower = PlatformFollower.of(model)  # a parallel machine's platform gets task-space sliders
         self.coordinates.build(self.mech, self._values(), self.follower.ranges() if self.follower else None)
-        self.tree.rebuild(model)
+        self.tree.rebuild(model, self.mech.dof)
         self.properties.refresh()
         self.status["dof"].setText(f"DOF {self.mech.dof}  ·")
         self.status["loops"].setText(f"loops {self.mech.topology.loops}  ·")
@@ -397,7 +397,8 @@ class MainWindow(QMainWindow):
         return True
 
     def _apply_units(self) -> None:
-        """Show `self.units` in the sliders, tree, properties and plots; View › Units' toggles follow."""
+        """Show `self.units` in the sliders, tree, properties, plots, tables and readouts; View › Units' toggles
+        follow."""
         for name, on in (("degrees", self.units.angle == "deg"), ("millimetres", self.units.length == "mm")):
             self.actions[name].blockSignals(True)
             self.actions[name].setChecked(on)
@@ -405,8 +406,10 @@ class MainWindow(QMainWindow):
         self.coordinates.set_units(self.units)
         self.tree.set_units(self.units, self.document.model)
         self.properties.set_units(self.units)
-        self.plots.set_units(self.units)
-        self.suspension.set_units(self.units)
+        # the parameter tables stay SI (their symbolic expressions are), each row naming its unit
+        panels = (self.plots, self.suspension, self.study, self.modes, self.bode, self.lpv, self.workspace)
+        for panel in (*panels, self.identification):
+            panel.set_units(self.units)
 
     # ------------------------------------------------------------------ 3D post-processing
     def show_labels(self, on: bool) -> None:

@@ -7,6 +7,12 @@ one-axis joints through massless bodies, so that its velocities are the derivati
 cut joint as rigid point contacts between the two bodies (a spherical joint: one 3-D contact at its centre; a
 revolute joint: two, along its axis), with Baumgarte stabilisation, solved by `constraintDynamics`.
 
+What it does not model it refuses by name rather than building another mechanism: couplings (a URDF mimic joint,
+a gear pair; Pinocchio's plain reading of a URDF leaves mimic joints free, so compare such a file with the
+document's couplings removed), tree joints turning by rotation parameters (ball, free: Pinocchio holds a
+quaternion there; free_euler and spherical joints are chains of one-axis joints here), force elements other than
+spring-dampers and actuators, and cut joints other than ball, spherical and revolute.
+
     ref = ClosedLoopReference.of(mech)
     y0 = ref.state(q_ours)                # (q, v) in Pinocchio's order from our assembled coordinates
     solve_ivp(ref.rhs, (0, T), y0, "DOP853", ...)
@@ -22,9 +28,10 @@ import pinocchio as pin  # optional dependency: only the benchmark imports this 
 
 from mbstudio.dynamics.forces import AppliedForces
 from mbstudio.kinematics import Mechanism
-from mbstudio.model.document import JOINT_MOTIONS, Actuator, SpringDamper
+from mbstudio.model.document import INERTIA_NAMES, JOINT_MOTIONS, Actuator, SpringDamper
+from mbstudio.model.validation import inertia_about_centre
 
-from .pinocchio import inertia, primitive_joint
+from .pinocchio import primitive_joint
 
 BAUMGARTE_RATE = 20.0  # 1/s: constraint errors decay critically damped at this rate
 AXIS_POINTS = 0.1  # a revolute cut's second contact point, along its axis, in length scales
@@ -45,6 +52,7 @@ class ClosedLoopReference:
     def of(cls, mech: Mechanism) -> ClosedLoopReference:
         if mech.topology.reversed:
             raise ValueError("the reference needs tree joints in document direction")
+        _refuse_couplings(mech)
         model, last_joint, body_in_joint = _tree(mech)
         contacts = [
             c
@@ -103,8 +111,30 @@ class ClosedLoopReference:
         return out
 
 
+def _refuse_couplings(mech: Mechanism) -> None:
+    """A coupled document built as a free tree would be another mechanism, and agree with nothing of ours."""
+    couplings = mech.model.couplings
+    if couplings:
+        what = "coupling" if len(couplings) == 1 else f"{len(couplings)} couplings"
+        names = ", ".join(f"{c.name!r} ({c.follower} from {c.leader or 'a constant'})" for c in couplings)
+        raise ValueError(
+            f"{what} {names}: the reference models no couplings; remove them from the document "
+            "(model.couplings = []) to compare the free tree"
+        )
+
+
 def _se3(frame) -> pin.SE3:
     return pin.SE3(np.asarray(frame.rotation, dtype=float), np.asarray(frame.origin, dtype=float))
+
+
+def _inertia(mech: Mechanism, label: str) -> pin.Inertia:
+    """The body's inertia as the document gives it, set field by field: pin.Inertia(m, c, I) refuses an inertia
+    about the centre that rounding leaves at -5e-20 (iCub's hips, zero in the file), which Pinocchio's URDF reader
+    keeps."""
+    values = mech.tree.geometry.inertia(mech.model.body(label)).astype(float)
+    out = pin.Inertia.Zero()
+    out.mass, out.lever, out.inertia = inertia_about_centre(dict(zip(INERTIA_NAMES, values, strict=True)))
+    return out
 
 
 def _depth_first(mech: Mechanism) -> list:
@@ -133,7 +163,7 @@ def _tree(mech: Mechanism) -> tuple[pin.Model, dict[int, int], dict[int, pin.SE3
             placement = pin.SE3.Identity()
         after = placement * _se3(link.after).inverse()  # a fixed joint adds no joint: its offset stays here
         label = mech.tree.body_labels[link.child]
-        model.appendBodyToJoint(joint, inertia(mech, label), after)
+        model.appendBodyToJoint(joint, _inertia(mech, label), after)
         last_joint[link.child], body_in_joint[link.child] = joint, after
     return model, last_joint, body_in_joint
 

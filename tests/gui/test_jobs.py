@@ -55,7 +55,7 @@ def test_the_base_parameter_job_fills_the_ridge_panel_and_the_table(sla_run):
     assert labels[0] == "DP (float64)" and {"VP 30 digits", "VP 50 digits"} <= set(labels)
     assert window.base_table.table.rowCount() == 41
     assert window.parameter_table.table.rowCount() == 70  # the SLA's 7 bodies × 10
-    roles = [row[4] for row in window.parameter_table.rows("text")]  # the VP column
+    roles = [row[5] for row in window.parameter_table.rows("text")]  # the VP column
     assert roles.count("base (kept)") == 41 and "VP: 41 base" in window.parameter_table.summary.text()
     row = window.jobs_panel.rows[job.id]
     assert row.state.text() == "done" and row.bar.value() == 1000
@@ -81,7 +81,8 @@ def test_the_results_export_with_provenance(sla_run, tmp_path):
     paper = table_5()  # the symbolic column is the paper's Table 5
     names = window.document.model.inertial_parameter_names() + [p.name for p in window.document.model.parameters]
     symbols = {n: sympy.Symbol(n, real=True) for n in names}  # as the transcription spells them
-    for kept, *cells in table.itertuples(index=False):
+    for kept, unit, *cells in table.itertuples(index=False):
+        assert unit in ("kg", "kg m", "kg m^2")
         for cell in (c for c in cells if isinstance(c, str)):  # one plain ASCII expression per cell
             assert cell.isascii() and "\n" not in cell, cell
             sympy.sympify(cell, locals=symbols)
@@ -100,10 +101,10 @@ def test_the_results_export_with_provenance(sla_run, tmp_path):
 def test_sorting_keeps_rows_whole(sla_run):
     window, _ = sla_run
     table = window.base_table.table
-    table.sortItems(4)
+    table.sortItems(5)
     rows = window.base_table.rows("text")
     by_kept = {r["kept"]: r for r in window.base_table.result.data["table"]}
-    assert all(row[3] == by_kept[row[0]].get("symbolic", {}).get("text", "") for row in rows)
+    assert all(row[4] == by_kept[row[0]].get("symbolic", {}).get("text", "") for row in rows)
     table.sortItems(0)
     assert [row[0] for row in window.base_table.rows("text")] == list(by_kept)  # back in the parameters' order
 

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 
 from mbstudio.dynamics.pkm import ParallelMachine, structure
 from mbstudio.gui.view3d.scene import HIGHLIGHT
+from mbstudio.io.display_units import DisplayUnits
 from mbstudio.jobs import DONE
 
 from .test_workbench import shot
@@ -85,6 +86,7 @@ def test_a_turning_platform_has_limbs_but_no_platform_sliders(window):
 
 @pytest.mark.slow  # 8 s: a 21 x 21 map (the README's screenshot)
 def test_workspace_map_job_fills_the_heat_map_and_exports(irsbot, qtbot, tmp_path):
+    irsbot.set_units(DisplayUnits("rad", "mm", "deg", "mm"))  # the map follows the length preference
     job = irsbot.run_job("workspace", {"points": 21}, "Workspace map")
     qtbot.waitUntil(lambda: not job.running, timeout=120_000)
     assert job.state == DONE, job.error
@@ -114,7 +116,7 @@ def test_workspace_map_job_fills_the_heat_map_and_exports(irsbot, qtbot, tmp_pat
     out = tmp_path / "map.csv"
     assert irsbot.export_result("workspace", "csv", str(out))
     lines = out.read_text(encoding="utf-8").splitlines()
-    assert lines[0].startswith("x [m],z [m],mass_condition") and len(lines) == 1 + 21 * 21
+    assert lines[0].startswith("x [mm],z [mm],mass_condition") and len(lines) == 1 + 21 * 21
     assert "model_hash" in json.loads((tmp_path / "map.csv.json").read_text())["provenance"]
     assert irsbot.export_result("workspace", "png", str(tmp_path / "map.png"))
     assert (tmp_path / "map.png").stat().st_size > 1000

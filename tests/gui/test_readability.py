@@ -69,7 +69,7 @@ def test_titles_run_names_and_a_small_plot_are_whole(window, qtbot, size):
     combo = view.x_axis
     assert combo.width() >= QFontMetrics(combo.font()).horizontalAdvance(combo.currentText())
     left = view.plot_item.getAxis("left").labelText
-    assert left in ("alignment.kingpin_inclination [rad]", "[rad]")
+    assert left in ("alignment.kingpin_inclination [deg]", "[deg]")  # a suspension measure: deg by default
     whole = QFontMetrics(view.plot_item.getAxis("left").label.font()).horizontalAdvance(left)
     assert whole <= view.plot_item.getViewBox().height()  # the label fits the plot's height
     shot(window, f"readable_plots_{size[0]}x{size[1]}.png")

@@ -227,10 +227,13 @@ def test_parameter_table_shows_each_parameter_and_its_role(parameters, four_bar)
     rows = parameters.rows("text")
     assert parameters.table.rowCount() == len(rows) == 30
     assert [row[0] for row in rows] == four_bar["symbolic"].data["parameter_names"]
-    symbolic = [row[4] for row in rows]
-    assert symbolic.count("base (kept)") == 8 and all(row[2] == row[3] == "" for row in rows)  # DP, VP not run
+    symbolic = [row[5] for row in rows]
+    assert symbolic.count("base (kept)") == 8 and all(row[3] == row[4] == "" for row in rows)  # DP, VP not run
     m2 = rows[10]
-    assert m2[0] == "m2" and m2[1] == "1.68" and m2[4].startswith("eliminated → grouped into mx2")
+    assert m2[0] == "m2" and m2[1] == "1.68" and m2[5].startswith("eliminated → grouped into mx2")
+    # SI whatever the display units (the symbolic expressions are), each row naming its unit
+    assert [row[2] for row in rows[10:20]] == ["kg", *["kg m"] * 3, *["kg m^2"] * 6]
+    assert "Values in SI (kg, kg m, kg m^2)" in parameters.summary.text()
     assert symbolic.count("no effect") == 30 - 8 - sum(s.startswith("eliminated") for s in symbolic)
     parameters.table.sortItems(2)
     values = [float(row[1]) for row in parameters.rows("full")]
@@ -245,9 +248,9 @@ def test_parameter_table_exports_with_the_job_data(parameters, tmp_path):
     assert parameters.export("json", str(tmp_path / "p.json"))
     saved = json.loads((tmp_path / "p.json").read_text())
     assert len(saved["rows"]) == 30 and saved["parameters"][10]["name"] == "m2"
-    assert saved["rows"][10][:2] == ["m2", 1.68]
+    assert saved["rows"][10][:3] == ["m2", 1.68, "kg"] and saved["columns"][2] == "unit (SI)"
     assert parameters.export("tex", str(tmp_path / "p.tex"))
-    assert r"\texttt{Izz2}" in (tmp_path / "p.tex").read_text()
+    assert r"\texttt{Izz2} & 0.068726 & kg\,m$^2$ & -- & -- & base (kept) \\" in (tmp_path / "p.tex").read_text()
 
 
 def test_base_parameter_table_exports_json_with_the_run(qtbot, display, four_bar, tmp_path):
@@ -262,6 +265,8 @@ def test_base_parameter_table_exports_json_with_the_run(qtbot, display, four_bar
     assert "50 samples of trajectory 'default' (default) over 20 s" in table.summary.text()
     assert table.export("json", str(tmp_path / "b.json"))
     saved = json.loads((tmp_path / "b.json").read_text())
-    assert saved["run"]["results"]["dp"]["rank"] == 8 and saved["columns"][0] == "kept"
+    assert saved["run"]["results"]["dp"]["rank"] == 8 and saved["columns"][:2] == ["kept", "unit (SI)"]
     assert [row[0] for row in saved["rows"]] == [row[0] for row in table.rows("text")]
-    assert all(row[3] == "" for row in saved["rows"])  # no symbolic route in this run
+    assert all(row[4] == "" for row in saved["rows"])  # no symbolic route in this run
+    for kept, unit, *_ in saved["rows"]:  # the four-bar's labels are 1 to 3: the name's prefix says the unit
+        assert unit == ("kg m^2" if kept[0] == "I" else "kg m" if kept[:2] in ("mx", "my", "mz") else "kg"), kept

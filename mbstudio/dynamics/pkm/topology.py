@@ -196,6 +196,13 @@ class _DepthFirst:
         self.grounded[parent] += self.grounded[child]
 
 
+def is_linkage(model: Model, dof: int) -> bool:
+    """A mechanism of one degree of freedom without a declared platform is a linkage: a body two chains carry (a
+    four-bar's coupler, a slider-crank's connecting rod) is driven through its loop, not a parallel machine's
+    platform with freedoms of its own. A platform the file declares is taken at its word."""
+    return model.platform is None and dof == 1
+
+
 def structure(model: Model) -> Structure | None:
     """The platform and the limbs, or None when the model is no parallel machine. A declared platform that
     does not split the mechanism into limbs is a ModelError naming it."""

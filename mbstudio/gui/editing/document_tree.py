@@ -12,7 +12,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem, QWidget
 
 from ...dynamics.pkm.limb import structural_cycles
-from ...dynamics.pkm.topology import is_hybrid, structure
+from ...dynamics.pkm.topology import is_hybrid, is_linkage, structure
 from ...io.display_units import SI, DisplayUnits, value_text
 from ...model import GROUND, JOINT_MOTIONS, Model, ModelError
 from ...model.document import turns
@@ -71,15 +71,18 @@ class DocumentTree(QTreeWidget):
         self.currentItemChanged.connect(self._current_changed)
         self.items: dict[tuple, QTreeWidgetItem] = {}
         self.units = SI  # Edit › Preferences… › Units
+        self.dof: int | None = None  # the mechanism's degrees of freedom, None before it is known
 
     def set_units(self, units: DisplayUnits, model: Model) -> None:
         """Show the values in these units (a number written with its own unit keeps it)."""
         self.units = units
-        self.rebuild(model)
+        self.rebuild(model, self.dof)
 
     # ------------------------------------------------------------------ building
-    def rebuild(self, model: Model) -> None:
-        """Refill from the model, keeping which items were expanded and which was selected."""
+    def rebuild(self, model: Model, dof: int | None = None) -> None:
+        """Refill from the model, keeping which items were expanded and which was selected; `dof`, the
+        mechanism's degrees of freedom, tells a linkage (no limbs listed) from a parallel machine."""
+        self.dof = dof
         expanded = {k for k, item in self.items.items() if item.isExpanded()}
         current = self.current_key()
         self.blockSignals(True)
@@ -137,7 +140,10 @@ class DocumentTree(QTreeWidget):
 
     def _limbs(self, root: QTreeWidgetItem, model: Model) -> None:
         """A parallel machine's limbs and their fundamental cycles (Müller 2021); selecting one highlights its
-        bodies in the 3D view (the key carries them). Nothing for other models."""
+        bodies in the 3D view (the key carries them). Nothing for other models, a linkage among them: a four-bar's
+        coupler is no platform."""
+        if self.dof is not None and is_linkage(model, self.dof):
+            return
         try:
             found = structure(model)
             cycles = [structural_cycles(model, limb, found.platform) for limb in found.limbs] if found else []

@@ -2,7 +2,9 @@
 and phase in degrees against frequency in Hz on logarithmic axes, the modes' natural frequencies marked;
 choose the pair below the plots, and of a family (LPV) the member with the slider above them. The frequency axis
 reads in plain numbers (0.1, 1, 10 Hz). Exports the shown pair as CSV or JSON, the plots as PNG or SVG. The job
-computes every pair's response; this panel only draws the chosen one."""
+computes every pair's response in SI; this panel draws the chosen one in the window's display units: the gain of
+an output in deg per input in N mm is the SI gain times (N mm per N m)/(deg per rad), its dB shifted by as much,
+and the magnitude's axis names the unit its dB refer to where the plot is high enough (the summary always does)."""
 
 from __future__ import annotations
 
@@ -11,18 +13,24 @@ import json
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtWidgets import QApplication, QComboBox, QHBoxLayout, QLabel, QWidget
 
 from ...io.csv_text import csv_table
 from ...io.json_text import json_text
 from ...jobs import JobResult
-from .linear_panel import LinearPanel
+from .linear_panel import LinearPanel, signal_sizes
 from .panel_parts import COLORS, LogAxis, readable, result_layout, save_image, set_axis_label, write_export
 
 EXPORT_FORMATS = ("csv", "json", "png", "svg")
 PLACEHOLDER = "Run Analysis › Linearise… to see the frequency responses."
 # short enough to stand beside a plot a quarter of the panel high
 LABELS = ("|H| [dB]", "phase [°]")
+
+
+def gain_unit(output: str, input_: str) -> str:
+    """'deg/(N mm)': an output's unit per an input's, bracketed where it is a product."""
+    return f"{output}/({input_})" if " " in input_ or "/" in input_ else f"{output}/{input_}"
 
 
 class BodePanel(LinearPanel):
@@ -58,19 +66,31 @@ class BodePanel(LinearPanel):
 
     def show_result(self, result: JobResult) -> None:
         self.take(result)
-        model = self.data["model"]
-        for combo, names, units in (
-            (self.input, model["inputs"], model["input_units"]),
-            (self.output, model["outputs"], model["output_units"]),
-        ):
+        self._fill_choices()
+        self.draw()
+
+    def _fill_choices(self) -> None:
+        """The inputs and outputs with their display units, the chosen pair kept."""
+        for combo, key in ((self.input, "input"), (self.output, "output")):
+            names = self.data["model"][f"{key}s"]
+            k = combo.currentIndex()
             combo.blockSignals(True)
             combo.clear()
-            combo.addItems([f"{n} [{u}]" for n, u in zip(names, units, strict=True)])
+            combo.addItems([f"{n} [{u}]" for n, u in zip(names, self.signal_units(key)[0], strict=True)])
+            combo.setCurrentIndex(k if 0 <= k < len(names) else 0)
             combo.blockSignals(False)
-        self.draw()
+
+    def signal_units(self, key: str) -> tuple[list[str], np.ndarray]:
+        """The inputs' or outputs' display units and their SI sizes."""
+        model = self.data["model"]
+        return signal_sizes(model[f"{key}s"], model[f"{key}_units"], self.units)
 
     def member_changed(self) -> None:
         self.draw()
+
+    def redraw(self) -> None:
+        self._fill_choices()
+        super().redraw()
 
     def choose(self, input_name: str, output_name: str) -> None:
         model = self.data["model"]
@@ -81,12 +101,22 @@ class BodePanel(LinearPanel):
     def pair(self) -> tuple[int, int]:
         return max(self.input.currentIndex(), 0), max(self.output.currentIndex(), 0)
 
+    def shown(self) -> tuple[str, np.ndarray, np.ndarray]:
+        """The chosen pair's gain unit ('deg/(N mm)'), magnitude in dB of it and phase in degrees (the sizes are
+        positive: the phase does not change with the units)."""
+        data, (j, i) = self.data, self.pair()
+        (inputs, input_sizes), (outputs, output_sizes) = self.signal_units("input"), self.signal_units("output")
+        shift = 20 * np.log10(input_sizes[j] / output_sizes[i])
+        magnitude, phase = (np.asarray(data[k], float)[:, i, j] for k in ("magnitude_db", "phase_deg"))
+        return gain_unit(outputs[i], inputs[j]), magnitude + shift, phase
+
     def draw(self) -> None:
         if self.result is None:
             return
         data, (j, i) = self.data, self.pair()
         f = np.asarray(data["frequency_hz"], float)
-        magnitude, phase = (np.asarray(data[k], float)[:, i, j] for k in ("magnitude_db", "phase_deg"))
+        gain, magnitude, phase = self.shown()
+        self._fit_label(gain)
         for plot, values in ((self.magnitude, magnitude), (self.phase, phase)):
             plot.clear()
             plot.plot(
@@ -99,11 +129,25 @@ class BodePanel(LinearPanel):
                     )
                     plot.addItem(line)
             plot.enableAutoRange()
-        model = data["model"]
+        model, inputs, outputs = data["model"], self.signal_units("input")[0], self.signal_units("output")[0]
         self.summary.setText(
-            self.member_heading() + f"{model['outputs'][i]} [{model['output_units'][i]}] per {model['inputs'][j]} "
-            f"[{model['input_units'][j]}]: H(jω) = C (jωI − A)⁻¹ B + D; dashed: the modes' natural frequencies."
+            self.member_heading() + f"{model['outputs'][i]} [{outputs[i]}] per {model['inputs'][j]} "
+            f"[{inputs[j]}]: H(jω) = C (jωI − A)⁻¹ B + D, |H| in dB re 1 {gain}; dashed: the modes' natural "
+            "frequencies."
         )
+
+    def _fit_label(self, gain: str) -> None:
+        """'|H| [dB re 1 deg/(N mm)]', or '|H| [dB]' where that is longer than the plot is high."""
+        text = f"|H| [dB re 1 {gain}]"
+        if QFontMetrics(QFont(QApplication.font().family(), 10)).horizontalAdvance(text) > self.magnitude.height():
+            text = LABELS[0]
+        if text != self.magnitude.getAxis("left").labelText:
+            set_axis_label(self.magnitude, "left", text)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802  (Qt's name)
+        super().resizeEvent(event)
+        if self.result is not None:
+            self._fit_label(self.shown()[0])
 
     def clear(self) -> None:
         super().clear()
@@ -125,10 +169,11 @@ class BodePanel(LinearPanel):
             return True
         data, (j, i) = self.data, self.pair()
         model = data["model"]
+        gain, magnitude, phase = self.shown()
         columns = {
             "frequency [Hz]": np.asarray(data["frequency_hz"], float),
-            "magnitude [dB]": np.asarray(data["magnitude_db"], float)[:, i, j],
-            "phase [deg]": np.asarray(data["phase_deg"], float)[:, i, j],
+            f"magnitude [dB re 1 {gain}]": magnitude,
+            "phase [deg]": phase,
         }
         pair = {"input": model["inputs"][j], "output": model["outputs"][i]}
         if fmt == "json":

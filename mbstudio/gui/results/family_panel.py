@@ -4,7 +4,8 @@ its damping), one curve per mode followed across the members (tasks.linear_famil
 under a cursor with its values read out. Drag the cursor, click a plot or move the slider to pick another
 member: the Modes and Frequency-response panels show it. Exports the curves as CSV, the plots as PNG or SVG and
 the family of state-space models as .mat, JSON or .npz, the files `mbstudio linearize --schedule` writes. The
-job computes everything; this panel draws it."""
+scheduling parameter and the outputs read in the window's display units, in the plots, the CSV and the models
+alike. The job computes everything (SI); this panel draws it."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidg
 from ...io.csv_text import csv_table
 from ...io.state_space import stacked_document, state_space_file
 from ...jobs import JobResult
-from .linear_panel import LinearPanel
+from .linear_panel import LinearPanel, schedule_label, schedule_unit, schedule_values, signal_sizes
 from .panel_parts import COLORS, LogAxis, plain_units, result_layout, save_image, write_export
 
 EXPORT_FORMATS = ("csv", "json", "mat", "npz", "png", "svg")
@@ -80,20 +81,41 @@ class FamilyPanel(LinearPanel):
             self.clear()
             return
         self.take(result)
-        model = result.data["members"][0]["model"]
-        outputs = [f"{n} [{u}]" for n, u in zip(model["outputs"], model["output_units"], strict=True)]
-        _refill(self.x_axis, [_axis_label(self.family), *outputs])
         _refill(self.modes, [ALL_MODES, *result.data["branches"]["labels"]])
-        self.summary.setText(_summary(result))
+        self._label()
+
+    def _label(self, keep: int = -1) -> None:
+        """The abscissa's choices (choice `keep` kept, else the one of the same text) and the summary in display
+        units; then the curves."""
+        outputs = [f"{n} [{u}]" for n, u in zip(self.outputs(), self.output_units()[0], strict=True)]
+        _refill(self.x_axis, [schedule_label(self.family, self.units), *outputs])
+        if 0 <= keep < self.x_axis.count():
+            self.x_axis.blockSignals(True)
+            self.x_axis.setCurrentIndex(keep)
+            self.x_axis.blockSignals(False)
+        self.summary.setText(_summary(self.result, self.units))
         self.draw()
 
+    def redraw(self) -> None:
+        self.picker.show_family(self.family, self.member)
+        self._label(keep=self.x_axis.currentIndex())  # the same choice in other units
+
+    def outputs(self) -> list[str]:
+        return self.result.data["members"][0]["model"]["outputs"]
+
+    def output_units(self) -> tuple[list[str], np.ndarray]:
+        """The outputs' display units and SI sizes."""
+        model = self.result.data["members"][0]["model"]
+        return signal_sizes(model["outputs"], model["output_units"], self.units)
+
     def x(self) -> np.ndarray:
-        """The abscissa of every member: the scheduling parameter, or an output's value at each member's point
-        (the SLA's wheel travel for a family over its arm angle)."""
+        """The abscissa of every member in its display unit: the scheduling parameter, or an output's value at
+        each member's point (the SLA's wheel travel for a family over its arm angle)."""
         k = self.x_axis.currentIndex()
         if k <= 0:
-            return np.asarray(self.family["values"], float)
-        return np.array([member["model"]["y0"][k - 1] for member in self.result.data["members"]], float)
+            return schedule_values(self.family, self.units)
+        size = self.output_units()[1][k - 1]
+        return np.array([member["model"]["y0"][k - 1] for member in self.result.data["members"]], float) / size
 
     def shown(self) -> list[int]:
         """The modes drawn: all, or the one chosen."""
@@ -181,12 +203,12 @@ class FamilyPanel(LinearPanel):
             save_image(self.plots, self.plots.scene(), path, fmt, "Linear family", json.dumps(provenance, default=str))
             return True
         if fmt == "csv":
-            header, rows = _table(self.family, self.result.data["branches"])
-            return write_export(self, path, csv_table(provenance, header, rows))
+            header, rows = _table(self.family, self.result.data["branches"], self.units)
+            return write_export(self, path, csv_table({**provenance, "units": self.units.spec()}, header, rows))
         family, members = self.family, self.result.data["members"]
         models = [m["model"] for m in members]
         document = stacked_document(family["name"], family["kind"], family["values"], models)
-        return write_export(self, path, state_space_file({**document, "job": provenance}, fmt))
+        return write_export(self, path, state_space_file({**self.in_units(document), "job": provenance}, fmt))
 
 
 def _refill(combo: QComboBox, items: list[str]) -> None:
@@ -199,10 +221,6 @@ def _refill(combo: QComboBox, items: list[str]) -> None:
     combo.blockSignals(False)
 
 
-def _axis_label(family: dict) -> str:
-    return f"{family['name']} [{family['unit']}]" if family["unit"] else family["name"]
-
-
 def _colour(branch: int) -> str:
     return COLORS[(branch + 2) % len(COLORS)]  # blue first, as the Bode curve; then green, purple, …
 
@@ -212,27 +230,29 @@ def _spans_decades(frequencies: np.ndarray) -> bool:
     return bool(positive.size) and bool(positive.max() > DECADE * positive.min())
 
 
-def _summary(result: JobResult) -> str:
+def _summary(result: JobResult, units) -> str:
     family, options = result.data["family"], result.provenance.options
-    unit = f" {family['unit']}" if family["unit"] else ""
+    shown, size = schedule_unit(family, units)
+    unit = f" {shown}" if shown else ""
     at, schedule = options.get("at") or "equilibrium", options["schedule"]
     held = f" with {family['name']} held there" if family["kind"] == "coordinate" and at == "equilibrium" else ""
     text = (
-        f"{family['count']} linear models over the {family['kind']} {family['name']} from {schedule['from']:g} to "
-        f"{schedule['to']:g}{unit}, each about {POINTS[at]}{held}."
+        f"{family['count']} linear models over the {family['kind']} {family['name']} from "
+        f"{schedule['from'] / size:.6g} to {schedule['to'] / size:.6g}{unit}, each about {POINTS[at]}{held}."
     )
     if family["stopped"]:
         text += f" <b>Stopped early</b>: the first {len(family['values'])} are shown (the Jobs panel says why)."
     return text
 
 
-def _table(family: dict, branches: dict) -> tuple[list[str], list[list[str]]]:
-    """The CSV's columns: the scheduling value, then each mode's natural frequency and damping ratio."""
-    header = [_axis_label(family)]
+def _table(family: dict, branches: dict, units) -> tuple[list[str], list[list[str]]]:
+    """The CSV's columns: the scheduling value (in display units), then each mode's natural frequency and damping
+    ratio."""
+    header = [schedule_label(family, units)]
     for label in branches["labels"]:
         header += [f"{label} natural [Hz]", f"{label} damping ratio"]
     frequency, damping = (np.asarray(branches[k], float) for k in ("frequency_hz", "damping"))
-    columns = [np.asarray(family["values"], float)]
+    columns = [schedule_values(family, units)]
     for b in range(len(branches["labels"])):
         columns += [frequency[:, b], damping[:, b]]
     return header, [[repr(float(x)) for x in row] for row in np.column_stack(columns)]

@@ -1,7 +1,8 @@
 """An identification from a measured log (Analysis › Identify…): the summary (rank, filter, validation), then three
 tabs: the logged signals with their filtered versions, the estimates with their error bars beside the parameter
-table, and the measured against the predicted forces on the validation log. Export as CSV or JSON. Everything
-comes computed from the job; this panel only draws."""
+table, and the measured against the predicted forces on the validation log, the signals in the window's display
+units, the estimates in SI (as the base-parameter tables). Export as CSV or JSON. Everything comes computed from
+the job; this panel only draws."""
 
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...io.display_units import SI, DisplayUnits
 from ...io.identification_table import FORMATS, identification_text
 from ...jobs import JobResult
 from .panel_parts import COLORS, export_path, menu_button, result_layout, stale_banner, write_export
+from .results_table import SI_NOTE
 
 PLACEHOLDER = "Run Analysis › Identify… with a measured log to see the estimates here."
 RAW = (170, 170, 170)
@@ -34,6 +37,7 @@ class IdentificationPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result: JobResult | None = None
+        self.units = SI  # Edit › Preferences… › Units
         self.summary = QLabel(PLACEHOLDER)
         self.summary.setWordWrap(True)
         self.stale = stale_banner()
@@ -65,7 +69,7 @@ class IdentificationPanel(QWidget):
     def show_result(self, result: JobResult) -> None:
         self.result = result
         document, signals = result.data["json"], result.data["signals"]
-        self.summary.setText(summary_text(document))
+        self.summary.setText(f"{summary_text(document)}. {SI_NOTE}")
         _refill(
             self.signal, [f"{c} position" for c in signals["coordinates"]] + [f"{c} force" for c in signals["actuated"]]
         )
@@ -87,6 +91,19 @@ class IdentificationPanel(QWidget):
     def set_stale(self, stale: bool) -> None:
         self.stale.setVisible(stale)
 
+    def set_units(self, units: DisplayUnits) -> None:
+        """The signals' plots in `units` (the estimates stay SI)."""
+        self.units = units
+        if self.result is not None:
+            self._draw_signal()
+            self._draw_validation()
+
+    def shown(self, key: str) -> tuple[str, float]:
+        """A logged signal's display unit ('N·m' as 'N·mm') and its SI size."""
+        si = self.result.data["signals"]["units"][key]
+        unit, size = self.units.unit(si.replace("·", " "), key)
+        return (unit.replace(" ", "·") if "·" in si else unit), size
+
     # ------------------------------------------------------------------ drawing
     def _draw_signal(self) -> None:
         """A coordinate's logged position (grey) under its filtered one, or an actuator's force under its
@@ -99,23 +116,23 @@ class IdentificationPanel(QWidget):
         self.signals.addLegend(offset=(10, 5))
         if k < n:
             name = s["coordinates"][k]
-            self.signals.setLabel("left", f"{name} [{s['units'][name]}]")
-            self.signals.plot(s["t"], np.asarray(s["positions"])[:, k], pen=pg.mkPen(RAW, width=3), name="logged")
-            self.signals.plot(
-                s["t"], np.asarray(s["filtered"])[:, k], pen=pg.mkPen(COLORS[2], width=1.5), name="filtered"
-            )
+            unit, size = self.shown(name)
+            self.signals.setLabel("left", f"{name} [{unit}]")
+            positions, filtered = (np.asarray(s[key])[:, k] / size for key in ("positions", "filtered"))
+            self.signals.plot(s["t"], positions, pen=pg.mkPen(RAW, width=3), name="logged")
+            self.signals.plot(s["t"], filtered, pen=pg.mkPen(COLORS[2], width=1.5), name="filtered")
             return
         j = k - n
         name = s["actuated"][j]
-        self.signals.setLabel("left", f"force on {name} [{s['units']['tau_' + name]}]")
-        self.signals.plot(s["t"], np.asarray(s["forces"])[:, j], pen=pg.mkPen(RAW), name="logged")
+        unit, size = self.shown("tau_" + name)
+        self.signals.setLabel("left", f"force on {name} [{unit}]")
+        self.signals.plot(s["t"], np.asarray(s["forces"])[:, j] / size, pen=pg.mkPen(RAW), name="logged")
         kept = np.asarray(s["t_kept"])
-        self.signals.plot(
-            kept, np.asarray(s["forces_filtered"])[:, j], pen=pg.mkPen(COLORS[2], width=1.5), name="filtered, decimated"
-        )
+        filtered = np.asarray(s["forces_filtered"])[:, j] / size
+        self.signals.plot(kept, filtered, pen=pg.mkPen(COLORS[2], width=1.5), name="filtered, decimated")
         self.signals.plot(
             kept,
-            np.asarray(s["predicted"])[:, j],
+            np.asarray(s["predicted"])[:, j] / size,
             pen=pg.mkPen(COLORS[1], width=1.5, style=pg.QtCore.Qt.PenStyle.DashLine),
             name="predicted",
         )
@@ -190,18 +207,18 @@ class IdentificationPanel(QWidget):
         name = self.result.data["signals"]["actuated"][j]
         error = self.result.data["json"]["validation_relative_rms"].get(name)
         self.validation.setTitle(f"{name} on {data['file']}: relative RMS error {100 * error:.3g} %")
-        unit = self.result.data["signals"]["units"]["tau_" + name]
+        unit, size = self.shown("tau_" + name)
         self.validation.setLabel("left", f"force on {name} [{unit}]")
         self.validation.addLegend(offset=(10, 5))
         self.validation.plot(
             data["t"],
-            np.asarray(data["measured"])[:, j],
+            np.asarray(data["measured"])[:, j] / size,
             pen=pg.mkPen(COLORS[0], width=1.5),
             name="measured (filtered)",
         )
         self.validation.plot(
             data["t"],
-            np.asarray(data["predicted"])[:, j],
+            np.asarray(data["predicted"])[:, j] / size,
             pen=pg.mkPen(COLORS[1], width=1.5, style=pg.QtCore.Qt.PenStyle.DashLine),
             name="predicted",
         )

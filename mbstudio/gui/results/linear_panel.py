@@ -1,24 +1,47 @@
 """What the Modes, Frequency-response and Linear-family panels share: one linearisation job's result (a model, or
 a family of them over a scheduling parameter, of which one member is shown), the slider that picks the member,
-its stale banner, and the start of an export (nothing to export, the Save dialog)."""
+its stale banner, the display units (Edit › Preferences… › Units) and the start of an export (nothing to export,
+the Save dialog)."""
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
 
+from ...io.display_units import SI, DisplayUnits
+from ...io.state_space import in_display_units
 from ...jobs import JobResult
 from .panel_parts import export_path, menu_button, stale_banner
 
 
-def schedule_value(family: dict, value: float) -> str:
-    """'theta1 = 0.04 rad'."""
-    return f"{family['name']} = {value:.6g}" + (f" {family['unit']}" if family["unit"] else "")
+def schedule_unit(family: dict, units: DisplayUnits) -> tuple[str, float]:
+    """The scheduling parameter's display unit ('' for none) and its SI size."""
+    return units.unit(family["unit"], family["name"]) if family["unit"] else ("", 1.0)
 
 
-def member_text(family: dict, k: int) -> str:
-    """'theta1 = 0.04 rad (model 7 of 11)'."""
-    return f"{schedule_value(family, family['values'][k])} (model {k + 1} of {len(family['values'])})"
+def schedule_values(family: dict, units: DisplayUnits) -> np.ndarray:
+    """Every member's scheduling value in its display unit."""
+    return np.asarray(family["values"], float) / schedule_unit(family, units)[1]
+
+
+def schedule_label(family: dict, units: DisplayUnits) -> str:
+    """'theta1 [deg]', or the name alone without a unit."""
+    unit = schedule_unit(family, units)[0]
+    return f"{family['name']} [{unit}]" if unit else family["name"]
+
+
+def member_text(family: dict, k: int, units: DisplayUnits = SI) -> str:
+    """'theta1 = 2.29 deg (model 7 of 11)'."""
+    unit = schedule_unit(family, units)[0]
+    value = f"{schedule_values(family, units)[k]:.6g}" + (f" {unit}" if unit else "")
+    return f"{family['name']} = {value} (model {k + 1} of {len(family['values'])})"
+
+
+def signal_sizes(names: list[str], si_units: list[str], units: DisplayUnits) -> tuple[list[str], np.ndarray]:
+    """Signals' display units and their SI sizes."""
+    shown = [units.unit(u, n) for n, u in zip(names, si_units, strict=True)]
+    return [u for u, _ in shown], np.array([size for _, size in shown], float)
 
 
 class MemberPicker(QWidget):
@@ -30,6 +53,7 @@ class MemberPicker(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.family: dict | None = None
+        self.units = SI
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setToolTip("the member of the family the Modes and Frequency-response panels show")
         self.slider.valueChanged.connect(self._moved)
@@ -54,10 +78,10 @@ class MemberPicker(QWidget):
         self.slider.blockSignals(True)
         self.slider.setValue(k)
         self.slider.blockSignals(False)
-        self.label.setText(member_text(self.family, k))
+        self.label.setText(member_text(self.family, k, self.units))
 
     def _moved(self, k: int) -> None:
-        self.label.setText(member_text(self.family, k))
+        self.label.setText(member_text(self.family, k, self.units))
         self.picked.emit(k)
 
 
@@ -74,6 +98,7 @@ class LinearPanel(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.result: JobResult | None = None
+        self.units = SI  # Edit › Preferences… › Units
         self.member = 0
         self.stale = stale_banner()
         self.picker = MemberPicker()
@@ -108,6 +133,17 @@ class LinearPanel(QWidget):
     def member_changed(self) -> None:
         """Draw the picked member."""
 
+    def set_units(self, units: DisplayUnits) -> None:
+        """Show the result in `units` (it stays SI)."""
+        self.units = self.picker.units = units
+        if self.result is not None:
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Draw the result again (in other units)."""
+        self.picker.show_family(self.family, self.member)
+        self.member_changed()
+
     def clear(self) -> None:
         """No result (another document): the placeholder; subclasses clear their plots and tables too."""
         self.result = None
@@ -117,12 +153,16 @@ class LinearPanel(QWidget):
 
     def member_heading(self) -> str:
         """'theta1 = 0.04 rad (model 7 of 11): ' for a family's member, '' for one model."""
-        return f"{member_text(self.family, self.member)}: " if self.family else ""
+        return f"{member_text(self.family, self.member, self.units)}: " if self.family else ""
 
     def provenance(self) -> dict:
-        """The job's provenance, and which member of a family an export holds."""
-        shown = {"model_shown": member_text(self.family, self.member)} if self.family else {}
-        return {**self.result.provenance.to_json(), **shown}
+        """The job's provenance, which member of a family an export holds, and the units it is written in."""
+        shown = {"model_shown": member_text(self.family, self.member, self.units)} if self.family else {}
+        return {**self.result.provenance.to_json(), **shown, "units": self.units.spec()}
+
+    def in_units(self, document: dict) -> dict:
+        """A state-space document as the window shows it: in display units (SI when they are)."""
+        return in_display_units(document, self.units)
 
     def export_button(self):
         return menu_button("Export", [(f"{f.upper()}…", lambda f=f: self.export(f)) for f in self.formats])

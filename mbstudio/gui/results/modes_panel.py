@@ -3,13 +3,17 @@ its modes (natural frequency, damping ratio, damped frequency, eigenvalue, stabi
 most) beside the eigenvalue map; selecting a mode in either asks the window to animate its shape in the 3D
 view (`mode_selected`). Of a family (LPV) it shows the member picked with the slider above the table, and the
 map holds every member's eigenvalues coloured by the scheduling parameter. Exports: the table as CSV, the
-shown model as JSON, .mat or .npz (io/state_space.py), the map as PNG. The job computes everything; this panel
-lays it out."""
+shown model as JSON, .mat or .npz (io/state_space.py), the map as PNG. A selected mode's shape is read out per
+unit of the coordinate that moves most, in the window's display units (per 1 deg of theta1: theta2 −0.43 deg),
+as are the scheduling parameter and the exported model. The job computes everything (SI); this panel lays it
+out."""
 
 from __future__ import annotations
 
 import json
+import math
 
+import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,7 +30,7 @@ from ...io.csv_text import csv_table
 from ...io.state_space import state_space_file
 from ...jobs import JobResult
 from .eigenvalue_map import STABILITY_COLORS, EigenvalueMap
-from .linear_panel import LinearPanel
+from .linear_panel import LinearPanel, schedule_label, schedule_values, signal_sizes
 from .panel_parts import result_layout, save_image, write_export
 
 COLUMNS = ["mode", "natural [Hz]", "damping ratio", "damped [Hz]", "eigenvalue [1/s]", "stability", "moves most"]
@@ -34,6 +38,8 @@ COLUMNS = ["mode", "natural [Hz]", "damping ratio", "damped [Hz]", "eigenvalue [
 HEADERS = ["mode", "natural\n[Hz]", "damping\nratio", "damped\n[Hz]", "eigenvalue\n[1/s]", "stability", "moves\nmost"]
 EXPORT_FORMATS = ("csv", "json", "mat", "npz", "png")
 PLACEHOLDER = "Run Analysis › Linearise… to see the modes."
+HINT = "Select a mode to animate its shape in the 3D view."
+SHAPE_PARTS = 6  # the coordinates a shape's readout names, the largest first (the tooltip holds them all)
 
 
 class ModesPanel(LinearPanel):
@@ -65,7 +71,9 @@ class ModesPanel(LinearPanel):
         self.stop.setToolTip("stop animating the mode and show the document's pose again")
         self.stop.clicked.connect(lambda: self.select(-1))
         buttons = QHBoxLayout()
-        self.hint = QLabel("Select a mode to animate its shape in the 3D view.")
+        self.hint = QLabel(HINT)
+        self.hint.setWordWrap(True)
+        self.hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons.addWidget(self.hint, 1)
         buttons.addWidget(self.stop)
         buttons.addWidget(self.export_button())
@@ -78,13 +86,21 @@ class ModesPanel(LinearPanel):
     def show_result(self, result: JobResult) -> None:
         self.select(-1)
         self.take(result)
+        self._show_family()
+        self._fill()
+
+    def _show_family(self) -> None:
+        """A family's eigenvalues on the map, coloured by the scheduling value in its display unit."""
         family = self.family
         if family is None:
             self.map.clear_family()
-        else:
-            members = [m["modes"] for m in result.data["members"]]
-            self.map.show_family(members, family["values"], f"{family['name']} [{family['unit'] or '–'}]")
-        self._fill()
+            return
+        members = [m["modes"] for m in self.result.data["members"]]
+        self.map.show_family(members, schedule_values(family, self.units), schedule_label(family, self.units))
+
+    def redraw(self) -> None:
+        self._show_family()
+        super().redraw()
 
     def member_changed(self) -> None:
         """Another member: its modes, the same mode kept selected (and animating) where it has one."""
@@ -119,6 +135,9 @@ class ModesPanel(LinearPanel):
             self.table.selectRow(k)
         self.table.blockSignals(False)
         self.map.select(k, self.modes)
+        text = shape_text(self.data, k, self.units) if k >= 0 else (HINT, "")
+        self.hint.setText(text[0])
+        self.hint.setToolTip(text[1])
         self.mode_selected.emit(k)
 
     def select_none(self) -> None:
@@ -149,8 +168,33 @@ class ModesPanel(LinearPanel):
         if fmt == "csv":
             rows = [_row(r, m) for r, m in enumerate(self.modes)]
             return write_export(self, path, csv_table(self.provenance(), COLUMNS, rows))
-        document = {**self.data["model"], "job": self.provenance()}
+        document = {**self.in_units(self.data["model"]), "job": self.provenance()}
         return write_export(self, path, state_space_file(document, fmt))
+
+
+def shape_text(data: dict, k: int, units) -> tuple[str, str]:
+    """Mode k's shape in the independent coordinates, in display units, per unit of the one that moves most: the
+    largest few as text, every one in the tooltip. A complex component (a damped mode's phase lag) is its
+    magnitude and phase."""
+    model, mode = data["model"], data["modes"][k]
+    count = len(model["states"]) // 2  # positions, then velocities
+    names = model["states"][:count]
+    shown, sizes = signal_sizes(names, model["state_units"][:count], units)
+    shape = np.asarray(mode["shape_real"], float) + 1j * np.asarray(mode["shape_imag"], float)
+    values = shape[[data["coordinates"].index(n) for n in names]] / sizes
+    d = names.index(mode["dominant"])
+    ratio = values / values[d]
+    parts = [f"{n} {_component(r)} {u}" for n, r, u in zip(names, ratio, shown, strict=True)]
+    largest = sorted(range(count), key=lambda i: -abs(ratio[i]))[:SHAPE_PARTS]
+    head = f"Mode {k + 1}'s shape per 1 {shown[d]} of {mode['dominant']}: "
+    more = ", …" if count > SHAPE_PARTS else ""
+    return head + ", ".join(parts[i] for i in largest) + more, head + "\n".join(parts)
+
+
+def _component(z: complex) -> str:
+    if abs(z.imag) <= 1e-9 * abs(z):
+        return f"{z.real:.4g}"
+    return f"{abs(z):.4g}∠{math.degrees(np.angle(z)):.0f}°"
 
 
 def _row(r: int, mode: dict) -> list[str]:

@@ -1,5 +1,7 @@
 """Analysis › Parameter Study…: choose parameters to vary over grids and an analysis, run every point on Dask
-(mbstudio.jobs.study), watch the points arrive, and plot any result against a varied parameter.
+(mbstudio.jobs.study), watch the points arrive, and plot any result against a varied parameter. Ranges are typed,
+and the table, plot and exports shown, in the window's display units, every header naming its unit; the rows
+stay SI.
 
 The cluster starts and closes on a background thread (a local cluster takes a second or two to spawn its
 processes) and the window polls the points from a timer, so it never waits; Cancel stops the points that have
@@ -29,7 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...io.study_table import study_bytes
+from ...io.display_units import SI, DisplayUnits
+from ...io.study_table import column_header, study_bytes, study_columns, study_units
 from ...jobs.study import ANALYSES, Study, columns
 from ...model import Model, ModelError
 from .panel_parts import export_path, menu_button, write_export
@@ -47,7 +50,10 @@ class StudyPanel(QWidget):
         self.vary: dict[str, np.ndarray] = {}
         self.study: Study | None = None
         self.start_error: str | None = None  # why the last study could not start (set on its thread)
-        self.rows: list[dict] = []
+        self.rows: list[dict] = []  # SI, as the points return them
+        self.shown: list[dict] = []  # the rows in display units, their columns named with their units
+        self.units = SI  # Edit › Preferences… › Units
+        self.named: dict[str, str] = {}  # the SI unit of each column whose name does not say it (study_units)
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
         self.timer.timeout.connect(self.poll)
@@ -82,7 +88,8 @@ class StudyPanel(QWidget):
         add.clicked.connect(self.add_variation)
         remove.clicked.connect(self.remove_variation)
         vary = _row(QLabel("Vary"), self.parameter, QLabel("values"), self.count, add, remove)
-        span = _row(QLabel("from"), self.start, QLabel("to"), self.stop, stretch=True)
+        self.unit = QLabel()  # the range's unit
+        span = _row(QLabel("from"), self.start, QLabel("to"), self.stop, self.unit, stretch=True)
         self.variations = QListWidget()
         self.variations.setMaximumHeight(44)
         self.analysis = QComboBox()
@@ -99,21 +106,44 @@ class StudyPanel(QWidget):
 
     def refresh_parameters(self) -> None:
         """The model's parameters as choices (after opening another model, say)."""
+        self.named = study_units(self.model())
         self.parameter.clear()
         self.parameter.addItems([p.name for p in self.model().parameters])
 
+    def _size(self, name: str) -> tuple[str, float]:
+        """A varied parameter's display unit ('' without one) and its SI size."""
+        header, size = column_header(name, self.units, self.named)
+        return (header[len(name) + 2 : -1] if header != name else ""), size
+
     def _suggest_range(self, name: str) -> None:
         value = next((p.value for p in self.model().parameters if p.name == name), None)
+        unit, size = self._size(name)
+        self.unit.setText(unit)
         if value is not None:
-            self.start.setValue(0.9 * value)
-            self.stop.setValue(1.1 * value)
+            self.start.setValue(0.9 * value / size)
+            self.stop.setValue(1.1 * value / size)
 
     def add_variation(self) -> None:
+        """The range typed in the display unit, kept in SI."""
         name = self.parameter.currentText()
         if not name:
             return
-        self.vary[name] = np.linspace(self.start.value(), self.stop.value(), self.count.value())
+        size = self._size(name)[1]
+        self.vary[name] = size * np.linspace(self.start.value(), self.stop.value(), self.count.value())
         self._list_variations()
+
+    def set_units(self, units: DisplayUnits) -> None:
+        """Show the ranges, table and plot in `units` (the rows stay SI)."""
+        size = self._size(self.parameter.currentText())[1]
+        start, stop = self.start.value() * size, self.stop.value() * size
+        self.units = units
+        unit, size = self._size(self.parameter.currentText())
+        self.unit.setText(unit)
+        self.start.setValue(start / size)
+        self.stop.setValue(stop / size)
+        self._list_variations()
+        if self.rows:
+            self.show_rows(self.rows)
 
     def remove_variation(self) -> None:
         for item in self.variations.selectedItems():
@@ -123,7 +153,9 @@ class StudyPanel(QWidget):
     def _list_variations(self) -> None:
         self.variations.clear()
         for name, values in self.vary.items():
-            self.variations.addItem(f"{name} = {values[0]:g} … {values[-1]:g} ({len(values)} values)")
+            unit, size = self._size(name)
+            shown = f"{values[0] / size:g} … {values[-1] / size:g}" + (f" {unit}" if unit else "")
+            self.variations.addItem(f"{name} = {shown} ({len(values)} values)")
 
     def options(self) -> dict:
         digits = self.digits.value()
@@ -145,12 +177,13 @@ class StudyPanel(QWidget):
         if not self.vary:
             self.status.setText("Nothing to vary: choose a parameter, its range and count, then Add.")
             return
+        model = self.model()
         try:
-            self.study = Study(self.model(), self.vary, self.analysis.currentText(), self.options())
+            self.study = Study(model, self.vary, self.analysis.currentText(), self.options())
         except ModelError as exc:
             self.status.setText(str(exc))
             return
-        self.rows = []
+        self.rows, self.named = [], study_units(model)
         self.progress.setRange(0, len(self.study.points))
         self.progress.setValue(0)
         self.status.setText(f"starting a local Dask cluster for {len(self.study.points)} points…")
@@ -210,19 +243,22 @@ class StudyPanel(QWidget):
         return _row(QLabel("plot"), self.y_choice, QLabel("against"), self.x_choice)
 
     def show_rows(self, rows: list[dict]) -> None:
+        """The rows (SI) in the table and the plot's choices, in display units."""
         self.rows = rows
-        names = columns(rows)
+        self.shown = shown = study_columns(rows, self.units, self.named)
+        names = columns(shown)
         self.table.setSortingEnabled(False)
-        self.table.setRowCount(len(rows))
+        self.table.setRowCount(len(shown))
         self.table.setColumnCount(len(names))
         self.table.setHorizontalHeaderLabels(names)
-        for i, r in enumerate(rows):
+        for i, r in enumerate(shown):
             for j, n in enumerate(names):
                 self.table.setItem(i, j, QTableWidgetItem(_cell(r.get(n))))
         self.table.setSortingEnabled(True)
-        numeric = [n for n in names if n not in HIDDEN and any(isinstance(r.get(n), int | float) for r in rows)]
-        results = [n for n in numeric if n not in self.vary]
-        for box, chosen in ((self.x_choice, list(self.vary)), (self.y_choice, results)):
+        numeric = [n for n in names if n not in HIDDEN and any(isinstance(r.get(n), int | float) for r in shown)]
+        varied = [column_header(n, self.units, self.named)[0] for n in self.vary]
+        results = [n for n in numeric if n not in varied]
+        for box, chosen in ((self.x_choice, varied), (self.y_choice, results)):
             current = box.currentText()
             box.blockSignals(True)
             box.clear()
@@ -235,7 +271,7 @@ class StudyPanel(QWidget):
         self.plot.clear()
         x, y = self.x_choice.currentText(), self.y_choice.currentText()
         pairs = sorted(
-            (r[x], r[y]) for r in self.rows if isinstance(r.get(x), int | float) and isinstance(r.get(y), int | float)
+            (r[x], r[y]) for r in self.shown if isinstance(r.get(x), int | float) and isinstance(r.get(y), int | float)
         )
         if not pairs:
             return
@@ -249,7 +285,9 @@ class StudyPanel(QWidget):
             self.status.setText("No study to export yet: run one first.")
             return False
         path = export_path(self, "the parameter study", "study", fmt, path)
-        return path is not None and write_export(self, path, study_bytes(self.rows, self.study.provenance(), fmt))
+        return path is not None and write_export(
+            self, path, study_bytes(self.rows, self.study.provenance(), fmt, self.units, self.named)
+        )
 
 
 def _cell(value) -> str:

@@ -1,8 +1,9 @@
 """A parallel machine's workspace map (Briot and Khalil's modular method): the condition number of M_t, the dynamic
 manipulability or the condition number of J_IK as a heat map over a plane of platform positions (both axes in
-one unit, a colour bar), hatched where the platform is out of reach of a limb, blank and outlined where the grid
-was not computed, with a legend that says which; the value under the mouse; export as PNG, SVG, CSV and JSON.
-The values come computed from the job; this panel only draws."""
+the window's display unit of length, a colour bar), hatched where the platform is out of reach of a limb, blank
+and outlined where the grid was not computed, with a legend that says which; the value under the mouse; export
+as PNG, SVG, CSV (in the display unit) and JSON (SI). The values come computed from the job (SI); this panel
+only draws."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from ...io.csv_text import CsvTable, csv_table
+from ...io.display_units import SI, DisplayUnits
 from ...io.json_text import json_text
 from ...jobs import JobResult
 from .panel_parts import (
@@ -38,7 +40,8 @@ class WorkspacePanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result: JobResult | None = None
-        self.unit, self.scale = "m", 1.0  # the length unit of both axes, and its size in m
+        self.units = SI  # Edit › Preferences… › Units
+        self.unit, self.scale = "m", 1.0  # the length unit of both axes, and how many of it make a metre
         self.plot = pg.PlotWidget(background="w")
         self.plot.setAspectLocked(True)
         self.plot.setMinimumHeight(180)
@@ -77,15 +80,28 @@ class WorkspacePanel(QWidget):
         for key, label in data["labels"].items():
             self.quantity.addItem(label, key)
         self.quantity.blockSignals(False)
+        self._axes()
+        self.plot.autoRange()
+        self.hover.setText("Move the mouse over the map to read the value.")
+
+    def set_units(self, units: DisplayUnits) -> None:
+        """Both axes, the readout and the CSV in the display unit of length."""
+        self.units = units
+        self.unit, size = units.unit("m")
+        self.scale = 1.0 / size
+        if self.result is not None:
+            self._axes()
+            self.plot.autoRange()
+
+    def _axes(self) -> None:
+        """The axes' labels, the summary and the map in the display unit."""
+        data = self.result.data
         first, second = data["axes"]
-        self.unit, self.scale = length_unit(data["first"], data["second"])
         set_axis_label(self.plot.plotItem, "bottom", f"platform {first} [{self.unit}]")
         set_axis_label(self.plot.plotItem, "left", f"platform {second} [{self.unit}]")
         self.plot.setTitle(LEGEND, size="9pt", color="#202020")
         self.summary.setText(_summary(data, self.unit, self.scale))
         self._draw()
-        self.plot.autoRange()
-        self.hover.setText("Move the mouse over the map to read the value.")
 
     def _draw(self) -> None:
         if self.result is None or self.quantity.currentData() is None:
@@ -149,14 +165,14 @@ class WorkspacePanel(QWidget):
     def export(self, fmt: str, path: str | None = None) -> bool:
         """fmt: png, svg, csv or json (any case); text files are written atomically, a failure is reported."""
         return export_plot(
-            self, "the workspace map", "workspace", fmt, path, lambda f: workspace_text(self.result, f), "Workspace map"
+            self,
+            "the workspace map",
+            "workspace",
+            fmt,
+            path,
+            lambda f: workspace_text(self.result, f, self.units),
+            "Workspace map",
         )
-
-
-def length_unit(first, second) -> tuple[str, float]:
-    """One unit for both axes: mm for a machine under 2 m across (as robot workspaces are read), m beyond."""
-    span = max(np.ptp(np.asarray(first, float)), np.ptp(np.asarray(second, float)))
-    return ("mm", 1e3) if span < 2.0 else ("m", 1.0)
 
 
 def _summary(data: dict, unit: str, scale: float) -> str:
@@ -199,9 +215,10 @@ def _rect(first: np.ndarray, second: np.ndarray) -> tuple[float, float, float, f
     return first[0] - dx / 2, second[0] - dy / 2, first[-1] - first[0] + dx, second[-1] - second[0] + dy
 
 
-def workspace_text(result: JobResult, fmt: str) -> str | CsvTable:
-    """CSV: one row per grid point (its two coordinates, then every quantity; empty where unreachable) after the
-    provenance beside it. JSON: the provenance, the axes, the fixed coordinates and the grids."""
+def workspace_text(result: JobResult, fmt: str, units: DisplayUnits = SI) -> str | CsvTable:
+    """CSV: one row per grid point (its two coordinates in the display unit of length, then every quantity; empty
+    where unreachable), the provenance beside it. JSON: the provenance, the axes, the fixed coordinates and the
+    grids (SI)."""
     data = result.data
     if fmt == "json":
         return json_text(
@@ -213,9 +230,11 @@ def workspace_text(result: JobResult, fmt: str) -> str | CsvTable:
                 "values": data["values"],
             }
         )
-    first, second = np.meshgrid(data["first"], data["second"])
+    unit, size = units.unit("m")
+    first, second = (g / size for g in np.meshgrid(data["first"], data["second"]))
     keys = list(data["values"])
-    header = [f"{data['axes'][0]} [m]", f"{data['axes'][1]} [m]"] + [f"{k} [{data['units'][k]}]" for k in keys]
+    header = [f"{data['axes'][0]} [{unit}]", f"{data['axes'][1]} [{unit}]"]
+    header += [f"{k} [{data['units'][k]}]" for k in keys]
     columns = [first.ravel(), second.ravel(), *(np.asarray(data["values"][k]).ravel() for k in keys)]
     rows = ([repr(float(v)) if np.isfinite(v) else "" for v in row] for row in np.column_stack(columns))
-    return csv_table(result.provenance.to_json(), header, rows)
+    return csv_table({**result.provenance.to_json(), "units": units.spec()}, header, rows)
