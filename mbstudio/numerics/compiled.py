@@ -19,6 +19,7 @@ import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import numpy as np
 from .backends import _ObjectArrays
 from .native_cache import CacheRefused, cache_folder, discard, seal, verified, write_private
 from .native_call import MODULE_PREFIX, calls, extension_source, include_flags, load_extension
+from .translation_units import UNIT_OPTIONS, translation_units
 
 
 class Traced(_ObjectArrays):
@@ -330,19 +332,43 @@ OPTIMISATION = ("-O1", "-fno-tree-dominator-opts", "-fno-tree-fre")
 
 
 def _compile(compiler: list[str], source: Path, library: Path) -> bool:
-    """OPTIMISATION: most of -O2's speed on straight-line code at a small part of its compile time. Written under
-    a temporary name and renamed, so a concurrent process never loads half a library; private, its sha256 beside
-    it (native_cache.seal)."""
+    """OPTIMISATION: most of -O2's speed on straight-line code at a small part of its compile time; the long
+    functions in units of their own, compiled in parallel (translation_units.py). Written under a temporary name
+    and renamed, so a concurrent process never loads half a library; private, its sha256 beside it
+    (native_cache.seal)."""
     partial = library.with_name(f".{library.name}.{os.getpid()}.tmp")
     try:
-        command = [*compiler, *OPTIMISATION, "-shared", "-fPIC", "-o", str(partial), str(source), "-lm"]
-        if subprocess.run(command, capture_output=True, timeout=600).returncode == 0:
-            seal(partial, library)
-            return True
+        with tempfile.TemporaryDirectory() as work:
+            objects = _objects(compiler, source, Path(work))
+            if objects is not None:
+                command = [*compiler, "-shared", "-o", str(partial), *map(str, objects), "-lm"]
+                if subprocess.run(command, capture_output=True, timeout=600).returncode == 0:
+                    seal(partial, library)
+                    return True
     except (OSError, subprocess.SubprocessError):
         pass
     partial.unlink(missing_ok=True)
     return False
+
+
+def _objects(compiler: list[str], source: Path, work: Path) -> list[Path] | None:
+    """The source's translation units compiled to object files, at most one process per core at a time; None
+    when one fails. The long functions' units need no headers (translation_units.UNIT_OPTIONS)."""
+    main, parts = translation_units(source.read_text(encoding="utf-8"))
+    units = [(work / f"unit{k}.c", text, [compiler[0], *UNIT_OPTIONS]) for k, text in enumerate(parts)]
+    for path, text, _ in units:
+        path.write_text(text, encoding="utf-8")
+    if parts:
+        source = work / source.name
+        source.write_text(main, encoding="utf-8")
+    units.append((source, main, compiler))
+    commands = [
+        [*options, *OPTIMISATION, "-fPIC", "-c", "-o", str(work / f"{path.stem}.o"), str(path)]
+        for path, text, options in sorted(units, key=lambda unit: -len(unit[1]))  # the longest first
+    ]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        codes = list(pool.map(lambda c: subprocess.run(c, capture_output=True, timeout=600).returncode, commands))
+    return None if any(codes) else [work / f"{path.stem}.o" for path, _, _ in units]
 
 
 class FastCall:
