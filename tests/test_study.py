@@ -489,7 +489,7 @@ def test_the_sweep_command_on_a_tls_scheduler_with_a_security_file(tmp_path, cap
             process.wait(timeout=30)
     assert "is tls://, which needs the certificates" in capsys.readouterr().err
     rows = list(csv.DictReader(line for line in out.read_text().splitlines() if not line.startswith("#")))
-    assert [(r["L"], r["dp_rank"], r["worker"][:16]) for r in rows] == [
+    assert [(r["L [m]"], r["dp_rank"], r["worker"][:16]) for r in rows] == [
         (v, "6", "tls://127.0.0.1:") for v in ("0.5", "1.0", "1.5")
     ]
 
