@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..dynamics import forward_dynamics, inverse_dynamics, mass_matrix
+from .kernels import symmetric
 from .models import pinocchio_model, puma_states
 from .registry import benchmark, best_time, row
 
@@ -60,10 +61,6 @@ def _mass_matrix(states: int) -> list[dict]:
     model = pinocchio_model(mech)
     data = model.createData()
 
-    def symmetric(results: list) -> np.ndarray:  # Pinocchio guarantees only the upper triangle
-        upper = np.triu(np.array(results))
-        return upper + np.swapaxes(np.triu(upper, 1), 1, 2)
-
     return [
         _against_pinocchio(
             "puma560 mass matrix",
@@ -71,7 +68,7 @@ def _mass_matrix(states: int) -> list[dict]:
             lambda i: pin.crba(model, data, q[i]),
             states,
             "crba",
-            symmetric,
+            lambda results: symmetric(np.array(results)),  # Pinocchio guarantees only the upper triangle
         )
     ]
 

@@ -69,6 +69,11 @@ def _one_state_row(
     )
 
 
+def symmetric(upper: np.ndarray) -> np.ndarray:
+    """The symmetric matrices (..., n, n) whose upper triangles Pinocchio's CRBA fills (the rest it leaves)."""
+    return np.triu(upper) + np.swapaxes(np.triu(upper, 1), -1, -2)
+
+
 def loop_time(call: Callable, leading: tuple, args: tuple, repeat: int = 5) -> tuple[float, np.ndarray]:
     """The best time of one loop calling `call(*leading, *state)` over the states of `args` (arrays (N, ...)
     by argument), and the results; the loop is the same for every function timed with it."""
@@ -111,8 +116,7 @@ def _forward_accuracy(pm, data, theirs: list[np.ndarray], qdd: np.ndarray) -> di
     q, qd, _, tau = theirs
     kappa, backward = 0.0, 0.0
     for k in range(len(q)):
-        upper = pin.crba(pm, data, q[k])
-        mass = np.triu(upper) + np.triu(upper, 1).T
+        mass = symmetric(pin.crba(pm, data, q[k]))
         residual = mass @ qdd[k] + pin.nle(pm, data, q[k], qd[k]) - tau[k]
         kappa = max(kappa, float(np.linalg.cond(mass)))
         backward = max(backward, float(np.abs(residual).max() / np.abs(tau[k]).max()))

@@ -84,9 +84,7 @@ def write_all(contents: Mapping[PathLike, str | bytes]) -> None:
     except OSError as exc:
         for tmp, _ in written:
             tmp.unlink(missing_ok=True)
-        raise ModelError(
-            str(current), f"cannot be written: {exc.strerror or exc}", expected="a writable file in an existing folder"
-        ) from exc
+        raise _cannot_write(current, exc) from exc
     except BaseException:
         for tmp, _ in written:
             tmp.unlink(missing_ok=True)
@@ -110,13 +108,17 @@ def writing_through(path: PathLike) -> Iterator[Path]:
         os.replace(tmp, target)
         _sync_folder(target.parent)
     except OSError as exc:
-        raise ModelError(
-            str(path), f"cannot be written: {exc.strerror or exc}", expected="a writable file in an existing folder"
-        ) from exc
+        raise _cannot_write(path, exc) from exc
     finally:
         tmp.unlink(missing_ok=True)
         with _WRITING_LOCK:
             _WRITING.discard(tmp)
+
+
+def _cannot_write(path, exc: OSError) -> ModelError:
+    return ModelError(
+        str(path), f"cannot be written: {exc.strerror or exc}", expected="a writable file in an existing folder"
+    )
 
 
 def _target(path: Path) -> Path:
