@@ -623,3 +623,12 @@ def test_command_line_round_trip_and_outputs_that_must_not_be_written(tmp_path, 
     assert urdf.read_bytes() == before
     assert main(["export", str(samples.path("four_bar")), "--urdf", str(tmp_path / "loop.urdf")]) == 2
     assert "URDF cannot describe" in capsys.readouterr().err and not (tmp_path / "loop.urdf").exists()
+
+
+def test_a_name_too_long_to_keep_is_refused_at_import_not_at_the_next_load(tmp_path):
+    """A joint name of 400 digits became 'n1000…' and was kept as its source_name, which the file format refuses
+    (over 200 characters): the import succeeded, the save succeeded, and the saved document could not be opened
+    (found by the URDF fuzz). The import now refuses it, naming the file and the joint."""
+    path = _write(tmp_path, ARM.replace('joint name="shoulder"', f'joint name="{"1" * 400}"'))
+    with pytest.raises(ModelError, match=r"robot\.urdf: joint 'n1+.*'\.source_name.*up to 200 characters"):
+        import_urdf(path, floating_base=False)

@@ -29,7 +29,7 @@ from .document import (
 from .errors import ModelError
 from .files import write_atomic
 from .units import Quantity, read, read_vector, written
-from .validation import NAME_TEXT, validate
+from .validation import validate
 
 FORMAT = "mbstudio"
 SCHEMA_VERSION = 2
@@ -374,13 +374,10 @@ def _body(data, index):
 
 
 def _source_name(obj: dict, where: str) -> str | None:
-    """The name in the file a body or joint was imported from: one line of printable text, as a model's name."""
+    """The name in the file a body or joint was imported from (validation.check_source_name says which are valid)."""
     if obj.get("source_name") is None:
         return None
-    text = _string(obj["source_name"], f"{where}.source_name")
-    if not NAME_TEXT.fullmatch(text):
-        raise ModelError(f"{where}.source_name", "is not one line of printable text", text, "up to 200 characters")
-    return text
+    return _string(obj["source_name"], f"{where}.source_name")
 
 
 def _shape_value(data, where):

@@ -113,6 +113,13 @@ def _check_parameters(model: Model) -> dict[str, float]:
     return symbols
 
 
+def check_source_name(name, where: str) -> None:
+    """The name in the file a body or joint was imported from (None: the same as ours): one line of printable
+    text, as a model's name, so that a saved document loads again."""
+    if name is not None and (not isinstance(name, str) or not NAME_TEXT.fullmatch(name)):
+        raise ModelError(f"{where}.source_name", "is not one line of printable text", name, "up to 200 characters")
+
+
 def _check_bodies(model: Model, symbols) -> set[str]:
     labels: set[str] = set()
     for body in model.bodies:
@@ -125,6 +132,7 @@ def _check_bodies(model: Model, symbols) -> set[str]:
                 "ASCII letters, digits or _, starting with a letter or digit, other than '0' and 'ground' "
                 "(reserved for the ground)",
             )
+        check_source_name(body.source_name, where)
         if body.label in labels:
             raise ModelError(where, "is defined twice", body.label, "unique body labels")
         labels.add(body.label)
@@ -300,6 +308,7 @@ def _check_joints(model: Model, symbols, labels: set[str]) -> None:
     for joint in model.joints:
         where = f"joint '{joint.name}'"
         check_name(joint.name, where, symbol=False)
+        check_source_name(joint.source_name, where)
         if joint.name in names:
             raise ModelError(where, "has an empty or duplicate name", joint.name, "unique joint names")
         names.add(joint.name)
