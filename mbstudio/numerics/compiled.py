@@ -329,13 +329,16 @@ def _external(name: str, library: Path) -> casadi.Function:
 # a 100-link chain these make register allocation take most of a 30-s compile; without them it takes 5 s, and the
 # code runs within 5 % as fast (other compilers ignore the two options, with a warning)
 OPTIMISATION = ("-O1", "-fno-tree-dominator-opts", "-fno-tree-fre")
+# the main unit holds the short functions and CasADi's sparse kernels (products, QR and LDL factorisations), loops
+# that -O2 makes 15 % faster on the vehicle's state equation (42 -> 35 µs) for 0.3-1.5 s more of a cold build
+MAIN_OPTIMISATION = ("-O2",)
 
 
 def _compile(compiler: list[str], source: Path, library: Path) -> bool:
-    """OPTIMISATION: most of -O2's speed on straight-line code at a small part of its compile time; the long
-    functions in units of their own, compiled in parallel (translation_units.py). Written under a temporary name
-    and renamed, so a concurrent process never loads half a library; private, its sha256 beside it
-    (native_cache.seal)."""
+    """The long functions in units of their own at OPTIMISATION (most of -O2's speed on straight-line code at a
+    small part of its compile time), the rest at MAIN_OPTIMISATION, compiled in parallel (translation_units.py).
+    Written under a temporary name and renamed, so a concurrent process never loads half a library; private, its
+    sha256 beside it (native_cache.seal)."""
     partial = library.with_name(f".{library.name}.{os.getpid()}.tmp")
     try:
         with tempfile.TemporaryDirectory() as work:
@@ -355,15 +358,15 @@ def _objects(compiler: list[str], source: Path, work: Path) -> list[Path] | None
     """The source's translation units compiled to object files, at most one process per core at a time; None
     when one fails. The long functions' units need no headers (translation_units.UNIT_OPTIONS)."""
     main, parts = translation_units(source.read_text(encoding="utf-8"))
-    units = [(work / f"unit{k}.c", text, [compiler[0], *UNIT_OPTIONS]) for k, text in enumerate(parts)]
+    units = [(work / f"unit{k}.c", text, [compiler[0], *UNIT_OPTIONS, *OPTIMISATION]) for k, text in enumerate(parts)]
     for path, text, _ in units:
         path.write_text(text, encoding="utf-8")
     if parts:
         source = work / source.name
         source.write_text(main, encoding="utf-8")
-    units.append((source, main, compiler))
+    units.append((source, main, [*compiler, *MAIN_OPTIMISATION]))
     commands = [
-        [*options, *OPTIMISATION, "-fPIC", "-c", "-o", str(work / f"{path.stem}.o"), str(path)]
+        [*options, "-fPIC", "-c", "-o", str(work / f"{path.stem}.o"), str(path)]
         for path, text, options in sorted(units, key=lambda unit: -len(unit[1]))  # the longest first
     ]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
