@@ -35,6 +35,7 @@ from ..model.expressions import evaluate, names
 from ..numerics.compiled import over_times, piecewise_linear
 from ..numerics.spatial import dot
 from .mass_matrix import mass_matrix
+from .road_profile import smooth_height_and_slope
 from .spatial_tree import body_inertia
 
 
@@ -264,7 +265,8 @@ class AppliedForces:
 
     def road(self, t, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, object]:
         """The road's height and slope (N,) under world x positions (N,) at the time(s) t, and its speed: the
-        profile at the travelled distance s = x + speed t (flat at 0 without a road)."""
+        profile at the travelled distance s = x + speed t (flat at 0 without a road), its rows joined by straight
+        lines or smoothly (road_profile.py)."""
         road = self.mech.model.road
         if road is None:
             return self.mech.backend.zeros(len(x)), self.mech.backend.zeros(len(x)), 0.0
@@ -272,6 +274,8 @@ class AppliedForces:
         s = x + speed * self.mech.backend.asarray(_instants(0.0 if t is None else t, len(x))) if speed != 0 else x
         table = np.asarray(road.profile, dtype=float)
         xs, zs = table[:, 0], table[:, 1]
+        if road.interpolation == "smooth":
+            return (*smooth_height_and_slope(xs, zs, s, self.mech.backend), speed)
         slopes = np.diff(zs) / np.diff(xs)
         return self.table_value(xs, zs, list(s)), self._slope(xs, slopes, s), speed
 

@@ -340,15 +340,20 @@ class Tyre:
     type: ClassVar[str] = "tyre"
 
 
+ROAD_INTERPOLATIONS = ("linear", "smooth")
+
+
 @dataclass
 class Road:
     """The ground under the tyres: heights `profile` [[s, z], ...] at distances s along the world x axis,
-    interpolated linearly (held beyond its ends), passing rearward under the model at `speed` (a rolling road):
-    under a wheel centre at world x the road's height at time t is z(x + speed t), so each wheel meets a bump
-    at its own time."""
+    joined by straight lines ("linear") or by a monotone cubic with a continuous slope ("smooth",
+    dynamics/road_profile.py), held level beyond its ends, passing rearward under the model at `speed` (a rolling
+    road): under a wheel centre at world x the road's height at time t is z(x + speed t), so each wheel meets a
+    bump at its own time."""
 
     profile: list[list[float]]
     speed: Expr = 0.0
+    interpolation: str = "linear"  # ROAD_INTERPOLATIONS
 
 
 FORCE_ELEMENTS = {cls.type: cls for cls in (SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre)}

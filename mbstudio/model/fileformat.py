@@ -213,10 +213,11 @@ def _coupling(data, index) -> Coupling:
 
 
 def _road(data) -> Road:
-    obj = _object(data, "road", ("profile", "speed"))
+    obj = _object(data, "road", ("profile", "speed", "interpolation"))
     if "profile" not in obj:
         raise ModelError("road", "lacks 'profile'", expected='"profile": [[s, z], ...], heights z at distances s (m)')
-    return Road(_table(obj["profile"], "road.profile", "[s, z]"), _expr(obj.get("speed", 0.0), "road.speed"))
+    profile, speed = _table(obj["profile"], "road.profile", "[s, z]"), _expr(obj.get("speed", 0.0), "road.speed")
+    return Road(profile, speed, obj.get("interpolation", "linear"))  # its value checked by validation
 
 
 def _platform(data) -> Platform:
@@ -584,6 +585,8 @@ def to_dict(model: Model) -> dict:
         data["couplings"] = [_drop_none(dataclasses.asdict(c)) for c in model.couplings]
     if model.road is not None:
         data["road"] = {"speed": model.road.speed, "profile": model.road.profile}
+        if model.road.interpolation != "linear":  # a file without it reads as before
+            data["road"]["interpolation"] = model.road.interpolation
     return data
 
 

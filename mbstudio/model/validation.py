@@ -14,6 +14,7 @@ from .document import (
     INERTIA_NAMES,
     JOINT_MOTIONS,
     PLACES,
+    ROAD_INTERPOLATIONS,
     TASK_COORDINATES,
     Actuator,
     Body,
@@ -496,6 +497,10 @@ def _check_road(model: Model, symbols) -> None:
     if any(b <= a for a, b in zip(distances, distances[1:], strict=False)):
         raise ModelError("road.profile", "has distances that do not increase", distances, "strictly increasing s")
     float_value(road.speed, symbols, "road.speed")
+    if road.interpolation not in ROAD_INTERPOLATIONS:
+        raise ModelError(
+            "road.interpolation", "is not a way to join the rows", road.interpolation, " or ".join(ROAD_INTERPOLATIONS)
+        )
 
 
 def _named(elements: list, kind: str) -> Iterator[tuple[object, str]]:
