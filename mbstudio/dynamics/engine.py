@@ -62,7 +62,7 @@ NEWTON_STEPS = 3  # inside the state equation: from 1e-4 off, 1e-8, 1e-16, then 
 # chain's cold build takes about 22 s on two cores, Talos' about 10 s) and the numpy path serves: a 5 000-body
 # model is checked, not compiled.
 MAX_COORDINATES = 400
-NATIVE = ("accelerations", "state_equation", "motion", "r_matrix", "closure", "series")
+NATIVE = ("accelerations", "state_equation", "work_rate", "motion", "r_matrix", "closure", "series")
 
 
 @dataclass(eq=False)  # hashed by identity: one engine per model revision
@@ -112,6 +112,8 @@ class Engine:
     closure = property(lambda self: self.compiled.functions["closure"])
     fast_rhs = property(lambda self: self.compiled.functions["accelerations"])
     fast_state_equation = property(lambda self: self.compiled.functions["state_equation"])
+    work_rate = property(lambda self: self.traced["work_rate"])
+    fast_work_rate = property(lambda self: self.compiled.functions["work_rate"])
 
     @property
     def native(self) -> bool:
@@ -351,6 +353,15 @@ class _Pieces:
         return casadi.Function("forces", [self.t, self.q[0], self.qd[0], self.x[0]], [to_sparse_sx(Q[0])], _MERGED)
 
     @functools.cached_property
+    def power(self) -> casadi.Function:
+        """(t, q, q̇, τ) -> P_nc: the power of the force elements beyond their potential's, and of τ (what the energy
+        balance integrates: simulation/monitors.py)."""
+        q, qd, tau = (x[1][None, :] for x in (self.q, self.qd, self.x))
+        power = AppliedForces(self.mech).element_power(np.array([self.t], dtype=object), q, qd)[0]
+        power = power[0] + (tau[0] * qd[0]).sum()
+        return casadi.Function("nonconservative_power", [self.t, self.q[0], self.qd[0], self.x[0]], [power], _MERGED)
+
+    @functools.cached_property
     def forward(self) -> casadi.Function:
         """(q, q̇, τ) -> q̈ of the tree, by the articulated-body algorithm."""
         q, qd, tau = (x[1][None, :] for x in (self.q, self.qd, self.x))
@@ -469,6 +480,9 @@ class _Graph:
         state_equation = casadi.Function(
             "state_equation", [t, y, tau], [y_dot, closed, residual], ["t", "y", "tau"], ["y_dot", "q", "residual"]
         )
+        work_rate = casadi.Function(  # the state equation with the power a CVODES run integrates alongside
+            "work_rate", [t, y, tau], [y_dot, p.power(t, closed, qd, tau)], ["t", "y", "tau"], ["y_dot", "power"]
+        )
         motion = casadi.Function(  # a run's outputs: every tree coordinate's rates, evaluated over the samples
             "motion",
             [t, y, tau],
@@ -485,7 +499,7 @@ class _Graph:
         closure = casadi.Function(
             "closure", [q], [casadi.densify(phi), casadi.densify(dependent)], ["q"], ["phi", "phi_q_dependent"]
         )
-        return [accelerations, state_equation, motion, r_matrix, closure, self.series()]
+        return [accelerations, state_equation, work_rate, motion, r_matrix, closure, self.series()]
 
     def _state_equation(self, t, y, tau) -> tuple:
         """(ẏ, closed q, max |Φ|, q̇, q̈) at the state y: Newton on the dependent coordinates from the integrated q,

@@ -162,6 +162,22 @@ class AppliedForces:
                 Q = Q + self.of_element(element, t, q, qd, st)
             return Q
 
+    def element_power(self, t, q, qd, st: MotionState | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(P_nc (N,), Σ Q_e (N, n)): the power of the force elements beyond their potential's, and their generalized
+        forces. An element with a potential (`has_potential`) loses its rest part, its force at q̇ = 0, which the
+        potential energy holds; the whole power of the others counts. `st`: the poses at q (`placed`)."""
+        with self.mech.backend.context():
+            q, qd = self.mech.as_batch(q), self.mech.as_batch(qd)
+            st = self.placed(q) if st is None else st  # once for every element
+            power, elements = self.mech.backend.zeros(len(q)), self.mech.backend.zeros(q.shape)
+            for element in self.elements:
+                Q_e = self.of_element(element, t, q, qd, st)
+                elements = elements + Q_e
+                if self.has_potential(element):
+                    Q_e = Q_e - self.of_element(element, t, q, self.mech.backend.zeros(qd.shape), st)
+                power = power + (Q_e * qd).sum(axis=1)
+            return power, elements
+
     def placed(self, q) -> MotionState | None:
         """The bodies' poses at q (N, n) where an element acts at a body point (its rates come from J q̇), once
         for all elements; None where they all act on coordinates."""

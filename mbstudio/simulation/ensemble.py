@@ -66,7 +66,7 @@ def simulate_ensemble(
         eng = engine(variant, mech=mech)
         starts = eng.pack(*_starting_states(mech, [runs[i] for i in members]))
         try:
-            y, calls = integrate(eng, times, starts, method, rtol, atol, clock)
+            y, calls, _ = integrate(eng, times, starts, method, rtol, atol, clock)
         except IntegrationError as error:
             raise RuntimeError(str(error) + singularity(eng, error.state, starts[0])) from None
         forces = AppliedForces(mech)

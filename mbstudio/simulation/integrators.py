@@ -53,23 +53,30 @@ def integrate(
     checkpoint: Callable[[float], None] | None = None,
     t0: float = 0.0,
     watch=None,
-) -> tuple[np.ndarray, int]:
-    """The states y (K, n + n_ind) at the output times (from t0, the time of y0) and the number of right-hand-side
-    evaluations. `checkpoint(t)` is called as time advances; it raises to stop the run (cancel). Without
-    one, CVODES runs in one piece (each chunk restarts its multistep formula at first order). `watch.margin(t,
-    y)` (simulation/charts.py) ends the run with an IntegrationError where it falls below zero: an event of
-    scipy's methods, checked between CVODES chunks (and by DOP853 where CVODES gives up).
+    work: float = 0.0,
+) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """The states y (K, n + n_ind) at the output times (from t0, the time of y0), the number of right-hand-side
+    evaluations, and for `work` > 0 (an energy scale of the model, J) the work W (K,) of the non-conservative
+    forces from t0: the engine's work_rate integrated by CVODES as one more state, W / work, held to the same
+    tolerances as the others. None without `work`, from scipy's methods, or where DOP853 took over: the caller
+    then integrates the power over the outputs.
+
+    `checkpoint(t)` is called as time advances; it raises to stop the run (cancel). Without one, CVODES runs in one
+    piece (each chunk restarts its multistep formula at first order). `watch.margin(t, y)` (simulation/charts.py)
+    ends the run with an IntegrationError where it falls below zero: an event of scipy's methods, checked between
+    CVODES chunks (and by DOP853 where CVODES gives up).
 
     An ensemble: y0 (M, n + n_ind) gives states (K, M, n + n_ind). CVODES integrates the M runs as one system
     whose right-hand side is the compiled function mapped over the runs (one native call for all of them);
     scipy's methods integrate them one after the other."""
     y0 = np.asarray(y0, dtype=float)
     if y0.ndim == 2:
-        return _ensemble(eng, times, y0, method, rtol, atol, checkpoint)
+        return (*_ensemble(eng, times, y0, method, rtol, atol, checkpoint), None)
     if method in CVODES:
         chunks = CHUNKS if checkpoint else 1
-        return _cvodes(eng, times, y0, CVODES[method], rtol, atol, checkpoint or _never, chunks, t0=t0, watch=watch)
-    return _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0, watch)
+        multistep, checkpoint = CVODES[method], checkpoint or _never
+        return _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint, chunks, t0=t0, watch=watch, work=work)
+    return (*_scipy(eng, times, y0, method, rtol, atol, checkpoint, t0, watch), None)
 
 
 def _ensemble(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarray, int]:
@@ -79,7 +86,7 @@ def _ensemble(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarra
         return np.stack([y for y, _ in results], axis=1), sum(calls for _, calls in results)
     chunks = CHUNKS if checkpoint else 1
     try:
-        y, calls = _cvodes(eng, times, y0.ravel(), CVODES[method], rtol, atol, checkpoint or _never, chunks, runs)
+        y, calls, _ = _cvodes(eng, times, y0.ravel(), CVODES[method], rtol, atol, checkpoint or _never, chunks, runs)
     except IntegrationError:  # one run met a singular configuration: find which, each on its own
         return _ensemble(eng, times, y0, "DOP853", rtol, atol, checkpoint)
     return y.reshape(len(times), runs, size), calls
@@ -133,23 +140,24 @@ def _never(t: float) -> None:
 
 
 def _cvodes(
-    eng, times, y0, multistep, rtol, atol, checkpoint, chunks, runs: int = 1, t0: float = 0.0, watch=None
-) -> tuple[np.ndarray, int]:
+    eng, times, y0, multistep, rtol, atol, checkpoint, chunks, runs=1, t0=0.0, watch=None, work=0.0
+) -> tuple[np.ndarray, int, np.ndarray | None]:
     """Chunk by chunk from t0; an output at t0 is the initial state itself. `runs` > 1: y0 holds the runs one
-    after the other."""
-    out = np.empty((len(times), len(y0)))
+    after the other. `work` > 0: the work of the non-conservative forces, from 0 at t0, in units of `work`."""
+    out, done = np.empty((len(times), len(y0))), np.zeros(len(times)) if work else None
     first = int(np.searchsorted(times, t0, side="right"))  # outputs at t0
     out[:first] = y0
-    y, start, calls = np.asarray(y0, dtype=float), t0, 0
+    y, start, calls, carried = np.asarray(y0, dtype=float), t0, 0, 0.0
     for chunk in np.array_split(np.arange(first, len(times)), min(chunks, len(times) - first) or 1):
         if chunk.size == 0:
             continue
         checkpoint(start)
         span = times[chunk[-1]] - start
         grid = (times[chunk] - start) / span
-        solver = _chunk_integrator(eng, tuple(np.round(grid, 12)), multistep, rtol, atol, runs)
+        solver = _chunk_integrator(eng, tuple(np.round(grid, 12)), multistep, rtol, atol, runs, work)
         try:
-            states = np.asarray(solver(x0=y, p=[start, span])["xf"]).T
+            reached = np.asarray(solver(x0=np.append(y, [0.0] if work else []), p=[start, span])["xf"]).T
+            states = reached[:, : len(y0)]
         except RuntimeError:  # near a singular configuration, say: DOP853 goes on, or stops where it must
             if runs > 1:
                 raise IntegrationError(start, "CVODES gave up", y) from None
@@ -159,25 +167,36 @@ def _cvodes(
                 reached = np.concatenate([out[: chunk[0]], error.outputs.reshape(-1, len(y0))])
                 raise IntegrationError(error.time, error.reason, error.state, reached) from None
             out[chunk[0] :] = rest
-            return out, calls + more
+            return out, calls + more, None
         calls += int(solver.stats().get("nfevals", 0))
+        if work:  # each chunk's integral starts from 0 at its start
+            done[chunk] = carried + work * reached[:, -1]
+            carried = done[chunk[-1]]
         out[chunk], y, start = states, states[-1], times[chunk[-1]]
         if watch is not None and start < times[-1] and watch.margin(start, y) < 0:
             raise IntegrationError(start, CHART_REASON, y, out[: chunk[-1] + 1])
-    return out, calls
+    return out, calls, done
 
 
 @functools.lru_cache(maxsize=16)
-def _chunk_integrator(eng: Engine, grid: tuple[float, ...], multistep: str, rtol: float, atol: float, runs: int):
+def _chunk_integrator(
+    eng: Engine, grid: tuple[float, ...], multistep: str, rtol: float, atol: float, runs: int, work: float = 0.0
+):
     """dy/dτ = h f(t₀ + h τ, y) on the normalised grid; p = (t₀, h). MX symbols call the engine's SX function
     as one node, so building it costs milliseconds whatever the model's size; for an ensemble the function
-    is mapped over the runs' columns."""
+    is mapped over the runs' columns. `work` > 0: the power of the non-conservative forces over `work` as one
+    more state."""
     size = eng.state_size
     tau, y, p = casadi.MX.sym("tau"), casadi.MX.sym("y", size * runs), casadi.MX.sym("p", 2)
-    function = eng.fast_state_equation if multistep == "adams" else eng.state_equation  # BDF differentiates it
+    work_done = casadi.MX.sym("work", int(work > 0))
+    if multistep == "adams":
+        function = eng.fast_work_rate if work else eng.fast_state_equation
+    else:  # BDF differentiates it
+        function = eng.work_rate if work else eng.state_equation
     mapped = function.map(runs) if runs > 1 else function
     states = casadi.reshape(y, size, runs)
-    y_dot = casadi.reshape(mapped(p[0] + p[1] * tau, states, casadi.DM.zeros(eng.n))[0], size * runs, 1)
+    outputs = mapped(p[0] + p[1] * tau, states, casadi.DM.zeros(eng.n))
+    y_dot = casadi.reshape(outputs[0], size * runs, 1)
     options = {
         "reltol": rtol,
         "abstol": atol,
@@ -185,5 +204,9 @@ def _chunk_integrator(eng: Engine, grid: tuple[float, ...], multistep: str, rtol
         "nonlinear_solver_iteration": "functional" if multistep == "adams" else "newton",
         "max_num_steps": MAX_STEPS,
     }
-    dae = {"t": tau, "x": y, "p": p, "ode": p[1] * y_dot}
+    # the work as one more state, not as CVODES' quadrature: CasADi evaluates a quadrature's right-hand side in a
+    # call of its own, which cost the vehicle's drive 60 % more; scaled to the model's energies, so that its error
+    # test asks no more of it than of the coordinates (in joules the vehicle's steps were 9 % more)
+    rate = casadi.vertcat(y_dot, outputs[1] / work) if work else y_dot
+    dae = {"t": tau, "x": casadi.vertcat(y, work_done), "p": p, "ode": p[1] * rate}
     return casadi.integrator("chunk", "cvodes", dae, 0.0, list(grid), options)

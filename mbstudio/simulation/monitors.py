@@ -7,8 +7,9 @@ dampers), but every series is shown for every motion: a user sees at once whethe
 
 dissipated(t) = −∫₀ᵗ P_nc dt, P_nc = Σ (Q_e − Q_e,rest)·q̇ over the force elements, Q_e,rest the element at rest
 (its spring, its constant force: the part `AppliedForces.potential` holds) for the elements with a potential, 0 for
-the others (friction, time-varying forces, whose whole power counts). It is integrated over the output samples
-(Simpson's rule), so its accuracy follows their spacing.
+the others (friction, time-varying forces, whose whole power counts). A CVODES run integrates it with the motion
+(the engine's work_rate, simulation/integrators.py), as accurately as the motion itself; the other routes
+integrate it over the output samples (Simpson's rule), so its accuracy follows their spacing.
 """
 
 from __future__ import annotations
@@ -48,20 +49,22 @@ def centre_of_mass_and_momenta(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -
     return com, linear, about_origin - np.cross(com, linear)
 
 
+def energy_scale(mech: Mechanism) -> float:
+    """m g L (J): the model's mass lifted by its length scale under max(|g|, 1 m/s²), the unit in which a run
+    integrates the non-conservative forces' work (simulation/integrators.py)."""
+    value = mech.tree.geometry.value
+    mass = sum(abs(float(value(body.inertia.get("m", 0.0)))) for body in mech.model.bodies)
+    gravity = max(float(np.linalg.norm([float(value(g)) for g in mech.model.gravity])), 1.0)
+    return max(mass, 1e-12) * gravity * mech.length_scale
+
+
 def nonconservative_power(
     forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd: np.ndarray, Q: np.ndarray | None = None, state=None
 ) -> np.ndarray:
     """P_nc (N,): the power of the force elements beyond their potential's, and of whatever else the motion's
     generalized forces Q hold (a prescribed motion's drives). `state`: the motion's state at q (its poses are read;
     the rates come from q̇), when the caller has it already."""
-    power, elements = np.zeros(len(q)), np.zeros_like(q)
-    st = forces.placed(q) if state is None else state  # once for every element
-    for element in forces.elements:
-        Q_e = forces.of_element(element, t, q, qd, st)
-        elements = elements + Q_e
-        if forces.has_potential(element):
-            Q_e = Q_e - forces.of_element(element, t, q, np.zeros_like(qd), st)
-        power = power + (Q_e * qd).sum(axis=1)
+    power, elements = forces.element_power(t, q, qd, state)
     return power if Q is None else power + ((Q - elements) * qd).sum(axis=1)
 
 

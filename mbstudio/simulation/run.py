@@ -33,7 +33,7 @@ from ..dynamics.closed_loop import (
     reduced_mass_matrix,
 )
 from ..dynamics.engine import Engine, canonical_text, engine, fits_engine
-from ..dynamics.forces import AppliedForces, gravity_potential, kinetic_energy
+from ..dynamics.forces import AppliedForces, compliant_stops, gravity_potential, kinetic_energy
 from ..kinematics.assembly import newton
 from ..kinematics.ball_states import StateMap, float_where
 from ..kinematics.mechanism import Mechanism
@@ -44,7 +44,7 @@ from ..model.validation import inertia_warnings
 from .charts import ChartWatch, chosen_anew, singularity
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
-from .monitors import dissipated_energy, monitor_columns, motion_monitors, nonconservative_power
+from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
 from .stops import Contact, annotate, has_impact_stops, run_impacts
 
 METHODS = (*CVODES, *SCIPY)
@@ -314,8 +314,8 @@ def simulate(
         (q, qd, qdd), method, calls = impacts.states, impacts.method, impacts.calls
         result = full_series(mech, forces, times, q, qd, qdd, forces.generalized(times, q, qd) + impacts.holding)
     elif compiled:
-        states, calls, eng = _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own)
-        result = compiled_series(eng, mech, forces, times, *states)
+        states, calls, eng, work = _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own)
+        result = compiled_series(eng, mech, forces, times, *states, work=work)
     else:
         states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel)
         result = series(mech, forces, times, *states)
@@ -373,17 +373,21 @@ def _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, co
 
 
 def _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own=None):
-    """((q closed, q̇, q̈), calls, the first engine) at the output times from y0 = (q, q̇_ind), on the compiled engine
-    (simulation/integrators.py). Where the loop equations and independent coordinates in use lose conditioning
-    (charts.py: a mechanism with redundant constraints, like the Delta, where its full set keeps its rank), they
-    are chosen anew there and the run goes on with the engine of that choice."""
+    """((q closed, q̇, q̈), calls, the first engine, the work of the non-conservative forces W (K,) or None) at the
+    output times from y0 = (q, q̇_ind), on the compiled engine (simulation/integrators.py). Where the loop equations
+    and independent coordinates in use lose conditioning (charts.py: a mechanism with redundant constraints, like
+    the Delta, where its full set keeps its rank), they are chosen anew there and the run goes on with the engine
+    of that choice. W comes from CVODES' quadrature over a run in one piece (else the caller integrates the power
+    over the outputs)."""
     eng = first = engine(mech.model, text, mech=own)
     clock = Clock(times[-1], progress, cancel) if progress or cancel else None
     y0 = start_state = eng.pack(y0[: mech.n], y0[mech.n :])  # (q, q̇_ind) in the engine's layout
     pieces, calls, done, t0 = [], 0, 0, 0.0
+    scale = energy_scale(mech) if mech.model.forces or compliant_stops(mech) else 0.0  # else no work is done
     for _ in range(MAX_REPARTITIONS + 1):
         try:
-            y, more = integrate(eng, times[done:], y0, method, rtol, atol, clock, t0, ChartWatch(eng, y0))
+            watch = ChartWatch(eng, y0)
+            y, more, work = integrate(eng, times[done:], y0, method, rtol, atol, clock, t0, watch, scale)
         except IntegrationError as error:
             anew = chosen_anew(eng, error.state, text)
             if anew is None:
@@ -394,7 +398,8 @@ def _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, o
             eng, y0, t0 = *anew, error.time
             continue
         pieces.append(full_states(eng, times[done:], y))
-        return tuple(np.concatenate(parts) for parts in zip(*pieces, strict=True)), calls + more, first
+        states = tuple(np.concatenate(parts) for parts in zip(*pieces, strict=True))
+        return states, calls + more, first, work if len(pieces) == 1 else None
     raise RuntimeError(f"the coordinates had to be chosen anew more than {MAX_REPARTITIONS} times; end the run sooner")
 
 
@@ -500,11 +505,19 @@ def series(
 
 
 def compiled_series(
-    eng: Engine, mech: Mechanism, forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray
+    eng: Engine,
+    mech: Mechanism,
+    forces: AppliedForces,
+    t: np.ndarray,
+    q: np.ndarray,
+    qd: np.ndarray,
+    qdd: np.ndarray,
+    work: np.ndarray | None = None,
 ) -> SimulationResult:
     """As `full_series`, the energies, poses, residuals, joint reactions and generalized forces of every sample
     from the engine's compiled series (one native call a sample, where numpy's batch pays its overhead per
-    operation and body); the document's measures and the monitors in numpy."""
+    operation and body); the document's measures and the monitors in numpy. `work`: the non-conservative forces'
+    work at the samples as integrated with the motion, else their power is integrated over the samples."""
     if eng.mech.partition != mech.partition:  # a mechanism given its own partition: numpy names its reactions
         return full_series(mech, forces, t, q, qd, qdd)
     values = eng.series(t, q, qd, qdd)
@@ -513,8 +526,9 @@ def compiled_series(
     poses = values["poses"]
     R = np.swapaxes(poses[:, :, :9].reshape(len(t), -1, 3, 3), 2, 3)  # stored by columns
     kinetic, potential, Q = values["kinetic"], values["potential"], values["Q"]
-    state = mech.motion(q, qd, qdd) if forces.elements or mech.model.measures else None  # read by both below
-    dissipated = dissipated_energy(t, nonconservative_power(forces, t, q, qd, Q, state))
+    needed = mech.model.measures or (work is None and forces.elements)
+    state = mech.motion(q, qd, qdd) if needed else None  # read by the measures and the power
+    dissipated = -work if work is not None else dissipated_energy(t, nonconservative_power(forces, t, q, qd, Q, state))
     return _result(
         mech,
         (t, q, qd, qdd),
