@@ -63,7 +63,7 @@ def _trees(states: int) -> list[dict]:
 def _vehicle(states: int) -> list[dict]:
     """The vehicle sample's 10-s drive over its bump (samples/vehicle.mbs: 30 bodies, 12 loops, 47 tree
     coordinates) against the target of 20 times real time, at the default tolerances and at rtol 1e-6 (its
-    motion within 2 µm and its tyre loads within 1.4 N of the default's); its engine's build and load. No reference
+    motion within 3 µm and its tyre loads within 0.1 N of the default's); its engine's build and load. No reference
     simulates it: Pinocchio has no tyres, stops or servos. `states` does not apply."""
     from ..simulation.run import simulate
 
