@@ -50,7 +50,8 @@ def jacobian(rho: np.ndarray) -> np.ndarray:
     parent axes: J = ((1 − σ·σ) 1 + 2 [σ]× + 2 σ σᵀ)/(1 + σ·σ)² with σ = ρ/4."""
     sigma = rho / 4
     s2 = dot(sigma, sigma)
-    scale = 1 / ((1 + s2) * (1 + s2))
+    inverse = 1 / (1 + s2)
+    scale = inverse * inverse  # not 1 / (1 + s2)²: that overflows (with a warning) for |ρ| beyond 1e77
     out = np.empty(rho.shape + (3,), dtype=rho.dtype)
     for i in range(3):
         for j in range(3):
