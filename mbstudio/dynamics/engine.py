@@ -144,13 +144,14 @@ class Engine:
     def series(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> dict[str, np.ndarray]:
         """At the samples t (K,) of a motion (q, q̇, q̈ (K, n)), in one native call: "kinetic" and "potential"
         energies (K,), "phi" (K, m), "reactions" (K, rows) of the partition's rows, "Q" (K, n), "poses"
-        (K, bodies, 12: R by columns, then the origin; the ground first), and the monitors (simulation/monitors.py)
-        "com", "momentum" and "angular_momentum" about the centre of mass (K, 3 each)."""
+        (K, bodies, 12: R by columns, then the origin; the ground first), "rates" (K, bodies, 12: ω, the origin's
+        v, α, a, in world axes), and the monitors (simulation/monitors.py) "com", "momentum" and "angular_momentum"
+        about the centre of mass (K, 3 each)."""
         function = self.compiled.functions["series"]
         out = [np.empty((len(t), function.nnz_out(i))) for i in range(function.n_out())]
         q, qd, qdd = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd))
         self.compiled.calls["series_rows"](np.ascontiguousarray(t, dtype=float), q, qd, qdd, *out)
-        kinetic, potential, phi, reactions, Q, poses, monitors = out
+        kinetic, potential, phi, reactions, Q, poses, monitors, rates = out
         return {
             "com": monitors[:, :3],
             "momentum": monitors[:, 3:6],
@@ -161,6 +162,7 @@ class Engine:
             "reactions": reactions,
             "Q": Q,
             "poses": poses.reshape(len(t), -1, 12),
+            "rates": rates.reshape(len(t), -1, 12),
         }
 
     def state_jacobian(self, t: float, y: np.ndarray) -> np.ndarray:
@@ -390,12 +392,13 @@ class _Pieces:
 
     @functools.cached_property
     def series_terms(self) -> casadi.Function:
-        """(t, q, q̇, q̈) -> (T, V, poses, Φ of every row, Φ_q of the independent rows, τ_tree − Q, Q): what a
-        simulation's results hold at one sample. T = ½ Σ V_bᵀ I_b V_b over the bodies (O(n), where ½ q̇ᵀ M q̇
-        would be O(n²)); poses by body: R by columns, then the origin."""
+        """(t, q, q̇, q̈) -> (T, V, poses, Φ of every row, Φ_q of the independent rows, τ_tree − Q, Q, monitors,
+        rates): what a simulation's results hold at one sample. T = ½ Σ V_bᵀ I_b V_b over the bodies (O(n), where
+        ½ q̇ᵀ M q̇ would be O(n²)); poses by body: R by columns, then the origin; rates by body: ω, v, α, a (the
+        document's measures read them)."""
         mech, tree = self.mech, self.mech.tree
         q, qd, qdd = (x[1][None, :] for x in (self.q, self.qd, self.x))
-        st = mech.motion(q, qd)
+        st = mech.motion(q, qd, qdd)
         kinetic, mass, first, momentum = 0.0, 0.0, 0.0, 0.0
         for b in range(1, len(tree.body_labels)):
             w, p = components(st.w[b]), components(st.p[b])
@@ -415,7 +418,9 @@ class _Pieces:
         linear = momentum[3:]
         angular = momentum[:3] - cross(centre[:, None], linear[:, None])[:, 0]  # about the centre of mass
         monitors = np.concatenate([centre, linear, angular])
+        rates = [x[0] for b in range(len(tree.body_labels)) for x in (st.w[b], st.v[b], st.al[b], st.a[b])]
         outputs = [np.array([kinetic]), np.array([potential]), np.concatenate(poses), phi, jac, needed, Q[0], monitors]
+        outputs.append(np.concatenate(rates))
         arguments = [self.t, self.q[0], self.qd[0], self.x[0]]
         return casadi.Function("series_terms", arguments, [to_sparse_sx(o) for o in outputs], _MERGED)
 
@@ -529,17 +534,17 @@ class _Graph:
         return unpack, casadi.Function("state_rates", [y_sx, q_sx, v_sx, qd_sx, a_sx], [to_sx(rates)])
 
     def series(self) -> casadi.Function:
-        """(t, q, q̇, q̈) -> (T + V, T, Φ, λ of the independent rows, Q, poses): a simulation's results at one
-        sample, λ from Φ_q Φ_qᵀ λ = Φ_q (τ_tree − Q) (closed_loop.joint_reactions)."""
+        """(t, q, q̇, q̈) -> (T, V, Φ, λ of the independent rows, Q, poses, monitors, rates): a simulation's results
+        at one sample, λ from Φ_q Φ_qᵀ λ = Φ_q (τ_tree − Q) (closed_loop.joint_reactions)."""
         X, n = self.kind, self.n
         t, q, qd, qdd = X.sym("t"), X.sym("q", n), X.sym("qd", n), X.sym("qdd", n)
-        kinetic, potential, poses, phi, jac, needed, Q, monitors = self.pieces.series_terms(t, q, qd, qdd)
+        kinetic, potential, poses, phi, jac, needed, Q, monitors, rates = self.pieces.series_terms(t, q, qd, qdd)
         if jac.size1():
             reactions = self.solve(casadi.mtimes(jac, jac.T), casadi.mtimes(jac, needed), spd=True)
         else:
             reactions = X(0, 1)
-        outputs = [kinetic, potential, phi, reactions, Q, poses, monitors]
-        names = ["kinetic", "potential", "phi", "reactions", "Q", "poses", "monitors"]
+        outputs = [kinetic, potential, phi, reactions, Q, poses, monitors, rates]
+        names = ["kinetic", "potential", "phi", "reactions", "Q", "poses", "monitors", "rates"]
         return casadi.Function(
             "series", [t, q, qd, qdd], [casadi.densify(o) for o in outputs], ["t", "q", "qd", "qdd"], names
         )

@@ -28,8 +28,9 @@ SCIPY = ("RK45", "DOP853", "Radau", "BDF")
 CHUNKS = 50  # progress and cancel points of a CVODES run
 # CVODES returns at least this often over a run (at points of its own where the outputs are sparser), and takes at
 # most MAX_STEPS steps between two returns: a stall (the Delta's steps where its coordinates lose conditioning)
-# is given up after 20 000 steps instead of 200 000 (5 s of its 2-s run), while a smooth run may take 4 million
-PIECES = 200
+# is given up after 20 000 steps instead of 200 000 (5 s of its 2-s run), while a smooth run may take a million.
+# Each return costs about 1 µs (200 of them were 8 % of a 2-sample run of the SLA)
+PIECES = 50
 MAX_STEPS = 20_000
 STALL_CALLS = 20_000  # scipy: this many evaluations without time advancing by STALL_FRACTION of the run
 STALL_FRACTION = 1e-6

@@ -43,7 +43,7 @@ from ..model.errors import AssemblyError, ModelError
 from ..model.validation import inertia_warnings
 from .charts import ChartWatch, chosen_anew, singularity
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
-from .measures import measure_columns
+from .measures import BodyMotion, measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
 from .stops import Contact, annotate, has_impact_stops, run_impacts
 
@@ -526,9 +526,8 @@ def compiled_series(
     poses = values["poses"]
     R = np.swapaxes(poses[:, :, :9].reshape(len(t), -1, 3, 3), 2, 3)  # stored by columns
     kinetic, potential, Q = values["kinetic"], values["potential"], values["Q"]
-    needed = mech.model.measures or (work is None and forces.elements)
-    state = mech.motion(q, qd, qdd) if needed else None  # read by the measures and the power
-    dissipated = -work if work is not None else dissipated_energy(t, nonconservative_power(forces, t, q, qd, Q, state))
+    state = BodyMotion.of_series(R, poses, values["rates"]) if mech.model.measures else None  # the measures read it
+    dissipated = -work if work is not None else dissipated_energy(t, nonconservative_power(forces, t, q, qd, Q))
     return _result(
         mech,
         (t, q, qd, qdd),
