@@ -35,7 +35,7 @@ from ..model.expressions import evaluate, names
 from ..numerics.compiled import over_times, piecewise_linear
 from ..numerics.spatial import dot
 from .mass_matrix import mass_matrix
-from .road_profile import smooth_height_and_slope
+from .road_profile import float_distances, smooth_height_and_slope
 from .spatial_tree import body_inertia
 
 
@@ -301,10 +301,7 @@ class AppliedForces:
         if b.name == "casadi":
             segments = list(zip(slopes, xs[:-1], xs[1:], strict=True))
             return b.asarray([sum(m * (si >= x0) * (si < x1) for m, x0, x1 in segments) for si in s])
-        try:
-            at = np.asarray(s, dtype=float)
-        except TypeError:
-            raise ModelError("road", "is evaluated in float64 and on the compiled engine only", None) from None
+        at = float_distances(s)
         inside = (at >= xs[0]) & (at < xs[-1])
         segment = np.clip(np.searchsorted(xs, at, side="right") - 1, 0, max(len(slopes) - 1, 0))
         return b.asarray(np.where(inside, slopes[segment] if len(slopes) else 0.0, 0.0))

@@ -3,8 +3,8 @@ in the file): a monotone piecewise cubic through every [s, z] row (Fritsch and C
 interpolation", SIAM Journal on Numerical Analysis, 1980), level at both ends and held level beyond them.
 
 Straight lines between the rows (the default) leave a corner at every row: the tyre's damping force, which follows
-the road's slope, jumps there, and a variable-step integrator retries its step at each corner (the vehicle
-sample's 25-row bump cost CVODES 1000 failed steps, a third of its evaluations over the drive). The smooth profile
+the road's slope, jumps there, and a variable-step integrator retries its step at each corner (on the vehicle
+sample's 25-row bump CVODES retried 1070 steps, and 541 on the smooth profile). The smooth profile
 has a continuous slope, never overshoots its rows (a flat stretch stays flat, a step stays a monotone ramp) and
 passes through every row.
 """
@@ -42,13 +42,19 @@ def smooth_height_and_slope(xs: np.ndarray, zs: np.ndarray, s, backend) -> tuple
     d = knot_slopes(xs, zs)
     if backend.name == "casadi":
         return _traced(xs, zs, d, list(s), backend)
-    try:
-        at = np.clip(np.asarray(s, dtype=float), xs[0], xs[-1])
-    except TypeError:
-        raise ModelError("road", "is evaluated in float64 and on the compiled engine only", None) from None
+    at = np.clip(float_distances(s), xs[0], xs[-1])
     k = np.clip(np.searchsorted(xs, at, side="right") - 1, 0, len(xs) - 2)
     height, slope = _cubic(zs[k], zs[k + 1], d[k], d[k + 1], xs[k + 1] - xs[k], at - xs[k])
     return backend.asarray(height), backend.asarray(slope)
+
+
+def float_distances(s) -> np.ndarray:
+    """The distances along the road as floats; a ModelError for values of another number system (the road is
+    evaluated in float64 and traced for the compiled engine, not in variable precision)."""
+    try:
+        return np.asarray(s, dtype=float)
+    except TypeError:
+        raise ModelError("road", "is evaluated in float64 and on the compiled engine only", None) from None
 
 
 def _traced(xs, zs, d, s: list, backend) -> tuple[np.ndarray, np.ndarray]:

@@ -51,11 +51,10 @@ class Link:
 
 
 @dataclass
-class MotionState:
-    """Per body b (tree order, 0 = ground): rotation R[b] (N,3,3), origin p[b], angular velocity w[b], origin
-    velocity v[b], angular and linear accelerations al[b], a[b] (N,3); per coordinate: axis u, point o (N,n,3);
-    the coordinates q, q̇, q̈ (N, n) it was computed from; per ball joint (tree.balls) the world rotation of the
-    frame it turns (N,3,3)."""
+class BodyMotion:
+    """Per body b (tree order, 0 = ground), in world axes: rotation R[b] (N,3,3), origin p[b], angular velocity
+    w[b], origin velocity v[b], angular and linear accelerations al[b], a[b] (N,3). What the document's measures
+    read; the compiled engine's series gives it for a run's samples (simulation/run.py)."""
 
     R: list
     p: list
@@ -63,6 +62,13 @@ class MotionState:
     v: list
     al: list
     a: list
+
+
+@dataclass
+class MotionState(BodyMotion):
+    """The bodies' motion, and per coordinate: axis u, point o (N,n,3); the coordinates q, q̇, q̈ (N, n) it was
+    computed from; per ball joint (tree.balls) the world rotation of the frame it turns (N,3,3)."""
+
     u: np.ndarray
     o: np.ndarray
     q: np.ndarray

@@ -59,13 +59,13 @@ def integrate(
     checkpoint: Callable[[float], None] | None = None,
     t0: float = 0.0,
     watch=None,
-    work: float = 0.0,
+    work_scale: float = 0.0,
 ) -> tuple[np.ndarray, int, np.ndarray | None]:
     """The states y (K, n + n_ind) at the output times (from t0, the time of y0), the number of right-hand-side
-    evaluations, and for `work` > 0 (an energy scale of the model, J) the work W (K,) of the non-conservative
-    forces from t0: the engine's work_rate integrated by CVODES as one more state, W / work, held to the same
-    tolerances as the others. None without `work`, from scipy's methods, or where DOP853 took over: the caller
-    then integrates the power over the outputs.
+    evaluations, and for `work_scale` > 0 (an energy of the model, J) the work W (K,) of the non-conservative
+    forces from t0: the engine's work_rate integrated by CVODES as one more state, W / work_scale, held to the
+    same tolerances as the others. None without `work_scale`, from scipy's methods, or where DOP853 took over:
+    the caller then integrates the power over the outputs.
 
     `checkpoint(t)` is called as time advances; it raises to stop the run (cancel). Without one, CVODES runs in one
     piece (each chunk restarts its multistep formula at first order). `watch.margin(t, y)` (simulation/charts.py)
@@ -81,7 +81,9 @@ def integrate(
     if method in CVODES:
         chunks = CHUNKS if checkpoint else 1
         multistep, checkpoint = CVODES[method], checkpoint or _never
-        return _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint, chunks, t0=t0, watch=watch, work=work)
+        return _cvodes(
+            eng, times, y0, multistep, rtol, atol, checkpoint, chunks, t0=t0, watch=watch, work_scale=work_scale
+        )
     return (*_scipy(eng, times, y0, method, rtol, atol, checkpoint, t0, watch), None)
 
 
@@ -146,11 +148,11 @@ def _never(t: float) -> None:
 
 
 def _cvodes(
-    eng, times, y0, multistep, rtol, atol, checkpoint, chunks, runs=1, t0=0.0, watch=None, work=0.0
+    eng, times, y0, multistep, rtol, atol, checkpoint, chunks, runs=1, t0=0.0, watch=None, work_scale=0.0
 ) -> tuple[np.ndarray, int, np.ndarray | None]:
     """Chunk by chunk from t0; an output at t0 is the initial state itself. `runs` > 1: y0 holds the runs one
-    after the other. `work` > 0: the work of the non-conservative forces, from 0 at t0, in units of `work`."""
-    out, done = np.empty((len(times), len(y0))), np.zeros(len(times)) if work else None
+    after the other. `work_scale` > 0: the work of the non-conservative forces too, from 0 at t0."""
+    out, work = np.empty((len(times), len(y0))), np.zeros(len(times)) if work_scale else None
     first = int(np.searchsorted(times, t0, side="right"))  # outputs at t0
     out[:first] = y0
     y, start, calls, carried = np.asarray(y0, dtype=float), t0, 0, 0.0
@@ -160,9 +162,9 @@ def _cvodes(
         checkpoint(start)
         span = times[chunk[-1]] - start
         grid, asked = _returns((times[chunk] - start) / span, math.ceil(PIECES * span / (times[-1] - t0)))
-        solver = _chunk_integrator(eng, grid, multistep, rtol, atol, runs, work)
+        solver = _chunk_integrator(eng, grid, multistep, rtol, atol, runs, work_scale)
         try:
-            reached = np.asarray(solver(x0=np.append(y, [0.0] if work else []), p=[start, span])["xf"]).T[asked]
+            reached = np.asarray(solver(x0=np.append(y, [0.0] if work_scale else []), p=[start, span])["xf"]).T[asked]
             states = reached[:, : len(y0)]
         except RuntimeError:  # near a singular configuration, say: DOP853 goes on, or stops where it must
             if runs > 1:
@@ -175,13 +177,13 @@ def _cvodes(
             out[chunk[0] :] = rest
             return out, calls + more, None
         calls += int(solver.stats().get("nfevals", 0))
-        if work:  # each chunk's integral starts from 0 at its start
-            done[chunk] = carried + work * reached[:, -1]
-            carried = done[chunk[-1]]
+        if work_scale:  # each chunk's integral starts from 0 at its start
+            work[chunk] = carried + work_scale * reached[:, -1]
+            carried = work[chunk[-1]]
         out[chunk], y, start = states, states[-1], times[chunk[-1]]
         if watch is not None and start < times[-1] and watch.margin(start, y) < 0:
             raise IntegrationError(start, CHART_REASON, y, out[: chunk[-1] + 1])
-    return out, calls, done
+    return out, calls, work
 
 
 def _returns(grid: np.ndarray, pieces: int) -> tuple[tuple[float, ...], np.ndarray]:
@@ -194,19 +196,19 @@ def _returns(grid: np.ndarray, pieces: int) -> tuple[tuple[float, ...], np.ndarr
 
 @functools.lru_cache(maxsize=16)
 def _chunk_integrator(
-    eng: Engine, grid: tuple[float, ...], multistep: str, rtol: float, atol: float, runs: int, work: float = 0.0
+    eng: Engine, grid: tuple[float, ...], multistep: str, rtol: float, atol: float, runs: int, work_scale: float = 0.0
 ):
     """dy/dτ = h f(t₀ + h τ, y) on the normalised grid; p = (t₀, h). MX symbols call the engine's SX function
     as one node, so building it costs milliseconds whatever the model's size; for an ensemble the function
-    is mapped over the runs' columns. `work` > 0: the power of the non-conservative forces over `work` as one
-    more state."""
+    is mapped over the runs' columns. `work_scale` > 0: the power of the non-conservative forces over
+    `work_scale` as one more state."""
     size = eng.state_size
     tau, y, p = casadi.MX.sym("tau"), casadi.MX.sym("y", size * runs), casadi.MX.sym("p", 2)
-    work_done = casadi.MX.sym("work", int(work > 0))
+    work = casadi.MX.sym("work", int(work_scale > 0))
     if multistep == "adams":
-        function = eng.fast_work_rate if work else eng.fast_state_equation
+        function = eng.fast_work_rate if work_scale else eng.fast_state_equation
     else:  # BDF differentiates it
-        function = eng.work_rate if work else eng.state_equation
+        function = eng.work_rate if work_scale else eng.state_equation
     mapped = function.map(runs) if runs > 1 else function
     states = casadi.reshape(y, size, runs)
     outputs = mapped(p[0] + p[1] * tau, states, casadi.DM.zeros(eng.n))
@@ -221,6 +223,6 @@ def _chunk_integrator(
     # the work as one more state, not as CVODES' quadrature: CasADi evaluates a quadrature's right-hand side in a
     # call of its own, which cost the vehicle's drive 60 % more; scaled to the model's energies, so that its error
     # test asks no more of it than of the coordinates (in joules the vehicle's steps were 9 % more)
-    rate = casadi.vertcat(y_dot, outputs[1] / work) if work else y_dot
-    dae = {"t": tau, "x": casadi.vertcat(y, work_done), "p": p, "ode": p[1] * rate}
+    rate = casadi.vertcat(y_dot, outputs[1] / work_scale) if work_scale else y_dot
+    dae = {"t": tau, "x": casadi.vertcat(y, work), "p": p, "ode": p[1] * rate}
     return casadi.integrator("chunk", "cvodes", dae, 0.0, list(grid), options)

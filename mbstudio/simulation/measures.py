@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..dynamics.forces import AppliedForces
 from ..kinematics.mechanism import Mechanism
+from ..kinematics.tree import BodyMotion
 from ..model.document import (
     AngleMeasure,
     DistanceMeasure,
@@ -36,34 +36,19 @@ STILL = 1e-9  # m/s: a wheel centre slower than this vertically has no motion ra
 Z = np.array([0.0, 0.0, 1.0])
 
 
-@dataclass
-class BodyMotion:
-    """What the measures read of a motion, per body (tree order, the ground first): R (K, 3, 3), then the origin p,
-    ω, the origin's v, α and a (K, 3 each), in world axes; from the compiled engine's series, where computing
-    them in numpy cost a 2-sample run of the SLA 0.5 ms of its 1.7."""
-
-    R: list
-    p: list
-    w: list
-    v: list
-    al: list
-    a: list
-
-    @classmethod
-    def of_series(cls, R: np.ndarray, poses: np.ndarray, rates: np.ndarray) -> BodyMotion:
-        """From R (K, bodies, 3, 3) and Engine.series' "poses" and "rates" (K, bodies, 12)."""
-        bodies = range(R.shape[1])
-        per_body = [[rates[:, b, 3 * k : 3 * k + 3] for b in bodies] for k in range(4)]
-        return cls([R[:, b] for b in bodies], [poses[:, b, 9:] for b in bodies], *per_body)
-
-
 class _Motion:
     """World positions, velocities and accelerations of body points and axes along one motion."""
 
     def __init__(
-        self, mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray | None, state=None
+        self,
+        mech: Mechanism,
+        t: np.ndarray,
+        q: np.ndarray,
+        qd: np.ndarray,
+        qdd: np.ndarray | None,
+        state: BodyMotion | None = None,
     ) -> None:
-        """`state`: the motion's MotionState or BodyMotion when the caller has it."""
+        """`state`: the motion's BodyMotion (a MotionState is one) when the caller has it."""
         self.mech, self.t, self.q, self.qd = mech, t, q, qd
         self.state = mech.motion(q, qd, np.zeros_like(q) if qdd is None else qdd) if state is None else state
         self.geometry = mech.tree.geometry
