@@ -34,7 +34,7 @@ def test_a_grid_is_start_stop_count_both_ends_included():
     assert name == "D12" and len(values) == 21 and values[0] == 0.30 and values[-1] == 0.34
     assert np.allclose(np.diff(values), 0.002)
     assert grid("L1 = 0.2")[1].tolist() == [0.2]
-    for bad in ("D12", "D12=a:b:3", "D12=0:1", "D12=0:1:0", "=1:2:3", "D12=0:inf:3"):
+    for bad in ("D12", "D12=a:b:3", "D12=0:1", "D12=0:1:0", "=1:2:3", "D12=0:inf:3", "L1=nan", "L1=-inf"):
         with pytest.raises(ModelError, match="vary"):
             grid(bad)
 

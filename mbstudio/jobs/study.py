@@ -47,11 +47,13 @@ def grid(spec: str) -> tuple[str, np.ndarray]:
         numbers = []
     if not sep or not name.strip() or len(parts) not in (1, 3) or not numbers:
         raise ModelError("vary", "is not NAME=start:stop:count or NAME=value", spec, "e.g. D12=0.30:0.34:21")
+    if not all(math.isfinite(x) for x in numbers[:2]):
+        raise ModelError("vary", "needs finite values", spec, "numbers such as 0.3 or -1e-2 (not nan or inf)")
     if len(parts) == 1:
         return name.strip(), np.array(numbers[:1])
     start, stop, count = numbers
-    if not (math.isfinite(start) and math.isfinite(stop)) or not 1 <= count <= MAX_POINTS:
-        raise ModelError("vary", "needs finite ends and a count from 1", spec, f"a count up to {MAX_POINTS}")
+    if not 1 <= count <= MAX_POINTS:
+        raise ModelError("vary", "needs a count from 1", spec, f"a count up to {MAX_POINTS}")
     return name.strip(), np.linspace(start, stop, count)
 
 
