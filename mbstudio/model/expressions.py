@@ -178,6 +178,10 @@ def _eval(node, text, scalar, symbols, functions):
     if node.func.id == "atan2" and len(args) == 2 and all(_numeric_zero(a) for a in args):
         # IEEE float says 0 and sympy NaN: no number system answers, as the point at the origin has no angle
         raise ModelError("expression", "cannot evaluate atan2 here: atan2(0, 0) is no angle", text)
+    if node.func.id == "atan2" and len(args) == 2 and _numeric_zero(args[0]):
+        # a zero y may be IEEE's -0 (-(0)**2), which puts atan2(y, -1) at -π in float, MPFR and CasADi and at π in
+        # sympy, which has no signed zero: every number system takes it as +0
+        args[0] = scalar(0)
     try:
         result = functions[node.func.id](*args)
     except (ValueError, TypeError, ZeroDivisionError) as exc:

@@ -269,6 +269,7 @@ class Symbolic(_ObjectArrays):
     def __init__(self, numeric_parameters: bool = False) -> None:
         self.numeric_parameters = numeric_parameters
         super().__init__(sympy)
+        self.functions["atan2"] = _real_atan2
 
     def scalar(self, number):
         return sympy.Rational(repr(number)) if isinstance(number, float) else sympy.Integer(number)
@@ -290,6 +291,13 @@ class Symbolic(_ObjectArrays):
 
 
 Backend = Float64 | MultiPrecision | MpmathPrecision | Symbolic
+
+
+def _real_atan2(y, x):
+    """sympy's atan2, kept unevaluated where sympy would write it as -I*log(...): it does so for numbers whose
+    sign it cannot decide (atan2(2, tan(sin(1)))), whose value then carries an imaginary part of 1e-249."""
+    value = sympy.atan2(y, x)
+    return sympy.atan2(y, x, evaluate=False) if value.has(sympy.I) else value
 
 
 def gauss_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
