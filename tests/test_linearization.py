@@ -181,10 +181,12 @@ def test_operating_points_and_holds_refuse_what_is_not_independent():
     dependent = Mechanism(model).dependent[0]
     with pytest.raises(ModelError, match=f"hold: is not an independent coordinate.*'{dependent}'"):
         equilibrium(model, hold={dependent: 0.1})
+    with pytest.raises(ModelError, match=f"at: '{dependent}' is not an independent coordinate or d_ its rate"):
+        parse_state(f"{dependent}=0.1", Mechanism(model).independent_kinds)
     with pytest.raises(ModelError, match="at: is not NAME=VALUE"):
-        parse_state(f"{dependent}=0.1", Mechanism(model).independent)
+        parse_state("theta1", {"theta1": "R"})
     with pytest.raises(ModelError, match="not a finite number"):
-        parse_state("theta1=nan", ["theta1"])
+        parse_state("theta1=nan", {"theta1": "R"})
 
 
 # ------------------------------------------------------------------------------------------ derivatives

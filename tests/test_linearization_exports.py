@@ -12,7 +12,8 @@ import scipy.io
 
 from mbstudio import samples
 from mbstudio.cli import main
-from mbstudio.io.state_space import family_document, model_document, save_state_space
+from mbstudio.io.display_units import parse_units
+from mbstudio.io.state_space import family_document, in_display_units, model_document, save_state_space
 from mbstudio.linear.equilibrium import equilibrium
 from mbstudio.linear.linear_model import linearize
 from mbstudio.linear.lpv import linear_family
@@ -71,7 +72,10 @@ def test_a_family_is_stacked_as_matlab_model_arrays_in_mat_and_point_first_elsew
     for i, lin in enumerate(family.models):
         assert np.array_equal(S["A"][:, :, i], lin.A) and np.array_equal(archive["A"][i], lin.A)
         assert lin.point.values()["theta1"] == pytest.approx(family.values[i], abs=1e-15)
-    assert S["schedule_values"].ravel().tolist() == [-0.2, 0.0, 0.2]
+    assert S["schedule_values"].ravel().tolist() == [-0.2, 0.0, 0.2] and S["schedule_unit"].tolist() == ["rad"]
+    in_degrees = in_display_units(document, parse_units("deg"))  # --units deg: the schedule too, named
+    assert in_degrees["schedule_unit"] == "deg"
+    assert in_degrees["schedule_values"] == pytest.approx(np.degrees([-0.2, 0.0, 0.2]), rel=1e-15)
     # each point holds theta1 with the torque its weights need: antisymmetric about the hanging pose
     held = [lin.point.held["theta1"] for lin in family.models]
     assert held[0] == pytest.approx(-held[2], rel=1e-10) and held[1] == pytest.approx(0.0, abs=1e-12)
@@ -135,10 +139,10 @@ def test_without_at_the_model_is_about_the_equilibrium_near_the_pose_where_there
     [
         (["--inputs", "nope"], "inputs: is not an input of this model (got 'nope'); expected a coordinate (theta1"),
         (["--outputs", "1.nowhere.x"], "outputs: names no point 'nowhere' of body 1"),
-        (["--at", "theta1=abc"], "at: 'abc' is not a finite number"),
+        (["--at", "theta1=abc"], "at: theta1: 'abc' is not a number"),
         (["--at", "initial", "--hold", "theta1=0.1"], "--hold: applies to an equilibrium only"),
         (["--at", "initial", "--from", "theta1=3"], "--from: applies to an equilibrium only"),
-        (["--at", "equilibrium", "--from", "theta9=3"], "from: is not NAME=VALUE with a name that applies here"),
+        (["--at", "equilibrium", "--from", "theta9=3"], "from: 'theta9' is not an independent coordinate"),
         (["--schedule", "Q=0:1:3"], "schedule: is neither a coordinate nor a parameter"),
         (["--out", "model.txt"], "must end in .mat, .json or .npz"),
     ],
@@ -158,3 +162,18 @@ def test_an_output_file_never_replaces_the_model(tmp_path, capsys):
     before = path.read_text()
     assert main(["linearize", str(path), "--out", str(path)]) == 2
     assert "is an input of this command" in capsys.readouterr().err and path.read_text() == before
+
+
+def test_values_on_the_command_line_may_carry_their_unit(tmp_path, capsys):
+    """--at theta1=10deg,d_theta2=30rpm is the same operating point as the SI numbers; a length for an angle is
+    refused with what is valid."""
+    path = tmp_path / "dp.mbs"
+    save(samples.load("double_pendulum"), path)
+    given = {"units": "theta1=10deg,d_theta2=30rpm", "si": f"theta1={float(np.radians(10))!r},d_theta2={np.pi!r}"}
+    for name, at in given.items():
+        assert main(["linearize", str(path), "--at", at, "--out", str(tmp_path / f"{name}.json")]) == 0
+    with_units, si = (json.loads((tmp_path / f"{n}.json").read_text()) for n in given)
+    assert with_units["q0"] == si["q0"] and with_units["v0"] == si["v0"] and with_units["A"] == si["A"]
+    assert si["q0"][0] == np.radians(10) and si["v0"][1] == np.pi
+    assert main(["linearize", str(path), "--at", "theta1=3mm"]) == 2
+    assert "at: theta1: is a length, where an angle is expected (got '3 mm')" in capsys.readouterr().err

@@ -314,3 +314,9 @@ def test_initial_velocities_from_the_command_line(tmp_path, capsys):
     assert "'theta2' is not an independent coordinate (theta1)" in capsys.readouterr().err
     assert main(["simulate", path, "--t-end", "0.3", "--velocity", "theta1=fast", "--quiet"]) == 2
     assert "'fast' is not a number" in capsys.readouterr().err
+    rpm = tmp_path / "rpm.csv"  # 57.2957795130823 rpm is 6 rad/s to the last bit
+    assert main(["simulate", path, "--t-end", "0.3", "--velocity", "theta1=57.29577951308232 rpm", "--quiet",
+                 "--out", str(rpm)]) == 0  # fmt: skip
+    assert pandas.read_csv(rpm)["theta1_dot [rad/s]"].iloc[0] == pytest.approx(6.0, rel=1e-15)
+    assert main(["simulate", path, "--t-end", "0.3", "--velocity", "theta1=6 m/s", "--quiet"]) == 2
+    assert "velocities: theta1: is a velocity, where an angular velocity is expected" in capsys.readouterr().err

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         print(describe(blocks, mech, args.solver))
         return 0
     try:
-        velocities = initial_velocities(parse_velocities(args.velocity, mech.independent), mech.independent)
+        velocities = initial_velocities(parse_velocities(args.velocity, mech.independent_kinds), mech.independent_kinds)
         result = simulate(
             mech, args.t_end, args.method, args.rtol, args.atol, samples=args.samples, velocities=velocities
         )

@@ -25,12 +25,12 @@ from ..linear.equilibrium import (
     equilibrium_or_pose,
     operating_point,
     parse_state,
-    parse_values,
 )
 from ..linear.linear_model import linearize
 from ..linear.lpv import linear_family
 from ..linear.modes import modes
 from ..model import ModelError, check_outputs, load
+from ..model.typed_numbers import coordinate_dimensions, read_pairs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the operating point: auto (default), the equilibrium near the document's pose where there is one "
         "and the pose at rest otherwise, saying which; equilibrium, that equilibrium or an error saying why "
         "there is none; initial, the pose at rest; or independent coordinates and rates d_NAME set from the pose "
-        "(not an equilibrium in general)",
+        "(not an equilibrium in general); values in SI, or with a unit: theta1=5deg,d_theta1=30deg/s",
     )
     parser.add_argument("--equilibrium", action="store_true", help="the same as --at equilibrium")
     parser.add_argument(
@@ -54,7 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(Newton finds the equilibrium nearest its start: the balloon's pendulums hanging, say, not inverted)",
     )
     parser.add_argument(
-        "--hold", default="", metavar="NAME=VALUE,...", help="independent coordinates held while the others settle"
+        "--hold",
+        default="",
+        metavar="NAME=VALUE,...",
+        help="independent coordinates held while the others settle (SI, or with a unit: theta1=5deg)",
     )
     parser.add_argument(
         "--inputs",
@@ -79,10 +82,10 @@ def run(args: argparse.Namespace) -> int:
     check_outputs(outputs, [args.file])
     units = parse_units(args.units)
     model = load(args.file)
-    independent = Mechanism(model).independent
+    kinds = Mechanism(model).independent_kinds
     at = "equilibrium" if args.equilibrium else args.at.strip()
-    hold = parse_values("hold", args.hold, independent)
-    start = parse_values("from", args.start, independent)
+    dimensions = coordinate_dimensions(kinds, kinds)
+    hold, start = read_pairs("hold", args.hold, dimensions), read_pairs("from", args.start, dimensions)
     if at == "auto" and start:  # a start for the search: an equilibrium is wanted
         at = "equilibrium"
     if start and at != "equilibrium":
@@ -91,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if args.schedule:
         document = _family(model, args.schedule, at, hold, inputs, outs)
     else:
-        lin = linearize(model, _point(model, at, hold, independent, start), inputs, outs)
+        lin = linearize(model, _point(model, at, hold, kinds, start), inputs, outs)
         print(summary(model.name, lin))
         document = model_document(lin)
     if args.json and not args.json.lower().endswith(".json"):
@@ -106,7 +109,7 @@ def _names(text: str | None) -> list[str] | None:
     return [n.strip() for n in text.split(",")] if text else None
 
 
-def _point(model, at: str, hold: dict, independent: list[str], start: dict) -> OperatingPoint:
+def _point(model, at: str, hold: dict, kinds: dict[str, str], start: dict) -> OperatingPoint:
     if at == "auto":
         return equilibrium_or_pose(model, hold)
     if at == "equilibrium":
@@ -115,7 +118,7 @@ def _point(model, at: str, hold: dict, independent: list[str], start: dict) -> O
         raise ModelError("--hold", "applies to an equilibrium only", at, "--at auto or equilibrium with --hold")
     if at == "initial":
         return operating_point(model)
-    values, velocities = parse_state(at, independent)
+    values, velocities = parse_state(at, kinds)
     return operating_point(model, "given", values, velocities)
 
 

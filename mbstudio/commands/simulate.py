@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="an independent coordinate's rate at t = 0 (rad/s or m/s); repeat for several; default: from rest",
+        help="an independent coordinate's rate at t = 0, in SI or with a unit (theta1=60rpm); repeat for several; "
+        "default: from rest",
     )
     parser.add_argument("--out", help="write the time series: .csv ('name [unit]' headers) or .npz")
     parser.add_argument("--contacts", metavar="OUT.csv", help="write the stops' impacts and contacts as a table")
@@ -141,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         return _ensemble(args, model, units)
     mech = Mechanism(model)
     try:
-        velocities = initial_velocities(parse_velocities(args.velocity, mech.independent), mech.independent)
+        velocities = initial_velocities(parse_velocities(args.velocity, mech.independent_kinds), mech.independent_kinds)
     except ModelError as exc:
         print(f"mbstudio simulate: {exc}", file=sys.stderr)
         return 2

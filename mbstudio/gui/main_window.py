@@ -549,7 +549,7 @@ class MainWindow(QMainWindow):
 
     def run_analysis(self, task: str, title: str) -> Job | None:
         """Ask for the options (starting from the last ones used), then run; None if the user cancels."""
-        options = ask_options(task, self.document.model, last_options(task), self)
+        options = ask_options(task, self.document.model, last_options(task), self, self.units)
         if options is None:
             return None
         keep_options(task, options)

@@ -10,8 +10,8 @@ equilibrium, the held coordinates' forces and the neutral directions); the eigen
     m = numpy.load("model.npz"); m["A"]                                            # Python
 
 A family over a scheduling parameter (LPV) holds the matrices of every point stacked: in .mat as MATLAB's
-model arrays want them, A(:, :, i) at schedule_values(i), so `ss(S.A, S.B, S.C, S.D)` is the model array; in
-JSON and .npz with the point first, A[i]. The per-point operating points are `points`.
+model arrays want them, A(:, :, i) at schedule_values(i) (in schedule_unit), so `ss(S.A, S.B, S.C, S.D)` is the
+model array; in JSON and .npz with the point first, A[i]. The per-point operating points are `points`.
 """
 
 from __future__ import annotations
@@ -51,12 +51,13 @@ def model_document(lin: LinearModel) -> dict:
 
 def family_document(family: LinearFamily) -> dict:
     """A family: the first model's names, every point's matrices stacked (point first) and operating point."""
-    return stacked_document(family.schedule, family.kind, family.values, [model_document(m) for m in family.models])
+    documents = [model_document(m) for m in family.models]
+    return stacked_document(family.schedule, family.kind, family.unit, family.values, documents)
 
 
-def stacked_document(schedule: str, kind: str, values, documents: list[dict]) -> dict:
-    """The family of the models' documents (model_document) at `values` of `schedule` (a "coordinate" or a
-    "parameter"): what the command and the window write."""
+def stacked_document(schedule: str, kind: str, unit: str, values, documents: list[dict]) -> dict:
+    """The family of the models' documents (model_document) at `values` (SI, of unit `unit`) of `schedule` (a
+    "coordinate" or a "parameter"): what the command and the window write."""
     first = documents[0]
     return {
         **{k: np.stack([d[k] for d in documents]) for k in MATRICES},
@@ -64,6 +65,7 @@ def stacked_document(schedule: str, kind: str, values, documents: list[dict]) ->
         "schedule": schedule,
         "schedule_kind": kind,
         "schedule_values": np.asarray(values, float),
+        "schedule_unit": unit,
         "eigenvalues": np.stack([d["eigenvalues"] for d in documents]),
         "points": [{k: d[k] for k in POINT_KEYS} for d in documents],
         "provenance": [d["provenance"] for d in documents],
@@ -114,9 +116,11 @@ def in_display_units(document: dict, units: DisplayUnits) -> dict:
         "D": np.asarray(document["D"]) * u[None, :] / y[:, None],
     }
     vectors = {"x0": x, "y0": y, "drift": x}
-    if "points" in document:  # a family: every point's state and outputs
+    if "points" in document:  # a family: every point's state and outputs, and the scheduling values
         points = [{**p, **{k: np.asarray(p[k]) / s for k, s in vectors.items()}} for p in document["points"]]
-        return {**document, **scaled, "points": points, "display_units": units.spec()}
+        unit, size = units.unit(document["schedule_unit"], document["schedule"])
+        schedule = {"schedule_values": np.asarray(document["schedule_values"]) / size, "schedule_unit": unit}
+        return {**document, **scaled, **schedule, "points": points, "display_units": units.spec()}
     return {
         **document,
         **scaled,

@@ -116,7 +116,7 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
     opts = {"t_end": 1.0, "method": "CVODES", "rtol": RTOL, "atol": ATOL, "samples": 201} | dict(options)
     mech = Mechanism(model)
     given = dict(opts.get("velocities") or {})
-    velocities = initial_velocities(given, mech.independent)
+    velocities = initial_velocities(given, mech.independent_kinds)
     share = 0.5 if opts.get("cross_check") else 1.0  # of the progress bar: the block model's run takes the rest
     result = simulate(
         mech,

@@ -148,6 +148,16 @@ class Mechanism:
         return [self.coordinates[i] for i in self.partition.dependent]
 
     @property
+    def kinds(self) -> dict[str, str]:
+        """Each coordinate's joint motion: "R" turns (an angle), "T" shifts (a length)."""
+        return dict(zip(self.coordinates, self.tree.kinds, strict=True))
+
+    @property
+    def independent_kinds(self) -> dict[str, str]:
+        """The independent coordinates' joint motions, in their order (what typed values of them are read by)."""
+        return {name: self.kinds[name] for name in self.independent}
+
+    @property
     def dof(self) -> int:
         """Mobility from the rank of the constraint Jacobian."""
         return self.n - self.partition.rank

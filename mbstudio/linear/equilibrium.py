@@ -16,7 +16,6 @@ to zero, the ModelError names the coordinates whose generalized forces stay unba
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -25,6 +24,7 @@ import numpy as np
 from ..dynamics.engine import Engine, engine
 from ..model import Model
 from ..model.errors import AssemblyError, ModelError
+from ..model.typed_numbers import coordinate_dimensions, read_pairs
 
 NEWTON_STEPS = 60
 TOLERANCE = 1e-10  # m/s² or rad/s² left in q̈_ind
@@ -183,30 +183,13 @@ def operating_point(
     return OperatingPoint(q, v, tau, t, kind, list(eng.mech.coordinates), list(names), eng.accelerations(t, q, v, tau))
 
 
-def parse_values(field: str, text: str, names: list[str]) -> dict[str, float]:
-    """'a=1, b=2' as {name: value}: each name one of `names` and given once, each value a finite number (a
-    ModelError naming the field and the pair otherwise)."""
-    expected = "NAME=VALUE pairs separated by commas, NAME one of " + (", ".join(names) or "(none)")
-    out: dict[str, float] = {}
-    for pair in (p.strip() for p in text.split(",") if p.strip()):
-        name, sep, value = (x.strip() for x in pair.partition("="))
-        if not sep or name not in names:
-            raise ModelError(field, "is not NAME=VALUE with a name that applies here", pair, expected)
-        if name in out:  # the last would win, silently
-            raise ModelError(field, f"{name} is given twice", text, "each name once")
-        try:
-            out[name] = float(value)
-        except ValueError:
-            out[name] = math.nan
-        if not math.isfinite(out[name]):
-            raise ModelError(field, f"{value!r} is not a finite number", pair, expected)
-    return out
-
-
-def parse_state(text: str, independent: list[str]) -> tuple[dict[str, float], dict[str, float]]:
-    """'theta1=0.1, d_theta1=0.5' as (coordinate values, velocities) of independent coordinates."""
-    values = parse_values("at", text, [*independent, *(f"d_{n}" for n in independent)])
-    coordinates = {n: v for n, v in values.items() if n in independent}
+def parse_state(text: str, kinds: Mapping[str, str]) -> tuple[dict[str, float], dict[str, float]]:
+    """'theta1=0.1, d_theta1=5 deg/s' as (coordinate values, velocities) of the independent coordinates, whose
+    joint motions `kinds` gives: plain numbers in SI, a number with its unit converted."""
+    names = [*kinds, *(f"d_{n}" for n in kinds)]
+    rates = "an independent coordinate or d_ its rate"
+    values = read_pairs("at", text, coordinate_dimensions(names, kinds), names_are=rates)
+    coordinates = {n: v for n, v in values.items() if n in kinds}
     return coordinates, {n[2:]: v for n, v in values.items() if n not in coordinates}
 
 

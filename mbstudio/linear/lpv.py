@@ -33,6 +33,7 @@ from .linear_model import LinearModel, linearize
 class LinearFamily:
     schedule: str  # the scheduling coordinate or parameter
     kind: str  # "coordinate" or "parameter"
+    unit: str  # the SI unit of the values ('' for a parameter without one)
     values: np.ndarray
     models: list[LinearModel]
 
@@ -75,7 +76,7 @@ def linear_family(
         models.append(lin)
         if each is not None:
             each(varied, lin)
-    return LinearFamily(schedule, kind, values, models)
+    return LinearFamily(schedule, kind, schedule_of(model, schedule)[1], values, models)
 
 
 def _first_member(

@@ -318,6 +318,19 @@ _OF_MOTION = {
     "damping": {"R": ROTARY_DAMPING, "T": DAMPING},
     "effort": {"R": TORQUE, "T": FORCE},
 }
+
+
+def dimension_of(si: str) -> Dimension | None:
+    """The dimension whose SI unit is `si` ('m' -> LENGTH); None for no unit or one no place names."""
+    return next((d for d in DIMENSIONS if si and d.si == si), None)
+
+
+def of_motion(quantity: str, kind: str) -> Dimension:
+    """What a coordinate's `quantity` ("value", "rate", "effort", ...) is for a joint motion `kind` ("R" turns,
+    "T" shifts): an angle or a length, an angular velocity or a velocity, a torque or a force, ..."""
+    return _OF_MOTION[quantity][kind]
+
+
 _ELEMENT_FIELDS = {
     "spring_damper": {"stiffness": STIFFNESS, "damping": DAMPING, "length": LENGTH},
     "joint_spring_damper": {"stiffness": "stiffness", "damping": "damping", "rest": "value"},

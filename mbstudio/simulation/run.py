@@ -16,7 +16,6 @@ at the output times from the integrated states, in float64.
 from __future__ import annotations
 
 import hashlib
-import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -41,6 +40,7 @@ from ..kinematics.tree import BodyMotion
 from ..model import Model, dumps, loads
 from ..model.document import EULER_JOINTS, GROUND, Actuator
 from ..model.errors import AssemblyError, ModelError
+from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import inertia_warnings
 from .charts import ChartWatch, chosen_anew, singularity
 from .integrators import CVODES, SCIPY, IntegrationError, integrate
@@ -245,33 +245,19 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def parse_velocities(pairs: Iterable[str], independent: list[str]) -> dict[str, float]:
-    """'NAME=VALUE' texts (the command line's --velocity, the Simulate dialog's field split at commas) as rates
-    of independent coordinates at t = 0; a ModelError names a coordinate that is not independent or a value
-    that is not a finite number."""
-    expected = "NAME = VALUE pairs, NAME one of " + ", ".join(independent)
-    out: dict[str, float] = {}
-    for pair in (p.strip() for p in pairs if p.strip()):
-        name, _, text = (x.strip() for x in pair.partition("="))
-        if name not in independent:
-            raise ModelError(
-                "velocities", f"{name!r} is not an independent coordinate ({', '.join(independent)})", pair, expected
-            )
-        if name in out:  # the last would win, silently
-            raise ModelError("velocities", f"{name} is given twice", pair, "each coordinate once")
-        try:
-            out[name] = float(text)
-        except ValueError:
-            raise ModelError("velocities", f"{text!r} is not a number", pair, expected) from None
-        if not math.isfinite(out[name]):
-            raise ModelError("velocities", f"{text!r} is not a finite rate", pair, expected)
-    return out
+def parse_velocities(pairs: Iterable[str], kinds: Mapping[str, str], plain_sizes=None) -> dict[str, float]:
+    """'NAME=VALUE' texts (the command line's --velocity, the Simulate dialog's field) as rates at t = 0 of the
+    independent coordinates, whose joint motions `kinds` gives: '6.28' in SI (or in the unit of SI size
+    plain_sizes[NAME]), '60 rpm' converted; a ModelError names a coordinate that is not independent or a value
+    that is not a finite rate."""
+    dimensions = coordinate_dimensions(kinds, kinds, "rate")
+    return read_pairs("velocities", pairs, dimensions, plain_sizes)
 
 
-def initial_velocities(given: Mapping[str, float], independent: list[str]) -> np.ndarray:
-    """The rates at t = 0 of the independent coordinates, in their order (0 where none is given)."""
-    parse_velocities([f"{name}={value}" for name, value in given.items()], independent)  # the same checks
-    return np.array([float(given.get(name, 0.0)) for name in independent])
+def initial_velocities(given: Mapping[str, float], kinds: Mapping[str, str]) -> np.ndarray:
+    """The rates at t = 0 of the independent coordinates (kinds' names, in order), 0 where none is given."""
+    parse_velocities([f"{name}={value!r}" for name, value in given.items()], kinds)  # the same checks
+    return np.array([float(given.get(name, 0.0)) for name in kinds])
 
 
 def simulate(

@@ -40,7 +40,7 @@ def test_the_dialogs_check_names_and_pairs_as_they_are_typed(qtbot):
     assert dialog.validate() == [] and dialog.options()["outputs"] == ["alignment.wheel_travel", "d_theta1"]
     equilibrium = EquilibriumDialog(model, {"hold": {"damper_s": 0.5}})
     qtbot.addWidget(equilibrium)
-    assert "hold: is not NAME=VALUE with a name that applies here" in equilibrium.validate()[0]
+    assert "hold: 'damper_s' is not an independent coordinate (theta1, theta2)" in equilibrium.validate()[0]
     equilibrium.lines["hold"].setText("theta1 = 0.05")
     assert equilibrium.options() == {"hold": {"theta1": 0.05}, "move": True}
 

@@ -38,7 +38,10 @@ def test_the_dialog_takes_a_schedule_and_coordinate_values_and_names_bad_text(qt
     dialog = LinearizeDialog(model, {"at": "initial"})
     qtbot.addWidget(dialog)
     dialog.lines["values"].setText("theta1 = 0.3, d_theta2 = 1")
-    assert "values: is not NAME=VALUE with a name that applies here (got 'd_theta2 = 1')" in dialog.validate()[0]
+    assert (
+        "values: 'd_theta2' is not an independent coordinate (theta1, theta2) (got 'd_theta2 = 1')"
+        in (dialog.validate()[0])
+    )
     dialog.lines["values"].setText("theta1 = 0.3")
     dialog.lines["velocities"].setText("theta2 = 1")
     assert dialog.options() | {"inputs": None} == {
@@ -57,8 +60,17 @@ def test_the_dialog_takes_a_schedule_and_coordinate_values_and_names_bad_text(qt
     dialog.lines["schedule_from"].setText("-0.2")
     dialog.lines["schedule_to"].setText("0.2")
     for key, text, message in (
-        ("schedule_from", "abc", "schedule from: 'abc' is not a number; expected a number (rad)"),
-        ("schedule_to", "-0.2", "schedule to: -0.2 is out of range; expected a number (rad) ≠ -0.2"),
+        (
+            "schedule_from",
+            "abc",
+            "schedule from: 'abc' is not a number; expected a number, with or without a unit: e.g. 0.5 or 0.5 rad",
+        ),
+        (
+            "schedule_from",
+            "3 mm",
+            "schedule from: is a length, where an angle is expected (got '3 mm'); expected rad, deg, arcmin, turn",
+        ),
+        ("schedule_to", "-0.2", "schedule to: is the first value (got -0.2); expected a value ≠ the first"),
         ("schedule_count", "1", "number of models: 1 is out of range; expected a whole number from 2 to 1000"),
     ):
         good = dialog.lines[key].text()

@@ -39,17 +39,19 @@ from PySide6.QtWidgets import (
 from ...dynamics.titop import CLOSURE_FREQUENCY
 from ...identification.identify import DEFAULT_DIGITS, FRICTION
 from ...identification.pipeline import default_trajectory
+from ...io.display_units import DisplayUnits
 from ...kinematics import Mechanism
-from ...linear.equilibrium import parse_values
 from ...linear.lpv import schedule_of
 from ...linear.signals import default_inputs, input_signals, output_signals
 from ...model import Model, ModelError
 from ...model.document import SuspensionMeasure, Trajectory
-from ...model.units import si_unit
-from ...simulation.run import ATOL, RTOL, parse_velocities
+from ...model.typed_numbers import coordinate_dimensions, of_motion, read_number, read_pairs
+from ...model.units import dimension_of, si_unit
+from ...simulation.run import ATOL, RTOL
 from ...simulation.run import METHODS as INTEGRATORS
 from ..editing.properties import ERROR_BORDER
 
+DEFAULT_UNITS = DisplayUnits()  # the preferences' defaults: SI, the suspension measures in deg and mm
 DEFAULTS: dict[str, dict] = {
     "kinematics": {"trajectory": None, "samples": None},
     "simulation": {"t_end": 1.0, "method": "CVODES", "rtol": RTOL, "atol": ATOL, "samples": 201, "velocities": {}},
@@ -186,6 +188,16 @@ def about(seconds: float) -> str:
     return f"about {seconds / 3600:.1f} h"
 
 
+def _shown_numbers(value: object, size: float) -> str:
+    """An SI number, or a list of them, as the text of a field in the unit of SI size `size`; anything else
+    (QSettings' text) as it is."""
+    if isinstance(value, int | float):
+        return f"{value / size:.12g}"
+    if isinstance(value, list | tuple) and all(isinstance(v, int | float) for v in value):
+        return ", ".join(f"{v / size:.12g}" for v in value)
+    return _text(value)
+
+
 def _text(value: object) -> str:
     """A previous value as field text: lists joined by commas, None empty."""
     if value is None:
@@ -208,10 +220,17 @@ class OptionsDialog(QDialog):
     task = ""
     title = ""
 
-    def __init__(self, model: Model, previous: dict | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        previous: dict | None = None,
+        parent: QWidget | None = None,
+        units: DisplayUnits = DEFAULT_UNITS,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.title)
         self.model = model
+        self.units = units  # values are typed and shown in these; the options are SI
         self.start = DEFAULTS[self.task] | dict(previous or {})
         self.lines: dict[str, QLineEdit] = {}
         self._errors: dict[str, ModelError] = {}
@@ -235,6 +254,10 @@ class OptionsDialog(QDialog):
     @property
     def ok(self) -> QPushButton:
         return self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+
+    @cached_property
+    def mech(self) -> Mechanism:
+        return Mechanism(self.model)
 
     # ------------------------------------------------------------------ building
     def line(self, key: str, label: str, tip: str = "", text: str | None = None) -> QLineEdit:
@@ -275,6 +298,31 @@ class OptionsDialog(QDialog):
         self.lines[key] = editor
         self.form.addRow(label, row)
         return editor
+
+    def pairs_line(self, key: str, label: str, tip: str, quantity: str = "value") -> QLineEdit:
+        """A line of NAME = VALUE pairs of independent coordinates' `quantity` ("value" or "rate"), plain numbers
+        in the display units (the label names them), or each with its own unit; the previous SI values shown."""
+        shown = self._shown(quantity)
+        previous = self.start.get(key)
+        if isinstance(previous, dict):
+            size = {k: shown[k][1] if k in shown else 1.0 for k in previous}  # another name: shown to be refused
+            previous = ", ".join(f"{k} = {_shown_numbers(v, size[k])}" for k, v in previous.items())
+        units = ", ".join(dict.fromkeys(unit for unit, _ in shown.values()))
+        typed = f"; plain numbers in {units}, or each with its unit (e.g. 5 deg, 25 mm)"
+        editor = self.line(key, f"{label} [{units}]" if units else label, tip + typed, _text(previous))
+        editor.setPlaceholderText(", ".join(f"{n} = … {unit}" for n, (unit, _) in shown.items()))
+        return editor
+
+    def pairs(self, key: str, quantity: str = "value") -> dict[str, float] | None:
+        """The pairs of line `key` in SI (pairs_line)."""
+        kinds = self.mech.independent_kinds
+        dimensions = coordinate_dimensions(kinds, kinds, quantity)
+        sizes = {name: size for name, (_, size) in self._shown(quantity).items()}
+        return self.field(key, lambda t: read_pairs(key, t, dimensions, sizes))
+
+    def _shown(self, quantity: str) -> dict[str, tuple[str, float]]:
+        """Each independent coordinate's display unit for `quantity` and its SI size."""
+        return {n: self.units.unit(of_motion(quantity, k).si) for n, k in self.mech.independent_kinds.items()}
 
     def check(self, key: str, label: str, tip: str = "") -> QCheckBox:
         editor = QCheckBox(label)
@@ -339,10 +387,6 @@ class _TrajectoryDialog(OptionsDialog):
     """A dialog with a trajectory choice and a number of samples along it (empty: the trajectory's own)."""
 
     @cached_property
-    def mech(self) -> Mechanism:
-        return Mechanism(self.model)
-
-    @cached_property
     def trajectories(self) -> list[Trajectory]:
         """The model's trajectories, else the default exciting path the tasks use then."""
         return self.model.trajectories or [default_trajectory(self.mech)]
@@ -391,19 +435,10 @@ class KinematicsDialog(_TrajectoryDialog):
 class SimulationDialog(OptionsDialog):
     task, title = "simulation", "Simulate"
 
-    @cached_property
-    def mech(self) -> Mechanism:
-        return Mechanism(self.model)
-
     def build(self) -> None:
         self.line("t_end", "end time [s]", "the motion is integrated over [0, t_end]")
-        self.line(
-            "velocities",
-            "initial velocities",
-            "rates of the independent coordinates at t = 0 (rad/s or m/s), e.g. theta1 = 6.28; empty: from rest",
-            text=", ".join(f"{k} = {v:g}" for k, v in dict(self.start.get("velocities") or {}).items()),
-        )
-        self.lines["velocities"].setPlaceholderText(", ".join(f"{n} = 0" for n in self.mech.independent))
+        tip = "rates of the independent coordinates at t = 0, e.g. theta1 = 360; empty: from rest"
+        self.pairs_line("velocities", "initial velocities", tip, "rate")
         self.method = self.combo("method", "integrator", {m: m for m in INTEGRATORS})
         self.line("rtol", "relative tolerance", "solve_ivp's rtol")
         self.line("atol", "absolute tolerance", "solve_ivp's atol")
@@ -457,7 +492,7 @@ class SimulationDialog(OptionsDialog):
                 "atol", lambda t: number("atol", t, lambda x: x > 0, f"a number above 0, e.g. {ATOL:g}")
             ),
             "samples": self.field("samples", lambda t: whole_number("samples", t, 2, MAX_SAMPLES)),
-            "velocities": self.field("velocities", lambda t: parse_velocities(t.split(","), self.mech.independent)),
+            "velocities": self.pairs("velocities", "rate"),
         }
 
     def hint_text(self, values: dict) -> str:
@@ -563,30 +598,15 @@ class BaseParametersDialog(_TrajectoryDialog):
         )
 
 
-def _pairs(value: object) -> str:
-    """{name: value} (or QSettings' text of it) as 'name = value, ...'."""
-    return ", ".join(f"{k} = {v:g}" for k, v in dict(value or {}).items()) if isinstance(value, dict) else _text(value)
-
-
 class _LinearDialog(OptionsDialog):
     """Shared by Equilibrium… and Linearise…: the independent coordinates to hold where the others settle."""
 
-    @cached_property
-    def mech(self) -> Mechanism:
-        return Mechanism(self.model)
-
     def hold_field(self) -> None:
-        self.line(
-            "hold",
-            "hold coordinates",
+        tip = (
             "independent coordinates kept at values while the others settle (the force holding each is reported), "
-            "e.g. theta1 = 0.05; empty: none",
-            text=_pairs(self.start.get("hold")),
+            "e.g. theta1 = 3; empty: none"
         )
-        self.lines["hold"].setPlaceholderText(", ".join(f"{n} = …" for n in self.mech.independent))
-
-    def pairs(self, key: str, names: list[str]) -> dict[str, float] | None:
-        return self.field(key, lambda t: parse_values(key, t, names))
+        self.pairs_line("hold", "hold coordinates", tip)
 
 
 class EquilibriumDialog(_LinearDialog):
@@ -597,7 +617,7 @@ class EquilibriumDialog(_LinearDialog):
         self.move = self.check("move", "move the document's pose there (an edit you can undo)")
 
     def read(self) -> dict:
-        return {"hold": self.pairs("hold", self.mech.independent), "move": self.move.isChecked()}
+        return {"hold": self.pairs("hold"), "move": self.move.isChecked()}
 
     def hint_text(self, values: dict) -> str:
         where = "moves the pose there" if values["move"] else "shows it, leaving the pose as it is"
@@ -610,11 +630,8 @@ class LinearizeDialog(_LinearDialog):
     def build(self) -> None:
         self.at = self.combo("at", "operating point", OPERATING_POINTS)
         self.hold_field()
-        placeholder = ", ".join(f"{n} = …" for n in self.mech.independent)
-        self.line("values", "coordinate values", VALUES_TIP, text=_pairs(self.start.get("values")))
-        self.line("velocities", "velocities", VELOCITIES_TIP, text=_pairs(self.start.get("velocities")))
-        for key in ("values", "velocities"):
-            self.lines[key].setPlaceholderText(placeholder)
+        self.pairs_line("values", "coordinate values", VALUES_TIP)
+        self.pairs_line("velocities", "velocities", VELOCITIES_TIP, "rate")
         inputs = default_inputs(self.model, self.mech.independent)
         self.line("inputs", "inputs", INPUT_TIP, _text(self.start.get("inputs")))
         self.lines["inputs"].setPlaceholderText(", ".join(inputs) + " (default)")
@@ -623,32 +640,44 @@ class LinearizeDialog(_LinearDialog):
         self.schedule_fields()
 
     def schedule_fields(self) -> None:
-        """The scheduling coordinate or parameter of a family, its range and the number of models."""
+        """The scheduling coordinate or parameter of a family, its range (in its display unit) and the number of
+        models."""
         previous = self.start.get("schedule")
         previous = previous if isinstance(previous, dict) else {}
-        kinds = dict(zip(self.mech.coordinates, self.mech.tree.kinds, strict=True))
-        self.units = {n: "rad" if kinds[n] == "R" else "m" for n in self.mech.independent}
-        self.units |= {p.name: si_unit(p.unit) for p in self.model.parameters}  # values are SI, whatever was typed
+        coordinates = {n: of_motion("value", k) for n, k in self.mech.independent_kinds.items()}
+        parameters = {p.name: dimension_of(si_unit(p.unit)) for p in self.model.parameters}
+        # what a value of each takes: its dimension (None: plain numbers only), its SI unit, its display unit
+        self.schedule_dimensions = coordinates | parameters
+        si = {n: d.si for n, d in coordinates.items()} | {p.name: si_unit(p.unit) for p in self.model.parameters}
+        self.schedule_units = {n: self.units.unit(u, n) if u else ("", 1.0) for n, u in si.items()}
         choices = {"": "none: one linear model"}
-        choices |= {n: f"{n} (coordinate, {self.units[n]})" for n in self.mech.independent}
-        choices |= {
-            p.name: f"{p.name} (parameter{', ' + self.units[p.name] if p.unit else ''})" for p in self.model.parameters
-        }
+        choices |= {n: f"{n} (coordinate, {self.schedule_units[n][0]})" for n in coordinates}
+        unit = {n: f", {u}" if u else "" for n, (u, _) in self.schedule_units.items()}
+        choices |= {n: f"{n} (parameter{unit[n]})" for n in parameters}
         self.schedule = self.combo("schedule", "schedule (LPV family)", choices, str(previous.get("name", "")))
         self.schedule.setToolTip(SCHEDULE_TIP)
+        size = self.schedule_units.get(previous.get("name"), ("", 1.0))[1]
         for key, label, tip in (
             ("schedule_from", "schedule from", "the first value of the scheduling coordinate or parameter"),
             ("schedule_to", "schedule to", "the last value"),
-            ("schedule_count", "number of models", f"equally spaced from–to, 2 to {MAX_MODELS}"),
         ):
-            self.line(key, label, tip, _text(previous.get(key.removeprefix("schedule_"))))
-        if not self.lines["schedule_count"].text():
-            self.lines["schedule_count"].setText("11")
+            shown = _shown_numbers(previous.get(key.removeprefix("schedule_")), size)
+            self.line(key, label, tip + "; a plain number in the unit shown, or with its unit", shown)
+        tip = f"equally spaced from–to, 2 to {MAX_MODELS}"
+        self.line("schedule_count", "number of models", tip, _text(previous.get("count")) or "11")
         self.schedule.currentIndexChanged.connect(self._suggest_range)
+        self._name_range_unit()
+
+    def _name_range_unit(self) -> None:
+        unit = self.schedule_units.get(self.schedule.currentData(), ("", 1.0))[0]
+        for key in ("schedule_from", "schedule_to"):
+            label = key.replace("_", " ")
+            self.form.labelForField(self.lines[key]).setText(f"{label} [{unit}]" if unit else label)
 
     def _suggest_range(self) -> None:
         """A range about the document's value of the schedule just chosen: ±0.2 rad, ±10 % of the mechanism's
-        size, or ±10 % of a parameter."""
+        size, or ±10 % of a parameter, in the schedule's display unit."""
+        self._name_range_unit()
         name = self.schedule.currentData()
         if not name:
             return
@@ -657,8 +686,9 @@ class LinearizeDialog(_LinearDialog):
             half = 0.1 * abs(value) or 1.0
         else:
             half = 0.2 if unit == "rad" else 0.1 * self.mech.length_scale
-        self.lines["schedule_from"].setText(f"{value - half:.6g}")
-        self.lines["schedule_to"].setText(f"{value + half:.6g}")
+        size = self.schedule_units[name][1]
+        self.lines["schedule_from"].setText(f"{(value - half) / size:.6g}")
+        self.lines["schedule_to"].setText(f"{(value + half) / size:.6g}")
 
     def sync(self) -> None:
         at, scheduled = self.at.currentData(), bool(self.schedule.currentData())
@@ -671,9 +701,9 @@ class LinearizeDialog(_LinearDialog):
     def read(self) -> dict:
         out: dict = {"at": self.at.currentData(), "inputs": self._signals("inputs", input_signals)}
         out["outputs"] = self._signals("outputs", output_signals)
-        for key in ("hold", "values", "velocities"):
+        for key, quantity in (("hold", "value"), ("values", "value"), ("velocities", "rate")):
             if self.lines[key].isEnabled():  # as sync() left them: those that apply
-                out[key] = self.pairs(key, self.mech.independent)
+                out[key] = self.pairs(key, quantity)
         out["schedule"] = self._schedule()
         name = (out["schedule"] or {}).get("name")
         if name in (out.get("hold") or {}):
@@ -687,9 +717,11 @@ class LinearizeDialog(_LinearDialog):
         name = self.schedule.currentData()
         if not name:
             return None
-        expected = f"a number ({self.units[name]})" if self.units[name] else "a number"
-        low = self.field("schedule_from", lambda t: number("schedule from", t, lambda v: True, expected))
-        high = self.field("schedule_to", lambda t: number("schedule to", t, lambda v: v != low, f"{expected} ≠ {low}"))
+        dimension, size = self.schedule_dimensions[name], self.schedule_units[name][1]
+        low = self.field("schedule_from", lambda t: read_number(t, dimension, "schedule from", size))
+        high = self.field("schedule_to", lambda t: read_number(t, dimension, "schedule to", size))
+        if low is not None and low == high:
+            self._errors["schedule_to"] = ModelError("schedule to", "is the first value", high, "a value ≠ the first")
         count = self.field("schedule_count", lambda t: whole_number("number of models", t, 2, MAX_MODELS))
         return {"name": name, "from": low, "to": high, "count": count}
 
@@ -716,11 +748,11 @@ class LinearizeDialog(_LinearDialog):
 
 
 VALUES_TIP = (
-    "independent coordinates set at values (rad or m), the loops closed from the document's pose, e.g. theta1 = 0.1: "
+    "independent coordinates set at values, the loops closed from the document's pose, e.g. theta1 = 5: "
     "a state that need not be an equilibrium (its drift is kept with the model); empty: the pose"
 )
 VELOCITIES_TIP = (
-    "rates of independent coordinates (rad/s or m/s), e.g. theta1 = 2: a moving state, not an equilibrium (its "
+    "rates of independent coordinates, e.g. theta1 = 90: a moving state, not an equilibrium (its "
     "drift is kept with the model); empty: at rest"
 )
 SCHEDULE_TIP = (
@@ -737,17 +769,18 @@ OUTPUT_TIP = (
 )
 
 
-def span(field: str, text: str) -> tuple[float, float] | None:
-    """'-0.3, 0.3' -> (-0.3, 0.3), low below high; empty: None (about the document's pose)."""
+def span(field: str, text: str, unit: str = "m", size: float = 1.0) -> tuple[float, float] | None:
+    """'-300, 300' in `unit` (of SI size `size`) -> (-0.3, 0.3) in m, low below high; empty: None (about the
+    document's pose)."""
     if not text.strip():
         return None
     parts = [p for p in re.split(r"[,;\s]+", text.strip()) if p]
-    expected = "two numbers in m, low then high, e.g. -0.3, 0.3; empty: about the document's pose"
+    expected = f"two numbers in {unit}, low then high, e.g. -1, 1; empty: about the document's pose"
     if len(parts) != 2:
         raise ModelError(field, f"{text!r} is not two numbers", None, expected)
-    low, high = (number(field, part, lambda v: abs(v) < 1e3, expected) for part in parts)
+    low, high = (size * number(field, part, lambda v: abs(v * size) < 1e3, expected) for part in parts)
     if not low < high:
-        raise ModelError(field, f"{low:g} is not below {high:g}", None, expected)
+        raise ModelError(field, f"{low / size:g} is not below {high / size:g}", None, expected)
     return low, high
 
 
@@ -775,13 +808,15 @@ class WorkspaceDialog(OptionsDialog):
         previous = ",".join(self.start.get("plane") or [])
         self.plane = self.combo("plane", "plane of platform positions", pairs, previous or None)
         ranges = dict(self.start.get("ranges") or {})
-        for which in ("first", "second"):
-            self.line(which, f"{which} axis range [m]", "low, high; empty: sized to hold every reachable position")
+        unit, size = self.units.unit("m")
+        tip = "low, high; empty: sized to hold every reachable position"
         for which, name in zip(("first", "second"), self.plane.currentData().split(","), strict=True):
-            self.lines[which].setText(_text(ranges.get(name)))
+            self.line(which, f"{which} axis range [{unit}]", tip, _shown_numbers(ranges.get(name), size))
         self.line("points", "points per axis", "grid points along each axis (the map has their square)")
-        self.line("at", "other coordinate [m]", "where the task coordinate off the plane stays; empty: the pose")
-        self.lines["at"].setText(_text(next(iter(dict(self.start.get("at") or {}).values()), None)))
+        at = _shown_numbers(next(iter(dict(self.start.get("at") or {}).values()), None), size)
+        self.line(
+            "at", f"other coordinate [{unit}]", "where the task coordinate off the plane stays; empty: the pose", at
+        )
 
     def sync(self) -> None:
         if self._unusable is None:
@@ -792,13 +827,17 @@ class WorkspaceDialog(OptionsDialog):
             self._errors["model"] = self._unusable
             return {}
         plane = self.plane.currentData().split(",")
+        unit, size = self.units.unit("m")
         ranges = {
-            name: self.field(which, lambda t, w=which: span(w, t))
+            name: self.field(which, lambda t, w=which: span(w, t, unit, size))
             for which, name in zip(("first", "second"), plane, strict=True)
         }
         other = [n for n in self.machine.task_names if n not in plane]
         at = self.field(
-            "at", lambda t: number("at", t, lambda v: abs(v) < 1e3, "a position in m") if t.strip() else None
+            "at",
+            lambda t: (
+                size * number("at", t, lambda v: abs(v * size) < 1e3, f"a position in {unit}") if t.strip() else None
+            ),
         )
         return {
             "plane": plane,
@@ -824,19 +863,23 @@ class SuspensionReportDialog(OptionsDialog):
             self.form.addRow(QLabel(f"No suspension report for this model:\n{self._unusable}"))
             return
         self.measure = self.combo("measure", "measure set", {name: name for name in sets})
-        travel = self.start.get("travel")
-        shown = "" if travel is None else f"{1e3 * float(travel):.6g}"
-        self.line("travel", "wheel travel each way [mm]", "bump and rebound from the design position", shown)
+        self.travel_unit = self.units.unit("m", "wheel_travel")  # the suspension measures' length unit
+        unit, size = self.travel_unit
+        shown = _shown_numbers(self.start.get("travel"), size)
+        self.line("travel", f"wheel travel each way [{unit}]", "bump and rebound from the design position", shown)
         self.line("points", "poses", "poses over the travel, 3 to 10 001 (41: every 5 mm over ±100 mm)")
 
     def read(self) -> dict:
         if self._unusable is not None:
             self._errors["model"] = ModelError("measures", self._unusable)
             return {}
-        travel = self.field("travel", lambda t: number("travel", t, lambda v: 0 < v <= 1e4, "a length in mm"))
+        unit, size = self.travel_unit
+        travel = self.field(
+            "travel", lambda t: number("travel", t, lambda v: 0 < v * size <= 10, f"a length in {unit}")
+        )
         return {
             "measure": self.measure.currentData(),
-            "travel": None if travel is None else travel * 1e-3,
+            "travel": None if travel is None else travel * size,
             "points": self.field("points", lambda t: whole_number("points", t, 3, 10_001)),
         }
 
@@ -966,11 +1009,18 @@ DIALOGS: dict[str, type[OptionsDialog]] = {
 }
 
 
-def ask_options(task: str, model: Model, previous: dict | None = None, parent: QWidget | None = None) -> dict | None:
-    """Show the options dialog of `task` starting from `previous`; the options on OK, None on Cancel."""
+def ask_options(
+    task: str,
+    model: Model,
+    previous: dict | None = None,
+    parent: QWidget | None = None,
+    units: DisplayUnits = DEFAULT_UNITS,
+) -> dict | None:
+    """Show the options dialog of `task` starting from `previous` (SI), values typed in `units`; the options (SI)
+    on OK, None on Cancel."""
     if task not in DIALOGS:
         raise ValueError(f"no options dialog for task {task!r}; the tasks are {', '.join(DIALOGS)}")
-    dialog = DIALOGS[task](model, previous, parent)
+    dialog = DIALOGS[task](model, previous, parent, units)
     if dialog.exec() != QDialog.DialogCode.Accepted:
         return None
     return dialog.options()

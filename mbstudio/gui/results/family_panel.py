@@ -207,7 +207,7 @@ class FamilyPanel(LinearPanel):
             return write_export(self, path, csv_table({**provenance, "units": self.units.spec()}, header, rows))
         family, members = self.family, self.result.data["members"]
         models = [m["model"] for m in members]
-        document = stacked_document(family["name"], family["kind"], family["values"], models)
+        document = stacked_document(family["name"], family["kind"], family["unit"], family["values"], models)
         return write_export(self, path, state_space_file({**self.in_units(document), "job": provenance}, fmt))
 
 
