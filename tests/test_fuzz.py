@@ -319,10 +319,10 @@ def _float64(text: str) -> float:
     return evaluate(text, float, {**VALUES, "pi": math.pi}, {n: getattr(math, n) for n in FUNCTIONS})
 
 
-def _mpfr(text: str, nudge: int | None = None) -> gmpy2.mpfr:
-    """At 50 digits; `nudge` k: every literal, parameter and pi x moved to x (1 ± 1e-12) ± 1e-14 (the first
-    signs drawn from the seed k, the second + for even k, - for odd, so that a zero moves both ways)."""
-    mp = MultiPrecision(50)
+def _mpfr(text: str, nudge: int | None = None, digits: int = 50) -> gmpy2.mpfr:
+    """At 50 digits (or `digits`); `nudge` k: every literal, parameter and pi x moved to x (1 ± 1e-12) ± 1e-14 (the
+    first signs drawn from the seed k, the second + for even k, - for odd, so that a zero moves both ways)."""
+    mp = MultiPrecision(digits)
     signs = np.random.default_rng(nudge)
     with mp.context():
         if nudge is None:
@@ -377,6 +377,7 @@ def _well_conditioned(text: str, exact) -> bool:
 @given(text=ARITHMETIC)
 @example(text="atan2(2, tan(sin(1)))")  # sympy wrote it -I*log(...), 1e-249 imaginary: found by CI's fuzz
 @example(text="atan2(-(0)**(2), -1)")  # IEEE's -0: -π in float, π in sympy
+@example(text="asin(tan(atan2(a, a)))")  # float64 right to 1e-8 only: tan(π/4) = 1 - 1e-16 at asin's branch point
 def test_expressions_agree_in_the_four_number_systems(text):
     """Issue 23 item 2: `1/(1+t)` crashed on CasADi symbols (the division-by-zero test asked a symbol for its
     truth); MPFR and CasADi answered sqrt(-1) with NaN and sympy with I where float64 refused."""
@@ -389,9 +390,17 @@ def test_expressions_agree_in_the_four_number_systems(text):
     scale = max(1, abs(exact))
     with gmpy2.context(precision=200):
         assert values[_sympy] is not None and abs(values[_sympy] - exact) <= 1e-30 * scale, (text, values)
+    # rounding inside the expression may cost digits its inputs do not (asin(tan(atan2(a, a))) sits on asin's
+    # branch point at 1, where float64's tan(π/4) = 1 - 1e-16 gives π/2 - 1.5e-8): float64 is held to what MPFR
+    # at 15 to 18 digits loses, or to 1e-9
+    rounded = [_value(lambda t, d=d: _mpfr(t, digits=d), text) for d in (15, 16, 17, 18)]
+    if any(v is None for v in rounded):
+        note("refused at 15 to 18 digits: float64 not compared")
+        return
+    tolerance = max(1e-9 * scale, 10 * max(abs(v - exact) for v in rounded))
     for route in (_float64, _casadi):
         if values[route] is not None:  # float64 may overflow where 50 digits do not
-            assert abs(values[route] - exact) <= 1e-9 * scale, (text, values)
+            assert abs(values[route] - exact) <= tolerance, (text, values)
 
 
 def test_a_division_by_an_expression_of_a_symbol_is_left_to_its_values():
