@@ -83,6 +83,7 @@ RESULT_PANELS = {
     "identification": ("identification",),
 }
 MOTION_TASKS = ("kinematics", "simulation")
+DOCK_TITLE = 30  # px of a dock's title bar and frame
 
 
 class MainWindow(QMainWindow):
@@ -168,11 +169,12 @@ class MainWindow(QMainWindow):
         self.resize(1400, 900)
         self.resizeDocks([self.docks["tree"], self.docks["coordinates"]], [360, 300], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["tree"], self.docks["properties"]], [480, 360], Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["coordinates"], self.docks["jobs"]], [160, 500], Qt.Orientation.Vertical)
         self._link_start: np.ndarray | None = None  # Draw Link's first click
         self._forces_on = False
         self._orphans: set[int] = set()  # jobs started for a document no longer open
         self._sized_results = False  # the result docks get their share of the height when first shown
+        # the window's child: it dies with the window, where a single shot would call a deleted one
+        self._fit_timer = QTimer(self, singleShot=True, interval=0, timeout=self._fit_coordinates)
         self._saved_geometry = None
         if persistent:
             self._restore_layout()
@@ -261,10 +263,21 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("; ".join(problems))
         self.follower = PlatformFollower.of(model)  # a parallel machine's platform gets task-space sliders
         self.coordinates.build(self.mech, self._values(), self.follower.ranges() if self.follower else None)
+        self._fit_timer.start()  # once Qt has laid out the new sliders and docks
         self.tree.rebuild(model, self.mech.dof)
         self.properties.refresh()
         self.status["dof"].setText(f"DOF {self.mech.dof}  ·")
         self.status["loops"].setText(f"loops {self.mech.topology.loops}  ·")
+
+    def _fit_coordinates(self) -> None:
+        """The Coordinates dock as tall as its sliders, up to 60 % of the column it shares with Jobs (the sliders
+        scroll beyond). Sized once shown: before, the docks have no height to share."""
+        if not self.isVisible():
+            return
+        docks = [self.docks["coordinates"], self.docks["jobs"]]
+        column = sum(d.height() for d in docks)
+        share = min(self.coordinates.rows.sizeHint().height() + DOCK_TITLE, round(0.6 * column))
+        self.resizeDocks(docks, [share, column - share], Qt.Orientation.Vertical)
 
     def _values(self) -> dict[str, float]:
         return {name: float(self.q[i]) for i, name in enumerate(self.mech.coordinates)}
@@ -922,6 +935,7 @@ class MainWindow(QMainWindow):
             self._sized_results = True
             share = round(0.38 * self.height())
             self.resizeDocks([self.docks["ridge"]], [share], Qt.Orientation.Vertical)
+            self._fit_timer.start()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
         if not self.confirm_running_jobs() or not self.maybe_save():

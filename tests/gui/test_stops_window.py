@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+from PySide6.QtCore import Qt
+
 from mbstudio.jobs import DONE
 from mbstudio.model import dumps, save
 from mbstudio.model.document import CompliantStop
@@ -53,3 +56,29 @@ def test_a_run_with_impacts_shows_its_contacts_beside_the_stops_force(window, qt
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
         window.window_image().save(str(Path(folder) / "window_pendulum_stop.png"))
+
+
+@pytest.mark.slow
+def test_the_vehicle_drives_over_its_bump_in_the_window(window, qtbot):
+    """File › Samples › vehicle, Simulate 10 s: the tyre loads and the coil-overs' stop forces against time, the
+    bump and rebound stops' contacts shaded where they press."""
+    window.open_sample("vehicle")
+    job = window.run_job("simulation", {"t_end": 10.0, "samples": 1001}, "vehicle over the bump")
+    qtbot.waitUntil(lambda: not job.running, timeout=600_000)
+    assert job.state == DONE, job.error
+    view = window.plots.view
+    view.select_series(["fl_load.force", "rl_load.force", "stop:fl_damper_s", "stop:rl_damper_s"])
+    assert len(view.curves()) == 4 and view.contacts.isVisible()
+    pressed = {(c["coordinate"], c["limit"]) for c in job.result.data["contacts"]}
+    assert {(f"{c}_damper_s", side) for c in ("fl", "fr", "rl", "rr") for side in ("min", "max")} <= pressed
+    view.x_axis.setCurrentText("t [s]")
+    view.plot_item.setXRange(1.8, 3.0)
+    window.plots.seek_time(2.05)
+    window.resize(1600, 1000)
+    qtbot.wait(200)  # Qt sizes the docks when it next handles events: for the window's size, then the dock's
+    window.resizeDocks([window.docks["plots"]], [560], Qt.Orientation.Vertical)
+    qtbot.wait(200)
+    folder = os.environ.get("MBSTUDIO_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        window.window_image().save(str(Path(folder) / "window_vehicle_drive.png"))

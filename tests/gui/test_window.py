@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QLineEdit, QMessageBox
+from PySide6.QtWidgets import QLineEdit, QMessageBox, QScrollArea
 
 from mbstudio import samples
 from mbstudio.jobs import DONE
@@ -196,3 +196,18 @@ def test_a_full_crank_turn_with_the_slider_keeps_the_branch(window):
         assert window.move_coordinate("theta1", float(np.angle(np.exp(1j * theta))))
         assert window.status["assembly"].text() == "assembled", theta
         assert four_bar_branch_side(window.mech, window.q[None]) == side, theta
+
+
+def test_many_sliders_scroll_and_leave_the_results_their_share_of_the_height(window, qtbot):
+    """The vehicle's 11 sliders held the Coordinates dock, and the result docks under it, to their whole height;
+    they now scroll in a dock sized to them up to 60 % of the column it shares with Jobs. A four-bar's one
+    slider gets a dock of its size."""
+    column = window.docks["coordinates"].height() + window.docks["jobs"].height()
+    window.open_sample("vehicle")
+    scroll = window.coordinates.findChild(QScrollArea)
+    qtbot.waitUntil(lambda: abs(window.docks["coordinates"].height() - 0.6 * column) <= 2)
+    assert scroll.verticalScrollBar().maximum() > 0 and len(window.coordinates.sliders) == 11
+    assert window.docks["base_table"].height() >= 0.3 * window.height()
+    window.open_sample("four_bar")
+    qtbot.waitUntil(lambda: window.docks["coordinates"].height() < 0.3 * column)
+    assert scroll.verticalScrollBar().maximum() == 0

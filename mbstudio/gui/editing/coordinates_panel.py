@@ -11,12 +11,14 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QScrollArea,
     QSlider,
     QVBoxLayout,
     QWidget,
@@ -136,7 +138,8 @@ class CoordinatesPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        layout = QVBoxLayout(self)
+        rows = QWidget()
+        layout = QVBoxLayout(rows)
         self.form = QFormLayout()
         layout.addLayout(self.form)
         self.choose_button = QPushButton("Driving coordinates…")
@@ -144,6 +147,16 @@ class CoordinatesPanel(QWidget):
         self.choose_button.clicked.connect(self.choose.emit)
         layout.addWidget(self.choose_button)
         layout.addStretch(1)
+        # the sliders scroll: a vehicle's 11 or a humanoid's 44 would otherwise hold the dock (and the result
+        # docks under it) to their whole height
+        self.rows = rows
+        scroll = QScrollArea()
+        scroll.setWidget(rows)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
         self.sliders: dict[str, CoordinateSlider] = {}
         self.platform: dict[str, CoordinateSlider] = {}  # task-space sliders of a parallel machine's platform
         self.units = SI  # Edit › Preferences… › Units
