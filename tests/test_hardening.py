@@ -225,6 +225,22 @@ def test_check_json_is_strict_json_even_when_the_loop_cannot_close(tmp_path, cap
     json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's overflow on the way to NaN
+def test_a_loop_whose_newton_run_diverges_is_refused_as_not_closing():
+    """A Delta whose joint J3a is retyped to a ball (the document fuzz found it): Newton's continuation diverges
+    to NaN, and the branch test's SVD of that Jacobian raised numpy's LinAlgError; the loop is now said not to
+    close."""
+    from mbstudio.kinematics import Mechanism
+    from mbstudio.model.errors import AssemblyError
+
+    doc = json.loads(samples.path("delta_3rr2rrr").read_text())
+    joint = doc["joints"][2]
+    joint["type"] = "ball"
+    joint["coordinates"] = [{"name": f"q{i}", "initial": v} for i, v in enumerate([0.0, 1.0511707484286594, 1e-10])]
+    with pytest.raises(AssemblyError, match="cannot close at th1a = 0"):
+        Mechanism(loads(json.dumps(doc))).assemble()
+
+
 @pytest.mark.slow  # 7 s of building a long chain
 def test_a_long_chain_is_checked_and_left_to_the_numpy_path(tmp_path, capsys):
     """Loading and checking grew with the square and cube of the bodies (a 20 000-body chain: minutes); they

@@ -145,10 +145,15 @@ def branch_sign(mech, q: np.ndarray) -> float:
 def branch_signs(mech, q: np.ndarray) -> np.ndarray:
     """(N,) sign of det Φ_q,dep at closed configurations q (N, n) of a float64 mechanism: constant along an
     assembly branch, opposite on the other branch that meets it at a fold; 0 where the block is singular to
-    float64's accuracy (σ_min ≤ SIGN_FLOOR σ_max), where rounding would decide the sign."""
+    float64's accuracy (σ_min ≤ SIGN_FLOOR σ_max), where rounding would decide the sign, and where it is not finite
+    (a Newton run that diverged: LAPACK's SVD fails on NaN)."""
     rows, dep = list(mech.partition.rows), list(mech.partition.dependent)
     if not dep:
         return np.ones(len(q))
     jac = np.asarray(mech.constraints.jacobian(mech.tree.motion(q)), dtype=float)[:, rows][:, :, dep]
-    sigma = np.linalg.svd(jac, compute_uv=False)
-    return np.where(sigma[:, -1] > SIGN_FLOOR * sigma[:, 0], np.sign(np.linalg.det(jac)), 0.0)
+    signs = np.zeros(len(jac))
+    finite = np.isfinite(jac).all(axis=(1, 2))
+    if finite.any():
+        sigma = np.linalg.svd(jac[finite], compute_uv=False)
+        signs[finite] = np.where(sigma[:, -1] > SIGN_FLOOR * sigma[:, 0], np.sign(np.linalg.det(jac[finite])), 0.0)
+    return signs
