@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from ...io.display_units import SI, DisplayUnits
 from ...io.identification_table import FORMATS, identification_text
 from ...jobs import JobResult
-from .panel_parts import COLORS, export_path, menu_button, result_layout, stale_banner, write_export
+from .panel_parts import COLORS, export_button, export_path, result_layout, stale_banner, write_export
 from .results_table import SI_NOTE
 
 PLACEHOLDER = "Run Analysis › Identify… with a measured log to see the estimates here."
@@ -62,7 +62,7 @@ class IdentificationPanel(QWidget):
         self.tabs.addTab(_with_chooser(self.checked, self.validation), "Validation")
         buttons = QHBoxLayout()
         buttons.addStretch(1)
-        buttons.addWidget(menu_button("Export", [(f"{fmt.upper()}…", lambda f=fmt: self.export(f)) for fmt in FORMATS]))
+        buttons.addWidget(export_button(self.export, FORMATS))
         result_layout(self, self.summary, self.tabs, buttons)
 
     # ------------------------------------------------------------------ results

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
 from ...io.display_units import SI, DisplayUnits
 from ...io.state_space import in_display_units
 from ...jobs import JobResult
-from .panel_parts import export_path, menu_button, stale_banner
+from .panel_parts import export_button, export_path, stale_banner
 
 
 def schedule_unit(family: dict, units: DisplayUnits) -> tuple[str, float]:
@@ -165,7 +165,7 @@ class LinearPanel(QWidget):
         return in_display_units(document, self.units)
 
     def export_button(self):
-        return menu_button("Export", [(f"{f.upper()}…", lambda f=f: self.export(f)) for f in self.formats])
+        return export_button(self.export, self.formats)
 
     def set_stale(self, stale: bool) -> None:
         self.stale.setVisible(stale)

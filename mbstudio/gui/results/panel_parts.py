@@ -5,6 +5,7 @@ behave alike."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
@@ -129,6 +130,11 @@ def menu_button(text: str, entries: list[tuple[str, object]]) -> QToolButton:
         menu.addAction(label).triggered.connect(lambda _=False, s=slot: s())
     button.setMenu(menu)
     return button
+
+
+def export_button(export: Callable[[str], object], formats) -> QToolButton:
+    """The Export button of a panel: one entry per format ('CSV…'), each calling export(format)."""
+    return menu_button("Export", [(f"{fmt.upper()}…", lambda f=fmt: export(f)) for fmt in formats])
 
 
 def export_path(parent: QWidget, what: str, stem: str, fmt: str, path: str | None) -> str | None:

@@ -17,8 +17,8 @@ from ...jobs import JobResult
 from .panel_parts import (
     AXIS_TEXT,
     COLORS,
+    export_button,
     export_plot,
-    menu_button,
     readable,
     result_layout,
     set_axis_label,
@@ -56,9 +56,7 @@ class RidgePanel(QWidget):
         self.hover.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         buttons = QHBoxLayout()
         buttons.addWidget(self.hover, 1)
-        buttons.addWidget(
-            menu_button("Export", [(f"{fmt.upper()}…", lambda f=fmt: self.export(f)) for fmt in EXPORT_FORMATS])
-        )
+        buttons.addWidget(export_button(self.export, EXPORT_FORMATS))
         result_layout(self, self.ranks, self.plot, buttons)
         self._mouse = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30, slot=self._moved)
 

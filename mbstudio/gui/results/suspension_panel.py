@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QWi
 from ...io.display_units import DisplayUnits
 from ...io.suspension_report import curves_csv, report_bytes, shown
 from ...jobs import JobResult
-from .panel_parts import export_path, menu_button, result_layout, stale_banner, write_export
+from .panel_parts import export_button, export_path, result_layout, stale_banner, write_export
 
 EXPORT_FORMATS = ("pdf", "png", "svg", "csv")
 PLACEHOLDER = "Run Analysis › Suspension Report… on a model with a suspension measure set (the SLA sample has one)."
@@ -37,9 +37,7 @@ class SuspensionPanel(QWidget):
         self.note = QLabel("The page as `mbstudio report` writes it, in the suspension measures' units.")
         self.note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         buttons.addWidget(self.note, 1)
-        buttons.addWidget(
-            menu_button("Export", [(f"{fmt.upper()}…", lambda f=fmt: self.export(f)) for fmt in EXPORT_FORMATS])
-        )
+        buttons.addWidget(export_button(self.export, EXPORT_FORMATS))
         result_layout(self, self.summary, self.scroll, buttons)
 
     def show_result(self, result: JobResult) -> None:

@@ -16,8 +16,8 @@ from ...io.display_units import SI, DisplayUnits
 from ...io.json_text import json_text
 from ...jobs import JobResult
 from .panel_parts import (
+    export_button,
     export_plot,
-    menu_button,
     plain_units,
     readable,
     result_layout,
@@ -66,9 +66,7 @@ class WorkspacePanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.quantity)
         buttons.addWidget(self.hover, 1)
-        buttons.addWidget(
-            menu_button("Export", [(f"{fmt.upper()}…", lambda f=fmt: self.export(f)) for fmt in EXPORT_FORMATS])
-        )
+        buttons.addWidget(export_button(self.export, EXPORT_FORMATS))
         result_layout(self, self.summary, self.plot, buttons)
         self._mouse = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30, slot=self._moved)
 
