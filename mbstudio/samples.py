@@ -5,6 +5,8 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
+import numpy as np
+
 from .model import Model
 from .model import load as load_file
 
@@ -27,3 +29,17 @@ def path(name: str) -> Path:
 
 def load(name: str = DEFAULT) -> Model:
     return load_file(path(name))
+
+
+def drawn_four_bar(crank_angle: float = 1.0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The three links a person draws for a four-bar in the plane z = 0, as (start, end) points: the crank from
+    O1 = 0 (0.1 long, at `crank_angle`), the rocker from O3 = (0.4, 0, 0) to C (0.3 long) and the coupler from B to
+    C (0.35 long), C where the coupler's and the rocker's circles meet on the upper side (the tutorial draws it,
+    a window test clicks it)."""
+    o1, o3 = np.zeros(3), np.array([0.4, 0.0, 0.0])
+    b = 0.1 * np.array([np.cos(crank_angle), np.sin(crank_angle), 0.0])
+    d = np.linalg.norm(o3 - b)
+    along = (0.35**2 - 0.3**2 + d**2) / (2 * d)  # from B towards O3, to the chord through both circles' meets
+    u = (o3 - b) / d
+    c = b + along * u + np.sqrt(0.35**2 - along**2) * np.array([-u[1], u[0], 0.0])
+    return [(o1, b), (o3, c), (b, c)]

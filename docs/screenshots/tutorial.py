@@ -71,13 +71,9 @@ def draw(s: Session) -> None:
     window.document.stack.setClean()  # the slider moves of step 1 are not worth saving
     window.new_document()
     window.view.scene.camera("top")
-    o1, o3 = np.zeros(3), np.array([0.4, 0.0, 0.0])
-    b = 0.1 * np.array([np.cos(1.0), np.sin(1.0), 0.0])
-    d = np.linalg.norm(o3 - b)
-    along = (0.35**2 - 0.3**2 + d**2) / (2 * d)
-    u = (o3 - b) / d
-    c = b + along * u + np.sqrt(0.35**2 - along**2) * np.array([-u[1], u[0], 0.0])
-    for start, end in ((o1, b), (o3, c), (b, c)):
+    from mbstudio import samples
+
+    for start, end in samples.drawn_four_bar():
         window.draw_link(start, end, axis=np.array([0.0, 0.0, 1.0]))
     print(f"  {window.status['dof'].text()} {window.status['loops'].text()} driven by {window.mech.independent}")
 

@@ -17,6 +17,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from mbstudio import samples
 from mbstudio.gui.editing.coordinates_panel import typed_value
 from mbstudio.gui.results.plot_view import axis_label
 from mbstudio.gui.view3d.animation import frame_indices
@@ -175,13 +176,9 @@ def test_a_four_bar_drawn_by_clicks_in_the_3d_view_closes_without_typing_an_angl
     loop closes at once; one degree of freedom, driven by the crank (the link to the ground that turns fully)."""
     window.new_document()
     window.view.scene.camera("top")
-    o1, o3 = np.array([0.0, 0.0, 0.0]), np.array([0.4, 0.0, 0.0])
-    b = 0.1 * np.array([np.cos(1.0), np.sin(1.0), 0.0])
-    d = np.linalg.norm(o3 - b)
-    along = (0.35**2 - 0.3**2 + d**2) / (2 * d)
-    u = (o3 - b) / d
-    c = b + along * u + np.sqrt(0.35**2 - along**2) * np.array([-u[1], u[0], 0.0])
-    for start, end in ((o1, b), (o3, c), (b, c)):
+    links = samples.drawn_four_bar()
+    (_, b), (_, c) = links[:2]
+    for start, end in links:
         window.actions["draw_link"].setChecked(True)
         click_at(window, start)
         click_at(window, end)
