@@ -320,3 +320,16 @@ def test_initial_velocities_from_the_command_line(tmp_path, capsys):
     assert pandas.read_csv(rpm)["theta1_dot [rad/s]"].iloc[0] == pytest.approx(6.0, rel=1e-15)
     assert main(["simulate", path, "--t-end", "0.3", "--velocity", "theta1=6 m/s", "--quiet"]) == 2
     assert "velocities: theta1: is a velocity, where an angular velocity is expected" in capsys.readouterr().err
+
+
+def test_initial_velocities_given_from_python_may_be_numpy_numbers():
+    """A script's options hold numpy floats as often as Python's: np.float64(6.0) is read as 6.0, and an unknown
+    name or a non-finite rate is still refused by name."""
+    from mbstudio.simulation.run import initial_velocities
+
+    kinds = Mechanism(samples.load("four_bar")).independent_kinds
+    assert initial_velocities({"theta1": np.float64(6.0)}, kinds).tolist() == [6.0]
+    with pytest.raises(ModelError, match="'theta2' is not an independent coordinate"):
+        initial_velocities({"theta2": 1.0}, kinds)
+    with pytest.raises(ModelError, match="not a finite number"):
+        initial_velocities({"theta1": np.inf}, kinds)

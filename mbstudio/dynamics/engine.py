@@ -348,10 +348,15 @@ class _Pieces:
         return casadi.Function(name, [a[0] for a in arguments], [to_sparse_sx(o) for o in outputs], _MERGED)
 
     @functools.cached_property
+    def applied(self) -> AppliedForces:
+        """The document's force elements, traced by the forces, their power and the series."""
+        return AppliedForces(self.mech)
+
+    @functools.cached_property
     def forces(self) -> casadi.Function:
         """(t, q, q̇, τ) -> Q + τ: the document's force elements and the given generalized forces."""
         q, qd, tau = (x[1][None, :] for x in (self.q, self.qd, self.x))
-        Q = AppliedForces(self.mech).generalized(np.array([self.t], dtype=object), q, qd) + tau
+        Q = self.applied.generalized(np.array([self.t], dtype=object), q, qd) + tau
         return casadi.Function("forces", [self.t, self.q[0], self.qd[0], self.x[0]], [to_sparse_sx(Q[0])], _MERGED)
 
     @functools.cached_property
@@ -359,7 +364,7 @@ class _Pieces:
         """(t, q, q̇, τ) -> P_nc: the power of the force elements beyond their potential's, and of τ (what the energy
         balance integrates: simulation/monitors.py)."""
         q, qd, tau = (x[1][None, :] for x in (self.q, self.qd, self.x))
-        power = AppliedForces(self.mech).element_power(np.array([self.t], dtype=object), q, qd)[0]
+        power = self.applied.element_power(np.array([self.t], dtype=object), q, qd)[0]
         power = power[0] + (tau[0] * qd[0]).sum()
         return casadi.Function("nonconservative_power", [self.t, self.q[0], self.qd[0], self.x[0]], [power], _MERGED)
 
@@ -407,7 +412,7 @@ class _Pieces:
             h = inertia.apply(velocity)
             kinetic = kinetic + spatial_dot(velocity, h)[0] / 2
             mass, first, momentum = mass + inertia.m, first + inertia.c[:, 0], momentum + h[:, 0]
-        forces = AppliedForces(mech)
+        forces = self.applied
         potential = gravity_potential(mech, q)[0] + forces.potential(q)[0]
         poses = [x for b in range(len(tree.body_labels)) for x in (*st.R[b][0].T, st.p[b][0])]
         Q = forces.generalized(np.array([self.t], dtype=object), q, qd)

@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from decimal import Decimal
 
 import numpy as np
 
 from ..model import ModelError
+from ..model.typed_numbers import plain_in_si
 from ..model.units import Quantity, read
 
 ANGLES = {"rad": 1.0, "deg": math.pi / 180}  # the SI size of one unit
@@ -124,11 +124,9 @@ def typed_value(text: str, si_unit: str, units: DisplayUnits, where: str = "valu
     if quantity is not None:
         return quantity
     try:
-        number = float(text)
+        return plain_in_si(text, units.unit(si_unit)[1])
     except ValueError:
         return text
-    _, size = units.unit(si_unit)
-    return number if size == 1.0 else float(Decimal(text) * Decimal(repr(size)))
 
 
 def _simple(side: str) -> bool:

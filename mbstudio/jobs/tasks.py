@@ -803,7 +803,7 @@ def _log_units(model_text: str, coordinates: list[str], actuated: list[str]) -> 
     from ..kinematics import Mechanism
 
     mech = Mechanism(loads(model_text))
-    revolute = {name: kind == "R" for name, kind in zip(mech.coordinates, mech.tree.kinds, strict=True)}
+    revolute = {name: kind == "R" for name, kind in mech.kinds.items()}
     units = {name: "rad" if revolute[name] else "m" for name in coordinates}
     return units | {f"tau_{name}": "N·m" if revolute[name] else "N" for name in actuated}
 

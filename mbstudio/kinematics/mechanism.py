@@ -155,7 +155,8 @@ class Mechanism:
     @property
     def independent_kinds(self) -> dict[str, str]:
         """The independent coordinates' joint motions, in their order (what typed values of them are read by)."""
-        return {name: self.kinds[name] for name in self.independent}
+        kinds = self.kinds
+        return {name: kinds[name] for name in self.independent}
 
     @property
     def dof(self) -> int:

@@ -39,7 +39,14 @@ def read_number(text: str, dimension: Dimension | None, where: str, plain_size: 
         raise ModelError(where, f"{text!r} is not a number", None, expected) from None
     if not math.isfinite(number):
         raise ModelError(where, f"{text!r} is not a finite number", None, example)
-    return number if plain_size == 1.0 else float(Decimal(text) * Decimal(repr(plain_size)))
+    return plain_in_si(text, plain_size)
+
+
+def plain_in_si(text: str, size: float) -> float:
+    """A plain number typed in the unit of SI size `size`, in SI, by decimal arithmetic: '25' in mm is the float
+    that '0.025' is. A ValueError for text that is not a number."""
+    number = float(text)
+    return number if size == 1.0 else float(Decimal(text.strip()) * Decimal(repr(size)))
 
 
 def read_pairs(

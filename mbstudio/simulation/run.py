@@ -256,7 +256,7 @@ def parse_velocities(pairs: Iterable[str], kinds: Mapping[str, str], plain_sizes
 
 def initial_velocities(given: Mapping[str, float], kinds: Mapping[str, str]) -> np.ndarray:
     """The rates at t = 0 of the independent coordinates (kinds' names, in order), 0 where none is given."""
-    parse_velocities([f"{name}={value!r}" for name, value in given.items()], kinds)  # the same checks
+    parse_velocities([f"{name}={value}" for name, value in given.items()], kinds)  # the same checks
     return np.array([float(given.get(name, 0.0)) for name in kinds])
 
 
