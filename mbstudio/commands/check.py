@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -28,20 +29,19 @@ def run(args: argparse.Namespace) -> int:
     model = _step(say, "reading the model", lambda: load(args.file))
     report = check(model, say)
     text = format_report(report) + "\n" + (LINKAGE if report.get("linkage") else format_pkm(report["pkm"]))
-    if report.get("engine_build_seconds") is not None:
-        text += f"\nengine: built in {report['engine_build_seconds']:.2f} s ({_kind(report)})"
-    elif "engine" in report:
-        text += f"\nengine: {report['engine']} (simulation uses the numpy path)"
+    if "engine" in report:
+        text += f"\nengine: {report['engine']}"
     print(json_text(report).rstrip() if args.json else text)  # strict: a NaN residual is "nan"
     return 0 if report["assembled"] else 1
 
 
 def check(model: Model, say: Callable[[str], None] | None = None) -> dict:
-    """The check report of `model`: structure, counts and assembly, the engine's build, the parallel machine.
-    `say`: called with each step's text as it begins (a big model's progress)."""
+    """The check report of `model`: structure, counts and assembly, what the compiled engine will be, the parallel
+    machine. `say`: called with each step's text as it begins (a big model's progress). Nothing is traced or
+    compiled: a check answers in seconds, and the first run builds the engine (or loads it from the cache)."""
     report = _step(say, f"{len(model.bodies)} bodies: structure, counts and assembly", lambda: check_report(model))
     if report["assembled"]:
-        report |= _step(say, "the compiled engine", lambda: _engine(model))
+        report |= _engine(model)
     report["pkm"] = _step(say, "looking for a parallel machine's platform", lambda: pkm_report(model))
     if report["pkm"] is not None and is_linkage(model, report["dof_jacobian"]):
         report["pkm"], report["linkage"] = None, True
@@ -73,16 +73,17 @@ def _size(path: str) -> int:
         return 0  # load names the file's problem
 
 
-def _engine(model) -> dict:
-    """The compiled engine's build (tracing and compiling, or loading the compiled C from the cache)."""
-    from ..dynamics.engine import TooLarge, engine
+def _engine(model: Model) -> dict:
+    """What the compiled engine will be, without building it: too large for it (the numpy path), or native C
+    when a C compiler is found (CasADi's virtual machine otherwise), built by the first run."""
+    from ..dynamics.engine import fits_engine
 
-    try:
-        eng = engine(model)
-    except TooLarge as exc:
-        return {"engine_build_seconds": None, "engine_native": False, "engine": f"not built: {exc}"}
-    return {"engine_build_seconds": eng.build_seconds, "engine_native": eng.native}
+    if not fits_engine(model):
+        from ..dynamics.engine import MAX_COORDINATES
 
-
-def _kind(report: dict) -> str:
-    return "native C" if report["engine_native"] else "CasADi virtual machine: no C compiler found"
+        coordinates = sum(len(j.coordinates) for j in model.joints)
+        reason = f"{coordinates} coordinates: the compiled engine is built for at most {MAX_COORDINATES}"
+        return {"engine_native": False, "engine": f"not built: {reason} (simulation uses the numpy path)"}
+    native = shutil.which("cc") is not None or shutil.which("gcc") is not None
+    kind = "native C" if native else "CasADi virtual machine: no C compiler found"
+    return {"engine_native": native, "engine": f"{kind}, built (or loaded from the cache) by the first run"}

@@ -133,8 +133,8 @@ def _unique_keys(pairs):
     """JSON objects may not repeat a key (json.loads would silently keep the last one)."""
     result = dict(pairs)
     if len(result) < len(pairs):
-        keys = [k for k, _ in pairs]
-        twice = next(k for k in keys if keys.count(k) > 1)
+        keys, seen = [k for k, _ in pairs], set()
+        twice = next(k for k in keys if k in seen or seen.add(k))
         raise ModelError(
             f"the JSON object with keys {', '.join(keys)}",
             f"repeats the key '{twice}'",
@@ -232,12 +232,13 @@ def _platform(data) -> Platform:
     )
 
 
-def _object(data, where, keys):
+def _object(data, where, keys=None):
+    """`data` as a JSON object whose fields are among `keys` (None: any, as a body's named points)."""
     if not isinstance(data, dict):
         raise ModelError(where, "must be a JSON object", type(data).__name__)
-    unknown = [k for k in data if k not in keys]
-    if unknown:
-        raise ModelError(where, f"has the unknown field '{unknown[0]}'", expected="one of " + ", ".join(keys))
+    unknown = None if keys is None else next((k for k in data if k not in keys), None)
+    if unknown is not None:
+        raise ModelError(where, f"has the unknown field '{unknown}'", expected="one of " + ", ".join(keys))
     return data
 
 
@@ -323,7 +324,7 @@ def _parameter_quantity(value, unit, where):
 
 
 def _points(data, owner):
-    obj = _object(data, f"body '{owner}'.points", tuple(data) if isinstance(data, dict) else ())
+    obj = _object(data, f"body '{owner}'.points")
     return {_string(k, f"body '{owner}' point name"): _vector(v, f"body '{owner}' point '{k}'") for k, v in obj.items()}
 
 
@@ -341,7 +342,7 @@ def _frame(data, where):
 
 
 def _frames(data, owner):
-    obj = _object(data, f"body '{owner}'.frames", tuple(data) if isinstance(data, dict) else ())
+    obj = _object(data, f"body '{owner}'.frames")
     result = {}
     for k, v in obj.items():
         frame = _frame(v, f"body '{owner}' frame '{k}'")
@@ -457,11 +458,7 @@ def _trajectory(data, index, section="trajectories"):
         raise ModelError(  # as the command line's --samples: beyond, a run ends out of memory, not in a result
             f"{where}.samples", f"must be a whole number of samples, at least 1 and at most {MAX_SAMPLES}", samples
         )
-    coordinates = _object(
-        obj.get("coordinates", {}),
-        f"{where}.coordinates",
-        tuple(obj.get("coordinates", {})) if isinstance(obj.get("coordinates"), dict) else (),
-    )
+    coordinates = _object(obj.get("coordinates", {}), f"{where}.coordinates")
     return Trajectory(
         name,
         {
