@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ from .document import (
 )
 from .errors import ModelError
 from .expressions import FUNCTIONS, evaluate
-from .names import LABEL, check_name, check_unique, inertial_names
+from .names import LABEL, check_inertial_symbols, check_name, check_unique
 from .units import check_expressions, check_units
 
 # the model's name reaches generated files only escaped, but stays one line of printable text
@@ -91,14 +92,18 @@ def validate(model: Model) -> None:
 def _check_shared_names(model: Model) -> None:
     """The names that become symbols or columns side by side, unique across their kinds."""
     coordinates = model.coordinate_names()
-    check_unique(
-        [(p.name, f"parameter '{p.name}'") for p in model.parameters]
-        + [(c, f"coordinate '{c}'") for c in coordinates]
-        + [(f"d_{c}", f"the velocity of coordinate '{c}'") for c in coordinates]
-        + [(n, f"body '{b.label}' (inertial symbol {n})") for b in model.bodies for n in inertial_names(b.label)]
-        + [(e.name, f"force '{e.name}'") for e in model.forces]
-        + [(m.name, f"measure '{m.name}'") for m in model.measures]  # they head columns beside the coordinates
+    before = check_unique(
+        itertools.chain(
+            ((p.name, f"parameter '{p.name}'") for p in model.parameters),
+            ((c, f"coordinate '{c}'") for c in coordinates),
+            ((f"d_{c}", f"the velocity of coordinate '{c}'") for c in coordinates),
+        )
     )
+    after = itertools.chain(
+        ((e.name, f"force '{e.name}'") for e in model.forces),
+        ((m.name, f"measure '{m.name}'") for m in model.measures),  # they head columns beside the coordinates
+    )
+    check_inertial_symbols([b.label for b in model.bodies], before, after)
 
 
 def _check_parameters(model: Model) -> dict[str, float]:
