@@ -37,6 +37,7 @@ from .units import check_expressions, check_units
 # than it is stored (Boucher and Anderson 2021, "Trojan Source"): embeddings, overrides, isolates and marks.
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 NAME_TEXT = re.compile(rf"[^\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}]{{0,200}}")
+PATH_TEXT = re.compile(rf"[^\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}]{{1,4096}}")  # a mesh file's path
 TEXT_RULE = (
     "up to 200 printable characters on one line, without bidirectional controls (U+202A to U+202E, U+2066 to "
     "U+2069, U+200E, U+200F, U+061C), which show text in another order than it has"
@@ -286,6 +287,8 @@ def _check_shape(body: Body, symbols) -> None:
             raise ModelError(f"{where}.{key}", "is not positive", shape[key], "a length > 0 m")
     if "file" in shape and (not isinstance(shape["file"], str) or not shape["file"]):
         raise ModelError(f"{where}.file", "must be a file name", shape["file"], "a path to a mesh file")
+    if "file" in shape and not PATH_TEXT.fullmatch(shape["file"]):
+        raise ModelError(f"{where}.file", "is not one line of printable text", shape["file"], TEXT_RULE)
     if "color" in shape and not (isinstance(shape["color"], str) and _COLOR.fullmatch(shape["color"])):
         raise ModelError(f"{where}.color", "is not a colour", shape["color"], '"#rrggbb", e.g. "#3080c0"')
 
