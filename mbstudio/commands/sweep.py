@@ -3,7 +3,9 @@
 --out study.parquet|csv`: one analysis at every point of a grid of model parameters, each point a task on Dask (an
 embedded local cluster of processes by default, or the scheduler at ADDRESS), one row per point. The table is
 written as points finish, so a study stopped (Ctrl+C, SIGTERM) or failed leaves its finished points in it, the
-others listed as not run."""
+others listed as not run; run again with the same specification and --out, it computes only the points the table
+does not hold without error (the same model hash, analysis, options, grid and units, else every point). Exit 0
+when a point has a result, 1 when every point failed (its provenance then says "complete": false)."""
 
 from __future__ import annotations
 
