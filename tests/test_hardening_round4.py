@@ -195,7 +195,7 @@ def test_a_massless_subtree_is_refused_before_a_run_naming_its_bodies():
     from mbstudio.simulation.run import simulate
 
     model = loads(json.dumps(_massless_tail(4, 2)))  # loads: kinematics needs no masses
-    with pytest.raises(ModelError, match=r"joint 'j3': moves bodies without mass or inertia \('3', '4'\)"):
+    with pytest.raises(ModelError, match=r"joint 'j3': moves only bodies without mass or inertia \('3', '4'\)"):
         check_dynamics(model)
     with pytest.raises(ModelError, match="'3', '4'"):
         simulate(model, 0.01, samples=3)
@@ -225,7 +225,7 @@ def test_romeos_fingers_are_named():
     if folder is None:
         pytest.skip("example-robot-data is not installed")
     result = import_urdf(folder / "romeo_description" / "urdf" / "romeo.urdf", [folder])
-    with pytest.raises(ModelError, match=r"joint 'LHand': moves bodies without mass or inertia \('LFinger11Link'"):
+    with pytest.raises(ModelError, match=r"joint 'LHand': moves only bodies without mass or inertia \('LFinger11Link'"):
         check_dynamics(result.model)
 
 

@@ -695,8 +695,8 @@ def check_dynamics(model: Model) -> None:
             bodies = ", ".join(f"'{b}'" for b in _subtree(child, below))
             raise ModelError(
                 f"joint '{joint.name}'",
-                f"moves bodies without mass or inertia ({bodies}): its coordinates {', '.join(moving)} have no "
-                "inertia, and forward dynamics would give NaN",
+                f"moves only bodies without mass or inertia ({bodies}), which leaves {', '.join(moving)} without "
+                "inertia: forward dynamics would give NaN",
                 expected="a mass or an inertia on one of these bodies, or the joint fixed (or its coordinate "
                 "coupled to another)",
             )
