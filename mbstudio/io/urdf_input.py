@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..model import ModelError
-from ..model.validation import MAGNITUDE_MAX, NAME_TEXT, TEXT_RULE
+from ..model.validation import MAGNITUDE_MAX, TEXT_RULE, UNPRINTABLE
 
 # the numbers the import uses, by element and attribute: how many each holds (all finite)
 NUMBERS = {
@@ -107,7 +107,7 @@ def _unique_names(elements: list, kind: str, path: Path) -> None:
         name = element.get("name")
         if not name:
             raise ModelError(f"{path}, line {element.sourceline}: <{kind}>", "has no name", expected='name="..."')
-        if not NAME_TEXT.fullmatch(name):
+        if UNPRINTABLE.search(name):  # its length is the import's to judge (source_name)
             where = f"{path}, line {element.sourceline}: {kind} {ascii(name)}"  # not shown as it would display
             raise ModelError(where, "has a name that is not one line of printable text", name, TEXT_RULE)
         if name in first:

@@ -36,10 +36,11 @@ from .units import check_expressions, check_units
 # escaped, but stay one line of printable text, without the controls that make text display in another order
 # than it is stored (Boucher and Anderson 2021, "Trojan Source"): embeddings, overrides, isolates and marks.
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+UNPRINTABLE = re.compile(rf"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}]")
 NAME_TEXT = re.compile(rf"[^\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}]{{0,200}}")
 PATH_TEXT = re.compile(rf"[^\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}]{{1,4096}}")  # a mesh file's path
 TEXT_RULE = (
-    "up to 200 printable characters on one line, without bidirectional controls (U+202A to U+202E, U+2066 to "
+    "up to 200 characters on one line, printable, without bidirectional controls (U+202A to U+202E, U+2066 to "
     "U+2069, U+200E, U+200F, U+061C), which show text in another order than it has"
 )
 _MATH = {name: getattr(math, name) for name in FUNCTIONS}
