@@ -15,9 +15,10 @@ import pytest
 from mbstudio import samples
 from mbstudio.cli import main
 from mbstudio.identification import vp_linalg
-from mbstudio.identification.pipeline import Cancelled, base_parameters, evaluate_symbolic
+from mbstudio.identification.pipeline import base_parameters, evaluate_symbolic
 from mbstudio.model import ModelError
 from mbstudio.model.document import Harmonic, Trajectory
+from mbstudio.progress import Cancelled
 
 from .conftest import PKM_SAMPLES
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,9 +32,7 @@ from ..kinematics.mechanism import Mechanism
 from ..model.document import Model
 from ..model.fileformat import dumps
 from ..numerics.backends import Float64, Symbolic
-
-Progress = Callable[[float, str], None]
-Cancel = Callable[[], bool] | threading.Event
+from ..progress import Cancel, Cancelled, Progress
 
 CLOSED_LOOP_NOTE = (
     "closed loop: the projected equations Rᵀ M R q̈_ind + ... need R = ∂q/∂q_ind along the "
@@ -43,10 +40,6 @@ CLOSED_LOOP_NOTE = (
     "equations M q̈ + c + g = τ + Φ_qᵀ λ with the constraint Jacobian Φ_q and Φ_q q̈ = γ "
     "(rows `independent_rows` are the independent constraints)"
 )
-
-
-class Cancelled(Exception):
-    """Raised between entries when the caller's cancel flag is set."""
 
 
 @dataclass
