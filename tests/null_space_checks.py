@@ -7,9 +7,9 @@ import mpmath
 import numpy as np
 import sympy
 
+from mbstudio.dynamics.regressor import regressor
 from mbstudio.identification import vp_linalg
 from mbstudio.identification.energy import random_states
-from mbstudio.identification.regressor import regressor
 from mbstudio.kinematics import Mechanism
 from mbstudio.numerics import as_mpf
 

@@ -10,12 +10,12 @@ import pytest
 import sympy
 
 from mbstudio import samples
+from mbstudio.dynamics.regressor import regressor
 from mbstudio.identification.energy import energy_coefficients, lagrangian_change, random_states
 from mbstudio.identification.loop_evidence import loop_evidence
 from mbstudio.identification.motion_copies import motion_copies
 from mbstudio.identification.multipoles import quadrupole, unit_tensor
 from mbstudio.identification.pipeline import base_parameters
-from mbstudio.identification.regressor import regressor
 from mbstudio.identification.symbolic_base import symbolic_base_parameters, transfer, verify_directions
 from mbstudio.io.urdf_import import import_urdf
 from mbstudio.kinematics import Mechanism

@@ -37,6 +37,7 @@ import scipy.linalg
 from .. import __version__
 from ..dynamics.closed_loop import actuated_indices
 from ..dynamics.forces import AppliedForces
+from ..dynamics.regressor import tree_regressor
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, ModelError
 from ..model.document import Actuator
@@ -48,7 +49,6 @@ from .gautier import BaseParameterResult
 from .logs import MeasuredLog, read_log
 from .observation import branch_guide, sample_states
 from .pipeline import base_parameters, model_hash
-from .regressor import tree_regressor
 
 FRICTION = ("viscous", "coulomb")
 FRICTION_PREFIX = {"viscous": "Fv_", "coulomb": "Fc_"}

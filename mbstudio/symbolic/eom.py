@@ -26,7 +26,7 @@ import numpy as np
 import sympy
 
 from .. import __version__
-from ..identification.regressor import tree_regressor
+from ..dynamics.regressor import tree_regressor
 from ..kinematics.geometry import GRAVITY_SYMBOL, gravity_symbol
 from ..kinematics.mechanism import Mechanism
 from ..model.document import Model
