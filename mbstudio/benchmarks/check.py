@@ -1,4 +1,4 @@
-"""`mbstudio check` on very large models (issue 23): a planar chain of 20 000 and of 100 000 bodies, from reading
+"""`mbstudio check` on very large models: a planar chain of 20 000 and of 100 000 bodies, from reading
 the file to the platform search; the reference is the target time."""
 
 from __future__ import annotations

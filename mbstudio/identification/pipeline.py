@@ -1,4 +1,4 @@
-"""The three routes to the base inertial parameters on one model, side by side (DESIGN.md principles 1, 3, 6).
+"""The three routes to a model's base inertial parameters, side by side (docs/architecture.md, principles 1, 3, 6).
 
     run = base_parameters(model, method="all", digits=[30, 50])
     run.vp.final.rank, run.comparison["vp_symbolic"]["same_row_space"], run.to_json()

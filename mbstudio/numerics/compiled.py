@@ -1,4 +1,4 @@
-"""The fourth number system (DESIGN.md principle 1): CasADi SX symbols in numpy object arrays.
+"""The fourth number system (docs/architecture.md, principle 1): CasADi SX symbols in numpy object arrays.
 
 Running the same kinematics and dynamics code once on symbolic coordinates records an expression graph, which
 CasADi evaluates natively (`casadi.Function`) one state at a time far faster than numpy can, differentiates

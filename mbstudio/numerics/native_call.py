@@ -1,4 +1,4 @@
-"""Calling compiled functions from Python with little more than the native code's cost (issue 19, item 3).
+"""Calling compiled functions from Python with little more than the native code's cost.
 
 CasADi's own call converts every argument and result (25 µs); its buffer interface, as FastCall uses it, still
 copies them in and out under a lock (2.5 µs). Where Python's and numpy's headers are found, the library of

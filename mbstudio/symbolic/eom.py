@@ -159,7 +159,8 @@ def regressor_batch(mech: Mechanism, q: list, qd: list) -> np.ndarray:
 
 
 def inertial_parameters(mech: Mechanism, numeric_inertia: bool) -> tuple[list, list[sympy.Symbol]]:
-    """φ as symbols named after DESIGN.md, or the document's values (exact, in the geometric symbols)."""
+    """φ as symbols named as in docs/architecture.md (conventions), or the document's values (exact, in the
+    geometric symbols)."""
     if numeric_inertia:
         return list(np.concatenate([mech.tree.geometry.inertia(b) for b in mech.model.bodies])), []
     symbols = [sympy.Symbol(name, real=True) for name in mech.model.inertial_parameter_names()]

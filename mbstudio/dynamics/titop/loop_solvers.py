@@ -1,4 +1,4 @@
-"""Exact solves of the forward diagram's algebraic loop (digest §1.13, §3.6): the loop is affine in the
+"""Exact solves of the forward diagram's algebraic loop (Alazard et al. 2024): the loop is affine in the
 accelerations u = (each floating base's xdot'_P, every q̈), so linear algebra closes it in one go.
 
 - `condensed` (option C, the default): each block hands its parent its articulated inertia and bias at its
