@@ -145,8 +145,8 @@ def four_bar():
 
 
 # ------------------------------------------------------------------ decisions that must survive rounding
-# DESIGN.md principle 9: a choice taken on a floating-point threshold (rank, partition, branch, closes or not)
-# must not flip when the inputs move by 1e-13. Tests of such decisions take the `perturb` fixture and run once
+# docs/architecture.md, principle 9: a choice taken on a floating-point threshold (rank, partition, branch, closes or
+# not) must not flip when the inputs move by 1e-13. Tests of such decisions take the `perturb` fixture and run once
 # as given and once per seed with every number of their inputs multiplied by (1 + 1e-13 N(0, 1)).
 PERTURBATION = 1e-13
 PERTURBATION_SEEDS = (None, 1, 2, 3)

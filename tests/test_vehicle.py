@@ -331,12 +331,12 @@ def assert_same_document(a, b, rtol: float, where: str = "") -> None:
 
 
 def needs_the_engine(model: Model) -> None:
-    """Skip, saying why, while the compiled engine cannot take the vehicle (83 joint coordinates, issue 19 item 1):
+    """Skip, saying why, while the compiled engine cannot take the vehicle (83 joint coordinates):
     these runs would take hours on the numpy path."""
     from mbstudio.dynamics.engine import fits_engine
 
     if not fits_engine(model):
-        pytest.skip("the compiled engine does not take the vehicle's 83 joint coordinates yet (issue 19, item 1)")
+        pytest.skip("the compiled engine does not take the vehicle's 83 joint coordinates yet")
 
 
 @pytest.mark.slow
