@@ -519,3 +519,13 @@ def test_a_file_is_read_with_bounded_lines(tmp_path: Path):
         read_tir(huge)
     with pytest.raises(ModelError, match="cannot be read"):
         read_tir(tmp_path / "absent.tir")
+
+
+def test_tables_fortran_exponents_and_both_comment_marks_are_read():
+    text = TEXT.replace(
+        "[SCALING_COEFFICIENTS]", "[SHAPE]\n{radial width}\n 1.0 0.0\n 1.0D+00 0.4 ! edge\n[SCALING_COEFFICIENTS]", 1
+    ).replace("LMUX                     = 1", "LMUX = 0.9D0 ! wet", 1)
+    tir = parse_tir(text)
+    assert tir.tables["SHAPE"] == [[1.0, 0.0], [1.0, 0.4]]
+    assert tir.number("SCALING_COEFFICIENTS", "LMUX") == 0.9
+    assert tir.sections["MODEL"]["TYRESIDE"].value == "LEFT"
