@@ -177,7 +177,8 @@ def hand(P: dict, Fz, kappa, alpha, gamma, Vcx, p) -> dict:
     t = Dt * math.cos(Ct * math.atan(Bt * at_eq - Et * (Bt * at_eq - math.atan(Bt * at_eq)))) * cos_a  # 4.E73
     Mzr = Dr * math.cos(math.atan(Br * ar_eq))  # 4.E75
     s = R0 * (P["SSZ1"] + P["SSZ2"] * Fy / Fz0p + (P["SSZ3"] + P["SSZ4"] * dfz) * g_s) * P["LS"]  # 4.E76
-    Mz = -t * (Gyk * Fy0) + Mzr + s * Fx  # 4.E71-4.E72, 4.E74
+    Fy0_upright = Fy0 if gamma == 0 else hand(P, Fz, kappa, alpha, 0.0, Vcx, p)["Fy0"]  # camber acts through Mzr
+    Mz = -t * (Gyk * Fy0_upright) + Mzr + s * Fx  # 4.E71-4.E72, 4.E74
 
     # overturning and rolling resistance, loads over FNOMIN
     Fz0 = P["FNOMIN"]
@@ -407,6 +408,31 @@ def test_the_traced_function_gives_numpys_numbers():
         for o, v in zip(outputs, values, strict=True):
             scale = fz[k] * (1.0 if o in ("fx", "fy") else 0.316) if o != "trail" else 0.316
             assert abs(float(v) - getattr(ours, o)[k]) <= 1e-13 * max(abs(getattr(ours, o)[k]), scale), (o, k)
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        (4000.0, 0.0, 0.0, 0.0, 20.0, 220e3),  # straight running: alpha_t = alpha_r = kappa = 0
+        (0.0, 0.1, 0.1, 0.02, 20.0, 220e3),  # touching down
+        (-100.0, 0.1, 0.1, 0.02, 20.0, 220e3),  # off the ground
+        (4000.0, 0.0, 0.0, 0.0, 0.0, 220e3),  # standing still
+    ],
+    ids=["straight", "touching", "lifted", "standstill"],
+)
+def test_the_exact_derivatives_are_finite_where_the_formulas_have_corners(point):
+    """The compiled engine will differentiate the tyre: its Jacobian must be finite at straight running (the
+    equivalent slips' square roots at 0), at zero load ((Fz/Fz0)^QSY7) and with friction decaying with slip speed
+    (|Vs| at zero slip)."""
+    c = tyre(QHZ1=0.0, QHZ2=0.0, PHY1=0.0, PHY2=0.0, PVY1=0.0, PVY2=0.0, LMUV=0.2)
+    x = casadi.SX.sym("x", 6)
+    f = magic_formula(c, *(x[i] for i in range(6)))
+    outputs = casadi.vertcat(f.fx, f.fy, f.mx, f.my, f.mz)
+    jacobian = np.array(casadi.Function("j", [x], [casadi.jacobian(outputs, x)])(point))
+    assert np.all(np.isfinite(jacobian))
+    if point[0] > 0 and point[4] > 0:  # dFy/dalpha at straight running is the cornering stiffness
+        stiffness = float(magic_formula(c, *point).cornering_stiffness)
+        assert jacobian[1, 2] == pytest.approx(stiffness, rel=1e-9)
 
 
 def test_use_mode_chooses_the_forces():

@@ -22,6 +22,12 @@ import numpy as np
 from .coefficients import Coefficients
 
 EPSILON = 1e-6  # the small numbers that keep B = K / (C D + eps) and the alignment ratios finite at zero load
+# Added under a square root (or a power) of a quantity that can be exactly 0, so that its exact derivative (CasADi's)
+# is finite there: sqrt(u + TINY) is sqrt(u) in double precision for every u above 1e-284, and 1e-150 at u = 0.
+TINY = 1e-300
+# (Fz/Fz0)^QSY7 is written Fz/Fz0 max(Fz/Fz0, LOAD_FLOOR)^(QSY7 - 1): the same above 1e-12 of the nominal load (My
+# differs by under 1e-9 N m below it), exactly 0 off the ground, and with a finite derivative there
+LOAD_FLOOR = 1e-12
 
 
 @dataclass(frozen=True)
@@ -110,7 +116,8 @@ def magic_formula(
     fx = g_xa * fx0  # (4.E50)
     fy = g_yk * fy0 + sv_yk  # (4.E58)
     trail, mzr, arm = _aligning(p, ops, s, lat, kxk, fy)
-    mz = -trail * (g_yk * fy0) + mzr + arm * fx  # (4.E71), (4.E72), Fy' = Gyk Fy0 (4.E74)
+    fy0_upright, _ = _fy0(p, ops, SimpleNamespace(**{**vars(s), "gamma": 0.0}))
+    mz = -trail * (g_yk * fy0_upright) + mzr + arm * fx  # (4.E71), (4.E72); Fy' = Gyk Fy0 at zero camber (4.E74)
     mx = _overturning(p, ops, s, fy)
     my = _rolling_resistance(p, ops, s, fx)
     if mode in (0, 2):
@@ -138,7 +145,7 @@ def _state(p, ops, fz, kappa, alpha, gamma, vcx, pressure) -> SimpleNamespace:
     tan_alpha = ops.tan(alpha)
     mu_x, mu_y = p.LMUX, p.LMUY
     if p.LMUV != 0:  # friction decaying with slip speed (4.E7); its speed |Vs| from the slips
-        vs = ops.abs(vcx) * ops.sqrt(kappa * kappa + tan_alpha * tan_alpha)
+        vs = ops.abs(vcx) * ops.sqrt(kappa * kappa + tan_alpha * tan_alpha + TINY)
         mu_x, mu_y = mu_x / (1 + p.LMUV * vs / p.LONGVL), mu_y / (1 + p.LMUV * vs / p.LONGVL)
     vc = ops.abs(vcx) * ops.sqrt(1 + tan_alpha * tan_alpha)  # |Vc|: Vcy = Vcx tan(alpha) in magnitude
     return SimpleNamespace(
@@ -273,12 +280,19 @@ def _aligning(p, ops, s, lat, k_xk, fy):
         * s.cos_alpha
     )
     slip_ratio_term = (k_xk / lat.k_ya_safe) ** 2 * s.kappa * s.kappa
-    alpha_t_eq = ops.sqrt(alpha_t * alpha_t + slip_ratio_term) * ops.sign(alpha_t)  # (4.E77)
-    alpha_r_eq = ops.sqrt(alpha_r * alpha_r + slip_ratio_term) * ops.sign(alpha_r)  # (4.E78)
+    alpha_t_eq = _equivalent_slip(ops, alpha_t, slip_ratio_term)  # (4.E77)
+    alpha_r_eq = _equivalent_slip(ops, alpha_r, slip_ratio_term)  # (4.E78)
     trail = d_t * cosine_curve(ops, b_t, c_t, e_t, alpha_t_eq) * s.cos_alpha  # (4.E73)
     mzr = d_r * ops.cos(ops.atan(b_r * alpha_r_eq))  # (4.E75), C_r = 1
     arm = r0 * (p.SSZ1 + p.SSZ2 * fy / s.fz0 + (p.SSZ3 + p.SSZ4 * dfz) * g) * p.LS  # (4.E76)
     return trail, mzr, arm
+
+
+def _equivalent_slip(ops, alpha, slip_ratio_term):
+    """sqrt(alpha^2 + (Kxk/Kya')^2 kappa^2) sign(alpha) (4.E77, 4.E78), written as alpha plus the growth the slip
+    ratio adds, so that its derivative is finite (1 in alpha) where alpha and kappa are both 0: straight running."""
+    a2 = alpha * alpha + TINY
+    return alpha + ops.sign(alpha) * (ops.sqrt(a2 + slip_ratio_term) - ops.sqrt(a2))
 
 
 def _overturning(p, ops, s, fy):
@@ -310,6 +324,7 @@ def _rolling_resistance(p, ops, s, fx):
         * p.FNOMIN
         * p.LMY
         * (p.QSY1 + p.QSY2 * fx / p.FNOMIN + p.QSY3 * ops.abs(v) + p.QSY4 * v**4 + (p.QSY5 + p.QSY6 * fz_n) * g * g)
-        * ops.power(fz_n, p.QSY7)
+        * fz_n
+        * ops.power(ops.fmax(fz_n, LOAD_FLOOR), p.QSY7 - 1)
         * ops.power(s.pressure / p.NOMPRES, p.QSY8)
     )
