@@ -78,15 +78,20 @@ SCALED = dict(
 
 
 # ------------------------------------------------------------------------------ the printed equations, by hand
-def hand(P: dict, Fz, kappa, alpha, gamma, Vcx, p) -> dict:
-    """One point of MF 6.1 transcribed line by line from the printed equations, scalars only (math module)."""
+def hand(P: dict, Fz, kappa, alpha, gamma, Vcx, p, mf52: bool = False) -> dict:
+    """One point of MF 6.1 transcribed line by line from the printed equations, scalars only (math module); with
+    `mf52`, MF 5.2's forms where they differ (no pressure, the inclination scaled per direction, PHY3, QDZ3 on
+    gamma_z, Fy' = Fy - SVyk)."""
     sgn = lambda x: math.copysign(1.0, x) if x != 0 else 0.0  # noqa: E731
     eps = 1e-6
     Fz0p = P["LFZO"] * P["FNOMIN"]  # 4.E1
     dfz = (Fz - Fz0p) / Fz0p  # 4.E2a
-    dpi = (p - P["NOMPRES"]) / P["NOMPRES"]  # 4.E2b
+    dpi = 0.0 if mf52 else (p - P["NOMPRES"]) / P["NOMPRES"]  # 4.E2b
     a_s = math.tan(alpha) * sgn(Vcx)  # 4.E3
-    g_s = math.sin(gamma)  # 4.E4
+    if mf52:
+        g_x, g_y, g_z = gamma * P["LGAX"], gamma * P["LGAY"], gamma * P["LGAZ"]
+    else:
+        g_x, g_y, g_z = gamma, math.sin(gamma), math.sin(gamma)  # 4.E4
     Vc = math.hypot(Vcx, Vcx * math.tan(alpha))
     cos_a = Vcx / (Vc + eps)  # 4.E6
     Vs = abs(Vcx) * math.hypot(kappa, math.tan(alpha))
@@ -99,7 +104,7 @@ def hand(P: dict, Fz, kappa, alpha, gamma, Vcx, p) -> dict:
     SHx = (P["PHX1"] + P["PHX2"] * dfz) * P["LHX"]  # 4.E17
     kx = kappa + SHx  # 4.E10
     Cx = P["PCX1"] * P["LCX"]  # 4.E11
-    mux = (P["PDX1"] + P["PDX2"] * dfz) * (1 + P["PPX3"] * dpi + P["PPX4"] * dpi**2) * (1 - P["PDX3"] * gamma**2) * lmux
+    mux = (P["PDX1"] + P["PDX2"] * dfz) * (1 + P["PPX3"] * dpi + P["PPX4"] * dpi**2) * (1 - P["PDX3"] * g_x**2) * lmux
     Dx = mux * Fz  # 4.E12
     Ex = min((P["PEX1"] + P["PEX2"] * dfz + P["PEX3"] * dfz**2) * (1 - P["PEX4"] * sgn(kx)) * P["LEX"], 1.0)
     Kxk = Fz * (P["PKX1"] + P["PKX2"] * dfz) * math.exp(P["PKX3"] * dfz) * (1 + P["PPX1"] * dpi + P["PPX2"] * dpi**2)
@@ -109,53 +114,53 @@ def hand(P: dict, Fz, kappa, alpha, gamma, Vcx, p) -> dict:
     Fx0 = Dx * math.sin(Cx * math.atan(Bx * kx - Ex * (Bx * kx - math.atan(Bx * kx)))) + SVx  # 4.E9
 
     # lateral, pure slip
-    Kya = P["PKY1"] * Fz0p * (1 + P["PPY1"] * dpi) * (1 - P["PKY3"] * abs(g_s))
-    Kya *= math.sin(P["PKY4"] * math.atan(Fz / Fz0p / ((P["PKY2"] + P["PKY5"] * g_s**2) * (1 + P["PPY2"] * dpi))))
+    Kya = P["PKY1"] * Fz0p * (1 + P["PPY1"] * dpi) * (1 - P["PKY3"] * abs(g_y))
+    Kya *= math.sin(P["PKY4"] * math.atan(Fz / Fz0p / ((P["PKY2"] + P["PKY5"] * g_y**2) * (1 + P["PPY2"] * dpi))))
     Kya *= P["LKY"]  # 4.E25
     Kyap = Kya + eps * (1.0 if Kya >= 0 else -1.0)
-    SVyg = Fz * (P["PVY3"] + P["PVY4"] * dfz) * g_s * P["LKYC"] * lmuy_p  # 4.E28
+    SVyg = Fz * (P["PVY3"] + P["PVY4"] * dfz) * g_y * P["LKYC"] * lmuy_p  # 4.E28
     SVy = Fz * (P["PVY1"] + P["PVY2"] * dfz) * P["LVY"] * lmuy_p + SVyg  # 4.E29
     Kyg0 = Fz * (P["PKY6"] + P["PKY7"] * dfz) * (1 + P["PPY5"] * dpi) * P["LKYC"]  # 4.E30
-    SHy = (P["PHY1"] + P["PHY2"] * dfz) * P["LHY"] + (Kyg0 * g_s - SVyg) / Kyap  # 4.E27
+    SHy = (P["PHY1"] + P["PHY2"] * dfz) * P["LHY"] + (P["PHY3"] * g_y if mf52 else (Kyg0 * g_y - SVyg) / Kyap)
     ay = a_s + SHy  # 4.E20
     Cy = P["PCY1"] * P["LCY"]  # 4.E21
-    muy = (P["PDY1"] + P["PDY2"] * dfz) * (1 + P["PPY3"] * dpi + P["PPY4"] * dpi**2) * (1 - P["PDY3"] * g_s**2) * lmuy
+    muy = (P["PDY1"] + P["PDY2"] * dfz) * (1 + P["PPY3"] * dpi + P["PPY4"] * dpi**2) * (1 - P["PDY3"] * g_y**2) * lmuy
     Dy = muy * Fz  # 4.E22
-    Ey = (P["PEY1"] + P["PEY2"] * dfz) * (1 + P["PEY5"] * g_s**2 - (P["PEY3"] + P["PEY4"] * g_s) * sgn(ay))
+    Ey = (P["PEY1"] + P["PEY2"] * dfz) * (1 + P["PEY5"] * g_y**2 - (P["PEY3"] + P["PEY4"] * g_y) * sgn(ay))
     Ey = min(Ey * P["LEY"], 1.0)  # 4.E24
     By = Kya / (Cy * Dy + eps)  # 4.E26
     Fy0 = Dy * math.sin(Cy * math.atan(By * ay - Ey * (By * ay - math.atan(By * ay)))) + SVy  # 4.E19
 
     # combined slip
-    Bxa = (P["RBX1"] + P["RBX3"] * g_s**2) * math.cos(math.atan(P["RBX2"] * kappa)) * P["LXAL"]  # 4.E54
+    Bxa = (P["RBX1"] + P["RBX3"] * g_y**2) * math.cos(math.atan(P["RBX2"] * kappa)) * P["LXAL"]  # 4.E54
     Exa = min(P["REX1"] + P["REX2"] * dfz, 1.0)
     wx = lambda x: math.cos(P["RCX1"] * math.atan(Bxa * x - Exa * (Bxa * x - math.atan(Bxa * x))))  # noqa: E731
     Fx = wx(a_s + P["RHX1"]) / wx(P["RHX1"]) * Fx0  # 4.E50-4.E53
-    Byk = (P["RBY1"] + P["RBY4"] * g_s**2) * math.cos(math.atan(P["RBY2"] * (a_s - P["RBY3"]))) * P["LYKA"]
+    Byk = (P["RBY1"] + P["RBY4"] * g_y**2) * math.cos(math.atan(P["RBY2"] * (a_s - P["RBY3"]))) * P["LYKA"]
     Eyk = min(P["REY1"] + P["REY2"] * dfz, 1.0)
     SHyk = P["RHY1"] + P["RHY2"] * dfz
     wy = lambda x: math.cos(P["RCY1"] * math.atan(Byk * x - Eyk * (Byk * x - math.atan(Byk * x))))  # noqa: E731
     Gyk = wy(kappa + SHyk) / wy(SHyk)  # 4.E59-4.E61
-    DVyk = muy * Fz * (P["RVY1"] + P["RVY2"] * dfz + P["RVY3"] * g_s) * math.cos(math.atan(P["RVY4"] * a_s))
+    DVyk = muy * Fz * (P["RVY1"] + P["RVY2"] * dfz + P["RVY3"] * g_y) * math.cos(math.atan(P["RVY4"] * a_s))
     SVyk = DVyk * math.sin(P["RVY5"] * math.atan(P["RVY6"] * kappa)) * P["LVYKA"]  # 4.E66-4.E67
     Fy = Gyk * Fy0 + SVyk  # 4.E58
 
     # aligning moment
     R0 = P["UNLOADED_RADIUS"]
-    SHt = P["QHZ1"] + P["QHZ2"] * dfz + (P["QHZ3"] + P["QHZ4"] * dfz) * g_s  # 4.E35
+    SHt = P["QHZ1"] + P["QHZ2"] * dfz + (P["QHZ3"] + P["QHZ4"] * dfz) * g_z  # 4.E35
     at = a_s + SHt
     ar = a_s + SHy + SVy / Kyap  # 4.E37-4.E38
     Bt = (
         (P["QBZ1"] + P["QBZ2"] * dfz + P["QBZ3"] * dfz**2)
-        * (1 + P["QBZ4"] * g_s + P["QBZ5"] * abs(g_s) + P["QBZ6"] * g_s**2)
+        * (1 + P["QBZ4"] * g_z + P["QBZ5"] * abs(g_z) + P["QBZ6"] * g_z**2)
         * P["LKY"]
         / lmuy
     )  # 4.E40
     Ct = P["QCZ1"]
     Dt0 = Fz * (R0 / Fz0p) * (P["QDZ1"] + P["QDZ2"] * dfz) * (1 - P["PPZ1"] * dpi) * P["LTR"] * sgn(Vcx)  # 4.E42
-    Dt = Dt0 * (1 + P["QDZ3"] * abs(g_s) + P["QDZ4"] * g_s**2)  # 4.E43
+    Dt = Dt0 * (1 + P["QDZ3"] * (g_z if mf52 else abs(g_z)) + P["QDZ4"] * g_z**2)  # 4.E43
     Et = (P["QEZ1"] + P["QEZ2"] * dfz + P["QEZ3"] * dfz**2) * (
-        1 + (P["QEZ4"] + P["QEZ5"] * g_s) * (2 / math.pi) * math.atan(Bt * Ct * at)
+        1 + (P["QEZ4"] + P["QEZ5"] * g_z) * (2 / math.pi) * math.atan(Bt * Ct * at)
     )
     Et = min(Et, 1.0)  # 4.E44
     Br = P["QBZ9"] * P["LKY"] / lmuy + P["QBZ10"] * By * Cy  # 4.E45
@@ -164,8 +169,8 @@ def hand(P: dict, Fz, kappa, alpha, gamma, Vcx, p) -> dict:
         * R0
         * (
             (P["QDZ6"] + P["QDZ7"] * dfz) * P["LRES"]
-            + ((P["QDZ8"] + P["QDZ9"] * dfz) * (1 + P["PPZ2"] * dpi) + (P["QDZ10"] + P["QDZ11"] * dfz) * abs(g_s))
-            * g_s
+            + ((P["QDZ8"] + P["QDZ9"] * dfz) * (1 + P["PPZ2"] * dpi) + (P["QDZ10"] + P["QDZ11"] * dfz) * abs(g_z))
+            * g_z
             * P["LKZC"]
         )
         * lmuy
@@ -176,8 +181,9 @@ def hand(P: dict, Fz, kappa, alpha, gamma, Vcx, p) -> dict:
     ar_eq = math.copysign(math.sqrt(ar**2 + (Kxk / Kyap) ** 2 * kappa**2), ar) if ar else 0.0  # 4.E78
     t = Dt * math.cos(Ct * math.atan(Bt * at_eq - Et * (Bt * at_eq - math.atan(Bt * at_eq)))) * cos_a  # 4.E73
     Mzr = Dr * math.cos(math.atan(Br * ar_eq))  # 4.E75
-    s = R0 * (P["SSZ1"] + P["SSZ2"] * Fy / Fz0p + (P["SSZ3"] + P["SSZ4"] * dfz) * g_s) * P["LS"]  # 4.E76
-    Fy0_upright = Fy0 if gamma == 0 else hand(P, Fz, kappa, alpha, 0.0, Vcx, p)["Fy0"]  # camber acts through Mzr
+    s = R0 * (P["SSZ1"] + P["SSZ2"] * Fy / Fz0p + (P["SSZ3"] + P["SSZ4"] * dfz) * g_z) * P["LS"]  # 4.E76
+    upright = mf52 or gamma == 0  # else camber acts through Mzr, not through the trail
+    Fy0_upright = Fy0 if upright else hand(P, Fz, kappa, alpha, 0.0, Vcx, p)["Fy0"]
     Mz = -t * (Gyk * Fy0_upright) + Mzr + s * Fx  # 4.E71-4.E72, 4.E74
 
     # overturning and rolling resistance, loads over FNOMIN
@@ -209,7 +215,7 @@ def hand(P: dict, Fz, kappa, alpha, gamma, Vcx, p) -> dict:
             + (P["QSY5"] + P["QSY6"] * Fz / Fz0) * gamma**2
         )
         * (Fz / Fz0) ** P["QSY7"]
-        * (p / P["NOMPRES"]) ** P["QSY8"]
+        * (1.0 if mf52 else (p / P["NOMPRES"]) ** P["QSY8"])
     )  # Besselink et al. 2010, A48
     return dict(
         Fx=Fx,
@@ -283,6 +289,56 @@ def test_the_point_of_the_sample_at_nominal_conditions_has_the_values_worked_out
     assert float(ours.longitudinal_stiffness) == pytest.approx(22.0 * fz, rel=1e-14)
     # Kya = PKY1 Fz0 sin(PKY4 atan(1 / PKY2)) at the nominal load
     assert float(ours.cornering_stiffness) == pytest.approx(-20.0 * fz * math.sin(2 * math.atan(1 / 1.8)), rel=1e-14)
+
+
+# MF 6.1's additions to MF 5.2, which an MF 5.2 file does not have
+_ADDITIONS = (
+    "NOMPRES INFLPRES PKY4 PKY5 PKY6 PKY7 PEY5 PPX1 PPX2 PPX3 PPX4 PPY1 PPY2 PPY3 PPY4 PPY5 PPZ1 PPZ2 PPMX1 RBX3 RBY4 "
+    "QBZ6 QDZ10 QDZ11 QSY5 QSY6 QSY7 QSY8 LKYC LKZC"
+)
+MF61_ADDITIONS = _ADDITIONS.split()
+
+
+def mf52_text(phy3=0.03, lgax=0.9, lgay=1.1, lgaz=0.8) -> str:
+    """The sample as an MF 5.2 file: FITTYP 6, without MF 6.1's additions, with PHY3 and the camber scalings."""
+    lines = [line for line in variant(FITTYP=6).splitlines() if line.split("=")[0].strip() not in MF61_ADDITIONS]
+    text = "\n".join(lines) + "\n"
+    text = text.replace("PHY2 ", f"PHY3 = {phy3}\nPHY2 ", 1)
+    return text.replace("LMUV ", f"LGAX = {lgax}\nLGAY = {lgay}\nLGAZ = {lgaz}\nLMUV ", 1)
+
+
+def test_mf52_matches_its_printed_equations_by_hand():
+    c = coefficients(parse_tir(mf52_text(), "mf52.tir"))
+    assert c.version == "MF 5.2" and not any("PHY3" in note or "LGAY" in note for note in c.notes)
+    worst = 0.0
+    for point in POINTS:
+        ours = magic_formula(c, *point)
+        expected = hand(c.values, *point, mf52=True)
+        fz = point[0]
+        for name, scale in (("Fx", fz), ("Fy", fz), ("Mx", fz * 0.316), ("My", fz * 0.316), ("Mz", fz * 0.316)):
+            got, want = float(getattr(ours, name.lower())), expected[name]
+            error = abs(got - want) / max(abs(want), 1e-3 * scale)
+            worst = max(worst, error)
+            assert error <= 1e-9, (point, name, got, want)
+    print(f"MF 5.2: worst relative difference from the hand route: {worst:.2e}")
+
+
+def test_mf52_without_camber_is_mf61_without_its_additions():
+    """At zero inclination and nominal pressure the two versions differ only by MF 6.1's additional terms: with
+    those at the values that remove them (PKY4 = 2 as MF 5.2 writes it, QSY7 = 1, the rest 0) they agree."""
+    removed = dict.fromkeys(["PKY5", "PKY6", "PKY7", "PEY5", "PPX1", "PPX2", "PPX3", "PPX4", "PPY1", "PPY2"], 0.0)
+    removed |= dict.fromkeys(["PPY3", "PPY4", "PPY5", "PPZ1", "PPZ2", "PPMX1", "RBX3", "RBY4", "QBZ6", "QDZ10"], 0.0)
+    removed |= dict(QDZ11=0.0, QSY5=0.0, QSY6=0.0, QSY7=1.0, QSY8=0.0, PKY4=2.0)
+    mf61 = tyre(**removed)
+    mf52 = coefficients(parse_tir(mf52_text()))
+    for fz, kappa, alpha, _, vcx, _ in POINTS:
+        a = magic_formula(mf61, fz, kappa, alpha, 0.0, vcx, 220e3)
+        b = magic_formula(mf52, fz, kappa, alpha, 0.0, vcx)
+        for name in ("fx", "fy", "mx", "my", "mz"):
+            assert float(getattr(a, name)) == pytest.approx(float(getattr(b, name)), rel=1e-14, abs=1e-12 * fz)
+    # and camber makes them differ (PHY3, the scalings, sin)
+    a, b = magic_formula(mf61, 4000.0, 0.0, 0.05, 0.05, 20.0), magic_formula(mf52, 4000.0, 0.0, 0.05, 0.05, 20.0)
+    assert abs(float(a.fy - b.fy)) > 1.0
 
 
 # ------------------------------------------------------------------------------ the `pacejka` package
@@ -500,7 +556,8 @@ def test_unknown_keys_are_named_in_the_notes():
         (variant(PDX1="nan"), ["PDX1", "not a finite number", "variant.tir:"]),
         (variant(PKY1="-inf"), ["PKY1", "not a finite number"]),
         (TEXT.replace("[INERTIA]", "[TYRE_COLOUR]", 1), ["unknown section", "TYRE_COLOUR"]),
-        (variant(FITTYP=6), ["MF 5.2", "FITTYP", "61"]),
+        (variant(FITTYP=62), ["MF 6.2", "FITTYP", "61 (MF 6.1)"]),
+        (variant(FNOMIN=0.0), ["FNOMIN", "must be positive", "variant.tir:"]),
         (variant(FITTYP=99), ["FITTYP", "99", "61 (MF 6.1)"]),
         (variant(USE_MODE=7), ["USE_MODE", "last digit"]),
         (variant(PCY1="'soft'"), ["PCY1", "not a number", "soft"]),
@@ -517,7 +574,8 @@ def test_unknown_keys_are_named_in_the_notes():
         "nan",
         "inf",
         "section",
-        "mf52",
+        "mf62",
+        "fnomin",
         "fittyp",
         "use_mode",
         "string",

@@ -40,10 +40,28 @@ KEYS: dict[str, tuple[str, str]] = {
 }
 
 
+# MF 6.1's additions to MF 5.2: inflation pressure, the camber stiffness and a few camber terms
+_MF61_ONLY = (
+    "NOMPRES INFLPRES PKY4 PKY5 PKY6 PKY7 PEY5 PPX1 PPX2 PPX3 PPX4 PPY1 PPY2 PPY3 PPY4 PPY5 PPZ1 PPZ2 PPMX1 "
+    "RBX3 RBY4 QBZ6 QDZ10 QDZ11 QSY5 QSY6 QSY7 QSY8 LKYC LKZC"
+)
+MF61_ONLY = set(_MF61_ONLY.split())
+# MF 5.2's own: the lateral shift by camber, and the inclination's scaling factors (MF 6.1 has sin(gamma) instead)
+MF52_ONLY = {"LATERAL_COEFFICIENTS": "PHY3", "SCALING_COEFFICIENTS": "LGAX LGAY LGAZ"}
+EVALUATED = ("MF 5.2", "MF 6.1")
+# the equations divide by these
+POSITIVE = (
+    ("VERTICAL", "FNOMIN"),
+    ("DIMENSION", "UNLOADED_RADIUS"),
+    ("MODEL", "LONGVL"),
+    ("OPERATING_CONDITIONS", "NOMPRES"),
+)
+
+
 @dataclass(frozen=True)
 class Coefficients:
-    """The numbers the Magic Formula reads (SI; absent coefficients 0, absent scaling factors 1), the version and
-    the USE_MODE switch, and the reader's notes on the file."""
+    """The numbers the Magic Formula reads (SI; absent coefficients 0, absent scaling factors 1), the version
+    ('MF 5.2' or 'MF 6.1') and the USE_MODE switch, and the reader's notes on the file."""
 
     values: dict[str, float]
     version: str
@@ -51,37 +69,49 @@ class Coefficients:
     source: str = "<coefficients>"
     notes: tuple[str, ...] = field(default=())
 
-    def __getattr__(self, name: str) -> float:
-        try:
-            return self.values[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
 
 def coefficients(tir: TirFile) -> Coefficients:
     """The model's coefficients from a read .tir file; a ModelError naming the key and section for a required
     entry the file lacks, for an entry that is not a number, and for a version the model does not evaluate."""
-    if tir.version != "MF 6.1":
+    version = tir.version
+    if version not in EVALUATED:
         raise ModelError(
             f"{tir.source} [MODEL] FITTYP",
-            f"names {tir.version}, which this model does not evaluate (it evaluates "
-            "the MF 6.1 equations; MF 5.2 writes its camber terms differently: docs/tyres.md)",
+            f"names {version}, which this model does not evaluate",
             tir.fittyp,
-            "61",
+            "6 or 21 (MF 5.2) or 61 (MF 6.1)",
         )
     values: dict[str, float] = {}
-    for section, (required, optional) in KEYS.items():
+    for section, (required, optional) in _keys(version).items():
         for key in required.split():
             values[key] = tir.number(section, key)
         for key in optional.split():
             values[key] = tir.number(section, key, 1.0 if section == "SCALING_COEFFICIENTS" else 0.0)
-    values["INFLPRES"] = tir.number("OPERATING_CONDITIONS", "INFLPRES", values["NOMPRES"])  # the default pressure
-    return Coefficients(values, tir.version, tir.use_mode, tir.source, tuple(tir.notes + _unread(tir)))
+    for section, key in POSITIVE:
+        if key in values and values[key] <= 0:
+            line = tir.sections[section][key].line
+            raise ModelError(f"{tir.source}:{line} [{section}] {key}", "must be positive", values[key])
+    if version == "MF 6.1":
+        values["INFLPRES"] = tir.number("OPERATING_CONDITIONS", "INFLPRES", values["NOMPRES"])  # default pressure
+    else:  # the MF 6.1 terms MF 5.2 lacks, set to what reduces the MF 6.1 forms to MF 5.2's
+        values |= dict.fromkeys(MF61_ONLY, 0.0) | {"PKY4": 2.0, "QSY7": 1.0, "LKYC": 1.0, "LKZC": 1.0}
+    return Coefficients(values, version, tir.use_mode, tir.source, tuple(tir.notes + _unread(tir, version)))
 
 
-def _unread(tir: TirFile) -> list[str]:
-    """A note naming, per section, the keys no equation here reads."""
-    read = {key for required, optional in KEYS.values() for key in (required + " " + optional).split()}
+def _keys(version: str) -> dict[str, tuple[str, str]]:
+    """KEYS for MF 6.1; for MF 5.2 without MF 6.1's additions and with MF 5.2's own keys (optional)."""
+    if version == "MF 6.1":
+        return KEYS
+    keys = {}
+    for section, (required, optional) in KEYS.items():
+        keep = [" ".join(k for k in group.split() if k not in MF61_ONLY) for group in (required, optional)]
+        keys[section] = (keep[0], (keep[1] + " " + MF52_ONLY.get(section, "")).strip())
+    return keys
+
+
+def _unread(tir: TirFile, version: str) -> list[str]:
+    """A note naming, per section, the keys no equation of this version reads."""
+    read = {key for required, optional in _keys(version).values() for key in (required + " " + optional).split()}
     notes = []
     for section, entries in tir.sections.items():
         if section in ("UNITS", "MDI_HEADER"):

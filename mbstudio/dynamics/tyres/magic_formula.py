@@ -1,11 +1,13 @@
-"""Pacejka's Magic Formula 6.1, steady state: the tyre's forces and moments at a load, slip ratio, slip angle,
-inclination angle, forward speed and inflation pressure.
+"""Pacejka's Magic Formula 6.1 (and 5.2), steady state: the tyre's forces and moments at a load, slip ratio, slip
+angle, inclination angle, forward speed and inflation pressure.
 
 Equations as printed in Pacejka, *Tire and Vehicle Dynamics*, 3rd ed. (2012), section 4.3.2, numbered (4.E1) to
 (4.E78) there, with the inflation-pressure terms of Besselink, Schmeitz and Pacejka, "An improved Magic Formula/Swift
 tyre model that can handle inflation pressure changes" (Vehicle System Dynamics, 2010); the rolling-resistance
-moment as that paper writes it (its eq. A48). No turn slip (every zeta factor is 1). docs/tyres.md lists the
-choices where sources differ and what is left out.
+moment as that paper writes it (its eq. A48). No turn slip (every zeta factor is 1). MF 5.2 files run through the
+same equations with MF 6.1's additions at the values that remove them and MF 5.2's own camber terms where they
+differ (the inclination scaled by LGAX/LGAY/LGAZ, PHY3, QDZ3, Fy' and My). docs/tyres.md lists the choices where
+sources differ and what is left out.
 
 The formulas are written once over plain arithmetic and the few functions `Ops` names, so they run on numpy arrays
 (any broadcastable shapes) and on CasADi SX/MX symbols alike; `ops_for` picks the functions from the inputs.
@@ -108,7 +110,7 @@ def magic_formula(
     p = SimpleNamespace(**c.values)
     fz = ops.fmax(fz, 0.0)
     pressure = p.INFLPRES if pressure is None else pressure
-    s = _state(p, ops, fz, kappa, alpha, gamma, vcx, pressure)
+    s = _state(p, ops, fz, kappa, alpha, gamma, vcx, pressure, c.version == "MF 5.2")
     fx0, kxk, mu_x = _fx0(p, ops, s)
     fy0, lat = _fy0(p, ops, s)
     g_xa = _g_xa(p, ops, s) if combined else 1.0
@@ -116,8 +118,7 @@ def magic_formula(
     fx = g_xa * fx0  # (4.E50)
     fy = g_yk * fy0 + sv_yk  # (4.E58)
     trail, mzr, arm = _aligning(p, ops, s, lat, kxk, fy)
-    fy0_upright, _ = _fy0(p, ops, SimpleNamespace(**{**vars(s), "gamma": 0.0}))
-    mz = -trail * (g_yk * fy0_upright) + mzr + arm * fx  # (4.E71), (4.E72); Fy' = Gyk Fy0 at zero camber (4.E74)
+    mz = -trail * _fy_prime(p, ops, s, fy0, g_yk) + mzr + arm * fx  # (4.E71), (4.E72)
     mx = _overturning(p, ops, s, fy)
     my = _rolling_resistance(p, ops, s, fx)
     if mode in (0, 2):
@@ -125,6 +126,15 @@ def magic_formula(
     if mode in (0, 1):
         fy, mx, mz = 0.0 * fy, 0.0 * mx, 0.0 * mz
     return TyreForces(fx, fy, mx, my, mz, kxk, lat.k_ya, mu_x, lat.mu_y, trail, mzr)
+
+
+def _fy_prime(p, ops, s, fy0, g_yk):
+    """The side force the pneumatic trail acts on (4.E74): Gyk Fy0 at zero camber, camber's own moment coming
+    through the residual torque; MF-Tyre 5.2 takes Fy - SVyk = Gyk Fy0 instead."""
+    if s.mf52:
+        return g_yk * fy0
+    upright, _ = _fy0(p, ops, SimpleNamespace(**{**vars(s), "gamma_y": 0.0}))
+    return g_yk * upright
 
 
 def curve(ops, b, c, d, e, x):
@@ -139,7 +149,7 @@ def cosine_curve(ops, b, c, e, x):
     return ops.cos(c * ops.atan(bx - e * (bx - ops.atan(bx))))
 
 
-def _state(p, ops, fz, kappa, alpha, gamma, vcx, pressure) -> SimpleNamespace:
+def _state(p, ops, fz, kappa, alpha, gamma, vcx, pressure, mf52: bool) -> SimpleNamespace:
     """The normalised load and pressure, the slips as the equations use them, and the friction scalings."""
     fz0 = p.LFZO * p.FNOMIN  # (4.E1)
     tan_alpha = ops.tan(alpha)
@@ -148,16 +158,25 @@ def _state(p, ops, fz, kappa, alpha, gamma, vcx, pressure) -> SimpleNamespace:
         vs = ops.abs(vcx) * ops.sqrt(kappa * kappa + tan_alpha * tan_alpha + TINY)
         mu_x, mu_y = mu_x / (1 + p.LMUV * vs / p.LONGVL), mu_y / (1 + p.LMUV * vs / p.LONGVL)
     vc = ops.abs(vcx) * ops.sqrt(1 + tan_alpha * tan_alpha)  # |Vc|: Vcy = Vcx tan(alpha) in magnitude
+    if mf52:  # the inclination scaled per direction; no pressure terms
+        gamma_x, gamma_y, gamma_z = gamma * p.LGAX, gamma * p.LGAY, gamma * p.LGAZ
+        dpi, pressure_ratio = 0.0, 1.0
+    else:  # gamma* (4.E4) in the lateral force and the aligning moment
+        gamma_x, gamma_y, gamma_z = gamma, ops.sin(gamma), ops.sin(gamma)
+        dpi, pressure_ratio = (pressure - p.NOMPRES) / p.NOMPRES, pressure / p.NOMPRES  # (4.E2b)
     return SimpleNamespace(
+        mf52=mf52,
         fz=fz,
         kappa=kappa,
         fz0=fz0,
         dfz=(fz - fz0) / fz0,  # (4.E2a)
-        dpi=(pressure - p.NOMPRES) / p.NOMPRES,  # (4.E2b)
-        pressure=pressure,
+        dpi=dpi,
+        pressure_ratio=pressure_ratio,
         alpha=tan_alpha * ops.sign(vcx),  # alpha* (4.E3)
-        gamma=ops.sin(gamma),  # gamma* (4.E4)
-        gamma_rad=gamma,
+        gamma_x=gamma_x,
+        gamma_y=gamma_y,
+        gamma_z=gamma_z,
+        gamma=gamma,
         vcx=vcx,
         cos_alpha=vcx / (vc + EPSILON),  # cos'(alpha) (4.E6)
         lmux=mu_x,
@@ -179,7 +198,7 @@ def _fx0(p, ops, s):
     sh_x = (p.PHX1 + p.PHX2 * dfz) * p.LHX
     kappa_x = s.kappa + sh_x
     c_x = p.PCX1 * p.LCX
-    mu_x = (p.PDX1 + p.PDX2 * dfz) * (1 + p.PPX3 * dpi + p.PPX4 * dpi * dpi) * (1 - p.PDX3 * s.gamma_rad**2) * s.lmux
+    mu_x = (p.PDX1 + p.PDX2 * dfz) * (1 + p.PPX3 * dpi + p.PPX4 * dpi * dpi) * (1 - p.PDX3 * s.gamma_x**2) * s.lmux
     d_x = mu_x * s.fz
     e_x = ops.fmin((p.PEX1 + p.PEX2 * dfz + p.PEX3 * dfz * dfz) * (1 - p.PEX4 * ops.sign(kappa_x)) * p.LEX, 1.0)
     k_xk = s.fz * (p.PKX1 + p.PKX2 * dfz) * ops.exp(p.PKX3 * dfz) * (1 + p.PPX1 * dpi + p.PPX2 * dpi * dpi) * p.LKX
@@ -190,7 +209,7 @@ def _fx0(p, ops, s):
 
 def _fy0(p, ops, s):
     """Pure lateral slip (4.E19-4.E30): Fy0 and the quantities the aligning moment reuses."""
-    dfz, dpi, g = s.dfz, s.dpi, s.gamma
+    dfz, dpi, g = s.dfz, s.dpi, s.gamma_y
     k_ya = (
         p.PKY1
         * s.fz0
@@ -203,7 +222,8 @@ def _fy0(p, ops, s):
     sv_yg = s.fz * (p.PVY3 + p.PVY4 * dfz) * g * p.LKYC * s.lmuy_prime
     sv_y = s.fz * (p.PVY1 + p.PVY2 * dfz) * p.LVY * s.lmuy_prime + sv_yg
     k_yg0 = s.fz * (p.PKY6 + p.PKY7 * dfz) * (1 + p.PPY5 * dpi) * p.LKYC
-    sh_y = (p.PHY1 + p.PHY2 * dfz) * p.LHY + (k_yg0 * g - sv_yg) / k_ya_safe
+    camber_shift = p.PHY3 * g if s.mf52 else (k_yg0 * g - sv_yg) / k_ya_safe
+    sh_y = (p.PHY1 + p.PHY2 * dfz) * p.LHY + camber_shift
     alpha_y = s.alpha + sh_y
     c_y = p.PCY1 * p.LCY
     mu_y = (p.PDY1 + p.PDY2 * dfz) * (1 + p.PPY3 * dpi + p.PPY4 * dpi * dpi) * (1 - p.PDY3 * g * g) * s.lmuy
@@ -225,24 +245,24 @@ def _sign_not_zero(ops, x):
 
 def _g_xa(p, ops, s):
     """The weighting of Fx by the slip angle (4.E51-4.E57)."""
-    b = (p.RBX1 + p.RBX3 * s.gamma * s.gamma) * ops.cos(ops.atan(p.RBX2 * s.kappa)) * p.LXAL
+    b = (p.RBX1 + p.RBX3 * s.gamma_y**2) * ops.cos(ops.atan(p.RBX2 * s.kappa)) * p.LXAL
     c, e, sh = p.RCX1, ops.fmin(p.REX1 + p.REX2 * s.dfz, 1.0), p.RHX1
     return cosine_curve(ops, b, c, e, s.alpha + sh) / cosine_curve(ops, b, c, e, sh)
 
 
 def _g_yk(p, ops, s, mu_y):
     """The weighting of Fy by the slip ratio and the force kappa induces at a slip angle (4.E59-4.E67)."""
-    b = (p.RBY1 + p.RBY4 * s.gamma * s.gamma) * ops.cos(ops.atan(p.RBY2 * (s.alpha - p.RBY3))) * p.LYKA
+    b = (p.RBY1 + p.RBY4 * s.gamma_y**2) * ops.cos(ops.atan(p.RBY2 * (s.alpha - p.RBY3))) * p.LYKA
     c, e, sh = p.RCY1, ops.fmin(p.REY1 + p.REY2 * s.dfz, 1.0), p.RHY1 + p.RHY2 * s.dfz
     g_yk = cosine_curve(ops, b, c, e, s.kappa + sh) / cosine_curve(ops, b, c, e, sh)
-    d_vyk = mu_y * s.fz * (p.RVY1 + p.RVY2 * s.dfz + p.RVY3 * s.gamma) * ops.cos(ops.atan(p.RVY4 * s.alpha))
+    d_vyk = mu_y * s.fz * (p.RVY1 + p.RVY2 * s.dfz + p.RVY3 * s.gamma_y) * ops.cos(ops.atan(p.RVY4 * s.alpha))
     sv_yk = d_vyk * ops.sin(p.RVY5 * ops.atan(p.RVY6 * s.kappa)) * p.LVYKA
     return g_yk, sv_yk
 
 
 def _aligning(p, ops, s, lat, k_xk, fy):
     """The pneumatic trail t, the residual torque Mzr and the arm s of Fx (4.E31-4.E49, 4.E73-4.E78)."""
-    dfz, dpi, g, r0 = s.dfz, s.dpi, s.gamma, p.UNLOADED_RADIUS
+    dfz, dpi, g, r0 = s.dfz, s.dpi, s.gamma_z, p.UNLOADED_RADIUS
     sh_t = p.QHZ1 + p.QHZ2 * dfz + (p.QHZ3 + p.QHZ4 * dfz) * g
     alpha_t = s.alpha + sh_t
     alpha_r = s.alpha + lat.sh_y + lat.sv_y / lat.k_ya_safe  # SHf (4.E38)
@@ -260,7 +280,7 @@ def _aligning(p, ops, s, lat, k_xk, fy):
         * (1 - p.PPZ1 * dpi)
         * p.LTR
         * ops.sign(s.vcx)
-        * (1 + p.QDZ3 * ops.abs(g) + p.QDZ4 * g * g)
+        * (1 + p.QDZ3 * (g if s.mf52 else ops.abs(g)) + p.QDZ4 * g * g)
     )
     e_t = ops.fmin(
         (p.QEZ1 + p.QEZ2 * dfz + p.QEZ3 * dfz * dfz)
@@ -297,7 +317,7 @@ def _equivalent_slip(ops, alpha, slip_ratio_term):
 
 def _overturning(p, ops, s, fy):
     """The overturning moment Mx (4.E69); loads normalised by the unscaled FNOMIN."""
-    g, fz_n, fy_n = s.gamma_rad, s.fz / p.FNOMIN, fy / p.FNOMIN
+    g, fz_n, fy_n = s.gamma, s.fz / p.FNOMIN, fy / p.FNOMIN
     return (
         p.UNLOADED_RADIUS
         * s.fz
@@ -318,7 +338,7 @@ def _rolling_resistance(p, ops, s, fx):
     """The rolling-resistance moment My as Besselink, Schmeitz and Pacejka (2010) write it (their A48): negative,
     against the wheel's spin, when rolling forward."""
     v = s.vcx / p.LONGVL
-    g, fz_n = s.gamma_rad, s.fz / p.FNOMIN
+    g, fz_n = s.gamma, s.fz / p.FNOMIN
     return (
         -p.UNLOADED_RADIUS
         * p.FNOMIN
@@ -326,5 +346,5 @@ def _rolling_resistance(p, ops, s, fx):
         * (p.QSY1 + p.QSY2 * fx / p.FNOMIN + p.QSY3 * ops.abs(v) + p.QSY4 * v**4 + (p.QSY5 + p.QSY6 * fz_n) * g * g)
         * fz_n
         * ops.power(ops.fmax(fz_n, LOAD_FLOOR), p.QSY7 - 1)
-        * ops.power(s.pressure / p.NOMPRES, p.QSY8)
+        * ops.power(s.pressure_ratio, p.QSY8)
     )
