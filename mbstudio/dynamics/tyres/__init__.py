@@ -1,5 +1,6 @@
 """Tyres: Pacejka's Magic Formula 6.1 and 5.2 (steady state) and a reader of the TNO .tir files that carry its
-coefficients (docs/tyres.md). Pure computation on numpy arrays or CasADi symbols; nothing here knows about bodies or joints."""
+coefficients (docs/tyres.md). Pure computation on numpy arrays or CasADi symbols; nothing here knows about bodies
+or joints."""
 
 from pathlib import Path
 
