@@ -491,6 +491,23 @@ def test_the_exact_derivatives_are_finite_where_the_formulas_have_corners(point)
         assert jacobian[1, 2] == pytest.approx(stiffness, rel=1e-9)
 
 
+def test_the_engines_object_arrays_of_symbols_give_numpys_numbers():
+    """The compiled engine traces with numpy object arrays of SX entries (numerics/compiled.py): the same module
+    takes them and its outputs compile to numpy's numbers."""
+    from mbstudio.numerics.compiled import symbols, to_sx
+
+    c = tyre()
+    (fz_sx, fz), (k_sx, kappa), (a_sx, alpha) = (symbols(name, 4) for name in ("fz", "kappa", "alpha"))
+    f = magic_formula(c, fz, kappa, alpha, 0.03, 20.0)
+    outputs = ("fx", "fy", "mx", "my", "mz")
+    traced = casadi.Function("mf", [fz_sx, k_sx, a_sx], [to_sx(getattr(f, o)) for o in outputs])
+    values = np.array([500.0, 3000.0, 4000.0, 0.0]), np.array([0.05, -0.1, 0.0, 0.2]), np.array([0.02, 0.0, -0.3, 0.1])
+    ours = magic_formula(c, *values, 0.03, 20.0)
+    for o, v in zip(outputs, traced(*values), strict=True):
+        scale = 4000.0 * (1.0 if o in ("fx", "fy") else 0.316)
+        assert np.max(np.abs(np.asarray(v).ravel() - getattr(ours, o))) <= 1e-13 * scale, o
+
+
 def test_use_mode_chooses_the_forces():
     point = (4000.0, 0.1, 0.05, 0.02, 20.0)
     combined = magic_formula(tyre(), *point)

@@ -67,9 +67,15 @@ def _numpy_ops() -> SimpleNamespace:
     )
 
 
-def _casadi_ops() -> SimpleNamespace:
+def _casadi_ops(object_arrays: bool = False) -> SimpleNamespace:
+    """CasADi's functions; with `object_arrays`, applied entry by entry to numpy object arrays of symbols (the
+    compiled engine's traced back-end, numerics/compiled.py)."""
     import casadi
 
+    if object_arrays:
+        return SimpleNamespace(
+            **{name: np.frompyfunc(f, _ARITY.get(name, 1), 1) for name, f in vars(_casadi_ops()).items()}
+        )
     return SimpleNamespace(
         sin=casadi.sin,
         cos=casadi.cos,
@@ -86,14 +92,22 @@ def _casadi_ops() -> SimpleNamespace:
 
 
 NUMPY = _numpy_ops()
+_ARITY = {"fmin": 2, "fmax": 2, "power": 2}
 
 
 def ops_for(*values) -> SimpleNamespace:
-    """CasADi's functions when any value is a CasADi symbol or matrix, numpy's otherwise."""
+    """CasADi's functions when any value is a CasADi symbol or matrix (or a numpy object array of them), numpy's
+    otherwise."""
     for value in values:
-        if type(value).__module__.startswith("casadi"):
+        if _is_casadi(value):
             return _casadi_ops()
+        if isinstance(value, np.ndarray) and value.dtype == object and any(map(_is_casadi, value.flat)):
+            return _casadi_ops(object_arrays=True)
     return NUMPY
+
+
+def _is_casadi(value) -> bool:
+    return type(value).__module__.startswith("casadi")
 
 
 def magic_formula(
