@@ -192,15 +192,18 @@ def code_version() -> str:
 
 def traced_modules() -> list[Path]:
     """The files of the traced packages (subpackages included) and of every module of mbstudio they import,
-    at the top or inside a function, followed recursively."""
+    at the top or inside a function, followed recursively, with the __init__.py of each package on the way
+    (importing a module runs them)."""
     package = Path(__file__).resolve().parents[1]
-    pending = [path for name in _TRACED_CODE for path in (package / name).rglob("*.py")]
+    pending = [path.resolve() for name in _TRACED_CODE for path in (package / name).rglob("*.py")]
     found: set[Path] = set()
     while pending:
         path = pending.pop()
         if path not in found:
             found.add(path)
             pending.extend(_imported(path, package))
+            inits = (p / "__init__.py" for p in path.parents if package in (p, *p.parents))
+            pending.extend(init for init in inits if init.is_file())
     return sorted(found)
 
 
