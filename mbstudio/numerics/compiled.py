@@ -333,22 +333,33 @@ def _filed(folder: Path, key: str, stem: str) -> tuple[Path, Path]:
 def _load_filed(folder: Path, key: str, stem: str) -> Native | None:
     library, manifest = _filed(folder, key, stem)
     text = read_sealed(manifest)
-    if text is None:
-        return None
-    try:
-        entry = json.loads(text)
-        names, module, metadata = entry["functions"], entry["module"], entry["metadata"]
-        if not all(isinstance(n, str) and n.isidentifier() for n in names) or not isinstance(metadata, dict):
-            raise ValueError
-        if module is not None and not re.fullmatch(re.escape(MODULE_PREFIX) + "[0-9a-f]{20}", module):
-            raise ValueError
-    except (ValueError, KeyError, TypeError):
+    entry = _manifest_entry(text) if text is not None else None
+    if entry is None:
         discard(manifest)
         return None
-    loaded = _loaded(library, list(names), module)
+    names, module, metadata = entry
+    loaded = _loaded(library, names, module)
     if loaded is not None:
         loaded.metadata = metadata
     return loaded
+
+
+def _manifest_entry(text: bytes) -> tuple[list[str], str | None, dict] | None:
+    """(the functions' names, the extension module's name, the metadata) of a manifest, or None when it is not
+    one the cache writes."""
+    try:
+        entry = json.loads(text)
+        names, module, metadata = entry["functions"], entry["module"], entry["metadata"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
+        return None
+    extension = re.escape(MODULE_PREFIX) + "[0-9a-f]{20}"
+    if not isinstance(metadata, dict) or not (
+        module is None or isinstance(module, str) and re.fullmatch(extension, module)
+    ):
+        return None
+    return names, module, metadata
 
 
 def _generate(functions: list[casadi.Function], source: Path) -> tuple[Path, str | None]:
