@@ -179,6 +179,18 @@ def test_an_index_not_private_or_not_the_caches_own_is_discarded_and_the_engines
     assert _private_regular(index) and library.name in native_cache._digests(library.parent)
 
 
+def test_a_lock_file_replaced_by_a_link_is_replaced_and_the_engine_still_built(attacked, tmp_path):
+    cache, reference, library, _ = attacked
+    library.unlink()  # to be built again, under the lock
+    target = tmp_path / "elsewhere"
+    target.write_text("not the cache's")
+    lock = library.parent / "digests.lock"
+    lock.unlink()
+    lock.symlink_to(target)
+    _same_engine(cache, reference)
+    assert _private_regular(lock) and target.read_text() == "not the cache's"
+
+
 def test_a_refused_cache_is_reported_as_refused_not_as_no_compiler(attacked):
     """A writable engines folder was refused, and `check` said "no C compiler found"."""
     cache, _, _, _ = attacked

@@ -163,8 +163,7 @@ def _edit_manifest(paths: dict[str, Path], outside: Path, changes: dict, reseal:
         changes = {**changes, "library": str(evil)}
     _replace(manifest, json.dumps({**entry, **changes}).encode())
     if reseal:
-        with native_cache._locked(manifest.parent):
-            native_cache._record(manifest, _digest(manifest))
+        native_cache._record(manifest, _digest(manifest))
     return reseal
 
 

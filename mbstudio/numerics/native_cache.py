@@ -235,7 +235,13 @@ def _locked(folder: Path) -> Iterator[None]:
     except ImportError:  # Windows
         yield
         return
-    descriptor = os.open(folder / _LOCK, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+    lock = folder / _LOCK
+    try:
+        descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+    except OSError:  # not a file of ours (a symbolic link, a folder): replaced by one
+        with contextlib.suppress(OSError):
+            lock.unlink()
+        descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
         yield
