@@ -210,18 +210,27 @@ def _code_version(package_parent: Path) -> str:
     return done.stdout
 
 
-def test_a_changed_regressor_changes_the_code_version(tmp_path):
-    """identification/regressor.py is traced into the compiled regressor (dynamics/kernels.py) but was not
-    hashed: a changed regressor was served stale from the cache. A copy of the package edited there gets another
-    code version; one edited in the window's code does not (its engines are still good)."""
-    shutil.copytree(ROOT / "mbstudio", tmp_path / "mbstudio", ignore=shutil.ignore_patterns("__pycache__"))
+def test_a_module_a_traced_one_imports_is_in_the_code_version_recursively(tmp_path):
+    """The regressor, traced into the compiled kernels (dynamics/kernels.py), lived in identification/ and was not
+    hashed: a changed regressor was served stale from the cache. In a copy of the package: a changed regressor
+    changes the code version; so does a module outside the traced packages once a traced module imports it (even
+    inside a function), and through it; an edit of the window's code does not (its engines are still good)."""
+    package = tmp_path / "mbstudio"
+    shutil.copytree(ROOT / "mbstudio", package, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def edited(relative: str, text: str) -> str:
+        with open(package / relative, "a", encoding="utf-8") as file:
+            file.write(text)
+        return _code_version(tmp_path)
+
     before = _code_version(tmp_path)
-    with open(tmp_path / "mbstudio" / "gui" / "main_window.py", "a") as file:
-        file.write("\n# an edit the engines do not depend on\n")
-    assert _code_version(tmp_path) == before
-    with open(tmp_path / "mbstudio" / "identification" / "regressor.py", "a") as file:
-        file.write("\n# a changed regressor\n")
-    assert _code_version(tmp_path) != before
+    assert edited("gui/main_window.py", "\n# an edit the engines do not depend on\n") == before
+    assert edited("io/json_text.py", "\n# not imported by traced code yet\n") == before
+    changed = edited("dynamics/regressor.py", "\n# a changed regressor\n")
+    assert changed != before
+    importing = edited("dynamics/kernels.py", "\n\ndef _helper():\n    from ..io.json_text import json_text\n")
+    assert importing != changed
+    assert edited("io/json_text.py", "\n# now traced through the kernels\n") != importing
 
 
 TRACE = """
@@ -244,7 +253,7 @@ def test_every_module_imported_while_tracing_is_in_the_code_version():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", TRACE], env=env, capture_output=True, text=True, check=True)
     loaded = {Path(line).resolve() for line in done.stdout.split()}
-    assert ROOT / "mbstudio" / "identification" / "regressor.py" in loaded
+    assert ROOT / "mbstudio" / "dynamics" / "regressor.py" in loaded
     assert loaded <= set(compiled.traced_modules())
 
 

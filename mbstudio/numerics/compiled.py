@@ -178,9 +178,9 @@ _TRACED_CODE = ("dynamics", "kinematics", "numerics", "model")
 @functools.cache
 def code_version() -> str:
     """A hash of the code the engines are traced from and compiled by: every module of the traced packages and
-    every module of this package they import, recursively (the inertial-parameter regressor, traced into the
-    compiled kernels, lives in identification/), with CasADi's version and how this machine builds (Python's
-    ABI, the C compiler): a changed algorithm is never served from a library built by the old one."""
+    every module of this package they import, recursively (a module elsewhere that traced code calls is part of
+    the engine as much as they are), with CasADi's version and how this machine builds (Python's ABI, the C
+    compiler): a changed algorithm is never served from a library built by the old one."""
     from .. import __version__
 
     digest = hashlib.sha256(f"{__version__} casadi {casadi.__version__} {_build_identity()}".encode())
