@@ -202,35 +202,40 @@ def test_a_refused_cache_is_reported_as_refused_not_as_no_compiler(attacked):
 
 
 # -------------------------------------------------------------------------------------------- the code version
-def _code_version(package_parent: Path) -> str:
-    code = "from mbstudio.numerics.compiled import code_version; print(code_version())"
-    env = {**os.environ, "PYTHONPATH": str(package_parent)}  # and run there: `-c` puts the working folder first
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=package_parent)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+VERSIONS = """
+import json, sys
+from pathlib import Path
+from mbstudio.numerics.compiled import code_version
+print(code_version())
+for relative, text in json.loads(sys.argv[1]):
+    with open(Path("mbstudio") / relative, "a", encoding="utf-8") as file:
+        file.write(text)
+    code_version.cache_clear()
+    print(code_version())
+"""
 
 
 def test_a_module_a_traced_one_imports_is_in_the_code_version_recursively(tmp_path):
     """The regressor, traced into the compiled kernels (dynamics/kernels.py), lived in identification/ and was not
-    hashed: a changed regressor was served stale from the cache. In a copy of the package: a changed regressor
-    changes the code version; so does a module outside the traced packages once a traced module imports it (even
-    inside a function), and through it; an edit of the window's code does not (its engines are still good)."""
-    package = tmp_path / "mbstudio"
-    shutil.copytree(ROOT / "mbstudio", package, ignore=shutil.ignore_patterns("__pycache__"))
-
-    def edited(relative: str, text: str) -> str:
-        with open(package / relative, "a", encoding="utf-8") as file:
-            file.write(text)
-        return _code_version(tmp_path)
-
-    before = _code_version(tmp_path)
-    assert edited("gui/main_window.py", "\n# an edit the engines do not depend on\n") == before
-    assert edited("io/json_text.py", "\n# not imported by traced code yet\n") == before
-    changed = edited("dynamics/regressor.py", "\n# a changed regressor\n")
-    assert changed != before
-    importing = edited("dynamics/kernels.py", "\n\ndef _helper():\n    from ..io.json_text import json_text\n")
-    assert importing != changed
-    assert edited("io/json_text.py", "\n# now traced through the kernels\n") != importing
+    hashed: a changed regressor was served stale from the cache. In a copy of the package, edited file after file:
+    a changed regressor changes the code version; so does a module outside the traced packages once a traced module
+    imports it (even inside a function), and through it; an edit of the window's code does not (its engines are
+    still good)."""
+    shutil.copytree(ROOT / "mbstudio", tmp_path / "mbstudio", ignore=shutil.ignore_patterns("__pycache__"))
+    edits = [
+        ("gui/main_window.py", "\n# an edit the engines do not depend on\n"),
+        ("io/json_text.py", "\n# not imported by traced code yet\n"),
+        ("dynamics/regressor.py", "\n# a changed regressor\n"),
+        ("dynamics/kernels.py", "\n\ndef _helper():\n    from ..io.json_text import json_text\n"),
+        ("io/json_text.py", "\n# now traced through the kernels\n"),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}  # and run there: `-c` puts the working folder first
+    command = [sys.executable, "-c", VERSIONS, json.dumps(edits)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    before, window, untraced, regressor, importing, imported = done.stdout.split()
+    assert before == window == untraced
+    assert len({untraced, regressor, importing, imported}) == 4
 
 
 TRACE = """
