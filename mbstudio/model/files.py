@@ -12,8 +12,8 @@ output goes through here.
   journal naming the targets in each folder they go to, then the renames, then the journals are removed. A save
   killed before its journal is complete leaves the old files; one killed after it is completed by the next write
   of any of its files, or by `finish_interrupted` (for a reader), from the temporaries the journal names. Readers
-  such as pandas see plain files; only a kill in the microseconds between two renames leaves a mixed pair until
-  then.
+  such as pandas see plain files; only a kill between two renames leaves a mixed pair (its journal beside it)
+  until then.
 - `writing_through` hands a writer that needs a file name (a video encoder) a temporary path of the same kind,
   renamed over the target when the writer is done.
 Text is written as UTF-8; a lone surrogate (half of a UTF-16 pair, no character: a model's description may hold
@@ -150,31 +150,32 @@ def _journals(targets: list[Path], pid: int, host: str, save: str) -> dict[Path,
 
 
 def _finish_interrupted(target: Path) -> bool:
-    """Renames the temporaries of every interrupted save whose journal beside `target` names it (their writer
-    has ended) over their targets, then removes that save's journals. Only the temporary files the journal's own
-    name implies are renamed (a regular file `.<target>.<pid>@<host>.<save>.tmp` beside each target): nothing
-    is taken from the journal but the targets, which must include the one beside it."""
+    """Completes every interrupted save whose journal beside `target` names it and whose writer has ended."""
     finished = False
     for journal in target.parent.glob(".*.pair"):
         match = _JOURNAL.fullmatch(journal.name)
-        if not match or match["host"] != _HOST:
-            continue
-        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-            targets = [Path(t) for t in json.loads(journal.read_text(encoding="utf-8"))["targets"]]
-            pid, save = int(match["pid"]), match["save"]
-            if target not in targets or journal not in _journals(targets, pid, _HOST, save):
-                continue
-            if not _writer_ended(pid, journal):
-                continue
-            for done in targets:
-                tmp = done.with_name(f".{done.name}.{pid}@{_HOST}.{save}.tmp")
-                if _regular_file(tmp):
-                    os.replace(tmp, done)
-            _sync_folders(targets)
-            for leftover in _journals(targets, pid, _HOST, save):
-                leftover.unlink(missing_ok=True)
-            finished = True
+        if match and match["host"] == _HOST:
+            with contextlib.suppress(OSError, ValueError, TypeError, KeyError):  # not a journal of ours: left
+                finished |= _complete(journal, int(match["pid"]), match["save"], target)
     return finished
+
+
+def _complete(journal: Path, pid: int, save: str, target: Path) -> bool:
+    """Renames the save's temporaries over their targets, then removes its journals. Only the temporary files the
+    journal's own name implies are renamed (a regular file `.<target>.<pid>@<host>.<save>.tmp` beside each
+    target): nothing is taken from the journal but the targets, which must include `target` and the journal."""
+    targets = [Path(t) for t in json.loads(journal.read_text(encoding="utf-8"))["targets"]]
+    journals = _journals(targets, pid, _HOST, save)
+    if target not in targets or journal not in journals or not _writer_ended(pid, journal):
+        return False
+    for done in targets:
+        tmp = done.with_name(f".{done.name}.{pid}@{_HOST}.{save}.tmp")
+        if _regular_file(tmp):
+            os.replace(tmp, done)
+    _sync_folders(targets)
+    for leftover in journals:
+        leftover.unlink(missing_ok=True)
+    return True
 
 
 @contextlib.contextmanager
