@@ -258,13 +258,13 @@ def _build_identity() -> str:
     where = f"{sys.platform} {platform.machine()} {sys.implementation.cache_tag}"
     if compiler is None:
         return f"{where} no compiler"
-    info = os.stat(compiler)
-    return f"{where} {compiler} {info.st_size} {info.st_mtime_ns}"
+    program = os.path.realpath(compiler)  # what `cc` links to (it is run by its own name: ccache reads that)
+    info = os.stat(program)
+    return f"{where} {compiler} {program} {info.st_size} {info.st_mtime_ns}"
 
 
 def _compiler() -> str | None:
-    found = shutil.which("cc") or shutil.which("gcc")
-    return os.path.realpath(found) if found else None
+    return shutil.which("cc") or shutil.which("gcc")
 
 
 def engine_key(text: str, partition=None) -> str:
