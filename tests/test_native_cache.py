@@ -162,3 +162,25 @@ def test_an_engine_loads_from_the_cache_without_tracing(cache, monkeypatch):
     again = engines.engine(model)
     assert again is not first and again.native and again.mech.partition == first.mech.partition
     assert np.array_equal(again.accelerations(0.3, q, np.array([0.7])), expected)
+
+
+SEALER = """
+import sys
+from pathlib import Path
+from mbstudio.numerics import native_cache
+folder, writer = Path(sys.argv[1]), sys.argv[2]
+for k in range(40):
+    native_cache.write_sealed(folder / f"{writer}_{k}.json", f"{writer} {k}".encode())
+"""
+
+
+def test_processes_filing_at_once_lose_no_digest(cache):
+    """The index is one file that every build rewrites: under its lock, four processes filing 40 files each at
+    once leave 160 entries, each the digest of its file."""
+    folder = native_cache.cache_folder()
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(__file__))}
+    writers = [subprocess.Popen([sys.executable, "-c", SEALER, str(folder), f"w{n}"], env=env) for n in range(4)]
+    assert [w.wait() for w in writers] == [0] * 4
+    digests = native_cache._digests(folder)
+    assert len(digests) == 160
+    assert all(native_cache.read_sealed(folder / name) == " ".join(name[:-5].split("_")).encode() for name in digests)
