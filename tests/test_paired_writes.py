@@ -17,7 +17,7 @@ import numpy as np
 import pandas
 import pytest
 
-from mbstudio.model import files, write_all, write_atomic
+from mbstudio.model import ModelError, files, write_all, write_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
@@ -75,6 +75,14 @@ def test_an_export_of_a_description_holding_a_lone_surrogate_writes_it_escaped(t
 def test_text_with_a_lone_surrogate_is_written_as_its_escape(tmp_path):
     write_atomic(tmp_path / "a.txt", "a\udc80b é")
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "a\\udc80b é"
+
+
+def test_one_file_given_twice_in_a_save_is_refused(tmp_path):
+    (tmp_path / "real.csv").write_text("old")
+    (tmp_path / "link.csv").symlink_to(tmp_path / "real.csv")
+    with pytest.raises(ModelError, match="link.csv: is the same file as .*real.csv"):
+        write_all({tmp_path / "real.csv": "a", tmp_path / "link.csv": "b"})
+    assert (tmp_path / "real.csv").read_text() == "old" and _leftovers(tmp_path) == []
 
 
 # ------------------------------------------------------------------------------- a save killed at each step

@@ -81,6 +81,11 @@ def write_all(contents: Mapping[PathLike, str | bytes]) -> None:
     """Write every file or none, also when the process is killed meanwhile (see the module docstring)."""
     check_outputs(contents)
     targets = [_target(Path(path)) for path in contents]
+    seen: dict[Path, PathLike] = {}
+    for path, target in zip(contents, targets, strict=True):
+        if target in seen:
+            raise ModelError(str(path), f"is the same file as {seen[target]}", expected="a different file")
+        seen[target] = path
     for target in targets:
         _finish_interrupted(target)
         _remove_stale(target)
