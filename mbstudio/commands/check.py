@@ -55,4 +55,6 @@ def _size(path: str) -> int:
 
 
 def _kind(report: dict) -> str:
-    return "native C" if report["engine_native"] else "CasADi virtual machine: no C compiler found"
+    from ..numerics.compiled import uncompiled_reason
+
+    return "native C" if report["engine_native"] else f"CasADi virtual machine: {uncompiled_reason()}"
