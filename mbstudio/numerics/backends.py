@@ -242,7 +242,12 @@ def mpf_to_mpfr(x: mpmath.mpf) -> gmpy2.mpfr:
         if x != 0:
             raise ValueError(f"{x} is not a finite number")
         return gmpy2.mpfr(0)
-    return gmpy2.mul_2exp(gmpy2.mpfr(-man if sign else man), exp)
+    return times_power_of_two(gmpy2.mpfr(-man if sign else man), exp)
+
+
+def times_power_of_two(x: gmpy2.mpfr, exp: int) -> gmpy2.mpfr:
+    """x · 2^exp, exact; gmpy2 before 2.2 takes only a non-negative shift in mul_2exp."""
+    return gmpy2.mul_2exp(x, exp) if exp >= 0 else gmpy2.div_2exp(x, -exp)
 
 
 def mpfr_to_mpf(x: gmpy2.mpfr) -> mpmath.mpf:
