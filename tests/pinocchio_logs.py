@@ -72,13 +72,14 @@ class PinocchioLog:
     qdd: np.ndarray
     positions: np.ndarray  # quantised, as logged
     torques: np.ndarray  # logged (noisy)
-    exact_torques: np.ndarray
-    noise_std: np.ndarray  # per joint
+    exact_torques: np.ndarray  # (N, driven)
+    noise_std: np.ndarray  # per driven joint
+    driven: list[str]  # the joints whose torque is logged (a mimic follower's goes to its leader's drive)
     extra: dict[str, np.ndarray] = field(default_factory=dict)  # further columns a robot writes
 
     def text(self) -> str:
         columns = {"t": self.t} | dict(zip(self.names, self.positions.T, strict=True))
-        columns |= {f"tau_{n}": x for n, x in zip(self.names, self.torques.T, strict=True)}
+        columns |= {f"tau_{n}": x for n, x in zip(self.driven, self.torques.T, strict=True)}
         columns |= self.extra
         out = io.StringIO()
         out.write(",".join(columns) + "\n")
@@ -128,8 +129,10 @@ def fourier_motion(pin_model, spec: FourierSpec, seed: int):
         low, high = (np.asarray(getattr(pin_model, side))[first_q(pin_model)] for side in LIMITS)
         bounded = np.isfinite(low) & np.isfinite(high) & (high - low < 2 * np.pi)
         centre = np.where(bounded, (low + high) / 2, 0.0)
+    low, high = (np.asarray(getattr(pin_model, side))[first_q(pin_model)] for side in LIMITS)
+    room = np.where(np.isfinite(high - low), 0.4 * (high - low), np.inf)  # a finger's travel is 4 cm
     weight = rng.uniform(0.2, 1.0, (n, spec.harmonics))
-    weight *= spec.amplitude / weight.max(axis=1, keepdims=True)  # the largest term per joint is `amplitude`
+    weight *= np.minimum(spec.amplitude, room)[:, None] / weight.max(axis=1, keepdims=True)
     weight /= np.arange(1, spec.harmonics + 1)  # keep velocities and accelerations moderate
     phase = rng.uniform(0, 2 * np.pi, (n, spec.harmonics))
     omega = 2 * np.pi * spec.base_hz * np.arange(1, spec.harmonics + 1)
@@ -141,21 +144,42 @@ def fourier_motion(pin_model, spec: FourierSpec, seed: int):
 
 
 def pinocchio_log(
-    name: str, seed: int = 0, motion_seed: int = 100, noise: float = 0.005, spec: FourierSpec = FourierSpec()
+    name: str,
+    seed: int = 0,
+    motion_seed: int = 100,
+    noise: float = 0.005,
+    spec: FourierSpec = FourierSpec(),
+    joint_friction: bool = False,
+    mimic: dict[str, str] | None = None,
 ) -> PinocchioLog:
     """A log of robot `name` along a Fourier motion (`motion_seed`), torques from Pinocchio's RNEA with
-    Gaussian noise of `noise` times each joint's RMS torque (`seed`), positions quantised to QUANTUM."""
+    Gaussian noise of `noise` times each joint's RMS torque (`seed`), positions quantised to QUANTUM.
+
+    `joint_friction`: add the URDF's `<dynamics damping friction>` (Pinocchio's `damping` and `friction`), which
+    RNEA leaves out: the torque the robot the URDF describes needs. `mimic`: follower -> leader joints driven by one
+    motor (panda's fingers): the follower moves as its leader, its position is logged, and its torque is the
+    leader's drive's (one column, the two joints' torques summed)."""
     import pinocchio as pin
 
     pin_model = pinocchio_model(name)
+    names = joint_names(pin_model)
     data = pin_model.createData()
     t, q, qd, qdd = fourier_motion(pin_model, spec, motion_seed)
+    pairs = [(names.index(f), names.index(leader)) for f, leader in (mimic or {}).items()]
+    for follower, leader in pairs:
+        q[:, follower], qd[:, follower], qdd[:, follower] = q[:, leader], qd[:, leader], qdd[:, leader]
     states = zip(q, qd, qdd, strict=True)
     exact = np.array([pin.rnea(pin_model, data, configuration(pin_model, a), b, c) for a, b, c in states])
+    if joint_friction:
+        exact += np.asarray(pin_model.damping) * qd + np.asarray(pin_model.friction) * np.sign(qd)
+    for follower, leader in pairs:
+        exact[:, leader] += exact[:, follower]
+    driven = [k for k in range(len(names)) if k not in {f for f, _ in pairs}]
+    exact = exact[:, driven]
     std = noise * np.sqrt((exact**2).mean(axis=0))
     noisy = exact + std * np.random.default_rng(seed).normal(size=exact.shape)
     positions = np.round(q / QUANTUM) * QUANTUM
-    return PinocchioLog(joint_names(pin_model), t, q, qd, qdd, positions, noisy, exact, std)
+    return PinocchioLog(names, t, q, qd, qdd, positions, noisy, exact, std, [names[k] for k in driven])
 
 
 def pinocchio_parameters(pin_model) -> np.ndarray:

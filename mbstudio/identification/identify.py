@@ -239,6 +239,7 @@ def identify(
     settings = filtering.choose_settings(log.positions, log.rate, cutoff_hz)
     settings = settings.for_unknowns(unknowns, len(log.t), len(log.coordinates))
     obs = observations(mech, log, settings, friction, monitor)
+    _check_sample_count(obs, unknowns)
     spectrum = precision_levels.data_spectrum(obs.W, obs.y, obs.noise_floor)
     base, levels = precision_levels.decide(base, w_vp, spectrum, fixed)
     monitor.start("weighted least squares")
