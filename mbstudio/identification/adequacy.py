@@ -2,9 +2,10 @@
 leaves.
 
 Noise. A measured force is the model's force plus the sensor's and the drive's noise. The motion (hence the model's
-force) lives below the filter's cut-off; above NOISE_BAND_FACTOR times the cut-off the logged force is noise, which
-is taken as white there: its level is the median of Welch's power spectral density over that band (the median
-ignores the few lines a motion or a friction's switching puts there), σ² = PSD · f_s / 2 for a one-sided density.
+force) lives far below the sampling rate, so the third differences Δ³x_k = x_{k+2} − 3x_{k+1} + 3x_k − x_{k−1} of a
+logged force hold its noise (a white noise of standard deviation σ gives them 20σ²) and almost nothing of the motion
+((2π f Δt)³ of it). The estimate is robust: σ = 1.4826·median|Δ³x − median| / √20, so the few samples where a
+friction switches sign as the joint reverses (a step of 2 F_c, there in a real robot's log) do not count.
 After the zero-phase filter (|H|² applied) a white noise of standard deviation σ keeps σ·g, with
 g² = (2 / f_s) ∫₀^{f_s/2} |H(f)|⁴ df; decimation keeps that level. g·σ_j is coordinate j's noise floor: what no
 estimate can predict, the level its training residual and its validation error reach when the model explains the
@@ -26,22 +27,20 @@ import scipy.signal
 
 from .filtering import FilterSettings
 
-NOISE_BAND_FACTOR = 2.0  # the noise band starts at this multiple of the cut-off
-MIN_NOISE_BINS = 8  # Welch bins the noise band must hold for an estimate
-WELCH_SEGMENT = 1024  # samples per Welch segment (fewer for a short log)
+MAD_TO_STD = 1.4826  # a normal distribution's standard deviation over its median absolute deviation
+THIRD_DIFFERENCE_VARIANCE = 20.0  # C(6, 3): the variance of Δ³ of a unit white noise
 MISFIT_RATIO = 3.0  # a training residual above this multiple of the noise floor: the model does not explain
 
 
-def noise_std(forces: np.ndarray, s: FilterSettings) -> np.ndarray:
-    """Each column's white-noise standard deviation (n,), from the log's spectrum above NOISE_BAND_FACTOR times
-    the cut-off; NaN where that band holds fewer than MIN_NOISE_BINS bins (a cut-off near the Nyquist frequency)."""
+def noise_std(forces: np.ndarray) -> np.ndarray:
+    """Each column's white-noise standard deviation (n,), from the robust spread of its third differences (module
+    docstring); NaN for fewer than 8 samples."""
     x = np.asarray(forces, float)
-    segment = min(WELCH_SEGMENT, len(x))
-    frequencies, density = scipy.signal.welch(x, fs=s.rate_hz, nperseg=segment, axis=0, detrend="linear")
-    band = frequencies >= NOISE_BAND_FACTOR * s.cutoff_hz
-    if band.sum() < MIN_NOISE_BINS:
+    if len(x) < 8:
         return np.full(x.shape[1], math.nan)
-    return np.sqrt(np.median(density[band], axis=0) * s.rate_hz / 2)
+    d = np.diff(x, n=3, axis=0)
+    spread = np.median(np.abs(d - np.median(d, axis=0)), axis=0)
+    return MAD_TO_STD * spread / math.sqrt(THIRD_DIFFERENCE_VARIANCE)
 
 
 def filter_gain(s: FilterSettings) -> float:
@@ -79,6 +78,5 @@ def adequacy_report(names: list[str], residual: np.ndarray, floor: np.ndarray, u
         "coordinates": per,
         "misfit_ratio": MISFIT_RATIO,
         "unexplained": [n for n, x in per.items() if x["unexplained"]],
-        "noise": "white above "
-        f"{NOISE_BAND_FACTOR:g} × the cut-off (median of Welch's density), through the filter and decimation",
+        "noise": "white, from the robust spread of the logged forces' third differences, through the filter",
     }

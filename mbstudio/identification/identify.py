@@ -337,7 +337,7 @@ def observations(
         filtering.parallel_decimate(known_parts, settings),
         [e.name for e in known],
         replaced,
-        adequacy.noise_std(measured, settings) * adequacy.filter_gain(settings),
+        adequacy.noise_std(measured) * adequacy.filter_gain(settings),
     )
 
 
@@ -641,7 +641,7 @@ def validation(mech: Mechanism, result: Identification, log: MeasuredLog, monito
     scale = np.sqrt(np.mean(obs.forces**2, axis=0))
     relative = {name: float(e / s) if s > 0 else None for name, e, s in zip(log.actuated, error, scale, strict=True)}
     overall = float(np.linalg.norm(obs.forces - predicted) / np.linalg.norm(obs.forces))
-    floor = adequacy.noise_std(log.forces, settings) * adequacy.filter_gain(settings)
+    floor = adequacy.noise_std(log.forces) * adequacy.filter_gain(settings)
     relative_floor = {
         name: float(f / x) if x > 0 and np.isfinite(f) else None
         for name, f, x in zip(log.actuated, floor, scale, strict=True)
