@@ -152,3 +152,18 @@ def test_noise_floor_from_the_log_alone():
     assert np.allclose(found, std, rtol=0.1)
     white = rng.normal(size=(200000, 1))
     assert abs(np.std(filtering.lowpass(white, s)[s.edge : -s.edge]) / adequacy.filter_gain(s) - 1) < 0.05
+
+
+def test_snap_angles_makes_the_vendors_rounded_right_angles_exact():
+    from mbstudio.io import urdf_angles
+    from mbstudio.io.urdf_import import import_urdf
+
+    kept, snapped = (import_urdf(urdf_path("xarm7"), floating_base=False, snap_angles=s) for s in (False, True))
+    note = next(n for n in kept.notes if "multiple of π/4" in n)
+    assert "left unchanged" in note and "'joint2' (roll -1.5708 ≈ -π/2)" in note and "'joint1'" not in note
+    frames = {j.name: j.parent_frame for j in snapped.model.joints}
+    assert frames["joint2"].z == [0.0, 1.0, 0.0]  # the axis of a joint turned by -π/2 about x, exactly
+    assert kept.model.joint("joint2").parent_frame.z[2] == pytest.approx(-3.6732e-6, rel=1e-4)  # cos 1.5708
+    R = urdf_angles.rotation(0.3, 1.5707963, -0.2)  # gimbal lock: only roll - yaw is defined
+    assert np.allclose(urdf_angles.rotation(*urdf_angles.rpy(R)), R, atol=1e-6)
+    assert [a.multiple for a in urdf_angles.rounded_angles(R)] == [2]

@@ -30,11 +30,11 @@ class RoundedAngle:
 
 def rpy(R: np.ndarray) -> tuple[float, float, float]:
     """(roll, pitch, yaw) with R = Rz(yaw) Ry(pitch) Rx(roll); at gimbal lock (pitch within SNAP_TOLERANCE of
-    ±π/2) pitch is exactly ±π/2 and yaw 0."""
+    ±π/2) yaw is 0 and roll is read as if pitch were exactly ±π/2 (R rebuilt to within the pitch's distance)."""
     pitch = math.asin(max(-1.0, min(1.0, -R[2, 0])))
     if abs(abs(pitch) - math.pi / 2) < SNAP_TOLERANCE:
         sign = 1.0 if pitch > 0 else -1.0
-        return math.atan2(sign * R[0, 1], R[1, 1]), sign * math.pi / 2, 0.0
+        return math.atan2(sign * R[0, 1], R[1, 1]), pitch, 0.0
     return math.atan2(R[2, 1], R[2, 2]), pitch, math.atan2(R[1, 0], R[0, 0])
 
 

@@ -305,7 +305,7 @@ class _Importer:
         done = (
             "made exact (--snap-angles)"
             if self.options.snap_angles
-            else "kept as written (--snap-angles makes them exact)"
+            else "left unchanged (--snap-angles makes them exact)"
         )
         return (
             f"joint origin angles within {urdf_angles.SNAP_TOLERANCE:g} rad of a multiple of π/4, {done}: "
