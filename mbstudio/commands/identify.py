@@ -25,7 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_friction,
         default=[],
         metavar="KINDS",
-        help="friction of each actuated joint to identify: viscous, coulomb or viscous,coulomb",
+        help="friction of each actuated joint to identify: viscous, coulomb or viscous,coulomb (it replaces the "
+        "model's joint friction on those joints, which is otherwise taken as known)",
     )
     parser.add_argument(
         "--digits",

@@ -6,7 +6,8 @@ standard deviations, from encoder positions and actuator forces (Gautier's pract
 
 The steps:
 1. The base parameters of the model by Gautier's method in variable precision along its exciting trajectory, as
-   `mbstudio basepar` finds them (`pipeline.base_parameters`): the rank is decided where rounding cannot blur it.
+   `mbstudio basepar` finds them (`pipeline.base_parameters`): the rank is decided where rounding cannot blur it;
+   where its ridge is not evident (a URDF's rounded angles), on the log (`precision_levels`).
 2. The log (`logs.read_log`): positions low-pass filtered without phase, differentiated; the dependent
    coordinates of a closed loop assembled from the independent ones on the document's branch (`filtering`).
 3. The observations: with R = ∂q/∂q_ind and R_a its rows of the actuated coordinates, virtual power gives
@@ -21,7 +22,9 @@ The steps:
 5. Weighted least squares (`estimation.weighted_least_squares`: each coordinate's rows weighted by the inverse
    of its error's standard deviation); optionally the physically consistent estimate (`physical`).
 6. Validation on a second log treated alike (same cut-off): the actuator forces the estimate predicts against
-   the filtered measured ones, relative RMS error per actuated coordinate and overall.
+   the filtered measured ones, relative RMS error per actuated coordinate and overall, beside the noise floor.
+7. Whether the model explains the log (`adequacy`): each coordinate's training residual against the noise floor
+   estimated from the log; where it does not, each known force element's share of the log (`known_force_check`).
 """
 
 from __future__ import annotations
