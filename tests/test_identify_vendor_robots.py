@@ -167,3 +167,13 @@ def test_snap_angles_makes_the_vendors_rounded_right_angles_exact():
     R = urdf_angles.rotation(0.3, 1.5707963, -0.2)  # gimbal lock: only roll - yaw is defined
     assert np.allclose(urdf_angles.rotation(*urdf_angles.rpy(R)), R, atol=1e-6)
     assert [a.multiple for a in urdf_angles.rounded_angles(R)] == [2]
+
+
+def test_positions_outside_the_models_limits_are_named():
+    centre = (0.0, 0.0, 0.0, -0.19198, 0.0, 0.0, 0.0)  # joint4 about the start of its travel
+    made = pinocchio_log("xarm7", spec=FourierSpec(duration=2.0, centre=centre))
+    log = parse_log(made.text(), Mechanism(our_model("xarm7")), "xarm7.csv")
+    named = [n.split("'")[1] for n in log.notes if "leaves the model's limits" in n]
+    pin_model = pinocchio_model("xarm7")
+    out = (made.positions < pin_model.lowerPositionLimit) | (made.positions > pin_model.upperPositionLimit)
+    assert named == [n for n, o in zip(made.names, out.any(axis=0), strict=True) if o] and "joint4" in named

@@ -120,7 +120,7 @@ def parse_log(text: str, mech: Mechanism, source: str = "log") -> MeasuredLog:
     actuated = actuated_names(mech)
     positions = np.column_stack([column[c] for c in mech.independent])
     ignored = [n for n in names if n not in kinds]
-    notes = [dependent_note(mech, positions, n, column[n]) for n in dependent]
+    notes = [dependent_note(mech, positions, n, column[n]) for n in dependent] + limit_notes(mech, positions)
     if ignored:
         notes.append(f"column(s) {', '.join(ignored)} ignored: not positions or actuator forces of this model")
     return MeasuredLog(
@@ -150,6 +150,27 @@ def dependent_note(mech: Mechanism, positions: np.ndarray, name: str, logged: np
         f"'{name}' is a dependent coordinate, set aside: the model gives it from the independent ones; the log "
         f"{verdict} it (largest difference {gap:.3g}, resolution {limit / AGREEMENT_STEPS:.3g})"
     )
+
+
+def limit_notes(mech: Mechanism, positions: np.ndarray) -> list[str]:
+    """The independent coordinates the log moves outside the model's limits (the log is used as it is: a URDF's
+    limits are often a controller's, narrower than the machine's travel)."""
+    limits = {c.name: (c.min, c.max) for j in mech.model.joints for c in j.coordinates}
+    notes = []
+    for name, x in zip(mech.independent, positions.T, strict=True):
+        low, high = limits.get(name, (None, None))
+        below = low is not None and x.min() < low
+        above = high is not None and x.max() > high
+        if below or above:
+            notes.append(
+                f"'{name}' leaves the model's limits [{_bound(low)}, {_bound(high)}]: the log goes from "
+                f"{x.min():.6g} to {x.max():.6g}"
+            )
+    return notes
+
+
+def _bound(x: float | None) -> str:
+    return "-" if x is None else f"{x:.6g}"
 
 
 def resolution(x: np.ndarray) -> float:
