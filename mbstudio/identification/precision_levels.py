@@ -1,4 +1,5 @@
-"""The rank at three levels of precision, and the one a log decides (DESIGN.md principle 13; docs/identification.md).
+"""The rank at three levels of precision, and the one a log decides (docs/architecture.md, principle 13;
+docs/identification.md).
 
 - Variable precision: Gautier's method on the model's exciting trajectory at `digits` digits sees every direction
   the model's numbers, as written, separate. A vendor's URDF writes π/2 as 1.57079632679 or 1.5708: the geometry
