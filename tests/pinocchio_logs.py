@@ -28,6 +28,11 @@ URDF_FILES = {
     "kinova": "kinova_description/robots/kinova.urdf",
     "z1": "z1_description/urdf/z1.urdf",
     "talos_left_arm": "talos_data/robots/talos_left_arm.urdf",
+    "ur3": "ur_description/urdf/ur3_robot.urdf",
+    "ur10": "ur_description/urdf/ur10_robot.urdf",
+    "so100": "so_arm_description/urdf/so100.urdf",
+    "so101": "so_arm_description/urdf/so101.urdf",
+    "finger_edu": "finger_edu_description/robots/finger_edu.urdf",
 }
 QUANTUM = 2.0**-18  # rad: the encoder's step
 
