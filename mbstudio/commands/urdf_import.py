@@ -1,4 +1,5 @@
-"""`mbstudio import ROBOT.urdf|MODEL.xml -o OUT.mbs [--package-path DIR ...] [--fixed-base] [--repair-inertias]`: a
+"""`mbstudio import ROBOT.urdf|MODEL.xml -o OUT.mbs [--package-path DIR ...] [--fixed-base] [--repair-inertias]
+[--snap-angles]`: a
 mechanism from URDF or MJCF (told apart by the file's root element) as a model file."""
 
 from __future__ import annotations
@@ -33,11 +34,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="URDF: replace inertias no rigid body can have (a negative principal moment, or one above the sum of "
         "the other two) by the nearest possible ones (by default they are kept as written, with a warning)",
     )
+    parser.add_argument(
+        "--snap-angles",
+        action="store_true",
+        help="URDF: make joint origin angles within 1e-5 rad of a multiple of π/4 exact (1.5708 -> π/2); by default "
+        "they are kept as written and named in a note",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     check_outputs([args.out], [args.file])
-    result = import_mechanism(args.file, args.package_path, not args.fixed_base, args.repair_inertias)
+    result = import_mechanism(args.file, args.package_path, not args.fixed_base, args.repair_inertias, args.snap_angles)
     write_atomic(args.out, dumps(result.model))
     model = result.model
     dof = sum(len(j.coordinates) for j in model.joints if not j.cut)
