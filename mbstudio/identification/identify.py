@@ -36,10 +36,10 @@ import scipy.linalg
 
 from .. import __version__
 from ..dynamics.closed_loop import actuated_indices
+from ..dynamics.force_laws import law_class
 from ..dynamics.forces import AppliedForces
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, ModelError
-from ..model.document import Actuator
 from . import filtering
 from .estimation import Estimate, coordinate_residual_std, weighted_least_squares
 from .gautier import BaseParameterResult
@@ -278,7 +278,7 @@ def observations(
     monitor = monitor or _Monitor(None, None, [1.0])
     q_ind, qd_ind, qdd_ind = filtering.derivatives(log.positions, settings)
     guide = _assembled(mech, q_ind)
-    known_forces = AppliedForces(mech, [e for e in mech.model.forces if not isinstance(e, Actuator)])
+    known_forces = AppliedForces(mech, [e for e in mech.model.forces if not law_class(e).actuated])
     actuated = actuated_indices(mech, log.actuated)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("W", "F", "known", "R_a")}
     count = len(log.t)
