@@ -169,7 +169,7 @@ def _uncompiled(functions: list[casadi.Function], metadata: dict | None = None) 
 
 
 # the modules whose code decides what an engine computes: their text is part of its key
-_TRACED_CODE = ("dynamics", "kinematics", "numerics", "model")
+_TRACED_CODE = ("dynamics", "dynamics/force_laws", "kinematics", "numerics", "model")
 
 
 @functools.cache
