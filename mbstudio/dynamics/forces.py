@@ -6,8 +6,8 @@ the mechanism's back-end: element values (stiffness, damping, ...) are expressio
 once per back-end; time functions are expressions in `t` too.
 
 Compliant stops of the coordinates (document: `Coordinate.stop`) join the elements as `CoordinateStop`s, and
-tyres press on the model's road: both through `contact_force`, a spring-damper that only pushes, so that they
-are traced into the compiled engine like any other force.
+tyres press on the model's road: both through `contact_force` (force_laws/base.py), a spring-damper that only
+pushes, so that they are traced into the compiled engine like any other force.
 """
 
 from __future__ import annotations
@@ -22,13 +22,11 @@ from ..model.document import CompliantStop, Coordinate, Joint
 from ..model.errors import ModelError
 from ..model.expressions import evaluate
 from ..numerics.compiled import over_times, piecewise_linear
-from .force_laws import CoordinateStop, ForceLaw, contact_force, law_class
+from .force_laws import CoordinateStop, ForceLaw, law_class
 from .force_laws.base import instants
 from .mass_matrix import mass_matrix
 from .road_profile import float_distances, smooth_height_and_slope
 from .spatial_tree import body_inertia
-
-__all__ = ["AppliedForces", "CoordinateStop", "contact_force", "gravity_potential", "kinetic_energy"]
 
 
 def compliant_stops(mech: Mechanism) -> list[CoordinateStop]:

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..dynamics.closed_loop import reduced_mass_matrix
 from ..dynamics.engine import Engine, engine
-from ..dynamics.forces import AppliedForces, CoordinateStop, stopped_coordinates
+from ..dynamics.force_laws import CoordinateStop
+from ..dynamics.forces import AppliedForces, stopped_coordinates
 from ..kinematics.coordinates import partition
 from ..kinematics.mechanism import Mechanism
 from ..model.document import ImpactStop, Model
