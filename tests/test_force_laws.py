@@ -6,6 +6,7 @@ check can tell."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -20,6 +21,7 @@ from mbstudio.kinematics import Mechanism
 from mbstudio.model import document, dumps, loads
 from mbstudio.model.document import FORCE_ELEMENTS, ForceMeasure
 from mbstudio.model.errors import ModelError
+from mbstudio.model.fileformat import to_dict
 from mbstudio.simulation.run import simulate
 
 STIFFNESS, DAMPING = 4.0, 0.05  # N m / rad^3, N m s / rad
@@ -70,6 +72,62 @@ def test_a_type_has_one_law_and_an_unknown_type_is_named():
     stranger = CubicSpring("strange", "theta1")
     with pytest.raises(ModelError, match=r"force 'strange'.*no force law.*cubic_spring.*expected.*actuator"):
         law_class(stranger)
+
+
+def every_law() -> Mechanism:
+    """The double pendulum with one element of each law acting on it (two of some: constant and timed), and a
+    compliant stop on its elbow."""
+    model = samples.load("double_pendulum")
+    data = to_dict(model)
+    data["ground"]["points"] = {"anchor": [0.3, 0.0, 0.5]}
+    data["bodies"][1]["points"]["mid"] = [0.5, 0.1, 0.0]
+    elbow = data["joints"][1]["coordinates"][0]
+    elbow |= {"min": -0.5, "max": 0.4, "stop": {"type": "compliant", "stiffness": 1e4, "damping": 30.0}}
+    data["forces"] = [
+        {"type": "joint_spring_damper", "name": "js", "coordinate": "theta1", "stiffness": 3.0, "damping": 0.2,
+         "rest": 0.1},
+        {"type": "joint_spring_damper", "name": "servo", "coordinate": "theta2", "stiffness": 2.0, "rest": "sin(t)"},
+        {"type": "joint_friction", "name": "jf", "coordinate": "theta2", "viscous": 0.05, "coulomb": 0.3},
+        {"type": "actuator", "name": "constant", "coordinate": "theta1", "formula": "0.7*L"},
+        {"type": "actuator", "name": "table", "coordinate": "theta1", "table": [[0, 0.0], [1, 2.0]]},
+        {"type": "spring_damper", "name": "sd", "body1": "0", "point1": "anchor", "body2": "2", "point2": "mid",
+         "stiffness": 50.0, "damping": 2.0, "length": 0.4},
+        {"type": "point_force", "name": "weight", "body": "2", "point": "tip", "force": [1.0, 0.5, -2.0]},
+        {"type": "point_force", "name": "gust", "body": "1", "point": "tip", "force": ["sin(t)", 0.0, 0.0]},
+        {"type": "tyre", "name": "foot", "body": "2", "point": "tip", "stiffness": 1e4, "damping": 10.0,
+         "radius": 0.5},
+    ]  # fmt: skip
+    return Mechanism(loads(json.dumps(data)))
+
+
+def test_each_law_at_rest_is_minus_the_gradient_of_its_potential():
+    """Q_e(q, q̇ = 0) = −∂V_e/∂q for every law with a potential (central differences, step h: truncation
+    O(h²) and rounding O(ε V / h), both far below the tolerance), and no potential for the timed ones."""
+    mech = every_law()
+    forces = AppliedForces(mech)
+    assert {type(law).__name__ for law in forces.laws} == {law.__name__ for law in LAWS.values()}
+    # the elbow 0.05 rad past its upper stop, the lower rod's tip 6.5 cm into the ground under its tyre
+    q = np.array([[np.pi / 2, 0.45]])
+    h, zero = 1e-6, np.zeros_like(q)
+    timed = set()
+    for law in forces.laws:
+        if not law.has_potential:
+            timed.add(law.name)
+            assert law.potential(q, mech.motion(q)) is None
+            continue
+        rest = np.asarray(forces.of_law(law, 0.0, q, zero), float)[0]
+        gradient = np.zeros(mech.n)
+        for k in range(mech.n):
+            step = np.zeros_like(q)
+            step[0, k] = h
+            up, down = (float(np.asarray(law.potential(x, mech.motion(x)), float)[0]) for x in (q + step, q - step))
+            gradient[k] = (up - down) / (2 * h)
+        scale = max(np.abs(rest).max(), 1.0)
+        assert rest == pytest.approx(-gradient, abs=1e-6 * scale), law.name
+    assert timed == {"servo", "jf", "table", "gust"}
+    for name, push in (("foot", 1e4 * (0.5 - np.sin(0.45))), ("stop:theta2", 1e4 * 0.05)):  # both pressed
+        law = next(law for law in forces.laws if law.name == name)
+        assert np.abs(np.asarray(forces.of_law(law, 0.0, q, zero))).max() > push / 2
 
 
 def pendulum_with(element) -> Mechanism:
