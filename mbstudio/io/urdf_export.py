@@ -166,9 +166,8 @@ class _Writer:
 
     def _left_out_forces(self) -> None:
         for force in self.model.forces:
-            note = law_class(force).export_note(force, "urdf", self.geometry.value)
-            if note is not None:
-                self.notes.append(note)
+            if "urdf" not in law_class(force).carried_by:
+                self.notes.append(law_class(force).export_note(force, "urdf", self.geometry.value))
                 self.robot.append(xml_comment(f"left out: force element {force.name} ({force.type})"))
 
     # ------------------------------------------------------------------ links and joints
