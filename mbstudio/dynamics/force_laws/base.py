@@ -10,7 +10,7 @@ engine), it gives:
 - what measures, linearisation and block models read of it: its measure columns, its traced outputs, its load
   of a block model, its force arrows,
 - and, from the document alone (class methods: no mechanism needed), what the exporters can carry of it
-  (`joint_terms`, `actuated`) and the note when a format cannot.
+  (`carried_by`, `joint_terms`, `actuated`) and the note when a format cannot.
 
 A new kind of element is one module holding its law class decorated with `@register`; see docs/force-laws.md.
 """
@@ -71,8 +71,8 @@ class ForceLaw:
 
     @property
     def has_potential(self) -> bool:
-        """Whether `potential` holds the element's rest part (its force at q̇ = 0): the whole power of the others
-        is work done on the model (dampers apart, whose rest part is nothing)."""
+        """Whether `potential` holds the element's rest part (its force at q̇ = 0), whose power the energy balance
+        then leaves to the potential; for the others every bit of power is work done on the model."""
         return not self.time_dependent
 
     def generalized(self, t, q: np.ndarray, qd: np.ndarray, st: MotionState | None) -> np.ndarray:

@@ -52,8 +52,13 @@ class CoordinateLaw(ForceLaw):
     def block_load(self, where):
         from ..titop.loads import JointLaw  # here: the titop package imports this one's callers
 
-        potential = self.coordinate_potential if self.has_potential else None
+        potential = self._block_potential if self.has_potential else None
         return JointLaw(self.coordinate, self.effort, potential, self.time_dependent, self.name)
+
+    def _block_potential(self, x):
+        """`coordinate_potential`, 0 for a law that has none (a block model adds up every load's energy)."""
+        energy = self.coordinate_potential(x)
+        return 0 * x if energy is None else energy
 
 
 @register
