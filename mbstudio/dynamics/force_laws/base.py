@@ -19,20 +19,34 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
 from ...model.errors import ModelError
 
 if TYPE_CHECKING:
+    from ...kinematics.mechanism import Mechanism
     from ...kinematics.tree import MotionState
-    from ..forces import AppliedForces
 
 Column = tuple[str, str, np.ndarray]  # (name, unit, values (N,)), as simulation/measures.py makes them
 Arrow = tuple[str, np.ndarray, np.ndarray]  # (element, application point, force), world axes
 
 FORMATS = {"mjcf": "MJCF", "urdf": "URDF"}
+
+
+class Evaluator(Protocol):
+    """What a law evaluates with, in the mechanism's back-end: dynamics/forces.py's `AppliedForces` (named here
+    by what it does, so that the laws do not import the module that imports them)."""
+
+    mech: Mechanism
+
+    def value(self, expr, t=None): ...
+    def time_function(self, formula, t) -> np.ndarray: ...
+    def table_value(self, xs: np.ndarray, ys: np.ndarray, at: list) -> np.ndarray: ...
+    def point(self, st: MotionState, label: str, point: str) -> tuple[np.ndarray, np.ndarray]: ...
+    def road(self, t, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, object]: ...
+    def of_law(self, law: ForceLaw, t, q, qd, st: MotionState | None = None) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -58,7 +72,7 @@ class ForceLaw:
     actuated: ClassVar[bool] = False
     carried_by: ClassVar[frozenset[str]] = frozenset()  # the file formats (FORMATS) that hold it
 
-    def __init__(self, element: Any, forces: AppliedForces) -> None:
+    def __init__(self, element: Any, forces: Evaluator) -> None:
         self.element, self.forces = element, forces
 
     @property
@@ -99,7 +113,8 @@ class ForceLaw:
         raise NotImplementedError
 
     def block_load(self, where):
-        """Its load of a block model (dynamics/titop); `where` places body points on the blocks."""
+        """Its load of a block model (dynamics/titop): `where` places body points on the blocks (`named(body,
+        point)`) and makes the loads (`joint_law`, `point_load`, `spring_load`: titop/loads.py)."""
         raise ModelError(f"force '{self.name}'", f"is a {self.type}: the block models have no such load", None,
                          f"a model without {self.type} elements")  # fmt: skip
 

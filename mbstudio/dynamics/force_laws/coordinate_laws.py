@@ -50,10 +50,8 @@ class CoordinateLaw(ForceLaw):
         return self.forces.of_law(self, outputs.t, *outputs.coordinate_rows())[0][k]
 
     def block_load(self, where):
-        from ..titop.loads import JointLaw  # here: the titop package imports this one's callers
-
         potential = self._block_potential if self.has_potential else None
-        return JointLaw(self.coordinate, self.effort, potential, self.time_dependent, self.name)
+        return where.joint_law(self.coordinate, self.effort, potential, self.time_dependent, self.name)
 
     def _block_potential(self, x):
         """`coordinate_potential`, 0 for a law that has none (a block model adds up every load's energy)."""

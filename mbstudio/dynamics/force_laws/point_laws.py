@@ -68,11 +68,9 @@ class SpringDamperLaw(ForceLaw):
         return length if part == "length" else self.tension(length, outputs.rates(length, 1))
 
     def block_load(self, where):
-        from ..titop.loads import SpringLoad  # here: the titop package imports this one's callers
-
         e = self.element
         ends = (where.named(e.body1, e.point1), where.named(e.body2, e.point2))
-        return SpringLoad(ends, self.tension, self.spring_energy, e.name)
+        return where.spring_load(ends, self.tension, self.spring_energy, e.name)
 
 
 @register
@@ -113,7 +111,5 @@ class PointForceLaw(ForceLaw):
         return [(self.element.name, position[0], world)]
 
     def block_load(self, where):
-        from ..titop.loads import PointLoad  # here: the titop package imports this one's callers
-
         block, offset = where.named(self.element.body, self.element.point)
-        return PointLoad(block, offset, self.world_force, not self.time_dependent, self.element.name)
+        return where.point_load(block, offset, self.world_force, not self.time_dependent, self.element.name)

@@ -24,6 +24,7 @@ from ..forces import AppliedForces
 from .blocks import GROUND, Block, Body, Joint
 from .closures import closure_loads
 from .interconnection import BlockModel
+from .loads import JointLaw, PointLoad, SpringLoad
 from .motion import identity
 
 
@@ -138,7 +139,10 @@ def _link_blocks(mech: Mechanism, link, frames: list[FrameValue], parent: int, f
 
 
 class _Places:
-    """Where a document body's point is in the block model: its block and the offset from the block's P."""
+    """Where a document body's point is in the block model: its block and the offset from the block's P; and the
+    loads a force law asks for there (`ForceLaw.block_load`), so that the laws need not import the block models."""
+
+    joint_law, point_load, spring_load = JointLaw, PointLoad, SpringLoad
 
     def __init__(self, mech: Mechanism, frames: list[FrameValue], blocks: list[Block], block_of: dict) -> None:
         self.mech, self.frames, self.blocks, self.block_of = mech, frames, blocks, block_of
