@@ -116,7 +116,7 @@ def test_a_servo_spring_follows_a_rest_position_of_time():
     expected = 0.3 + 0.01 * np.sin(2 * math.pi * (result.t[late] - lag))
     assert np.abs(result.q[late, 0] - expected).max() < 1e-4
     forces = AppliedForces(Mechanism(model))
-    assert forces.is_time_dependent(model.forces[0]) and not forces.has_potential(model.forces[0])
+    assert forces.laws[0].time_dependent and not forces.laws[0].has_potential
 
 
 # ---------------------------------------------------------------------------------------------- the vehicle
@@ -130,9 +130,9 @@ def standing_loads(mech: Mechanism) -> dict[str, float]:
     forces, q = AppliedForces(mech), mech.assemble(None)
     points = mech.points(q)
     out = {}
-    for tyre in (e for e in forces.elements if isinstance(e, Tyre)):
-        centre = points[(tyre.body, tyre.point)]
-        out[tyre.name[:2]] = float(np.asarray(forces.tyre_load(tyre, 0.0, centre, np.zeros((1, 3))), float)[0])
+    for law in (law for law in forces.laws if isinstance(law.element, Tyre)):
+        centre = points[(law.element.body, law.element.point)]
+        out[law.name[:2]] = float(np.asarray(law.load(0.0, centre, np.zeros((1, 3))), float)[0])
     return out
 
 

@@ -39,11 +39,12 @@ import scipy.linalg
 
 from .. import __version__
 from ..dynamics.closed_loop import actuated_indices
+from ..dynamics.force_laws import law_class
 from ..dynamics.forces import AppliedForces
 from ..dynamics.regressor import tree_regressor
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, ModelError
-from ..model.document import Actuator, JointFriction
+from ..model.document import JointFriction
 from ..progress import Cancel, Progress
 from ..progress import Stages as _Monitor
 from . import adequacy, filtering, precision_levels
@@ -351,7 +352,7 @@ def known_elements(mech: Mechanism, identified: list[str]) -> tuple[list, list[s
     joint friction elements left out because the friction of their coordinate (in `identified`) is estimated."""
     known, replaced = [], []
     for element in mech.model.forces:
-        if isinstance(element, Actuator):
+        if law_class(element).actuated:
             continue
         if isinstance(element, JointFriction) and element.coordinate in identified:
             replaced.append(element.name)

@@ -38,7 +38,7 @@ from ..kinematics.ball_states import StateMap, float_where
 from ..kinematics.mechanism import Mechanism
 from ..kinematics.tree import BodyMotion
 from ..model import Model, dumps, loads
-from ..model.document import EULER_JOINTS, GROUND, Actuator
+from ..model.document import EULER_JOINTS, GROUND
 from ..model.errors import AssemblyError, ModelError
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import inertia_warnings
@@ -542,7 +542,7 @@ def _body_motion(R: np.ndarray, poses: np.ndarray, rates: np.ndarray) -> BodyMot
 
 
 def _actuators(forces: AppliedForces, t: np.ndarray) -> dict[str, tuple[str, np.ndarray]]:
-    return {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in forces.elements if isinstance(e, Actuator)}
+    return {law.name: (law.coordinate, law.prescribed(t)) for law in forces.laws if law.actuated}
 
 
 def _result(mech: Mechanism, motion: tuple, state=None, **series) -> SimulationResult:
