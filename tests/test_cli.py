@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from mbstudio import __version__, samples
@@ -128,3 +129,38 @@ def test_kinematics_refuses_a_bad_output_name_and_an_unknown_trajectory(tmp_path
     save(model, tmp_path / "dependent.mbs")
     assert main(["kinematics", str(tmp_path / "dependent.mbs")]) == 2  # it would be ignored: refused instead
     assert "trajectory 'dependent'" in capsys.readouterr().err
+
+
+def test_check_calls_a_suspension_a_closed_loop_mechanism_not_a_parallel_machine(capsys):
+    """The SLA's upright is carried by three chains but turns as the wheel travels: no platform."""
+    assert main(["check", str(samples.path("sla_suspension")), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["pkm"] is None and report["carried_body"]["body"] == "7"
+    assert main(["check", str(samples.path("sla_suspension"))]) == 0
+    text = capsys.readouterr().out
+    assert "parallel machine: no (a closed-loop mechanism: body '7'" in text and "turns with the mechanism" in text
+    assert "got [[" not in text and "platform '7'" not in text
+    assert main(["check", str(samples.path("delta_3rus"))]) == 0  # a declared platform is still a machine
+    assert "parallel machine: platform 'p' (declared), 3 limbs" in capsys.readouterr().out
+
+
+def test_linearize_lists_the_equilibria_it_finds_and_takes_a_stable_one(capsys):
+    """The slider-crank's crank hangs down (stable, undamped) or stands up (unstable, λ = ±6.06 1/s): both are
+    listed, the hanging one used, which the pose-only search missed; no number prints as -0."""
+    assert main(["linearize", str(samples.path("slider_crank"))]) == 0
+    text = capsys.readouterr().out
+    listed = [line for line in text.splitlines() if line.startswith("    theta1 = ")]
+    assert len(listed) == 2 and sum("UNSTABLE" in line for line in listed) == 1
+    used = next(line for line in listed if line.endswith("<- used"))
+    assert "stable, not damped" in used and "a nearer one is unstable" in text
+    angle = float(used.split("theta1 = ")[1].split(":")[0])
+    assert abs(np.sin(angle) + 1) < 1e-9  # the crank pointing down (−π/2 up to turns): gravity along −z
+    assert "marginal, oscillation" in text and "unstable, real" not in text  # the modes of the one used
+    assert " -0 " not in text and " -0\n" not in text
+
+
+def test_linearize_of_the_four_bar_prints_no_negative_zero(capsys):
+    assert main(["linearize", str(samples.path("four_bar"))]) == 0
+    text = capsys.readouterr().out
+    assert "UNSTABLE" in text and "<- used" in text
+    assert not any(word in ("-0", "-0j", "+-0j") for word in text.split())

@@ -96,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         lin = linearize(model, _point(model, at, hold, kinds, start), inputs, outs)
         print(summary(model.name, lin))
+        print(found_text(lin.point))
         document = model_document(lin)
     if args.json and not args.json.lower().endswith(".json"):
         raise ModelError("--json", "must name a .json file", args.json, "model.json, or use --out")
@@ -103,6 +104,27 @@ def run(args: argparse.Namespace) -> int:
         save_state_space(in_display_units(document, units), path)
         print(f"wrote {path}")
     return 0
+
+
+WORDS = {
+    "stable": "stable: every motion about it decays",
+    "marginal": "stable, not damped: nothing grows",
+    "unstable": "UNSTABLE: a motion about it grows",
+}
+
+
+def found_text(point: OperatingPoint) -> str:
+    """The equilibria the default operating point was chosen from, each with its stability; the one used marked."""
+    if not point.found:
+        return ""
+    lines = ["  equilibria found (from the pose, and with each coordinate turned by quarter turns):"]
+    used = {n: point.values()[n] for n in point.independent}
+    for found in point.found:
+        values = ", ".join(f"{n} = {v + 0.0:.6g}" for n, v in found["values"].items()) or "(no coordinates)"
+        growth = found["largest_real_eigenvalue"] + 0.0
+        mark = "  <- used" if found["values"] == used else ""
+        lines.append(f"    {values}: {WORDS[found['stability']]} (largest Re λ {growth:.4g} 1/s){mark}")
+    return "\n".join(lines)
 
 
 def _names(text: str | None) -> list[str] | None:
