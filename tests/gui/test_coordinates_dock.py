@@ -1,9 +1,11 @@
 """The Coordinates dock on a laptop screen: every slider wide enough to drag whatever the coordinates' names,
 a filter for a robot with many of them, and an import that does not read as stale. Screenshots at 1280×800
-and 1400×900 are written to the test's folder (docs/screenshots/window_coordinates_50.png is one)."""
+and 1400×900 are written to the test's folder, and to the folder in MBSTUDIO_SCREENSHOTS when it is set
+(docs/screenshots/window_coordinates_50.png is chain_1280x800.png)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,9 @@ def _at_size(window, qtbot, size: tuple[int, int], out: Path) -> QImage:
     qtbot.wait(300)  # the docks take their share of the new size
     image = window.window_image()
     image.save(str(out))
+    if folder := os.environ.get("MBSTUDIO_SCREENSHOTS"):  # how they are looked at
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        image.save(str(Path(folder) / out.name))
     assert (image.width(), image.height()) == size
     return image
 
