@@ -45,7 +45,7 @@ def mentions(page: Path) -> list[tuple[str, str]]:
 
 def longest_item(text: str, items: dict[str, str]) -> str | None:
     """The longest menu path the text starts with, its closing '…' optional (prose drops it: 'Save as Script')."""
-    fits = [p for p in items if text.startswith(p) or (p.endswith("…") and text.startswith(p[:-1]))]
+    fits = [p for p in items if " › " in p and (text.startswith(p) or (p.endswith("…") and text.startswith(p[:-1])))]
     return max(fits, key=len, default=None)
 
 
