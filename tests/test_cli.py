@@ -164,3 +164,72 @@ def test_linearize_of_the_four_bar_prints_no_negative_zero(capsys):
     text = capsys.readouterr().out
     assert "UNSTABLE" in text and "<- used" in text
     assert not any(word in ("-0", "-0j", "+-0j") for word in text.split())
+
+
+def test_every_sub_command_help_has_a_description_and_an_example_that_parses(capsys):
+    from mbstudio.cli import build_parser
+    from mbstudio.commands import COMMANDS, COMPUTING, EXAMPLES
+
+    for name, summary in COMMANDS.items():
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        text = capsys.readouterr().out
+        assert f"\n{summary[0].upper()}{summary[1:]}.\n" in text and f"example:\n  {EXAMPLES[name]}" in text
+        assert ("--quiet" in text) == (name in COMPUTING), name
+        example = EXAMPLES[name].split()
+        assert example[:2] == ["mbstudio", name]
+        args = build_parser(name).parse_args(example[1:])  # its options are the command's own
+        assert args.command == name
+    assert not COMMANDS["identify"].endswith("second")  # a summary that ends its sentence
+
+
+def test_command_line_errors_have_one_format_without_a_usage_dump(tmp_path, capsys):
+    four_bar = str(samples.path("four_bar"))
+    cases = [
+        (["check"], "mbstudio check: error: the following arguments are required: file; expected what"),
+        (["kinematics", four_bar, "--out", "x.txt"], "mbstudio kinematics: error: --out: must end in .csv or .json"),
+        (["linearize", four_bar, "--at", "theta9=1"], "mbstudio linearize: error: at: 'theta9' is not an independent"),
+        (["kinematics", four_bar, "--units", "furlong"], "mbstudio kinematics: error: --units: names an unknown"),
+    ]
+    for argv, start in cases:
+        if argv == ["check"]:  # argparse's own errors end the program
+            with pytest.raises(SystemExit):
+                main(argv)
+        else:
+            assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(start) and "usage:" not in err and err.count("\n") == 1, err
+
+
+def test_quiet_is_taken_by_every_computing_command_and_silences_its_notes(tmp_path, capsys):
+    four_bar = str(samples.path("four_bar"))
+    assert main(["linearize", four_bar, "--at", "theta1=0.1,theta1_dot=2"]) == 0
+    captured = capsys.readouterr()
+    assert "theta1_dot read as d_theta1" in captured.err and "velocities: d_theta1 = 2" in captured.out
+    assert main(["linearize", four_bar, "--at", "theta1=0.1,theta1_dot=2", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and "velocities: d_theta1 = 2" in captured.out
+    assert main(["check", four_bar, "--quiet"]) == 0 and "Four-bar" in capsys.readouterr().out
+
+
+def test_progress_off_a_terminal_is_one_line_per_step(tmp_path):
+    import io
+
+    from mbstudio.commands.progress import progress_printer
+
+    log = io.StringIO()
+    progress = progress_printer(log)
+    for k in range(1, 4):
+        progress(k / 3, f"step {k}")
+    assert log.getvalue().splitlines() == [" 33.3 %  step 1", " 66.7 %  step 2", "100.0 %  step 3"]
+    out = tmp_path / "b.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "mbstudio.cli", "basepar", str(samples.path("four_bar")), "--method", "dp"]
+        + ["--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0 and "\r" not in run.stderr and len(run.stderr.splitlines()) >= 3
+    assert "the routes agree" in run.stdout and f"written to {out}" in run.stdout  # the table, and the file
+    assert json.loads(out.read_text())["parameter_names"]

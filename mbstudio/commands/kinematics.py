@@ -7,7 +7,6 @@ same series the window's Kinematics job plots."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from ..io.csv_text import write_output
 from ..io.display_units import UNITS_HELP, parse_units
 from ..io.time_series import FORMATS, time_series_text
 from ..jobs.tasks import kinematics
-from ..model import check_outputs, dumps, load
+from ..model import ModelError, check_outputs, dumps, load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,8 +34,7 @@ def _count(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     fmt = (args.out or ".csv").rsplit(".", 1)[-1].lower()
     if fmt not in FORMATS:
-        print(f"mbstudio kinematics: --out {args.out!r} must end in .csv or .json", file=sys.stderr)
-        return 2
+        raise ModelError("--out", "must end in .csv or .json", args.out, "series.csv or series.json")
     check_outputs([args.out], [args.file])  # before the work, not after
     units = parse_units(args.units)
     options = {"trajectory": args.trajectory, "samples": args.samples}

@@ -13,6 +13,7 @@ The older --equilibrium (= --at equilibrium) and --json OUT (= --out OUT.json) s
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
@@ -140,7 +141,10 @@ def _point(model, at: str, hold: dict, kinds: dict[str, str], start: dict) -> Op
         raise ModelError("--hold", "applies to an equilibrium only", at, "--at auto or equilibrium with --hold")
     if at == "initial":
         return operating_point(model)
-    values, velocities = parse_state(at, kinds)
+    notes: list[str] = []
+    values, velocities = parse_state(at, kinds, notes)
+    for note in notes:
+        print(f"mbstudio linearize: note: --at: {note}", file=sys.stderr)
     return operating_point(model, "given", values, velocities)
 
 

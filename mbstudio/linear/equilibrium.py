@@ -16,6 +16,7 @@ to zero, the ModelError names the coordinates whose generalized forces stay unba
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -287,14 +288,32 @@ def operating_point(
     return OperatingPoint(q, v, tau, t, kind, list(eng.mech.coordinates), list(names), eng.accelerations(t, q, v, tau))
 
 
-def parse_state(text: str, kinds: Mapping[str, str]) -> tuple[dict[str, float], dict[str, float]]:
+def parse_state(
+    text: str, kinds: Mapping[str, str], notes: list[str] | None = None
+) -> tuple[dict[str, float], dict[str, float]]:
     """'theta1=0.1, d_theta1=5 deg/s' as (coordinate values, velocities) of the independent coordinates, whose
-    joint motions `kinds` gives: plain numbers in SI, a number with its unit converted."""
+    joint motions `kinds` gives: plain numbers in SI, a number with its unit converted. A rate may also be
+    written as the CSV headers name it, 'theta1_dot': read as d_theta1, with a note appended to `notes`."""
+    text = _rates_as_d(text, kinds, notes if notes is not None else [])
     names = [*kinds, *(f"d_{n}" for n in kinds)]
     rates = "an independent coordinate or d_ its rate"
     values = read_pairs("at", text, coordinate_dimensions(names, kinds), names_are=rates)
     coordinates = {n: v for n, v in values.items() if n in kinds}
     return coordinates, {n[2:]: v for n, v in values.items() if n not in coordinates}
+
+
+def _rates_as_d(text: str, kinds: Mapping[str, str], notes: list[str]) -> str:
+    """'theta1_dot=…' as 'd_theta1=…' for an independent coordinate theta1: one name for a rate on the command
+    line (d_NAME, as --velocity tables, linear models and FMUs have it), the other accepted."""
+
+    def rename(match: re.Match) -> str:
+        name = match[1]
+        if name not in kinds:
+            return match[0]
+        notes.append(f"{name}_dot read as d_{name} (a rate is d_NAME on the command line)")
+        return f"d_{name}"
+
+    return re.sub(r"\b([A-Za-z_]\w*)_dot\b(?=\s*=)", rename, text)
 
 
 def generalized_forces(eng: Engine, forces: Mapping[str, float]) -> np.ndarray:
