@@ -145,8 +145,8 @@ def four_bar():
 
 
 # ------------------------------------------------------------------ decisions that must survive rounding
-# DESIGN.md principle 9: a choice taken on a floating-point threshold (rank, partition, branch, closes or not)
-# must not flip when the inputs move by 1e-13. Tests of such decisions take the `perturb` fixture and run once
+# docs/architecture.md, principle 9: a choice taken on a floating-point threshold (rank, partition, branch, closes or
+# not) must not flip when the inputs move by 1e-13. Tests of such decisions take the `perturb` fixture and run once
 # as given and once per seed with every number of their inputs multiplied by (1 + 1e-13 N(0, 1)).
 PERTURBATION = 1e-13
 PERTURBATION_SEEDS = (None, 1, 2, 3)
@@ -154,10 +154,10 @@ PERTURBATION_SEEDS = (None, 1, 2, 3)
 
 class Perturbation:
     """Multiplies every float of a model (its parameters, points, frames, inertia, coordinates, gravity) or of
-    an array by (1 + 1e-13 N(0, 1)); the identity for seed None."""
+    an array by (1 + size N(0, 1)), size 1e-13 unless given; the identity for seed None."""
 
-    def __init__(self, seed: int | None) -> None:
-        self.seed = seed
+    def __init__(self, seed: int | None, size: float = PERTURBATION) -> None:
+        self.seed, self.size = seed, size
         self.rng = None if seed is None else __import__("numpy").random.default_rng(seed)
 
     def __call__(self, x):
@@ -172,7 +172,7 @@ class Perturbation:
         if isinstance(x, Model):
             return loads(json.dumps(self._walk(json.loads(dumps(x)))))
         x = np.asarray(x, dtype=float)
-        return x * (1 + PERTURBATION * self.rng.standard_normal(x.shape))
+        return x * (1 + self.size * self.rng.standard_normal(x.shape))
 
     def _walk(self, node):
         if isinstance(node, dict):
@@ -180,7 +180,7 @@ class Perturbation:
         if isinstance(node, list):
             return [self._walk(v) for v in node]
         if isinstance(node, float):
-            return node * (1 + PERTURBATION * float(self.rng.standard_normal()))
+            return node * (1 + self.size * float(self.rng.standard_normal()))
         return node
 
 

@@ -1,4 +1,4 @@
-"""The compiled-engine cache is private and checked (issue 23, item 1): each reproduction of the report as a test.
+"""The compiled-engine cache is private and checked: each reproduction of the report as a test.
 
 Each test compiles a one-line function into its own cache folder (MBSTUDIO_CACHE), so nothing here touches the
 user's cache; the functions' values are checked against the uncompiled function every time."""

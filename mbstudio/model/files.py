@@ -1,5 +1,5 @@
-"""Writing files without ever losing data (DESIGN.md principle 7): every model save, export and command output
-goes through here.
+"""Writing files without ever losing data (docs/architecture.md, principle 7): every model save, export and command
+output goes through here.
 
 - `check_outputs` refuses, before any work is done, an output that is one of the inputs (the same file, by
   inode, whatever the path says), a folder, a read-only file, a missing or unwritable folder.

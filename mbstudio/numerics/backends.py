@@ -170,7 +170,7 @@ class MultiPrecision(VariablePrecision):
     """MPFR (gmpy2) at a chosen number of significant digits; every literal is read as the decimal it is.
 
     numpy's elementwise loops call MPFR directly, several times faster per operation than mpmath's `mpf`
-    (issue 12: building W took two thirds of a VP run). The binary precision is mpmath's for the same digits.
+    (building W with mpmath took two thirds of a VP run). The binary precision is mpmath's for the same digits.
     Arithmetic rounds to the working precision only inside `context()`, as mpmath's does inside `workdps`.
     Results are `gmpy2.mpfr`: convert them with `as_mpf` for work in mpmath, whose own conversion of an
     mpfr is not exact."""

@@ -1,4 +1,4 @@
-"""The fourth number system (DESIGN.md principle 1): CasADi SX symbols in numpy object arrays.
+"""The fourth number system (docs/architecture.md, principle 1): CasADi SX symbols in numpy object arrays.
 
 Running the same kinematics and dynamics code once on symbolic coordinates records an expression graph, which
 CasADi evaluates natively (`casadi.Function`) one state at a time far faster than numpy can, differentiates
@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import threading
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +28,7 @@ import numpy as np
 from .backends import _ObjectArrays
 from .native_cache import CacheRefused, cache_folder, discard, seal, verified, write_private
 from .native_call import MODULE_PREFIX, calls, extension_source, include_flags, load_extension
+from .native_call import FastCall as FastCall  # where the engines' callers import it from
 from .translation_units import UNIT_OPTIONS, translation_units
 
 
@@ -372,32 +372,6 @@ def _objects(compiler: list[str], source: Path, work: Path) -> list[Path] | None
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         codes = list(pool.map(lambda c: subprocess.run(c, capture_output=True, timeout=600).returncode, commands))
     return None if any(codes) else [work / f"{path.stem}.o" for path, _, _ in units]
-
-
-class FastCall:
-    """Calls a CasADi function through preallocated numpy buffers: about 2.5 µs of overhead per call with three
-    arguments (the Panda's RNEA: 3.5 µs in all, 0.9 µs of it native) where the ordinary call, which converts
-    every argument and result, costs 25 µs. Arguments are copied in and results copied out, under a lock. The
-    last `held` arguments are not passed: they keep what is written in their slots (`args`), for options that
-    seldom change (each copy costs about 0.4 µs)."""
-
-    def __init__(self, function: casadi.Function, held: int = 0) -> None:
-        self.buffer, self.run = function.buffer()
-        self.args = [np.zeros(function.nnz_in(i)) for i in range(function.n_in())]
-        self.results = [np.zeros(function.nnz_out(i)) for i in range(function.n_out())]
-        for i, a in enumerate(self.args):
-            self.buffer.set_arg(i, memoryview(a))
-        for i, r in enumerate(self.results):
-            self.buffer.set_res(i, memoryview(r))
-        self.passed = self.args[: len(self.args) - held]
-        self.lock = threading.Lock()
-
-    def __call__(self, *args) -> list[np.ndarray]:
-        with self.lock:
-            for slot, value in zip(self.passed, args, strict=True):
-                slot[:] = value
-            self.run()
-            return [r.copy() for r in self.results]
 
 
 def over_times(symbols: dict, formula, times: np.ndarray) -> np.ndarray:

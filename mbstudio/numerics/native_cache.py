@@ -1,7 +1,7 @@
 """The folder of compiled engines: private to the user, every library checked before it is loaded.
 
 A library in the cache is native code this process will run, so the cache is treated as a place others must not
-write to (issue 23): folders are created 0700 whatever the umask, a folder not owned by the user or writable by
+write to: folders are created 0700 whatever the umask, a folder not owned by the user or writable by
 others is refused with a message (CacheRefused), and each library's sha256, written beside it when it was built,
 is compared with its bytes before it is loaded. A library whose bytes do not match, or that fails to load (a
 truncated file), is removed so that the caller builds it again.

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .. import __version__
+from .. import __version__, progress
 from ..dynamics.closed_loop import (
     JointReactions,
     closed_loop_forward_dynamics,
@@ -58,7 +58,7 @@ RTOL, ATOL = 1e-10, 1e-12
 CLOSURE_LIMIT = 1e-9  # per length scale: above it the Newton steps inside the state equation lost the loops
 
 
-class Cancelled(Exception):
+class Cancelled(progress.Cancelled):
     """The simulation was cancelled; `time` is the simulated time reached."""
 
     def __init__(self, reached: float) -> None:
