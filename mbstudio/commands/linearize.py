@@ -20,13 +20,8 @@ import numpy as np
 from ..io.display_units import UNITS_HELP, parse_units
 from ..io.state_space import FORMATS, family_document, in_display_units, model_document, save_state_space, summary
 from ..kinematics import Mechanism
-from ..linear.equilibrium import (
-    OperatingPoint,
-    equilibrium,
-    equilibrium_or_pose,
-    operating_point,
-    parse_state,
-)
+from ..linear.equilibria import equilibrium_or_pose
+from ..linear.equilibrium import OperatingPoint, equilibrium, operating_point, parse_state
 from ..linear.linear_model import linearize
 from ..linear.lpv import linear_family
 from ..linear.modes import modes
