@@ -12,7 +12,8 @@ import numpy as np
 from mbstudio import samples
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# docs/architecture.md tells a developer where new menu items go ('File › Import or Export'): menus, not items
+PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "architecture.md")]
 MENUS = ("File", "Edit", "Analysis", "View", "Help")
 MENTION = re.compile(rf"\b({'|'.join(MENUS)}) › ")
 SHORTCUT = re.compile(r"\s*\(((?:Ctrl|Shift|Alt)\+[^)\s]+)\)")
