@@ -233,3 +233,21 @@ def test_progress_off_a_terminal_is_one_line_per_step(tmp_path):
     assert run.returncode == 0 and "\r" not in run.stderr and len(run.stderr.splitlines()) >= 3
     assert "the routes agree" in run.stdout and f"written to {out}" in run.stdout  # the table, and the file
     assert json.loads(out.read_text())["parameter_names"]
+
+
+def test_import_and_export_print_one_json_object_with_json(tmp_path, capsys):
+    pytest.importorskip("yourdfpy")
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(
+        '<robot name="arm"><link name="base"/><link name="arm"><inertial><mass value="1"/>'
+        '<inertia ixx="1" iyy="1" izz="5" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+        '<joint name="j" type="continuous"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/></joint></robot>'
+    )
+    out = tmp_path / "arm.mbs"
+    assert main(["import", str(urdf), "-o", str(out), "--fixed-base", "--json"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert (report["bodies"], report["coordinates"], report["loops"]) == (1, 1, 0) and captured.err == ""
+    assert "triangle inequality" in report["notes"][0]  # 5 > 1 + 1
+    assert main(["export", str(out), "--urdf", str(tmp_path / "back.urdf"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["written"] == [str(tmp_path / "back.urdf")]
