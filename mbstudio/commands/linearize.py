@@ -2,11 +2,12 @@
 [--outputs ...] [--schedule NAME=a:b:n] [--out model.mat|model.json|model.npz] [--units deg,mm]`: the linear
 state-space model (A, B, C, D) about an operating point, with its modes; with --schedule, a family of them (LPV).
 
---at: by default (auto) the equilibrium near the document's pose where there is one and the pose itself at rest
-otherwise, saying which; or always the equilibrium found from the pose, always the pose itself, or a state given
-by independent coordinates and their rates (d_NAME), which need not be an equilibrium (the drift is printed
-and written). --hold keeps independent coordinates at values while the others settle, --from starts the search
-elsewhere than the document's pose (both seek an equilibrium).
+--at: by default (auto) the equilibrium nearest the document's pose that is not unstable, among those found from the
+pose and from starts with one coordinate turned by quarter turns (each listed with its stability), and the pose
+itself at rest where none is found, saying which; or always the equilibrium found from the pose, always the pose
+itself, or a state given by independent coordinates and their rates (d_NAME), which need not be an equilibrium (the
+drift is printed and written). --hold keeps independent coordinates at values while the others settle, --from starts
+the search elsewhere than the document's pose (both seek an equilibrium).
 The older --equilibrium (= --at equilibrium) and --json OUT (= --out OUT.json) still work.
 """
 
@@ -35,8 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--at",
         default="auto",
         metavar="auto|equilibrium|initial|NAME=VALUE,...",
-        help="the operating point: auto (default), the equilibrium near the document's pose where there is one "
-        "and the pose at rest otherwise, saying which; equilibrium, that equilibrium or an error saying why "
+        help="the operating point: auto (default), the equilibrium nearest the document's pose that is not "
+        "unstable (the equilibria found are listed with their stability) and the pose at rest where none is found, "
+        "saying which; equilibrium, that equilibrium or an error saying why "
         "there is none; initial, the pose at rest; or independent coordinates and rates d_NAME set from the pose "
         "(not an equilibrium in general); values in SI, or with a unit: theta1=5deg,d_theta1=30deg/s",
     )
