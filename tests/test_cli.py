@@ -251,3 +251,12 @@ def test_import_and_export_print_one_json_object_with_json(tmp_path, capsys):
     assert "triangle inequality" in report["notes"][0]  # 5 > 1 + 1
     assert main(["export", str(out), "--urdf", str(tmp_path / "back.urdf"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["written"] == [str(tmp_path / "back.urdf")]
+
+
+def test_kinematics_json_prints_what_its_json_file_holds(tmp_path, capsys):
+    out = tmp_path / "k.json"
+    argv = ["kinematics", str(samples.path("four_bar")), "--samples", "5", "--units", "deg"]
+    assert main([*argv, "--json", "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(out.read_text()) and len(printed["t"]) == 5
+    assert printed["provenance"]["units"] == "deg,m" and "theta1 [deg]" in printed["series"]

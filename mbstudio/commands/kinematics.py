@@ -23,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples", type=_count, help="equally spaced times (default: the trajectory's own)")
     parser.add_argument("--out", help="write every series: .csv ('name [unit]' headers) or .json")
     parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
+    parser.add_argument(
+        "--json", action="store_true", help="print every series as one JSON object (what --out series.json writes)"
+    )
 
 
 def _count(text: str) -> int:
@@ -40,6 +43,11 @@ def run(args: argparse.Namespace) -> int:
     options = {"trajectory": args.trajectory, "samples": args.samples}
     result = kinematics(dumps(load(args.file)), options, lambda fraction, message: None, lambda: False)
     series, t = result.data["series"], result.data["t"]
+    if args.json:  # stdout is the JSON object alone; a file asked for is written too
+        print(time_series_text(result, "json", units).rstrip())
+        if args.out:
+            write_output(args.out, time_series_text(result, fmt, units))
+        return 0
     print(f"{result.title}: {len(t)} samples over {t[-1]:g} s in {result.provenance.seconds:.3g} s")
     for name, values in series.items():
         if name.startswith(("actuator:", "total_energy", "constraint_residual")):
