@@ -24,9 +24,18 @@ def check(model: Model, say: Callable[[str], None] | None = None) -> dict:
     report["pkm"] = _step(say, "looking for a parallel machine's platform", lambda: pkm_report(model))
     if report["pkm"] is not None and is_linkage(model, report["dof_jacobian"]):
         report["pkm"], report["linkage"] = None, True
+    elif _carried_body(report["pkm"]):
+        # a body several chains carry, found by the search and not declared, that the task-space model refuses
+        # (a suspension's upright turns as it moves): an ordinary closed-loop mechanism, not a parallel machine
+        pkm = report["pkm"]
+        report["pkm"], report["carried_body"] = None, {"body": pkm["platform"], "why_not": pkm["error"]}
     if say:
         say("done")
     return report
+
+
+def _carried_body(pkm: dict | None) -> bool:
+    return pkm is not None and "limb_count" not in pkm and pkm.get("platform_found") == "detected"
 
 
 def _step(say: Callable[[str], None] | None, text: str, work: Callable):
