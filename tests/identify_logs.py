@@ -103,13 +103,21 @@ def pinocchio_torques(pin_model, names: list[str], motion: Motion) -> np.ndarray
 
 
 def pinocchio_rank(pin_model, samples: int = 200, seed: int = 1) -> int:
-    """The rank of Pinocchio's joint-torque regressor stacked over random states (its own SVD tolerance)."""
+    """The rank of Pinocchio's joint-torque regressor stacked over random states (its own SVD tolerance); a
+    continuous joint's configuration is (cos θ, sin θ), not two free numbers."""
     import pinocchio as pin
+
+    from .pinocchio_logs import configuration
 
     rng = np.random.default_rng(seed)
     data = pin_model.createData()
     rows = [
-        pin.computeJointTorqueRegressor(pin_model, data, *(rng.uniform(-np.pi, np.pi, pin_model.nq) for _ in range(3)))
+        pin.computeJointTorqueRegressor(
+            pin_model,
+            data,
+            configuration(pin_model, rng.uniform(-np.pi, np.pi, pin_model.nv)),
+            *(rng.uniform(-np.pi, np.pi, pin_model.nv) for _ in range(2)),
+        )
         for _ in range(samples)
     ]
     return int(np.linalg.matrix_rank(np.vstack(rows)))

@@ -23,9 +23,10 @@ from mbstudio.identification import filtering
 from mbstudio.identification.identify import identify
 from mbstudio.identification.logs import parse_log
 from mbstudio.identification.observation import sample_states
-from mbstudio.identification.pipeline import Cancelled, base_parameters
+from mbstudio.identification.pipeline import base_parameters
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import ModelError, dumps
+from mbstudio.progress import Cancelled
 
 from .identify_logs import fourier_motion, log_text, quantised
 
@@ -170,7 +171,6 @@ def _add_column(text: str, name: str) -> str:
 
 BAD_LOGS = {
     "missing column": (lambda t: _drop_column(t, 4), "lacks the column(s) tau_theta2"),
-    "unknown name": (lambda t: _add_column(t, "current_1"), "'current_1' is not a column of this model's logs"),
     "repeated name": (lambda t: _add_column(t, "theta1"), "names a column more than once"),
     "time going back": (lambda t: _set(t, 11, 0, "0.0"), "line 12, column 't': the time does not rise"),
     "irregular time": (lambda t: "\n".join(_lines(t)[:500] + _lines(t)[503:]), "the time step is irregular"),
@@ -195,11 +195,17 @@ def test_bad_log_is_refused_with_a_message(case):
     assert "np." not in str(error.value)  # numbers as a person writes them, not numpy's repr
 
 
-def test_a_dependent_coordinate_in_a_log_is_named():
+def test_a_dependent_coordinate_in_a_log_is_checked_and_set_aside():
     mech = Mechanism(samples.load("four_bar"))
     text = "t,theta1,theta2,tau_theta1\n0,0,0,0\n0.01,0,0,0\n"
-    with pytest.raises(ModelError, match="'theta2' is a dependent coordinate"):
-        parse_log(text, mech, "log.csv")
+    log = parse_log(text, mech, "log.csv")
+    assert log.coordinates == ["theta1"] and "'theta2' is a dependent coordinate, set aside" in log.notes[0]
+    assert "DISAGREES" in log.notes[0]  # the loop does not close with theta2 = 0 at theta1 = 0
+
+
+def test_extra_columns_are_ignored_with_a_note():
+    log = parse_log(_add_column(good_log(), "current_1"), Mechanism(model_and_base()[0]), "log.csv")
+    assert log.notes == ["column(s) current_1 ignored: not positions or actuator forces of this model"]
 
 
 def test_a_log_that_leaves_a_base_parameter_unexcited_names_it_and_the_ridge():

@@ -48,7 +48,7 @@ def test_the_bounce_frequency_is_the_square_root_of_k_eff_over_m_eff(sla):
     poses = [
         mech.assemble({"theta1": point.q[0] + s * h, "theta2": theta2}, guess=point.q[None])[0] for s in (-1, 0, 1)
     ]
-    length = [float(AppliedForces(mech)._line(spring, mech.motion(q))[0][0]) for q in poses]
+    length = [float(AppliedForces(mech, [spring]).laws[0].line(mech.motion(q))[0][0]) for q in poses]
     weight = [float(gravity_potential(mech, q[None])[0]) for q in poses]
     slope, curvature = (length[2] - length[0]) / (2 * h), (length[2] - 2 * length[1] + length[0]) / h**2
     preload = spring.stiffness * (length[1] - spring.length)

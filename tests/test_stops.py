@@ -191,14 +191,14 @@ def test_the_compliant_stop_pushes_only_and_its_damping_rises_over_the_engagemen
     stop = {"type": "compliant", "stiffness": 1000.0, "damping": 50.0, "engagement": 0.01}
     mech = Mechanism(model(pendulum(stop, low=0.2, high=0.8)))
     forces = AppliedForces(mech)
-    element = next(e for e in forces.elements if e.name == "stop:theta")
+    law = next(law for law in forces.laws if law.name == "stop:theta")
     x = np.array([0.3, 0.195, 0.195, 0.15, 0.81, 0.195])
     v = np.array([1.0, -0.2, 0.0, -0.1, 0.5, 5.0])
     u = np.array([0.0, 0.5, 0.5, 1.0, 1.0, 0.5])
     depth = np.array([0.0, 0.005, 0.005, 0.05, 0.01, 0.005])
     push = np.maximum(1000 * depth + 50 * u**2 * (3 - 2 * u) * np.array([0, 0.2, 0, 0.1, 0.5, -5.0]), 0)
     expected = push * np.array([1, 1, 1, 1, -1, 1])
-    assert np.asarray(forces.stop_force(element, x, v), float) == pytest.approx(expected, abs=1e-12)
+    assert np.asarray(law.effort(None, x, v), float) == pytest.approx(expected, abs=1e-12)
     assert expected[-1] == 0  # the rebound's case
 
 
@@ -281,7 +281,8 @@ def test_the_block_model_takes_a_compliant_stop_and_moves_as_the_general_route()
 
 
 def test_where_the_rebounds_end_in_a_hold_survives_rounding(perturb):
-    """DESIGN.md principle 9: the model's numbers moved by 1e-13 give the same motion to the run's tolerance; the
+    """docs/architecture.md, principle 9: the model's numbers moved by 1e-13 give the same motion to the run's
+    tolerance; the
     stop holds where the rebounds fall below the position tolerance, one rebound more or less at most (the rebound
     at the threshold rises no higher than the tolerance)."""
     result = simulate(perturb(model(pendulum({"type": "impact", "restitution": 0.5}, low=0.2))), 2.0, samples=21)

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         rows = benchmarks.run(args.only, args.states)
     except (ImportError, RuntimeError) as exc:
-        print(f"mbstudio bench: {exc}", file=sys.stderr)
+        print(f"mbstudio bench: error: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(rows, indent=2) if args.json else benchmarks.format_table(rows))
     return 0

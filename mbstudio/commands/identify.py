@@ -25,7 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_friction,
         default=[],
         metavar="KINDS",
-        help="friction of each actuated joint to identify: viscous, coulomb or viscous,coulomb",
+        help="friction of each actuated joint to identify: viscous, coulomb or viscous,coulomb (it replaces the "
+        "model's joint friction on those joints, which is otherwise taken as known)",
     )
     parser.add_argument(
         "--digits",
@@ -94,10 +95,12 @@ def format_identification(result: Identification) -> str:
     log, s = result.observations.log, result.settings
     lines = [
         f"{result.model_name}  (sha256 {result.model_hash[:16]}…)",
+        *(f"note: {note}" for note in result.notes),
         f"log {log.source}: {len(log.t)} samples at {log.rate:.6g} Hz; cut-off {s.cutoff_hz:.4g} Hz "
         f"(Butterworth order {s.order}, zero phase), every {s.decimation} kept: {result.estimate.samples} samples",
-        f"rank {result.rank} (variable precision, {result.base.digits} digits); {result.estimate.method}, "
+        f"rank {result.rank} ({_decided(result)}); {result.estimate.method}, "
         f"cond {result.estimate.condition:.3g} (columns scaled)",
+        *level_lines(result.precision_levels),
         "",
         f"{'base parameter':40s} {'value':>14s} {'std':>11s} {'rel. std':>9s} {'model':>14s}",
     ]
@@ -111,10 +114,12 @@ def format_identification(result: Identification) -> str:
         lines.append(f"{f['name']:40s} {f['value']:14.6g} {f['std']:11.3g} {rel:>9s}")
     if result.held:
         lines.append(f"held at the model's values (not excited by the log): {', '.join(result.held)}")
+    lines += adequacy_lines(result.adequacy)
     if result.validation is not None:
         v = result.validation
         per = ", ".join(f"{k} {100 * x:.3g} %" for k, x in v.relative_rms.items() if x is not None)
-        lines.append(f"validation on {v.source}: relative RMS error {100 * v.overall:.3g} % ({per})")
+        floor = "" if v.overall_floor is None else f"; noise floor {100 * v.overall_floor:.3g} %"
+        lines.append(f"validation on {v.source}: relative RMS error {100 * v.overall:.3g} % ({per}){floor}")
     if result.physical is not None:
         p = result.physical
         state = "consistent" if p["consistent"] else "NOT consistent"
@@ -123,3 +128,71 @@ def format_identification(result: Identification) -> str:
             f"{p['distance_sigma']:.3g} standard deviations from the least-squares one"
         )
     return "\n".join(lines)
+
+
+def adequacy_lines(report: dict) -> list[str]:
+    """Each coordinate's training residual against its noise floor; the coordinates the model does not explain,
+    and what the log says of the known force elements."""
+    per = report.get("coordinates", {})
+    if not per:
+        return []
+    shown = ", ".join(
+        f"{name} {x['residual_rms']:.3g}/{x['noise_floor']:.3g}" if x["noise_floor"] is not None else f"{name} ?"
+        for name, x in per.items()
+    )
+    lines = [f"training residual / noise floor per coordinate (RMS): {shown}"]
+    if report["unexplained"]:
+        worst = ", ".join(f"{n} ({per[n]['ratio']:.3g}×)" for n in report["unexplained"])
+        lines.append(
+            f"WARNING: the model does not explain the log at {worst}: the residual is more than "
+            f"{report['misfit_ratio']:g} times the noise, and the standard deviations below that level mean little"
+        )
+    check = report.get("known_forces")
+    if check and check.get("separable") and check["contradicted"]:
+        elements = check["elements"]
+        shares = ", ".join(f"{n} {elements[n]['share']:.3g} ± {elements[n]['std']:.2g}" for n in check["contradicted"])
+        fits = "leaves the noise only" if check["explained"] else "still leaves more than the noise"
+        lines.append(
+            f"the log contradicts the model's known force element(s) (their share of the log, 1 in the model): "
+            f"{shares}; fitting their share {fits}. Correct them in the model, or identify the joints' friction "
+            "(--friction viscous,coulomb replaces the document's joint friction)"
+        )
+    return lines
+
+
+def _decided(result: Identification) -> str:
+    by = result.precision_levels.get("decided_by", "variable precision")
+    if by == "data":
+        return "decided on the log, double precision"
+    return f"variable precision, {result.base.digits} digits"
+
+
+LOG_LEVELS = (("double precision", "double"), ("above the noise", "noise"))
+
+
+def level_lines(levels: dict) -> list[str]:
+    """The ridges at each level of precision: variable precision on the model, double precision and the noise on the
+    log; what decided the rank and what it grouped."""
+    if not levels:
+        return []
+    vp, log = levels["variable_precision"], levels["log"]
+    ridge = vp["ridge"]
+    depth = "∞" if ridge["log10_depth"] is None else f"{ridge['log10_depth']:.1f}"
+    state = "evident" if ridge["evident"] else "not evident"
+    lines = [
+        f"  ridges: variable precision ({vp['digits']} digits) after σ{ridge['index']}, {depth} decades ({state}); "
+        + "; ".join(_log_level(name, log[key]) for name, key in LOG_LEVELS)
+    ]
+    if levels.get("grouped"):
+        depth = levels["variable_precision"]["gap_at_data_rank"]
+        lines.append(
+            f"  grouped (separated only below the log's precision, {depth:.1f} decades down in variable precision): "
+            + ", ".join(levels["grouped"])
+        )
+    return lines
+
+
+def _log_level(name: str, level: dict) -> str:
+    gap = "" if level["gap"] is None else f", gap {level['gap']:.1f} decades"
+    tolerance = "" if level["log10_tolerance"] is None else f" at 10^{level['log10_tolerance']:.1f}"
+    return f"{name} on the log{tolerance}: rank {level['rank']}{gap}"

@@ -1,4 +1,5 @@
-"""`mbstudio import ROBOT.urdf|MODEL.xml -o OUT.mbs [--package-path DIR ...] [--fixed-base] [--repair-inertias]`: a
+"""`mbstudio import ROBOT.urdf|MODEL.xml -o OUT.mbs [--package-path DIR ...] [--fixed-base] [--repair-inertias]
+[--snap-angles]`: a
 mechanism from URDF or MJCF (told apart by the file's root element) as a model file."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ import argparse
 import sys
 
 from ..io.imports import import_mechanism
+from ..io.json_text import json_text
 from ..model import check_outputs, dumps, write_atomic
 
 
@@ -33,16 +35,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="URDF: replace inertias no rigid body can have (a negative principal moment, or one above the sum of "
         "the other two) by the nearest possible ones (by default they are kept as written, with a warning)",
     )
+    parser.add_argument(
+        "--snap-angles",
+        action="store_true",
+        help="URDF: make joint origin angles within 1e-5 rad of a multiple of π/4 exact (1.5708 -> π/2); by default "
+        "they are kept as written and named in a note",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object: the counts and the notes")
 
 
 def run(args: argparse.Namespace) -> int:
     check_outputs([args.out], [args.file])
-    result = import_mechanism(args.file, args.package_path, not args.fixed_base, args.repair_inertias)
+    result = import_mechanism(args.file, args.package_path, not args.fixed_base, args.repair_inertias, args.snap_angles)
     write_atomic(args.out, dumps(result.model))
     model = result.model
     dof = sum(len(j.coordinates) for j in model.joints if not j.cut)
     loops = sum(1 for j in model.joints if j.cut)
     closing = f", {loops} loop-closing joints" if loops else ""
+    if args.json:
+        summary = {"out": args.out, "name": model.name, "bodies": len(model.bodies), "joints": len(model.joints)}
+        print(json_text({**summary, "coordinates": dof, "loops": loops, "notes": result.notes}).rstrip())
+        return 0
     counts = f"{len(model.bodies)} bodies, {len(model.joints)} joints, {dof} coordinates{closing}"
     print(f"{args.out}: '{model.name}', {counts}")
     for note in result.notes:

@@ -14,13 +14,17 @@ Decimation with parallel filtering. The torques hold the noise of the whole band
 matrix and the torques are low-pass filtered alike (the same zero-phase filter: W φ = τ stays true sample by sample,
 since the filter is linear), then every r-th sample is kept, r the largest step whose Nyquist frequency is still
 above the cut-off: what is kept is nearly white, as the least squares' standard deviations assume. The samples
-within EDGE_PERIODS periods of the cut-off of either end, where the filters' transients live, are dropped.
+within EDGE_PERIODS periods of the cut-off of either end, where the filters' transients live, are dropped. A short
+or slow log would keep too few rows for its unknowns that way: the step is then shortened (`for_unknowns`) until
+MIN_ROWS_PER_UNKNOWN rows per unknown are kept (and MIN_SAMPLES_PER_UNKNOWN samples, for each coordinate's own fit);
+the kept noise is then correlated over `correlation` = r_Nyquist / r samples, and the least squares' covariance is
+multiplied by it (the information of the kept rows is that of r / r_Nyquist as many independent ones).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import scipy.signal
@@ -32,6 +36,8 @@ CUTOFF_FACTOR = 5.0
 BANDWIDTH_SHARE = 0.99
 MAX_CUTOFF_SHARE = 0.5  # of the Nyquist frequency
 EDGE_PERIODS = 3.0
+MIN_ROWS_PER_UNKNOWN = 10
+MIN_SAMPLES_PER_UNKNOWN = 2
 
 
 @dataclass(frozen=True)
@@ -45,9 +51,27 @@ class FilterSettings:
     edge: int  # samples dropped at each end
     rule: str  # how the cut-off was chosen
     bandwidth_hz: float | None  # the motion's bandwidth found (None when the cut-off was given)
+    nyquist_decimation: int = 0  # the step whose Nyquist frequency is the cut-off (0: the decimation)
+
+    @property
+    def correlation(self) -> float:
+        """How many kept samples the filtered noise is correlated over (1 at the cut-off's Nyquist step)."""
+        return max(1.0, self.nyquist_decimation / self.decimation)
 
     def to_json(self) -> dict:
-        return asdict(self) | {"filter": "Butterworth, zero phase (forwards and backwards)"}
+        return asdict(self) | {
+            "filter": "Butterworth, zero phase (forwards and backwards)",
+            "correlation": self.correlation,
+            "min_rows_per_unknown": MIN_ROWS_PER_UNKNOWN,
+        }
+
+    def for_unknowns(self, unknowns: int, count: int, rows_per_sample: int) -> FilterSettings:
+        """These settings with the decimation shortened, where needed, so that a log of `count` samples keeps
+        MIN_ROWS_PER_UNKNOWN rows per unknown and MIN_SAMPLES_PER_UNKNOWN samples per unknown."""
+        need = max(math.ceil(MIN_ROWS_PER_UNKNOWN * unknowns / rows_per_sample), MIN_SAMPLES_PER_UNKNOWN * unknowns)
+        usable = count - 2 * self.edge
+        step = max(1, min(self.decimation, usable // max(need, 1)))
+        return replace(self, decimation=step, nyquist_decimation=self.nyquist_decimation or self.decimation)
 
     def at_rate(self, rate_hz: float) -> FilterSettings:
         """The same cut-off and order for a log sampled at another rate (a validation log)."""
@@ -90,7 +114,7 @@ def choose_settings(positions: np.ndarray, rate_hz: float, cutoff_hz: float | No
 def settings(rate_hz: float, cutoff_hz: float, rule: str, bandwidth_hz: float | None) -> FilterSettings:
     decimation = max(1, math.floor(rate_hz / (2 * cutoff_hz)))
     edge = math.ceil(EDGE_PERIODS * rate_hz / cutoff_hz)
-    return FilterSettings(cutoff_hz, ORDER, rate_hz, decimation, edge, rule, bandwidth_hz)
+    return FilterSettings(cutoff_hz, ORDER, rate_hz, decimation, edge, rule, bandwidth_hz, decimation)
 
 
 def lowpass(x: np.ndarray, s: FilterSettings) -> np.ndarray:

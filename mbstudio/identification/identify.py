@@ -6,7 +6,8 @@ standard deviations, from encoder positions and actuator forces (Gautier's pract
 
 The steps:
 1. The base parameters of the model by Gautier's method in variable precision along its exciting trajectory, as
-   `mbstudio basepar` finds them (`pipeline.base_parameters`): the rank is decided where rounding cannot blur it.
+   `mbstudio basepar` finds them (`pipeline.base_parameters`): the rank is decided where rounding cannot blur it;
+   where its ridge is not evident (a URDF's rounded angles), on the log (`precision_levels`).
 2. The log (`logs.read_log`): positions low-pass filtered without phase, differentiated; the dependent
    coordinates of a closed loop assembled from the independent ones on the document's branch (`filtering`).
 3. The observations: with R = ∂q/∂q_ind and R_a its rows of the actuated coordinates, virtual power gives
@@ -21,7 +22,9 @@ The steps:
 5. Weighted least squares (`estimation.weighted_least_squares`: each coordinate's rows weighted by the inverse
    of its error's standard deviation); optionally the physically consistent estimate (`physical`).
 6. Validation on a second log treated alike (same cut-off): the actuator forces the estimate predicts against
-   the filtered measured ones, relative RMS error per actuated coordinate and overall.
+   the filtered measured ones, relative RMS error per actuated coordinate and overall, beside the noise floor.
+7. Whether the model explains the log (`adequacy`): each coordinate's training residual against the noise floor
+   estimated from the log; where it does not, each known force element's share of the log (`known_force_check`).
 """
 
 from __future__ import annotations
@@ -36,17 +39,20 @@ import scipy.linalg
 
 from .. import __version__
 from ..dynamics.closed_loop import actuated_indices
+from ..dynamics.force_laws import law_class
 from ..dynamics.forces import AppliedForces
+from ..dynamics.regressor import tree_regressor
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, ModelError
-from ..model.document import Actuator
-from . import filtering
+from ..model.document import JointFriction
+from ..progress import Cancel, Progress
+from ..progress import Stages as _Monitor
+from . import adequacy, filtering, precision_levels
 from .estimation import Estimate, coordinate_residual_std, weighted_least_squares
 from .gautier import BaseParameterResult
 from .logs import MeasuredLog, read_log
 from .observation import branch_guide, sample_states
-from .pipeline import Cancel, Progress, _Monitor, base_parameters, model_hash
-from .regressor import tree_regressor
+from .pipeline import base_parameters, model_hash
 
 FRICTION = ("viscous", "coulomb")
 FRICTION_PREFIX = {"viscous": "Fv_", "coulomb": "Fc_"}
@@ -69,6 +75,10 @@ class Observations:
     forces: np.ndarray  # (K, n_act) the logged actuator forces, filtered
     known: np.ndarray  # (K, n_ind) Rᵀ Q_known, filtered
     actuation: np.ndarray  # (K, n_act, n_ind) R_a at the kept samples
+    known_parts: np.ndarray  # (K, n_ind, E) each known force element's Rᵀ Q_e, filtered
+    known_names: list[str]  # the known force elements, E
+    replaced: list[str]  # the document's joint friction elements the identified friction replaces
+    noise_floor: np.ndarray  # (n_ind,) the noise left in each coordinate's rows (`adequacy`)
 
     @property
     def t(self) -> np.ndarray:
@@ -83,9 +93,17 @@ class Validation:
     predicted: np.ndarray  # (K, n_act)
     relative_rms: dict[str, float]  # per actuated coordinate
     overall: float
+    noise_floor: dict[str, float | None] = field(default_factory=dict)  # the same, of the noise left (`adequacy`)
+    overall_floor: float | None = None
 
     def to_json(self) -> dict:
-        return {"file": self.source, "relative_rms": self.relative_rms, "overall": self.overall}
+        return {
+            "file": self.source,
+            "relative_rms": self.relative_rms,
+            "overall": self.overall,
+            "noise_floor": self.noise_floor,
+            "overall_noise_floor": self.overall_floor,
+        }
 
 
 @dataclass
@@ -107,6 +125,9 @@ class Identification:
     physical: dict | None
     settings: filtering.FilterSettings
     provenance: dict = field(default_factory=dict)
+    adequacy: dict = field(default_factory=dict)  # training residual per coordinate against its noise floor
+    notes: list[str] = field(default_factory=list)  # what was done with the log's and the model's extras
+    precision_levels: dict = field(default_factory=dict)  # the rank at each level and what decided it
     information_factor: np.ndarray | None = field(default=None, repr=False)  # L: covariance = (Lᵀ L)⁻¹
 
     @property
@@ -165,6 +186,9 @@ class Identification:
             "filter": self.settings.to_json(),
             "estimation": self._estimation_json(),
             "excitation": self.excitation,
+            "adequacy": self.adequacy,
+            "precision_levels": self.precision_levels,
+            "notes": self.notes,
             "provenance": self.provenance,
         }
 
@@ -213,13 +237,20 @@ def identify(
     log = data if isinstance(data, MeasuredLog) else read_log(data, mech)
     check = validate if validate is None or isinstance(validate, MeasuredLog) else read_log(validate, mech)
     monitor.start("base parameters")
+    fixed, w_vp = base is not None, None
     if base is None:
-        base = _base_parameters(model, digits, monitor)
+        base, w_vp = _base_parameters(model, digits, monitor)
     monitor.start("filtering the log and building the observation matrix")
+    unknowns = base.rank + len(friction) * len(log.actuated)
     settings = filtering.choose_settings(log.positions, log.rate, cutoff_hz)
+    settings = settings.for_unknowns(unknowns, len(log.t), len(log.coordinates))
     obs = observations(mech, log, settings, friction, monitor)
+    _check_sample_count(obs, unknowns)
+    spectrum = precision_levels.data_spectrum(obs.W, obs.y, obs.noise_floor)
+    base, levels = precision_levels.decide(base, w_vp, spectrum, fixed)
     monitor.start("weighted least squares")
     result = estimate_base(mech, base, obs, friction, hold_unexcited)
+    result.precision_levels = levels
     if physical:
         from .physical import physical_estimate
 
@@ -246,24 +277,17 @@ def identify(
     return result
 
 
-def _base_parameters(model: Model, digits: int, monitor: _Monitor) -> BaseParameterResult:
-    """Gautier's method at `digits` digits along the model's exciting trajectory (as `mbstudio basepar`)."""
+def _base_parameters(model: Model, digits: int, monitor: _Monitor) -> tuple[BaseParameterResult, np.ndarray]:
+    """Gautier's method at `digits` digits along the model's exciting trajectory (as `mbstudio basepar`), and W
+    there; whether its rank stands is for `precision_levels.decide`."""
     if digits < 16:
         raise ModelError("digits", "is below the 16 digits variable precision starts from", digits, "16 or more")
 
     def report(fraction: float, message: str) -> None:
         monitor.within(fraction, f"base parameters: {message}")
 
-    result = base_parameters(model, "vp", [digits], progress=report, cancel=monitor.stopped).vp.final
-    if not result.ridge.evident:
-        depth = f"{result.ridge.log10_depth:.1f}"
-        raise ModelError(
-            "digits",
-            f"leave the rank undecided: no evident ridge in the spectrum at {digits} digits (deepest gap {depth})",
-            digits,
-            "more digits (`mbstudio basepar --method vp --digits 30,50,80` shows the ridge study)",
-        )
-    return result
+    run = base_parameters(model, "vp", [digits], progress=report, cancel=monitor.stopped)
+    return run.vp.final, run.vp_observation
 
 
 # ---------------------------------------------------------------------------------------- observations
@@ -274,11 +298,13 @@ def observations(
     friction: list[str],
     monitor: _Monitor | None = None,
 ) -> Observations:
-    """The log as equations at the kept samples: see the module docstring, step 3."""
+    """The log as equations at the kept samples: see the module docstring, step 3. The document's joint friction
+    on a coordinate whose friction is identified is not known: the identified friction takes its place."""
     monitor = monitor or _Monitor(None, None, [1.0])
     q_ind, qd_ind, qdd_ind = filtering.derivatives(log.positions, settings)
     guide = _assembled(mech, q_ind)
-    known_forces = AppliedForces(mech, [e for e in mech.model.forces if not isinstance(e, Actuator)])
+    known, replaced = known_elements(mech, log.actuated if friction else [])
+    applied = AppliedForces(mech, known)
     actuated = actuated_indices(mech, log.actuated)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("W", "F", "known", "R_a")}
     count = len(log.t)
@@ -290,16 +316,18 @@ def observations(
         R = mech.r_matrix(q)
         Rt = np.swapaxes(R, 1, 2)
         parts["W"].append(Rt @ tree_regressor(mech, q, qd, qdd))
-        parts["known"].append(np.einsum("nij,nj->ni", Rt, known_forces.generalized(log.t[part], q, qd)))
+        parts["known"].append(_known_columns(applied, log.t[part], q, qd, Rt))
         parts["R_a"].append(R[:, actuated, :])
         parts["F"].append(_friction_columns(R[:, actuated, :], qd[:, actuated], friction))
     monitor.within(0.85, "parallel filtering and decimation")
-    W, F, known, R_a = (np.concatenate(parts[k]) for k in ("W", "F", "known", "R_a"))
-    y = np.einsum("naj,na->nj", R_a, log.forces) + known
+    W, F, known_parts, R_a = (np.concatenate(parts[k]) for k in ("W", "F", "known", "R_a"))
+    known_sum = known_parts.sum(axis=2)
+    measured = np.einsum("naj,na->nj", R_a, log.forces)
+    y = measured + known_sum
     kept = filtering.kept_samples(count, settings)
     filtered = {
         name: filtering.parallel_decimate(x, settings)
-        for name, x in (("W", W), ("F", F), ("y", y), ("forces", log.forces), ("known", known))
+        for name, x in (("W", W), ("F", F), ("y", y), ("forces", log.forces), ("known", known_sum))
     }
     return Observations(
         settings,
@@ -312,7 +340,34 @@ def observations(
         filtered["forces"],
         filtered["known"],
         R_a[kept],
+        filtering.parallel_decimate(known_parts, settings),
+        [e.name for e in known],
+        replaced,
+        adequacy.noise_std(measured) * adequacy.filter_gain(settings),
     )
+
+
+def known_elements(mech: Mechanism, identified: list[str]) -> tuple[list, list[str]]:
+    """The document's force elements taken as known (actuators are what the log measures), and the names of the
+    joint friction elements left out because the friction of their coordinate (in `identified`) is estimated."""
+    known, replaced = [], []
+    for element in mech.model.forces:
+        if law_class(element).actuated:
+            continue
+        if isinstance(element, JointFriction) and element.coordinate in identified:
+            replaced.append(element.name)
+        else:
+            known.append(element)
+    return known, replaced
+
+
+def _known_columns(applied: AppliedForces, t: np.ndarray, q: np.ndarray, qd: np.ndarray, Rt: np.ndarray) -> np.ndarray:
+    """(N, n_ind, E): each known element's generalized force in the independent coordinates, Rᵀ Q_e."""
+    if not applied.elements:
+        return np.zeros(Rt.shape[:2] + (0,))
+    st = applied.placed(q)
+    columns = [np.einsum("nij,nj->ni", Rt, applied.of_element(e, t, q, qd, st)) for e in applied.elements]
+    return np.stack(columns, axis=2)
 
 
 def _assembled(mech: Mechanism, positions: np.ndarray) -> np.ndarray | None:
@@ -366,11 +421,13 @@ def estimate_base(
         raise ModelError("log", _unexcited_message(unexcited, names, f_names, base, excitation), None, None)
     free = [k for k in range(A.shape[1]) if k not in unexcited]
     rhs = y - A[:, unexcited] @ prior[unexcited] if unexcited else y
-    est, information = _scaled_least_squares(A[:, free], rhs, coordinate_std, [(names + f_names)[k] for k in free])
+    labels = [(names + f_names)[k] for k in free]
+    est, information = _scaled_least_squares(A[:, free], rhs, coordinate_std, labels, obs.settings.correlation)
     values, std = prior.copy(), np.full(len(names), np.nan)
     full = np.concatenate([values, np.zeros(len(f_names))])
     full_std = np.concatenate([std, np.full(len(f_names), np.nan)])
     full[free], full_std[free] = est.values, est.std
+    fit = adequacy_of_fit(obs, A, y, full, len(free))
     return Identification(
         mech.model.name,
         model_hash(mech.model),
@@ -389,7 +446,58 @@ def estimate_base(
         None,
         obs.settings,
         information_factor=information,
+        adequacy=fit,
+        notes=list(obs.log.notes) + _replaced_note(obs.replaced),
     )
+
+
+def _replaced_note(replaced: list[str]) -> list[str]:
+    if not replaced:
+        return []
+    return [
+        f"the document's joint friction {', '.join(replaced)} is not taken as known: the friction identified "
+        "at these coordinates takes its place"
+    ]
+
+
+def adequacy_of_fit(obs: Observations, A: np.ndarray, y: np.ndarray, values: np.ndarray, unknowns: int) -> dict:
+    """The training residual per coordinate against its noise floor (`adequacy`); where the model does not explain
+    some coordinate and it has known force elements, whether the log supports them (`known_force_check`)."""
+    n = len(obs.log.coordinates)
+    residual = adequacy.coordinate_rms(y - A @ values, n)
+    report = adequacy.adequacy_report(obs.log.coordinates, residual, obs.noise_floor, unknowns, len(y))
+    if report["unexplained"] and obs.known_names:
+        report["known_forces"] = known_force_check(obs, A, y)
+    return report
+
+
+def known_force_check(obs: Observations, A: np.ndarray, y: np.ndarray) -> dict:
+    """Each known force element's share s_e of the log, fitted with the parameters (the model takes s_e = 1):
+    W φ + F f − Σ_e s_e Rᵀ Q_e = R_aᵀ u. An element whose share is more than 3σ from 1 is one the log
+    contradicts; `explained` says whether the fit with free shares leaves every coordinate at its noise floor."""
+    n, names = len(obs.log.coordinates), obs.known_names
+    parts = obs.known_parts.reshape(-1, len(names))
+    B = np.concatenate([A, -parts], axis=1)
+    target = y - obs.known.reshape(-1)
+    labels = [f"c{k}" for k in range(A.shape[1])] + names
+    try:  # the weights of this fit's own residuals: the misfit's inflated those of the parameters alone
+        weights = _coordinate_std(B, target, n, obs.log.coordinates)
+        est, _ = _scaled_least_squares(B, target, weights, labels, obs.settings.correlation)
+    except ModelError as exc:
+        return {"separable": False, "why": str(exc)}
+    share, std = est.values[A.shape[1] :], est.std[A.shape[1] :]
+    residual = adequacy.coordinate_rms(target - B @ est.values, n)
+    ratios = residual / obs.noise_floor
+    return {
+        "separable": True,
+        "elements": {
+            name: {"share": float(x), "std": float(e), "contradicted": bool(abs(x - 1) > 3 * e)}
+            for name, x, e in zip(names, share, std, strict=True)
+        },
+        "contradicted": [name for name, x, e in zip(names, share, std, strict=True) if abs(x - 1) > 3 * e],
+        "ratios_with_free_shares": dict(zip(obs.log.coordinates, map(float, ratios), strict=True)),
+        "explained": bool(np.all(ratios * np.sqrt(len(y) / (len(y) - B.shape[1])) <= adequacy.MISFIT_RATIO)),
+    }
 
 
 def _coordinate_std(A: np.ndarray, y: np.ndarray, n: int, coordinates: list[str]) -> np.ndarray:
@@ -406,12 +514,14 @@ def _column_norms(A: np.ndarray) -> np.ndarray:
 
 
 def _scaled_least_squares(
-    A: np.ndarray, y: np.ndarray, coordinate_std: np.ndarray, names: list[str]
+    A: np.ndarray, y: np.ndarray, coordinate_std: np.ndarray, names: list[str], correlation: float = 1.0
 ) -> tuple[Estimate, np.ndarray]:
     """Weighted least squares on A, rows of coordinate j weighted by 1/σ_j, then columns scaled to unit length as
     in `excitation_report` (the parameters' units span orders of magnitude; scaling changes no estimate but keeps
     the QR's rank check about directions), the estimate and covariance scaled back; its conditions are those of
-    the weighted, scaled matrix. With it L, the factor of the inverse covariance (covariance = (Lᵀ L)⁻¹)."""
+    the weighted, scaled matrix. With it L, the factor of the inverse covariance (covariance = (Lᵀ L)⁻¹).
+    `correlation`: the kept rows' noise is correlated over that many samples (`FilterSettings.correlation`), which
+    multiplies the covariance."""
     n = len(coordinate_std)
     weight = np.tile(1.0 / coordinate_std, len(A) // n)
     B = A * weight[:, None]
@@ -423,9 +533,10 @@ def _scaled_least_squares(
     est.values = est.values / norms
     est.covariance = est.covariance / np.outer(norms, norms)
     est.coordinate_std = coordinate_std
+    est.covariance = est.covariance * correlation
     est.residual_norm = float(np.linalg.norm(y - A @ est.values))
     est.method = "WLS (weights estimated per coordinate)"
-    return est, np.linalg.qr(B / norms, mode="r") * norms / est.sigma
+    return est, np.linalg.qr(B / norms, mode="r") * norms / (est.sigma * np.sqrt(correlation))
 
 
 def _model_base_values(mech: Mechanism, base: BaseParameterResult) -> np.ndarray:
@@ -536,4 +647,13 @@ def validation(mech: Mechanism, result: Identification, log: MeasuredLog, monito
     scale = np.sqrt(np.mean(obs.forces**2, axis=0))
     relative = {name: float(e / s) if s > 0 else None for name, e, s in zip(log.actuated, error, scale, strict=True)}
     overall = float(np.linalg.norm(obs.forces - predicted) / np.linalg.norm(obs.forces))
-    return Validation(log.source, obs.t, obs.forces, predicted, relative, overall)
+    floor = adequacy.noise_std(log.forces) * adequacy.filter_gain(settings)
+    relative_floor = {
+        name: float(f / x) if x > 0 and np.isfinite(f) else None
+        for name, f, x in zip(log.actuated, floor, scale, strict=True)
+    }
+    overall_floor = float(np.sqrt(len(obs.forces) * np.sum(floor**2)) / np.linalg.norm(obs.forces))
+    finite = bool(np.isfinite(overall_floor))
+    return Validation(
+        log.source, obs.t, obs.forces, predicted, relative, overall, relative_floor, overall_floor if finite else None
+    )

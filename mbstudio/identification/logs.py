@@ -10,6 +10,10 @@ A header may carry a unit, `name [unit]` (`theta1 [deg]`, `tau_theta1 [N·m]`, `
 SI as units in model files are (model/units.py), and a unit of the wrong kind (mm for an angle) is refused. The
 time must rise at a constant step (within IRREGULAR_STEP); every value must be a finite number. Every problem is
 a ModelError naming the file, the column and the row.
+
+Logs as robots write them carry more: a dependent coordinate's encoder (a mimic finger, a loop's passive joint) is
+checked against the positions the model gives it from the independent ones, and set aside (the model gives it); any
+other column (motor currents, temperatures) is ignored. Both are said in the log's `notes`.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ import numpy as np
 from ..kinematics.mechanism import Mechanism
 from ..model import units
 from ..model.errors import ModelError
+from .observation import branch_guide
 
 TORQUE_PREFIX = "tau_"
+AGREEMENT_STEPS = 4  # a dependent coordinate agrees when within this many of the log's resolution steps
 IRREGULAR_STEP = 0.01  # a time step further than this fraction from the median step makes the log irregular
 MAX_BYTES = 500_000_000  # a log larger than this is refused before it is read (about 5 million rows of 10 columns)
 # what each kind of column measures -> the SI unit its values are converted to (a unit given must have its dimension)
@@ -47,6 +53,7 @@ class MeasuredLog:
     forces: np.ndarray
     units: dict[str, str] = field(default_factory=dict)  # column -> the unit its header gave ("" for SI)
     sha256: str = ""
+    notes: list[str] = field(default_factory=list)  # the columns set aside or ignored, and why
 
     @property
     def step(self) -> float:
@@ -101,23 +108,77 @@ def parse_log(text: str, mech: Mechanism, source: str = "log") -> MeasuredLog:
     columns = [_split_header(name) for name in header]
     names = [n for n, _ in columns]
     kinds = _column_kinds(mech, source)
-    _check_names(names, kinds, mech, source)
-    values = _numbers(rows[1:], names, source)
-    scale = {name: _unit_scale(source, name, unit, kinds[name]) for name, unit in columns}
+    _check_names(names, kinds, source)
+    dependent = [n for n in names if n not in kinds and n in mech.coordinates]
+    kinds |= {n: "angle" if _revolute(mech, n) else "length" for n in dependent}
+    values = _numbers(rows[1:], names, source, set(kinds))
+    scale = {name: _unit_scale(source, name, unit, kinds[name]) for name, unit in columns if name in kinds}
     index = {name: i for i, name in enumerate(names)}
-    column = {name: values[:, index[name]] * scale[name] for name in names}
+    column = {name: values[:, index[name]] * scale[name] for name in scale}
     t = column["t"]
     _check_time(t, [line for line, _ in rows[1:]], source)
     actuated = actuated_names(mech)
+    positions = np.column_stack([column[c] for c in mech.independent])
+    ignored = [n for n in names if n not in kinds]
+    notes = [dependent_note(mech, positions, n, column[n]) for n in dependent] + limit_notes(mech, positions)
+    if ignored:
+        notes.append(f"column(s) {', '.join(ignored)} ignored: not positions or actuator forces of this model")
     return MeasuredLog(
         source,
         t,
         list(mech.independent),
-        np.column_stack([column[c] for c in mech.independent]),
+        positions,
         actuated,
         np.column_stack([column[TORQUE_PREFIX + c] for c in actuated]),
         {name: unit for name, unit in columns},
+        notes=notes,
     )
+
+
+def dependent_note(mech: Mechanism, positions: np.ndarray, name: str, logged: np.ndarray) -> str:
+    """What a logged dependent coordinate says against the model: the largest difference between it and the
+    position the model's loops (or couplings) give it from the logged independent positions, against the log's
+    position resolution (`resolution`). It is set aside either way: the model gives it."""
+    try:
+        assembled = branch_guide(mech, positions)[:, mech.coordinates.index(name)]
+    except Exception as exc:  # AssemblyError or a singular Jacobian: the loops cannot close there
+        return f"'{name}' is a dependent coordinate, set aside: it could not be checked ({exc})"
+    gap = float(np.max(np.abs(logged - assembled)))
+    limit = AGREEMENT_STEPS * max(resolution(logged), resolution(positions))
+    verdict = "agrees with" if gap <= limit else "DISAGREES with"
+    return (
+        f"'{name}' is a dependent coordinate, set aside: the model gives it from the independent ones; the log "
+        f"{verdict} it (largest difference {gap:.3g}, resolution {limit / AGREEMENT_STEPS:.3g})"
+    )
+
+
+def limit_notes(mech: Mechanism, positions: np.ndarray) -> list[str]:
+    """The independent coordinates the log moves outside the model's limits (the log is used as it is: a URDF's
+    limits are often a controller's, narrower than the machine's travel)."""
+    limits = {c.name: (c.min, c.max) for j in mech.model.joints for c in j.coordinates}
+    notes = []
+    for name, x in zip(mech.independent, positions.T, strict=True):
+        low, high = limits.get(name, (None, None))
+        below = low is not None and x.min() < low
+        above = high is not None and x.max() > high
+        if below or above:
+            notes.append(
+                f"'{name}' leaves the model's limits [{_bound(low)}, {_bound(high)}]: the log goes from "
+                f"{x.min():.6g} to {x.max():.6g}"
+            )
+    return notes
+
+
+def _bound(x: float | None) -> str:
+    return "-" if x is None else f"{x:.6g}"
+
+
+def resolution(x: np.ndarray) -> float:
+    """The smallest non-zero step between consecutive values of any column: an encoder's count when the log is
+    quantised."""
+    steps = np.abs(np.diff(np.asarray(x, float).reshape(len(x), -1), axis=0))
+    steps = steps[steps > 0]
+    return float(steps.min()) if steps.size else 0.0
 
 
 def _split_header(text: str) -> tuple[str, str]:
@@ -143,8 +204,8 @@ def _revolute(mech: Mechanism, name: str) -> bool:
     return mech.tree.kinds[mech.coordinates.index(name)] == "R"
 
 
-def _check_names(names: list[str], kinds: dict[str, str], mech: Mechanism, source: str) -> None:
-    """Every expected column once, nothing else; an unknown name is told apart from a dependent coordinate."""
+def _check_names(names: list[str], kinds: dict[str, str], source: str) -> None:
+    """Every expected column once (others are set aside or ignored by `parse_log`)."""
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise ModelError(f"{source}, header", "names a column more than once", repeated, "each column once")
@@ -156,19 +217,11 @@ def _check_names(names: list[str], kinds: dict[str, str], mech: Mechanism, sourc
             None,
             "the columns " + ", ".join(kinds) + " (units may follow in brackets, e.g. 'theta1 [deg]')",
         )
-    unknown = [n for n in names if n not in kinds]
-    if unknown:
-        dependent = [n for n in unknown if n in mech.coordinates]
-        why = (
-            f"'{dependent[0]}' is a dependent coordinate: the loops give it from the independent ones"
-            if dependent
-            else f"'{unknown[0]}' is not a column of this model's logs"
-        )
-        raise ModelError(f"{source}, header", why, unknown, "only the columns " + ", ".join(kinds))
 
 
-def _numbers(rows: list[tuple[int, list[str]]], names: list[str], source: str) -> np.ndarray:
-    """The rows as floats (N, columns); a short row, a word, NaN or an infinity is refused with its place."""
+def _numbers(rows: list[tuple[int, list[str]]], names: list[str], source: str, used: set[str]) -> np.ndarray:
+    """The rows as floats (N, columns), the `used` columns read (the others NaN); a short row, or a word, NaN or an
+    infinity in a used column, is refused with its place."""
     out = np.empty((len(rows), len(names)))
     for k, (line, row) in enumerate(rows):
         if len(row) != len(names):
@@ -176,6 +229,9 @@ def _numbers(rows: list[tuple[int, list[str]]], names: list[str], source: str) -
                 f"{source}, line {line}", f"has {len(row)} values for {len(names)} columns", None, "one per column"
             )
         for j, text in enumerate(row):
+            if names[j] not in used:
+                out[k, j] = math.nan
+                continue
             try:
                 value = float(text)
             except ValueError:

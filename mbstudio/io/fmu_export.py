@@ -1,5 +1,5 @@
 """A mechanism as an FMU (FMI 2.0, Model Exchange and Co-Simulation in one archive) for Simulink, Modelica tools,
-Simscape and every importer of the standard (issue 21, item 3).
+Simscape and every importer of the standard.
 
     data, notes = fmu_archive(model)            # the .fmu file's bytes, and what it could not carry
     data, notes = fmu_archive(model, inputs=["push"], outputs=["coupler.x"])
@@ -33,9 +33,9 @@ import numpy as np
 
 from .. import __version__
 from ..dynamics.engine import TooLarge, engine
+from ..dynamics.force_laws import law_class
 from ..linear.signals import Outputs, input_signals, output_signals
 from ..model import Model, ModelError, dumps
-from ..model.document import Actuator
 from .c_code import c_function, c_stem
 from .fmu_wrapper import WRAPPER
 
@@ -76,7 +76,7 @@ class _Builder:
     def __init__(self, model: Model, inputs: list[str] | None, outputs: list[str]) -> None:
         self.notes: list[str] = []
         self.source = model
-        actuators = [f.name for f in model.forces if isinstance(f, Actuator)]
+        actuators = [f.name for f in model.forces if law_class(f).actuated]
         self.inputs = actuators if inputs is None else list(inputs)
         input_signals(model, self.inputs)  # names checked against the model before any work
         self.model = self._driven(model)
@@ -105,8 +105,8 @@ class _Builder:
         """The model whose actuators named as inputs push with zero: the input is added as their force."""
         driven = model.copy()
         for force in driven.forces:
-            if isinstance(force, Actuator) and force.name in self.inputs:
-                force.formula, force.table = 0.0, None
+            if law_class(force).actuated and force.name in self.inputs:
+                law_class(force).idle(force)
                 self.notes.append(f"actuator '{force.name}': its formula or table gives way to the FMU's input")
         return driven
 

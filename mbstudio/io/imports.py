@@ -31,7 +31,9 @@ def file_format(path: str | os.PathLike) -> str:
     return FORMATS[root]
 
 
-def import_mechanism(path: str | os.PathLike, package_paths=(), floating_base: bool = True, repair_inertias=False):
+def import_mechanism(
+    path: str | os.PathLike, package_paths=(), floating_base: bool = True, repair_inertias=False, snap_angles=False
+):
     """The URDF or MJCF file as a document: an import result with `model` and `notes`. The URDF options (a root
     link floating or welded, inertias kept or repaired) do not apply to MJCF, whose free joints are written in
     the file and whose inertias MuJoCo's compiler checks."""
@@ -41,4 +43,6 @@ def import_mechanism(path: str | os.PathLike, package_paths=(), floating_base: b
         return import_mjcf(path, package_paths)  # the folders its includes and assets may also be read from
     from .urdf_import import import_urdf
 
-    return import_urdf(path, package_paths, floating_base=floating_base, repair_inertias=repair_inertias)
+    return import_urdf(
+        path, package_paths, floating_base=floating_base, repair_inertias=repair_inertias, snap_angles=snap_angles
+    )

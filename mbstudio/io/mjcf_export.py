@@ -1,4 +1,4 @@
-"""A document as MuJoCo's MJCF (issue 21, item 1), for MuJoCo and the tools that read its files.
+"""A document as MuJoCo's MJCF, for MuJoCo and the tools that read its files.
 
     text, notes = mjcf_text(model, folder)   # folder: where the model's relative mesh files are
 
@@ -21,9 +21,10 @@ import numpy as np
 from numpy.polynomial import Polynomial
 
 from .. import __version__
+from ..dynamics.force_laws import law_class
 from ..kinematics import Mechanism
 from ..model import Frame, Model, ModelError
-from ..model.document import INERTIA_NAMES, Actuator, JointFriction, JointSpringDamper
+from ..model.document import INERTIA_NAMES
 from ..model.validation import inertia_about_centre
 from .urdf_export import xml_comment as _comment
 
@@ -187,22 +188,23 @@ class _Writer:
         value = self.geometry.value
         found = {"damping": 0.0, "frictionloss": 0.0, "stiffness": 0.0, "springref": 0.0}
         for force in self.model.forces:
-            if getattr(force, "coordinate", None) != coordinate:
+            law = law_class(force)
+            terms = law.joint_terms(force, value) if "mjcf" in law.carried_by else None
+            if terms is None or terms.coordinate != coordinate:
                 continue
-            if isinstance(force, JointFriction):
-                found["damping"] += float(value(force.viscous))
-                found["frictionloss"] += float(value(force.coulomb))
-                if float(value(force.coulomb)) > 0:
-                    self.notes.append(f"force element '{force.name}': its smoothed Coulomb friction is MuJoCo's "
-                                      "frictionloss, a friction constraint")  # fmt: skip
-            elif isinstance(force, JointSpringDamper):
+            if terms.stiffness is not None:  # MuJoCo's joint holds one spring
                 if found["stiffness"] > 0:
                     self.notes.append(f"force element '{force.name}': a second spring on {coordinate} is left out")
                     continue
-                found["damping"] += float(value(force.damping))
-                found["stiffness"] = float(value(force.stiffness))
-                found["springref"] = float(value(force.rest))
+                found["stiffness"], found["springref"] = terms.stiffness, terms.rest
+            found["damping"] += terms.damping
+            found["frictionloss"] += terms.coulomb
+            self._note(law.export_note(force, "mjcf", value))
         return {key: repr(v) for key, v in found.items() if v != 0}
+
+    def _note(self, note: str | None) -> None:
+        if note is not None:
+            self.notes.append(note)
 
     def _inertial(self, element: ET.Element, body) -> None:
         """Mass, centre and principal moments with their axes (`diaginertia`, `quat`). MuJoCo refuses a moment of
@@ -314,18 +316,17 @@ class _Writer:
         return name
 
     def _actuators(self) -> None:
-        motors = [f for f in self.model.forces if isinstance(f, Actuator)]
+        motors = [f for f in self.model.forces if law_class(f).actuated]
         if not motors:
             return
         actuator = ET.SubElement(self.root, "actuator")
         for force in motors:
             ET.SubElement(actuator, "motor", name=force.name, joint=force.coordinate, gear="1")
-            self.notes.append(f"actuator '{force.name}': a MuJoCo motor whose ctrl is the force; its formula or "
-                              "table is not carried")  # fmt: skip
+            self._note(law_class(force).export_note(force, "mjcf", self.geometry.value))
 
     def _left_out(self) -> None:
         for force in self.model.forces:
-            if not isinstance(force, (Actuator, JointFriction, JointSpringDamper)):
-                self.notes.append(f"force element '{force.name}' ({force.type}) has no MJCF form here and is left out")
+            if "mjcf" not in law_class(force).carried_by:
+                self._note(law_class(force).export_note(force, "mjcf", self.geometry.value))
         for note in self.notes:
             self.root.append(_comment(note))

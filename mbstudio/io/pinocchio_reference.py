@@ -188,7 +188,7 @@ def _forces(mech: Mechanism, model: pin.Model, last_joint, body_in_joint, names:
             springs.append((*ends, *values))
         elif isinstance(element, Actuator):
             index = names.index(element.coordinate)
-            actuators.append((index, lambda t, e=element: float(applied.actuator_value(e, t)[0])))
+            actuators.append((index, lambda t, e=element: float(applied.law(e).prescribed(t)[0])))
         else:
             raise ValueError(f"force {element.name!r}: the reference models spring-dampers and actuators only")
     return springs, actuators

@@ -1,4 +1,4 @@
-"""A tree document as URDF (issue 12, item 1), for ROS, Gazebo, Pinocchio and every tool that reads URDF.
+"""A tree document as URDF, for ROS, Gazebo, Pinocchio and every tool that reads URDF.
 
     text, notes = urdf_text(model, folder)   # folder: where the model's relative mesh files are
 
@@ -26,10 +26,11 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from .. import __version__
+from ..dynamics.force_laws import JointTerms, law_class
 from ..kinematics import Mechanism
 from ..kinematics.geometry import FrameValue
 from ..model import GROUND, Frame, Model, ModelError
-from ..model.document import INERTIA_NAMES, JointFriction
+from ..model.document import INERTIA_NAMES
 from ..model.validation import inertia_about_centre
 
 UNLIMITED = 1e6  # URDF's effort and velocity limits are required; MB Studio documents have none
@@ -165,8 +166,8 @@ class _Writer:
 
     def _left_out_forces(self) -> None:
         for force in self.model.forces:
-            if not isinstance(force, JointFriction):
-                self.notes.append(f"force element '{force.name}' ({force.type}) has no URDF form and is left out")
+            if "urdf" not in law_class(force).carried_by:
+                self.notes.append(law_class(force).export_note(force, "urdf", self.geometry.value))
                 self.robot.append(xml_comment(f"left out: force element {force.name} ({force.type})"))
 
     # ------------------------------------------------------------------ links and joints
@@ -239,11 +240,15 @@ class _Writer:
             ET.SubElement(
                 element, "limit", lower=repr(low), upper=repr(high), effort=repr(UNLIMITED), velocity=repr(UNLIMITED)
             )
-        friction = [f for f in self.model.forces if isinstance(f, JointFriction) and f.coordinate == coordinate]
-        if friction:
-            value = self.geometry.value
-            damping, coulomb = (sum(float(value(getattr(f, k))) for f in friction) for k in ("viscous", "coulomb"))
+        terms = [t for t in self._joint_terms() if t.coordinate == coordinate]
+        if terms:
+            damping, coulomb = sum(t.damping for t in terms), sum(t.coulomb for t in terms)
             ET.SubElement(element, "dynamics", damping=repr(damping), friction=repr(coulomb))
+
+    def _joint_terms(self) -> list[JointTerms]:
+        """The force elements URDF carries, as the damping and friction of their joints."""
+        laws = [(f, law_class(f)) for f in self.model.forces]
+        return [law.joint_terms(f, self.geometry.value) for f, law in laws if "urdf" in law.carried_by]
 
     def _limits(self, coordinate: str) -> tuple[float, float] | None:
         for joint in self.model.joints:

@@ -1,4 +1,4 @@
-"""A robot from URDF as an MB Studio document (issue 12, item 1; issue 21, item 2).
+"""A robot from URDF as an MB Studio document.
 
     result = import_urdf("ur5.urdf", package_paths=["~/ros/src"])
     result.model      # a validated Model: one body per link, one joint per URDF joint
@@ -37,6 +37,7 @@ from .. import __version__
 from ..model import GROUND, Body, Coordinate, Frame, Joint, Model, ModelError, validate
 from ..model.document import INERTIA_NAMES, JointFriction
 from ..model.validation import inertia_problem
+from . import urdf_angles
 from .couplings import add_coupling
 from .import_names import SymbolNames, clean, inertia_parameters, one_line, reference_direction
 from .urdf_input import MeshPlaces, check_urdf
@@ -69,13 +70,15 @@ def import_urdf(
     *,
     floating_base: bool = True,
     repair_inertias: bool = False,
+    snap_angles: bool = False,
 ) -> UrdfImport:
     """The robot in the URDF file `path`; ModelError (naming the file, the link or joint) for what cannot be
     read or has no MB Studio equivalent. `floating_base=False` welds a root link to the ground;
-    `repair_inertias` replaces inertias no rigid body can have by the nearest possible ones (kept by default)."""
+    `repair_inertias` replaces inertias no rigid body can have by the nearest possible ones (kept by default);
+    `snap_angles` makes a joint origin's rpy angles within 1e-5 of a multiple of π/4 exact (`urdf_angles`)."""
     path = Path(path)
     robot = _parse(path)
-    options = _Options(floating_base, repair_inertias)
+    options = _Options(floating_base, repair_inertias, snap_angles)
     return _Importer(robot, path, MeshPlaces.around(path, package_paths), options).run()
 
 
@@ -83,6 +86,7 @@ def import_urdf(
 class _Options:
     floating_base: bool = True
     repair_inertias: bool = False
+    snap_angles: bool = False
 
 
 def _parse(path: Path):
@@ -125,6 +129,7 @@ class _Importer:
         self.labels: dict[str, str] = {}  # URDF link name -> body label (GROUND for a root that is the ground)
         self.materials = {m.name: m for m in robot.materials if m.name}
         self.impossible: list[str] = []  # links whose inertia no rigid body can have, kept as written
+        self.rounded: list[str] = []  # joints whose origin angles are a rounding of multiples of π/4
 
     def run(self) -> UrdfImport:
         links = {link.name: link for link in self.robot.links}
@@ -158,6 +163,8 @@ class _Importer:
             raise ModelError(f"{self.path}: {exc.where}", exc.problem, exc.value, exc.expected) from None
         if self.impossible:
             self.notes.append(_definiteness(model))
+        if self.rounded:
+            self.notes.append(self._rounded_note())
         return UrdfImport(model, self.notes)
 
     def _check_joint(self, joint, links, parent_joint) -> None:
@@ -281,9 +288,33 @@ class _Importer:
 
     # ------------------------------------------------------------------ joints
 
+    def _rounded_angles(self, joint: str, origin: np.ndarray) -> np.ndarray:
+        """The joint origin, its angles within 1e-5 of a multiple of π/4 recorded for the note and, with
+        `snap_angles`, made exact."""
+        rounded = urdf_angles.rounded_angles(origin[:3, :3])
+        if not rounded:
+            return origin
+        self.rounded.append(f"'{joint}' ({', '.join(a.text() for a in rounded)})")
+        if not self.options.snap_angles:
+            return origin
+        out = origin.copy()
+        out[:3, :3] = urdf_angles.snapped(origin[:3, :3])
+        return out
+
+    def _rounded_note(self) -> str:
+        done = (
+            "made exact (--snap-angles)"
+            if self.options.snap_angles
+            else "left unchanged (--snap-angles makes them exact)"
+        )
+        return (
+            f"joint origin angles within {urdf_angles.SNAP_TOLERANCE:g} rad of a multiple of π/4, {done}: "
+            + "; ".join(self.rounded)
+        )
+
     def _add_joint(self, model: Model, urdf_joint) -> None:
         kind = JOINT_TYPES[urdf_joint.type]
-        origin = _transform(urdf_joint.origin)
+        origin = self._rounded_angles(urdf_joint.name, _transform(urdf_joint.origin))
         parent, child = self.labels[urdf_joint.parent], self.labels[urdf_joint.child]
         name = self.names.joint(urdf_joint.name)
         if kind == "free":  # the child link's origin and rotation parameters in the joint origin's axes

@@ -180,7 +180,7 @@ def provenance(eng: Engine, point: OperatingPoint, seconds: float) -> dict:
     if point.neutral.size:
         notes.append(f"{point.neutral.shape[1]} neutral direction(s): an eigenvalue 0 for each")
     forces = AppliedForces(eng.mech)
-    timed = [e.name for e in forces.elements if forces.is_time_dependent(e)]
+    timed = [law.name for law in forces.laws if law.time_dependent]
     if timed:
         notes.append(f"time-dependent forces ({', '.join(timed)}) taken at t = {point.t:g} s")
     return {

@@ -23,17 +23,16 @@ import casadi
 import numpy as np
 
 from ..dynamics.engine import Engine
+from ..dynamics.force_laws import law_class
 from ..dynamics.forces import AppliedForces
 from ..kinematics.mechanism import Mechanism
 from ..model import Model
 from ..model.document import (
     JOINT_MOTIONS,
-    Actuator,
     AngleMeasure,
     DistanceMeasure,
     ForceMeasure,
     PointMeasure,
-    SpringDamper,
     SuspensionMeasure,
     turns,
 )
@@ -61,8 +60,8 @@ def _input(model: Model, name: str) -> Signal:
     kinds = _coordinate_kinds(model)
     if name in kinds:
         return Signal(name, _force_unit(kinds[name]))
-    actuator = _element(model, name)
-    if isinstance(actuator, Actuator):
+    actuator = _actuator(model, name)
+    if actuator is not None:
         return Signal(name, _force_unit(kinds[actuator.coordinate]))
     parts = name.split(".")
     if len(parts) == 3 and parts[2] in ("fx", "fy", "fz"):
@@ -81,8 +80,8 @@ def input_directions(mech: Mechanism, q: np.ndarray, names: list[str]) -> np.nda
     G = np.zeros((mech.n, len(names)))
     for j, name in enumerate(names):
         parts = name.split(".")
-        actuator = _element(model, name)
-        if name in mech.coordinates or isinstance(actuator, Actuator):
+        actuator = _actuator(model, name)
+        if name in mech.coordinates or actuator is not None:
             G[mech.coordinates.index(actuator.coordinate if actuator else name), j] = 1.0
         elif len(parts) == 3:
             body = _body(model, parts[0], "inputs", name)
@@ -101,7 +100,7 @@ def input_directions(mech: Mechanism, q: np.ndarray, names: list[str]) -> np.nda
 
 def default_inputs(model: Model, independent: list[str]) -> list[str]:
     """The document's actuators, else the generalized forces on the independent coordinates."""
-    actuators = [e.name for e in model.forces if isinstance(e, Actuator)]
+    actuators = [e.name for e in model.forces if law_class(e).actuated]
     return actuators or list(independent)
 
 
@@ -143,10 +142,10 @@ def _measure(model: Model, m, part: list[str]) -> tuple[str, tuple] | None:
         return "rad", ("angle", m.body1, tuple(m.axis1), m.body2, tuple(m.axis2))
     if isinstance(m, ForceMeasure):
         element = _element(model, m.element)
-        if isinstance(element, SpringDamper) and sub in ("length", "force"):
-            return ("m" if sub == "length" else "N"), ("spring", m.element, sub)
-        if not isinstance(element, SpringDamper) and sub == "force":
-            return _force_unit(_coordinate_kinds(model)[element.coordinate]), ("coordinate_force", m.element)
+        kinds = _coordinate_kinds(model)
+        parts = law_class(element).output_parts(element, lambda coordinate: _force_unit(kinds[coordinate]))
+        if sub in parts:
+            return parts[sub], ("element", m.element, sub)
     if isinstance(m, SuspensionMeasure) and sub == "wheel_travel":
         return "m", ("travel", m.wheel, m.centre)
     return None
@@ -195,15 +194,12 @@ class Outputs:
         if what == "angle":
             d1, d2 = self.direction(args[0], args[1]), self.direction(args[2], args[3])
             return casadi.atan2(casadi.norm_2(casadi.cross(d1, d2)), casadi.dot(d1, d2))
-        forces = AppliedForces(self.traced, [_element(self.traced.model, args[0])])
-        if what == "spring":
-            element, part = forces.elements[0], args[1]
-            length = self.distance(element.body1, element.point1, element.body2, element.point2)
-            rate = self.rates(length, 1)
-            return length if part == "length" else forces.tension(element, length, rate)
-        q, qd = from_sx(self.q).T, from_sx(self.qd).T  # (1, n) object arrays
-        generalized = forces.of_element(forces.elements[0], self.t, q, qd)[0]
-        return generalized[self.eng.mech.coordinates.index(forces.elements[0].coordinate)]
+        element, part = args  # what == "element": a force element's output, its law's
+        return AppliedForces(self.traced, [_element(self.traced.model, element)]).laws[0].output(part, self)
+
+    def coordinate_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """q and q̇ as (1, n) object arrays of their symbols, as the force laws take them."""
+        return from_sx(self.q).T, from_sx(self.qd).T
 
     def rates(self, x: casadi.SX, order: int) -> casadi.SX:
         """x, ẋ or ẍ along the motion (x a function of q only, or of q and q̇ for order 1)."""
@@ -279,6 +275,12 @@ def _element(model: Model, name: str):
     return next((e for e in model.forces if e.name == name), None)
 
 
+def _actuator(model: Model, name: str):
+    """The force element `name` when it is a prescribed effort on a coordinate (its law's `actuated`), else None."""
+    element = _element(model, name)
+    return element if element is not None and law_class(element).actuated else None
+
+
 def _body(model: Model, body: str, field: str, name: str) -> str:
     """The body's label, given its label or its name."""
     for b in [model.ground, *model.bodies]:
@@ -297,7 +299,7 @@ def _point(model: Model, body: str, point: str, field: str, name: str) -> None:
 
 def _input_help(model: Model) -> str:
     coordinates = ", ".join(model.coordinate_names())
-    actuators = ", ".join(e.name for e in model.forces if isinstance(e, Actuator))
+    actuators = ", ".join(e.name for e in model.forces if law_class(e).actuated)
     return f"a coordinate ({coordinates}), an actuator ({actuators or 'none'}), BODY.POINT.fx|fy|fz or BODY.tx|ty|tz"
 
 

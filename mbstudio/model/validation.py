@@ -50,6 +50,7 @@ MAGNITUDE_MAX = 1e12
 WITHIN = "a value within ±1e12 (SI units)"
 # Relative tolerance for the physical-consistency checks: values typed with a few decimals must pass.
 _INERTIA_TOL = 1e-9
+POINT_MASS_MOMENT = 1e-12  # kg m^2 (1 g at 0.03 mm): moments below it are a point mass's, written with rounding noise
 
 
 def float_value(value, symbols: dict[str, float], where: str) -> float:
@@ -206,12 +207,21 @@ def inertia_problem(centroidal: np.ndarray, scale: float) -> str | None:
     """Why no rigid body has this inertia tensor about its centre of mass (a negative principal moment, or one
     larger than the sum of the other two), or None. `scale`: the size its values are compared at."""
     a, b, c = principal = np.linalg.eigvalsh(centroidal)
-    moments = f"principal moments {[round(float(x), 12) for x in principal]} kg m^2 about the centre of mass"
+    # four significant digits and never '-0': a small link's moments are 1e-5 kg m^2 and less, which rounding to
+    # a fixed number of decimals showed as [-0.0, 0.0, 0.0]
+    moments = f"principal moments {[float(f'{x:.4g}') + 0.0 for x in principal]} kg m^2 about the centre of mass"
     if a < -_INERTIA_TOL * scale:
-        return f"{moments}: one is negative"
-    if a + b < c - _INERTIA_TOL * scale:
-        return f"{moments}: the largest exceeds the sum of the other two (the triangle inequality)"
-    return None
+        why = f"one is negative ({a:.3g}), where a body's moments of inertia are positive or zero"
+    elif a + b < c - _INERTIA_TOL * scale:
+        why = (
+            f"the largest exceeds the sum of the other two by {c - a - b:.3g} kg m^2, which no mass distribution "
+            "gives (the triangle inequality)"
+        )
+    else:
+        return None
+    if np.abs(principal).max() <= POINT_MASS_MOMENT:
+        why += "; all are zero but for rounding: a point mass, its tensor written with noise"
+    return f"{moments}: {why}"
 
 
 def inertia_warnings(model: Model) -> list[str]:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..dynamics.force_laws.base import Arrow, Column
 from ..dynamics.forces import AppliedForces
 from ..kinematics.mechanism import Mechanism
 from ..kinematics.tree import BodyMotion
@@ -23,15 +24,11 @@ from ..model.document import (
     DistanceMeasure,
     ForceMeasure,
     Measure,
-    PointForce,
     PointMeasure,
-    SpringDamper,
     SuspensionMeasure,
-    Tyre,
 )
 from ..numerics.spatial import cross  # numpy's cross costs 40 µs a call on these short arrays
 
-Column = tuple[str, str, np.ndarray]
 STILL = 1e-9  # m/s: a wheel centre slower than this vertically has no motion ratio or bump steer
 Z = np.array([0.0, 0.0, 1.0])
 
@@ -71,6 +68,13 @@ class _Motion:
         d = np.einsum("nij,j->ni", self.state.R[i], local / np.linalg.norm(local))
         return d, cross(self.state.w[i], d)
 
+    def line(self, body1: str, point1: str, body2: str, point2: str) -> tuple[np.ndarray, np.ndarray]:
+        """Distance between two body points and its rate."""
+        (p1, v1, _), (p2, v2, _) = self.point(body1, point1), self.point(body2, point2)
+        d = p2 - p1
+        length = np.linalg.norm(d, axis=1)
+        return length, np.einsum("ni,ni->n", d, v2 - v1) / length
+
 
 # the document's pose of each mechanism alive, assembled once: every run of a document measures from it
 _POSES: weakref.WeakKeyDictionary[Mechanism, tuple] = weakref.WeakKeyDictionary()
@@ -107,16 +111,8 @@ def _point(motion: _Motion, m: PointMeasure) -> list[Column]:
 
 
 def _distance(motion: _Motion, m: DistanceMeasure) -> list[Column]:
-    length, rate = _line(motion, m.body1, m.point1, m.body2, m.point2)
+    length, rate = motion.line(m.body1, m.point1, m.body2, m.point2)
     return [(m.name, "m", length), (f"{m.name}.rate", "m/s", rate)]
-
-
-def _line(motion: _Motion, body1: str, point1: str, body2: str, point2: str) -> tuple[np.ndarray, np.ndarray]:
-    """Distance between two body points and its rate."""
-    (p1, v1, _), (p2, v2, _) = motion.point(body1, point1), motion.point(body2, point2)
-    d = p2 - p1
-    length = np.linalg.norm(d, axis=1)
-    return length, np.einsum("ni,ni->n", d, v2 - v1) / length
 
 
 def _angle(motion: _Motion, m: AngleMeasure) -> list[Column]:
@@ -128,22 +124,7 @@ def _angle(motion: _Motion, m: AngleMeasure) -> list[Column]:
 
 def _force(motion: _Motion, m: ForceMeasure) -> list[Column]:
     element = next(e for e in motion.mech.model.forces if e.name == m.element)
-    forces = AppliedForces(motion.mech, [element])
-    if isinstance(element, SpringDamper):
-        length, rate = _line(motion, element.body1, element.point1, element.body2, element.point2)
-        return [(f"{m.name}.length", "m", length), (f"{m.name}.force", "N", forces.tension(element, length, rate))]
-    if isinstance(element, PointForce):
-        world = np.asarray(forces.world_force(element, motion.t, len(motion.t)), float)
-        return [(f"{m.name}.f{axis}", "N", world[:, k]) for k, axis in enumerate("xyz")]
-    if isinstance(element, Tyre):
-        centre, velocity, _ = motion.point(element.body, element.point)
-        height = np.asarray(forces.road(motion.t, centre[:, 0])[0], float)
-        deflection = float(motion.geometry.value(element.radius)) + height - centre[:, 2]
-        load = np.asarray(forces.tyre_load(element, motion.t, centre, velocity), float)
-        return [(f"{m.name}.force", "N", load), (f"{m.name}.deflection", "m", deflection)]
-    k = motion.mech.coordinates.index(element.coordinate)
-    generalized = np.asarray(forces.generalized(motion.t, motion.q, motion.qd), float)[:, k]
-    return [(f"{m.name}.force", "N m" if motion.mech.tree.kinds[k] == "R" else "N", generalized)]
+    return AppliedForces(motion.mech, [element]).laws[0].measure(motion, m.name)
 
 
 def _suspension(motion: _Motion, m: SuspensionMeasure) -> list[Column]:
@@ -181,38 +162,16 @@ def _suspension(motion: _Motion, m: SuspensionMeasure) -> list[Column]:
     ]
     if m.damper is not None:
         damper = next(e for e in motion.mech.model.forces if e.name == m.damper)
-        _, rate = _line(motion, damper.body1, damper.point1, damper.body2, damper.point2)
+        _, rate = motion.line(damper.body1, damper.point1, damper.body2, damper.point2)
         out.append((f"{m.name}.motion_ratio", "1", per_travel(-rate)))  # compression per bump: positive
     return out
 
 
-Arrow = tuple[str, np.ndarray, np.ndarray]  # (force element, application point, force), world axes
-
-
 def applied_forces(mech: Mechanism, t: float, q: np.ndarray, qd: np.ndarray) -> list[Arrow]:
-    """The forces the spring-dampers and point forces apply at one state: (element, application point, force)
+    """The forces the elements acting at body points apply at one state: (element, application point, force)
     in world axes, a spring-damper's tension once at each end pulling them together; for force arrows."""
     motion = _Motion(mech, np.array([t], float), np.asarray(q, float)[None], np.asarray(qd, float)[None], None)
-    out = []
-    for element in mech.model.forces:
-        if isinstance(element, SpringDamper):
-            (p1, v1, _), (p2, v2, _) = (
-                motion.point(element.body1, element.point1),
-                motion.point(element.body2, element.point2),
-            )
-            length = float(np.linalg.norm(p2[0] - p1[0]))
-            along = (p2[0] - p1[0]) / length
-            tension = AppliedForces(mech, [element]).tension(element, length, along @ (v2[0] - v1[0]))
-            out += [(element.name, p1[0], tension * along), (element.name, p2[0], -tension * along)]
-        elif isinstance(element, PointForce):
-            (position, *_) = motion.point(element.body, element.point)
-            world = np.asarray(AppliedForces(mech, [element]).world_force(element, motion.t, 1), float)[0]
-            out.append((element.name, position[0], world))
-        elif isinstance(element, Tyre):
-            position, velocity, _ = motion.point(element.body, element.point)
-            load = float(np.asarray(AppliedForces(mech, [element]).tyre_load(element, t, position, velocity))[0])
-            out.append((element.name, position[0], np.array([0.0, 0.0, load])))
-    return out
+    return [arrow for law in AppliedForces(mech, mech.model.forces).laws for arrow in law.arrows(motion, t)]
 
 
 EVALUATORS: dict[type, Callable[[_Motion, Measure], list[Column]]] = {

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .. import __version__
+from .. import __version__, progress
 from ..dynamics.closed_loop import (
     JointReactions,
     closed_loop_forward_dynamics,
@@ -38,7 +38,7 @@ from ..kinematics.ball_states import StateMap, float_where
 from ..kinematics.mechanism import Mechanism
 from ..kinematics.tree import BodyMotion
 from ..model import Model, dumps, loads
-from ..model.document import EULER_JOINTS, GROUND, Actuator
+from ..model.document import EULER_JOINTS, GROUND
 from ..model.errors import AssemblyError, ModelError
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import check_dynamics, inertia_warnings
@@ -58,7 +58,7 @@ RTOL, ATOL = 1e-10, 1e-12
 CLOSURE_LIMIT = 1e-9  # per length scale: above it the Newton steps inside the state equation lost the loops
 
 
-class Cancelled(Exception):
+class Cancelled(progress.Cancelled):
     """The simulation was cancelled; `time` is the simulated time reached."""
 
     def __init__(self, reached: float) -> None:
@@ -543,7 +543,7 @@ def _body_motion(R: np.ndarray, poses: np.ndarray, rates: np.ndarray) -> BodyMot
 
 
 def _actuators(forces: AppliedForces, t: np.ndarray) -> dict[str, tuple[str, np.ndarray]]:
-    return {e.name: (e.coordinate, forces.actuator_value(e, t)) for e in forces.elements if isinstance(e, Actuator)}
+    return {law.name: (law.coordinate, law.prescribed(t)) for law in forces.laws if law.actuated}
 
 
 def _result(mech: Mechanism, motion: tuple, state=None, **series) -> SimulationResult:

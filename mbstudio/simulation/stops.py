@@ -29,7 +29,8 @@ import numpy as np
 
 from ..dynamics.closed_loop import reduced_mass_matrix
 from ..dynamics.engine import Engine, engine
-from ..dynamics.forces import AppliedForces, CoordinateStop, stopped_coordinates
+from ..dynamics.force_laws import CoordinateStop
+from ..dynamics.forces import AppliedForces, stopped_coordinates
 from ..kinematics.coordinates import partition
 from ..kinematics.mechanism import Mechanism
 from ..model.document import ImpactStop, Model
@@ -370,11 +371,11 @@ def compliant_contacts(forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd: 
     (a contact shorter than their spacing can pass unseen; its force is in the motion all the same)."""
     mech = forces.mech
     columns, contacts = [], []
-    for element in forces.elements:
-        if not isinstance(element, CoordinateStop):
+    for law in forces.laws:
+        if law.type != CoordinateStop.type:
             continue
-        k = mech.coordinates.index(element.coordinate)
-        force = np.asarray(forces.stop_force(element, q[:, k], qd[:, k]), dtype=float)
+        element, k = law.element, mech.coordinates.index(law.coordinate)
+        force = np.asarray(law.effort(None, q[:, k], qd[:, k]), dtype=float)
         unit = force_unit(mech, k)
         columns.append((element.name, unit, force))
         joint = next(j.name for j in mech.model.joints if element.coordinate in (c.name for c in j.coordinates))

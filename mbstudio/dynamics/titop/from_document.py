@@ -14,15 +14,13 @@ joints as blocks, the force elements as loads, the cut joints of closed loops as
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ...kinematics.geometry import FrameValue
 from ...kinematics.mechanism import Mechanism
-from ...model.document import Actuator, JointSpringDamper, Model, PointForce, SpringDamper, Tyre, body_key
+from ...model.document import Model, body_key
 from ...model.errors import ModelError
-from ..forces import AppliedForces, CoordinateStop
+from ..forces import AppliedForces
 from .blocks import GROUND, Block, Body, Joint
 from .closures import closure_loads
 from .interconnection import BlockModel
@@ -51,7 +49,7 @@ def block_model(model: Model | Mechanism, backend=None, closure_frequency: float
         block_of[link.child] = len(blocks) - 1
     where = _Places(mech, frames, blocks, block_of)
     forces = AppliedForces(mech)  # the document's elements and its coordinates' compliant stops
-    loads = [_load(mech, forces, element, where) for element in forces.elements]
+    loads = [law.block_load(where) for law in forces.laws]
     if tree.topology.cut:
         if closure_frequency is None:
             raise ModelError(
@@ -141,7 +139,10 @@ def _link_blocks(mech: Mechanism, link, frames: list[FrameValue], parent: int, f
 
 
 class _Places:
-    """Where a document body's point is in the block model: its block and the offset from the block's P."""
+    """Where a document body's point is in the block model: its block and the offset from the block's P; and the
+    loads a force law asks for there (`ForceLaw.block_load`), so that the laws need not import the block models."""
+
+    joint_law, point_load, spring_load = JointLaw, PointLoad, SpringLoad
 
     def __init__(self, mech: Mechanism, frames: list[FrameValue], blocks: list[Block], block_of: dict) -> None:
         self.mech, self.frames, self.blocks, self.block_of = mech, frames, blocks, block_of
@@ -161,38 +162,3 @@ class _Places:
         """(block, offset) of a body's named point."""
         geometry = self.mech.tree.geometry
         return self.block(label), self.offset(label, geometry.point(self.mech.model.body(body_key(label)), point))
-
-
-def _load(mech: Mechanism, forces: AppliedForces, element, where: _Places):
-    """A force element as a load of the block model."""
-    if isinstance(element, Tyre):
-        raise ModelError(
-            f"force '{element.name}'", "is a tyre: the block models have no road", None, "a model without tyres"
-        )
-    if isinstance(element, PointForce):
-        block, offset = where.named(element.body, element.point)
-        force = functools.partial(forces.world_force, element)
-        return PointLoad(block, offset, force, not forces.is_time_dependent(element), element.name)
-    if isinstance(element, SpringDamper):
-        ends = (where.named(element.body1, element.point1), where.named(element.body2, element.point2))
-        spring = functools.partial(_spring_energy, forces.value(element.stiffness), forces.value(element.length))
-        return SpringLoad(ends, functools.partial(forces.tension, element), spring, element.name)
-    effort = functools.partial(forces.coordinate_force, element)
-    potential = None
-    if isinstance(element, JointSpringDamper):
-        potential = functools.partial(_spring_energy, forces.value(element.stiffness), forces.value(element.rest))
-    elif isinstance(element, CoordinateStop):
-        potential = functools.partial(forces.stop_energy, element)
-    elif isinstance(element, Actuator) and not forces.is_time_dependent(element):
-        potential = functools.partial(_constant_effort_energy, effort)
-    return JointLaw(element.coordinate, effort, potential, forces.is_time_dependent(element), element.name)
-
-
-def _spring_energy(stiffness, rest, x):
-    """½ k (x − rest)²: a spring's energy at its length or coordinate x."""
-    return stiffness * (x - rest) ** 2 / 2
-
-
-def _constant_effort_energy(effort, q):
-    """−τ q: the potential of a constant effort τ on the coordinate q."""
-    return -effort(0.0, q, q) * q
