@@ -42,14 +42,14 @@ from ..model.document import EULER_JOINTS, GROUND, Actuator
 from ..model.errors import AssemblyError, ModelError
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import inertia_warnings
-from .charts import ChartWatch, chosen_anew, singularity
-from .integrators import CVODES, SCIPY, IntegrationError, integrate
+from .charts import ChartWatch, decided, singularity
+from .integrators import CHART_REASON, CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
 from .stops import Contact, annotate, has_impact_stops, run_impacts
 
 METHODS = (*CVODES, *SCIPY)
-MAX_REPARTITIONS = 20  # new choices of coordinates in one run
+MAX_REPARTITIONS = 20  # decisions on the coordinates in a row without the run advancing
 ROUNDING_FLOOR = 1e3  # x the tolerance: a Newton stalled this close is at float64's rounding, not lost
 # Default tolerances: a conservative model's energy drifts at most 1e-7 of its scale over 2 s (measured with CVODES,
 # relative to max(|E(0)|, max kinetic energy): four-bar 4.6e-9, slider-crank, gripper 4.8e-9, PUMA 9.5e-10,
@@ -74,8 +74,10 @@ class Provenance:
     atol: float
     seconds: float  # wall-clock time of the integration and post-processing
     version: str
-    rhs_evaluations: int
+    rhs_evaluations: int  # every one, those of the steps that failed included
     precision: str = "float64"
+    # the independent coordinates integrated, from the times given: decided from the state alone (charts.py)
+    charts: list[tuple[float, tuple[str, ...]]] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -295,24 +297,24 @@ def simulate(
         compiled, method = False, "DOP853" if method in CVODES else method
     own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
     y0 = np.concatenate([q0[0], v0])
-    impacts = None
+    impacts, charts = None, []
     if has_impact_stops(mech.model):  # events: simulation/stops.py
         impacts = _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, compiled)
         (q, qd, qdd), method, calls = impacts.states, impacts.method, impacts.calls
         result = full_series(mech, forces, times, q, qd, qdd, forces.generalized(times, q, qd) + impacts.holding)
     elif compiled:
         scale = energy_scale(mech) if forces.elements else 0.0  # without force elements no work is done
-        states, calls, eng, work = _run_compiled(
-            mech, times, y0, method, rtol, atol, progress, cancel, text, own, scale
-        )
-        result = compiled_series(eng, mech, forces, times, *states, work=work)
+        run = _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own, scale)
+        calls, charts = run.calls, run.charts
+        result = compiled_series(run.engine, mech, forces, times, *run.states, work=run.work)
     else:
         states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel)
         result = series(mech, forces, times, *states)
     annotate(result, mech, forces, impacts)
     if progress is not None:
         progress(1.0)
-    result.provenance = Provenance(_sha256(text), method, rtol, atol, time.perf_counter() - start, __version__, calls)
+    seconds = time.perf_counter() - start
+    result.provenance = Provenance(_sha256(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
     return result
 
 
@@ -362,34 +364,52 @@ def _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, co
     return run_impacts(mech, text, times, y0, method, rtol, atol, clock)
 
 
-def _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own=None, work_scale=0.0):
-    """((q closed, q̇, q̈), calls, the first engine, the work of the non-conservative forces W (K,) or None) at the
-    output times from y0 = (q, q̇_ind), on the compiled engine (simulation/integrators.py). Where the loop equations
+@dataclass
+class CompiledRun:
+    """A run on the compiled engine: (q closed, q̇, q̈) at the outputs, the evaluations, the first engine, the work
+    of the non-conservative forces W (K,) or None, and the coordinates chosen along the way as (time, independent
+    coordinates) from the start."""
+
+    states: tuple[np.ndarray, np.ndarray, np.ndarray]
+    calls: int
+    engine: Engine
+    work: np.ndarray | None
+    charts: list[tuple[float, tuple[str, ...]]]
+
+
+def _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own=None, work_scale=0.0) -> CompiledRun:
+    """The run from y0 = (q, q̇_ind) on the compiled engine (simulation/integrators.py). Where the loop equations
     and independent coordinates in use lose conditioning (charts.py: a mechanism with redundant constraints, like
-    the Delta, where its full set keeps its rank), they are chosen anew there and the run goes on with the engine
-    of that choice. W is integrated with the motion by CVODES, in units of `work_scale` (> 0; integrators.py), over
-    a run in one piece; else the caller integrates the power over the outputs."""
+    the Delta, where its full set keeps its rank), a decision is taken from the state there, and the run goes on
+    with the engine of the choice made. W is integrated with the motion by CVODES, in units of `work_scale` (> 0;
+    integrators.py), over a run in one piece; else the caller integrates the power over the outputs."""
     eng = first = engine(mech.model, text, mech=own)
     clock = Clock(times[-1], progress, cancel) if progress or cancel else None
     y0 = start_state = eng.pack(y0[: mech.n], y0[mech.n :])  # (q, q̇_ind) in the engine's layout
-    pieces, calls, done, t0 = [], 0, 0, 0.0
-    for _ in range(MAX_REPARTITIONS + 1):
+    pieces, calls, done, t0, stuck = [], 0, 0, 0.0, 0
+    charts = [(0.0, tuple(eng.mech.independent))]
+    while True:
         try:
             watch = ChartWatch(eng, y0)
             y, more, work = integrate(eng, times[done:], y0, method, rtol, atol, clock, t0, watch, work_scale)
         except IntegrationError as error:
-            anew = chosen_anew(eng, error.state, text)
-            if anew is None:
+            calls += error.calls
+            if error.state is None:
+                raise RuntimeError(str(error)) from None
+            decision = decided(eng, error.time, error.state, text, first.mech.partition)
+            stuck = stuck + 1 if error.time <= t0 + 1e-9 * times[-1] else 0
+            if stuck > MAX_REPARTITIONS or (error.reason != CHART_REASON and not decision.changed):
                 raise RuntimeError(str(error) + singularity(eng, error.state, start_state)) from None
             if len(error.outputs):
                 pieces.append(full_states(eng, times[done : done + len(error.outputs)], error.outputs))
             done += len(error.outputs)
-            eng, y0, t0 = *anew, error.time
+            eng, y0, t0 = decision.engine, decision.state, decision.time
+            if decision.changed:
+                charts.append((t0, tuple(eng.mech.independent)))
             continue
         pieces.append(full_states(eng, times[done:], y))
         states = tuple(np.concatenate(parts) for parts in zip(*pieces, strict=True))
-        return states, calls + more, first, work if len(pieces) == 1 else None
-    raise RuntimeError(f"the coordinates had to be chosen anew more than {MAX_REPARTITIONS} times; end the run sooner")
+        return CompiledRun(states, calls + more, first, work if len(pieces) == 1 else None, charts)
 
 
 def full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
