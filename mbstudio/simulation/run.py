@@ -55,6 +55,7 @@ ROUNDING_FLOOR = 1e3  # x the tolerance: a Newton stalled this close is at float
 # relative to max(|E(0)|, max kinetic energy): four-bar 4.6e-9, slider-crank, gripper 4.8e-9, PUMA 9.5e-10,
 # balloon 1.3e-9; at 1e-8 / 1e-10 the four-bar drifted 2.6e-7, and 1.3e-6 on another machine)
 RTOL, ATOL = 1e-10, 1e-12
+SENSITIVE = 1e4  # x rtol: a checked accuracy beyond it is noted as a sensitive motion (smooth ones: 1e1-1e3)
 CLOSURE_LIMIT = 1e-9  # per length scale: above it the Newton steps inside the state equation lost the loops
 
 
@@ -78,6 +79,10 @@ class Provenance:
     precision: str = "float64"
     # the independent coordinates integrated, from the times given: decided from the state alone (charts.py)
     charts: list[tuple[float, tuple[str, ...]]] = field(default_factory=list)
+    # with check_accuracy: the largest difference of the coordinates and rates from a run at a tenth of rtol and
+    # atol, each relative to the scale of its kind over the run (`state_difference`): an estimate of the global
+    # error reached (the tighter run's own is about ten times smaller)
+    accuracy: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -274,6 +279,7 @@ def simulate(
     progress: Callable[[float], None] | None = None,
     cancel: threading.Event | Callable[[], bool] | None = None,
     compiled: bool = True,
+    check_accuracy: bool = False,
 ) -> SimulationResult:
     """Integrate the document's motion from its initial coordinates (and the given independent velocities,
     default rest) over [0, t_end] with CVODES (Adams; "CVODES-BDF" for stiff motions) or scipy's solve_ivp
@@ -281,7 +287,9 @@ def simulate(
     `progress(fraction)` is called as time advances; `cancel` (an Event or a callable returning
     True) stops the run with `Cancelled`. Raises ValueError for an unknown method, RuntimeError when the
     integrator stops early. `compiled` evaluates the right-hand side on the compiled engine
-    (dynamics/engine.py); False keeps the numpy path, the reference (scipy methods only)."""
+    (dynamics/engine.py); False keeps the numpy path, the reference (scipy methods only). `check_accuracy` runs
+    the motion again at a tenth of rtol and atol and reports the difference (Provenance.accuracy): what the
+    tolerances gave, which they alone do not say (they bound each step's local error, not the global one)."""
     if method not in METHODS:
         raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
     if method in CVODES and not compiled:
@@ -314,8 +322,54 @@ def simulate(
     if progress is not None:
         progress(1.0)
     seconds = time.perf_counter() - start
+    charts = [(float(t), names) for t, names in charts]
     result.provenance = Provenance(_sha256(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
+    if check_accuracy:
+        options = {"samples": samples, "t_eval": t_eval, "velocities": velocities, "compiled": compiled}
+        _check_accuracy(result, lambda: simulate(model, t_end, method, rtol / 10, atol / 10, **options, cancel=cancel))
     return result
+
+
+def _check_accuracy(result: SimulationResult, tighter: Callable[[], SimulationResult]) -> None:
+    """Sets result.provenance.accuracy from the run `tighter()` at a tenth of the tolerances, with a note; a note
+    where that run stops, or chose other coordinates (then the motion is sensitive and the difference shows it)."""
+    try:
+        other = tighter()
+    except RuntimeError as error:
+        result.notes.append(f"accuracy not checked: the run at a tenth of the tolerances stopped ({error})")
+        return
+    accuracy = state_difference(result, other)
+    result.provenance.accuracy = accuracy
+    sensitive = (
+        ": far more than the tolerances, the motion is sensitive (near a singular configuration, say); a shorter "
+        "run, or tighter tolerances, reach further"
+        if accuracy > SENSITIVE * result.provenance.rtol
+        else ""
+    )
+    result.notes.append(
+        f"accuracy: the coordinates and rates differ by {accuracy:.2g} of their scale from a run at a tenth of "
+        f"the tolerances{sensitive}"
+    )
+    if [names for _, names in other.provenance.charts] != [names for _, names in result.provenance.charts]:
+        result.notes.append(
+            "the run at a tenth of the tolerances chose other independent coordinates on the way: the motion is "
+            "sensitive there (near a singular configuration)"
+        )
+
+
+def state_difference(a: SimulationResult, b: SimulationResult) -> float:
+    """The largest difference between two runs' coordinates and rates at their samples, each relative to the
+    scale of its kind (angles, lengths; their rates) over run b: the largest magnitude of that kind, at least
+    1e-300. The scale of the state, not of each coordinate: a coordinate that stays near zero is measured
+    against the motion's size."""
+    worst = 0.0
+    units = np.array(b.units)
+    for x, y in ((a.q, b.q), (a.qd, b.qd)):
+        for unit in set(b.units):
+            columns = units == unit
+            scale = max(float(np.abs(y[:, columns]).max(initial=0.0)), 1e-300)
+            worst = max(worst, float(np.abs(x[:, columns] - y[:, columns]).max(initial=0.0)) / scale)
+    return worst
 
 
 def _own_start(mech: Mechanism) -> tuple[Mechanism, AppliedForces, np.ndarray]:
