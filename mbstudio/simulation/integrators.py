@@ -263,6 +263,10 @@ def _chunk_integrator(
         "linear_multistep_method": multistep,
         "nonlinear_solver_iteration": "functional" if multistep == "adams" else "newton",
         "max_num_steps": MAX_STEPS,
+        # where CVODES gives up, DOP853 takes the piece or the run stops with a message of its own: SUNDIALS' and
+        # CasADi's (one line per failed evaluation near a singular configuration) said nothing a person could use
+        "show_eval_warnings": False,
+        "disable_internal_warnings": True,
     }
     # the work as one more state, not as CVODES' quadrature: CasADi evaluates a quadrature's right-hand side in a
     # call of its own, which cost the vehicle's drive 60 % more; scaled to the model's energies, so that its error
