@@ -67,7 +67,7 @@ def _from_the_command_line(name: str, t_end: float, cache: Path, out: Path) -> d
         capture_output=True, text=True, env=_environment(cache),
     )  # fmt: skip
     if done.returncode != 0:
-        return {"error": done.stderr.strip().splitlines()[-1].removeprefix("mbstudio simulate: ")}
+        return {"error": done.stderr.rsplit("mbstudio simulate: ", 1)[-1].strip()}  # after the progress
     provenance = json.loads(Path(f"{out}.json").read_text())["provenance"]
     table = pandas.read_csv(out)
     n = len(Mechanism(samples.load(name)).coordinates)

@@ -1,6 +1,6 @@
 """`mbstudio simulate FILE --t-end T [--method M] [--rtol R] [--atol A] [--samples K] [--out results.csv|.npz]
-[--ensemble RUNS.csv] [--check-accuracy]`: integrate the document's motion from its initial configuration at rest
-(or each run of an ensemble from its own start and parameters) and print a summary."""
+[--ensemble RUNS.csv] [--check-accuracy] [--time-budget S]`: integrate the document's motion from its initial
+configuration at rest (or each run of an ensemble from its own start and parameters) and print a summary."""
 
 from __future__ import annotations
 
@@ -65,6 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run the motion again at a tenth of --rtol and --atol and report the difference, an estimate of the "
         "error reached (the tolerances bound each step's error, not the run's); twice the time",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=bounded(0.0, T_END_MAX, "s"),
+        metavar="SECONDS",
+        help="stop the run once it has taken this long (wall clock), with a message; default: no limit",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -163,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
             velocities=velocities,
             progress=None if args.quiet else _progress,
             check_accuracy=args.check_accuracy,
+            budget=args.time_budget,
         )
     except (Cancelled, RuntimeError) as exc:
         print(f"mbstudio simulate: {exc}", file=sys.stderr)

@@ -38,10 +38,10 @@ from ..kinematics.ball_states import StateMap, float_where
 from ..kinematics.mechanism import Mechanism
 from ..kinematics.tree import BodyMotion
 from ..model import Model, dumps, loads
-from ..model.document import EULER_JOINTS, GROUND, Actuator
+from ..model.document import EULER_JOINTS, GROUND, Actuator, JointSpringDamper, PointForce
 from ..model.errors import AssemblyError, ModelError
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
-from ..model.validation import inertia_warnings
+from ..model.validation import MAGNITUDE_MAX, inertia_warnings
 from .charts import ChartWatch, decided, singularity
 from .integrators import CHART_REASON, CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
@@ -174,14 +174,12 @@ def _should_stop(cancel) -> Callable[[], bool]:
 class _Dynamics:
     """The right-hand side: closes the loops from the last solution, then solves for q̈_ind."""
 
-    def __init__(self, mech: Mechanism, forces: AppliedForces, t_end: float, progress, cancel) -> None:
-        self.mech, self.forces, self.t_end = mech, forces, t_end
+    def __init__(self, mech: Mechanism, forces: AppliedForces, clock: Clock | None) -> None:
+        self.mech, self.forces, self.clock = mech, forces, clock
         self.ind = list(mech.partition.independent)
         self.states = StateMap(mech.tree, self.ind, self.ind)  # y = (q_ind, q̇_ind), balls as quaternions
         self.q = mech.assemble(None)
         self.R = mech.r_matrix(self.q)
-        self.progress, self.stop = progress, _should_stop(cancel)
-        self.reported = 0.0
         self.history: list[tuple[float, np.ndarray, np.ndarray]] = []  # (t, q, R) of every call
 
     @property
@@ -213,9 +211,8 @@ class _Dynamics:
         return self.close_loops(q_ind, self.predict(q, R, q_ind))
 
     def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
-        if self.stop():
-            raise Cancelled(t)
-        _report(self, t)
+        if self.clock is not None:
+            self.clock(t)
         q_ind, v = self.states.unpack(y[None, :], float_where)
         self.q = self.close_loops(q_ind, self.predict(self.q, self.R, q_ind))
         self.R = self.mech.r_matrix(self.q)
@@ -280,6 +277,7 @@ def simulate(
     cancel: threading.Event | Callable[[], bool] | None = None,
     compiled: bool = True,
     check_accuracy: bool = False,
+    budget: float | None = None,
 ) -> SimulationResult:
     """Integrate the document's motion from its initial coordinates (and the given independent velocities,
     default rest) over [0, t_end] with CVODES (Adams; "CVODES-BDF" for stiff motions) or scipy's solve_ivp
@@ -289,7 +287,9 @@ def simulate(
     integrator stops early. `compiled` evaluates the right-hand side on the compiled engine
     (dynamics/engine.py); False keeps the numpy path, the reference (scipy methods only). `check_accuracy` runs
     the motion again at a tenth of rtol and atol and reports the difference (Provenance.accuracy): what the
-    tolerances gave, which they alone do not say (they bound each step's local error, not the global one)."""
+    tolerances gave, which they alone do not say (they bound each step's local error, not the global one).
+    `budget` (s, wall clock) stops a run that takes longer with a RuntimeError; a function of time (an actuator's
+    formula, say) that leaves ±1e12 during the run stops it with one naming the element, the time and the value."""
     if method not in METHODS:
         raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
     if method in CVODES and not compiled:
@@ -306,17 +306,19 @@ def simulate(
     own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
     y0 = np.concatenate([q0[0], v0])
     impacts, charts = None, []
+    bounds = time_function_bounds(forces)
+    clock = Clock(times[-1], progress, cancel, budget, bounds) if progress or cancel or budget or bounds else None
     if has_impact_stops(mech.model):  # events: simulation/stops.py
-        impacts = _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, compiled)
+        impacts = _run_impacts(mech, times, y0, method, rtol, atol, clock, text, compiled)
         (q, qd, qdd), method, calls = impacts.states, impacts.method, impacts.calls
         result = full_series(mech, forces, times, q, qd, qdd, forces.generalized(times, q, qd) + impacts.holding)
     elif compiled:
         scale = energy_scale(mech) if forces.elements else 0.0  # without force elements no work is done
-        run = _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own, scale)
+        run = _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own, scale)
         calls, charts = run.calls, run.charts
         result = compiled_series(run.engine, mech, forces, times, *run.states, work=run.work)
     else:
-        states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel)
+        states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, clock)
         result = series(mech, forces, times, *states)
     annotate(result, mech, forces, impacts)
     if progress is not None:
@@ -326,7 +328,8 @@ def simulate(
     result.provenance = Provenance(_sha256(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
     if check_accuracy:
         options = {"samples": samples, "t_eval": t_eval, "velocities": velocities, "compiled": compiled}
-        _check_accuracy(result, lambda: simulate(model, t_end, method, rtol / 10, atol / 10, **options, cancel=cancel))
+        options |= {"cancel": cancel, "budget": budget}
+        _check_accuracy(result, lambda: simulate(model, t_end, method, rtol / 10, atol / 10, **options))
     return result
 
 
@@ -405,7 +408,7 @@ def _start(text: str) -> tuple[Mechanism, AppliedForces, np.ndarray]:
     return found
 
 
-def _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, compiled):
+def _run_impacts(mech, times, y0, method, rtol, atol, clock, text, compiled):
     """A run through the impacts of impact stops, on the compiled engine only."""
     if not compiled:
         raise ModelError(
@@ -414,7 +417,6 @@ def _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, co
             f"{mech.n} coordinates" if not fits_engine(mech.model) else "compiled=False",
             "compliant stops (a force element on either path), or the compiled engine",
         )
-    clock = Clock(times[-1], progress, cancel) if progress or cancel else None
     return run_impacts(mech, text, times, y0, method, rtol, atol, clock)
 
 
@@ -431,14 +433,13 @@ class CompiledRun:
     charts: list[tuple[float, tuple[str, ...]]]
 
 
-def _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own=None, work_scale=0.0) -> CompiledRun:
+def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, work_scale=0.0) -> CompiledRun:
     """The run from y0 = (q, q̇_ind) on the compiled engine (simulation/integrators.py). Where the loop equations
     and independent coordinates in use lose conditioning (charts.py: a mechanism with redundant constraints, like
     the Delta, where its full set keeps its rank), a decision is taken from the state there, and the run goes on
     with the engine of the choice made. W is integrated with the motion by CVODES, in units of `work_scale` (> 0;
     integrators.py), over a run in one piece; else the caller integrates the power over the outputs."""
     eng = first = engine(mech.model, text, mech=own)
-    clock = Clock(times[-1], progress, cancel) if progress or cancel else None
     y0 = start_state = eng.pack(y0[: mech.n], y0[mech.n :])  # (q, q̇_ind) in the engine's layout
     pieces, calls, done, t0, stuck = [], 0, 0, 0.0, 0
     charts = [(0.0, tuple(eng.mech.independent))]
@@ -516,11 +517,11 @@ def _gimbal_locks(mech: Mechanism, q: np.ndarray) -> list[str]:
     return locked
 
 
-def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
+def _run_numpy(mech, forces, times, v0, method, rtol, atol, clock):
     """The reference path: numpy right-hand side with Newton in Python."""
     from scipy.integrate import solve_ivp  # 0.3 s to import: for the runs that use it
 
-    rhs = _Dynamics(mech, forces, times[-1], progress, cancel)
+    rhs = _Dynamics(mech, forces, clock)
     solution = solve_ivp(
         rhs,
         (0.0, times[-1]),
@@ -538,15 +539,57 @@ def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
 
 
 class Clock:
-    """Progress in steps of 1 % and cancel, called with the simulated time as the integrator advances."""
+    """Progress in steps of 1 % and cancel, called with the simulated time as the integrator advances; with a
+    `budget` (s, wall clock) the run stops once it is spent, and `bounds(t)` checks the time functions at t. It
+    changes nothing the run computes, only whether it goes on."""
 
-    def __init__(self, t_end: float, progress, cancel) -> None:
+    def __init__(self, t_end: float, progress, cancel, budget: float | None = None, bounds=None) -> None:
         self.t_end, self.progress, self.stop, self.reported = t_end, progress, _should_stop(cancel), 0.0
+        self.budget, self.bounds = budget, bounds
+        self.deadline = None if budget is None else time.perf_counter() + budget
 
     def __call__(self, t: float) -> None:
         if self.stop():
             raise Cancelled(t)
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise RuntimeError(
+                f"the simulation used its time budget of {self.budget:g} s (wall clock) and was stopped at "
+                f"t = {t:.6g} s; give a larger budget, or end the run sooner"
+            )
+        if self.bounds is not None:
+            self.bounds(t)
         _report(self, t)
+
+
+def time_function_bounds(forces: AppliedForces) -> Callable[[float], None] | None:
+    """A check of the model's functions of time at a time t (actuator formulas and tables, the time-varying rests
+    of joint springs, point forces): a RuntimeError naming the element, the time and the value where one has left
+    ±MAGNITUDE_MAX or is not finite (checked at load only at t = 0, so that (1 + t)**1024 ran on for minutes); None
+    without such functions."""
+    checks = []
+    for element in forces.elements:
+        if not forces.is_time_dependent(element):
+            continue
+        if isinstance(element, Actuator):
+            checks.append((element.name, lambda t, e=element: forces.actuator_value(e, t)))
+        elif isinstance(element, JointSpringDamper):
+            checks.append((element.name, lambda t, e=element: forces.time_function(e.rest, t)))
+        elif isinstance(element, PointForce):
+            checks += [(element.name, lambda t, x=x: forces.time_function(x, t)) for x in element.force]
+    if not checks:
+        return None
+
+    def check(t: float) -> None:
+        for name, value_at in checks:
+            with np.errstate(all="ignore"):
+                value = float(np.asarray(value_at(np.array([t])), dtype=float).ravel()[0])
+            if not abs(value) <= MAGNITUDE_MAX:
+                raise RuntimeError(
+                    f"the force element '{name}' reaches {value:.3g} at t = {t:.6g} s, outside ±{MAGNITUDE_MAX:g} (SI "
+                    "units): its function of time runs away; bound it, or end the run before"
+                )
+
+    return check
 
 
 def series(
