@@ -156,8 +156,9 @@ def _cvodes(
 ) -> tuple[np.ndarray, int, np.ndarray | None]:
     """Piece by piece from t0 (`_piece`); an output at t0 is the initial state itself. `runs` > 1: y0 holds the
     runs one after the other. `work_scale` > 0: the work of the non-conservative forces too, from 0 at t0. Every
-    evaluation is counted, those of a piece CVODES gave up included. `watch`: an IntegrationError at the first
-    check point where its margin is below zero, with the outputs up to there."""
+    evaluation is counted, those of a piece CVODES gave up included (there CasADi reports those since its last
+    return: the stall's, not the few hundred of the returns before it in the piece). `watch`: an IntegrationError
+    at the first check point where its margin is below zero, with the outputs up to there."""
     out, work = np.empty((len(times), len(y0))), np.zeros(len(times)) if work_scale else None
     done = int(np.searchsorted(times, t0, side="right"))  # outputs at t0
     out[:done] = y0
