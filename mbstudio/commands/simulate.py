@@ -182,8 +182,8 @@ def run(args: argparse.Namespace) -> int:
     energy = result.total
     print(
         f"{model.name}: {args.t_end:g} s simulated in {p.seconds:.3g} s (real-time factor "
-        f"{args.t_end / p.seconds:.3g}), {p.method} rtol {p.rtol:g} atol {p.atol:g}, {p.rhs_evaluations} "
-        f"right-hand-side evaluations"
+        f"{args.t_end / p.seconds:.3g}; CPU {p.cpu_seconds:.3g} s), {p.method} rtol {p.rtol:g} atol {p.atol:g}, "
+        f"{p.rhs_evaluations} right-hand-side evaluations"
     )
     print(f"  constraint residual max {result.residual.max():.3g}")
     print(

@@ -83,6 +83,7 @@ class Provenance:
     # atol, each relative to the scale of its kind over the run (`state_difference`): an estimate of the global
     # error reached (the tighter run's own is about ten times smaller)
     accuracy: float | None = None
+    cpu_seconds: float | None = None  # this process's CPU time over the same span (a shared machine's wall time varies)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -294,7 +295,7 @@ def simulate(
         raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
     if method in CVODES and not compiled:
         raise ValueError(f"{method} steps natively on the compiled engine: use compiled=True or a scipy method")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     document = model.model if isinstance(model, Mechanism) else model
     text = canonical_text(document)
     mech, forces, q0 = _own_start(model) if isinstance(model, Mechanism) else _start(text)
@@ -326,6 +327,7 @@ def simulate(
     seconds = time.perf_counter() - start
     charts = [(float(t), names) for t, names in charts]
     result.provenance = Provenance(_sha256(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
+    result.provenance.cpu_seconds = time.process_time() - cpu
     if check_accuracy:
         options = {"samples": samples, "t_eval": t_eval, "velocities": velocities, "compiled": compiled}
         options |= {"cancel": cancel, "budget": budget}
