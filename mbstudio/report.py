@@ -2,12 +2,48 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .kinematics import Mechanism
 from .kinematics.planar import planar_grubler_dof, plane_normal
 from .model import AssemblyError, Model
 from .model.validation import inertia_warnings
+
+
+def check(model: Model, say: Callable[[str], None] | None = None) -> dict:
+    """The check report of `model`: structure, counts and assembly, the engine's build, the parallel machine.
+    `say`: called with each step's text as it begins (a big model's progress)."""
+    from .dynamics.pkm.report import pkm_report  # the parallel machines, imported when a check is run
+    from .dynamics.pkm.topology import is_linkage
+
+    report = _step(say, f"{len(model.bodies)} bodies: structure, counts and assembly", lambda: check_report(model))
+    if report["assembled"]:
+        report |= _step(say, "the compiled engine", lambda: _engine(model))
+    report["pkm"] = _step(say, "looking for a parallel machine's platform", lambda: pkm_report(model))
+    if report["pkm"] is not None and is_linkage(model, report["dof_jacobian"]):
+        report["pkm"], report["linkage"] = None, True
+    if say:
+        say("done")
+    return report
+
+
+def _step(say: Callable[[str], None] | None, text: str, work: Callable):
+    if say:
+        say(text)
+    return work()
+
+
+def _engine(model) -> dict:
+    """The compiled engine's build (tracing and compiling, or loading the compiled C from the cache)."""
+    from .dynamics.engine import TooLarge, engine
+
+    try:
+        eng = engine(model)
+    except TooLarge as exc:
+        return {"engine_build_seconds": None, "engine_native": False, "engine": f"not built: {exc}"}
+    return {"engine_build_seconds": eng.build_seconds, "engine_native": eng.native}
 
 
 def check_report(model: Model) -> dict:

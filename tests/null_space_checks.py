@@ -7,9 +7,9 @@ import mpmath
 import numpy as np
 import sympy
 
+from mbstudio.dynamics.regressor import regressor
 from mbstudio.identification import vp_linalg
 from mbstudio.identification.energy import random_states
-from mbstudio.identification.regressor import regressor
 from mbstudio.kinematics import Mechanism
 from mbstudio.numerics import as_mpf
 
@@ -49,8 +49,8 @@ def null_space_at(model, result, digits: int) -> np.ndarray:
 
 
 def assert_complete_at(model, result, digits: int, count: int, spread=0.3) -> np.ndarray:
-    """DESIGN.md principle 3: the directions are null vectors of W at `digits` digits, and W's spectrum has an
-    evident ridge right after σ_rank (deep, and what follows is rounding). Returns the singular values."""
+    """docs/architecture.md, principle 3: the directions are null vectors of W at `digits` digits, and W's spectrum has
+    an evident ridge right after σ_rank (deep, and what follows is rounding). Returns the singular values."""
     W = vp_observation_matrix(model, digits, count, spread=spread)
     with mpmath.workdps(digits):
         N = null_space_at(model, result, digits)

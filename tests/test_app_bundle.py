@@ -1,4 +1,4 @@
-"""The standalone app (issue 12, item 4): `bash packaging/build.sh` builds dist/mbstudio/mbstudio with PyInstaller in
+"""The standalone app: `bash packaging/build.sh` builds dist/mbstudio/mbstudio with PyInstaller in
 a virtual environment of its own; the built program lists its samples, checks the SLA and draws the window on an
 X display. Minutes of downloads and analysis, so marked slow."""
 

@@ -1,5 +1,5 @@
-"""The three routes to the base parameters agree on every sample (issue 4, section 4), and the pipeline's
-options, progress, cancel and command line (section 6).
+"""The three routes to the base parameters agree on every sample, and the pipeline's
+options, progress, cancel and command line.
 
 The SLA suspension is checked the same way, on the paper's trajectory, in test_base_parameters_sla.py."""
 
@@ -15,9 +15,10 @@ import pytest
 from mbstudio import samples
 from mbstudio.cli import main
 from mbstudio.identification import vp_linalg
-from mbstudio.identification.pipeline import Cancelled, base_parameters, evaluate_symbolic
+from mbstudio.identification.pipeline import base_parameters, evaluate_symbolic
 from mbstudio.model import ModelError
 from mbstudio.model.document import Harmonic, Trajectory
+from mbstudio.progress import Cancelled
 
 from .conftest import PKM_SAMPLES
 
@@ -81,7 +82,7 @@ def test_the_three_routes_agree_on_rank_and_span(name):
 
 
 def test_irsbot2_routes_from_the_command_line(capsys):
-    """IRSBot-2 (issue 20): VP and the symbolic route agree at rank 23, which double precision cannot decide
+    """IRSBot-2: VP and the symbolic route agree at rank 23, which double precision cannot decide
     (its σ22 and σ23 lie within two decades of its rounding); the command line says so."""
     assert main(["basepar", str(samples.path("irsbot2")), "--digits", "30", "--samples", "16", "--quiet"]) == 0
     text = capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""The SLA suspension through the whole base-parameter pipeline, as Iriarte et al. (2017) report it (issue 4, sec. 3):
+"""The SLA suspension through the whole base-parameter pipeline, as Iriarte et al. (2017) report it:
 VP at 30 and 50 digits with the ridge after σ41, DP beside it and doubtful, the VP base parameters against
 every printed digit of Table 2, the symbolic ones against Table 5, and the three routes in agreement.
 

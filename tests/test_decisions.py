@@ -1,7 +1,7 @@
-"""Decisions taken on floating-point thresholds give the same answer when the inputs move by 1e-13 (DESIGN.md
+"""Decisions on floating-point thresholds give the same answer when the inputs move by 1e-13 (docs/architecture.md,
 principle 9): each test runs as given and with every number of its model perturbed (the `perturb` fixture,
 tests/conftest.py). On another machine, another BLAS or another thread count rounds differently; a result that
-flips under such noise was never a result (issue 20: the README's run failed on a second machine, and the
+flips under such noise was never a result (the README's run once failed on a second machine, and the
 Delta's simulation stopped there, on decisions taken at the rounding floor)."""
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def test_the_double_precision_rank_survives_rounding(name, perturb, as_given):
 @pytest.mark.slow  # six 2-s runs of the Delta, each compiling the engines of its coordinate choices
 @pytest.mark.parametrize("method", ["CVODES", "CVODES-BDF", "DOP853", "RK45", "Radau", "BDF"])
 def test_the_unactuated_delta_runs_its_2_s_with_every_method(method):
-    """It stopped at t = 0.2758 s on a second machine with the default method and DOP853 (issue 19)."""
+    """It stopped at t = 0.2758 s on a second machine with the default method and DOP853."""
     from mbstudio.simulation import simulate
 
     result = simulate(samples.load("delta_3rr2rrr"), 2.0, method, samples=101)

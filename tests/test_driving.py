@@ -1,4 +1,4 @@
-"""The driving coordinates chosen when a drawing closes a loop (issue 24, item 5): a joint to the ground, and of
+"""The driving coordinates chosen when a drawing closes a loop: a joint to the ground, and of
 a four-bar the one that turns furthest, checked against Grashof's criterion and the closed-form limits of each
 ground link's angle (where the loop stops closing: the other two links in line)."""
 

@@ -21,7 +21,7 @@ from mbstudio.dynamics import (
     inverse_dynamics,
     mass_matrix,
 )
-from mbstudio.identification.regressor import tree_regressor
+from mbstudio.dynamics.regressor import tree_regressor
 from mbstudio.io.pinocchio import build
 from mbstudio.kinematics import Mechanism
 from mbstudio.model.fileformat import from_dict, to_dict

@@ -210,7 +210,7 @@ def test_the_falling_delta_runs_through_where_its_first_coordinates_turn_singula
     difference = np.abs(reference.coordinates(theirs.y.T) - ours.q)
     arms = [i for i, name in enumerate(mech.coordinates) if name[:3] in ("th1", "th2")]
     # 4e-11 up to the switch (t = 0.27 s); after it 7e-10 to 7e-8 by the end, as the rounding of the switch state
-    # falls (energy error 7e-9 J). Switching where the steps had stalled (before issue 19) cost 5.5e-5 after it
+    # falls (energy error 7e-9 J). Switching where the steps had stalled (as runs once did) cost 5.5e-5 after it
     # and a 4e-8 J energy error
     assert difference[:27, arms].max() < 1e-9
     assert difference[:, arms].max() < 1e-6 and difference.max() < 1e-6

@@ -554,7 +554,7 @@ def test_names_and_text_never_run_as_code_in_generated_files_2000_cases(data, tm
     _generated_code_is_inert(data, tmp_path_factory)
 
 
-# ---------------------------------------------------------------------------------------------- URDF (issue 23)
+# ---------------------------------------------------------------------------------------------- URDF
 URDF_ARM = """<?xml version="1.0"?>
 <robot name="arm">
   <material name="red"><color rgba="1 0 0 1"/></material>

@@ -1,4 +1,4 @@
-"""No input destroyed, nothing half-written, no unbounded run, no traceback (issue 14, items 2, 3, 5 and 7):
+"""No input destroyed, nothing half-written, no unbounded run, no traceback:
 the audit's exact command lines, and the atomic writer's promises."""
 
 from __future__ import annotations
@@ -359,7 +359,7 @@ def test_undetermined_motions_are_named_instead_of_a_linalg_error(tmp_path, caps
     assert words in err and "Traceback" not in err
 
 
-# ---------------------------------------------------------------------------------------- issue 23 (round 3)
+# ---------------------------------------------------------------------------------------- time formulas, ensembles
 def _with_actuator(formula: str) -> dict:
     document = json.loads(samples.path("four_bar").read_text())
     document["forces"] = [{"type": "actuator", "name": "drive", "coordinate": "theta1", "formula": formula}]

@@ -23,9 +23,10 @@ from mbstudio.identification import filtering
 from mbstudio.identification.identify import identify
 from mbstudio.identification.logs import parse_log
 from mbstudio.identification.observation import sample_states
-from mbstudio.identification.pipeline import Cancelled, base_parameters
+from mbstudio.identification.pipeline import base_parameters
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import ModelError, dumps
+from mbstudio.progress import Cancelled
 
 from .identify_logs import fourier_motion, log_text, quantised
 

@@ -2,7 +2,7 @@
 importer and identification see only the log. Positions quantised like 18-bit encoders, torques with Gaussian
 noise of 2 % of each joint's RMS, viscous and Coulomb friction added on every joint.
 
-Checks (issue 22): the rank equals that of Pinocchio's joint-torque regressor; over the noise seeds at least 95 % of
+Checks: the rank equals that of Pinocchio's joint-torque regressor; over the noise seeds at least 95 % of
 the base parameters (and friction coefficients) lie within 3σ of the truth; the validation error on a second log is
 close to the noise left after filtering; the physically consistent estimate is feasible (the truth is) and near the
 least-squares one. The default run does the UR5 with two seeds; the 20-seed studies of the UR5 and the Panda are

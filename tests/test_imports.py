@@ -1,4 +1,4 @@
-"""What starting costs (issue 19, item 2): `import mbstudio` and a command's start import none of the heavy
+"""What starting costs: `import mbstudio` and a command's start import none of the heavy
 libraries they do not use (sympy, Dask, pyarrow, Qt, and for `check` and `simulate` scipy), each in a fresh
 interpreter, so the modules an earlier test imported do not count. A correctness check of the imports, not a
 timing."""

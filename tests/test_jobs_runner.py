@@ -158,8 +158,8 @@ def test_a_stopped_worker_is_reported_as_not_responding_and_cancel_ends_it():
 
 
 def test_a_worker_inside_one_long_native_call_is_responding_not_silent():
-    """Its heartbeat thread cannot run, but it uses the CPU: never reported as not responding (issue 24, item 4:
-    the false alarm while an engine compiles)."""
+    """Its heartbeat thread cannot run, but it uses the CPU: never reported as not responding (the
+    false alarm while an engine compiles)."""
     runner = Runner(heartbeat_timeout=1.0)
     job = runner.submit(holds_the_gil, dumps(samples.load("four_bar")), {"seconds": 3.0})
     silences, alarms = [], []

@@ -1,4 +1,4 @@
-"""Motions the loops impose, and the symbolic directions that follow from them (issue 20, item 3): facts decided
+"""Motions the loops impose, and the symbolic directions that follow from them: facts decided
 in two precisions (loop_evidence), bodies moving as copies or mirror images of each other (motion_copies), axes
 whose points slide along them (ground_motion); each checked against the observation matrix in variable
 precision (null_space_checks), not against the numbers of one sample."""
@@ -60,7 +60,7 @@ def test_irsbot2_distal_rods_move_as_mirror_images_and_the_cranks_as_translated_
 
 
 def test_irsbot2_base_parameters_regroup_each_rod_pair(irsbot2):
-    """Rank 23 (issue 20: the symbolic rules gave 39): what each rod pair carries regroups as mirror images do,
+    """Rank 23 (the symbolic rules once gave 39): what each rod pair carries regroups as mirror images do,
     the elbows keep only their masses, which join the platform's."""
     _, r = irsbot2
     assert r.rank == 23 and not r.notes and r.check.rejected == 0
@@ -218,8 +218,8 @@ def test_linear_delta_vertical_limb_bar_slides_along_its_rail():
 
 # ---------------------------------------------------------------------------------------- the perturbation pass
 def test_a_parallelogram_coupler_still_translates_when_every_number_moves_by_1e_13(perturb):
-    """DESIGN.md principle 9: the loop-imposed fact comes from the model's structure (the rocker and the coupler
-    take their lengths from the crank's and the ground link's parameters), so moving every number of the file
+    """docs/architecture.md, principle 9: the loop-imposed fact comes from the model's structure (the rocker and the
+    coupler take their lengths from the crank's and the ground link's parameters), so moving every number of the file
     by 1e-13 keeps it, and the rank with it."""
     model = perturb(parallelogram_four_bar("1"))
     assert "translation" in [f.kind for f in observed(model) if f.body == "2"]

@@ -1,4 +1,4 @@
-"""Measures (issue 13, item 3): the SLA's alignment set at its design position against angles built from the
+"""Measures: the SLA's alignment set at its design position against angles built from the
 sample's own description and from body points by plain geometry, rates against finite differences along the
 motion, the four-bar's transmission angle against the law of cosines, force measures against the force
 elements, the file format's checks, and the columns in every motion (API, kinematics and simulate CSV)."""

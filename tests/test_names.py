@@ -1,4 +1,4 @@
-"""Text from a model is data, never code (issue 14, items 1 and 4): the exact inputs of the audit, refused at
+"""Text from a model is data, never code: the exact inputs of the audit, refused at
 load with a message naming the place, or carried into generated Python and LaTeX only as escaped text."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The compiled-engine cache is private and checked (issue 23, item 1): each reproduction of the report as a test.
+"""The compiled-engine cache is private and checked: each reproduction of the reports as a test (the attacks of
+tests/test_cache_trust.py are the later ones).
 
 Each test compiles a one-line function into its own cache folder (MBSTUDIO_CACHE), so nothing here touches the
 user's cache; the functions' values are checked against the uncompiled function every time."""
@@ -61,7 +62,8 @@ def test_the_cache_is_private_whatever_the_umask(cache):
     for folder in (cache, cache / "engines"):
         assert _mode(folder) == 0o700
     assert _mode(library) & 0o077 == 0
-    assert _mode(library.with_name(library.name + ".sha256")) & 0o077 == 0
+    assert _mode(cache / "engines" / native_cache.INDEX) & 0o077 == 0
+    assert native_cache._digests(cache / "engines")[library.name] == native_cache._sha256(library)
 
 
 def test_a_cache_writable_by_others_is_refused_with_a_message(cache):
@@ -85,14 +87,14 @@ def test_a_cache_not_owned_by_the_user_is_refused_with_a_message(cache, monkeypa
 
 
 def test_a_replaced_library_is_not_loaded_but_rebuilt(cache):
-    """A library is loaded only when its bytes have the sha256 written when it was built: another library
-    copied over it (its constructor would run on loading) is removed and the right one built again."""
+    """A library is loaded only when its bytes have the sha256 the index holds for it since it was built: another
+    library copied over it (its constructor would run on loading) is removed and the right one built again."""
     _built_elsewhere()
     (library,) = _libraries(cache)
     _built_elsewhere("other")
     impostor = next(p for p in _libraries(cache) if p != library)
     shutil.copyfile(impostor, library)
-    digest = library.with_name(library.name + ".sha256").read_text()
+    digest = native_cache._digests(cache / "engines")[library.name]
     f = native(_function())
     assert f.is_a("External") and float(f(0.5)) == pytest.approx(2 * np.sin(0.5), abs=1e-15)
     assert native_cache._sha256(library) == digest  # the rebuilt library is the one the digest names
@@ -106,7 +108,7 @@ def test_a_truncated_library_is_rebuilt(cache, digest_too):
     (library,) = _libraries(cache)
     library.write_bytes(library.read_bytes()[:1000])
     if digest_too:
-        native_cache.write_private(library.with_name(library.name + ".sha256"), native_cache._sha256(library).encode())
+        _vouch_for(library)
     f = native(_function())
     assert f.is_a("External") and float(f(0.5)) == pytest.approx(2 * np.sin(0.5), abs=1e-15)
     assert library.stat().st_size > 1000
@@ -125,8 +127,14 @@ def test_a_library_that_cannot_be_rebuilt_leaves_the_uncompiled_function_with_a_
 def _truncated(library) -> bool:
     """A compiler that writes a broken library (and its digest): it can never be loaded."""
     library.write_bytes(b"\x7fELF broken")
-    native_cache.write_private(library.with_name(library.name + ".sha256"), native_cache._sha256(library).encode())
+    _vouch_for(library)
     return True
+
+
+def _vouch_for(library) -> None:
+    """The index made to hold the library's present digest, as an attacker who can write the index would."""
+    with native_cache._locked(library.parent):
+        native_cache._record(library, native_cache._sha256(library))
 
 
 def test_the_location_is_the_platforms_cache_folder_unless_mbstudio_cache_says(monkeypatch, tmp_path):
@@ -154,3 +162,25 @@ def test_an_engine_loads_from_the_cache_without_tracing(cache, monkeypatch):
     again = engines.engine(model)
     assert again is not first and again.native and again.mech.partition == first.mech.partition
     assert np.array_equal(again.accelerations(0.3, q, np.array([0.7])), expected)
+
+
+SEALER = """
+import sys
+from pathlib import Path
+from mbstudio.numerics import native_cache
+folder, writer = Path(sys.argv[1]), sys.argv[2]
+for k in range(40):
+    native_cache.write_sealed(folder / f"{writer}_{k}.json", f"{writer} {k}".encode())
+"""
+
+
+def test_processes_filing_at_once_lose_no_digest(cache):
+    """The index is one file that every build rewrites: under its lock, four processes filing 40 files each at
+    once leave 160 entries, each the digest of its file."""
+    folder = native_cache.cache_folder()
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(__file__))}
+    writers = [subprocess.Popen([sys.executable, "-c", SEALER, str(folder), f"w{n}"], env=env) for n in range(4)]
+    assert [w.wait() for w in writers] == [0] * 4
+    digests = native_cache._digests(folder)
+    assert len(digests) == 160
+    assert all(native_cache.read_sealed(folder / name) == " ".join(name[:-5].split("_")).encode() for name in digests)

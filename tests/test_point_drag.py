@@ -1,4 +1,4 @@
-"""Dragging a body's point (issue 24, item 6): damped least squares on the independent coordinates with the loops
+"""Dragging a body's point: damped least squares on the independent coordinates with the loops
 closed; a reachable target is met (checked against the pose assembled there directly), an unreachable one is
 followed as closely as the mechanism can (the error orthogonal to every direction the point can move, from finite
 differences of assembled poses), on the branch the drag starts on, within the coordinates' limits."""

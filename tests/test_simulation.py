@@ -50,7 +50,7 @@ def relative_energy_drift(result) -> float:
     return float(np.abs(result.total - result.total[0]).max() / result.kinetic.max())
 
 
-# (model, least kinetic energy reached [J]) over the 10 s of issue 3. DOP853 here: its error at a tolerance is
+# (model, least kinetic energy reached [J]) over 10 s. DOP853 here: its error at a tolerance is
 # the smallest of our methods, so the bound tests the equations, not the integrator (CVODES is compared with
 # it in tests/test_engine.py).
 ENERGY_RUNS = {"four_bar": (samples.load, 1.0), "sprung_sla": (lambda _: sprung_sla(), 0.1)}

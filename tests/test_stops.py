@@ -281,7 +281,8 @@ def test_the_block_model_takes_a_compliant_stop_and_moves_as_the_general_route()
 
 
 def test_where_the_rebounds_end_in_a_hold_survives_rounding(perturb):
-    """DESIGN.md principle 9: the model's numbers moved by 1e-13 give the same motion to the run's tolerance; the
+    """docs/architecture.md, principle 9: the model's numbers moved by 1e-13 give the same motion to the run's
+    tolerance; the
     stop holds where the rebounds fall below the position tolerance, one rebound more or less at most (the rebound
     at the threshold rises no higher than the tolerance)."""
     result = simulate(perturb(model(pendulum({"type": "impact", "restitution": 0.5}, low=0.2))), 2.0, samples=21)

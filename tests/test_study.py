@@ -178,7 +178,7 @@ def test_a_linearize_point_finds_the_hanging_equilibrium_and_the_pendulum_freque
     assert abs(row["min_damping_ratio"]) < 1e-9 and row["max_real_eigenvalue"] < 1e-9
 
 
-# ---------------------------------------------------------------------------------------- issue 23, item 5
+# ---------------------------------------------------------------------------------------- grids and scheduler addresses
 def test_a_parameter_varied_twice_is_refused(capsys):
     """`--vary L=1 --vary L=2` kept the second grid only."""
     with pytest.raises(ModelError, match="gives L a second grid"):

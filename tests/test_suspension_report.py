@@ -1,4 +1,4 @@
-"""The suspension report (issue 24, item 7): the SLA's curves against wheel travel, each checked by another route
+"""The suspension report: the SLA's curves against wheel travel, each checked by another route
 (the design position the sample was built to, the wheel's axis from its pose, finite differences of toe and of
 the coil-over's length over the travel), a steering sweep on the SLA with a rack, and the page and CSV."""
 

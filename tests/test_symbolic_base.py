@@ -10,12 +10,12 @@ import pytest
 import sympy
 
 from mbstudio import samples
+from mbstudio.dynamics.regressor import regressor
 from mbstudio.identification.energy import energy_coefficients, lagrangian_change, random_states
 from mbstudio.identification.loop_evidence import loop_evidence
 from mbstudio.identification.motion_copies import motion_copies
 from mbstudio.identification.multipoles import quadrupole, unit_tensor
 from mbstudio.identification.pipeline import base_parameters
-from mbstudio.identification.regressor import regressor
 from mbstudio.identification.symbolic_base import symbolic_base_parameters, transfer, verify_directions
 from mbstudio.io.urdf_import import import_urdf
 from mbstudio.kinematics import Mechanism
@@ -223,8 +223,8 @@ def test_sla_directions_leave_the_lagrangian_unchanged(sla):
 
 @pytest.mark.slow  # the SLA's symbolic route against VP runs in the README run (test_base_parameters_sla.py)
 def test_sla_directions_fill_the_null_space_at_30_digits(sla):
-    """Completeness (DESIGN.md principle 3): at 30 digits W has an evident ridge after the 41st singular value,
-    and the 29 exact directions are null vectors of W to the working precision."""
+    """Completeness (docs/architecture.md, principle 3): at 30 digits W has an evident ridge after the 41st singular
+    value, and the 29 exact directions are null vectors of W to the working precision."""
     model, r = sla
     assert r.rank == 41 and len(r.directions()) == 29
     assert_complete_at(model, r, 30, 40, spread=[0.5, 3.0])  # the arms within ±0.5 rad, the wheel ±3 rad
@@ -232,7 +232,7 @@ def test_sla_directions_fill_the_null_space_at_30_digits(sla):
 
 def test_sla_symbolic_method_is_fast(sla):
     _, r = sla
-    assert r.seconds < 30  # issue 4, section 7; measured about 1 s
+    assert r.seconds < 30  # measured about 1 s
 
 
 # ---------------------------------------------------------------------------------------- hand results

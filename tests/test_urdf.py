@@ -1,4 +1,4 @@
-"""URDF in and out (issue 12, items 1 and 2).
+"""URDF in and out.
 
 Real robots: the URDF files of the PyPI package example-robot-data, imported by us and read independently by
 Pinocchio's own URDF parser (pin.buildModelFromUrdf; our Pinocchio exporter is not involved), compared at

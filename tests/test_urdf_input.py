@@ -1,4 +1,4 @@
-"""URDF input checked at the front door (issue 23, item 3): strict XML, link and joint names once each, finite
+"""URDF input checked at the front door: strict XML, link and joint names once each, finite
 numbers, and meshes read only from the URDF's folder and the package folders."""
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from ..kinematics import Mechanism
 from .registry import benchmark, best_time, row
 
 # ---------------------------------------------------------------------------------------- base parameters
-# seconds for one run of each route on the SLA suspension, on a 2-core machine: issue 4, section 7, and for
-# variable precision issue 12 (after the move to MPFR)
+# seconds for one run of each route on the SLA suspension, on a 2-core machine, and for
+# variable precision after the move to MPFR (numerics/backends.py MultiPrecision)
 BASEPAR_TARGETS = {"vp50": 2.0, "vp500": 6.0, "dp": 0.5, "symbolic": 30.0}
 BASEPAR_SAMPLES = 100  # of the SLA sample's trajectory, Iriarte et al.'s (2017) eq. (16)
 
@@ -33,13 +33,13 @@ def _basepar_row(key: str, label: str, method: str, digits: int = 50) -> dict:
         within_target=wall <= BASEPAR_TARGETS[key],
         rank=rank,
         samples=BASEPAR_SAMPLES,
-        reference_method="target, issue 4 section 7",
+        reference_method="target",
     )
 
 
 def _observation_row(digits: int) -> dict:
     """W of the SLA (the samples of a VP run) at `digits` in MPFR against the same in mpmath, the arithmetic
-    MPFR replaced: the before/after ratio of issue 12, measured in one run."""
+    MPFR replaced: the before/after ratio, measured in one run."""
     from ..identification import observation_matrix
     from ..identification.pipeline import chosen_trajectory, fourier_path, sample_times
     from ..numerics.backends import MpmathPrecision, MultiPrecision

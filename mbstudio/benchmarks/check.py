@@ -1,4 +1,4 @@
-"""`mbstudio check` on very large models (issue 23): a planar chain of 20 000 and of 100 000 bodies, from reading
+"""`mbstudio check` on very large models: a planar chain of 20 000 and of 100 000 bodies, from reading
 the file to the platform search; the reference is the target time."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ CHECK_TARGETS = {20_000: 10.0, 100_000: 60.0}  # bodies: seconds
 @benchmark("check")
 def _check(states: int) -> list[dict]:
     """Once each (a minute in all); `states` does not apply."""
-    from ..commands.check import check
     from ..model import load
+    from ..report import check
 
     rows = []
     for bodies, target in CHECK_TARGETS.items():

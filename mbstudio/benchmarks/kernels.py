@@ -2,7 +2,7 @@
 
 Both sides are timed by the same loop over the same per-state argument tuples, each call bare: `pin.crba(model,
 data, q)` as it is (its upper triangle is compared afterwards, outside the timing), ours as `kernel(q)`. The
-targets (issue 19): RNEA, CRBA and ABA within 1.25x Pinocchio's time on 6-dof arms and 1.0x from 12 dof up."""
+targets: RNEA, CRBA and ABA within 1.25x Pinocchio's time on 6-dof arms and 1.0x from 12 dof up."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ solve_ivp (DOP853) at the tolerances our runs use by default (simulation/run.py:
 `simulate` with CVODES, the default, outputs at 201 times included. Both whole runs are timed with their
 models made: Pinocchio's model built, our engine loaded and the document's start made (its mechanism, closed
 start and inertia check, kept for the process's later runs); a row of its own sets what that costs a document's
-first run in a process against building the Pinocchio reference. Targets (issue 19): whole runs at most 0.5x
+first run in a process against building the Pinocchio reference. Targets: whole runs at most 0.5x
 the reference's time for the closed loops and 1.0x for the chains and the humanoid; a cold build within 30 s at
 100 coordinates; `simulate()`'s fixed cost within 2 ms and its output building within 5 ms for 201 samples of the
 SLA.
@@ -33,7 +33,7 @@ LOAD_TARGET_S = 0.1  # a cached engine: no tracing, only the library's load and 
 FIXED_COST_TARGET_S = 2e-3
 OUTPUT_TARGET_S = 5e-3
 VEHICLE_SECONDS = 10.0  # the vehicle sample's drive over its bump
-VEHICLE_TARGET = 1 / 20  # s per simulated s: 20 times real time (issue 19, item 7)
+VEHICLE_TARGET = 1 / 20  # s per simulated s: 20 times real time
 
 
 @benchmark("simulation")
@@ -80,7 +80,7 @@ def _vehicle(states: int) -> list[dict]:
                 real_time_factor=VEHICLE_SECONDS / wall,
                 rhs_evaluations=run.provenance.rhs_evaluations,
                 max_constraint_residual=float(run.residual.max()),
-                reference_method="target (issue 19: 20 times real time)",
+                reference_method="target (20 times real time)",
             )
         )
     return rows
@@ -175,7 +175,7 @@ def _build_rows(name: str, model):
         row(f"{name} engine load, cached (s per load)", load, LOAD_TARGET_S, target=1.0, native=eng.native),
     ]
     for r in rows:
-        r["reference_method"] = "target (issue 19)"
+        r["reference_method"] = "target"
     engines.clear_engines()
     return rows, engines.engine(model)  # from the user's cache again (built there once)
 

@@ -59,7 +59,7 @@ def _urdf_row(robot: str, algorithm: str, ours: Callable, args: tuple, call: Cal
         ref_time / count,
         states=count,
         dof=len(order),
-        target=1.25 if len(order) < 12 else 1.0,  # issue 19: arms within 1.25x, 12 dof and up within 1.0x
+        target=1.25 if len(order) < 12 else 1.0,  # arms within 1.25x, 12 dof and up within 1.0x
         max_abs_difference=float(np.abs(ours_values - ref_values).max()),
         reference_method=f"pinocchio.{algorithm} of buildModelFromUrdf, bare calls in the same loop",
     )

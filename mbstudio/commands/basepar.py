@@ -1,6 +1,6 @@
 """`mbstudio basepar FILE --method dp|vp|symbolic|all [--digits N[,N...]] [--samples N] [--eliminate NAMES]
 [--json OUT]`: the base inertial parameters by Gautier's method in double and variable precision and by the
-symbolic method, side by side with the SVD ridge and where the routes disagree (issue 4, section 6)."""
+symbolic method, side by side with the SVD ridge and where the routes disagree."""
 
 from __future__ import annotations
 

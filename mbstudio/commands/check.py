@@ -8,11 +8,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..dynamics.pkm.report import format_pkm, pkm_report
-from ..dynamics.pkm.topology import is_linkage
+from ..dynamics.pkm.report import format_pkm
 from ..io.json_text import json_text
-from ..model import Model, load
-from ..report import check_report, format_report
+from ..model import load
+from ..report import check, format_report
 
 BIG_MODEL_BYTES = 1_000_000  # a file this large (about 2 000 bodies) is checked with its steps said on stderr
 LINKAGE = "  parallel machine: no (one degree of freedom: a linkage, whose coupler its loop drives, not a platform)"
@@ -25,7 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     say = _progress() if _size(args.file) >= BIG_MODEL_BYTES else None
-    model = _step(say, "reading the model", lambda: load(args.file))
+    if say:
+        say("reading the model")
+    model = load(args.file)
     report = check(model, say)
     text = format_report(report) + "\n" + (LINKAGE if report.get("linkage") else format_pkm(report["pkm"]))
     if report.get("engine_build_seconds") is not None:
@@ -34,26 +35,6 @@ def run(args: argparse.Namespace) -> int:
         text += f"\nengine: {report['engine']} (simulation uses the numpy path)"
     print(json_text(report).rstrip() if args.json else text)  # strict: a NaN residual is "nan"
     return 0 if report["assembled"] else 1
-
-
-def check(model: Model, say: Callable[[str], None] | None = None) -> dict:
-    """The check report of `model`: structure, counts and assembly, the engine's build, the parallel machine.
-    `say`: called with each step's text as it begins (a big model's progress)."""
-    report = _step(say, f"{len(model.bodies)} bodies: structure, counts and assembly", lambda: check_report(model))
-    if report["assembled"]:
-        report |= _step(say, "the compiled engine", lambda: _engine(model))
-    report["pkm"] = _step(say, "looking for a parallel machine's platform", lambda: pkm_report(model))
-    if report["pkm"] is not None and is_linkage(model, report["dof_jacobian"]):
-        report["pkm"], report["linkage"] = None, True
-    if say:
-        say("done")
-    return report
-
-
-def _step(say: Callable[[str], None] | None, text: str, work: Callable):
-    if say:
-        say(text)
-    return work()
 
 
 def _progress() -> Callable[[str], None]:
@@ -73,16 +54,7 @@ def _size(path: str) -> int:
         return 0  # load names the file's problem
 
 
-def _engine(model) -> dict:
-    """The compiled engine's build (tracing and compiling, or loading the compiled C from the cache)."""
-    from ..dynamics.engine import TooLarge, engine
-
-    try:
-        eng = engine(model)
-    except TooLarge as exc:
-        return {"engine_build_seconds": None, "engine_native": False, "engine": f"not built: {exc}"}
-    return {"engine_build_seconds": eng.build_seconds, "engine_native": eng.native}
-
-
 def _kind(report: dict) -> str:
-    return "native C" if report["engine_native"] else "CasADi virtual machine: no C compiler found"
+    from ..numerics.compiled import uncompiled_reason
+
+    return "native C" if report["engine_native"] else f"CasADi virtual machine: {uncompiled_reason()}"

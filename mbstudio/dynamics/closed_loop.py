@@ -1,4 +1,4 @@
-"""Equations of motion of closed loops in the independent coordinates (DESIGN.md principle 2).
+"""Equations of motion of closed loops in the independent coordinates (docs/architecture.md, principle 2).
 
 The spanning tree obeys M q̈ + h = Q + Φ_qᵀ λ, with λ the forces of the cut joints. On the constraint
 manifold q̇ = R q̇_ind and q̈ = R q̈_ind + a (R = ∂q/∂q_ind and a from `Mechanism.acceleration_term`); since

@@ -7,8 +7,8 @@ same algorithms on CasADi symbols (numerics/compiled.py) and evaluated natively 
     J = eng.jacobians(t, q, qd_ind)            # exact ∂q̈_ind/∂(q_ind, q̇_ind, τ) and Φ_q
     y_dot = eng.ode(t, y, tau)                 # the simulation's state equation, y = eng.pack(q, q̇_ind)
 
-The graph keeps the algorithms' structure (DESIGN.md principle 11), so its size grows gently with the model's:
-the recursive algorithms are traced on scalar symbols into small functions of their own (a tree's forward
+The graph keeps the algorithms' structure (docs/architecture.md, principle 11), so its size grows gently with the
+model's: the recursive algorithms are traced on scalar symbols into small functions of their own (a tree's forward
 dynamics by the articulated-body algorithm, O(n); for closed loops the loop equations with their sparse Jacobian,
 the mass matrix by the composite-rigid-body algorithm and one inverse-dynamics pass), and the closed-loop
 projection joins them in a graph of matrix symbols (CasADi MX) whose solves are sparse factorisation nodes

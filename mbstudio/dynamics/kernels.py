@@ -17,13 +17,13 @@ from collections.abc import Callable
 import casadi
 import numpy as np
 
-from ..identification.regressor import regressor
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps, loads
 from ..numerics.compiled import Native, Traced, cached_functions, engine_key, symbols, to_sx
 from .forward_dynamics import forward_dynamics
 from .inverse_dynamics import inverse_dynamics
 from .mass_matrix import mass_matrix
+from .regressor import regressor
 
 KERNELS: dict[str, tuple[Callable, tuple[str, ...]]] = {
     "inverse_dynamics": (inverse_dynamics, ("q", "qd", "qdd")),

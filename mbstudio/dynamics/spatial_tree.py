@@ -6,8 +6,8 @@ short chain of massless nodes, and each body's inertia sits on the last node of 
 welded to the ground by fixed joints sit on no node and drop out). A node's axis is fixed in the frame moved by
 its `carrier`: its parent node, except for a ball joint's three nodes, whose axes are all set in the frame the
 ball turns (the node above the joint) and also change with ρ (`axis_drifts`). All spatial vectors are in world axes and
-taken at the world origin, angular part first (DESIGN.md), so a body's velocity is the plain sum of its
-nodes' axes times their rates and no transforms between bodies are needed.
+taken at the world origin, angular part first (docs/architecture.md, conventions), so a body's velocity is the plain sum
+of its nodes' axes times their rates and no transforms between bodies are needed.
 
 Inside the dynamics, arrays hold components first and samples last: a spatial vector is (6, N), a matrix
 (6, 6, N). Every elementwise operation then runs over contiguous rows of N samples, which is several times

@@ -1,9 +1,9 @@
 """Shah et al. (2018) (Shah, Saha, Dutt 2018): the module-level block decomposition M = Ū D̄ Ūᵀ of the mass matrix, its
-recursive inverse and the module-level forward dynamics (reference/seed_001_gim_decomposition.md).
+recursive inverse and the module-level forward dynamics.
 
 A module is a maximal serial chain of nodes (tree coordinates, see `spatial_tree`): a node starts a module when
 it hangs from the ground or from a node with other than one child, so child modules always hang from the last
-node of their parent module (digest 3.3). Shah et al.'s (2018) twists are taken at each link origin; ours are all at the
+node of their parent module (Shah et al. 2018, App. A). Their twists are taken at each link origin; ours are all at the
 world origin, where its link- and module-twist propagation matrices A and Ā become identities. Its module
 quantities then reduce to a few small arrays per module i (nⁱ coordinates):
 
@@ -11,7 +11,7 @@ quantities then reduce to a few small arrays per module i (nⁱ coordinates):
   P_i (6 x nⁱ)   the block sum of Ψ̄_i = M̂̄_i N̄_i: column a is (inertia of the module from node a to its tip,
                  the tip carrying its child modules' articulated inertias) times s_a;
   Î_i (nⁱ x nⁱ)  N̄_iᵀ Ψ̄_i, the articulated-module inertia, block i of D̄;
-  W_i = P_i Î_i⁻¹, so that Ū_{ij} = S_iᵀ W_j for every ancestor module i of j (digest 5), and a module hands
+  W_i = P_i Î_i⁻¹, so that Ū_{ij} = S_iᵀ W_j for every ancestor module i of j (Shah et al. 2018), and a module hands
   its parent the articulated inertia Ā_{iβ}ᵀ Φ̄_i M̂̄_i Ā_{iβ} = (module composite inertia) − W_i P_iᵀ.
 
 Ū and D̄ are given in module order (`Modules.order`: parents before children, each module contiguous), where
@@ -69,7 +69,7 @@ class ModuleUDU:
 
 
 def find_modules(mech: Mechanism) -> Modules:
-    """Maximal chains: a node joins its parent's module when it is that node's only child (digest 3.3)."""
+    """Maximal chains: a node joins its parent's module when it is that node's only child (Shah et al. 2018, App. A)."""
     tn = nodes(mech.tree)
     members: list[list[int]] = []
     parent: list[int] = []
@@ -87,7 +87,7 @@ def find_modules(mech: Mechanism) -> Modules:
 
 
 def udu(mech: Mechanism, q) -> ModuleUDU:
-    """The block factors of M(q) for q (N, n) or (n,), by the backward recursion over modules (digest 5)."""
+    """The block factors of M(q) for q (N, n) or (n,), by the backward recursion over modules (Shah et al. 2018)."""
     b, tree = mech.backend, mech.tree
     with b.context():
         q = mech.as_batch(q)
@@ -182,14 +182,14 @@ def inverse_diagonal(dec: ModuleUDU) -> np.ndarray:
 
 
 def inverse_mass_matrix(dec: ModuleUDU) -> np.ndarray:
-    """M⁻¹ = Ū⁻ᵀ D̄⁻¹ Ū⁻¹ (N, n, n) in module order (the order Shah et al.'s A.22 prints, digest 6.3)."""
+    """M⁻¹ = Ū⁻ᵀ D̄⁻¹ Ū⁻¹ (N, n, n) in module order (the order Shah et al.'s A.22 prints)."""
     with dec.backend.context():
         Uinv = unit_upper_inverse(dec)
         return np.swapaxes(Uinv, 1, 2) @ inverse_diagonal(dec) @ Uinv
 
 
 def module_forward_dynamics(mech: Mechanism, q, qd, tau) -> np.ndarray:
-    """q̈ (N, n), tree coordinate order, by Shah et al.'s module-level recursion (digest 7.1) without forming M:
+    """q̈ (N, n), tree coordinate order, by Shah et al.'s module-level recursion (their Table 6) without forming M:
     φ = τ − h; inwards φ̃_i = Î_i⁻¹(φ_i − S_iᵀ η_i) with η_β += P_i φ̃_i + η_i (back-substitution Ū φ̂ = φ);
     outwards q̈_i = φ̃_i − W_iᵀ μ_i with μ_i = S_β q̈_β + μ_β (forward substitution Ūᵀ q̈ = D̄⁻¹ φ̂)."""
     b = mech.backend

@@ -1,10 +1,10 @@
 """Identification of inertial parameters: regressor, observation matrix, base parameters."""
 
+from ..dynamics.regressor import body_regressor, regressor, tree_regressor
 from .estimation import Estimate, estimate, least_squares, weighted_least_squares
 from .excitation import Excitation, optimise_excitation
 from .gautier import BaseParameterResult, compare_routes, gautier_dp, gautier_vp, ridge_study
 from .observation import FourierPath, observation_matrix, sample_states
-from .regressor import body_regressor, regressor, tree_regressor
 
 __all__ = [
     "BaseParameterResult",

@@ -37,16 +37,18 @@ import scipy.linalg
 from .. import __version__
 from ..dynamics.closed_loop import actuated_indices
 from ..dynamics.forces import AppliedForces
+from ..dynamics.regressor import tree_regressor
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, ModelError
 from ..model.document import Actuator
+from ..progress import Cancel, Progress
+from ..progress import Stages as _Monitor
 from . import filtering
 from .estimation import Estimate, coordinate_residual_std, weighted_least_squares
 from .gautier import BaseParameterResult
 from .logs import MeasuredLog, read_log
 from .observation import branch_guide, sample_states
-from .pipeline import Cancel, Progress, _Monitor, base_parameters, model_hash
-from .regressor import tree_regressor
+from .pipeline import base_parameters, model_hash
 
 FRICTION = ("viscous", "coulomb")
 FRICTION_PREFIX = {"viscous": "Fv_", "coulomb": "Fc_"}

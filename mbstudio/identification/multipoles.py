@@ -1,8 +1,8 @@
 """Inertia multipoles (Iriarte et al. 2017, section 4.1) as changes of one body's ten inertial parameters.
 
 A body's parameters φ = (m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz) are taken about its frame origin in its
-axes, with the tensor entries of DESIGN.md (Ixy = −∫xy dm). Adding a multipole at a point c of the body
-changes them by:
+axes, with the tensor entries of docs/architecture.md, conventions (Ixy = −∫xy dm). Adding a multipole at a point c of
+the body changes them by:
 
 - monopole (a unit point mass at c):  (1, c, |c|²E − c cᵀ)
 - dipole d at c (±masses, first moment d):  (0, d, 2 (c·d) E − (c dᵀ + d cᵀ))

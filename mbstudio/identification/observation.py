@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dynamics.regressor import regressor
 from ..kinematics.mechanism import Mechanism
-from .regressor import regressor
 
 Path = Callable[[np.ndarray, int], np.ndarray]
 

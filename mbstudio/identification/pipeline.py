@@ -1,4 +1,4 @@
-"""The three routes to the base inertial parameters on one model, side by side (DESIGN.md principles 1, 3, 6).
+"""The three routes to a model's base inertial parameters, side by side (docs/architecture.md, principles 1, 3, 6).
 
     run = base_parameters(model, method="all", digits=[30, 50])
     run.vp.final.rank, run.comparison["vp_symbolic"]["same_row_space"], run.to_json()
@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import mpmath
@@ -30,6 +29,8 @@ from ..kinematics.mechanism import Mechanism
 from ..model import Model, ModelError, dumps
 from ..model.document import Harmonic, Trajectory
 from ..numerics import as_mpf
+from ..progress import Cancel, Progress
+from ..progress import Stages as _Monitor
 from . import vp_linalg
 from .gautier import BaseParameterResult, RidgeStudy, compare_routes, gautier_dp, ridge_study
 from .observation import FourierPath, branch_guide, observation_matrix
@@ -43,17 +44,6 @@ DEFAULT_DURATION = 20.0
 # the default path: per independent coordinate, two harmonics of incommensurate frequencies (rad/s)
 DEFAULT_HARMONICS = ((0.4, 1.0, 0.0), (0.1, 3.1, 0.2))
 DEFAULT_AMPLITUDE = sum(a for a, _, _ in DEFAULT_HARMONICS)
-
-Progress = Callable[[float, str], None]
-Cancel = threading.Event | Callable[[], bool]
-
-
-class Cancelled(Exception):
-    """The run was cancelled; `stage` says where."""
-
-    def __init__(self, stage: str) -> None:
-        super().__init__(f"base-parameter run cancelled during: {stage}")
-        self.stage = stage
 
 
 @dataclass
@@ -228,38 +218,6 @@ def model_hash(model: Model) -> str:
 
 def _listed(names: Sequence[str] | None) -> list[str] | None:
     return None if names is None else list(names)
-
-
-# ---------------------------------------------------------------------------------------- progress and cancel
-class _Monitor:
-    """Reports progress over the routes' shares and raises Cancelled when asked to stop."""
-
-    def __init__(self, progress: Progress | None, cancel: Cancel | None, weights: list[float]) -> None:
-        self.progress = progress
-        self.stopped = (cancel.is_set if isinstance(cancel, threading.Event) else cancel) or (lambda: False)
-        total = sum(weights)
-        self.shares = [w / total for w in weights]
-        self.route = -1
-        self.stage = ""
-
-    def start(self, stage: str) -> None:
-        self.route += 1
-        self.stage = stage
-        self.within(0.0, stage)
-
-    def within(self, fraction: float, message: str) -> None:
-        """`fraction` of the current route is done."""
-        if self.stopped():
-            raise Cancelled(message)
-        done = sum(self.shares[: self.route]) + fraction * (
-            self.shares[self.route] if self.route < len(self.shares) else 0.0
-        )
-        if self.progress is not None:
-            self.progress(min(done, 1.0), message)
-
-    def done(self) -> None:
-        if self.progress is not None:
-            self.progress(1.0, "done")
 
 
 # ---------------------------------------------------------------------------------------- trajectory and W

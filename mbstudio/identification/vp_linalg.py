@@ -20,7 +20,7 @@ import gmpy2
 import mpmath
 import numpy as np
 
-from ..numerics.backends import mpf_to_mpfr, mpfr_to_mpf
+from ..numerics.backends import mpf_to_mpfr, mpfr_to_mpf, times_power_of_two
 
 # Downdated norms (QR's pivot norms, Jacobi's column norms) are recomputed once they fall below this fraction
 # of the value they were updated from: the subtraction has cancelled that many digits.
@@ -153,7 +153,7 @@ def jacobi_orthogonalise(x: np.ndarray, digits: int) -> tuple[np.ndarray, int]:
     work = x[rows]
     # converged pairs have |x_i·x_j| <= n·eps·|x_i||x_j| (n rows): a computed dot product of length n is only
     # that accurate, so a stricter test could keep rotating on rounding noise
-    tol = len(rows) * gmpy2.mul_2exp(gmpy2.mpfr(1), 1 - working_bits(digits))
+    tol = len(rows) * times_power_of_two(gmpy2.mpfr(1), 1 - working_bits(digits))
     for sweep in range(1, _MAX_SWEEPS + 1):
         if not _sweep(work, _column_norms2(work), tol):  # norms exact at each sweep's start
             x[rows] = work
@@ -211,7 +211,7 @@ def _scaled_float64(a: np.ndarray) -> np.ndarray:
     """float64 copy of A scaled by a power of 2 so that its largest entry is about 1 (no overflow)."""
     top = max(abs(v) for v in a.ravel())
     shift = gmpy2.get_exp(top) if top else 0
-    return np.array([[float(gmpy2.mul_2exp(v, -shift)) for v in row] for row in a])
+    return np.array([[float(times_power_of_two(v, -shift)) for v in row] for row in a])
 
 
 def _rotate_pairs(x: np.ndarray, norms2: np.ndarray, i: list[int], j: list[int], tol: gmpy2.mpfr) -> bool:

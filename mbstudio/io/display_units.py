@@ -1,4 +1,4 @@
-"""The units a person reads results in (DESIGN.md principle 10: SI inside, the user's units at the edges).
+"""The units a person reads results in (docs/architecture.md, principle 10: SI inside, the user's units at the edges).
 
 Results carry SI units in their column names, 'theta1 [rad]', 'coupler_point.vx [m/s]', 'actuator:theta1 [N m]';
 `DisplayUnits` says how to show each: angles in rad or deg, lengths in m or mm, and every derived unit made of

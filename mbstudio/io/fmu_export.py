@@ -1,5 +1,5 @@
 """A mechanism as an FMU (FMI 2.0, Model Exchange and Co-Simulation in one archive) for Simulink, Modelica tools,
-Simscape and every importer of the standard (issue 21, item 3).
+Simscape and every importer of the standard.
 
     data, notes = fmu_archive(model)            # the .fmu file's bytes, and what it could not carry
     data, notes = fmu_archive(model, inputs=["push"], outputs=["coupler.x"])

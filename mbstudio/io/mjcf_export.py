@@ -1,4 +1,4 @@
-"""A document as MuJoCo's MJCF (issue 21, item 1), for MuJoCo and the tools that read its files.
+"""A document as MuJoCo's MJCF, for MuJoCo and the tools that read its files.
 
     text, notes = mjcf_text(model, folder)   # folder: where the model's relative mesh files are
 

@@ -1,4 +1,4 @@
-"""A mechanism from MuJoCo's MJCF as an MB Studio document (issue 21, item 1).
+"""A mechanism from MuJoCo's MJCF as an MB Studio document.
 
     result = import_mjcf("robot.xml")
     result.model      # a validated Model, its loops closed

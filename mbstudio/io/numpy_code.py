@@ -1,4 +1,4 @@
-"""The compiled engine's equations as a Python module of plain numpy (issue 12, item 3): the same functions as the C
+"""The compiled engine's equations as a Python module of plain numpy: the same functions as the C
 export (io/c_code.py), translated instruction by instruction from the same CasADi expression graphs, so the
 module needs nothing but numpy and evaluates a whole batch of states at once.
 

@@ -9,7 +9,6 @@ import io
 import json
 from pathlib import Path
 
-from ..jobs.study import columns
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, ModelError
 from ..model.units import si_unit
@@ -28,6 +27,11 @@ def study_units(model: Model) -> dict[str, str]:
     tree = Mechanism(model).tree
     out |= {f"at {n}": "rad" if kind == "R" else "m" for n, kind in zip(tree.coordinates, tree.kinds, strict=True)}
     return out | RESULT_UNITS
+
+
+def columns(rows: list[dict]) -> list[str]:
+    """Every key of every row, in first-seen order (failed rows lack the results)."""
+    return list(dict.fromkeys(k for r in rows for k in r))
 
 
 def study_columns(rows: list[dict], units: DisplayUnits = SI, si: dict[str, str] | None = None) -> list[dict]:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from ..jobs import JobResult
 from ..model import ModelError
 from ..simulation.run import SimulationResult
 from .csv_text import CsvTable, csv_table, numeric_table, write_output
@@ -20,7 +20,21 @@ from .json_text import json_text
 FORMATS = ("csv", "json")
 
 
-def time_series_text(result: JobResult, fmt: str, units: DisplayUnits = SI) -> str | CsvTable:
+class SeriesResult(Protocol):
+    """What time histories are written from: a job's result (jobs.JobResult; jobs is a layer above io), its
+    `data` holding the times `t` and the `series` by name."""
+
+    task: str
+    title: str
+    provenance: JsonProvenance
+    data: dict
+
+
+class JsonProvenance(Protocol):
+    def to_json(self) -> dict: ...
+
+
+def time_series_text(result: SeriesResult, fmt: str, units: DisplayUnits = SI) -> str | CsvTable:
     """CSV: a header of 't [s]' and one column per series, full float64 digits, the provenance beside it. JSON:
     the provenance, the times and the series by name ('name [unit]')."""
     t = np.asarray(result.data["t"], float)

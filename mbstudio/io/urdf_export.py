@@ -1,4 +1,4 @@
-"""A tree document as URDF (issue 12, item 1), for ROS, Gazebo, Pinocchio and every tool that reads URDF.
+"""A tree document as URDF, for ROS, Gazebo, Pinocchio and every tool that reads URDF.
 
     text, notes = urdf_text(model, folder)   # folder: where the model's relative mesh files are
 

@@ -1,4 +1,4 @@
-"""A robot from URDF as an MB Studio document (issue 12, item 1; issue 21, item 2).
+"""A robot from URDF as an MB Studio document.
 
     result = import_urdf("ur5.urdf", package_paths=["~/ros/src"])
     result.model      # a validated Model: one body per link, one joint per URDF joint

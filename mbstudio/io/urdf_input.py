@@ -1,4 +1,4 @@
-"""What a URDF file must be before it is imported, and where its meshes may be read from (issue 23, item 3).
+"""What a URDF file must be before it is imported, and where its meshes may be read from.
 
 `check_urdf` reads the file strictly, before yourdfpy parses it with its recovering parser (which turned an
 undefined entity into a link named `n` and imported a truncated file): well-formed XML, no DTD, a `robot` root,

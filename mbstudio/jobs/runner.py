@@ -1,5 +1,5 @@
 """Jobs in separate processes: Cancel ends the process, so it takes effect at once even inside one long
-mpmath or sympy call that never looks at a cancel flag (DESIGN.md principle 5). No Qt here: the window
+mpmath or sympy call that never looks at a cancel flag (docs/architecture.md, principle 5). No Qt here: the window
 polls `Runner.poll` from a timer; scripts and tests can call `Job.wait`.
 
 The 'spawn' start method gives each job a fresh interpreter: forking a process that runs Qt and VTK

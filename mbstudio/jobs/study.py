@@ -449,8 +449,3 @@ def _temporary_security():
 
 def _installed() -> str:
     return f"mbstudio {__version__} installed for the Python that runs `dask worker` (pip install mbstudio)"
-
-
-def columns(rows: list[dict]) -> list[str]:
-    """Every key of every row, in first-seen order (failed rows lack the results)."""
-    return list(dict.fromkeys(k for r in rows for k in r))

@@ -214,7 +214,7 @@ class Model:
         return [name for name, motion in motions if motion[0] != "B"]
 
     def inertial_parameter_names(self) -> list[str]:
-        """All bodies' inertial parameter names in document order (DESIGN.md conventions)."""
+        """All bodies' inertial parameter names in document order (docs/architecture.md, conventions)."""
         return [n for b in self.bodies for n in b.parameter_names()]
 
     def copy(self) -> Model:

@@ -228,7 +228,7 @@ def _not_real(value) -> bool:
 def _infinite(value) -> bool:
     if getattr(value, "is_number", None) is not None:
         return value.is_finite is False
-    return _is_true(abs(value) == math.inf)
+    return _is_true(value == math.inf) or _is_true(value == -math.inf)  # no abs(): CasADi before 3.7.1 has none
 
 
 def _is_true(comparison) -> bool:

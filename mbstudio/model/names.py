@@ -1,4 +1,4 @@
-"""What a name in a model may be (DESIGN.md principle 7: text from a model is data, never code).
+"""What a name in a model may be (docs/architecture.md, principle 7: text from a model is data, never code).
 
 Names of parameters, coordinates, joints, force elements and trajectories reach Python and C identifiers,
 sympy symbols, LaTeX and CSV column headers as they are, so each is an identifier of ASCII letters, digits and

@@ -170,7 +170,7 @@ class MultiPrecision(VariablePrecision):
     """MPFR (gmpy2) at a chosen number of significant digits; every literal is read as the decimal it is.
 
     numpy's elementwise loops call MPFR directly, several times faster per operation than mpmath's `mpf`
-    (issue 12: building W took two thirds of a VP run). The binary precision is mpmath's for the same digits.
+    (building W with mpmath took two thirds of a VP run). The binary precision is mpmath's for the same digits.
     Arithmetic rounds to the working precision only inside `context()`, as mpmath's does inside `workdps`.
     Results are `gmpy2.mpfr`: convert them with `as_mpf` for work in mpmath, whose own conversion of an
     mpfr is not exact."""
@@ -242,7 +242,12 @@ def mpf_to_mpfr(x: mpmath.mpf) -> gmpy2.mpfr:
         if x != 0:
             raise ValueError(f"{x} is not a finite number")
         return gmpy2.mpfr(0)
-    return gmpy2.mul_2exp(gmpy2.mpfr(-man if sign else man), exp)
+    return times_power_of_two(gmpy2.mpfr(-man if sign else man), exp)
+
+
+def times_power_of_two(x: gmpy2.mpfr, exp: int) -> gmpy2.mpfr:
+    """x · 2^exp, exact; gmpy2 before 2.2 takes only a non-negative shift in mul_2exp."""
+    return gmpy2.mul_2exp(x, exp) if exp >= 0 else gmpy2.div_2exp(x, -exp)
 
 
 def mpfr_to_mpf(x: gmpy2.mpfr) -> mpmath.mpf:

@@ -1,4 +1,4 @@
-"""The fourth number system (DESIGN.md principle 1): CasADi SX symbols in numpy object arrays.
+"""The fourth number system (docs/architecture.md, principle 1): CasADi SX symbols in numpy object arrays.
 
 Running the same kinematics and dynamics code once on symbolic coordinates records an expression graph, which
 CasADi evaluates natively (`casadi.Function`) one state at a time far faster than numpy can, differentiates
@@ -13,10 +13,12 @@ import functools
 import hashlib
 import json
 import os
+import platform
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
-import threading
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -27,8 +29,9 @@ import casadi
 import numpy as np
 
 from .backends import _ObjectArrays
-from .native_cache import CacheRefused, cache_folder, discard, seal, verified, write_private
+from .native_cache import CacheRefused, cache_folder, discard, read_sealed, seal, verified, write_sealed
 from .native_call import MODULE_PREFIX, calls, extension_source, include_flags, load_extension
+from .native_call import FastCall as FastCall  # where the engines' callers import it from
 from .translation_units import UNIT_OPTIONS, translation_units
 
 
@@ -168,28 +171,118 @@ def _uncompiled(functions: list[casadi.Function], metadata: dict | None = None) 
     return Native(by_name, calls(by_name), metadata or {}, functions)
 
 
-# the modules whose code decides what an engine computes: their text is part of its key
+# the packages whose code is traced into engines and kernels; code_version follows their imports from there
 _TRACED_CODE = ("dynamics", "kinematics", "numerics", "model")
 
 
 @functools.cache
 def code_version() -> str:
-    """A hash of the code the engines are traced from (and of CasADi's version): a changed algorithm is never
-    served from a library built by the old one."""
+    """A hash of the code the engines are traced from and compiled by: every module of the traced packages and
+    every module of this package they import, recursively (a module elsewhere that traced code calls is part of
+    the engine as much as they are), with CasADi's version and how this machine builds (Python's ABI, the C
+    compiler): a changed algorithm is never served from a library built by the old one."""
     from .. import __version__
 
-    digest = hashlib.sha256(f"{__version__} casadi {casadi.__version__}".encode())
-    root = Path(__file__).resolve().parents[1]
-    for package in _TRACED_CODE:
-        for path in sorted((root / package).glob("*.py")):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    digest = hashlib.sha256(f"{__version__} casadi {casadi.__version__} {_build_identity()}".encode())
+    package = Path(__file__).resolve().parents[1]
+    for path in traced_modules():
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def traced_modules() -> list[Path]:
+    """The files of the traced packages (subpackages included) and of every module of mbstudio they import,
+    at the top or inside a function, followed recursively, with the __init__.py of each package on the way
+    (importing a module runs them)."""
+    package = Path(__file__).resolve().parents[1]
+    pending = [path.resolve() for name in _TRACED_CODE for path in (package / name).rglob("*.py")]
+    found: set[Path] = set()
+    while pending:
+        path = pending.pop()
+        if path not in found:
+            found.add(path)
+            pending.extend(_imported(path, package))
+            inits = (p / "__init__.py" for p in path.parents if package in (p, *p.parents))
+            pending.extend(init for init in inits if init.is_file())
+    return sorted(found)
+
+
+# an import statement at the start of a line, indented or not: `from .x import (a, b as c)` or `import a.b`; one
+# in a docstring counts too (a module hashed for nothing costs only a rebuild; ast.parse of them all took 0.5 s)
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]*))", re.M
+)
+
+
+def _imported(path: Path, package: Path) -> list[Path]:
+    """The files of mbstudio that the module at `path` imports (`from .x import y` gives x/y.py when y is a
+    module, else x.py or x/__init__.py)."""
+    parts = path.relative_to(package.parent).with_suffix("").parts
+    here = parts[:-1]  # the package the module is in (for __init__.py: that package itself)
+    out = []
+    for source, names, modules in _IMPORT.findall(path.read_text(encoding="utf-8")):
+        if modules:
+            out += [_module_file(package, tuple(_name(m).split("."))) for m in modules.split(",")]
+            continue
+        level = len(source) - len(source.lstrip("."))
+        base = here[: len(here) - level + 1] if level else ()
+        base += tuple(source.lstrip(".").split(".")) if source.strip(".") else ()
+        for name in names.strip("()").split(","):
+            if _name(name):
+                out.append(_module_file(package, (*base, _name(name))) or _module_file(package, base))
+    return [found for found in out if found is not None]
+
+
+def _name(imported: str) -> str:
+    """`a.b as c` -> `a.b`."""
+    return imported.split(" as ")[0].strip()
+
+
+def _module_file(package: Path, name: tuple[str, ...]) -> Path | None:
+    """The file of the module `name` (('mbstudio', 'model', 'files')) inside this package, or None."""
+    if len(name) < 1 or name[0] != package.name:
+        return None
+    path = package.parent.joinpath(*name)
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+@functools.cache
+def _build_identity() -> str:
+    """What besides the C text decides a library's bytes and whether this process can load it: the platform,
+    Python's ABI (the extension module is built against its headers) and the C compiler (its path, size and
+    time, which change when it is upgraded)."""
+    compiler = _compiler()
+    where = f"{sys.platform} {platform.machine()} {sys.implementation.cache_tag}"
+    if compiler is None:
+        return f"{where} no compiler"
+    program = os.path.realpath(compiler)  # what `cc` links to (it is run by its own name: ccache reads that)
+    info = os.stat(program)
+    return f"{where} {compiler} {program} {info.st_size} {info.st_mtime_ns}"
+
+
+def _compiler() -> str | None:
+    return shutil.which("cc") or shutil.which("gcc")
 
 
 def engine_key(text: str, partition=None) -> str:
     """What an engine is filed under: the model's canonical text, the partition (None: the document's) and the
     code version."""
     return hashlib.sha256(f"{code_version()}\n{partition!r}\n{text}".encode()).hexdigest()
+
+
+def uncompiled_reason() -> str:
+    """Why compiled functions are not available on this machine, in a few words for a report: no compiler, or
+    the cache refused (its message), else that compiling or loading failed."""
+    if _compiler() is None:
+        return "no C compiler found"
+    try:
+        cache_folder()
+    except CacheRefused as refused:
+        return str(refused)
+    return "the library could not be compiled or loaded"
 
 
 def filed_functions(key: str, stem: str) -> Native | None:
@@ -217,28 +310,56 @@ def cached_functions(key: str, stem: str, build: Callable[[], tuple[list[casadi.
     names = [f.name() for f in traced]
     if folder is None:
         return _uncompiled(traced, metadata)
-    library = folder / f"{stem}_{key[:32]}.so"
+    library, manifest = _filed(folder, key, stem)
     with tempfile.TemporaryDirectory() as work:
         source, module = _generate(traced, Path(work) / f"{stem}.c")
         loaded = _compiled_and_loaded(source, names, module, library)
     if loaded is None:
         return _uncompiled(traced, metadata)
     with contextlib.suppress(OSError):  # metadata that cannot be written only costs a later trace
-        entry = {"functions": names, "metadata": metadata, "library": library.name, "module": module}
-        write_private(library.with_suffix(".json"), json.dumps(entry).encode())
+        write_sealed(manifest, json.dumps({"functions": names, "metadata": metadata, "module": module}).encode())
     return Native(loaded.functions, loaded.calls, metadata, traced)
 
 
+def _filed(folder: Path, key: str, stem: str) -> tuple[Path, Path]:
+    """The library and its manifest (the functions' names, the metadata, the extension's name) filed under
+    `key`: names the cache makes itself, never read from a file."""
+    if not re.fullmatch(r"[a-z_]+", stem) or not re.fullmatch(r"[0-9a-f]{32,}", key):
+        raise ValueError(f"not a name for the engine cache: {stem!r}, {key!r}")
+    name = f"{stem}_{key[:32]}"
+    return folder / f"{name}.so", folder / f"{name}.json"
+
+
 def _load_filed(folder: Path, key: str, stem: str) -> Native | None:
-    try:
-        entry = json.loads((folder / f"{stem}_{key[:32]}.json").read_text(encoding="utf-8"))
-        library, names, module = folder / entry["library"], list(entry["functions"]), entry.get("module")
-    except (OSError, ValueError, KeyError, TypeError):
+    library, manifest = _filed(folder, key, stem)
+    text = read_sealed(manifest)
+    entry = _manifest_entry(text) if text is not None else None
+    if entry is None:
+        discard(manifest)
         return None
+    names, module, metadata = entry
     loaded = _loaded(library, names, module)
     if loaded is not None:
-        loaded.metadata = entry.get("metadata", {})
+        loaded.metadata = metadata
     return loaded
+
+
+def _manifest_entry(text: bytes) -> tuple[list[str], str | None, dict] | None:
+    """(the functions' names, the extension module's name, the metadata) of a manifest, or None when it is not
+    one the cache writes."""
+    try:
+        entry = json.loads(text)
+        names, module, metadata = entry["functions"], entry["module"], entry["metadata"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
+        return None
+    extension = re.escape(MODULE_PREFIX) + "[0-9a-f]{20}"
+    if not isinstance(metadata, dict) or not (
+        module is None or isinstance(module, str) and re.fullmatch(extension, module)
+    ):
+        return None
+    return names, module, metadata
 
 
 def _generate(functions: list[casadi.Function], source: Path) -> tuple[Path, str | None]:
@@ -301,10 +422,11 @@ def _refused(refused: CacheRefused) -> None:
 
 
 def compiled_library(source: Path, flags: tuple[str, ...] = (), library: Path | None = None) -> Path | None:
-    """The C file compiled to a shared library in the cache, named after it and the hash of its text and
-    `flags` (extra compiler options) unless `library` names it, built once per machine; None without a compiler,
-    when compiling fails, or when the cache is refused (with a note)."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
+    """The C file compiled to a shared library in the cache, named after it and the hash of its text, `flags`
+    (extra compiler options) and the code version (how it is cut into units and compiled) unless `library` names
+    it, built once per machine; None without a compiler, when compiling fails, or when the cache is refused (with
+    a note)."""
+    compiler = _compiler()
     if compiler is None:
         return None
     try:
@@ -312,7 +434,7 @@ def compiled_library(source: Path, flags: tuple[str, ...] = (), library: Path | 
     except CacheRefused as refused:
         return _refused(refused)
     if library is None:
-        text = source.read_bytes() + " ".join(flags).encode()  # no flags: the hash of the text alone, as before
+        text = source.read_bytes() + " ".join(flags).encode() + code_version().encode()
         library = folder / f"{source.stem}_{hashlib.sha256(text).hexdigest()[:24]}.so"
     if verified(library) or _compile([compiler, *flags], source, library):
         return library
@@ -337,8 +459,8 @@ MAIN_OPTIMISATION = ("-O2",)
 def _compile(compiler: list[str], source: Path, library: Path) -> bool:
     """The long functions in units of their own at OPTIMISATION (most of -O2's speed on straight-line code at a
     small part of its compile time), the rest at MAIN_OPTIMISATION, compiled in parallel (translation_units.py).
-    Written under a temporary name and renamed, so a concurrent process never loads half a library; private, its
-    sha256 beside it (native_cache.seal)."""
+    Written under a temporary name and renamed, so a concurrent process never loads half a library; private,
+    its sha256 in the cache's index (native_cache.seal)."""
     partial = library.with_name(f".{library.name}.{os.getpid()}.tmp")
     try:
         with tempfile.TemporaryDirectory() as work:
@@ -372,32 +494,6 @@ def _objects(compiler: list[str], source: Path, work: Path) -> list[Path] | None
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         codes = list(pool.map(lambda c: subprocess.run(c, capture_output=True, timeout=600).returncode, commands))
     return None if any(codes) else [work / f"{path.stem}.o" for path, _, _ in units]
-
-
-class FastCall:
-    """Calls a CasADi function through preallocated numpy buffers: about 2.5 µs of overhead per call with three
-    arguments (the Panda's RNEA: 3.5 µs in all, 0.9 µs of it native) where the ordinary call, which converts
-    every argument and result, costs 25 µs. Arguments are copied in and results copied out, under a lock. The
-    last `held` arguments are not passed: they keep what is written in their slots (`args`), for options that
-    seldom change (each copy costs about 0.4 µs)."""
-
-    def __init__(self, function: casadi.Function, held: int = 0) -> None:
-        self.buffer, self.run = function.buffer()
-        self.args = [np.zeros(function.nnz_in(i)) for i in range(function.n_in())]
-        self.results = [np.zeros(function.nnz_out(i)) for i in range(function.n_out())]
-        for i, a in enumerate(self.args):
-            self.buffer.set_arg(i, memoryview(a))
-        for i, r in enumerate(self.results):
-            self.buffer.set_res(i, memoryview(r))
-        self.passed = self.args[: len(self.args) - held]
-        self.lock = threading.Lock()
-
-    def __call__(self, *args) -> list[np.ndarray]:
-        with self.lock:
-            for slot, value in zip(self.passed, args, strict=True):
-                slot[:] = value
-            self.run()
-            return [r.copy() for r in self.results]
 
 
 def over_times(symbols: dict, formula, times: np.ndarray) -> np.ndarray:

@@ -1,10 +1,16 @@
-"""The folder of compiled engines: private to the user, every library checked before it is loaded.
+"""The folder of compiled engines: private to the user, and trusting nothing it did not write.
 
 A library in the cache is native code this process will run, so the cache is treated as a place others must not
-write to (issue 23): folders are created 0700 whatever the umask, a folder not owned by the user or writable by
-others is refused with a message (CacheRefused), and each library's sha256, written beside it when it was built,
-is compared with its bytes before it is loaded. A library whose bytes do not match, or that fails to load (a
-truncated file), is removed so that the caller builds it again.
+write to: folders are created 0700 whatever the umask, and a folder not owned by the user or writable by others
+is refused with a message (CacheRefused). Inside it:
+
+- every file's name is the cache's own, derived by the caller from what the file holds (a hash of the model text
+  and code): no name is ever read from a file in the cache;
+- the sha256 of every file the cache wrote (libraries and their manifests) is kept in one index, `digests.json`,
+  private like the rest and apart from the files it vouches for, updated under a lock;
+- a file is read or loaded only when it is private, not a symbolic link, and its bytes have the digest the index
+  holds for its name. One that fails (replaced, truncated, made writable by others, a link, unknown to the index)
+  is removed, with its entry, so that the caller builds it again.
 
 The location: $MBSTUDIO_CACHE/engines, else the user's cache folder of the platform (platformdirs:
 ~/.cache/mbstudio on Linux, ~/Library/Caches/mbstudio on macOS, %LOCALAPPDATA%\\mbstudio\\Cache on Windows).
@@ -15,13 +21,19 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
 import os
+import re
 import stat
 import struct
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 PRIVATE = 0o700
+INDEX = "digests.json"
+_LOCK = "digests.lock"
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 class CacheRefused(RuntimeError):
@@ -63,13 +75,17 @@ def _private_folder(folder: Path) -> None:
             os.chmod(created, PRIVATE)
     engines = cache_root() / "engines"
     for checked in (folder, *folder.parents):
-        _check_private(checked)
+        try:
+            _check_private(checked)
+        except OSError as error:
+            raise CacheRefused(f"the engine cache {checked} cannot be read: {error.strerror}") from None
         if checked == engines:
             break
 
 
 def _check_private(path: Path) -> None:
-    """CacheRefused when `path` is owned by another user or group or others may write to it (POSIX only)."""
+    """CacheRefused when `path` is a symbolic link, is owned by another user or others may write to it
+    (POSIX only)."""
     if sys.platform == "win32":
         return
     info = os.lstat(path)
@@ -94,7 +110,7 @@ _ADVICE = "remove it, make it private (chmod 700), or set MBSTUDIO_CACHE to a pr
 def write_private(path: Path, data: bytes) -> None:
     """`data` to `path` atomically (a temporary file renamed), readable by the user only."""
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o600)
     try:
         with os.fdopen(descriptor, "wb") as file:
             file.write(data)
@@ -104,29 +120,133 @@ def write_private(path: Path, data: bytes) -> None:
         raise
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+# ------------------------------------------------------------------------------------- the index of digests
 def seal(built: Path, library: Path) -> None:
-    """Moves a freshly built file to `library`, private, its sha256 written beside it first (a process that
+    """Moves a freshly built file to `library`, private, its sha256 entered in the index first (a process that
     finds the library then finds its digest too)."""
     os.chmod(built, PRIVATE)
-    write_private(_digest_file(library), _sha256(built).encode())
-    os.replace(built, library)
+    digest = _sha256(built)
+    with _locked(library.parent):
+        _record(library, digest)
+        os.replace(built, library)
+
+
+def write_sealed(path: Path, data: bytes) -> None:
+    """`data` written privately to `path`, its sha256 entered in the index (read back by `read_sealed`)."""
+    with _locked(path.parent):
+        _record(path, hashlib.sha256(data).hexdigest())
+        write_private(path, data)
+
+
+def read_sealed(path: Path) -> bytes | None:
+    """The bytes of a file `write_sealed` wrote, or None when it is missing or fails the checks of `verified`
+    (it is then removed)."""
+    if not os.path.lexists(path):
+        return None
+    try:
+        _check_private(path)
+        data = path.read_bytes()
+        trusted = hashlib.sha256(data).hexdigest() == _digests(path.parent).get(path.name)
+    except (OSError, ValueError, CacheRefused):
+        trusted = False
+    if not trusted:
+        discard(path)
+        return None
+    return data
 
 
 def verified(library: Path) -> bool:
-    """True when the library exists, is private, and its bytes have the sha256 written when it was built. A
-    library that fails the check is removed (with its digest), so that it is built again."""
+    """True when the library exists, is private, is no symbolic link, its bytes have the sha256 the index holds
+    for its name and its ELF tables lie within it. One that fails is removed with its entry, so that it is built
+    again; any problem, a refused file included, is such a failure, never an error."""
+    if not os.path.lexists(library):
+        return False
     try:
-        if not library.exists():
-            return False
         _check_private(library)
-        expected = _digest_file(library).read_text(encoding="ascii").strip()
-    except (OSError, ValueError):
+        expected = _digests(library.parent).get(library.name)
+        trusted = expected is not None and _sha256(library) == expected and _whole_elf(library)
+    except (OSError, ValueError, CacheRefused):
+        trusted = False
+    if not trusted:
         discard(library)
-        return False
-    if _sha256(library) != expected or not _whole_elf(library):
-        discard(library)
-        return False
-    return True
+    return trusted
+
+
+def discard(path: Path) -> None:
+    """Removes a file that cannot be trusted or loaded (a symbolic link itself, never what it points to) and its
+    entry in the index."""
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+    with contextlib.suppress(OSError, CacheRefused), _locked(path.parent):
+        _record(path, None)
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    """The index of `folder`: file name -> sha256. Empty when there is none; an index that is not private, not
+    the cache's JSON or a symbolic link is removed and counts as empty (every file is then built again)."""
+    index = folder / INDEX
+    try:
+        info = os.lstat(index)
+    except FileNotFoundError:
+        return {}
+    try:
+        _check_private(index)
+        return _parsed_index(str(index), info.st_size, info.st_mtime_ns, info.st_ino)
+    except (OSError, ValueError, CacheRefused):
+        with contextlib.suppress(OSError):
+            index.unlink()
+        return {}
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_index(index: str, size: int, mtime: int, inode: int) -> dict[str, str]:
+    """The index read once per version of the file (size, time and inode change when it is replaced)."""
+    with open(index, "rb", opener=lambda path, flags: os.open(path, flags | _NOFOLLOW)) as file:
+        entries = json.loads(file.read().decode("utf-8"))["sha256"]
+    if not isinstance(entries, dict) or not all(
+        isinstance(name, str) and isinstance(digest, str) and _DIGEST.fullmatch(digest)
+        for name, digest in entries.items()
+    ):
+        raise ValueError("not an index of digests")
+    return dict(entries)
+
+
+def _record(path: Path, digest: str | None) -> None:
+    """Enters `path`'s digest in its folder's index (None: removes its entry). The caller holds the lock."""
+    entries = dict(_digests(path.parent))
+    if digest is None and path.name not in entries:
+        return
+    if digest is None:
+        del entries[path.name]
+    else:
+        entries[path.name] = digest
+    write_private(path.parent / INDEX, json.dumps({"sha256": entries}, indent=0, sort_keys=True).encode())
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """The folder's index held by this process alone (an advisory lock on a private lock file; where the
+    platform has no such locks, concurrent writers may drop an entry, which only costs a rebuild)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    lock = folder / _LOCK
+    try:
+        descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+    except OSError:  # not a file of ours (a symbolic link, a folder): replaced by one
+        with contextlib.suppress(OSError):
+            lock.unlink()
+        descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock
 
 
 def _whole_elf(library: Path) -> bool:
@@ -153,17 +273,6 @@ def _whole_elf(library: Path) -> bool:
         if offset + filesz > size:
             return False
     return True
-
-
-def discard(library: Path) -> None:
-    """Removes a library that cannot be trusted or loaded, and its digest."""
-    for path in (library, _digest_file(library)):
-        with contextlib.suppress(OSError):
-            path.unlink(missing_ok=True)
-
-
-def _digest_file(library: Path) -> Path:
-    return library.with_name(library.name + ".sha256")
 
 
 def _sha256(path: Path) -> str:

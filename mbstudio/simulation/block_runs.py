@@ -1,4 +1,5 @@
-"""Time simulation of a block model (digest §3.7): the state is each floating base's [x'_P; [IP]_b; Θ] (12), each
+"""Time simulation of a block model (Alazard et al. 2024, section 4): the state is each floating base's
+[x'_P; [IP]_b; Θ] (12), each
 joint channel's (q, q̇), and the work W_nc of the loads beyond their potentials, integrated alongside so that the
 energy balance E(t) − W_nc(t) = E(0) holds to the integrator's tolerance.
 

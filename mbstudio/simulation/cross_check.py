@@ -82,7 +82,8 @@ def cross_check(
 def recorded_efforts(model: Model, result: SimulationResult, closure_frequency: float | None = None) -> InverseDynamics:
     """The inverse diagram along a recorded motion (its q, q̇, q̈ at every sample, every acceleration imposed):
     the efforts each joint channel needed, the wrench each floating base needed (zero for a motion its loads
-    made) and the joint reactions, with the document's loads acting (digest check 21)."""
+    made) and the joint reactions, with the document's loads acting
+    (tests/test_titop_runs.py::test_a_recorded_run_gives_back_its_efforts)."""
     blocks = block_model(model, closure_frequency=closure_frequency)
     order = [result.coordinates.index(c) for c in blocks.coordinates]
     state = blocks.from_coordinates(result.q[:, order], result.qd[:, order])

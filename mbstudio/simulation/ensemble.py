@@ -1,4 +1,4 @@
-"""Many runs of one mechanism at once: initial conditions and parameter sets (issue 9, item 4).
+"""Many runs of one mechanism at once: initial conditions and parameter sets.
 
     results = simulate_ensemble(model, 1.0, initial=[[0.1], [0.2]], velocities=[[0.0], [1.0]])
     results = simulate_ensemble(model, 1.0, parameters=[{"L2": 0.30}, {"L2": 0.32}])

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .. import __version__
+from .. import __version__, progress
 from ..dynamics.closed_loop import (
     JointReactions,
     closed_loop_forward_dynamics,
@@ -59,7 +59,7 @@ SENSITIVE = 1e4  # x rtol: a checked accuracy beyond it is noted as a sensitive 
 CLOSURE_LIMIT = 1e-9  # per length scale: above it the Newton steps inside the state equation lost the loops
 
 
-class Cancelled(Exception):
+class Cancelled(progress.Cancelled):
     """The simulation was cancelled; `time` is the simulated time reached."""
 
     def __init__(self, reached: float) -> None:

@@ -20,22 +20,19 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import sympy
 
 from .. import __version__
-from ..identification.regressor import tree_regressor
+from ..dynamics.regressor import tree_regressor
 from ..kinematics.geometry import GRAVITY_SYMBOL, gravity_symbol
 from ..kinematics.mechanism import Mechanism
 from ..model.document import Model
 from ..model.fileformat import dumps
 from ..numerics.backends import Float64, Symbolic
-
-Progress = Callable[[float, str], None]
-Cancel = Callable[[], bool] | threading.Event
+from ..progress import Cancel, Cancelled, Progress
 
 CLOSED_LOOP_NOTE = (
     "closed loop: the projected equations Rᵀ M R q̈_ind + ... need R = ∂q/∂q_ind along the "
@@ -43,10 +40,6 @@ CLOSED_LOOP_NOTE = (
     "equations M q̈ + c + g = τ + Φ_qᵀ λ with the constraint Jacobian Φ_q and Φ_q q̈ = γ "
     "(rows `independent_rows` are the independent constraints)"
 )
-
-
-class Cancelled(Exception):
-    """Raised between entries when the caller's cancel flag is set."""
 
 
 @dataclass
@@ -166,7 +159,8 @@ def regressor_batch(mech: Mechanism, q: list, qd: list) -> np.ndarray:
 
 
 def inertial_parameters(mech: Mechanism, numeric_inertia: bool) -> tuple[list, list[sympy.Symbol]]:
-    """φ as symbols named after DESIGN.md, or the document's values (exact, in the geometric symbols)."""
+    """φ as symbols named as in docs/architecture.md (conventions), or the document's values (exact, in the
+    geometric symbols)."""
     if numeric_inertia:
         return list(np.concatenate([mech.tree.geometry.inertia(b) for b in mech.model.bodies])), []
     symbols = [sympy.Symbol(name, real=True) for name in mech.model.inertial_parameter_names()]

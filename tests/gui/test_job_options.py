@@ -234,7 +234,7 @@ def test_simulation_fields_are_checked(make, sla):
     assert dialog.options() == {
         "t_end": 1.0,
         "method": "CVODES",
-        "rtol": 1e-10,  # the defaults that keep a conservative energy within 1e-7 over 2 s (issue 20)
+        "rtol": 1e-10,  # the defaults that keep a conservative energy within 1e-7 over 2 s
         "atol": 1e-12,
         "samples": 201,
         "velocities": {},

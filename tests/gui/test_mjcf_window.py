@@ -1,4 +1,4 @@
-"""File › Import (MJCF) and File › Export › Model as MJCF / as FMU in the window (issue 21, items 1 and 3)."""
+"""File › Import (MJCF) and File › Export › Model as MJCF / as FMU in the window."""
 
 from __future__ import annotations
 

@@ -95,7 +95,7 @@ def test_workspace_map_job_fills_the_heat_map_and_exports(irsbot, qtbot, tmp_pat
     values = job.result.data["values"]["mass_condition"]
     assert values.shape == (21, 21) and 0.3 < np.isfinite(values).mean() < 1
     assert panel.image.image.shape == (21, 21)
-    # issue 24, item 3: the grid holds the reachable set (its edge is out of reach all round, hatched), both axes
+    # the grid holds the reachable set (its edge is out of reach all round, hatched), both axes
     # in mm, and the legend tells the hatching from the blank beyond the grid
     reached = np.isfinite(values)
     assert not (reached[0].any() or reached[-1].any() or reached[:, 0].any() or reached[:, -1].any())

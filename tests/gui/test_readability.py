@@ -1,4 +1,4 @@
-"""Everything readable (issue 24, item 9): log-axis labels never run together, the status bar's message ends
+"""Everything readable: log-axis labels never run together, the status bar's message ends
 before its indicators, job titles and run names whole, a small plot keeps its y label, x-axis choice and readout,
 the ridge's legend explains its marks. Each checked at 1280 x 800 and 1920 x 1080."""
 
@@ -50,7 +50,7 @@ def test_the_status_message_ends_before_the_indicators_and_is_whole_in_its_toolt
     assert QFontMetrics(bar.font()).horizontalAdvance(shown) < first - 10
 
 
-@pytest.mark.slow  # three jobs in the window at two sizes: the screenshots of issue 24's item 9
+@pytest.mark.slow  # three jobs in the window at two sizes: the screenshots of this check
 @pytest.mark.parametrize("size", SIZES)
 def test_titles_run_names_and_a_small_plot_are_whole(window, qtbot, size):
     window.resize(*size)

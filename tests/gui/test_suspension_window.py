@@ -1,4 +1,4 @@
-"""Analysis › Suspension Report… in the window (issue 24, item 7): the options dialog in mm, the job, the page in
+"""Analysis › Suspension Report… in the window: the options dialog in mm, the job, the page in
 its panel with the design position summarised, and the exports; a screenshot to MBSTUDIO_SCREENSHOTS when set."""
 
 from __future__ import annotations

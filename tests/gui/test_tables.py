@@ -260,7 +260,7 @@ def test_base_parameter_table_exports_json_with_the_run(qtbot, display, four_bar
     qtbot.addWidget(table)
     table.show_result(four_bar["dp"])
     assert table.table.rowCount() == 8
-    # which samples, as the command line says them (issue 20: the same question gets one answer)
+    # which samples, as the command line says them (the same question gets one answer)
     assert "Ranks: DP 8" in table.summary.text()
     assert "50 samples of trajectory 'default' (default) over 20 s" in table.summary.text()
     assert table.export("json", str(tmp_path / "b.json"))

@@ -1,4 +1,4 @@
-"""File › Import URDF and File › Export › Model as URDF in the window (issue 12, item 1)."""
+"""File › Import URDF and File › Export › Model as URDF in the window."""
 
 from __future__ import annotations
 

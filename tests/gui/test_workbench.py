@@ -1,4 +1,4 @@
-"""The workbench session of issue 13, scripted in the real window: a four-bar driven by its crank chosen in the
+"""A workbench session, scripted in the real window: a four-bar driven by its crank chosen in the
 window, a full slider turn on one branch with a typed value, a coupler-point measure, two simulations with
 initial crank speeds, the coupler curve (y against x) and the transmission angle against the crank angle with
 the second run overlaid, PNG/SVG/CSV exports and an animated GIF. Each step's screenshot goes to the folder in
@@ -195,7 +195,7 @@ def test_a_four_bar_drawn_by_clicks_in_the_3d_view_closes_without_typing_an_angl
     mass = model.body("1").inertia["m"]
     assert mass == pytest.approx(2700 * np.pi * 0.01**2 * np.linalg.norm(tips["1"]), rel=1e-12)  # aluminium rod
     crank = next(c.name for j in model.joints if j.child == "1" for c in j.coordinates)
-    assert list(window.coordinates.sliders) == [crank]  # the slider drives the crank (issue 24, item 5)
+    assert list(window.coordinates.sliders) == [crank]  # the slider drives the crank
     assert window.move_coordinate(crank, 1.5)
     assert window.document.stack.count() == 4  # three links and the move
     shot(window, "0_drawn_four_bar.png")

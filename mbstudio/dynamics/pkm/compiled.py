@@ -1,8 +1,8 @@
 """The limb nodes of Müller's (2021) parallel scheme (sec. 8.2, Fig. 13) compiled to native code, evaluated one after
 the other or concurrently, and the general closed-loop route compiled the same way for comparison.
 
-A node is one limb model's work for one state, traced once on CasADi symbols (DESIGN.md principle 1: the same
-`limb.py` code as the batched numpy path) in two steps: `iterations` Newton steps of the limb's inverse
+A node is one limb model's work for one state, traced once on CasADi symbols (docs/architecture.md, principle 1: the
+same `limb.py` code as the batched numpy path) in two steps: `iterations` Newton steps of the limb's inverse
 kinematics from the previous state's coordinates (eq. 96, the paper uses two), then the limb's inverse dynamics
 projected on the task coordinates, F̄ᵀ H̄ᵀ φ (eq. 144), and its rows of J_IK. The mount frame is an input, so
 congruent limbs run the one compiled node with their own mounts (frame invariance, sec. 7). The platform's

@@ -8,7 +8,7 @@ the stacked solutions give ϑ̇ = H q̇ (eq. 76-77). The platform twist (ω; v o
 is V_p = L_p q̇ with L_p = J_p H (eq. 80). The limb's inverse-kinematics Jacobian F (q̇ = F V_p, eq. 86/91/94)
 is the least-squares left inverse of L_p, weighted so that angular rows count per length: exact wherever the
 platform twist is one the limb can make (always, in the assembled machine), for equimobile limbs and others
-alike, and free of the artificial singularities a fixed choice of rows brings (IRSBot-2, digest sec. 4.3).
+alike, and free of the artificial singularities a fixed choice of rows brings (IRSBot-2, Müller 2021, Example 18).
 
 The limb's equations of motion keep the platform as a massless body (its inertia is the platform node's,
 eq. 104): with the platform a leaf this is the paper's limb without platform (eq. 99-101), and limbs whose

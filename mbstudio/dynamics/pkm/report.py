@@ -1,5 +1,5 @@
 """What `mbstudio check` says of a parallel machine (key `pkm`): the platform, the limbs with their fundamental
-cycles, whether each is hybrid, the counts of Müller (2021) (digest check T1) and which limbs are placed copies of
+cycles, whether each is hybrid, the counts of Müller (2021, sec. 2, 3.1) and which limbs are placed copies of
 a representative limb."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Maps over a plane of platform positions (Müller 2021, sec. 8, digest 8.2 item 13): at every reachable grid
+"""Maps over a plane of platform positions (Müller 2021, sec. 8): at every reachable grid
 point the condition number of M_t, the dynamic manipulability |det(M_t⁻¹ J_IKᵀ)| and the condition number of
 J_IK; NaN where some limb cannot put the platform there."""
 

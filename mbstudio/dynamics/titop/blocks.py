@@ -1,4 +1,4 @@
-"""The blocks of a TITOP model (Alazard et al. 2024, digest §1.4–1.9): one per body, with the joint to its parent.
+"""The blocks of a TITOP model (Alazard et al. 2024, sections 2-3): one per body, with the joint to its parent.
 
 A block is a body (mass, centre of mass, inertia, its reference point P where the parent joint is) and its
 joint: a floating base (free joint to the inertial frame, 3-2-1 Euler attitude), a weld, a revolute or a

@@ -1,4 +1,4 @@
-"""The 3-2-1 Euler attitude of a floating base (digest Appendix A): Θ = (φ, θ, ψ),
+"""The 3-2-1 Euler attitude of a floating base: Θ = (φ, θ, ψ),
 P_{b/i} = Rz(ψ) Ry(θ) Rx(φ), and the rate matrix Γ(Θ) with Θdot = Γ(Θ) ω_b, singular at θ = ±90° (gimbal lock).
 
 A document's free joint moves as Tx Ty Tz Rz Ry Rx about its own axes, so its coordinates (ψ, θ, φ) are these

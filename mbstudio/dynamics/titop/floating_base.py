@@ -1,5 +1,5 @@
-"""The floating-base block (digest §3.2): its state x'_P = [v_P; ω] and [IP]_b in its own axes with the 3-2-1
-Euler angles Θ, their rates (eq. 30), and the map to and from the coordinates of a document's free joint
+"""The floating-base block (Alazard et al. 2024, section 2): its state x'_P = [v_P; ω] and [IP]_b in its own axes with
+the 3-2-1 Euler angles Θ, their rates (eq. 30), and the map to and from the coordinates of a document's free joint
 (x, y, z: P in the joint's parent frame R_i; then ψ, θ, φ) with their rates, accelerations and forces.
 
 `Joint.rotation` and `Joint.port` of a floating block are R_i's axes and origin in the inertial frame, so its

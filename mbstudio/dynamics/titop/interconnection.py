@@ -1,5 +1,5 @@
 """A TITOP block model: blocks interconnected port to port, a tree hanging from the inertial frame (or from
-floating bases), with gravity and loads (digest §1.9, §3.6).
+floating bases), with gravity and loads (Alazard et al. 2024, sections 2-3).
 
     model = BlockModel(blocks, gravity=[0, -9.81, 0], loads=[...])
     acc = model.forward_dynamics(state)              # the interconnection's algebraic loop, solved exactly
@@ -174,7 +174,7 @@ class BlockModel:
 
     def mass_matrix(self, state: BlockState) -> tuple[np.ndarray, np.ndarray]:
         """M (N, m, m) and the bias h (N, m) of r(u) = M u + h, r the inverse diagram's efforts and base wrenches
-        for the accelerations u = (each base's xdot'_P, q̈) without loads (digest §3.6 option B)."""
+        for the accelerations u = (each base's xdot'_P, q̈) without loads (option B of loop_solvers.py)."""
         size = 6 * len(self.floating) + len(self.channels)
         N = state.samples
         h = self._residual(state, self.backend.zeros((N, size)))

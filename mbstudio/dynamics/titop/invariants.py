@@ -1,8 +1,8 @@
 """Energy, momentum and centre of mass of a block model, from its blocks' own motions (the block route; the
-general tree's are in simulation/monitors.py): Alazard et al.'s (2024) invariants (digest §2.5, checks 4, 10, 19).
+general tree's are in simulation/monitors.py): Alazard et al.'s (2024) invariants (tests/test_titop_runs.py).
 
-`D_P x'_P = [p; h_P]` is a body's momentum at P (digest §1.3): its linear momentum and its angular momentum
-about P, in its axes; ½ x'_Pᵀ D_P x'_P its kinetic energy, the same at every point (check 4).
+`D_P x'_P = [p; h_P]` is a body's momentum at P (Alazard et al. 2024, section 2): its linear momentum and its angular
+momentum about P, in its axes; ½ x'_Pᵀ D_P x'_P its kinetic energy, the same at every point (check 4).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What acts on a block model besides gravity (digest §4.1): effort laws on joint channels, forces at body
+"""What acts on a block model besides gravity: effort laws on joint channels, forces at body
 points (the balloon's buoyancy), spring-dampers between two bodies' points. Each adds its efforts and wrenches
 (at the blocks' P, in their axes) for a state, and says its potential energy and the power it brings in
 without a potential (negative when it dissipates), for the energy balance of invariants.py.

@@ -1,4 +1,4 @@
-"""Exact solves of the forward diagram's algebraic loop (digest §1.13, §3.6): the loop is affine in the
+"""Exact solves of the forward diagram's algebraic loop (Alazard et al. 2024): the loop is affine in the
 accelerations u = (each floating base's xdot'_P, every q̈), so linear algebra closes it in one go.
 
 - `condensed` (option C, the default): each block hands its parent its articulated inertia and bias at its
@@ -11,18 +11,30 @@ accelerations u = (each floating base's xdot'_P, every q̈), so linear algebra c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from ...model.errors import ModelError
-from .blocks import GROUND, velocity_wrench
+from .blocks import GROUND, Block, Kinematics, velocity_wrench
 from .motion import dot, mm, mv, tmv, transpose
 from .states import BlockAccelerations
 
-if TYPE_CHECKING:
-    from .blocks import Kinematics
-    from .interconnection import BlockModel
+
+class BlockModel(Protocol):
+    """What the solves read of the block model (interconnection.BlockModel, which calls them: typed here by what
+    they use, so the two modules do not import each other)."""
+
+    backend: object
+    blocks: tuple[Block, ...]
+    children: list[list[int]]
+    channels: list[int]
+    channel_of: dict[int, int]
+    floating: list[int]
+
+    def propagate(self, kin: list[Kinematics], acc: BlockAccelerations) -> list[np.ndarray]: ...
+
+    def split(self, u: np.ndarray) -> BlockAccelerations: ...
 
 
 def condensed(

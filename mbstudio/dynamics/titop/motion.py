@@ -1,9 +1,9 @@
-"""The operators of TITOP block models (Alazard et al. 2024, digest §1.3–1.5 and §3.1), over batched arrays.
+"""The operators of TITOP block models (Alazard et al. 2024, sections 2-3), over batched arrays.
 
 Spatial vectors here are written **linear part first**, as in Alazard et al. (2024): a twist x' = [v_P; ω], a spatial
 acceleration xdot' = [vdot_P; ωdot] (vdot the derivative of v_P taken in the body frame), a wrench
-W = [F; T_P]. The rest of mbstudio writes them angular first (DESIGN.md): the order is converted only where the
-block model meets the general algorithms (interconnection.py, tests).
+W = [F; T_P]. The rest of mbstudio writes them angular first (docs/architecture.md, conventions): the order is converted
+only where the block model meets the general algorithms (interconnection.py, tests).
 
 Arrays carry a leading batch axis of samples when they depend on the state: (N, 3), (N, 6), (N, 6, 6); the
 constant data of a block (spatial mass matrix, joint axis, port vectors) carry none and broadcast. Entries are
@@ -106,7 +106,7 @@ class Motion:
     """The motion of a body at a point P, projected in the body frame, without its acceleration: the twist
     x'_P = [v_P; ω] (N, 6), the position [IP]_b (N, 3) of P from the inertial origin I and the attitude
     P_{b/i} (N, 3, 3) (columns: the body axes in inertial coordinates). The paper's motion vector m_P carries
-    Euler angles; the DCM is carried instead (digest §3.1.6), so no block meets a gimbal lock."""
+    Euler angles; the DCM is carried instead, so no block meets a gimbal lock."""
 
     R: np.ndarray
     pos: np.ndarray
@@ -121,7 +121,7 @@ def transport(m: Motion, d: np.ndarray) -> Motion:
 
 def to_child_frame(m: Motion, P: np.ndarray) -> Motion:
     """The same motion projected in a child frame R_a with [v]_b = P [v]_a: P_{a/b}ᵀ applied to the twist and the
-    position, R_a = R_b P_{a/b} (digest §1.6, §3.1.8)."""
+    position, R_a = R_b P_{a/b} (Alazard et al. 2024, section 3.1)."""
     Pt = transpose(P)
     return Motion(mm(m.R, P), mv(Pt, m.pos), mv(rotation6(Pt), m.tw))
 

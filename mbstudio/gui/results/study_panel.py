@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
 )
 
 from ...io.display_units import SI, DisplayUnits
-from ...io.study_table import column_header, study_bytes, study_columns, study_units
-from ...jobs.study import ANALYSES, Study, columns
+from ...io.study_table import column_header, columns, study_bytes, study_columns, study_units
+from ...jobs.study import ANALYSES, Study
 from ...model import Model, ModelError
 from .panel_parts import export_path, menu_button, write_export
 

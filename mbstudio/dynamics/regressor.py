@@ -1,10 +1,10 @@
 """The inertial-parameter regressor: generalized forces linear in the bodies' inertial parameters.
 
 For body b with parameters φ_b = (m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz) about its frame origin O in
-its own axes (DESIGN.md conventions), the Newton-Euler wrench the body needs for its motion is
+its own axes (docs/architecture.md, conventions), the Newton-Euler wrench the body needs for its motion is
 [n_O; f] = Y_b φ_b (moment about O first, then force, world axes). Virtual power gives the tree's
 generalized forces τ = Σ_b J_bᵀ Y_b φ_b with J_b = [ω; v_O] the body's Jacobian, and a closed loop's
-forces in the independent coordinates are Rᵀ τ (DESIGN.md principle 2).
+forces in the independent coordinates are Rᵀ τ (docs/architecture.md, principle 2).
 
 Only elementwise arithmetic and matmul are used, so the same code runs on float arrays batched over
 samples, mpmath object arrays and sympy object arrays.

@@ -1,0 +1,59 @@
+"""Progress and cancellation of long computations, written once for every analysis that takes them.
+
+A caller passes `progress(fraction, message)` and `cancel` (a threading.Event, or a callable answering "stop
+now?"); the computation reports as it goes and raises `Cancelled` where it next polls, so a cancelled run returns
+nothing half done. The job runner (jobs/runner.py) and the window pass both; a script may pass neither.
+
+The bottom layer: this module imports nothing from mbstudio (docs/architecture.md, "Layers").
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+Progress = Callable[[float, str], None]  # progress(fraction done in [0, 1], what is being done)
+Cancel = threading.Event | Callable[[], bool]
+
+
+class Cancelled(Exception):
+    """The caller asked the computation to stop; the message says where it was."""
+
+
+def stop_requested(cancel: Cancel | None) -> Callable[[], bool]:
+    """`cancel` as a function answering "stop now?": an Event's `is_set`, the callable itself, or never."""
+    if cancel is None:
+        return lambda: False
+    return cancel.is_set if isinstance(cancel, threading.Event) else cancel
+
+
+class Stages:
+    """Progress over a sequence of stages, each a share of the bar in proportion to its weight, and Cancelled
+    when asked to stop (polled at every report)."""
+
+    def __init__(self, progress: Progress | None, cancel: Cancel | None, weights: list[float]) -> None:
+        self.progress = progress
+        self.stopped = stop_requested(cancel)
+        total = sum(weights)
+        self.shares = [w / total for w in weights]
+        self.route = -1
+        self.stage = ""
+
+    def start(self, stage: str) -> None:
+        self.route += 1
+        self.stage = stage
+        self.within(0.0, stage)
+
+    def within(self, fraction: float, message: str) -> None:
+        """`fraction` of the current stage is done."""
+        if self.stopped():
+            raise Cancelled(f"cancelled during: {message}")
+        done = sum(self.shares[: self.route]) + fraction * (
+            self.shares[self.route] if self.route < len(self.shares) else 0.0
+        )
+        if self.progress is not None:
+            self.progress(min(done, 1.0), message)
+
+    def done(self) -> None:
+        if self.progress is not None:
+            self.progress(1.0, "done")
