@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import samples
-from .registry import benchmark, best_time, per_call, row
+from .registry import Side, benchmark, measure, row
 
 # ---------------------------------------------------------------------------------------- parallel machines
+# Each time is the median of the harness's samples (registry.measure), the routes timed one after the other; the
+# CPU time of the calling thread, except where work is shared out to other threads (native or Python): there the
+# wall clock, which is what a parallel scheme saves and which other load on the machine disturbs.
 PKM_PAPER = "paper (i7-8700, Mathematica C): 2.74 µs serial, 0.97 µs per node on 3 nodes"
 
 
@@ -39,8 +42,8 @@ def _pkm(states: int) -> list[dict]:
     serial, serial_map = FastCall(fast.serial), FastCall(fast.serial.map(count))
     together = np.concatenate(limbs, axis=1)
     one = {
-        "general": per_call(lambda: general(q[0], x[0], v[0], a[0])),
-        "modular": per_call(lambda: serial(together[0], x[0], v[0], a[0])),
+        "general": _seconds(general, q[0], x[0], v[0], a[0]),
+        "modular": _seconds(serial, together[0], x[0], v[0], a[0]),
     }
     u_general, u_modular = (
         np.asarray(f()[1]).ravel()
@@ -48,17 +51,16 @@ def _pkm(states: int) -> list[dict]:
     )
     workers = min(len(pkm.limbs), os.cpu_count() or 1)
     with ThreadPoolExecutor(workers) as pool:
-        one["python threads"] = per_call(lambda: fast.inverse_dynamics(x[0], v[0], a[0], guess, pool), 500)
+        one["python threads"] = _seconds(fast.inverse_dynamics, x[0], v[0], a[0], guess, pool, wall=True)
         batch = {
-            "numpy general": best_time(lambda: route.inverse_dynamics(q, v, a))[0],
-            "numpy modular": best_time(lambda: pkm.inverse_dynamics(limbs, v, a))[0],
-            # a few ms each, where a thread's hand-over or another process shows: the best of ten
-            "nodes serial": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs), 10)[0],
-            "python threads": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs, pool), 10)[0],
-            "serial": best_time(lambda: serial_map(*(z.T.ravel("F") for z in (together, x, v, a))), 10)[0],
+            "numpy general": _seconds(route.inverse_dynamics, q, v, a),
+            "numpy modular": _seconds(pkm.inverse_dynamics, limbs, v, a),
+            "nodes serial": _seconds(fast.inverse_dynamics_batch, x, v, a, limbs),
+            "python threads": _seconds(fast.inverse_dynamics_batch, x, v, a, limbs, pool, wall=True),
+            "serial": _seconds(serial_map, *(z.T.ravel("F") for z in (together, x, v, a))),
         }
     general_map = FastCall(general_function(pkm).map(count))
-    batch["compiled general"] = best_time(lambda: general_map(q.T.ravel("F"), *(z.T.ravel("F") for z in (x, v, a))))[0]
+    batch["compiled general"] = _seconds(general_map, q.T.ravel("F"), *(z.T.ravel("F") for z in (x, v, a)))
     u_batch = fast.inverse_dynamics_batch(x, v, a, limbs)[0]
     difference = float(np.abs(u_batch - route.inverse_dynamics(q, v, a)).max())
     extra = {"threads": workers, "cpu_count": os.cpu_count(), "reference_method": PKM_PAPER}
@@ -104,19 +106,19 @@ def _pkm_native(fast, workers: int, states: tuple, serial: tuple) -> list[tuple]
     return [
         (
             f"1 state: {name} / serial",
-            per_call(lambda: machine(q[0], x[0], v[0], a[0]), repeat=5),
+            _seconds(machine, q[0], x[0], v[0], a[0], wall=True),
             one,
             {"max_abs_difference": float(np.abs(machine(q[0], x[0], v[0], a[0])[1] - u_one).max())},
         ),
         (
             f"path: {name} / 1 thread",
-            best_time(lambda: machine.path(start, *path), 10)[0] / count,
-            best_time(lambda: one_thread.path(start, *path), 10)[0] / count,
+            _seconds(machine.path, start, *path, wall=True) / count,
+            _seconds(one_thread.path, start, *path, wall=True) / count,
             {"states": count, "max_abs_difference": float(np.abs(path_u[0] - path_u[1]).max())},
         ),
         (
             f"{count}: {name} / serial",
-            best_time(lambda: machine.batch(q, x, v, a), 10)[0] / count,
+            _seconds(machine.batch, q, x, v, a, wall=True) / count,
             per_state,
             {"states": count, "max_abs_difference": float(np.abs(machine.batch(q, x, v, a)[1] - u_batch).max())},
         ),
@@ -130,3 +132,8 @@ def _circle(start: np.ndarray, radius: float, count: int) -> tuple[np.ndarray, n
     cos, sin, zero, rate = np.cos(phase), np.sin(phase), np.zeros_like(phase), 2 * np.pi
     x = start + radius * np.hstack([cos - 1, sin, zero])
     return x, radius * rate * np.hstack([-sin, cos, zero]), -radius * rate**2 * np.hstack([cos, sin, zero])
+
+
+def _seconds(call, *args, wall: bool = False) -> float:
+    """The median seconds of one bare call `call(*args)` (registry.measure)."""
+    return measure(Side(call, [args]), wall=wall).median
