@@ -132,10 +132,10 @@ def _calibrated(side: Side, clock: Callable[[], int], block_s: float) -> tuple[S
     """`side` with its argument tuples repeated so that one sample takes at least `block_s` (a call of a few µs
     is not timed alone: the clock's own cost and resolution would show), after one untimed warm-up sample."""
     seconds = _sampler(side, clock)()
-    if seconds >= LONG_SECONDS:  # a long call: its warm-up is its calibration
+    if seconds >= LONG_SECONDS or side.setup is not None:  # long, or prepared per sample: the warm-up calibrates
         return side, seconds
     seconds = _sampler(side, clock)()
-    if seconds >= block_s or side.setup is not None:
+    if seconds >= block_s:
         return side, seconds
     repeat = math.ceil(block_s / max(seconds, 1e-7))
     side = Side(side.call, list(side.args) * repeat, None, side.per_call)
