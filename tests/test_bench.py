@@ -111,16 +111,31 @@ def test_the_reference_right_hand_side_is_a_bare_aba_where_the_model_has_no_forc
 
 
 def test_whole_runs_are_compared_at_matched_accuracy():
-    """Each side's tolerance is the loosest of the ladder whose error against DOP853 at 1e-13 is within the
-    target; the next looser one (if any) was not."""
+    """Each side's tolerance is the loosest (within the bisection's factor) whose error against DOP853 at 1e-13 is
+    within the target, on a chain and on the driven Delta, whose reference gets plain functions for its
+    actuators' torques, equal to the document's formulas."""
     from mbstudio.benchmarks import simulation
     from mbstudio.benchmarks.models import spatial_chain
 
     found = simulation._matched("chain 6 test", spatial_chain(6), 0.3)["found"]
     for rtol, error, _ in found.values():
-        assert rtol in simulation.LADDER and error <= simulation.ERROR_TARGET
-    ladder = list(simulation.LADDER)
-    assert ladder == sorted(ladder, reverse=True)  # loosest first: the first within the target is the loosest
+        assert simulation.LADDER[-1] <= rtol <= simulation.LADDER[0] and error <= simulation.ERROR_TARGET
+    # the search on a made-up error: 1e-6 met from rtol 10^-6.5 on, so 10^-6.375 missed and 10^-6.5 is found
+    rtol, error, _ = simulation._loosest(lambda rtol: (1e-6 if rtol <= 10**-6.5 else 2e-6, None))
+    assert np.isclose(np.log10(rtol), -6.5) and error == 1e-6
+
+
+def test_the_driven_deltas_reference_torques_are_the_documents():
+    from mbstudio.benchmarks import simulation
+    from mbstudio.benchmarks.models import delta_drive, driven_delta
+    from mbstudio.kinematics import Mechanism
+
+    mech = Mechanism(driven_delta())
+    formulas = simulation._reference(mech)[0]
+    plain = simulation._reference(mech, drive=delta_drive())[0]
+    for t in (0.0, 0.13, 0.77):
+        expected = sorted((i, f(t)) for i, f in formulas.actuators)
+        assert np.allclose(sorted((i, f(t)) for i, f in plain.actuators), expected, rtol=1e-14, atol=0)
 
 
 # the independent measurement: its own loop, its own states, its own clock calls; nothing from mbstudio.benchmarks

@@ -10,7 +10,8 @@ Jacobians); where it has none, neither does, and each row says which.
 Whole runs are compared at matched accuracy, not at equal nominal tolerance (two integrators at the same rtol
 reach different errors): a common tight reference, the Pinocchio model integrated by DOP853 at rtol = atol =
 1e-13, and each side's tolerance (rtol from 1e-4 down by tenths, atol = rtol / 100) tightened until its largest
-coordinate error against it over the 201 output times is at most `ERROR_TARGET`; the row gives the tolerances
+coordinate error against it over the 201 output times is at most `ERROR_TARGET`, then refined by bisection
+(`_loosest`); the row gives the tolerances
 found and the errors. Ours runs `simulate` (CVODES, outputs included), the reference solve_ivp (DOP853). Every
 time is the registry's harness: thread CPU time, the two sides interleaved.
 
@@ -35,7 +36,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from .. import samples
-from .models import driven_delta, spatial_chain, sprung_sla, talos
+from .models import delta_drive, driven_delta, spatial_chain, sprung_sla, talos
 from .registry import (
     Side,
     benchmark,
@@ -55,6 +56,7 @@ CHAIN_LINKS = (6, 12, 25, 50, 100)
 ERROR_TARGET = 1e-6  # rad or m: the largest coordinate error over the outputs each side's tolerance must reach
 TIGHT_TOLERANCE = 1e-13  # the common reference's rtol and atol (DOP853)
 LADDER = tuple(10.0**-k for k in range(4, 13))  # the rtols tried, loosest first; atol = rtol / 100
+BISECTIONS = 3  # then within a factor 10^(1/8) = 1.33 of the loosest rtol meeting the target
 OUTPUTS = 201
 BUILD_TARGET_S = 30.0
 LOAD_TARGET_S = 0.1  # a cached engine: no tracing, only the library's load and the model's reading
@@ -65,12 +67,14 @@ VEHICLE_TARGET = 1 / 50  # CPU s per simulated s: 50 times real time
 
 
 def _closed_loops() -> dict:
-    """The closed-loop models the `simulation` rows run; the 3-RUS Delta unactuated, falling under gravity."""
+    """The closed-loop models the `simulation` rows run, their simulated seconds and the reference's actuator
+    torques where it is given them as plain functions (`_reference`). The 3-RUS Delta is
+    unactuated: it falls under gravity and reaches a singular configuration at 0.27 s, so its run stops at 0.2 s."""
     return {
-        "four_bar": samples.load("four_bar"),
-        "sla_suspension": sprung_sla(),
-        "delta_3rr2rrr": driven_delta(),
-        "delta_3rus": samples.load("delta_3rus"),
+        "four_bar": (samples.load("four_bar"), SIMULATED_SECONDS, None),
+        "sla_suspension": (sprung_sla(), SIMULATED_SECONDS, None),
+        "delta_3rr2rrr": (driven_delta(), SIMULATED_SECONDS, delta_drive()),
+        "delta_3rus": (samples.load("delta_3rus"), 0.2, None),
     }
 
 
@@ -90,8 +94,8 @@ def _simulation(states: int) -> list[dict]:
     """The four-bar, the sprung SLA and both Deltas against the Pinocchio reference with rigid contacts; the
     SLA's fixed costs. `states` does not apply."""
     models = _closed_loops()
-    rows = [r for name, model in models.items() for r in _run_rows(name, model, SIMULATED_SECONDS, 0.5)]
-    return rows + _fixed_cost_rows("sla_suspension", models["sla_suspension"])
+    rows = [r for name, (model, t, drive) in models.items() for r in _run_rows(name, model, t, 0.5, drive=drive)]
+    return rows + _fixed_cost_rows("sla_suspension", models["sla_suspension"][0])
 
 
 @benchmark("trees")
@@ -107,7 +111,7 @@ def _trees_rows(states: int) -> list[dict]:
 def _builds(states: int) -> list[dict]:
     """Each simulated model's engine built cold into an empty cache (minutes in all) and loaded from the cache.
     `states` does not apply."""
-    models = {**_closed_loops(), **{k: m for k, (m, _) in _trees().items()}, "vehicle": samples.load("vehicle")}
+    models = {k: m for k, (m, *_) in {**_closed_loops(), **_trees()}.items()} | {"vehicle": samples.load("vehicle")}
     return [r for name, model in models.items() for r in _build_rows(name, model)[0]]
 
 
@@ -146,14 +150,22 @@ def _per_second(timing, seconds: float):
     return replace(timing, median=timing.median / seconds, iqr=timing.iqr / seconds)
 
 
-def _reference(mech, urdf=None):
+def _reference(mech, urdf=None, drive: dict | None = None):
     """The Pinocchio reference of `mech` (read from `urdf` if given) and its right-hand side, bare: ABA (or
-    constraintDynamics) with the force elements' torques only where the model has force elements; and which."""
+    constraintDynamics) with the force elements' torques only where the model has force elements; and which.
+    `drive`: the actuators' torques by coordinate as plain functions of time, in place of the reference's
+    evaluation of the document's formulas (our expression evaluator in Python, which no Pinocchio user pays)."""
     import pinocchio as pin
 
     from ..io.pinocchio_reference import ClosedLoopReference
 
     reference = ClosedLoopReference.of(mech) if urdf is None else _urdf_reference(mech, urdf)
+    if drive is not None:
+        names = [mech.coordinates[k] for k in reference.ours]
+        actuators = [(names.index(c), torque) for c, torque in drive.items()]
+        if sorted(i for i, _ in actuators) != sorted(i for i, _ in reference.actuators):
+            raise ValueError(f"the drive's coordinates {sorted(drive)} are not the model's actuated coordinates")
+        reference.actuators = actuators
     model, data, n = reference.model, reference.data, reference.model.nq
     forced = bool(reference.springs or reference.actuators)
     zero = np.zeros(model.nv)
@@ -196,19 +208,33 @@ def _urdf_reference(mech, urdf):
 
 
 def _loosest(error_at: Callable[[float], tuple[float, object]]) -> tuple[float, float, object]:
-    """The loosest rtol of the ladder whose run's error is within ERROR_TARGET (the tightest if none is), its
-    error and its run."""
+    """The loosest rtol whose run's error is within ERROR_TARGET, its error and its run: down the ladder by
+    tenths, then BISECTIONS halvings of the logarithm between the last rtol that missed and the first that met
+    the target (a tenth is too coarse: two sides could differ a hundredfold in error); the tightest rtol of the
+    ladder if none meets it."""
+    missed = None
     for rtol in LADDER:
-        error, run = error_at(rtol)
-        if error <= ERROR_TARGET:
+        found = (rtol, *error_at(rtol))
+        if found[1] <= ERROR_TARGET:
             break
-    return rtol, error, run
+        missed = rtol
+    if missed is None or found[1] > ERROR_TARGET:
+        return found
+    met, missed = np.log10(found[0]), np.log10(missed)
+    for _ in range(BISECTIONS):
+        middle = (met + missed) / 2
+        error, run = error_at(10.0**middle)
+        if error <= ERROR_TARGET:
+            met, found = middle, (10.0**middle, error, run)
+        else:
+            missed = middle
+    return found
 
 
 _MATCHED: dict[str, dict] = {}  # by model name: the tolerances found, for the first-run rows of the same process
 
 
-def _matched(name: str, model, seconds: float, urdf=None) -> dict:
+def _matched(name: str, model, seconds: float, urdf=None, drive: dict | None = None) -> dict:
     """Both sides' tolerances at matched accuracy (see the module's docstring), their errors and runs."""
     from scipy.integrate import solve_ivp
 
@@ -216,7 +242,7 @@ def _matched(name: str, model, seconds: float, urdf=None) -> dict:
     from ..simulation.run import simulate
 
     mech = engine(model).mech
-    reference, rhs, method = _reference(mech, urdf)
+    reference, rhs, method = _reference(mech, urdf, drive)
     times = np.linspace(0.0, seconds, OUTPUTS)
     y0 = reference.state(mech.assemble(None)[0])
     tight = TIGHT_TOLERANCE
@@ -235,7 +261,7 @@ def _matched(name: str, model, seconds: float, urdf=None) -> dict:
     return {"found": found, "rhs": rhs, "method": method, "times": times, "y0": y0}
 
 
-def _run_rows(name: str, model, seconds: float, target: float, urdf=None) -> list[dict]:
+def _run_rows(name: str, model, seconds: float, target: float, urdf=None, drive: dict | None = None) -> list[dict]:
     """`urdf`: the file the model was imported from, which Pinocchio then reads itself for the reference (our
     export of the model to Pinocchio differs from it at Talos' grippers)."""
     from scipy.integrate import solve_ivp
@@ -245,7 +271,10 @@ def _run_rows(name: str, model, seconds: float, target: float, urdf=None) -> lis
 
     eng = engine(model)  # built or loaded before any timing (the `builds` rows time that)
     mech = eng.mech
-    matched = _matched(name, model, seconds, urdf)
+    try:
+        matched = _matched(name, model, seconds, urdf, drive)
+    except ValueError as exc:  # what the reference does not model, it refuses
+        return _unreferenced_rows(name, model, seconds, str(exc))
     rhs, method = matched["rhs"], matched["method"]
     q0 = mech.assemble(None)[0]
     y_ref, y_ours = matched["y0"], np.concatenate([q0, np.zeros(len(eng.independent))])
@@ -254,7 +283,7 @@ def _run_rows(name: str, model, seconds: float, target: float, urdf=None) -> lis
         compare(Side(eng.ode, [(0.1, y_ours)]), Side(rhs, [(0.1, y_ref)])),
         reference_method=f"{method}; both as the integrator calls them",
     )
-    make = functools.partial(_reference, mech, urdf)
+    make = functools.partial(_reference, mech, urdf, drive)
     start_row = compared_row(
         f"{name} first run's start (s per document and process)",
         compare(Side(simulate, [(model, 1e-9)], setup=clear_starts), Side(make), 0, 5, 5),
@@ -281,13 +310,24 @@ def _run_rows(name: str, model, seconds: float, target: float, urdf=None) -> lis
         reference_rhs_evaluations=int(ref_run.nfev),
         max_constraint_residual=float(ours_run.residual.max()),
         reference_method=(
-            f"{method}; solve_ivp DOP853 at rtol {ref_rtol:g} (error {ref_error:.1e}); ours CVODES at rtol "
-            f"{ours_rtol:g} (error {ours_error:.1e}); atol = rtol/100; errors against DOP853 at {TIGHT_TOLERANCE:g}"
+            f"{method}; solve_ivp DOP853 at rtol {ref_rtol:.2g} (error {ref_error:.1e}); ours CVODES at rtol "
+            f"{ours_rtol:.2g} (error {ours_error:.1e}); atol = rtol/100; errors against DOP853 at {TIGHT_TOLERANCE:g}"
         ),
     )
     for key in ("ours_s_per_state", "reference_s_per_state", "ours_iqr_s", "reference_iqr_s"):
         run_row[key] /= seconds
     return [rhs_rows, start_row, run_row]
+
+
+def _unreferenced_rows(name: str, model, seconds: float, reason: str) -> list[dict]:
+    """Our run alone (default tolerances) where the reference cannot model the mechanism: no ratio, no verdict
+    but that."""
+    from ..simulation.run import simulate
+
+    timing = _per_second(measure(Side(simulate, [(model, seconds)]), min_samples=3, max_samples=50), seconds)
+    out = row(f"{name} simulation, default tolerances (s per simulated s)", timing.median, float("nan"))
+    extra = {"ours_iqr_s": timing.iqr, "samples": timing.samples, "clock": "thread CPU", "simulated_s": seconds}
+    return [{**out, **extra, "verdict": "no reference", "reference_method": f"none: {reason}"}]
 
 
 def _build_rows(name: str, model):
