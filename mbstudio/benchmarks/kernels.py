@@ -90,7 +90,9 @@ CHAIN_SIZES = (6, 12, 25, 50, 100)
 @benchmark("sizes")
 def _sizes(states: int) -> list[dict]:
     """RNEA, CRBA and ABA of spatial chains of 6 to 100 links and of Talos' full body (welded base, 44
-    coordinates, imported from its URDF by us; Pinocchio reads the file itself) one state at a time, ours
+    coordinates, and floating, 50, at states whose base is not turned nor turning, where our rotation parameters
+    and Pinocchio's quaternion coincide; imported from its URDF by us; Pinocchio reads the file itself, with a
+    free flyer for the floating base) one state at a time, ours
     compiled against Pinocchio's bare calls; and our float64 batch of the RNEA over the same states against
     Pinocchio's loop. At most 1 000 states; the largest difference relative to the largest value."""
     from .models import spatial_chain
@@ -105,7 +107,8 @@ def _sizes(states: int) -> list[dict]:
         model, path = talos()
     except FileNotFoundError:
         return rows
-    return rows + _tree_rows("talos", model, path, count)
+    floating = talos(floating=True)[0]
+    return rows + _tree_rows("talos", model, path, count) + _tree_rows("talos floating", floating, path, count)
 
 
 def _forward_accuracy(pm, data, theirs: list[np.ndarray], qdd: np.ndarray) -> dict:
@@ -124,6 +127,18 @@ def _forward_accuracy(pm, data, theirs: list[np.ndarray], qdd: np.ndarray) -> di
     return {"condition_number": kappa, "backward_error": backward}
 
 
+def _urdf_model(mech, urdf) -> tuple:
+    """Pinocchio's own reading of the URDF (with a free flyer where our model floats) and, for each of its
+    velocity coordinates, the index of ours (a free joint: position, then rotation, in both)."""
+    import pinocchio as pin
+
+    if mech.model.joints[0].type == "free":
+        pm = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
+        return pm, [*range(6), *(mech.coordinates.index(pm.names[j]) for j in range(2, pm.njoints))]
+    pm = pin.buildModelFromUrdf(str(urdf))
+    return pm, [mech.coordinates.index(pm.names[j]) for j in range(1, pm.njoints)]
+
+
 def _tree_rows(label: str, model, urdf, count: int) -> list[dict]:
     import pinocchio as pin
 
@@ -136,12 +151,16 @@ def _tree_rows(label: str, model, urdf, count: int) -> list[dict]:
         reference = ClosedLoopReference.of(mech)  # plain revolute joints in our coordinates' order
         pm, order = reference.model, list(reference.ours)
     else:
-        pm = pin.buildModelFromUrdf(str(urdf))
-        order = [mech.coordinates.index(pm.names[j]) for j in range(1, pm.njoints)]
+        pm, order = _urdf_model(mech, urdf)
+    floating = pm.nq > pm.nv
     rng = np.random.default_rng(0)
     q, qd, qdd = (rng.uniform(-1, 1, (count, mech.n)) for _ in range(3))
+    if floating:  # the base not turned and not turning: there our rotation parameters (and their rates) and
+        q[:, 3:6] = qd[:, 3:6] = 0.0  # Pinocchio's quaternion (and angular velocity) coincide
     tau = inverse_dynamics(mech, q, qd, qdd)
     theirs = [x[:, order] for x in (q, qd, qdd, tau)]
+    if floating:
+        theirs[0] = np.hstack([q[:, :3], np.tile([0.0, 0.0, 0.0, 1.0], (count, 1)), theirs[0][:, 6:]])
     data = pm.createData()
     cases = {
         "rnea": ("inverse_dynamics", (q, qd, qdd), pin.rnea, theirs[:3]),

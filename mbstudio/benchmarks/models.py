@@ -124,9 +124,9 @@ def spatial_chain(links: int):
     return loads(json.dumps({**document, "joints": joints}))
 
 
-def talos():
-    """Talos' full body (example-robot-data), imported from its URDF by us, its base welded to the ground; and
-    the URDF's path (Pinocchio reads the same file itself)."""
+def talos(floating: bool = False):
+    """Talos' full body (example-robot-data), imported from its URDF by us, its base welded to the ground (or
+    free: `floating`); and the URDF's path (Pinocchio reads the same file itself)."""
     from ..io.example_robots import robots_folder
     from ..io.urdf_import import import_urdf
 
@@ -134,4 +134,4 @@ def talos():
     if folder is None:
         raise FileNotFoundError("example-robot-data is not installed: pip install example-robot-data")
     path = folder / "talos_data" / "robots" / "talos_full_v2.urdf"
-    return import_urdf(path, floating_base=False).model, path
+    return import_urdf(path, floating_base=floating).model, path
