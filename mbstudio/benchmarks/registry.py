@@ -205,8 +205,11 @@ def compared_row(name: str, comparison: Comparison, target: float | None = None,
     out = row(name, ours.median, reference.median, target, **extra)
     ratio = {"ratio": comparison.ratio, "ratio_iqr": list(comparison.ratio_iqr)}
     spreads = {"ours_iqr_s": ours.iqr, "reference_iqr_s": reference.iqr, "samples": ours.samples}
+    q1, q3 = comparison.ratio_iqr
+    # the verdict of the median; "uncertain" where the ratio's quartiles straddle the threshold it is judged by
+    uncertain = q1 <= (1.0 if target is None else target) <= q3
     out.update(ratio, **spreads, clock=comparison.clock, verdict=_verdict(comparison.ratio, target))
-    return out
+    return {**out, "verdict_uncertain": uncertain}
 
 
 def target_row(name: str, timing: Timing, target_s: float, **extra) -> dict:
@@ -224,10 +227,11 @@ def run(only: list[str] | None = None, states: int = 10_000) -> list[dict]:
 
 def format_table(rows: list[dict]) -> str:
     """Per-state rows in µs; rows whose name says "(s per ...)" (whole runs, simulated seconds) in s. Each time
-    is the median with its interquartile range after "±"; the ratio's quartiles follow it."""
+    is the median with its interquartile range after "±"; the ratio's quartiles follow it, and a "?" after the
+    verdict where they straddle the ratio it is judged by (1, or the target)."""
     header = (
         f"{'benchmark':56s} {'ours':>10s} {'±':>8s}    {'reference':>10s} {'±':>8s}    {'ratio':>7s} "
-        f"{'q1-q3':>13s} {'target':>6s} {'verdict':13s}"
+        f"{'q1-q3':>13s} {'target':>6s} {'verdict':15s}"
     )
     lines = [header + f" {'max |diff|':>10s}  reference"]
     for r in rows:
@@ -237,8 +241,9 @@ def format_table(rows: list[dict]) -> str:
         quartiles = "{:6.3f}-{:<6.3f}".format(*r["ratio_iqr"]) if "ratio_iqr" in r else " " * 13
         difference = f"{r['max_abs_difference']:10.1e}" if "max_abs_difference" in r else " " * 10
         target = f"{r['target']:6.2f}" if "target" in r else " " * 6
+        verdict = r["verdict"] + (" ?" if r.get("verdict_uncertain") else "")
         lines.append(
             f"{r['name']:56s} {ours:10.4g} {spread[0]} {unit:2s} {ref:10.4g} {spread[1]} {unit:2s} "
-            f"{r['ratio']:7.3f} {quartiles} {target} {r['verdict']:13s} {difference}  {r.get('reference_method', '')}"
+            f"{r['ratio']:7.3f} {quartiles} {target} {verdict:15s} {difference}  {r.get('reference_method', '')}"
         )
     return "\n".join(lines)
