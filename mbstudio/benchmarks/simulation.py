@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import resource
 import subprocess
@@ -220,7 +221,7 @@ def _loosest(error_at: Callable[[float], tuple[float, object]]) -> tuple[float, 
         missed = rtol
     if missed is None or found[1] > ERROR_TARGET:
         return found
-    met, missed = np.log10(found[0]), np.log10(missed)
+    met, missed = math.log10(found[0]), math.log10(missed)
     for _ in range(BISECTIONS):
         middle = (met + missed) / 2
         error, run = error_at(10.0**middle)
@@ -440,11 +441,14 @@ def _first_run(states: int) -> list[dict]:
 
         def sampler(side: str) -> Callable[[], float]:
             script = _OURS_SCRIPT if side == "ours" else _REFERENCE_SCRIPT
-            argv = [sys.executable, "-c", script, path, str(SIMULATED_SECONDS), repr(tolerances[side])]
+            argv = [sys.executable, "-c", script, path, str(SIMULATED_SECONDS), repr(float(tolerances[side]))]
 
             def sample() -> float:
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+                done = subprocess.run(argv, capture_output=True, text=True)
+                if done.returncode:
+                    raise RuntimeError(f"the fresh process of the {side} side failed: {done.stderr[-2000:]}")
+                out = done.stdout
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 imports, run = (ns * 1e-9 for ns in json.loads(out.splitlines()[-1]))
                 sides[side].append((imports, run, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime))
