@@ -89,13 +89,11 @@ class Timing:
     samples: int
     calls: float  # per sample (states, where a call covers several)
 
-    @property
-    def relative_spread(self) -> float:
-        return self.iqr / self.median if self.median > 0 else float("inf")
-
 
 @dataclass(frozen=True)
 class Comparison:
+    """Two sides timed in pairs by one clock."""
+
     ours: Timing
     reference: Timing
     ratio: float  # the median of the samples' pairwise ratios (ours / reference, each pair taken back to back)
