@@ -273,13 +273,14 @@ def _run_rows(name: str, model, seconds: float, target: float, urdf=None, drive:
     eng = engine(model)  # built or loaded before any timing (the `builds` rows time that)
     mech = eng.mech
     try:
-        matched = _matched(name, model, seconds, urdf, drive)
+        _reference(mech, urdf, drive)
     except ValueError as exc:  # what the reference does not model, it refuses
         return _unreferenced_rows(name, model, seconds, str(exc))
+    matched = _matched(name, model, seconds, urdf, drive)
     rhs, method = matched["rhs"], matched["method"]
     q0 = mech.assemble(None)[0]
     y_ref, y_ours = matched["y0"], np.concatenate([q0, np.zeros(len(eng.independent))])
-    rhs_rows = compared_row(
+    rhs_row = compared_row(
         f"{name} right-hand side, one state",
         compare(Side(eng.ode, [(0.1, y_ours)]), Side(rhs, [(0.1, y_ref)])),
         reference_method=f"{method}; both as the integrator calls them",
@@ -317,7 +318,7 @@ def _run_rows(name: str, model, seconds: float, target: float, urdf=None, drive:
     )
     for key in ("ours_s_per_state", "reference_s_per_state", "ours_iqr_s", "reference_iqr_s"):
         run_row[key] /= seconds
-    return [rhs_rows, start_row, run_row]
+    return [rhs_row, start_row, run_row]
 
 
 def _unreferenced_rows(name: str, model, seconds: float, reason: str) -> list[dict]:
