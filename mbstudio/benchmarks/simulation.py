@@ -130,7 +130,8 @@ def _vehicle(states: int) -> list[dict]:
     rows = []
     for label, tolerances in (("default tolerances", {}), ("rtol 1e-6, atol 1e-8", {"rtol": 1e-6, "atol": 1e-8})):
         run = simulate(model, VEHICLE_SECONDS, **tolerances)
-        timing = measure(Side(functools.partial(simulate, **tolerances), [(model, VEHICLE_SECONDS)]), 0, 3, 3)
+        drive = Side(functools.partial(simulate, **tolerances), [(model, VEHICLE_SECONDS)])
+        timing = measure(drive, min_samples=3, max_samples=10)
         rows.append(
             target_row(
                 f"vehicle drive, {label} (s per simulated s)",
@@ -288,7 +289,7 @@ def _run_rows(name: str, model, seconds: float, target: float, urdf=None, drive:
     make = functools.partial(_reference, mech, urdf, drive)
     start_row = compared_row(
         f"{name} first run's start (s per document and process)",
-        compare(Side(simulate, [(model, 1e-9)], setup=clear_starts), Side(make), 0, 5, 5),
+        compare(Side(simulate, [(model, 1e-9)], setup=clear_starts), Side(make), min_samples=5, max_samples=50),
         reference_method="building the Pinocchio reference model; ours: a first simulate() of 1e-9 s",
     )
     (ours_rtol, ours_error, ours_run), (ref_rtol, ref_error, ref_run) = matched["found"].values()
@@ -343,7 +344,7 @@ def _build_rows(name: str, model):
         wall, cpu = time.perf_counter(), _process_and_children_cpu()
         eng = engines.engine(model)
         wall, cpu = time.perf_counter() - wall, _process_and_children_cpu() - cpu
-        load = measure(Side(engines.engine, [(model,)], setup=engines.clear_engines), 0, 5, 5)
+        load = measure(Side(engines.engine, [(model,)], setup=engines.clear_engines), min_samples=5, max_samples=50)
     cold = row(f"{name} engine build, cold (s per build)", wall, BUILD_TARGET_S, target=1.0, clock="wall")
     rows = [
         {**cold, "cpu_s": cpu, "dof": eng.n, "native": eng.native, "reference_method": "target"},
