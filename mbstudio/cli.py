@@ -53,11 +53,16 @@ def _has_option(parser: argparse.ArgumentParser, option: str) -> bool:
 
 def _run(args: argparse.Namespace) -> int:
     """The command; with --quiet, what it would say on stderr besides an error is dropped (the commands that
-    report progress leave it out themselves)."""
+    report progress leave it out themselves). A failed command's error lines (`mbstudio COMMAND: …`) still reach
+    stderr: a quiet run that fails must say why."""
     if not getattr(args, "quiet", False):
         return _module(args.command).run(args)
-    with contextlib.redirect_stderr(io.StringIO()):
-        return _module(args.command).run(args)
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        code = _module(args.command).run(args)
+    if code:
+        sys.stderr.writelines(line for line in said.getvalue().splitlines(True) if line.startswith("mbstudio "))
+    return code
 
 
 def default_parser() -> argparse.ArgumentParser:

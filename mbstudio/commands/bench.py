@@ -1,4 +1,6 @@
-"""`mbstudio bench [--only NAME] [--states N] [--json]`: our timings against Pinocchio's, side by side."""
+"""`mbstudio bench [--only NAME] [--states N] [--json]`: our timings against Pinocchio's, side by side: the CPU time
+of the calling thread, both sides interleaved, each row's medians with their interquartile ranges and the ratio's
+quartiles (benchmarks/registry.py)."""
 
 from __future__ import annotations
 
