@@ -1,0 +1,142 @@
+"""The compliant sphere–plane contact (force_laws/contact_law.py, docs/contact.md) against what mechanics says of
+its simple cases, each by a route of its own: a ball's apex height from its flight state z + ż² / 2g (energy), a
+block's acceleration on an incline from Newton's law with Coulomb friction, its creep speed from the regularised
+law's balance, its stopping distance from the work of friction, the static penetration from k δ^n = m g, and the
+compiled engine against the numpy path."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mbstudio.dynamics.engine import engine
+from mbstudio.dynamics.forces import AppliedForces
+from mbstudio.dynamics.forward_dynamics import forward_dynamics
+from mbstudio.io.mjcf_export import mjcf_text
+from mbstudio.kinematics import Mechanism
+from mbstudio.model import Body, Coordinate, Frame, Joint, Model, dumps, loads
+from mbstudio.model.document import Contact, ForceMeasure, PointForce
+from mbstudio.model.errors import ModelError
+from mbstudio.simulation.run import simulate
+
+G = 9.81
+FREE = ("x", "y", "z", "rx", "ry", "rz")
+RTOL, ATOL = 1e-10, 1e-12
+
+
+def free_body(mass: float, inertia: tuple[float, float, float], points: dict, gravity=(0.0, 0.0, -G)) -> Model:
+    """One body on a free joint from the world origin, its centre of mass at its origin."""
+    model = Model(name="contact", gravity=list(gravity))
+    values = dict.fromkeys(("mx", "my", "mz", "Ixy", "Ixz", "Iyz"), 0.0)
+    values |= {"m": mass, "Ixx": inertia[0], "Iyy": inertia[1], "Izz": inertia[2]}
+    model.bodies = [Body("1", "body", values, points)]
+    model.joints = [Joint("float", "free", "0", "1", Frame(), Frame(), [Coordinate(n) for n in FREE])]
+    return model
+
+
+def ball(height: float, dissipation: float, radius=0.1, stiffness=1e5, exponent=1.5, **plane) -> Model:
+    """A 1 kg ball of `radius` whose centre starts at `height`, its contact measured as `f`."""
+    model = free_body(1.0, (0.004, 0.004, 0.004), {"c": [0.0, 0.0, 0.0]}, plane.pop("gravity", (0.0, 0.0, -G)))
+    model.joints[0].coordinates[2].initial = height
+    model.forces = [Contact("foot", "1", "c", radius, stiffness, exponent, dissipation, 0.5, 1e-3, **plane)]
+    model.measures = [ForceMeasure("f", "foot")]
+    return loads(dumps(model))
+
+
+# the block: 1 kg, 0.2 × 0.1 × 0.05 m, a sphere of 5 mm at each bottom corner, stiff and well damped
+MASS, HALF, CORNER = 1.0, (0.1, 0.05, 0.025), 0.005
+K, N_EXP, C_D, V_S = 1e6, 1.5, 20.0, 1e-3
+
+
+def corner_depth(load: float) -> float:
+    """The static penetration (load / k)^(1/n) of one corner under `load`."""
+    return (load / K) ** (1 / N_EXP)
+
+
+def block(friction: float, gravity=(0.0, 0.0, -G), push=None) -> Model:
+    """The block resting on z = 0 at its static penetration (each corner taking a quarter of the weight's
+    normal part); `push` a constant world force at its centre of mass."""
+    a, b, c = HALF
+    corners = {f"k{i}": [sx * a, sy * b, -c] for i, (sx, sy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1)))}
+    inertia = tuple(MASS * (u * u + v * v) / 3 for u, v in ((b, c), (a, c), (a, b)))
+    model = free_body(MASS, inertia, corners | {"c": [0.0, 0.0, 0.0]}, gravity)
+    down = -gravity[2]
+    model.joints[0].coordinates[2].initial = c + CORNER - corner_depth(MASS * down / 4)
+    model.forces = [Contact(f"{p}", "1", p, CORNER, K, N_EXP, C_D, friction, V_S) for p in corners]
+    model.measures = [ForceMeasure(f"m{p}", p) for p in corners]
+    if push is not None:
+        model.forces.append(PointForce("push", "1", "c", list(push)))
+    return loads(dumps(model))
+
+
+def run(model: Model, t_end: float, samples: int, velocities=None, **options):
+    return simulate(model, t_end, samples=samples, rtol=RTOL, atol=ATOL, velocities=velocities, **options)
+
+
+def column(result, name: str) -> np.ndarray:
+    return next(values for label, _, values in result.measures if label == name)
+
+
+def monitor(result, name: str) -> np.ndarray:
+    return next(values for label, _, values in result.monitors if label == name)
+
+
+def flight_apexes(result, radius: float) -> np.ndarray:
+    """z + ż² / 2g at every sample where the ball is off the plane: the apex of the flight it is on."""
+    z, vz = result.q[:, 2], result.qd[:, 2]
+    off = z > radius
+    return (z + vz * vz / (2 * G))[off], np.cumsum(np.diff(off.astype(int), prepend=1) == 1)[off]
+
+
+def test_an_elastic_ball_bounces_back_to_its_height():
+    """c_d = 0: every flight's apex (from its state, z + ż²/2g) is the drop height, to the integrator's error
+    (rtol 1e-10 per step; 1e-7 of the height leaves room for its growth over the run's steps), and the energy
+    balance holds to the same; the deepest penetration stores the whole fall: m g (h + δ) = k δ^(n+1) / (n+1)."""
+    model = ball(0.5, 0.0)
+    result = run(model, 2.0, 4001)
+    apexes, flight = flight_apexes(result, 0.1)
+    assert flight.max() >= 3  # three bounces at least (flights numbered from 0)
+    assert np.abs(apexes - 0.5).max() < 1e-7 * 0.5
+    assert result.energy_drift < 1e-7
+    deepest = 0.0
+    for _ in range(50):  # m g (0.4 + δ) = k δ^2.5 / 2.5 at the bottom (1 kg, 0.4 m to touch-down): a contraction
+        deepest = (G * (0.4 + deepest) * 2.5 / 1e5) ** (1 / 2.5)
+    sampled = column(result, "f.penetration").max()  # the samples 0.5 ms apart pass within 1 % of the bottom
+    assert deepest * 0.99 < sampled <= deepest * (1 + 1e-9)
+
+
+def test_a_damped_ball_loses_energy_and_never_gains_any():
+    """c_d > 0: the total energy (kinetic, gravity's and the contact's elastic potential) never rises beyond the
+    integrator's error (the balance E + dissipated measures it), each apex is lower than the one before, and
+    what the balance books as dissipated is what the energy lost."""
+    result = run(ball(0.5, 0.3), 2.0, 4001)
+    total = result.total
+    error = result.energy_drift * abs(total[0])
+    assert np.diff(total).max() <= 10 * error + 1e-12 * abs(total[0])
+    assert total[-1] < 0.8 * total[0]
+    apexes, flight = flight_apexes(result, 0.1)
+    per_flight = [apexes[flight == k].mean() for k in np.unique(flight)]
+    assert np.all(np.diff(per_flight) < 0)
+    assert monitor(result, "dissipated_energy")[-1] == pytest.approx(total[0] - total[-1], rel=1e-6)
+
+
+@pytest.mark.parametrize(("exponent", "plane"), [(1.5, {}), (1.0, {}), (2.0, {"plane_origin": [0.0, 0.0, 0.3]})])
+def test_static_penetration_under_the_weight(exponent, plane):
+    """After settling, k δ^n = m g: δ = (m g / k)^(1/n) (to 1e-4: the settled run's remaining motion decays
+    far below it), whatever the exponent and where the plane lies."""
+    height = 0.1 + plane.get("plane_origin", [0, 0, 0])[2]
+    result = run(ball(height, 2.0, stiffness=1e5, exponent=exponent, **plane), 2.0, 201)
+    expected = (G / 1e5) ** (1 / exponent)
+    assert column(result, "f.penetration")[-1] == pytest.approx(expected, rel=1e-4)
+    assert column(result, "f.normal_force")[-1] == pytest.approx(G, rel=1e-4)
+
+
+def test_a_tilted_plane_under_tilted_gravity_holds_the_ball_as_the_level_one():
+    """The plane through o with normal n and gravity along −n: the same static penetration along n."""
+    n = np.array([0.0, math.sin(0.4), math.cos(0.4)])
+    result = run(ball(0.1, 2.0, plane_normal=list(n), gravity=tuple(-G * n)), 1.0, 101)
+    assert column(result, "f.penetration")[-1] == pytest.approx((G / 1e5) ** (1 / 1.5), rel=1e-4)
+    force = np.array([column(result, f"f.f{a}")[-1] for a in "xyz"])
+    assert force == pytest.approx(G * n, abs=1e-4 * G)
