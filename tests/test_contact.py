@@ -140,3 +140,100 @@ def test_a_tilted_plane_under_tilted_gravity_holds_the_ball_as_the_level_one():
     assert column(result, "f.penetration")[-1] == pytest.approx((G / 1e5) ** (1 / 1.5), rel=1e-4)
     force = np.array([column(result, f"f.f{a}")[-1] for a in "xyz"])
     assert force == pytest.approx(G * n, abs=1e-4 * G)
+
+
+def incline(angle: float) -> tuple[float, ...]:
+    """Gravity on a plane tilted by `angle` about y, in the plane's axes (x down the slope, z its normal)."""
+    return (G * math.sin(angle), 0.0, -G * math.cos(angle))
+
+
+def test_a_block_slides_down_a_steep_incline_at_coulombs_acceleration():
+    """tan θ > μ: once sliding at v ≫ v_s the block accelerates at g (sin θ − μ cos θ), Newton's law with the
+    Coulomb force μ m g cos θ: the regularisation's share μ g cos θ v_s² / 2v² (at v > 0.5 m/s, 1e-6 of it) and
+    the settled normal motion leave it within 1e-3."""
+    angle, mu = math.radians(30), 0.3
+    result = run(block(mu, incline(angle)), 0.8, 161)
+    sliding = result.qd[:, 0] > 0.5
+    assert sliding.sum() > 50
+    expected = G * (math.sin(angle) - mu * math.cos(angle))
+    assert result.qdd[sliding, 0] == pytest.approx(np.full(sliding.sum(), expected), rel=1e-3)
+    slips = np.array([column(result, f"mk{i}.slip_speed") for i in range(4)])
+    assert np.abs(slips[:, sliding] - result.qd[sliding, 0]).max() < 1e-3 * result.qd[sliding, 0].max()
+
+
+def test_a_block_on_a_gentle_incline_creeps_no_faster_than_the_stiction_law_allows():
+    """tan θ < μ: friction must hold m g sin θ, which the regularised law gives only at the slip v with
+    μ m g cos θ v / sqrt(v² + v_s²) = m g sin θ, v = v_s tan θ / sqrt(μ² − tan² θ): the creep speed bound
+    (the block's corners share one slip, so their loads' split does not matter). Reached once the start's
+    transient (friction building up tilts the block onto its lower corners) has settled, within 0.1 s."""
+    angle, mu = math.radians(10), 0.5
+    result = run(block(mu, incline(angle)), 0.5, 101)
+    bound = V_S * math.tan(angle) / math.sqrt(mu * mu - math.tan(angle) ** 2)
+    settled = result.t > 0.1
+    assert np.abs(result.qd[settled, 1:]).max() < 1e-3 * bound  # no sideways or normal drift
+    assert result.qd[settled, 0] == pytest.approx(np.full(settled.sum(), bound), rel=1e-3)
+
+
+def stopping_distance(v0: float, mu: float) -> float:
+    """∫ sqrt(v² + v_s²) dv / (μ g) from 0 to v0: the distance the regularised friction takes to stop a block
+    from v0 (m v dv/dx = −μ m g v / sqrt(v² + v_s²)), v0² / 2μg plus a share of order v_s² ln(v0 / v_s)."""
+    root = math.sqrt(v0 * v0 + V_S * V_S)
+    return (v0 * root + V_S * V_S * math.log((v0 + root) / V_S)) / (2 * mu * G)
+
+
+def test_a_block_launched_on_the_flat_stops_after_coulombs_distance():
+    """From v0 the block stops after v0² / 2μg, plus the regularisation's share (stopping_distance) and the
+    normal compliance's: friction μ Σ f_n = μ m (g + z̈) moves the stop by μ Δz, Δz within the corners'
+    penetrations, below 2 δ_static (δ_static the corners' static penetration)."""
+    v0, mu = 1.0, 0.5
+    result = run(block(mu), 0.5, 101, velocities=[v0, 0, 0, 0, 0, 0])
+    coulomb = v0 * v0 / (2 * mu * G)
+    compliance = 2 * mu * corner_depth(MASS * G / 4)
+    assert abs(result.q[-1, 0] - stopping_distance(v0, mu)) < compliance
+    assert abs(result.q[-1, 0] - coulomb) < compliance + stopping_distance(v0, mu) - coulomb
+    assert abs(result.qd[-1, 0]) < 1e-6
+
+
+def test_a_block_pushed_diagonally_keeps_its_friction_inside_the_cone():
+    """A push of 1.5 μ m g along (3, 2, 0) at the centre of mass: every corner's friction stays within μ f_n at
+    every sample (friction_force and normal_force, the measure's own columns), the block slides along the push
+    at (|F| − μ m g) / m once v ≫ v_s (Newton's law, as on the incline), and the energy balance holds."""
+    mu = 0.4
+    direction = np.array([3.0, 2.0, 0.0]) / math.sqrt(13)
+    push = 1.5 * mu * MASS * G * direction
+    result = run(block(mu, push=tuple(push)), 0.6, 121)
+    for i in range(4):
+        normal, friction = column(result, f"mk{i}.normal_force"), column(result, f"mk{i}.friction_force")
+        assert np.all(normal > 0)
+        assert np.all(friction <= mu * normal * (1 + 1e-12))
+    speed = result.qd[:, :2] @ direction[:2]
+    sliding = speed > 0.5
+    assert sliding.sum() > 20
+    assert result.qdd[sliding, :2] @ direction[:2] == pytest.approx(np.full(sliding.sum(), 0.5 * mu * G), rel=1e-3)
+    across = result.qd[:, :2] @ np.array([-direction[1], direction[0]])
+    assert np.all(np.abs(across[sliding]) < 1e-5 * speed[sliding])  # the start's yaw transient has died out
+    assert result.energy_drift < 1e-6
+
+
+def test_the_compiled_engine_and_the_numpy_path_agree():
+    """Accelerations of the engine (contact traced into C) against the numpy forces and articulated-body
+    algorithm, at states pressing, sliding and leaving the plane (to 1e-9 of their scale: both round the same
+    sums in another order); and a short run of each path."""
+    model = block(0.4, push=(3.0, 2.0, 0.0))
+    eng = engine(model)
+    mech, forces = eng.mech, AppliedForces(eng.mech)
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        q = mech.tree.initial_coordinates()[None, :] + rng.normal(0, [1e-3, 1e-3, 3e-4, 0.02, 0.02, 0.02])
+        v = rng.normal(0, [0.3, 0.3, 0.05, 0.5, 0.5, 0.5])
+        ours = eng.accelerations(0.0, q[0], v)
+        reference = forward_dynamics(mech, q, v[None], forces.generalized(0.0, q, v[None]))[0]
+        assert np.abs(ours - reference).max() <= 1e-9 * max(1.0, np.abs(reference).max())
+    compiled = run(model, 0.2, 21)
+    numpy_path = run(model, 0.2, 21, method="DOP853", compiled=False)
+    assert np.abs(compiled.q - numpy_path.q).max() < 1e-7
+    measures = [
+        np.abs(a[2] - b[2]).max() / max(1.0, np.abs(b[2]).max())
+        for a, b in zip(compiled.measures, numpy_path.measures, strict=True)
+    ]
+    assert max(measures) < 1e-6
