@@ -6,6 +6,7 @@ compiled engine against the numpy path."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -15,7 +16,7 @@ from mbstudio.dynamics.engine import engine
 from mbstudio.dynamics.forces import AppliedForces
 from mbstudio.dynamics.forward_dynamics import forward_dynamics
 from mbstudio.io.mjcf_export import mjcf_text
-from mbstudio.kinematics import Mechanism
+from mbstudio.io.urdf_export import urdf_text
 from mbstudio.model import Body, Coordinate, Frame, Joint, Model, dumps, loads
 from mbstudio.model.document import Contact, ForceMeasure, PointForce
 from mbstudio.model.errors import ModelError
@@ -237,3 +238,44 @@ def test_the_compiled_engine_and_the_numpy_path_agree():
         for a, b in zip(compiled.measures, numpy_path.measures, strict=True)
     ]
     assert max(measures) < 1e-6
+
+
+def test_the_contact_is_written_read_and_exported_with_notes():
+    """The file keeps every field (the plane too); units convert (mm, N/mm^1.5 for n = 1.5); exporters say what
+    they leave out."""
+    model = ball(0.5, 0.3, plane_origin=[0.0, 0.0, 0.1], plane_normal=[0.0, 0.1, 1.0])
+    again = loads(dumps(model))
+    assert again.forces == model.forces
+    text = (
+        dumps(model)
+        .replace('"radius": 0.1', '"radius": "100 mm"')
+        .replace('"stiffness": 100000.0', '"stiffness": "100 N/mm^1.5"')
+    )
+    converted = loads(text).forces[0]
+    assert converted.radius == 0.1
+    assert converted.stiffness == pytest.approx(100 * 1000**1.5, rel=1e-12)  # 100 N per (1e-3 m)^1.5
+    with pytest.raises(ModelError, match=r"force 'foot'.stiffness.*N/m\^1.5"):
+        loads(dumps(model).replace('"stiffness": 100000.0', '"stiffness": "100 N/mm"'))
+    assert any("contact 'foot' is left out" in note and "solref" in note for note in mjcf_text(model)[1])
+    assert any("contact 'foot' has no URDF form" in note for note in urdf_text(model)[1])
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("exponent", 0.5, r"force 'foot'.exponent.*out of range.*>= 1"),
+        ("dissipation", -1.0, r"force 'foot'.dissipation.*out of range.*>= 0"),
+        ("friction", -0.1, r"force 'foot'.friction.*out of range"),
+        ("stiction_velocity", 0.0, r"force 'foot'.stiction_velocity.*not positive"),
+        ("stiffness", -1.0, r"force 'foot'.stiffness.*out of range"),
+        ("radius", 0.0, r"force 'foot'.radius.*out of range"),
+        ("plane_normal", [0.0, 0.0, 0.0], r"force 'foot'.plane_normal.*not a direction"),
+        ("plane_origin", [0.0, 1.0], r"force 'foot'.plane_origin.*three numbers"),
+        ("point", "heel", r"force 'foot'.point.*unknown point"),
+    ],
+)
+def test_a_contact_out_of_range_is_named_with_its_field(field, value, words):
+    data = json.loads(dumps(ball(0.5, 0.0)))
+    data["forces"][0][field] = value
+    with pytest.raises(ModelError, match=words):
+        loads(json.dumps(data))
