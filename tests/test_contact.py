@@ -17,9 +17,11 @@ from mbstudio.dynamics.forces import AppliedForces
 from mbstudio.dynamics.forward_dynamics import forward_dynamics
 from mbstudio.io.mjcf_export import mjcf_text
 from mbstudio.io.urdf_export import urdf_text
+from mbstudio.kinematics import Mechanism
 from mbstudio.model import Body, Coordinate, Frame, Joint, Model, dumps, loads
 from mbstudio.model.document import Contact, ForceMeasure, PointForce
 from mbstudio.model.errors import ModelError
+from mbstudio.simulation.measures import applied_forces
 from mbstudio.simulation.run import simulate
 
 G = 9.81
@@ -316,3 +318,25 @@ def test_units_of_the_contact_fields_are_checked_through_parameters_too():
             continue
         with pytest.raises(ModelError, match=words):
             loads(json.dumps(changed))
+
+
+def test_the_force_arrow_is_the_contact_force_at_the_sphere_point_nearest_the_plane():
+    """`applied_forces` (the window's arrows) at a sliding state: the arrow starts at c = P − r n and carries
+    f_n n + f_t, f_n = k δ^n (1 + 3/2 c_d δ̇) and f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²) written out here, v_t
+    including the spin's share ω × (c − P)."""
+    model = ball(0.1, 0.3)
+    mech = Mechanism(model)
+    q = np.array([0.2, -0.1, 0.095, 0.0, 0.0, 0.0])  # 5 mm in
+    qd = np.array([0.3, 0.1, -0.2, 0.0, 0.0, 2.0])  # sliding, sinking, spinning about z (no slip from it at c)
+    ((name, point, force),) = applied_forces(mech, 0.0, q, qd)
+    depth, rate = 0.005, 0.2
+    normal = 1e5 * depth**1.5 * (1 + 1.5 * 0.3 * rate)
+    slip = np.array([0.3, 0.1, 0.0])
+    friction = -0.5 * normal * slip / math.sqrt(slip @ slip + 1e-6)
+    assert name == "foot"
+    assert point == pytest.approx([0.2, -0.1, -0.005], abs=1e-15)
+    assert force == pytest.approx(np.r_[friction[:2], normal], rel=1e-12)
+    qd[3:] = [1.0, 0.0, 0.0]  # turning about x at 1 rad/s: c moves by ω × (−r z) = (0, 0.1, 0) m/s more
+    ((_, _, rolled),) = applied_forces(mech, 0.0, q, qd)
+    slip = np.array([0.3, 0.1 + 0.1 * 1.0, 0.0])
+    assert rolled[:2] == pytest.approx(-0.5 * normal * slip[:2] / math.sqrt(slip @ slip + 1e-6), rel=1e-9)
