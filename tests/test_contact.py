@@ -353,5 +353,5 @@ def test_a_double_pendulum_striking_a_tilted_plane_keeps_its_energy_balance():
     result = run(loads(dumps(model)), 2.0, 401)
     assert column(result, "f.normal_force").max() > 10.0
     assert column(result, "f.friction_force").max() > 1.0
-    assert monitor(result, "dissipated_energy")[-1] > 1e-2 * abs(result.total[0])
+    assert monitor(result, "dissipated_energy")[-1] > 0.1 * result.kinetic.max()  # E(0) = 0 here
     assert result.energy_drift < 1e-7
