@@ -355,3 +355,18 @@ def test_a_double_pendulum_striking_a_tilted_plane_keeps_its_energy_balance():
     assert column(result, "f.friction_force").max() > 1.0
     assert monitor(result, "dissipated_energy")[-1] > 0.1 * result.kinetic.max()  # E(0) = 0 here
     assert result.energy_drift < 1e-7
+
+
+def test_a_four_bar_striking_a_wall_keeps_its_loop_closed_and_its_energy_balance():
+    """A closed loop: the coupler point of the four-bar sample, launched at 3 rad/s, meets a wall (normal +y)
+    and is stopped by its friction; the loop stays closed, E + dissipated stays constant (1e-7, as above), and
+    the kinetic energy went into the dissipated energy."""
+    model = samples.load("four_bar")
+    model.forces = [Contact("wall", "2", "P", 0.02, 1e5, 1.5, 0.5, 0.5, 1e-3, [0.0, 0.0, 0.0], [0.0, 1.0, 0.0])]
+    model.measures = [ForceMeasure("f", "wall")]
+    result = run(loads(dumps(model)), 1.0, 201, velocities=[-3.0])
+    assert column(result, "f.normal_force").max() > 10.0
+    assert result.residual.max() < 1e-9
+    assert result.energy_drift < 1e-7
+    assert result.kinetic[-1] < 1e-6 * result.kinetic[0]
+    assert monitor(result, "dissipated_energy")[-1] == pytest.approx(result.total[0] - result.total[-1], rel=1e-6)
