@@ -96,6 +96,8 @@ def every_law() -> Mechanism:
         {"type": "point_force", "name": "gust", "body": "1", "point": "tip", "force": ["sin(t)", 0.0, 0.0]},
         {"type": "tyre", "name": "foot", "body": "2", "point": "tip", "stiffness": 1e4, "damping": 10.0,
          "radius": 0.5},
+        {"type": "contact", "name": "toe", "body": "2", "point": "tip", "radius": 0.5, "stiffness": 1e5,
+         "dissipation": 0.2, "friction": 0.5, "plane_normal": [-0.05, 0.0, 1.0]},
     ]  # fmt: skip
     return Mechanism(loads(json.dumps(data)))
 

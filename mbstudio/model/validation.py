@@ -19,6 +19,7 @@ from .document import (
     TASK_COORDINATES,
     Actuator,
     Body,
+    Contact,
     Frame,
     Joint,
     Model,
@@ -529,6 +530,35 @@ def _check_forces(model: Model, symbols) -> None:
             float_vector(element.force, timed, f"{where}.force")
         if isinstance(element, Actuator):
             _check_time_function(element, timed, where)
+        if isinstance(element, Contact):
+            _check_contact(element, symbols, where)
+
+
+# A contact's own ranges (its stiffness and radius are checked with every element's): the exponent from 1, so
+# that the force's slope k n δ^(n−1) stays finite at touch-down (docs/contact.md)
+_CONTACT_RANGES = {
+    "exponent": (1.0, "a value >= 1 (1 linear, 1.5 Hertz's sphere)"),
+    "dissipation": (0.0, "a value >= 0, in s/m"),
+    "friction": (0.0, "a value >= 0 (the Coulomb coefficient μ)"),
+}
+
+
+def _check_contact(element: Contact, symbols, where: str) -> None:
+    """The exponent, dissipation and friction in range, a positive stiction velocity, and a plane whose normal
+    is a direction."""
+    for key, (least, expected) in _CONTACT_RANGES.items():
+        if not float_value(getattr(element, key), symbols, f"{where}.{key}") >= least:
+            raise ModelError(f"{where}.{key}", "is out of range", getattr(element, key), expected)
+    if not float_value(element.stiction_velocity, symbols, f"{where}.stiction_velocity") > 0:
+        problem = "is not positive"
+        raise ModelError(f"{where}.stiction_velocity", problem, element.stiction_velocity, "a speed > 0, in m/s")
+    for key in ("plane_origin", "plane_normal"):
+        if not isinstance(getattr(element, key), list) or len(getattr(element, key)) != 3:
+            raise ModelError(f"{where}.{key}", "must hold three numbers", getattr(element, key), "[x, y, z]")
+    float_vector(element.plane_origin, symbols, f"{where}.plane_origin")
+    normal = float_vector(element.plane_normal, symbols, f"{where}.plane_normal")
+    if not np.linalg.norm(normal) > 0:
+        raise ModelError(f"{where}.plane_normal", "is not a direction", normal.tolist(), "3 numbers, not all 0")
 
 
 def _check_road(model: Model, symbols) -> None:
