@@ -1,11 +1,11 @@
 """The bundled sample mechanisms (`samples/*.mbs`), each loadable in one call: `samples.load("four_bar")`.
 
-Importing this module reads nothing: the folder is found, and the model code and numpy are imported, when first
-needed."""
+The model code and numpy are imported when a sample is loaded, not with this module: `mbstudio samples` lists
+them without either."""
 
 from __future__ import annotations
 
-import functools
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,25 +14,18 @@ if TYPE_CHECKING:
 
     from .model import Model
 
+# pyproject.toml installs the top-level samples/ folder as the package `mbstudio._samples`, so this finds it in a
+# source checkout, an editable install and a wheel alike; installed packages are plain folders, hence a Path.
+FOLDER = Path(str(files("mbstudio._samples")))
 DEFAULT = "sla_suspension"
 
 
-@functools.cache
-def folder() -> Path:
-    """The samples' folder. pyproject.toml installs the top-level samples/ folder as the package
-    `mbstudio._samples`, so this finds it in a source checkout, an editable install and a wheel alike; installed
-    packages are plain folders, hence a Path."""
-    from importlib.resources import files
-
-    return Path(str(files("mbstudio._samples")))
-
-
 def names() -> list[str]:
-    return sorted(p.stem for p in folder().glob("*.mbs"))
+    return sorted(p.stem for p in FOLDER.glob("*.mbs"))
 
 
 def path(name: str) -> Path:
-    p = folder() / f"{name.removesuffix('.mbs')}.mbs"
+    p = FOLDER / f"{name.removesuffix('.mbs')}.mbs"
     if not p.exists():
         raise FileNotFoundError(f"no sample named '{name}'; the samples are: {', '.join(names())}")
     return p
