@@ -50,7 +50,7 @@ def test_check_json_for_each_sample(name, capsys):
     assert len(report["independent_coordinates"]) == dof
     assert report["assembled"] is True
     assert report["residual"] < 1e-12
-    assert 0 < report["engine_build_seconds"] < 60 and isinstance(report["engine_native"], bool)
+    assert "engine_build_seconds" not in report and isinstance(report["engine_native"], bool)  # check builds nothing
 
 
 def test_sla_counts(capsys):

@@ -29,10 +29,8 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.file)
     report = check(model, say)
     text = format_report(report) + "\n" + _machine_text(report)
-    if report.get("engine_build_seconds") is not None:
-        text += f"\nengine: built in {report['engine_build_seconds']:.2f} s ({_kind(report)})"
-    elif "engine" in report:
-        text += f"\nengine: {report['engine']} (simulation uses the numpy path)"
+    if "engine" in report:
+        text += f"\nengine: {report['engine']}"
     print(json_text(report).rstrip() if args.json else text)  # strict: a NaN residual is "nan"
     return 0 if report["assembled"] else 1
 
@@ -65,9 +63,3 @@ def _size(path: str) -> int:
         return Path(path).stat().st_size
     except OSError:
         return 0  # load names the file's problem
-
-
-def _kind(report: dict) -> str:
-    from ..numerics.compiled import uncompiled_reason
-
-    return "native C" if report["engine_native"] else f"CasADi virtual machine: {uncompiled_reason()}"

@@ -282,7 +282,10 @@ def uncompiled_reason() -> str:
         cache_folder()
     except CacheRefused as refused:
         return str(refused)
-    return "the library could not be compiled or loaded"
+    return UNKNOWN_FAILURE
+
+
+UNKNOWN_FAILURE = "the library could not be compiled or loaded"  # with a compiler and a usable cache
 
 
 def filed_functions(key: str, stem: str) -> Native | None:

@@ -41,7 +41,7 @@ from ..model import Model, dumps, loads
 from ..model.document import EULER_JOINTS, GROUND
 from ..model.errors import AssemblyError, ModelError
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
-from ..model.validation import MAGNITUDE_MAX, inertia_warnings
+from ..model.validation import MAGNITUDE_MAX, check_dynamics, inertia_warnings
 from .charts import ChartWatch, decided, singularity
 from .integrators import CHART_REASON, CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
@@ -297,6 +297,7 @@ def simulate(
         raise ValueError(f"{method} steps natively on the compiled engine: use compiled=True or a scipy method")
     start, cpu = time.perf_counter(), time.process_time()
     document = model.model if isinstance(model, Mechanism) else model
+    check_dynamics(document)  # a massless subtree: refused by name, not NaN
     text = canonical_text(document)
     mech, forces, q0 = _own_start(model) if isinstance(model, Mechanism) else _start(text)
     times = np.linspace(0.0, t_end, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
