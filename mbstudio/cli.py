@@ -15,9 +15,9 @@ import io
 import os
 import sys
 
-from . import __version__, samples
+from . import __version__
 from .commands import COMMANDS, COMPUTING, EXAMPLES, MODULES
-from .model import AssemblyError, ModelError, load
+from .model.errors import AssemblyError, ModelError  # without numpy: `mbstudio --help` imports only argparse
 
 
 class Parser(argparse.ArgumentParser):
@@ -105,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         args = default_parser().parse_args(argv)
         if interactive and not args.summary and _has_display():
             return _window(args.file)
+        from . import samples
+        from .model import load
         from .report import check_report, format_report  # the kinematics, imported when a summary is asked for
 
         model = samples.load() if args.file is None else load(args.file)

@@ -235,7 +235,8 @@ def _returns(outputs: np.ndarray, checks: np.ndarray, start: float, end: float):
     integrator): at the outputs, the check points and the end; and where the outputs and the check points lie
     among the returns."""
     outputs, checks = (np.round((np.asarray(t, float) - start) / (end - start), 12) for t in (outputs, checks))
-    marks = np.union1d(outputs, np.append(checks, 1.0))
+    marks = np.sort(np.concatenate([outputs, checks, [1.0]]))
+    marks = marks[np.append(True, marks[1:] != marks[:-1])]  # np.union1d's, without its import of numpy.ma (20 ms)
     return tuple(marks), np.searchsorted(marks, outputs), np.searchsorted(marks, checks)
 
 
