@@ -99,7 +99,7 @@ def trajectory_csv(mech: Mechanism, found, args: argparse.Namespace) -> CsvTable
     header += [f"dd_{n} [{u}/s²]" for n, u in zip(found.coordinates, units, strict=True)]
     provenance = {
         "model_hash": model_hash(mech.model),
-        "method": "Fourier excitation minimising cond(W_b) (L-BFGS-B)",
+        "method": "Fourier excitation minimising cond(W_b) (L-BFGS-B, exact gradient on a tree)",
         "terms": {n: terms for n, terms in zip(found.coordinates, found.terms, strict=True)},
         "condition_before": found.condition_before,
         "condition_after": found.condition_after,

@@ -7,6 +7,11 @@ frequency (sampled as the base-parameter pipeline samples a trajectory: both end
 base-parameter columns found on the starting trajectory (so the parameter set does not change under the
 optimiser).
 
+On a tree the optimiser (L-BFGS-B by default) gets the exact gradient of log10 cond₂(W_b) from one CasADi
+function of the coefficients and its adjoint (`TreeCondition`): a few dozen milliseconds an iteration for a
+6-dof arm, where finite differences over the numpy observation matrix took one evaluation per coefficient. A
+closed loop's samples need the assembly, so its gradient is left to the optimiser's finite differences.
+
 Coordinate limits (the document's min/max, or `limits`) hold by construction: |q_j − q_j0| ≤ Σ_l A_jl, so each
 amplitude is bounded by the smaller distance from q_j0 to a limit divided by the number of terms. Velocity and
 acceleration limits hold the same way, |q̇_j| ≤ Σ_l A_jl ω_jl and |q̈_j| ≤ Σ_l A_jl ω_jl², each term taking its
