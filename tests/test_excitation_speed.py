@@ -72,3 +72,32 @@ def test_optimised_puma_trajectory_is_better_conditioned_and_within_its_limits()
     q, qd = path(fine, 0), path(fine, 1)
     assert np.all(q >= -1.0 - 1e-12) and np.all(q <= 0.8 + 1e-12)
     assert np.abs(qd).max() <= 1.5 + 1e-12
+
+
+@pytest.mark.slow
+def test_ur5_from_example_robot_data_is_better_conditioned_within_the_file_limits():
+    from mbstudio.io.example_robots import robot_path, robots_folder
+    from mbstudio.io.urdf_import import import_urdf
+
+    if robots_folder() is None:
+        pytest.skip("example-robot-data is not installed")
+    mech = Mechanism(import_urdf(robot_path("ur5"), floating_base=False).model)
+    ex = optimise_excitation(mech, 2 * np.pi / 10, harmonics=3, samples=100, max_acceleration=4.0)
+    assert ex.condition_after < 0.1 * ex.condition_before
+    fine = np.linspace(0.0, ex.duration, 5001)
+    q, qdd = ex.path(mech)(fine, 0), ex.path(mech)(fine, 2)
+    limits = {c.name: (c.min, c.max) for joint in mech.model.joints for c in joint.coordinates}
+    for j, name in enumerate(mech.independent):
+        assert limits[name][0] - 1e-12 <= q[:, j].min() and q[:, j].max() <= limits[name][1] + 1e-12
+    assert np.abs(qdd).max() <= 4.0 + 1e-12
+
+
+def test_a_closed_loop_is_optimised_without_the_traced_gradient():
+    """The four-bar's samples need the assembly: the optimiser falls back to finite differences of the numpy
+    route, and the result is still checked against the numpy observation matrix."""
+    mech = Mechanism(samples.load("four_bar"))
+    ex = optimise_excitation(mech, 1.0, harmonics=2, samples=40, max_amplitude=0.3, max_evaluations=40)
+    assert ex.condition_after < ex.condition_before
+    W = observation_matrix(mech, ex.times, ex.path(mech))
+    names = mech.model.inertial_parameter_names()
+    assert condition_number(W[:, [names.index(k) for k in ex.kept]]) == pytest.approx(ex.condition_after, rel=1e-9)
