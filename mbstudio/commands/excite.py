@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     write_output(args.out, trajectory_csv(mech, found, args))
     print(
         f"{model.name}: cond(W_b) {found.condition_before:.4g} -> {found.condition_after:.4g} over "
-        f"{found.duration:g} s ({found.evaluations} evaluations, {found.seconds:.1f} s); "
+        f"{found.duration:g} s ({found.evaluations} evaluations, {found.seconds:.1f} s, "
+        f"{found.cpu_seconds:.1f} s CPU); "
         f"{len(found.kept)} base parameters; written to {args.out}"
     )
     return 0

@@ -57,7 +57,8 @@ class Excitation:
     condition_before: float  # cond₂(W_b) of the starting trajectory
     condition_after: float
     evaluations: int
-    seconds: float
+    seconds: float  # wall-clock
+    cpu_seconds: float  # this process's CPU time, its BLAS threads' included
     message: str  # the optimiser's
 
     @property
@@ -244,7 +245,7 @@ def optimise_excitation(
     (min, max)) overrides the document's coordinate limits. `method`: a scipy.optimize.minimize method that
     takes bounds ("L-BFGS-B", "Nelder-Mead", "Powell"); `max_evaluations` caps the objective evaluations.
     `max_velocity`, `max_acceleration`: limits of |q̇_j| and |q̈_j| (one for all, or one per coordinate)."""
-    clock = time.perf_counter()
+    clock, cpu = time.perf_counter(), time.process_time()
     if start is None:
         omegas = [[(k + 1) * base_frequency for k in range(harmonics)] for _ in mech.independent]
     else:
@@ -287,5 +288,6 @@ def optimise_excitation(
         10**after,
         evaluations,
         time.perf_counter() - clock,
+        time.process_time() - cpu,
         str(result.message),
     )
