@@ -41,7 +41,7 @@ from .observation import FourierPath, observation_matrix
 FAILED_ASSEMBLY = 40.0  # objective (log10 cond) where the mechanism cannot close: worse than any real W_b
 
 # scipy methods that take the exact gradient (given for trees; a closed loop's W_b needs the assembly)
-GRADIENT_METHODS = {"L-BFGS-B", "TNC", "SLSQP"}
+GRADIENT_METHODS = {"L-BFGS-B", "TNC"}
 
 Limits = Mapping[str, tuple[float | None, float | None]]
 Rates = float | Sequence[float]  # one limit for every independent coordinate, or one each
@@ -243,7 +243,7 @@ def optimise_excitation(
     fix the frequencies; default `default_start` with `harmonics` multiples of `base_frequency` (rad/s) at half
     the allowed amplitude. `max_amplitude` bounds every term (in the coordinate's unit); `limits` (name ->
     (min, max)) overrides the document's coordinate limits. `method`: a scipy.optimize.minimize method that
-    takes bounds ("L-BFGS-B", "Nelder-Mead", "Powell"); `max_evaluations` caps the objective evaluations.
+    takes bounds ("L-BFGS-B", "TNC", "Nelder-Mead", "Powell"); `max_evaluations` caps the objective evaluations.
     `max_velocity`, `max_acceleration`: limits of |q̇_j| and |q̈_j| (one for all, or one per coordinate)."""
     clock, cpu = time.perf_counter(), time.process_time()
     if start is None:
@@ -270,7 +270,7 @@ def optimise_excitation(
 
     before = log_condition(mech, _split(x0, omegas), times, kept)
     bounds = [(0.0, b) for b in bound] + [(-2 * np.pi, 2 * np.pi)] * len(bound)
-    budget = {"L-BFGS-B": "maxfun"}.get(method, "maxfev")
+    budget = "maxfun" if method in GRADIENT_METHODS else "maxfev"
     result = scipy.optimize.minimize(
         objective, x0, method=method, jac=exact or None, bounds=bounds, options={budget: max_evaluations}
     )
