@@ -8,8 +8,9 @@ base-parameter columns found on the starting trajectory (so the parameter set do
 optimiser).
 
 On a tree the optimiser (L-BFGS-B by default) gets the exact gradient of log10 cond₂(W_b) from one CasADi
-function of the coefficients and its adjoint (`TreeCondition`): a few dozen milliseconds an iteration for a
-6-dof arm, where finite differences over the numpy observation matrix took one evaluation per coefficient. A
+function of the coefficients and its adjoint (`TreeCondition`): a step costs about two evaluations of W_b, where
+finite differences over the numpy observation matrix take one per coefficient (36 for a 6-dof arm with three
+harmonics). A
 closed loop's samples need the assembly, so its gradient is left to the optimiser's finite differences.
 
 Coordinate limits (the document's min/max, or `limits`) hold by construction: |q_j − q_j0| ≤ Σ_l A_jl, so each
