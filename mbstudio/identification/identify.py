@@ -366,7 +366,7 @@ def _known_columns(applied: AppliedForces, t: np.ndarray, q: np.ndarray, qd: np.
     if not applied.elements:
         return np.zeros(Rt.shape[:2] + (0,))
     st = applied.placed(q)
-    columns = [np.einsum("nij,nj->ni", Rt, applied.of_element(e, t, q, qd, st)) for e in applied.elements]
+    columns = [np.einsum("nij,nj->ni", Rt, applied.of_law(law, t, q, qd, st)) for law in applied.laws]
     return np.stack(columns, axis=2)
 
 
