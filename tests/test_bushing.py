@@ -44,7 +44,7 @@ def hanging(stiffness, damping=None, preload=None, tables=None, inertia=None, fr
     """A block on a free joint from the ground, held by one bushing between a ground frame and a block frame
     (tilted and off the block's centre of mass when `frames`, else both at the block's origin, axes aligned)."""
     model = Model(name="hanging block")
-    values = inertia or [2.0, 0.2, -0.1, 0.3, 0.05, 0.001, 0.002, 0.06, 0.003, 0.07]
+    values = inertia or block_inertia(2.0, np.array([0.1, -0.05, 0.15]), np.diag([0.05, 0.06, 0.07]) + 0.002)
     body = Body("1", "block", dict(zip(INERTIA_NAMES, values, strict=True)))
     if frames:
         body.frames["eye"] = Frame([0.1, -0.05, 0.2], [0.1, 0.2, 1.0], [1.0, 0.0, 0.0])
@@ -60,6 +60,13 @@ def hanging(stiffness, damping=None, preload=None, tables=None, inertia=None, fr
                                 tables or {}))  # fmt: skip
     model.measures.append(ForceMeasure("bush", "mount"))
     return loads(dumps(model))  # through the file's text: the format reads what it writes
+
+
+def block_inertia(m: float, centre: np.ndarray, central: np.ndarray) -> list[float]:
+    """The ten parameters about the body origin of a body of mass m, centre of mass `centre`, inertia `central`
+    about it (parallel axes)."""
+    I = central + m * (centre @ centre * np.eye(3) - np.outer(centre, centre))
+    return [m, *(m * centre), I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2]]
 
 
 def symmetric(size: float, rng) -> list[list[float]]:
