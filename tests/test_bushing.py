@@ -191,6 +191,7 @@ def pendulum(elbow_stiffness: float | None) -> Model:
     elbow = model.joint("elbow")
     elbow.type = "free"
     elbow.coordinates = [Coordinate(f"elbow_{d}", 0.0) for d in FREE]
+    model.independent_coordinates = "auto"
     k, c = elbow_stiffness, 2 * np.sqrt(elbow_stiffness * 1.0)  # c = 2 √(k m): critical for the rod's mass
     model.forces.append(Bushing("elbow_bushing", "1", "tip", "2", "pivot", [k] * 5 + [0.0], [c] * 5 + [0.0]))
     return loads(dumps(model))
@@ -270,3 +271,20 @@ def test_the_compiled_engine_and_the_numpy_path_agree():
         ours = np.asarray(eng.accelerations(0.0, q, qd), float).ravel()
         reference = np.asarray(forward_dynamics(mech, q, qd, forces.generalized(0.0, q, qd)), float).ravel()
         assert ours == pytest.approx(reference, abs=1e-9 * np.abs(reference).max())
+
+
+def test_bushing_values_take_units_of_their_direction():
+    """A translational stiffness in N/mm is read in SI, a rotational one takes N m/rad, a coupling N/rad; a
+    stiffness given as a force is refused with its place."""
+    data = json.loads(dumps(hanging([1e3] * 6)))
+    rows = np.diag([1e3] * 6).tolist()
+    rows[0][0], rows[3][3], rows[0][3], rows[3][0] = "2 N/mm", "50 N*m/rad", "10 N/rad", "10 N/rad"
+    data["forces"][0]["stiffness"] = rows
+    data["forces"][0]["tables"] = {"rz": [["-10 deg", "-5 N*m"], ["10 deg", "5 N*m"]]}
+    model = loads(json.dumps(data))
+    forces = AppliedForces(Mechanism(model))
+    K = np.asarray(forces.laws[0].matrix(model.forces[0].stiffness), float)
+    assert (K[0, 0], K[3, 3], K[0, 3]) == pytest.approx((2e3, 50.0, 10.0))
+    rows[1][1] = "3 N"
+    with pytest.raises(ModelError, match=r"force 'mount'\.stiffness\[1\]\[1\].*a stiffness"):
+        loads(json.dumps(data))
