@@ -200,9 +200,10 @@ def pendulum(elbow_stiffness: float | None) -> Model:
 @pytest.mark.slow
 def test_a_very_stiff_bushing_moves_like_the_joint_it_replaces():
     """The elbow's reaction F is at most m (g + ω² L) ≈ 60 N over this swing, so the stiff bushing deflects by
-    about F / k and the rods' angles depart from the ideal joint's by O(F / (k L)): 6e-8 at k = 1e9. The swing
-    amplifies a departure by a modest factor over 1 s; the bound allows 1e3 of it, and a ten times stiffer
-    bushing must come ten times closer (the departure is first order in 1/k)."""
+    about F / k and the rods' angles depart from the ideal joint's by O(F / (k L)): 6e-8 rad at k = 1e9. The swing
+    amplifies a departure by a modest factor over 1 s (measured: 3); the bound allows 20. A ten times stiffer
+    bushing must come closer by more than 3 (first order in 1/k would give 10; the integrators' own error at
+    rtol 1e-10, about 1e-8 rad over this swing, is the floor that keeps it from the full ratio)."""
     ideal = simulate(pendulum(None), 1.0, "CVODES-BDF", samples=101)
 
     def departure(k: float) -> float:
@@ -214,8 +215,8 @@ def test_a_very_stiff_bushing_moves_like_the_joint_it_replaces():
 
     force, length = 60.0, 1.0
     soft, stiff = departure(1e9), departure(1e10)
-    assert soft < 1e3 * force / (1e9 * length)
-    assert stiff < soft / 5
+    assert soft < 20 * force / (1e9 * length)
+    assert stiff < soft / 3
 
 
 def test_bad_bushings_are_refused_naming_the_element_and_field():
