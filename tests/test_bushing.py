@@ -289,3 +289,40 @@ def test_bushing_values_take_units_of_their_direction():
     rows[1][1] = "3 N"
     with pytest.raises(ModelError, match=r"force 'mount'\.stiffness\[1\]\[1\].*a stiffness"):
         loads(json.dumps(data))
+
+
+def test_make_compliant_keeps_the_nominal_position_and_adding_one_starts_undeflected():
+    """Edit › Make Compliant on the double pendulum's shoulder (at 90°) and elbow: every body stays where it was at
+    the document's pose, the bushings start undeflected in their stiff directions, and the turned ones free."""
+    from mbstudio.gui.editing import edits
+
+    model = samples.load("double_pendulum")
+    for body in model.bodies:
+        body.inertia["Ixx"] = 0.01
+    model.joint("elbow").coordinates[0].initial = 0.4
+    before = Mechanism(model)
+    poses = before.motion(before.assemble(None))
+    compliant = model.copy()
+    names = [edits.make_compliant(compliant, joint) for joint in ("shoulder", "elbow")]
+    mech = Mechanism(loads(dumps(compliant)))
+    q = mech.assemble(None)
+    after = mech.motion(q)
+    for label in ("1", "2"):
+        i, k = before.tree.body_index(label), mech.tree.body_index(label)
+        assert np.asarray(after.R[k], float) == pytest.approx(np.asarray(poses.R[i], float), abs=1e-14)
+        assert np.asarray(after.p[k], float) == pytest.approx(np.asarray(poses.p[i], float), abs=1e-14)
+    forces = AppliedForces(mech)
+    for name, angle in zip(names, (np.pi / 2, 0.4), strict=True):
+        law = next(law for law in forces.laws if law.name == name)
+        delta = np.asarray(law.deflection(mech.motion(q))[0], float)[0]
+        assert delta[:5] == pytest.approx(np.zeros(5), abs=1e-14)
+        assert delta[5] == pytest.approx(4 * np.tan(angle / 4), rel=1e-14)
+        assert np.asarray(forces.of_law(law, 0.0, q, np.zeros_like(q)), float) == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(ModelError, match=r"joint 'float'\.type.*no bushing form"):
+        edits.make_compliant(hanging([1.0] * 6), "float")
+    added = hanging([1.0] * 6)
+    name = edits.add_force(added, "bushing")
+    forces = AppliedForces(Mechanism(loads(dumps(added))))
+    law = next(law for law in forces.laws if law.name == name)
+    q = np.zeros((1, 6))
+    assert np.asarray(law.deflection(law.forces.mech.motion(q))[0], float) == pytest.approx(0.0, abs=1e-14)
