@@ -326,3 +326,24 @@ def test_make_compliant_keeps_the_nominal_position_and_adding_one_starts_undefle
     law = next(law for law in forces.laws if law.name == name)
     q = np.zeros((1, 6))
     assert np.asarray(law.deflection(law.forces.mech.motion(q))[0], float) == pytest.approx(0.0, abs=1e-14)
+
+
+def test_the_properties_panel_shows_and_edits_a_bushing():
+    """The window's fields of a bushing: its frames as choices of its bodies' frames, its matrices as the file's
+    JSON (units kept), read back through the file format's reader; bad JSON is refused naming the field."""
+    from mbstudio.gui.editing.fields import fields_for
+
+    model = hanging([1e3] * 6)
+    title, form = fields_for(model, ("force", "mount"))
+    by_name = {f.name: f for f in form}
+    assert title == "bushing 'mount'"
+    assert by_name["frame2"].kind == "choice" and by_name["frame2"].choices == ("eye",)
+    assert json.loads(by_name["stiffness"].value) == [1e3] * 6
+    edited = model.copy()
+    by_name["stiffness"].apply(edited, '["2 N/mm", 1000, 1000, 10, 10, 10]')
+    by_name["tables"].apply(edited, '{"rz": [["-10 deg", "-5 N*m"], ["10 deg", "5 N*m"]]}')
+    reread = loads(dumps(edited))
+    assert float(reread.forces[0].stiffness[0]) == pytest.approx(2e3)
+    assert float(reread.forces[0].tables["rz"][0][0]) == pytest.approx(-np.pi / 18)
+    with pytest.raises(ModelError, match=r"force 'mount'\.preload: is not a JSON value"):
+        by_name["preload"].apply(edited, "[1, 2,")

@@ -519,13 +519,13 @@ def _element(data, index: int, section: str, kinds: dict):
     missing = [key for key in required if key not in obj]
     if missing:
         raise ModelError(where, f"lacks '{missing[0]}'", expected=f"every {kind} has " + ", ".join(required))
-    read_field = _bushing_field if kind == "bushing" else _element_field
+    read_field = bushing_field if kind == "bushing" else _element_field
     return kinds[kind](
         **{f.name: read_field(f.name, obj[f.name], f"{where}.{f.name}") for f in fields if f.name in obj}
     )
 
 
-def _bushing_field(key, data, where):
+def bushing_field(key, data, where):
     """A bushing's fields: six diagonal entries or six rows of six (stiffness, damping), six values (preload),
     direction → [deflection, force] rows (tables); its names as any element's."""
     if key in ("stiffness", "damping", "preload"):
@@ -549,6 +549,12 @@ def _bushing_field(key, data, where):
             direction: _table(rows, f"{where}.{direction}", "[deflection, force]") for direction, rows in data.items()
         }
     return _element_field(key, data, where)
+
+
+def bushing_text(value) -> str:
+    """A bushing's stiffness, damping, preload or tables as one line of the file's JSON (the window shows them so,
+    and reads them back by `bushing_field`)."""
+    return json.dumps(json.loads(_dump(value, 0)), ensure_ascii=False)
 
 
 def _six(data, where):
