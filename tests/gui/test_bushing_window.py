@@ -30,3 +30,14 @@ def test_a_bushing_is_added_and_a_joint_made_compliant(window, monkeypatch, answ
     window.document.stack.undo()
     window.document.stack.undo()
     assert dumps(window.document.model) == original
+
+
+def test_a_bushing_is_drawn_as_a_pin_in_a_sleeve_on_its_two_bodies(window, monkeypatch):
+    window.open_sample("double_pendulum")
+    monkeypatch.setattr(QInputDialog, "getItem", staticmethod(lambda *a, **k: ("bushing", True)))
+    window.tree.requested.emit("add_force", ("forces",))
+    name = window.document.model.forces[-1].name
+    scene = window.view.scene
+    glyphs = [actor for actors in scene.actors.values() for actor in actors if scene.key_of(actor) == ("force", name)]
+    assert len(glyphs) == 2  # the pin on the ground, the sleeve on body 1
+    assert any(actor in scene.actors["1"] for actor in glyphs)
