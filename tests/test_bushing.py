@@ -347,3 +347,25 @@ def test_the_properties_panel_shows_and_edits_a_bushing():
     assert float(reread.forces[0].tables["rz"][0][0]) == pytest.approx(-np.pi / 18)
     with pytest.raises(ModelError, match=r"force 'mount'\.preload: is not a JSON value"):
         by_name["preload"].apply(edited, "[1, 2,")
+
+
+def test_force_arrows_and_measures_read_the_push_on_frame_b():
+    """Frames at the block's origin on world axes, diagonal K: moved by (0.01, −0.02, 0.005) m at rest, the push
+    on the block is −K d at its origin, its opposite on the ground, and the measure's columns say the same."""
+    from mbstudio.simulation.measures import applied_forces, measure_columns
+
+    k = [1e3, 2e3, 3e3, 10.0, 20.0, 30.0]
+    model = hanging(k, preload=[0.0, 0.0, 5.0, 0.0, 0.0, 0.0], frames=False)
+    mech = Mechanism(model)
+    q, qd = np.array([0.01, -0.02, 0.005, 0.0, 0.0, 0.0]), np.zeros(6)
+    expected = np.array([-10.0, 40.0, -15.0 + 5.0])
+    (name, at, on_b), (_, _, on_a) = applied_forces(mech, 0.0, q, qd)
+    assert (
+        name == "mount"
+        and at == pytest.approx(q[:3])
+        and on_b == pytest.approx(expected)
+        and on_a == pytest.approx(-expected)
+    )
+    columns = {n: v for n, _, v in measure_columns(mech, np.zeros(1), q[None], qd[None], np.zeros((1, 6)))}
+    assert [float(columns[f"bush.f{d}"][0]) for d in "xyz"] == pytest.approx(expected)
+    assert float(columns["bush.y"][0]) == pytest.approx(-0.02)

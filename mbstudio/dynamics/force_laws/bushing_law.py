@@ -91,15 +91,20 @@ class BushingLaw(ForceLaw):
         return self.forces.mech.backend.asarray([self.forces.value(v) for v in self.element.preload])
 
     # ------------------------------------------------------------------ kinematics
-    def deflection(self, st) -> tuple[np.ndarray, np.ndarray]:
-        """δ (N, 6) and J = ∂δ/∂q (N, 6, n) at the poses st."""
+    def frames(self, st) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """(body index, world axes (N, 3, 3), world origin (N, 3)) of frames A and B at the poses st."""
         e, mech = self.element, self.forces.mech
-        tree, geometry, b = mech.tree, self.forces.geometry, mech.backend
         ends = []
         for label, frame in ((e.body1, e.frame1), (e.body2, e.frame2)):
-            R, origin, *_ = tree.frame_state(st, label, geometry.frame(mech.model.body(label), frame))
-            ends.append((tree.body_index(label), R, origin))
-        (ia, Ra, oa), (ib, Rb, ob) = ends
+            placed = self.forces.geometry.frame(mech.model.body(label), frame)
+            R, origin, *_ = mech.tree.frame_state(st, label, placed)
+            ends.append((mech.tree.body_index(label), R, origin))
+        return ends
+
+    def deflection(self, st) -> tuple[np.ndarray, np.ndarray]:
+        """δ (N, 6) and J = ∂δ/∂q (N, 6, n) at the poses st."""
+        tree, b = self.forces.mech.tree, self.forces.mech.backend
+        (ia, Ra, oa), (ib, Rb, ob) = self.frames(st)
         delta = b.zeros((len(oa), 6))
         jac = b.zeros((len(oa), 6, tree.n))
         along = ob - oa
@@ -161,6 +166,16 @@ class BushingLaw(ForceLaw):
             columns.append((f"{name}.{d}", "rad" if turning else "m", delta[:, i]))
             columns.append((f"{name}.f{d}", "N m" if turning else "N", push[:, i]))
         return columns
+
+    def arrows(self, motion, t: float) -> list:
+        """The force on B at B's origin and its opposite on A there (the moments are not drawn as arrows)."""
+        mech = self.forces.mech
+        st = mech.tree.motion(mech.as_batch(motion.q[:1]))
+        delta, jac = self.deflection(st)
+        push = -np.asarray(self.resisting(delta, jac, mech.as_batch(motion.qd[:1])), float)[0]
+        (_, Ra, _), (_, _, ob) = self.frames(st)
+        world, at = np.asarray(Ra, float)[0] @ push[:3], np.asarray(ob, float)[0]
+        return [(self.name, at, world), (self.name, at, -world)]
 
     @classmethod
     def export_note(cls, element, target: str, value) -> str | None:
