@@ -175,8 +175,14 @@ def test_a_body_on_a_bushing_sags_by_mg_over_k_and_vibrates_at_its_hand_frequenc
     masses = [m, m, m, *inertia]
     hand = sorted(np.sqrt(np.array(k) / masses) / (2 * np.pi))
     assert found == pytest.approx(hand, rel=1e-9)
-    vertical = next(mode for mode in modes(linearize(model, point)) if mode.dominant == "z")
+    lin = linearize(model, point, outputs=["bush.fz", "bush.z"])
+    vertical = next(mode for mode in modes(lin) if mode.dominant == "z")
     assert vertical.frequency_hz == pytest.approx(np.sqrt(k[2] / m) / (2 * np.pi), rel=1e-9)
+    # the linear model's outputs: the bushing holds the block up by m g, and its vertical push falls by k per
+    # metre of rise (C's rows on the state z)
+    assert lin.y0 == pytest.approx([m * G, -m * G / k[2]], rel=1e-9)
+    z = lin.states.index("z")
+    assert lin.C[:, z] == pytest.approx([-k[2], 1.0], rel=1e-12)
 
 
 def pendulum(elbow_stiffness: float | None) -> Model:

@@ -167,6 +167,24 @@ class BushingLaw(ForceLaw):
             columns.append((f"{name}.f{d}", "N m" if turning else "N", push[:, i]))
         return columns
 
+    @classmethod
+    def output_parts(cls, element, force_unit) -> dict[str, str]:
+        """Its deflections `x … rz` and its pushes on B `fx … frz`, as the measure's columns."""
+        parts = {}
+        for d in BUSHING_DIRECTIONS:
+            turning = d.startswith("r")
+            parts[d], parts[f"f{d}"] = ("rad", "N m") if turning else ("m", "N")
+        return parts
+
+    def output(self, part: str, outputs):
+        mech = self.forces.mech
+        q, qd = outputs.coordinate_rows()
+        with mech.backend.context():
+            delta, jac = self.deflection(mech.tree.motion(q))
+            if part in BUSHING_DIRECTIONS:
+                return delta[0][BUSHING_DIRECTIONS.index(part)]
+            return -self.resisting(delta, jac, qd)[0][BUSHING_DIRECTIONS.index(part[1:])]
+
     def arrows(self, motion, t: float) -> list:
         """The force on B at B's origin and its opposite on A there (the moments are not drawn as arrows)."""
         mech = self.forces.mech
