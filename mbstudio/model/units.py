@@ -336,20 +336,24 @@ def _bushing_matrix_dimension(quantity: str, i: int, j: int) -> Dimension:
 
 
 def _bushing(element, where: str):
+    """A bushing's values with their dimensions; misshapen fields are left to validation, which names them."""
     for quantity in ("stiffness", "damping"):
-        for i, row in enumerate(element.stiffness if quantity == "stiffness" else element.damping):
+        matrix = getattr(element, quantity)
+        for i, row in enumerate(matrix[:6] if isinstance(matrix, list) else []):
             if isinstance(row, list):
-                for j, value in enumerate(row):
+                for j, value in enumerate(row[:6]):
                     yield f"{where}.{quantity}[{i}][{j}]", value, _bushing_matrix_dimension(quantity, i, j)
             else:
                 yield f"{where}.{quantity}[{i}]", row, _bushing_matrix_dimension(quantity, i, i)
-    for i, value in enumerate(element.preload):
+    preload = element.preload if isinstance(element.preload, list) else []
+    for i, value in enumerate(preload[:6]):
         yield f"{where}.preload[{i}]", value, _OF_MOTION["effort"][_BUSHING_MOTIONS[i]]
-    for direction, rows in element.tables.items():
-        motion = "R" if direction.startswith("r") else "T"
-        for i, row in enumerate(rows):
-            yield f"{where}.tables.{direction}[{i}][0]", row[0], _OF_MOTION["value"][motion]
-            yield f"{where}.tables.{direction}[{i}][1]", row[1], _OF_MOTION["effort"][motion]
+    for direction, rows in element.tables.items() if isinstance(element.tables, dict) else ():
+        motion = "R" if str(direction).startswith("r") else "T"
+        for i, row in enumerate(rows if isinstance(rows, list) else []):
+            if isinstance(row, list) and len(row) == 2:
+                yield f"{where}.tables.{direction}[{i}][0]", row[0], _OF_MOTION["value"][motion]
+                yield f"{where}.tables.{direction}[{i}][1]", row[1], _OF_MOTION["effort"][motion]
 
 
 def dimension_of(si: str) -> Dimension | None:

@@ -505,7 +505,7 @@ def _check_bushing(model: Model, element: Bushing, symbols, where: str) -> None:
         label, frame = getattr(element, body_field), getattr(element, frame_field)
         _check_body_point(model, label, None, f"{where}.{body_field}", "")
         frames = model.body(label).frames
-        if frame not in frames:
+        if not isinstance(frame, str) or frame not in frames:
             raise ModelError(f"{where}.{frame_field}", f"names an unknown frame of body '{body_key(label)}'", frame,
                              "one of: " + (", ".join(frames) or "(none defined: add a frame to the body)"))  # fmt: skip
     if body_key(element.body1) == body_key(element.body2):
@@ -515,6 +515,8 @@ def _check_bushing(model: Model, element: Bushing, symbols, where: str) -> None:
     if not isinstance(element.preload, list) or len(element.preload) != 6:
         raise ModelError(f"{where}.preload", "must be six values", element.preload, "[Fx, Fy, Fz, Mx, My, Mz]")
     float_vector(element.preload, symbols, f"{where}.preload")
+    if not isinstance(element.tables, dict):
+        raise ModelError(f"{where}.tables", "must map directions to rows", element.tables, '{"z": [[δ, F], ...]}')
     for direction, rows in element.tables.items():
         _check_bushing_table(direction, rows, f"{where}.tables.{direction}")
 
@@ -546,7 +548,8 @@ def _bushing_matrix(entries, symbols, where: str) -> np.ndarray:
 def _check_bushing_table(direction, rows, where: str) -> None:
     if direction not in BUSHING_DIRECTIONS:
         raise ModelError(where, "is not a bushing direction", direction, ", ".join(BUSHING_DIRECTIONS))
-    if len(rows) < 2 or not all(_finite(v) for row in rows for v in row):
+    pairs = isinstance(rows, list) and all(isinstance(row, list | tuple) and len(row) == 2 for row in rows)
+    if not pairs or len(rows) < 2 or not all(_finite(v) for row in rows for v in row):
         problem = "must hold at least two finite [deflection, force] rows"
         raise ModelError(where, problem, rows, "e.g. [[-0.01, -500], [0.01, 500]]")
     deflections = [row[0] for row in rows]
