@@ -9,30 +9,66 @@ main() is called from Python with an explicit argv (as tests do), it prints the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import os
 import sys
 
-from . import __version__, samples
-from .commands import COMMANDS, MODULES
-from .model import AssemblyError, ModelError, load
+from . import __version__
+from .commands import COMMANDS, COMPUTING, EXAMPLES, MODULES
+from .model.errors import AssemblyError, ModelError  # without numpy: `mbstudio --help` imports only argparse
+
+
+class Parser(argparse.ArgumentParser):
+    """Errors in the one format of every command's messages, `mbstudio COMMAND: error: WHAT; expected ...`, on
+    one line instead of argparse's usage dump (`--help` shows the usage)."""
+
+    def error(self, message: str) -> None:  # argparse's hook: it must not return
+        self.exit(2, f"{self.prog}: error: {message}; expected what `{self.prog} --help` lists\n")
 
 
 def build_parser(command: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mbstudio", description="MB Studio: mechanism analysis.")
+    parser = Parser(prog="mbstudio", description="MB Studio: mechanism analysis.")
     parser.add_argument("--version", action="version", version=f"mbstudio {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text)
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text[0].upper() + help_text[1:] + ".",
+            epilog=f"example:\n  {EXAMPLES[name]}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         if name == command:
             _module(name).add_arguments(p)
+            if name in COMPUTING and not _has_option(p, "--quiet"):
+                p.add_argument("--quiet", action="store_true", help="no progress or notes on stderr")
     return parser
+
+
+def _has_option(parser: argparse.ArgumentParser, option: str) -> bool:
+    return any(option in action.option_strings for action in parser._actions)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command; with --quiet, what it would say on stderr besides an error is dropped (the commands that
+    report progress leave it out themselves). A failed command's error lines (`mbstudio COMMAND: …`) still reach
+    stderr: a quiet run that fails must say why."""
+    if not getattr(args, "quiet", False):
+        return _module(args.command).run(args)
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        code = _module(args.command).run(args)
+    if code:
+        sys.stderr.writelines(line for line in said.getvalue().splitlines(True) if line.startswith("mbstudio "))
+    return code
 
 
 def default_parser() -> argparse.ArgumentParser:
     """`mbstudio [FILE]`: no sub-command."""
     lines = "\n".join(f"  {name:12s} {text}" for name, text in COMMANDS.items())
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="mbstudio",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="MB Studio: mechanism analysis.",
@@ -61,13 +97,16 @@ def _module(name: str):
 def main(argv: list[str] | None = None) -> int:
     interactive = argv is None
     argv = sys.argv[1:] if argv is None else argv
+    command = f"mbstudio {argv[0]}" if argv and argv[0] in COMMANDS else "mbstudio"
     try:
         if argv and argv[0] in COMMANDS:
             args = build_parser(argv[0]).parse_args(argv)
-            return _module(args.command).run(args)
+            return _run(args)
         args = default_parser().parse_args(argv)
         if interactive and not args.summary and _has_display():
             return _window(args.file)
+        from . import samples
+        from .model import load
         from .report import check_report, format_report  # the kinematics, imported when a summary is asked for
 
         model = samples.load() if args.file is None else load(args.file)
@@ -77,10 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except (ModelError, AssemblyError, OSError) as exc:  # OSError: a file that cannot be read or written
-        print(f"mbstudio: error: {exc}", file=sys.stderr)
+        print(f"{command}: error: {exc}", file=sys.stderr)
         return 2
     except MemoryError:
-        print("mbstudio: error: not enough memory for this run; ask for fewer samples or digits", file=sys.stderr)
+        print(f"{command}: error: not enough memory for this run; ask for fewer samples or digits", file=sys.stderr)
         return 2
 
 

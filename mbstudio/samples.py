@@ -1,14 +1,18 @@
-"""The bundled sample mechanisms (`samples/*.mbs`), each loadable in one call: `samples.load("four_bar")`."""
+"""The bundled sample mechanisms (`samples/*.mbs`), each loadable in one call: `samples.load("four_bar")`.
+
+The model code and numpy are imported when a sample is loaded, not with this module: `mbstudio samples` lists
+them without either."""
 
 from __future__ import annotations
 
 from importlib.resources import files
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
-from .model import Model
-from .model import load as load_file
+    from .model import Model
 
 # pyproject.toml installs the top-level samples/ folder as the package `mbstudio._samples`, so this finds it in a
 # source checkout, an editable install and a wheel alike; installed packages are plain folders, hence a Path.
@@ -28,6 +32,8 @@ def path(name: str) -> Path:
 
 
 def load(name: str = DEFAULT) -> Model:
+    from .model import load as load_file
+
     return load_file(path(name))
 
 
@@ -36,6 +42,8 @@ def drawn_four_bar(crank_angle: float = 1.0) -> list[tuple[np.ndarray, np.ndarra
     O1 = 0 (0.1 long, at `crank_angle`), the rocker from O3 = (0.4, 0, 0) to C (0.3 long) and the coupler from B to
     C (0.35 long), C where the coupler's and the rocker's circles meet on the upper side (the tutorial draws it,
     a window test clicks it)."""
+    import numpy as np
+
     o1, o3 = np.zeros(3), np.array([0.4, 0.0, 0.0])
     b = 0.1 * np.array([np.cos(crank_angle), np.sin(crank_angle), 0.0])
     d = np.linalg.norm(o3 - b)

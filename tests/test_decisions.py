@@ -13,7 +13,7 @@ from mbstudio import samples
 from mbstudio.dynamics.engine import engine
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import AssemblyError, dumps
-from mbstudio.simulation.charts import ChartWatch, chosen_anew
+from mbstudio.simulation.charts import ChartWatch, decided
 from mbstudio.simulation.integrators import IntegrationError, integrate
 
 CLOSED = ["four_bar", "slider_crank", "sla_suspension", "delta_3rr2rrr", "delta_3rus", "irsbot2"]
@@ -64,21 +64,28 @@ def test_a_path_gives_the_same_configurations_whatever_its_sampling(perturb):
 
 @pytest.fixture(scope="module")
 def delta_switch():
-    """The state where the Delta's actuated angles, its starting independent coordinates, lose conditioning as
-    it falls (about t = 0.266 s), from a DOP853 run watched by ChartWatch."""
+    """The first decision of the falling Delta that changes its coordinates (its actuated angles, chosen at the
+    start, lose conditioning near t = 0.27 s), from DOP853 runs watched by ChartWatch: the decisions before it keep
+    the coordinates (no other choice is BETTER there), as a run's do."""
     model = samples.load("delta_3rr2rrr")
     text = dumps(model)
-    eng = engine(model, text)
-    y0 = np.concatenate([Mechanism(model).assemble(None)[0], np.zeros(len(eng.independent))])
-    with pytest.raises(IntegrationError) as stop:
-        integrate(eng, np.linspace(0, 0.5, 51), y0, "DOP853", 1e-8, 1e-10, None, 0.0, ChartWatch(eng, y0))
-    return eng, text, stop.value
+    eng = first = engine(model, text)
+    y, t = np.concatenate([Mechanism(model).assemble(None)[0], np.zeros(len(eng.independent))]), 0.0
+    times = np.linspace(0, 0.5, 51)
+    for _ in range(10):
+        with pytest.raises(IntegrationError) as stop:
+            integrate(eng, times[times > t], y, "DOP853", 1e-8, 1e-10, None, t, ChartWatch(eng, y))
+        decision = decided(eng, stop.value.time, stop.value.state, text, first.mech.partition)
+        if decision.changed:
+            return eng, text, stop.value, decision
+        eng, y, t = decision.engine, decision.state, decision.time
+    raise AssertionError("no change of coordinates in 10 decisions")
 
 
 def test_the_delta_changes_coordinates_before_its_steps_stall(delta_switch):
-    eng, text, stop = delta_switch
+    eng, text, stop, decision = delta_switch
     assert 0.2 < stop.time < 0.2758  # before the stall where the run used to end, on every machine
-    new_engine, state = chosen_anew(eng, stop.state, text)
+    new_engine, state = decision.engine, decision.state
     assert new_engine.mech.partition.rank == eng.mech.partition.rank == 13  # the mechanism's rank, kept
     assert new_engine.independent != eng.independent
     assert np.abs(new_engine.mech.residual(state[: new_engine.n])).max() < 1e-12
@@ -86,10 +93,9 @@ def test_the_delta_changes_coordinates_before_its_steps_stall(delta_switch):
 
 def test_the_delta_chooses_the_same_new_coordinates_from_a_perturbed_state(delta_switch, perturb):
     """The rank 15 instead of 13 came from singular values of 2e-13 that the closure left at a stalled state."""
-    eng, text, stop = delta_switch
-    reference = chosen_anew(eng, stop.state, text)[0].mech.partition
-    chosen = chosen_anew(eng, perturb(stop.state), text)
-    assert chosen is not None and chosen[0].mech.partition == reference
+    eng, text, stop, decision = delta_switch
+    chosen = decided(eng, stop.time, perturb(stop.state), text, eng.mech.partition)
+    assert chosen.changed and chosen.engine.mech.partition == decision.engine.mech.partition
 
 
 @pytest.mark.parametrize("name", ["four_bar", "slider_crank", "sla_suspension"])

@@ -244,15 +244,19 @@ def test_compiled_output_series_equal_the_numpy_series(name):
             assert np.allclose(a, b, rtol=1e-10, atol=1e-10 * max(1.0, np.abs(b).max())), name_a
 
 
-def test_cvodes_returns_every_50th_of_a_run_whatever_the_outputs():
-    """CVODES returns at least every 50th of a run, so that its step limit (integrators.MAX_STEPS) is counted over
-    such a stretch: a stall is given up after 20 000 steps. Where it returns decides its steps, not the outputs
-    asked for: the motion with 3 outputs is the same bits as with 51 (whose outputs are those returns)."""
-    from mbstudio.simulation.integrators import _returns
+def test_cvodes_returns_at_the_check_points_whatever_the_outputs():
+    """CVODES returns at every check point of a run (integrators.CHECKS of them, at fixed times), so that its step
+    limit (integrators.MAX_STEPS) is counted over such a stretch: a stall is given up after 20 000 steps. Where it
+    returns decides its steps, not the outputs asked for: the motion with 3 outputs is the same bits as with 51
+    (whose outputs are among those returns)."""
+    from mbstudio.simulation.integrators import CHECKS, CHUNKS, _piece, _returns
 
-    returns, asked = _returns(np.array([0.5, 1.0]), 50)
-    assert len(returns) == 50 and np.diff((0.0, *returns)).max() <= 1 / 50 + 1e-12
-    assert list(np.asarray(returns)[asked]) == [0.5, 1.0]
+    end, checks = _piece(0.0, 2.0, cautious=False)
+    assert end == 2.0 / CHUNKS and len(checks) == CHECKS // CHUNKS
+    returns, outputs, checked = _returns(np.array([0.05, 0.1]), checks, 0.0, end)
+    assert len(returns) == CHECKS // CHUNKS and np.diff((0.0, *returns)).max() <= CHUNKS / CHECKS + 1e-12
+    assert list(np.asarray(returns)[outputs]) == [0.5, 1.0] and list(checked) == list(range(len(returns)))
+    assert _piece(0.0, 2.0, cautious=True)[0] == 2.0 / CHECKS
     model = samples.load("four_bar")
     sparse, dense = simulate(model, 2.0, samples=3), simulate(model, 2.0, samples=51)
     assert np.array_equal(sparse.q[1:], dense.q[[25, 50]]) and sparse.provenance.rhs_evaluations > 1000

@@ -100,6 +100,8 @@ def every_law() -> Mechanism:
         {"type": "bushing", "name": "bush", "body1": "0", "frame1": "mount", "body2": "2", "frame2": "pivot",
          "stiffness": [40.0, 30.0, 20.0, 2.0, 3.0, 4.0], "damping": [1.0, 1.0, 1.0, 0.1, 0.1, 0.1],
          "preload": [1.0, 0.0, 0.0, 0.0, 0.0, 0.5]},
+        {"type": "contact", "name": "toe", "body": "2", "point": "tip", "radius": 0.5, "stiffness": 1e5,
+         "dissipation": 0.2, "friction": 0.5, "plane_normal": [-0.05, 0.0, 1.0]},
     ]  # fmt: skip
     return Mechanism(loads(json.dumps(data)))
 

@@ -66,7 +66,7 @@ def test_general_route_compiled_gives_the_modular_efforts():
 
 def test_bench_rows_compare_the_routes():
     rows = benchmarks.run(["pkm"], states=20)
-    assert len(rows) == 8 and all(r["ratio"] == r["ours_s_per_state"] / r["reference_s_per_state"] for r in rows)
+    assert len(rows) == 8 and all(r["ratio_iqr"][0] <= r["ratio"] <= r["ratio_iqr"][1] for r in rows)
     assert all(r["max_abs_difference"] < 1e-10 for r in rows if "max_abs_difference" in r)
     assert rows[0]["name"] == "delta pkm 1 state: modular / general"
     native = [r for r in rows if "native" in r["name"]]  # the same arithmetic as the serial function

@@ -80,10 +80,11 @@ def test_without_a_compiler_the_reason_is_given_and_the_bench_keeps_the_serial_f
     with pytest.raises(NativeUnavailable, match="OpenMP"):
         NativeMachine(fast)
     u = np.zeros((2, 3))
-    rows = benchmarks.pkm._pkm_native(fast, 2, (np.zeros((2, 18)), *np.zeros((3, 2, 3))), (1e-5, u[0], 5e-6, u))
+    serial = ((np.add, 1.0, 2.0), u[0], (np.add, 3.0, 4.0), u)  # the serial function's calls and efforts
+    rows = benchmarks.pkm._pkm_native(fast, 2, (np.zeros((2, 18)), *np.zeros((3, 2, 3))), serial)
     assert [r[0] for r in rows] == [
         "1 state: native 2 threads / serial",
         "path: native 2 threads / 1 thread",
         "2: native 2 threads / serial",
     ]
-    assert all(r[1] == r[2] and "serial only" in r[3]["reference_method"] for r in rows)
+    assert all(r[1] == r[2] and "serial only" in r[-1]["reference_method"] for r in rows)

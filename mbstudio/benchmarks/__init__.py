@@ -8,6 +8,6 @@ family (registry.py: the rows, their verdicts and the table `mbstudio bench` pri
 from __future__ import annotations
 
 from . import basepar, batched, blocks, check, drag, kernels, pkm, simulation, slider, urdf  # noqa: F401  (each registers)
-from .registry import BENCHMARKS, benchmark, best_time, format_table, per_call, row, run
+from .registry import BENCHMARKS, Side, benchmark, compare, compared_row, format_table, measure, row, run
 
-__all__ = ["BENCHMARKS", "benchmark", "best_time", "format_table", "per_call", "row", "run"]
+__all__ = ["BENCHMARKS", "Side", "benchmark", "compare", "compared_row", "format_table", "measure", "row", "run"]

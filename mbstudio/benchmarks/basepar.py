@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import samples
 from ..kinematics import Mechanism
-from .registry import benchmark, best_time, row
+from .registry import Side, benchmark, compare, compared_row, measure, target_row
 
 # ---------------------------------------------------------------------------------------- base parameters
 # seconds for one run of each route on the SLA suspension, on a 2-core machine, and for
@@ -20,21 +20,12 @@ def _basepar_row(key: str, label: str, method: str, digits: int = 50) -> dict:
     from ..identification.pipeline import base_parameters
 
     model = samples.load("sla_suspension")
-    # the best of three: on a shared two-core machine a single run varied by 70 % (2.3 to 3.9 s at 50 digits)
-    repeat = 1 if method == "symbolic" else 3
-    wall, run = best_time(lambda: base_parameters(model, method, digits, BASEPAR_SAMPLES), repeat=repeat)
+    args = (model, method, digits, BASEPAR_SAMPLES)
+    run = base_parameters(*args)
     rank = run.vp.final.rank if method == "vp" else getattr(run, method).rank
-    return row(
-        f"sla {label} (s per run)",
-        wall,
-        BASEPAR_TARGETS[key],
-        seconds=wall,
-        target_s=BASEPAR_TARGETS[key],
-        within_target=wall <= BASEPAR_TARGETS[key],
-        rank=rank,
-        samples=BASEPAR_SAMPLES,
-        reference_method="target",
-    )
+    # thread CPU time: the runs are long, three samples (one for the symbolic method) however short the run
+    timing = measure(Side(base_parameters, [args]), min_samples=1 if method == "symbolic" else 3, max_samples=3)
+    return target_row(f"sla {label} (s per run)", timing, BASEPAR_TARGETS[key], rank=rank, points=BASEPAR_SAMPLES)
 
 
 def _observation_row(digits: int) -> dict:
@@ -52,9 +43,8 @@ def _observation_row(digits: int) -> dict:
         times = sample_times(mech, trajectory.duration, BASEPAR_SAMPLES)
         return observation_matrix(mech, times, fourier_path(mech, trajectory))
 
-    ours, _ = best_time(lambda: build(MultiPrecision(digits)), repeat=1)
-    before, _ = best_time(lambda: build(MpmathPrecision(digits)), repeat=1)
-    return row(f"sla W at {digits} digits, MPFR vs mpmath (s per W)", ours, before, samples=BASEPAR_SAMPLES)
+    comparison = compare(Side(build, [(MultiPrecision(digits),)]), Side(build, [(MpmathPrecision(digits),)]), 0, 1, 1)
+    return compared_row(f"sla W at {digits} digits, MPFR vs mpmath (s per W)", comparison, points=BASEPAR_SAMPLES)
 
 
 @benchmark("basepar_vp50")

@@ -1,4 +1,5 @@
-"""Our float64 algorithms on batches of states against Pinocchio called once per state."""
+"""Our float64 algorithms on batches of states against Pinocchio called once per state: ours one call on the
+whole batch, Pinocchio's bare calls over argument tuples made beforehand (no indexing inside its timed loop)."""
 
 from __future__ import annotations
 
@@ -9,29 +10,30 @@ import numpy as np
 from ..dynamics import forward_dynamics, inverse_dynamics, mass_matrix
 from .kernels import symmetric
 from .models import pinocchio_model, puma_states
-from .registry import benchmark, best_time, row
+from .registry import Side, benchmark, compare, compared_row, per_state
 
 
 def _against_pinocchio(
     name: str,
-    ours: Callable[[], np.ndarray],
-    reference: Callable[[int], np.ndarray],
-    states: int,
+    ours: Callable[..., np.ndarray],
+    ours_args: tuple,
+    reference: Callable,
+    their_args: list[tuple],
     reference_name: str,
     finish: Callable = np.array,
 ) -> dict:
-    """Time both; `finish` turns the reference's per-state results into an array comparable with ours,
-    outside the timing."""
-    ours_time, ours_value = best_time(ours)
-    ref_time, ref_value = best_time(lambda: [reference(i) for i in range(states)])
-    difference = float(np.abs(ours_value - finish(ref_value)).max())
-    return row(
+    """Time `ours(*ours_args)` on the batch against `reference(*a)` for each state's tuple, interleaved;
+    `finish` turns the reference's per-state results into an array comparable with ours, outside the timing."""
+    states = len(their_args)
+    ours_value = ours(*ours_args)
+    ref_value = finish([reference(*a) for a in their_args])
+    comparison = compare(Side(ours, [ours_args], per_call=states), Side(reference, their_args), min_samples=5)
+    return compared_row(
         name,
-        ours_time / states,
-        ref_time / states,
+        comparison,
         states=states,
-        max_abs_difference=difference,
-        reference_method=f"pinocchio.{reference_name} per state, Python loop",
+        max_abs_difference=float(np.abs(ours_value - ref_value).max()),
+        reference_method=f"pinocchio.{reference_name} per state, bare calls, interleaved",
     )
 
 
@@ -45,9 +47,10 @@ def _inverse_dynamics(states: int) -> list[dict]:
     return [
         _against_pinocchio(
             "puma560 inverse dynamics",
-            lambda: inverse_dynamics(mech, q, qd, qdd),
-            lambda i: pin.rnea(model, data, q[i], qd[i], qdd[i]),
-            states,
+            inverse_dynamics,
+            (mech, q, qd, qdd),
+            pin.rnea,
+            [(model, data, *state) for state in per_state((q, qd, qdd))],
             "rnea",
         )
     ]
@@ -64,9 +67,10 @@ def _mass_matrix(states: int) -> list[dict]:
     return [
         _against_pinocchio(
             "puma560 mass matrix",
-            lambda: mass_matrix(mech, q),
-            lambda i: pin.crba(model, data, q[i]),
-            states,
+            mass_matrix,
+            (mech, q),
+            pin.crba,
+            [(model, data, *state) for state in per_state((q,))],
             "crba",
             lambda results: symmetric(np.array(results)),  # Pinocchio guarantees only the upper triangle
         )
@@ -84,9 +88,10 @@ def _forward_dynamics(states: int) -> list[dict]:
     return [
         _against_pinocchio(
             "puma560 forward dynamics",
-            lambda: forward_dynamics(mech, q, qd, tau),
-            lambda i: pin.aba(model, data, q[i], qd[i], tau[i]),
-            states,
+            forward_dynamics,
+            (mech, q, qd, tau),
+            pin.aba,
+            [(model, data, *state) for state in per_state((q, qd, tau))],
             "aba",
         )
     ]

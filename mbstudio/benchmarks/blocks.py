@@ -8,7 +8,7 @@ from .. import samples
 from ..dynamics import forward_dynamics, inverse_dynamics
 from ..kinematics import Mechanism
 from .models import puma_states
-from .registry import benchmark, best_time, per_call, row
+from .registry import Side, benchmark, compare, compared_row
 
 
 @benchmark("blocks")
@@ -36,10 +36,9 @@ def _blocks(states: int) -> list[dict]:
         rates = Layout(blocks).state(rhs(0.0, y)[None])  # (q̇, q̈) of the channels, xdot'_P of the balloon
         qdd = blocks.accelerations_to_coordinates(state, BlockAccelerations(rates.qd, (rates.bases[0].tw,)))[0]
         rows.append(
-            row(
+            compared_row(
                 f"balloon block right-hand side ({solver}), one state",
-                per_call(lambda rhs=rhs: rhs(0.0, y)),
-                per_call(lambda: eng.ode(0.0, y_engine)),
+                compare(Side(rhs, [(0.0, y)]), Side(eng.ode, [(0.0, y_engine)])),
                 max_abs_difference=float(np.abs(qdd - reference).max()),
                 reference_method="our engine's state equation (ABA, compiled) per call",
             )
@@ -51,13 +50,13 @@ def _blocks(states: int) -> list[dict]:
     laws = [JointLaw(c, lambda t, x, v, k=k: tau[:, k]) for k, c in enumerate(mech.coordinates)]
     driven = BlockModel(arm.blocks, arm.gravity, laws)
     arm_state = driven.from_coordinates(q, qd)
-    ours, found = best_time(lambda: driven.forward_dynamics(arm_state).qdd)
-    reference_time, reference = best_time(lambda: forward_dynamics(mech, q, qd, tau))
+    found, reference = driven.forward_dynamics(arm_state).qdd, forward_dynamics(mech, q, qd, tau)
+    ours = Side(driven.forward_dynamics, [(arm_state,)], per_call=states)
+    theirs = Side(forward_dynamics, [(mech, q, qd, tau)], per_call=states)
     rows.append(
-        row(
+        compared_row(
             "puma560 block forward dynamics (condensed)",
-            ours / states,
-            reference_time / states,
+            compare(ours, theirs, min_samples=5),
             states=states,
             max_abs_difference=float(np.abs(found - reference).max()),
             reference_method="our articulated-body algorithm, float64 batch",

@@ -1,8 +1,9 @@
 """Compiled kernels one state at a time against Pinocchio's bare calls, on arms and on trees of every size.
 
-Both sides are timed by the same loop over the same per-state argument tuples, each call bare: `pin.crba(model,
-data, q)` as it is (its upper triangle is compared afterwards, outside the timing), ours as `kernel(q)`. The
-targets: RNEA, CRBA and ABA within 1.25x Pinocchio's time on 6-dof arms and 1.0x from 12 dof up."""
+Both sides are timed by the registry's harness (thread CPU time, interleaved) over argument tuples made beforehand,
+one per state, each call bare: `pin.crba(model, data, q)` as it is (its upper triangle is compared afterwards,
+outside the timing), ours as `kernel(q)`. The targets: RNEA, CRBA and ABA within 1.25x Pinocchio's time on
+6-dof arms and 1.0x from 12 dof up."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from ..dynamics import inverse_dynamics
 from .models import puma_states
-from .registry import benchmark, best_time, row
+from .registry import Comparison, Side, benchmark, compare, compared_row, per_state
 
 
 @benchmark("kernels")
@@ -51,21 +52,18 @@ def _one_state_row(
     name: str, ours: Callable, reference: Callable, args: tuple, model_data: tuple, method: str, phi: tuple
 ) -> dict:
     """One kernel timed over the states; `phi` = (our inertial parameters, Pinocchio's) for the regressor."""
-    count = len(args[0])
-    ours_time, ours_values = loop_time(ours, (), args)
-    ref_time, ref_values = loop_time(reference, model_data, args)
+    comparison, ours_values, ref_values = one_state_comparison(ours, args, reference, model_data, args)
     if name == "mass_matrix":  # Pinocchio fills the upper triangle
         ours_values, ref_values = np.triu(ours_values), np.triu(ref_values)
     if name == "regressor":  # the parameters differ (body frames vs joint frames): compare torques Y φ
         ours_values, ref_values = ours_values @ phi[0], ref_values @ phi[1]
-    return row(
+    return compared_row(
         f"puma560 {name.replace('_', ' ')}, one state",
-        ours_time / count,
-        ref_time / count,
-        states=count,
-        max_abs_difference=float(np.abs(ours_values - ref_values).max()),
+        comparison,
         target=1.25,
-        reference_method=f"pinocchio.{method} per state (plain joints), bare calls in the same loop",
+        states=len(args[0]),
+        max_abs_difference=float(np.abs(ours_values - ref_values).max()),
+        reference_method=f"pinocchio.{method} per state (plain joints), bare calls, interleaved",
     )
 
 
@@ -74,13 +72,16 @@ def symmetric(upper: np.ndarray) -> np.ndarray:
     return np.triu(upper) + np.swapaxes(np.triu(upper, 1), -1, -2)
 
 
-def loop_time(call: Callable, leading: tuple, args: tuple, repeat: int = 5) -> tuple[float, np.ndarray]:
-    """The best time of one loop calling `call(*leading, *state)` over the states of `args` (arrays (N, ...)
-    by argument), and the results; the loop is the same for every function timed with it."""
-    states = [tuple(np.ascontiguousarray(a[i]) for a in args) for i in range(len(args[0]))]
-    calls = [(*leading, *state) for state in states]
-    seconds, values = best_time(lambda: [call(*c) for c in calls], repeat)
-    return seconds, np.array(values)
+def one_state_comparison(
+    ours: Callable, args: tuple, reference: Callable, leading: tuple, their_args: tuple
+) -> tuple[Comparison, np.ndarray, np.ndarray]:
+    """`ours(*state)` against `reference(*leading, *state)` over the states of `args` and `their_args` (arrays
+    (N, ...) by argument; the same states, each side in its own order), both bare, their argument tuples made
+    first; and both sides' results, from an untimed pass."""
+    mine = per_state(args)
+    theirs = [(*leading, *state) for state in per_state(their_args)]
+    values = np.array([ours(*a) for a in mine]), np.array([reference(*a) for a in theirs])
+    return compare(Side(ours, mine), Side(reference, theirs)), *values
 
 
 CHAIN_SIZES = (6, 12, 25, 50, 100)
@@ -89,7 +90,9 @@ CHAIN_SIZES = (6, 12, 25, 50, 100)
 @benchmark("sizes")
 def _sizes(states: int) -> list[dict]:
     """RNEA, CRBA and ABA of spatial chains of 6 to 100 links and of Talos' full body (welded base, 44
-    coordinates, imported from its URDF by us; Pinocchio reads the file itself) one state at a time, ours
+    coordinates, and floating, 50, at states whose base is not turned nor turning, where our rotation parameters
+    and Pinocchio's quaternion coincide; imported from its URDF by us; Pinocchio reads the file itself, with a
+    free flyer for the floating base) one state at a time, ours
     compiled against Pinocchio's bare calls; and our float64 batch of the RNEA over the same states against
     Pinocchio's loop. At most 1 000 states; the largest difference relative to the largest value."""
     from .models import spatial_chain
@@ -104,7 +107,8 @@ def _sizes(states: int) -> list[dict]:
         model, path = talos()
     except FileNotFoundError:
         return rows
-    return rows + _tree_rows("talos", model, path, count)
+    floating = talos(floating=True)[0]
+    return rows + _tree_rows("talos", model, path, count) + _tree_rows("talos floating", floating, path, count)
 
 
 def _forward_accuracy(pm, data, theirs: list[np.ndarray], qdd: np.ndarray) -> dict:
@@ -123,6 +127,18 @@ def _forward_accuracy(pm, data, theirs: list[np.ndarray], qdd: np.ndarray) -> di
     return {"condition_number": kappa, "backward_error": backward}
 
 
+def _urdf_model(mech, urdf) -> tuple:
+    """Pinocchio's own reading of the URDF (with a free flyer where our model floats) and, for each of its
+    velocity coordinates, the index of ours (a free joint: position, then rotation, in both)."""
+    import pinocchio as pin
+
+    if mech.model.joints[0].type == "free":
+        pm = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
+        return pm, [*range(6), *(mech.coordinates.index(pm.names[j]) for j in range(2, pm.njoints))]
+    pm = pin.buildModelFromUrdf(str(urdf))
+    return pm, [mech.coordinates.index(pm.names[j]) for j in range(1, pm.njoints)]
+
+
 def _tree_rows(label: str, model, urdf, count: int) -> list[dict]:
     import pinocchio as pin
 
@@ -135,12 +151,16 @@ def _tree_rows(label: str, model, urdf, count: int) -> list[dict]:
         reference = ClosedLoopReference.of(mech)  # plain revolute joints in our coordinates' order
         pm, order = reference.model, list(reference.ours)
     else:
-        pm = pin.buildModelFromUrdf(str(urdf))
-        order = [mech.coordinates.index(pm.names[j]) for j in range(1, pm.njoints)]
+        pm, order = _urdf_model(mech, urdf)
+    floating = pm.nq > pm.nv
     rng = np.random.default_rng(0)
     q, qd, qdd = (rng.uniform(-1, 1, (count, mech.n)) for _ in range(3))
+    if floating:  # the base not turned and not turning: there our rotation parameters (and their rates) and
+        q[:, 3:6] = qd[:, 3:6] = 0.0  # Pinocchio's quaternion (and angular velocity) coincide
     tau = inverse_dynamics(mech, q, qd, qdd)
     theirs = [x[:, order] for x in (q, qd, qdd, tau)]
+    if floating:
+        theirs[0] = np.hstack([q[:, :3], np.tile([0.0, 0.0, 0.0, 1.0], (count, 1)), theirs[0][:, 6:]])
     data = pm.createData()
     cases = {
         "rnea": ("inverse_dynamics", (q, qd, qdd), pin.rnea, theirs[:3]),
@@ -149,35 +169,34 @@ def _tree_rows(label: str, model, urdf, count: int) -> list[dict]:
     }
     target, rows = (1.25 if mech.n <= 6 else 1.0), []
     for algorithm, (name, args, call, their_args) in cases.items():
-        ours_time, ours_values = loop_time(kernel(model, name), (), args)
-        ref_time, ref_values = loop_time(call, (pm, data), their_args)
+        comparison, ours_values, ref_values = one_state_comparison(
+            kernel(model, name), args, call, (pm, data), their_args
+        )
         ours_values = ours_values[:, order][:, :, order] if ours_values.ndim == 3 else ours_values[:, order]
         if algorithm == "crba":
             ours_values, ref_values = np.triu(ours_values), np.triu(ref_values)
         extra = _forward_accuracy(pm, data, theirs, ours_values) if algorithm == "aba" else {}
         rows.append(
-            row(
+            compared_row(
                 f"{label} {algorithm}, one state",
-                ours_time / count,
-                ref_time / count,
+                comparison,
                 target=target,
                 states=count,
                 dof=mech.n,
                 max_relative_difference=float(np.abs(ours_values - ref_values).max() / np.abs(ref_values).max()),
-                reference_method=f"pinocchio.{algorithm} per state, bare calls in the same loop",
+                reference_method=f"pinocchio.{algorithm} per state, bare calls, interleaved",
                 **extra,
             )
         )
-    batch, _ = best_time(lambda: inverse_dynamics(mech, q, qd, qdd))
-    ref_time, _ = loop_time(pin.rnea, (pm, data), theirs[:3], repeat=3)
+    batch = Side(inverse_dynamics, [(mech, q, qd, qdd)], per_call=count)
+    theirs_rnea = [(pm, data, *state) for state in per_state(theirs[:3])]
     rows.append(
-        row(
+        compared_row(
             f"{label} rnea, batch of {count} (float64 numpy)",
-            batch / count,
-            ref_time / count,
+            compare(batch, Side(pin.rnea, theirs_rnea), min_samples=5),
             states=count,
             dof=mech.n,
-            reference_method="pinocchio.rnea per state, Python loop",
+            reference_method="pinocchio.rnea per state, bare calls, interleaved",
         )
     )
     return rows

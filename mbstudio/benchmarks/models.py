@@ -3,6 +3,8 @@ the driven Delta."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import samples
@@ -33,17 +35,29 @@ def sprung_sla():
     return model
 
 
+DELTA_HOLD, DELTA_SWING = -3.362259, 0.5  # N m: the digest's static torque at the reference configuration, a swing
+
+
 def driven_delta():
-    """The Delta sample with its actuators holding it against gravity (the digest's static torque at the
-    reference configuration, −3.362259 N m) plus a 0.5 N m, 1 Hz oscillation on each arm, phased by limb."""
+    """The Delta sample with its actuators holding it against gravity (DELTA_HOLD) plus a 1 Hz oscillation of
+    DELTA_SWING on each arm, phased by limb."""
     from ..model.document import Actuator
 
     model = samples.load("delta_3rr2rrr")
     model.forces = [
-        Actuator(f"motor_{limb}", f"th1{limb}", formula=f"-3.362259 + 0.5*sin(2*pi*t + {k}*2*pi/3)")
+        Actuator(f"motor_{limb}", f"th1{limb}", formula=f"{DELTA_HOLD} + {DELTA_SWING}*sin(2*pi*t + {k}*2*pi/3)")
         for k, limb in enumerate("abc")
     ]
     return model
+
+
+def delta_drive() -> dict:
+    """The driven Delta's actuator torques by coordinate, as the plain functions of time a Pinocchio user would
+    write (the reference's; ours evaluates the document's formulas, compiled)."""
+    return {
+        f"th1{limb}": lambda t, k=k: DELTA_HOLD + DELTA_SWING * math.sin(2 * math.pi * t + k * 2 * math.pi / 3)
+        for k, limb in enumerate("abc")
+    }
 
 
 def chain_document(links: int) -> dict:
@@ -110,9 +124,9 @@ def spatial_chain(links: int):
     return loads(json.dumps({**document, "joints": joints}))
 
 
-def talos():
-    """Talos' full body (example-robot-data), imported from its URDF by us, its base welded to the ground; and
-    the URDF's path (Pinocchio reads the same file itself)."""
+def talos(floating: bool = False):
+    """Talos' full body (example-robot-data), imported from its URDF by us, its base welded to the ground (or
+    free: `floating`); and the URDF's path (Pinocchio reads the same file itself)."""
     from ..io.example_robots import robots_folder
     from ..io.urdf_import import import_urdf
 
@@ -120,4 +134,4 @@ def talos():
     if folder is None:
         raise FileNotFoundError("example-robot-data is not installed: pip install example-robot-data")
     path = folder / "talos_data" / "robots" / "talos_full_v2.urdf"
-    return import_urdf(path, floating_base=False).model, path
+    return import_urdf(path, floating_base=floating).model, path

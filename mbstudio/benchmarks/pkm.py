@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import samples
-from .registry import benchmark, best_time, per_call, row
+from .registry import Side, benchmark, compare, compared_row
 
 # ---------------------------------------------------------------------------------------- parallel machines
+# Each row compares two bare calls by the harness (registry.compare: interleaved, medians and spreads), by the CPU
+# time of the calling thread, except where either side shares its work out to other threads (native or Python):
+# there both by the wall clock, which is what a parallel scheme saves and which other load on the machine disturbs.
 PKM_PAPER = "paper (i7-8700, Mathematica C): 2.74 µs serial, 0.97 µs per node on 3 nodes"
 
 
@@ -38,65 +41,84 @@ def _pkm(states: int) -> list[dict]:
     guess = [s[0] for s in limbs]
     serial, serial_map = FastCall(fast.serial), FastCall(fast.serial.map(count))
     together = np.concatenate(limbs, axis=1)
-    one = {
-        "general": per_call(lambda: general(q[0], x[0], v[0], a[0])),
-        "modular": per_call(lambda: serial(together[0], x[0], v[0], a[0])),
-    }
-    u_general, u_modular = (
-        np.asarray(f()[1]).ravel()
-        for f in (lambda: general(q[0], x[0], v[0], a[0]), lambda: serial(together[0], x[0], v[0], a[0]))
-    )
-    workers = min(len(pkm.limbs), os.cpu_count() or 1)
-    with ThreadPoolExecutor(workers) as pool:
-        one["python threads"] = per_call(lambda: fast.inverse_dynamics(x[0], v[0], a[0], guess, pool), 500)
-        batch = {
-            "numpy general": best_time(lambda: route.inverse_dynamics(q, v, a))[0],
-            "numpy modular": best_time(lambda: pkm.inverse_dynamics(limbs, v, a))[0],
-            # a few ms each, where a thread's hand-over or another process shows: the best of ten
-            "nodes serial": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs), 10)[0],
-            "python threads": best_time(lambda: fast.inverse_dynamics_batch(x, v, a, limbs, pool), 10)[0],
-            "serial": best_time(lambda: serial_map(*(z.T.ravel("F") for z in (together, x, v, a))), 10)[0],
-        }
-    general_map = FastCall(general_function(pkm).map(count))
-    batch["compiled general"] = best_time(lambda: general_map(q.T.ravel("F"), *(z.T.ravel("F") for z in (x, v, a))))[0]
-    u_batch = fast.inverse_dynamics_batch(x, v, a, limbs)[0]
-    difference = float(np.abs(u_batch - route.inverse_dynamics(q, v, a)).max())
-    extra = {"threads": workers, "cpu_count": os.cpu_count(), "reference_method": PKM_PAPER}
+    serial_one, general_one = (serial, together[0], x[0], v[0], a[0]), (general, q[0], x[0], v[0], a[0])
+    u_general, u_modular = (np.asarray(f(*args)[1]).ravel() for f, *args in (general_one, serial_one))
     one_difference = {"max_abs_difference": float(np.abs(u_modular - u_general).max())}
-    per_state = {key: seconds / count for key, seconds in batch.items()}
-    batched = {"states": count, "max_abs_difference": difference}
-    u_serial = serial_map(*(z.T.ravel("F") for z in (together, x, v, a)))[1].reshape(count, -1)
-    serial_times = (one["modular"], u_modular, per_state["serial"], u_serial)
-    native = _pkm_native(fast, workers, (together, x, v, a), serial_times)
-    cases = (  # name, ours, reference, what else the row says
-        ("1 state: modular / general", one["modular"], one["general"], one_difference),
-        native[0],
-        ("1 state: Python threads / serial", one["python threads"], one["modular"], {}),
-        native[1],
-        (f"{count} numpy: modular / general", per_state["numpy modular"], per_state["numpy general"], batched),
-        (f"{count} compiled: nodes / general", per_state["nodes serial"], per_state["compiled general"], batched),
-        native[2],
-        (f"{count}: Python threads / serial", per_state["python threads"], per_state["serial"], {"states": count}),
-    )
-    return [row(f"delta pkm {name}", ours, reference, **{**extra, **more}) for name, ours, reference, more in cases]
+    workers = min(len(pkm.limbs), os.cpu_count() or 1)
+    flat = [z.T.ravel("F") for z in (together, x, v, a)]
+    serial_batch = (serial_map, *flat)
+    u_batch = fast.inverse_dynamics_batch(x, v, a, limbs)[0]
+    u_serial = serial_map(*flat)[1].reshape(count, -1)
+    batched = {"states": count, "max_abs_difference": float(np.abs(u_batch - route.inverse_dynamics(q, v, a)).max())}
+    general_map = FastCall(general_function(pkm).map(count))
+    native = _pkm_native(fast, workers, (together, x, v, a), (serial_one, u_modular, serial_batch, u_serial))
+    with ThreadPoolExecutor(workers) as pool:
+        cases = (  # name, ours, reference (each a bare call: function and arguments), wall clock, states, more
+            ("1 state: modular / general", serial_one, general_one, False, 1, one_difference),
+            native[0],
+            (
+                "1 state: Python threads / serial",
+                (fast.inverse_dynamics, x[0], v[0], a[0], guess, pool),
+                serial_one,
+                True,
+                1,
+            ),
+            native[1],
+            (
+                f"{count} numpy: modular / general",
+                (pkm.inverse_dynamics, limbs, v, a),
+                (route.inverse_dynamics, q, v, a),
+                False,
+                count,
+                batched,
+            ),
+            (
+                f"{count} compiled: nodes / general",
+                (fast.inverse_dynamics_batch, x, v, a, limbs),
+                (general_map, q.T.ravel("F"), *flat[1:]),
+                False,
+                count,
+                batched,
+            ),
+            native[2],
+            (
+                f"{count}: Python threads / serial",
+                (fast.inverse_dynamics_batch, x, v, a, limbs, pool),
+                serial_batch,
+                True,
+                count,
+                {"states": count},
+            ),
+        )
+        rows = [_pkm_row(*case) for case in cases]
+    for r in rows:
+        r.update(threads=workers, cpu_count=os.cpu_count(), reference_method=r.get("reference_method", PKM_PAPER))
+    return rows
+
+
+def _pkm_row(name: str, ours: tuple, reference: tuple, wall: bool, states: int, more: dict | None = None) -> dict:
+    """Two bare calls (function, *arguments) compared by the harness, per state of a batch of `states`; by the
+    wall clock where either side shares its work out to other threads."""
+    sides = (Side(call[0], [call[1:]], per_call=states) for call in (ours, reference))
+    return compared_row(f"delta pkm {name}", compare(*sides, wall=wall), **{k: v for k, v in (more or {}).items()})
 
 
 def _pkm_native(fast, workers: int, states: tuple, serial: tuple) -> list[tuple]:
-    """The rows of the limb nodes on native threads (name, ours, reference, more): one state and the batch
-    `states` (every limb's q, x, v, a by rows) against the serial function, whose time and efforts at the first
-    state and per state of the batch `serial` holds; and a path of as many states one at a time, natively, each
-    from the previous one's coordinates (a circle of 5 cm a second), against the driver on one thread. Without
-    OpenMP the reason, in the serial times."""
+    """The cases (as `_pkm_row` takes them) of the limb nodes on native threads: one state and the batch
+    `states` (every limb's q, x, v, a by rows) against the serial function, whose bare calls at the first state
+    and on the batch and their efforts `serial` holds; and a path of as many states one at a time, natively,
+    each from the previous one's coordinates (a circle of 5 cm a second), against the driver on one thread.
+    Without OpenMP, the serial function against itself, the reason in the row."""
     from ..dynamics.pkm.native import NativeMachine, NativeUnavailable
 
     q, x, v, a = states
-    (one, u_one, per_state, u_batch), count, name = serial, len(x), f"native {workers} threads"
+    (one, u_one, batch, u_batch), count, name = serial, len(x), f"native {workers} threads"
     try:
         machine = NativeMachine(fast, workers)
     except NativeUnavailable as exc:
         note = {"reference_method": f"serial only: {exc}"}
         names = (f"1 state: {name} / serial", f"path: {name} / 1 thread", f"{count}: {name} / serial")
-        return [(names[0], one, one, note), *((n, per_state, per_state, note) for n in names[1:])]
+        return [(names[0], one, one, False, 1, note), *((n, batch, batch, False, count, note) for n in names[1:])]
     path = _circle(fast.pkm.position0, 0.05, count)
     start = np.concatenate(fast.pkm.inverse_kinematics(path[0][:1]), axis=1)[0]
     one_thread = NativeMachine(fast, 1)
@@ -104,20 +126,26 @@ def _pkm_native(fast, workers: int, states: tuple, serial: tuple) -> list[tuple]
     return [
         (
             f"1 state: {name} / serial",
-            per_call(lambda: machine(q[0], x[0], v[0], a[0]), repeat=5),
+            (machine, q[0], x[0], v[0], a[0]),
             one,
+            True,
+            1,
             {"max_abs_difference": float(np.abs(machine(q[0], x[0], v[0], a[0])[1] - u_one).max())},
         ),
         (
             f"path: {name} / 1 thread",
-            best_time(lambda: machine.path(start, *path), 10)[0] / count,
-            best_time(lambda: one_thread.path(start, *path), 10)[0] / count,
+            (machine.path, start, *path),
+            (one_thread.path, start, *path),
+            True,
+            count,
             {"states": count, "max_abs_difference": float(np.abs(path_u[0] - path_u[1]).max())},
         ),
         (
             f"{count}: {name} / serial",
-            best_time(lambda: machine.batch(q, x, v, a), 10)[0] / count,
-            per_state,
+            (machine.batch, q, x, v, a),
+            batch,
+            True,
+            count,
             {"states": count, "max_abs_difference": float(np.abs(machine.batch(q, x, v, a)[1] - u_batch).max())},
         ),
     ]

@@ -8,8 +8,8 @@ import numpy as np
 
 from ..dynamics import inverse_dynamics
 from ..kinematics import Mechanism
-from .kernels import loop_time
-from .registry import benchmark, row
+from .kernels import one_state_comparison
+from .registry import benchmark, compared_row
 
 
 @benchmark("urdf")
@@ -45,21 +45,19 @@ def _urdf(states: int) -> list[dict]:
 
 
 def _urdf_row(robot: str, algorithm: str, ours: Callable, args: tuple, call: Callable, their_args, pm, order) -> dict:
-    """Both sides' bare calls in the same loop (kernels.loop_time); Pinocchio's CRBA fills the upper triangle,
-    compared afterwards."""
+    """Both sides' bare calls, interleaved (kernels.one_state_comparison); Pinocchio's CRBA fills the upper
+    triangle, compared afterwards."""
     count = len(args[0])
-    ours_time, ours_values = loop_time(ours, (), args)
-    ref_time, ref_values = loop_time(call, (pm, pm.createData()), their_args)
+    comparison, ours_values, ref_values = one_state_comparison(ours, args, call, (pm, pm.createData()), their_args)
     ours_values = ours_values[:, order][:, :, order] if ours_values.ndim == 3 else ours_values[:, order]
     if algorithm == "crba":
         ours_values, ref_values = np.triu(ours_values), np.triu(ref_values)
-    return row(
+    return compared_row(
         f"{robot} {algorithm} (URDF), one state",
-        ours_time / count,
-        ref_time / count,
+        comparison,
         states=count,
         dof=len(order),
         target=1.25 if len(order) < 12 else 1.0,  # arms within 1.25x, 12 dof and up within 1.0x
         max_abs_difference=float(np.abs(ours_values - ref_values).max()),
-        reference_method=f"pinocchio.{algorithm} of buildModelFromUrdf, bare calls in the same loop",
+        reference_method=f"pinocchio.{algorithm} of buildModelFromUrdf, bare calls, interleaved",
     )

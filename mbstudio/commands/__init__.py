@@ -20,8 +20,30 @@ COMMANDS = {
     "export": "a model as URDF, MJCF or an FMU",
     "pkm": "parallel machines (Müller 2021): limbs, task-space dynamics along platform paths, workspace maps",
     "report": "the suspension report: kinematic curves against wheel travel as PDF, PNG or SVG, and CSV",
-    "identify": "base parameters and friction of a real mechanism from a measured log, validated on a second",
+    "identify": "base parameters and friction of a real mechanism from a measured log, checked on a second log",
     "excite": "an exciting trajectory for identification: a Fourier series minimising cond(W_b) within limits",
 }
+# one example per command, shown at the end of its --help (the samples' paths are those of a clone)
+EXAMPLES = {
+    "check": "mbstudio check samples/sla_suspension.mbs --json",
+    "samples": "mbstudio samples",
+    "screenshot": "mbstudio screenshot samples/four_bar.mbs view.png --panel 3d --size 1280x800",
+    "bench": "mbstudio bench --only drag",
+    "eom": "mbstudio eom samples/four_bar.mbs --latex eom.tex --c four_bar_c",
+    "kinematics": "mbstudio kinematics samples/sla_suspension.mbs --samples 101 --out series.csv --units deg,mm",
+    "simulate": "mbstudio simulate samples/four_bar.mbs --t-end 2 --velocity theta1=6 --out run.csv",
+    "basepar": "mbstudio basepar samples/sla_suspension.mbs --method all --json base.json",
+    "sweep": "mbstudio sweep samples/four_bar.mbs --vary L1=0.08:0.12:5 --analysis basepar --out study.csv",
+    "linearize": "mbstudio linearize samples/slider_crank.mbs --out model.mat",
+    "blocks": "mbstudio blocks samples/balloon.mbs --t-end 2",
+    "import": "mbstudio import robot.urdf -o robot.mbs --fixed-base",
+    "export": "mbstudio export samples/puma560.mbs --urdf puma560.urdf",
+    "pkm": "mbstudio pkm samples/irsbot2.mbs --trajectory pick_and_place --out efforts.csv",
+    "report": "mbstudio report samples/sla_suspension.mbs --out report.pdf",
+    "identify": "mbstudio identify samples/double_pendulum.mbs --data log.csv --validate log2.csv",
+    "excite": "mbstudio excite samples/double_pendulum.mbs --duration 10 --out traj.csv",
+}
+# commands that compute: each takes --quiet (no progress or notes on stderr) whether or not it reports progress
+COMPUTING = set(COMMANDS) - {"samples", "screenshot", "bench"}
 # commands whose name is a Python keyword live in a module named after what they do
 MODULES = {"import": "urdf_import"}

@@ -10,6 +10,7 @@ import sys
 from ..identification.pipeline import METHODS, BaseParameterRun, base_parameters
 from ..io.json_text import json_text
 from ..model import check_outputs, load, write_atomic
+from .progress import progress_printer
 
 SHOWN_DIFFERENCES = 10  # β entries listed per disagreeing pair of routes
 
@@ -65,10 +66,7 @@ def _names(text: str) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
 
-def _progress(fraction: float, message: str) -> None:
-    print(
-        f"\r{100 * fraction:5.1f} %  {message[:60]:60s}", end="" if fraction < 1 else "\n", file=sys.stderr, flush=True
-    )
+_progress = progress_printer()  # also identify's (commands/identify.py)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,16 +74,20 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.file)
     try:
         result = base_parameters(
-            model, args.method, args.digits, args.samples, args.eliminate, progress=None if args.quiet else _progress
+            model,
+            args.method,
+            args.digits,
+            args.samples,
+            args.eliminate,
+            progress=None if args.quiet else _progress,
         )
     except ValueError as exc:
         print(f"mbstudio basepar: error: {exc}", file=sys.stderr)
         return 2
+    print(format_run(result))  # the table in either case: --json adds the file, it does not take the table away
     if args.json:
         write_atomic(args.json, json_text(result.to_json()))
         print(f"written to {args.json}")
-    else:
-        print(format_run(result))
     return 0
 
 

@@ -1,4 +1,6 @@
-"""`mbstudio bench [--only NAME] [--states N] [--json]`: our timings against Pinocchio's, side by side."""
+"""`mbstudio bench [--only NAME] [--states N] [--json]`: our timings against Pinocchio's, side by side: the CPU time
+of the calling thread, both sides interleaved, each row's medians with their interquartile ranges and the ratio's
+quartiles (benchmarks/registry.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         rows = benchmarks.run(args.only, args.states)
     except (ImportError, RuntimeError) as exc:
-        print(f"mbstudio bench: {exc}", file=sys.stderr)
+        print(f"mbstudio bench: error: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(rows, indent=2) if args.json else benchmarks.format_table(rows))
     return 0

@@ -55,8 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.out and not args.out.lower().endswith((".csv", ".npz")):
-        print(f"mbstudio blocks: --out {args.out!r} must end in .csv or .npz", file=sys.stderr)
-        return 2
+        raise ModelError("--out", "must end in .csv or .npz", args.out, "run.csv or run.npz")
     check_outputs([args.out], [args.file])
     units = parse_units(args.units)
     model = load(args.file)
@@ -72,11 +71,8 @@ def run(args: argparse.Namespace) -> int:
             mech, args.t_end, args.method, args.rtol, args.atol, samples=args.samples, velocities=velocities
         )
         check = cross_check(model, result, velocities, args.solver, frequency)
-    except ModelError as exc:
-        print(f"mbstudio blocks: {exc}", file=sys.stderr)
-        return 2
-    except (Cancelled, RuntimeError) as exc:
-        print(f"mbstudio blocks: {exc}", file=sys.stderr)
+    except (Cancelled, RuntimeError) as exc:  # a ModelError goes on to the command line's one format
+        print(f"mbstudio blocks: error: {exc}", file=sys.stderr)
         return 1
     print(summary(model.name, result, check, frequency))
     if args.out:

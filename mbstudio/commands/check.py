@@ -28,13 +28,24 @@ def run(args: argparse.Namespace) -> int:
         say("reading the model")
     model = load(args.file)
     report = check(model, say)
-    text = format_report(report) + "\n" + (LINKAGE if report.get("linkage") else format_pkm(report["pkm"]))
-    if report.get("engine_build_seconds") is not None:
-        text += f"\nengine: built in {report['engine_build_seconds']:.2f} s ({_kind(report)})"
-    elif "engine" in report:
-        text += f"\nengine: {report['engine']} (simulation uses the numpy path)"
+    text = format_report(report) + "\n" + _machine_text(report)
+    if "engine" in report:
+        text += f"\nengine: {report['engine']}"
     print(json_text(report).rstrip() if args.json else text)  # strict: a NaN residual is "nan"
     return 0 if report["assembled"] else 1
+
+
+def _machine_text(report: dict) -> str:
+    """What the check says of a parallel machine: its structure, or in words why the model is none."""
+    if report.get("linkage"):
+        return LINKAGE
+    if carried := report.get("carried_body"):
+        why = carried["why_not"].split(": ", 1)[-1].split(" (got")[0]
+        return (
+            f"  parallel machine: no (a closed-loop mechanism: body '{carried['body']}' is carried by several chains, "
+            f"but {why})"
+        )
+    return format_pkm(report["pkm"])
 
 
 def _progress() -> Callable[[str], None]:
@@ -52,9 +63,3 @@ def _size(path: str) -> int:
         return Path(path).stat().st_size
     except OSError:
         return 0  # load names the file's problem
-
-
-def _kind(report: dict) -> str:
-    from ..numerics.compiled import uncompiled_reason
-
-    return "native C" if report["engine_native"] else f"CasADi virtual machine: {uncompiled_reason()}"

@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     write_output(args.out, trajectory_csv(mech, found, args))
     print(
         f"{model.name}: cond(W_b) {found.condition_before:.4g} -> {found.condition_after:.4g} over "
-        f"{found.duration:g} s ({found.evaluations} evaluations, {found.seconds:.1f} s); "
+        f"{found.duration:g} s ({found.evaluations} evaluations, {found.seconds:.1f} s, "
+        f"{found.cpu_seconds:.1f} s CPU); "
         f"{len(found.kept)} base parameters; written to {args.out}"
     )
     return 0
@@ -99,7 +100,7 @@ def trajectory_csv(mech: Mechanism, found, args: argparse.Namespace) -> CsvTable
     header += [f"dd_{n} [{u}/s²]" for n, u in zip(found.coordinates, units, strict=True)]
     provenance = {
         "model_hash": model_hash(mech.model),
-        "method": "Fourier excitation minimising cond(W_b) (L-BFGS-B)",
+        "method": "Fourier excitation minimising cond(W_b) (L-BFGS-B, exact gradient on a tree)",
         "terms": {n: terms for n, terms in zip(found.coordinates, found.terms, strict=True)},
         "condition_before": found.condition_before,
         "condition_after": found.condition_after,

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..io.json_text import json_text
 from ..model import ModelError, check_outputs, load, write_all
 
 
@@ -20,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--inputs", metavar="NAMES", help="FMU: comma-separated inputs (default: the actuators and point forces)"
     )
     parser.add_argument("--outputs", metavar="NAMES", help="FMU: comma-separated outputs besides q and velocities")
+    parser.add_argument("--json", action="store_true", help="print one JSON object: the files written and the notes")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,6 +51,9 @@ def run(args: argparse.Namespace) -> int:
         written[args.fmu], said = fmu_archive(model, inputs=inputs, outputs=_names(args.outputs) or [])
         notes += said
     write_all(written)  # every file or none
+    if args.json:
+        print(json_text({"written": list(written), "notes": list(dict.fromkeys(notes))}).rstrip())
+        return 0
     for path in written:
         print(f"{path}: written")
     for note in dict.fromkeys(notes):

@@ -7,7 +7,6 @@ same series the window's Kinematics job plots."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from ..io.csv_text import write_output
 from ..io.display_units import UNITS_HELP, parse_units
 from ..io.time_series import FORMATS, time_series_text
 from ..jobs.tasks import kinematics
-from ..model import check_outputs, dumps, load
+from ..model import ModelError, check_outputs, dumps, load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples", type=_count, help="equally spaced times (default: the trajectory's own)")
     parser.add_argument("--out", help="write every series: .csv ('name [unit]' headers) or .json")
     parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
+    parser.add_argument(
+        "--json", action="store_true", help="print every series as one JSON object (what --out series.json writes)"
+    )
 
 
 def _count(text: str) -> int:
@@ -35,13 +37,17 @@ def _count(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     fmt = (args.out or ".csv").rsplit(".", 1)[-1].lower()
     if fmt not in FORMATS:
-        print(f"mbstudio kinematics: --out {args.out!r} must end in .csv or .json", file=sys.stderr)
-        return 2
+        raise ModelError("--out", "must end in .csv or .json", args.out, "series.csv or series.json")
     check_outputs([args.out], [args.file])  # before the work, not after
     units = parse_units(args.units)
     options = {"trajectory": args.trajectory, "samples": args.samples}
     result = kinematics(dumps(load(args.file)), options, lambda fraction, message: None, lambda: False)
     series, t = result.data["series"], result.data["t"]
+    if args.json:  # stdout is the JSON object alone; a file asked for is written too
+        print(time_series_text(result, "json", units).rstrip())
+        if args.out:
+            write_output(args.out, time_series_text(result, fmt, units))
+        return 0
     print(f"{result.title}: {len(t)} samples over {t[-1]:g} s in {result.provenance.seconds:.3g} s")
     for name, values in series.items():
         if name.startswith(("actuator:", "total_energy", "constraint_residual")):

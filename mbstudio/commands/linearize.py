@@ -2,30 +2,27 @@
 [--outputs ...] [--schedule NAME=a:b:n] [--out model.mat|model.json|model.npz] [--units deg,mm]`: the linear
 state-space model (A, B, C, D) about an operating point, with its modes; with --schedule, a family of them (LPV).
 
---at: by default (auto) the equilibrium near the document's pose where there is one and the pose itself at rest
-otherwise, saying which; or always the equilibrium found from the pose, always the pose itself, or a state given
-by independent coordinates and their rates (d_NAME), which need not be an equilibrium (the drift is printed
-and written). --hold keeps independent coordinates at values while the others settle, --from starts the search
-elsewhere than the document's pose (both seek an equilibrium).
+--at: by default (auto) the equilibrium nearest the document's pose that is not unstable, among those found from the
+pose and from starts with one coordinate turned by quarter turns (each listed with its stability), and the pose
+itself at rest where none is found, saying which; or always the equilibrium found from the pose, always the pose
+itself, or a state given by independent coordinates and their rates (d_NAME), which need not be an equilibrium (the
+drift is printed and written). --hold keeps independent coordinates at values while the others settle, --from starts
+the search elsewhere than the document's pose (both seek an equilibrium).
 The older --equilibrium (= --at equilibrium) and --json OUT (= --out OUT.json) still work.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
 from ..io.display_units import UNITS_HELP, parse_units
 from ..io.state_space import FORMATS, family_document, in_display_units, model_document, save_state_space, summary
 from ..kinematics import Mechanism
-from ..linear.equilibrium import (
-    OperatingPoint,
-    equilibrium,
-    equilibrium_or_pose,
-    operating_point,
-    parse_state,
-)
+from ..linear.equilibria import equilibrium_or_pose
+from ..linear.equilibrium import OperatingPoint, equilibrium, operating_point, parse_state
 from ..linear.linear_model import linearize
 from ..linear.lpv import linear_family
 from ..linear.modes import modes
@@ -39,8 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--at",
         default="auto",
         metavar="auto|equilibrium|initial|NAME=VALUE,...",
-        help="the operating point: auto (default), the equilibrium near the document's pose where there is one "
-        "and the pose at rest otherwise, saying which; equilibrium, that equilibrium or an error saying why "
+        help="the operating point: auto (default), the equilibrium nearest the document's pose that is not "
+        "unstable (the equilibria found are listed with their stability) and the pose at rest where none is found, "
+        "saying which; equilibrium, that equilibrium or an error saying why "
         "there is none; initial, the pose at rest; or independent coordinates and rates d_NAME set from the pose "
         "(not an equilibrium in general); values in SI, or with a unit: theta1=5deg,d_theta1=30deg/s",
     )
@@ -96,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         lin = linearize(model, _point(model, at, hold, kinds, start), inputs, outs)
         print(summary(model.name, lin))
+        print(found_text(lin.point))
         document = model_document(lin)
     if args.json and not args.json.lower().endswith(".json"):
         raise ModelError("--json", "must name a .json file", args.json, "model.json, or use --out")
@@ -103,6 +102,27 @@ def run(args: argparse.Namespace) -> int:
         save_state_space(in_display_units(document, units), path)
         print(f"wrote {path}")
     return 0
+
+
+WORDS = {
+    "stable": "stable: every motion about it decays",
+    "marginal": "stable, not damped: nothing grows",
+    "unstable": "UNSTABLE: a motion about it grows",
+}
+
+
+def found_text(point: OperatingPoint) -> str:
+    """The equilibria the default operating point was chosen from, each with its stability; the one used marked."""
+    if not point.found:
+        return ""
+    lines = ["  equilibria found (from the pose, and with each coordinate turned by quarter turns):"]
+    used = {n: point.values()[n] for n in point.independent}
+    for found in point.found:
+        values = ", ".join(f"{n} = {v + 0.0:.6g}" for n, v in found["values"].items()) or "(no coordinates)"
+        growth = found["largest_real_eigenvalue"] + 0.0
+        mark = "  <- used" if found["values"] == used else ""
+        lines.append(f"    {values}: {WORDS[found['stability']]} (largest Re λ {growth:.4g} 1/s){mark}")
+    return "\n".join(lines)
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -118,7 +138,10 @@ def _point(model, at: str, hold: dict, kinds: dict[str, str], start: dict) -> Op
         raise ModelError("--hold", "applies to an equilibrium only", at, "--at auto or equilibrium with --hold")
     if at == "initial":
         return operating_point(model)
-    values, velocities = parse_state(at, kinds)
+    notes: list[str] = []
+    values, velocities = parse_state(at, kinds, notes)
+    for note in notes:
+        print(f"mbstudio linearize: note: --at: {note}", file=sys.stderr)
     return operating_point(model, "given", values, velocities)
 
 

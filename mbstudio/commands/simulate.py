@@ -1,6 +1,6 @@
 """`mbstudio simulate FILE --t-end T [--method M] [--rtol R] [--atol A] [--samples K] [--out results.csv|.npz]
-[--ensemble RUNS.csv]`: integrate the document's motion from its initial configuration at rest (or each run of
-an ensemble from its own start and parameters) and print a summary."""
+[--ensemble RUNS.csv] [--check-accuracy] [--time-budget S]`: integrate the document's motion from its initial
+configuration at rest (or each run of an ensemble from its own start and parameters) and print a summary."""
 
 from __future__ import annotations
 
@@ -59,6 +59,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="RUNS.csv",
         help="many runs at once: one row per run, columns named after independent coordinates (initial values), "
         "d_<coordinate> (initial velocities) or parameters; the results go to --out, a run column first",
+    )
+    parser.add_argument(
+        "--check-accuracy",
+        action="store_true",
+        help="run the motion again at a tenth of --rtol and --atol and report the difference, an estimate of the "
+        "error reached (the tolerances bound each step's error, not the run's); twice the time",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=bounded(0.0, T_END_MAX, "s"),
+        metavar="SECONDS",
+        help="stop the run once it has taken this long (wall clock), with a message; default: no limit",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -156,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
             samples=args.samples,
             velocities=velocities,
             progress=None if args.quiet else _progress,
+            check_accuracy=args.check_accuracy,
+            budget=args.time_budget,
         )
     except (Cancelled, RuntimeError) as exc:
         print(f"mbstudio simulate: {exc}", file=sys.stderr)
@@ -168,8 +182,8 @@ def run(args: argparse.Namespace) -> int:
     energy = result.total
     print(
         f"{model.name}: {args.t_end:g} s simulated in {p.seconds:.3g} s (real-time factor "
-        f"{args.t_end / p.seconds:.3g}), {p.method} rtol {p.rtol:g} atol {p.atol:g}, {p.rhs_evaluations} "
-        f"right-hand-side evaluations"
+        f"{args.t_end / p.seconds:.3g}; CPU {p.cpu_seconds:.3g} s), {p.method} rtol {p.rtol:g} atol {p.atol:g}, "
+        f"{p.rhs_evaluations} right-hand-side evaluations"
     )
     print(f"  constraint residual max {result.residual.max():.3g}")
     print(
@@ -177,6 +191,9 @@ def run(args: argparse.Namespace) -> int:
         f"{abs(energy - energy[0]).max():.3g} J; energy balance drift {result.energy_drift:.2g} of its scale"
     )
     print(f"  model sha256 {p.model_hash[:16]}…, mbstudio {p.version}")
+    if len(p.charts) > 1:
+        changes = "; ".join(f"from t = {t:.6g} s {', '.join(names)}" for t, names in p.charts[1:])
+        print(f"  independent coordinates {', '.join(p.charts[0][1])}; {changes}")
     _print_contacts(result.contacts)
     for note in result.notes:
         print(f"  note: {note}")

@@ -3,16 +3,22 @@
 --out study.parquet|csv`: one analysis at every point of a grid of model parameters, each point a task on Dask (an
 embedded local cluster of processes by default, or the scheduler at ADDRESS), one row per point. The table is
 written as points finish, so a study stopped (Ctrl+C, SIGTERM) or failed leaves its finished points in it, the
-others listed as not run."""
+others listed as not run; run again with the same specification and --out, it computes only the points the table
+does not hold without error (the same model hash, analysis, options, grid and units, else every point). Exit 0
+when a point has a result, 1 when every point failed (its provenance then says "complete": false)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
+import json
+import math
 import signal
 import sys
+from pathlib import Path
 
-from ..io.csv_text import write_output
+from ..io.csv_text import sidecar, write_output
 from ..io.display_units import UNITS_HELP, parse_units
 from ..io.study_table import study_bytes, study_format, study_units
 from ..jobs.study import ANALYSES, NOT_RUN, Study, grids
@@ -28,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--digits", type=_whole, help="basepar: variable precision at this many digits")
     parser.add_argument("--method", choices=("dp", "vp", "symbolic", "all"), help="basepar: the route(s)")
     parser.add_argument("--samples", type=_whole, help="trajectory samples (basepar, kinematics) or outputs")
-    parser.add_argument("--t-end", type=float, help="simulate: simulated time [s] (default 1)")
+    parser.add_argument("--t-end", type=_time, help="simulate: simulated time [s] (default 1)")
     parser.add_argument(
         "--scheduler", metavar="ADDRESS", help="a running Dask scheduler: tcp://HOST:PORT, or tls://HOST:PORT"
     )
@@ -52,15 +58,27 @@ def _whole(text: str) -> int:
     return int(text)
 
 
+def _time(text: str) -> float:
+    """A finite positive time, refused here: 'nan' once ran every point of a study to the same error."""
+    try:
+        value = float(text) if "_" not in text and text.isascii() else math.nan
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite positive time in seconds (e.g. 1.0)")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     fmt = study_format(args.out)
     check_outputs([args.out], [p for p in (args.file, args.security) if p])  # before the work, not after
     units = parse_units(args.units)
     model = load(args.file)
     vary = grids(args.vary)
-    options = {k: v for k, v in vars(args).items() if k in ("digits", "method", "samples", "t_end") and v}
+    options = {k: v for k, v in vars(args).items() if k in ("digits", "method", "samples", "t_end") and v is not None}
     study = Study(model, vary, args.analysis, options, args.scheduler, args.workers, args.security, args.dashboard)
     print(f"{model.name}: {args.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}")
+    _resume(study, args.out, fmt, units)
 
     named = study_units(model)
 
@@ -83,7 +101,41 @@ def run(args: argparse.Namespace) -> int:
     print(f"  {len(rows)} rows written to {args.out}; {len(failed)} failed")
     for r in failed[:5]:
         print(f"  failed at {_where(r, vary)}: {r['error']}")
-    return 0 if rows else 1
+    return 0 if len(failed) < len(rows) else 1  # a study whose every point failed has no result
+
+
+def _resume(study: Study, out: str, fmt: str, units) -> None:
+    """The points an earlier run of the same study (model, analysis, options, grid and units) wrote to `out`
+    without error are taken from it, not computed again; anything else in `out` is replaced."""
+    if not Path(out).exists():
+        return
+    try:
+        provenance, rows = _previous(out, fmt)
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # not a table this command wrote: replaced
+        print(f"  {out} cannot be read as a study ({exc}): every point is computed", file=sys.stderr)
+        return
+    taken = study.resume(provenance, rows) if provenance.get("units") == units.spec() else 0
+    if taken:
+        print(f"  {taken} of {len(study.points)} points taken from {out}, done by an earlier run of this study")
+    else:
+        print(f"  {out} holds another study (model, options, grid or units differ): every point is computed")
+
+
+def _previous(out: str, fmt: str) -> tuple[dict, list[dict]]:
+    """A study table's provenance and rows as written: Parquet's typed values, or the CSV's cells as text (an
+    empty cell None), which write back unchanged. A CSV whose sidecar names other columns is refused: the pair
+    is not from one write."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(out)
+        return json.loads(table.schema.metadata[b"provenance"]), table.to_pylist()
+    about = json.loads(Path(sidecar(out)).read_text(encoding="utf-8"))
+    with open(out, newline="", encoding="utf-8") as f:
+        lines = list(csv.reader(f))
+    if not lines or lines[0] != about["columns"]:
+        raise ValueError(f"its columns are not those {sidecar(out)} names")
+    return about["provenance"], [{k: v or None for k, v in zip(lines[0], cells, strict=True)} for cells in lines[1:]]
 
 
 def _progress(done: int, total: int) -> None:

@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from ..io.imports import import_mechanism
+from ..io.json_text import json_text
 from ..model import check_outputs, dumps, write_atomic
 
 
@@ -40,6 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="URDF: make joint origin angles within 1e-5 rad of a multiple of π/4 exact (1.5708 -> π/2); by default "
         "they are kept as written and named in a note",
     )
+    parser.add_argument("--json", action="store_true", help="print one JSON object: the counts and the notes")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,6 +52,10 @@ def run(args: argparse.Namespace) -> int:
     dof = sum(len(j.coordinates) for j in model.joints if not j.cut)
     loops = sum(1 for j in model.joints if j.cut)
     closing = f", {loops} loop-closing joints" if loops else ""
+    if args.json:
+        summary = {"out": args.out, "name": model.name, "bodies": len(model.bodies), "joints": len(model.joints)}
+        print(json_text({**summary, "coordinates": dof, "loops": loops, "notes": result.notes}).rstrip())
+        return 0
     counts = f"{len(model.bodies)} bodies, {len(model.joints)} joints, {dof} coordinates{closing}"
     print(f"{args.out}: '{model.name}', {counts}")
     for note in result.notes:

@@ -183,6 +183,11 @@ class Engine:
     def velocities(self, q: np.ndarray, qd_ind: np.ndarray) -> np.ndarray:
         return self.velocity_map(q) @ qd_ind
 
+    def loop_block(self, q: np.ndarray) -> np.ndarray:
+        """Φ_q[rows, dep] of the partition's rows and dependent coordinates at q (n,), in one native call."""
+        phi, jac = self._closure(np.asarray(q, dtype=float))
+        return jac.reshape(len(phi), len(self.mech.partition.dependent), order="F")
+
     def close_loops(self, q: np.ndarray, tol: float | None = None) -> tuple[np.ndarray, float]:
         """Newton on the dependent coordinates from q (n,), to `tol` (default 1e-12 per length scale); the
         coordinates and the residual left. A residual that stops falling at the rounding floor is accepted

@@ -76,10 +76,12 @@ def _action(window: QMainWindow, text: str, slot, shortcut=None, tip: str = "") 
     return action
 
 
-def _toggle(window: QMainWindow, text: str, slot, tip: str) -> QAction:
+def _toggle(window: QMainWindow, text: str, slot, tip: str, shortcut: str | None = None) -> QAction:
     """A checkable action: `slot(checked)` whenever it turns on or off."""
     action = QAction(text, window)
     action.setCheckable(True)
+    if shortcut is not None:
+        action.setShortcut(shortcut)
     action.setStatusTip(tip)
     action.toggled.connect(slot)
     return action
@@ -108,6 +110,7 @@ def build(window: QMainWindow) -> dict[str, QAction]:
             "&Draw Link",
             window.draw_mode,
             "click a link's start and end in the 3D view: a body joined at its start, closing a loop at its end",
+            "Ctrl+L",
         ),
         "assemble": _action(
             window,

@@ -74,7 +74,38 @@ def c_sources(model: Model, stem: str, prefix: str | None = None, row_major: boo
     text = banner(model, renamed, run, "//") + "//\n" + "".join(f"// {line}\n" for line in _layout(row_major))
     guard = f"{c_stem(prefix + stem).upper()}_H"
     header = f"#ifndef {guard}\n#define {guard}\n\n{files[f'{stem}.h']}\n#endif /* {guard} */\n"
-    return {f"{stem}.h": text + "\n" + header, f"{stem}.c": text + "\n" + files[f"{stem}.c"]}
+    source = mark_unused_parameters(files[f"{stem}.c"])
+    return {f"{stem}.h": text + "\n" + header, f"{stem}.c": text + "\n" + source}
+
+
+# a function definition whose body starts on the next line: `static int casadi_f1(const casadi_real** arg, ...) {`
+DEFINITION = re.compile(r"^[A-Za-z_][\w \t\*]*\b\w+\((?P<parameters>[^()]*)\)\s*\{\s*$")
+
+
+def mark_unused_parameters(source: str) -> str:
+    """The C source with `(void)name;` opening every function body that leaves a parameter unused: CasADi's calling
+    convention gives each function (arg, res, iw, w, mem) whether it needs them or not, which was 55 warnings
+    under -Wextra in a four-bar's file. A body runs from its definition's line to the next `}` in column 0."""
+    lines = source.split("\n")
+    out = []
+    for k, line in enumerate(lines):
+        out.append(line)
+        match = DEFINITION.match(line)
+        if not match:
+            continue
+        end = next((j for j in range(k + 1, len(lines)) if lines[j].startswith("}")), len(lines))
+        body = "\n".join(lines[k + 1 : end])
+        names = [_parameter_name(p) for p in match["parameters"].split(",")]
+        unused = [n for n in names if n and not re.search(rf"\b{n}\b", body)]
+        if unused:
+            out.append("  " + " ".join(f"(void){n};" for n in unused))
+    return "\n".join(out)
+
+
+def _parameter_name(declaration: str) -> str | None:
+    """`casadi_real* w` -> `w`; `void` (no parameters) -> None."""
+    words = re.findall(r"\w+", declaration)
+    return words[-1] if words and declaration.strip() != "void" else None
 
 
 def c_function(function: casadi.Function, name: str, row_major: bool = False) -> casadi.Function:

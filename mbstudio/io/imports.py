@@ -40,7 +40,7 @@ def import_mechanism(
     if file_format(path) == "MJCF":
         from .mjcf_import import import_mjcf
 
-        return import_mjcf(path)
+        return import_mjcf(path, package_paths)  # the folders its includes and assets may also be read from
     from .urdf_import import import_urdf
 
     return import_urdf(

@@ -20,6 +20,7 @@ actuators. MuJoCo's names are kept as the bodies' and joints' `source_name` wher
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,19 +50,21 @@ class MjcfImport:
     coordinates: dict[str, list[str]] = field(default_factory=dict)  # MuJoCo joint name -> our coordinates, in order
 
 
-def import_mjcf(path: str | os.PathLike) -> MjcfImport:
+def import_mjcf(path: str | os.PathLike, folders: Sequence[str | os.PathLike] = ()) -> MjcfImport:
     """The mechanism in the MJCF file `path`; ModelError (naming the file and the element) for what cannot be read
-    or has no MB Studio equivalent."""
+    or has no MB Studio equivalent. Included files and assets are read from the file's folder and the `folders`
+    given, nowhere else (`confine_files`)."""
     path = Path(path)
     warnings: list[str] = []
-    result = _Importer(compile_mjcf(path, warnings), path).run()
+    result = _Importer(compile_mjcf(path, warnings, folders), path).run()
     result.notes[:0] = [f"MuJoCo: {w}" for w in warnings]
     return result
 
 
-def compile_mjcf(path: Path, warnings: list[str] | None = None):
+def compile_mjcf(path: Path, warnings: list[str] | None = None, folders: Sequence[str | os.PathLike] = ()):
     """MuJoCo's compiled model of the file; ModelError with MuJoCo's own message (it names the element and line).
-    MuJoCo's warnings go to `warnings` (by default it appends them to MUJOCO_LOG.TXT in the user's folder)."""
+    MuJoCo's warnings go to `warnings` (by default it appends them to MUJOCO_LOG.TXT in the user's folder). The
+    files it would read are checked first (`confine_files`)."""
     try:
         import mujoco
     except ImportError:
@@ -70,6 +73,7 @@ def compile_mjcf(path: Path, warnings: list[str] | None = None):
         ) from None
     if not path.is_file():
         raise ModelError(str(path), "does not exist", expected="an MJCF (MuJoCo XML) file")
+    confine_files(path, folders)
     kept = mujoco.get_mju_user_warning()
     mujoco.set_mju_user_warning((warnings if warnings is not None else []).append)
     try:
@@ -79,6 +83,68 @@ def compile_mjcf(path: Path, warnings: list[str] | None = None):
         raise ModelError(str(path), f"is not an MJCF model MuJoCo compiles ({message})", expected="MJCF") from None
     finally:
         mujoco.set_mju_user_warning(kept)
+
+
+MAX_FILES = 1000  # included files: a chain of includes longer than this is no model
+
+
+def confine_files(path: Path, folders: Sequence[str | os.PathLike] = ()) -> None:
+    """Refuse, naming the element, its attribute and the path, a file the model would have MuJoCo's compiler read
+    from outside its folder and the `folders` given: an absolute path, or one that `..` or a symbolic link takes
+    out. Every attribute that names a file (`include file`, `mesh file`, `texture fileright`, ...) and the
+    compiler's `meshdir`, `texturedir` and `assetdir` are checked, in the file and in what it includes, read
+    strictly here (no DTD, no entity) before MuJoCo opens anything. MuJoCo resolves a name against the model's
+    folder or the including file's, under the asset folders: every such place must be inside."""
+    roots = [os.path.realpath(path.parent), *(os.path.realpath(Path(f).expanduser()) for f in folders)]
+    files, references, folders_named = [path], [], [""]
+    for file in files:  # grows as includes are found
+        for element in _strict_xml(file):
+            for attribute, value in element.attrib.items():
+                place = (file, element, attribute, value)
+                if attribute in ("meshdir", "texturedir", "assetdir"):
+                    _inside_roots(place, [path.parent], roots)
+                    folders_named.append(value)
+                elif attribute.startswith("file"):
+                    references.append(place)
+                if element.tag == "include" and attribute == "file":
+                    _inside_roots(place, [path.parent, file.parent], roots)
+                    found = [base / value for base in (path.parent, file.parent) if (base / value).is_file()]
+                    files += [f for f in found if f not in files][: MAX_FILES - len(files)]
+    for file, element, attribute, value in references:
+        bases = [base / folder for base in (path.parent, file.parent) for folder in folders_named]
+        _inside_roots((file, element, attribute, value), bases, roots)
+
+
+def _strict_xml(file: Path) -> list:
+    """The elements of an MJCF file (its comments left out), read strictly."""
+    from lxml import etree
+
+    parser = etree.XMLParser(recover=False, resolve_entities=False, no_network=True, load_dtd=False)
+    try:
+        root = etree.parse(str(file), parser).getroot()
+    except (OSError, etree.XMLSyntaxError) as exc:
+        raise ModelError(
+            str(file), f"is not an MJCF model MuJoCo compiles (the XML is not well-formed: {exc})", expected="MJCF"
+        ) from None
+    if root.getroottree().docinfo.internalDTD is not None:
+        raise ModelError(str(file), "declares a DTD (<!DOCTYPE ... [...]>)", expected="MJCF, which has none")
+    return [element for element in root.iter() if isinstance(element.tag, str)]
+
+
+def _inside_roots(place: tuple, bases: list[Path], roots: list[str]) -> None:
+    """The file or folder `value` names, taken from each of `bases`, lies inside one of `roots`."""
+    file, element, attribute, value = place
+    outside = Path(value).is_absolute() or any(
+        not any(Path(os.path.realpath(base / value)).is_relative_to(root) for root in roots) for base in bases
+    )
+    if outside:
+        raise ModelError(
+            f"{file}, line {element.sourceline}: <{element.tag} {attribute}>",
+            "names a file outside the model's folder" + (" (an absolute path)" if Path(value).is_absolute() else ""),
+            value,
+            f"a relative path inside {roots[0]}" + (" or a folder given" if len(roots) > 1 else "") + ", which "
+            "MuJoCo's compiler then reads; nothing outside is opened",
+        )
 
 
 def rotation(quaternion) -> np.ndarray:

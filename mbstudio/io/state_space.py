@@ -199,13 +199,13 @@ def summary(name: str, lin: LinearModel) -> str:
     lines = [f"{name}: linear model about {kind[point.kind]} ({verdict})"]
     if point.note:
         lines.append(f"  by default, {point.note}")
-    lines.append("  " + ", ".join(f"{n} = {v:.6g}" for n, v in point.values().items()))
+    lines.append("  " + ", ".join(f"{n} = {v + 0.0:.6g}" for n, v in point.values().items()))
     if not point.at_rest:
         lines.append("  velocities: " + ", ".join(f"d_{n} = {v:.6g}" for n, v in point.velocities().items()))
     if not point.is_equilibrium:
         lines.append(
             "  drift (ẋ at the point, kept with the model): "
-            + ", ".join(f"{s} {x:.4g}" for s, x in zip(lin.states, lin.drift, strict=True))
+            + ", ".join(f"{s} {x + 0.0:.4g}" for s, x in zip(lin.states, lin.drift, strict=True))  # + 0.0: no '-0'
         )
     if point.held:
         lines.append("  held by: " + ", ".join(f"{n} {f:.6g}" for n, f in point.held.items()))
@@ -219,7 +219,8 @@ def summary(name: str, lin: LinearModel) -> str:
     for k, mode in enumerate(modes(lin), start=1):
         value = mode.eigenvalue
         lines.append(
-            f"  {k:4d} {mode.frequency_hz:13.6g} {mode.damping:9.4g} {mode.damped_hz:12.6g} "
-            f"{value.real:13.6g} {value.imag:+12.6g}j  {mode.stability}, {mode.kind}, mostly {mode.dominant}"
+            f"  {k:4d} {mode.frequency_hz:13.6g} {mode.damping + 0.0:9.4g} {mode.damped_hz:12.6g} "
+            f"{value.real + 0.0:13.6g} {value.imag + 0.0:+12.6g}j  "
+            f"{mode.stability}, {mode.kind}, mostly {mode.dominant}"
         )
     return "\n".join(lines)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..model import ModelError
-from ..model.validation import MAGNITUDE_MAX
+from ..model.validation import MAGNITUDE_MAX, TEXT_RULE, UNPRINTABLE
 
 # the numbers the import uses, by element and attribute: how many each holds (all finite)
 NUMBERS = {
@@ -36,7 +36,9 @@ NUMBERS = {
     "sphere": {"radius": (1,)},
     "mesh": {"scale": (1, 3)},
     "color": {"rgba": (4,)},
+    "mimic": {"multiplier": (1,), "offset": (1,)},
 }
+INERTIA = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")  # all required by URDF's specification
 
 
 REQUIRED = {"joint": "type", "parent": "link", "child": "link", "mesh": "filename"}  # besides names
@@ -65,6 +67,7 @@ def check_urdf(data: bytes, path: Path) -> None:
         raise ModelError(f"{path}, line {root.sourceline}", "is not a URDF robot", f"<{root.tag}>", "<robot>")
     for kind in ("link", "joint"):
         _unique_names(root.findall(kind), kind, path)
+    _complete_inertias(root, path)
     # what the robot's own links, joints and materials hold (a <transmission> or <gazebo> has its own <joint>)
     own = [element for kind in ("link", "joint", "material") for element in root.findall(kind)]
     for element in (e for part in own for e in part.iter()):
@@ -74,6 +77,20 @@ def check_urdf(data: bytes, path: Path) -> None:
         for name, counts in NUMBERS.get(element.tag, {}).items():
             if element.get(name) is not None:
                 _numbers(element, name, counts, path)
+
+
+def _complete_inertias(root, path: Path) -> None:
+    """Each link's <inertia> gives all six moments and products: a parser fills a missing one with 0, which is
+    an inertia the file does not state (an <inertia ixx="1"/> alone read as a rod)."""
+    for link in root.findall("link"):
+        for inertia in link.findall("inertial/inertia"):
+            missing = [name for name in INERTIA if inertia.get(name) is None]
+            if missing:
+                raise ModelError(
+                    f"{path}, line {inertia.sourceline}: link '{link.get('name')}' <inertia>",
+                    f"lacks {', '.join(missing)}",
+                    expected="all six of " + ", ".join(INERTIA) + ' (URDF requires them; write "0" for a zero one)',
+                )
 
 
 def _wrong(values: list[float], counts: tuple[int, ...], bound: float) -> str:
@@ -90,6 +107,9 @@ def _unique_names(elements: list, kind: str, path: Path) -> None:
         name = element.get("name")
         if not name:
             raise ModelError(f"{path}, line {element.sourceline}: <{kind}>", "has no name", expected='name="..."')
+        if UNPRINTABLE.search(name):  # its length is the import's to judge (source_name)
+            where = f"{path}, line {element.sourceline}: {kind} {ascii(name)}"  # not shown as it would display
+            raise ModelError(where, "has a name that is not one line of printable text", name, TEXT_RULE)
         if name in first:
             raise ModelError(
                 f"{path}, line {element.sourceline}: {kind} '{name}'",

@@ -42,7 +42,7 @@ def grid(spec: str) -> tuple[str, np.ndarray]:
     name, sep, values = spec.partition("=")
     parts = values.split(":")
     try:
-        numbers = [float(p) for p in parts[:2]] + [int(p) for p in parts[2:]]
+        numbers = [_number(p, float) for p in parts[:2]] + [_number(p, int) for p in parts[2:]]
     except ValueError:
         numbers = []
     if not sep or not name.strip() or len(parts) not in (1, 3) or not numbers:
@@ -55,6 +55,13 @@ def grid(spec: str) -> tuple[str, np.ndarray]:
     if not 1 <= count <= MAX_POINTS:
         raise ModelError("vary", "needs a count from 1", spec, f"a count up to {MAX_POINTS}")
     return name.strip(), np.linspace(start, stop, count)
+
+
+def _number(text: str, kind: type[float] | type[int]) -> float:
+    """kind(text), without what float() and int() also read: '1_0' (10) and digits of other scripts ('١')."""
+    if "_" in text or not text.isascii():
+        raise ValueError(text)
+    return kind(text)
 
 
 def grids(specs: Iterable[str]) -> dict[str, np.ndarray]:
@@ -143,6 +150,20 @@ def _linearize(model: Model, options: dict) -> dict:
     values = lin.point.values()
     out.update({f"at {name}": values[name] for name in lin.point.independent})
     return out
+
+
+def check_options(options: Mapping[str, object]) -> None:
+    """A ModelError naming the first option no point could run with (every point failed with it, after the whole
+    study had run): a simulated time that is not a finite positive number, a count that is not a whole number."""
+    t_end = options.get("t_end")
+    if t_end is not None and (
+        isinstance(t_end, bool) or not isinstance(t_end, int | float) or not 0 < t_end < math.inf
+    ):
+        raise ModelError("t_end", "is not a finite positive time", t_end, "a simulated time in seconds, e.g. 1.0")
+    for key in ("samples", "digits"):
+        value = options.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ModelError(key, "is not a whole number of at least 1", value, "e.g. 101")
 
 
 ANALYSES: dict[str, Callable[[Model, dict], dict]] = {
@@ -275,8 +296,10 @@ class Study:
         Dask's dashboard (`dashboard_link` says where)."""
         if analysis not in ANALYSES:
             raise ModelError("analysis", "is not a study analysis", analysis, ", ".join(ANALYSES))
+        check_options(options or {})
         self.model_text = dumps(model)
         self.points = points(model, vary)
+        self.grid = {name: [float(x) for x in values] for name, values in vary.items()}
         self.analysis, self.options = analysis, dict(options or {})
         self.scheduler = None if scheduler is None else scheduler_address(scheduler)
         if security is not None and self.scheduler is None:
@@ -302,9 +325,25 @@ class Study:
             self.close()
             raise
         self.futures = [
-            self.client.submit(evaluate_point, self.model_text, p, self.analysis, self.options, pure=False)
-            for p in self.points
+            None if done is not None else self._submit(p) for p, done in zip(self.points, self.results, strict=True)
         ]
+
+    def _submit(self, point: dict[str, float]):
+        return self.client.submit(evaluate_point, self.model_text, point, self.analysis, self.options, pure=False)
+
+    def resume(self, provenance: Mapping, rows: list[dict]) -> int:
+        """Take the points a previous run of this same study finished without error (its table's `provenance`
+        and `rows`, as written): the same model (by its hash), analysis, options and grid, else nothing is
+        taken. The rows are kept as they were written (their columns in that table's units). How many points
+        are taken."""
+        mine = self.provenance()
+        same = all(provenance.get(key) == mine[key] for key in ("model_hash", "analysis", "options", "grid"))
+        if not same or len(rows) != len(self.points):
+            return 0
+        for k, row in enumerate(rows):
+            if self.results[k] is None and not row.get("error") and row.get("model_hash"):
+                self.results[k] = row
+        return sum(r is not None for r in self.results)
 
     def _connect(self):
         from dask.distributed import Client, LocalCluster
@@ -351,7 +390,7 @@ class Study:
     def poll(self) -> int:
         """Collect finished points; how many are done."""
         for k, future in enumerate(self.futures):
-            if self.results[k] is None and future.done():
+            if self.results[k] is None and future is not None and future.done():
                 self.results[k] = self._collect(k, future)
         return sum(r is not None for r in self.results)
 
@@ -371,6 +410,10 @@ class Study:
         """Start, wait for every point (reporting done/total), close the cluster; the rows in point order.
         `checkpoint(rows)`: the rows so far, as they come (see the module's docstring), last when the run
         ends, whether it finished, was cancelled or stopped (an exception, a signal)."""
+        if all(r is not None for r in self.results):  # every point taken from a previous run: nothing to send
+            if checkpoint:
+                checkpoint(self.rows())
+            return self.rows()
         self.start()
         try:
             self._wait(progress, cancel, checkpoint)
@@ -383,7 +426,7 @@ class Study:
         return self.rows()
 
     def _wait(self, progress, cancel, checkpoint) -> None:
-        done, written, asked = 0, None, time.monotonic()
+        done, written, asked = sum(r is not None for r in self.results), None, time.monotonic()
         workers_seen = asked
         while done < len(self.points):
             time.sleep(0.1)
@@ -411,7 +454,7 @@ class Study:
 
     def cancel(self) -> None:
         if self.client is not None:
-            self.client.cancel([f for f in self.futures if not f.done()])
+            self.client.cancel([f for f in self.futures if f is not None and not f.done()])
 
     def close(self) -> None:
         if self.client is not None:
@@ -422,14 +465,19 @@ class Study:
             self.client = None
 
     def provenance(self) -> dict:
-        done = sum(r is not None for r in self.results)
+        """Where the rows came from. `complete`: every point done without error, so that a rerun has nothing
+        left to compute (a failed point is tried again); `points_failed`: the points done with an error."""
+        done = [r for r in self.results if r is not None]
+        failed = sum(1 for r in done if r.get("error"))
         return {
             "model_hash": text_hash(self.model_text),
             "analysis": self.analysis,
             "options": self.options,
+            "grid": self.grid,
             "points": len(self.points),
-            "points_done": done,
-            "complete": done == len(self.points),
+            "points_done": len(done),
+            "points_failed": failed,
+            "complete": len(done) == len(self.points) and failed == 0,
             "scheduler": self.scheduler or f"LocalCluster({self.workers} processes)",
             "version": __version__,
         }

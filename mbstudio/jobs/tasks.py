@@ -529,8 +529,9 @@ def linearization(model_text: str, options: dict, progress: Progress, cancel: Ca
 
 
 def _operating_point(model, options: dict):
+    from ..linear.equilibria import equilibrium_or_pose
     from ..linear.equilibrium import equilibrium as find
-    from ..linear.equilibrium import equilibrium_or_pose, operating_point
+    from ..linear.equilibrium import operating_point
 
     if options.get("at") == "equilibrium":
         return find(model, hold=dict(options.get("hold") or {}))

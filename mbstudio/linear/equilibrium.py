@@ -3,7 +3,7 @@
     point = equilibrium(model)                               # q̈ = 0 at rest near the document's pose
     point = equilibrium(model, hold={"theta1": 0.05})        # theta1 held there: the force holding it is found
     point = operating_point(model, "initial", velocities={"theta1": 0.5})   # any state, equilibrium or not
-    point = equilibrium_or_pose(model)    # linearisation's default: the equilibrium if there is one; point.note
+    # linearisation's default among the equilibria found, each with its stability: linear/equilibria.py
 
 An equilibrium solves q̈_ind(q, q̇ = 0, τ) = 0 under gravity, springs, the document's actuators (at time t)
 and fixed generalized forces, by Newton on the independent coordinates (the loops closed at every step) with
@@ -16,6 +16,7 @@ to zero, the ModelError names the coordinates whose generalized forces stay unba
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -54,6 +55,7 @@ class OperatingPoint:
     held: dict[str, float] = field(default_factory=dict)  # held coordinate -> the generalized force holding it
     neutral: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (k, r): directions in q_ind
     note: str = ""  # how a default point was chosen (equilibrium_or_pose), said with the result
+    found: list[dict] = field(default_factory=list)  # the equilibria found, with their stability (equilibria)
 
     @property
     def at_rest(self) -> bool:
@@ -93,6 +95,7 @@ class OperatingPoint:
             "held": dict(self.held),
             "neutral": self.neutral_directions(),
             "note": self.note,
+            "equilibria_found": self.found,
         }
 
 
@@ -129,33 +132,6 @@ def equilibrium(
     )
 
 
-def equilibrium_or_pose(model: Model, hold: Mapping[str, float] | None = None) -> OperatingPoint:
-    """The operating point a linearisation takes by default: the equilibrium near the document's pose where
-    there is one, else the pose itself at rest (not an equilibrium: its drift is kept), its `note` saying which
-    and why. With coordinates to `hold`, an equilibrium or the ModelError saying why there is none."""
-    if hold:
-        return equilibrium(model, hold=hold)
-    try:
-        point = equilibrium(model)
-    except ModelError as exc:
-        point = operating_point(model)
-        point.note = f"the document's pose: there is no equilibrium near it ({exc.problem})"
-        return point
-    point.note = f"the equilibrium near the document's pose ({_largest_move(model, point)})"
-    return point
-
-
-def _largest_move(model: Model, point: OperatingPoint) -> str:
-    """Where the equilibrium lies from the pose: its largest coordinate change, with the unit."""
-    mech = engine(model).mech
-    change = point.q - operating_point(model).q
-    if not change.size:
-        return "the pose itself: it has no coordinates"
-    k = int(np.abs(change).argmax())
-    unit = "rad" if mech.tree.kinds[k] == "R" else "m"
-    return f"found from it; the largest move {point.coordinates[k]} {change[k]:+.4g} {unit}"
-
-
 def operating_point(
     model: Model,
     kind: str = "initial",
@@ -183,14 +159,32 @@ def operating_point(
     return OperatingPoint(q, v, tau, t, kind, list(eng.mech.coordinates), list(names), eng.accelerations(t, q, v, tau))
 
 
-def parse_state(text: str, kinds: Mapping[str, str]) -> tuple[dict[str, float], dict[str, float]]:
+def parse_state(
+    text: str, kinds: Mapping[str, str], notes: list[str] | None = None
+) -> tuple[dict[str, float], dict[str, float]]:
     """'theta1=0.1, d_theta1=5 deg/s' as (coordinate values, velocities) of the independent coordinates, whose
-    joint motions `kinds` gives: plain numbers in SI, a number with its unit converted."""
+    joint motions `kinds` gives: plain numbers in SI, a number with its unit converted. A rate may also be
+    written as the CSV headers name it, 'theta1_dot': read as d_theta1, with a note appended to `notes`."""
+    text = _rates_as_d(text, kinds, notes if notes is not None else [])
     names = [*kinds, *(f"d_{n}" for n in kinds)]
     rates = "an independent coordinate or d_ its rate"
     values = read_pairs("at", text, coordinate_dimensions(names, kinds), names_are=rates)
     coordinates = {n: v for n, v in values.items() if n in kinds}
     return coordinates, {n[2:]: v for n, v in values.items() if n not in coordinates}
+
+
+def _rates_as_d(text: str, kinds: Mapping[str, str], notes: list[str]) -> str:
+    """'theta1_dot=…' as 'd_theta1=…' for an independent coordinate theta1: one name for a rate on the command
+    line (d_NAME, as --velocity tables, linear models and FMUs have it), the other accepted."""
+
+    def rename(match: re.Match) -> str:
+        name = match[1]
+        if name not in kinds:
+            return match[0]
+        notes.append(f"{name}_dot read as d_{name} (a rate is d_NAME on the command line)")
+        return f"d_{name}"
+
+    return re.sub(r"\b([A-Za-z_]\w*)_dot\b(?=\s*=)", rename, text)
 
 
 def generalized_forces(eng: Engine, forces: Mapping[str, float]) -> np.ndarray:

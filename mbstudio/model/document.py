@@ -340,6 +340,28 @@ class Tyre:
     type: ClassVar[str] = "tyre"
 
 
+@dataclass
+class Contact:
+    """A sphere of `radius` centred at a body point against a plane fixed in the ground (through `plane_origin`,
+    normal `plane_normal` pointing out of the ground, world axes; z = 0 by default), compliant (docs/contact.md):
+    pressed in by δ = radius − (p − o)·n, it pushes the sphere out along n by the Hunt–Crossley force
+    f_n = max(0, k δ^n (1 + 3/2 c_d δ̇)) and resists the slip v_t of its point nearest the plane by the regularised
+    Coulomb friction f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²). Units: k in N/m^n, c_d in s/m, v_s in m/s."""
+
+    name: str
+    body: str
+    point: str
+    radius: Expr = 0.01
+    stiffness: Expr = 0.0
+    exponent: Expr = 1.5
+    dissipation: Expr = 0.0
+    friction: Expr = 0.0
+    stiction_velocity: Expr = 1e-3
+    plane_origin: Vector = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    plane_normal: Vector = field(default_factory=lambda: [0.0, 0.0, 1.0])
+    type: ClassVar[str] = "contact"
+
+
 BUSHING_DIRECTIONS = ("x", "y", "z", "rx", "ry", "rz")  # a bushing's deflections: translations, then rotations
 
 
@@ -381,9 +403,10 @@ class Road:
 
 
 FORCE_ELEMENTS = {
-    cls.type: cls for cls in (SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Bushing)
+    cls.type: cls
+    for cls in (SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Contact, Bushing)
 }
-ForceElement = SpringDamper | JointSpringDamper | JointFriction | Actuator | PointForce | Tyre | Bushing
+ForceElement = SpringDamper | JointSpringDamper | JointFriction | Actuator | PointForce | Tyre | Contact | Bushing
 
 
 # Measures ("measures" in the file): quantities computed along every motion and added to its columns, named

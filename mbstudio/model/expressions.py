@@ -58,6 +58,14 @@ def parse(text: str) -> ast.expr:
             )
         if isinstance(node, ast.Constant) and (isinstance(node.value, bool) or not isinstance(node.value, int | float)):
             raise ModelError("expression", "contains a non-numeric constant", text, "numbers")
+        if isinstance(node, ast.Constant) and "_" in (ast.get_source_segment(text.strip(), node) or ""):
+            # Python reads 1_0 as 10; no other reader of the file (a person, C, LaTeX, JSON) does
+            raise ModelError(
+                "expression",
+                f"writes the number '{ast.get_source_segment(text.strip(), node)}' with an underscore",
+                text,
+                "numbers written with digits, one decimal point and an exponent (1e-3), without '_'",
+            )
         if isinstance(node, ast.Call) and not (
             isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS and not node.keywords
         ):

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from .document import (
@@ -63,8 +64,29 @@ TOP_KEYS = (
 
 def loads(text: str, source: str = "<string>") -> Model:
     """Parse and validate a model; raise ModelError (never anything else) for any bad input."""
+    model = from_dict(_parsed(text, source), consume=True)  # the JSON freed as read: 250 MB for 100 000 bodies
+    validate(model)
+    return model
+
+
+def load(path: str | os.PathLike) -> Model:
+    path = Path(path)
+    model = from_dict(_parsed(_text(path), str(path)), consume=True)  # neither text nor JSON kept while validating
+    validate(model)
+    return model
+
+
+def _text(path: Path) -> str:
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        return path.read_text(encoding="utf-8-sig")  # tolerate the BOM some Windows editors add
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(str(path), f"cannot be read: {exc}") from exc
+
+
+def _parsed(text: str, source: str):
+    """The JSON of a model file, strictly read: no repeated key, no NaN or Infinity, no lone surrogate."""
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_float())
     except json.JSONDecodeError as exc:
         raise ModelError(
             f"{source}, line {exc.lineno}, column {exc.colno}",
@@ -85,18 +107,23 @@ def loads(text: str, source: str = "<string>") -> Model:
         ) from None
     if _ESCAPED_SURROGATE.search(text):  # only a \ud800-style escape makes one: the walk is for those files
         _no_lone_surrogate(data, source)
-    model = from_dict(data)
-    validate(model)
-    return model
+    return data
 
 
-def load(path: str | os.PathLike) -> Model:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # tolerate the BOM some Windows editors add
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelError(str(path), f"cannot be read: {exc}") from exc
-    return loads(text, source=str(path))
+def _float():
+    """JSON's float reader, giving one object per distinct number among the first few thousand written: a model
+    repeats a few values (0.0, 1.0) many times, and a 100 000-body chain held 3 million float objects for them."""
+    seen: dict[str, float] = {}
+
+    def read(text: str) -> float:
+        number = seen.get(text)
+        if number is None:
+            number = float(text)
+            if len(seen) < 4096:
+                seen[text] = number
+        return number
+
+    return read
 
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -133,8 +160,8 @@ def _unique_keys(pairs):
     """JSON objects may not repeat a key (json.loads would silently keep the last one)."""
     result = dict(pairs)
     if len(result) < len(pairs):
-        keys = [k for k, _ in pairs]
-        twice = next(k for k in keys if keys.count(k) > 1)
+        keys, seen = [k for k, _ in pairs], set()
+        twice = next(k for k in keys if k in seen or seen.add(k))
         raise ModelError(
             f"the JSON object with keys {', '.join(keys)}",
             f"repeats the key '{twice}'",
@@ -148,7 +175,9 @@ def _no_constant(name):
     raise ModelError("JSON", f"contains {name}, which is not valid JSON", name, "a finite number")
 
 
-def from_dict(data: object) -> Model:
+def from_dict(data: object, consume: bool = False) -> Model:
+    """The model a file's parsed JSON describes (not yet validated). `consume`: each body and joint is taken out
+    of `data` as it is read, so that the two are never held whole at once (a 100 000-body chain: 250 MB each)."""
     obj = _object(data, "file", TOP_KEYS)
     if obj.get("format") != FORMAT:
         raise ModelError("format", "this is not an MB Studio model", obj.get("format"), f'"{FORMAT}"')
@@ -169,8 +198,8 @@ def from_dict(data: object) -> Model:
         description=_string(obj.get("description", ""), "description"),
         gravity=_vector(obj.get("gravity", [0.0, 0.0, -9.81]), "gravity"),
         parameters=[_parameter(p, i) for i, p in enumerate(_list(obj.get("parameters", []), "parameters"))],
-        bodies=[_body(b, i) for i, b in enumerate(_list(obj.get("bodies", []), "bodies"))],
-        joints=[_joint(j, i, version) for i, j in enumerate(_list(obj.get("joints", []), "joints"))],
+        bodies=[_body(b, i) for i, b in _items(_list(obj.get("bodies", []), "bodies"), consume)],
+        joints=[_joint(j, i, version) for i, j in _items(_list(obj.get("joints", []), "joints"), consume)],
         independent_coordinates=_independent(obj.get("independent_coordinates", "auto")),
         trajectories=[_trajectory(t, i) for i, t in enumerate(_list(obj.get("trajectories", []), "trajectories"))],
     )
@@ -191,6 +220,14 @@ def from_dict(data: object) -> Model:
     if "road" in obj:
         model.road = _road(obj["road"])
     return model
+
+
+def _items(items: list, consume: bool) -> Iterator[tuple[int, object]]:
+    """enumerate(items), each item taken out of the list as it is given when `consume`."""
+    for index, item in enumerate(items):
+        if consume:
+            items[index] = None
+        yield index, item
 
 
 def _coupling(data, index) -> Coupling:
@@ -232,12 +269,13 @@ def _platform(data) -> Platform:
     )
 
 
-def _object(data, where, keys):
+def _object(data, where, keys=None):
+    """`data` as a JSON object whose fields are among `keys` (None: any, as a body's named points)."""
     if not isinstance(data, dict):
         raise ModelError(where, "must be a JSON object", type(data).__name__)
-    unknown = [k for k in data if k not in keys]
-    if unknown:
-        raise ModelError(where, f"has the unknown field '{unknown[0]}'", expected="one of " + ", ".join(keys))
+    unknown = None if keys is None else next((k for k in data if k not in keys), None)
+    if unknown is not None:
+        raise ModelError(where, f"has the unknown field '{unknown}'", expected="one of " + ", ".join(keys))
     return data
 
 
@@ -323,7 +361,7 @@ def _parameter_quantity(value, unit, where):
 
 
 def _points(data, owner):
-    obj = _object(data, f"body '{owner}'.points", tuple(data) if isinstance(data, dict) else ())
+    obj = _object(data, f"body '{owner}'.points")
     return {_string(k, f"body '{owner}' point name"): _vector(v, f"body '{owner}' point '{k}'") for k, v in obj.items()}
 
 
@@ -341,7 +379,7 @@ def _frame(data, where):
 
 
 def _frames(data, owner):
-    obj = _object(data, f"body '{owner}'.frames", tuple(data) if isinstance(data, dict) else ())
+    obj = _object(data, f"body '{owner}'.frames")
     result = {}
     for k, v in obj.items():
         frame = _frame(v, f"body '{owner}' frame '{k}'")
@@ -457,11 +495,7 @@ def _trajectory(data, index, section="trajectories"):
         raise ModelError(  # as the command line's --samples: beyond, a run ends out of memory, not in a result
             f"{where}.samples", f"must be a whole number of samples, at least 1 and at most {MAX_SAMPLES}", samples
         )
-    coordinates = _object(
-        obj.get("coordinates", {}),
-        f"{where}.coordinates",
-        tuple(obj.get("coordinates", {})) if isinstance(obj.get("coordinates"), dict) else (),
-    )
+    coordinates = _object(obj.get("coordinates", {}), f"{where}.coordinates")
     return Trajectory(
         name,
         {
@@ -501,7 +535,7 @@ _NAME_FIELDS = (
     *("name", "body", "body1", "body2", "point", "point1", "point2", "coordinate", "element", "wheel", "centre"),
     *("lower_body", "lower_point", "upper_body", "upper_point", "damper", "frame1", "frame2"),
 )
-_VECTOR_FIELDS = ("force", "axis1", "axis2", "spin_axis")
+_VECTOR_FIELDS = ("force", "axis1", "axis2", "spin_axis", "plane_origin", "plane_normal")
 
 
 def _element(data, index: int, section: str, kinds: dict):

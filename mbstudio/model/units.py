@@ -304,6 +304,8 @@ ROTARY_STIFFNESS = _dim("a rotational stiffness", "N m/rad", "N*m/rad, N*mm/deg"
 DAMPING = _dim("a damping coefficient", "N s/m", "N*s/m, N*s/mm", kilogram=1, second=-1)
 ROTARY_DAMPING = _dim("a rotational damping coefficient", "N m s/rad", "N*m*s/rad", kilogram=1, meter=2, second=-1)
 DIRECTION = Dimension("a direction", "", "no unit: only the direction counts", None)
+NUMBER = Dimension("a plain number", "", "no unit: a ratio or an exponent", None)
+SLOWNESS = _dim("a dissipation per speed", "s/m", "s/m", meter=-1, second=1)
 # the dimensions messages name (a rotational stiffness is described as a torque, which it is in SI)
 DIMENSIONS = (LENGTH, ANGLE, MASS, MASS_LENGTH, INERTIA, TIME, ACCELERATION, VELOCITY, ANGULAR_VELOCITY, FORCE, TORQUE)
 DIMENSIONS += (STIFFNESS, DAMPING)
@@ -373,7 +375,30 @@ _ELEMENT_FIELDS = {
     "joint_friction": {"viscous": "damping", "coulomb": "effort", "velocity_scale": "rate"},
     "actuator": {"formula": "effort"},
     "suspension": {"radius": LENGTH},
+    "contact": {
+        "radius": LENGTH,
+        "exponent": NUMBER,
+        "dissipation": SLOWNESS,
+        "friction": NUMBER,
+        "stiction_velocity": VELOCITY,
+    },  # fmt: skip
 }
+
+
+def contact_stiffness(exponent: float) -> Dimension:
+    """What a contact's stiffness k is for the exponent n of its force k δ^n: N/m^n."""
+    return _dim(f"a contact stiffness for exponent {exponent:g}", f"N/m^{exponent:g}", f"N/m^{exponent:g}",
+                kilogram=1, meter=1 - exponent, second=-2)  # fmt: skip
+
+
+def _contact(element, where: str):
+    """A contact's stiffness, in N/m^n when its exponent n is a number (unchecked when n is an expression), and
+    its plane."""
+    exponent = element.exponent
+    numeric = isinstance(exponent, int | float) and not isinstance(exponent, bool)
+    yield f"{where}.stiffness", element.stiffness, contact_stiffness(float(exponent)) if numeric else None
+    yield from _vector(f"{where}.plane_origin", element.plane_origin, LENGTH)
+    yield from _vector(f"{where}.plane_normal", element.plane_normal, DIRECTION)
 
 
 def _powers(base) -> dict[str, float]:
@@ -643,6 +668,8 @@ def _element(element, motion: dict[str, str]):
         yield from _vector(f"{where}.force", element.force, FORCE)
     if element.type == "bushing":
         yield from _bushing(element, where)
+    if element.type == "contact":
+        yield from _contact(element, where)
     for axis in ("axis1", "axis2", "spin_axis"):
         yield from _vector(f"{where}.{axis}", getattr(element, axis, None), DIRECTION)
     for i, row in enumerate(getattr(element, "table", None) or []):

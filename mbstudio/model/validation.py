@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Iterator
@@ -20,7 +21,9 @@ from .document import (
     Actuator,
     Body,
     Bushing,
+    Contact,
     Frame,
+    Joint,
     Model,
     PointForce,
     SpringDamper,
@@ -29,11 +32,20 @@ from .document import (
 )
 from .errors import ModelError
 from .expressions import FUNCTIONS, evaluate
-from .names import LABEL, check_name, check_unique, inertial_names
+from .names import LABEL, check_inertial_symbols, check_name, check_unique
 from .units import check_expressions, check_units
 
-# the model's name reaches generated files only escaped, but stays one line of printable text
-NAME_TEXT = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{0,200}")
+# Names of text (the model's, bodies', points', frames', names in an imported file) reach generated files only
+# escaped, but stay one line of printable text, without the controls that make text display in another order
+# than it is stored (Boucher and Anderson 2021, "Trojan Source"): embeddings, overrides, isolates and marks.
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+UNPRINTABLE = re.compile(rf"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}]")
+NAME_TEXT = re.compile(rf"[^\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}]{{0,200}}")
+PATH_TEXT = re.compile(rf"[^\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}]{{1,4096}}")  # a mesh file's path
+TEXT_RULE = (
+    "up to 200 characters on one line, printable, without bidirectional controls (U+202A to U+202E, U+2066 to "
+    "U+2069, U+200E, U+200F, U+061C), which show text in another order than it has"
+)
 _MATH = {name: getattr(math, name) for name in FUNCTIONS}
 # Values beyond this (in SI units) only make the numbers overflow: a mass of 1e308 kg made `simulate` hang and
 # `kinematics` write NaN. Documented in docs/file-format.md.
@@ -41,6 +53,7 @@ MAGNITUDE_MAX = 1e12
 WITHIN = "a value within ±1e12 (SI units)"
 # Relative tolerance for the physical-consistency checks: values typed with a few decimals must pass.
 _INERTIA_TOL = 1e-9
+POINT_MASS_MOMENT = 1e-12  # kg m^2 (1 g at 0.03 mm): moments below it are a point mass's, written with rounding noise
 
 
 def float_value(value, symbols: dict[str, float], where: str) -> float:
@@ -70,8 +83,7 @@ def float_vector(values, symbols: dict[str, float], where: str) -> np.ndarray:
 
 def validate(model: Model) -> None:
     """Raise the first ModelError found; return None for a valid model."""
-    if not isinstance(model.name, str) or not NAME_TEXT.fullmatch(model.name):
-        raise ModelError("name", "is not one line of printable text", model.name, "up to 200 printable characters")
+    check_text(model.name, "name")
     symbols = _check_parameters(model)
     check_units(model)  # first: a number in the wrong unit is the mistake, not what it makes of a body
     float_vector(model.gravity, symbols, "gravity")
@@ -93,14 +105,18 @@ def validate(model: Model) -> None:
 def _check_shared_names(model: Model) -> None:
     """The names that become symbols or columns side by side, unique across their kinds."""
     coordinates = model.coordinate_names()
-    check_unique(
-        [(p.name, f"parameter '{p.name}'") for p in model.parameters]
-        + [(c, f"coordinate '{c}'") for c in coordinates]
-        + [(f"d_{c}", f"the velocity of coordinate '{c}'") for c in coordinates]
-        + [(n, f"body '{b.label}' (inertial symbol {n})") for b in model.bodies for n in inertial_names(b.label)]
-        + [(e.name, f"force '{e.name}'") for e in model.forces]
-        + [(m.name, f"measure '{m.name}'") for m in model.measures]  # they head columns beside the coordinates
+    before = check_unique(
+        itertools.chain(
+            ((p.name, f"parameter '{p.name}'") for p in model.parameters),
+            ((c, f"coordinate '{c}'") for c in coordinates),
+            ((f"d_{c}", f"the velocity of coordinate '{c}'") for c in coordinates),
+        )
     )
+    after = itertools.chain(
+        ((e.name, f"force '{e.name}'") for e in model.forces),
+        ((m.name, f"measure '{m.name}'") for m in model.measures),  # they head columns beside the coordinates
+    )
+    check_inertial_symbols([b.label for b in model.bodies], before, after)
 
 
 def _check_parameters(model: Model) -> dict[str, float]:
@@ -119,8 +135,14 @@ def _check_parameters(model: Model) -> dict[str, float]:
 def check_source_name(name, where: str) -> None:
     """The name in the file a body or joint was imported from (None: the same as ours): one line of printable
     text, as a model's name, so that a saved document loads again."""
-    if name is not None and (not isinstance(name, str) or not NAME_TEXT.fullmatch(name)):
-        raise ModelError(f"{where}.source_name", "is not one line of printable text", name, "up to 200 characters")
+    if name is not None:
+        check_text(name, f"{where}.source_name")
+
+
+def check_text(text, where: str) -> None:
+    """A name that is text, not an identifier (a model's, a body's, a point's): one line of printable text."""
+    if not isinstance(text, str) or not NAME_TEXT.fullmatch(text):
+        raise ModelError(where, "is not one line of printable text", text, TEXT_RULE)
 
 
 def _check_bodies(model: Model, symbols) -> set[str]:
@@ -136,6 +158,7 @@ def _check_bodies(model: Model, symbols) -> set[str]:
                 "(reserved for the ground)",
             )
         check_source_name(body.source_name, where)
+        check_text(body.name, f"{where}.name")
         if body.label in labels:
             raise ModelError(where, "is defined twice", body.label, "unique body labels")
         labels.add(body.label)
@@ -187,12 +210,21 @@ def inertia_problem(centroidal: np.ndarray, scale: float) -> str | None:
     """Why no rigid body has this inertia tensor about its centre of mass (a negative principal moment, or one
     larger than the sum of the other two), or None. `scale`: the size its values are compared at."""
     a, b, c = principal = np.linalg.eigvalsh(centroidal)
-    moments = f"principal moments {[round(float(x), 12) for x in principal]} kg m^2 about the centre of mass"
+    # four significant digits and never '-0': a small link's moments are 1e-5 kg m^2 and less, which rounding to
+    # a fixed number of decimals showed as [-0.0, 0.0, 0.0]
+    moments = f"principal moments {[float(f'{x:.4g}') + 0.0 for x in principal]} kg m^2 about the centre of mass"
     if a < -_INERTIA_TOL * scale:
-        return f"{moments}: one is negative"
-    if a + b < c - _INERTIA_TOL * scale:
-        return f"{moments}: the largest exceeds the sum of the other two (the triangle inequality)"
-    return None
+        why = f"one is negative ({a:.3g}), where a body's moments of inertia are positive or zero"
+    elif a + b < c - _INERTIA_TOL * scale:
+        why = (
+            f"the largest exceeds the sum of the other two by {c - a - b:.3g} kg m^2, which no mass distribution "
+            "gives (the triangle inequality)"
+        )
+    else:
+        return None
+    if np.abs(principal).max() <= POINT_MASS_MOMENT:
+        why += "; all are zero but for rounding: a point mass, its tensor written with noise"
+    return f"{moments}: {why}"
 
 
 def inertia_warnings(model: Model) -> list[str]:
@@ -216,8 +248,10 @@ def inertia_warnings(model: Model) -> list[str]:
 def _check_geometry(body: Body, symbols) -> None:
     owner = "ground" if body.label == GROUND else f"body '{body.label}'"
     for name, point in body.points.items():
+        check_text(name, f"{owner} point name")
         float_vector(point, symbols, f"{owner} point '{name}'")
     for name, frame in body.frames.items():
+        check_text(name, f"{owner} frame name")
         check_frame(frame, body, symbols, f"{owner} frame '{name}'")
 
 
@@ -267,6 +301,8 @@ def _check_shape(body: Body, symbols) -> None:
             raise ModelError(f"{where}.{key}", "is not positive", shape[key], "a length > 0 m")
     if "file" in shape and (not isinstance(shape["file"], str) or not shape["file"]):
         raise ModelError(f"{where}.file", "must be a file name", shape["file"], "a path to a mesh file")
+    if "file" in shape and not PATH_TEXT.fullmatch(shape["file"]):
+        raise ModelError(f"{where}.file", "is not one line of printable text", shape["file"], TEXT_RULE)
     if "color" in shape and not (isinstance(shape["color"], str) and _COLOR.fullmatch(shape["color"])):
         raise ModelError(f"{where}.color", "is not a colour", shape["color"], '"#rrggbb", e.g. "#3080c0"')
 
@@ -282,28 +318,38 @@ def check_frame(frame: Frame, body: Body, symbols, where: str) -> None:
             )
     else:
         float_vector(frame.origin, symbols, f"{where}.origin")
-    z = float_vector(frame.z, symbols, f"{where}.z") if frame.z is not None else np.array([0.0, 0.0, 1.0])
+    # plain floats, not numpy: a frame is three numbers, and numpy's calls on them cost a 100 000-body chain 20 s
+    z = _floats(frame.z, symbols, f"{where}.z") if frame.z is not None else (0.0, 0.0, 1.0)
     _check_direction_size(z, frame.z, f"{where}.z")
-    if np.linalg.norm(z) < 1e-12:
+    if _norm(z) < 1e-12:
         raise ModelError(f"{where}.z", "is a zero axis", frame.z, "a non-zero direction")
     if frame.x is not None:
-        x = float_vector(frame.x, symbols, f"{where}.x")
+        x = _floats(frame.x, symbols, f"{where}.x")
         _check_direction_size(x, frame.x, f"{where}.x")
-        if np.linalg.norm(np.cross(x, z)) < 1e-9 * max(np.linalg.norm(x), 1e-300) * np.linalg.norm(z):
+        across = (x[1] * z[2] - x[2] * z[1], x[2] * z[0] - x[0] * z[2], x[0] * z[1] - x[1] * z[0])
+        if _norm(across) < 1e-9 * max(_norm(x), 1e-300) * _norm(z):
             raise ModelError(
                 f"{where}.x", "is zero or parallel to the z axis", frame.x, "a direction not parallel to z"
             )
 
 
-def _check_direction_size(vector: np.ndarray, written, where: str) -> None:
-    with np.errstate(over="ignore"):
-        if not np.isfinite(np.linalg.norm(vector)):
-            raise ModelError(
-                where,
-                "is too long to normalise in floating point",
-                written,
-                "a direction with components below 1e150 (only its direction matters)",
-            )
+def _floats(values, symbols: dict[str, float], where: str) -> list[float]:
+    return [float_value(v, symbols, f"{where}[{i}]") for i, v in enumerate(values)]
+
+
+def _norm(vector) -> float:
+    """The Euclidean length as numpy's norm takes it (the root of the sum of squares, inf when that overflows)."""
+    return math.sqrt(sum(float(c) * float(c) for c in vector))
+
+
+def _check_direction_size(vector, written, where: str) -> None:
+    if not math.isfinite(_norm(vector)):
+        raise ModelError(
+            where,
+            "is too long to normalise in floating point",
+            written,
+            "a direction with components below 1e150 (only its direction matters)",
+        )
 
 
 def _check_joints(model: Model, symbols, labels: set[str]) -> None:
@@ -489,6 +535,35 @@ def _check_forces(model: Model, symbols) -> None:
             float_vector(element.force, timed, f"{where}.force")
         if isinstance(element, Actuator):
             _check_time_function(element, timed, where)
+        if isinstance(element, Contact):
+            _check_contact(element, symbols, where)
+
+
+# A contact's own ranges (its stiffness and radius are checked with every element's): the exponent from 1, so
+# that the force's slope k n δ^(n−1) stays finite at touch-down (docs/contact.md)
+_CONTACT_RANGES = {
+    "exponent": (1.0, "a value >= 1 (1 linear, 1.5 Hertz's sphere)"),
+    "dissipation": (0.0, "a value >= 0, in s/m"),
+    "friction": (0.0, "a value >= 0 (the Coulomb coefficient μ)"),
+}
+
+
+def _check_contact(element: Contact, symbols, where: str) -> None:
+    """The exponent, dissipation and friction in range, a positive stiction velocity, and a plane whose normal
+    is a direction."""
+    for key, (least, expected) in _CONTACT_RANGES.items():
+        if not float_value(getattr(element, key), symbols, f"{where}.{key}") >= least:
+            raise ModelError(f"{where}.{key}", "is out of range", getattr(element, key), expected)
+    if not float_value(element.stiction_velocity, symbols, f"{where}.stiction_velocity") > 0:
+        problem = "is not positive"
+        raise ModelError(f"{where}.stiction_velocity", problem, element.stiction_velocity, "a speed > 0, in m/s")
+    for key in ("plane_origin", "plane_normal"):
+        if not isinstance(getattr(element, key), list) or len(getattr(element, key)) != 3:
+            raise ModelError(f"{where}.{key}", "must hold three numbers", getattr(element, key), "[x, y, z]")
+    float_vector(element.plane_origin, symbols, f"{where}.plane_origin")
+    normal = float_vector(element.plane_normal, symbols, f"{where}.plane_normal")
+    if not np.linalg.norm(normal) > 0:
+        raise ModelError(f"{where}.plane_normal", "is not a direction", normal.tolist(), "3 numbers, not all 0")
 
 
 # Rounding allowance of the bushing's matrix checks, in units of the matrix's largest entry: a matrix typed
@@ -703,3 +778,66 @@ def _check_coordinate_list(model: Model, field: str, names: list[str]) -> None:
         if name in seen:
             raise ModelError(field, "lists a coordinate twice", name, "each name once")
         seen.add(name)
+
+
+def check_dynamics(model: Model) -> None:
+    """Refuse, naming them, the bodies a run's mass matrix would have no inertia for: a joint that moves a
+    subtree whose every body has no mass and no inertia (an imported robot's massless finger links) leaves
+    its coordinates without inertia, and forward dynamics gives NaN for every acceleration. Subtrees a
+    loop closes on, and coordinates a coupling drives, take their motion from elsewhere: they pass. Kinematics
+    needs no masses: this is checked before a simulation, not at load."""
+    symbols = _check_parameters(model)
+    inert = {
+        b.label
+        for b in model.bodies
+        if not any(float_value(b.inertia[n], symbols, f"body '{b.label}'.inertia.{n}") for n in INERTIA_NAMES)
+    }
+    driven = {c.follower for c in model.couplings}
+    tree, closing = _spanning_tree(model)
+    below: dict[str, list[str]] = {}
+    for parent, _, child in tree:
+        below.setdefault(parent, []).append(child)
+    empty, free_of_loops = {}, {}  # per body, of its subtree: no mass nor inertia; no loop closing on it
+    for _, _, body in reversed(tree):  # the leaves first
+        empty[body] = body in inert and all(empty[c] for c in below.get(body, []))
+        free_of_loops[body] = body not in closing and all(free_of_loops[c] for c in below.get(body, []))
+    for _, joint, child in tree:  # from the ground out: the whole subtree is named at its first joint
+        moving = [c.name for c in joint.coordinates if c.name not in driven]
+        if moving and empty[child] and free_of_loops[child]:
+            bodies = ", ".join(f"'{b}'" for b in _subtree(child, below))
+            raise ModelError(
+                f"joint '{joint.name}'",
+                f"moves only bodies without mass or inertia ({bodies}), which leaves {', '.join(moving)} without "
+                "inertia: forward dynamics would give NaN",
+                expected="a mass or an inertia on one of these bodies, or the joint fixed (or its coordinate "
+                "coupled to another)",
+            )
+
+
+def _spanning_tree(model: Model) -> tuple[list[tuple[str, Joint, str]], set[str]]:
+    """(parent body, joint, the body it carries) from the ground outwards, breadth first; and the bodies a joint
+    outside that tree (a loop's) touches."""
+    around: dict[str, list[Joint]] = {}
+    for joint in model.joints:
+        for side in (joint.parent, joint.child):
+            around.setdefault(body_key(side), []).append(joint)
+    reached, tree, used, queue = {GROUND}, [], set(), [GROUND]
+    for body in queue:  # grows as bodies are reached
+        for joint in around.get(body, []):
+            other = body_key(joint.child) if body_key(joint.parent) == body else body_key(joint.parent)
+            if id(joint) in used or other in reached:
+                continue
+            used.add(id(joint))
+            reached.add(other)
+            tree.append((body, joint, other))
+            queue.append(other)
+    closing = {body_key(side) for j in model.joints if id(j) not in used for side in (j.parent, j.child)}
+    return tree, closing
+
+
+def _subtree(root: str, below: dict[str, list[str]]) -> list[str]:
+    found, stack = [], [root]
+    while stack:
+        found.append(stack.pop())
+        stack.extend(reversed(below.get(found[-1], [])))
+    return found

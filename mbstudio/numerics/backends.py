@@ -13,25 +13,28 @@ import importlib
 import math
 from collections.abc import Iterator
 
-import gmpy2
-import mpmath
 import numpy as np
 
 from ..model.expressions import FUNCTIONS
 
 
 class _Imported:
-    """A module imported when first used: sympy takes 0.6 s to import, which every command paid at its start
-    although only the symbolic back-end needs it."""
+    """A module imported when first used: sympy takes 0.6 s to import, gmpy2 and mpmath 0.05 s together, which
+    every command paid at its start although only the symbolic and variable-precision back-ends need them."""
 
     def __init__(self, name: str) -> None:
         self._name = name
+        self._module = None
 
     def __getattr__(self, attribute: str):
-        return getattr(importlib.import_module(self._name), attribute)
+        if self._module is None:
+            self._module = importlib.import_module(self._name)
+        return getattr(self._module, attribute)
 
 
 sympy = _Imported("sympy")
+gmpy2 = _Imported("gmpy2")
+mpmath = _Imported("mpmath")
 
 
 class Float64:

@@ -4,69 +4,108 @@ A run integrates the independent coordinates chosen at its start, with the depen
 loop equations' rows chosen with them (kinematics/coordinates.py). Along the motion that choice can turn
 singular while the mechanism does not (the Delta's three actuated angles at a parallel singularity, where its
 redundant loop equations still determine the motion). Waiting for the integrator to stall there would decide
-the switch where the steps have already lost accuracy, on a Jacobian whose rank the rounding of the stalled
-state decides. Instead `ChartWatch` follows the smallest singular value of the chosen block Φ_q[rows, dep]
-and asks for a new choice once it has fallen to DROP of its value when the choice was made: far from the
-rounding floor, so the decision and the new choice do not depend on the last digits. The new choice keeps the
-mechanism's rank (decided once, at the start, from a closed configuration): rank is not re-decided where the
-closure is inexact.
+the switch where the steps have already lost accuracy, and on how long the integrator happened to try.
+
+Instead the choice is part of the run's state, decided from the state alone, with hysteresis: `ChartWatch`
+follows σ, the smallest singular value of the chosen block Φ_q[rows, dep] at the integrated q, at fixed points
+of the run (integrators.py); once σ has fallen to FALL of its value at the last decision, a new decision is
+taken there (`decided`): the best-conditioned choice at that state (pivoted QR improved by local search, the
+mechanism's rank kept, as decided at the start from a closed configuration), taken only when its σ is BETTER
+times the one in use; else the choice in use stays and is watched again from that state. A decision is thus
+made far from the rounding floor, on margins of factors, so that it does not depend on the last digits, on
+what the engine cache holds or on how the run is started.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..dynamics.engine import Engine, engine
-from ..kinematics.coordinates import improved, partition
+from ..kinematics.coordinates import Partition, improved, partition
 
-DROP = 0.05  # the chosen block's smallest singular value, as a part of its value when chosen: time to re-choose
-BETTER = 1.5  # a new choice is taken only when its smallest singular value is this many times the old one's
+FALL = 0.5  # σ of the choice in use, as a part of its value at the last decision: time to decide again
+STEADY = 10  # check intervals over which the margin's fall is extrapolated (a CVODES piece spans CHECKS / CHUNKS)
+BETTER = 1.5  # another choice is taken only when its σ is this many times the one in use (hysteresis)
+
+
+def block_smallest(eng: Engine, y: np.ndarray) -> float:
+    """σ_min(Φ_q[rows, dep]) at the q of state y as integrated (within the tolerance of closed: the decisions
+    are on factors, far above that); inf for a tree."""
+    dep = eng.mech.partition.dependent
+    if not dep:
+        return np.inf
+    q = eng.unpack(np.asarray(y)[None, :])[0][0]
+    return float(np.linalg.svd(eng.loop_block(q), compute_uv=False)[-1])
 
 
 class ChartWatch:
-    """σ_min of the engine's chosen loop block at a state, against its value when the choice was made."""
+    """σ of the engine's chosen loop block at a state, against its value at the last decision."""
 
     def __init__(self, eng: Engine, y: np.ndarray) -> None:
         self.eng = eng
-        self.reference = self.smallest(y)
-
-    def smallest(self, y: np.ndarray) -> float:
-        """σ_min(Φ_q[rows, dep]) at the closed configuration of state y; inf for a tree."""
-        if not self.eng.mech.partition.dependent:
-            return np.inf
-        q = self.eng.closed(np.asarray(y)[None, :])[0][0]
-        block = np.asarray(self.eng.closure(q)[1], dtype=float)
-        return float(np.linalg.svd(block, compute_uv=False)[-1])
+        self.reference = block_smallest(eng, y)
+        self.checked: list[tuple[float, float]] = []  # (t, margin) at the last two check points
 
     def margin(self, t: float, y: np.ndarray) -> float:
-        """Positive while the choice is well conditioned; crosses zero where it should be made anew (an event
-        function of scipy's solve_ivp, also checked between CVODES chunks)."""
+        """Positive while the choice keeps FALL of its conditioning; crosses zero where a decision is due (an
+        event function of scipy's solve_ivp, also checked at fixed points of a CVODES run)."""
         if not self.eng.mech.partition.dependent:
             return 1.0
-        return self.smallest(y) / self.reference - DROP
+        return block_smallest(self.eng, y) / self.reference - FALL
+
+    def check(self, t: float, y: np.ndarray) -> float:
+        """The margin at a check point of a CVODES run, remembered for `steady`."""
+        value = self.margin(t, y)
+        self.checked = [*self.checked[-1:], (t, value)]
+        return value
+
+    def steady(self) -> bool:
+        """Whether the margin, extrapolated from the last two check points over the next STEADY of their
+        intervals, stays positive: the run may then go on in long pieces (integrators.py); not before two
+        checks (after a decision)."""
+        if not self.eng.mech.partition.dependent:
+            return True
+        if len(self.checked) < 2:
+            return False
+        (_, before), (_, last) = self.checked
+        return last + STEADY * (last - before) > 0
 
 
-def chosen_anew(eng: Engine, state: np.ndarray | None, text: str) -> tuple[Engine, np.ndarray] | None:
-    """The engine of the rows and independent coordinates chosen at `state` (pivoted QR improved by local
-    search, the mechanism's own rank kept), and the state in them; None when no choice is better conditioned
-    there by BETTER (the mechanism itself is singular there, or the choice would not change)."""
-    if state is None or not eng.mech.partition.dependent:
-        return None
+@dataclass(frozen=True)
+class Decision:
+    """A decision on the coordinates at time `time`: the engine of the choice then in use (changed or kept) and
+    the state in its layout."""
+
+    time: float
+    engine: Engine
+    state: np.ndarray
+    changed: bool
+
+
+def decided(eng: Engine, t: float, state: np.ndarray, text: str, document: Partition) -> Decision:
+    """The decision at `state` (time t): the engine of the best-conditioned choice there if its σ is BETTER
+    times the one in use, else `eng` itself. The document's own choice is the engine filed for the document
+    (`document`: its partition), so that a run returning to it builds nothing more."""
     mech, old = eng.mech, eng.mech.partition
     q = eng.closed(state[None])[0][0]
     phi_q = np.asarray(mech.constraint_jacobian(q[None])[0], float)
     followers = tuple(c.follower for c in mech.constraints.couplings)
     chosen = improved(phi_q, partition(phi_q, mech.coordinates, rank=old.rank, followers=followers))
-    if (chosen.rows, chosen.independent) == (old.rows, old.independent):
-        return None
-    if _block_smallest(phi_q, chosen) < BETTER * _block_smallest(phi_q, old):
-        return None
+    same = (chosen.rows, chosen.independent) == (old.rows, old.independent)
+    if same or _block_smallest(phi_q, chosen) < BETTER * _block_smallest(phi_q, old):
+        return Decision(t, eng, state, False)
+    anew = engine(mech.model, text, None if _same_choice(chosen, document) else chosen)
     qd = np.asarray(mech.r_matrix(q[None])[0], float) @ eng.unpack(state)[1][0]
-    anew = engine(mech.model, text, chosen)
-    return anew, anew.pack(q, qd[list(chosen.independent)])
+    return Decision(t, anew, anew.pack(q, qd[list(anew.mech.partition.independent)]), True)
 
 
-def _block_smallest(phi_q: np.ndarray, choice) -> float:
+def _same_choice(a: Partition, b: Partition) -> bool:
+    return (a.rows, a.independent) == (b.rows, b.independent)
+
+
+def _block_smallest(phi_q: np.ndarray, choice: Partition) -> float:
     block = phi_q[np.ix_(list(choice.rows), list(choice.dependent))]
     return float(np.linalg.svd(block, compute_uv=False)[-1])
 

@@ -5,17 +5,17 @@ Two families, both with the loops closed inside every evaluation:
   the exact Jacobian ∂ẏ/∂y from automatic differentiation. Outputs by the integrator's dense output.
 - SUNDIALS CVODES through CasADi ("CVODES": Adams–Moulton with fixed-point iteration, for the non-stiff
   motions of most mechanisms; "CVODES-BDF": BDF with Newton on the exact Jacobian, for stiff springs): the
-  stepping itself is native, which is where the time went once the right-hand side was compiled. With
-  progress or cancel asked for, the run is cut into chunks of output times (2 % of the horizon each), between
-  which they are honoured; each chunk integrates over a normalised time τ ∈ [0, 1] with t = t₀ + h τ, so
-  equally spaced outputs share one integrator. Where CVODES gives up (near a singular configuration, say),
-  DOP853 takes over from the last chunk and either goes on or stops where the motion must.
+  stepping itself is native, which is where the time went once the right-hand side was compiled. The run is cut
+  into pieces at fixed times of [0, t_end] (CHUNKS), whatever the caller asks for, so that a run with progress
+  and cancel (the window, the command line) computes the same as one without (Python); each piece integrates
+  over a normalised time τ ∈ [0, 1] with t = t₀ + h τ, so that equal pieces share one integrator. Where CVODES
+  gives up in a piece (near a singular configuration, say), DOP853 integrates that piece and either goes on or
+  stops where the motion must.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 
 import casadi
@@ -25,12 +25,13 @@ from ..dynamics.engine import Engine
 
 CVODES = {"CVODES": "adams", "CVODES-BDF": "bdf"}
 SCIPY = ("RK45", "DOP853", "Radau", "BDF")
-CHUNKS = 50  # progress and cancel points of a CVODES run
-# CVODES returns at least this often over a run (at points of its own where the outputs are sparser), and takes at
-# most MAX_STEPS steps between two returns: a stall (the Delta's steps where its coordinates lose conditioning)
-# is given up after 20 000 steps instead of 200 000 (5 s of its 2-s run), while a smooth run may take a million.
-# Each return costs about 1 µs (200 of them were 8 % of a 2-sample run of the SLA)
-PIECES = 50
+# Every CVODES run is cut at the same fixed times, whether progress or cancel is asked for or not (each piece
+# restarts the multistep formula, so the pieces are part of what the run computes, never of how it is started):
+# CHUNKS equal pieces of [0, t_end], between which progress and cancel are honoured. Within them CVODES returns at
+# CHECKS equal points of [0, t_end] (and at the outputs), where the coordinates' conditioning is checked
+# (charts.py), and takes at most MAX_STEPS steps between two returns: a stall is given up after that many steps
+CHUNKS = 20
+CHECKS = 200
 MAX_STEPS = 20_000
 STALL_CALLS = 20_000  # scipy: this many evaluations without time advancing by STALL_FRACTION of the run
 STALL_FRACTION = 1e-6
@@ -39,12 +40,18 @@ CHART_REASON = "the coordinates in use lose conditioning here"
 
 class IntegrationError(RuntimeError):
     """The integrator stopped before the end; `time` and `state` are the last point reached (for CVODES, the
-    start of the failing chunk)."""
+    start of the failing piece)."""
 
     def __init__(
-        self, reached: float, message: str, state: np.ndarray | None = None, outputs: np.ndarray | None = None
+        self,
+        reached: float,
+        message: str,
+        state: np.ndarray | None = None,
+        outputs: np.ndarray | None = None,
+        calls: int = 0,
     ) -> None:
         self.time, self.state, self.reason = reached, state, message
+        self.calls = calls  # the right-hand-side evaluations made up to the stop
         self.outputs = np.empty((0, 0)) if outputs is None else outputs  # the states at the output times reached
         super().__init__(f"the integration stopped at t = {reached:.6g} s: {message}")
 
@@ -67,23 +74,21 @@ def integrate(
     same tolerances as the others. None without `work_scale`, from scipy's methods, or where DOP853 took over:
     the caller then integrates the power over the outputs.
 
-    `checkpoint(t)` is called as time advances; it raises to stop the run (cancel). Without one, CVODES runs in one
-    piece (each chunk restarts its multistep formula at first order). `watch.margin(t, y)` (simulation/charts.py)
-    ends the run with an IntegrationError where it falls below zero: an event of scipy's methods, checked between
-    CVODES chunks (and by DOP853 where CVODES gives up).
+    `checkpoint(t)` is called as time advances; it raises to stop the run (cancel); it changes nothing computed.
+    `watch.margin(t, y)` (simulation/charts.py) ends the run with an IntegrationError where it falls below zero: an
+    event of scipy's methods, checked at the fixed check points of a CVODES run (and by DOP853 where CVODES gives
+    up). The error's `calls` counts the evaluations up to there.
 
     An ensemble: y0 (M, n + n_ind) gives states (K, M, n + n_ind). CVODES integrates the M runs as one system
     whose right-hand side is the compiled function mapped over the runs (one native call for all of them);
     scipy's methods integrate them one after the other."""
     y0 = np.asarray(y0, dtype=float)
+    checkpoint = checkpoint or _never
     if y0.ndim == 2:
         return (*_ensemble(eng, times, y0, method, rtol, atol, checkpoint), None)
     if method in CVODES:
-        chunks = CHUNKS if checkpoint else 1
-        multistep, checkpoint = CVODES[method], checkpoint or _never
-        return _cvodes(
-            eng, times, y0, multistep, rtol, atol, checkpoint, chunks, t0=t0, watch=watch, work_scale=work_scale
-        )
+        multistep = CVODES[method]
+        return _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint, t0=t0, watch=watch, work_scale=work_scale)
     return (*_scipy(eng, times, y0, method, rtol, atol, checkpoint, t0, watch), None)
 
 
@@ -92,9 +97,8 @@ def _ensemble(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarra
     if method not in CVODES:
         results = [_scipy(eng, times, y, method, rtol, atol, checkpoint) for y in y0]
         return np.stack([y for y, _ in results], axis=1), sum(calls for _, calls in results)
-    chunks = CHUNKS if checkpoint else 1
     try:
-        y, calls, _ = _cvodes(eng, times, y0.ravel(), CVODES[method], rtol, atol, checkpoint or _never, chunks, runs)
+        y, calls, _ = _cvodes(eng, times, y0.ravel(), CVODES[method], rtol, atol, checkpoint, runs)
     except IntegrationError:  # one run met a singular configuration: find which, each on its own
         return _ensemble(eng, times, y0, "DOP853", rtol, atol, checkpoint)
     return y.reshape(len(times), runs, size), calls
@@ -131,7 +135,7 @@ def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0, watc
         reason = ("the steps shrank to nothing", CHART_REASON)[fired] if fired is not None else solution.message
         last = solution.y_events[fired][0] if fired is not None else (y[:, -1] if t.size else y0)
         reached = solution.t_events[fired][0] if fired is not None else (t[-1] if t.size else t0)
-        raise IntegrationError(reached, reason, last, y.T if t.size else np.empty((0, len(y0))))
+        raise IntegrationError(reached, reason, last, y.T if t.size else np.empty((0, len(y0))), calls)
     return y.T, calls
 
 
@@ -148,50 +152,92 @@ def _never(t: float) -> None:
 
 
 def _cvodes(
-    eng, times, y0, multistep, rtol, atol, checkpoint, chunks, runs=1, t0=0.0, watch=None, work_scale=0.0
+    eng, times, y0, multistep, rtol, atol, checkpoint, runs=1, t0=0.0, watch=None, work_scale=0.0
 ) -> tuple[np.ndarray, int, np.ndarray | None]:
-    """Chunk by chunk from t0; an output at t0 is the initial state itself. `runs` > 1: y0 holds the runs one
-    after the other. `work_scale` > 0: the work of the non-conservative forces too, from 0 at t0."""
+    """Piece by piece from t0 (`_piece`); an output at t0 is the initial state itself. `runs` > 1: y0 holds the
+    runs one after the other. `work_scale` > 0: the work of the non-conservative forces too, from 0 at t0. Every
+    evaluation is counted, those of a piece CVODES gave up included (there CasADi reports those since its last
+    return: the stall's, not the few hundred of the returns before it in the piece). `watch`: an IntegrationError
+    at the first check point where its margin is below zero, with the outputs up to there."""
     out, work = np.empty((len(times), len(y0))), np.zeros(len(times)) if work_scale else None
-    first = int(np.searchsorted(times, t0, side="right"))  # outputs at t0
-    out[:first] = y0
+    done = int(np.searchsorted(times, t0, side="right"))  # outputs at t0
+    out[:done] = y0
     y, start, calls, carried = np.asarray(y0, dtype=float), t0, 0, 0.0
-    for chunk in np.array_split(np.arange(first, len(times)), min(chunks, len(times) - first) or 1):
-        if chunk.size == 0:
-            continue
-        checkpoint(start)
-        span = times[chunk[-1]] - start
-        grid, asked = _returns((times[chunk] - start) / span, math.ceil(PIECES * span / (times[-1] - t0)))
-        solver = _chunk_integrator(eng, grid, multistep, rtol, atol, runs, work_scale)
-        try:
-            reached = np.asarray(solver(x0=np.append(y, [0.0] if work_scale else []), p=[start, span])["xf"]).T[asked]
-            states = reached[:, : len(y0)]
-        except RuntimeError:  # near a singular configuration, say: DOP853 goes on, or stops where it must
-            if runs > 1:
-                raise IntegrationError(start, "CVODES gave up", y) from None
+    try:
+        while start < times[-1]:
+            end, checks = _piece(start, times[-1], watch is not None and not watch.steady())
+            checkpoint(start)
+            upto = int(np.searchsorted(times, end, side="right"))
+            marks, outputs, checked = _returns(times[done:upto], checks, start, end)
+            solver = _chunk_integrator(eng, marks, multistep, rtol, atol, runs, work_scale)
             try:
-                rest, more = _scipy(eng, times[chunk[0] :], y, "DOP853", rtol, atol, checkpoint, start, watch)
-            except IntegrationError as error:  # the outputs before the failing chunk are kept too
-                reached = np.concatenate([out[: chunk[0]], error.outputs.reshape(-1, len(y0))])
-                raise IntegrationError(error.time, error.reason, error.state, reached) from None
-            out[chunk[0] :] = rest
-            return out, calls + more, None
-        calls += int(solver.stats().get("nfevals", 0))
-        if work_scale:  # each chunk's integral starts from 0 at its start
-            work[chunk] = carried + work_scale * reached[:, -1]
-            carried = work[chunk[-1]]
-        out[chunk], y, start = states, states[-1], times[chunk[-1]]
-        if watch is not None and start < times[-1] and watch.margin(start, y) < 0:
-            raise IntegrationError(start, CHART_REASON, y, out[: chunk[-1] + 1])
+                x0 = np.append(y, [0.0] if work_scale else [])
+                reached = np.asarray(solver(x0=x0, p=[start, end - start])["xf"]).T
+            except RuntimeError:  # near a singular configuration, say: DOP853 takes this piece, or stops there
+                calls += int(solver.stats().get("nfevals", 0))
+                if runs > 1:
+                    raise IntegrationError(start, "CVODES gave up", y) from None
+                piece = (times[done:upto], end, y, start, out[:done])
+                rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch)
+                out[done:upto], y, calls, work = rest[: upto - done], rest[-1], calls + more, None
+                start, done = end, upto
+                continue
+            calls += int(solver.stats().get("nfevals", 0))
+            states = np.ascontiguousarray(reached[:, : len(y0)])
+            out[done:upto] = states[outputs]
+            if work is not None:  # each piece's integral starts from 0 at its start
+                work[done:upto] = carried + work_scale * reached[outputs, -1]
+                carried += work_scale * reached[-1, -1]
+            if watch is not None:
+                _watch(watch, start + (end - start) * np.asarray(marks)[checked], states[checked], times, out)
+            y, start, done = states[-1], end, upto
+    except IntegrationError as error:
+        error.calls += calls
+        raise
     return out, calls, work
 
 
-def _returns(grid: np.ndarray, pieces: int) -> tuple[tuple[float, ...], np.ndarray]:
-    """Where CVODES returns on a chunk's normalised grid of outputs: at them and at `pieces` equal steps (rounded,
-    so that equal grids hit one cached integrator); and where the outputs lie among the returns."""
-    outputs = np.round(grid, 12)
-    returns = np.union1d(outputs, np.round(np.linspace(0.0, 1.0, pieces + 1)[1:], 12))
-    return tuple(returns), np.searchsorted(returns, outputs)
+def _watch(watch, at: np.ndarray, states: np.ndarray, times: np.ndarray, out: np.ndarray) -> None:
+    """An IntegrationError at the first check point (times `at`, states) where the watch's margin is below zero,
+    with the outputs up to there."""
+    for t, y in zip(at, states, strict=True):
+        if watch.check(t, y) < 0:
+            raise IntegrationError(t, CHART_REASON, y, out[: int(np.searchsorted(times, t, side="right"))])
+
+
+def _dop853_piece(eng, piece, rtol, atol, checkpoint, watch) -> tuple[np.ndarray, int]:
+    """DOP853 over one piece (its outputs, end, starting state and time, the states at the outputs before it)
+    where CVODES gave up: the states at the outputs and at the end (last), and the evaluations; an
+    IntegrationError keeps the outputs before the piece too."""
+    outputs, end, y, start, before = piece
+    try:
+        return _scipy(eng, np.union1d(outputs, [end]), y, "DOP853", rtol, atol, checkpoint, start, watch)
+    except IntegrationError as error:
+        error.outputs = np.concatenate([before, error.outputs.reshape(-1, len(y))])
+        raise
+
+
+def _piece(start: float, t_end: float, cautious: bool) -> tuple[float, np.ndarray]:
+    """The piece of a run from `start`: its end and the check points in it, at fixed times of [0, t_end] (CHUNKS
+    equal pieces and CHECKS equal check points) whatever the start, so that a run resumed where new coordinates
+    were chosen ends its pieces where the others do. `cautious` (the coordinates' conditioning falling fast): the
+    piece ends at the next check point, so that the watch sees it before the integrator stalls."""
+    grid = CHECKS if cautious else CHUNKS
+    ends = t_end * np.arange(1, grid + 1) / grid
+    ends[-1] = t_end  # exactly: the last output
+    end = ends[np.searchsorted(ends, start + 1e-12 * t_end, side="right")]
+    checks = t_end * np.arange(1, CHECKS) / CHECKS
+    return end, checks[(checks > start + 1e-12 * t_end) & (checks <= end)]
+
+
+def _returns(outputs: np.ndarray, checks: np.ndarray, start: float, end: float):
+    """Where CVODES returns in a piece, on its normalised time (rounded, so that equal pieces hit one cached
+    integrator): at the outputs, the check points and the end; and where the outputs and the check points lie
+    among the returns."""
+    outputs, checks = (np.round((np.asarray(t, float) - start) / (end - start), 12) for t in (outputs, checks))
+    marks = np.sort(np.concatenate([outputs, checks, [1.0]]))
+    marks = marks[np.append(True, marks[1:] != marks[:-1])]  # np.union1d's, without its import of numpy.ma (20 ms)
+    return tuple(marks), np.searchsorted(marks, outputs), np.searchsorted(marks, checks)
 
 
 @functools.lru_cache(maxsize=16)
@@ -219,6 +265,10 @@ def _chunk_integrator(
         "linear_multistep_method": multistep,
         "nonlinear_solver_iteration": "functional" if multistep == "adams" else "newton",
         "max_num_steps": MAX_STEPS,
+        # where CVODES gives up, DOP853 takes the piece or the run stops with a message of its own: SUNDIALS' and
+        # CasADi's (one line per failed evaluation near a singular configuration) said nothing a person could use
+        "show_eval_warnings": False,
+        "disable_internal_warnings": True,
     }
     # the work as one more state, not as CVODES' quadrature: CasADi evaluates a quadrature's right-hand side in a
     # call of its own, which cost the vehicle's drive 60 % more; scaled to the model's energies, so that its error

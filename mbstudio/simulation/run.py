@@ -41,20 +41,21 @@ from ..model import Model, dumps, loads
 from ..model.document import EULER_JOINTS, GROUND
 from ..model.errors import AssemblyError, ModelError
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
-from ..model.validation import inertia_warnings
-from .charts import ChartWatch, chosen_anew, singularity
-from .integrators import CVODES, SCIPY, IntegrationError, integrate
+from ..model.validation import MAGNITUDE_MAX, check_dynamics, inertia_warnings
+from .charts import ChartWatch, decided, singularity
+from .integrators import CHART_REASON, CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
 from .stops import Contact, annotate, has_impact_stops, run_impacts
 
 METHODS = (*CVODES, *SCIPY)
-MAX_REPARTITIONS = 20  # new choices of coordinates in one run
+MAX_REPARTITIONS = 20  # decisions on the coordinates in a row without the run advancing
 ROUNDING_FLOOR = 1e3  # x the tolerance: a Newton stalled this close is at float64's rounding, not lost
 # Default tolerances: a conservative model's energy drifts at most 1e-7 of its scale over 2 s (measured with CVODES,
 # relative to max(|E(0)|, max kinetic energy): four-bar 4.6e-9, slider-crank, gripper 4.8e-9, PUMA 9.5e-10,
 # balloon 1.3e-9; at 1e-8 / 1e-10 the four-bar drifted 2.6e-7, and 1.3e-6 on another machine)
 RTOL, ATOL = 1e-10, 1e-12
+SENSITIVE = 1e4  # x rtol: a checked accuracy beyond it is noted as a sensitive motion (smooth ones: 1e1-1e3)
 CLOSURE_LIMIT = 1e-9  # per length scale: above it the Newton steps inside the state equation lost the loops
 
 
@@ -74,8 +75,15 @@ class Provenance:
     atol: float
     seconds: float  # wall-clock time of the integration and post-processing
     version: str
-    rhs_evaluations: int
+    rhs_evaluations: int  # every one, those of the steps that failed included
     precision: str = "float64"
+    # the independent coordinates integrated, from the times given: decided from the state alone (charts.py)
+    charts: list[tuple[float, tuple[str, ...]]] = field(default_factory=list)
+    # with check_accuracy: the largest difference of the coordinates and rates from a run at a tenth of rtol and
+    # atol, each relative to the scale of its kind over the run (`state_difference`): an estimate of the global
+    # error reached (the tighter run's own is about ten times smaller)
+    accuracy: float | None = None
+    cpu_seconds: float | None = None  # this process's CPU time over the same span (a shared machine's wall time varies)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -167,14 +175,12 @@ def _should_stop(cancel) -> Callable[[], bool]:
 class _Dynamics:
     """The right-hand side: closes the loops from the last solution, then solves for q̈_ind."""
 
-    def __init__(self, mech: Mechanism, forces: AppliedForces, t_end: float, progress, cancel) -> None:
-        self.mech, self.forces, self.t_end = mech, forces, t_end
+    def __init__(self, mech: Mechanism, forces: AppliedForces, clock: Clock | None) -> None:
+        self.mech, self.forces, self.clock = mech, forces, clock
         self.ind = list(mech.partition.independent)
         self.states = StateMap(mech.tree, self.ind, self.ind)  # y = (q_ind, q̇_ind), balls as quaternions
         self.q = mech.assemble(None)
         self.R = mech.r_matrix(self.q)
-        self.progress, self.stop = progress, _should_stop(cancel)
-        self.reported = 0.0
         self.history: list[tuple[float, np.ndarray, np.ndarray]] = []  # (t, q, R) of every call
 
     @property
@@ -206,9 +212,8 @@ class _Dynamics:
         return self.close_loops(q_ind, self.predict(q, R, q_ind))
 
     def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
-        if self.stop():
-            raise Cancelled(t)
-        _report(self, t)
+        if self.clock is not None:
+            self.clock(t)
         q_ind, v = self.states.unpack(y[None, :], float_where)
         self.q = self.close_loops(q_ind, self.predict(self.q, self.R, q_ind))
         self.R = self.mech.r_matrix(self.q)
@@ -272,6 +277,8 @@ def simulate(
     progress: Callable[[float], None] | None = None,
     cancel: threading.Event | Callable[[], bool] | None = None,
     compiled: bool = True,
+    check_accuracy: bool = False,
+    budget: float | None = None,
 ) -> SimulationResult:
     """Integrate the document's motion from its initial coordinates (and the given independent velocities,
     default rest) over [0, t_end] with CVODES (Adams; "CVODES-BDF" for stiff motions) or scipy's solve_ivp
@@ -279,13 +286,18 @@ def simulate(
     `progress(fraction)` is called as time advances; `cancel` (an Event or a callable returning
     True) stops the run with `Cancelled`. Raises ValueError for an unknown method, RuntimeError when the
     integrator stops early. `compiled` evaluates the right-hand side on the compiled engine
-    (dynamics/engine.py); False keeps the numpy path, the reference (scipy methods only)."""
+    (dynamics/engine.py); False keeps the numpy path, the reference (scipy methods only). `check_accuracy` runs
+    the motion again at a tenth of rtol and atol and reports the difference (Provenance.accuracy): what the
+    tolerances gave, which they alone do not say (they bound each step's local error, not the global one).
+    `budget` (s, wall clock) stops a run that takes longer with a RuntimeError; a function of time (an actuator's
+    formula, say) that leaves ±1e12 during the run stops it with one naming the element, the time and the value."""
     if method not in METHODS:
         raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
     if method in CVODES and not compiled:
         raise ValueError(f"{method} steps natively on the compiled engine: use compiled=True or a scipy method")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     document = model.model if isinstance(model, Mechanism) else model
+    check_dynamics(document)  # a massless subtree: refused by name, not NaN
     text = canonical_text(document)
     mech, forces, q0 = _own_start(model) if isinstance(model, Mechanism) else _start(text)
     times = np.linspace(0.0, t_end, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
@@ -295,25 +307,75 @@ def simulate(
         compiled, method = False, "DOP853" if method in CVODES else method
     own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
     y0 = np.concatenate([q0[0], v0])
-    impacts = None
+    impacts, charts = None, []
+    bounds = time_function_bounds(forces)
+    clock = Clock(times[-1], progress, cancel, budget, bounds) if progress or cancel or budget or bounds else None
     if has_impact_stops(mech.model):  # events: simulation/stops.py
-        impacts = _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, compiled)
+        impacts = _run_impacts(mech, times, y0, method, rtol, atol, clock, text, compiled)
         (q, qd, qdd), method, calls = impacts.states, impacts.method, impacts.calls
         result = full_series(mech, forces, times, q, qd, qdd, forces.generalized(times, q, qd) + impacts.holding)
     elif compiled:
         scale = energy_scale(mech) if forces.elements else 0.0  # without force elements no work is done
-        states, calls, eng, work = _run_compiled(
-            mech, times, y0, method, rtol, atol, progress, cancel, text, own, scale
-        )
-        result = compiled_series(eng, mech, forces, times, *states, work=work)
+        run = _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own, scale)
+        calls, charts = run.calls, run.charts
+        result = compiled_series(run.engine, mech, forces, times, *run.states, work=run.work)
     else:
-        states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel)
+        states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, clock)
         result = series(mech, forces, times, *states)
     annotate(result, mech, forces, impacts)
     if progress is not None:
         progress(1.0)
-    result.provenance = Provenance(_sha256(text), method, rtol, atol, time.perf_counter() - start, __version__, calls)
+    seconds = time.perf_counter() - start
+    charts = [(float(t), names) for t, names in charts]
+    result.provenance = Provenance(_sha256(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
+    result.provenance.cpu_seconds = time.process_time() - cpu
+    if check_accuracy:
+        options = {"samples": samples, "t_eval": t_eval, "velocities": velocities, "compiled": compiled}
+        options |= {"cancel": cancel, "budget": budget}
+        _check_accuracy(result, lambda: simulate(model, t_end, method, rtol / 10, atol / 10, **options))
     return result
+
+
+def _check_accuracy(result: SimulationResult, tighter: Callable[[], SimulationResult]) -> None:
+    """Sets result.provenance.accuracy from the run `tighter()` at a tenth of the tolerances, with a note; a note
+    where that run stops, or chose other coordinates (then the motion is sensitive and the difference shows it)."""
+    try:
+        other = tighter()
+    except RuntimeError as error:
+        result.notes.append(f"accuracy not checked: the run at a tenth of the tolerances stopped ({error})")
+        return
+    accuracy = state_difference(result, other)
+    result.provenance.accuracy = accuracy
+    sensitive = (
+        ": far more than the tolerances, the motion is sensitive (near a singular configuration, say); a shorter "
+        "run, or tighter tolerances, reach further"
+        if accuracy > SENSITIVE * result.provenance.rtol
+        else ""
+    )
+    result.notes.append(
+        f"accuracy: the coordinates and rates differ by {accuracy:.2g} of their scale from a run at a tenth of "
+        f"the tolerances{sensitive}"
+    )
+    if [names for _, names in other.provenance.charts] != [names for _, names in result.provenance.charts]:
+        result.notes.append(
+            "the run at a tenth of the tolerances chose other independent coordinates on the way: the motion is "
+            "sensitive there (near a singular configuration)"
+        )
+
+
+def state_difference(a: SimulationResult, b: SimulationResult) -> float:
+    """The largest difference between two runs' coordinates and rates at their samples, each relative to the
+    scale of its kind (angles, lengths; their rates) over run b: the largest magnitude of that kind, at least
+    1e-300. The scale of the state, not of each coordinate: a coordinate that stays near zero is measured
+    against the motion's size."""
+    worst = 0.0
+    units = np.array(b.units)
+    for x, y in ((a.q, b.q), (a.qd, b.qd)):
+        for unit in set(b.units):
+            columns = units == unit
+            scale = max(float(np.abs(y[:, columns]).max(initial=0.0)), 1e-300)
+            worst = max(worst, float(np.abs(x[:, columns] - y[:, columns]).max(initial=0.0)) / scale)
+    return worst
 
 
 def _own_start(mech: Mechanism) -> tuple[Mechanism, AppliedForces, np.ndarray]:
@@ -349,7 +411,7 @@ def _start(text: str) -> tuple[Mechanism, AppliedForces, np.ndarray]:
     return found
 
 
-def _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, compiled):
+def _run_impacts(mech, times, y0, method, rtol, atol, clock, text, compiled):
     """A run through the impacts of impact stops, on the compiled engine only."""
     if not compiled:
         raise ModelError(
@@ -358,38 +420,54 @@ def _run_impacts(mech, times, y0, method, rtol, atol, progress, cancel, text, co
             f"{mech.n} coordinates" if not fits_engine(mech.model) else "compiled=False",
             "compliant stops (a force element on either path), or the compiled engine",
         )
-    clock = Clock(times[-1], progress, cancel) if progress or cancel else None
     return run_impacts(mech, text, times, y0, method, rtol, atol, clock)
 
 
-def _run_compiled(mech, times, y0, method, rtol, atol, progress, cancel, text, own=None, work_scale=0.0):
-    """((q closed, q̇, q̈), calls, the first engine, the work of the non-conservative forces W (K,) or None) at the
-    output times from y0 = (q, q̇_ind), on the compiled engine (simulation/integrators.py). Where the loop equations
+@dataclass
+class CompiledRun:
+    """A run on the compiled engine: (q closed, q̇, q̈) at the outputs, the evaluations, the first engine, the work
+    of the non-conservative forces W (K,) or None, and the coordinates chosen along the way as (time, independent
+    coordinates) from the start."""
+
+    states: tuple[np.ndarray, np.ndarray, np.ndarray]
+    calls: int
+    engine: Engine
+    work: np.ndarray | None
+    charts: list[tuple[float, tuple[str, ...]]]
+
+
+def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, work_scale=0.0) -> CompiledRun:
+    """The run from y0 = (q, q̇_ind) on the compiled engine (simulation/integrators.py). Where the loop equations
     and independent coordinates in use lose conditioning (charts.py: a mechanism with redundant constraints, like
-    the Delta, where its full set keeps its rank), they are chosen anew there and the run goes on with the engine
-    of that choice. W is integrated with the motion by CVODES, in units of `work_scale` (> 0; integrators.py), over
-    a run in one piece; else the caller integrates the power over the outputs."""
+    the Delta, where its full set keeps its rank), a decision is taken from the state there, and the run goes on
+    with the engine of the choice made. W is integrated with the motion by CVODES, in units of `work_scale` (> 0;
+    integrators.py), over a run in one piece; else the caller integrates the power over the outputs."""
     eng = first = engine(mech.model, text, mech=own)
-    clock = Clock(times[-1], progress, cancel) if progress or cancel else None
     y0 = start_state = eng.pack(y0[: mech.n], y0[mech.n :])  # (q, q̇_ind) in the engine's layout
-    pieces, calls, done, t0 = [], 0, 0, 0.0
-    for _ in range(MAX_REPARTITIONS + 1):
+    pieces, calls, done, t0, stuck = [], 0, 0, 0.0, 0
+    charts = [(0.0, tuple(eng.mech.independent))]
+    while True:
         try:
             watch = ChartWatch(eng, y0)
             y, more, work = integrate(eng, times[done:], y0, method, rtol, atol, clock, t0, watch, work_scale)
         except IntegrationError as error:
-            anew = chosen_anew(eng, error.state, text)
-            if anew is None:
+            calls += error.calls
+            if error.state is None:
+                raise RuntimeError(str(error)) from None
+            decision = decided(eng, error.time, error.state, text, first.mech.partition)
+            stuck = stuck + 1 if error.time <= t0 + 1e-9 * times[-1] else 0
+            if stuck > MAX_REPARTITIONS or (error.reason != CHART_REASON and not decision.changed):
                 raise RuntimeError(str(error) + singularity(eng, error.state, start_state)) from None
             if len(error.outputs):
                 pieces.append(full_states(eng, times[done : done + len(error.outputs)], error.outputs))
             done += len(error.outputs)
-            eng, y0, t0 = *anew, error.time
+            eng, y0, t0 = decision.engine, decision.state, decision.time
+            if decision.changed:
+                charts.append((t0, tuple(eng.mech.independent)))
             continue
         pieces.append(full_states(eng, times[done:], y))
         states = tuple(np.concatenate(parts) for parts in zip(*pieces, strict=True))
-        return states, calls + more, first, work if len(pieces) == 1 else None
-    raise RuntimeError(f"the coordinates had to be chosen anew more than {MAX_REPARTITIONS} times; end the run sooner")
+        return CompiledRun(states, calls + more, first, work if len(pieces) == 1 else None, charts)
 
 
 def full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -442,11 +520,11 @@ def _gimbal_locks(mech: Mechanism, q: np.ndarray) -> list[str]:
     return locked
 
 
-def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
+def _run_numpy(mech, forces, times, v0, method, rtol, atol, clock):
     """The reference path: numpy right-hand side with Newton in Python."""
     from scipy.integrate import solve_ivp  # 0.3 s to import: for the runs that use it
 
-    rhs = _Dynamics(mech, forces, times[-1], progress, cancel)
+    rhs = _Dynamics(mech, forces, clock)
     solution = solve_ivp(
         rhs,
         (0.0, times[-1]),
@@ -464,15 +542,48 @@ def _run_numpy(mech, forces, times, v0, method, rtol, atol, progress, cancel):
 
 
 class Clock:
-    """Progress in steps of 1 % and cancel, called with the simulated time as the integrator advances."""
+    """Progress in steps of 1 % and cancel, called with the simulated time as the integrator advances; with a
+    `budget` (s, wall clock) the run stops once it is spent, and `bounds(t)` checks the time functions at t. It
+    changes nothing the run computes, only whether it goes on."""
 
-    def __init__(self, t_end: float, progress, cancel) -> None:
+    def __init__(self, t_end: float, progress, cancel, budget: float | None = None, bounds=None) -> None:
         self.t_end, self.progress, self.stop, self.reported = t_end, progress, _should_stop(cancel), 0.0
+        self.budget, self.bounds = budget, bounds
+        self.deadline = None if budget is None else time.perf_counter() + budget
 
     def __call__(self, t: float) -> None:
         if self.stop():
             raise Cancelled(t)
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise RuntimeError(
+                f"the simulation used its time budget of {self.budget:g} s (wall clock) and was stopped at "
+                f"t = {t:.6g} s; give a larger budget, or end the run sooner"
+            )
+        if self.bounds is not None:
+            self.bounds(t)
         _report(self, t)
+
+
+def time_function_bounds(forces: AppliedForces) -> Callable[[float], None] | None:
+    """A check of the model's functions of time at a time t (actuator formulas and tables, the time-varying rests
+    of joint springs, point forces): a RuntimeError naming the element, the time and the value where one has left
+    ±MAGNITUDE_MAX or is not finite (checked at load only at t = 0, so that (1 + t)**1024 ran on for minutes); None
+    without such functions."""
+    checks = [(law.name, function) for law in forces.laws for function in law.time_functions()]
+    if not checks:
+        return None
+
+    def check(t: float) -> None:
+        for name, value_at in checks:
+            with np.errstate(all="ignore"):
+                value = float(np.asarray(value_at(np.array([t])), dtype=float).ravel()[0])
+            if not abs(value) <= MAGNITUDE_MAX:
+                raise RuntimeError(
+                    f"the force element '{name}' reaches {value:.3g} at t = {t:.6g} s, outside ±{MAGNITUDE_MAX:g} (SI "
+                    "units): its function of time runs away; bound it, or end the run before"
+                )
+
+    return check
 
 
 def series(

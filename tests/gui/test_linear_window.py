@@ -116,8 +116,8 @@ def test_linearise_and_equilibrium_in_the_window(window, qtbot, tmp_path):
 @pytest.mark.parametrize(
     ("sample", "kind", "headline"),
     [
-        ("slider_crank", "equilibrium", "About the equilibrium near the document's pose (found from it;"),
-        ("four_bar", "initial", "About the document's pose: there is no equilibrium near it (none found"),
+        ("sla_suspension", "equilibrium", "About the equilibrium near the document's pose (found from it;"),
+        ("four_bar", "equilibrium", "About the undamped but stable equilibrium nearest the document's pose (a nearer"),
     ],
 )
 def test_the_dialog_takes_the_equilibrium_near_the_pose_by_default_and_says_so(qtbot, sample, kind, headline):

@@ -18,6 +18,7 @@ A new kind of element is one module holding its law class decorated with `@regis
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -88,6 +89,11 @@ class ForceLaw:
         """Whether `potential` holds the element's rest part (its force at q̇ = 0), whose power the energy balance
         then leaves to the potential; for the others every bit of power is work done on the model."""
         return not self.time_dependent
+
+    def time_functions(self) -> list[Callable[[np.ndarray], np.ndarray]]:
+        """Its functions of time (each of times (N,) to values (N,)), which a run checks stay bounded: a formula
+        checked at load at t = 0 only may still run away."""
+        return []
 
     def generalized(self, t, q: np.ndarray, qd: np.ndarray, st: MotionState | None) -> np.ndarray:
         """Q (N, n) at the time(s) t, coordinates q and rates q̇ (N, n); `st` the poses at q when `on_bodies`."""

@@ -70,6 +70,9 @@ class JointSpringDamperLaw(CoordinateLaw):
     def time_dependent(self) -> bool:
         return "t" in names(self.element.rest)
 
+    def time_functions(self):
+        return [lambda t: self.forces.time_function(self.element.rest, t)] if self.time_dependent else []
+
     def effort(self, t, x, v):
         e, forces = self.element, self.forces
         rest = forces.time_function(e.rest, t) if self.time_dependent else forces.value(e.rest)
@@ -134,6 +137,9 @@ class ActuatorLaw(CoordinateLaw):
             return self.forces.time_function(self.element.formula, t)
         table = np.asarray(self.element.table, dtype=float)
         return self.forces.table_value(table[:, 0], table[:, 1], instants(t))
+
+    def time_functions(self):
+        return [self.prescribed] if self.time_dependent else []
 
     def effort(self, t, x, v):
         return np.broadcast_to(self.prescribed(t), x.shape)

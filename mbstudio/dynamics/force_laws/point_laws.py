@@ -84,6 +84,9 @@ class PointForceLaw(ForceLaw):
     def time_dependent(self) -> bool:
         return any("t" in names(e) for e in self.element.force)
 
+    def time_functions(self):
+        return [lambda t, x=x: self.forces.time_function(x, t) for x in self.element.force if "t" in names(x)]
+
     def world_force(self, t, count: int) -> np.ndarray:
         """F (count, 3) at the time(s) t."""
         times = instants(0.0 if t is None else t, count)

@@ -10,15 +10,15 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QFormLayout,
     QFrame,
-    QHBoxLayout,
+    QGridLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSlider,
     QVBoxLayout,
     QWidget,
@@ -31,6 +31,8 @@ from ...model.document import turns
 from ...numerics import rodrigues
 
 STEPS = 1000  # slider resolution over the coordinate's range
+MIN_SLIDER = 120  # pixels: a slider narrower than this cannot be dragged with any precision
+FILTER_FROM = 9  # coordinates from which the panel has a filter box (a humanoid's 40 and more scroll far)
 
 
 def coordinate_range(mech: Mechanism, name: str) -> tuple[float, float, str]:
@@ -65,15 +67,42 @@ def typed_value(text: str, unit: str, scale: float = 1.0) -> float | None:
     return value if math.isfinite(value) else None
 
 
+class NameLabel(QLabel):
+    """A coordinate's whole name, wrapped after '_', '.' or '-' when the dock is narrower than it (a humanoid's
+    'leg_left_..._joint' names differ in their middle, which eliding would hide); the name in its tooltip too."""
+
+    BREAKS = "_.-"
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.full = text
+        self.setToolTip(text)
+        self.setWordWrap(True)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setText("".join(c + "\u200b" if c in self.BREAKS else c for c in text))  # zero-width break points
+
+    def name(self) -> str:
+        """The name as shown, without its break points."""
+        return self.text().replace("\u200b", "")
+
+
 class CoordinateSlider(QWidget):
     """`typed(value)` when a value is typed into the field and Enter pressed."""
 
     typed = Signal(float)
 
     def __init__(
-        self, name: str, low: float, high: float, unit: str, parent: QWidget | None = None, angle: bool = True
+        self,
+        name: str,
+        low: float,
+        high: float,
+        unit: str,
+        parent: QWidget | None = None,
+        angle: bool = True,
+        title: str | None = None,
     ) -> None:
-        """`angle` False: a ball joint's rotation parameter, shown in rad without degrees (it is no angle)."""
+        """`angle` False: a ball joint's rotation parameter, shown in rad without degrees (it is no angle);
+        `title`: the name shown, when not `name`."""
         super().__init__(parent)
         self.name, self.low, self.high, self.unit, self.angle = name, low, high, unit, angle
         self._value: float | None = None  # the shown value, exact (the slider holds it to 1/STEPS of its range)
@@ -88,13 +117,19 @@ class CoordinateSlider(QWidget):
             else f"type a value in {unit}" + (", or in degrees: 30°" if unit == "rad" else ", or 25 mm")
         )
         self.entry.editingFinished.connect(self._typed)
-        self.label = QLabel()
-        self.label.setMinimumWidth(70)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.slider, 1)
-        layout.addWidget(self.entry)
-        layout.addWidget(self.label)
+        self.label = QLabel()  # the unit, and the angle in degrees
+        self.title = NameLabel(title or name)
+        # the name and unit on one line, the slider and field under them: a long joint name ('shoulder_lift_joint')
+        # never takes the slider's width, which keeps at least MIN_SLIDER pixels in the narrowest dock
+        self.slider.setMinimumWidth(MIN_SLIDER)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 2, 0, 2)
+        grid.setVerticalSpacing(0)
+        grid.addWidget(self.title, 0, 0)
+        grid.addWidget(self.label, 0, 1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(self.slider, 1, 0)
+        grid.addWidget(self.entry, 1, 1)
+        grid.setColumnStretch(0, 1)
 
     def _typed(self) -> None:
         value = typed_value(self.entry.text(), self.unit, self.display[1])
@@ -140,13 +175,20 @@ class CoordinatesPanel(QWidget):
         super().__init__(parent)
         rows = QWidget()
         layout = QVBoxLayout(rows)
-        self.form = QFormLayout()
-        layout.addLayout(self.form)
+        self.list = QVBoxLayout()
+        self.list.setSpacing(2)
+        layout.addLayout(self.list)
         self.choose_button = QPushButton("Driving coordinates…")
         self.choose_button.setToolTip("choose which coordinates the sliders (and a simulation's state) use")
         self.choose_button.clicked.connect(self.choose.emit)
         layout.addWidget(self.choose_button)
         layout.addStretch(1)
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter coordinates…")
+        self.filter.setToolTip("show only the coordinates whose name contains this text")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._apply_filter)
+        self.filter.hide()
         # the sliders scroll: a vehicle's 11 or a humanoid's 44 would otherwise hold the dock (and the result
         # docks under it) to their whole height
         self.rows = rows
@@ -154,8 +196,10 @@ class CoordinatesPanel(QWidget):
         scroll.setWidget(rows)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.filter)
         outer.addWidget(scroll)
         self.sliders: dict[str, CoordinateSlider] = {}
         self.platform: dict[str, CoordinateSlider] = {}  # task-space sliders of a parallel machine's platform
@@ -167,28 +211,40 @@ class CoordinatesPanel(QWidget):
     ) -> None:
         """A slider per independent coordinate; `platform`: (task coordinate, low, high, value) of a parallel
         machine's platform, which gets sliders of its own under them (task space)."""
-        while self.form.rowCount():
-            self.form.removeRow(0)
+        while self.list.count():
+            old = self.list.takeAt(0).widget()
+            old.hide()
+            old.deleteLater()
         self.sliders, self.platform = {}, {}
         balls = {mech.coordinates[k] for k in mech.tree.ball_coordinates}
         for name in mech.independent:
             row = self._slider(name, *coordinate_range(mech, name), self.moved, angle=name not in balls)
             row.set_value(values[name])
-            self.form.addRow(name, row)
+            self.list.addWidget(row)
             self.sliders[name] = row
         if not self.sliders:
-            self.form.addRow(QLabel("This mechanism has no independent coordinates."))
+            self.list.addWidget(QLabel("This mechanism has no independent coordinates."))
         if platform:
-            self.form.addRow(QLabel("<b>Platform</b> (task space: its limbs follow)"))
+            self.list.addWidget(QLabel("<b>Platform</b> (task space: its limbs follow)"))
         for name, low, high, value in platform or []:
-            row = self._slider(name, low, high, "m", self.platform_moved)
+            row = self._slider(name, low, high, "m", self.platform_moved, title=f"platform {name}")
             row.set_value(value)
             row.setToolTip(f"the platform's {name} in the ground frame; every limb's inverse kinematics follows")
-            self.form.addRow(f"platform {name}", row)
+            self.list.addWidget(row)
             self.platform[name] = row
+        self.filter.setVisible(len(self.sliders) >= FILTER_FROM)
+        self._apply_filter()
 
-    def _slider(self, name: str, low: float, high: float, unit: str, signal, angle: bool = True) -> CoordinateSlider:
-        row = CoordinateSlider(name, low, high, unit, angle=angle)
+    def _apply_filter(self) -> None:
+        """Only the coordinates whose name holds the filter's text (any case); all when it is empty or hidden."""
+        wanted = self.filter.text().strip().lower() if self.filter.isVisibleTo(self) else ""
+        for name, row in self.sliders.items():
+            row.setVisible(wanted in name.lower())
+
+    def _slider(
+        self, name: str, low: float, high: float, unit: str, signal, angle: bool = True, title: str | None = None
+    ) -> CoordinateSlider:
+        row = CoordinateSlider(name, low, high, unit, angle=angle, title=title)
         row.set_display(self.units)
         row.slider.sliderPressed.connect(self._new_drag)
         row.slider.valueChanged.connect(lambda _, r=row: self._changed(r, signal))

@@ -73,7 +73,7 @@ DEFAULTS: dict[str, dict] = {
     "urdf_import": {"package_folder": "", "fixed_base": False, "repair_inertias": False},
 }
 OPERATING_POINTS = {
-    "auto": "The equilibrium near the pose if there is one, else the pose",
+    "auto": "The nearest equilibrium that is not unstable, else the pose",
     "equilibrium": "Equilibrium near the document's pose",
     "initial": "A state: the document's pose, or the values typed below",
 }

@@ -23,6 +23,9 @@ from ...jobs import CANCELLED, DONE, FAILED, Job, Runner
 
 POLL_MS = 100
 STATE_COLORS = {DONE: "#207020", FAILED: "#b02020", CANCELLED: "#806020"}
+# tasks whose result does not come from the open model: an import reads a file and becomes the new document,
+# so it is never stale (the document it replaced had another hash)
+MODEL_FREE = {"urdf_import"}
 
 
 class JobManager(QObject):
@@ -74,7 +77,7 @@ class JobManager(QObject):
         return self.runner.jobs
 
     def stale(self, job: Job) -> bool:
-        return job.state == DONE and job.model_hash != self.current_hash
+        return job.state == DONE and job.task not in MODEL_FREE and job.model_hash != self.current_hash
 
     def set_model_hash(self, model_hash: str) -> None:
         self.current_hash = model_hash

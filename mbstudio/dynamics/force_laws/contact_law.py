@@ -1,0 +1,131 @@
+"""A compliant contact between a sphere on a body and a plane fixed in the ground (docs/contact.md).
+
+Normal force: Hunt and Crossley (1975), in the form Marhefka and Orin (1999) write for simulation,
+f_n = max(0, k δ^n (1 + 3/2 c_d δ̇)) at penetrations δ > 0 (0 apart), with δ̇ the rate of penetration. Its elastic
+part k δ^n has the potential k δ^(n+1) / (n+1); the damping part vanishes with δ, so that the force does not jump
+at touch-down, and the max(0, ·) keeps it from pulling while the sphere leaves fast (δ̇ < −2 / (3 c_d)): the force
+stays continuous in the state. Its power beyond the potential's, −k δ^n (3/2 c_d δ̇) δ̇ or k δ^n δ̇ where clamped, is
+never positive.
+
+Friction: regularised Coulomb, f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²), with v_t the slip of the sphere's point
+nearest the plane (its tangential velocity). |f_t| < μ f_n at every state, and its power −μ f_n |v_t|² / sqrt(...)
+is never positive. Below the stiction velocity v_s it acts as a viscous damper of coefficient μ f_n / v_s, so that
+a body held by friction creeps at speeds of order v_s (docs/contact.md derives the bound).
+
+Both forces act at that nearest point c = P − r n, a point of the body: Q = J_cᵀ (f_n n + f_t).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.document import Contact
+from ...numerics.spatial import cross, dot
+from .base import FORMATS, ForceLaw, positive, register
+
+
+def normal_force(stiffness, exponent, dissipation, depth, rate):
+    """Hunt–Crossley f_n = max(0, k δ^n (1 + 3/2 c_d δ̇)) for penetrations δ (0 where δ ≤ 0) and their rates."""
+    elastic = stiffness * positive(depth) ** exponent
+    return positive(elastic * (1 + 1.5 * dissipation * rate))
+
+
+def friction_force(friction, stiction_velocity, normal, slip, sqrt):
+    """Regularised Coulomb f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²) (N, 3) for normal forces (N,) and slips (N, 3)."""
+    scale = friction * normal / sqrt(dot(slip, slip) + stiction_velocity * stiction_velocity)
+    return -scale[:, None] * slip
+
+
+@register
+class ContactLaw(ForceLaw):
+    """A sphere (radius r, centre the body point P) pressed into the plane through o with unit normal n by
+    δ = r − (P − o)·n: the Hunt–Crossley normal force and regularised Coulomb friction at c = P − r n;
+    V = k δ^(n+1) / (n+1)."""
+
+    type = Contact.type
+    on_bodies = True
+
+    def values(self) -> dict:
+        """The element's values in the back-end (floats, or the compiled engine's parameters)."""
+        e, value = self.element, self.forces.value
+        keys = ("radius", "stiffness", "exponent", "dissipation", "friction", "stiction_velocity")
+        return {key: value(getattr(e, key)) for key in keys}
+
+    def plane(self) -> tuple[np.ndarray, np.ndarray]:
+        """The plane's origin o and unit normal n (3,) in world axes."""
+        b, value = self.forces.mech.backend, self.forces.value
+        origin = b.asarray([value(x) for x in self.element.plane_origin])
+        normal = b.asarray([value(x) for x in self.element.plane_normal])
+        return origin, normal / b.sqrt(dot(normal, normal))
+
+    def place(self, st) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Penetration δ (N,), the contact point c (N, 3) and its Jacobian J_c (N, 3, n) at the poses `st`."""
+        e, tree = self.element, self.forces.mech.tree
+        origin, normal = self.plane()
+        radius = self.forces.value(e.radius)
+        centre = self.forces.point(st, e.body, e.point)[0]
+        depth = radius - dot(centre - origin[None, :], normal[None, :])
+        point = centre - radius * normal[None, :]
+        return depth, point, tree.point_jacobian(st, tree.body_index(e.body), point)
+
+    def contact(self, depth, velocity, normal, sqrt) -> tuple[np.ndarray, np.ndarray]:
+        """Normal force f_n (N,) and friction force f_t (N, 3) at penetrations δ with the contact point moving at
+        `velocity` (N, 3)."""
+        v = self.values()
+        along = dot(velocity, normal[None, :])
+        f_n = normal_force(v["stiffness"], v["exponent"], v["dissipation"], depth, -along)
+        slip = velocity - along[:, None] * normal[None, :]
+        return f_n, friction_force(v["friction"], v["stiction_velocity"], f_n, slip, sqrt)
+
+    def generalized(self, t, q, qd, st) -> np.ndarray:
+        depth, _, J = self.place(st)
+        normal = self.plane()[1]
+        velocity = (J * qd[:, None, :]).sum(axis=2)
+        f_n, f_t = self.contact(depth, velocity, normal, self.forces.mech.backend.sqrt)
+        force = f_n[:, None] * normal[None, :] + f_t
+        return (J * force[:, :, None]).sum(axis=1)
+
+    def potential(self, q, st):
+        v = self.values()
+        inside = positive(self.place(st)[0])
+        return v["stiffness"] * inside ** (v["exponent"] + 1) / (v["exponent"] + 1)
+
+    # ------------------------------------------------------------------ results
+    def along(self, motion) -> dict[str, np.ndarray]:
+        """Along a motion (float64): penetration, contact point and its velocity, normal and friction forces."""
+        e = self.element
+        origin, normal = (np.asarray(x, float) for x in self.plane())
+        radius = float(self.forces.value(e.radius))
+        centre, velocity, _ = motion.point(e.body, e.point)
+        depth = radius - (centre - origin) @ normal
+        arm = np.broadcast_to(-radius * normal, centre.shape)
+        point_velocity = velocity + cross(motion.state.w[motion.mech.tree.body_index(e.body)], arm)
+        f_n, f_t = (np.asarray(x, float) for x in self.contact(depth, point_velocity, normal, np.sqrt))
+        slip = point_velocity - (point_velocity @ normal)[:, None] * normal
+        return {"depth": depth, "point": centre + arm, "slip": slip, "normal": f_n, "friction": f_t,
+                "force": f_n[:, None] * normal + f_t}  # fmt: skip
+
+    def measure(self, motion, name: str) -> list:
+        """<name>.normal_force, .friction_force [N] (magnitudes), .penetration [m] (0 apart), .slip_speed [m/s],
+        and .fx, .fy, .fz [N], the whole contact force on the body in world axes."""
+        got = self.along(motion)
+        columns = [
+            (f"{name}.normal_force", "N", got["normal"]),
+            (f"{name}.friction_force", "N", np.linalg.norm(got["friction"], axis=1)),
+            (f"{name}.penetration", "m", np.maximum(got["depth"], 0.0)),
+            (f"{name}.slip_speed", "m/s", np.linalg.norm(got["slip"], axis=1)),
+        ]
+        return columns + [(f"{name}.f{axis}", "N", got["force"][:, k]) for k, axis in enumerate("xyz")]
+
+    def arrows(self, motion, t: float) -> list:
+        got = self.along(motion)
+        return [(self.element.name, got["point"][0], got["force"][0])]
+
+    @classmethod
+    def export_note(cls, element, target: str, value) -> str | None:
+        if target == "mjcf":
+            return (f"contact '{element.name}' is left out: MJCF's contacts are soft constraints set by solref and "
+                    "solimp, not a force law in N/m^n; a sphere geom on the body against a plane geom would carry it "
+                    "approximately (docs/contact.md)")  # fmt: skip
+        return (f"contact '{element.name}' has no {FORMATS[target]} form and is left out: {FORMATS[target]} holds "
+                "collision geometry but no contact law")  # fmt: skip

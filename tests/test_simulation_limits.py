@@ -1,0 +1,46 @@
+"""A run that cannot end in reasonable time stops with a message: functions of time are checked during the run
+(at load only t = 0 was), and a wall-time budget bounds the rest (a force that grows without bound drives the
+motion ever faster, and the steps shrink without end)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mbstudio import samples
+from mbstudio.cli import main
+from mbstudio.model import save
+from mbstudio.model.document import Actuator, JointSpringDamper
+from mbstudio.simulation.run import simulate
+
+
+def _with(element):
+    model = samples.load("four_bar")
+    model.forces = [*model.forces, element]
+    return model
+
+
+def test_a_function_of_time_that_runs_away_stops_the_run_naming_the_element(tmp_path, capsys):
+    """The rest angle 10**(500 t) passes 1e12 at t = 0.024 s; the run stops at the next check of its time
+    functions (the pieces' starts, every 1/20 of the run), not at the end."""
+    model = _with(JointSpringDamper("spring", "theta1", stiffness="0", damping="0", rest="10**(500*t)"))
+    with pytest.raises(RuntimeError, match=r"the force element 'spring' reaches 1e\+15 at t = 0.03 s, outside ±1e\+12"):
+        simulate(model, 0.2, samples=21)
+    path = tmp_path / "runaway.mbs"
+    save(model, path)
+    assert main(["simulate", str(path), "--t-end", "0.2", "--quiet"]) == 1
+    assert "the force element 'spring' reaches" in capsys.readouterr().err
+
+
+def test_a_run_stops_when_its_time_budget_is_spent(tmp_path, capsys):
+    """A torque of 1e12 t on the four-bar's crank stays below the bound over 0.2 s but spins it ever faster: the
+    steps shrink without end, and the budget stops the run (it ran for minutes)."""
+    model = _with(Actuator("drive", "theta1", formula="1e12*t"))
+    with pytest.raises(RuntimeError, match=r"the simulation used its time budget of 0.5 s \(wall clock\)"):
+        simulate(model, 0.2, samples=21, budget=0.5)
+    path = tmp_path / "fast.mbs"
+    save(model, path)
+    assert main(["simulate", str(path), "--t-end", "0.2", "--quiet", "--time-budget", "0.5"]) == 1
+    assert "time budget of 0.5 s" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        main(["simulate", str(path), "--t-end", "0.2", "--time-budget", "0"])
+    assert refused.value.code == 2 and "out of range" in capsys.readouterr().err
