@@ -81,6 +81,7 @@ def every_law() -> Mechanism:
     data = to_dict(model)
     data["ground"]["points"] = {"anchor": [0.3, 0.0, 0.5]}
     data["bodies"][1]["points"]["mid"] = [0.5, 0.1, 0.0]
+    data["ground"]["frames"]["mount"] = {"origin": [1.0, -0.2, 0.1], "z": [0.0, 0.2, 1.0]}
     elbow = data["joints"][1]["coordinates"][0]
     elbow |= {"min": -0.5, "max": 0.4, "stop": {"type": "compliant", "stiffness": 1e4, "damping": 30.0}}
     data["forces"] = [
@@ -96,6 +97,9 @@ def every_law() -> Mechanism:
         {"type": "point_force", "name": "gust", "body": "1", "point": "tip", "force": ["sin(t)", 0.0, 0.0]},
         {"type": "tyre", "name": "foot", "body": "2", "point": "tip", "stiffness": 1e4, "damping": 10.0,
          "radius": 0.5},
+        {"type": "bushing", "name": "bush", "body1": "0", "frame1": "mount", "body2": "2", "frame2": "pivot",
+         "stiffness": [40.0, 30.0, 20.0, 2.0, 3.0, 4.0], "damping": [1.0, 1.0, 1.0, 0.1, 0.1, 0.1],
+         "preload": [1.0, 0.0, 0.0, 0.0, 0.0, 0.5]},
         {"type": "contact", "name": "toe", "body": "2", "point": "tip", "radius": 0.5, "stiffness": 1e5,
          "dissipation": 0.2, "friction": 0.5, "plane_normal": [-0.05, 0.0, 1.0]},
     ]  # fmt: skip

@@ -186,6 +186,14 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     edit_menu.addActions([a["undo"], a["redo"]])
     edit_menu.addSeparator()
     edit_menu.addActions([a["draw_link"], a["assemble"]])
+    a["make_compliant"] = _action(
+        window,
+        "Make &Compliant",
+        lambda: window._request("make_compliant", window.tree.current_key()),
+        None,
+        "the selected joint becomes a free joint held by a stiff bushing at its nominal position",
+    )
+    edit_menu.addAction(a["make_compliant"])
     edit_menu.addSeparator()
     a["preferences"] = _action(window, "&Preferences…", window.edit_preferences, "Ctrl+,", "the units shown")
     a["preferences"].setMenuRole(QAction.MenuRole.PreferencesRole)

@@ -362,6 +362,30 @@ class Contact:
     type: ClassVar[str] = "contact"
 
 
+BUSHING_DIRECTIONS = ("x", "y", "z", "rx", "ry", "rz")  # a bushing's deflections: translations, then rotations
+
+
+@dataclass
+class Bushing:
+    """A rubber bushing between frame1 (A, a named frame of body1) and frame2 (B, of body2): six deflections δ,
+    frame B's origin in A's axes and the rotation parameters ρ = 4 tan(φ/4) n of B's axes relative to A's
+    (ρ ≈ φ n for small angles), resist by K δ + C δ̇ − preload (the force on B, in A's axes; on A its opposite).
+    `stiffness` and `damping` are six diagonal entries or six rows of six (symmetric), in the order of
+    BUSHING_DIRECTIONS; `tables` maps a direction to [deflection, force] rows whose piecewise linear force (straight
+    on beyond the ends) adds to that direction's (force_laws/bushing_law.py)."""
+
+    name: str
+    body1: str
+    frame1: str
+    body2: str
+    frame2: str
+    stiffness: list = field(default_factory=lambda: [0.0] * 6)
+    damping: list = field(default_factory=lambda: [0.0] * 6)
+    preload: Vector = field(default_factory=lambda: [0.0] * 6)
+    tables: dict[str, list[list[float]]] = field(default_factory=dict)
+    type: ClassVar[str] = "bushing"
+
+
 ROAD_INTERPOLATIONS = ("linear", "smooth")
 
 
@@ -379,9 +403,10 @@ class Road:
 
 
 FORCE_ELEMENTS = {
-    cls.type: cls for cls in (SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Contact)
+    cls.type: cls
+    for cls in (SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Contact, Bushing)
 }
-ForceElement = SpringDamper | JointSpringDamper | JointFriction | Actuator | PointForce | Tyre | Contact
+ForceElement = SpringDamper | JointSpringDamper | JointFriction | Actuator | PointForce | Tyre | Contact | Bushing
 
 
 # Measures ("measures" in the file): quantities computed along every motion and added to its columns, named

@@ -533,7 +533,7 @@ def _independent(data):
 
 _NAME_FIELDS = (
     *("name", "body", "body1", "body2", "point", "point1", "point2", "coordinate", "element", "wheel", "centre"),
-    *("lower_body", "lower_point", "upper_body", "upper_point", "damper"),
+    *("lower_body", "lower_point", "upper_body", "upper_point", "damper", "frame1", "frame2"),
 )
 _VECTOR_FIELDS = ("force", "axis1", "axis2", "spin_axis", "plane_origin", "plane_normal")
 
@@ -553,9 +553,48 @@ def _element(data, index: int, section: str, kinds: dict):
     missing = [key for key in required if key not in obj]
     if missing:
         raise ModelError(where, f"lacks '{missing[0]}'", expected=f"every {kind} has " + ", ".join(required))
+    read_field = bushing_field if kind == "bushing" else _element_field
     return kinds[kind](
-        **{f.name: _element_field(f.name, obj[f.name], f"{where}.{f.name}") for f in fields if f.name in obj}
+        **{f.name: read_field(f.name, obj[f.name], f"{where}.{f.name}") for f in fields if f.name in obj}
     )
+
+
+def bushing_field(key, data, where):
+    """A bushing's fields: six diagonal entries or six rows of six (stiffness, damping), six values (preload),
+    direction → [deflection, force] rows (tables); its names as any element's."""
+    if key in ("stiffness", "damping", "preload"):
+        rows = _list(data, where)
+        if len(rows) != 6 or (key == "preload" and any(isinstance(r, list) for r in rows)):
+            raise ModelError(
+                where, "must be a list of six", data, "six values" + ("" if key == "preload" else " or six rows of six")
+            )
+        return [
+            _six(r, f"{where}[{i}]") if isinstance(r, list) else _expr(r, f"{where}[{i}]") for i, r in enumerate(rows)
+        ]
+    if key == "tables":
+        if not isinstance(data, dict):
+            raise ModelError(
+                where,
+                "must be a JSON object",
+                type(data).__name__,
+                'direction → rows, e.g. {"z": [[0, 0], [0.01, 500]]}',
+            )
+        return {
+            direction: _table(rows, f"{where}.{direction}", "[deflection, force]") for direction, rows in data.items()
+        }
+    return _element_field(key, data, where)
+
+
+def bushing_text(value) -> str:
+    """A bushing's stiffness, damping, preload or tables as one line of the file's JSON (the window shows them so,
+    and reads them back by `bushing_field`)."""
+    return json.dumps(json.loads(_dump(value, 0)), ensure_ascii=False)
+
+
+def _six(data, where):
+    if len(data) != 6:
+        raise ModelError(where, "must be a row of six numbers or expressions", data)
+    return [_expr(v, f"{where}[{i}]") for i, v in enumerate(data)]
 
 
 def _element_field(key, data, where):

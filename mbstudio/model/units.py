@@ -322,6 +322,42 @@ _OF_MOTION = {
 }
 
 
+# A bushing's matrices couple its translations (T) and rotations (R): entry (i, j) is direction i's force or
+# moment per direction j's length or angle (per rate for the damping). Couplings of a force and an angle, or a
+# moment and a length, have a force's base units (N/rad, N m/m), a damping's the momentum's (N s/rad, N m s/m).
+_COUPLED = {
+    "stiffness": _dim("a bushing's force–rotation coupling", "N/rad", "N/rad, N*m/m", kilogram=1, meter=1, second=-2),
+    "damping": _dim("a bushing's damping coupling", "N s/rad", "N*s/rad, N*m*s/m", kilogram=1, meter=1, second=-1),
+}
+_BUSHING_MOTIONS = ("T",) * 3 + ("R",) * 3
+
+
+def _bushing_matrix_dimension(quantity: str, i: int, j: int) -> Dimension:
+    row, column = _BUSHING_MOTIONS[i], _BUSHING_MOTIONS[j]
+    return _OF_MOTION[quantity][row] if row == column else _COUPLED[quantity]
+
+
+def _bushing(element, where: str):
+    """A bushing's values with their dimensions; misshapen fields are left to validation, which names them."""
+    for quantity in ("stiffness", "damping"):
+        matrix = getattr(element, quantity)
+        for i, row in enumerate(matrix[:6] if isinstance(matrix, list) else []):
+            if isinstance(row, list):
+                for j, value in enumerate(row[:6]):
+                    yield f"{where}.{quantity}[{i}][{j}]", value, _bushing_matrix_dimension(quantity, i, j)
+            else:
+                yield f"{where}.{quantity}[{i}]", row, _bushing_matrix_dimension(quantity, i, i)
+    preload = element.preload if isinstance(element.preload, list) else []
+    for i, value in enumerate(preload[:6]):
+        yield f"{where}.preload[{i}]", value, _OF_MOTION["effort"][_BUSHING_MOTIONS[i]]
+    for direction, rows in element.tables.items() if isinstance(element.tables, dict) else ():
+        motion = "R" if str(direction).startswith("r") else "T"
+        for i, row in enumerate(rows if isinstance(rows, list) else []):
+            if isinstance(row, list) and len(row) == 2:
+                yield f"{where}.tables.{direction}[{i}][0]", row[0], _OF_MOTION["value"][motion]
+                yield f"{where}.tables.{direction}[{i}][1]", row[1], _OF_MOTION["effort"][motion]
+
+
 def dimension_of(si: str) -> Dimension | None:
     """The dimension whose SI unit is `si` ('m' -> LENGTH); None for no unit or one no place names."""
     return next((d for d in DIMENSIONS if si and d.si == si), None)
@@ -630,6 +666,8 @@ def _element(element, motion: dict[str, str]):
         yield f"{where}.{name}", getattr(element, name), dimension
     if element.type == "point_force":
         yield from _vector(f"{where}.force", element.force, FORCE)
+    if element.type == "bushing":
+        yield from _bushing(element, where)
     if element.type == "contact":
         yield from _contact(element, where)
     for axis in ("axis1", "axis2", "spin_axis"):

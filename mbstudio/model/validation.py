@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .document import (
+    BUSHING_DIRECTIONS,
     GROUND,
     GROUND_ALIASES,
     INERTIA_NAMES,
@@ -19,6 +20,7 @@ from .document import (
     TASK_COORDINATES,
     Actuator,
     Body,
+    Bushing,
     Contact,
     Frame,
     Joint,
@@ -509,6 +511,9 @@ def _check_forces(model: Model, symbols) -> None:
     timed = {**symbols, "t": 0.0}
     for element, where in _named(model.forces, "force"):
         _check_places(model, element, where)
+        if isinstance(element, Bushing):
+            _check_bushing(model, element, symbols, where)
+            continue
         if hasattr(element, "coordinate") and element.coordinate not in coordinates:
             raise ModelError(
                 f"{where}.coordinate",
@@ -559,6 +564,72 @@ def _check_contact(element: Contact, symbols, where: str) -> None:
     normal = float_vector(element.plane_normal, symbols, f"{where}.plane_normal")
     if not np.linalg.norm(normal) > 0:
         raise ModelError(f"{where}.plane_normal", "is not a direction", normal.tolist(), "3 numbers, not all 0")
+
+
+# Rounding allowance of the bushing's matrix checks, in units of the matrix's largest entry: a matrix typed
+# symmetric, or made of expressions that round differently, passes; a real asymmetry or a negative stiffness of
+# a millionth of the largest entry does not.
+_MATRIX_ULPS = 64 * np.finfo(float).eps
+
+
+def _check_bushing(model: Model, element: Bushing, symbols, where: str) -> None:
+    """Known bodies and named frames on them (two different bodies); stiffness and damping six entries or six
+    rows of six, finite, symmetric and positive semi-definite (a negative stiffness has no rest, a negative damping
+    makes energy); a finite preload of six; tables in known directions, of finite rows whose deflections increase."""
+    for body_field, frame_field in (("body1", "frame1"), ("body2", "frame2")):
+        label, frame = getattr(element, body_field), getattr(element, frame_field)
+        _check_body_point(model, label, None, f"{where}.{body_field}", "")
+        frames = model.body(label).frames
+        if not isinstance(frame, str) or frame not in frames:
+            raise ModelError(f"{where}.{frame_field}", f"names an unknown frame of body '{body_key(label)}'", frame,
+                             "one of: " + (", ".join(frames) or "(none defined: add a frame to the body)"))  # fmt: skip
+    if body_key(element.body1) == body_key(element.body2):
+        raise ModelError(f"{where}.body2", "is the same body as body1", element.body2, "two different bodies")
+    for key in ("stiffness", "damping"):
+        _bushing_matrix(getattr(element, key), symbols, f"{where}.{key}")
+    if not isinstance(element.preload, list) or len(element.preload) != 6:
+        raise ModelError(f"{where}.preload", "must be six values", element.preload, "[Fx, Fy, Fz, Mx, My, Mz]")
+    float_vector(element.preload, symbols, f"{where}.preload")
+    if not isinstance(element.tables, dict):
+        raise ModelError(f"{where}.tables", "must map directions to rows", element.tables, '{"z": [[δ, F], ...]}')
+    for direction, rows in element.tables.items():
+        _check_bushing_table(direction, rows, f"{where}.tables.{direction}")
+
+
+def _bushing_matrix(entries, symbols, where: str) -> np.ndarray:
+    """A bushing's stiffness or damping as a float 6×6 matrix, after its checks."""
+    six = "six diagonal entries or six rows of six"
+    rows = [isinstance(r, list) for r in entries] if isinstance(entries, list) else []
+    if len(rows) != 6 or (any(rows) and not all(rows)) or any(len(r) != 6 for r in entries if isinstance(r, list)):
+        raise ModelError(where, "is not a 6×6 matrix", entries, six)
+    if all(rows):
+        matrix = np.array([float_vector(r, symbols, f"{where}[{i}]") for i, r in enumerate(entries)])
+    else:
+        matrix = np.diag(float_vector(entries, symbols, where))
+    scale = np.abs(matrix).max()
+    asymmetry = np.abs(matrix - matrix.T)
+    if asymmetry.max() > _MATRIX_ULPS * scale:
+        i, j = np.unravel_index(np.argmax(asymmetry), matrix.shape)
+        raise ModelError(f"{where}[{i}][{j}]", f"differs from [{j}][{i}] ({matrix[j, i]:g}): the matrix is not "
+                         "symmetric", entries[i][j], "a symmetric matrix (entry [i][j] equal to [j][i])")  # fmt: skip
+    lowest = float(np.linalg.eigvalsh((matrix + matrix.T) / 2).min())
+    if lowest < -_MATRIX_ULPS * scale:
+        raise ModelError(where, f"is not positive semi-definite (an eigenvalue is {lowest:.6g})", entries,
+                         "a positive semi-definite matrix: non-negative diagonal entries, couplings no larger than "
+                         "the diagonal allows")  # fmt: skip
+    return matrix
+
+
+def _check_bushing_table(direction, rows, where: str) -> None:
+    if direction not in BUSHING_DIRECTIONS:
+        raise ModelError(where, "is not a bushing direction", direction, ", ".join(BUSHING_DIRECTIONS))
+    pairs = isinstance(rows, list) and all(isinstance(row, list | tuple) and len(row) == 2 for row in rows)
+    if not pairs or len(rows) < 2 or not all(_finite(v) for row in rows for v in row):
+        problem = "must hold at least two finite [deflection, force] rows"
+        raise ModelError(where, problem, rows, "e.g. [[-0.01, -500], [0.01, 500]]")
+    deflections = [row[0] for row in rows]
+    if any(b <= a for a, b in zip(deflections, deflections[1:], strict=False)):
+        raise ModelError(where, "has deflections that do not increase", deflections, "strictly increasing deflections")
 
 
 def _check_road(model: Model, symbols) -> None:

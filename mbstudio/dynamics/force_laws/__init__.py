@@ -2,7 +2,7 @@
 registry from the document's element type to its law). Each module below holds a family of laws and registers
 them on import; a new kind of element is one more module here (docs/force-laws.md)."""
 
-from . import contact_law, coordinate_laws, point_laws, tyre_law
+from . import bushing_law, contact_law, coordinate_laws, point_laws, tyre_law
 from .base import FORMATS, LAWS, ForceLaw, JointTerms, contact_force, law_class, register
 from .coordinate_laws import CoordinateLaw, CoordinateStop
 
@@ -13,6 +13,7 @@ __all__ = [
     "CoordinateStop",
     "ForceLaw",
     "JointTerms",
+    "bushing_law",
     "contact_force",
     "contact_law",
     "coordinate_laws",

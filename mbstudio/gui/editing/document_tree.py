@@ -43,7 +43,7 @@ MENUS = {
     "frames": [("add_frame", "Add frame")],
     "frame": EDIT,
     "joints": [("add_body", "Add body…"), ("add_joint", "Add joint between two bodies…")],
-    "joint": EDIT,
+    "joint": [*EDIT, ("make_compliant", "Make Compliant")],
     "coordinate": [("rename", "Rename…")],
     "forces": [("add_force", "Add force element…")],
     "force": EDIT,

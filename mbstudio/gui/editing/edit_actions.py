@@ -210,6 +210,16 @@ class EditActions:
         name = self.document.edit(f"Add force element ({kind.replace('_', ' ')})", lambda m: edits.add_force(m, kind))
         return ("force", name)
 
+    def make_compliant(self, key: tuple | None) -> tuple | None:
+        """Edit › Make Compliant: the selected joint becomes a free joint on a bushing at its nominal position
+        (edits.make_compliant); the bushing is selected, for its rates to be set."""
+        if key is None or key[0] != "joint":
+            raise ModelError("Make Compliant", "needs a joint selected", None if key is None else key[0],
+                             "a joint chosen in the model tree")  # fmt: skip
+        joint = key[1]
+        name = self.document.edit(f"Make joint '{joint}' compliant", lambda m: edits.make_compliant(m, joint))
+        return ("force", name)
+
     def add_measure(self, key: tuple, kind: str | None = None) -> tuple | None:
         """Measures > Add measure…: a type, then a measure placed on the first points, for the person to edit."""
         if kind is None:

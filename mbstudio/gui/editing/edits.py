@@ -26,8 +26,19 @@ from ...model import (
     ModelError,
     Parameter,
 )
-from ...model.document import FORCE_ELEMENTS, MEASURES, PLACES, Harmonic, Trajectory, body_key
+from ...model.document import (
+    BUSHING_DIRECTIONS,
+    FORCE_ELEMENTS,
+    GROUND,
+    MEASURES,
+    PLACES,
+    Bushing,
+    Harmonic,
+    Trajectory,
+    body_key,
+)
 from ...model.expressions import names as expression_names
+from ...numerics import rodrigues
 
 # Inertia of a new body: 1 kg, a small positive-definite tensor, so the model stays physically valid.
 _NEW_INERTIA = {**dict.fromkeys(INERTIA_NAMES, 0.0), "m": 1.0, "Ixx": 0.001, "Iyy": 0.001, "Izz": 0.001}
@@ -395,6 +406,9 @@ def add_force(model: Model, kind: str) -> str:
     places = [(b.label, p) for b in [*model.bodies, model.ground] for p in b.points]
     coordinates = independent_coordinates(model) or model.coordinate_names()
     cls = FORCE_ELEMENTS[kind]
+    if cls is Bushing:
+        model.forces.append(_new_bushing(model, name))
+        return name
     needs = {f.name for f in dataclasses.fields(cls)}
     if "coordinate" in needs and not coordinates:
         raise ModelError(
@@ -421,6 +435,99 @@ def add_force(model: Model, kind: str) -> str:
         other = next(place for place in reversed(places) if place[0] != places[0][0])
         model.forces.append(cls(name, *places[0], *other))
     return name
+
+
+def _new_bushing(model: Model, name: str) -> Bushing:
+    """A bushing from the ground to the first body at that body's origin: a frame `name` on the body, and one on
+    the ground at the same world pose at the document's pose, so that it starts undeflected; zero rates."""
+    if not model.bodies:
+        raise ModelError(f"bushing '{name}'", "needs a body to hold", "no bodies", "add a body first")
+    body = model.bodies[0]
+    frame, mount = free_name(name, set(body.frames)), free_name(name, set(model.ground.frames))
+    body.frames[frame] = Frame([0.0, 0.0, 0.0])
+    mech = Mechanism(model)
+    st = mech.motion(np.asarray(mech.assemble(None, strict=False), float))
+    i = mech.tree.body_index(body.label)
+    R, origin = np.asarray(st.R[i][0], float), np.asarray(st.p[i][0], float)
+    model.ground.frames[mount] = Frame(origin.tolist(), R[:, 2].tolist(), R[:, 0].tolist())
+    return Bushing(name, GROUND, mount, body.label, frame)
+
+
+# The bushing directions a joint leaves free, where they are fixed axes of its parent frame (a universal joint's
+# second axis turns with the first: no diagonal bushing leaves it free).
+COMPLIANT_FREEDOMS = {
+    "revolute": ("rz",),
+    "prismatic": ("z",),
+    "cylindrical": ("z", "rz"),
+    "planar": ("x", "y", "rz"),
+    "ball": ("rx", "ry", "rz"),
+    "spherical": ("rx", "ry", "rz"),
+    "fixed": (),
+}
+
+
+def make_compliant(model: Model, name: str, translational: float = 1e7, rotational: float = 1e5) -> str:
+    """Turn joint `name` into a free joint held by a bushing between its two joint frames (made named frames of
+    the bodies where the joint held them inline): stiff (N/m, N m/rad) in the directions the joint constrained,
+    free in those it allowed, undamped (give it damping in its properties). The free joint starts at the joint's
+    nominal position, so the bushing starts undeflected; its six coordinates replace the joint's among the chosen
+    independent ones. Returns the bushing's name; a ModelError when the joint
+    cannot be one or other items name its coordinates."""
+    joint = model.joint(name)
+    where = f"joint '{name}'"
+    if joint.type not in COMPLIANT_FREEDOMS:
+        raise ModelError(f"{where}.type", "has no bushing form (its freedoms are not fixed axes of its parent frame)",
+                         joint.type, "a " + ", ".join(COMPLIANT_FREEDOMS) + " joint")  # fmt: skip
+    uses = [use for use in joint_uses(model, name) if not use.startswith("independent coordinate")]
+    if uses:
+        raise ModelError(where, "has coordinates that other items name", ", ".join(uses), "remove those uses first")
+    ends = [_named_joint_frame(model, joint, side) for side in ("parent", "child")]
+    position, rotation = _joint_displacement(joint)
+    start = [*position, *rodrigues.from_rotation_matrix(rotation)]
+    taken = set(model.coordinate_names())
+    old = {c.name for c in joint.coordinates}
+    joint.coordinates = []
+    for direction, value in zip(BUSHING_DIRECTIONS, start, strict=True):
+        joint.coordinates.append(Coordinate(free_name(f"{name}_{direction}", taken), float(value)))
+        taken.add(joint.coordinates[-1].name)
+    free = COMPLIANT_FREEDOMS[joint.type]
+    joint.type = "free"
+    if isinstance(model.independent_coordinates, list):
+        kept = [c for c in model.independent_coordinates if c not in old]
+        model.independent_coordinates = kept + [c.name for c in joint.coordinates]
+    stiffness = [0.0 if d in free else (rotational if d.startswith("r") else translational) for d in BUSHING_DIRECTIONS]
+    bushing = free_name(f"{name}_bushing", {e.name for e in model.forces} | taken)
+    model.forces.append(Bushing(bushing, joint.parent, ends[0], joint.child, ends[1], stiffness))
+    return bushing
+
+
+def _named_joint_frame(model: Model, joint: Joint, side: str) -> str:
+    """The name of the joint's frame on its `side` body, naming an inline frame there first."""
+    frame = getattr(joint, f"{side}_frame")
+    if isinstance(frame, str):
+        return frame
+    body = model.body(getattr(joint, side))
+    named = free_name(f"{joint.name}_{side}", set(body.frames))
+    body.frames[named] = frame
+    setattr(joint, f"{side}_frame", named)
+    return named
+
+
+def _joint_displacement(joint: Joint) -> tuple[np.ndarray, np.ndarray]:
+    """The child joint frame's origin and axes in the parent joint frame at the coordinates' initial values
+    (0 where none is given): the joint's primitive motions applied in turn (model/document.py, JOINT_MOTIONS)."""
+    position, rotation = np.zeros(3), np.eye(3)
+    values = [0.0 if c.initial is None else float(c.initial) for c in joint.coordinates]
+    motions = JOINT_MOTIONS[joint.type]
+    if motions and motions[0][0] == "B":  # a ball's three rotation parameters turn together
+        return position, rodrigues.rotation(np.array(values))
+    for motion, value in zip(motions, values, strict=True):
+        axis = "xyz".index(motion[1])
+        if motion[0] == "T":
+            position = position + rotation[:, axis] * value
+        else:
+            rotation = rotation @ rodrigues.rotation(np.eye(3)[axis] * 4 * np.tan(value / 4))
+    return position, rotation
 
 
 def add_measure(model: Model, kind: str) -> str:
@@ -546,6 +653,10 @@ def rename_frame(model: Model, label: str, old: str, new: str) -> None:
             j.parent_frame = new
         if body_key(j.child) == body_key(label) and j.child_frame == old:
             j.child_frame = new
+    for bushing in (e for e in model.forces if isinstance(e, Bushing)):
+        for body, frame in (("body1", "frame1"), ("body2", "frame2")):
+            if body_key(getattr(bushing, body)) == body_key(label) and getattr(bushing, frame) == old:
+                setattr(bushing, frame, new)
 
 
 def rename_joint(model: Model, old: str, new: str) -> None:

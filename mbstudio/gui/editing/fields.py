@@ -4,12 +4,14 @@ display units), and how each writes into a model (no Qt). Writing happens on a c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from ...io.display_units import SI, typed_value
 from ...model import INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
-from ...model.document import PLACES, STOPS, CompliantStop, Harmonic, ImpactStop, Trajectory, body_key, turns
+from ...model.document import PLACES, STOPS, Bushing, CompliantStop, Harmonic, ImpactStop, Trajectory, body_key, turns
+from ...model.fileformat import bushing_field, bushing_text
 from ...model.units import Quantity
 from ...model.units import text as as_written
 from . import edits
@@ -327,6 +329,12 @@ def _element(model: Model, name: str, element_of: Callable[[Model, str], object]
         elif f.name == "damper":  # optional: the empty choice is none
             setter = lambda m, v, s=set_value: s(m, v or None)  # noqa: E731
             out.append(Field(f.name, "choice", value or "", setter, choices=_choices(model, element, f.name)))
+        elif f.name in _BUSHING_FRAMES:
+            body = getattr(element, _BUSHING_FRAMES[f.name])
+            out.append(Field(f.name, "choice", value, set_value, choices=_frames_of(model, body, value)))
+        elif f.name in _BUSHING_JSON and element.type == Bushing.type:
+            setter = lambda m, v, s=set_value, k=f.name: s(m, _bushing_value(k, v, name))  # noqa: E731
+            out.append(Field(f.name, "text", bushing_text(value), setter, _BUSHING_JSON[f.name]))
         elif f.name in _CHOICES:
             setter = _body_setter(name, f.name, element_of) if f.name in POINT_OF else set_value
             out.append(Field(f.name, "choice", value, setter, choices=_choices(model, element, f.name)))
@@ -336,6 +344,34 @@ def _element(model: Model, name: str, element_of: Callable[[Model, str], object]
             kind = "vector" if isinstance(value, list) else "expr"
             out.append(Field(f.name, kind, value, set_value, _UNITS.get(f.name, "")))
     return f"{element.type} '{name}'", out
+
+
+# A bushing's frames (choices among its bodies' frames) and its matrices, preload and tables, edited as the file
+# writes them (one line of JSON; numbers may carry units: "2 N/mm").
+_BUSHING_FRAMES = {"frame1": "body1", "frame2": "body2"}
+_BUSHING_JSON = {
+    "stiffness": "6 or 6×6: N/m, N m/rad",
+    "damping": "6 or 6×6: N s/m, N m s/rad",
+    "preload": "N, N m",
+    "tables": '{"z": [[m, N], ...]}',
+}
+
+
+def _frames_of(model: Model, label: str, current: str) -> tuple[str, ...]:
+    try:
+        valid = list(model.body(label).frames)
+    except KeyError:
+        valid = []
+    return tuple(valid if current in valid else [current, *valid])
+
+
+def _bushing_value(key: str, text: object, name: str):
+    where = f"force '{name}'.{key}"
+    try:
+        data = json.loads(str(text))
+    except json.JSONDecodeError as error:
+        raise ModelError(where, f"is not a JSON value ({error.msg})", text, _BUSHING_JSON[key]) from None
+    return bushing_field(key, data, where)
 
 
 def _body_setter(name: str, field: str, element_of) -> Callable[[Model, object], None]:
@@ -349,6 +385,10 @@ def _body_setter(name: str, field: str, element_of) -> Callable[[Model, object],
         points = list(m.body(str(label)).points)
         if hasattr(element, point) and getattr(element, point) not in points and points:
             setattr(element, point, points[0])
+        frame = next((f for f, body in _BUSHING_FRAMES.items() if body == field and hasattr(element, f)), None)
+        frames = list(m.body(str(label)).frames)
+        if frame is not None and getattr(element, frame) not in frames and frames:
+            setattr(element, frame, frames[0])
 
     return apply
 

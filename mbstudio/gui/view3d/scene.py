@@ -28,6 +28,7 @@ PALETTE = ("#4a78b5", "#d0802a", "#50a050", "#b04a8a", "#8a6ad0", "#c0a030", "#3
 HIGHLIGHT = "#19d3ff"  # cyan: no sample body uses it
 JOINT_COLOR = "#3c3c3c"
 CUT_JOINT_COLOR = "#b03060"
+BUSHING_COLOR = "#6b4f2a"  # rubber, apart from the joints' grey
 BACKGROUND = ("#f4f6f8", "#c9d3de")  # light gradient: dark parts and coloured bodies stand out
 # A bulky shape (a wheel, a housing: its thinnest side this many times the typical one) is drawn see-through,
 # so that the joints and links it would hide stay visible.
@@ -83,13 +84,15 @@ def body_item(label: str) -> tuple:
 
 
 def _drawn_item(key: tuple | None) -> tuple | None:
-    """The key of the actors that show a tree item: its body's or joint's (None: nothing drawn)."""
+    """The key of the actors that show a tree item: its body's, joint's or bushing's (None: nothing drawn)."""
     if key and key[0] == "ground":
         return key
     if key and key[0] in BODY_KINDS:
         return body_item(key[1])
     if key and key[0] in JOINT_KINDS:
         return ("joint", key[1])
+    if key and key[0] == "force":  # a bushing's glyph
+        return key
     return None
 
 
@@ -217,6 +220,8 @@ class Scene:
                     CUT_JOINT_COLOR if joint.name in cut else JOINT_COLOR,
                     ("joint", joint.name),
                 )
+        for bushing in (e for e in mech.model.forces if e.type == "bushing"):
+            self._add_bushing(mech, bushing, 0.018 * size)
         self._place(q)
         self._add_ground(size)
         self._colour(self.selected)
@@ -226,6 +231,17 @@ class Scene:
             )
         self.plotter.reset_camera(render=False)
         self.request_render()
+
+    def _add_bushing(self, mech: Mechanism, bushing, r: float) -> None:
+        """A bushing's glyph: a rubber sleeve on frame B's body around a pin on frame A's, both along the frames'
+        z axes, so that the pin shows off-centre and tilted in the sleeve as the bushing deflects."""
+        geometry, key = mech.tree.geometry, ("force", bushing.name)
+        parts = ((bushing.body1, bushing.frame1, 0.6 * r, 4.5 * r), (bushing.body2, bushing.frame2, 1.7 * r, 2.5 * r))
+        for label, name, radius, height in parts:
+            frame = geometry.frame(mech.model.body(label), name)
+            glyph = _cylinder(direction=(0, 0, 1), radius=radius, height=height)
+            glyph = glyph.transform(_matrix(frame.rotation, frame.origin), inplace=False)
+            self._add(body_key(label), glyph, BUSHING_COLOR, key, opacity=0.8 if radius > r else 1.0)
 
     def _add(self, label: str, mesh: pv.PolyData, color: str | None, key: tuple | None, **kwargs) -> None:
         if color is None:
