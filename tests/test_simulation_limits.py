@@ -44,3 +44,22 @@ def test_a_run_stops_when_its_time_budget_is_spent(tmp_path, capsys):
     with pytest.raises(SystemExit) as refused:
         main(["simulate", str(path), "--t-end", "0.2", "--time-budget", "0"])
     assert refused.value.code == 2 and "out of range" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("method", ["DOP853", "BDF"])
+def test_a_piece_handed_to_scipy_may_start_from_a_strided_state(method):
+    """Where CVODES gives up, scipy takes the piece from CVODES' last state, which may be a strided view: the native
+    state equation takes contiguous float64 only, and BDF's Jacobian call raised ValueError on such a state."""
+    import numpy as np
+
+    from mbstudio.dynamics.engine import engine
+    from mbstudio.simulation.integrators import _scipy
+
+    eng = engine(samples.load("four_bar"))
+    y0 = np.concatenate([eng.mech.tree.initial_coordinates(), [1.0]])  # q, then the crank rate
+    strided = np.repeat(y0, 2)[::2]
+    assert not strided.flags.c_contiguous
+    times = np.linspace(0.0, 0.05, 3)
+    expected, _ = _scipy(eng, times, y0.copy(), method, 1e-10, 1e-12, None)
+    got, _ = _scipy(eng, times, strided, method, 1e-10, 1e-12, None)
+    np.testing.assert_array_equal(got, expected)

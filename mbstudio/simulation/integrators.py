@@ -108,6 +108,8 @@ def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0, watc
     from scipy.integrate import solve_ivp  # 0.3 s to import: for the runs that use it
 
     calls, mark, stalled_at = 0, t0, np.inf
+    # the native calls take contiguous float64 only: a state handed over from a CVODES piece may be a strided view
+    y0 = np.ascontiguousarray(y0, dtype=float)
 
     def rhs(t: float, y: np.ndarray) -> np.ndarray:
         """Also notes when the steps have shrunk to nothing (a singular configuration ahead)."""
@@ -119,7 +121,7 @@ def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0, watc
             if t - mark < STALL_FRACTION * times[-1]:
                 stalled_at = min(stalled_at, t)
             mark = t
-        return eng.ode(t, y)
+        return eng.ode(t, np.ascontiguousarray(y, dtype=float))
 
     def stall(t: float, y: np.ndarray) -> float:
         """A terminal event crossing zero where the stall was noticed, so the outputs reached are kept."""
@@ -127,7 +129,11 @@ def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0, watc
 
     stall.terminal = True
     events = [stall] if watch is None else [stall, _terminal(watch.margin)]
-    implicit = {"jac": eng.state_jacobian} if method in ("Radau", "BDF") else {}
+
+    def jacobian(t: float, y: np.ndarray) -> np.ndarray:
+        return eng.state_jacobian(t, np.ascontiguousarray(y, dtype=float))
+
+    implicit = {"jac": jacobian} if method in ("Radau", "BDF") else {}
     solution = solve_ivp(rhs, (t0, times[-1]), y0, method, times, rtol=rtol, atol=atol, events=events, **implicit)
     t, y = np.asarray(solution.t), np.asarray(solution.y)  # lists when the first step already fails
     if solution.status != 0:
