@@ -509,3 +509,27 @@ def test_a_big_check_says_its_steps_with_their_times(tmp_path, capsys):
     ]
     seconds = [float(s.split()[1]) for s in steps]  # the seconds since the check began
     assert seconds == sorted(seconds) and np.all(np.isfinite(seconds))
+
+
+@pytest.mark.parametrize("formula", ["1/t", "t**-1", "1/sin(t)"])
+def test_a_formula_infinite_at_the_start_is_said_to_be_so(formula):
+    """Item 4: '1/t' was refused as 'divides by zero' and 't**-1' as '0.0 cannot be raised to a negative power':
+    true of the arithmetic at t = 0, but what the person must read is that the function is infinite where the run
+    starts. A division by a true zero keeps its own message, and a pole later in the run is the run's to meet."""
+    data = json.loads(samples.path("four_bar").read_text())
+    data["forces"] = [{"type": "actuator", "name": "drive", "coordinate": "theta1", "formula": formula}]
+    with pytest.raises(ModelError, match=r"force 'drive'\.formula: is infinite at t = 0 s, where a run starts"):
+        loads(json.dumps(data))
+    data["forces"][0]["formula"] = "1/0"
+    with pytest.raises(ModelError, match="divides by zero"):
+        loads(json.dumps(data))
+    data["forces"][0]["formula"] = "1/(t - 0.5)"
+    assert loads(json.dumps(data)).forces[0].formula == "1/(t - 0.5)"
+
+
+@pytest.mark.parametrize("typed", ["1_0", "0.5_0", "١٠"])
+def test_numbers_typed_on_the_command_line_are_numbers_as_people_write_them(typed, capsys):
+    """Item 8: Python's float() reads '1_0' as 10 and Arabic-Indic digits as digits; the model files refuse them,
+    and now so do --velocity, --at, --hold and --from (one reader, model/typed_numbers.py)."""
+    code = main(["simulate", str(samples.path("four_bar")), "--t-end", "0.01", "--velocity", f"theta1={typed}"])
+    assert code == 2 and f"'{typed}' is not a number" in capsys.readouterr().err

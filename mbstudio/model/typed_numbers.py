@@ -33,7 +33,7 @@ def read_number(text: str, dimension: Dimension | None, where: str, plain_size: 
         else "e.g. 0.5"
     )
     try:
-        number = float(text)
+        number = _plain_float(text)
     except ValueError:
         expected = f"a number, with or without a unit: {example}"
         raise ModelError(where, f"{text!r} is not a number", None, expected) from None
@@ -45,8 +45,16 @@ def read_number(text: str, dimension: Dimension | None, where: str, plain_size: 
 def plain_in_si(text: str, size: float) -> float:
     """A plain number typed in the unit of SI size `size`, in SI, by decimal arithmetic: '25' in mm is the float
     that '0.025' is. A ValueError for text that is not a number."""
-    number = float(text)
+    number = _plain_float(text)
     return number if size == 1.0 else float(Decimal(text.strip()) * Decimal(repr(size)))
+
+
+def _plain_float(text: str) -> float:
+    """float(text) for a number as people type it: Python's own spellings that no one means ('1_0' for 10, digits of
+    other scripts) are refused with a ValueError, as the model files refuse them."""
+    if "_" in text or not text.isascii():
+        raise ValueError(f"{text!r} is not a number")
+    return float(text)
 
 
 def read_pairs(

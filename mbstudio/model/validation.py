@@ -31,7 +31,7 @@ from .document import (
     body_key,
 )
 from .errors import ModelError
-from .expressions import FUNCTIONS, evaluate
+from .expressions import FUNCTIONS, evaluate, names
 from .names import LABEL, check_inertial_symbols, check_name, check_unique
 from .units import check_expressions, check_units
 
@@ -61,12 +61,28 @@ def float_value(value, symbols: dict[str, float], where: str) -> float:
     try:
         result = evaluate(value, float, {**symbols, "pi": math.pi}, _MATH)
     except ModelError as exc:
+        if _infinite_at_start(value, symbols):
+            raise ModelError(where, "is infinite at t = 0 s, where a run starts", value, FINITE_FROM_START) from None
         raise ModelError(where, exc.problem, exc.value, exc.expected) from None
     if not math.isfinite(result):
         raise ModelError(where, "evaluates to a non-finite number", value, "a finite number")
     if abs(result) > MAGNITUDE_MAX:
         raise ModelError(where, f"evaluates to {result:.3g}, beyond any mechanism's values", value, WITHIN)
     return float(result)
+
+
+FINITE_FROM_START = "a function of time finite from t = 0, e.g. 1/(1 + t)"
+
+
+def _infinite_at_start(value, symbols: dict[str, float]) -> bool:
+    """Whether a function of time that cannot be evaluated at t = 0 (1/t, t**-1, 1/sin(t)) has a value just after:
+    a pole at the start, which is what the person should read, not the division it makes."""
+    if symbols.get("t") != 0.0 or not isinstance(value, str) or "t" not in names(value):
+        return False
+    try:
+        return math.isfinite(evaluate(value, float, {**symbols, "t": 1e-6, "pi": math.pi}, _MATH))
+    except (ModelError, ArithmeticError):
+        return False
 
 
 def _finite(value) -> bool:
