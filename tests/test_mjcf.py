@@ -17,6 +17,8 @@ from mbstudio.kinematics import Mechanism
 from mbstudio.model import ModelError
 from mbstudio.numerics import rodrigues
 
+from .mujoco_matrices import mujoco_mass_matrix
+
 mujoco = pytest.importorskip("mujoco")
 HERE = Path(__file__).parent / "mjcf"
 OBJ_JOINT = mujoco.mjtObj.mjOBJ_JOINT
@@ -51,8 +53,7 @@ def test_a_tree_has_mujocos_mass_matrix_and_bias_forces_at_random_states():
         q, v = rng.uniform(-1.5, 1.5, (2, mech.n))
         d.qpos[:], d.qvel[:] = q[order], v[order]
         mujoco.mj_forward(m, d)
-        full = np.zeros((m.nv, m.nv))
-        mujoco.mj_fullM(m, d, full)
+        full = mujoco_mass_matrix(m, d)
         ours = mass_matrix(mech, q[None])[0][np.ix_(order, order)]
         bias = inverse_dynamics(bare, q[None], v[None], np.zeros((1, mech.n)))[0][order]
         worst["M"] = max(worst["M"], np.abs(ours - full).max())
@@ -122,8 +123,7 @@ def test_free_and_ball_joints_have_mujocos_mass_matrix_and_bias_forces_at_random
         q, qd = rng.uniform(-1.5, 1.5, (2, mech.n))
         d.qpos[:], d.qvel[:], T, b = mujoco_state(result, m, mech, q, qd)
         mujoco.mj_forward(m, d)
-        full = np.zeros((m.nv, m.nv))
-        mujoco.mj_fullM(m, d, full)
+        full = mujoco_mass_matrix(m, d)
         worst["M"] = max(worst["M"], np.abs(mass_matrix(mech, q[None])[0] - T.T @ full @ T).max())
         bias = inverse_dynamics(mech, q[None], qd[None], np.zeros((1, mech.n)))[0]
         worst["bias"] = max(worst["bias"], np.abs(bias - T.T @ (full @ b + d.qfrc_bias)).max())
@@ -173,6 +173,8 @@ def test_a_four_bar_closed_by_connect_moves_as_mujoco_moves_it():
     """1 s from rest under gravity. MuJoCo's equality is soft (a spring-damper of time constant solref, here twice
     the step) and RK4 integrates it: its crank-rocker angles meet ours within 1e-3 rad at a 50 µs step and four
     times closer at half that, a second-order approach to our exact (closed to 1e-15) motion."""
+    if tuple(int(part) for part in mujoco.__version__.split(".")[:2]) < (3, 7):
+        pytest.skip("MuJoCo before 3.7 steps this soft connect 11 times further from the exact motion (7e-3 rad)")
     from mbstudio.simulation.run import simulate
 
     path = HERE / "four_bar.xml"
@@ -233,8 +235,7 @@ def _compare_with_mujoco(model, path: Path, states: int = 5) -> dict[str, float]
         q, v = rng.uniform(-1, 1, (2, mech.n))
         d.qpos[:], d.qvel[:] = q[order], v[order]
         mujoco.mj_forward(m, d)
-        full = np.zeros((m.nv, m.nv))
-        mujoco.mj_fullM(m, d, full)
+        full = mujoco_mass_matrix(m, d)
         bias = inverse_dynamics(bare, q[None], v[None], np.zeros((1, mech.n)))[0][order]
         worst["M"] = max(worst["M"], np.abs(mass_matrix(mech, q[None])[0][np.ix_(order, order)] - full).max())
         worst["bias"] = max(worst["bias"], np.abs(bias - d.qfrc_bias).max())
@@ -313,8 +314,7 @@ def test_free_ball_and_coupled_joints_export_as_mujoco_reads_the_file_they_came_
         dofs = np.concatenate([np.arange(a, a + n) for a, (_, n) in zip(dofadr, sizes, strict=True)])
         d.qpos[at], d.qvel[dofs] = qpos, qvel
         mujoco.mj_forward(m, d)
-        full = np.zeros((m.nv, m.nv))
-        mujoco.mj_fullM(m, d, full)
+        full = mujoco_mass_matrix(m, d)
         matrices.append(full[np.ix_(dofs, dofs)])
         forces.append(d.qfrc_bias[dofs])
         d.qpos[at] = coupled

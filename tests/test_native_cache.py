@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from mbstudio.numerics import native_cache
-from mbstudio.numerics.compiled import NativeNote, native
+from mbstudio.numerics.compiled import NativeNote, is_external, native
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 
@@ -57,7 +57,7 @@ def test_the_cache_is_private_whatever_the_umask(cache):
         f = native(_function())
     finally:
         os.umask(old)
-    assert f.is_a("External") and float(f(0.5)) == pytest.approx(2 * np.sin(0.5), abs=1e-15)
+    assert is_external(f) and float(f(0.5)) == pytest.approx(2 * np.sin(0.5), abs=1e-15)
     (library,) = _libraries(cache)
     for folder in (cache, cache / "engines"):
         assert _mode(folder) == 0o700
@@ -71,7 +71,7 @@ def test_a_cache_writable_by_others_is_refused_with_a_message(cache):
     os.chmod(cache / "engines", 0o777)
     with pytest.warns(NativeNote, match=r"writable by others \(mode 0777\).*MBSTUDIO_CACHE"):
         f = native(_function())
-    assert not f.is_a("External") and float(f(0.5)) == pytest.approx(2 * np.sin(0.5), abs=1e-15)
+    assert not is_external(f) and float(f(0.5)) == pytest.approx(2 * np.sin(0.5), abs=1e-15)
 
 
 def test_a_cache_not_owned_by_the_user_is_refused_with_a_message(cache, monkeypatch):
@@ -83,7 +83,7 @@ def test_a_cache_not_owned_by_the_user_is_refused_with_a_message(cache, monkeypa
         monkeypatch.setattr(native_cache.os, "getuid", lambda: other - 2)
     with pytest.warns(NativeNote, match=r"belongs to user id \d+, not to you"):
         f = native(_function())
-    assert not f.is_a("External")
+    assert not is_external(f)
 
 
 def test_a_replaced_library_is_not_loaded_but_rebuilt(cache):
@@ -96,7 +96,7 @@ def test_a_replaced_library_is_not_loaded_but_rebuilt(cache):
     shutil.copyfile(impostor, library)
     digest = native_cache._digests(cache / "engines")[library.name]
     f = native(_function())
-    assert f.is_a("External") and float(f(0.5)) == pytest.approx(2 * np.sin(0.5), abs=1e-15)
+    assert is_external(f) and float(f(0.5)) == pytest.approx(2 * np.sin(0.5), abs=1e-15)
     assert native_cache._sha256(library) == digest  # the rebuilt library is the one the digest names
 
 
@@ -110,7 +110,7 @@ def test_a_truncated_library_is_rebuilt(cache, digest_too):
     if digest_too:
         _vouch_for(library)
     f = native(_function())
-    assert f.is_a("External") and float(f(0.5)) == pytest.approx(2 * np.sin(0.5), abs=1e-15)
+    assert is_external(f) and float(f(0.5)) == pytest.approx(2 * np.sin(0.5), abs=1e-15)
     assert library.stat().st_size > 1000
 
 
@@ -121,7 +121,7 @@ def test_a_library_that_cannot_be_rebuilt_leaves_the_uncompiled_function_with_a_
     monkeypatch.setattr("mbstudio.numerics.compiled._compile", lambda *a: _truncated(library))
     with pytest.warns(NativeNote, match="cannot be loaded"):
         f = native(_function())
-    assert not f.is_a("External") and float(f(0.5)) == pytest.approx(2 * np.sin(0.5), abs=1e-15)
+    assert not is_external(f) and float(f(0.5)) == pytest.approx(2 * np.sin(0.5), abs=1e-15)
 
 
 def _truncated(library) -> bool:

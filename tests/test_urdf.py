@@ -265,6 +265,8 @@ def test_every_robot_of_example_robot_data_has_pinocchios_dynamics_fixed_and_flo
 def test_mimic_joints_are_couplings_with_the_dynamics_of_pinocchios_mimic_joints(robot):
     """Pinocchio (mimic=True) drops a mimic joint's coordinate and moves it with its leader; ours is a coupling,
     and the dynamics on the independent coordinates are the tree's projected by R = ∂q/∂q_ind."""
+    if tuple(int(part) for part in pin.__version__.split(".")[:2]) < (3, 7):
+        pytest.skip("Pinocchio's URDF parser reads mimic joints (mimic=True) from 3.7; 3.3.1 and 3.4.0 do not")
     path = ROBOTS / robot
     model = import_urdf(path, floating_base=False).model
     mech = Mechanism(model)

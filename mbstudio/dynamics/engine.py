@@ -49,7 +49,7 @@ from ..kinematics.coordinates import Partition
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.errors import AssemblyError
-from ..numerics.compiled import Native, Traced, cached_functions, engine_key, symbols, to_sparse_sx, to_sx
+from ..numerics.compiled import Native, Traced, cached_functions, engine_key, is_external, symbols, to_sparse_sx, to_sx
 from .forces import AppliedForces, gravity_potential
 from .forward_dynamics import forward_dynamics
 from .inverse_dynamics import inverse_dynamics
@@ -118,7 +118,7 @@ class Engine:
     @property
     def native(self) -> bool:
         """True when the functions run as compiled C (a C compiler was found), else on CasADi's VM."""
-        return self.fast_state_equation.is_a("External")
+        return is_external(self.fast_state_equation)
 
     @property
     def n(self) -> int:

@@ -73,7 +73,7 @@ def physical_estimate(mech: Mechanism, result) -> dict:
     L = result.information_factor
     s = parameter_scale(phi0)
     nb, nf = len(mech.model.bodies), len(result.friction)
-    delta, f = cp.Variable(len(phi0)), cp.Variable(nf)
+    delta, f = cp.Variable(len(phi0)), cp.Variable(nf) if nf else None  # cvxpy 1.6 refuses an empty Variable
     phi = phi0 + cp.multiply(s, delta)
     z = cp.hstack([P[estimated] @ phi, f]) if nf else P[estimated] @ phi
     J = [cp.Variable((4, 4), PSD=True) for _ in range(nb)]
@@ -89,7 +89,9 @@ def physical_estimate(mech: Mechanism, result) -> dict:
         raise ModelError("physical", f"the consistent estimate failed: {exc}", None, "a richer log") from None
     if problem.status not in ("optimal", "optimal_inaccurate"):
         raise ModelError("physical", f"the consistent estimate found no solution ({problem.status})")
-    return _report(mech, P, phi0 + s * delta.value, z_hat, L, estimated, result, solver, problem.status, f.value)
+    return _report(
+        mech, P, phi0 + s * delta.value, z_hat, L, estimated, result, solver, problem.status, f.value if nf else None
+    )
 
 
 def _report(mech, P, phi, z_hat, L, estimated, result, solver, status, friction) -> dict:

@@ -62,12 +62,12 @@ class ClosedLoopReference:
         data = model.createData()
         contacts = pin.StdVec_RigidConstraintModel(contacts)
         contact_data = pin.StdVec_RigidConstraintData([c.createData() for c in contacts])
-        pin.initConstraintDynamics(model, data, contacts, contact_data)
+        _init_constraint_dynamics(model, data, contacts, contact_data)
         names = [model.names[j] for j in range(1, model.njoints) if model.nqs[j]]
         ours = np.array([mech.coordinates.index(name) for name in names])
         springs, actuators = _forces(mech, model, last_joint, body_in_joint, names)
         data = model.createData()  # again: the spring ends added frames
-        pin.initConstraintDynamics(model, data, contacts, contact_data)
+        _init_constraint_dynamics(model, data, contacts, contact_data)
         settings = pin.ProximalSettings(1e-12, 1e-10, 20)
         return cls(model, data, contacts, contact_data, settings, ours, springs, actuators)
 
@@ -210,6 +210,24 @@ def _contacts(model, joint, sides, last_joint, body_in_joint, mech) -> list:
         contact = pin.RigidConstraintModel(
             pin.ContactType.CONTACT_3D, model, *ends[0], *ends[1], pin.ReferenceFrame.LOCAL
         )
-        contact.setBaumgarteCorrectorParameters(pin.BaumgarteCorrectorParameters(BAUMGARTE_RATE**2, 2 * BAUMGARTE_RATE))
+        _set_baumgarte_gains(contact, BAUMGARTE_RATE**2, 2 * BAUMGARTE_RATE)
         out.append(contact)
     return out
+
+
+def _init_constraint_dynamics(model, data, contacts, contact_data) -> None:
+    """Pinocchio 4 allocates the contacts' data too; Pinocchio 3 takes the contact models alone."""
+    try:
+        pin.initConstraintDynamics(model, data, contacts, contact_data)
+    except TypeError:  # Boost.Python's ArgumentError: Pinocchio 3's signature
+        pin.initConstraintDynamics(model, data, contacts)
+
+
+def _set_baumgarte_gains(contact, stiffness: float, damping: float) -> None:
+    """Pinocchio 4 takes the gains as scalars through a setter; Pinocchio 3 as vectors of the contact's size."""
+    if hasattr(contact, "setBaumgarteCorrectorParameters"):
+        contact.setBaumgarteCorrectorParameters(pin.BaumgarteCorrectorParameters(stiffness, damping))
+        return
+    gains = pin.BaumgarteCorrectorParameters(contact.size())
+    gains.Kp[:], gains.Kd[:] = stiffness, damping
+    contact.corrector = gains

@@ -147,7 +147,7 @@ class Native:
 
     @property
     def compiled(self) -> bool:
-        return all(f.is_a("External") for f in self.functions.values())
+        return all(is_external(f) for f in self.functions.values())
 
 
 def native(function: casadi.Function) -> casadi.Function:
@@ -408,6 +408,11 @@ def _loaded(library: Path, names: list[str], module: str | None) -> Native | Non
         return None
     extension = load_extension(library, module) if module else None
     return Native(functions, calls(functions, extension))
+
+
+def is_external(function: casadi.Function) -> bool:
+    """True for a function loaded from a compiled library (CasADi 3.7's is_a("External") is False even there)."""
+    return function.class_name() == "External"
 
 
 class NativeNote(UserWarning):

@@ -217,8 +217,11 @@ def tmp_export(window, panel: str, formats, folder) -> dict[str, str]:
 
 
 def test_export_entries_wait_for_a_result(window, answers, tmp_path):
-    export = next(a.menu() for a in window.menuBar().actions()[0].menu().actions() if a.text() == "&Export")
-    ridge_menu = next(a.menu() for a in export.actions() if a.text() == "SVD &Ridge")
+    # each QAction held while its menu is used: PySide6 6.7 deletes the menu when the action's wrapper goes
+    file_action = window.menuBar().actions()[0]
+    export_action = next(a for a in file_action.menu().actions() if a.text() == "&Export")
+    ridge_action = next(a for a in export_action.menu().actions() if a.text() == "SVD &Ridge")
+    ridge_menu = ridge_action.menu()
     ridge_menu.aboutToShow.emit()
     assert [a.isEnabled() for a in ridge_menu.actions()] == [False] * 4
     assert not window.export_result("ridge", "csv", str(tmp_path / "r.csv"))

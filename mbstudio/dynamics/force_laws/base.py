@@ -176,7 +176,12 @@ def instants(t, count: int | None = None) -> list:
 
 def positive(x):
     """max(x, 0), elementwise, in any back-end."""
-    return (x + np.abs(x)) / 2
+    numeric = isinstance(x, np.ndarray) and x.dtype.kind != "O"
+    return (x + (np.abs(x) if numeric else _element_abs(x))) / 2
+
+
+# |x| of each object: CasADi before 3.8 gives its symbols fabs() but no abs()
+_element_abs = np.frompyfunc(lambda e: e.fabs() if hasattr(e, "fabs") else abs(e), 1, 1)
 
 
 def contact_force(stiffness, damping, engagement, depth, rate):
