@@ -139,6 +139,31 @@ def _covariance(R: np.ndarray, sigma2: float) -> np.ndarray:
     return sigma2 * R_inv @ R_inv.T
 
 
+def correlated_covariance(
+    A: np.ndarray, residual: np.ndarray, n_coordinates: int, rho: np.ndarray
+) -> tuple[np.ndarray, float, np.ndarray]:
+    """The covariance of the least-squares solution of A x ≈ y (rows sample by sample, n_c per sample) when each
+    coordinate's noise is correlated between samples d apart by ρ_d (ρ_0 = 1, the same for every coordinate, none
+    between coordinates): with Σ = σ² (C ⊗ I), C_kl = ρ_|k−l|, cov(x̂) = σ² P AᵀC̃A P, P = (AᵀA)⁻¹, and σ̂² =
+    |ρ̂|² / (M − tr(P AᵀC̃A)), unbiased since E|ρ̂|² = σ² tr((I − H) Σ / σ²). With ρ = [1] this is σ̂² P, M − b.
+    Also L with Lᵀ L = cov⁻¹. Returns (covariance, σ̂, L)."""
+    rows, count = A.shape
+    stacked = A.reshape(rows // n_coordinates, n_coordinates, count)
+    gram = A.T @ A
+    spread = rho[0] * gram
+    for d, r in enumerate(rho[1:], start=1):
+        cross = stacked[:-d].reshape(-1, count).T @ stacked[d:].reshape(-1, count)
+        spread += r * (cross + cross.T)
+    R = np.linalg.qr(A, mode="r")
+    R_inv = scipy.linalg.solve_triangular(R, np.eye(count))
+    P = R_inv @ R_inv.T
+    sigma2 = float(residual @ residual) / (rows - np.trace(P @ spread))
+    covariance = sigma2 * P @ spread @ P
+    G = np.linalg.cholesky(spread)
+    information = scipy.linalg.solve_triangular(G, R.T @ R, lower=True) / np.sqrt(sigma2)
+    return covariance, float(np.sqrt(sigma2)), information
+
+
 def least_squares(
     Wb: np.ndarray, chi: np.ndarray, names: Sequence[str] | None = None, n_coordinates: int = 1
 ) -> Estimate:
