@@ -75,6 +75,15 @@ def filtered_noise_level(result, noise: np.ndarray, tau: np.ndarray) -> float:
     return float(np.linalg.norm(left) / np.linalg.norm(torque))
 
 
+def true_coefficient(name: str, row: dict) -> float:
+    """The friction coefficient the log holds at a coordinate: the identified friction takes the place of the
+    document's joint friction, so the viscous one is VISCOUS plus the URDF's joint damping (Pinocchio's reading)."""
+    if row["kind"] == "coulomb":
+        return COULOMB
+    pin_model = robot(name)[0]
+    return VISCOUS + float(pin_model.damping[pin_model.getJointId(row["coordinate"]) - 1])
+
+
 def study(name: str, seeds: range, physical_seeds: int = 1) -> dict:
     """Identify from one log per noise seed, each validated on a second motion's log."""
     _, model, base, truth = robot(name)
@@ -87,7 +96,7 @@ def study(name: str, seeds: range, physical_seeds: int = 1) -> dict:
         )
         friction = np.array([f["value"] for f in result.friction])
         friction_std = np.array([f["std"] for f in result.friction])
-        true_friction = np.array([VISCOUS if f["kind"] == "viscous" else COULOMB for f in result.friction])
+        true_friction = np.array([true_coefficient(name, f) for f in result.friction])
         z.append(np.concatenate([(result.values - truth) / result.std, (friction - true_friction) / friction_std]))
         _, tau = motion_and_torques(name, 200)
         ratios.append(result.validation.overall / filtered_noise_level(result, check_noise, tau))

@@ -139,6 +139,37 @@ def _covariance(R: np.ndarray, sigma2: float) -> np.ndarray:
     return sigma2 * R_inv @ R_inv.T
 
 
+def correlated_covariance(
+    A: np.ndarray, residual: np.ndarray, n_coordinates: int, rho: np.ndarray
+) -> tuple[np.ndarray, float, np.ndarray]:
+    """The covariance of the least-squares solution of A x ≈ y (rows sample by sample, n_c per sample) when each
+    coordinate's noise is correlated between samples d apart by ρ_d (ρ_0 = 1, the same for every coordinate, none
+    between coordinates). With Σ = σ² C̃, C̃ = C ⊗ I, C_kl = ρ_|k−l|, and A = Q R: cov(x̂) = σ² R⁻¹ T R⁻ᵀ,
+    T = Qᵀ C̃ Q (formed from Q, not as (AᵀA)⁻¹ AᵀC̃A (AᵀA)⁻¹, which squares the condition), and σ̂² =
+    |ρ̂|² / (M − tr T), unbiased since E|ρ̂|² = σ² tr((I − Q Qᵀ) C̃). With ρ = [1]: σ̂² (AᵀA)⁻¹ over M − b.
+    Also L with Lᵀ L = cov⁻¹. Returns (covariance, σ̂, L)."""
+    rows, count = A.shape
+    Q, R = np.linalg.qr(A)
+    stacked = Q.reshape(rows // n_coordinates, n_coordinates, count)
+    T = rho[0] * np.eye(count)
+    for d, r in enumerate(rho[1:], start=1):
+        cross = stacked[:-d].reshape(-1, count).T @ stacked[d:].reshape(-1, count)
+        T += r * (cross + cross.T)
+    sigma2 = float(residual @ residual) / (rows - np.trace(T))
+    R_inv = scipy.linalg.solve_triangular(R, np.eye(count))
+    covariance = sigma2 * R_inv @ T @ R_inv.T
+    return covariance, float(np.sqrt(sigma2)), _information_factor(R, T, sigma2)
+
+
+def _information_factor(R: np.ndarray, T: np.ndarray, sigma2: float) -> np.ndarray:
+    """L with Lᵀ L = Rᵀ T⁻¹ R / σ², through the eigenvalues of T: a log sampled far above its cut-off has
+    directions whose filtered noise all but vanishes; an eigenvalue under the double-precision tolerance of the
+    largest is raised to it."""
+    eigenvalues, vectors = np.linalg.eigh(T)
+    floor = len(T) * np.finfo(float).eps * eigenvalues[-1]
+    return (vectors / np.sqrt(np.maximum(eigenvalues, floor))).T @ R / np.sqrt(sigma2)
+
+
 def least_squares(
     Wb: np.ndarray, chi: np.ndarray, names: Sequence[str] | None = None, n_coordinates: int = 1
 ) -> Estimate:

@@ -16,9 +16,13 @@ since the filter is linear), then every r-th sample is kept, r the largest step 
 above the cut-off: what is kept is nearly white, as the least squares' standard deviations assume. The samples
 within EDGE_PERIODS periods of the cut-off of either end, where the filters' transients live, are dropped. A short
 or slow log would keep too few rows for its unknowns that way: the step is then shortened (`for_unknowns`) until
-MIN_ROWS_PER_UNKNOWN rows per unknown are kept (and MIN_SAMPLES_PER_UNKNOWN samples, for each coordinate's own fit);
-the kept noise is then correlated over `correlation` = r_Nyquist / r samples, and the least squares' covariance is
-multiplied by it (the information of the kept rows is that of r / r_Nyquist as many independent ones).
+MIN_ROWS_PER_UNKNOWN rows per unknown are kept (and MIN_SAMPLES_PER_UNKNOWN samples, for each coordinate's own fit).
+
+Correlation of the kept noise. A Butterworth filter is not a brick wall: even at the Nyquist step, and more so at
+a shortened one, the kept samples of white noise filtered forwards and backwards are correlated. Their
+autocorrelation is the inverse Fourier transform of |H|⁴ (`noise_autocorrelation`, exact away from the dropped
+edges); the least squares' covariance takes it into account (`estimation.correlated_covariance`). `correlation`,
+1 + 2 Σ_{d≥1} ρ_d, is how much it inflates the variance of a parameter whose column varies slowly.
 """
 
 from __future__ import annotations
@@ -55,8 +59,9 @@ class FilterSettings:
 
     @property
     def correlation(self) -> float:
-        """How many kept samples the filtered noise is correlated over (1 at the cut-off's Nyquist step)."""
-        return max(1.0, self.nyquist_decimation / self.decimation)
+        """1 + 2 Σ_{d≥1} ρ_d over the kept samples' lags: the variance inflation of a slowly varying column."""
+        rho = noise_autocorrelation(self)
+        return float(rho[0] + 2 * rho[1:].sum())
 
     def to_json(self) -> dict:
         return asdict(self) | {
@@ -115,6 +120,21 @@ def settings(rate_hz: float, cutoff_hz: float, rule: str, bandwidth_hz: float | 
     decimation = max(1, math.floor(rate_hz / (2 * cutoff_hz)))
     edge = math.ceil(EDGE_PERIODS * rate_hz / cutoff_hz)
     return FilterSettings(cutoff_hz, ORDER, rate_hz, decimation, edge, rule, bandwidth_hz, decimation)
+
+
+def noise_autocorrelation(s: FilterSettings, kept: int | None = None) -> np.ndarray:
+    """ρ_d, d = 0, 1, ...: the correlation of white noise filtered by `lowpass` between kept samples d steps of
+    s.decimation apart (ρ_0 = 1), from the inverse FFT of |H|⁴ on a grid long enough for the filter's response to
+    have died out (16 edges: 48 periods of the cut-off); lags past `kept` - 1 and a tail under 10⁻¹² are left out."""
+    sos = scipy.signal.butter(s.order, s.cutoff_hz, fs=s.rate_hz, output="sos")
+    length = 2 ** math.ceil(math.log2(max(16 * s.edge, 4 * s.decimation, 64)))
+    _, response = scipy.signal.sosfreqz(sos, worN=np.fft.rfftfreq(length, 1.0 / s.rate_hz), fs=s.rate_hz)
+    samples = np.fft.irfft(np.abs(response) ** 4, length)
+    rho = samples[: length // 2 : s.decimation] / samples[0]
+    if kept is not None:
+        rho = rho[: max(kept, 1)]
+    significant = np.nonzero(np.abs(rho) > 1e-12)[0]
+    return rho[: significant[-1] + 1]
 
 
 def lowpass(x: np.ndarray, s: FilterSettings) -> np.ndarray:

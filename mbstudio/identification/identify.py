@@ -48,7 +48,7 @@ from ..model.document import JointFriction
 from ..progress import Cancel, Progress
 from ..progress import Stages as _Monitor
 from . import adequacy, filtering, precision_levels
-from .estimation import Estimate, coordinate_residual_std, weighted_least_squares
+from .estimation import Estimate, coordinate_residual_std, correlated_covariance, weighted_least_squares
 from .gautier import BaseParameterResult
 from .logs import MeasuredLog, read_log
 from .observation import branch_guide, sample_states
@@ -422,7 +422,8 @@ def estimate_base(
     free = [k for k in range(A.shape[1]) if k not in unexcited]
     rhs = y - A[:, unexcited] @ prior[unexcited] if unexcited else y
     labels = [(names + f_names)[k] for k in free]
-    est, information = _scaled_least_squares(A[:, free], rhs, coordinate_std, labels, obs.settings.correlation)
+    rho = filtering.noise_autocorrelation(obs.settings, len(obs.kept))
+    est, information = _scaled_least_squares(A[:, free], rhs, coordinate_std, labels, rho)
     values, std = prior.copy(), np.full(len(names), np.nan)
     full = np.concatenate([values, np.zeros(len(f_names))])
     full_std = np.concatenate([std, np.full(len(f_names), np.nan)])
@@ -482,7 +483,9 @@ def known_force_check(obs: Observations, A: np.ndarray, y: np.ndarray) -> dict:
     labels = [f"c{k}" for k in range(A.shape[1])] + names
     try:  # the weights of this fit's own residuals: the misfit's inflated those of the parameters alone
         weights = _coordinate_std(B, target, n, obs.log.coordinates)
-        est, _ = _scaled_least_squares(B, target, weights, labels, obs.settings.correlation)
+        est, _ = _scaled_least_squares(
+            B, target, weights, labels, filtering.noise_autocorrelation(obs.settings, len(obs.kept))
+        )
     except ModelError as exc:
         return {"separable": False, "why": str(exc)}
     share, std = est.values[A.shape[1] :], est.std[A.shape[1] :]
@@ -514,29 +517,30 @@ def _column_norms(A: np.ndarray) -> np.ndarray:
 
 
 def _scaled_least_squares(
-    A: np.ndarray, y: np.ndarray, coordinate_std: np.ndarray, names: list[str], correlation: float = 1.0
+    A: np.ndarray, y: np.ndarray, coordinate_std: np.ndarray, names: list[str], rho: np.ndarray
 ) -> tuple[Estimate, np.ndarray]:
     """Weighted least squares on A, rows of coordinate j weighted by 1/σ_j, then columns scaled to unit length as
     in `excitation_report` (the parameters' units span orders of magnitude; scaling changes no estimate but keeps
     the QR's rank check about directions), the estimate and covariance scaled back; its conditions are those of
     the weighted, scaled matrix. With it L, the factor of the inverse covariance (covariance = (Lᵀ L)⁻¹).
-    `correlation`: the kept rows' noise is correlated over that many samples (`FilterSettings.correlation`), which
-    multiplies the covariance."""
+    `rho`: the kept rows' noise correlation between samples d apart (`filtering.noise_autocorrelation`), which
+    the covariance and σ̂ take into account (`correlated_covariance`)."""
     n = len(coordinate_std)
     weight = np.tile(1.0 / coordinate_std, len(A) // n)
     B = A * weight[:, None]
     norms = _column_norms(B)
+    scaled = B / norms
     try:
-        est = weighted_least_squares(B / norms, y * weight, n, np.ones(n), names)
+        est = weighted_least_squares(scaled, y * weight, n, np.ones(n), names)
     except ValueError as exc:
         raise ModelError("log", f"cannot be fitted: {exc}", None, "a longer or richer log") from None
+    covariance, est.sigma, information = correlated_covariance(scaled, y * weight - scaled @ est.values, n, rho)
     est.values = est.values / norms
-    est.covariance = est.covariance / np.outer(norms, norms)
+    est.covariance = covariance / np.outer(norms, norms)
     est.coordinate_std = coordinate_std
-    est.covariance = est.covariance * correlation
     est.residual_norm = float(np.linalg.norm(y - A @ est.values))
     est.method = "WLS (weights estimated per coordinate)"
-    return est, np.linalg.qr(B / norms, mode="r") * norms / (est.sigma * np.sqrt(correlation))
+    return est, information * norms
 
 
 def _model_base_values(mech: Mechanism, base: BaseParameterResult) -> np.ndarray:
