@@ -166,5 +166,7 @@ def test_a_20000_body_chain_is_checked_with_its_steps_on_stderr(tmp_path, capsys
     report = json.loads(captured.out)
     assert report["dof_grubler"] == report["dof_grubler_planar"] == 20_000 and report["pkm"] is None
     steps = [line for line in captured.err.splitlines() if line.startswith("check:")]
-    assert len(steps) == 5 and "20000 bodies" in steps[1] and steps[-1].endswith("done")
-    assert float(steps[-1].split()[1]) < 120  # generous: CPU time is 10 s; the machine may be shared
+    # reading, structure and assembly, the platform search, done: no compiled-engine step, as check builds none
+    # (its time is a row of `mbstudio bench --only check`, not a test's)
+    assert len(steps) == 4 and "20000 bodies" in steps[1] and steps[-1].endswith("done")
+    assert not any("engine" in step for step in steps)

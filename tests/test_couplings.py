@@ -206,10 +206,14 @@ def test_a_rack_and_pinion_couples_a_slide_to_a_turn():
     ]
     model.couplings = [Coupling("mesh", "x", "theta", ratio=r)]
     model.forces = [Actuator("motor", "theta", formula=str(torque))]
-    run = simulate(loads(dumps(model)), 0.5, rtol=1e-11, atol=1e-12, samples=11)
+    run = simulate(loads(dumps(model)), 0.5, rtol=1e-11, atol=1e-12, samples=11, check_accuracy=True)
     acceleration = torque / (inertia + mass * r * r)
     np.testing.assert_allclose(run.qdd[:, 0], acceleration, rtol=1e-10)
-    np.testing.assert_allclose(run.q[:, 1], r * 0.5 * acceleration * run.t**2, rtol=0, atol=1e-12)
+    # the parabola to the integrator's own accuracy (a run at a tenth of the tolerances: docs/accuracy.md), which is
+    # relative to the states' scale; the stroke here is 0.58 m, and CVODES' steps follow its version's heuristics
+    x = run.q[:, 1]
+    tolerance = 10 * run.provenance.accuracy * max(1.0, np.abs(x).max()) + 1e-14
+    np.testing.assert_allclose(x, r * 0.5 * acceleration * run.t**2, rtol=0, atol=tolerance)
     force = run.reactions.values[:, run.reactions.names.index("mesh.force")]
     assert run.reactions.units[run.reactions.names.index("mesh.force")] == "N"
     np.testing.assert_allclose(force, mass * r * acceleration, rtol=1e-10)
