@@ -43,7 +43,15 @@ def urdf_path(name: str) -> Path:
     folder = robots_folder()
     if folder is None:
         raise FileNotFoundError("example-robot-data is not installed: pip install example-robot-data")
-    return folder / URDF_FILES[name]
+    path = folder / URDF_FILES[name]
+    if not path.exists():  # a robot added in a later release than the lowest the test extra allows (xarm7: not 4.2)
+        import importlib.metadata
+
+        import pytest
+
+        version = importlib.metadata.version("example-robot-data")
+        pytest.skip(f"example-robot-data {version} has no {URDF_FILES[name]}")
+    return path
 
 
 @functools.cache
