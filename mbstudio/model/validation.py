@@ -452,17 +452,8 @@ def _check_stop(c, symbols, where: str) -> None:
 
 
 def _check_connected(model: Model) -> None:
-    neighbours: dict[str, list[str]] = {}
-    for j in model.joints:  # once, not once per body reached: a 20 000-body chain is linear work
-        p, c = body_key(j.parent), body_key(j.child)
-        neighbours.setdefault(p, []).append(c)
-        neighbours.setdefault(c, []).append(p)
-    reached, frontier = {GROUND}, [GROUND]
-    while frontier:
-        for other in neighbours.get(frontier.pop(), []):
-            if other not in reached:
-                reached.add(other)
-                frontier.append(other)
+    tree, _ = _spanning_tree(model)  # linear in the joints: a 20 000-body chain is checked at once
+    reached = {GROUND} | {child for _, _, child in tree}
     for body in model.bodies:
         if body.label not in reached:
             raise ModelError(
