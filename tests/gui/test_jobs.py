@@ -138,7 +138,7 @@ def test_a_failing_job_shows_its_message_and_details_on_request(window, qtbot):
     wait_for(qtbot, job, 60)
     assert job.state == FAILED
     row = window.jobs_panel.rows[job.id]
-    assert "at least 16 digits" in row.message.text()
+    assert "digits: 8 is out of range; expected whole numbers from 16 to 1000" in row.message.text()
     assert row.details.isHidden()
     row.details_button.click()
     assert not row.details.isHidden() and "Traceback" in row.details.toPlainText()

@@ -402,7 +402,7 @@ class SimulationDialog(OptionsDialog):
             "closure_frequency",
             "loop closures [Hz]",
             "closed loops: the block model's cut joints are spring-dampers of this frequency (errors fall as 1/f²)",
-            text=_text(self.start.get("closure_frequency", CLOSURE_FREQUENCY)),
+            text=_text(self.start.get("closure_frequency") or CLOSURE_FREQUENCY),
         )
 
     def sync(self) -> None:
