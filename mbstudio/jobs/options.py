@@ -90,11 +90,13 @@ def _count(name: str, value: object, low: int, high: int, optional: bool = False
         raise ModelError(name, "is not a whole number in range", value, f"a whole number from {low} to {high}")
 
 
-def _positive(name: str, value: object, optional: bool = False, expected: str = "a finite number above 0") -> None:
+def _positive(
+    name: str, value: object, optional: bool = False, expected: str = "a finite number above 0", what: str = "number"
+) -> None:
     if value is None and optional:
         return
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        raise ModelError(name, "is not a finite positive number", value, expected)
+        raise ModelError(name, f"is not a finite positive {what}", value, expected)
 
 
 def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
@@ -188,7 +190,7 @@ class SimulationOptions(TaskOptions):
     closure_frequency: float | None = None  # Hz, a closed loop's cut joints in the block model; None: its default
 
     def check(self) -> None:
-        _positive("t_end", self.t_end, expected="a simulated time in seconds, e.g. 1.0")
+        _positive("t_end", self.t_end, expected="a simulated time in seconds, e.g. 1.0", what="time")
         _choice("method", self.method, _run().METHODS)
         _positive("rtol", self.rtol)
         _positive("atol", self.atol)

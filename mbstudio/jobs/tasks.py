@@ -532,7 +532,7 @@ def linearization(model_text: str, options: dict, progress: Progress, cancel: Ca
     if opts.schedule:
         return _linear_family(model, opts, progress, text_hash(model_text), start)
     progress(0.1, "compiling the equations and finding the operating point")
-    point = _operating_point(model, opts)
+    point = linear_point(model, opts)
     progress(0.5, "linearising")
     lin = linearize(model, point, opts.inputs or None, opts.outputs or None)
     progress(0.7, "modes, mode shapes and frequency responses")
@@ -542,7 +542,9 @@ def linearization(model_text: str, options: dict, progress: Progress, cancel: Ca
     return JobResult("linearization", f"Linear model about the {point.kind} point", provenance, data)
 
 
-def _operating_point(model, opts: LinearizationOptions):
+def linear_point(model, opts: LinearizationOptions):
+    """The operating point the options choose (`at`): an equilibrium, the nearest stable one or the pose, or
+    a state."""
     from ..linear.equilibria import equilibrium_or_pose
     from ..linear.equilibrium import equilibrium as find
     from ..linear.equilibrium import operating_point
