@@ -7,7 +7,6 @@ process boundary and the window only has to draw it. No Qt here.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Callable
@@ -19,7 +18,9 @@ import numpy as np
 
 from .. import __version__
 from ..model import ModelError, loads
+from ..model.hashing import text_hash
 from ..numerics.backends import sympy  # imported when a symbolic result is shown
+from ..progress import Cancel, Cancelled, PartProgress, stop_requested
 from .options import (
     BaseParametersOptions,
     CCodeOptions,
@@ -35,9 +36,6 @@ from .options import (
     UrdfImportOptions,
     WorkspaceOptions,
 )
-
-Progress = Callable[..., None]  # progress(fraction, message, part=None): parts are kept if the job stops early
-Cancel = Callable[[], bool]
 
 
 @dataclass
@@ -61,12 +59,8 @@ class JobResult:
     data: dict = field(default_factory=dict)
 
 
-def text_hash(model_text: str) -> str:
-    return hashlib.sha256(model_text.encode("utf-8")).hexdigest()
-
-
 # ---------------------------------------------------------------------------------------- kinematics
-def kinematics(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def kinematics(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """Coordinates, velocities and accelerations along a trajectory (KinematicsOptions), with the drive forces
     that motion needs, the energies, the constraint residual and the joint reactions."""
     from ..identification.observation import sample_states
@@ -120,7 +114,7 @@ def motion_series(result) -> dict[str, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------------------- simulation
-def simulation(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def simulation(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """The document's motion over [0, t_end] from its pose (SimulationOptions), at rest unless velocities are
     given; with cross_check, also through the block model."""
     from ..kinematics import Mechanism
@@ -158,7 +152,7 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
     )
 
 
-def _cross_check(model, result, velocities, opts: SimulationOptions, progress: Progress, cancel: Cancel) -> dict:
+def _cross_check(model, result, velocities, opts: SimulationOptions, progress: PartProgress, cancel: Cancel) -> dict:
     """The same run through the TITOP block model (simulation/cross_check.py): its error series join the
     result's (as 'error:<series>'), its largest errors and provenance go in the data."""
     from ..simulation.cross_check import cross_check
@@ -186,7 +180,7 @@ LATEX_LIMIT = 2000
 ENTRY_NAMES = {"mass_matrix": "M", "bias": "c", "gravity": "g", "constraint_jacobian": "Φq", "constraint_rhs": "γ"}
 
 
-def symbolic_eom(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def symbolic_eom(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """M, c, g (and the constraints of a closed loop) as sympy text, entry by entry ("groups"), and one record
     per non-zero entry with its text, LaTeX, pretty form and size ("entries"; M's upper triangle only)."""
     from ..symbolic.eom import equations_of_motion
@@ -222,7 +216,6 @@ def eom_entries(eom, cancel: Cancel) -> list[dict]:
     """Per non-zero entry (M's upper triangle only): group, row, col (None in a vector), its name and LaTeX
     name, the constraint's label for Φq and γ rows, sympy text, LaTeX and unicode pretty form ("" past the
     limits) and the size (count_ops)."""
-    from ..symbolic.eom import Cancelled
     from ..symbolic.export import inertial_latex_name, latex_name, stored_entries
 
     symbols = {s: latex_name(s.name) for s in eom.coordinates + eom.velocities + eom.geometric}
@@ -230,7 +223,7 @@ def eom_entries(eom, cancel: Cancel) -> list[dict]:
     out = []
     for group, matrix in eom.groups().items():
         for i, j in stored_entries(matrix, symmetric=group == "mass_matrix"):
-            if cancel():
+            if stop_requested(cancel)():
                 raise Cancelled("symbolic equations of motion cancelled while formatting them")
             expr = matrix[i, j]
             ops = int(sympy.count_ops(expr))
@@ -283,7 +276,7 @@ def _entry_names(eom, group: str, i: int, col: int | None, symbols: dict) -> dic
 
 
 # ---------------------------------------------------------------------------------------- base parameters
-def base_parameters(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def base_parameters(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """The routes of BaseParametersOptions with the spectra for the ridge panel, one row per
     base parameter and one per standard parameter for the tables, besides the pipeline's own JSON."""
     from ..identification.pipeline import base_parameters as run_pipeline
@@ -447,7 +440,7 @@ def _numeric_grouping(result) -> Grouping:
 
 
 # ---------------------------------------------------------------------------------------- compiled engine
-def engine_build(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def engine_build(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """Trace and compile the model's engine (kept on disk for every process: the window's sliders load its
     assembly from there, simulations start at once)."""
     from ..dynamics.engine import engine
@@ -460,7 +453,7 @@ def engine_build(model_text: str, options: dict, progress: Progress, cancel: Can
 
 
 # ---------------------------------------------------------------------------------------- C code
-def c_code(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def c_code(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """The equations as C, as a numpy module or compiled into an FMU (CCodeOptions)."""
     from ..io.c_code import c_sources
     from ..io.fmu_export import fmu_archive
@@ -482,7 +475,7 @@ def c_code(model_text: str, options: dict, progress: Progress, cancel: Cancel) -
 
 
 # ---------------------------------------------------------------------------------------- URDF import
-def urdf_import(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def urdf_import(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """A mechanism from the URDF or MJCF file of UrdfImportOptions as model text and the import's notes. The
     window's document (model_text) is not involved."""
     from ..io.imports import file_format, import_mechanism
@@ -500,7 +493,7 @@ def urdf_import(model_text: str, options: dict, progress: Progress, cancel: Canc
 
 
 # ---------------------------------------------------------------------------------------- linear models
-def equilibrium(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def equilibrium(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """The static equilibrium near the document's pose (EquilibriumOptions), with its modes: stable or not,
     neutral directions."""
     from ..io.state_space import summary
@@ -519,7 +512,7 @@ def equilibrium(model_text: str, options: dict, progress: Progress, cancel: Canc
     return JobResult("equilibrium", "Equilibrium", provenance, data)
 
 
-def linearization(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def linearization(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """The linear model about an operating point (LinearizationOptions), its modes with the poses that animate
     them, and its frequency responses for every input/output pair (Bode form). With a `schedule` (a coordinate or
     parameter), a family of them (LPV), each about its own equilibrium or the pose, every member sent as it is
@@ -579,7 +572,9 @@ def linear_data(model, lin) -> dict:
     }
 
 
-def _linear_family(model, opts: LinearizationOptions, progress: Progress, model_hash: str, start: float) -> JobResult:
+def _linear_family(
+    model, opts: LinearizationOptions, progress: PartProgress, model_hash: str, start: float
+) -> JobResult:
     """Each member's linear_data with its place in the schedule, sent as a part of the result when done."""
     from ..linear.lpv import linear_family, schedule_of
 
@@ -638,7 +633,7 @@ def _branches(modes: list[list[dict]]) -> dict:
 
 
 # ---------------------------------------------------------------------------------------- suspension report
-def suspension_report(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def suspension_report(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """A suspension corner's kinematic curves against wheel travel, and against the steering input where there
     is one (SuspensionReportOptions)."""
     from ..simulation.suspension import suspension_curves
@@ -653,7 +648,7 @@ def suspension_report(model_text: str, options: dict, progress: Progress, cancel
 
 
 # ---------------------------------------------------------------------------------------- parallel machines
-def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def workspace(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """A parallel machine's workspace map (Müller 2021): cond(M_t), the dynamic manipulability and cond(J_IK) over
     a plane of platform positions (WorkspaceOptions). A cancelled map keeps the points done. Without ranges the
     grid holds the whole reachable set, with a margin of unreachable points (workspace.sized_grid)."""
@@ -683,7 +678,7 @@ def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel
         "units": {k: v[1] for k, v in QUANTITIES.items()},
         "platform": pkm.platform,
         "sized": not set(plane) <= set(ranges),  # the grid was fitted to the reachable set
-        "cancelled": bool(cancel()),
+        "cancelled": stop_requested(cancel)(),
     }
     return JobResult(
         "workspace",
@@ -699,7 +694,7 @@ def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel
     )
 
 
-def task_space_eom(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def task_space_eom(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """A parallel machine's task-space equations at the document's pose, at rest, for the Equations of motion
     table (Müller 2021, eq. 107-120): M_t, W_t^grav, J_IK and the actuator-space M_a, as numbers, each entry named
     by task coordinates or actuated coordinates."""
@@ -766,7 +761,7 @@ def _number_entry(group: str, value: float, row: str, column: str) -> dict:
 
 
 # ---------------------------------------------------------------------------------------- identification
-def identification(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def identification(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """Base parameters and friction from a measured log (IdentificationOptions): its JSON document, and the
     signals the Identification panel plots (raw and filtered positions and forces, measured and predicted forces
     on the validation log)."""
@@ -831,7 +826,7 @@ def _predicted(result) -> np.ndarray:
     return predicted_forces(result, result.observations)
 
 
-TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
+TASKS: dict[str, Callable[[str, dict, PartProgress, Cancel], JobResult]] = {
     "kinematics": kinematics,
     "simulation": simulation,
     "symbolic_eom": symbolic_eom,
