@@ -16,7 +16,9 @@ from mbstudio.jobs.options import (
     BaseParametersOptions,
     LinearizationOptions,
     SimulationOptions,
+    defaults,
     options_of,
+    register,
 )
 from mbstudio.jobs.study import Study, grids, study_analysis
 from mbstudio.jobs.tasks import TASKS
@@ -48,7 +50,7 @@ def test_the_window_the_command_line_and_the_menus_start_from_the_same_defaults(
     from mbstudio.gui.jobs.job_options import DEFAULTS
     from mbstudio.gui.menus import ANALYSES
 
-    assert {task: cls().to_dict() for task, cls in OPTIONS.items()} == DEFAULTS
+    assert {task: defaults(task) for task in OPTIONS} == DEFAULTS
     parser = argparse.ArgumentParser()
     basepar.add_arguments(parser)
     args = parser.parse_args(["model.mbs"])
@@ -118,3 +120,31 @@ def test_a_table_written_under_an_old_name_is_resumed_by_the_same_study():
     old = other.provenance() | {"analysis": "simulate", "options": {}}  # run at 101 samples, now 201 by default
     assert other.resume(old, rows) == 0
     assert Study(model, grids(["L=0.5:1.5:3"]), "simulate").resume(old, rows) == 3
+
+
+def test_an_analysis_registers_a_frozen_dataclass_of_its_own():
+    """How a new analysis adds its options (docs/architecture.md, "Adding an analysis"): a frozen dataclass
+    beside its computation, registered under the task's name; the window and the jobs then read it."""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class RigOptions:
+        travel: float = 0.08
+        points: int = 33
+
+        def __post_init__(self) -> None:
+            if not 0 < self.travel < 1:
+                raise ModelError("travel", "is out of range", self.travel, "a length from 0 to 1 m")
+
+    try:
+        register("rig_test", RigOptions)
+        assert defaults("rig_test") == {"travel": 0.08, "points": 33}
+        assert options_of("rig_test", {"points": 11}) == RigOptions(points=11)
+        with pytest.raises(ModelError, match="'load': is not an option of rig_test; expected travel, points"):
+            options_of("rig_test", {"load": 1})
+        with pytest.raises(ModelError, match="travel: is out of range"):
+            options_of("rig_test", {"travel": 2.0})
+        with pytest.raises(TypeError, match="must be a frozen dataclass"):
+            register("rig_test", dataclass(type("Loose", (), {"__annotations__": {"x": int}, "x": 1})))
+    finally:
+        OPTIONS.pop("rig_test", None)

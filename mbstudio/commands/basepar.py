@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 
 from ..identification.pipeline import METHODS, BaseParameterRun, base_parameters
 from ..io.json_text import json_text
 from ..jobs.options import MAX_SAMPLES, BaseParametersOptions, digits_list, whole_number
-from ..model import ModelError, check_outputs, load, write_atomic
+from ..model import check_outputs, load, write_atomic
+from .arguments import argument_type
 from .progress import progress_printer
 
 SHOWN_DIFFERENCES = 10  # β entries listed per disagreeing pair of routes
@@ -49,19 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
-
-
-def argument_type(parse: Callable[[str], object]) -> Callable[[str], object]:
-    """A text parser of jobs/options.py as an argparse type: its ModelError (naming the value and what is valid)
-    becomes argparse's message."""
-
-    def convert(text: str) -> object:
-        try:
-            return parse(text)
-        except ModelError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return convert
 
 
 def _names(text: str) -> list[str]:

@@ -10,15 +10,16 @@ and refuses a name the analysis does not take or a value out of its limits with 
 option, the value and what would be valid (docs/architecture.md, principle 8). The text parsers of the window's
 fields and of the command line's arguments are here too, so a limit is stated once.
 
-Adding an analysis: one `@options("task")` class here (docs/architecture.md, "Adding an analysis").
+Adding an analysis: a frozen dataclass of its options, registered here (`register` or `@options`), see
+docs/architecture.md, "Adding an analysis".
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import Any, ClassVar, TypeVar
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
+from typing import Any, TypeVar
 
 from ..model import ModelError
 
@@ -83,14 +84,14 @@ def checked_digits(digits: list[int]) -> list[int]:
 
 
 # ---------------------------------------------------------------------------------------- value checks
-def _count(name: str, value: object, low: int, high: int, optional: bool = False) -> None:
+def check_count(name: str, value: object, low: int, high: int, optional: bool = False) -> None:
     if value is None and optional:
         return
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ModelError(name, "is not a whole number in range", value, f"a whole number from {low} to {high}")
 
 
-def _positive(
+def check_positive(
     name: str, value: object, optional: bool = False, expected: str = "a finite number above 0", what: str = "number"
 ) -> None:
     if value is None and optional:
@@ -99,33 +100,62 @@ def _positive(
         raise ModelError(name, f"is not a finite positive {what}", value, expected)
 
 
-def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise ModelError(name, "is not a choice", value, ", ".join(choices))
 
 
-# ---------------------------------------------------------------------------------------- the classes
-T = TypeVar("T", bound="TaskOptions")
-OPTIONS: dict[str, type[TaskOptions]] = {}  # task name -> its options class
+# ---------------------------------------------------------------------------------------- the registry
+T = TypeVar("T")
+OPTIONS: dict[str, type] = {}  # task name -> its options: a frozen dataclass
+
+
+def register(task: str, cls: type[T]) -> type[T]:
+    """Make the frozen dataclass `cls` the options of `task`: its fields are the options' names and defaults,
+    its __post_init__ refuses values out of their limits with a ModelError. The class may live beside the
+    computation, in a lower layer; it needs nothing from here."""
+    if not is_dataclass(cls) or not cls.__dataclass_params__.frozen:
+        raise TypeError(f"the options of {task} must be a frozen dataclass, not {cls!r}")
+    OPTIONS[task] = cls
+    return cls
 
 
 def options(task: str) -> Callable[[type[T]], type[T]]:
-    """Register a frozen dataclass as the options of `task`."""
+    """`register` as a class decorator."""
+    return lambda cls: register(task, cls)
 
-    def register(cls: type[T]) -> type[T]:
-        cls.task = task
-        OPTIONS[task] = cls
-        return cls
 
-    return register
+def read(cls: type[T], data: Mapping[str, Any] | None = None, task: str = "") -> T:
+    """The options of a plain dict: missing names take their default, None stands for the default of an option
+    whose default is not None (QSettings and the dialogs leave fields that do not apply empty); a name the class
+    does not have is refused."""
+    data = dict(data or {})
+    known = {f.name: f for f in fields(cls)}
+    for name in data:
+        if name not in known:
+            raise ModelError(repr(name), f"is not an option of {task or cls.__name__}", None, ", ".join(known))
+    return cls(**{k: v for k, v in data.items() if v is not None or _default(known[k]) is None})
+
+
+def _default(f) -> object:
+    return f.default_factory() if f.default_factory is not MISSING else f.default
+
+
+def options_of(task: str, data: Mapping[str, Any] | None = None) -> Any:
+    """The options of `task` read from `data` (see `read`)."""
+    if task not in OPTIONS:
+        raise ModelError("task", "has no options", task, ", ".join(OPTIONS))
+    return read(OPTIONS[task], data, task)
+
+
+def defaults(task: str) -> dict[str, Any]:
+    """Every option of `task` at its default, as plain data."""
+    return asdict(OPTIONS[task]())
 
 
 @dataclass(frozen=True)
 class TaskOptions:
-    """Options of one analysis: subclasses are frozen dataclasses whose fields are the options' names and
-    defaults, and whose `check` refuses values out of their limits."""
-
-    task: ClassVar[str] = ""
+    """A base for options classes: `check` called on construction, `from_dict` and `to_dict`."""
 
     def __post_init__(self) -> None:
         self.check()
@@ -135,30 +165,11 @@ class TaskOptions:
 
     @classmethod
     def from_dict(cls: type[T], data: Mapping[str, Any] | None = None) -> T:
-        """The options of a plain dict: missing names take their default, None stands for the default of an
-        option whose default is not None (QSettings and the dialogs leave fields that do not apply empty)."""
-        data = dict(data or {})
-        known = {f.name: f for f in fields(cls)}
-        for name in data:
-            if name not in known:
-                raise ModelError(repr(name), f"is not an option of {cls.task}", None, ", ".join(known))
-        given = {k: v for k, v in data.items() if v is not None or _default(known[k]) is None}
-        return cls(**given)
+        return read(cls, data, next((t for t, c in OPTIONS.items() if c is cls), ""))
 
     def to_dict(self) -> dict[str, Any]:
         """Every option as plain data (lists, dicts, numbers, strings), for a job, QSettings or a table."""
         return asdict(self)
-
-
-def _default(f) -> object:
-    return f.default_factory() if f.default_factory is not MISSING else f.default
-
-
-def options_of(task: str, data: Mapping[str, Any] | None = None) -> TaskOptions:
-    """The options of `task` read from `data` (see TaskOptions.from_dict)."""
-    if task not in OPTIONS:
-        raise ModelError("task", "has no options", task, ", ".join(OPTIONS))
-    return OPTIONS[task].from_dict(data)
 
 
 @options("kinematics")
@@ -168,7 +179,7 @@ class KinematicsOptions(TaskOptions):
     samples: int | None = None  # None: the trajectory's own
 
     def check(self) -> None:
-        _count("samples", self.samples, 2, MAX_SAMPLES, optional=True)
+        check_count("samples", self.samples, 2, MAX_SAMPLES, optional=True)
 
 
 def _run():
@@ -190,12 +201,12 @@ class SimulationOptions(TaskOptions):
     closure_frequency: float | None = None  # Hz, a closed loop's cut joints in the block model; None: its default
 
     def check(self) -> None:
-        _positive("t_end", self.t_end, expected="a simulated time in seconds, e.g. 1.0", what="time")
-        _choice("method", self.method, _run().METHODS)
-        _positive("rtol", self.rtol)
-        _positive("atol", self.atol)
-        _count("samples", self.samples, 2, MAX_SAMPLES)
-        _positive("closure_frequency", self.closure_frequency, optional=True, expected="a frequency above 0 Hz")
+        check_positive("t_end", self.t_end, expected="a simulated time in seconds, e.g. 1.0", what="time")
+        check_choice("method", self.method, _run().METHODS)
+        check_positive("rtol", self.rtol)
+        check_positive("atol", self.atol)
+        check_count("samples", self.samples, 2, MAX_SAMPLES)
+        check_positive("closure_frequency", self.closure_frequency, optional=True, expected="a frequency above 0 Hz")
 
 
 @options("symbolic_eom")
@@ -207,8 +218,8 @@ class SymbolicEomOptions(TaskOptions):
     trigsimp_limit: int = 40  # of those also trigsimp'ed
 
     def check(self) -> None:
-        _count("size_limit", self.size_limit, 0, MAX_EXPRESSION_SIZE)
-        _count("trigsimp_limit", self.trigsimp_limit, 0, MAX_EXPRESSION_SIZE)
+        check_count("size_limit", self.size_limit, 0, MAX_EXPRESSION_SIZE)
+        check_count("trigsimp_limit", self.trigsimp_limit, 0, MAX_EXPRESSION_SIZE)
 
 
 @options("base_parameters")
@@ -227,11 +238,11 @@ class BaseParametersOptions(TaskOptions):
         super().__post_init__()
 
     def check(self) -> None:
-        _choice("method", self.method, BASE_METHODS)
+        check_choice("method", self.method, BASE_METHODS)
         if not isinstance(self.digits, list | tuple):
             raise ModelError("digits", "is not a list of whole numbers", self.digits, DIGITS_EXPECTED)
         checked_digits(list(self.digits))
-        _count("samples", self.samples, 2, MAX_SAMPLES, optional=True)
+        check_count("samples", self.samples, 2, MAX_SAMPLES, optional=True)
 
 
 @options("engine")
@@ -248,7 +259,7 @@ class CCodeOptions(TaskOptions):
     folder: str = ""  # where the window writes them
 
     def check(self) -> None:
-        _choice("language", self.language, ("c", "numpy", "fmu"))
+        check_choice("language", self.language, ("c", "numpy", "fmu"))
 
 
 @options("urdf_import")
@@ -283,7 +294,7 @@ class LinearizationOptions(TaskOptions):
     schedule: dict | None = None  # a family (LPV): {"name", "from", "to", "count"}
 
     def check(self) -> None:
-        _choice("at", self.at, LINEAR_POINTS)
+        check_choice("at", self.at, LINEAR_POINTS)
         if self.schedule is not None:
             missing = [k for k in ("name", "from", "to", "count") if k not in self.schedule]
             if missing:
@@ -299,7 +310,7 @@ class WorkspaceOptions(TaskOptions):
     at: dict[str, float] | None = None  # the other task coordinate's value; None: the document's pose
 
     def check(self) -> None:
-        _count("points", self.points, 2, 401)
+        check_count("points", self.points, 2, 401)
 
 
 def _suspension():
@@ -316,8 +327,8 @@ class SuspensionReportOptions(TaskOptions):
     points: int = field(default_factory=lambda: _suspension().POINTS)  # poses over the travel
 
     def check(self) -> None:
-        _positive("travel", self.travel, expected="a length above 0 m")
-        _count("points", self.points, 3, 10_001)
+        check_positive("travel", self.travel, expected="a length above 0 m")
+        check_count("points", self.points, 3, 10_001)
 
 
 @options("task_space_eom")
@@ -344,5 +355,5 @@ class IdentificationOptions(TaskOptions):
     hold_unexcited: bool = False  # unexcited base parameters held at the model's values
 
     def check(self) -> None:
-        _count("digits", self.digits, MIN_DIGITS, MAX_DIGITS)
-        _positive("cutoff_hz", self.cutoff_hz, optional=True, expected="a frequency in Hz above 0")
+        check_count("digits", self.digits, MIN_DIGITS, MAX_DIGITS)
+        check_positive("cutoff_hz", self.cutoff_hz, optional=True, expected="a frequency in Hz above 0")

@@ -45,6 +45,7 @@ from ...jobs.options import (
     MAX_SAMPLES,
     MIN_DIGITS,
     OPTIONS,
+    defaults,
     digits_list,
     number,
     optional_count,
@@ -63,7 +64,7 @@ from ...simulation.run import METHODS as INTEGRATORS
 from ..editing.properties import ERROR_BORDER
 
 DEFAULT_UNITS = DisplayUnits()  # the preferences' defaults: SI, the suspension measures in deg and mm
-DEFAULTS: dict[str, dict] = {task: cls().to_dict() for task, cls in OPTIONS.items()}  # jobs/options.py
+DEFAULTS: dict[str, dict] = {task: defaults(task) for task in OPTIONS}  # jobs/options.py
 OPERATING_POINTS = {
     "auto": "The nearest equilibrium that is not unstable, else the pose",
     "equilibrium": "Equilibrium near the document's pose",
