@@ -583,7 +583,7 @@ def test_task_space_and_workspace_jobs():
     assert ("task_mass", "[x,y]") not in entries and ("task_gravity", "[x]") not in entries
     assert entries[("actuator_mass", "[th1a,th1a]")] > 0
     found = workspace(dumps(samples.load("irsbot2")), {"points": 3, "ranges": {"x": [-0.1, 0.1]}}, quiet, quiet)
-    assert found.data["axes"] == ["x", "z"] and list(found.data["first"]) == [-0.1, 0.0, 0.1]
+    assert found.data.axes == ["x", "z"] and list(found.data.first) == [-0.1, 0.0, 0.1]
 
 
 @pytest.mark.slow  # a 0.2 s integration, the limbs' inverse kinematics at every right-hand side

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     page = PAGE_UNITS if args.units is None else units
     options = {"measure": args.measure, "travel": args.travel, "points": args.points}
     result = suspension_report(dumps(load(args.file)), options, lambda *_: None, lambda: False)
-    curves, provenance = result.data["curves"], result.provenance.to_json()
+    curves, provenance = result.data.curves, result.provenance.to_json()
     print(summary(curves, page))
     save_report(curves, provenance, args.out, page)
     print(f"wrote {args.out}")

@@ -32,6 +32,7 @@ from ..io.display_units import DisplayUnits
 from ..io.imports import file_format
 from ..io.urdf_export import urdf_text
 from ..jobs import DONE, Job, text_hash
+from ..jobs.options import options_of
 from ..kinematics import Mechanism
 from ..kinematics.fast_assembly import FastAssembly
 from ..kinematics.mechanism import BranchChangeWarning
@@ -584,11 +585,12 @@ class MainWindow(QMainWindow):
             return
         self.results.setdefault(job.model_hash, {})[job.task] = job
         self._show(job)
-        front = self.docks["lpv" if "family" in job.result.data else RESULT_PANELS[job.task][-1]]
+        family = job.task == "linearization" and "family" in job.result.data
+        front = self.docks["lpv" if family else RESULT_PANELS[job.task][-1]]
         front.show()
         front.raise_()
         ended = f"finished in {job.elapsed:.1f} s" if job.state == DONE else f"{job.message} after {job.elapsed:.1f} s"
-        notes = job.result.data.get("notes") or []  # a simulation's: limits passed that nothing enforces, ...
+        notes = job.result.notes  # a simulation's: limits passed that nothing enforces, ...
         self.statusBar().showMessage("; ".join([f"{job.title} {ended}", *notes]), 15000 if notes else 5000)
 
     def _show(self, job: Job) -> None:
@@ -626,9 +628,9 @@ class MainWindow(QMainWindow):
     def _equilibrium_found(self, job: Job) -> None:
         """Analysis › Equilibrium…: the pose moves there as one undoable edit (or is only shown), and what was
         found is said: held forces, neutral directions, the modes' stability."""
-        values, summary = job.result.data["values"], job.result.data["summary"]
+        values, summary = job.result.data.values, job.result.data.summary
         current = job.model_hash == self.jobs.current_hash
-        if job.options.get("move", True) and current:
+        if options_of("equilibrium", job.options).move and current:
             self.document.set_pose({n: values[n] for n in self.mech.coordinates}, "Move to the equilibrium", drag=-1)
         elif current:
             self.view.set_pose(np.array([values[n] for n in self.mech.coordinates]))  # until the next edit or step
@@ -671,7 +673,7 @@ class MainWindow(QMainWindow):
     def _write_c(self, job: Job) -> None:
         folder = Path(job.options["folder"])
         try:
-            write_all({folder / name: text for name, text in job.result.data["files"].items()})
+            write_all({folder / name: text for name, text in job.result.data.files.items()})
         except ModelError as exc:
             QMessageBox.critical(self, "Cannot export", str(exc))
             return
@@ -734,9 +736,9 @@ class MainWindow(QMainWindow):
     def _install_import(self, job: Job) -> None:
         if not self.maybe_save():
             return
-        self.document.replace(loads(job.result.data["model"]), None)
+        self.document.replace(loads(job.result.data.model), None)
         self.view.scene.camera("isometric")
-        notes = job.result.data["notes"]
+        notes = job.result.data.notes
         self.statusBar().showMessage(f"Imported {job.options['path']}: {len(notes)} note(s)", 10000)
         if notes:  # not modal: what the import changed or left out, for the user to read and keep
             kind = "MJCF" if "MJCF" in job.result.provenance.method else "URDF"

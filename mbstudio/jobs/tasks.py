@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -36,6 +37,7 @@ from .options import (
     UrdfImportOptions,
     WorkspaceOptions,
 )
+from .results import CodeResult, EngineResult, EquilibriumResult, ImportResult, SuspensionResult, WorkspaceResult
 
 
 @dataclass
@@ -56,7 +58,13 @@ class JobResult:
     task: str
     title: str
     provenance: Provenance
-    data: dict = field(default_factory=dict)
+    data: Any = field(default_factory=dict)  # the task's result class (jobs/results.py), a dict for those not moved
+
+    @property
+    def notes(self) -> list[str]:
+        """What the status bar says beside the title (a simulation's limits passed that nothing enforces, …)."""
+        notes = self.data.get("notes") if isinstance(self.data, dict) else getattr(self.data, "notes", None)
+        return list(notes or [])
 
 
 # ---------------------------------------------------------------------------------------- kinematics
@@ -449,7 +457,7 @@ def engine_build(model_text: str, options: dict, progress: PartProgress, cancel:
     progress(0.1, "tracing and compiling the equations")
     eng = engine(loads(model_text), model_text)
     provenance = Provenance(text_hash(model_text), "CasADi", "float64", opts.to_dict(), eng.build_seconds)
-    return JobResult("engine", "Compiled engine", provenance, {"native": eng.native})
+    return JobResult("engine", "Compiled engine", provenance, EngineResult(eng.native))
 
 
 # ---------------------------------------------------------------------------------------- C code
@@ -471,7 +479,7 @@ def c_code(model_text: str, options: dict, progress: PartProgress, cancel: Cance
         files = c_sources(model, stem)
     provenance = Provenance(text_hash(model_text), "CasADi code generation", "float64", opts.to_dict(), 0.0)
     provenance.seconds = time.perf_counter() - start
-    return JobResult("c_code", "C code", provenance, {"files": files})
+    return JobResult("c_code", "C code", provenance, CodeResult(files))
 
 
 # ---------------------------------------------------------------------------------------- URDF import
@@ -489,7 +497,7 @@ def urdf_import(model_text: str, options: dict, progress: PartProgress, cancel: 
     reader = {"URDF": "yourdfpy", "MJCF": "MuJoCo's compiler"}[kind := file_format(opts.path)]
     provenance = Provenance(text_hash(text), f"{kind} import ({reader})", "float64", opts.to_dict(), 0.0)
     provenance.seconds = time.perf_counter() - start
-    return JobResult("urdf_import", "URDF import", provenance, {"model": text, "notes": result.notes})
+    return JobResult("urdf_import", "URDF import", provenance, ImportResult(text, list(result.notes)))
 
 
 # ---------------------------------------------------------------------------------------- linear models
@@ -506,7 +514,7 @@ def equilibrium(model_text: str, options: dict, progress: PartProgress, cancel: 
     progress(0.1, "compiling the equations" if not opts.hold else "holding " + ", ".join(opts.hold))
     point = find(model, hold=dict(opts.hold))
     progress(0.8, "its modes")
-    data = {"point": point.to_dict(), "values": point.values(), "summary": summary(model.name, linearize(model, point))}
+    data = EquilibriumResult(point.to_dict(), point.values(), summary(model.name, linearize(model, point)))
     provenance = Provenance(text_hash(model_text), "Newton, exact derivatives", "float64", opts.to_dict(), 0.0)
     provenance.seconds = time.perf_counter() - start
     return JobResult("equilibrium", "Equilibrium", provenance, data)
@@ -644,7 +652,9 @@ def suspension_report(model_text: str, options: dict, progress: PartProgress, ca
     curves = suspension_curves(loads(model_text), opts.measure, float(opts.travel), opts.points)
     provenance = Provenance(text_hash(model_text), "parallel wheel travel", "float64", opts.to_dict(), 0.0)
     provenance.seconds = time.perf_counter() - start
-    return JobResult("suspension_report", f"Suspension report of '{curves.measure}'", provenance, {"curves": curves})
+    return JobResult(
+        "suspension_report", f"Suspension report of '{curves.measure}'", provenance, SuspensionResult(curves)
+    )
 
 
 # ---------------------------------------------------------------------------------------- parallel machines
@@ -667,19 +677,19 @@ def workspace(model_text: str, options: dict, progress: PartProgress, cancel: Ca
         grid = sized_grid(pkm, points, plane, opts.at or None)
         grid |= {name: (float(low), float(high), points) for name, (low, high) in ranges.items()}
     found = workspace_map(pkm, grid, opts.at or None, progress, cancel)
-    data = {
-        "axes": list(found.axes),
-        "first": found.first,
-        "second": found.second,
-        "fixed": found.fixed,
-        "values": found.values,
-        "computed": found.computed,  # False where a cancelled map did not get to
-        "labels": {k: v[0] for k, v in QUANTITIES.items()},
-        "units": {k: v[1] for k, v in QUANTITIES.items()},
-        "platform": pkm.platform,
-        "sized": not set(plane) <= set(ranges),  # the grid was fitted to the reachable set
-        "cancelled": stop_requested(cancel)(),
-    }
+    data = WorkspaceResult(
+        axes=list(found.axes),
+        first=found.first,
+        second=found.second,
+        fixed=found.fixed,
+        values=found.values,
+        computed=found.computed,
+        labels={k: v[0] for k, v in QUANTITIES.items()},
+        units={k: v[1] for k, v in QUANTITIES.items()},
+        platform=pkm.platform,
+        sized=not set(plane) <= set(ranges),
+        cancelled=stop_requested(cancel)(),
+    )
     return JobResult(
         "workspace",
         f"Workspace map over {found.axes[0]}, {found.axes[1]}",

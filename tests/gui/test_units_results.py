@@ -132,11 +132,11 @@ def test_the_workspace_map_follows_the_length_preference(window, qtbot, tmp_path
     assert [panel.plot.getAxis(side).labelText for side in axes] == ["platform x [m]", "platform z [m]"]
     window.set_units(DEG_MM)
     assert [panel.plot.getAxis(side).labelText for side in axes] == ["platform x [mm]", "platform z [mm]"]
-    first, second = (np.asarray(job.result.data[k]) for k in ("first", "second"))
+    first, second = np.asarray(job.result.data.first), np.asarray(job.result.data.second)
     x, y, width, height = panel.image.mapRectToParent(panel.image.boundingRect()).getRect()
     assert x == pytest.approx(1e3 * (first[0] - (first[1] - first[0]) / 2), rel=1e-12)
     assert width == pytest.approx(1e3 * (first[-1] - first[0]) * 7 / 6, rel=1e-12)
-    j, i = np.argwhere(np.isfinite(job.result.data["values"]["mass_condition"]))[0]
+    j, i = np.argwhere(np.isfinite(job.result.data.values["mass_condition"]))[0]
     assert panel.value_at(1e3 * first[i], 1e3 * second[j]).startswith(f"x = {1e3 * first[i]:.4g} mm, z = ")
     assert panel.export("csv", str(tmp_path / "map.csv"))
     table = pandas.read_csv(tmp_path / "map.csv")

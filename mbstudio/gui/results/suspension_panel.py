@@ -51,7 +51,7 @@ class SuspensionPanel(QWidget):
             self._draw()
 
     def _draw(self) -> None:
-        curves = self.result.data["curves"]
+        curves = self.result.data.curves
         self.page.loadFromData(report_bytes(curves, self.result.provenance.to_json(), "png", self.units), "PNG")
         self.summary.setText(_summary(curves, self.units))
         self._fit()
@@ -88,7 +88,7 @@ class SuspensionPanel(QWidget):
         path = export_path(self, "the suspension report", "suspension_report", fmt, path)
         if path is None:
             return False
-        curves, provenance = self.result.data["curves"], self.result.provenance.to_json()
+        curves, provenance = self.result.data.curves, self.result.provenance.to_json()
         if fmt == "csv":
             content = curves_csv(curves, provenance, units=self.units)
         else:
