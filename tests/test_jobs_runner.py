@@ -68,7 +68,7 @@ def test_a_job_returns_its_result_with_provenance_and_reports_progress(runner):
     assert p.model_hash == job.model_hash and len(p.model_hash) == 64
     assert (p.method, p.precision, p.version) == ("kinematics", "float64", __version__)
     assert p.options == {"samples": 5, "trajectory": None} and p.seconds > 0  # every option, defaults included
-    assert job.result.data["q"].shape == (5, len(job.result.data["coordinates"]))
+    assert job.result.data.q.shape == (5, len(job.result.data.coordinates))
     assert any(0 < f < 1 for f in seen) or job.message == "done"
 
 
@@ -114,7 +114,7 @@ def test_simulation_and_symbolic_eom_run_as_jobs(runner):
     assert simulation.wait(120) and eom.wait(120)
     assert simulation.state == DONE, simulation.error + simulation.details
     data = simulation.result.data
-    assert data["q"].shape == (6, len(data["coordinates"])) and "total_energy [J]" in data["series"]
+    assert data.q.shape == (6, len(data.coordinates)) and "total_energy [J]" in data.series
     assert simulation.result.provenance.method == "CVODES"
     assert eom.state == DONE, eom.error + eom.details
     assert {"mass_matrix", "bias", "gravity"} <= set(eom.result.data["groups"])

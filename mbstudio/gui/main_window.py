@@ -444,22 +444,22 @@ class MainWindow(QMainWindow):
         t, q, qd = 0.0, self.q, np.zeros(len(self.q))
         if frame is not None:
             data = self.plots.result.data
-            t, q = float(data["t"][frame]), np.asarray(data["q"][frame], float)
-            rates = {name.split(" [")[0]: values for name, values in data["series"].items()}
-            qd = np.array([rates[f"{c}_dot"][frame] for c in data["coordinates"]], float)
+            t, q = float(data.t[frame]), np.asarray(data.q[frame], float)
+            rates = {name.split(" [")[0]: values for name, values in data.series.items()}
+            qd = np.array([rates[f"{c}_dot"][frame] for c in data.coordinates], float)
         return self.view.overlays.show_forces(applied_forces(self.mech, t, q, qd))
 
     def show_traces(self, on: bool) -> list[str]:
         """View › Traces: the paths of the point measures along the shown run; the measures traced."""
         shown = on and self.plots.result is not None
-        return self.view.overlays.show_traces(self.plots.result.data["series"] if shown else None)
+        return self.view.overlays.show_traces(self.plots.result.data.series if shown else None)
 
     def show_ghosts(self, on: bool, count: int = 6) -> int:
         """View › Ghosted Poses: translucent copies of the bodies at `count` instants of the shown run."""
         result = self.plots.result
-        if not on or result is None or result.data["coordinates"] != list(self.mech.coordinates):
+        if not on or result is None or result.data.coordinates != list(self.mech.coordinates):
             return self.view.overlays.show_ghosts(None)
-        q = np.asarray(result.data["q"], float)
+        q = np.asarray(result.data.q, float)
         return self.view.overlays.show_ghosts(q[np.linspace(0, len(q) - 1, count).round().astype(int)])
 
     # ------------------------------------------------------------------ drawing
@@ -604,7 +604,7 @@ class MainWindow(QMainWindow):
         """A frame of an animation or the time cursor, drawn if the motion belongs to this structure; the
         document's pose is not changed (moving a slider shows it again)."""
         data = self.plots.result.data
-        if data["coordinates"] == list(self.mech.coordinates):
+        if data.coordinates == list(self.mech.coordinates):
             self.view.set_pose(q)
             self._draw_forces(self.plots.index)
 
@@ -750,14 +750,14 @@ class MainWindow(QMainWindow):
         """File › Export › Animation: the current run of the time histories, from the 3D view as shown, as GIF
         or MP4; frames render one per timer tick with a progress dialog, then encode in a worker thread."""
         result = self.plots.result
-        if result is None or result.data["coordinates"] != list(self.mech.coordinates):
+        if result is None or result.data.coordinates != list(self.mech.coordinates):
             QMessageBox.information(self, "Nothing to animate", "Run a kinematics or simulation job first.")
             return None
         if path is None:
             path, _ = QFileDialog.getSaveFileName(self, "Export animation", "motion.gif", "GIF (*.gif);;MP4 (*.mp4)")
             if not path:
                 return None
-        poses = np.asarray(result.data["q"], float)[frame_indices(np.asarray(result.data["t"], float), fps)]
+        poses = np.asarray(result.data.q, float)[frame_indices(np.asarray(result.data.t, float), fps)]
         try:
             export = AnimationExport(self.view.render_pose, poses, path, fps, self)
         except ModelError as exc:

@@ -69,3 +69,53 @@ class WorkspaceResult:
     platform: str
     sized: bool  # the grid was fitted to the reachable set
     cancelled: bool
+
+
+@dataclass(frozen=True)
+class LogSignals:
+    """The signals of a measured log as the Identification panel plots them (SI)."""
+
+    coordinates: list[str]  # the logged independent coordinates
+    actuated: list[str]  # the coordinates whose forces are logged
+    units: dict[str, str]  # each coordinate's position unit and each tau_<coordinate>'s force unit
+    t: np.ndarray  # s
+    positions: np.ndarray  # (len(t), len(coordinates)), as logged
+    filtered: np.ndarray  # the same, low-pass filtered
+    forces: np.ndarray  # (len(t), len(actuated)), as logged
+    t_kept: np.ndarray  # the samples kept after decimation
+    forces_filtered: np.ndarray  # (len(t_kept), len(actuated))
+    predicted: np.ndarray  # the estimated model's forces at t_kept
+
+
+@dataclass(frozen=True)
+class ValidationSignals:
+    """The measured and predicted forces on the validation log."""
+
+    t: np.ndarray
+    measured: np.ndarray
+    predicted: np.ndarray
+    file: str  # the validation log's name
+
+
+@dataclass(frozen=True)
+class IdentificationResult:
+    """Base parameters and friction from a measured log: the JSON document (identification/identify.py
+    `to_json`), the signals, and the check on a second log (None without one)."""
+
+    json: dict[str, Any]
+    signals: LogSignals
+    validation: ValidationSignals | None
+
+
+@dataclass(frozen=True)
+class MotionResult:
+    """A motion in time: a simulation from the document's state, or the kinematics along a trajectory."""
+
+    t: np.ndarray  # s
+    coordinates: list[str]  # the columns of q
+    q: np.ndarray  # (len(t), len(coordinates))
+    series: dict[str, np.ndarray]  # 'name [unit]' -> values at t, as plotted (body poses left to the 3D view)
+    notes: list[str] = field(default_factory=list)  # limits passed that nothing enforces, …
+    contacts: list[dict] = field(default_factory=list)  # a simulation's contacts of the stops
+    cross_check: dict | None = None  # the block model's largest errors and provenance, or why it failed
+    trajectory: str | None = None  # kinematics: the trajectory followed

@@ -121,7 +121,7 @@ def _kinematics(model: Model, options: dict) -> dict:
     from .tasks import kinematics
 
     result = kinematics(dumps(model), options, lambda *_: None, lambda: False)
-    series = result.data["series"]
+    series = result.data.series
     out = {f"peak {name}": float(np.abs(v).max()) for name, v in series.items() if name.startswith("actuator:")}
     out.update({"max " + n: float(np.max(v)) for n, v in series.items() if n.startswith("constraint_residual")})
     return out

@@ -37,7 +37,18 @@ from .options import (
     UrdfImportOptions,
     WorkspaceOptions,
 )
-from .results import CodeResult, EngineResult, EquilibriumResult, ImportResult, SuspensionResult, WorkspaceResult
+from .results import (
+    CodeResult,
+    EngineResult,
+    EquilibriumResult,
+    IdentificationResult,
+    ImportResult,
+    LogSignals,
+    MotionResult,
+    SuspensionResult,
+    ValidationSignals,
+    WorkspaceResult,
+)
 
 
 @dataclass
@@ -86,13 +97,8 @@ def kinematics(model_text: str, options: dict, progress: PartProgress, cancel: C
     progress(0.1, f"assembling {count} samples along '{trajectory.name}'")
     q, qd, qdd = (np.asarray(a, float) for a in sample_states(mech, times, fourier_path(mech, trajectory)))
     progress(0.7, "inverse dynamics")
-    data = {
-        "t": times,
-        "coordinates": list(mech.coordinates),
-        "q": q,
-        "trajectory": trajectory.name,
-        "series": motion_series(prescribed_motion(mech, times, q, qd, qdd)),
-    }
+    series = motion_series(prescribed_motion(mech, times, q, qd, qdd))
+    data = MotionResult(times, list(mech.coordinates), q, series, trajectory=trajectory.name)
     return JobResult(
         "kinematics",
         f"Kinematics along '{trajectory.name}'",
@@ -148,13 +154,14 @@ def simulation(model_text: str, options: dict, progress: PartProgress, cancel: C
     p = result.provenance
     title = f"Simulation over {opts.t_end:g} s" + "".join(f", {k}_dot(0) = {v:g}" for k, v in given.items())
     title += f", {len(result.contacts)} contacts of the stops" if result.contacts else ""
-    data = {"t": result.t, "coordinates": list(result.coordinates), "q": result.q, "notes": list(result.notes)}
-    data["contacts"] = [c.as_dict() for c in result.contacts]
-    if opts.cross_check:
-        data["cross_check"] = _cross_check(model, result, velocities, opts, progress, cancel)
-        failed = data["cross_check"].get("error")
+    checked = _cross_check(model, result, velocities, opts, progress, cancel) if opts.cross_check else None
+    if checked is not None:
+        failed = checked.get("error")
         title += f", block-model cross-check failed: {failed}" if failed else ", block-model cross-check"
-    data["series"] = motion_series(result)
+    contacts = [c.as_dict() for c in result.contacts]
+    data = MotionResult(
+        result.t, list(result.coordinates), result.q, motion_series(result), list(result.notes), contacts, checked
+    )
     return JobResult(
         "simulation", title, Provenance(text_hash(model_text), p.method, p.precision, opts.to_dict(), p.seconds), data
     )
@@ -792,24 +799,22 @@ def identification(model_text: str, options: dict, progress: PartProgress, cance
         cancel=cancel,
     )
     obs, check = result.observations, result.validation
-    data = {
-        "json": result.to_json(),
-        "signals": {
-            "coordinates": obs.log.coordinates,
-            "actuated": obs.log.actuated,
-            "units": _log_units(model_text, obs.log.coordinates, obs.log.actuated),
-            "t": obs.log.t,
-            "positions": obs.log.positions,
-            "filtered": obs.filtered,
-            "forces": obs.log.forces,
-            "t_kept": obs.t,
-            "forces_filtered": obs.forces,
-            "predicted": _predicted(result),
-        },
-        "validation": None
-        if check is None
-        else {"t": check.t, "measured": check.measured, "predicted": check.predicted, "file": Path(check.source).name},
-    }
+    signals = LogSignals(
+        coordinates=obs.log.coordinates,
+        actuated=obs.log.actuated,
+        units=_log_units(model_text, obs.log.coordinates, obs.log.actuated),
+        t=obs.log.t,
+        positions=obs.log.positions,
+        filtered=obs.filtered,
+        forces=obs.log.forces,
+        t_kept=obs.t,
+        forces_filtered=obs.forces,
+        predicted=_predicted(result),
+    )
+    validation = (
+        None if check is None else ValidationSignals(check.t, check.measured, check.predicted, Path(check.source).name)
+    )
+    data = IdentificationResult(result.to_json(), signals, validation)
     return JobResult(
         "identification",
         f"Identification from {Path(opts.data).name}",

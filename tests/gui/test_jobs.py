@@ -181,7 +181,7 @@ def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbo
     assert len(plots.view.curves()) == 2  # the independent coordinates, theta1 and theta2
     plots.cursor.setValue(1.0)  # dragging the time cursor moves the mechanism
     assert plots.index == 10 and plots.slider.value() == 10
-    assert shown and shown[-1] == pytest.approx(job.result.data["q"][10])
+    assert shown and shown[-1] == pytest.approx(job.result.data.q[10])
     plots.seek(0)
     plots.speed.setCurrentIndex(plots.speed.count() - 1)
     plots.loop.setChecked(False)
@@ -195,7 +195,7 @@ def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbo
     rows = list(csv.reader(line for line in exported["csv"].splitlines() if line[:1] != "#"))
     assert rows[0][0] == "t [s]" and len(rows) == 1 + 21
     column = rows[0].index("theta1 [rad]")
-    assert [float(r[column]) for r in rows[1:]] == list(job.result.data["series"]["theta1 [rad]"])  # every digit
+    assert [float(r[column]) for r in rows[1:]] == list(job.result.data.series["theta1 [rad]"])  # every digit
     data = json.loads(exported["json"])
     assert data["provenance"]["model_hash"] == job.model_hash
     assert data["series"]["theta1 [rad]"][10] == float(rows[11][column])
