@@ -117,7 +117,7 @@ def test_simulation_and_symbolic_eom_run_as_jobs(runner):
     assert data.q.shape == (6, len(data.coordinates)) and "total_energy [J]" in data.series
     assert simulation.result.provenance.method == "CVODES"
     assert eom.state == DONE, eom.error + eom.details
-    assert {"mass_matrix", "bias", "gravity"} <= set(eom.result.data["groups"])
+    assert {"mass_matrix", "bias", "gravity"} <= set(eom.result.data.groups)
     assert eom.result.provenance.precision == "exact"
 
 

@@ -574,9 +574,7 @@ def test_task_space_and_workspace_jobs():
         return False
 
     text = dumps(samples.load("delta_3rr2rrr"))
-    entries = {
-        (e["group"], e["entry"]): float(e["text"]) for e in task_space_eom(text, {}, quiet, quiet).data["entries"]
-    }
+    entries = {(e["group"], e["entry"]): float(e["text"]) for e in task_space_eom(text, {}, quiet, quiet).data.entries}
     assert entries[("task_mass", "[x,x]")] == pytest.approx(2.412964, abs=5e-7)
     assert entries[("task_gravity", "[z]")] == pytest.approx(40.34711, abs=5e-6)
     assert entries[("ik_jacobian", "[th1b,y]")] == pytest.approx(1.210992, abs=5e-7)

@@ -32,9 +32,9 @@ def test_an_unknown_trajectory_is_named_with_the_valid_ones():
 
 
 def test_base_parameter_options_reach_the_pipeline():
-    default = run(tasks.base_parameters, "four_bar", {"method": "dp"}).data["json"]["results"]["dp"]
+    default = run(tasks.base_parameters, "four_bar", {"method": "dp"}).data.json["results"]["dp"]
     wanted = ["mx1", *default["eliminated"][1:]]  # keep m1 instead of mx1: still a valid choice of base
-    chosen = run(tasks.base_parameters, "four_bar", {"method": "dp", "priority": wanted}).data["json"]
+    chosen = run(tasks.base_parameters, "four_bar", {"method": "dp", "priority": wanted}).data.json
     assert chosen["results"]["dp"]["rank"] == default["rank"] == 8
     assert "mx1" in chosen["results"]["dp"]["eliminated"] and chosen["provenance"]["trajectory"]["source"] in (
         "model",

@@ -119,3 +119,29 @@ class MotionResult:
     contacts: list[dict] = field(default_factory=list)  # a simulation's contacts of the stops
     cross_check: dict | None = None  # the block model's largest errors and provenance, or why it failed
     trajectory: str | None = None  # kinematics: the trajectory followed
+
+
+@dataclass(frozen=True)
+class EquationsResult:
+    """Equations of motion as the Equations of motion table shows them: one record per entry (group, row, col,
+    its name and LaTeX name, the constraint's label, text, LaTeX, pretty form, size), symbolic (M, c, g, Φq, γ)
+    or numbers (a parallel machine's task-space equations)."""
+
+    coordinates: list[str]
+    entries: list[dict[str, Any]]
+    constraint_labels: list[str]
+    independent_rows: list[int]
+    notes: list[str] = field(default_factory=list)
+    groups: dict[str, list[list[str]]] = field(default_factory=dict)  # symbolic: every entry's text by group
+
+
+@dataclass(frozen=True)
+class BaseParametersResult:
+    """The routes to the base parameters: the pipeline's JSON document, the spectra for the ridge panel, one row
+    per base parameter (keyed by the parameter it keeps) and one per standard parameter with its role."""
+
+    json: dict[str, Any]
+    spectra: list[dict[str, Any]]
+    table: list[dict[str, Any]]
+    parameters: list[dict[str, Any]]
+    parameter_names: list[str]

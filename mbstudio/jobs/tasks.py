@@ -38,8 +38,10 @@ from .options import (
     WorkspaceOptions,
 )
 from .results import (
+    BaseParametersResult,
     CodeResult,
     EngineResult,
+    EquationsResult,
     EquilibriumResult,
     IdentificationResult,
     ImportResult,
@@ -211,14 +213,14 @@ def symbolic_eom(model_text: str, options: dict, progress: PartProgress, cancel:
             f"{long} entries longer than {LATEX_LIMIT} operations have no LaTeX here; "
             "`mbstudio eom` writes them with common subexpressions"
         )
-    data = {
-        "coordinates": [str(c) for c in eom.coordinates],
-        "groups": group_texts(eom, entries),
-        "entries": entries,
-        "constraint_labels": list(eom.constraint_labels),
-        "independent_rows": list(eom.independent_rows),
-        "notes": notes,
-    }
+    data = EquationsResult(
+        coordinates=[str(c) for c in eom.coordinates],
+        entries=entries,
+        constraint_labels=list(eom.constraint_labels),
+        independent_rows=list(eom.independent_rows),
+        notes=notes,
+        groups=group_texts(eom, entries),
+    )
     return JobResult(
         "symbolic_eom",
         "Symbolic equations of motion",
@@ -310,13 +312,13 @@ def base_parameters(model_text: str, options: dict, progress: PartProgress, canc
         progress=progress,
         cancel=cancel,
     )
-    data = {
-        "json": run.to_json(),
-        "spectra": spectra(run),
-        "table": base_table(run),
-        "parameters": parameter_roles(run, model),
-        "parameter_names": run.parameter_names,
-    }
+    data = BaseParametersResult(
+        json=run.to_json(),
+        spectra=spectra(run),
+        table=base_table(run),
+        parameters=parameter_roles(run, model),
+        parameter_names=run.parameter_names,
+    )
     precision = ", ".join(f"{d} digits" for d in run.digits) if run.vp is not None else "float64"
     return JobResult(
         "base_parameters",
@@ -736,16 +738,16 @@ def task_space_eom(model_text: str, options: dict, progress: PartProgress, cance
         for j in range(i if symmetric else 0, len(columns))
         if abs(value[i, j]) > 1e-12 * np.abs(value).max()  # rounding of an exact zero (symmetry) left out
     ]
-    data = {
-        "entries": entries,
-        "independent_rows": [],
-        "coordinates": task,
-        "constraint_labels": [],
-        "notes": [
+    data = EquationsResult(
+        coordinates=task,
+        entries=entries,
+        constraint_labels=[],
+        independent_rows=[],
+        notes=[
             f"Task space of platform '{pkm.platform}' ({', '.join(task)}) at the document's pose, at rest, by the "
             f"modular method (Müller 2021): numbers, not expressions; actuated {', '.join(act)}."
         ],
-    }
+    )
     return JobResult(
         "task_space_eom",
         "Task-space equations of motion",

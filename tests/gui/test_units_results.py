@@ -160,7 +160,7 @@ def test_the_parameter_tables_stay_si_with_a_unit_column_whatever_the_display_un
     qtbot.waitUntil(lambda: not job.running, timeout=120_000)
     assert job.state == DONE, job.error
     rows = window.parameter_table.rows("text")
-    values = {p["name"]: p["value"] for p in job.result.data["parameters"]}
+    values = {p["name"]: p["value"] for p in job.result.data.parameters}
     for name, value, unit, *_ in rows:  # the four-bar's bodies are 1 to 3: the prefix says the unit
         assert unit == ("kg m^2" if name[0] == "I" else "kg m" if name[:2] in ("mx", "my", "mz") else "kg")
         assert value == f"{values[name]:.6g}"  # SI, as the model holds it, not kg mm
