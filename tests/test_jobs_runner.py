@@ -129,7 +129,7 @@ def test_a_family_that_fails_at_a_member_keeps_the_members_before(runner):
     job = runner.submit("linearization", point_pendulum(), options)
     assert job.wait(120) and job.state == FAILED
     assert job.error.startswith("schedule: gives no linear model at L = 0 (Singular matrix)")
-    assert job.result.data["family"]["values"].tolist() == [1.0, 0.5] and job.result.data["family"]["stopped"]
+    assert job.result.data.family["values"].tolist() == [1.0, 0.5] and job.result.data.family["stopped"]
 
 
 def _busy_job(runner):

@@ -33,6 +33,7 @@ from ..io.imports import file_format
 from ..io.urdf_export import urdf_text
 from ..jobs import DONE, Job, text_hash
 from ..jobs.options import options_of
+from ..jobs.results import LinearFamilyResult
 from ..kinematics import Mechanism
 from ..kinematics.fast_assembly import FastAssembly
 from ..kinematics.mechanism import BranchChangeWarning
@@ -585,8 +586,7 @@ class MainWindow(QMainWindow):
             return
         self.results.setdefault(job.model_hash, {})[job.task] = job
         self._show(job)
-        family = job.task == "linearization" and "family" in job.result.data
-        front = self.docks["lpv" if family else RESULT_PANELS[job.task][-1]]
+        front = self.docks["lpv" if isinstance(job.result.data, LinearFamilyResult) else RESULT_PANELS[job.task][-1]]
         front.show()
         front.raise_()
         ended = f"finished in {job.elapsed:.1f} s" if job.state == DONE else f"{job.message} after {job.elapsed:.1f} s"
@@ -620,10 +620,10 @@ class MainWindow(QMainWindow):
     def _animate_mode(self, k: int) -> None:
         """A mode selected in the Modes panel: its shape in the 3D view, if it belongs to this structure."""
         data = self.modes.data if self.modes.result is not None else None
-        if k < 0 or data is None or data["coordinates"] != list(self.mech.coordinates):
+        if k < 0 or data is None or data.coordinates != list(self.mech.coordinates):
             self.mode_animation.stop()
             return
-        self.mode_animation.start(np.asarray(data["poses"], float)[k])
+        self.mode_animation.start(np.asarray(data.poses, float)[k])
 
     def _equilibrium_found(self, job: Job) -> None:
         """Analysis › Equilibrium…: the pose moves there as one undoable edit (or is only shown), and what was

@@ -145,3 +145,32 @@ class BaseParametersResult:
     table: list[dict[str, Any]]
     parameters: list[dict[str, Any]]
     parameter_names: list[str]
+
+
+@dataclass(frozen=True)
+class LinearModelResult:
+    """One linear model as the Modes and Frequency-response panels show it: its document (io/state_space.py
+    `model_document`), modes with the closed poses that animate them, and the Bode form of every input/output
+    pair."""
+
+    model: dict[str, Any]
+    summary: str
+    note: str  # how the default operating point was chosen
+    modes: list[dict[str, Any]]
+    coordinates: list[str]  # the columns of each pose
+    poses: np.ndarray  # (modes, frames, coordinates)
+    frequency_hz: np.ndarray
+    magnitude_db: np.ndarray  # (frequencies, outputs, inputs)
+    phase_deg: np.ndarray
+    schedule: dict[str, Any] | None = None  # a family's member: {name, kind, unit, document_value, value}
+
+
+@dataclass(frozen=True)
+class LinearFamilyResult:
+    """Linear models over a scheduling coordinate or parameter (LPV): the schedule ({name, kind, unit, values,
+    count, start, stopped}), the members done, and each mode followed across them ({labels, frequency_hz,
+    damping})."""
+
+    family: dict[str, Any]
+    members: list[LinearModelResult]
+    branches: dict[str, Any]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,8 @@ from .results import (
     EquilibriumResult,
     IdentificationResult,
     ImportResult,
+    LinearFamilyResult,
+    LinearModelResult,
     LogSignals,
     MotionResult,
     SuspensionResult,
@@ -566,7 +568,7 @@ def linear_point(model, opts: LinearizationOptions):
     return operating_point(model, "initial", dict(opts.values), dict(opts.velocities))
 
 
-def linear_data(model, lin) -> dict:
+def linear_data(model, lin) -> LinearModelResult:
     """One linear model as the Modes and Frequency-response panels show it: its document (io/state_space.py),
     modes with the closed poses that animate them, and the Bode form of every input/output pair."""
     from ..io.state_space import model_document, summary
@@ -576,17 +578,17 @@ def linear_data(model, lin) -> dict:
     found = modes(lin)
     w = frequency_grid(lin.eigenvalues)
     magnitude, phase = bode(frequency_response(lin.A, lin.B, lin.C, lin.D, w))
-    return {
-        "model": model_document(lin),
-        "summary": summary(model.name, lin),
-        "note": lin.point.note,  # how the default operating point was chosen
-        "modes": [m.to_dict() for m in found],
-        "coordinates": list(lin.point.coordinates),
-        "poses": np.array([mode_poses(model, lin, m) for m in found]),
-        "frequency_hz": w / (2 * np.pi),
-        "magnitude_db": magnitude,
-        "phase_deg": phase,
-    }
+    return LinearModelResult(
+        model=model_document(lin),
+        summary=summary(model.name, lin),
+        note=lin.point.note,
+        modes=[m.to_dict() for m in found],
+        coordinates=list(lin.point.coordinates),
+        poses=np.array([mode_poses(model, lin, m) for m in found]),
+        frequency_hz=w / (2 * np.pi),
+        magnitude_db=magnitude,
+        phase_deg=phase,
+    )
 
 
 def _linear_family(
@@ -600,11 +602,11 @@ def _linear_family(
     values = np.linspace(float(schedule["from"]), float(schedule["to"]), count)
     kind, unit, document_value = schedule_of(model, name)
     header = {"name": name, "kind": kind, "unit": unit, "document_value": document_value}
-    parts: list[dict] = []
+    parts: list[LinearModelResult] = []
 
     def send(varied, lin) -> None:
         value = values[len(parts)]
-        parts.append({**linear_data(varied, lin), "schedule": {**header, "value": float(value)}})
+        parts.append(replace(linear_data(varied, lin), schedule={**header, "value": float(value)}))
         progress(len(parts) / count, f"{name} = {value:g} {unit}: {len(parts)} of {count} models", parts[-1])
 
     progress(0.0, f"compiling the equations for {count} models over {name}")
@@ -613,12 +615,12 @@ def _linear_family(
     return linear_family_result(parts, opts.to_dict(), model_hash, time.perf_counter() - start)
 
 
-def linear_family_result(parts: list[dict], options: dict, model_hash: str, seconds: float) -> JobResult:
+def linear_family_result(parts: list[LinearModelResult], options: dict, model_hash: str, seconds: float) -> JobResult:
     """The family from the members done (all of them, or those of a job that stopped early), with its modes
     followed across the members for the plot against the scheduling parameter."""
     opts = LinearizationOptions.from_dict(options)
-    header, count = parts[0]["schedule"], int(opts.schedule["count"])
-    values = np.array([p["schedule"]["value"] for p in parts])
+    header, count = parts[0].schedule, int(opts.schedule["count"])
+    values = np.array([p.schedule["value"] for p in parts])
     family = {
         **{k: header[k] for k in ("name", "kind", "unit")},
         "values": values,
@@ -626,8 +628,8 @@ def linear_family_result(parts: list[dict], options: dict, model_hash: str, seco
         "start": int(np.abs(values - header["document_value"]).argmin()),  # the member nearest the document
         "stopped": len(parts) < count,  # cancelled, or failed at the next member
     }
-    data = {"family": family, "members": parts, "branches": _branches([p["modes"] for p in parts])}
-    method = parts[0]["model"]["provenance"]["method"]
+    data = LinearFamilyResult(family, parts, _branches([p.modes for p in parts]))
+    method = parts[0].model["provenance"]["method"]
     provenance = Provenance(model_hash, method, "float64", opts.to_dict(), seconds)
     done = f"{len(parts)} of {count}" if family["stopped"] else str(count)
     return JobResult("linearization", f"{done} linear models over {header['name']}", provenance, data)
