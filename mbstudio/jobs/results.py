@@ -4,7 +4,7 @@ attribute (`result.data.summary`), beside its provenance in `JobResult`.
 A result crosses a process boundary (jobs/runner.py pickles it), so its fields are plain data: numbers, strings,
 lists, dicts, numpy arrays, and the computing layer's own result objects where they are already plain data
 (`SuspensionCurves`). Adding an analysis: one class here, built by its task in jobs/tasks.py (docs/architecture.md,
-"Adding an analysis"). Tasks not yet moved here still return a dict.
+"Adding an analysis").
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ class JobResult:
     task: str
     title: str
     provenance: Provenance
-    data: Any = field(default_factory=dict)  # the task's result class (jobs/results.py), a dict for those not moved
+    data: Any = field(default_factory=dict)  # the task's result class (jobs/results.py); a script's task: any
 
     @property
     def notes(self) -> list[str]:
