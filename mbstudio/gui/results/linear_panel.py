@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
 from ...io.display_units import SI, DisplayUnits
 from ...io.state_space import in_display_units
 from ...jobs import JobResult
-from ...jobs.results import LinearFamilyResult
+from ...jobs.results import LinearFamilyResult, LinearModelResult
 from .panel_parts import export_button, export_path, stale_banner
 
 
@@ -113,8 +113,8 @@ class LinearPanel(QWidget):
         return self.result.data.family
 
     @property
-    def data(self) -> dict:
-        """The shown linear model's data (tasks.linear_data): the result's own, or the picked member's."""
+    def data(self) -> LinearModelResult:
+        """The shown linear model: the result's own, or the picked member's."""
         data = self.result.data
         return data.members[self.member] if isinstance(data, LinearFamilyResult) else data
 
