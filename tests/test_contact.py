@@ -370,3 +370,16 @@ def test_a_four_bar_striking_a_wall_keeps_its_loop_closed_and_its_energy_balance
     assert result.energy_drift < 1e-7
     assert result.kinetic[-1] < 1e-6 * result.kinetic[0]
     assert monitor(result, "dissipated_energy")[-1] == pytest.approx(result.total[0] - result.total[-1], rel=1e-6)
+
+
+@pytest.mark.parametrize(("exponent", "unit"), [(1.5, "N/m^1.5"), (1.0, "N/m^1"), ("n_c", "N/m^n (n the exponent)")])
+def test_the_properties_panel_gives_the_contact_stiffness_its_exponents_unit(exponent, unit):
+    """k of f_n = k δ^n is in N/m^n: the field editor shows that unit for the element's exponent, and the
+    dissipation and stiction velocity in theirs (not a spring's N/m or a joint friction's rad/s)."""
+    from mbstudio.gui.editing.fields import fields_for
+
+    model = ball(0.1, 1.0)
+    model.forces[0].exponent = exponent
+    units = {f.name: f.unit for f in fields_for(model, ("force", "foot"))[1]}
+    assert units["stiffness"] == unit
+    assert (units["dissipation"], units["stiction_velocity"], units["radius"]) == ("s/m", "m/s", "m")
