@@ -1,5 +1,5 @@
 """solo12 (example-robot-data) imported with its ground, standing and trotting under joint PD control on the
-compliant contacts (simulation/legged.py, docs/contact.md). The standing robot's contact forces are checked
+compliant contacts (io/legged.py, docs/contact.md). The standing robot's contact forces are checked
 against its weight from Pinocchio's reading of the same file (an independent total mass) and its penetrations
 against the static penetration the stiffness gives under those forces and under an even share of the weight."""
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from mbstudio.io.example_robots import robot_path, robots_folder
+from mbstudio.io.legged import SOLO12_STANDING, TROT_PAIRS, solo12, trot_gait
 from mbstudio.model import loads
-from mbstudio.simulation.legged import SOLO12_STANDING, TROT_PAIRS, solo12, trot_gait
 from mbstudio.simulation.run import simulate
 
 needs_robots = pytest.mark.skipif(robots_folder() is None, reason="example-robot-data is not installed")

@@ -62,7 +62,7 @@ def test_solo12_with_sticking_feet_matches_pinocchios_constraint_dynamics(moving
     mass times the centre of mass's acceleration less gravity (Newton, Pinocchio's centre of mass). Moving: body and
     legs move together with the feet still (a velocity in the null space of the feet's Jacobian), given to
     Pinocchio as its free flyer's velocity in base axes."""
-    from mbstudio.simulation.legged import solo12
+    from mbstudio.io.legged import solo12
 
     mech = Mechanism(solo12("stand"))
     q = np.asarray(mech.tree.initial_coordinates(), float)

@@ -1,6 +1,6 @@
 """`mbstudio legged [--robot solo12] [--gait stand|trot] [--frequency HZ] -o OUT.mbs`: a legged robot from
 example-robot-data, imported with its ground and foot contacts, under joint PD control holding its nominal pose
-or following a trot (simulation/legged.py, docs/contact.md); simulate it with `mbstudio simulate OUT.mbs
+or following a trot (io/legged.py, docs/contact.md); simulate it with `mbstudio simulate OUT.mbs
 --method CVODES-BDF`."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..simulation.legged import solo12
+    from ..io.legged import solo12
 
     check_outputs([args.out], [])
     model = solo12(args.gait, args.frequency)

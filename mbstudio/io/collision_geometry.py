@@ -133,7 +133,7 @@ def add_ground(
         if left_out:
             notes.append(f"no ground added: no collision geometry MB Studio turns into contacts ({_listed(left_out)})")
         return
-    bottoms = _bottoms(model, spheres, plane)
+    bottoms = sphere_bottoms(model, spheres, (0.0, 0.0, 1.0) if plane is None else plane[1])
     level = plane[0] @ plane[1] if plane is not None else float(bottoms.min())
     lowest = int(np.sum(bottoms - bottoms.min() <= defaults.penetration))
     mass = sum(float(b.inertia["m"]) for b in model.bodies)
@@ -169,17 +169,16 @@ def _rounded(radius: float) -> float:
     return float(f"{radius:.12g}")
 
 
-def _bottoms(model: Model, spheres: list, plane) -> np.ndarray:
-    """Each sphere's lowest point's height along the plane's normal (world z without a plane) at the initial
-    pose."""
+def sphere_bottoms(model: Model, spheres: list, normal=(0.0, 0.0, 1.0)) -> np.ndarray:
+    """The height along `normal` of each sphere's lowest point, (body label, centre in body axes, radius, ...),
+    at the document's initial pose (m,)."""
     mech = Mechanism(model)
-    q = np.asarray(mech.tree.initial_coordinates(), float)[None]
-    poses = mech.poses(q)
-    normal = np.array([0.0, 0.0, 1.0]) if plane is None else np.asarray(plane[1], float)
+    poses = mech.poses(np.asarray(mech.tree.initial_coordinates(), float)[None])
+    normal = np.asarray(normal, float)
     out = []
-    for body, centre, radius, _ in spheres:
+    for body, centre, radius, *_ in spheres:
         rotation, origin = (np.asarray(x[0], float) for x in poses[body])
-        out.append((origin + rotation @ centre) @ normal - radius)
+        out.append((origin + rotation @ np.asarray(centre, float)) @ normal - radius)
     return np.array(out)
 
 

@@ -42,7 +42,7 @@ def test_file_import_lands_solo12_on_a_ground_unless_asked_not_to(window, qtbot)
 def test_force_arrows_show_the_feet_carrying_the_standing_robot(window, qtbot):
     """solo12 standing at its static penetration: four upward arrows at the feet, the support polygon through
     them and the centre of pressure inside it; a screenshot when MBSTUDIO_SCREENSHOTS names a folder."""
-    from mbstudio.simulation.legged import solo12
+    from mbstudio.io.legged import solo12
 
     window.document.replace(solo12("stand"), None)
     window.view.scene.camera("isometric")

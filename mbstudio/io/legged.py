@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from ..kinematics import Mechanism
 from ..model import Model
 from ..model.document import Contact, JointSpringDamper
+from .collision_geometry import sphere_bottoms
 
 # example-robot-data's "standing" configuration of solo12 (solo.srdf): the knees bent back in front, forward behind
 SOLO12_STANDING = {
@@ -51,20 +49,13 @@ def _rest_on_ground(model: Model) -> None:
     quarter of the weight (the stance's expected share)."""
     contacts = [f for f in model.forces if isinstance(f, Contact)]
     values = model.parameter_values()
-    mech = Mechanism(model)
-    q = np.asarray(mech.tree.initial_coordinates(), float)[None]
-    poses = mech.poses(q)
-    bottoms = []
-    for c in contacts:
-        rotation, origin = (np.asarray(x[0], float) for x in poses[c.body])
-        centre = origin + rotation @ np.asarray(model.body(c.body).points[c.point], float)
-        bottoms.append(centre[2] - _number(c.radius, values) - _number(c.plane_origin[2], values))
+    spheres = [(c.body, model.body(c.body).points[c.point], _number(c.radius, values)) for c in contacts]
+    lowest = float(sphere_bottoms(model, spheres).min()) - _number(contacts[0].plane_origin[2], values)
     weight = sum(float(b.inertia["m"]) for b in model.bodies) * abs(float(model.gravity[2]))
     k, n = _number(contacts[0].stiffness, values), _number(contacts[0].exponent, values)
-    depth = (weight / 4 / k) ** (1 / n)
     root = next(j for j in model.joints if j.type in ("free", "free_euler") and j.parent in ("0", "ground"))
     z = root.coordinates[2]
-    z.initial = float(z.initial or 0.0) - min(bottoms) - depth
+    z.initial = float(z.initial or 0.0) - lowest - (weight / 4 / k) ** (1 / n)
 
 
 def _number(value, values: dict) -> float:
@@ -90,8 +81,8 @@ def trot_gait(pose: dict[str, float], frequency: float = 2.0, lift: float = 0.3,
 def solo12(gait: str = "stand", frequency: float = 2.0) -> Model:
     """solo12 from example-robot-data, imported with its ground (foot spheres from its collision meshes), standing
     at its nominal pose under PD control ("stand") or trotting from a prescribed joint trajectory ("trot")."""
-    from ..io.example_robots import robot_path
-    from ..io.urdf_import import import_urdf
+    from .example_robots import robot_path
+    from .urdf_import import import_urdf
 
     imported = import_urdf(robot_path("solo12")).model
     kp, kd = SOLO12_GAINS
