@@ -154,3 +154,14 @@ def test_an_imported_cart_lands_on_its_ground_instead_of_falling_through(tmp_pat
     assert lift[-1] == pytest.approx(2.6 * 9.81, rel=1e-3)
     deepest = max(values.max() for name, values in columns.items() if name.endswith(".penetration"))
     assert 0 < deepest < 5e-3
+
+
+def test_geometry_without_contacts_is_named_and_a_robot_of_it_alone_gets_no_ground(tmp_path):
+    """An ellipsoid has no contact spheres: named in the notes; with nothing else to stand on, no ground."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "egg.xml"
+    path.write_text("""<mujoco model="egg"><worldbody><body name="egg" pos="0 0 1"><freejoint/>
+      <geom name="shell" type="ellipsoid" size="0.1 0.05 0.05" mass="1"/></body></worldbody></mujoco>""")
+    result = import_mechanism(path)
+    assert not contacts(result.model) and "ground_z" not in result.model.parameter_values()
+    assert any("no ground added" in n and "ellipsoid 'shell' of body 'egg'" in n for n in result.notes)
