@@ -36,6 +36,7 @@ from ..kinematics import Mechanism
 from ..kinematics.fast_assembly import FastAssembly
 from ..kinematics.mechanism import BranchChangeWarning
 from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, loads, write_all, write_atomic
+from ..simulation.contact_results import support
 from ..simulation.measures import applied_forces
 from . import menus
 from .editing.coordinates_panel import CoordinatesPanel, DrivingDialog, coordinate_range
@@ -431,14 +432,16 @@ class MainWindow(QMainWindow):
         self.view.scene.request_render()
 
     def show_forces(self, on: bool) -> int:
-        """View › Force Arrows: the springs' and point forces' arrows at the shown instant of the run (at the
-        document's pose, at rest, without one); the number of arrows."""
+        """View › Force Arrows: the springs', point forces' and contacts' arrows at the shown instant of the run
+        (at the document's pose, at rest, without one), with the contacts' support polygon and centre of
+        pressure; the number of arrows."""
         self._forces_on = on
         return self._draw_forces()
 
     def _draw_forces(self, frame: int | None = None) -> int:
         """Force arrows at sample `frame` of the shown run, or at the document's pose at rest (None)."""
         if not self._forces_on:
+            self.view.overlays.show_support(None, None)
             return self.view.overlays.show_forces(None)
         t, q, qd = 0.0, self.q, np.zeros(len(self.q))
         if frame is not None:
@@ -446,6 +449,8 @@ class MainWindow(QMainWindow):
             t, q = float(data["t"][frame]), np.asarray(data["q"][frame], float)
             rates = {name.split(" [")[0]: values for name, values in data["series"].items()}
             qd = np.array([rates[f"{c}_dot"][frame] for c in data["coordinates"]], float)
+        stance = support(self.mech, t, q, qd)  # a legged robot's support polygon and centre of pressure
+        self.view.overlays.show_support(stance.polygon, stance.pressure_centre)
         return self.view.overlays.show_forces(applied_forces(self.mech, t, q, qd))
 
     def show_traces(self, on: bool) -> list[str]:

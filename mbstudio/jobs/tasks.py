@@ -470,15 +470,16 @@ def c_code(model_text: str, options: dict, progress: Progress, cancel: Cancel) -
 def urdf_import(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
     """A mechanism from the URDF or MJCF file options["path"] as model text and the import's notes; for URDF, meshes
     are looked up in options["package_paths"], options["fixed_base"] welds the root link and
-    options["repair_inertias"] makes impossible inertias possible. The window's document (model_text) is not
-    involved."""
+    options["repair_inertias"] makes impossible inertias possible; options["no_ground"] leaves out the ground plane
+    and contacts a floating robot gets. The window's document (model_text) is not involved."""
     from ..io.imports import file_format, import_mechanism
     from ..model import dumps
 
     start = time.perf_counter()
     progress(0.1, f"reading {options['path']}")
     floating, repair = not options.get("fixed_base", False), options.get("repair_inertias", False)
-    result = import_mechanism(options["path"], options.get("package_paths", []), floating, repair)
+    ground = not options.get("no_ground", False)
+    result = import_mechanism(options["path"], options.get("package_paths", []), floating, repair, ground=ground)
     text = dumps(result.model)
     reader = {"URDF": "yourdfpy", "MJCF": "MuJoCo's compiler"}[kind := file_format(options["path"])]
     provenance = Provenance(text_hash(text), f"{kind} import ({reader})", "float64", options, 0.0)

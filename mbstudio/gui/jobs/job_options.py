@@ -70,7 +70,7 @@ DEFAULTS: dict[str, dict] = {
     "workspace": {"plane": None, "ranges": None, "points": 41, "at": None},
     "suspension_report": {"measure": None, "travel": 0.1, "points": 41},
     "identification": {"data": "", "validate": "", "friction": [], "digits": 30, "cutoff_hz": None},
-    "urdf_import": {"package_folder": "", "fixed_base": False, "repair_inertias": False},
+    "urdf_import": {"package_folder": "", "fixed_base": False, "repair_inertias": False, "no_ground": False},
 }
 OPERATING_POINTS = {
     "auto": "The nearest equilibrium that is not unstable, else the pose",
@@ -965,6 +965,8 @@ class UrdfImportDialog(OptionsDialog):
         self.fixed = self.check("fixed_base", "weld the root link to the ground (fixed base)", floating)
         kept = "by default they are kept as the file gives them (as Pinocchio reads them) and named in the notes"
         self.repair = self.check("repair_inertias", "repair inertias no rigid body can have", kept)
+        ground = "by default a floating robot lands on a ground plane under its lowest collision geometry"
+        self.no_ground = self.check("no_ground", "leave out the ground (no contacts)", ground)
 
     def read(self) -> dict:
         folder = self.field("package_folder", package_folder)
@@ -973,14 +975,16 @@ class UrdfImportDialog(OptionsDialog):
             "package_folder": folder or "",
             "fixed_base": self.fixed.isChecked(),
             "repair_inertias": self.repair.isChecked(),
+            "no_ground": self.no_ground.isChecked(),
         }
 
     def hint_text(self, values: dict) -> str:
         base = "is welded to the ground" if values.get("fixed_base") else "floats on a free joint"
         kept = "replaced by the nearest possible ones" if values.get("repair_inertias") else "kept as written"
+        ground = "no ground" if values.get("no_ground") or values.get("fixed_base") else "a ground plane"
         return (
-            f"The root link {base} (a root link named 'world' is the ground). Inertias no rigid body can have are "
-            f"{kept} and named in the notes."
+            f"The root link {base} (a root link named 'world' is the ground), with {ground} under it. Inertias no "
+            f"rigid body can have are {kept} and named in the notes."
         )
 
 
