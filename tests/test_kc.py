@@ -327,3 +327,25 @@ def test_make_compliant_on_a_closed_loop_chooses_the_coordinates_anew():
     mech = Mechanism(loads(dumps(model)))
     after = mech.points(mech.assemble(None))
     assert after[("3", "K")] == pytest.approx(before[("3", "K")], abs=1e-12)
+
+
+def test_the_command_writes_the_sweeps_the_page_and_the_figures(tmp_path, capsys):
+    """`mbstudio kc`: the travel CSV and one per load case, each with its provenance sidecar, the PDF page, and
+    --json's figures equal to the Python API's for the same options; a wrong --out is refused before any work."""
+    from mbstudio.cli import main
+
+    out, page = tmp_path / "kc.csv", tmp_path / "kc.pdf"
+    arguments = ["kc", str(samples.path("sla_suspension_bushed")), "--out", str(out), "--report", str(page),
+                 "--points", "5", "--load-points", "3", "--json", "--quiet"]  # fmt: skip
+    assert main(arguments) == 0
+    figures = json.loads(capsys.readouterr().out)
+    python = kc_analysis(bushed(), KCOptions(travel_points=5, load_points=3))
+    for name, (unit, value) in python.summary.items():
+        assert figures["summary"][name] == {"unit": unit, "value": pytest.approx(value, rel=1e-9)}
+    assert page.read_bytes().startswith(b"%PDF")
+    for path in [out, *(tmp_path / f"kc.{case}.csv" for case in CASES)]:
+        assert path.exists() and Path(f"{path}.json").exists()
+    header = out.read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert header[:3] == ["wheel travel [m]", "toe [rad]", "camber [rad]"] and "wheel_rate [N/m]" in header
+    assert main(["kc", str(samples.path("sla_suspension_bushed")), "--out", str(tmp_path / "kc.txt")]) == 2
+    assert "--out" in capsys.readouterr().err

@@ -154,8 +154,12 @@ def report_bytes(
     fmt = fmt.lower()
     if fmt not in FORMATS:
         raise ModelError("report", "is written as PNG, SVG or PDF", fmt, ", ".join(FORMATS))
-    figure = report_figure(curves, provenance, units)
     title = f"Suspension report: {curves.model}, corner '{curves.measure}'"
+    return figure_bytes(report_figure(curves, provenance, units), title, provenance, fmt)
+
+
+def figure_bytes(figure: Figure, title: str, provenance: dict | None, fmt: str) -> bytes:
+    """A page as the bytes of a PNG, SVG or PDF file, its title and the provenance in its metadata."""
     about = str(provenance or "")
     metadata = {
         "png": {"Title": title, "Description": about, "Software": "MB Studio"},
@@ -183,6 +187,11 @@ def curves_csv(curves: SuspensionCurves, provenance: dict, sweep: str = "travel"
     data = curves.travel if sweep == "travel" else curves.steer
     if data is None:
         raise ModelError("sweep", "is not in this report", sweep, "travel" + (", steer" if curves.steer else ""))
+    return sweep_csv(data, provenance, units)
+
+
+def sweep_csv(data: Sweep, provenance: dict, units: DisplayUnits = SI) -> CsvTable:
+    """The swept quantity, then each curve, every header with its unit, the provenance beside it."""
     names = list(data.curves)
     header = [f"{data.name} [{data.unit}]"] + [f"{name} [{data.curves[name][0]}]" for name in names]
     columns = np.column_stack([data.x, *(data.curves[name][1] for name in names)])
