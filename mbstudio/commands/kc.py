@@ -18,7 +18,7 @@ from pathlib import Path
 from ..io.csv_text import write_output
 from ..io.display_units import UNITS_HELP, parse_units
 from ..io.kc_report import kc_csv, kc_json, save_kc_report, summary_lines
-from ..io.suspension_report import FORMATS, PAGE_UNITS
+from ..io.suspension_report import PAGE_UNITS, page_format
 from ..jobs.tasks import kc_rig
 from ..model import ModelError, check_outputs, dumps, load
 from ..simulation.kc_rig import CASES
@@ -67,8 +67,8 @@ def options_from(args: argparse.Namespace) -> dict:
 def run(args: argparse.Namespace) -> int:
     if not args.out.lower().endswith(".csv"):
         raise ModelError("--out", "must end in .csv", args.out, "kc.csv")
-    if args.report and Path(args.report).suffix.lower().lstrip(".") not in FORMATS:
-        raise ModelError("--report", "must end in .pdf, .png or .svg", args.report, "kc.pdf")
+    if args.report:
+        page_format(args.report, "--report", "kc.pdf")
     sidecars = [str(Path(args.out).with_suffix(f".{case}.csv")) for case in CASES]
     check_outputs([args.out, *sidecars, args.report], [args.file])  # before the work, not after
     units = parse_units(args.units)

@@ -21,15 +21,15 @@ from ..simulation.kc_rig import CASES, KCResult
 from .csv_text import CsvTable
 from .display_units import SI, DisplayUnits
 from .suspension_report import (
-    DESIGN,
     DPI,
-    FORMATS,
     LINE,
     PAGE_UNITS,
     _footer,
     _style,
+    _travel_panel,
     _wrap,
     figure_bytes,
+    page_format,
     shown,
     sweep_csv,
 )
@@ -53,7 +53,6 @@ TRAVEL_PANELS = {
     "anti_braking": ("anti-dive / anti-lift (braking)", "% of the load transfer"),
     "anti_traction": ("anti-lift / anti-squat (traction)", "% of the load transfer"),
 }
-PERCENT = ("anti_braking", "anti_traction")
 CASE_TITLES = {
     "lateral": "lateral force at the\ncontact patch",
     "braking": "longitudinal force at the contact\npatch (braking −)",
@@ -71,8 +70,6 @@ def headline(unit: str, value: float, units: DisplayUnits = PAGE_UNITS) -> tuple
     if unit == "N/m":
         length, size = shown("m", 1.0, units)
         return f"N/{length}", value / float(size) if np.isfinite(value) else value
-    if unit == "1":
-        return "%", 100 * value
     name, shown_value = shown(unit, value, units)
     return name, float(shown_value)
 
@@ -95,7 +92,7 @@ def kc_figure(result: KCResult, provenance: dict | None = None, units: DisplayUn
     panels = list(top.subplots(4, 4).ravel())
     names = [n for n in TRAVEL_PANELS if n in result.travel.curves]
     for axes, name in zip(panels, names, strict=False):
-        _travel_panel(axes, result, name, units)
+        _travel_panel(axes, result.travel, name, None, units, TRAVEL_PANELS)
     for axes in panels[len(names) :]:
         axes.set_axis_off()
     notes = _notes(result) + (f"\n\n{_wrap(_footer(provenance), 40)}" if provenance else "")
@@ -115,23 +112,6 @@ def _title(result: KCResult, units: DisplayUnits) -> str:
         f"Parallel wheel travel {travel.min():+.4g} to {travel.max():+.4g} {length} (bump +), each point a static "
         f"equilibrium of the compliant corner, the chassis held; gravity {'on' if result.options.gravity else 'off'}"
     )
-
-
-def _travel_panel(axes, result: KCResult, name: str, units: DisplayUnits) -> None:
-    unit, values = result.travel.curves[name]
-    length, x = shown("m", result.travel.x, units)
-    if name in PERCENT:
-        shown_unit, y = "%", 100 * np.asarray(values)
-    else:
-        shown_unit, y = shown(unit, values, units)
-    axes.plot(x, y, color=LINE, linewidth=1.6)
-    k = int(np.abs(x).argmin())
-    axes.plot([x[k]], [y[k]], "o", color=DESIGN, markersize=4)
-    title, sense = TRAVEL_PANELS[name]
-    axes.set_title(f"{title} [{shown_unit}]", fontsize=9, loc="left")
-    axes.set_ylabel(sense, fontsize=7, color="#606060")
-    axes.set_xlabel(f"wheel travel [{length}]", fontsize=8)
-    _style(axes)
 
 
 def _load_row(row, result: KCResult, case: str, units: DisplayUnits) -> None:
@@ -181,21 +161,15 @@ def _notes(result: KCResult) -> str:
 
 
 def kc_bytes(result: KCResult, provenance: dict | None, fmt: str, units: DisplayUnits = PAGE_UNITS) -> bytes:
-    fmt = fmt.lower()
-    if fmt not in FORMATS:
-        raise ModelError("report", "is written as PNG, SVG or PDF", fmt, ", ".join(FORMATS))
     title = f"K&C report: {result.model}, corner '{result.measure}'"
-    return figure_bytes(kc_figure(result, provenance, units), title, provenance, fmt)
+    return figure_bytes(lambda: kc_figure(result, provenance, units), title, provenance, fmt)
 
 
 def save_kc_report(
     result: KCResult, provenance: dict | None, path: str | Path, units: DisplayUnits = PAGE_UNITS
 ) -> None:
     """The page written atomically to `path`, its format from the suffix (.png, .svg, .pdf)."""
-    fmt = Path(path).suffix.lower().lstrip(".")
-    if fmt not in FORMATS:
-        raise ModelError("--report", "must end in .png, .svg or .pdf", str(path), "kc.pdf")
-    write_atomic(path, kc_bytes(result, provenance, fmt, units))
+    write_atomic(path, kc_bytes(result, provenance, page_format(path, "--report", "kc.pdf"), units))
 
 
 def kc_csv(result: KCResult, provenance: dict, sweep: str = "travel", units: DisplayUnits = SI) -> CsvTable:

@@ -417,8 +417,8 @@ class _Rig:
             braking, traction = o.brake_front_share * levers, o.drive_share * levers
         else:
             braking, traction = -(1 - o.brake_front_share) * levers, -o.drive_share * levers
-        out["anti_braking"] = ("1", braking * velocities[:, 0] / velocities[:, 2])
-        out["anti_traction"] = ("1", traction * centre_velocity[:, 0] / centre_velocity[:, 2])
+        out["anti_braking"] = ("%", 100 * braking * velocities[:, 0] / velocities[:, 2])
+        out["anti_traction"] = ("%", 100 * traction * centre_velocity[:, 0] / centre_velocity[:, 2])
         out["wheel_rate"] = ("N/m", np.array([t[-1] for t in tangents]))
         return out
 
