@@ -372,3 +372,15 @@ def test_the_command_writes_the_sweeps_the_page_and_the_figures(tmp_path, capsys
     assert header[:3] == ["wheel travel [m]", "toe [rad]", "camber [rad]"] and "wheel_rate [N/m]" in header
     assert main(["kc", str(samples.path("sla_suspension_bushed")), "--out", str(tmp_path / "kc.txt")]) == 2
     assert "--out" in capsys.readouterr().err
+
+
+def test_progress_rises_to_one_and_cancel_stops_between_points():
+    from mbstudio.progress import Cancelled
+
+    seen = []
+    kc_analysis(bushed(), KCOptions(travel_points=5, load_points=3), progress=lambda f, m: seen.append(f))
+    assert np.all(np.diff(seen) >= 0) and seen[-1] == 1.0 and len(seen) > 10
+    asked = []
+    with pytest.raises(Cancelled, match="cancelled during: .* load"):
+        kc_analysis(bushed(), KCOptions(travel_points=5, load_points=3),
+                    cancel=lambda: asked.append(1) or len(asked) > 8)  # fmt: skip

@@ -295,11 +295,12 @@ class _Rig:
         )
 
     # ------------------------------------------------------------------ sweeps
-    def _walk(self, targets: np.ndarray, solve, stops: list[str], what: str, stages: Stages, total: int):
-        """Points along `targets` outwards from the design, each from the last; stops at the first it cannot solve."""
+    def _walk(self, targets: np.ndarray, solve, stops: list[str], what: str, progress) -> tuple[list, list]:
+        """Points along `targets` outwards from the design, each from the last; stops at the first it cannot solve.
+        `progress(message)` is told of each point before it is solved."""
         done, points, last = [], [], self.design
         for target in targets:
-            stages.within(len(done) / total, f"{what} {target:+.4g}")
+            progress(f"{what} {target:+.4g}")
             try:
                 last = solve(float(target), last)
             except (AssemblyError, np.linalg.LinAlgError) as exc:
@@ -310,8 +311,13 @@ class _Rig:
         return done, points
 
     def _sweep(self, targets: np.ndarray, solve, stops, what: str, stages: Stages):
-        up = self._walk(targets[targets > 0], solve, stops, what, stages, len(targets))
-        down = self._walk(targets[targets < 0][::-1], solve, stops, what, stages, len(targets))
+        count = iter(range(len(targets)))
+
+        def progress(message: str) -> None:
+            stages.within(next(count) / len(targets), message)
+
+        up = self._walk(targets[targets > 0], solve, stops, what, progress)
+        down = self._walk(targets[targets < 0][::-1], solve, stops, what, progress)
         x = np.array(down[0][::-1] + [0.0] + up[0])
         return x, down[1][::-1] + [self.design] + up[1]
 
