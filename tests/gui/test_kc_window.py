@@ -27,10 +27,11 @@ def test_the_dialog_reads_mm_and_newtons_and_refuses_what_the_options_refuse(qtb
     assert "no suspension measure set" in four_bar.validate()[0] and not four_bar.ok.isEnabled()
 
 
-def test_the_kc_job_reports_progress_fills_its_panel_and_exports(window, qtbot, tmp_path):
+@pytest.mark.slow  # 17 s on two loaded cores: the job, and the A3 page drawn for the panel and the PDF
+def test_the_kc_job_fills_its_panel_and_exports(window, qtbot, tmp_path):
     window.open_sample("sla_suspension_bushed")
     window.showMaximized()
-    options = {"travel": 0.08, "travel_points": 9, "load_points": 5}
+    options = {"travel": 0.08, "travel_points": 5, "load_points": 3}
     job = window.run_job("kc_rig", options, "K&C")
     qtbot.waitUntil(lambda: not job.running, timeout=120_000)
     assert job.state == DONE, job.error
@@ -39,7 +40,7 @@ def test_the_kc_job_reports_progress_fills_its_panel_and_exports(window, qtbot, 
     assert "lateral compliance steer: -0.037" in panel.summary.text() and "deg/kN" in panel.summary.text()
     assert window.docks["kc"].isVisible()
     shot(window, "kc_rig.png")
-    for fmt, magic in (("pdf", b"%PDF-"), ("png", b"\x89PNG"), ("svg", b"<?xml"), ("csv", b"wheel travel [m]")):
+    for fmt, magic in (("pdf", b"%PDF-"), ("csv", b"wheel travel [m]")):  # PNG is the panel's; SVG the same path
         path = tmp_path / f"kc.{fmt}"
         assert window.export_result("kc", fmt, str(path))
         assert path.read_bytes().startswith(magic), fmt
