@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import asdict
 
 import pytest
 
@@ -17,8 +18,10 @@ from mbstudio.jobs.options import (
     LinearizationOptions,
     SimulationOptions,
     defaults,
+    options_class,
     options_of,
     register,
+    tasks,
 )
 from mbstudio.jobs.study import Study, grids, study_analysis
 from mbstudio.jobs.tasks import TASKS
@@ -26,9 +29,10 @@ from mbstudio.model import ModelError
 
 
 def test_every_task_has_an_options_class_and_its_defaults_read_back():
-    assert set(OPTIONS) == set(TASKS)
-    for task, cls in OPTIONS.items():
-        defaults = cls().to_dict()
+    assert set(tasks()) == set(TASKS)
+    for task in tasks():
+        cls = options_class(task)
+        defaults = asdict(cls())
         assert options_of(task, defaults) == cls() and options_of(task, {}) == cls()
         assert options_of(task, {name: None for name in defaults}) == cls()  # None: the default, as QSettings gives
 
@@ -50,7 +54,7 @@ def test_the_window_the_command_line_and_the_menus_start_from_the_same_defaults(
     from mbstudio.gui.jobs.job_options import DEFAULTS
     from mbstudio.gui.menus import ANALYSES
 
-    assert {task: defaults(task) for task in OPTIONS} == DEFAULTS
+    assert {task: defaults(task) for task in tasks()} == DEFAULTS
     parser = argparse.ArgumentParser()
     basepar.add_arguments(parser)
     args = parser.parse_args(["model.mbs"])

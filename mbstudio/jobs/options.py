@@ -16,6 +16,7 @@ docs/architecture.md, "Adding an analysis".
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
@@ -120,6 +121,30 @@ def register(task: str, cls: type[T]) -> type[T]:
     return cls
 
 
+LAZY: dict[str, str] = {}  # task name -> "module:Class" of options living in a module imported on first use
+
+
+def register_lazy(task: str, where: str) -> None:
+    """Register the options of `task` as "package.module:Class", imported when first asked for: the class lives
+    beside its computation, whose module a job's process need not import to start."""
+    LAZY[task] = where
+
+
+def options_class(task: str) -> type:
+    """The options class of `task` (importing a lazily registered one); a ModelError for a task without."""
+    if task not in OPTIONS and task in LAZY:
+        module, _, name = LAZY[task].partition(":")
+        register(task, getattr(importlib.import_module(module), name))
+    if task not in OPTIONS:
+        raise ModelError("task", "has no options", task, ", ".join([*OPTIONS, *LAZY]))
+    return OPTIONS[task]
+
+
+def tasks() -> list[str]:
+    """Every task with options, those registered lazily included."""
+    return list(dict.fromkeys([*OPTIONS, *LAZY]))
+
+
 def options(task: str) -> Callable[[type[T]], type[T]]:
     """`register` as a class decorator."""
     return lambda cls: register(task, cls)
@@ -143,14 +168,12 @@ def _default(f) -> object:
 
 def options_of(task: str, data: Mapping[str, Any] | None = None) -> Any:
     """The options of `task` read from `data` (see `read`)."""
-    if task not in OPTIONS:
-        raise ModelError("task", "has no options", task, ", ".join(OPTIONS))
-    return read(OPTIONS[task], data, task)
+    return read(options_class(task), data, task)
 
 
 def defaults(task: str) -> dict[str, Any]:
     """Every option of `task` at its default, as plain data."""
-    return asdict(OPTIONS[task]())
+    return asdict(options_class(task)())
 
 
 @dataclass(frozen=True)
@@ -270,6 +293,7 @@ class UrdfImportOptions(TaskOptions):
     package_folder: str = ""  # the window's field for them
     fixed_base: bool = False  # the root link welded to the ground
     repair_inertias: bool = False  # impossible inertias made possible
+    no_ground: bool = False  # no ground plane and contacts for a floating robot
 
 
 @options("equilibrium")
@@ -357,3 +381,6 @@ class IdentificationOptions(TaskOptions):
     def check(self) -> None:
         check_count("digits", self.digits, MIN_DIGITS, MAX_DIGITS)
         check_positive("cutoff_hz", self.cutoff_hz, optional=True, expected="a frequency in Hz above 0")
+
+
+register_lazy("kc_rig", "mbstudio.simulation.kc_rig:KCOptions")

@@ -174,3 +174,11 @@ class LinearFamilyResult:
     family: dict[str, Any]
     members: list[LinearModelResult]
     branches: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class KCRigResult:
+    """A suspension corner on a K&C rig (simulation/kc_rig.py `KCResult`: its sweeps, compliances and
+    provenance)."""
+
+    kc: Any

@@ -36,6 +36,7 @@ from .options import (
     TaskSpaceEomOptions,
     UrdfImportOptions,
     WorkspaceOptions,
+    options_of,
 )
 from .results import (
     BaseParametersResult,
@@ -45,6 +46,7 @@ from .results import (
     EquilibriumResult,
     IdentificationResult,
     ImportResult,
+    KCRigResult,
     LinearFamilyResult,
     LinearModelResult,
     LogSignals,
@@ -503,7 +505,8 @@ def urdf_import(model_text: str, options: dict, progress: PartProgress, cancel: 
     start = time.perf_counter()
     opts = UrdfImportOptions.from_dict(options)
     progress(0.1, f"reading {opts.path}")
-    result = import_mechanism(opts.path, opts.package_paths, not opts.fixed_base, opts.repair_inertias)
+    floating, ground = not opts.fixed_base, not opts.no_ground
+    result = import_mechanism(opts.path, opts.package_paths, floating, opts.repair_inertias, ground=ground)
     text = dumps(result.model)
     reader = {"URDF": "yourdfpy", "MJCF": "MuJoCo's compiler"}[kind := file_format(opts.path)]
     provenance = Provenance(text_hash(text), f"{kind} import ({reader})", "float64", opts.to_dict(), 0.0)
@@ -666,6 +669,16 @@ def suspension_report(model_text: str, options: dict, progress: PartProgress, ca
     return JobResult(
         "suspension_report", f"Suspension report of '{curves.measure}'", provenance, SuspensionResult(curves)
     )
+
+
+def kc_rig(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
+    """A suspension corner's kinematics and compliance on a K&C rig (simulation/kc_rig.py KCOptions)."""
+    from ..simulation.kc_rig import kc_analysis
+
+    kc = kc_analysis(loads(model_text), options_of("kc_rig", options), progress, cancel)
+    provenance = Provenance(text_hash(model_text), kc.provenance["method"], "float64", kc.options.to_dict(),
+                            kc.provenance["seconds"])  # fmt: skip
+    return JobResult("kc_rig", f"K&C of '{kc.measure}'", provenance, KCRigResult(kc))
 
 
 # ---------------------------------------------------------------------------------------- parallel machines
@@ -857,6 +870,7 @@ TASKS: dict[str, Callable[[str, dict, PartProgress, Cancel], JobResult]] = {
     "linearization": linearization,
     "workspace": workspace,
     "suspension_report": suspension_report,
+    "kc_rig": kc_rig,
     "task_space_eom": task_space_eom,
     "identification": identification,
 }
