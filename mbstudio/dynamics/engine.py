@@ -11,9 +11,10 @@ The graph keeps the algorithms' structure (docs/architecture.md, principle 11), 
 model's: the recursive algorithms are traced on scalar symbols into small functions of their own (a tree's forward
 dynamics by the articulated-body algorithm, O(n); for closed loops the loop equations with their sparse Jacobian,
 the mass matrix by the composite-rigid-body algorithm and one inverse-dynamics pass), and the closed-loop
-projection joins them in a graph of matrix symbols (CasADi MX) whose solves are sparse factorisation nodes
-(QR of the dependent columns of Φ_q, whose block structure independent loops keep; LDLᵀ of Rᵀ M R), which CasADi
-writes as C. Nothing is eliminated symbolically. The same assembly on scalar symbols with symbolic solves
+projection joins them in a graph of matrix symbols (CasADi MX) whose solves are factorisation nodes, which CasADi
+writes as C: the dependent columns of Φ_q split into the blocks of independent loops (`loop_blocks`: a vehicle's
+corners), each factorised alone, a small one by straight-line Householder QR whose factors serve both the velocity
+map R and the acceleration bias; LDLᵀ of Rᵀ M R, R keeping its structural zeros (`rigid_columns`). Nothing is eliminated symbolically. The same assembly on scalar symbols with symbolic solves
 (`Engine.symbolic`) serves the exports that need plain expressions, built only when asked for.
 
 The state equation carries all tree coordinates q in its state, next to q̇_ind (a ball or free joint's
@@ -50,6 +51,7 @@ from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.errors import AssemblyError
 from ..numerics.compiled import Native, Traced, cached_functions, engine_key, is_external, symbols, to_sparse_sx, to_sx
+from ..numerics.small_solves import householder_factor, householder_solve
 from .forces import AppliedForces, gravity_potential
 from .forward_dynamics import forward_dynamics
 from .inverse_dynamics import inverse_dynamics
@@ -62,6 +64,9 @@ NEWTON_STEPS = 3  # inside the state equation: from 1e-4 off, 1e-8, 1e-16, then 
 # chain's cold build takes about 22 s on two cores, Talos' about 10 s) and the numpy path serves: a 5 000-body
 # model is checked, not compiled.
 MAX_COORDINATES = 400
+# loop blocks of at most this many rows are solved by straight-line code; a larger one (loops sharing bodies) by
+# CasADi's sparse QR, whose work grows with its nonzeros where the straight-line code's grows as the cube
+SMALL_BLOCK = 12
 NATIVE = ("accelerations", "state_equation", "work_rate", "motion", "r_matrix", "closure", "series")
 
 
@@ -398,6 +403,8 @@ class _Pieces:
         coordinates of its loop)."""
         q = self.q[1][None, :]
         phi, jac = self.mech.residual(q)[0][self.rows], self.mech.constraint_jacobian(q)[0][self.rows]
+        for r, row in enumerate(self.rows):
+            jac[r, rigid_columns(self.mech, row)] = 0.0
         return self._function("loop_equations", [self.q], [phi, jac])
 
     @functools.cached_property
@@ -442,6 +449,20 @@ class _Pieces:
         return self._function("acceleration_bias", [self.q, self.qd], [gamma])
 
 
+def rigid_columns(mech: Mechanism, row: int) -> list[int]:
+    """The coordinates whose column of Φ_q is zero in the constraint row `row` whatever q: those on the path from
+    the ground to both bodies of its cut joint, which carry the joint's two frames together as one rigid body.
+    Every loop equation (a_i·d = 0, a_i·b_j = 0) is unchanged by a rigid motion of both frames, so its derivative
+    along them is zero; computed, it is rounding (1e-16), which would make the velocity map of a vehicle's
+    corners depend on the chassis' angles. A coupling row keeps its columns."""
+    joint = mech.constraints.rows[row][0]
+    if joint is None:
+        return []
+    support = mech.tree.support
+    a, b = (side.body for side in mech.constraints.sides[joint])
+    return sorted(set(support[a]) & set(support[b]))
+
+
 class _Graph:
     """The closed-loop equations assembled from the pieces on matrix symbols (MX, solves as sparse factorisation
     nodes) or on scalar symbols (SX, solves symbolic)."""
@@ -451,23 +472,39 @@ class _Graph:
         self.n, self.k = pieces.mech.n, len(partition.independent)
         self.ind, self.dep = list(partition.independent), list(partition.dependent)
         self.states = state_map(pieces.mech)
-        order = self.ind + self.dep  # rows of (q_ind, q_dep) back to the tree's order
-        self.scatter = casadi.DM(casadi.Sparsity.triplet(self.n, self.n, order, list(range(self.n))), 1.0)
         self.symbolic = symbolic
+        self.blocks = loop_blocks(pieces.loops.sparsity_out(1), self.dep, self.ind) if self.dep else []
+        # the blocks' dependent coordinates, one block after the other, onto the tree's coordinates (n, dependent)
+        placed = [self.dep[c] for _, columns, _ in self.blocks for c in columns]
+        self.place = _selection(self.n, placed)
+        self.identity = _selection(self.n, self.ind)  # q̇_ind onto the tree's coordinates (n, k)
+        # each block's independent columns, one block after the other, from q̇_ind: (Σ columns, k)
+        self.pick = _selection(self.k, [i for *_, touched in self.blocks for i in touched]).T
 
     def solve(self, a, b, spd: bool = False):
         if self.symbolic:
             return casadi.solve(a, b)
         return casadi.solve(a, b, "ldl" if spd else "qr")
 
-    def _dependent_step(self, values) -> object:
-        """(n,) from values of the dependent coordinates, zero on the independent ones."""
-        return casadi.mtimes(self.scatter, casadi.vertcat(self.kind(self.k, values.shape[1]), values))
+    def _dependent_step(self, factorised: _Factorised, b) -> object:
+        """J_dep⁻¹ b on the dependent coordinates, zero on the independent ones (n,): solved loop block by loop
+        block."""
+        steps = [factorised.solve(k, b[rows]) for k, (rows, _, _) in enumerate(self.blocks)]
+        return casadi.mtimes(self.place, casadi.vertcat(*steps))
 
-    def velocity_map(self, jac):
-        """R = ∂q/∂q_ind from the rows' Jacobian: identity on the independents, −J_dep⁻¹ J_ind below."""
-        lower = -self.solve(jac[:, self.dep], jac[:, self.ind])
-        return casadi.mtimes(self.scatter, casadi.vertcat(casadi.DM.eye(self.k), lower))
+    def velocity_map(self, factorised: _Factorised):
+        """R = ∂q/∂q_ind from the rows' Jacobian: identity on the independents, −J_dep⁻¹ J_ind below, block by
+        block on the independent coordinates each loop block's rows touch, so that R keeps its structural zeros
+        (the products Rᵀ M R and R q̈_ind then skip them)."""
+        jac, ind = factorised.jac, self.ind
+        lower = [
+            -factorised.solve(k, jac[rows, [ind[i] for i in touched]])
+            if touched
+            else self.kind(len(columns), 0)  # a loop no independent coordinate moves
+            for k, (rows, columns, touched) in enumerate(self.blocks)
+        ]
+        coupled = casadi.mtimes([self.place, casadi.diagcat(*lower), self.pick])
+        return self.identity + coupled
 
     def accelerations(self, t, q, v, tau, jac=None) -> tuple:
         """(q̈_ind, q̇, q̈) at the closed q: Rᵀ M R q̈_ind = Rᵀ (Q − τ_tree(q, q̇, a)), a the acceleration term,
@@ -476,10 +513,10 @@ class _Graph:
         if not self.dep:
             qdd = p.forward(q, v, p.forces(t, q, v, tau))
             return qdd, v, qdd
-        jac = p.loops(q)[1] if jac is None else jac
-        R = self.velocity_map(jac)
+        factorised = _Factorised(self, p.loops(q)[1] if jac is None else jac)  # one for the map and the bias
+        R = self.velocity_map(factorised)
         qd = casadi.mtimes(R, v)
-        a = self._dependent_step(self.solve(jac[:, self.dep], -p.bias(q, qd)))
+        a = self._dependent_step(factorised, -p.bias(q, qd))
         rhs = casadi.mtimes(R.T, p.forces(t, q, qd, tau) - p.inverse(q, qd, a))
         reduced = casadi.mtimes([R.T, p.mass(q), R])
         qdd = self.solve(reduced, rhs, spd=True)
@@ -507,7 +544,7 @@ class _Graph:
         )
         if self.dep:
             phi, jac = p.loops(q)
-            R, dependent = self.velocity_map(jac), jac[:, self.dep]
+            R, dependent = self.velocity_map(_Factorised(self, jac)), jac[:, self.dep]
         else:
             phi, R, dependent = X(0, 1), X.eye(n), X(0, 0)
         r_matrix = casadi.Function("r_matrix", [q], [casadi.densify(R)], ["q"], ["R"])
@@ -565,9 +602,71 @@ class _Graph:
             return q, self.kind(1, 1), None
         for _ in range(NEWTON_STEPS):
             phi, jac = self.pieces.loops(q)
-            q = q - self._dependent_step(self.solve(jac[:, self.dep], phi))
+            q = q - self._dependent_step(_Factorised(self, jac), phi)
         phi, jac = self.pieces.loops(q)
         return q, casadi.mmax(casadi.fabs(phi)), jac
+
+
+class _Factorised:
+    """J_dep at one configuration, loop block by loop block, each block factorised once for all the solves with
+    it: the small ones by straight-line Householder code (numerics/small_solves.py), the larger ones, and the
+    symbolic graph's, by the graph's solve."""
+
+    def __init__(self, graph: _Graph, jac) -> None:
+        self.graph, self.jac, self._factors = graph, jac, {}
+
+    def solve(self, block: int, b):
+        """J_dep[block]⁻¹ b for b with the block's rows."""
+        graph = self.graph
+        rows, columns, _ = graph.blocks[block]
+        a = self.jac[rows, [graph.dep[c] for c in columns]]
+        if graph.symbolic or len(rows) > SMALL_BLOCK:
+            return graph.solve(a, b)
+        if block not in self._factors:
+            self._factors[block] = householder_factor(len(rows))(casadi.densify(a))
+        return householder_solve(len(rows), b.shape[1])(*self._factors[block], casadi.densify(b))
+
+
+def loop_blocks(pattern: casadi.Sparsity, dep: list[int], ind: list[int]) -> list[tuple]:
+    """The independent loops' blocks of Φ_q (the rows' Jacobian with its structural zeros): the connected parts
+    of the graph joining each row to the dependent coordinates it involves, each as (its rows, the positions of
+    its dependent coordinates in `dep`, the positions in `ind` of the independent ones its rows involve). A
+    vehicle's four corners give blocks of their own, so each is factorised alone. A part that is not square
+    (no unique solve alone) makes the whole one block."""
+    rows, columns = pattern.get_triplet()
+    parent = list(range(pattern.size1() + len(dep)))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    position = {c: k for k, c in enumerate(dep)}
+    for r, c in zip(rows, columns, strict=True):
+        if c in position:
+            parent[root(r)] = root(pattern.size1() + position[c])
+    parts: dict[int, tuple[list[int], list[int]]] = {}
+    for r in range(pattern.size1()):
+        parts.setdefault(root(r), ([], []))[0].append(r)
+    for k in range(len(dep)):
+        parts.setdefault(root(pattern.size1() + k), ([], []))[1].append(k)
+    if any(len(r) != len(c) for r, c in parts.values()):
+        parts = {0: (list(range(pattern.size1())), list(range(len(dep))))}
+    independent = {c: k for k, c in enumerate(ind)}
+    blocks = []
+    for part_rows, part_columns in parts.values():
+        members = set(part_rows)
+        touched = sorted(
+            {independent[c] for r, c in zip(rows, columns, strict=True) if r in members and c in independent}
+        )
+        blocks.append((part_rows, part_columns, touched))
+    return blocks
+
+
+def _selection(size: int, targets: list[int]) -> casadi.DM:
+    """(size, len(targets)): column k a one at row targets[k]."""
+    return casadi.DM(casadi.Sparsity.triplet(size, len(targets), targets, list(range(len(targets)))), 1.0)
 
 
 def _traced_where(x: np.ndarray, a: float, b: float) -> np.ndarray:
