@@ -14,7 +14,8 @@ the mass matrix by the composite-rigid-body algorithm and one inverse-dynamics p
 projection joins them in a graph of matrix symbols (CasADi MX) whose solves are factorisation nodes, which CasADi
 writes as C: the dependent columns of Φ_q split into the blocks of independent loops (`loop_blocks`: a vehicle's
 corners), each factorised alone, a small one by straight-line Householder QR whose factors serve both the velocity
-map R and the acceleration bias; LDLᵀ of Rᵀ M R, R keeping its structural zeros (`rigid_columns`). Nothing is eliminated symbolically. The same assembly on scalar symbols with symbolic solves
+map R and the acceleration bias; LDLᵀ of Rᵀ M R, R keeping its structural zeros (`rigid_columns`).
+Nothing is eliminated symbolically. The same assembly on scalar symbols with symbolic solves
 (`Engine.symbolic`) serves the exports that need plain expressions, built only when asked for.
 
 The state equation carries all tree coordinates q in its state, next to q̇_ind (a ball or free joint's
@@ -59,7 +60,11 @@ from .mass_matrix import mass_matrix
 from .spatial_tree import body_inertia, components, cross, spatial_dot
 
 NEWTON_ITERATIONS = 50
-NEWTON_STEPS = 3  # inside the state equation: from 1e-4 off, 1e-8, 1e-16, then a step at the rounding floor
+NEWTON_STEPS = 3  # inside the state equation, at most: from 1e-4 off, 1e-8, 1e-16, then one at the rounding floor
+# the steps after the first are skipped where max |Φ| is already within CLOSED times the length scale (a step from
+# there moves q by rounding): an integrator's prediction, within its local error of the loops, needs one step. The
+# first is always taken: its derivative is the projection onto the loops' tangent, which the skipped ones keep
+CLOSED = 1e-14
 # Beyond this many coordinates the C compiler's time dominates (it grows with the graph, linearly: a 100-link
 # chain's cold build takes about 22 s on two cores, Talos' about 10 s) and the numpy path serves: a 5 000-body
 # model is checked, not compiled.
@@ -600,11 +605,30 @@ class _Graph:
         """NEWTON_STEPS Newton steps on the dependent coordinates from q: (closed q, max |Φ| there, Φ_q there)."""
         if not self.dep:
             return q, self.kind(1, 1), None
-        for _ in range(NEWTON_STEPS):
-            phi, jac = self.pieces.loops(q)
-            q = q - self._dependent_step(_Factorised(self, jac), phi)
         phi, jac = self.pieces.loops(q)
+        q = q - self._dependent_step(_Factorised(self, jac), phi)  # always: its derivative is the projection
+        phi, jac = self.pieces.loops(q)
+        if self.symbolic:
+            for _ in range(NEWTON_STEPS - 1):
+                q = q - self._dependent_step(_Factorised(self, jac), phi)
+                phi, jac = self.pieces.loops(q)
+            return q, casadi.mmax(casadi.fabs(phi)), jac
+        newton = self._newton()
+        closed = CLOSED * self.pieces.mech.length_scale
+        for _ in range(NEWTON_STEPS - 1):
+            q, phi, jac = newton(casadi.mmax(casadi.fabs(phi)) <= closed, q, phi, jac)
         return q, casadi.mmax(casadi.fabs(phi)), jac
+
+    def _newton(self) -> casadi.Function:
+        """(closed, q, Φ, Φ_q) -> (q, Φ, Φ_q) after one Newton step on the dependent coordinates, or as they
+        were where `closed` (a switch: the step's factorisations and the loops' evaluation are skipped)."""
+        q, phi = casadi.MX.sym("q", self.n), casadi.MX.sym("phi", len(self.pieces.rows))
+        jac = casadi.MX.sym("jac", self.pieces.loops.sparsity_out(1))
+        stepped = q - self._dependent_step(_Factorised(self, jac), phi)
+        names, out = ["q", "phi", "jac"], ["q_next", "phi_next", "jac_next"]
+        step = casadi.Function("newton_step", [q, phi, jac], [stepped, *self.pieces.loops(stepped)], names, out)
+        stay = casadi.Function("newton_closed", [q, phi, jac], [q, phi, jac], names, out)
+        return casadi.Function.if_else("newton", stay, step)
 
 
 class _Factorised:
