@@ -391,16 +391,13 @@ class _Pieces:
         return self._function("forward_dynamics", [self.q, self.qd, self.x], [qdd])
 
     @functools.cached_property
-    def inverse(self) -> casadi.Function:
-        """(q, q̇, q̈) -> τ of the tree, by the recursive Newton-Euler algorithm."""
+    def dynamics_terms(self) -> casadi.Function:
+        """(q, q̇, q̈) -> (τ of the tree by the recursive Newton-Euler algorithm, M (its structural zeros kept) by
+        the composite-rigid-body algorithm): one function, so that the bodies' poses both trace from q are
+        computed once (the common-subexpression elimination merges them)."""
         q, qd, qdd = (x[1][None, :] for x in (self.q, self.qd, self.x))
-        tau = inverse_dynamics(self.mech, q, qd, qdd)[0]
-        return self._function("inverse_dynamics", [self.q, self.qd, self.x], [tau])
-
-    @functools.cached_property
-    def mass(self) -> casadi.Function:
-        """q -> M of the tree (its structural zeros kept), by the composite-rigid-body algorithm."""
-        return self._function("mass_matrix", [self.q], [mass_matrix(self.mech, self.q[1][None, :])[0]])
+        tau, mass = inverse_dynamics(self.mech, q, qd, qdd)[0], mass_matrix(self.mech, q)[0]
+        return self._function("dynamics_terms", [self.q, self.qd, self.x], [tau, mass])
 
     @functools.cached_property
     def loops(self) -> casadi.Function:
@@ -447,11 +444,15 @@ class _Pieces:
         return casadi.Function("series_terms", arguments, [to_sparse_sx(o) for o in outputs], _MERGED)
 
     @functools.cached_property
-    def bias(self) -> casadi.Function:
-        """(q, q̇) -> Φ̈ at q̈ = 0 of the independent rows (the velocity-product terms)."""
+    def velocity_terms(self) -> casadi.Function:
+        """(t, q, q̇, τ) -> (Φ̈ at q̈ = 0 of the independent rows (the velocity-product terms), Q + τ as `forces`):
+        one function, so that the motion both trace from (q, q̇) is computed once."""
+        q, qd, tau = (x[1][None, :] for x in (self.q, self.qd, self.x))
         st = self.mech.motion(self.q[1], self.qd[1])
         gamma = self.mech.constraints.acceleration_bias(st)[0][self.rows]
-        return self._function("acceleration_bias", [self.q, self.qd], [gamma])
+        Q = self.applied.generalized(np.array([self.t], dtype=object), q, qd) + tau
+        arguments = [self.t, self.q[0], self.qd[0], self.x[0]]
+        return casadi.Function("velocity_terms", arguments, [to_sparse_sx(gamma), to_sparse_sx(Q[0])], _MERGED)
 
 
 def rigid_columns(mech: Mechanism, row: int) -> list[int]:
@@ -521,9 +522,11 @@ class _Graph:
         factorised = _Factorised(self, p.loops(q)[1] if jac is None else jac)  # one for the map and the bias
         R = self.velocity_map(factorised)
         qd = casadi.mtimes(R, v)
-        a = self._dependent_step(factorised, -p.bias(q, qd))
-        rhs = casadi.mtimes(R.T, p.forces(t, q, qd, tau) - p.inverse(q, qd, a))
-        reduced = casadi.mtimes([R.T, p.mass(q), R])
+        gamma, forces = p.velocity_terms(t, q, qd, tau)
+        a = self._dependent_step(factorised, -gamma)
+        needed, mass = p.dynamics_terms(q, qd, a)
+        rhs = casadi.mtimes(R.T, forces - needed)
+        reduced = casadi.mtimes([R.T, mass, R])
         qdd = self.solve(reduced, rhs, spd=True)
         return qdd, qd, casadi.mtimes(R, qdd) + a
 
