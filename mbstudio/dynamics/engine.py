@@ -445,14 +445,17 @@ class _Pieces:
 
     @functools.cached_property
     def velocity_terms(self) -> casadi.Function:
-        """(t, q, q̇, τ) -> (Φ̈ at q̈ = 0 of the independent rows (the velocity-product terms), Q + τ as `forces`):
-        one function, so that the motion both trace from (q, q̇) is computed once."""
+        """(t, q, q̇, τ) -> (Φ̈ at q̈ = 0 of the independent rows (the velocity-product terms), Q + τ as `forces`,
+        P_nc as `power`): one function, so that the motion they trace from (q, q̇) is computed once."""
         q, qd, tau = (x[1][None, :] for x in (self.q, self.qd, self.x))
         st = self.mech.motion(self.q[1], self.qd[1])
         gamma = self.mech.constraints.acceleration_bias(st)[0][self.rows]
-        Q = self.applied.generalized(np.array([self.t], dtype=object), q, qd) + tau
+        t = np.array([self.t], dtype=object)
+        Q = self.applied.generalized(t, q, qd) + tau
+        power = self.applied.element_power(t, q, qd)[0][0] + (tau[0] * qd[0]).sum()
         arguments = [self.t, self.q[0], self.qd[0], self.x[0]]
-        return casadi.Function("velocity_terms", arguments, [to_sparse_sx(gamma), to_sparse_sx(Q[0])], _MERGED)
+        outputs = [to_sparse_sx(gamma), to_sparse_sx(Q[0]), power]
+        return casadi.Function("velocity_terms", arguments, outputs, _MERGED)
 
 
 def rigid_columns(mech: Mechanism, row: int) -> list[int]:
@@ -513,22 +516,22 @@ class _Graph:
         return self.identity + coupled
 
     def accelerations(self, t, q, v, tau, jac=None) -> tuple:
-        """(q̈_ind, q̇, q̈) at the closed q: Rᵀ M R q̈_ind = Rᵀ (Q − τ_tree(q, q̇, a)), a the acceleration term,
-        and q̈ = R q̈_ind + a."""
+        """(q̈_ind, q̇, q̈, P_nc) at the closed q: Rᵀ M R q̈_ind = Rᵀ (Q − τ_tree(q, q̇, a)), a the acceleration term,
+        and q̈ = R q̈_ind + a; P_nc the power of the force elements beyond their potential's and of τ."""
         p = self.pieces
         if not self.dep:
             qdd = p.forward(q, v, p.forces(t, q, v, tau))
-            return qdd, v, qdd
+            return qdd, v, qdd, p.power(t, q, v, tau)
         factorised = _Factorised(self, p.loops(q)[1] if jac is None else jac)  # one for the map and the bias
         R = self.velocity_map(factorised)
         qd = casadi.mtimes(R, v)
-        gamma, forces = p.velocity_terms(t, q, qd, tau)
+        gamma, forces, power = p.velocity_terms(t, q, qd, tau)
         a = self._dependent_step(factorised, -gamma)
         needed, mass = p.dynamics_terms(q, qd, a)
         rhs = casadi.mtimes(R.T, forces - needed)
         reduced = casadi.mtimes([R.T, mass, R])
         qdd = self.solve(reduced, rhs, spd=True)
-        return qdd, qd, casadi.mtimes(R, qdd) + a
+        return qdd, qd, casadi.mtimes(R, qdd) + a, power
 
     def functions(self) -> list[casadi.Function]:
         n, k, p, X = self.n, self.k, self.pieces, self.kind
@@ -536,12 +539,12 @@ class _Graph:
         qdd = self.accelerations(t, q, v, tau)[0]
         names = ["t", "q", "qd_ind", "tau"]
         accelerations = casadi.Function("accelerations", [t, q, v, tau], [qdd], names, ["qdd_ind"])
-        y_dot, closed, residual, qd, qdd_tree = self._state_equation(t, y, tau)
+        y_dot, closed, residual, qd, qdd_tree, power = self._state_equation(t, y, tau)
         state_equation = casadi.Function(
             "state_equation", [t, y, tau], [y_dot, closed, residual], ["t", "y", "tau"], ["y_dot", "q", "residual"]
         )
         work_rate = casadi.Function(  # the state equation with the power a CVODES run integrates alongside
-            "work_rate", [t, y, tau], [y_dot, p.power(t, closed, qd, tau)], ["t", "y", "tau"], ["y_dot", "power"]
+            "work_rate", [t, y, tau], [y_dot, power], ["t", "y", "tau"], ["y_dot", "power"]
         )
         motion = casadi.Function(  # a run's outputs: every tree coordinate's rates, evaluated over the samples
             "motion",
@@ -562,19 +565,20 @@ class _Graph:
         return [accelerations, state_equation, work_rate, motion, r_matrix, closure, self.series()]
 
     def _state_equation(self, t, y, tau) -> tuple:
-        """(ẏ, closed q, max |Φ|, q̇, q̈) at the state y: Newton on the dependent coordinates from the integrated q,
+        """(ẏ, closed q, max |Φ|, q̇, q̈, P_nc) at the state y: Newton on the dependent coordinates from the integrated q,
         then q̇ = R q̇_ind, q̈_ind and q̈ = R q̈_ind + a; a carried orientation's state read back as ρ, ρ̇ first and its
         rates (the quaternion's, ω̇) written from them (kinematics/ball_states.py)."""
         n = self.n
         if not self.states.quaternions:
             closed, residual, jac = self._closed(y[:n])
-            qdd, qd, qdd_tree = self.accelerations(t, closed, y[n:], tau, jac)
-            return casadi.densify(casadi.vertcat(qd, qdd)), closed, casadi.densify(residual), qd, qdd_tree
+            qdd, qd, qdd_tree, power = self.accelerations(t, closed, y[n:], tau, jac)
+            return casadi.densify(casadi.vertcat(qd, qdd)), closed, casadi.densify(residual), qd, qdd_tree, power
         unpack, rate = self._ball_maps()
         q_state, v_state = unpack(y)
         closed, residual, jac = self._closed(q_state)
-        qdd, qd, qdd_tree = self.accelerations(t, closed, v_state, tau, jac)
-        return casadi.densify(rate(y, q_state, v_state, qd, qdd)), closed, casadi.densify(residual), qd, qdd_tree
+        qdd, qd, qdd_tree, power = self.accelerations(t, closed, v_state, tau, jac)
+        y_dot = casadi.densify(rate(y, q_state, v_state, qd, qdd))
+        return y_dot, closed, casadi.densify(residual), qd, qdd_tree, power
 
     def _ball_maps(self) -> tuple[casadi.Function, casadi.Function]:
         """The state map's unpack (y -> q, q̇_ind) and rates ((y, q, q̇_ind, q̇, q̈_ind) -> ẏ), traced on scalar
