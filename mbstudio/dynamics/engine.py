@@ -358,6 +358,7 @@ class _Pieces:
         self.rows = list(mech.partition.rows)
         self.t = casadi.SX.sym("t")
         self.q, self.qd, self.x = (symbols(name, n) for name in ("q", "qd", "x"))  # x: q̈ or τ
+        self._projected: dict[tuple, casadi.Function] = {}
 
     def _function(self, name: str, arguments: list, outputs: list[np.ndarray]) -> casadi.Function:
         return casadi.Function(name, [a[0] for a in arguments], [to_sparse_sx(o) for o in outputs], _MERGED)
@@ -390,14 +391,25 @@ class _Pieces:
         qdd = forward_dynamics(self.mech, q, qd, tau)[0]
         return self._function("forward_dynamics", [self.q, self.qd, self.x], [qdd])
 
-    @functools.cached_property
-    def dynamics_terms(self) -> casadi.Function:
-        """(q, q̇, q̈) -> (τ of the tree by the recursive Newton-Euler algorithm, M (its structural zeros kept) by
-        the composite-rigid-body algorithm): one function, so that the bodies' poses both trace from q are
-        computed once (the common-subexpression elimination merges them)."""
+    def projected_dynamics(self, pattern: casadi.Sparsity) -> casadi.Function:
+        """(q, q̇, q̈, F, R) -> (Rᵀ (F − τ), Rᵀ M R), R with the given sparsity: τ of the tree by the recursive
+        Newton-Euler algorithm, M (its structural zeros kept) by the composite-rigid-body algorithm, in one
+        function, so that the bodies' poses both trace from q are computed once (the common-subexpression
+        elimination merges them), and the products with R are straight-line code over their structural
+        nonzeros."""
+        key = (pattern.size1(), pattern.size2(), *map(tuple, pattern.get_triplet()))
+        if key not in self._projected:  # one per engine: the accelerations and the state equation share it
+            self._projected[key] = self._projected_dynamics(pattern)
+        return self._projected[key]
+
+    def _projected_dynamics(self, pattern: casadi.Sparsity) -> casadi.Function:
         q, qd, qdd = (x[1][None, :] for x in (self.q, self.qd, self.x))
+        forces, R = casadi.SX.sym("F", self.mech.n), casadi.SX.sym("R", pattern)
         tau, mass = inverse_dynamics(self.mech, q, qd, qdd)[0], mass_matrix(self.mech, q)[0]
-        return self._function("dynamics_terms", [self.q, self.qd, self.x], [tau, mass])
+        rhs = casadi.mtimes(R.T, forces - to_sx(tau))
+        reduced = casadi.mtimes([R.T, to_sparse_sx(mass), R])
+        arguments = [self.q[0], self.qd[0], self.x[0], forces, R]
+        return casadi.Function("projected_dynamics", arguments, [rhs, reduced], _MERGED)
 
     @functools.cached_property
     def loops(self) -> casadi.Function:
@@ -527,9 +539,7 @@ class _Graph:
         qd = casadi.mtimes(R, v)
         gamma, forces, power = p.velocity_terms(t, q, qd, tau)
         a = self._dependent_step(factorised, -gamma)
-        needed, mass = p.dynamics_terms(q, qd, a)
-        rhs = casadi.mtimes(R.T, forces - needed)
-        reduced = casadi.mtimes([R.T, mass, R])
+        rhs, reduced = p.projected_dynamics(R.sparsity())(q, qd, a, forces, R)
         qdd = self.solve(reduced, rhs, spd=True)
         return qdd, qd, casadi.mtimes(R, qdd) + a, power
 
