@@ -81,3 +81,14 @@ def test_the_compiled_velocity_map_keeps_the_corners_apart(vehicle):
     column = eng.independent.index(names.index("fl_theta1"))
     moved = {names[i].split("_")[0] for i in np.flatnonzero(ours[:, column])}
     assert moved == {"fl"}
+
+
+def test_the_smallest_singular_value_by_blocks_is_the_whole_blocks(vehicle):
+    """The loops' blocks together hold every singular value of Φ_q[rows, dep], so the smallest over the blocks is
+    the whole block's, to rounding of its largest; at configurations that close no loop too."""
+    eng = engine(samples.load("vehicle"))
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q = eng.mech.assemble(None)[0] + 0.2 * rng.standard_normal(eng.n)
+        values = np.linalg.svd(eng.loop_block(q), compute_uv=False)
+        assert abs(eng.smallest_singular_value(q) - values[-1]) <= 64 * EPS * values[0]

@@ -88,6 +88,7 @@ class Engine:
         self._closure, self._r, self._motion = calls["closure"], calls["r_matrix"], calls["motion_rows"]
         self._no_tau = np.zeros(self.mech.n)
         self.states = state_map(self.mech)  # the state's layout: quaternions and angular velocities for balls
+        self._plain = not self.states.carried and all(i == slot for i, slot in self.states.plain)
 
     @property
     def state_size(self) -> int:
@@ -101,7 +102,10 @@ class Engine:
 
     def unpack(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(q as integrated, before the loops are closed (K, n); q̇_ind (K, n_ind)) of states y (K, size)."""
-        return self.states.unpack(np.atleast_2d(np.asarray(y, float)), float_where)
+        y = np.atleast_2d(np.asarray(y, float))
+        if self._plain:  # y = (q, q̇_ind) as they are: a copy of each part
+            return y[:, : self.n].copy(), y[:, self.n :].copy()
+        return self.states.unpack(y, float_where)
 
     @functools.cached_property
     def traced(self) -> dict[str, casadi.Function]:
@@ -197,6 +201,27 @@ class Engine:
         """Φ_q[rows, dep] of the partition's rows and dependent coordinates at q (n,), in one native call."""
         phi, jac = self._closure(np.asarray(q, dtype=float))
         return jac.reshape(len(phi), len(self.mech.partition.dependent), order="F")
+
+    def smallest_singular_value(self, q: np.ndarray) -> float:
+        """σ_min of loop_block(q): the smallest over the loops' blocks (`loop_blocks`, filed with the engine),
+        whose singular values together are the whole block's, the blocks of one shape in one batched SVD (the
+        vehicle's 36 × 36 costs five times its eight blocks); inf without loops."""
+        block = self.loop_block(q).ravel()
+        if block.size == 0:
+            return np.inf
+        return min(float(np.linalg.svd(block[at], compute_uv=False).min()) for at in self._block_entries)
+
+    @functools.cached_property
+    def _block_entries(self) -> list[np.ndarray]:
+        """For each shape of the loops' blocks, where their entries lie in loop_block's flattened array (blocks,
+        rows, columns)."""
+        p = self.mech.partition
+        rows, columns = len(p.rows), len(p.dependent)
+        blocks = self.compiled.metadata.get("blocks") or [[list(range(rows)), list(range(columns))]]
+        shapes: dict[tuple[int, int], list[np.ndarray]] = {}
+        for r, c in blocks:
+            shapes.setdefault((len(r), len(c)), []).append(np.asarray(r)[:, None] * columns + np.asarray(c)[None, :])
+        return [np.stack(same) for same in shapes.values()]
 
     def close_loops(self, q: np.ndarray, tol: float | None = None) -> tuple[np.ndarray, float]:
         """Newton on the dependent coordinates from q (n,), to `tol` (default 1e-12 per length scale); the
@@ -339,6 +364,7 @@ def _trace(text: str, partition: Partition | None, symbolic: bool = False) -> tu
     p = mech.partition
     fields = (p.independent, p.dependent, p.rows, p.rank, p.redundant_rows)
     metadata = {"partition": [[int(i) for i in f] if isinstance(f, tuple) else int(f) for f in fields]}
+    metadata["blocks"] = [[[int(r) for r in rows], [int(c) for c in columns]] for rows, columns, _ in graph.blocks]
     return graph.functions(), metadata
 
 
