@@ -341,6 +341,28 @@ class Tyre:
 
 
 @dataclass
+class MagicFormulaTyre:
+    """A tyre on a wheel body that spins on its hub (docs/vehicle.md): its normal load from the vertical spring-damper
+    of the tyre pressed into the road (as `Tyre`), its longitudinal and lateral forces and its moments from Pacejka's
+    Magic Formula with the coefficients of the .tir file `tir` (a path relative to the model's file, inside its
+    folder), at the slip ratio and slip angle of the wheel's point on the road. `spin_axis` (wheel axes) points to
+    the wheel's left when it rolls forward; `low_speed` [m/s] keeps the slips finite at standstill (the forward speed
+    in their denominators is sqrt(Vx² + low_speed²))."""
+
+    name: str
+    body: str
+    point: str
+    tir: str
+    spin_axis: Vector = field(default_factory=lambda: [0.0, 1.0, 0.0])
+    stiffness: Expr = 0.0
+    damping: Expr = 0.0
+    radius: Expr = 0.3
+    engagement: Expr = 1e-3
+    low_speed: Expr = 0.5
+    type: ClassVar[str] = "magic_formula_tyre"
+
+
+@dataclass
 class Contact:
     """A sphere of `radius` centred at a body point against a plane fixed in the ground (through `plane_origin`,
     normal `plane_normal` pointing out of the ground, world axes; z = 0 by default), compliant (docs/contact.md):
@@ -404,9 +426,22 @@ class Road:
 
 FORCE_ELEMENTS = {
     cls.type: cls
-    for cls in (SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Contact, Bushing)
+    for cls in (
+        *(SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Contact, Bushing),
+        MagicFormulaTyre,
+    )
 }
-ForceElement = SpringDamper | JointSpringDamper | JointFriction | Actuator | PointForce | Tyre | Contact | Bushing
+ForceElement = (
+    SpringDamper
+    | JointSpringDamper
+    | JointFriction
+    | Actuator
+    | PointForce
+    | Tyre
+    | Contact
+    | Bushing
+    | MagicFormulaTyre
+)
 
 
 # Measures ("measures" in the file): quantities computed along every motion and added to its columns, named
