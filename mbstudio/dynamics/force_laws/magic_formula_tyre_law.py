@@ -148,17 +148,19 @@ class MagicFormulaTyreLaw(ForceLaw):
         omega = (c["J_w"] * motion.qd[:, None, :]).sum(axis=2)
         values = {"fx": mf.fx, "fy": mf.fy, "fz": c["fz"], "mx": mf.mx, "my": mf.my, "mz": mf.mz, "kappa": kappa,
                   "alpha": alpha, "gamma": gamma, "vx": vcx, "slip_power": mf.fx * vsx + mf.fy * vsy,
-                  "power": dot(force, c["v_p"]) + dot(moment, omega)}  # fmt: skip
+                  "power": dot(force, c["v_p"]) + dot(moment, omega),
+                  "heading": np.arctan2(np.asarray(c["heading"], float)[:, 1], np.asarray(c["heading"], float)[:, 0])}  # fmt: skip
         out = {k: np.asarray(v, float) for k, v in values.items()}
         out["point"], out["force"] = np.asarray(c["point"], float), np.asarray(force, float)
         return out
 
     UNITS = {"fx": "N", "fy": "N", "fz": "N", "mx": "N m", "my": "N m", "mz": "N m", "kappa": "1", "alpha": "rad",
-             "gamma": "rad", "vx": "m/s", "slip_power": "W", "power": "W"}  # fmt: skip
+             "gamma": "rad", "vx": "m/s", "slip_power": "W", "power": "W", "heading": "rad"}  # fmt: skip
 
     def measure(self, motion, name: str) -> list:
         """<name>.fx, .fy, .fz [N] and .mx, .my, .mz [N m] in the tyre's W axes; .kappa, .alpha, .gamma [rad]; .vx
-        the forward speed; .slip_power (Fx Vsx + Fy Vsy) and .power (all it does on the wheel) [W]."""
+        the forward speed; .slip_power (Fx Vsx + Fy Vsy) and .power (all it does on the wheel) [W]; .heading [rad], the
+        angle of its heading e_x from the world x axis about z."""
         got = self.along(motion)
         return [(f"{name}.{key}", unit, got[key]) for key, unit in self.UNITS.items()]
 

@@ -1,0 +1,228 @@
+"""Handling manoeuvres on a vehicle with Magic Formula tyres (docs/vehicle.md): each a set of simulations with the
+steering servo following a handwheel input, read as the figures of its standard. Axes and signs: ISO 8855 (x
+forward, y left, z up; yaw rate positive turning left; roll positive right side down).
+
+- `steady_state`: steady-state circular driving (ISO 4138) by its constant steering-wheel angle method: the
+  handwheel held at one angle, one run per forward speed, each until the car settles. Per speed: lateral acceleration
+  a_y = V r, yaw rate r, the axles' road-wheel steer angles δ_f, δ_r (each the mean of its wheels' headings less the
+  car's yaw), sideslip, roll. Gradients (least squares over the steps, in deg/g): understeer
+  K = d(δ_f − δ_r − L r / V)/d a_y, roll d φ/d a_y, sideslip d β/d a_y. (Every run of a manoeuvre is the same
+  document started at another speed, so the compiled engine is built once for them all.)
+- `step_steer`: the handwheel steps (a ramp of `rise` s) at `step_at` s (ISO 7401) at the given speed. Figures:
+  the steady yaw-rate gain r_ss/δ_H and r_ss/(δ_f − δ_r), the yaw-rate response time (from 50 % of the input to
+  90 % of r_ss), its peak response time and overshoot, the steady lateral acceleration.
+
+The model is the handling vehicle's: a steering servo whose rest position is the parameter `rack_input`, a
+parameter `rack_ratio` (m of rack per rad of handwheel), Magic Formula tyres and a free chassis joint with the
+coordinates x, y, yaw, roll (samples/vehicle_handling.mbs). The forward speed is not held: the car coasts (its
+rolling resistance and cornering drag slow it by about 1 % per second at 20 m/s), and every figure uses the speed
+at the time it is read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..kinematics.mechanism import Mechanism
+from ..model import Model
+from ..model.document import JointSpringDamper, MagicFormulaTyre
+from ..model.errors import ModelError
+from .run import SimulationResult, simulate
+
+KINDS = ("steady_state", "step_steer")
+G = 9.81
+DEG_PER_G = G * 180 / math.pi  # rad per (m/s²) in deg/g
+RAMP_SMOOTHING = 1e-3  # s: the ramp's corners rounded over about this time (a smooth input steps smoothly)
+
+
+@dataclass(frozen=True)
+class ManoeuvreOptions:
+    """What a manoeuvre runs: its kind (KINDS), the forward speeds [m/s] (step steer: the first; steady state:
+    each, in turn), the handwheel angle [deg, positive turning left], when and how fast the handwheel moves [s], how
+    long each run lasts [s] and the tolerances."""
+
+    kind: str = "step_steer"
+    speeds: tuple[float, ...] = (20.0,)
+    handwheel: float = 20.0
+    step_at: float = 0.3
+    rise: float = 0.1
+    duration: float = 3.0
+    rtol: float = 1e-6
+    atol: float = 1e-8
+    samples: int = 301
+
+    def __post_init__(self) -> None:
+        checks = (("kind", self.kind in KINDS, ", ".join(KINDS)),
+                  ("speeds", 0 < len(self.speeds) <= 20 and all(1 <= v <= 100 for v in self.speeds),
+                   "1 to 20 speeds within 1 to 100 m/s"), ("handwheel", -720 <= self.handwheel <= 720, "±720 deg"), ("rise", 0 < self.rise < self.duration, "0 < rise < duration"),
+                  ("step_at", 0 <= self.step_at < self.duration - self.rise, "0 <= step_at < duration - rise"),
+                  ("duration", 0 < self.duration <= 600, "0 < duration <= 600 s"),
+                  ("samples", 10 <= self.samples <= 100_000, "10 to 100 000"))  # fmt: skip
+        for name, ok, valid in checks:
+            if not ok:
+                raise ModelError(f"manoeuvre option '{name}'", "is out of range", getattr(self, name), valid)
+
+
+@dataclass
+class ManoeuvreResult:
+    """The figures (name -> (value, unit)), the table of the runs (steady state: one row per step; step steer:
+    the time history) as (name, unit, values) columns, and the runs themselves."""
+
+    options: ManoeuvreOptions
+    figures: dict[str, tuple[float, str]]
+    columns: list[tuple[str, str, np.ndarray]]
+    runs: list[SimulationResult] = field(default_factory=list)
+
+
+def steering_model(model: Model, handwheel_deg: float, options: ManoeuvreOptions) -> Model:
+    """The model with its steering servo following the handwheel ramp from 0 to `handwheel_deg` (positive turning
+    left, which moves the vehicle sample's rack to the right: its steering arms trail the wheel centres)."""
+    servo = [f for f in model.forces if isinstance(f, JointSpringDamper) and str(f.rest).strip() == "rack_input"]
+    if len(servo) != 1 or "rack_ratio" not in model.parameter_values():
+        raise ModelError(f"model '{model.name}'", "has no steering input for a manoeuvre", None,
+                         "one joint spring-damper with rest 'rack_input' and a parameter 'rack_ratio' "
+                         "(samples/vehicle_handling.mbs)")  # fmt: skip
+    t0, t1, e = options.step_at, options.step_at + options.rise, RAMP_SMOOTHING
+    ramp = f"(sqrt((t-{t0!r})**2+{e!r}**2) - sqrt((t-{t1!r})**2+{e!r}**2) + {t1 - t0!r})/(2*{t1 - t0!r})"
+    out = dataclasses.replace(model)
+    out.forces = [dataclasses.replace(f, rest=f"-rack_ratio*{math.radians(handwheel_deg)!r}*{ramp}")
+                  if f is servo[0] else f for f in model.forces]  # fmt: skip
+    return out
+
+
+def starting_velocities(mech: Mechanism, speed: float) -> np.ndarray:
+    """Independent velocities of the car rolling straight at `speed`: the chassis's x rate and each wheel's spin
+    rate speed / ρ (ρ its centre's height over the flat road, the loaded radius)."""
+    v = np.zeros(len(mech.independent))
+    v[_index(mech.independent, "x")] = speed
+    q = mech.assemble(None)
+    points = mech.points(q)
+    for tyre in _tyres(mech.model):
+        spin = next(j for j in mech.model.joints if j.child == tyre.body and j.type == "revolute")
+        v[_index(mech.independent, spin.coordinates[0].name)] = speed / points[(tyre.body, tyre.point)][0, 2]
+    return v
+
+
+def _index(names: list[str], name: str) -> int:
+    if name not in names:
+        raise ModelError("manoeuvre", f"needs '{name}' among the independent coordinates", None, ", ".join(names))
+    return names.index(name)
+
+
+def _tyres(model: Model) -> list[MagicFormulaTyre]:
+    tyres = [f for f in model.forces if isinstance(f, MagicFormulaTyre)]
+    if len(tyres) != 4:
+        raise ModelError(f"model '{model.name}'", "needs four Magic Formula tyres for a manoeuvre", len(tyres))
+    return tyres
+
+
+def axles(mech: Mechanism) -> tuple[list[MagicFormulaTyre], list[MagicFormulaTyre], float]:
+    """The front tyres (the two of largest x at the document's pose), the rear ones, and the wheelbase: front to
+    rear wheel centres along x."""
+    points = mech.points(mech.assemble(None))
+    ordered = sorted(_tyres(mech.model), key=lambda t: -points[(t.body, t.point)][0, 0])
+    x = [points[(t.body, t.point)][0, 0] for t in ordered]
+    return ordered[:2], ordered[2:], float((x[0] + x[1] - x[2] - x[3]) / 2)
+
+
+def wheel_heading(result: SimulationResult, tyre: MagicFormulaTyre, model: Model) -> np.ndarray:
+    """The angle (K,) about world z of the wheel's heading: its spin axis a turned −90° about z, a = (−sin ψ,
+    cos ψ, ·)."""
+    R = result.poses[tyre.body][0]
+    local = np.asarray([float(x) for x in tyre.spin_axis])
+    axis = R @ (local / np.linalg.norm(local))
+    return np.unwrap(np.arctan2(-axis[:, 0], axis[:, 1]))
+
+
+def vehicle_series(mech: Mechanism, result: SimulationResult) -> dict[str, np.ndarray]:
+    """Along a run: speed V, yaw rate r, lateral acceleration a_y = V r, the axles' road-wheel steer angles
+    (mean heading of the axle's wheels less the yaw), sideslip β at the chassis frame's origin and roll, (K,)."""
+    column = {name: values for name, _, values in result.columns()}
+    vx, vy, r, yaw = column["x_dot"], column["y_dot"], column["yaw_dot"], column["yaw"]
+    front, rear, _ = axles(mech)
+    steer = [np.mean([wheel_heading(result, t, mech.model) for t in axle], axis=0) - yaw for axle in (front, rear)]
+    speed = np.hypot(vx, vy)
+    return {"t": result.t, "speed": speed, "yaw_rate": r, "lateral_acceleration": speed * r,
+            "front_steer": steer[0], "rear_steer": steer[1], "sideslip": np.arctan2(vy, vx) - yaw,
+            "roll": column["roll"]}  # fmt: skip
+
+
+def run_once(model: Model, speed: float, options: ManoeuvreOptions, cancel=None) -> tuple:
+    """One run from `speed` with the handwheel ramped to its angle: (mechanism, result, series)."""
+    steered = steering_model(model, options.handwheel, options)
+    mech = Mechanism(steered)
+    result = simulate(steered, options.duration, rtol=options.rtol, atol=options.atol, samples=options.samples,
+                      velocities=starting_velocities(mech, speed), cancel=cancel)  # fmt: skip
+    return mech, result, vehicle_series(mech, result)
+
+
+def _settled(series: dict, seconds: float = 0.5) -> dict[str, float]:
+    """Each quantity's mean over the run's last `seconds`."""
+    last = series["t"] >= series["t"][-1] - seconds
+    return {k: float(np.mean(v[last])) for k, v in series.items()}
+
+
+def steady_state(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
+    """ISO 4138 at a constant handwheel angle: one settled run per speed; the gradients by least squares."""
+    rows, runs = [], []
+    for k, speed in enumerate(options.speeds):
+        mech, result, series = run_once(model, speed, options, cancel)
+        rows.append(_settled(series))
+        runs.append(result)
+        if progress is not None:
+            progress((k + 1) / len(options.speeds))
+    length = axles(mech)[2]
+    table = {key: np.array([row[key] for row in rows]) for key in rows[0]}
+    ay = table["lateral_acceleration"]
+    ackermann = length * table["yaw_rate"] / table["speed"]
+    table["understeer_angle"] = table["front_steer"] - table["rear_steer"] - ackermann
+    figures = {}
+    if len(rows) >= 2:
+        for name, key in (("understeer_gradient", "understeer_angle"), ("roll_gradient", "roll"),
+                          ("sideslip_gradient", "sideslip")):  # fmt: skip
+            figures[name] = (float(np.polyfit(ay, table[key], 1)[0]) * DEG_PER_G, "deg/g")
+    figures["wheelbase"] = (length, "m")
+    figures["largest_lateral_acceleration"] = (float(np.max(np.abs(ay))) / G, "g")
+    units = {"speed": "m/s", "yaw_rate": "rad/s", "lateral_acceleration": "m/s^2", "t": "s"}
+    columns = [(k, units.get(k, "rad"), v) for k, v in table.items() if k != "t"]
+    return ManoeuvreResult(options, figures, columns, runs)
+
+
+def step_steer(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
+    """ISO 7401 step steer: the first handwheel angle, ramped in `rise` s at `step_at` s."""
+    angle = options.handwheel
+    mech, result, series = run_once(model, options.speeds[0], options, cancel)
+    settled = _settled(series)
+    r, t = series["yaw_rate"], series["t"]
+    before = float(np.mean(r[t <= options.step_at])) if np.any(t <= options.step_at) else 0.0
+    change = settled["yaw_rate"] - before
+    half_input = options.step_at + options.rise / 2
+    reached = t[(t > half_input) & (np.abs(r - before) >= 0.9 * abs(change))]
+    peak = int(np.argmax(np.abs(r - before)))
+    wheel = settled["front_steer"] - settled["rear_steer"]
+    figures = {
+        "yaw_rate_gain": (change / math.radians(angle), "1/s"),
+        "yaw_rate_gain_road_wheel": (change / wheel, "1/s"),
+        "response_time": (float(reached[0] - half_input) if len(reached) else math.nan, "s"),
+        "peak_response_time": (float(t[peak] - half_input), "s"),
+        "overshoot": (float(abs(r[peak] - before) / abs(change) - 1) * 100, "%"),
+        "lateral_acceleration": (settled["lateral_acceleration"] / G, "g"),
+        "speed": (settled["speed"], "m/s"),
+        "front_steer": (math.degrees(settled["front_steer"]), "deg"),
+        "rear_steer": (math.degrees(settled["rear_steer"]), "deg"),
+        "wheelbase": (axles(mech)[2], "m"),
+    }
+    if progress is not None:
+        progress(1.0)
+    units = {"t": "s", "speed": "m/s", "yaw_rate": "rad/s", "lateral_acceleration": "m/s^2"}
+    return ManoeuvreResult(options, figures, [(k, units.get(k, "rad"), v) for k, v in series.items()], [result])
+
+
+def manoeuvre(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
+    """Run the manoeuvre `options.kind` on the handling vehicle `model`."""
+    run = {"steady_state": steady_state, "step_steer": step_steer}[options.kind]
+    return run(model, options, progress, cancel)
