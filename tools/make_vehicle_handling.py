@@ -6,7 +6,8 @@ Formula tyres, drive and brake torques and a steering input, on a flat road that
 From samples/vehicle.mbs (tools/make_vehicle.py) it changes only what handling needs:
 
 - each wheel turns on its hub (the SLA's wheel bearing, a revolute joint, `<corner>_spin`), balanced;
-- each tyre is a Magic Formula tyre on the wheel (samples/passenger_car_205_55R16.tir, ours, on both axles) with
+- each tyre is a Magic Formula tyre on the wheel (samples/passenger_car_205_55R16.tir, ours, on both axles; a left
+  tyre, mirrored on the right) with
   the vertical spring, damping and free radius of the vertical tyre it replaces, so the car stands as before;
 - a front-wheel drive: the drive torque `drive_torque` split equally to the front wheels (an open differential's
   split at equal wheel speeds), and brake torques `brake_torque` split `brake_front` to the front axle and the rest
@@ -84,8 +85,9 @@ def handling(vehicle):
     for f in model.forces:
         if isinstance(f, Tyre):
             corner = f.name.split("_")[0]
-            forces.append(MagicFormulaTyre(f.name, f"{corner}5", "K", str(SAMPLES / TIR), axes[corner], f.stiffness,
-                                           f.damping, f.radius, f.engagement, LOW_SPEED))  # fmt: skip
+            side = "left" if corner[1] == "l" else "right"
+            forces.append(MagicFormulaTyre(f.name, f"{corner}5", "K", str(SAMPLES / TIR), side, axes[corner],
+                                           f.stiffness, f.damping, f.radius, f.engagement, LOW_SPEED))  # fmt: skip
         elif f.name == "steering_servo":
             forces.append(dataclasses.replace(f, rest="rack_input"))
         else:

@@ -347,12 +347,15 @@ class MagicFormulaTyre:
     Magic Formula with the coefficients of the .tir file `tir` (a path relative to the model's file, inside its
     folder), at the slip ratio and slip angle of the wheel's point on the road. `spin_axis` (wheel axes) points to
     the wheel's left when it rolls forward; `low_speed` [m/s] keeps the slips finite at standstill (the forward speed
-    in their denominators is sqrt(Vx² + low_speed²))."""
+    in their denominators is sqrt(Vx² + low_speed²)). `side` ("left" or "right") is the side of the car it is
+    mounted on: a tyre on the other side from the file's TYRESIDE is its mirror image (its lateral force, overturning
+    and aligning moments at the slip angle and camber mirrored, as MF-Tyre does)."""
 
     name: str
     body: str
     point: str
     tir: str
+    side: str = "left"
     spin_axis: Vector = field(default_factory=lambda: [0.0, 1.0, 0.0])
     stiffness: Expr = 0.0
     damping: Expr = 0.0

@@ -129,26 +129,26 @@ def axles(mech: Mechanism) -> tuple[list[MagicFormulaTyre], list[MagicFormulaTyr
     return ordered[:2], ordered[2:], float((x[0] + x[1] - x[2] - x[3]) / 2)
 
 
-def wheel_heading(result: SimulationResult, tyre: MagicFormulaTyre, model: Model) -> np.ndarray:
-    """The angle (K,) about world z of the wheel's heading: its spin axis a turned −90° about z, a = (−sin ψ,
-    cos ψ, ·)."""
-    R = result.poses[tyre.body][0]
+def wheel_axis(result: SimulationResult, tyre: MagicFormulaTyre) -> np.ndarray:
+    """The wheel's spin axis (K, 3) in world axes along a run."""
     local = np.asarray([float(x) for x in tyre.spin_axis])
-    axis = R @ (local / np.linalg.norm(local))
-    return np.unwrap(np.arctan2(-axis[:, 0], axis[:, 1]))
+    return result.poses[tyre.body][0] @ (local / np.linalg.norm(local))
 
 
 def vehicle_series(mech: Mechanism, result: SimulationResult) -> dict[str, np.ndarray]:
-    """Along a run: speed V, yaw rate r, lateral acceleration a_y = V r, the axles' road-wheel steer angles
-    (mean heading of the axle's wheels less the yaw), sideslip β at the chassis frame's origin and roll, (K,)."""
+    """Along a run: speed V, yaw rate r, lateral acceleration a_y = V r, the axles' road-wheel steer angles (the
+    mean heading of the axle's wheels, their spin axis a = (−sin ψ, cos ψ, ·) turned −90° about z, less the yaw)
+    and inclinations (the mean of asin(a_z), the tyres' γ on the flat road), sideslip β at the chassis frame's
+    origin and roll, each (K,)."""
     column = {name: values for name, _, values in result.columns()}
     vx, vy, r, yaw = column["x_dot"], column["y_dot"], column["yaw_dot"], column["yaw"]
     front, rear, _ = axles(mech)
-    steer = [np.mean([wheel_heading(result, t, mech.model) for t in axle], axis=0) - yaw for axle in (front, rear)]
-    speed = np.hypot(vx, vy)
-    return {"t": result.t, "speed": speed, "yaw_rate": r, "lateral_acceleration": speed * r,
-            "front_steer": steer[0], "rear_steer": steer[1], "sideslip": np.arctan2(vy, vx) - yaw,
-            "roll": column["roll"]}  # fmt: skip
+    out = {"t": result.t, "speed": np.hypot(vx, vy), "yaw_rate": r, "lateral_acceleration": np.hypot(vx, vy) * r}
+    for name, axle in (("front", front), ("rear", rear)):
+        axes = [wheel_axis(result, t) for t in axle]
+        out[f"{name}_steer"] = np.mean([np.unwrap(np.arctan2(-a[:, 0], a[:, 1])) for a in axes], axis=0) - yaw
+        out[f"{name}_camber"] = np.mean([np.arcsin(a[:, 2]) for a in axes], axis=0)
+    return out | {"sideslip": np.arctan2(vy, vx) - yaw, "roll": column["roll"]}
 
 
 def run_once(model: Model, speed: float, options: ManoeuvreOptions, cancel=None) -> tuple:

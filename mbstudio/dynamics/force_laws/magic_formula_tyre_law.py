@@ -17,11 +17,16 @@ Q = J_Pᵀ F + J_ωᵀ M. Its power F·v_P + M·ω is the work done on the model
 the tyre dissipates in sliding (never positive for a tyre whose force opposes its slip, as the Magic Formula's
 does in pure slip), which the measure `<name>.slip_power` reports.
 
+A tyre mounted on the other side of the car from its file's TYRESIDE is the file's tyre mirrored in its x-z plane:
+its forces at (κ, α, γ) are the file's at (κ, −α, −γ) with Fy, Mx and Mz negated (so a car's conicity and ply steer
+offsets cancel left against right, as MF-Tyre mounts them).
+
 Steady state: the forces follow the slips at once (no relaxation length).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 
@@ -30,26 +35,37 @@ import numpy as np
 from ...model.document import MagicFormulaTyre
 from ...model.errors import ModelError
 from ...numerics.spatial import cross, dot
-from ..tyres import Coefficients, load_tyre, magic_formula, ops_for
+from ..tyres import Coefficients, coefficients, magic_formula, ops_for, read_tir
 from .base import ForceLaw, contact_force, register
 
 
+SIDES = ("left", "right")
+
+
 @functools.lru_cache(maxsize=32)
-def _coefficients(path: str, stamp: tuple[int, int]) -> Coefficients:
-    return load_tyre(path)
+def _read(path: str, stamp: tuple[int, int]) -> tuple[Coefficients, str]:
+    tir = read_tir(path)
+    entry = tir.sections.get("MODEL", {}).get("TYRESIDE")
+    side = str(entry.value).strip().lower() if entry is not None else "left"
+    return coefficients(tir), side
 
 
-def tyre_coefficients(element: MagicFormulaTyre) -> Coefficients:
-    """The coefficients of the element's .tir file (read once per file and modification)."""
+def tyre_file(element: MagicFormulaTyre) -> tuple[Coefficients, bool]:
+    """The coefficients of the element's .tir file (read once per file and modification), and whether the element
+    is mounted on the other side from the file's TYRESIDE (its mirror image; a SYMMETRIC tyre is never mirrored)."""
+    where = f"force '{element.name}'"
+    if element.side not in SIDES:
+        raise ModelError(f"{where}.side", "is not a side of the car", element.side, " or ".join(SIDES))
     path = Path(element.tir)
     if not path.is_absolute():
-        raise ModelError(f"force '{element.name}'.tir", "is relative to a folder this document does not know",
-                         element.tir, "a model loaded from its file (the .tir path is relative to its folder)")  # fmt: skip
+        raise ModelError(f"{where}.tir", "is relative to a folder this document does not know", element.tir,
+                         "a model loaded from its file (the .tir path is relative to its folder)")  # fmt: skip
     try:
         stat = path.stat()
     except OSError as error:
-        raise ModelError(f"force '{element.name}'.tir", f"cannot be read ({error.strerror})", element.tir) from None
-    return _coefficients(str(path), (stat.st_mtime_ns, stat.st_size))
+        raise ModelError(f"{where}.tir", f"cannot be read ({error.strerror})", element.tir) from None
+    found, side = _read(str(path), (stat.st_mtime_ns, stat.st_size))
+    return found, side in SIDES and side != element.side
 
 
 @register
@@ -61,7 +77,7 @@ class MagicFormulaTyreLaw(ForceLaw):
 
     def __init__(self, element, forces) -> None:
         super().__init__(element, forces)
-        self.coefficients = tyre_coefficients(element)
+        self.coefficients, self.mirrored = tyre_file(element)
 
     @property
     def time_dependent(self) -> bool:
@@ -125,7 +141,10 @@ class MagicFormulaTyreLaw(ForceLaw):
         ops = ops_for(c["fz"])
         slips = self.slips(c, ops)
         kappa, alpha, gamma, vcx = slips[:4]
-        return c, magic_formula(self.coefficients, c["fz"], kappa, alpha, gamma, vcx, ops=ops), slips
+        if not self.mirrored:
+            return c, magic_formula(self.coefficients, c["fz"], kappa, alpha, gamma, vcx, ops=ops), slips
+        mirror = magic_formula(self.coefficients, c["fz"], kappa, -alpha, -gamma, vcx, ops=ops)
+        return c, dataclasses.replace(mirror, fy=-mirror.fy, mx=-mirror.mx, mz=-mirror.mz), slips
 
     def wrench(self, c: dict, mf) -> tuple[np.ndarray, np.ndarray]:
         """World force (N, 3) at P and moment (N, 3) on the wheel."""
