@@ -10,6 +10,8 @@ import importlib.util
 import json
 import math
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -224,3 +226,29 @@ def test_step_steer_yaw_rate_gain_at_20_m_s_is_the_bicycle_model_s(handling):
     run = result.runs[0]
     balance = next(v for n, _, v in run.columns() if n == "energy_balance")
     assert np.abs(balance - balance[0]).max() < 1e-4 * run.kinetic.max()
+
+
+def mbstudio(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mbstudio.cli", *args], capture_output=True, text=True, timeout=900)
+
+
+def test_the_manoeuvre_command_refuses_bad_options_by_name(tmp_path):
+    done = mbstudio("manoeuvre", str(SAMPLES / "vehicle_handling.mbs"), "--kind", "step_steer", "--duration", "0.05")
+    assert done.returncode == 2 and "manoeuvre option 'rise'" in done.stderr and "0 < rise < duration" in done.stderr
+    done = mbstudio("manoeuvre", str(SAMPLES / "vehicle.mbs"), "--kind", "step_steer", "--out", str(tmp_path / "x.csv"))
+    assert done.returncode == 2 and "has no steering input for a manoeuvre" in done.stderr
+    assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.slow
+def test_the_manoeuvre_command_writes_the_table_with_its_figures_and_provenance(tmp_path):
+    out = tmp_path / "steady.csv"
+    done = mbstudio("manoeuvre", str(SAMPLES / "vehicle_handling.mbs"), "--kind", "steady_state", "--speed", "12",
+                    "--speed", "20", "--handwheel", "4", "--out", str(out), "--quiet")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "understeer_gradient:" in done.stdout and "real-time factor" in done.stdout
+    rows = out.read_text().splitlines()
+    assert rows[0].startswith("speed [m/s],yaw_rate [rad/s]") and len(rows) == 3
+    about = json.loads(Path(f"{out}.json").read_text())["provenance"]
+    assert about["analysis"] == "manoeuvre steady_state" and about["options"]["speeds"] == [12.0, 20.0]
+    assert 0.2 < about["figures"]["understeer_gradient"]["value"] < 0.6  # deg/g, as the bicycle model's test

@@ -22,6 +22,7 @@ COMMANDS = {
     "report": "the suspension report: kinematic curves against wheel travel as PDF, PNG or SVG, and CSV",
     "identify": "base parameters and friction of a real mechanism from a measured log, checked on a second log",
     "excite": "an exciting trajectory for identification: a Fourier series minimising cond(W_b) within limits",
+    "manoeuvre": "handling manoeuvres of a vehicle with Magic Formula tyres: steady-state cornering, step steer",
 }
 # one example per command, shown at the end of its --help (the samples' paths are those of a clone)
 EXAMPLES = {
@@ -42,6 +43,7 @@ EXAMPLES = {
     "report": "mbstudio report samples/sla_suspension.mbs --out report.pdf",
     "identify": "mbstudio identify samples/double_pendulum.mbs --data log.csv --validate log2.csv",
     "excite": "mbstudio excite samples/double_pendulum.mbs --duration 10 --out traj.csv",
+    "manoeuvre": "mbstudio manoeuvre samples/vehicle_handling.mbs --kind step_steer --speed 20 --out step.csv",
 }
 # commands that compute: each takes --quiet (no progress or notes on stderr) whether or not it reports progress
 COMPUTING = set(COMMANDS) - {"samples", "screenshot", "bench"}

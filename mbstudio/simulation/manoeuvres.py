@@ -22,11 +22,15 @@ at the time it is read.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import __version__
+from ..dynamics.engine import canonical_text
 from ..kinematics.mechanism import Mechanism
 from ..model import Model
 from ..model.document import JointSpringDamper, MagicFormulaTyre
@@ -56,12 +60,19 @@ class ManoeuvreOptions:
     samples: int = 301
 
     def __post_init__(self) -> None:
-        checks = (("kind", self.kind in KINDS, ", ".join(KINDS)),
-                  ("speeds", 0 < len(self.speeds) <= 20 and all(1 <= v <= 100 for v in self.speeds),
-                   "1 to 20 speeds within 1 to 100 m/s"), ("handwheel", -720 <= self.handwheel <= 720, "±720 deg"), ("rise", 0 < self.rise < self.duration, "0 < rise < duration"),
-                  ("step_at", 0 <= self.step_at < self.duration - self.rise, "0 <= step_at < duration - rise"),
-                  ("duration", 0 < self.duration <= 600, "0 < duration <= 600 s"),
-                  ("samples", 10 <= self.samples <= 100_000, "10 to 100 000"))  # fmt: skip
+        checks = (
+            ("kind", self.kind in KINDS, ", ".join(KINDS)),
+            (
+                "speeds",
+                0 < len(self.speeds) <= 20 and all(1 <= v <= 100 for v in self.speeds),
+                "1 to 20 speeds within 1 to 100 m/s",
+            ),
+            ("handwheel", -720 <= self.handwheel <= 720, "±720 deg"),
+            ("rise", 0 < self.rise < self.duration, "0 < rise < duration"),
+            ("step_at", 0 <= self.step_at < self.duration - self.rise, "0 <= step_at < duration - rise"),
+            ("duration", 0 < self.duration <= 600, "0 < duration <= 600 s"),
+            ("samples", 10 <= self.samples <= 100_000, "10 to 100 000"),
+        )
         for name, ok, valid in checks:
             if not ok:
                 raise ModelError(f"manoeuvre option '{name}'", "is out of range", getattr(self, name), valid)
@@ -76,6 +87,7 @@ class ManoeuvreResult:
     figures: dict[str, tuple[float, str]]
     columns: list[tuple[str, str, np.ndarray]]
     runs: list[SimulationResult] = field(default_factory=list)
+    provenance: dict = field(default_factory=dict)
 
 
 def steering_model(model: Model, handwheel_deg: float, options: ManoeuvreOptions) -> Model:
@@ -83,14 +95,20 @@ def steering_model(model: Model, handwheel_deg: float, options: ManoeuvreOptions
     left, which moves the vehicle sample's rack to the right: its steering arms trail the wheel centres)."""
     servo = [f for f in model.forces if isinstance(f, JointSpringDamper) and str(f.rest).strip() == "rack_input"]
     if len(servo) != 1 or "rack_ratio" not in model.parameter_values():
-        raise ModelError(f"model '{model.name}'", "has no steering input for a manoeuvre", None,
-                         "one joint spring-damper with rest 'rack_input' and a parameter 'rack_ratio' "
-                         "(samples/vehicle_handling.mbs)")  # fmt: skip
+        raise ModelError(
+            f"model '{model.name}'",
+            "has no steering input for a manoeuvre",
+            None,
+            "one joint spring-damper with rest 'rack_input' and a parameter 'rack_ratio' "
+            "(samples/vehicle_handling.mbs)",
+        )
     t0, t1, e = options.step_at, options.step_at + options.rise, RAMP_SMOOTHING
     ramp = f"(sqrt((t-{t0!r})**2+{e!r}**2) - sqrt((t-{t1!r})**2+{e!r}**2) + {t1 - t0!r})/(2*{t1 - t0!r})"
     out = dataclasses.replace(model)
-    out.forces = [dataclasses.replace(f, rest=f"-rack_ratio*{math.radians(handwheel_deg)!r}*{ramp}")
-                  if f is servo[0] else f for f in model.forces]  # fmt: skip
+    out.forces = [
+        dataclasses.replace(f, rest=f"-rack_ratio*{math.radians(handwheel_deg)!r}*{ramp}") if f is servo[0] else f
+        for f in model.forces
+    ]
     return out
 
 
@@ -155,8 +173,15 @@ def run_once(model: Model, speed: float, options: ManoeuvreOptions, cancel=None)
     """One run from `speed` with the handwheel ramped to its angle: (mechanism, result, series)."""
     steered = steering_model(model, options.handwheel, options)
     mech = Mechanism(steered)
-    result = simulate(steered, options.duration, rtol=options.rtol, atol=options.atol, samples=options.samples,
-                      velocities=starting_velocities(mech, speed), cancel=cancel)  # fmt: skip
+    result = simulate(
+        steered,
+        options.duration,
+        rtol=options.rtol,
+        atol=options.atol,
+        samples=options.samples,
+        velocities=starting_velocities(mech, speed),
+        cancel=cancel,
+    )
     return mech, result, vehicle_series(mech, result)
 
 
@@ -182,8 +207,11 @@ def steady_state(model: Model, options: ManoeuvreOptions, progress=None, cancel=
     table["understeer_angle"] = table["front_steer"] - table["rear_steer"] - ackermann
     figures = {}
     if len(rows) >= 2:
-        for name, key in (("understeer_gradient", "understeer_angle"), ("roll_gradient", "roll"),
-                          ("sideslip_gradient", "sideslip")):  # fmt: skip
+        for name, key in (
+            ("understeer_gradient", "understeer_angle"),
+            ("roll_gradient", "roll"),
+            ("sideslip_gradient", "sideslip"),
+        ):
             figures[name] = (float(np.polyfit(ay, table[key], 1)[0]) * DEG_PER_G, "deg/g")
     figures["wheelbase"] = (length, "m")
     figures["largest_lateral_acceleration"] = (float(np.max(np.abs(ay))) / G, "g")
@@ -223,6 +251,21 @@ def step_steer(model: Model, options: ManoeuvreOptions, progress=None, cancel=No
 
 
 def manoeuvre(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
-    """Run the manoeuvre `options.kind` on the handling vehicle `model`."""
+    """Run the manoeuvre `options.kind` on the handling vehicle `model`; its provenance: the model's hash, the
+    options, the simulated, wall-clock and CPU seconds (their ratio the real-time factor) and the version."""
     run = {"steady_state": steady_state, "step_steer": step_steer}[options.kind]
-    return run(model, options, progress, cancel)
+    start, cpu = time.perf_counter(), time.process_time()
+    result = run(model, options, progress, cancel)
+    simulated = options.duration * len(result.runs)
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+    result.provenance = {
+        "model_hash": hashlib.sha256(canonical_text(model).encode()).hexdigest(),
+        "analysis": f"manoeuvre {options.kind}",
+        "options": dataclasses.asdict(options),
+        "simulated_seconds": simulated,
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
+        "real_time_factor": simulated / seconds,
+        "version": __version__,
+    }
+    return result

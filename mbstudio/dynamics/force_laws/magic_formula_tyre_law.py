@@ -38,7 +38,6 @@ from ...numerics.spatial import cross, dot
 from ..tyres import Coefficients, coefficients, magic_formula, ops_for, read_tir
 from .base import ForceLaw, contact_force, register
 
-
 SIDES = ("left", "right")
 
 
@@ -167,8 +166,9 @@ class MagicFormulaTyreLaw(ForceLaw):
         omega = (c["J_w"] * motion.qd[:, None, :]).sum(axis=2)
         values = {"fx": mf.fx, "fy": mf.fy, "fz": c["fz"], "mx": mf.mx, "my": mf.my, "mz": mf.mz, "kappa": kappa,
                   "alpha": alpha, "gamma": gamma, "vx": vcx, "slip_power": mf.fx * vsx + mf.fy * vsy,
-                  "power": dot(force, c["v_p"]) + dot(moment, omega),
-                  "heading": np.arctan2(np.asarray(c["heading"], float)[:, 1], np.asarray(c["heading"], float)[:, 0])}  # fmt: skip
+                  "power": dot(force, c["v_p"]) + dot(moment, omega)}  # fmt: skip
+        heading = np.asarray(c["heading"], float)
+        values["heading"] = np.arctan2(heading[:, 1], heading[:, 0])
         out = {k: np.asarray(v, float) for k, v in values.items()}
         out["point"], out["force"] = np.asarray(c["point"], float), np.asarray(force, float)
         return out
