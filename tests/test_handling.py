@@ -26,11 +26,14 @@ from mbstudio.model.fileformat import dumps
 from mbstudio.model.tyre_files import with_relative_tyre_files
 from mbstudio.numerics.spatial import cross
 from mbstudio.simulation.manoeuvres import ManoeuvreOptions, axles, manoeuvre
+from mbstudio.simulation.monitors import cumulative_simpson
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
 TIR = SAMPLES / "passenger_car_205_55R16.tir"
 G = 9.81
+CORNERS = ("fl", "fr", "rl", "rr")
+KEYS = ("power", "slip_power")
 
 
 def wheel_on_a_carrier(tir: str = str(TIR)) -> dict:
@@ -215,8 +218,9 @@ def test_steady_state_understeer_gradient_is_the_bicycle_model_s(handling):
 @pytest.mark.slow
 def test_step_steer_yaw_rate_gain_at_20_m_s_is_the_bicycle_model_s(handling):
     """ISO 7401 at 20 m/s, 4° handwheel: the steady yaw rate per road-wheel angle δ_f − δ_r within 10 % of the
-    bicycle model's V / (L + K V²) at the speed reached; the response settles (overshoot below 30 %); the energy
-    balance E + dissipated holds to 1e-4 of the kinetic energy."""
+    bicycle model's V / (L + K V²) at the speed reached (measured 6.669 against 6.675 1/s); the response settles
+    (overshoot below 30 %); the energy balance E + dissipated holds, and the tyres' own account of their work
+    (their measures) is the energy lost."""
     result = manoeuvre(handling, ManoeuvreOptions(kind="step_steer", speeds=(20.0,), **SMALL))
     model = bicycle(Mechanism(handling))
     speed = result.figures["speed"][0]
@@ -224,8 +228,14 @@ def test_step_steer_yaw_rate_gain_at_20_m_s_is_the_bicycle_model_s(handling):
     assert abs(result.figures["yaw_rate_gain_road_wheel"][0] - expected) < 0.1 * expected
     assert 0 < result.figures["overshoot"][0] < 30
     run = result.runs[0]
-    balance = next(v for n, _, v in run.columns() if n == "energy_balance")
-    assert np.abs(balance - balance[0]).max() < 1e-4 * run.kinetic.max()
+    column = {name: values for name, _, values in run.columns()}
+    balance = column["energy_balance"]
+    assert np.abs(balance - balance[0]).max() < 1e-6 * run.kinetic.max()  # measured 3e-9
+    # the tyres' work from their contact forces on the wheels' motion (their measures) is nearly all the energy
+    # the car loses (the rest: coil-over and servo damping), and its sliding part is lost (rolling resistance the rest)
+    work = {k: sum(cumulative_simpson(run.t, column[f"{c}_load.{k}"])[-1] for c in CORNERS) for k in KEYS}
+    lost = column["dissipated_energy"][-1]
+    assert 0.99 * lost < -work["power"] < lost and work["slip_power"] < -0.01 * lost
 
 
 def mbstudio(*args: str) -> subprocess.CompletedProcess:
