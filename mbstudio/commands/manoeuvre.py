@@ -1,6 +1,6 @@
-"""`mbstudio manoeuvre FILE --kind steady_state|step_steer [--speed V ...] [--handwheel DEG] [--duration S]
+"""`mbstudio manoeuvre FILE --kind steady_state|step_steer|sine_with_dwell [--speed V ...] [--handwheel DEG] [--duration S]
 [--out results.csv]`: a handling manoeuvre on a vehicle with Magic Formula tyres (samples/vehicle_handling.mbs):
-its figures printed, its table (steady state: one row per speed; step steer: the time history) written as CSV
+its figures printed, its table (steady state: one row per speed; the others: the time history) written as CSV
 with a provenance sidecar."""
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=KINDS,
         required=True,
         help="steady_state: ISO 4138 at a constant handwheel angle, one run per speed; "
-        "step_steer: ISO 7401, the handwheel stepped at the first speed",
+        "step_steer: ISO 7401, the handwheel stepped at the first speed; "
+        "sine_with_dwell: FMVSS 126 / UN R140's stability test at the first speed (0.7 Hz, 0.5 s dwell)",
     )
     parser.add_argument(
         "--speed",

@@ -11,6 +11,10 @@ forward, y left, z up; yaw rate positive turning left; roll positive right side 
 - `step_steer`: the handwheel steps (a ramp of `rise` s) at `step_at` s (ISO 7401) at the given speed. Figures:
   the steady yaw-rate gain r_ss/δ_H and r_ss/(δ_f − δ_r), the yaw-rate response time (from 50 % of the input to
   90 % of r_ss), its peak response time and overshoot, the steady lateral acceleration.
+- `sine_with_dwell`: the stability test of FMVSS 126 and UN R140: the handwheel follows 0.75 of a sine period at
+  `frequency` from `step_at`, holds its extreme for `dwell`, then the period's last quarter; the yaw rate 1.0 s
+  and 1.75 s after the steering ends as percentages of its peak after the reversal, and the lateral displacement
+  1.07 s after the steering starts.
 
 The model is the handling vehicle's: a steering servo whose rest position is the parameter `rack_input`, a
 parameter `rack_ratio` (m of rack per rad of handwheel), Magic Formula tyres and a free chassis joint with the
@@ -37,10 +41,12 @@ from ..model.document import JointSpringDamper, MagicFormulaTyre
 from ..model.errors import ModelError
 from .run import SimulationResult, simulate
 
-KINDS = ("steady_state", "step_steer")
+KINDS = ("steady_state", "step_steer", "sine_with_dwell")
 G = 9.81
 DEG_PER_G = G * 180 / math.pi  # rad per (m/s²) in deg/g
 RAMP_SMOOTHING = 1e-3  # s: the ramp's corners rounded over about this time (a smooth input steps smoothly)
+LATE_YAW_RATE = 1.75  # s after the sine with dwell's end: its last yaw-rate reading
+LATERAL_DISPLACEMENT_AT = 1.07  # s after its start: where its lateral displacement is read
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,8 @@ class ManoeuvreOptions:
     step_at: float = 0.3
     rise: float = 0.1
     duration: float = 3.0
+    frequency: float = 0.7
+    dwell: float = 0.5
     rtol: float = 1e-6
     atol: float = 1e-8
     samples: int = 301
@@ -72,7 +80,12 @@ class ManoeuvreOptions:
             ("step_at", 0 <= self.step_at < self.duration - self.rise, "0 <= step_at < duration - rise"),
             ("duration", 0 < self.duration <= 600, "0 < duration <= 600 s"),
             ("samples", 10 <= self.samples <= 100_000, "10 to 100 000"),
+            ("frequency", 0.1 <= self.frequency <= 5, "0.1 to 5 Hz"),
+            ("dwell", 0 <= self.dwell <= 5, "0 to 5 s"),
         )
+        if self.kind == "sine_with_dwell" and not self.duration >= sine_completion(self) + LATE_YAW_RATE:
+            raise ModelError("manoeuvre option 'duration'", "ends before the sine with dwell's last yaw-rate reading",
+                             self.duration, f">= {sine_completion(self) + LATE_YAW_RATE:.4g} s")  # fmt: skip
         for name, ok, valid in checks:
             if not ok:
                 raise ModelError(f"manoeuvre option '{name}'", "is out of range", getattr(self, name), valid)
@@ -102,14 +115,35 @@ def steering_model(model: Model, handwheel_deg: float, options: ManoeuvreOptions
             "one joint spring-damper with rest 'rack_input' and a parameter 'rack_ratio' "
             "(samples/vehicle_handling.mbs)",
         )
-    t0, t1, e = options.step_at, options.step_at + options.rise, RAMP_SMOOTHING
-    ramp = f"(sqrt((t-{t0!r})**2+{e!r}**2) - sqrt((t-{t1!r})**2+{e!r}**2) + {t1 - t0!r})/(2*{t1 - t0!r})"
     out = dataclasses.replace(model)
-    out.forces = [
-        dataclasses.replace(f, rest=f"-rack_ratio*{math.radians(handwheel_deg)!r}*{ramp}") if f is servo[0] else f
-        for f in model.forces
-    ]
+    rest = f"-rack_ratio*{math.radians(handwheel_deg)!r}*({handwheel_shape(options)})"
+    out.forces = [dataclasses.replace(f, rest=rest) if f is servo[0] else f for f in model.forces]
     return out
+
+
+def _step(at: float) -> str:
+    """A unit step at `at` (s) rounded over RAMP_SMOOTHING: (1 + x / sqrt(x² + ε²)) / 2, x = t − at."""
+    return f"(1 + (t-{at!r})/sqrt((t-{at!r})**2+{RAMP_SMOOTHING!r}**2))/2"
+
+
+def sine_completion(options: ManoeuvreOptions) -> float:
+    """The end of the sine with dwell's steering (COS): its start, one period and the dwell."""
+    return options.step_at + 1 / options.frequency + options.dwell
+
+
+def handwheel_shape(options: ManoeuvreOptions) -> str:
+    """The handwheel angle over its amplitude, an expression in t: a ramp from 0 to 1 over `rise` from `step_at`
+    (step steer, steady state), or the sine with dwell (0.75 of a sine period at `frequency` from `step_at`, held at
+    its extreme for `dwell`, then the period's last quarter)."""
+    t0 = options.step_at
+    if options.kind != "sine_with_dwell":
+        t1, e = t0 + options.rise, RAMP_SMOOTHING
+        return f"(sqrt((t-{t0!r})**2+{e!r}**2) - sqrt((t-{t1!r})**2+{e!r}**2) + {t1 - t0!r})/(2*{t1 - t0!r})"
+    w = 2 * math.pi * options.frequency
+    t1 = t0 + 0.75 / options.frequency
+    t2, t3 = t1 + options.dwell, sine_completion(options)
+    return (f"sin({w!r}*(t-{t0!r}))*({_step(t0)} - {_step(t1)}) - ({_step(t1)} - {_step(t2)})"
+            f" + sin({w!r}*(t-{t0 + options.dwell!r}))*({_step(t2)} - {_step(t3)})")  # fmt: skip
 
 
 def starting_velocities(mech: Mechanism, speed: float) -> np.ndarray:
@@ -246,14 +280,58 @@ def step_steer(model: Model, options: ManoeuvreOptions, progress=None, cancel=No
     }
     if progress is not None:
         progress(1.0)
-    units = {"t": "s", "speed": "m/s", "yaw_rate": "rad/s", "lateral_acceleration": "m/s^2"}
-    return ManoeuvreResult(options, figures, [(k, units.get(k, "rad"), v) for k, v in series.items()], [result])
+    return ManoeuvreResult(options, figures, _columns(series), [result])
+
+
+def sine_with_dwell(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
+    """The sine with dwell (the stability test of FMVSS 126 and UN R140): the yaw rate 1.0 s and 1.75 s after the
+    steering's end (COS) as percentages of its peak after the steering reversal, and the lateral displacement of the
+    chassis frame's origin 1.07 s after the steering's start (BOS), with the peak lateral acceleration (across the
+    car's heading; the series' a_y = V r is the steady-state one)."""
+    mech, result, series = run_once(model, options.speeds[0], options, cancel)
+    t, r = series["t"], series["yaw_rate"]
+    column = {name: values for name, _, values in result.columns()}
+    reversal = options.step_at + 0.5 / options.frequency
+    after = t >= reversal
+    peak = float(r[after][np.argmax(np.abs(r[after]))])
+    end = sine_completion(options)
+    at = {k: float(np.interp(end + k, t, r)) for k in (1.0, LATE_YAW_RATE)}
+    start = options.step_at + LATERAL_DISPLACEMENT_AT
+    lateral = float(np.interp(start, t, column["y"]) - np.interp(options.step_at, t, column["y"]))
+    figures = {
+        "yaw_rate_peak": (math.degrees(peak), "deg/s"),
+        "yaw_rate_ratio_1s": (100 * at[1.0] / peak, "%"),
+        "yaw_rate_ratio_1_75s": (100 * at[LATE_YAW_RATE] / peak, "%"),
+        "lateral_displacement": (lateral, "m"),
+        "lateral_acceleration_peak": (float(np.max(np.abs(_lateral_acceleration(column)))) / G, "g"),
+        "speed": (float(series["speed"][-1]), "m/s"),
+    }
+    if progress is not None:
+        progress(1.0)
+    series = series | {"lateral_position": column["y"], "handwheel": _handwheel(mech, column)}
+    return ManoeuvreResult(options, figures, _columns(series), [result])
+
+
+def _lateral_acceleration(column: dict) -> np.ndarray:
+    """The chassis frame origin's acceleration across the car's heading (m/s²): −sin ψ ẍ + cos ψ ÿ."""
+    yaw = column["yaw"]
+    return -np.sin(yaw) * column["x_ddot"] + np.cos(yaw) * column["y_ddot"]
+
+
+def _handwheel(mech: Mechanism, column: dict) -> np.ndarray:
+    """The handwheel angle the rack's travel corresponds to (rad, positive turning left)."""
+    return -column["rack"] / float(mech.model.parameter_values()["rack_ratio"])
+
+
+def _columns(series: dict) -> list[tuple[str, str, np.ndarray]]:
+    units = {"t": "s", "speed": "m/s", "yaw_rate": "rad/s", "lateral_acceleration": "m/s^2", "lateral_position": "m"}
+    return [(k, units.get(k, "rad"), v) for k, v in series.items()]
 
 
 def manoeuvre(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
     """Run the manoeuvre `options.kind` on the handling vehicle `model`; its provenance: the model's hash, the
     options, the simulated, wall-clock and CPU seconds (their ratio the real-time factor) and the version."""
-    run = {"steady_state": steady_state, "step_steer": step_steer}[options.kind]
+    run = {"steady_state": steady_state, "step_steer": step_steer, "sine_with_dwell": sine_with_dwell}[options.kind]
     start, cpu = time.perf_counter(), time.process_time()
     result = run(model, options, progress, cancel)
     simulated = options.duration * len(result.runs)
