@@ -1,7 +1,7 @@
-"""`mbstudio manoeuvre FILE --kind steady_state|step_steer|sine_with_dwell [--speed V ...] [--handwheel DEG] [--duration S]
-[--out results.csv]`: a handling manoeuvre on a vehicle with Magic Formula tyres (samples/vehicle_handling.mbs):
-its figures printed, its table (steady state: one row per speed; the others: the time history) written as CSV
-with a provenance sidecar."""
+"""`mbstudio manoeuvre FILE --kind steady_state|step_steer|sine_with_dwell [--speed V ...] [--handwheel DEG]
+[--duration S] [--out results.csv]`: a handling manoeuvre on a vehicle with Magic Formula tyres
+(samples/vehicle_handling.mbs): its figures printed, its table (steady state: one row per speed; the others: the
+time history) written as CSV with a provenance sidecar."""
 
 from __future__ import annotations
 
