@@ -81,6 +81,7 @@ RESULT_PANELS = {
     "task_space_eom": ("eom_table",),
     "suspension_report": ("suspension",),
     "identification": ("identification",),
+    "manoeuvre": ("plots",),
 }
 MOTION_TASKS = ("kinematics", "simulation")
 DOCK_TITLE = 30  # px of a dock's title bar and frame

@@ -23,6 +23,7 @@ ASKED = (
     ("workspace_options", "&Workspace Map…", "workspace", None),
     ("suspension_options", "Suspension &Report…", "suspension_report", None),
     ("identify_options", "&Identify…", "identification", None),
+    ("manoeuvre_options", "&Manoeuvre…", "manoeuvre", None),
 )
 # Quick runs with fixed options: name, menu text, job, options
 ANALYSES = (
