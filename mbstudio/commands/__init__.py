@@ -22,7 +22,7 @@ COMMANDS = {
     "report": "the suspension report: kinematic curves against wheel travel as PDF, PNG or SVG, and CSV",
     "identify": "base parameters and friction of a real mechanism from a measured log, checked on a second log",
     "excite": "an exciting trajectory for identification: a Fourier series minimising cond(W_b) within limits",
-    "manoeuvre": "handling manoeuvres of a car with Magic Formula tyres: steady cornering, step steer, sine with dwell",
+    "manoeuvre": "handling manoeuvres on Magic Formula tyres: cornering, step steer, sine with dwell, lane change",
 }
 # one example per command, shown at the end of its --help (the samples' paths are those of a clone)
 EXAMPLES = {

@@ -1,5 +1,5 @@
-"""`mbstudio manoeuvre FILE --kind steady_state|step_steer|sine_with_dwell [--speed V ...] [--handwheel DEG]
-[--duration S] [--out results.csv]`: a handling manoeuvre on a vehicle with Magic Formula tyres
+"""`mbstudio manoeuvre FILE --kind steady_state|step_steer|sine_with_dwell|double_lane_change [--speed V ...]
+[--handwheel DEG] [--duration S] [--out results.csv]`: a handling manoeuvre on a vehicle with Magic Formula tyres
 (samples/vehicle_handling.mbs): its figures printed, its table (steady state: one row per speed; the others: the
 time history) written as CSV with a provenance sidecar."""
 
@@ -25,7 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         help="steady_state: ISO 4138 at a constant handwheel angle, one run per speed; "
         "step_steer: ISO 7401, the handwheel stepped at the first speed; "
-        "sine_with_dwell: FMVSS 126 / UN R140's stability test at the first speed (0.7 Hz, 0.5 s dwell)",
+        "sine_with_dwell: FMVSS 126 / UN R140's stability test at the first speed (0.7 Hz, 0.5 s dwell); "
+        "double_lane_change: ISO 3888-1's course with a preview driver from the first speed (give --duration 8)",
     )
     parser.add_argument(
         "--speed",

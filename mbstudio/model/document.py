@@ -366,6 +366,24 @@ class MagicFormulaTyre:
 
 
 @dataclass
+class PathDriver:
+    """A driver steering a car along a path: a position servo on the steering `coordinate` (−k (x − x*) − c ẋ)
+    whose target x* = gain × e follows the lateral error e = y_path(x_P) − y_P of the point P `preview` metres ahead
+    of `body`'s origin along its heading (the body's x axis in the road plane); `path` is [x, y] rows in world
+    axes, joined by straight lines and held level beyond its ends (docs/vehicle.md, the double lane change)."""
+
+    name: str
+    coordinate: str
+    body: str
+    path: list[list[float]]
+    preview: Expr = 10.0
+    gain: Expr = 0.0
+    stiffness: Expr = 0.0
+    damping: Expr = 0.0
+    type: ClassVar[str] = "path_driver"
+
+
+@dataclass
 class Contact:
     """A sphere of `radius` centred at a body point against a plane fixed in the ground (through `plane_origin`,
     normal `plane_normal` pointing out of the ground, world axes; z = 0 by default), compliant (docs/contact.md):
@@ -432,6 +450,7 @@ FORCE_ELEMENTS = {
     for cls in (
         *(SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Contact, Bushing),
         MagicFormulaTyre,
+        PathDriver,
     )
 }
 ForceElement = (

@@ -606,6 +606,8 @@ def _element_field(key, data, where):
         return _vector(data, where)
     if key == "table":
         return _table(data, where, "[t, value]")
+    if key == "path":
+        return _table(data, where, "[x, y]")
     return _expr(data, where)
 
 

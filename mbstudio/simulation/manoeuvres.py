@@ -15,6 +15,10 @@ forward, y left, z up; yaw rate positive turning left; roll positive right side 
   `frequency` from `step_at`, holds its extreme for `dwell`, then the period's last quarter; the yaw rate 1.0 s
   and 1.75 s after the steering ends as percentages of its peak after the reversal, and the lateral displacement
   1.07 s after the steering starts.
+- `double_lane_change`: ISO 3888-1's course (lanes of 15, 25 and 30 m, the middle one 3.5 m to the left), driven by
+  a path driver (force_laws/driver_law.py: a single-point preview of `preview` metres, pure pursuit's gain) in place
+  of the steering servo, coasting from the first speed: the largest distance from the course's centre line in each
+  lane, the peak yaw rate, lateral acceleration and handwheel angle.
 
 The model is the handling vehicle's: a steering servo whose rest position is the parameter `rack_input`, a
 parameter `rack_ratio` (m of rack per rad of handwheel), Magic Formula tyres and a free chassis joint with the
@@ -37,11 +41,11 @@ from .. import __version__
 from ..dynamics.engine import canonical_text
 from ..kinematics.mechanism import Mechanism
 from ..model import Model
-from ..model.document import JointSpringDamper, MagicFormulaTyre
+from ..model.document import JointSpringDamper, MagicFormulaTyre, PathDriver
 from ..model.errors import ModelError
 from .run import SimulationResult, simulate
 
-KINDS = ("steady_state", "step_steer", "sine_with_dwell")
+KINDS = ("steady_state", "step_steer", "sine_with_dwell", "double_lane_change")
 G = 9.81
 DEG_PER_G = G * 180 / math.pi  # rad per (m/s²) in deg/g
 RAMP_SMOOTHING = 1e-3  # s: the ramp's corners rounded over about this time (a smooth input steps smoothly)
@@ -51,9 +55,10 @@ LATERAL_DISPLACEMENT_AT = 1.07  # s after its start: where its lateral displacem
 
 @dataclass(frozen=True)
 class ManoeuvreOptions:
-    """What a manoeuvre runs: its kind (KINDS), the forward speeds [m/s] (step steer: the first; steady state:
-    each, in turn), the handwheel angle [deg, positive turning left], when and how fast the handwheel moves [s], how
-    long each run lasts [s] and the tolerances."""
+    """What a manoeuvre runs: its kind (KINDS), the forward speeds [m/s] (steady state: each, in turn; the others:
+    the first), the handwheel angle [deg, positive turning left], when and how fast the handwheel moves [s], how
+    long each run lasts [s], the sine with dwell's frequency [Hz] and dwell [s], the driver's preview [m] (double
+    lane change) and the tolerances."""
 
     kind: str = "step_steer"
     speeds: tuple[float, ...] = (20.0,)
@@ -63,6 +68,7 @@ class ManoeuvreOptions:
     duration: float = 3.0
     frequency: float = 0.7
     dwell: float = 0.5
+    preview: float = 10.0
     rtol: float = 1e-6
     atol: float = 1e-8
     samples: int = 301
@@ -82,6 +88,7 @@ class ManoeuvreOptions:
             ("samples", 10 <= self.samples <= 100_000, "10 to 100 000"),
             ("frequency", 0.1 <= self.frequency <= 5, "0.1 to 5 Hz"),
             ("dwell", 0 <= self.dwell <= 5, "0 to 5 s"),
+            ("preview", 1 <= self.preview <= 100, "1 to 100 m"),
         )
         if self.kind == "sine_with_dwell" and not self.duration >= sine_completion(self) + LATE_YAW_RATE:
             raise ModelError("manoeuvre option 'duration'", "ends before the sine with dwell's last yaw-rate reading",
@@ -106,6 +113,15 @@ class ManoeuvreResult:
 def steering_model(model: Model, handwheel_deg: float, options: ManoeuvreOptions) -> Model:
     """The model with its steering servo following the handwheel ramp from 0 to `handwheel_deg` (positive turning
     left, which moves the vehicle sample's rack to the right: its steering arms trail the wheel centres)."""
+    servo = steering_servo(model)
+    out = dataclasses.replace(model)
+    rest = f"-rack_ratio*{math.radians(handwheel_deg)!r}*({handwheel_shape(options)})"
+    out.forces = [dataclasses.replace(f, rest=rest) if f is servo else f for f in model.forces]
+    return out
+
+
+def steering_servo(model: Model) -> JointSpringDamper:
+    """The servo whose rest position is the steering input `rack_input`."""
     servo = [f for f in model.forces if isinstance(f, JointSpringDamper) and str(f.rest).strip() == "rack_input"]
     if len(servo) != 1 or "rack_ratio" not in model.parameter_values():
         raise ModelError(
@@ -115,10 +131,7 @@ def steering_model(model: Model, handwheel_deg: float, options: ManoeuvreOptions
             "one joint spring-damper with rest 'rack_input' and a parameter 'rack_ratio' "
             "(samples/vehicle_handling.mbs)",
         )
-    out = dataclasses.replace(model)
-    rest = f"-rack_ratio*{math.radians(handwheel_deg)!r}*({handwheel_shape(options)})"
-    out.forces = [dataclasses.replace(f, rest=rest) if f is servo[0] else f for f in model.forces]
-    return out
+    return servo[0]
 
 
 def _step(at: float) -> str:
@@ -324,14 +337,98 @@ def _handwheel(mech: Mechanism, column: dict) -> np.ndarray:
 
 
 def _columns(series: dict) -> list[tuple[str, str, np.ndarray]]:
-    units = {"t": "s", "speed": "m/s", "yaw_rate": "rad/s", "lateral_acceleration": "m/s^2", "lateral_position": "m"}
+    units = {"t": "s", "speed": "m/s", "yaw_rate": "rad/s", "lateral_acceleration": "m/s^2", "lateral_position": "m",
+             "x": "m", "path_error": "m"}  # fmt: skip
     return [(k, units.get(k, "rad"), v) for k, v in series.items()]
+
+
+# ISO 3888-1's course, its centre line: lanes of 15, 25 and 30 m, the middle one 3.5 m to the left, joined over 30
+# and 25 m (here by half cosines, so that the path has no corner); the course starts COURSE_START m ahead
+COURSE_START = 20.0
+COURSE = ((0.0, 15.0, 0.0), (45.0, 70.0, 3.5), (95.0, 125.0, 0.0))  # (from, to, lateral offset) of each lane
+
+
+def lane_change_path(step: float = 0.5) -> list[list[float]]:
+    """The course's centre line as [x, y] rows from 50 m before it to 50 m after it."""
+    rows = []
+    for x in np.arange(-50.0, COURSE[-1][1] + 50.0 + step / 2, step):
+        u = x - COURSE_START
+        y = 0.0
+        for (_, end, y0), (start, _, y1) in zip(COURSE, COURSE[1:], strict=False):
+            if end <= u <= start:
+                y = y0 + (y1 - y0) * (1 - math.cos(math.pi * (u - end) / (start - end))) / 2
+                break
+            if start < u:
+                y = y1
+        rows.append([round(float(x), 6), round(y, 9)])
+    return rows
+
+
+def steering_per_road_wheel(mech: Mechanism, coordinate: str, step: float = 1e-4) -> float:
+    """d(front road-wheel angle)/d(steering coordinate) at the document's pose (central difference)."""
+    front, q0 = axles(mech)[0], mech.assemble(None)[0]
+    pose = {name: float(q0[mech.coordinates.index(name)]) for name in mech.independent}
+    angles = []
+    for h in (step, -step):
+        st = mech.tree.motion(mech.assemble(pose | {coordinate: pose[coordinate] + h}))
+        axes = [np.asarray(st.R[mech.tree.body_index(t.body)], float)[0] @ np.asarray(t.spin_axis, float)
+                for t in front]  # fmt: skip
+        angles.append(np.mean([math.atan2(-a[0], a[1]) for a in axes]))
+    return (angles[0] - angles[1]) / (2 * step)
+
+
+def driven_model(model: Model, options: ManoeuvreOptions) -> Model:
+    """The model with its steering servo replaced by a path driver of the same stiffness and damping, whose
+    gain turns the road wheels by 2 L e / L_p² (pure pursuit's curvature 2 e / L_p² times the wheelbase) for a
+    lateral error e at the preview distance L_p."""
+    servo, mech = steering_servo(model), Mechanism(model)
+    length = axles(mech)[2]
+    gain = 2 * length / options.preview**2 / steering_per_road_wheel(mech, servo.coordinate)
+    driver = PathDriver("driver", servo.coordinate, "chassis", lane_change_path(), options.preview, gain,
+                        servo.stiffness, servo.damping)  # fmt: skip
+    out = dataclasses.replace(model)
+    out.forces = [driver if f is servo else f for f in model.forces]
+    return out
+
+
+def double_lane_change(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
+    """ISO 3888-1's double lane change with the path driver, coasting from the first speed: the largest distance
+    of the chassis frame's origin (the front axle's centre) from the course's centre line in each lane, the peak
+    yaw rate, lateral acceleration and handwheel angle."""
+    driven = driven_model(model, options)
+    mech = Mechanism(driven)
+    result = simulate(driven, options.duration, rtol=options.rtol, atol=options.atol, samples=options.samples,
+                      velocities=starting_velocities(mech, options.speeds[0]), cancel=cancel)  # fmt: skip
+    series = vehicle_series(mech, result)
+    column = {name: values for name, _, values in result.columns()}
+    path = np.asarray(lane_change_path())
+    error = column["y"] - np.interp(column["x"], path[:, 0], path[:, 1])
+    reached = column["x"][-1] - COURSE_START
+    if reached < COURSE[-1][1]:
+        raise ModelError("manoeuvre option 'duration'", f"ends {COURSE[-1][1] - reached:.3g} m before the course's end",
+                         options.duration, "a longer run")  # fmt: skip
+    figures = {}
+    for k, (start, end, _) in enumerate(COURSE, 1):
+        inside = (column["x"] >= COURSE_START + start) & (column["x"] <= COURSE_START + end)
+        figures[f"lane_{k}_largest_error"] = (float(np.max(np.abs(error[inside]))), "m")
+    figures |= {
+        "yaw_rate_peak": (math.degrees(float(np.max(np.abs(series["yaw_rate"])))), "deg/s"),
+        "lateral_acceleration_peak": (float(np.max(np.abs(_lateral_acceleration(column)))) / G, "g"),
+        "handwheel_peak": (math.degrees(float(np.max(np.abs(_handwheel(mech, column))))), "deg"),
+        "speed": (float(series["speed"][-1]), "m/s"),
+    }
+    if progress is not None:
+        progress(1.0)
+    series = series | {"x": column["x"], "lateral_position": column["y"], "path_error": error,
+                       "handwheel": _handwheel(mech, column)}  # fmt: skip
+    return ManoeuvreResult(options, figures, _columns(series), [result])
 
 
 def manoeuvre(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
     """Run the manoeuvre `options.kind` on the handling vehicle `model`; its provenance: the model's hash, the
     options, the simulated, wall-clock and CPU seconds (their ratio the real-time factor) and the version."""
-    run = {"steady_state": steady_state, "step_steer": step_steer, "sine_with_dwell": sine_with_dwell}[options.kind]
+    run = {"steady_state": steady_state, "step_steer": step_steer, "sine_with_dwell": sine_with_dwell,
+           "double_lane_change": double_lane_change}[options.kind]  # fmt: skip
     start, cpu = time.perf_counter(), time.process_time()
     result = run(model, options, progress, cancel)
     simulated = options.duration * len(result.runs)

@@ -893,7 +893,8 @@ class ManoeuvreDialog(OptionsDialog):
 
     def build(self) -> None:
         kinds = {"step_steer": "Step steer (ISO 7401)", "steady_state": "Steady-state circular driving (ISO 4138)",
-                 "sine_with_dwell": "Sine with dwell (FMVSS 126)"}  # fmt: skip
+                 "sine_with_dwell": "Sine with dwell (FMVSS 126)",
+                 "double_lane_change": "Double lane change (ISO 3888-1), preview driver"}  # fmt: skip
         self.kind = self.combo("kind", "manoeuvre", kinds)
         speeds = ", ".join(f"{v:g}" for v in self.start.get("speeds") or [])
         self.line("speeds", "speeds [m/s]", "forward speeds, comma-separated: each a run (steady state)", speeds)
