@@ -218,7 +218,11 @@ def vehicle_series(mech: Mechanism, result: SimulationResult) -> dict[str, np.nd
 
 def run_once(model: Model, speed: float, options: ManoeuvreOptions, cancel=None) -> tuple:
     """One run from `speed` with the handwheel ramped to its angle: (mechanism, result, series)."""
-    steered = steering_model(model, options.handwheel, options)
+    return drive(steering_model(model, options.handwheel, options), speed, options, cancel)
+
+
+def drive(steered: Model, speed: float, options: ManoeuvreOptions, cancel=None) -> tuple:
+    """The car with its steering set, run from rolling straight at `speed`: (mechanism, result, series)."""
     mech = Mechanism(steered)
     result = simulate(
         steered,
@@ -395,11 +399,7 @@ def double_lane_change(model: Model, options: ManoeuvreOptions, progress=None, c
     """ISO 3888-1's double lane change with the path driver, coasting from the first speed: the largest distance
     of the chassis frame's origin (the front axle's centre) from the course's centre line in each lane, the peak
     yaw rate, lateral acceleration and handwheel angle."""
-    driven = driven_model(model, options)
-    mech = Mechanism(driven)
-    result = simulate(driven, options.duration, rtol=options.rtol, atol=options.atol, samples=options.samples,
-                      velocities=starting_velocities(mech, options.speeds[0]), cancel=cancel)  # fmt: skip
-    series = vehicle_series(mech, result)
+    mech, result, series = drive(driven_model(model, options), options.speeds[0], options, cancel)
     column = {name: values for name, _, values in result.columns()}
     path = np.asarray(lane_change_path())
     error = column["y"] - np.interp(column["x"], path[:, 0], path[:, 1])
