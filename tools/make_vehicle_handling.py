@@ -37,8 +37,8 @@ OUT = SAMPLES / "vehicle_handling.mbs"
 TIR = "passenger_car_205_55R16.tir"
 CORNERS = ("fl", "fr", "rl", "rr")
 INPUTS = [  # name, value, unit, description
-    ("drive_torque", 0.0, "N*m", "drive torque at the front axle, split equally to its wheels"),
-    ("brake_torque", 0.0, "N*m", "total brake torque, against forward rolling"),
+    ("drive_torque", 0.0, "N m", "drive torque at the front axle, split equally to its wheels"),
+    ("brake_torque", 0.0, "N m", "total brake torque, against forward rolling"),
     ("brake_front", 0.7, None, "the front axle's share of the brake torque"),
     ("rack_input", 0.0, "m", "rack travel the steering servo follows (positive: to the car's left, steering right)"),
     ("rack_ratio", 0.02, "m", "rack travel per radian of handwheel angle (about 16:1 overall with these arms)"),
