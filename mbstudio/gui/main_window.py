@@ -84,6 +84,7 @@ RESULT_PANELS = {
     "suspension_report": ("suspension",),
     "kc_rig": ("kc",),
     "identification": ("identification",),
+    "manoeuvre": ("plots",),
 }
 MOTION_TASKS = ("kinematics", "simulation")
 DOCK_TITLE = 30  # px of a dock's title bar and frame

@@ -24,6 +24,7 @@ ASKED = (
     ("suspension_options", "Suspension &Report…", "suspension_report", None),
     ("kc_options", "&K&&C…", "kc_rig", None),
     ("identify_options", "&Identify…", "identification", None),
+    ("manoeuvre_options", "&Manoeuvre…", "manoeuvre", None),
 )
 # Quick runs with fixed options: name, menu text, job, options
 ANALYSES = (

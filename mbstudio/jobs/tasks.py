@@ -638,6 +638,30 @@ def suspension_report(model_text: str, options: dict, progress: Progress, cancel
     return JobResult("suspension_report", f"Suspension report of '{curves.measure}'", provenance, {"curves": curves})
 
 
+# ---------------------------------------------------------------------------------------- vehicle handling
+def manoeuvre(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+    """A handling manoeuvre (simulation/manoeuvres.py; options: those of ManoeuvreOptions, speeds a list): the
+    time histories of its last run, the manoeuvre's own series where they are time histories (step steer, sine
+    with dwell), its figures in the title and the notes, and its table."""
+    from ..simulation.manoeuvres import ManoeuvreOptions
+    from ..simulation.manoeuvres import manoeuvre as run
+
+    opts = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+    result = run(loads(model_text), ManoeuvreOptions(**opts), lambda f: progress(f, "running"), cancel)
+    last = result.runs[-1]
+    series = motion_series(last)
+    if len(result.columns[0][2]) == len(last.t):  # a time history: the manoeuvre's own series first
+        series = {f"{name} [{unit}]": values for name, unit, values in result.columns[1:]} | series
+    figures = [f"{name} {value:.4g} {unit}" for name, (value, unit) in result.figures.items()]
+    data = {"t": last.t, "coordinates": list(last.coordinates), "q": last.q, "series": series, "notes": figures}
+    data["table"] = [(name, unit, np.asarray(values)) for name, unit, values in result.columns]
+    data["figures"] = dict(result.figures)
+    p = result.provenance
+    title = f"Manoeuvre {result.options.kind}: " + ", ".join(figures[:2])
+    provenance = Provenance(text_hash(model_text), p["analysis"], "float64", dict(options), p["seconds"])
+    return JobResult("manoeuvre", title, provenance, data)
+
+
 def kc_rig(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
     """A suspension corner's kinematics and compliance on a K&C rig (options: simulation/kc_rig.py KCOptions as
     a dict); the result's data: {"kc": KCResult}."""
@@ -842,6 +866,7 @@ TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "kc_rig": kc_rig,
     "task_space_eom": task_space_eom,
     "identification": identification,
+    "manoeuvre": manoeuvre,
 }
 # the result of a job that stopped early (cancelled, or failed), from the parts it sent (progress(…, part))
 PARTIAL_RESULTS: dict[str, Callable[[list, dict, str, float], JobResult]] = {"linearization": linear_family_result}
