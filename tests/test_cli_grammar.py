@@ -137,3 +137,21 @@ def test_sweep_json_holds_the_points_and_failures(tmp_path, capsys):
         "failed": [],
         "written": [str(out)],
     }
+
+
+def test_a_rate_has_one_name_in_tables_and_on_the_command_line(tmp_path, capsys):
+    """d_NAME and dd_NAME, as the model file reserves them: the CSV headers of a run, an ensemble's columns and
+    --at; the other spelling, NAME_dot, is read with a note where a name is typed."""
+    out = tmp_path / "run.csv"
+    assert main(["simulate", FOUR_BAR, "--t-end", "0.2", "--velocity", "theta1=6", "--out", str(out), "--quiet"]) == 0
+    header = out.read_text().splitlines()[0].split(",")
+    assert {"theta1 [rad]", "d_theta1 [rad/s]", "dd_theta1 [rad/s^2]"} <= set(header)
+    assert not any("_dot" in h for h in header)
+    assert float(out.read_text().splitlines()[1].split(",")[header.index("d_theta1 [rad/s]")]) == 6.0
+    capsys.readouterr()
+    runs = tmp_path / "runs.csv"
+    runs.write_text("theta1,theta1_dot\n0.1,2\n")
+    assert main(["simulate", FOUR_BAR, "--t-end", "0.1", "--ensemble", str(runs), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["runs"][0]["inputs"] == {"theta1": 0.1, "d_theta1": 2.0}
+    assert "column 'theta1_dot' read as 'd_theta1'" in captured.err

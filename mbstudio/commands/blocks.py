@@ -22,8 +22,8 @@ from .simulate import ATOL, RTOL, T_END_MAX, bounded, whole
 
 GROUPS = {  # the error series, by what they measure
     "coordinates": lambda n, coordinates: n in coordinates,
-    "velocities": lambda n, coordinates: n.endswith("_dot") and n[:-4] in coordinates,
-    "accelerations": lambda n, coordinates: n.endswith("_ddot") and n[:-5] in coordinates,
+    "velocities": lambda n, coordinates: n.startswith("d_") and n[2:] in coordinates,
+    "accelerations": lambda n, coordinates: n.startswith("dd_") and n[3:] in coordinates,
     "energies": lambda n, coordinates: n.endswith("_energy"),
     "centre of mass, momenta": lambda n, coordinates: n.startswith(("com.", "momentum.", "angular_momentum.")),
 }
@@ -107,7 +107,7 @@ def describe(blocks: BlockModel, mech: Mechanism, solver: str) -> str:
     found = blocks.accelerations_to_coordinates(state, blocks.forward_dynamics(state, solver=solver))[0]
     relaxed = " (the loop closures start relaxed: the open tree's)" if mech.topology.cut else ""
     lines.append(f"initial accelerations at rest ({solver} solve of the algebraic loop){relaxed}:")
-    lines += [f"  {c}_ddot = {value:.9g}" for c, value in zip(blocks.coordinates, found, strict=True)]
+    lines += [f"  dd_{c} = {value:.9g}" for c, value in zip(blocks.coordinates, found, strict=True)]
     if not mech.topology.cut:
         Q = AppliedForces(mech).generalized(0.0, q, qd)
         reference = closed_loop_forward_dynamics(mech, q, qd, Q)[0][order]

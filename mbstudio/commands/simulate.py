@@ -112,7 +112,10 @@ def _ensemble(args: argparse.Namespace, model, units: DisplayUnits) -> int:
     from ..simulation.ensemble import simulate_ensemble
 
     independent = Mechanism(model).independent
-    arguments, runs = read_runs(args.ensemble, model, independent)
+    notes: list[str] = []
+    arguments, runs = read_runs(args.ensemble, model, independent, notes)
+    for note in notes:
+        print(f"mbstudio simulate: note: --ensemble: {note}", file=sys.stderr)
     progress = None if args.quiet else _progress
     try:
         results = simulate_ensemble(
