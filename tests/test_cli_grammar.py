@@ -155,3 +155,66 @@ def test_a_rate_has_one_name_in_tables_and_on_the_command_line(tmp_path, capsys)
     captured = capsys.readouterr()
     assert json.loads(captured.out)["runs"][0]["inputs"] == {"theta1": 0.1, "d_theta1": 2.0}
     assert "column 'theta1_dot' read as 'd_theta1'" in captured.err
+
+
+def test_eom_json_holds_the_table_of_operations(tmp_path, capsys):
+    latex = tmp_path / "eom.tex"
+    figures = _json(["eom", FOUR_BAR, "--latex", str(latex), "--json"], capsys)
+    assert figures["coordinates"] == 3 and figures["closed_loop"] is True and figures["inertial_symbols"] == 30
+    assert figures["matrices"]["mass_matrix"]["shape"] == [3, 3]
+    assert figures["ops_before"] == sum(m["ops_before"] for m in figures["matrices"].values())
+    assert figures["written"] == {str(latex): len(latex.read_text())}
+
+
+def test_report_json_holds_each_curve_over_the_travel(tmp_path, capsys):
+    out = tmp_path / "report.svg"
+    figures = _json(["report", str(samples.path("sla_suspension")), "--out", str(out), "--json"], capsys)
+    assert figures["poses"] >= 2 and figures["wheel_travel_m"][0] < 0 < figures["wheel_travel_m"][1]
+    camber = figures["curves"]["camber"]
+    assert camber["unit"] == "rad" and camber["min"] <= camber["design"] <= camber["max"]
+    assert figures["written"] == [str(out)] and out.exists()
+
+
+def test_pkm_json_holds_the_machine_and_the_task_space_equations(capsys):
+    figures = _json(["pkm", str(samples.path("irsbot2")), "--json"], capsys)
+    at_pose = figures["at_pose"]
+    mass = at_pose["mass_matrix"]
+    assert len(mass) == len(at_pose["task_coordinates"]) and all(len(row) == len(mass) for row in mass)
+    assert all(abs(mass[i][j] - mass[j][i]) <= 1e-12 * abs(mass[i][i]) for i in range(len(mass)) for j in range(i))
+    assert at_pose["mass_condition"] >= 1 and set(at_pose["holding_efforts"]) == {"th1a", "th1b"}
+    assert figures["machine"]["platform"]
+
+
+def test_blocks_json_holds_the_accelerations_and_the_cross_check(capsys):
+    balloon = str(samples.path("balloon"))
+    described = _json(["blocks", balloon, "--json"], capsys)
+    assert described["difference_to_articulated_body_algorithm"] < 1e-9  # the same accelerations two ways
+    assert [b["joint"] for b in described["blocks"]] == ["balloon", "slider", "pendulum1", "pendulum2"]
+    figures = _json(["blocks", balloon, "--t-end", "0.2", "--json"], capsys)
+    assert figures["largest_errors"]["coordinates"]["largest_error"] < 1e-6
+    assert set(figures["drifts"]) == {"general", "block model"}
+
+
+def test_linearize_and_basepar_print_their_json_on_stdout_with_json_alone(tmp_path, capsys):
+    linear = _json(["linearize", str(samples.path("slider_crank")), "--json"], capsys)
+    assert len(linear["A"]) == len(linear["states"]) and linear["is_equilibrium"]
+    out = tmp_path / "model.json"
+    assert main(["linearize", str(samples.path("slider_crank")), "--json", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out and json.loads(out.read_text())["A"] == linear["A"]
+    base = _json(["basepar", FOUR_BAR, "--method", "dp", "--json", "--quiet"], capsys)
+    assert base["parameter_names"] and base["model"] == "Four-bar crank-rocker"
+
+
+def test_identify_prints_its_json_on_stdout_with_json_alone(tmp_path, capsys):
+    """A log made from the double pendulum's own motion, as the tutorial makes one."""
+    import pandas as pd
+
+    run = tmp_path / "run.csv"
+    assert main(["kinematics", PENDULUM, "--samples", "1001", "--out", str(run)]) == 0
+    series = pd.read_csv(run)
+    names = {"t [s]": "t [s]", "theta1 [rad]": "theta1 [rad]", "theta2 [rad]": "theta2 [rad]"}
+    names |= {f"actuator:theta{k} [N m]": f"tau_theta{k} [N m]" for k in (1, 2)}
+    series[list(names)].rename(columns=names).to_csv(tmp_path / "log.csv", index=False)
+    capsys.readouterr()
+    figures = _json(["identify", PENDULUM, "--data", str(tmp_path / "log.csv"), "--json", "--quiet"], capsys)
+    assert figures["rank"] == 6 and len(figures["base_parameters"]) == 6

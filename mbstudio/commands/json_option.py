@@ -17,3 +17,17 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 def say(args: argparse.Namespace, figures: dict, lines: list[str]) -> None:
     """The figures as JSON with --json, else the text's lines."""
     print(json_text(figures).rstrip() if args.json else "\n".join(lines))
+
+
+STDOUT = "-"  # `--json` without a file: the object on stdout
+
+
+def add_json_file(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--json` printing `what` on stdout in place of the text, or `--json OUT` writing it to OUT as well."""
+    help_text = f"print {what} as one JSON object on stdout instead of the text; --json OUT writes it to OUT"
+    parser.add_argument("--json", nargs="?", const=STDOUT, metavar="OUT", help=help_text)
+
+
+def json_file(args: argparse.Namespace) -> str | None:
+    """The file --json OUT names, or None (no --json, or --json alone)."""
+    return None if args.json in (None, STDOUT) else args.json
