@@ -172,7 +172,8 @@ def _with_link(study: Study):
 
 def _stopped(study: Study, out: str, how: str, code: int) -> int:
     """Say what the table holds: the points done, and the first of those not run."""
-    print(file=sys.stderr)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)  # ends the progress line rewritten in place
     if not study.futures:  # stopped while the cluster started: no point was sent, no table written
         print(f"mbstudio sweep: the study {how} before its first point; nothing written", file=sys.stderr)
         return code
