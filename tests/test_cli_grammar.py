@@ -155,6 +155,11 @@ def test_a_rate_has_one_name_in_tables_and_on_the_command_line(tmp_path, capsys)
     captured = capsys.readouterr()
     assert json.loads(captured.out)["runs"][0]["inputs"] == {"theta1": 0.1, "d_theta1": 2.0}
     assert "column 'theta1_dot' read as 'd_theta1'" in captured.err
+    for spelling, note in (("d_theta1=6", False), ("theta1_dot=6", True)):  # --velocity names the coordinate
+        argv = ["simulate", FOUR_BAR, "--t-end", "0.1", "--velocity", spelling, "--out", str(out), "--quiet"]
+        assert main(argv[:-1]) == 0 and ("theta1_dot read as d_theta1" in capsys.readouterr().err) == note
+        first = out.read_text().splitlines()[1].split(",")
+        assert float(first[header.index("d_theta1 [rad/s]")]) == 6.0
 
 
 def test_eom_json_holds_the_table_of_operations(tmp_path, capsys):

@@ -19,7 +19,7 @@ from ..simulation.cross_check import cross_check
 from ..simulation.integrators import SCIPY
 from ..simulation.run import Cancelled, initial_velocities, parse_velocities, simulate
 from .json_option import add_json, say
-from .simulate import ATOL, RTOL, T_END_MAX, bounded, whole
+from .simulate import ATOL, RTOL, T_END_MAX, bounded, velocity_pairs, whole
 
 GROUPS = {  # the error series, by what they measure
     "coordinates": lambda n, coordinates: n in coordinates,
@@ -69,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
         say(args, figures, [text])
         return 0
     try:
-        velocities = initial_velocities(parse_velocities(args.velocity, mech.independent_kinds), mech.independent_kinds)
+        kinds = mech.independent_kinds
+        pairs = velocity_pairs(args.velocity, kinds, "blocks")
+        velocities = initial_velocities(parse_velocities(pairs, kinds), kinds)
         result = simulate(
             mech, args.t_end, args.method, args.rtol, args.atol, samples=args.samples, velocities=velocities
         )

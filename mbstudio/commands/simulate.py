@@ -51,8 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="an independent coordinate's rate at t = 0, in SI or with a unit (theta1=60rpm); repeat for several; "
-        "default: from rest",
+        help="an independent coordinate's rate at t = 0, in SI or with a unit (theta1=60rpm, or d_theta1=60rpm); "
+        "repeat for several; default: from rest",
     )
     parser.add_argument("--out", help="write the time series: .csv ('name [unit]' headers) or .npz")
     parser.add_argument("--contacts", metavar="OUT.csv", help="write the stops' impacts and contacts as a table")
@@ -93,6 +93,21 @@ def bounded(low: float, high: float, unit: str = ""):
         return value
 
     return parse
+
+
+def velocity_pairs(pairs: list[str], kinds: dict[str, str], command: str) -> list[str]:
+    """--velocity's NAME=VALUE, NAME the coordinate; d_NAME, the rate's own name, is read as it is meant, and
+    NAME_dot, other programs' spelling, too, with a note on stderr."""
+    out = []
+    for pair in (p for text in pairs for p in text.split(",")):
+        name, sep, value = (x.strip() for x in pair.partition("="))
+        if name not in kinds and name.startswith("d_") and name[2:] in kinds:
+            name = name[2:]
+        elif name not in kinds and name.endswith("_dot") and name[:-4] in kinds:
+            name = name[:-4]
+            print(f"mbstudio {command}: note: --velocity: {name}_dot read as d_{name}, {name}'s rate", file=sys.stderr)
+        out.append(f"{name}{sep}{value}" if sep else pair)
+    return out
 
 
 def whole(low: int, high: int):
@@ -165,7 +180,8 @@ def run(args: argparse.Namespace) -> int:
     if args.ensemble:
         return _ensemble(args, model, units)
     mech = Mechanism(model)
-    velocities = initial_velocities(parse_velocities(args.velocity, mech.independent_kinds), mech.independent_kinds)
+    kinds = mech.independent_kinds
+    velocities = initial_velocities(parse_velocities(velocity_pairs(args.velocity, kinds, "simulate"), kinds), kinds)
     try:
         result = simulate(
             mech,
