@@ -34,7 +34,7 @@ def _check(states: int) -> list[dict]:
             rows.append(row(name, cpu, target, wall_s=wall, peak_mb=peak_mb, reference_method="target"))
             if bodies in CHECK_MEMORY_MB:
                 memory = f"check {bodies} bodies (peak resident MB)"
-                rows.append(row(memory, peak_mb, CHECK_MEMORY_MB[bodies], reference_method="target"))
+                rows.append(row(memory, peak_mb, CHECK_MEMORY_MB[bodies], unit="MB", reference_method="target"))
         for points, target in POINTS_TARGETS.items():
             document = chain_document(2)
             document["bodies"][0]["points"] |= {f"p{i}": [i * 1e-3, 0.0, 0.0] for i in range(points)}
