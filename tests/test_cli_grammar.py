@@ -223,3 +223,13 @@ def test_identify_prints_its_json_on_stdout_with_json_alone(tmp_path, capsys):
     capsys.readouterr()
     figures = _json(["identify", PENDULUM, "--data", str(tmp_path / "log.csv"), "--json", "--quiet"], capsys)
     assert figures["rank"] == 6 and len(figures["base_parameters"]) == 6
+
+
+def test_every_computing_command_takes_json_and_quiet():
+    from mbstudio.cli import build_parser
+    from mbstudio.commands import COMPUTING
+
+    for name in COMPUTING:
+        sub = next(a for a in build_parser(name)._actions if a.dest == "command").choices[name]
+        options = {o for action in sub._actions for o in action.option_strings}
+        assert {"--json", "--quiet"} <= options, name
