@@ -34,6 +34,8 @@ BAD_INPUTS = {
     "report": [FOUR_BAR, "--out", "OUT/r.pdf"],
     "identify": [FOUR_BAR, "--data", "OUT/missing.csv"],
     "excite": [FOUR_BAR, "--duration", "0", "--out", "OUT/t.csv"],
+    "kc": [FOUR_BAR, "--out", "OUT/kc.csv"],
+    "legged": ["--frequency", "fast", "-o", "OUT/solo.mbs"],
 }
 
 

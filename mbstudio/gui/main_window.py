@@ -36,6 +36,7 @@ from ..kinematics import Mechanism
 from ..kinematics.fast_assembly import FastAssembly
 from ..kinematics.mechanism import BranchChangeWarning
 from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, loads, write_all, write_atomic
+from ..simulation.contact_results import support
 from ..simulation.measures import applied_forces
 from . import menus
 from .editing.coordinates_panel import CoordinatesPanel, DrivingDialog, coordinate_range
@@ -53,6 +54,7 @@ from .results.bode_panel import BodePanel
 from .results.eom_table import EquationsTable
 from .results.family_panel import FamilyPanel
 from .results.identification_panel import IdentificationPanel
+from .results.kc_panel import KCPanel
 from .results.modes_panel import ModesPanel
 from .results.parameter_table import ParameterTable
 from .results.plots_panel import PlotsPanel
@@ -80,6 +82,7 @@ RESULT_PANELS = {
     "workspace": ("workspace",),
     "task_space_eom": ("eom_table",),
     "suspension_report": ("suspension",),
+    "kc_rig": ("kc",),
     "identification": ("identification",),
 }
 MOTION_TASKS = ("kinematics", "simulation")
@@ -116,6 +119,7 @@ class MainWindow(QMainWindow):
         self.mode_animation = ModeAnimation(self.view.set_pose, self)
         self.workspace = WorkspacePanel()
         self.suspension = SuspensionPanel()
+        self.kc = KCPanel()
         self.identification = IdentificationPanel()
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
@@ -136,6 +140,7 @@ class MainWindow(QMainWindow):
                 ("lpv", "Linear family", self.lpv, area.BottomDockWidgetArea),
                 ("workspace", "Workspace map", self.workspace, area.BottomDockWidgetArea),
                 ("suspension", "Suspension report", self.suspension, area.BottomDockWidgetArea),
+                ("kc", "K&&C", self.kc, area.BottomDockWidgetArea),  # "&&": a tab takes "&" for a mnemonic
                 ("identification", "Identification", self.identification, area.BottomDockWidgetArea),
             )
         }
@@ -148,12 +153,12 @@ class MainWindow(QMainWindow):
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
         results = ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "lpv", "workspace")
-        results += ("suspension", "identification", "study")
+        results += ("suspension", "kc", "identification", "study")
         for name in results:
             self.tabifyDockWidget(self.docks["ridge"], self.docks[name])
         self.docks["study"].hide()  # Analysis › Parameter Study… shows it
         # shown by their first result (a family, a workspace map): at 1200 px the other tabs keep their names
-        for name in ("lpv", "workspace", "suspension", "identification"):
+        for name in ("lpv", "workspace", "suspension", "kc", "identification"):
             self.docks[name].hide()
         self.docks["base_table"].raise_()
         self.setStatusBar(ElidingStatusBar())  # a long message ends in "…" before the indicators
@@ -420,7 +425,7 @@ class MainWindow(QMainWindow):
         self.tree.set_units(self.units, self.document.model)
         self.properties.set_units(self.units)
         # the parameter tables stay SI (their symbolic expressions are), each row naming its unit
-        panels = (self.plots, self.suspension, self.study, self.modes, self.bode, self.lpv, self.workspace)
+        panels = (self.plots, self.suspension, self.kc, self.study, self.modes, self.bode, self.lpv, self.workspace)
         for panel in (*panels, self.identification):
             panel.set_units(self.units)
 
@@ -431,14 +436,16 @@ class MainWindow(QMainWindow):
         self.view.scene.request_render()
 
     def show_forces(self, on: bool) -> int:
-        """View › Force Arrows: the springs' and point forces' arrows at the shown instant of the run (at the
-        document's pose, at rest, without one); the number of arrows."""
+        """View › Force Arrows: the springs', point forces' and contacts' arrows at the shown instant of the run
+        (at the document's pose, at rest, without one), with the contacts' support polygon and centre of
+        pressure; the number of arrows."""
         self._forces_on = on
         return self._draw_forces()
 
     def _draw_forces(self, frame: int | None = None) -> int:
         """Force arrows at sample `frame` of the shown run, or at the document's pose at rest (None)."""
         if not self._forces_on:
+            self.view.overlays.show_support(None, None)
             return self.view.overlays.show_forces(None)
         t, q, qd = 0.0, self.q, np.zeros(len(self.q))
         if frame is not None:
@@ -446,6 +453,8 @@ class MainWindow(QMainWindow):
             t, q = float(data["t"][frame]), np.asarray(data["q"][frame], float)
             rates = {name.split(" [")[0]: values for name, values in data["series"].items()}
             qd = np.array([rates[f"d_{c}"][frame] for c in data["coordinates"]], float)
+        stance = support(self.mech, t, q, qd)  # a legged robot's support polygon and centre of pressure
+        self.view.overlays.show_support(stance.polygon, stance.pressure_centre)
         return self.view.overlays.show_forces(applied_forces(self.mech, t, q, qd))
 
     def show_traces(self, on: bool) -> list[str]:

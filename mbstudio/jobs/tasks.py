@@ -470,15 +470,16 @@ def c_code(model_text: str, options: dict, progress: Progress, cancel: Cancel) -
 def urdf_import(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
     """A mechanism from the URDF or MJCF file options["path"] as model text and the import's notes; for URDF, meshes
     are looked up in options["package_paths"], options["fixed_base"] welds the root link and
-    options["repair_inertias"] makes impossible inertias possible. The window's document (model_text) is not
-    involved."""
+    options["repair_inertias"] makes impossible inertias possible; options["no_ground"] leaves out the ground plane
+    and contacts a floating robot gets. The window's document (model_text) is not involved."""
     from ..io.imports import file_format, import_mechanism
     from ..model import dumps
 
     start = time.perf_counter()
     progress(0.1, f"reading {options['path']}")
     floating, repair = not options.get("fixed_base", False), options.get("repair_inertias", False)
-    result = import_mechanism(options["path"], options.get("package_paths", []), floating, repair)
+    ground = not options.get("no_ground", False)
+    result = import_mechanism(options["path"], options.get("package_paths", []), floating, repair, ground=ground)
     text = dumps(result.model)
     reader = {"URDF": "yourdfpy", "MJCF": "MuJoCo's compiler"}[kind := file_format(options["path"])]
     provenance = Provenance(text_hash(text), f"{kind} import ({reader})", "float64", options, 0.0)
@@ -635,6 +636,17 @@ def suspension_report(model_text: str, options: dict, progress: Progress, cancel
     provenance = Provenance(text_hash(model_text), "parallel wheel travel", "float64", dict(options), 0.0)
     provenance.seconds = time.perf_counter() - start
     return JobResult("suspension_report", f"Suspension report of '{curves.measure}'", provenance, {"curves": curves})
+
+
+def kc_rig(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+    """A suspension corner's kinematics and compliance on a K&C rig (options: simulation/kc_rig.py KCOptions as
+    a dict); the result's data: {"kc": KCResult}."""
+    from ..simulation.kc_rig import KCOptions, kc_analysis
+
+    kc = kc_analysis(loads(model_text), KCOptions.from_dict(options), progress, cancel)
+    provenance = Provenance(text_hash(model_text), kc.provenance["method"], "float64", kc.options.to_dict(),
+                            kc.provenance["seconds"])  # fmt: skip
+    return JobResult("kc_rig", f"K&C of '{kc.measure}'", provenance, {"kc": kc})
 
 
 # ---------------------------------------------------------------------------------------- parallel machines
@@ -827,6 +839,7 @@ TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "linearization": linearization,
     "workspace": workspace,
     "suspension_report": suspension_report,
+    "kc_rig": kc_rig,
     "task_space_eom": task_space_eom,
     "identification": identification,
 }
