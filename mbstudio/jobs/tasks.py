@@ -130,7 +130,7 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
         cancel=cancel,
     )
     p = result.provenance
-    title = f"Simulation over {opts['t_end']:g} s" + "".join(f", {k}_dot(0) = {v:g}" for k, v in given.items())
+    title = f"Simulation over {opts['t_end']:g} s" + "".join(f", d_{k}(0) = {v:g}" for k, v in given.items())
     title += f", {len(result.contacts)} contacts of the stops" if result.contacts else ""
     data = {"t": result.t, "coordinates": list(result.coordinates), "q": result.q, "notes": list(result.notes)}
     data["contacts"] = [c.as_dict() for c in result.contacts]
