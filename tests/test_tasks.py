@@ -19,7 +19,7 @@ def test_kinematics_follows_the_named_trajectory_and_carries_the_drive_forces():
     result = run(tasks.kinematics, "sla_suspension", {"trajectory": "exciting", "samples": 11})
     series = result.data.series
     assert result.data.trajectory == "exciting" and len(result.data.t) == 11
-    assert {"theta1 [rad]", "theta2_dot [rad/s]", "actuator:theta1 [N m]", "total_energy [J]"} <= set(series)
+    assert {"theta1 [rad]", "d_theta2 [rad/s]", "actuator:theta1 [N m]", "total_energy [J]"} <= set(series)
     assert np.max(series["constraint_residual [m|1]"]) < 1e-11
     q = np.asarray(result.data.q)
     assert q[:, result.data.coordinates.index("theta1")] == pytest.approx(series["theta1 [rad]"])

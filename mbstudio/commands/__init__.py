@@ -22,6 +22,7 @@ COMMANDS = {
     "report": "the suspension report: kinematic curves against wheel travel as PDF, PNG or SVG, and CSV",
     "identify": "base parameters and friction of a real mechanism from a measured log, checked on a second log",
     "excite": "an exciting trajectory for identification: a Fourier series minimising cond(W_b) within limits",
+    "manoeuvre": "handling manoeuvres on Magic Formula tyres: cornering, step steer, sine with dwell, lane change",
     "legged": "a legged robot (solo12) on the ground under joint PD control, standing or trotting",
     "kc": "a suspension corner on a K&C rig: kinematics and compliance as CSV, a PDF report and JSON",
 }
@@ -44,6 +45,7 @@ EXAMPLES = {
     "report": "mbstudio report samples/sla_suspension.mbs --out report.pdf",
     "identify": "mbstudio identify samples/double_pendulum.mbs --data log.csv --validate log2.csv",
     "excite": "mbstudio excite samples/double_pendulum.mbs --duration 10 --out traj.csv",
+    "manoeuvre": "mbstudio manoeuvre samples/vehicle_handling.mbs --kind step_steer --speed 20 --out step.csv",
     "legged": "mbstudio legged --gait trot -o solo12_trot.mbs",
     "kc": "mbstudio kc samples/sla_suspension_bushed.mbs --out kc.csv --report kc.pdf",
 }

@@ -13,6 +13,7 @@ from ..io.json_text import json_text
 from ..jobs.options import MAX_SAMPLES, BaseParametersOptions, digits_list, whole_number
 from ..model import check_outputs, load, write_atomic
 from .arguments import argument_type
+from .json_option import STDOUT, add_json_file, json_file
 from .progress import progress_printer
 
 SHOWN_DIFFERENCES = 10  # β entries listed per disagreeing pair of routes
@@ -47,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated parameters to eliminate (default: those the symbolic method "
         "eliminates when it runs, as the paper does)",
     )
-    parser.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
+    add_json_file(parser, "the results")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -59,7 +60,7 @@ _progress = progress_printer()  # also identify's (commands/identify.py)
 
 
 def run(args: argparse.Namespace) -> int:
-    check_outputs([args.json], [args.file])  # before the work, not after
+    check_outputs([json_file(args)], [args.file])  # before the work, not after
     model = load(args.file)
     try:
         result = base_parameters(
@@ -73,7 +74,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mbstudio basepar: error: {exc}", file=sys.stderr)
         return 2
-    print(format_run(result))  # the table in either case: --json adds the file, it does not take the table away
+    if args.json == STDOUT:
+        print(json_text(result.to_json()).rstrip())
+        return 0
+    print(format_run(result))  # the table in either case: --json OUT adds the file, it does not take the table away
     if args.json:
         write_atomic(args.json, json_text(result.to_json()))
         print(f"written to {args.json}")

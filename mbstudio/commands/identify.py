@@ -15,6 +15,7 @@ from ..jobs.options import MAX_DIGITS
 from ..model import check_outputs, load
 from .basepar import _progress
 from .excite import _positive
+from .json_option import STDOUT, add_json_file, json_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="hold base parameters the log does not excite at the model's values instead of stopping",
     )
-    parser.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
+    add_json_file(parser, "the results")
     parser.add_argument("--csv", metavar="OUT", help="write the parameter table as CSV to OUT")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -66,7 +67,7 @@ def _digits(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     inputs = [args.file, args.data] + ([args.validate] if args.validate else [])
-    check_outputs([args.json, args.csv], inputs)  # before the work, not after
+    check_outputs([json_file(args), args.csv], inputs)  # before the work, not after
     model = load(args.file)
     try:
         result = identify(
@@ -84,10 +85,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"mbstudio identify: error: {exc}", file=sys.stderr)
         return 2
     document = result.to_json()
-    for path, fmt in ((args.json, "json"), (args.csv, "csv")):
+    for path, fmt in ((json_file(args), "json"), (args.csv, "csv")):
         if path:
             write_output(path, identification_text(document, fmt))
-    print(format_identification(result))
+    if args.json == STDOUT:
+        print(identification_text(document, "json").rstrip())
+    else:
+        print(format_identification(result))
     return 0
 
 

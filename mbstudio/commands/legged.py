@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from ..model import check_outputs, dumps, write_atomic
+from .json_option import add_json, say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--frequency", type=float, default=2.0, metavar="HZ", help="trot: steps of each pair per s")
     parser.add_argument("-o", "--out", required=True, metavar="OUT.mbs", help="the model file to write")
+    add_json(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,5 +31,7 @@ def run(args: argparse.Namespace) -> int:
     model = solo12(args.gait, args.frequency)
     write_atomic(args.out, dumps(model))
     contacts = sum(f.type == "contact" for f in model.forces)
-    print(f"{args.out}: '{model.name}' ({args.gait}), {len(model.bodies)} bodies, {contacts} foot contacts")
+    figures = {"model": model.name, "gait": args.gait, "bodies": len(model.bodies), "foot_contacts": contacts}
+    text = f"{args.out}: '{model.name}' ({args.gait}), {len(model.bodies)} bodies, {contacts} foot contacts"
+    say(args, figures | {"written": [args.out]}, [text])
     return 0

@@ -23,6 +23,8 @@ from ..io.display_units import UNITS_HELP, parse_units
 from ..io.study_table import study_bytes, study_format, study_units
 from ..jobs.study import ANALYSES, NOT_RUN, OLD_NAMES, Study, grids
 from ..model import check_outputs, load
+from .json_option import add_json, say
+from .progress import progress_printer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", required=True, help="the study table: .parquet or .csv")
     parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
+    add_json(parser)
 
 
 def _whole(text: str) -> int:
@@ -84,9 +87,11 @@ def run(args: argparse.Namespace) -> int:
     vary = grids(args.vary)
     options = {k: v for k, v in vars(args).items() if k in ("digits", "method", "samples", "t_end") and v is not None}
     study = Study(model, vary, args.analysis, options, args.scheduler, args.workers, args.security, args.dashboard)
-    print(f"{model.name}: {study.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}")
-    for note in study.notes:
-        print(f"  note: {note}")
+    heading = f"{model.name}: {study.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}"
+    if not args.json:
+        print(heading, flush=True)  # before the work: where it runs
+        for note in study.notes:
+            print(f"  note: {note}")
     _resume(study, args.out, fmt, units)
 
     named = study_units(model)
@@ -105,11 +110,17 @@ def run(args: argparse.Namespace) -> int:
         return _stopped(study, args.out, f"failed: {exc}", 1)
     if stop.signum is not None:
         return _stopped(study, args.out, f"stopped by {signal.Signals(stop.signum).name}", 128 + stop.signum)
-    print(file=sys.stderr)
     failed = [r for r in rows if r.get("error")]
-    print(f"  {len(rows)} rows written to {args.out}; {len(failed)} failed")
-    for r in failed[:5]:
-        print(f"  failed at {_where(r, vary)}: {r['error']}")
+    lines = [f"  {len(rows)} rows written to {args.out}; {len(failed)} failed"]
+    lines += [f"  failed at {_where(r, vary)}: {r['error']}" for r in failed[:5]]
+    figures = {
+        "model": model.name,
+        "analysis": args.analysis,
+        "points": len(rows),
+        "failed": [{**{k: r[k] for k in vary}, "error": r["error"]} for r in failed],
+        "written": [args.out],
+    }
+    say(args, figures, lines)
     return 0 if len(failed) < len(rows) else 1  # a study whose every point failed has no result
 
 
@@ -147,8 +158,11 @@ def _previous(out: str, fmt: str) -> tuple[dict, list[dict]]:
     return about["provenance"], [{k: v or None for k, v in zip(lines[0], cells, strict=True)} for cells in lines[1:]]
 
 
+_say = progress_printer()  # in place on a terminal, one line per step elsewhere
+
+
 def _progress(done: int, total: int) -> None:
-    print(f"\r{done}/{total} points", end="", file=sys.stderr, flush=True)
+    _say(done / total if total else 1.0, f"{done}/{total} points")
 
 
 def _with_link(study: Study):
@@ -167,7 +181,8 @@ def _with_link(study: Study):
 
 def _stopped(study: Study, out: str, how: str, code: int) -> int:
     """Say what the table holds: the points done, and the first of those not run."""
-    print(file=sys.stderr)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)  # ends the progress line rewritten in place
     if not study.futures:  # stopped while the cluster started: no point was sent, no table written
         print(f"mbstudio sweep: the study {how} before its first point; nothing written", file=sys.stderr)
         return code

@@ -86,6 +86,7 @@ RESULT_PANELS = {
     "suspension_report": ("suspension",),
     "kc_rig": ("kc",),
     "identification": ("identification",),
+    "manoeuvre": ("plots",),
 }
 MOTION_TASKS = ("kinematics", "simulation")
 DOCK_TITLE = 30  # px of a dock's title bar and frame
@@ -454,7 +455,7 @@ class MainWindow(QMainWindow):
             data = self.plots.result.data
             t, q = float(data.t[frame]), np.asarray(data.q[frame], float)
             rates = {name.split(" [")[0]: values for name, values in data.series.items()}
-            qd = np.array([rates[f"{c}_dot"][frame] for c in data.coordinates], float)
+            qd = np.array([rates[f"d_{c}"][frame] for c in data.coordinates], float)
         stance = support(self.mech, t, q, qd)  # a legged robot's support polygon and centre of pressure
         self.view.overlays.show_support(stance.polygon, stance.pressure_centre)
         return self.view.overlays.show_forces(applied_forces(self.mech, t, q, qd))

@@ -25,6 +25,7 @@ ASKED = (
     ("suspension_options", "Suspension &Report…", "suspension_report", None),
     ("kc_options", "&K&&C…", "kc_rig", None),
     ("identify_options", "&Identify…", "identification", None),
+    ("manoeuvre_options", "&Manoeuvre…", "manoeuvre", None),
 )
 # Quick runs with fixed options (the others the task's defaults, jobs/options.py): name, menu text, job, options
 DIGITS = " and ".join(map(str, BaseParametersOptions().digits))

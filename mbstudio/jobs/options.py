@@ -384,3 +384,4 @@ class IdentificationOptions(TaskOptions):
 
 
 register_lazy("kc_rig", "mbstudio.simulation.kc_rig:KCOptions")
+register_lazy("manoeuvre", "mbstudio.simulation.manoeuvres:ManoeuvreOptions")

@@ -182,3 +182,12 @@ class KCRigResult:
     provenance)."""
 
     kc: Any
+
+
+@dataclass(frozen=True)
+class ManoeuvreResult(MotionResult):
+    """A handling manoeuvre (simulation/manoeuvres.py): its last run as a motion, the manoeuvre's own series
+    first where they are time histories; its figures are the notes."""
+
+    table: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # (name, unit, values) per column
+    figures: dict[str, tuple[float, str]] = field(default_factory=dict)  # name -> (value, unit)

@@ -50,6 +50,7 @@ from .results import (
     LinearFamilyResult,
     LinearModelResult,
     LogSignals,
+    ManoeuvreResult,
     MotionResult,
     SuspensionResult,
     ValidationSignals,
@@ -158,7 +159,7 @@ def simulation(model_text: str, options: dict, progress: PartProgress, cancel: C
         cancel=cancel,
     )
     p = result.provenance
-    title = f"Simulation over {opts.t_end:g} s" + "".join(f", {k}_dot(0) = {v:g}" for k, v in given.items())
+    title = f"Simulation over {opts.t_end:g} s" + "".join(f", d_{k}(0) = {v:g}" for k, v in given.items())
     title += f", {len(result.contacts)} contacts of the stops" if result.contacts else ""
     checked = _cross_check(model, result, velocities, opts, progress, cancel) if opts.cross_check else None
     if checked is not None:
@@ -671,6 +672,30 @@ def suspension_report(model_text: str, options: dict, progress: PartProgress, ca
     )
 
 
+# ---------------------------------------------------------------------------------------- vehicle handling
+def manoeuvre(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
+    """A handling manoeuvre (simulation/manoeuvres.py; options: those of ManoeuvreOptions, speeds a list): the
+    time histories of its last run, the manoeuvre's own series where they are time histories (step steer, sine
+    with dwell), its figures in the title and the notes, and its table."""
+    from ..simulation.manoeuvres import manoeuvre as run
+
+    opts = options_of("manoeuvre", {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
+    result = run(loads(model_text), opts, lambda f: progress(f, "running"), cancel)
+    last = result.runs[-1]
+    series = motion_series(last)
+    if len(result.columns[0][2]) == len(last.t):  # a time history: the manoeuvre's own series first
+        series = {f"{name} [{unit}]": values for name, unit, values in result.columns[1:]} | series
+    figures = [f"{name} {value:.4g} {unit}" for name, (value, unit) in result.figures.items()]
+    table = [(name, unit, np.asarray(values)) for name, unit, values in result.columns]
+    data = ManoeuvreResult(
+        last.t, list(last.coordinates), last.q, series, figures, table=table, figures=dict(result.figures)
+    )
+    p = result.provenance
+    title = f"Manoeuvre {result.options.kind}: " + ", ".join(figures[:2])
+    provenance = Provenance(text_hash(model_text), p["analysis"], "float64", dict(options), p["seconds"])
+    return JobResult("manoeuvre", title, provenance, data)
+
+
 def kc_rig(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """A suspension corner's kinematics and compliance on a K&C rig (simulation/kc_rig.py KCOptions)."""
     from ..simulation.kc_rig import kc_analysis
@@ -873,6 +898,7 @@ TASKS: dict[str, Callable[[str, dict, PartProgress, Cancel], JobResult]] = {
     "kc_rig": kc_rig,
     "task_space_eom": task_space_eom,
     "identification": identification,
+    "manoeuvre": manoeuvre,
 }
 # the result of a job that stopped early (cancelled, or failed), from the parts it sent (progress(…, part))
 PARTIAL_RESULTS: dict[str, Callable[[list, dict, str, float], JobResult]] = {"linearization": linear_family_result}

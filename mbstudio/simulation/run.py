@@ -150,13 +150,18 @@ class SimulationResult:
         return out
 
 
+# a coordinate's value, rate and acceleration are named NAME, d_NAME and dd_NAME in every table and on the command
+# line (--at, ensembles, linear models, FMUs), as the model file reserves them (docs/file-format.md)
+RATE_PREFIXES = ("", "d_", "dd_")
+
+
 def motion_columns(t, coordinates: list[str], units: list[str], states: tuple, kinetic, potential) -> list:
     """Time, the coordinates, their rates and accelerations (`states` = (q, q̇, q̈), (K, n) each) and the
     energies, as (name, unit, values) columns: the first columns of every motion, whichever route computed it."""
     out = [("t", "s", t)]
-    for suffix, per_second, values in zip(("", "_dot", "_ddot"), ("", "/s", "/s^2"), states, strict=True):
+    for prefix, per_second, values in zip(RATE_PREFIXES, ("", "/s", "/s^2"), states, strict=True):
         out += [
-            (f"{name}{suffix}", unit + per_second, values[:, k])
+            (f"{prefix}{name}", unit + per_second, values[:, k])
             for k, (name, unit) in enumerate(zip(coordinates, units, strict=True))
         ]
     return out + [

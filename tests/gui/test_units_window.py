@@ -105,7 +105,7 @@ def test_plots_cursors_and_exports_in_deg_and_mm(window, qtbot, tmp_path):
     assert angle.plot_item.getAxis("left").labelText == "theta1 [deg]"
     assert plots.export("csv", str(tmp_path / "run.csv"))
     table = pandas.read_csv(tmp_path / "run.csv")
-    np.testing.assert_allclose(table["theta1_dot [deg/s]"], np.degrees(si["theta1_dot [rad/s]"]), rtol=1e-14)
+    np.testing.assert_allclose(table["d_theta1 [deg/s]"], np.degrees(si["d_theta1 [rad/s]"]), rtol=1e-14)
     assert "actuator:theta1 [N mm]" in table.columns and "alignment.bump_steer [deg/mm]" in table.columns
     assert json.loads((tmp_path / "run.csv.json").read_text())["provenance"]["units"] == "deg,mm"
     window.set_units(DisplayUnits("rad", "m", "rad", "m"))

@@ -82,9 +82,9 @@ def test_a_four_bar_session_from_driving_to_animation(window, qtbot, tmp_path, a
     first, second = simulate(window, qtbot, 6.0), simulate(window, qtbot, 9.0)
     plots = window.plots
     labels = [label for label, _ in plots.kept]
-    assert labels == ["run 1: Simulation over 1 s, theta1_dot(0) = 6", "run 2: Simulation over 1 s, theta1_dot(0) = 9"]
+    assert labels == ["run 1: Simulation over 1 s, d_theta1(0) = 6", "run 2: Simulation over 1 s, d_theta1(0) = 9"]
     assert plots.result is second.result
-    assert plots.result.data.series["theta1_dot [rad/s]"][0] == pytest.approx(9.0)
+    assert plots.result.data.series["d_theta1 [rad/s]"][0] == pytest.approx(9.0)
     plots.select_series(["coupler_point.z"], x="coupler_point.x")  # the coupler curve in the x-z plane
     plots.overlay([0])
     assert len(plots.view.curves()) == 2  # this run solid, the first dashed

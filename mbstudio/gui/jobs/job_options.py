@@ -843,6 +843,43 @@ class SuspensionReportDialog(OptionsDialog):
         }
 
 
+class ManoeuvreDialog(OptionsDialog):
+    """A handling manoeuvre of a vehicle with Magic Formula tyres (docs/vehicle.md): its kind, the speeds (m/s), the
+    handwheel angle (deg) and each run's length (s)."""
+
+    task, title = "manoeuvre", "Manoeuvre"
+
+    def build(self) -> None:
+        kinds = {"step_steer": "Step steer (ISO 7401)", "steady_state": "Steady-state circular driving (ISO 4138)",
+                 "sine_with_dwell": "Sine with dwell (FMVSS 126)",
+                 "double_lane_change": "Double lane change (ISO 3888-1), preview driver"}  # fmt: skip
+        self.kind = self.combo("kind", "manoeuvre", kinds)
+        speeds = ", ".join(f"{v:g}" for v in self.start.get("speeds") or [])
+        self.line("speeds", "speeds [m/s]", "forward speeds, comma-separated: each a run (steady state)", speeds)
+        self.line("handwheel", "handwheel [deg]", "handwheel angle, positive turning left")
+        self.line("duration", "each run [s]", "the simulated time of each run")
+
+    def read(self) -> dict:
+        def speeds(text: str) -> list[float]:
+            parts = [p for p in text.replace(";", ",").split(",") if p.strip()]
+            values = [number("speeds", p, lambda v: 1 <= v <= 100, "speeds from 1 to 100 m/s") for p in parts]
+            if not 1 <= len(values) <= 20:
+                raise ModelError("speeds", "must list 1 to 20 speeds", text, "e.g. 12, 16, 20")
+            return values
+
+        return {
+            "kind": self.kind.currentData(),
+            "speeds": self.field("speeds", speeds),
+            "handwheel": self.field("handwheel", lambda t: number("handwheel", t, lambda v: abs(v) <= 720, "±720")),
+            "duration": self.field("duration", lambda t: number("duration", t, lambda v: 0 < v <= 600, "0 to 600 s")),
+        }
+
+    def hint_text(self, values: dict) -> str:
+        runs = len(values.get("speeds") or []) if values.get("kind") == "steady_state" else 1
+        return (f"{runs} run(s) of {values.get('duration') or 0:g} s from straight rolling; the first builds the "
+                "compiled engine for this steering input (half a minute), the others take seconds.")  # fmt: skip
+
+
 class KCDialog(OptionsDialog):
     """The K&C rig: which corner, the wheel travel each way (in the suspension measures' length unit), the
     largest loads each way, the points per sweep and the axle (simulation/kc_rig.py KCOptions, whose limits hold)."""
@@ -1024,6 +1061,7 @@ DIALOGS: dict[str, type[OptionsDialog]] = {
         KCDialog,
         IdentifyDialog,
         UrdfImportDialog,
+        ManoeuvreDialog,
     )
 }
 
