@@ -148,3 +148,24 @@ def test_the_cli_simulates_with_rigid_contacts(tmp_path):
     assert "f.normal_force [N]" in header and "f.fz [N]" in header
     rejected = subprocess.run([*args, "--step", "0"], capture_output=True, text=True)
     assert rejected.returncode == 2 and "--step" in rejected.stderr
+
+
+def test_the_window_draws_a_rigid_runs_recorded_contact_forces():
+    """The force arrows and the support polygon of a run's sample use the forces the run recorded
+    (contact_results.recorded_contacts), here the rigid block's corner forces: a quarter of the weight each
+    (the least-norm share of its four redundant corners), the centre of pressure under its centre of mass."""
+    from mbstudio.jobs.tasks import motion_series
+    from mbstudio.kinematics import Mechanism
+    from mbstudio.simulation.contact_results import recorded_contacts, support
+
+    model = block(0.5)
+    result = simulate(model, 0.02, samples=3, contact="rigid")
+    series = motion_series(result)
+    recorded = recorded_contacts(model, series, 2)
+    assert sorted(recorded) == [f"k{i}" for i in CORNERS]
+    for name, (point, force) in recorded.items():
+        assert force == pytest.approx([0.0, 0.0, MASS * G / 4], abs=1e-9 * MASS * G)
+        assert point == pytest.approx([column(result, f"m{name}.{axis}")[2] for axis in "xyz"], abs=1e-15)
+    stance = support(Mechanism(model), float(result.t[2]), result.q[2], result.qd[2], recorded)
+    assert len(stance.polygon) == 4
+    assert stance.pressure_centre[:2] == pytest.approx(result.q[2, :2], abs=1e-12)

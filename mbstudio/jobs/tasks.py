@@ -108,8 +108,8 @@ def motion_series(result) -> dict[str, np.ndarray]:
 def simulation(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
     """The document's motion over [0, t_end] from its pose (options: t_end, method, rtol, atol, samples, and
     velocities: {independent coordinate: rate at t = 0}, default rest; contact: "rigid" and step [s] for rigid
-    contacts (simulation/rigid_stepping.py); cross_check: also through the block
-    model, with closure_frequency [Hz] for a closed loop's cut joints)."""
+    contacts (simulation/rigid_stepping.py); cross_check: also through the block model, with closure_frequency
+    [Hz] for a closed loop's cut joints)."""
     from ..kinematics import Mechanism
     from ..simulation.run import ATOL, RTOL, initial_velocities, simulate
 

@@ -341,6 +341,8 @@ def simulate(
     charts = [(float(t), names) for t, names in charts]
     result.provenance = Provenance(_sha256(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
     result.provenance.cpu_seconds = time.process_time() - cpu
+    if contact == "rigid":
+        result.provenance.method = f"Moreau-Jean (rigid contacts, steps <= {step or RIGID_STEP:g} s)"
     if check_accuracy:
         options = {"samples": samples, "t_eval": t_eval, "velocities": velocities, "compiled": compiled}
         options |= {"cancel": cancel, "budget": budget, "contact": contact}
