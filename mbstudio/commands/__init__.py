@@ -23,6 +23,7 @@ COMMANDS = {
     "identify": "base parameters and friction of a real mechanism from a measured log, checked on a second log",
     "excite": "an exciting trajectory for identification: a Fourier series minimising cond(W_b) within limits",
     "legged": "a legged robot (solo12) on the ground under joint PD control, standing or trotting",
+    "kc": "a suspension corner on a K&C rig: kinematics and compliance as CSV, a PDF report and JSON",
 }
 # one example per command, shown at the end of its --help (the samples' paths are those of a clone)
 EXAMPLES = {
@@ -44,6 +45,7 @@ EXAMPLES = {
     "identify": "mbstudio identify samples/double_pendulum.mbs --data log.csv --validate log2.csv",
     "excite": "mbstudio excite samples/double_pendulum.mbs --duration 10 --out traj.csv",
     "legged": "mbstudio legged --gait trot -o solo12_trot.mbs",
+    "kc": "mbstudio kc samples/sla_suspension_bushed.mbs --out kc.csv --report kc.pdf",
 }
 # commands that compute: each takes --quiet (no progress or notes on stderr) whether or not it reports progress
 COMPUTING = set(COMMANDS) - {"samples", "screenshot", "bench"}

@@ -54,6 +54,7 @@ from .results.bode_panel import BodePanel
 from .results.eom_table import EquationsTable
 from .results.family_panel import FamilyPanel
 from .results.identification_panel import IdentificationPanel
+from .results.kc_panel import KCPanel
 from .results.modes_panel import ModesPanel
 from .results.parameter_table import ParameterTable
 from .results.plots_panel import PlotsPanel
@@ -81,6 +82,7 @@ RESULT_PANELS = {
     "workspace": ("workspace",),
     "task_space_eom": ("eom_table",),
     "suspension_report": ("suspension",),
+    "kc_rig": ("kc",),
     "identification": ("identification",),
 }
 MOTION_TASKS = ("kinematics", "simulation")
@@ -117,6 +119,7 @@ class MainWindow(QMainWindow):
         self.mode_animation = ModeAnimation(self.view.set_pose, self)
         self.workspace = WorkspacePanel()
         self.suspension = SuspensionPanel()
+        self.kc = KCPanel()
         self.identification = IdentificationPanel()
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
@@ -137,6 +140,7 @@ class MainWindow(QMainWindow):
                 ("lpv", "Linear family", self.lpv, area.BottomDockWidgetArea),
                 ("workspace", "Workspace map", self.workspace, area.BottomDockWidgetArea),
                 ("suspension", "Suspension report", self.suspension, area.BottomDockWidgetArea),
+                ("kc", "K&&C", self.kc, area.BottomDockWidgetArea),  # "&&": a tab takes "&" for a mnemonic
                 ("identification", "Identification", self.identification, area.BottomDockWidgetArea),
             )
         }
@@ -149,12 +153,12 @@ class MainWindow(QMainWindow):
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
         results = ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "lpv", "workspace")
-        results += ("suspension", "identification", "study")
+        results += ("suspension", "kc", "identification", "study")
         for name in results:
             self.tabifyDockWidget(self.docks["ridge"], self.docks[name])
         self.docks["study"].hide()  # Analysis › Parameter Study… shows it
         # shown by their first result (a family, a workspace map): at 1200 px the other tabs keep their names
-        for name in ("lpv", "workspace", "suspension", "identification"):
+        for name in ("lpv", "workspace", "suspension", "kc", "identification"):
             self.docks[name].hide()
         self.docks["base_table"].raise_()
         self.setStatusBar(ElidingStatusBar())  # a long message ends in "…" before the indicators
@@ -421,7 +425,7 @@ class MainWindow(QMainWindow):
         self.tree.set_units(self.units, self.document.model)
         self.properties.set_units(self.units)
         # the parameter tables stay SI (their symbolic expressions are), each row naming its unit
-        panels = (self.plots, self.suspension, self.study, self.modes, self.bode, self.lpv, self.workspace)
+        panels = (self.plots, self.suspension, self.kc, self.study, self.modes, self.bode, self.lpv, self.workspace)
         for panel in (*panels, self.identification):
             panel.set_units(self.units)
 

@@ -22,6 +22,7 @@ ASKED = (
     ("linearize_options", "&Linearise…", "linearization", None),
     ("workspace_options", "&Workspace Map…", "workspace", None),
     ("suspension_options", "Suspension &Report…", "suspension_report", None),
+    ("kc_options", "&K&&C…", "kc_rig", None),
     ("identify_options", "&Identify…", "identification", None),
 )
 # Quick runs with fixed options: name, menu text, job, options
@@ -57,6 +58,7 @@ EXPORTS = (
     ("lpv", "&Linear Family (LPV)", ("csv", "json", "mat", "npz", "png", "svg")),
     ("workspace", "&Workspace Map", ("csv", "json", "png", "svg")),
     ("suspension", "&Suspension Report", ("pdf", "png", "svg", "csv")),
+    ("kc", "&K&&C Report", ("pdf", "png", "svg", "csv")),
     ("identification", "I&dentification", ("csv", "json")),
 )
 ABOUT = """<h3>MB Studio {version}</h3>

@@ -641,6 +641,17 @@ def suspension_report(model_text: str, options: dict, progress: Progress, cancel
     return JobResult("suspension_report", f"Suspension report of '{curves.measure}'", provenance, {"curves": curves})
 
 
+def kc_rig(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+    """A suspension corner's kinematics and compliance on a K&C rig (options: simulation/kc_rig.py KCOptions as
+    a dict); the result's data: {"kc": KCResult}."""
+    from ..simulation.kc_rig import KCOptions, kc_analysis
+
+    kc = kc_analysis(loads(model_text), KCOptions.from_dict(options), progress, cancel)
+    provenance = Provenance(text_hash(model_text), kc.provenance["method"], "float64", kc.options.to_dict(),
+                            kc.provenance["seconds"])  # fmt: skip
+    return JobResult("kc_rig", f"K&C of '{kc.measure}'", provenance, {"kc": kc})
+
+
 # ---------------------------------------------------------------------------------------- parallel machines
 def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
     """A parallel machine's workspace map (Müller 2021): cond(M_t), the dynamic manipulability and cond(J_IK) over
@@ -831,6 +842,7 @@ TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "linearization": linearization,
     "workspace": workspace,
     "suspension_report": suspension_report,
+    "kc_rig": kc_rig,
     "task_space_eom": task_space_eom,
     "identification": identification,
 }

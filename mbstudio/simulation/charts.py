@@ -37,7 +37,7 @@ def block_smallest(eng: Engine, y: np.ndarray) -> float:
     if not dep:
         return np.inf
     q = eng.unpack(np.asarray(y)[None, :])[0][0]
-    return float(np.linalg.svd(eng.loop_block(q), compute_uv=False)[-1])
+    return eng.smallest_singular_value(q)
 
 
 class ChartWatch:

@@ -47,6 +47,7 @@ from ...model import Model, ModelError
 from ...model.document import SuspensionMeasure, Trajectory
 from ...model.typed_numbers import coordinate_dimensions, of_motion, read_number, read_pairs
 from ...model.units import dimension_of, si_unit
+from ...simulation.kc_rig import KCOptions
 from ...simulation.run import ATOL, RIGID_STEP, RTOL
 from ...simulation.run import METHODS as INTEGRATORS
 from ..editing.properties import ERROR_BORDER
@@ -69,6 +70,7 @@ DEFAULTS: dict[str, dict] = {
     },
     "workspace": {"plane": None, "ranges": None, "points": 41, "at": None},
     "suspension_report": {"measure": None, "travel": 0.1, "points": 41},
+    "kc_rig": KCOptions().to_dict(),
     "identification": {"data": "", "validate": "", "friction": [], "digits": 30, "cutoff_hz": None},
     "urdf_import": {"package_folder": "", "fixed_base": False, "repair_inertias": False, "no_ground": False},
 }
@@ -863,18 +865,26 @@ class WorkspaceDialog(OptionsDialog):
         return f"{count * count} platform positions, each limb's inverse kinematics and the task-space equations."
 
 
+def suspension_sets(dialog: OptionsDialog, what: str, label: str) -> list[str]:
+    """The model's suspension measure sets as the dialog's `measure` choice; none: the dialog says it has no
+    `what` and keeps why in `_unusable`."""
+    sets = [m.name for m in dialog.model.measures if isinstance(m, SuspensionMeasure)]
+    dialog._unusable = None if sets else "the model has no suspension measure set (Add measure › suspension)"
+    if sets:
+        dialog.measure = dialog.combo("measure", label, {name: name for name in sets})
+    else:
+        dialog.form.addRow(QLabel(f"No {what} for this model:\n{dialog._unusable}"))
+    return sets
+
+
 class SuspensionReportDialog(OptionsDialog):
     """The suspension report: which measure set, the wheel travel each way (mm) and the number of poses."""
 
     task, title = "suspension_report", "Suspension report"
 
     def build(self) -> None:
-        sets = [m.name for m in self.model.measures if isinstance(m, SuspensionMeasure)]
-        self._unusable = None if sets else "the model has no suspension measure set (Add measure › suspension)"
-        if not sets:
-            self.form.addRow(QLabel(f"No suspension report for this model:\n{self._unusable}"))
+        if not suspension_sets(self, "suspension report", "measure set"):
             return
-        self.measure = self.combo("measure", "measure set", {name: name for name in sets})
         self.travel_unit = self.units.unit("m", "wheel_travel")  # the suspension measures' length unit
         unit, size = self.travel_unit
         shown = _shown_numbers(self.start.get("travel"), size)
@@ -894,6 +904,61 @@ class SuspensionReportDialog(OptionsDialog):
             "travel": None if travel is None else travel * size,
             "points": self.field("points", lambda t: whole_number("points", t, 3, 10_001)),
         }
+
+
+class KCDialog(OptionsDialog):
+    """The K&C rig: which corner, the wheel travel each way (in the suspension measures' length unit), the
+    largest loads each way, the points per sweep and the axle (simulation/kc_rig.py KCOptions, whose limits hold)."""
+
+    task, title = "kc_rig", "K&C rig"
+    LOADS = (  # option, label, unit
+        ("lateral_force", "lateral force each way", "N"),
+        ("longitudinal_force", "longitudinal force each way", "N"),
+        ("aligning_moment", "aligning moment each way", "N m"),
+    )
+
+    def build(self) -> None:
+        if not suspension_sets(self, "K&C", "corner (measure set)"):
+            return
+        self.travel_unit = self.units.unit("m", "wheel_travel")
+        unit, size = self.travel_unit
+        self.line(
+            "travel",
+            f"wheel travel each way [{unit}]",
+            "bump and rebound",
+            _shown_numbers(self.start.get("travel"), size),
+        )
+        for key, label, load_unit in self.LOADS:
+            self.line(key, f"{label} [{load_unit}]", "swept from minus to plus this, through zero")
+        self.line(
+            "travel_points", "points over the travel", "static equilibria over the travel (odd: the design is one)"
+        )
+        self.line("load_points", "points per load", "static equilibria over each load sweep")
+        self.axle = self.combo("axle", "axle (anti-dive / anti-squat)", {"front": "front", "rear": "rear"})
+
+    def read(self) -> dict:
+        if self._unusable is not None:
+            self._errors["model"] = ModelError("measures", self._unusable)
+            return {}
+        unit, size = self.travel_unit
+        out = {"measure": self.measure.currentData(), "axle": self.axle.currentData()}
+        travel = self._ranged("travel", size, unit)
+        out["travel"] = None if travel is None else travel * size
+        for key, _, load_unit in self.LOADS:
+            out[key] = self._ranged(key, 1.0, load_unit)
+        for key in ("travel_points", "load_points"):
+            out[key] = self.field(key, lambda t, k=key: whole_number(k, t, *KCOptions.LIMITS[k]))
+        return out
+
+    def _ranged(self, key: str, size: float, unit: str) -> float | None:
+        """A number typed in `unit` (SI size `size`) within KCOptions' limits for `key`."""
+        low, high = KCOptions.LIMITS[key]
+        expected = f"{low / size:g} to {high / size:g} {unit}"
+        return self.field(key, lambda t: number(key, t, lambda v: low <= v * size <= high, expected))
+
+    def hint_text(self, values: dict) -> str:
+        count = (values.get("travel_points") or 0) + 4 * (values.get("load_points") or 0)
+        return f"{count} static equilibria of the compliant corner, the chassis held (about 0.1 s each)."
 
 
 # ---------------------------------------------------------------------------------------- identification
@@ -1019,6 +1084,7 @@ DIALOGS: dict[str, type[OptionsDialog]] = {
         LinearizeDialog,
         WorkspaceDialog,
         SuspensionReportDialog,
+        KCDialog,
         IdentifyDialog,
         UrdfImportDialog,
     )
