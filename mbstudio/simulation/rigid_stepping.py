@@ -154,6 +154,7 @@ def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> di
     """The series of the document's contact force measures along the rigid run, named as the compliant model's
     (ContactLaw.columns): the forces are the impulses' mean over the interval ending at each sample."""
     out: dict[str, np.ndarray] = {}
+    st = mech.motion(run.q)
     for measure in mech.model.measures:
         if not isinstance(measure, ForceMeasure):
             continue
@@ -161,7 +162,6 @@ def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> di
         if index is None:
             continue
         law, normal = stepper.laws[index], stepper.normals[index]
-        st = mech.motion(run.q)
         depth, point, J = (np.asarray(x, float) for x in law.place(st))
         velocity = np.einsum("kij,kj->ki", J, run.qd)
         force = run.forces[:, index]
