@@ -107,8 +107,9 @@ def motion_series(result) -> dict[str, np.ndarray]:
 # ---------------------------------------------------------------------------------------- simulation
 def simulation(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
     """The document's motion over [0, t_end] from its pose (options: t_end, method, rtol, atol, samples, and
-    velocities: {independent coordinate: rate at t = 0}, default rest; cross_check: also through the block
-    model, with closure_frequency [Hz] for a closed loop's cut joints)."""
+    velocities: {independent coordinate: rate at t = 0}, default rest; contact: "rigid" and step [s] for rigid
+    contacts (simulation/rigid_stepping.py); cross_check: also through the block model, with closure_frequency
+    [Hz] for a closed loop's cut joints)."""
     from ..kinematics import Mechanism
     from ..simulation.run import ATOL, RTOL, initial_velocities, simulate
 
@@ -128,6 +129,8 @@ def simulation(model_text: str, options: dict, progress: Progress, cancel: Cance
         velocities=velocities,
         progress=lambda f: progress(share * f, f"t = {f * opts['t_end']:.3g} s"),
         cancel=cancel,
+        contact=opts.get("contact", "compliant"),
+        step=opts.get("step"),
     )
     p = result.provenance
     title = f"Simulation over {opts['t_end']:g} s" + "".join(f", d_{k}(0) = {v:g}" for k, v in given.items())
