@@ -36,6 +36,7 @@ BAD_INPUTS = {
     "excite": [FOUR_BAR, "--duration", "0", "--out", "OUT/t.csv"],
     "kc": [FOUR_BAR, "--out", "OUT/kc.csv"],
     "legged": ["--frequency", "fast", "-o", "OUT/solo.mbs"],
+    "manoeuvre": [FOUR_BAR, "--kind", "step_steer", "--out", "OUT/m.txt"],
 }
 
 

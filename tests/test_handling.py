@@ -256,14 +256,16 @@ def test_the_manoeuvre_command_refuses_bad_options_by_name(tmp_path):
 def test_the_manoeuvre_command_writes_the_table_with_its_figures_and_provenance(tmp_path):
     out = tmp_path / "steady.csv"
     done = mbstudio("manoeuvre", str(SAMPLES / "vehicle_handling.mbs"), "--kind", "steady_state", "--speed", "12",
-                    "--speed", "20", "--handwheel", "4", "--out", str(out), "--quiet")  # fmt: skip
+                    "--speed", "20", "--handwheel", "4", "--out", str(out), "--quiet", "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "understeer_gradient:" in done.stdout and "real-time factor" in done.stdout
+    figures = json.loads(done.stdout)
+    assert figures["written"] == [str(out)] and figures["figures"]["understeer_gradient"]["unit"] == "deg/g"
     rows = out.read_text().splitlines()
     assert rows[0].startswith("speed [m/s],yaw_rate [rad/s]") and len(rows) == 3
     about = json.loads(Path(f"{out}.json").read_text())["provenance"]
     assert about["analysis"] == "manoeuvre steady_state" and about["options"]["speeds"] == [12.0, 20.0]
     assert 0.2 < about["figures"]["understeer_gradient"]["value"] < 0.6  # deg/g, as the bicycle model's test
+    assert about["figures"] == figures["figures"]
 
 
 def test_the_sine_with_dwell_input_is_the_piecewise_sine_and_dwell():

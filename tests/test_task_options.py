@@ -74,7 +74,7 @@ def test_a_bad_option_is_refused_with_its_name_value_and_what_is_valid():
             {"samples": 1},
             "samples: is not a whole number in range .got 1.; expected a whole number from 2",
         ),
-        ("simulation", {"step": 0.1}, "'step': is not an option of simulation; expected t_end, method"),
+        ("simulation", {"dt": 0.1}, "'dt': is not an option of simulation; expected t_end, method"),
         ("base_parameters", {"digits": [50, 30]}, "digits: 50, 30 do not rise"),
         ("base_parameters", {"digits": [8]}, "digits: 8 is out of range; expected whole numbers from 16 to 1000"),
         ("base_parameters", {"method": "exact"}, "method: is not a choice .got 'exact'.; expected all, dp, vp"),

@@ -1,7 +1,7 @@
 """`mbstudio manoeuvre FILE --kind steady_state|step_steer|sine_with_dwell|double_lane_change [--speed V ...]
-[--handwheel DEG] [--duration S] [--out results.csv]`: a handling manoeuvre on a vehicle with Magic Formula tyres
-(samples/vehicle_handling.mbs): its figures printed, its table (steady state: one row per speed; the others: the
-time history) written as CSV with a provenance sidecar."""
+[--handwheel DEG] [--duration S] [--out results.csv] [--json] [--quiet]`: a handling manoeuvre on a vehicle with
+Magic Formula tyres (samples/vehicle_handling.mbs): its figures printed (or as JSON), its table (steady state: one
+row per speed; the others: the time history) written as CSV with a provenance sidecar."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from ..io.csv_text import csv_table, write_output
 from ..model import ModelError, check_outputs, load
 from ..simulation.manoeuvres import KINDS, ManoeuvreOptions, manoeuvre
 from ..simulation.run import Cancelled
+from .json_option import add_json, say
+from .progress import progress_printer
 from .simulate import bounded
 
 DEFAULTS = ManoeuvreOptions()
@@ -49,40 +51,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", help="write the table as CSV ('name [unit]' headers; provenance in OUT.csv.json)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_json(parser)
 
 
-def _progress(fraction: float) -> None:
-    print(f"\r{100 * fraction:5.1f} %", end="" if fraction < 1 else "\n", file=sys.stderr, flush=True)
+_progress = progress_printer()  # in place on a terminal, one line per step elsewhere
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.out and not args.out.lower().endswith(".csv"):
-        print(f"mbstudio manoeuvre: --out {args.out!r} must end in .csv", file=sys.stderr)
-        return 2
-    check_outputs([args.out], [args.file])
-    model = load(args.file)
     try:
+        if args.out and not args.out.lower().endswith(".csv"):
+            raise ModelError("--out", "is not a .csv file", args.out, "a file name ending in .csv")
+        check_outputs([args.out], [args.file])
+        model = load(args.file)
         options = ManoeuvreOptions(
             args.kind, tuple(args.speed or DEFAULTS.speeds), args.handwheel, duration=args.duration
         )
-        result = manoeuvre(model, options, progress=None if args.quiet else _progress)
+        result = manoeuvre(model, options, progress=None if args.quiet or args.json else _progress)
     except ModelError as exc:
-        print(f"mbstudio manoeuvre: {exc}", file=sys.stderr)
+        print(f"mbstudio manoeuvre: error: {exc}", file=sys.stderr)
         return 2
     except (Cancelled, RuntimeError) as exc:
-        print(f"mbstudio manoeuvre: {exc}", file=sys.stderr)
+        print(f"mbstudio manoeuvre: error: {exc}", file=sys.stderr)
         return 1
     p = result.provenance
-    print(
+    lines = [
         f"{model.name}: {args.kind}, {p['simulated_seconds']:g} s simulated in {p['seconds']:.3g} s (real-time "
         f"factor {p['real_time_factor']:.3g}; CPU {p['cpu_seconds']:.3g} s)"
-    )
-    for name, (value, unit) in result.figures.items():
-        print(f"  {name}: {value:.6g} {unit}")
+    ]
+    lines += [f"  {name}: {value:.6g} {unit}" for name, (value, unit) in result.figures.items()]
+    figures = {k: {"value": v, "unit": u} for k, (v, u) in result.figures.items()}
     if args.out:
         header = [f"{name} [{unit}]" for name, unit, _ in result.columns]
         rows = zip(*(values for _, _, values in result.columns), strict=True)
-        provenance = p | {"figures": {k: {"value": v, "unit": u} for k, (v, u) in result.figures.items()}}
-        write_output(args.out, csv_table(provenance, header, ([f"{x:.12g}" for x in row] for row in rows)))
-        print(f"  {len(result.columns[0][2])} rows written to {args.out}")
+        write_output(
+            args.out, csv_table(p | {"figures": figures}, header, ([f"{x:.12g}" for x in row] for row in rows))
+        )
+        lines.append(f"  {len(result.columns[0][2])} rows written to {args.out}")
+    say(
+        args,
+        {"model": model.name, "kind": args.kind, "figures": figures, "written": [args.out] if args.out else []},
+        lines,
+    )
     return 0

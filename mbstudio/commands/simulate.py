@@ -13,7 +13,7 @@ from ..io.time_series import contacts_file, save_simulation
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load
 from ..simulation.run import ATOL as DEFAULT_ATOL
-from ..simulation.run import METHODS, Cancelled, initial_velocities, parse_velocities, simulate
+from ..simulation.run import CONTACT_MODELS, METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 from ..simulation.run import RTOL as DEFAULT_RTOL
 from ..simulation.stops import CONTACT_COLUMNS, contact_rows
 from .json_option import add_json, say
@@ -74,6 +74,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=bounded(0.0, T_END_MAX, "s"),
         metavar="SECONDS",
         help="stop the run once it has taken this long (wall clock), with a message; default: no limit",
+    )
+    parser.add_argument(
+        "--contact",
+        choices=CONTACT_MODELS,
+        default="compliant",
+        help="the contact elements as compliant forces (integrated by --method; the default) or rigid contacts "
+        "with restitution (Moreau's time stepping, trees only; docs/contact.md)",
+    )
+    parser.add_argument(
+        "--step",
+        type=bounded(1e-9, 1.0, "s"),
+        metavar="H",
+        help="--contact rigid: the longest time step [s] (default 0.001)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_json(parser)
@@ -194,6 +207,8 @@ def run(args: argparse.Namespace) -> int:
             progress=None if args.quiet else _progress,
             check_accuracy=args.check_accuracy,
             budget=args.time_budget,
+            contact=args.contact,
+            step=args.step,
         )
     except (Cancelled, RuntimeError) as exc:
         print(f"mbstudio simulate: error: {exc}", file=sys.stderr)

@@ -88,24 +88,31 @@ def _point(mech: Mechanism, law: ContactLaw, q: np.ndarray, qd: np.ndarray) -> t
     return depth, J, a + np.cross(al, r) + np.cross(w, np.cross(w, r))
 
 
-def _solve_cone_complementarity(G, g, normals, friction, tolerance: float, iterations: int):
+def _solve_cone_complementarity(G, g, normals, friction, tolerance: float, iterations: int, start=None):
     """λ (3m,) with K ∋ λ ⊥ Gλ + g + s ∈ K* by proximal ADMM; the iterations used and the residual reached: the
     largest of the split's disagreement |λ − z|, the step ρ |Δz| and Coulomb's law's own residual, the natural map
-    |z − proj_K(z − (σ + s) / ρ)|, each over the forces' scale |G⁻¹ g|."""
+    |z − proj_K(z − (σ + s) / ρ)|, each over the forces' scale |G⁻¹ g|. `start`: a guess of λ (a time step's
+    previous impulses), from which the iterations begin."""
     m = len(normals)
     eigen = np.linalg.eigvalsh(G)
     kept = eigen[eigen > RANK * eigen[-1]]  # redundant contacts (four corners of a block) make G singular
     rho = float(np.sqrt(kept[0] * kept[-1]))  # the step between G's extreme nonzero curvatures
-    factor = np.linalg.cholesky(G + rho * np.eye(3 * m))
-    scale = max(float(np.abs(np.linalg.lstsq(G, g, rcond=RANK)[0]).max()), 1e-300)
-    z, u, s = np.zeros(3 * m), np.zeros(3 * m), np.zeros(3 * m)
+    stick = -np.linalg.lstsq(G, g, rcond=RANK)[0]  # every point held: σ = 0 (least norm among redundant ones)
+    scale = max(float(np.abs(stick).max()), 1e-300)
+    axes = _frames(normals)
+    residual = _natural_map(stick, G, g, rho, axes, normals, friction) / scale
+    if residual <= tolerance:  # the forces that hold every point lie in their cones: Coulomb's law holds
+        return stick, 0, float(residual)
+    step = np.linalg.inv(G + rho * np.eye(3 * m))  # symmetric positive definite, conditioned by ρ's choice
+    z, u = (np.zeros(3 * m) if start is None else np.array(start, float)), np.zeros(3 * m)
+    s = _de_saxce(G @ z + g, normals, friction)
     for k in range(1, iterations + 1):
-        lam = np.linalg.solve(factor.T, np.linalg.solve(factor, rho * (z - u) - g - s))
-        z_old, z = z, _project(lam + u, normals, friction)
+        lam = step @ (rho * (z - u) - g - s)
+        z_old, z = z, _project(lam + u, axes, friction)
         u += lam - z
         sigma = G @ z + g
         s = _de_saxce(sigma, normals, friction)
-        law = z - _project(z - (sigma + s) / rho, normals, friction)
+        law = z - _project(z - (sigma + s) / rho, axes, friction)
         residual = max(np.abs(lam - z).max(), rho * np.abs(z - z_old).max(), np.abs(law).max()) / scale
         if residual <= tolerance:
             return z, k, float(residual)
@@ -113,39 +120,38 @@ def _solve_cone_complementarity(G, g, normals, friction, tolerance: float, itera
                        f"(residual {residual:.1e} of the forces' scale)")  # fmt: skip
 
 
+def _natural_map(z, G, g, rho, axes, normals, friction) -> float:
+    """Coulomb's law's residual at the forces z: |z − proj_K(z − (σ + s) / ρ)| with σ = G z + g."""
+    sigma = G @ z + g
+    law = z - _project(z - (sigma + _de_saxce(sigma, normals, friction)) / rho, axes, friction)
+    return float(np.abs(law).max())
+
+
 def _frames(normals: np.ndarray) -> np.ndarray:
     """(m, 3, 3): each row of axes (t1, t2, n) with n the plane's normal."""
-    out = []
-    for n in normals:
-        t1 = np.cross(n, [1.0, 0.0, 0.0] if abs(n[0]) < 0.9 else [0.0, 1.0, 0.0])
-        t1 /= np.linalg.norm(t1)
-        out.append(np.array([t1, np.cross(n, t1), n]))
-    return np.array(out)
+    helper = np.where(np.abs(normals[:, :1]) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+    t1 = np.cross(normals, helper)
+    t1 /= np.linalg.norm(t1, axis=1)[:, None]
+    return np.stack([t1, np.cross(normals, t1), normals], axis=1)
 
 
-def _project(x: np.ndarray, normals: np.ndarray, friction: np.ndarray) -> np.ndarray:
-    """The nearest point of each cone {|x_t| ≤ μ x_n} (Euclidean projection onto a second-order cone)."""
-    axes = _frames(normals)
-    out = []
-    for block, frame, mu in zip(x.reshape(-1, 3), axes, friction, strict=True):
-        local = frame @ block
-        tangent, normal = local[:2], local[2]
-        size = float(np.linalg.norm(tangent))
-        if size <= mu * normal:
-            projected = local
-        elif mu * size <= -normal:
-            projected = np.zeros(3)
-        else:
-            along = (mu * size + normal) / (mu * mu + 1)
-            projected = np.array([*(mu * along * tangent / size), along])
-        out.append(frame.T @ projected)
-    return np.concatenate(out)
+def _project(x: np.ndarray, axes: np.ndarray, friction: np.ndarray) -> np.ndarray:
+    """The nearest point of each cone {|x_t| ≤ μ x_n} (Euclidean projection onto a second-order cone), the cones'
+    axes (t1, t2, n) `_frames`."""
+    local = np.einsum("mij,mj->mi", axes, x.reshape(-1, 3))
+    tangent, normal = local[:, :2], local[:, 2]
+    size = np.linalg.norm(tangent, axis=1)
+    along = (friction * size + normal) / (friction * friction + 1)
+    ratio = np.divide(friction * along, size, out=np.zeros_like(size), where=size > 0)
+    projected = np.column_stack([tangent * ratio[:, None], along])
+    inside, polar = size <= friction * normal, friction * size <= -normal
+    projected[inside] = local[inside]
+    projected[polar & ~inside] = 0.0
+    return np.einsum("mji,mj->mi", axes, projected).ravel()
 
 
 def _de_saxce(sigma: np.ndarray, normals: np.ndarray, friction: np.ndarray) -> np.ndarray:
     """s = μ |σ_t| n per contact: the shift that makes Coulomb's law a cone complementarity."""
-    out = []
-    for block, n, mu in zip(sigma.reshape(-1, 3), normals, friction, strict=True):
-        tangent = block - (block @ n) * n
-        out.append(mu * np.linalg.norm(tangent) * n)
-    return np.concatenate(out)
+    blocks = sigma.reshape(-1, 3)
+    tangent = blocks - np.einsum("mi,mi->m", blocks, normals)[:, None] * normals
+    return ((friction * np.linalg.norm(tangent, axis=1))[:, None] * normals).ravel()

@@ -38,7 +38,7 @@ from ..kinematics import Mechanism
 from ..kinematics.fast_assembly import FastAssembly
 from ..kinematics.mechanism import BranchChangeWarning
 from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, loads, write_all, write_atomic
-from ..simulation.contact_results import support
+from ..simulation.contact_results import recorded_contacts, support
 from ..simulation.measures import applied_forces
 from . import menus
 from .editing.coordinates_panel import CoordinatesPanel, DrivingDialog, coordinate_range
@@ -450,15 +450,19 @@ class MainWindow(QMainWindow):
         if not self._forces_on:
             self.view.overlays.show_support(None, None)
             return self.view.overlays.show_forces(None)
-        t, q, qd = 0.0, self.q, np.zeros(len(self.q))
+        t, q, qd, recorded = 0.0, self.q, np.zeros(len(self.q)), {}
         if frame is not None:
             data = self.plots.result.data
             t, q = float(data.t[frame]), np.asarray(data.q[frame], float)
             rates = {name.split(" [")[0]: values for name, values in data.series.items()}
             qd = np.array([rates[f"d_{c}"][frame] for c in data.coordinates], float)
-        stance = support(self.mech, t, q, qd)  # a legged robot's support polygon and centre of pressure
+            recorded = recorded_contacts(self.mech.model, data.series, frame)  # a rigid run's contact forces
+        stance = support(self.mech, t, q, qd, recorded)  # a legged robot's support polygon and centre of pressure
         self.view.overlays.show_support(stance.polygon, stance.pressure_centre)
-        return self.view.overlays.show_forces(applied_forces(self.mech, t, q, qd))
+        arrows = [
+            (name, *recorded.get(name, (point, force))) for name, point, force in applied_forces(self.mech, t, q, qd)
+        ]
+        return self.view.overlays.show_forces(arrows)
 
     def show_traces(self, on: bool) -> list[str]:
         """View › Traces: the paths of the point measures along the shown run; the measures traced."""

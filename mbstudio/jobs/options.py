@@ -222,6 +222,8 @@ class SimulationOptions(TaskOptions):
     velocities: dict[str, float] = field(default_factory=dict)  # {independent coordinate: rate at t = 0}
     cross_check: bool = False  # also through the TITOP block model
     closure_frequency: float | None = None  # Hz, a closed loop's cut joints in the block model; None: its default
+    contact: str = "compliant"  # the contacts: compliant forces, or rigid (time stepping)
+    step: float | None = None  # s, the rigid contacts' time step; None: simulation/run.py RIGID_STEP
 
     def check(self) -> None:
         check_positive("t_end", self.t_end, expected="a simulated time in seconds, e.g. 1.0", what="time")
@@ -230,6 +232,8 @@ class SimulationOptions(TaskOptions):
         check_positive("atol", self.atol)
         check_count("samples", self.samples, 2, MAX_SAMPLES)
         check_positive("closure_frequency", self.closure_frequency, optional=True, expected="a frequency above 0 Hz")
+        check_choice("contact", self.contact, ("compliant", "rigid"))
+        check_positive("step", self.step, optional=True, expected="a time step in seconds above 0")
 
 
 @options("symbolic_eom")

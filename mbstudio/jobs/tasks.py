@@ -137,7 +137,8 @@ def motion_series(result) -> dict[str, np.ndarray]:
 # ---------------------------------------------------------------------------------------- simulation
 def simulation(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """The document's motion over [0, t_end] from its pose (SimulationOptions), at rest unless velocities are
-    given; with cross_check, also through the block model."""
+    given; rigid contacts with contact "rigid" (simulation/rigid_stepping.py); with cross_check, also through
+    the block model."""
     from ..kinematics import Mechanism
     from ..simulation.run import initial_velocities, simulate
 
@@ -157,6 +158,8 @@ def simulation(model_text: str, options: dict, progress: PartProgress, cancel: C
         velocities=velocities,
         progress=lambda f: progress(share * f, f"t = {f * opts.t_end:.3g} s"),
         cancel=cancel,
+        contact=opts.contact,
+        step=opts.step,
     )
     p = result.provenance
     title = f"Simulation over {opts.t_end:g} s" + "".join(f", d_{k}(0) = {v:g}" for k, v in given.items())

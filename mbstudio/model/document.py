@@ -389,7 +389,8 @@ class Contact:
     normal `plane_normal` pointing out of the ground, world axes; z = 0 by default), compliant (docs/contact.md):
     pressed in by δ = radius − (p − o)·n, it pushes the sphere out along n by the Hunt–Crossley force
     f_n = max(0, k δ^n (1 + 3/2 c_d δ̇)) and resists the slip v_t of its point nearest the plane by the regularised
-    Coulomb friction f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²). Units: k in N/m^n, c_d in s/m, v_s in m/s."""
+    Coulomb friction f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²). Units: k in N/m^n, c_d in s/m, v_s in m/s. The rigid
+    model (simulate(..., contact="rigid")) reads its radius, plane, μ and the restitution e of Newton's impact law."""
 
     name: str
     body: str
@@ -402,6 +403,7 @@ class Contact:
     stiction_velocity: Expr = 1e-3
     plane_origin: Vector = field(default_factory=lambda: [0.0, 0.0, 0.0])
     plane_normal: Vector = field(default_factory=lambda: [0.0, 0.0, 1.0])
+    restitution: Expr = 0.0  # Newton's coefficient e, for the rigid model only (simulation/rigid_stepping.py)
     type: ClassVar[str] = "contact"
 
 

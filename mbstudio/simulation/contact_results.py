@@ -1,6 +1,6 @@
 """What the ground contacts do at one state, for the window: the centre of pressure and the support polygon of a
-legged robot (docs/contact.md). Per contact series (forces, slip, penetration, point) are the contact's force
-measure (force_laws/contact_law.py)."""
+legged robot (docs/contact.md), from the compliant law at the state or from what a run recorded. Per contact
+series (forces, slip, penetration, point) are the contact's force measure (force_laws/contact_law.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 from ..dynamics.force_laws.contact_law import ContactLaw
 from ..dynamics.forces import AppliedForces
 from ..kinematics import Mechanism
+from ..model.document import ForceMeasure
 from .measures import _Motion
 
 
@@ -24,22 +25,40 @@ class Support:
     pressure_centre: np.ndarray | None
 
 
-def support(mech: Mechanism, t: float, q: np.ndarray, qd: np.ndarray) -> Support:
-    """The support polygon and centre of pressure of the contacts at one state."""
+def support(mech: Mechanism, t: float, q: np.ndarray, qd: np.ndarray, recorded: dict | None = None) -> Support:
+    """The support polygon and centre of pressure of the contacts at one state: their compliant forces there, or
+    the run's `recorded` ones (contact name -> (point, force), `recorded_contacts`)."""
     motion = _Motion(mech, np.array([t], float), np.asarray(q, float)[None], np.asarray(qd, float)[None], None)
     laws = [law for law in AppliedForces(mech, mech.model.forces).laws if isinstance(law, ContactLaw)]
     points, loads, normal = [], [], None
     for law in laws:
-        got = law.along(motion)
-        if got["normal"][0] > 0:
-            points.append(got["point"][0])
-            loads.append(float(got["normal"][0]))
-            normal = np.asarray(law.plane()[1], float)
+        plane = np.asarray(law.plane()[1], float)
+        if recorded is not None and law.element.name in recorded:
+            point, force = recorded[law.element.name]
+        else:
+            got = law.along(motion)
+            point, force = got["point"][0], got["force"][0]
+        if force @ plane > 0:
+            points.append(point)
+            loads.append(float(force @ plane))
+            normal = plane
     if not points:
         return Support(np.zeros((0, 3)), None)
     points, loads = np.array(points), np.array(loads)
     centre = loads @ points / loads.sum()
     return Support(points[_hull(points, normal)], centre)
+
+
+def recorded_contacts(model, series: dict, frame: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Contact name -> (point, force) (world axes) at sample `frame` of a run's series ('name [unit]'), for the
+    contacts with a force measure: what the run computed (a rigid run's impulses), not the compliant law."""
+    out = {}
+    for measure in model.measures:
+        columns = [f"{measure.name}.{axis} [m]" for axis in "xyz"] + [f"{measure.name}.f{a} [N]" for a in "xyz"]
+        if isinstance(measure, ForceMeasure) and all(c in series for c in columns):
+            values = np.array([series[c][frame] for c in columns], float)
+            out[measure.element] = (values[:3], values[3:])
+    return out
 
 
 def _hull(points: np.ndarray, normal: np.ndarray) -> list[int]:

@@ -206,7 +206,7 @@ def vehicle_series(mech: Mechanism, result: SimulationResult) -> dict[str, np.nd
     and inclinations (the mean of asin(a_z), the tyres' γ on the flat road), sideslip β at the chassis frame's
     origin and roll, each (K,)."""
     column = {name: values for name, _, values in result.columns()}
-    vx, vy, r, yaw = column["x_dot"], column["y_dot"], column["yaw_dot"], column["yaw"]
+    vx, vy, r, yaw = column["d_x"], column["d_y"], column["d_yaw"], column["yaw"]
     front, rear, _ = axles(mech)
     out = {"t": result.t, "speed": np.hypot(vx, vy), "yaw_rate": r, "lateral_acceleration": np.hypot(vx, vy) * r}
     for name, axle in (("front", front), ("rear", rear)):
@@ -332,7 +332,7 @@ def sine_with_dwell(model: Model, options: ManoeuvreOptions, progress=None, canc
 def _lateral_acceleration(column: dict) -> np.ndarray:
     """The chassis frame origin's acceleration across the car's heading (m/s²): −sin ψ ẍ + cos ψ ÿ."""
     yaw = column["yaw"]
-    return -np.sin(yaw) * column["x_ddot"] + np.cos(yaw) * column["y_ddot"]
+    return -np.sin(yaw) * column["dd_x"] + np.cos(yaw) * column["dd_y"]
 
 
 def _handwheel(mech: Mechanism, column: dict) -> np.ndarray:

@@ -49,6 +49,8 @@ from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_m
 from .stops import Contact, annotate, has_impact_stops, run_impacts
 
 METHODS = (*CVODES, *SCIPY)
+CONTACT_MODELS = ("compliant", "rigid")  # docs/contact.md
+RIGID_STEP = 1e-3  # s: the rigid contacts' default step (simulation/rigid_stepping.py)
 MAX_REPARTITIONS = 20  # decisions on the coordinates in a row without the run advancing
 ROUNDING_FLOOR = 1e3  # x the tolerance: a Newton stalled this close is at float64's rounding, not lost
 # Default tolerances: a conservative model's energy drifts at most 1e-7 of its scale over 2 s (measured with CVODES,
@@ -276,6 +278,8 @@ def simulate(
     compiled: bool = True,
     check_accuracy: bool = False,
     budget: float | None = None,
+    contact: str = "compliant",
+    step: float | None = None,
 ) -> SimulationResult:
     """Integrate the document's motion from its initial coordinates (and the given independent velocities,
     default rest) over [0, t_end] with CVODES (Adams; "CVODES-BDF" for stiff motions) or scipy's solve_ivp
@@ -287,7 +291,11 @@ def simulate(
     the motion again at a tenth of rtol and atol and reports the difference (Provenance.accuracy): what the
     tolerances gave, which they alone do not say (they bound each step's local error, not the global one).
     `budget` (s, wall clock) stops a run that takes longer with a RuntimeError; a function of time (an actuator's
-    formula, say) that leaves ±1e12 during the run stops it with one naming the element, the time and the value."""
+    formula, say) that leaves ±1e12 during the run stops it with one naming the element, the time and the value.
+    `contact="rigid"` steps the contact elements as rigid contacts with restitution (simulation/rigid_stepping.py,
+    steps of at most `step` s, default 1 ms) instead of integrating their compliant forces; trees only."""
+    if contact not in CONTACT_MODELS:
+        raise ValueError(f"unknown contact model {contact!r}; choose one of {', '.join(CONTACT_MODELS)}")
     if method not in METHODS:
         raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
     if method in CVODES and not compiled:
@@ -307,7 +315,11 @@ def simulate(
     impacts, charts = None, []
     bounds = time_function_bounds(forces)
     clock = Clock(times[-1], progress, cancel, budget, bounds) if progress or cancel or budget or bounds else None
-    if has_impact_stops(mech.model):  # events: simulation/stops.py
+    if contact == "rigid":
+        from .rigid_stepping import rigid_result
+
+        result, calls = rigid_result(mech, times, q0[0], v0, step or RIGID_STEP, clock)
+    elif has_impact_stops(mech.model):  # events: simulation/stops.py
         impacts = _run_impacts(mech, times, y0, method, rtol, atol, clock, text, compiled)
         (q, qd, qdd), method, calls = impacts.states, impacts.method, impacts.calls
         result = full_series(mech, forces, times, q, qd, qdd, forces.generalized(times, q, qd) + impacts.holding)
@@ -326,9 +338,12 @@ def simulate(
     charts = [(float(t), names) for t, names in charts]
     result.provenance = Provenance(text_hash(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
     result.provenance.cpu_seconds = time.process_time() - cpu
+    if contact == "rigid":
+        result.provenance.method = f"Moreau-Jean (rigid contacts, steps <= {step or RIGID_STEP:g} s)"
     if check_accuracy:
         options = {"samples": samples, "t_eval": t_eval, "velocities": velocities, "compiled": compiled}
-        options |= {"cancel": cancel, "budget": budget}
+        options |= {"cancel": cancel, "budget": budget, "contact": contact}
+        options["step"] = (step or RIGID_STEP) / 10 if contact == "rigid" else step
         _check_accuracy(result, lambda: simulate(model, t_end, method, rtol / 10, atol / 10, **options))
     return result
 

@@ -109,7 +109,11 @@ class ContactLaw(ForceLaw):
         """<name>.normal_force, .friction_force [N] (magnitudes), .penetration [m] (0 apart), .slip_speed [m/s],
         .fx, .fy, .fz [N] (the whole contact force on the body), .friction_x, ... [N], .slip_x, ... [m/s] (the
         friction force and the slip velocity) and .x, .y, .z [m] (the contact point), all in world axes."""
-        got = self.along(motion)
+        return self.columns(name, self.along(motion))
+
+    @staticmethod
+    def columns(name: str, got: dict) -> list:
+        """The measure's columns from `along`'s quantities (or the rigid model's, simulation/rigid_stepping.py)."""
         columns = [
             (f"{name}.normal_force", "N", got["normal"]),
             (f"{name}.friction_force", "N", np.linalg.norm(got["friction"], axis=1)),

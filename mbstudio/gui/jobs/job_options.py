@@ -60,7 +60,7 @@ from ...model.document import SuspensionMeasure, Trajectory
 from ...model.typed_numbers import coordinate_dimensions, of_motion, read_number, read_pairs
 from ...model.units import dimension_of, si_unit
 from ...simulation.kc_rig import KCOptions
-from ...simulation.run import ATOL
+from ...simulation.run import ATOL, RIGID_STEP
 from ...simulation.run import METHODS as INTEGRATORS
 from ..editing.properties import ERROR_BORDER
 
@@ -73,6 +73,7 @@ OPERATING_POINTS = {
 }
 MAX_MODELS = 1000  # linear models in a family: a second or less each, so at most minutes
 SCHEDULE_KEYS = ("schedule_from", "schedule_to", "schedule_count")
+CONTACT_CHOICES = {"compliant": "compliant (Hunt–Crossley forces)", "rigid": "rigid (time stepping, restitution)"}
 RTOL_MIN = 100 * float(np.finfo(float).eps)  # solve_ivp raises smaller rtol to this, with a warning
 BASE_METHODS = {
     "all": "All three routes (DP, VP, symbolic)",
@@ -394,6 +395,9 @@ class SimulationDialog(OptionsDialog):
         self.line("rtol", "relative tolerance", "solve_ivp's rtol")
         self.line("atol", "absolute tolerance", "solve_ivp's atol")
         self.line("samples", "output samples", "equally spaced output times over [0, t_end], both ends included")
+        self.contact = self.combo("contact", "contacts", CONTACT_CHOICES)
+        self.line("step", "rigid contacts' step [s]", "the longest time step of the rigid contacts' stepping",
+                  text=_text(self.start.get("step") or RIGID_STEP))  # fmt: skip
         self.cross = self.check(
             "cross_check",
             "cross-check with the TITOP block model (Alazard et al. 2024)",
@@ -409,9 +413,17 @@ class SimulationDialog(OptionsDialog):
 
     def sync(self) -> None:
         self.lines["closure_frequency"].setEnabled(self.cross.isChecked() and bool(self.mech.topology.cut))
+        self.lines["step"].setEnabled(self.contact.currentData() == "rigid")
 
     def read(self) -> dict:
-        return self._motion() | self._cross_check()
+        return self._motion() | self._rigid() | self._cross_check()
+
+    def _rigid(self) -> dict:
+        """{} for compliant contacts (the options of a plain run, as before the rigid model)."""
+        if self.contact.currentData() != "rigid":
+            return {}
+        step = self.field("step", lambda t: number("step", t, lambda x: 0 < x <= 1, "a time step in s, e.g. 0.001"))
+        return {"contact": "rigid", "step": step}
 
     def _cross_check(self) -> dict:
         """{} when unchecked (the options of a plain run, as before the block models)."""
