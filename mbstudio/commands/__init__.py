@@ -36,7 +36,7 @@ EXAMPLES = {
     "kinematics": "mbstudio kinematics samples/sla_suspension.mbs --samples 101 --out series.csv --units deg,mm",
     "simulate": "mbstudio simulate samples/four_bar.mbs --t-end 2 --velocity theta1=6 --out run.csv",
     "basepar": "mbstudio basepar samples/sla_suspension.mbs --method all --json base.json",
-    "sweep": "mbstudio sweep samples/four_bar.mbs --vary L1=0.08:0.12:5 --analysis basepar --out study.csv",
+    "sweep": "mbstudio sweep samples/four_bar.mbs --vary L1=0.08:0.12:5 --analysis base_parameters --out study.csv",
     "linearize": "mbstudio linearize samples/slider_crank.mbs --out model.mat",
     "blocks": "mbstudio blocks samples/balloon.mbs --t-end 2",
     "import": "mbstudio import robot.urdf -o robot.mbs --fixed-base",

@@ -15,10 +15,10 @@ import numpy as np
 from .. import __version__
 from ..identification.excitation import optimise_excitation
 from ..identification.observation import FourierPath
-from ..identification.pipeline import model_hash
 from ..io.csv_text import CsvTable, csv_table, write_output
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load
+from ..model.hashing import model_hash
 from .json_option import add_json, say
 
 MAX_DURATION = 3600.0

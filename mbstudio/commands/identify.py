@@ -11,8 +11,9 @@ import sys
 from ..identification.identify import DEFAULT_DIGITS, FRICTION, Identification, identify
 from ..io.csv_text import write_output
 from ..io.identification_table import identification_text
+from ..jobs.options import MAX_DIGITS
 from ..model import check_outputs, load
-from .basepar import MAX_DIGITS, _progress
+from .basepar import _progress
 from .excite import _positive
 from .json_option import STDOUT, add_json_file, json_file
 

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             printer(fraction, message)
 
     result = kc_rig(dumps(load(args.file)), options_from(args), progress, lambda: False)
-    kc, provenance = result.data["kc"], result.provenance.to_json()
+    kc, provenance = result.data.kc, result.provenance.to_json()
     if args.json:
         print(json.dumps(kc_json(kc, provenance), indent=2))
     else:

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     page = PAGE_UNITS if args.units is None else units
     options = {"measure": args.measure, "travel": args.travel, "points": args.points}
     result = suspension_report(dumps(load(args.file)), options, lambda *_: None, lambda: False)
-    curves, provenance = result.data["curves"], result.provenance.to_json()
+    curves, provenance = result.data.curves, result.provenance.to_json()
     save_report(curves, provenance, args.out, page)
     written = [args.out]
     if args.csv:

@@ -1,5 +1,5 @@
-"""`mbstudio sweep FILE --vary NAME=a:b:n [--vary ...] --analysis basepar|kinematics|simulate|linearize [--digits N]
-[--samples N] [--t-end T] [--scheduler ADDRESS [--security FILE]] [--workers N] [--dashboard]
+"""`mbstudio sweep FILE --vary NAME=a:b:n [--vary ...] --analysis base_parameters|kinematics|simulation|linearization
+[--digits N] [--samples N] [--t-end T] [--scheduler ADDRESS [--security FILE]] [--workers N] [--dashboard]
 --out study.parquet|csv`: one analysis at every point of a grid of model parameters, each point a task on Dask (an
 embedded local cluster of processes by default, or the scheduler at ADDRESS), one row per point. The table is
 written as points finish, so a study stopped (Ctrl+C, SIGTERM) or failed leaves its finished points in it, the
@@ -21,7 +21,7 @@ from pathlib import Path
 from ..io.csv_text import sidecar, write_output
 from ..io.display_units import UNITS_HELP, parse_units
 from ..io.study_table import study_bytes, study_format, study_units
-from ..jobs.study import ANALYSES, NOT_RUN, Study, grids
+from ..jobs.study import ANALYSES, NOT_RUN, OLD_NAMES, Study, grids
 from ..model import check_outputs, load
 from .json_option import add_json, say
 from .progress import progress_printer
@@ -32,11 +32,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--vary", action="append", required=True, metavar="NAME=a:b:n", help="a parameter's grid (repeatable)"
     )
-    parser.add_argument("--analysis", choices=list(ANALYSES), required=True, help="what to run at each point")
-    parser.add_argument("--digits", type=_whole, help="basepar: variable precision at this many digits")
-    parser.add_argument("--method", choices=("dp", "vp", "symbolic", "all"), help="basepar: the route(s)")
-    parser.add_argument("--samples", type=_whole, help="trajectory samples (basepar, kinematics) or outputs")
-    parser.add_argument("--t-end", type=_time, help="simulate: simulated time [s] (default 1)")
+    parser.add_argument(
+        "--analysis",
+        choices=[*ANALYSES, *OLD_NAMES],
+        required=True,
+        metavar="{" + ",".join(ANALYSES) + "}",
+        help="what to run at each point, with the window's defaults (the names basepar, simulate and linearize of "
+        "earlier versions are read, with the defaults they had)",
+    )
+    parser.add_argument("--digits", type=_whole, help="base_parameters: variable precision at this many digits")
+    parser.add_argument("--method", choices=("dp", "vp", "symbolic", "all"), help="base_parameters: the route(s)")
+    parser.add_argument("--samples", type=_whole, help="trajectory samples (base_parameters, kinematics) or outputs")
+    parser.add_argument("--t-end", type=_time, help="simulation: simulated time [s] (default 1)")
     parser.add_argument(
         "--scheduler", metavar="ADDRESS", help="a running Dask scheduler: tcp://HOST:PORT, or tls://HOST:PORT"
     )
@@ -80,9 +87,11 @@ def run(args: argparse.Namespace) -> int:
     vary = grids(args.vary)
     options = {k: v for k, v in vars(args).items() if k in ("digits", "method", "samples", "t_end") and v is not None}
     study = Study(model, vary, args.analysis, options, args.scheduler, args.workers, args.security, args.dashboard)
-    heading = f"{model.name}: {args.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}"
+    heading = f"{model.name}: {study.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}"
     if not args.json:
         print(heading, flush=True)  # before the work: where it runs
+        for note in study.notes:
+            print(f"  note: {note}")
     _resume(study, args.out, fmt, units)
 
     named = study_units(model)

@@ -45,6 +45,7 @@ from ..dynamics.regressor import tree_regressor
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, ModelError
 from ..model.document import JointFriction
+from ..model.hashing import model_hash
 from ..progress import Cancel, Progress
 from ..progress import Stages as _Monitor
 from . import adequacy, filtering, precision_levels
@@ -52,7 +53,7 @@ from .estimation import Estimate, coordinate_residual_std, correlated_covariance
 from .gautier import BaseParameterResult
 from .logs import MeasuredLog, read_log
 from .observation import branch_guide, sample_states
-from .pipeline import base_parameters, model_hash
+from .pipeline import base_parameters
 
 FRICTION = ("viscous", "coulomb")
 FRICTION_PREFIX = {"viscous": "Fv_", "coulomb": "Fc_"}

@@ -39,9 +39,9 @@ from ..dynamics.inverse_dynamics import gravity_forces
 from ..kinematics import Mechanism
 from ..model import AssemblyError, Model, ModelError
 from ..model.document import body_key
+from ..model.hashing import model_hash
 from ..progress import Cancel, Progress, Stages
 from .measures import measure_columns
-from .run import model_hash
 from .suspension import ALIGNMENT, Sweep, suspension_measure
 
 NEWTON_STEPS = 40

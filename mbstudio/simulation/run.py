@@ -15,7 +15,6 @@ at the output times from the integrated states, in float64.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -37,9 +36,10 @@ from ..kinematics.assembly import newton
 from ..kinematics.ball_states import StateMap, float_where
 from ..kinematics.mechanism import Mechanism
 from ..kinematics.tree import BodyMotion
-from ..model import Model, dumps, loads
+from ..model import Model, loads
 from ..model.document import EULER_JOINTS, GROUND
 from ..model.errors import AssemblyError, ModelError
+from ..model.hashing import text_hash
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import MAGNITUDE_MAX, check_dynamics, inertia_warnings
 from .charts import ChartWatch, decided, singularity
@@ -249,14 +249,6 @@ def _report(rhs, t: float) -> None:
         rhs.progress(fraction)
 
 
-def model_hash(model: Model) -> str:
-    return _sha256(dumps(model))
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def parse_velocities(pairs: Iterable[str], kinds: Mapping[str, str], plain_sizes=None) -> dict[str, float]:
     """'NAME=VALUE' texts (the command line's --velocity, the Simulate dialog's field) as rates at t = 0 of the
     independent coordinates, whose joint motions `kinds` gives: '6.28' in SI (or in the unit of SI size
@@ -344,7 +336,7 @@ def simulate(
         progress(1.0)
     seconds = time.perf_counter() - start
     charts = [(float(t), names) for t, names in charts]
-    result.provenance = Provenance(_sha256(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
+    result.provenance = Provenance(text_hash(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
     result.provenance.cpu_seconds = time.process_time() - cpu
     if contact == "rigid":
         result.provenance.method = f"Moreau-Jean (rigid contacts, steps <= {step or RIGID_STEP:g} s)"

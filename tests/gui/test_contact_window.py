@@ -33,7 +33,7 @@ def contacts(window) -> list:
 def test_file_import_lands_solo12_on_a_ground_unless_asked_not_to(window, qtbot):
     job = _import(window, qtbot)
     assert sorted(f.body for f in contacts(window)) == ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
-    assert any("ground plane" in note for note in job.result.data["notes"])
+    assert any("ground plane" in note for note in job.result.data.notes)
     window.document.stack.setClean()
     _import(window, qtbot, no_ground=True)
     qtbot.waitUntil(lambda: not contacts(window), timeout=5000)

@@ -33,5 +33,5 @@ def test_the_simulation_task_runs_rigid_contacts():
     its contact's mean force is 0 before, positive at the impact's interval."""
     options = {"t_end": 0.3, "samples": 31, "contact": "rigid", "step": 1e-4}
     result = simulation(dumps(ball(0.3, 0.0, restitution=0.5)), options, lambda *_: None, lambda: False)
-    force = result.data["series"]["f.normal_force [N]"]
+    force = result.data.series["f.normal_force [N]"]
     assert force[:20].max() == 0.0 and force[20:22].max() > 0

@@ -79,8 +79,8 @@ def test_plots_cursors_and_exports_in_deg_and_mm(window, qtbot, tmp_path):
     qtbot.waitUntil(lambda: not job.running, timeout=120_000)
     assert job.state == DONE, job.error
     plots = window.plots
-    assert "alignment.camber [deg]" in plots.view.result.data["series"]  # the suspension measures: deg, mm
-    assert "theta1 [rad]" in plots.view.result.data["series"]
+    assert "alignment.camber [deg]" in plots.view.result.data.series  # the suspension measures: deg, mm
+    assert "theta1 [rad]" in plots.view.result.data.series
     window.set_units(DEG_MM)
     plots.select_series(["alignment.camber [rad]"], x="alignment.wheel_travel")  # any unit finds the series
     view = plots.view
@@ -90,7 +90,7 @@ def test_plots_cursors_and_exports_in_deg_and_mm(window, qtbot, tmp_path):
     assert [label.text for _, label in view.legend.items] == ["alignment.camber [deg]"]
     (curve,) = view.curves()
     x, y = curve.getData()
-    si = job.result.data["series"]
+    si = job.result.data.series
     np.testing.assert_allclose(x, 1000 * si["alignment.wheel_travel [m]"], rtol=1e-14)
     np.testing.assert_allclose(y, np.degrees(si["alignment.camber [rad]"]), rtol=1e-14)
     plots.seek(40)
@@ -111,4 +111,4 @@ def test_plots_cursors_and_exports_in_deg_and_mm(window, qtbot, tmp_path):
     window.set_units(DisplayUnits("rad", "m", "rad", "m"))
     assert view.plot_item.getAxis("left").labelText in ("alignment.camber [rad]", "[rad]")  # the plot follows
     assert [label.text for _, label in view.legend.items] == ["alignment.camber [rad]"]
-    assert plots.result is job.result and "alignment.camber [rad]" in plots.result.data["series"]  # SI kept
+    assert plots.result is job.result and "alignment.camber [rad]" in plots.result.data.series  # SI kept

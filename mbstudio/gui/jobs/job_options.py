@@ -14,7 +14,6 @@ widgets only: the dialogs compute nothing but a rough time estimate.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from functools import cached_property
@@ -40,6 +39,19 @@ from ...dynamics.titop import CLOSURE_FREQUENCY
 from ...identification.identify import DEFAULT_DIGITS, FRICTION
 from ...identification.pipeline import default_trajectory
 from ...io.display_units import DisplayUnits
+from ...jobs.options import (
+    MAX_DIGITS,
+    MAX_EXPRESSION_SIZE,
+    MAX_SAMPLES,
+    MIN_DIGITS,
+    defaults,
+    digits_list,
+    number,
+    optional_count,
+    options_of,
+    tasks,
+    whole_number,
+)
 from ...kinematics import Mechanism
 from ...linear.lpv import schedule_of
 from ...linear.signals import default_inputs, input_signals, output_signals
@@ -48,33 +60,12 @@ from ...model.document import SuspensionMeasure, Trajectory
 from ...model.typed_numbers import coordinate_dimensions, of_motion, read_number, read_pairs
 from ...model.units import dimension_of, si_unit
 from ...simulation.kc_rig import KCOptions
-from ...simulation.run import ATOL, RIGID_STEP, RTOL
+from ...simulation.run import ATOL, RIGID_STEP
 from ...simulation.run import METHODS as INTEGRATORS
 from ..editing.properties import ERROR_BORDER
 
 DEFAULT_UNITS = DisplayUnits()  # the preferences' defaults: SI, the suspension measures in deg and mm
-DEFAULTS: dict[str, dict] = {
-    "kinematics": {"trajectory": None, "samples": None},
-    "simulation": {"t_end": 1.0, "method": "CVODES", "rtol": RTOL, "atol": ATOL, "samples": 201, "velocities": {}},
-    "symbolic_eom": {"simplify": True, "numeric_inertia": False, "size_limit": 400, "trigsimp_limit": 40},
-    "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
-    "equilibrium": {"hold": {}, "move": True},
-    "linearization": {
-        "at": "auto",
-        "hold": {},
-        "values": {},
-        "velocities": {},
-        "inputs": [],
-        "outputs": [],
-        "schedule": None,
-    },
-    "workspace": {"plane": None, "ranges": None, "points": 41, "at": None},
-    "suspension_report": {"measure": None, "travel": 0.1, "points": 41},
-    "kc_rig": KCOptions().to_dict(),
-    "identification": {"data": "", "validate": "", "friction": [], "digits": 30, "cutoff_hz": None},
-    "urdf_import": {"package_folder": "", "fixed_base": False, "repair_inertias": False, "no_ground": False},
-    "manoeuvre": {"kind": "step_steer", "speeds": [20.0], "handwheel": 20.0, "duration": 3.0},
-}
+DEFAULTS: dict[str, dict] = {task: defaults(task) for task in tasks()}  # jobs/options.py
 OPERATING_POINTS = {
     "auto": "The nearest equilibrium that is not unstable, else the pose",
     "equilibrium": "Equilibrium near the document's pose",
@@ -82,11 +73,7 @@ OPERATING_POINTS = {
 }
 MAX_MODELS = 1000  # linear models in a family: a second or less each, so at most minutes
 SCHEDULE_KEYS = ("schedule_from", "schedule_to", "schedule_count")
-MIN_DIGITS, MAX_DIGITS = 16, 1000  # the pipeline refuses fewer than 16; beyond 1000 a run takes hours
-DIGITS_EXPECTED = f"whole numbers from {MIN_DIGITS} to {MAX_DIGITS} separated by commas, rising, e.g. 30, 50"
-MAX_SAMPLES = 100_000
 CONTACT_CHOICES = {"compliant": "compliant (Hunt–Crossley forces)", "rigid": "rigid (time stepping, restitution)"}
-MAX_EXPRESSION_SIZE = 1_000_000  # sympy.count_ops limits of the symbolic EOM
 RTOL_MIN = 100 * float(np.finfo(float).eps)  # solve_ivp raises smaller rtol to this, with a warning
 BASE_METHODS = {
     "all": "All three routes (DP, VP, symbolic)",
@@ -112,47 +99,6 @@ ERROR_STYLE = f"QLineEdit {ERROR_BORDER}"
 
 
 # ---------------------------------------------------------------------------------------- parsing (no Qt)
-def number(field: str, text: str, valid: Callable[[float], bool], expected: str) -> float:
-    """A finite float for which `valid` holds, else a ModelError naming `field`, the text and `expected`."""
-    text = text.strip()
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        raise ModelError(field, f"{text!r} is not a number", None, expected)
-    if not valid(value):
-        raise ModelError(field, f"{text} is out of range", None, expected)
-    return value
-
-
-def whole_number(field: str, text: str, low: int, high: int, expected: str | None = None) -> int:
-    expected = expected or f"a whole number from {low} to {high}"
-    text = text.strip()
-    try:
-        value = int(text)
-    except ValueError:
-        raise ModelError(field, f"{text!r} is not a whole number", None, expected) from None
-    if not low <= value <= high:
-        raise ModelError(field, f"{value} is out of range", None, expected)
-    return value
-
-
-def optional_count(field: str, text: str, low: int, expected: str | None = None) -> int | None:
-    """Empty means None (the task's own choice); else a whole number from `low` to MAX_SAMPLES."""
-    return whole_number(field, text, low, MAX_SAMPLES, expected) if text.strip() else None
-
-
-def digits_list(text: str) -> list[int]:
-    """'30, 50' -> [30, 50]: the precisions of a ridge study, rising."""
-    if not text.strip():
-        raise ModelError("digits", "is empty", None, DIGITS_EXPECTED)
-    digits = [whole_number("digits", part, MIN_DIGITS, MAX_DIGITS, DIGITS_EXPECTED) for part in text.split(",")]
-    if digits != sorted(set(digits)):
-        raise ModelError("digits", f"{', '.join(map(str, digits))} do not rise", None, DIGITS_EXPECTED)
-    return digits
-
-
 def parameter_names(field: str, text: str, valid: list[str]) -> list[str]:
     """Names separated by commas or spaces, each an inertial parameter of the model, none twice."""
     names = [n for n in re.split(r"[,\s]+", text.strip()) if n]
@@ -351,10 +297,12 @@ class OptionsDialog(QDialog):
         return values, self._errors
 
     def options(self) -> dict:
-        """The options for the task; raises the first field's ModelError while any field is invalid."""
+        """The options for the task (those that apply: the task takes its defaults for the others, see
+        jobs/options.py); raises the first field's ModelError while any field is invalid."""
         values, errors = self._collect()
         if errors:
             raise next(iter(errors.values()))
+        options_of(self.task, values)  # the names and limits the task takes
         return values
 
     def validate(self) -> list[str]:
@@ -449,7 +397,7 @@ class SimulationDialog(OptionsDialog):
         self.line("samples", "output samples", "equally spaced output times over [0, t_end], both ends included")
         self.contact = self.combo("contact", "contacts", CONTACT_CHOICES)
         self.line("step", "rigid contacts' step [s]", "the longest time step of the rigid contacts' stepping",
-                  text=_text(self.start.get("step", RIGID_STEP)))  # fmt: skip
+                  text=_text(self.start.get("step") or RIGID_STEP))  # fmt: skip
         self.cross = self.check(
             "cross_check",
             "cross-check with the TITOP block model (Alazard et al. 2024)",
@@ -460,7 +408,7 @@ class SimulationDialog(OptionsDialog):
             "closure_frequency",
             "loop closures [Hz]",
             "closed loops: the block model's cut joints are spring-dampers of this frequency (errors fall as 1/f²)",
-            text=_text(self.start.get("closure_frequency", CLOSURE_FREQUENCY)),
+            text=_text(self.start.get("closure_frequency") or CLOSURE_FREQUENCY),
         )
 
     def sync(self) -> None:

@@ -68,16 +68,14 @@ class IdentificationPanel(QWidget):
     # ------------------------------------------------------------------ results
     def show_result(self, result: JobResult) -> None:
         self.result = result
-        document, signals = result.data["json"], result.data["signals"]
+        document, signals = result.data.json, result.data.signals
         self.summary.setText(f"{summary_text(document)}. {SI_NOTE}")
-        _refill(
-            self.signal, [f"{c} position" for c in signals["coordinates"]] + [f"{c} force" for c in signals["actuated"]]
-        )
+        _refill(self.signal, [f"{c} position" for c in signals.coordinates] + [f"{c} force" for c in signals.actuated])
         self._fill_table(document)
         self._draw_estimates(document)
-        checked = result.data["validation"] is not None
+        checked = result.data.validation is not None
         self.tabs.setTabEnabled(2, checked)
-        _refill(self.checked, signals["actuated"] if checked else [])
+        _refill(self.checked, signals.actuated if checked else [])
         self.set_stale(False)
 
     def clear(self) -> None:
@@ -100,7 +98,7 @@ class IdentificationPanel(QWidget):
 
     def shown(self, key: str) -> tuple[str, float]:
         """A logged signal's display unit ('N·m' as 'N·mm') and its SI size."""
-        si = self.result.data["signals"]["units"][key]
+        si = self.result.data.signals.units[key]
         unit, size = self.units.unit(si.replace("·", " "), key)
         return (unit.replace(" ", "·") if "·" in si else unit), size
 
@@ -111,28 +109,28 @@ class IdentificationPanel(QWidget):
         self.signals.clear()
         if self.result is None or self.signal.currentIndex() < 0:
             return
-        s = self.result.data["signals"]
-        k, n = self.signal.currentIndex(), len(s["coordinates"])
+        s = self.result.data.signals
+        k, n = self.signal.currentIndex(), len(s.coordinates)
         self.signals.addLegend(offset=(10, 5))
         if k < n:
-            name = s["coordinates"][k]
+            name = s.coordinates[k]
             unit, size = self.shown(name)
             self.signals.setLabel("left", f"{name} [{unit}]")
-            positions, filtered = (np.asarray(s[key])[:, k] / size for key in ("positions", "filtered"))
-            self.signals.plot(s["t"], positions, pen=pg.mkPen(RAW, width=3), name="logged")
-            self.signals.plot(s["t"], filtered, pen=pg.mkPen(COLORS[2], width=1.5), name="filtered")
+            positions, filtered = (np.asarray(x)[:, k] / size for x in (s.positions, s.filtered))
+            self.signals.plot(s.t, positions, pen=pg.mkPen(RAW, width=3), name="logged")
+            self.signals.plot(s.t, filtered, pen=pg.mkPen(COLORS[2], width=1.5), name="filtered")
             return
         j = k - n
-        name = s["actuated"][j]
+        name = s.actuated[j]
         unit, size = self.shown("tau_" + name)
         self.signals.setLabel("left", f"force on {name} [{unit}]")
-        self.signals.plot(s["t"], np.asarray(s["forces"])[:, j] / size, pen=pg.mkPen(RAW), name="logged")
-        kept = np.asarray(s["t_kept"])
-        filtered = np.asarray(s["forces_filtered"])[:, j] / size
+        self.signals.plot(s.t, np.asarray(s.forces)[:, j] / size, pen=pg.mkPen(RAW), name="logged")
+        kept = np.asarray(s.t_kept)
+        filtered = np.asarray(s.forces_filtered)[:, j] / size
         self.signals.plot(kept, filtered, pen=pg.mkPen(COLORS[2], width=1.5), name="filtered, decimated")
         self.signals.plot(
             kept,
-            np.asarray(s["predicted"])[:, j] / size,
+            np.asarray(s.predicted)[:, j] / size,
             pen=pg.mkPen(COLORS[1], width=1.5, style=pg.QtCore.Qt.PenStyle.DashLine),
             name="predicted",
         )
@@ -200,25 +198,25 @@ class IdentificationPanel(QWidget):
 
     def _draw_validation(self) -> None:
         self.validation.clear()
-        data = self.result.data["validation"] if self.result is not None else None
+        data = self.result.data.validation if self.result is not None else None
         j = self.checked.currentIndex()
         if data is None or j < 0:
             return
-        name = self.result.data["signals"]["actuated"][j]
-        error = self.result.data["json"]["validation_relative_rms"].get(name)
-        self.validation.setTitle(f"{name} on {data['file']}: relative RMS error {100 * error:.3g} %")
+        name = self.result.data.signals.actuated[j]
+        error = self.result.data.json["validation_relative_rms"].get(name)
+        self.validation.setTitle(f"{name} on {data.file}: relative RMS error {100 * error:.3g} %")
         unit, size = self.shown("tau_" + name)
         self.validation.setLabel("left", f"force on {name} [{unit}]")
         self.validation.addLegend(offset=(10, 5))
         self.validation.plot(
-            data["t"],
-            np.asarray(data["measured"])[:, j] / size,
+            data.t,
+            np.asarray(data.measured)[:, j] / size,
             pen=pg.mkPen(COLORS[0], width=1.5),
             name="measured (filtered)",
         )
         self.validation.plot(
-            data["t"],
-            np.asarray(data["predicted"])[:, j] / size,
+            data.t,
+            np.asarray(data.predicted)[:, j] / size,
             pen=pg.mkPen(COLORS[1], width=1.5, style=pg.QtCore.Qt.PenStyle.DashLine),
             name="predicted",
         )
@@ -228,7 +226,7 @@ class IdentificationPanel(QWidget):
         if self.result is None:
             return False
         path = export_path(self, "the identification", "identification", fmt, path)
-        return path is not None and write_export(self, path, identification_text(self.result.data["json"], fmt))
+        return path is not None and write_export(self, path, identification_text(self.result.data.json, fmt))
 
 
 def summary_text(document: dict) -> str:

@@ -14,12 +14,12 @@ class KCPanel(PagePanel):
     export_title, export_stem = "the K&C report", "kc"
 
     def page_bytes(self, fmt: str) -> bytes:
-        return kc_bytes(self.result.data["kc"], self.result.provenance.to_json(), fmt, self.units)
+        return kc_bytes(self.result.data.kc, self.result.provenance.to_json(), fmt, self.units)
 
     def csv(self):
-        return kc_csv(self.result.data["kc"], self.result.provenance.to_json(), units=self.units)
+        return kc_csv(self.result.data.kc, self.result.provenance.to_json(), units=self.units)
 
     def summary_text(self) -> str:
-        kc = self.result.data["kc"]
+        kc = self.result.data.kc
         stops = f" Stopped: {'; '.join(kc.stops)}." if kc.stops else ""
         return f"Corner '{kc.measure}' at design: " + "; ".join(summary_lines(kc, self.units)) + "." + stops

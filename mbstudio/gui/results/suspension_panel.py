@@ -117,13 +117,13 @@ class SuspensionPanel(PagePanel):
     export_title, export_stem = "the suspension report", "suspension_report"
 
     def page_bytes(self, fmt: str) -> bytes:
-        return report_bytes(self.result.data["curves"], self.result.provenance.to_json(), fmt, self.units)
+        return report_bytes(self.result.data.curves, self.result.provenance.to_json(), fmt, self.units)
 
     def csv(self):
-        return curves_csv(self.result.data["curves"], self.result.provenance.to_json(), units=self.units)
+        return curves_csv(self.result.data.curves, self.result.provenance.to_json(), units=self.units)
 
     def summary_text(self) -> str:
-        return _summary(self.result.data["curves"], self.units)
+        return _summary(self.result.data.curves, self.units)
 
 
 def _summary(curves, units: DisplayUnits) -> str:
