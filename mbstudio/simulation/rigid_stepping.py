@@ -36,7 +36,6 @@ from ..kinematics import Mechanism
 from ..model import dumps, loads
 from ..model.document import Contact, ForceMeasure
 from ..numerics.compiled import Traced, symbols, to_sparse_sx
-from .run import RIGID_STEP, _actuators, motion_result
 
 TOLERANCE = 1e-10  # the impulses' relative residual on the cone complementarity at each step
 ITERATIONS = 20000
@@ -104,7 +103,7 @@ class RigidStepper:
         impulses[active] = lam.reshape(-1, 3)
         return q_m + 0.5 * h * v_next, v_next, impulses
 
-    def run(self, times: np.ndarray, q0: np.ndarray, v0: np.ndarray, step: float = RIGID_STEP, clock=None) -> RigidRun:
+    def run(self, times: np.ndarray, q0: np.ndarray, v0: np.ndarray, step: float, clock=None) -> RigidRun:
         """The motion from (q0, v0) at times[0] sampled at `times`."""
         if not step > 0:
             raise ValueError(f"the rigid contacts' time step must be > 0 s, got {step!r}")
@@ -172,16 +171,9 @@ def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> di
     return out
 
 
-def rigid_result(mech: Mechanism, times: np.ndarray, q0: np.ndarray, v0: np.ndarray, step: float, clock=None):
-    """The SimulationResult of a rigid-contact run sampled at `times` and its number of steps: the series of every
-    run, the contacts' measures from the impulses, the energies without the contacts' compliant potential."""
+def rigid_run(mech: Mechanism, times: np.ndarray, q0: np.ndarray, v0: np.ndarray, step: float, clock=None):
+    """A rigid-contact run sampled at `times`: the force elements but the contacts, the states, and the contacts'
+    measures from the impulses (simulation/run.py builds the result from them, as from any other run)."""
     stepper = RigidStepper(mech)
     run = stepper.run(times, q0, v0, step, clock)
-    forces = stepper.others
-    Q = np.asarray(forces.generalized(times, run.q, run.qd), float)
-    result = motion_result(mech, forces, times, run.q, run.qd, run.qdd, Q, _actuators(forces, times))
-    rigid = contact_columns(mech, stepper, run)
-    result.measures = [(name, unit, rigid.get(name, values)) for name, unit, values in result.measures]
-    result.notes.append(f"rigid contacts: Moreau's midpoint time stepping, {run.steps} steps of at most {step:g} s "
-                        "(the integration method and tolerances do not apply)")  # fmt: skip
-    return result, run.steps
+    return stepper.others, run, contact_columns(mech, stepper, run)

@@ -316,9 +316,7 @@ def simulate(
     bounds = time_function_bounds(forces)
     clock = Clock(times[-1], progress, cancel, budget, bounds) if progress or cancel or budget or bounds else None
     if contact == "rigid":
-        from .rigid_stepping import rigid_result
-
-        result, calls = rigid_result(mech, times, q0[0], v0, step or RIGID_STEP, clock)
+        result, calls = _rigid_result(mech, times, q0[0], v0, step or RIGID_STEP, clock)
     elif has_impact_stops(mech.model):  # events: simulation/stops.py
         impacts = _run_impacts(mech, times, y0, method, rtol, atol, clock, text, compiled)
         (q, qd, qdd), method, calls = impacts.states, impacts.method, impacts.calls
@@ -421,6 +419,19 @@ def _start(text: str) -> tuple[Mechanism, AppliedForces, np.ndarray]:
             _STARTS.pop(next(iter(_STARTS)))
         _STARTS[text] = found
     return found
+
+
+def _rigid_result(mech, times, q0, v0, step, clock) -> tuple[SimulationResult, int]:
+    """A rigid-contact run's result and its number of steps: every run's series, the contacts' measures from the
+    impulses, the energies without the contacts' compliant potential (simulation/rigid_stepping.py)."""
+    from .rigid_stepping import rigid_run
+
+    others, run, rigid = rigid_run(mech, times, q0, v0, step, clock)
+    result = full_series(mech, others, times, run.q, run.qd, run.qdd)
+    result.measures = [(name, unit, rigid.get(name, values)) for name, unit, values in result.measures]
+    result.notes.append(f"rigid contacts: Moreau's midpoint time stepping, {run.steps} steps of at most {step:g} s "
+                        "(the integration method and tolerances do not apply)")  # fmt: skip
+    return result, run.steps
 
 
 def _run_impacts(mech, times, y0, method, rtol, atol, clock, text, compiled):
