@@ -20,7 +20,7 @@ from mbstudio.identification.logs import MeasuredLog
 from mbstudio.identification.pipeline import base_parameters
 from mbstudio.kinematics import Mechanism
 
-from .identify_logs import delta_motion, quantised, sla_simulation
+from .identify_logs import delta_motion, four_bar_simulation, quantised, sla_simulation
 
 NOISE = 0.02
 RATE = 200.0
@@ -121,3 +121,52 @@ def test_delta_from_seed_002s_modular_inverse_dynamics():
             assert result.physical["distance_sigma"] < 3
     assert np.mean(np.abs(np.array(z)) < 3) >= 0.95
     assert np.all((np.array(ratios) > 0.8) & (np.array(ratios) < 2.0)), ratios
+
+
+# ---------------------------------------------------------------------------------------- a crank that turns
+def four_bar_logs(velocities: bool):
+    """The turning four-bar at 1 kHz: the first 6 s to identify from, the next 6 s to validate on; torques with 1 %
+    noise, the crank's angle quantised like an 18-bit encoder, its rate (when logged) with 10⁻³ rad/s noise."""
+    model, t, angle, rate, torque = four_bar_simulation(12.0, 1000.0)
+    rng = np.random.default_rng(3)
+    noisy = torque + 0.01 * np.sqrt(np.mean(torque**2)) * rng.normal(size=len(t))
+    speed = rate + 1e-3 * rng.normal(size=len(t))
+    half = len(t) // 2
+    logs = [
+        MeasuredLog(
+            name,
+            t[part],
+            ["theta1"],
+            quantised(angle[part, None]),
+            ["theta1"],
+            noisy[part, None],
+            velocities=speed[part, None] if velocities else None,
+        )
+        for name, part in (("first", slice(0, half)), ("second", slice(half, None)))
+    ]
+    noise = noisy - torque
+    return model, logs, noise[half:, None], torque[half:, None]
+
+
+@pytest.mark.parametrize("velocities", [False, True], ids=["positions", "logged velocities"])
+def test_four_bar_whose_crank_turns(velocities):
+    """The crank turns 2.5 times a second on average (1.5 to 4), its accelerations reach 500 rad/s²: the positions'
+    spectrum, the unwrapped angle a ramp, holds its motion below 3 Hz, and a cut-off of 5 times that (the rule that
+    left this log 14-37 % off in validation) removes the fluctuations of the crank's speed where its dynamics live.
+    The velocities' spectrum finds them (12.6 Hz): cut-off 63 Hz. Every base parameter then lies within 3σ of the
+    truth, and the validation error at the noise floor."""
+    model, (data, check), check_noise, check_torque = four_bar_logs(velocities)
+    base, truth = base_and_truth("four_bar")
+    result = identify(model, data, check, base=base)
+    s = result.settings
+    assert np.ptp(data.positions) > 2 * np.pi * 12  # it turns
+    assert 10 < s.velocity_bandwidth_hz < 16 and s.position_bandwidth_hz < 4 and not s.capped
+    assert s.cutoff_hz == pytest.approx(5 * s.velocity_bandwidth_hz) and "velocities'" in s.rule
+    assert result.rank == 8 and not result.held and not result.adequacy["unexplained"]
+    z = (result.values - truth) / result.std
+    assert np.all(np.abs(z) < 3), z
+    well = result.relative_std < 2  # the five parameters a turning crank determines to 2 % or better
+    assert well.sum() >= 5
+    ratio = result.validation.overall / noise_level(result, check_noise, check_torque)
+    assert 0.8 < ratio < 1.5, ratio
+    assert s.velocities == ("logged" if velocities else "differenced positions")

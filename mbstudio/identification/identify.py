@@ -242,7 +242,7 @@ def identify(
         base, w_vp = _base_parameters(model, digits, monitor)
     monitor.start("filtering the log and building the observation matrix")
     unknowns = base.rank + len(friction) * len(log.actuated)
-    settings = filtering.choose_settings(log.positions, log.rate, cutoff_hz)
+    settings = filtering.choose_settings(log.positions, log.rate, cutoff_hz, log.velocities)
     settings = settings.for_unknowns(unknowns, len(log.t), len(log.coordinates))
     obs = observations(mech, log, settings, friction, monitor)
     _check_sample_count(obs, unknowns)
@@ -301,7 +301,7 @@ def observations(
     """The log as equations at the kept samples: see the module docstring, step 3. The document's joint friction
     on a coordinate whose friction is identified is not known: the identified friction takes its place."""
     monitor = monitor or _Monitor(None, None, [1.0])
-    q_ind, qd_ind, qdd_ind = filtering.derivatives(log.positions, settings)
+    q_ind, qd_ind, qdd_ind = filtering.derivatives(log.positions, settings, log.velocities)
     guide = _assembled(mech, q_ind)
     known, replaced = known_elements(mech, log.actuated if friction else [])
     applied = AppliedForces(mech, known)
