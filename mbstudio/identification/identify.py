@@ -168,6 +168,28 @@ class Identification:
         if self.physical is not None:
             for row, value in zip(out, self.physical["base_values"], strict=True):
                 row["physical_value"] = value
+        for row, partner in zip(out, self.strongest_correlations(), strict=True):
+            row["most_correlated"], row["correlation"] = partner
+        return out
+
+    def strongest_correlations(self) -> list[tuple[str | None, float | None]]:
+        """Per base parameter, the estimated parameter (base or friction) its estimate is most correlated with and
+        the correlation coefficient, from the covariance (None for a held parameter, or alone): what the log
+        cannot tell apart."""
+        labels = self.estimate.names
+        cov = np.asarray(self.estimate.covariance, float)
+        std = np.sqrt(np.diag(cov))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            correlation = cov / np.outer(std, std)
+        np.fill_diagonal(correlation, 0.0)
+        out: list[tuple[str | None, float | None]] = []
+        for name in self.names:
+            if name not in labels or len(labels) < 2:
+                out.append((None, None))
+                continue
+            row = np.nan_to_num(correlation[labels.index(name)])
+            k = int(np.argmax(np.abs(row)))
+            out.append((labels[k], float(row[k])))
         return out
 
     def to_json(self) -> dict:
