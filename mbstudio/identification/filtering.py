@@ -51,6 +51,7 @@ ORDER = 4  # Butterworth order; run forwards and backwards it acts as order 8 wi
 CUTOFF_FACTOR = 5.0
 BANDWIDTH_SHARE = 0.99
 MAX_CUTOFF_SHARE = 0.5  # of the Nyquist frequency
+RAISE_STEP = 1.25  # the cut-offs tried above the rule's, each this factor above the last
 NOISE_BAND = 0.75  # the velocities' noise level is read above this share of the Nyquist frequency
 EDGE_PERIODS = 3.0
 MIN_ROWS_PER_UNKNOWN = 10
@@ -121,23 +122,65 @@ def motion_bandwidth(positions: np.ndarray, rate_hz: float) -> float:
     return float(found)
 
 
-def velocity_bandwidth(velocities: np.ndarray, rate_hz: float, differenced: bool) -> float:
-    """The frequency below which BANDWIDTH_SHARE of the velocities' power above their noise lies, the largest over
-    the coordinates (module docstring); `differenced`: the velocities are the positions' first differences."""
+@dataclass(frozen=True)
+class VelocitySpectrum:
+    """The velocities' periodogram (Hann window, detrended) split into the noise level read in the top of the band
+    and the signal above it, per coordinate: what the cut-off rule and `acceleration_error` read."""
+
+    frequencies: np.ndarray  # (F,) Hz
+    power: np.ndarray  # (F, n)
+    noise: np.ndarray  # (F, n) the noise's expected power in each bin
+
+    @property
+    def signal(self) -> np.ndarray:
+        return np.maximum(self.power - self.noise, 0.0)
+
+
+def velocity_spectrum(velocities: np.ndarray, rate_hz: float, differenced: bool) -> VelocitySpectrum:
+    """The spectrum of the velocities (N, n), the logged ones or (`differenced`) the positions' first differences
+    divided by the step: module docstring."""
     x = scipy.signal.detrend(np.asarray(velocities, float), axis=0)
     power = np.abs(np.fft.rfft(x * np.hanning(len(x))[:, None], axis=0)) ** 2
     power[0] = 0.0
     frequencies = np.fft.rfftfreq(len(x), 1.0 / rate_hz)
     shape = np.sin(np.pi * frequencies / rate_hz) ** 2 if differenced else np.ones_like(frequencies)
     top = (frequencies > NOISE_BAND * rate_hz / 2) & (frequencies < rate_hz / 2)
-    found = frequencies[1]
-    for column in power.T:
-        # an exponential distribution's median is ln 2 times its mean: the noise's level from the band's median
-        level = np.median(column[top] / shape[top]) / math.log(2) if top.any() else 0.0
-        signal = np.cumsum(column - level * shape)
-        if signal[-1] > 0:
-            found = max(found, frequencies[np.searchsorted(signal, BANDWIDTH_SHARE * signal[-1])])
+    # an exponential distribution's median is ln 2 times its mean: the noise's level from the band's median
+    level = np.median(power[top] / shape[top, None], axis=0) / math.log(2) if top.any() else np.zeros(x.shape[1])
+    return VelocitySpectrum(frequencies, power, shape[:, None] * level[None, :])
+
+
+def velocity_bandwidth(velocities: np.ndarray, rate_hz: float, differenced: bool) -> float:
+    """The frequency below which BANDWIDTH_SHARE of the velocities' power above their noise lies, the largest over
+    the coordinates (module docstring); `differenced`: the velocities are the positions' first differences."""
+    spectrum = velocity_spectrum(velocities, rate_hz, differenced)
+    found = spectrum.frequencies[1]
+    for column in np.cumsum(spectrum.power - spectrum.noise, axis=0).T:
+        if column[-1] > 0:
+            found = max(found, spectrum.frequencies[np.searchsorted(column, BANDWIDTH_SHARE * column[-1])])
     return float(found)
+
+
+def acceleration_error(spectrum: VelocitySpectrum, s: FilterSettings, logged: bool) -> dict:
+    """How far the accelerations the chain rebuilds are from the motion's, relative to their RMS, in the rows the
+    least squares see, per coordinate, from the velocities' spectrum. G = |H|², the zero-phase filter's gain, acts
+    twice: on the positions (or logged velocities) before differentiation, and on the rows (parallel filtering). So
+    the motion the first removes and the second keeps weighs (1 − G)² G² of the acceleration's signal power, and
+    the noise G⁴ of its power; an error far above the cut-off is gone from the rows."""
+    f = spectrum.frequencies
+    sos = scipy.signal.butter(s.order, s.cutoff_hz, fs=s.rate_hz, output="sos")
+    gain = np.abs(scipy.signal.sosfreqz(sos, worN=f, fs=s.rate_hz)[1]) ** 2
+    derivative = (2 * np.pi * f) ** 2  # from the velocities' power to the accelerations'
+    signal = (spectrum.signal * derivative[:, None]).sum(axis=0)
+    removed = (spectrum.signal * (derivative * ((1 - gain) * gain) ** 2)[:, None]).sum(axis=0)
+    passed = (spectrum.noise * (derivative * gain**4)[:, None]).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return {
+            "velocities": "logged" if logged else "differenced positions",
+            "relative": np.sqrt((removed + passed) / signal),
+            "from_filter": np.sqrt(removed / signal),
+            "from_noise": np.sqrt(passed / signal),
+        }
 
 
 def choose_settings(
@@ -155,7 +198,8 @@ def choose_settings(
     by_positions = motion_bandwidth(positions, rate_hz)
     logged = velocities is not None
     rates = velocities if logged else np.diff(np.asarray(positions, float), axis=0) * rate_hz
-    by_velocities = velocity_bandwidth(rates, rate_hz, differenced=not logged) if len(rates) > 8 else 0.0
+    spectrum = velocity_spectrum(rates, rate_hz, differenced=not logged) if len(rates) > 8 else None
+    by_velocities = velocity_bandwidth(rates, rate_hz, differenced=not logged) if spectrum is not None else 0.0
     bandwidth = max(by_positions, by_velocities)
     cap = MAX_CUTOFF_SHARE * nyquist
     cutoff = min(CUTOFF_FACTOR * bandwidth, cap)
@@ -172,6 +216,8 @@ def choose_settings(
             "to be rebuilt from positions alone: log faster, or log the joints' velocities (columns <name>_dot)"
         )
     chosen = settings(rate_hz, cutoff, rule, bandwidth)
+    if spectrum is not None and not CUTOFF_FACTOR * bandwidth > cap:
+        chosen = _raised(chosen, spectrum, cap, logged)
     return replace(
         chosen,
         position_bandwidth_hz=by_positions,
@@ -179,6 +225,30 @@ def choose_settings(
         capped=CUTOFF_FACTOR * bandwidth > cap,
         velocities="logged" if logged else "differenced positions",
     )
+
+
+def _raised(chosen: FilterSettings, spectrum: VelocitySpectrum, cap: float, logged: bool) -> FilterSettings:
+    """The cut-off raised (by steps of RAISE_STEP, up to `cap`) to where the rebuilt accelerations' error
+    (`acceleration_error`, the worst coordinate's) is lowest, when that is under half its value at the rule's
+    cut-off: a motion whose accelerations keep power up to several times its velocities' bandwidth (a crank
+    turning freely) loses less there than the wider band lets in of noise."""
+
+    def worst(cutoff: float) -> float:
+        error = acceleration_error(spectrum, replace(chosen, cutoff_hz=cutoff), logged)["relative"]
+        return float(np.nanmax(error)) if np.any(np.isfinite(error)) else math.inf
+
+    candidates = chosen.cutoff_hz * RAISE_STEP ** np.arange(
+        math.floor(math.log(cap / chosen.cutoff_hz, RAISE_STEP)) + 1
+    )
+    errors = [worst(c) for c in candidates]
+    best = int(np.argmin(errors))
+    if not errors[best] < 0.5 * errors[0]:
+        return chosen
+    rule = (
+        f"{chosen.rule}; raised to {candidates[best]:.4g} Hz, where the rebuilt accelerations are "
+        f"{100 * errors[best]:.2g} % off against {100 * errors[0]:.2g} % at {chosen.cutoff_hz:.4g} Hz"
+    )
+    return settings(chosen.rate_hz, float(candidates[best]), rule, chosen.bandwidth_hz)
 
 
 def settings(rate_hz: float, cutoff_hz: float, rule: str, bandwidth_hz: float | None) -> FilterSettings:
