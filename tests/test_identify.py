@@ -313,6 +313,10 @@ def test_identify_command_writes_json_and_csv(files, capsys):
     text = capsys.readouterr().out
     assert "rank 6 (variable precision, 30 digits)" in text and "validation on" in text
     document = json.loads(out.read_text())
+    rule = document["filter"]["rule"]
+    assert f"cut-off: {rule}" in text and "the motion's bandwidth" in rule
+    assert document["filter"]["velocity_bandwidth_hz"] > 0 and not document["filter"]["capped"]
+    assert document["adequacy"]["accelerations"]["velocities"] == "differenced positions"
     assert document["rank"] == 6 and len(document["base_parameters"]) == 6
     assert document["validation_relative_rms"]["overall"] < 0.01
     table = pd.read_csv(files / "result.csv")
