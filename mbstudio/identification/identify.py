@@ -386,7 +386,10 @@ def acceleration_check(
     """How much the rebuilt accelerations' error (`filtering.acceleration_error`) weighs in each coordinate's
     equation: through the model's reduced mass matrix at the kept samples, against the noise floor and beside the
     inertial forces and the logged ones. A machine whose logged forces are a small difference of large inertial
-    forces (a crank turning freely) needs accelerations far more accurate than its forces' noise."""
+    forces (a crank turning freely) needs accelerations far more accurate than its forces' noise. Nothing for a
+    log too short to keep a sample (refused later, with its reason)."""
+    if not len(q):
+        return {}
     logged = log.velocities is not None
     rates = log.velocities if logged else np.diff(log.positions, axis=0) * log.rate
     error = filtering.acceleration_error(filtering.velocity_spectrum(rates, log.rate, not logged), settings, logged)
