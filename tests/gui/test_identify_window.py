@@ -112,12 +112,14 @@ def test_the_checks_say_what_the_model_does_not_explain(pendulum, qtbot, tmp_pat
     panel = pendulum.identification
     summary = panel.summary.text()
     assert "NOT explained by the model: theta1" in summary and "the log contradicts bearing" in summary
-    fit = {panel.fit.item(r, 0).text(): [panel.fit.item(r, c).text() for c in range(1, 5)] for r in range(2)}
+    fit = {panel.fit.item(r, 0).text(): [panel.fit.item(r, c).text() for c in range(1, 6)] for r in range(2)}
     document = job.result.data["json"]
     for name, row in document["adequacy"]["coordinates"].items():
         assert float(fit[name][2]) == pytest.approx(row["ratio"], rel=1e-2)
     assert fit["theta1"][3].startswith("NOT explained") and float(fit["theta1"][2]) > 3
     assert fit["theta2"][3] == "explained"
+    rebuilt = document["adequacy"]["accelerations"]["coordinates"]["theta2"]
+    assert fit["theta2"][4] == f"{100 * rebuilt['relative_error']:.2g} % off: {rebuilt['ratio_to_floor']:.2g}×"
     text = panel.checks.toPlainText()
     share = document["adequacy"]["known_forces"]["elements"]["bearing"]
     assert f"{share['share']:.4g} ± {share['std']:.2g}" in text and "CONTRADICTED" in text

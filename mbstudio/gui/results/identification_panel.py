@@ -36,7 +36,7 @@ from .results_table import SI_NOTE
 PLACEHOLDER = "Run Analysis › Identify… with a measured log to see the estimates here."
 RAW = (170, 170, 170)
 COLUMNS = ("base parameter", "value", "± σ", "σ [%]", "± 3σ", "model", "consistent", "most correlated with")
-FIT_COLUMNS = ("coordinate", "training residual", "noise floor", "ratio", "verdict")
+FIT_COLUMNS = ("coordinate", "training residual", "noise floor", "ratio", "verdict", "accelerations' error (× floor)")
 SHOWN_RANGE = (-0.5, 2.5)  # estimate / model value: 1 is the model's value
 NAMED_TICKS = 12
 
@@ -226,6 +226,7 @@ class IdentificationPanel(QWidget):
         """The fit per coordinate in the table (a coordinate the model does not explain in red), the rest as text."""
         fit = document["adequacy"]
         per = fit.get("coordinates", {})
+        rebuilt = fit.get("accelerations", {}).get("coordinates", {})
         self.fit.setRowCount(len(per))
         for r, (name, row) in enumerate(per.items()):
             ratio = row["ratio"]
@@ -236,7 +237,14 @@ class IdentificationPanel(QWidget):
                 if row["unexplained"]
                 else "explained"
             )
-            cells = (name, _number(row["residual_rms"], 4), _number(row["noise_floor"], 4), _number(ratio, 3), verdict)
+            cells = (
+                name,
+                _number(row["residual_rms"], 4),
+                _number(row["noise_floor"], 4),
+                _number(ratio, 3),
+                verdict,
+                _acceleration_cell(rebuilt.get(name)),
+            )
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if row["unexplained"]:
@@ -349,6 +357,13 @@ def _levels_text(levels: dict) -> str:
     if levels.get("grouped"):
         said.append(f"grouped (only the rounding separates them): {', '.join(levels['grouped'])}")
     return "; ".join(said)
+
+
+def _acceleration_cell(check: dict | None) -> str:
+    """How far the rebuilt accelerations are off, and the force error that makes against the noise floor."""
+    if not check or check["relative_error"] is None or check["ratio_to_floor"] is None:
+        return ""
+    return f"{100 * check['relative_error']:.2g} % off: {check['ratio_to_floor']:.2g}×"
 
 
 def _gap(gap: float | None) -> str:
