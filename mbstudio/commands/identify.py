@@ -103,6 +103,7 @@ def format_identification(result: Identification) -> str:
         *(f"note: {note}" for note in result.notes),
         f"log {log.source}: {len(log.t)} samples at {log.rate:.6g} Hz; cut-off {s.cutoff_hz:.4g} Hz "
         f"(Butterworth order {s.order}, zero phase), every {s.decimation} kept: {result.estimate.samples} samples",
+        f"cut-off: {s.rule}",
         f"rank {result.rank} ({_decided(result)}); {result.estimate.method}, "
         f"cond {result.estimate.condition:.3g} (columns scaled)",
         *level_lines(result.precision_levels),
