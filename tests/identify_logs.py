@@ -172,7 +172,7 @@ def four_bar_simulation(t_end: float, rate: float, drive: str = "steady"):
     t = np.arange(round(t_end * rate) + 1) / rate
     run = simulate(model, t_end, "CVODES", rtol=1e-10, atol=1e-12, t_eval=t)
     columns = {name: values for name, _, values in run.columns()}
-    return model, t, columns["theta1"], columns["theta1_dot"], columns["actuator:drive"]
+    return model, t, columns["theta1"], columns["d_theta1"], columns["actuator:drive"]
 
 
 def delta_motion(count: int, rate: float, seed: int = 0):

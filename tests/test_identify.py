@@ -181,7 +181,7 @@ def test_cut_off_from_the_velocity_spectrum(fast_hz):
 def test_cut_off_is_capped_and_says_why():
     q, _ = turning(200.0, 30.0)
     s = filtering.choose_settings(quantised(q), 200.0)
-    assert s.capped and s.cutoff_hz == 50.0 and "CAPPED" in s.rule and "_dot" in s.rule
+    assert s.capped and s.cutoff_hz == 50.0 and "CAPPED" in s.rule and "d_<name>" in s.rule
     assert s.to_json()["capped"] and s.at_rate(400.0).capped
 
 
@@ -194,16 +194,21 @@ def test_a_log_with_velocities_uses_them():
     log = parse_log("\n".join(lines), mech, "log.csv")
     np.testing.assert_allclose(log.velocities, m.qd, rtol=1e-14)
     assert log.notes == [
-        "velocity column(s) theta1_dot, theta2_dot used: the accelerations are their derivative, not a second "
-        "difference of the positions"
+        "velocity column(s) d_theta1, d_theta2 used: the accelerations are their derivative, not a second "
+        "difference of the positions",
+        "column(s) theta1_dot, theta2_dot read as d_theta1, d_theta2 (a rate is d_NAME)",
     ]
+    header = lines[0].rsplit(",", len(mech.independent))[0] + "".join(f",d_{c} [deg/s]" for c in mech.independent)
+    named = parse_log("\n".join([header, *lines[1:]]), mech, "log.csv")
+    np.testing.assert_array_equal(named.velocities, log.velocities)  # d_NAME, the one name, needs no note
+    assert len(named.notes) == 1
     s = filtering.choose_settings(log.positions, log.rate, velocities=log.velocities)
     _, qd, qdd = filtering.derivatives(log.positions, s, log.velocities)
     inner = slice(s.edge, -s.edge)
     # what the filter's start-up leaves past the dropped edges (3 periods of the cut-off): 10⁻⁵ of the peak
     np.testing.assert_allclose(qd[inner], m.qd[inner], atol=3e-5 * np.abs(m.qd).max())
     np.testing.assert_allclose(qdd[inner], m.qdd[inner], atol=1e-4 * np.abs(m.qdd).max())
-    with pytest.raises(ModelError, match=re.escape("velocity column(s) theta1_dot but not theta2_dot")):
+    with pytest.raises(ModelError, match=re.escape("velocity column(s) d_theta1 but not d_theta2")):
         parse_log("\n".join(line.rsplit(",", 1)[0] for line in lines), mech, "log.csv")
 
 

@@ -193,7 +193,7 @@ def test_four_bar_whose_crank_spins_freely():
     assert predicted["inertial_rms"] > 10 * predicted["logged_rms"] and observed > 3
     assert 0.5 < predicted["ratio_to_floor"] / observed < 2
     note = [n for n in result.notes if n.startswith("'theta1': the accelerations rebuilt from the differenced")]
-    assert len(note) == 1 and "columns <name>_dot" in note[0]
+    assert len(note) == 1 and "columns d_<name>" in note[0]
     model, (data, check), check_noise, check_torque = four_bar_logs(True, "free", 20.0)
     result = identify(model, data, check, base=base)
     assert "raised to" in result.settings.rule and result.settings.cutoff_hz > 5 * result.settings.velocity_bandwidth_hz

@@ -213,7 +213,7 @@ def choose_settings(
     if CUTOFF_FACTOR * bandwidth > cap:
         rule += (
             f"; CAPPED at {cap:.3g} Hz: the motion reaches too close to the log's Nyquist frequency for accelerations "
-            "to be rebuilt from positions alone: log faster, or log the joints' velocities (columns <name>_dot)"
+            "to be rebuilt from positions alone: log faster, or log the joints' velocities (columns d_<name>)"
         )
     chosen = settings(rate_hz, cutoff, rule, bandwidth)
     if spectrum is not None and not CUTOFF_FACTOR * bandwidth > cap:

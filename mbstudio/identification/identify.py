@@ -566,7 +566,7 @@ def acceleration_notes(obs: Observations) -> list[str]:
             f"{c['force_error']:.3g}, "
             f"{ratio:.3g} times its noise floor: the fit is limited by the accelerations, not by the forces"
             + (
-                ". Log the joints' velocities (columns <name>_dot), or log faster"
+                ". Log the joints' velocities (columns d_<name>), or log faster"
                 if obs.accelerations["velocities"] != "logged"
                 else ". Log faster, or with less velocity noise"
             )

@@ -6,8 +6,9 @@ comments. Columns:
   - one per independent coordinate of the model, named as in the model: its position (rad or m);
   - `tau_<coordinate>` per actuated coordinate (the model's `actuated`, else its independent coordinates): the
     actuator's force or torque (N·m for a revolute coordinate, N for a prismatic one).
-  - optionally `<coordinate>_dot` per independent coordinate (all of them or none): its velocity as the drive
-    measures it (rad/s or m/s), as `mbstudio simulate` writes it; the accelerations are then its derivative,
+  - optionally `d_<coordinate>` per independent coordinate (all of them or none): its velocity as the drive
+    measures it (rad/s or m/s), named as `mbstudio simulate` writes it (`<coordinate>_dot`, other programs'
+    spelling, is read as `d_<coordinate>` with a note); the accelerations are then its derivative,
     where positions alone need a second difference that raises the encoders' noise by ω².
 A header may carry a unit, `name [unit]` (`theta1 [deg]`, `tau_theta1 [N·m]`, `t [ms]`); values are converted to
 SI as units in model files are (model/units.py), and a unit of the wrong kind (mm for an angle) is refused. The
@@ -36,7 +37,8 @@ from ..model.errors import ModelError
 from .observation import branch_guide
 
 TORQUE_PREFIX = "tau_"
-VELOCITY_SUFFIX = "_dot"
+VELOCITY_PREFIX = "d_"  # a rate's one name in mbstudio's tables (docs/file-format.md)
+OTHER_VELOCITY_SUFFIX = "_dot"  # other programs' spelling, read as d_<coordinate>
 AGREEMENT_STEPS = 4  # a dependent coordinate agrees when within this many of the log's resolution steps
 IRREGULAR_STEP = 0.01  # a time step further than this fraction from the median step makes the log irregular
 MAX_BYTES = 500_000_000  # a log larger than this is refused before it is read (about 5 million rows of 10 columns)
@@ -118,7 +120,7 @@ def parse_log(text: str, mech: Mechanism, source: str = "log") -> MeasuredLog:
     if not rows:
         raise ModelError(source, "is empty", None, "a header line, then one row per sample")
     header_line, header = rows[0]
-    columns = [_split_header(name) for name in header]
+    columns, spelling = _rate_names([_split_header(name) for name in header], mech)
     names = [n for n, _ in columns]
     kinds = _column_kinds(mech, source)
     _check_names(names, kinds, source)
@@ -138,11 +140,12 @@ def parse_log(text: str, mech: Mechanism, source: str = "log") -> MeasuredLog:
     notes = [dependent_note(mech, positions, n, column[n]) for n in dependent] + limit_notes(mech, positions)
     velocities = None
     if rates:
-        velocities = np.column_stack([column[c + VELOCITY_SUFFIX] for c in mech.independent])
+        velocities = np.column_stack([column[VELOCITY_PREFIX + c] for c in mech.independent])
         notes.append(
             f"velocity column(s) {', '.join(rates)} used: the accelerations are their derivative, not a second "
             "difference of the positions"
         )
+    notes += spelling
     if ignored:
         notes.append(f"column(s) {', '.join(ignored)} ignored: not positions or actuator forces of this model")
     return MeasuredLog(
@@ -225,7 +228,7 @@ def _column_kinds(mech: Mechanism, source: str) -> dict[str, str]:
 
 def _velocity_kinds(mech: Mechanism, names: list[str], source: str) -> dict[str, str]:
     """The velocity columns of the independent coordinates -> what they measure: all of them or none."""
-    wanted = {c + VELOCITY_SUFFIX: "angular velocity" if _revolute(mech, c) else "velocity" for c in mech.independent}
+    wanted = {VELOCITY_PREFIX + c: "angular velocity" if _revolute(mech, c) else "velocity" for c in mech.independent}
     present = [n for n in wanted if n in names]
     if present and len(present) < len(wanted):
         raise ModelError(
@@ -235,6 +238,14 @@ def _velocity_kinds(mech: Mechanism, names: list[str], source: str) -> dict[str,
             "a velocity column for every independent coordinate, or none",
         )
     return {n: wanted[n] for n in present}
+
+
+def _rate_names(columns: list[tuple[str, str]], mech: Mechanism) -> tuple[list[tuple[str, str]], list[str]]:
+    """The header's `<coordinate>_dot` columns of independent coordinates named `d_<coordinate>`, with a note."""
+    other = {c + OTHER_VELOCITY_SUFFIX: VELOCITY_PREFIX + c for c in mech.independent}
+    renamed = [n for n, _ in columns if n in other and other[n] not in {m for m, _ in columns}]
+    notes = [f"column(s) {', '.join(renamed)} read as {', '.join(other[n] for n in renamed)} (a rate is d_NAME)"]
+    return [(other[n] if n in renamed else n, u) for n, u in columns], notes if renamed else []
 
 
 def _revolute(mech: Mechanism, name: str) -> bool:
