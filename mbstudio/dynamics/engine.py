@@ -206,10 +206,17 @@ class Engine:
         """σ_min of loop_block(q): the smallest over the loops' blocks (`loop_blocks`, filed with the engine),
         whose singular values together are the whole block's, the blocks of one shape in one batched SVD (the
         vehicle's 36 × 36 costs five times its eight blocks); inf without loops."""
-        block = self.loop_block(q).ravel()
-        if block.size == 0:
-            return np.inf
-        return min(float(np.linalg.svd(block[at], compute_uv=False).min()) for at in self._block_entries)
+        return float(self.smallest_singular_values(np.asarray(q, dtype=float)[None])[0])
+
+    def smallest_singular_values(self, q: np.ndarray) -> np.ndarray:
+        """smallest_singular_value at each of the coordinates q (K, n), the K states' blocks in one batched SVD
+        per shape (a run's check points at once); each value is the one a single state's call gives."""
+        if not (self.mech.partition.rows and self.mech.partition.dependent):
+            return np.full(len(q), np.inf)
+        blocks = np.stack([self.loop_block(x).ravel() for x in q])
+        return np.min(
+            [np.linalg.svd(blocks[:, at], compute_uv=False).min(axis=(1, 2)) for at in self._block_entries], axis=0
+        )
 
     @functools.cached_property
     def _block_entries(self) -> list[np.ndarray]:
