@@ -137,13 +137,14 @@ def test_the_tyre_s_power_is_its_force_and_moment_on_the_wheel_s_motion_and_slid
 def test_the_speed_controller_drives_by_the_forward_speed_error_in_both_engines():
     """Its torque on the wheel is gain × (speed − V) × radius with V = ẋ cos ψ + ẏ sin ψ (the free joint's world
     rates along the yaw ψ: the carrier's heading in the road plane), and the compiled engine's accelerations equal
-    numpy's to 1e-9 of their scale."""
+    numpy's to 1e-9 of their scale; the element's text round-trips."""
     from mbstudio.dynamics.engine import engine
 
     data = wheel_on_a_carrier()
     data["forces"].append({"type": "speed_controller", "name": "cruise", "body": "c", "coordinates": ["phi"],
                            "speed": 12.0, "gain": 3000.0, "radius": 0.3})  # fmt: skip
     mech = Mechanism(loads(json.dumps(data)))
+    assert dumps(loads(dumps(mech.model))) == dumps(mech.model)  # its driven coordinates written and read back
     q, qd = rolling_states(mech, 4)
     forces = AppliedForces(mech)
     law = next(law for law in forces.laws if law.name == "cruise")
