@@ -315,6 +315,7 @@ def step_steer(model: Model, options: ManoeuvreOptions, progress=None, cancel=No
         "peak_response_time": (float(t[peak] - half_input), "s"),
         "overshoot": (float(abs(r[peak] - before) / abs(change) - 1) * 100, "%"),
         "lateral_acceleration": (settled["lateral_acceleration"] / G, "g"),
+        "steady_yaw_rate": (math.degrees(settled["yaw_rate"]), "deg/s"),
         "speed": (settled["speed"], "m/s"),
         "front_steer": (math.degrees(settled["front_steer"]), "deg"),
         "rear_steer": (math.degrees(settled["rear_steer"]), "deg"),
