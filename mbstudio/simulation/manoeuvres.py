@@ -17,7 +17,7 @@ forward, y left, z up; yaw rate positive turning left; roll positive right side 
   1.07 s after the steering starts.
 - `double_lane_change`: ISO 3888-1's course (lanes of 15, 25 and 30 m, the middle one 3.5 m to the left), driven by
   a path driver (force_laws/driver_law.py: a single-point preview of `preview` metres, pure pursuit's gain) in place
-  of the steering servo, coasting from the first speed: the largest distance from the course's centre line in each
+  of the steering servo, at the first speed: the largest distance from the course's centre line in each
   lane, the peak yaw rate, lateral acceleration and handwheel angle.
 
 The model is the handling vehicle's: a steering servo whose rest position is the parameter `rack_input`, a
@@ -422,7 +422,7 @@ def driven_model(model: Model, options: ManoeuvreOptions) -> Model:
 
 
 def double_lane_change(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
-    """ISO 3888-1's double lane change with the path driver, coasting from the first speed: the largest distance
+    """ISO 3888-1's double lane change with the path driver at the first speed: the largest distance
     of the chassis frame's origin (the front axle's centre) from the course's centre line in each lane, the peak
     yaw rate, lateral acceleration and handwheel angle."""
     mech, result, series = drive(driven_model(model, options), options.speeds[0], options, cancel)
