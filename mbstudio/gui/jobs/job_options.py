@@ -888,8 +888,8 @@ class ManoeuvreDialog(OptionsDialog):
 
     def hint_text(self, values: dict) -> str:
         runs = len(values.get("speeds") or []) if values.get("kind") == "steady_state" else 1
-        return (f"{runs} run(s) of {values.get('duration') or 0:g} s at a held speed; each new steering input "
-                "and speed builds its compiled engine the first time (half a minute), then a run takes seconds.")  # fmt: skip
+        return (f"{runs} run(s) of {values.get('duration') or 0:g} s at a held speed; each new steering input and "
+                "speed builds its engine the first time (half a minute), then a run takes seconds.")  # fmt: skip
 
 
 class KCDialog(OptionsDialog):
