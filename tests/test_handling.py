@@ -305,6 +305,8 @@ def test_the_manoeuvre_command_refuses_bad_options_by_name(tmp_path):
     assert done.returncode == 2 and "manoeuvre option 'rise'" in done.stderr and "0 < rise < duration" in done.stderr
     done = mbstudio("manoeuvre", str(SAMPLES / "vehicle.mbs"), "--kind", "step_steer", "--out", str(tmp_path / "x.csv"))
     assert done.returncode == 2 and "has no steering input for a manoeuvre" in done.stderr
+    done = mbstudio("manoeuvre", str(SAMPLES / "vehicle_handling.mbs"), "--kind", "step_steer", "--speed-gain", "-5")
+    assert done.returncode == 2 and "manoeuvre option 'speed_gain'" in done.stderr and "0 (coasting)" in done.stderr
     assert not (tmp_path / "x.csv").exists()
 
 

@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--speed-gain",
-        type=bounded(0.0, 1e6, "N s/m"),
+        type=float,  # 0 included: ManoeuvreOptions checks the range and names it
         default=DEFAULTS.speed_gain,
         help="the speed controller's gain [N s/m: drive force per m/s of speed error]; 0 lets the car coast "
         f"(default {DEFAULTS.speed_gain:g})",
