@@ -17,7 +17,13 @@ from mbstudio.simulation.manoeuvres import ManoeuvreOptions, manoeuvre
 
 from .test_workbench import shot
 
-OPTIONS = {"kind": "step_steer", "speeds": [20.0], "handwheel": 4.0, "duration": 3.0}  # the tests' engine
+OPTIONS = {
+    "kind": "step_steer",
+    "speeds": [20.0],
+    "handwheel": 4.0,
+    "duration": 3.0,
+    "speed_gain": 2e4,
+}  # the tests' engine
 
 
 @pytest.fixture
@@ -32,9 +38,13 @@ def test_the_manoeuvre_dialog_reads_and_checks_its_fields(car):
     assert dialog.ok.isEnabled() and dialog.options() == OPTIONS
     dialog.lines["speeds"].setText("12, 0.5")
     assert not dialog.ok.isEnabled() and "speeds" in dialog.error.text()
+    dialog.lines["speed_gain"].setText("-1")
+    assert not dialog.ok.isEnabled() and "speed_gain" in dialog.error.text()
+    dialog.lines["speed_gain"].setText("0")
     dialog.lines["speeds"].setText("12, 16; 20")
     dialog.kind.setCurrentIndex(dialog.kind.findData("steady_state"))
     assert dialog.options()["speeds"] == [12.0, 16.0, 20.0] and "3 run(s)" in dialog.hint.text()
+    assert dialog.options()["speed_gain"] == 0.0
     dialog.reject()
 
 
