@@ -1,7 +1,8 @@
 """`mbstudio manoeuvre FILE --kind steady_state|step_steer|sine_with_dwell|double_lane_change [--speed V ...]
-[--handwheel DEG] [--duration S] [--out results.csv] [--json] [--quiet]`: a handling manoeuvre on a vehicle with
-Magic Formula tyres (samples/vehicle_handling.mbs): its figures printed (or as JSON), its table (steady state: one
-row per speed; the others: the time history) written as CSV with a provenance sidecar."""
+[--handwheel DEG] [--duration S] [--speed-gain N_S_PER_M] [--out results.csv] [--json] [--quiet]`: a handling
+manoeuvre on a vehicle with Magic Formula tyres (samples/vehicle_handling.mbs), its speed held by a speed controller
+(0 gain: coasting): its figures printed (or as JSON), its table (steady state: one row per speed; the others: the
+time history) written as CSV with a provenance sidecar."""
 
 from __future__ import annotations
 
@@ -49,6 +50,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULTS.duration,
         help=f"each run's length [s] (default {DEFAULTS.duration:g})",
     )
+    parser.add_argument(
+        "--speed-gain",
+        type=float,  # 0 included: ManoeuvreOptions checks the range and names it
+        default=DEFAULTS.speed_gain,
+        help="the speed controller's gain [N s/m: drive force per m/s of speed error]; 0 lets the car coast "
+        f"(default {DEFAULTS.speed_gain:g})",
+    )
     parser.add_argument("--out", help="write the table as CSV ('name [unit]' headers; provenance in OUT.csv.json)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_json(parser)
@@ -64,7 +72,11 @@ def run(args: argparse.Namespace) -> int:
         check_outputs([args.out], [args.file])
         model = load(args.file)
         options = ManoeuvreOptions(
-            args.kind, tuple(args.speed or DEFAULTS.speeds), args.handwheel, duration=args.duration
+            args.kind,
+            tuple(args.speed or DEFAULTS.speeds),
+            args.handwheel,
+            duration=args.duration,
+            speed_gain=args.speed_gain,
         )
         result = manoeuvre(model, options, progress=None if args.quiet or args.json else _progress)
     except ModelError as exc:

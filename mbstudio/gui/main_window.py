@@ -55,6 +55,7 @@ from .recovery import Autosave
 from .results.bode_panel import BodePanel
 from .results.eom_table import EquationsTable
 from .results.family_panel import FamilyPanel
+from .results.handling_panel import HandlingPanel
 from .results.identification_panel import IdentificationPanel
 from .results.kc_panel import KCPanel
 from .results.modes_panel import ModesPanel
@@ -86,7 +87,7 @@ RESULT_PANELS = {
     "suspension_report": ("suspension",),
     "kc_rig": ("kc",),
     "identification": ("identification",),
-    "manoeuvre": ("plots",),
+    "manoeuvre": ("plots", "handling"),
 }
 MOTION_TASKS = ("kinematics", "simulation")
 DOCK_TITLE = 30  # px of a dock's title bar and frame
@@ -124,6 +125,7 @@ class MainWindow(QMainWindow):
         self.suspension = SuspensionPanel()
         self.kc = KCPanel()
         self.identification = IdentificationPanel()
+        self.handling = HandlingPanel()
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
         self.docks = {
@@ -145,6 +147,7 @@ class MainWindow(QMainWindow):
                 ("suspension", "Suspension report", self.suspension, area.BottomDockWidgetArea),
                 ("kc", "K&&C", self.kc, area.BottomDockWidgetArea),  # "&&": a tab takes "&" for a mnemonic
                 ("identification", "Identification", self.identification, area.BottomDockWidgetArea),
+                ("handling", "Handling", self.handling, area.BottomDockWidgetArea),
             )
         }
         # the model tree and the property editor keep the window's full height: editing needs the rows
@@ -156,12 +159,12 @@ class MainWindow(QMainWindow):
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
         results = ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "lpv", "workspace")
-        results += ("suspension", "kc", "identification", "study")
+        results += ("suspension", "kc", "identification", "handling", "study")
         for name in results:
             self.tabifyDockWidget(self.docks["ridge"], self.docks[name])
         self.docks["study"].hide()  # Analysis › Parameter Study… shows it
         # shown by their first result (a family, a workspace map): at 1200 px the other tabs keep their names
-        for name in ("lpv", "workspace", "suspension", "kc", "identification"):
+        for name in ("lpv", "workspace", "suspension", "kc", "identification", "handling"):
             self.docks[name].hide()
         self.docks["base_table"].raise_()
         self.setStatusBar(ElidingStatusBar())  # a long message ends in "…" before the indicators
@@ -429,7 +432,7 @@ class MainWindow(QMainWindow):
         self.properties.set_units(self.units)
         # the parameter tables stay SI (their symbolic expressions are), each row naming its unit
         panels = (self.plots, self.suspension, self.kc, self.study, self.modes, self.bode, self.lpv, self.workspace)
-        for panel in (*panels, self.identification):
+        for panel in (*panels, self.identification, self.handling):
             panel.set_units(self.units)
 
     # ------------------------------------------------------------------ 3D post-processing

@@ -53,6 +53,7 @@ EXPORTS = (
     ("suspension", "&Suspension Report", ("pdf", "png", "svg", "csv")),
     ("kc", "&K&&C Report", ("pdf", "png", "svg", "csv")),
     ("identification", "I&dentification", ("csv", "json")),
+    ("handling", "&Handling Diagram", ("png", "svg", "csv")),
 )
 ABOUT = """<h3>MB Studio {version}</h3>
 <p>Mechanism analysis: closed-loop kinematics, equations of motion, simulation and base inertial parameters,

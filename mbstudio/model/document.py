@@ -384,6 +384,22 @@ class PathDriver:
 
 
 @dataclass
+class SpeedController:
+    """A driver holding a car's forward speed: the torque gain × (speed − V) × radius, V the forward speed of `body`'s
+    origin along its heading (the body's x axis in the road plane), split equally to the `coordinates` (the driven
+    wheels' spin coordinates); positive drives, negative brakes. Units: speed in m/s, gain in N s/m (force at the
+    road per m/s of error), radius in m (docs/vehicle.md, the manoeuvres)."""
+
+    name: str
+    body: str
+    coordinates: list[str]
+    speed: Expr = 0.0
+    gain: Expr = 0.0
+    radius: Expr = 0.3
+    type: ClassVar[str] = "speed_controller"
+
+
+@dataclass
 class Contact:
     """A sphere of `radius` centred at a body point against a plane fixed in the ground (through `plane_origin`,
     normal `plane_normal` pointing out of the ground, world axes; z = 0 by default), compliant (docs/contact.md):
@@ -453,6 +469,7 @@ FORCE_ELEMENTS = {
         *(SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Contact, Bushing),
         MagicFormulaTyre,
         PathDriver,
+        SpeedController,
     )
 }
 ForceElement = (

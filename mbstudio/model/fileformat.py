@@ -608,6 +608,8 @@ def _element_field(key, data, where):
         return _table(data, where, "[t, value]")
     if key == "path":
         return _table(data, where, "[x, y]")
+    if key == "coordinates":  # a speed controller's driven coordinates
+        return [_string(v, f"{where}[{i}]") for i, v in enumerate(_list(data, where))]
     return _expr(data, where)
 
 

@@ -26,6 +26,7 @@ from .document import (
     Joint,
     Model,
     PointForce,
+    SpeedController,
     SpringDamper,
     SuspensionMeasure,
     body_key,
@@ -544,6 +545,19 @@ def _check_forces(model: Model, symbols) -> None:
             _check_time_function(element, timed, where)
         if isinstance(element, Contact):
             _check_contact(element, symbols, where)
+        if isinstance(element, SpeedController):
+            _check_speed_controller(element, coordinates, symbols, where)
+
+
+def _check_speed_controller(element: SpeedController, coordinates: set[str], symbols, where: str) -> None:
+    """Known, distinct driven coordinates (at least one); a speed and a gain that evaluate, the gain >= 0."""
+    names = list(element.coordinates)
+    if not names or len(set(names)) != len(names) or any(name not in coordinates for name in names):
+        raise ModelError(f"{where}.coordinates", "must name distinct known coordinates (the driven wheels' spins)",
+                         names, "one or more of: " + ", ".join(sorted(coordinates)))  # fmt: skip
+    float_value(element.speed, symbols, f"{where}.speed")
+    if float_value(element.gain, symbols, f"{where}.gain") < 0:
+        raise ModelError(f"{where}.gain", "is out of range", element.gain, "a value >= 0 (N s/m)")
 
 
 # A contact's own ranges (its stiffness and radius are checked with every element's): the exponent from 1, so

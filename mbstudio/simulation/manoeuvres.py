@@ -17,14 +17,14 @@ forward, y left, z up; yaw rate positive turning left; roll positive right side 
   1.07 s after the steering starts.
 - `double_lane_change`: ISO 3888-1's course (lanes of 15, 25 and 30 m, the middle one 3.5 m to the left), driven by
   a path driver (force_laws/driver_law.py: a single-point preview of `preview` metres, pure pursuit's gain) in place
-  of the steering servo, coasting from the first speed: the largest distance from the course's centre line in each
+  of the steering servo, at the first speed: the largest distance from the course's centre line in each
   lane, the peak yaw rate, lateral acceleration and handwheel angle.
 
 The model is the handling vehicle's: a steering servo whose rest position is the parameter `rack_input`, a
 parameter `rack_ratio` (m of rack per rad of handwheel), Magic Formula tyres and a free chassis joint with the
-coordinates x, y, yaw, roll (samples/vehicle_handling.mbs). The forward speed is not held: the car coasts (its
-rolling resistance and cornering drag slow it by about 1 % per second at 20 m/s), and every figure uses the speed
-at the time it is read.
+coordinates x, y, yaw, roll (samples/vehicle_handling.mbs). A speed controller (force_laws/speed_controller_law.py)
+on the front wheels holds each run's speed (`speed_gain` N s/m; 0 lets the car coast, slowing by about 1 % per
+second at 20 m/s); every figure uses the speed at the time it is read.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from .. import __version__
 from ..dynamics.engine import canonical_text
 from ..kinematics.mechanism import Mechanism
 from ..model import Model
-from ..model.document import JointSpringDamper, MagicFormulaTyre, PathDriver
+from ..model.document import JointSpringDamper, MagicFormulaTyre, PathDriver, SpeedController
 from ..model.errors import ModelError
 from .run import SimulationResult, simulate
 
@@ -58,7 +58,8 @@ class ManoeuvreOptions:
     """What a manoeuvre runs: its kind (KINDS), the forward speeds [m/s] (steady state: each, in turn; the others:
     the first), the handwheel angle [deg, positive turning left], when and how fast the handwheel moves [s], how
     long each run lasts [s], the sine with dwell's frequency [Hz] and dwell [s], the driver's preview [m] (double
-    lane change) and the tolerances."""
+    lane change), the speed controller's gain [N s/m: force at the road per m/s of speed error; 0 coasts] and the
+    tolerances."""
 
     kind: str = "step_steer"
     speeds: tuple[float, ...] = (20.0,)
@@ -69,6 +70,7 @@ class ManoeuvreOptions:
     frequency: float = 0.7
     dwell: float = 0.5
     preview: float = 10.0
+    speed_gain: float = 20000.0
     rtol: float = 1e-6
     atol: float = 1e-8
     samples: int = 301
@@ -89,6 +91,7 @@ class ManoeuvreOptions:
             ("frequency", 0.1 <= self.frequency <= 5, "0.1 to 5 Hz"),
             ("dwell", 0 <= self.dwell <= 5, "0 to 5 s"),
             ("preview", 1 <= self.preview <= 100, "1 to 100 m"),
+            ("speed_gain", 0 <= self.speed_gain <= 1e6, "0 (coasting) to 1e6 N s/m"),
         )
         if self.kind == "sine_with_dwell" and not self.duration >= sine_completion(self) + LATE_YAW_RATE:
             raise ModelError("manoeuvre option 'duration'", "ends before the sine with dwell's last yaw-rate reading",
@@ -164,12 +167,32 @@ def starting_velocities(mech: Mechanism, speed: float) -> np.ndarray:
     rate speed / ρ (ρ its centre's height over the flat road, the loaded radius)."""
     v = np.zeros(len(mech.independent))
     v[_index(mech.independent, "x")] = speed
-    q = mech.assemble(None)
-    points = mech.points(q)
-    for tyre in _tyres(mech.model):
-        spin = next(j for j in mech.model.joints if j.child == tyre.body and j.type == "revolute")
-        v[_index(mech.independent, spin.coordinates[0].name)] = speed / points[(tyre.body, tyre.point)][0, 2]
+    for spin, radius in wheel_spins(mech, _tyres(mech.model)).items():
+        v[_index(mech.independent, spin)] = speed / radius
     return v
+
+
+def wheel_spins(mech: Mechanism, tyres: list[MagicFormulaTyre]) -> dict[str, float]:
+    """Each tyre's wheel spin coordinate (its wheel's revolute joint) and loaded radius: its centre's height over
+    the flat road at the document's pose."""
+    points = mech.points(mech.assemble(None))
+    spins = {}
+    for tyre in tyres:
+        spin = next(j for j in mech.model.joints if j.child == tyre.body and j.type == "revolute")
+        spins[spin.coordinates[0].name] = float(points[(tyre.body, tyre.point)][0, 2])
+    return spins
+
+
+def speed_held(model: Model, speed: float, options: ManoeuvreOptions) -> Model:
+    """The model with a speed controller holding `speed` through the front wheels (the sample's driven axle),
+    its torque per unit force their mean loaded radius; the model itself when `speed_gain` is 0 (coasting)."""
+    if options.speed_gain == 0:
+        return model
+    mech = Mechanism(model)
+    spins = wheel_spins(mech, axles(mech)[0])
+    controller = SpeedController("speed_controller", "chassis", list(spins), speed, options.speed_gain,
+                                 float(np.mean(list(spins.values()))))  # fmt: skip
+    return dataclasses.replace(model, forces=[*model.forces, controller])
 
 
 def _index(names: list[str], name: str) -> int:
@@ -222,7 +245,9 @@ def run_once(model: Model, speed: float, options: ManoeuvreOptions, cancel=None)
 
 
 def drive(steered: Model, speed: float, options: ManoeuvreOptions, cancel=None) -> tuple:
-    """The car with its steering set, run from rolling straight at `speed`: (mechanism, result, series)."""
+    """The car with its steering set, run from rolling straight at `speed` and held there by the speed controller
+    (unless `speed_gain` is 0): (mechanism, result, series)."""
+    steered = speed_held(steered, speed, options)
     mech = Mechanism(steered)
     result = simulate(
         steered,
@@ -290,6 +315,7 @@ def step_steer(model: Model, options: ManoeuvreOptions, progress=None, cancel=No
         "peak_response_time": (float(t[peak] - half_input), "s"),
         "overshoot": (float(abs(r[peak] - before) / abs(change) - 1) * 100, "%"),
         "lateral_acceleration": (settled["lateral_acceleration"] / G, "g"),
+        "steady_yaw_rate": (math.degrees(settled["yaw_rate"]), "deg/s"),
         "speed": (settled["speed"], "m/s"),
         "front_steer": (math.degrees(settled["front_steer"]), "deg"),
         "rear_steer": (math.degrees(settled["rear_steer"]), "deg"),
@@ -396,7 +422,7 @@ def driven_model(model: Model, options: ManoeuvreOptions) -> Model:
 
 
 def double_lane_change(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
-    """ISO 3888-1's double lane change with the path driver, coasting from the first speed: the largest distance
+    """ISO 3888-1's double lane change with the path driver at the first speed: the largest distance
     of the chassis frame's origin (the front axle's centre) from the course's centre line in each lane, the peak
     yaw rate, lateral acceleration and handwheel angle."""
     mech, result, series = drive(driven_model(model, options), options.speeds[0], options, cancel)

@@ -1,16 +1,29 @@
 """Analysis › Manoeuvre… in the window: the options dialog checks its fields, the manoeuvre runs as a job and the
-Time histories panel shows its yaw-rate response, with the figures the Python API gives."""
+Time histories panel shows its yaw-rate response, with the figures the Python API gives; the Handling panel draws
+the steady-state handling diagram (its line's slope the understeer gradient) and the step steer's response with its
+response time and peak marked. Screenshots go to MBSTUDIO_SCREENSHOTS when set."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from mbstudio import samples
 from mbstudio.gui.jobs.job_options import ManoeuvreDialog
 from mbstudio.jobs import DONE
+from mbstudio.jobs.results import ManoeuvreResult
+from mbstudio.jobs.tasks import JobResult, Provenance
 from mbstudio.simulation.manoeuvres import ManoeuvreOptions, manoeuvre
 
-OPTIONS = {"kind": "step_steer", "speeds": [20.0], "handwheel": 4.0, "duration": 3.0}  # the tests' engine
+from .test_workbench import shot
+
+OPTIONS = {
+    "kind": "step_steer",
+    "speeds": [20.0],
+    "handwheel": 4.0,
+    "duration": 3.0,
+    "speed_gain": 2e4,
+}  # the tests' engine
 
 
 @pytest.fixture
@@ -25,9 +38,13 @@ def test_the_manoeuvre_dialog_reads_and_checks_its_fields(car):
     assert dialog.ok.isEnabled() and dialog.options() == OPTIONS
     dialog.lines["speeds"].setText("12, 0.5")
     assert not dialog.ok.isEnabled() and "speeds" in dialog.error.text()
+    dialog.lines["speed_gain"].setText("-1")
+    assert not dialog.ok.isEnabled() and "speed_gain" in dialog.error.text()
+    dialog.lines["speed_gain"].setText("0")
     dialog.lines["speeds"].setText("12, 16; 20")
     dialog.kind.setCurrentIndex(dialog.kind.findData("steady_state"))
     assert dialog.options()["speeds"] == [12.0, 16.0, 20.0] and "3 run(s)" in dialog.hint.text()
+    assert dialog.options()["speed_gain"] == 0.0
     dialog.reject()
 
 
@@ -38,6 +55,62 @@ def test_a_step_steer_runs_as_a_job_into_the_time_histories(car, qtbot):
     assert job.state == DONE, job.error
     assert car.plots.result is job.result and car.docks["plots"].isVisible()
     data = job.result.data
-    assert "yaw_rate [rad/s]" in data["series"] and len(data["series"]["yaw_rate [rad/s]"]) == len(data["t"])
+    assert "yaw_rate [rad/s]" in data.series and len(data.series["yaw_rate [rad/s]"]) == len(data.t)
     api = manoeuvre(samples.load("vehicle_handling"), ManoeuvreOptions("step_steer", (20.0,), 4.0, duration=3.0))
-    assert data["figures"]["yaw_rate_gain"] == pytest.approx(api.figures["yaw_rate_gain"], rel=1e-9)
+    assert data.figures["yaw_rate_gain"] == pytest.approx(api.figures["yaw_rate_gain"], rel=1e-9)
+
+
+def _drawn(panel) -> dict:
+    """The panel's plotted curves by legend name: (x, y) arrays."""
+    return {item.name(): item.getData() for item in panel.plot.plotItem.listDataItems()}
+
+
+def test_the_handling_panel_draws_the_steady_state_diagram_with_the_understeer_gradient(car, tmp_path):
+    """A steady-state table (three speeds, understeer angle 0.5 deg/g × a_y + 0.1 deg plus a scatter) drawn as the
+    handling diagram: the dashed line's slope is the figure, and it is np.polyfit's line through the points (an
+    independent fit); the CSV export writes the table."""
+    ay = np.array([0.4, 1.1, 2.0])  # m/s²
+    understeer = np.radians(0.5 * ay / 9.81 + 0.1 + np.array([0.002, -0.004, 0.002]))
+    slope = float(np.polyfit(ay / 9.81, np.degrees(understeer), 1)[0])
+    table = [("speed", "m/s", np.array([12.0, 16.0, 20.0])), ("lateral_acceleration", "m/s^2", ay),
+             ("front_steer", "rad", understeer + 0.01), ("rear_steer", "rad", np.zeros(3)),
+             ("understeer_angle", "rad", understeer)]  # fmt: skip
+    figures = {"understeer_gradient": (slope, "deg/g"), "roll_gradient": (6.8, "deg/g")}
+    data = ManoeuvreResult(np.zeros(1), [], np.zeros((1, 0)), {}, table=table, figures=figures)
+    options = {"kind": "steady_state", "speeds": [12.0, 16.0, 20.0], "handwheel": 4.0}
+    car.handling.show_result(
+        JobResult("manoeuvre", "steady", Provenance("h", "manoeuvre", "float64", options, 1.0), data)
+    )
+    x, y = _drawn(car.handling)[f"K = {slope:.3g} deg/g"]
+    fit = np.polyfit(ay / 9.81, np.degrees(understeer), 1)
+    assert np.diff(y)[0] / np.diff(x)[0] == pytest.approx(slope, rel=1e-12)
+    assert y == pytest.approx(np.polyval(fit, x), abs=1e-12)
+    assert "understeer gradient" in car.handling.summary.text()
+    car.docks["handling"].show()
+    car.docks["handling"].raise_()
+    car.resize(1280, 800)
+    shot(car, "handling_diagram.png")
+    assert car.handling.export("csv", str(tmp_path / "h.csv"))
+    assert (tmp_path / "h.csv").read_text().splitlines()[0].startswith("speed [m/s],lateral_acceleration")
+
+
+@pytest.mark.slow
+def test_a_step_steer_s_yaw_response_is_marked_in_the_handling_panel(car, qtbot):
+    """The step steer as a job: the Handling panel comes to the front with the yaw rate, the steady level at the
+    figure, and the response-time point at 90 % of the change (the figure's definition, checked on the curve)."""
+    job = car.run_job("manoeuvre", OPTIONS, "Manoeuvre")
+    qtbot.waitUntil(lambda: not job.running, timeout=300_000)
+    assert job.state == DONE, job.error
+    assert car.handling.result is job.result and car.docks["handling"].isVisible()
+    figures = job.result.data.figures
+    drawn = _drawn(car.handling)
+    t, r = drawn["yaw rate"]
+    steady = figures["steady_yaw_rate"][0]
+    before = np.mean(r[t <= OPTIONS.get("step_at", ManoeuvreOptions().step_at)])  # straight running: about 0
+    assert drawn["steady yaw rate"][1] == pytest.approx([steady, steady])
+    ((_, reached),) = [v for k, v in drawn.items() if k.startswith("response time")]
+    assert 0.9 * abs(steady - before) <= abs(reached[0] - before) < abs(steady - before)
+    ((_, peak),) = [v for k, v in drawn.items() if k.startswith("peak")]
+    assert abs(peak[0] - before) == pytest.approx(np.max(np.abs(r - before)), rel=1e-9)
+    car.resize(1280, 800)
+    shot(car, "handling_step_steer.png")

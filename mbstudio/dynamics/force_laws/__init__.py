@@ -2,7 +2,16 @@
 registry from the document's element type to its law). Each module below holds a family of laws and registers
 them on import; a new kind of element is one more module here (docs/force-laws.md)."""
 
-from . import bushing_law, contact_law, coordinate_laws, driver_law, magic_formula_tyre_law, point_laws, tyre_law
+from . import (
+    bushing_law,
+    contact_law,
+    coordinate_laws,
+    driver_law,
+    magic_formula_tyre_law,
+    point_laws,
+    speed_controller_law,
+    tyre_law,
+)
 from .base import FORMATS, LAWS, ForceLaw, JointTerms, contact_force, law_class, register
 from .coordinate_laws import CoordinateLaw, CoordinateStop
 
@@ -22,5 +31,6 @@ __all__ = [
     "magic_formula_tyre_law",
     "point_laws",
     "register",
+    "speed_controller_law",
     "tyre_law",
 ]

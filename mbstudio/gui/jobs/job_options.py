@@ -857,7 +857,7 @@ class SuspensionReportDialog(OptionsDialog):
 
 class ManoeuvreDialog(OptionsDialog):
     """A handling manoeuvre of a vehicle with Magic Formula tyres (docs/vehicle.md): its kind, the speeds (m/s), the
-    handwheel angle (deg) and each run's length (s)."""
+    handwheel angle (deg), each run's length (s) and the speed controller's gain (N s/m, 0 coasts)."""
 
     task, title = "manoeuvre", "Manoeuvre"
 
@@ -870,6 +870,7 @@ class ManoeuvreDialog(OptionsDialog):
         self.line("speeds", "speeds [m/s]", "forward speeds, comma-separated: each a run (steady state)", speeds)
         self.line("handwheel", "handwheel [deg]", "handwheel angle, positive turning left")
         self.line("duration", "each run [s]", "the simulated time of each run")
+        self.line("speed_gain", "speed gain [N s/m]", "the speed controller's drive force per m/s of error; 0 coasts")
 
     def read(self) -> dict:
         def speeds(text: str) -> list[float]:
@@ -884,12 +885,15 @@ class ManoeuvreDialog(OptionsDialog):
             "speeds": self.field("speeds", speeds),
             "handwheel": self.field("handwheel", lambda t: number("handwheel", t, lambda v: abs(v) <= 720, "±720")),
             "duration": self.field("duration", lambda t: number("duration", t, lambda v: 0 < v <= 600, "0 to 600 s")),
+            "speed_gain": self.field(
+                "speed_gain", lambda t: number("speed_gain", t, lambda v: 0 <= v <= 1e6, "0 (coasting) to 1e6 N s/m")
+            ),
         }
 
     def hint_text(self, values: dict) -> str:
         runs = len(values.get("speeds") or []) if values.get("kind") == "steady_state" else 1
-        return (f"{runs} run(s) of {values.get('duration') or 0:g} s from straight rolling; the first builds the "
-                "compiled engine for this steering input (half a minute), the others take seconds.")  # fmt: skip
+        return (f"{runs} run(s) of {values.get('duration') or 0:g} s at a held speed; each new steering input and "
+                "speed builds its engine the first time (half a minute), then a run takes seconds.")  # fmt: skip
 
 
 class KCDialog(OptionsDialog):
