@@ -29,14 +29,15 @@ FEWER_SAMPLES = {"delta_3rr2rrr", "linear_delta"}
 
 
 def _sample_cases() -> list:
-    """Every sample but the SLA (tests/test_base_parameters_sla.py) and the vehicle built from its corners (300
-    parameters); the Deltas (160 parameters) and the other
+    """Every sample but the SLA (tests/test_base_parameters_sla.py), its bushed twin and the two vehicles built from
+    its corners (300 parameters and more); the Deltas (160 parameters) and the other
     parallel machines take 30 s of CPU or more each, so they run with the slow checks; IRSBot-2's routes also
     run in the README run, on fewer samples, in test_irsbot2_routes_from_the_command_line."""
     return [pytest.param(n, marks=pytest.mark.slow) if n in {"delta_3rr2rrr", *PKM_SAMPLES} else n for n in ROUTED]
 
 
-ROUTED = [n for n in samples.names() if n not in ("sla_suspension", "sla_suspension_bushed", "vehicle")]
+LEFT_OUT = ("sla_suspension", "sla_suspension_bushed", "vehicle", "vehicle_handling")
+ROUTED = [n for n in samples.names() if n not in LEFT_OUT]
 
 
 def stacked_rank(maps: list[np.ndarray], digits: int) -> int:
