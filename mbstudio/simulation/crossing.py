@@ -101,7 +101,8 @@ class _Augmented:
         factor = np.linalg.cholesky(M)
         w = np.linalg.solve(factor, free)
         U, sigma, Vt = np.linalg.svd(np.linalg.solve(factor, jac.T).T, full_matrices=False)
-        damped = sigma / (sigma**2 + self.floor**2)
+        squares = sigma**2 + self.floor**2  # zero only on the rows a planar loop repeats, with no damping asked
+        damped = np.divide(sigma, squares, out=np.zeros_like(sigma), where=squares > 0)
         w = w - Vt.T @ (sigma * damped * (Vt @ w) + damped * (U.T @ target))
         return np.linalg.solve(factor.T, w)
 
