@@ -163,10 +163,12 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
 
 
 def _outputs(rhs: _Augmented, outputs: list, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, q̇, q̈) at the outputs inside the crossing, q and q̇ projected onto the constraints as every other sample
+    is closed (the integrated state, held by the stabilisation alone, goes on unchanged)."""
     if not outputs:
         return np.empty((0, n)), np.empty((0, n)), np.empty((0, n))
-    q = np.array([z[:n] for _, z in outputs])
-    qd = np.array([z[n:] for _, z in outputs])
+    q = np.array([_closed(rhs.mech, z[:n])[0] for _, z in outputs])
+    qd = np.array([_on_constraints(rhs.mech, x, z[n:]) for x, (_, z) in zip(q, outputs, strict=True)])
     qdd = np.array([rhs.accelerations(s, z[:n], z[n:]) for s, z in outputs])
     return q, qd, qdd
 
