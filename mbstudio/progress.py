@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Protocol
 
 Progress = Callable[[float, str], None]  # progress(fraction done in [0, 1], what is being done)
 Cancel = threading.Event | Callable[[], bool]
+
+
+class PartProgress(Protocol):
+    """A job's progress (jobs/runner.py): a Progress that may also carry a part of the result done so far, which
+    a job that stops early (cancelled, or failed at the next part) keeps."""
+
+    def __call__(self, fraction: float, message: str, part: object = None, /) -> None: ...
 
 
 class Cancelled(Exception):

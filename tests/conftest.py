@@ -48,7 +48,7 @@ def pytest_report_header(config):
 PKM_SAMPLES = ("delta_3rus", "irsbot2", "linear_delta")
 # The full vehicle (30 bodies, 12 loops): its corners are the SLA's, which the default run checks; the vehicle itself
 # (tests/test_vehicle.py) and its share of the per-sample checks run with the slow ones.
-LARGE_SAMPLES = ("vehicle",)
+LARGE_SAMPLES = ("vehicle", "vehicle_handling")
 
 
 def slow_for(names: list[str], slow: set[str]) -> list:

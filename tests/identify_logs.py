@@ -151,6 +151,30 @@ def sla_simulation(t_end: float, rate: float):
     return model, t, positions, torques
 
 
+FOUR_BAR_DRIVES = {  # N·m on the crank and N·m·s/rad of viscous friction in its bearing, known to the model
+    "steady": ("5 + sin(2.1*t) + 0.6*sin(5.3*t + 0.4) + 0.4*sin(9.7*t + 1.1)", 0.3),  # 1.5-4 rev/s
+    "free": ("2 + 0.8*sin(2.1*t) + 0.5*sin(5.3*t + 0.4) + 0.3*sin(9.7*t + 1.1)", 0.05),  # 3-12 rev/s
+}
+
+
+@functools.cache
+def four_bar_simulation(t_end: float, rate: float, drive: str = "steady"):
+    """The four-bar driven by a torque on its crank against a known viscous bearing (FOUR_BAR_DRIVES), turning
+    continuously, simulated by CVODES on the compiled closed-loop equations: (model with the actuator and the
+    bearing, times, crank angle (N,) unwrapped as a drive's encoder counts it, its rate (N,), torque (N,))."""
+    from mbstudio import samples
+    from mbstudio.model.document import Actuator, JointFriction
+    from mbstudio.simulation.run import simulate
+
+    model = samples.load("four_bar")
+    torque, bearing = FOUR_BAR_DRIVES[drive]
+    model.forces += [Actuator("drive", "theta1", formula=torque), JointFriction("bearing", "theta1", viscous=bearing)]
+    t = np.arange(round(t_end * rate) + 1) / rate
+    run = simulate(model, t_end, "CVODES", rtol=1e-10, atol=1e-12, t_eval=t)
+    columns = {name: values for name, _, values in run.columns()}
+    return model, t, columns["theta1"], columns["d_theta1"], columns["actuator:drive"]
+
+
 def delta_motion(count: int, rate: float, seed: int = 0):
     """The Delta's platform on a Fourier path about its document pose and the actuator torques of Müller's (2021)
     modular inverse dynamics (limb by limb, not the identification's regressor): (times, actuated angles

@@ -36,7 +36,7 @@ def _sample_cases() -> list:
     return [pytest.param(n, marks=pytest.mark.slow) if n in {"delta_3rr2rrr", *PKM_SAMPLES} else n for n in ROUTED]
 
 
-ROUTED = [n for n in samples.names() if n not in ("sla_suspension", "vehicle")]
+ROUTED = [n for n in samples.names() if n not in ("sla_suspension", "sla_suspension_bushed", "vehicle")]
 
 
 def stacked_rank(maps: list[np.ndarray], digits: int) -> int:

@@ -33,9 +33,12 @@ int main(int argc, char** argv) {
     int n = %(n)d, k = %(k)d;
     for (int i = 0; i < n + k; ++i) in[i] = atof(argv[2 + i]);
     casadi_int iw[4096]; static double w[1 << 20];
-    const double* a1[4] = {&t, in, in + n, tau}; double* r1[1] = {qdd};
+    /* CasADi's convention: arg and res hold the sizes _work gives, past the inputs scratch for nested calls */
+    casadi_int sz_arg, sz_res, sz_iw, sz_w;
+    if (%(prefix)saccelerations_work(&sz_arg, &sz_res, &sz_iw, &sz_w) || sz_arg > 64 || sz_res > 64) return 2;
+    const double* a1[64] = {&t, in, in + n, tau}; double* r1[64] = {qdd};
     if (%(prefix)saccelerations(a1, r1, iw, w, 0)) return 1;
-    const double* a2[1] = {in}; double* r2[1] = {M};
+    const double* a2[64] = {in}; double* r2[64] = {M};
     if (%(prefix)smass_matrix(a2, r2, iw, w, 0)) return 1;
     for (int i = 0; i < k; ++i) printf("%%.17g\n", qdd[i]);
     for (int i = 0; i < n * n; ++i) printf("%%.17g\n", M[i]);

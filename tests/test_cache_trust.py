@@ -280,3 +280,32 @@ def test_the_key_holds_how_this_machine_builds(monkeypatch):
         assert compiled.engine_key("text") != key
     finally:
         compiled.code_version.cache_clear()
+
+
+REMEMBERED = """
+from pathlib import Path
+from mbstudio.numerics.compiled import code_version
+from mbstudio.numerics.native_cache import cache_folder
+first = code_version()
+remembered = (cache_folder() / "code_version.json").exists()
+code_version.cache_clear()
+again = code_version()
+path = Path("mbstudio/dynamics/regressor.py")
+text = path.read_text(encoding="utf-8")
+path.write_text(text.replace("a", "b", 1), encoding="utf-8")  # the same size: only the time tells
+code_version.cache_clear()
+print(first, remembered, again, code_version())
+"""
+
+
+def test_the_remembered_code_version_is_dropped_when_a_traced_file_changes(tmp_path):
+    """code_version is remembered in the cache with the traced files' sizes and times: read back unchanged, and
+    computed anew after an edit that keeps a file's size."""
+    shutil.copytree(ROOT / "mbstudio", tmp_path / "mbstudio", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "MBSTUDIO_CACHE": str(tmp_path / "cache")}
+    command = [sys.executable, "-c", REMEMBERED]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    first, remembered, again, edited = done.stdout.split()
+    assert remembered == "True" and first == again
+    assert edited != first

@@ -109,7 +109,7 @@ def test_kinematics_writes_the_series_the_window_plots(tmp_path, capsys):
     assert "actuator:theta1 [N m]" in capsys.readouterr().out
     rows = list(csv.reader(line for line in (tmp_path / "k.csv").read_text().splitlines() if line[:1] != "#"))
     data = json.loads((tmp_path / "k.json").read_text())
-    job = kinematics(dumps(samples.load()), {"samples": 21}, lambda f, m: None, lambda: False).data["series"]
+    job = kinematics(dumps(samples.load()), {"samples": 21}, lambda f, m: None, lambda: False).data.series
     column = rows[0].index("actuator:theta1 [N m]")
     assert [float(r[column]) for r in rows[1:]] == list(job["actuator:theta1 [N m]"])  # every digit
     assert data["series"]["actuator:theta1 [N m]"] == list(job["actuator:theta1 [N m]"])

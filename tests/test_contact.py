@@ -370,3 +370,48 @@ def test_a_four_bar_striking_a_wall_keeps_its_loop_closed_and_its_energy_balance
     assert result.energy_drift < 1e-7
     assert result.kinetic[-1] < 1e-6 * result.kinetic[0]
     assert monitor(result, "dissipated_energy")[-1] == pytest.approx(result.total[0] - result.total[-1], rel=1e-6)
+
+
+@pytest.mark.parametrize(("exponent", "unit"), [(1.5, "N/m^1.5"), (1.0, "N/m^1"), ("n_c", "N/m^n (n the exponent)")])
+def test_the_properties_panel_gives_the_contact_stiffness_its_exponents_unit(exponent, unit):
+    """k of f_n = k δ^n is in N/m^n: the field editor shows that unit for the element's exponent, and the
+    dissipation and stiction velocity in theirs (not a spring's N/m or a joint friction's rad/s)."""
+    from mbstudio.gui.editing.fields import fields_for
+
+    model = ball(0.1, 1.0)
+    model.forces[0].exponent = exponent
+    units = {f.name: f.unit for f in fields_for(model, ("force", "foot"))[1]}
+    assert units["stiffness"] == unit
+    assert (units["dissipation"], units["stiction_velocity"], units["radius"]) == ("s/m", "m/s", "m")
+
+
+def test_the_contact_series_give_the_friction_and_slip_vectors_and_the_point():
+    """The block sliding down the steep incline: its corners' friction forces along the slope sum to Coulomb's
+    −μ m g cos θ (Newton's law normal to the slope; 1e-4 as above), their slips are the block's velocity along
+    it, and each contact point lies at the depth of its penetration under the plane (the sphere's lowest
+    point)."""
+    angle, mu = math.radians(30), 0.3
+    result = run(block(mu, incline(angle)), 0.8, 161)
+    sliding = result.qd[:, 0] > 0.5
+    friction = sum(column(result, f"mk{i}.friction_x") for i in range(4))
+    assert friction[sliding] == pytest.approx(np.full(sliding.sum(), -mu * MASS * G * math.cos(angle)), rel=1e-4)
+    for i in range(4):
+        assert column(result, f"mk{i}.slip_x")[sliding] == pytest.approx(result.qd[sliding, 0], rel=1e-3)
+        assert np.abs(column(result, f"mk{i}.slip_y")[sliding]).max() < 1e-6
+        assert column(result, f"mk{i}.z") == pytest.approx(-column(result, f"mk{i}.penetration"), abs=1e-15)
+
+
+def test_the_support_polygon_and_centre_of_pressure_of_a_resting_block():
+    """On the flat, at its static penetration: the four loaded corners make the polygon (their points at the
+    corners' x, y), and the centre of pressure is under the centre of mass (the block is symmetric); lifted
+    clear of the plane, nothing supports it."""
+    from mbstudio.simulation.contact_results import support
+
+    mech = Mechanism(block(0.5))
+    q = np.asarray(mech.tree.initial_coordinates(), float)
+    stance = support(mech, 0.0, q, np.zeros(mech.n))
+    a, b, _ = HALF
+    assert sorted(map(tuple, np.round(stance.polygon[:, :2], 12))) == sorted((x, y) for x in (-a, a) for y in (-b, b))
+    assert stance.pressure_centre[:2] == pytest.approx([0.0, 0.0], abs=1e-12)
+    q[2] += 0.1
+    assert support(mech, 0.0, q, np.zeros(mech.n)).pressure_centre is None

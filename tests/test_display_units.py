@@ -25,8 +25,8 @@ DEG = math.pi / 180
     ("header", "shown", "size"),
     [
         ("theta1 [rad]", "theta1 [deg]", DEG),
-        ("theta1_dot [rad/s]", "theta1_dot [deg/s]", DEG),
-        ("theta1_ddot [rad/s^2]", "theta1_ddot [deg/s^2]", DEG),
+        ("d_theta1 [rad/s]", "d_theta1 [deg/s]", DEG),
+        ("dd_theta1 [rad/s^2]", "dd_theta1 [deg/s^2]", DEG),
         ("coupler_point.x [m]", "coupler_point.x [mm]", 1e-3),
         ("coupler_point.ax [m/s^2]", "coupler_point.ax [mm/s^2]", 1e-3),
         ("actuator:theta1 [N m]", "actuator:theta1 [N mm]", 1e-3),
@@ -72,7 +72,7 @@ def test_kinematics_in_deg_and_mm_are_the_si_values_converted(tmp_path, capsys):
     si, mm = pandas.read_csv(tmp_path / "si.csv"), pandas.read_csv(tmp_path / "mm.csv")
     np.testing.assert_allclose(mm["alignment.camber [deg]"], np.degrees(si["alignment.camber [rad]"]), rtol=1e-14)
     np.testing.assert_allclose(mm["alignment.wheel_travel [mm]"], 1000 * si["alignment.wheel_travel [m]"], rtol=1e-14)
-    np.testing.assert_allclose(mm["theta1_dot [deg/s]"], np.degrees(si["theta1_dot [rad/s]"]), rtol=1e-14)
+    np.testing.assert_allclose(mm["d_theta1 [deg/s]"], np.degrees(si["d_theta1 [rad/s]"]), rtol=1e-14)
     np.testing.assert_allclose(mm["actuator:theta1 [N mm]"], 1000 * si["actuator:theta1 [N m]"], rtol=1e-14)
     assert list(mm["t [s]"]) == list(si["t [s]"])
     assert json.loads((tmp_path / "mm.csv.json").read_text())["provenance"]["units"] == "deg,mm"

@@ -43,7 +43,7 @@ def _numpy_accelerations(mech: Mechanism, t: float, q: np.ndarray, v: np.ndarray
     return closed_loop_forward_dynamics(mech, q[None], qd, Q, R)[0]
 
 
-@pytest.mark.parametrize("name", slow_for(NAMES, {"delta_3rr2rrr"}))
+@pytest.mark.parametrize("name", slow_for(NAMES, {"delta_3rr2rrr", "sla_suspension_bushed"}))
 def test_compiled_accelerations_equal_the_numpy_path(name):
     eng = engine(samples.load(name))
     for seed in range(3):
@@ -54,7 +54,7 @@ def test_compiled_accelerations_equal_the_numpy_path(name):
         assert np.allclose(eng.velocities(q, v), (eng.mech.r_matrix(q[None])[0] @ v), rtol=0, atol=1e-13)
 
 
-@pytest.mark.parametrize("name", slow_for(NAMES, {"delta_3rr2rrr"}))
+@pytest.mark.parametrize("name", slow_for(NAMES, {"delta_3rr2rrr", "sla_suspension_bushed"}))
 def test_the_state_equation_closes_the_loops_from_a_disturbed_state(name):
     """Dependent coordinates 1e-4 off (an integrator's prediction is closer): the Newton steps inside the
     graph land on the assembled configuration, and ẏ is (R q̇_ind, q̈_ind) there."""

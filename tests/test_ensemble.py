@@ -55,7 +55,7 @@ def test_the_command_reads_runs_by_name_and_writes_a_run_column(tmp_path, capsys
     table = pd.read_csv(out)
     assert list(table["run"].unique()) == [0, 1, 2] and len(table) == 33
     assert table.loc[table.run == 0, "theta1 [rad]"].iloc[0] == pytest.approx(0.1)
-    assert table.loc[table.run == 2, "theta1_dot [rad/s]"].iloc[0] == pytest.approx(-1.0)
+    assert table.loc[table.run == 2, "d_theta1 [rad/s]"].iloc[0] == pytest.approx(-1.0)
     assert "3 runs" in capsys.readouterr().out
 
 

@@ -11,6 +11,7 @@ import pytest
 from mbstudio import samples
 from mbstudio.model import Model, ModelError, dumps, fileformat, load, loads, save, validate
 from mbstudio.model.fileformat import from_dict, to_dict
+from mbstudio.model.tyre_files import with_relative_tyre_files
 
 # Written by hand following docs/file-format.md (key order, two-space indent, short scalar lists on one
 # line, one trailing newline), so that it checks dumps() against the documented format, not against itself.
@@ -188,7 +189,8 @@ def test_save_and_load_accept_str_paths(tmp_path):
 def test_sample_loads_and_redumps_to_identical_bytes(name):
     path = samples.path(name)
     model = load(path)
-    assert dumps(model).encode("utf-8") == path.read_bytes()
+    # as saved back to its folder (a tyre's .tir path, absolute once loaded, written relative to it)
+    assert dumps(with_relative_tyre_files(model, path.parent)).encode("utf-8") == path.read_bytes()
     assert samples.load(name) == model
 
 

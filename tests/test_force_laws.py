@@ -102,6 +102,10 @@ def every_law() -> Mechanism:
          "preload": [1.0, 0.0, 0.0, 0.0, 0.0, 0.5]},
         {"type": "contact", "name": "toe", "body": "2", "point": "tip", "radius": 0.5, "stiffness": 1e5,
          "dissipation": 0.2, "friction": 0.5, "plane_normal": [-0.05, 0.0, 1.0]},
+        {"type": "magic_formula_tyre", "name": "wheel", "body": "2", "point": "tip", "stiffness": 1e4,
+         "radius": 0.5, "tir": str(samples.FOLDER / "passenger_car_205_55R16.tir")},
+        {"type": "path_driver", "name": "driver", "coordinate": "theta2", "body": "2", "path": [[0, 0], [2, 1]],
+         "preview": 0.5, "gain": 0.3, "stiffness": 2.0, "damping": 0.1},
     ]  # fmt: skip
     return Mechanism(loads(json.dumps(data)))
 
@@ -130,7 +134,7 @@ def test_each_law_at_rest_is_minus_the_gradient_of_its_potential():
             gradient[k] = (up - down) / (2 * h)
         scale = max(np.abs(rest).max(), 1.0)
         assert rest == pytest.approx(-gradient, abs=1e-6 * scale), law.name
-    assert timed == {"servo", "jf", "table", "gust"}
+    assert timed == {"servo", "jf", "table", "gust", "wheel", "driver"}
     for name, push in (("foot", 1e4 * (0.5 - np.sin(0.45))), ("stop:theta2", 1e4 * 0.05)):  # both pressed
         law = next(law for law in forces.laws if law.name == name)
         assert np.abs(np.asarray(forces.of_law(law, 0.0, q, zero))).max() > push / 2

@@ -401,7 +401,7 @@ def _sweep(out: Path, *extra: str) -> int:
 
 def test_a_study_whose_every_point_failed_is_not_complete_and_exits_1(tmp_path, clients, monkeypatch, capsys):
     """It said "complete": true and exited 0."""
-    monkeypatch.setitem(study_module.ANALYSES, "basepar", lambda model, options: 1 / 0)
+    monkeypatch.setitem(study_module.ANALYSES, "base_parameters", lambda model, options: 1 / 0)
     out = tmp_path / "study.parquet"
     assert _sweep(out) == 1
     provenance = json.loads(pq.read_table(out).schema.metadata[b"provenance"])

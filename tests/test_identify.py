@@ -147,6 +147,71 @@ def test_cut_off_rule_and_derivatives():
         filtering.choose_settings(q, 500.0, cutoff_hz=300.0)
 
 
+def turning(rate: float, fast_hz: float, seconds: float = 20.0):
+    """A joint turning at 2 rev/s whose speed fluctuates at 0.5 Hz and at `fast_hz`: the fast fluctuation is 0.04 %
+    of the detrended positions' power but a third of the velocities'. Positions (N, 1) and velocities (N, 1)."""
+    t = np.arange(round(seconds * rate)) / rate
+    w1, w2 = 2 * np.pi * 0.5, 2 * np.pi * fast_hz
+    a2 = 0.01 * 15 / fast_hz  # the same velocity amplitude whatever fast_hz
+    q = 4 * np.pi * t + 0.5 * np.sin(w1 * t) + a2 * np.sin(w2 * t)
+    qd = 4 * np.pi + 0.5 * w1 * np.cos(w1 * t) + a2 * w2 * np.cos(w2 * t)
+    return q[:, None], qd[:, None]
+
+
+@pytest.mark.parametrize("fast_hz", [8.0, 15.0, 30.0])
+def test_cut_off_from_the_velocity_spectrum(fast_hz):
+    """The velocities' bandwidth finds the fast fluctuation the positions' spectrum hides, from quantised positions,
+    from noisy positions (its noise level read from the top of the band) and from logged velocities; the cut-off
+    is 5 times it."""
+    q, qd = turning(1000.0, fast_hz)
+    rng = np.random.default_rng(1)
+    for positions, velocities in (
+        (quantised(q), None),
+        (q + 2e-4 * rng.normal(size=q.shape), None),
+        (quantised(q), qd + 0.05 * rng.normal(size=qd.shape)),
+    ):
+        s = filtering.choose_settings(positions, 1000.0, velocities=velocities)
+        assert s.position_bandwidth_hz < 1.0
+        assert fast_hz - 0.2 < s.velocity_bandwidth_hz < fast_hz + 0.2
+        assert s.cutoff_hz == pytest.approx(5 * s.velocity_bandwidth_hz) and not s.capped
+        assert s.velocities == ("differenced positions" if velocities is None else "logged")
+        assert f"{s.velocity_bandwidth_hz:.3g} Hz" in s.rule
+
+
+def test_cut_off_is_capped_and_says_why():
+    q, _ = turning(200.0, 30.0)
+    s = filtering.choose_settings(quantised(q), 200.0)
+    assert s.capped and s.cutoff_hz == 50.0 and "CAPPED" in s.rule and "d_<name>" in s.rule
+    assert s.to_json()["capped"] and s.at_rate(400.0).capped
+
+
+def test_a_log_with_velocities_uses_them():
+    mech, m, tau = motion_and_forces("double_pendulum", 2000, 7, None)
+    text = log_text(m.t, mech.independent, quantised(m.q), mech.independent, tau)
+    lines = text.splitlines()
+    lines[0] += "," + ",".join(f"{c}_dot [deg/s]" for c in mech.independent)
+    lines[1:] = [line + "," + ",".join(f"{np.degrees(v):.17g}" for v in m.qd[k]) for k, line in enumerate(lines[1:])]
+    log = parse_log("\n".join(lines), mech, "log.csv")
+    np.testing.assert_allclose(log.velocities, m.qd, rtol=1e-14)
+    assert log.notes == [
+        "velocity column(s) d_theta1, d_theta2 used: the accelerations are their derivative, not a second "
+        "difference of the positions",
+        "column(s) theta1_dot, theta2_dot read as d_theta1, d_theta2 (a rate is d_NAME)",
+    ]
+    header = lines[0].rsplit(",", len(mech.independent))[0] + "".join(f",d_{c} [deg/s]" for c in mech.independent)
+    named = parse_log("\n".join([header, *lines[1:]]), mech, "log.csv")
+    np.testing.assert_array_equal(named.velocities, log.velocities)  # d_NAME, the one name, needs no note
+    assert len(named.notes) == 1
+    s = filtering.choose_settings(log.positions, log.rate, velocities=log.velocities)
+    _, qd, qdd = filtering.derivatives(log.positions, s, log.velocities)
+    inner = slice(s.edge, -s.edge)
+    # what the filter's start-up leaves past the dropped edges (3 periods of the cut-off): 10⁻⁵ of the peak
+    np.testing.assert_allclose(qd[inner], m.qd[inner], atol=3e-5 * np.abs(m.qd).max())
+    np.testing.assert_allclose(qdd[inner], m.qdd[inner], atol=1e-4 * np.abs(m.qdd).max())
+    with pytest.raises(ModelError, match=re.escape("velocity column(s) d_theta1 but not d_theta2")):
+        parse_log("\n".join(line.rsplit(",", 1)[0] for line in lines), mech, "log.csv")
+
+
 # ---------------------------------------------------------------------------------------- bad logs
 def _lines(text: str) -> list[str]:
     return text.splitlines()
@@ -253,6 +318,10 @@ def test_identify_command_writes_json_and_csv(files, capsys):
     text = capsys.readouterr().out
     assert "rank 6 (variable precision, 30 digits)" in text and "validation on" in text
     document = json.loads(out.read_text())
+    rule = document["filter"]["rule"]
+    assert f"cut-off: {rule}" in text and "the motion's bandwidth" in rule
+    assert document["filter"]["velocity_bandwidth_hz"] > 0 and not document["filter"]["capped"]
+    assert document["adequacy"]["accelerations"]["velocities"] == "differenced positions"
     assert document["rank"] == 6 and len(document["base_parameters"]) == 6
     assert document["validation_relative_rms"]["overall"] < 0.01
     table = pd.read_csv(files / "result.csv")

@@ -67,8 +67,8 @@ def test_a_job_returns_its_result_with_provenance_and_reports_progress(runner):
     assert isinstance(p, Provenance)
     assert p.model_hash == job.model_hash and len(p.model_hash) == 64
     assert (p.method, p.precision, p.version) == ("kinematics", "float64", __version__)
-    assert p.options == {"samples": 5} and p.seconds > 0
-    assert job.result.data["q"].shape == (5, len(job.result.data["coordinates"]))
+    assert p.options == {"samples": 5, "trajectory": None} and p.seconds > 0  # every option, defaults included
+    assert job.result.data.q.shape == (5, len(job.result.data.coordinates))
     assert any(0 < f < 1 for f in seen) or job.message == "done"
 
 
@@ -97,8 +97,8 @@ def test_a_failing_job_reports_a_readable_error_with_details(runner):
     job = runner.submit("base_parameters", samples.load("four_bar"), {"method": "vp", "digits": [8]})
     assert job.wait(60)
     assert job.state == FAILED
-    assert "at least 16 digits" in job.error
-    assert "Traceback" in job.details and "ValueError" in job.details
+    assert "digits: 8 is out of range; expected whole numbers from 16 to 1000" in job.error  # jobs/options.py
+    assert "Traceback" in job.details and "ModelError" in job.details
 
 
 def test_an_unknown_job_is_refused_by_name():
@@ -114,10 +114,10 @@ def test_simulation_and_symbolic_eom_run_as_jobs(runner):
     assert simulation.wait(120) and eom.wait(120)
     assert simulation.state == DONE, simulation.error + simulation.details
     data = simulation.result.data
-    assert data["q"].shape == (6, len(data["coordinates"])) and "total_energy [J]" in data["series"]
+    assert data.q.shape == (6, len(data.coordinates)) and "total_energy [J]" in data.series
     assert simulation.result.provenance.method == "CVODES"
     assert eom.state == DONE, eom.error + eom.details
-    assert {"mass_matrix", "bias", "gravity"} <= set(eom.result.data["groups"])
+    assert {"mass_matrix", "bias", "gravity"} <= set(eom.result.data.groups)
     assert eom.result.provenance.precision == "exact"
 
 
@@ -129,7 +129,7 @@ def test_a_family_that_fails_at_a_member_keeps_the_members_before(runner):
     job = runner.submit("linearization", point_pendulum(), options)
     assert job.wait(120) and job.state == FAILED
     assert job.error.startswith("schedule: gives no linear model at L = 0 (Singular matrix)")
-    assert job.result.data["family"]["values"].tolist() == [1.0, 0.5] and job.result.data["family"]["stopped"]
+    assert job.result.data.family["values"].tolist() == [1.0, 0.5] and job.result.data.family["stopped"]
 
 
 def _busy_job(runner):

@@ -75,15 +75,15 @@ def test_the_family_job_sends_each_model_when_done_and_keeps_those_of_a_cancelle
     options = {"at": "equilibrium", "schedule": {"name": "L", "from": 0.8, "to": 1.6, "count": 3}}
     parts = []
     result = linearization(dumps(point_pendulum()), options, lambda f, m, part=None: parts.append(part), lambda: False)
-    family, branches = result.data["family"], result.data["branches"]
+    family, branches = result.data.family, result.data.branches
     sent = [p for p in parts if p is not None]
-    assert len(sent) == 3 and all(a is b for a, b in zip(sent, result.data["members"], strict=True))
+    assert len(sent) == 3 and all(a is b for a, b in zip(sent, result.data.members, strict=True))
     assert family["values"] == pytest.approx([0.8, 1.2, 1.6], abs=1e-15) and not family["stopped"]
     assert (family["kind"], family["unit"]) == ("parameter", "m")
     assert branches["labels"] == ["mode 1 (theta)"] and family["start"] == 0  # the document's L = 1 is nearest 0.8
     assert branches["frequency_hz"][:, 0] == pytest.approx(np.sqrt(G / family["values"]) / (2 * np.pi), rel=1e-12)
-    kept = linear_family_result(result.data["members"][:2], options, result.provenance.model_hash, 1.0)
-    assert kept.data["family"]["stopped"] and kept.data["family"]["values"] == pytest.approx([0.8, 1.2], abs=1e-15)
+    kept = linear_family_result(result.data.members[:2], options, result.provenance.model_hash, 1.0)
+    assert kept.data.family["stopped"] and kept.data.family["values"] == pytest.approx([0.8, 1.2], abs=1e-15)
     assert kept.title == "2 of 3 linear models over L"
 
 

@@ -33,7 +33,7 @@ DEG = math.pi / 180
 
 def _series(model, trajectory: str) -> dict[str, np.ndarray]:
     result = kinematics(dumps(model), {"trajectory": trajectory}, lambda *_: None, lambda: False)
-    return {"t": result.data["t"], **{k.split(" [")[0]: v for k, v in result.data["series"].items()}}
+    return {"t": result.data.t, **{k.split(" [")[0]: v for k, v in result.data.series.items()}}
 
 
 def _design(mech: Mechanism) -> dict[str, float]:

@@ -89,7 +89,7 @@ def test_the_wheel_holds_every_module_the_samples_and_the_icon(wheel: Path):
 def test_the_installed_package_finds_its_samples_and_icon_outside_the_repository(installed: Path):
     found = json.loads(_run(installed / "bin" / "python", "-c", PROBE, cwd=installed))
     assert Path(found["package"]).is_relative_to(installed)
-    assert found["samples"] == SAMPLES and len(SAMPLES) == 12  # the papers', textbook ones, PUMA, linear Delta, vehicle
+    assert found["samples"] == SAMPLES and len(SAMPLES) == 14  # papers', textbook, PUMA, Delta, bushed SLA, 2 cars
     assert found["bodies"] == 7  # the SLA suspension, the default sample
     assert Path(found["icon"]).is_relative_to(installed) and found["icon_is_file"]
 

@@ -574,16 +574,14 @@ def test_task_space_and_workspace_jobs():
         return False
 
     text = dumps(samples.load("delta_3rr2rrr"))
-    entries = {
-        (e["group"], e["entry"]): float(e["text"]) for e in task_space_eom(text, {}, quiet, quiet).data["entries"]
-    }
+    entries = {(e["group"], e["entry"]): float(e["text"]) for e in task_space_eom(text, {}, quiet, quiet).data.entries}
     assert entries[("task_mass", "[x,x]")] == pytest.approx(2.412964, abs=5e-7)
     assert entries[("task_gravity", "[z]")] == pytest.approx(40.34711, abs=5e-6)
     assert entries[("ik_jacobian", "[th1b,y]")] == pytest.approx(1.210992, abs=5e-7)
     assert ("task_mass", "[x,y]") not in entries and ("task_gravity", "[x]") not in entries
     assert entries[("actuator_mass", "[th1a,th1a]")] > 0
     found = workspace(dumps(samples.load("irsbot2")), {"points": 3, "ranges": {"x": [-0.1, 0.1]}}, quiet, quiet)
-    assert found.data["axes"] == ["x", "z"] and list(found.data["first"]) == [-0.1, 0.0, 0.1]
+    assert found.data.axes == ["x", "z"] and list(found.data.first) == [-0.1, 0.0, 0.1]
 
 
 @pytest.mark.slow  # a 0.2 s integration, the limbs' inverse kinematics at every right-hand side

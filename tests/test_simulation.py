@@ -309,7 +309,7 @@ def test_initial_velocities_from_the_command_line(tmp_path, capsys):
     assert main(["simulate", path, "--t-end", "0.3", "--velocity", "theta1=6", "--quiet", "--out", str(out)]) == 0
     table = pandas.read_csv(out)
     reference = simulate(samples.load("four_bar"), 0.3, velocities=np.array([6.0]))
-    assert table["theta1_dot [rad/s]"].iloc[0] == 6.0
+    assert table["d_theta1 [rad/s]"].iloc[0] == 6.0
     assert np.allclose(table["theta1 [rad]"], reference.q[:, 0], rtol=0, atol=1e-12)
     assert main(["simulate", path, "--t-end", "0.3", "--velocity", "theta2=1", "--quiet"]) == 2
     assert "'theta2' is not an independent coordinate (theta1)" in capsys.readouterr().err
@@ -318,7 +318,7 @@ def test_initial_velocities_from_the_command_line(tmp_path, capsys):
     rpm = tmp_path / "rpm.csv"  # 57.2957795130823 rpm is 6 rad/s to the last bit
     assert main(["simulate", path, "--t-end", "0.3", "--velocity", "theta1=57.29577951308232 rpm", "--quiet",
                  "--out", str(rpm)]) == 0  # fmt: skip
-    assert pandas.read_csv(rpm)["theta1_dot [rad/s]"].iloc[0] == pytest.approx(6.0, rel=1e-15)
+    assert pandas.read_csv(rpm)["d_theta1 [rad/s]"].iloc[0] == pytest.approx(6.0, rel=1e-15)
     assert main(["simulate", path, "--t-end", "0.3", "--velocity", "theta1=6 m/s", "--quiet"]) == 2
     assert "velocities: theta1: is a velocity, where an angular velocity is expected" in capsys.readouterr().err
 

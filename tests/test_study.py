@@ -113,7 +113,10 @@ def test_the_sweep_command_writes_parquet_and_csv_with_provenance(tmp_path, caps
     unit = f"{name} [m]"  # the varied parameter names its unit
     assert table.column(unit).to_pylist() == [0.5, 1.0, 1.5] and table.column("dp_rank").to_pylist() == [6, 6, 6]
     provenance = json.loads(table.schema.metadata[b"provenance"])
-    assert provenance["analysis"] == "basepar" and provenance["points"] == 3
+    assert provenance["analysis"] == "base_parameters" and provenance["points"] == 3  # the old name is read
+    assert provenance["notes"] == [
+        "'basepar' is read as 'base_parameters' (the name of the window and the jobs), with its old defaults"
+    ]
     assert main([*args, "--out", str(tmp_path / "study.csv")]) == 0
     lines = [line for line in (tmp_path / "study.csv").read_text().splitlines() if not line.startswith("#")]
     rows = list(csv.DictReader(lines))

@@ -38,7 +38,7 @@ def test_blocks_lists_the_blocks_and_checks_the_initial_accelerations(capsys):
         *["xB", "yB", "zB", "psiB", "thetaB", "phiB"],
     ]
     assert "slider_spring: JointLaw" in out and "buoyancy: PointLoad" in out
-    assert "p_ddot = -1.99457306" in out  # the sample's description: p̈ = −1.994573 m/s²
+    assert "dd_p = -1.99457306" in out  # the sample's description: p̈ = −1.994573 m/s²
     difference = float(out.rsplit("max |difference| ", 1)[1].split()[0])
     assert difference < 1e-13
     assert main(["blocks", sample_file("four_bar")]) == 0
@@ -55,7 +55,7 @@ def test_blocks_cross_checks_a_run_and_writes_the_error_series(tmp_path, capsys)
     coordinates = float(next(line for line in text.splitlines() if line.split()[0] == "coordinates").split()[1])
     assert 0 < coordinates < 1e-8
     table = pandas.read_csv(out_file)
-    assert {"error:theta1 [rad]", "error:theta2_dot [rad/s]", "energy_balance [J]", "com.x [m]"} <= set(table)
+    assert {"error:theta1 [rad]", "error:d_theta2 [rad/s]", "energy_balance [J]", "com.x [m]"} <= set(table)
     largest = np.abs(table[["error:theta1 [rad]", "error:theta2 [rad]"]].to_numpy()).max()
     assert largest == pytest.approx(coordinates, rel=1e-2)  # as printed, to 3 digits
 
@@ -75,14 +75,14 @@ def test_the_simulation_job_cross_checks_on_request():
     options = {"t_end": 0.5, "samples": 11, "cross_check": True, "method": "DOP853", "rtol": 1e-10, "atol": 1e-12}
     reported = []
     result = simulation(dumps(model), options, lambda f, m: reported.append((f, m)), lambda: False)
-    series = result.data["series"]
+    series = result.data.series
     assert "block-model cross-check" in result.title
     assert 0 < np.abs(series["error:theta2 [rad]"]).max() < 1e-9
-    assert result.data["cross_check"]["largest"]["error:theta2"] == np.abs(series["error:theta2 [rad]"]).max()
-    assert result.data["cross_check"]["provenance"]["method"] == "DOP853"
+    assert result.data.cross_check["largest"]["error:theta2"] == np.abs(series["error:theta2 [rad]"]).max()
+    assert result.data.cross_check["provenance"]["method"] == "DOP853"
     assert reported[-1][0] == 1.0 and any(m.startswith("block model") for _, m in reported)
     plain = simulation(dumps(model), {"t_end": 0.5, "samples": 11}, lambda f, m: None, lambda: False)
-    assert not [n for n in plain.data["series"] if n.startswith("error:")] and "cross_check" not in plain.data
+    assert not [n for n in plain.data.series if n.startswith("error:")] and plain.data.cross_check is None
 
 
 def test_a_failed_cross_check_keeps_the_simulation_and_says_why(monkeypatch):
@@ -95,7 +95,7 @@ def test_a_failed_cross_check_keeps_the_simulation_and_says_why(monkeypatch):
     options = {"t_end": 0.2, "samples": 5, "cross_check": True}
     result = simulation(dumps(samples.load("double_pendulum")), options, lambda f, m: None, lambda: False)
     assert "cross-check failed: joint 'balloon': its 3-2-1 Euler angle thetaB = 90°" in result.title
-    assert "gimbal lock" in result.data["cross_check"]["error"] and "theta1 [rad]" in result.data["series"]
+    assert "gimbal lock" in result.data.cross_check["error"] and "theta1 [rad]" in result.data.series
 
 
 def test_every_simulation_monitors_centre_of_mass_momentum_and_energy_balance():

@@ -123,9 +123,9 @@ def _close(a, b, scale=None):
 def test_the_four_bar_in_mm_moves_simulates_and_linearises_as_in_si(four_bars):
     si, mm = four_bars
     runs = [kinematics(dumps(m), {}, lambda *_: None, lambda: False).data for m in (si, mm)]
-    assert list(runs[0]["series"]) == list(runs[1]["series"])
-    for name, values in runs[0]["series"].items():
-        _close(values, runs[1]["series"][name])
+    assert list(runs[0].series) == list(runs[1].series)
+    for name, values in runs[0].series.items():
+        _close(values, runs[1].series[name])
     motions = [simulate(m, 0.5, samples=26) for m in (si, mm)]
     for (name, _, a), (_, _, b) in zip(motions[0].columns(), motions[1].columns(), strict=True):
         _close(a, b), name
@@ -218,7 +218,7 @@ def test_the_sla_written_in_engineering_units_loads_to_the_si_model_and_saves_as
 
 
 def _series(text: str, options: dict) -> dict[str, np.ndarray]:
-    data = kinematics(text, options, lambda *_: None, lambda: False).data["series"]
+    data = kinematics(text, options, lambda *_: None, lambda: False).data.series
     return {name: np.asarray(values, float) for name, values in data.items()}
 
 

@@ -17,7 +17,7 @@ from .models import chain_document
 from .registry import benchmark, row
 
 CHECK_TARGETS = {20_000: 10.0, 100_000: 60.0}  # bodies: CPU seconds of the whole command
-CHECK_MEMORY_MB = 500  # at 100 000 bodies
+CHECK_MEMORY_MB = {100_000: 500}  # bodies: peak resident megabytes of the whole command
 POINTS_TARGETS = {16_000: 1.0, 100_000: 5.0}  # points of one body: CPU seconds to load
 
 
@@ -32,6 +32,9 @@ def _check(states: int) -> list[dict]:
             wall, cpu, peak_mb = _command(["check", str(path)])
             name = f"check {bodies} bodies (CPU s per run)"
             rows.append(row(name, cpu, target, wall_s=wall, peak_mb=peak_mb, reference_method="target"))
+            if bodies in CHECK_MEMORY_MB:
+                memory = f"check {bodies} bodies (peak resident MB)"
+                rows.append(row(memory, peak_mb, CHECK_MEMORY_MB[bodies], unit="MB", reference_method="target"))
         for points, target in POINTS_TARGETS.items():
             document = chain_document(2)
             document["bodies"][0]["points"] |= {f"p{i}": [i * 1e-3, 0.0, 0.0] for i in range(points)}

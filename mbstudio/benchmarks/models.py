@@ -134,4 +134,4 @@ def talos(floating: bool = False):
     if folder is None:
         raise FileNotFoundError("example-robot-data is not installed: pip install example-robot-data")
     path = folder / "talos_data" / "robots" / "talos_full_v2.urdf"
-    return import_urdf(path, floating_base=floating).model, path
+    return import_urdf(path, floating_base=floating, ground=False).model, path  # the dynamics alone

@@ -224,7 +224,8 @@ def run(only: list[str] | None = None, states: int = 10_000) -> list[dict]:
 
 
 def format_table(rows: list[dict]) -> str:
-    """Per-state rows in µs; rows whose name says "(s per ...)" (whole runs, simulated seconds) in s. Each time
+    """Per-state rows in µs; rows whose name says "(s per ...)" (whole runs, simulated seconds) in s, rows with a
+    "unit" (a peak memory's MB) in it. Each time
     is the median with its interquartile range after "±"; the ratio's quartiles follow it, and a "?" after the
     verdict where they straddle the ratio it is judged by (1, or the target)."""
     header = (
@@ -233,7 +234,7 @@ def format_table(rows: list[dict]) -> str:
     )
     lines = [header + f" {'max |diff|':>10s}  reference"]
     for r in rows:
-        scale, unit = (1.0, "s") if "(s per" in r["name"] else (1e6, "µs")
+        scale, unit = (1.0, r["unit"]) if "unit" in r else (1.0, "s") if "(s per" in r["name"] else (1e6, "µs")
         ours, ref = scale * r["ours_s_per_state"], scale * r["reference_s_per_state"]
         spread = [f"{scale * r[k]:8.3g}" if k in r else " " * 8 for k in ("ours_iqr_s", "reference_iqr_s")]
         quartiles = "{:6.3f}-{:<6.3f}".format(*r["ratio_iqr"]) if "ratio_iqr" in r else " " * 13

@@ -22,6 +22,9 @@ COMMANDS = {
     "report": "the suspension report: kinematic curves against wheel travel as PDF, PNG or SVG, and CSV",
     "identify": "base parameters and friction of a real mechanism from a measured log, checked on a second log",
     "excite": "an exciting trajectory for identification: a Fourier series minimising cond(W_b) within limits",
+    "manoeuvre": "handling manoeuvres on Magic Formula tyres: cornering, step steer, sine with dwell, lane change",
+    "legged": "a legged robot (solo12) on the ground under joint PD control, standing or trotting",
+    "kc": "a suspension corner on a K&C rig: kinematics and compliance as CSV, a PDF report and JSON",
 }
 # one example per command, shown at the end of its --help (the samples' paths are those of a clone)
 EXAMPLES = {
@@ -33,7 +36,7 @@ EXAMPLES = {
     "kinematics": "mbstudio kinematics samples/sla_suspension.mbs --samples 101 --out series.csv --units deg,mm",
     "simulate": "mbstudio simulate samples/four_bar.mbs --t-end 2 --velocity theta1=6 --out run.csv",
     "basepar": "mbstudio basepar samples/sla_suspension.mbs --method all --json base.json",
-    "sweep": "mbstudio sweep samples/four_bar.mbs --vary L1=0.08:0.12:5 --analysis basepar --out study.csv",
+    "sweep": "mbstudio sweep samples/four_bar.mbs --vary L1=0.08:0.12:5 --analysis base_parameters --out study.csv",
     "linearize": "mbstudio linearize samples/slider_crank.mbs --out model.mat",
     "blocks": "mbstudio blocks samples/balloon.mbs --t-end 2",
     "import": "mbstudio import robot.urdf -o robot.mbs --fixed-base",
@@ -42,6 +45,9 @@ EXAMPLES = {
     "report": "mbstudio report samples/sla_suspension.mbs --out report.pdf",
     "identify": "mbstudio identify samples/double_pendulum.mbs --data log.csv --validate log2.csv",
     "excite": "mbstudio excite samples/double_pendulum.mbs --duration 10 --out traj.csv",
+    "manoeuvre": "mbstudio manoeuvre samples/vehicle_handling.mbs --kind step_steer --speed 20 --out step.csv",
+    "legged": "mbstudio legged --gait trot -o solo12_trot.mbs",
+    "kc": "mbstudio kc samples/sla_suspension_bushed.mbs --out kc.csv --report kc.pdf",
 }
 # commands that compute: each takes --quiet (no progress or notes on stderr) whether or not it reports progress
 COMPUTING = set(COMMANDS) - {"samples", "screenshot", "bench"}

@@ -1,6 +1,7 @@
 """`mbstudio basepar FILE --method dp|vp|symbolic|all [--digits N[,N...]] [--samples N] [--eliminate NAMES]
 [--json OUT]`: the base inertial parameters by Gautier's method in double and variable precision and by the
-symbolic method, side by side with the SVD ridge and where the routes disagree."""
+symbolic method, side by side with the SVD ridge and where the routes disagree. The defaults and limits are the
+window's and the studies' (jobs/options.py BaseParametersOptions)."""
 
 from __future__ import annotations
 
@@ -9,25 +10,34 @@ import sys
 
 from ..identification.pipeline import METHODS, BaseParameterRun, base_parameters
 from ..io.json_text import json_text
+from ..jobs.options import MAX_SAMPLES, BaseParametersOptions, digits_list, whole_number
 from ..model import check_outputs, load, write_atomic
+from .arguments import argument_type
+from .json_option import STDOUT, add_json_file, json_file
 from .progress import progress_printer
 
 SHOWN_DIFFERENCES = 10  # β entries listed per disagreeing pair of routes
 
 
+DEFAULT = BaseParametersOptions()
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a model file (.mbs)")
-    parser.add_argument("--method", choices=METHODS, default="all", help="which route(s) to run (default all)")
+    parser.add_argument(
+        "--method", choices=METHODS, default=DEFAULT.method, help=f"which route(s) to run (default {DEFAULT.method})"
+    )
     parser.add_argument(
         "--digits",
-        type=_digits,
-        default=[50],
+        type=argument_type(digits_list),
+        default=DEFAULT.digits,
         metavar="N[,N...]",
-        help="variable precision in decimal digits; a rising list runs a ridge study (default 50)",
+        help="variable precision in decimal digits, from 16 to 1000; a rising list runs a ridge study (default "
+        f"{','.join(map(str, DEFAULT.digits))})",
     )
     parser.add_argument(
         "--samples",
-        type=_positive_int,
+        type=argument_type(lambda text: whole_number("samples", text, 2, MAX_SAMPLES)),
         metavar="N",
         help="samples of the exciting trajectory (default: the trajectory's own)",
     )
@@ -38,28 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated parameters to eliminate (default: those the symbolic method "
         "eliminates when it runs, as the paper does)",
     )
-    parser.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
+    add_json_file(parser, "the results")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
-
-
-MAX_DIGITS = 1000  # 500 digits take seconds on the SLA; 100 000 would take days
-MAX_SAMPLES = 100_000
-
-
-def _digits(text: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
-    if min(values) < 16 or max(values) > MAX_DIGITS or values != sorted(set(values)):
-        raise argparse.ArgumentTypeError(f"{text!r}: digits must be from 16 to {MAX_DIGITS}, rising")
-    return values
-
-
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or not 2 <= int(text) <= MAX_SAMPLES:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number from 2 to {MAX_SAMPLES}")
-    return int(text)
 
 
 def _names(text: str) -> list[str]:
@@ -70,7 +60,7 @@ _progress = progress_printer()  # also identify's (commands/identify.py)
 
 
 def run(args: argparse.Namespace) -> int:
-    check_outputs([args.json], [args.file])  # before the work, not after
+    check_outputs([json_file(args)], [args.file])  # before the work, not after
     model = load(args.file)
     try:
         result = base_parameters(
@@ -84,7 +74,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mbstudio basepar: error: {exc}", file=sys.stderr)
         return 2
-    print(format_run(result))  # the table in either case: --json adds the file, it does not take the table away
+    if args.json == STDOUT:
+        print(json_text(result.to_json()).rstrip())
+        return 0
+    print(format_run(result))  # the table in either case: --json OUT adds the file, it does not take the table away
     if args.json:
         write_atomic(args.json, json_text(result.to_json()))
         print(f"written to {args.json}")

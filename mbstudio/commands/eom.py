@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..model import ModelError, check_outputs, load, write_all
 from ..symbolic import common_subexpressions, equations_of_motion, latex_fragment, python_module
+from .json_option import add_json, say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="substitute the document's inertial values instead of the symbols m1, mx1, ...",
     )
     parser.add_argument("--no-simplify", action="store_true", help="skip the trigonometric simplification")
+    add_json(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     check_outputs([p for p in outputs if p not in c_files], [args.file])  # before the work, not after
     model = load(args.file)
     written = {}
+    figures: dict = {"model": model.name}
     if c_files:
         from ..io.c_code import c_sources
 
@@ -68,15 +71,19 @@ def run(args: argparse.Namespace) -> int:
         cse = common_subexpressions(eom)
         files = {args.latex: latex_fragment, args.python: python_module}
         written |= {path: write(eom, cse) for path, write in files.items() if path}
-        print(summary(eom, cse))
+        figures |= equation_figures(eom, cse)
+        if not args.json:
+            print(summary(eom, cse))
     if c_files:
         Path(args.c).mkdir(parents=True, exist_ok=True)
         check_outputs(c_files, [args.file])
     write_all(written)  # every file or none
-    for path in c_files:
-        print(f"C: {path} ({len(written[path])} characters)")
+    lines = [f"C: {path} ({len(written[path])} characters)" for path in c_files]
     if args.numpy:
-        print(f"numpy: {args.numpy} ({len(written[args.numpy])} characters)")
+        lines.append(f"numpy: {args.numpy} ({len(written[args.numpy])} characters)")
+    figures["written"] = {path: len(text) for path, text in written.items()}  # the characters of each file
+    if args.json or lines:
+        say(args, figures, lines)
     return 0
 
 
@@ -101,6 +108,31 @@ def _c_paths(args: argparse.Namespace) -> list[str]:
 
     stem = c_stem(Path(args.file).stem)
     return [str(Path(args.c) / f"{stem}.h"), str(Path(args.c) / f"{stem}.c")]
+
+
+def equation_figures(eom, cse) -> dict:
+    """What the summary's table gives, for --json."""
+    blocks = {
+        block.name: {
+            "shape": list(block.shape),
+            "entries": len(block.entries),
+            "ops_before": block.ops_before,
+            "temporaries": len(block.temporaries),
+            "ops_after": block.ops_after,
+        }
+        for block in cse.blocks.values()
+    }
+    return {
+        "coordinates": eom.n,
+        "geometric_symbols": len(eom.geometric),
+        "inertial_symbols": len(eom.inertial),
+        "closed_loop": bool(eom.closed),
+        "matrices": blocks,
+        "ops_before": cse.ops_before,
+        "ops_after": cse.ops_after,
+        "seconds": {**eom.provenance["seconds"], "common_subexpressions": cse.seconds},
+        "notes": list(eom.notes),
+    }
 
 
 def summary(eom, cse) -> str:

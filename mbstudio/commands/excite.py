@@ -15,10 +15,11 @@ import numpy as np
 from .. import __version__
 from ..identification.excitation import optimise_excitation
 from ..identification.observation import FourierPath
-from ..identification.pipeline import model_hash
 from ..io.csv_text import CsvTable, csv_table, write_output
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load
+from ..model.hashing import model_hash
+from .json_option import add_json, say
 
 MAX_DURATION = 3600.0
 MAX_ROWS = 1_000_000
@@ -40,6 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-velocity", type=_positive, metavar="V", help="limit of every |q̇|, rad/s or m/s")
     parser.add_argument("--max-acceleration", type=_positive, metavar="A", help="limit of every |q̈|, rad/s² or m/s²")
     parser.add_argument("--evaluations", type=_count, default=2000, metavar="N", help="optimiser's budget (2000)")
+    add_json(parser)
 
 
 def _positive(text: str) -> float:
@@ -79,12 +81,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"mbstudio excite: error: {exc}", file=sys.stderr)
         return 2
     write_output(args.out, trajectory_csv(mech, found, args))
-    print(
+    figures = {
+        "model": model.name,
+        "condition_before": found.condition_before,
+        "condition_after": found.condition_after,
+        "duration": found.duration,
+        "evaluations": found.evaluations,
+        "seconds": found.seconds,
+        "cpu_seconds": found.cpu_seconds,
+        "base_parameters": found.kept,
+        "written": [args.out],
+    }
+    text = (
         f"{model.name}: cond(W_b) {found.condition_before:.4g} -> {found.condition_after:.4g} over "
         f"{found.duration:g} s ({found.evaluations} evaluations, {found.seconds:.1f} s, "
         f"{found.cpu_seconds:.1f} s CPU); "
         f"{len(found.kept)} base parameters; written to {args.out}"
     )
+    say(args, figures, [text])
     return 0
 
 

@@ -11,9 +11,11 @@ import sys
 from ..identification.identify import DEFAULT_DIGITS, FRICTION, Identification, identify
 from ..io.csv_text import write_output
 from ..io.identification_table import identification_text
+from ..jobs.options import MAX_DIGITS
 from ..model import check_outputs, load
-from .basepar import MAX_DIGITS, _progress
+from .basepar import _progress
 from .excite import _positive
+from .json_option import STDOUT, add_json_file, json_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="hold base parameters the log does not excite at the model's values instead of stopping",
     )
-    parser.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
+    add_json_file(parser, "the results")
     parser.add_argument("--csv", metavar="OUT", help="write the parameter table as CSV to OUT")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -65,7 +67,7 @@ def _digits(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     inputs = [args.file, args.data] + ([args.validate] if args.validate else [])
-    check_outputs([args.json, args.csv], inputs)  # before the work, not after
+    check_outputs([json_file(args), args.csv], inputs)  # before the work, not after
     model = load(args.file)
     try:
         result = identify(
@@ -83,10 +85,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"mbstudio identify: error: {exc}", file=sys.stderr)
         return 2
     document = result.to_json()
-    for path, fmt in ((args.json, "json"), (args.csv, "csv")):
+    for path, fmt in ((json_file(args), "json"), (args.csv, "csv")):
         if path:
             write_output(path, identification_text(document, fmt))
-    print(format_identification(result))
+    if args.json == STDOUT:
+        print(identification_text(document, "json").rstrip())
+    else:
+        print(format_identification(result))
     return 0
 
 
@@ -98,6 +103,7 @@ def format_identification(result: Identification) -> str:
         *(f"note: {note}" for note in result.notes),
         f"log {log.source}: {len(log.t)} samples at {log.rate:.6g} Hz; cut-off {s.cutoff_hz:.4g} Hz "
         f"(Butterworth order {s.order}, zero phase), every {s.decimation} kept: {result.estimate.samples} samples",
+        f"cut-off: {s.rule}",
         f"rank {result.rank} ({_decided(result)}); {result.estimate.method}, "
         f"cond {result.estimate.condition:.3g} (columns scaled)",
         *level_lines(result.precision_levels),

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     units = parse_units(args.units)
     options = {"trajectory": args.trajectory, "samples": args.samples}
     result = kinematics(dumps(load(args.file)), options, lambda fraction, message: None, lambda: False)
-    series, t = result.data["series"], result.data["t"]
+    series, t = result.data.series, result.data.t
     if args.json:  # stdout is the JSON object alone; a file asked for is written too
         print(time_series_text(result, "json", units).rstrip())
         if args.out:

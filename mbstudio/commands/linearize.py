@@ -14,12 +14,22 @@ The older --equilibrium (= --at equilibrium) and --json OUT (= --out OUT.json) s
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
 
 import numpy as np
 
 from ..io.display_units import UNITS_HELP, parse_units
-from ..io.state_space import FORMATS, family_document, in_display_units, model_document, save_state_space, summary
+from ..io.state_space import (
+    FORMATS,
+    family_document,
+    in_display_units,
+    model_document,
+    save_state_space,
+    state_space_file,
+    summary,
+)
 from ..kinematics import Mechanism
 from ..linear.equilibria import equilibrium_or_pose
 from ..linear.equilibrium import OperatingPoint, equilibrium, operating_point, parse_state
@@ -28,6 +38,7 @@ from ..linear.lpv import linear_family
 from ..linear.modes import modes
 from ..model import ModelError, check_outputs, load
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
+from .json_option import STDOUT, add_json_file, json_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,12 +82,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--schedule", metavar="NAME=a:b:n", help="a family over a coordinate or parameter, each at its own point"
     )
     parser.add_argument("--out", help="write the model (or family): " + ", ".join(f".{f}" for f in FORMATS))
-    parser.add_argument("--json", metavar="OUT", help="the same as --out OUT with a .json file")
+    add_json_file(parser, "the model (or family)")
     parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
-    outputs = [p for p in (args.out, args.json) if p]
+    outputs = [p for p in (args.out, json_file(args)) if p]
     check_outputs(outputs, [args.file])
     units = parse_units(args.units)
     model = load(args.file)
@@ -89,18 +100,25 @@ def run(args: argparse.Namespace) -> int:
     if start and at != "equilibrium":
         raise ModelError("--from", "applies to an equilibrium only", at, "--at auto or equilibrium with --from")
     inputs, outs = _names(args.inputs), _names(args.outputs)
-    if args.schedule:
-        document = _family(model, args.schedule, at, hold, inputs, outs)
+    text = io.StringIO()  # what the text says, printed unless --json asks for the model on stdout instead
+    with contextlib.redirect_stdout(text):
+        if args.schedule:
+            document = _family(model, args.schedule, at, hold, inputs, outs)
+        else:
+            lin = linearize(model, _point(model, at, hold, kinds, start), inputs, outs)
+            print(summary(model.name, lin))
+            print(found_text(lin.point))
+            document = model_document(lin)
+    if args.json == STDOUT:
+        print(state_space_file(in_display_units(document, units), "json").decode("utf-8").rstrip())
     else:
-        lin = linearize(model, _point(model, at, hold, kinds, start), inputs, outs)
-        print(summary(model.name, lin))
-        print(found_text(lin.point))
-        document = model_document(lin)
-    if args.json and not args.json.lower().endswith(".json"):
+        print(text.getvalue(), end="")
+    if json_file(args) and not args.json.lower().endswith(".json"):
         raise ModelError("--json", "must name a .json file", args.json, "model.json, or use --out")
     for path in outputs:
         save_state_space(in_display_units(document, units), path)
-        print(f"wrote {path}")
+        if args.json != STDOUT:
+            print(f"wrote {path}")
     return 0
 
 

@@ -23,6 +23,7 @@ from ..io.csv_text import numeric_table, write_output
 from ..io.display_units import UNITS_HELP, parse_units
 from ..jobs.tasks import Provenance, text_hash
 from ..model import ModelError, check_outputs, dumps, load
+from .json_option import add_json, say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--at", action="append", type=_value, default=[], metavar="AXIS=VALUE", help="fix one")
     parser.add_argument("--out", help="write the path's efforts or the map as CSV")
     parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
+    add_json(parser)
 
 
 def _count(text: str) -> int:
@@ -87,32 +89,44 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.file)
     start = time.perf_counter()
     pkm = ParallelMachine(model)
-    print(format_pkm(pkm_report(model, pkm)).lstrip())
+    report = pkm_report(model, pkm)
     if args.map:
-        return _map(pkm, args, start)
-    if args.trajectory:
-        return _path(pkm, args, start)
-    _at_pose(pkm)
+        figures, lines = _map(pkm, args, start)
+    elif args.trajectory:
+        figures, lines = _path(pkm, args, start)
+    else:
+        figures, lines = _at_pose(pkm)
+    say(args, {"machine": report, **figures}, [format_pkm(report).lstrip(), *lines])
     return 0
 
 
-def _at_pose(pkm: ParallelMachine) -> None:
-    """The task-space equations at the document's pose, at rest."""
+def _at_pose(pkm: ParallelMachine) -> tuple[dict, list[str]]:
+    """The task-space equations at the document's pose, at rest: (--json's figures, the text's lines)."""
     states = pkm.start
     eq = pkm.equations(states, np.zeros((1, len(pkm.axes))))
     held = pkm.inverse_dynamics(states, np.zeros((1, len(pkm.axes))), np.zeros((1, len(pkm.axes))))
     measures = pkm.mobility_measures(states)
     names = ", ".join(pkm.task_names)
-    print(f"at the document's pose, platform at {np.round(pkm.position0, 6).tolist()} m, task coordinates {names}:")
-    print(f"  M_t [kg] =\n{_matrix(eq.mass[0])}")
-    print(f"  W_t^grav [N] = {np.round(eq.bias[0], 6).tolist()}")
-    print(f"  J_IK [rad/m] =\n{_matrix(eq.ik_jacobian[0])}")
     efforts = ", ".join(f"{n} {u:.6g}" for n, u in zip(pkm.actuated, held.efforts[0], strict=True))
-    print(f"  efforts holding the platform at rest: {efforts}")
-    print(
+    lines = [
+        f"at the document's pose, platform at {np.round(pkm.position0, 6).tolist()} m, task coordinates {names}:",
+        f"  M_t [kg] =\n{_matrix(eq.mass[0])}",
+        f"  W_t^grav [N] = {np.round(eq.bias[0], 6).tolist()}",
+        f"  J_IK [rad/m] =\n{_matrix(eq.ik_jacobian[0])}",
+        f"  efforts holding the platform at rest: {efforts}",
         f"  cond(M_t) {measures['mass_condition'][0]:.4g}, dynamic manipulability "
-        f"{measures['dynamic_manipulability'][0]:.4g}, cond(J_IK) {measures['jacobian_condition'][0]:.4g}"
-    )
+        f"{measures['dynamic_manipulability'][0]:.4g}, cond(J_IK) {measures['jacobian_condition'][0]:.4g}",
+    ]
+    figures = {
+        "platform_position_m": pkm.position0,
+        "task_coordinates": list(pkm.task_names),
+        "mass_matrix": eq.mass[0],
+        "gravity_wrench": eq.bias[0],
+        "ik_jacobian": eq.ik_jacobian[0],
+        "holding_efforts": dict(zip(pkm.actuated, held.efforts[0], strict=True)),
+        **{name: values[0] for name, values in measures.items()},
+    }
+    return {"at_pose": figures}, lines
 
 
 def _matrix(m: np.ndarray) -> str:
@@ -124,38 +138,39 @@ def _provenance(pkm: ParallelMachine, method: str, options: dict, start: float) 
     return Provenance(text_hash(text), method, "float64", options, time.perf_counter() - start).to_json()
 
 
-def _path(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
+def _path(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> tuple[dict, list[str]]:
     path = platform_path(pkm, args.trajectory)
     result = path_dynamics(pkm, path, args.samples)
     columns = result.columns(pkm)
-    print(f"platform path '{path.name}': {len(result.t)} samples over {path.duration:g} s")
-    for name, unit, values in columns:
-        if name.startswith("u:"):
-            print(f"  {name:24s} min {values.min():12.6g}  max {values.max():12.6g}  [{unit}]")
+    lines = [f"platform path '{path.name}': {len(result.t)} samples over {path.duration:g} s"]
+    efforts = {name: (unit, values) for name, unit, values in columns if name.startswith("u:")}
+    lines += [f"  {n:24s} min {v.min():12.6g}  max {v.max():12.6g}  [{u}]" for n, (u, v) in efforts.items()]
+    ranges = {n: {"unit": u, "min": v.min(), "max": v.max()} for n, (u, v) in efforts.items()}
+    figures = {"path": {"name": path.name, "samples": len(result.t), "duration": path.duration, "efforts": ranges}}
     if args.out:
         options = {"trajectory": path.name, "samples": len(result.t)}
         provenance = _provenance(pkm, "pkm modular inverse dynamics (Müller 2021)", options, start)
         header, data = [f"{n} [{u}]" for n, u, _ in columns], np.column_stack([c[2] for c in columns])
         write_output(args.out, numeric_table(provenance, header, data, parse_units(args.units)))
-        print(f"  {len(columns)} columns x {len(result.t)} samples written to {args.out}")
-    return 0
+        lines.append(f"  {len(columns)} columns x {len(result.t)} samples written to {args.out}")
+    return figures | {"written": [args.out] if args.out else []}, lines
 
 
-def _map(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
+def _map(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> tuple[dict, list[str]]:
     grid = dict(args.map)
     if any(low is None for low, _, _ in grid.values()):
         sized = sized_grid(pkm, max(n for _, _, n in grid.values()), list(grid), dict(args.at))
         grid = {name: (*sized[name][:2], n) if low is None else (low, high, n) for name, (low, high, n) in grid.items()}
     found = workspace_map(pkm, grid, dict(args.at))
     reached = found.reachable
-    print(
+    lines = [
         f"workspace map over {found.axes[0]} x {found.axes[1]} ({reached.size} points, {reached.mean():.0%} reachable)"
         + "".join(f", {n} = {v:g} m" for n, v in found.fixed.items())
-    )
-    for key, (label, _) in QUANTITIES.items():
-        values = found.values[key][reached]
-        if values.size:
-            print(f"  {label}: {values.min():.4g} to {values.max():.4g}")
+    ]
+    ranges = {key: found.values[key][reached] for key in QUANTITIES}
+    ranges = {key: {"min": v.min(), "max": v.max()} for key, v in ranges.items() if v.size}
+    lines += [f"  {QUANTITIES[key][0]}: {r['min']:.4g} to {r['max']:.4g}" for key, r in ranges.items()]
+    figures = {"map": {"axes": list(found.axes), "points": reached.size, "reachable": reached.mean(), "ranges": ranges}}
     if args.out:
         first, second = np.meshgrid(found.first, found.second)
         header = [f"{found.axes[0]} [m]", f"{found.axes[1]} [m]"] + [f"{k} [{u}]" for k, (_, u) in QUANTITIES.items()]
@@ -163,5 +178,5 @@ def _map(pkm: ParallelMachine, args: argparse.Namespace, start: float) -> int:
         options = {"grid": grid, "at": found.fixed}
         provenance = _provenance(pkm, "pkm workspace map (Müller 2021)", options, start)
         write_output(args.out, numeric_table(provenance, header, data, parse_units(args.units)))
-        print(f"  {len(data)} points written to {args.out}")
-    return 0
+        lines.append(f"  {len(data)} points written to {args.out}")
+    return figures | {"written": [args.out] if args.out else []}, lines

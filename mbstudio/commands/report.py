@@ -17,6 +17,7 @@ from ..io.suspension_report import FORMATS, PAGE_UNITS, curves_csv, save_report,
 from ..jobs.tasks import suspension_report
 from ..model import ModelError, check_outputs, dumps, load
 from ..simulation.suspension import POINTS, TRAVEL
+from .json_option import add_json, say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--points", type=_count, default=POINTS, help=f"poses over the travel (default {POINTS})")
     parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP + " (the page: deg,mm)")
+    add_json(parser)
 
 
 def _length(text: str) -> float:
@@ -58,18 +60,37 @@ def run(args: argparse.Namespace) -> int:
     page = PAGE_UNITS if args.units is None else units
     options = {"measure": args.measure, "travel": args.travel, "points": args.points}
     result = suspension_report(dumps(load(args.file)), options, lambda *_: None, lambda: False)
-    curves, provenance = result.data["curves"], result.provenance.to_json()
-    print(summary(curves, page))
+    curves, provenance = result.data.curves, result.provenance.to_json()
     save_report(curves, provenance, args.out, page)
-    print(f"wrote {args.out}")
+    written = [args.out]
     if args.csv:
         write_output(args.csv, curves_csv(curves, provenance, units=units))
-        print(f"wrote {args.csv}")
+        written.append(args.csv)
         if curves.steer is not None:
             steer = str(Path(args.csv).with_suffix(".steer.csv"))
             write_output(steer, curves_csv(curves, provenance, "steer", units))
-            print(f"wrote {steer}")
+            written.append(steer)
+    say(args, {**figures(curves), "written": written}, [summary(curves, page), *(f"wrote {p}" for p in written)])
     return 0
+
+
+def figures(curves) -> dict:
+    """Each curve at the design position and over the travel, in SI, for --json."""
+    travel = curves.travel.x
+    design = {name: float(value) + 0.0 for name, (_, value) in curves.design.items()}  # + 0.0: no -0
+    named = {
+        name: {"unit": unit, "design": design.get(name), "min": float(min(v)) + 0.0, "max": float(max(v)) + 0.0}
+        for name, (unit, v) in curves.travel.curves.items()
+    }
+    return {
+        "model": curves.model,
+        "measure": curves.measure,
+        "poses": len(travel),
+        "wheel_travel_m": [float(travel[0]), float(travel[-1])],
+        "curves": named,
+        "stops": list(curves.stops),
+        "notes": list(curves.notes),
+    }
 
 
 def summary(curves, units=SI) -> str:

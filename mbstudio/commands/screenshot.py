@@ -53,7 +53,7 @@ def _render_3d(model, args) -> int:
     scene = Scene(plotter)
     scene.build(mech, mech.assemble(None, strict=False)[0], Path(args.file).parent)  # relative mesh files
     for problem in scene.problems:
-        print(f"mbstudio screenshot: {problem}", file=sys.stderr)
+        print(f"mbstudio screenshot: note: {problem}", file=sys.stderr)
     scene.camera(args.camera)
     plotter.screenshot(args.out)
     plotter.close()

@@ -13,15 +13,18 @@ from ..io.time_series import contacts_file, save_simulation
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load
 from ..simulation.run import ATOL as DEFAULT_ATOL
-from ..simulation.run import METHODS, Cancelled, initial_velocities, parse_velocities, simulate
+from ..simulation.run import CONTACT_MODELS, METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 from ..simulation.run import RTOL as DEFAULT_RTOL
 from ..simulation.stops import CONTACT_COLUMNS, contact_rows
+from .json_option import add_json, say
+from .progress import progress_printer
 
 # Bounds a person can reason about; beyond them a run would never end or only report rounding
 T_END_MAX = 1e6  # s
 SAMPLES_MAX = 1_000_000
 RTOL = (1e-14, 0.1)  # below 1e-14 scipy raises it itself: rounding, not accuracy
 ATOL = (1e-16, 1.0)
+_progress = progress_printer()  # in place on a terminal, one line per step elsewhere
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,8 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="an independent coordinate's rate at t = 0, in SI or with a unit (theta1=60rpm); repeat for several; "
-        "default: from rest",
+        help="an independent coordinate's rate at t = 0, in SI or with a unit (theta1=60rpm, or d_theta1=60rpm); "
+        "repeat for several; default: from rest",
     )
     parser.add_argument("--out", help="write the time series: .csv ('name [unit]' headers) or .npz")
     parser.add_argument("--contacts", metavar="OUT.csv", help="write the stops' impacts and contacts as a table")
@@ -72,7 +75,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="stop the run once it has taken this long (wall clock), with a message; default: no limit",
     )
+    parser.add_argument(
+        "--contact",
+        choices=CONTACT_MODELS,
+        default="compliant",
+        help="the contact elements as compliant forces (integrated by --method; the default) or rigid contacts "
+        "with restitution (Moreau's time stepping, trees only; docs/contact.md)",
+    )
+    parser.add_argument(
+        "--step",
+        type=bounded(1e-9, 1.0, "s"),
+        metavar="H",
+        help="--contact rigid: the longest time step [s] (default 0.001)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_json(parser)
 
 
 def bounded(low: float, high: float, unit: str = ""):
@@ -89,6 +106,21 @@ def bounded(low: float, high: float, unit: str = ""):
         return value
 
     return parse
+
+
+def velocity_pairs(pairs: list[str], kinds: dict[str, str], command: str) -> list[str]:
+    """--velocity's NAME=VALUE, NAME the coordinate; d_NAME, the rate's own name, is read as it is meant, and
+    NAME_dot, other programs' spelling, too, with a note on stderr."""
+    out = []
+    for pair in (p for text in pairs for p in text.split(",")):
+        name, sep, value = (x.strip() for x in pair.partition("="))
+        if name not in kinds and name.startswith("d_") and name[2:] in kinds:
+            name = name[2:]
+        elif name not in kinds and name.endswith("_dot") and name[:-4] in kinds:
+            name = name[:-4]
+            print(f"mbstudio {command}: note: --velocity: {name}_dot read as d_{name}, {name}'s rate", file=sys.stderr)
+        out.append(f"{name}{sep}{value}" if sep else pair)
+    return out
 
 
 def whole(low: int, high: int):
@@ -108,7 +140,10 @@ def _ensemble(args: argparse.Namespace, model, units: DisplayUnits) -> int:
     from ..simulation.ensemble import simulate_ensemble
 
     independent = Mechanism(model).independent
-    arguments, runs = read_runs(args.ensemble, model, independent)
+    notes: list[str] = []
+    arguments, runs = read_runs(args.ensemble, model, independent, notes)
+    for note in notes:
+        print(f"mbstudio simulate: note: --ensemble: {note}", file=sys.stderr)
     progress = None if args.quiet else _progress
     try:
         results = simulate_ensemble(
@@ -122,42 +157,44 @@ def _ensemble(args: argparse.Namespace, model, units: DisplayUnits) -> int:
             progress=progress,
         )
     except (Cancelled, RuntimeError) as exc:
-        print(f"mbstudio simulate: {exc}", file=sys.stderr)
+        print(f"mbstudio simulate: error: {exc}", file=sys.stderr)
         return 1
     if args.out:
         write_output(args.out, ensemble_file(results, runs, args.out.lower().rsplit(".", 1)[1], units))
     seconds = sum(r.provenance.seconds for r in results)
-    print(f"{model.name}: {len(results)} runs of {args.t_end:g} s simulated in {seconds:.3g} s, {args.method}")
-    for i, (inputs, r) in enumerate(zip(runs, results, strict=True)):
-        energy = r.total
-        print(f"  run {i}: {inputs or 'the document'}; energy change {abs(energy - energy[0]).max():.3g} J")
+    changes = [float(abs(r.total - r.total[0]).max()) for r in results]
+    lines = [f"{model.name}: {len(results)} runs of {args.t_end:g} s simulated in {seconds:.3g} s, {args.method}"]
+    lines += [
+        f"  run {i}: {inputs or 'the document'}; energy change {change:.3g} J"
+        for i, (inputs, change) in enumerate(zip(runs, changes, strict=True))
+    ]
     if args.out:
-        print(f"  {len(results)} runs x {len(results[0].t)} samples written to {args.out}")
+        lines.append(f"  {len(results)} runs x {len(results[0].t)} samples written to {args.out}")
+    figures = {
+        "model": model.name,
+        "t_end": args.t_end,
+        "method": args.method,
+        "seconds": seconds,
+        "runs": [{"inputs": inputs, "energy_change": c} for inputs, c in zip(runs, changes, strict=True)],
+        "written": [args.out] if args.out else [],
+    }
+    say(args, figures, lines)
     return 0
-
-
-def _progress(fraction: float) -> None:
-    print(f"\r{100 * fraction:5.1f} %", end="" if fraction < 1 else "\n", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.out and not args.out.lower().endswith((".csv", ".npz")):
-        print(f"mbstudio simulate: --out {args.out!r} must end in .csv or .npz", file=sys.stderr)
-        return 2
+        raise ModelError("--out", "must end in .csv or .npz", args.out, "a name such as run.csv or run.npz")
     if args.contacts and not args.contacts.lower().endswith(".csv"):
-        print(f"mbstudio simulate: --contacts {args.contacts!r} must end in .csv", file=sys.stderr)
-        return 2
+        raise ModelError("--contacts", "must end in .csv", args.contacts, "a name such as contacts.csv")
     check_outputs([args.out, args.contacts], [p for p in (args.file, args.ensemble) if p])  # before the work
     units = parse_units(args.units)
     model = load(args.file)
     if args.ensemble:
         return _ensemble(args, model, units)
     mech = Mechanism(model)
-    try:
-        velocities = initial_velocities(parse_velocities(args.velocity, mech.independent_kinds), mech.independent_kinds)
-    except ModelError as exc:
-        print(f"mbstudio simulate: {exc}", file=sys.stderr)
-        return 2
+    kinds = mech.independent_kinds
+    velocities = initial_velocities(parse_velocities(velocity_pairs(args.velocity, kinds, "simulate"), kinds), kinds)
     try:
         result = simulate(
             mech,
@@ -170,52 +207,82 @@ def run(args: argparse.Namespace) -> int:
             progress=None if args.quiet else _progress,
             check_accuracy=args.check_accuracy,
             budget=args.time_budget,
+            contact=args.contact,
+            step=args.step,
         )
     except (Cancelled, RuntimeError) as exc:
-        print(f"mbstudio simulate: {exc}", file=sys.stderr)
+        print(f"mbstudio simulate: error: {exc}", file=sys.stderr)
         return 1
     if args.out:
         save_simulation(result, args.out, units)
     if args.contacts:
         write_output(args.contacts, contacts_file(result))
-    p = result.provenance
-    energy = result.total
-    print(
-        f"{model.name}: {args.t_end:g} s simulated in {p.seconds:.3g} s (real-time factor "
+    say(args, _figures(model.name, args, result), _lines(model.name, args, result))
+    return 0
+
+
+def _figures(name: str, args: argparse.Namespace, result) -> dict:
+    """What --json prints: the run's figures, as the text gives them."""
+    p, energy = result.provenance, result.total
+    return {
+        "model": name,
+        "t_end": args.t_end,
+        "seconds": p.seconds,
+        "cpu_seconds": p.cpu_seconds,
+        "real_time_factor": args.t_end / p.seconds,
+        "method": p.method,
+        "rtol": p.rtol,
+        "atol": p.atol,
+        "rhs_evaluations": p.rhs_evaluations,
+        "residual_max": float(result.residual.max()),
+        "energy_start": float(energy[0]),
+        "energy_end": float(energy[-1]),
+        "energy_change": float(abs(energy - energy[0]).max()),
+        "energy_drift": result.energy_drift,
+        "model_sha256": p.model_hash,
+        "version": p.version,
+        "charts": [{"from": t, "independent": names} for t, names in p.charts],
+        "contacts": len(result.contacts),
+        "notes": list(result.notes),
+        "written": [path for path in (args.out, args.contacts) if path],
+    }
+
+
+def _lines(name: str, args: argparse.Namespace, result) -> list[str]:
+    p, energy = result.provenance, result.total
+    lines = [
+        f"{name}: {args.t_end:g} s simulated in {p.seconds:.3g} s (real-time factor "
         f"{args.t_end / p.seconds:.3g}; CPU {p.cpu_seconds:.3g} s), {p.method} rtol {p.rtol:g} atol {p.atol:g}, "
-        f"{p.rhs_evaluations} right-hand-side evaluations"
-    )
-    print(f"  constraint residual max {result.residual.max():.3g}")
-    print(
+        f"{p.rhs_evaluations} right-hand-side evaluations",
+        f"  constraint residual max {result.residual.max():.3g}",
         f"  energy: start {energy[0]:.9g} J, end {energy[-1]:.9g} J, largest change "
-        f"{abs(energy - energy[0]).max():.3g} J; energy balance drift {result.energy_drift:.2g} of its scale"
-    )
-    print(f"  model sha256 {p.model_hash[:16]}…, mbstudio {p.version}")
+        f"{abs(energy - energy[0]).max():.3g} J; energy balance drift {result.energy_drift:.2g} of its scale",
+        f"  model sha256 {p.model_hash[:16]}…, mbstudio {p.version}",
+    ]
     if len(p.charts) > 1:
         changes = "; ".join(f"from t = {t:.6g} s {', '.join(names)}" for t, names in p.charts[1:])
-        print(f"  independent coordinates {', '.join(p.charts[0][1])}; {changes}")
-    _print_contacts(result.contacts)
-    for note in result.notes:
-        print(f"  note: {note}")
+        lines.append(f"  independent coordinates {', '.join(p.charts[0][1])}; {changes}")
+    lines += _contact_lines(result.contacts)
+    lines += [f"  note: {note}" for note in result.notes]
     if args.out:
-        print(f"  {len(result.columns())} columns x {len(result.t)} samples written to {args.out}")
+        lines.append(f"  {len(result.columns())} columns x {len(result.t)} samples written to {args.out}")
     if args.contacts:
-        print(f"  {len(result.contacts)} contacts written to {args.contacts}")
-    return 0
+        lines.append(f"  {len(result.contacts)} contacts written to {args.contacts}")
+    return lines
 
 
 SHOWN_CONTACTS = 20
 
 
-def _print_contacts(contacts: list) -> None:
+def _contact_lines(contacts: list) -> list[str]:
     """The stops' contacts as a table, the first SHOWN_CONTACTS of them."""
     if not contacts:
-        return
+        return []
     kinds = ", ".join(f"{sum(c.kind == k for c in contacts)} {k}" for k in ("impact", "held", "compliant"))
-    print(f"  contacts of the stops: {len(contacts)} ({kinds})")
+    lines = [f"  contacts of the stops: {len(contacts)} ({kinds})"]
     rows = [list(CONTACT_COLUMNS), *contact_rows(contacts[:SHOWN_CONTACTS])]
     widths = [max(len(r[i]) for r in rows) for i in range(len(CONTACT_COLUMNS))]
-    for row in rows:
-        print("    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    lines += ["    " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     if len(contacts) > SHOWN_CONTACTS:
-        print(f"    ... and {len(contacts) - SHOWN_CONTACTS} more (--contacts OUT.csv writes them all)")
+        lines.append(f"    ... and {len(contacts) - SHOWN_CONTACTS} more (--contacts OUT.csv writes them all)")
+    return lines

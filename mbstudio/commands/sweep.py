@@ -1,5 +1,5 @@
-"""`mbstudio sweep FILE --vary NAME=a:b:n [--vary ...] --analysis basepar|kinematics|simulate|linearize [--digits N]
-[--samples N] [--t-end T] [--scheduler ADDRESS [--security FILE]] [--workers N] [--dashboard]
+"""`mbstudio sweep FILE --vary NAME=a:b:n [--vary ...] --analysis base_parameters|kinematics|simulation|linearization
+[--digits N] [--samples N] [--t-end T] [--scheduler ADDRESS [--security FILE]] [--workers N] [--dashboard]
 --out study.parquet|csv`: one analysis at every point of a grid of model parameters, each point a task on Dask (an
 embedded local cluster of processes by default, or the scheduler at ADDRESS), one row per point. The table is
 written as points finish, so a study stopped (Ctrl+C, SIGTERM) or failed leaves its finished points in it, the
@@ -21,8 +21,10 @@ from pathlib import Path
 from ..io.csv_text import sidecar, write_output
 from ..io.display_units import UNITS_HELP, parse_units
 from ..io.study_table import study_bytes, study_format, study_units
-from ..jobs.study import ANALYSES, NOT_RUN, Study, grids
+from ..jobs.study import ANALYSES, NOT_RUN, OLD_NAMES, Study, grids
 from ..model import check_outputs, load
+from .json_option import add_json, say
+from .progress import progress_printer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,11 +32,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--vary", action="append", required=True, metavar="NAME=a:b:n", help="a parameter's grid (repeatable)"
     )
-    parser.add_argument("--analysis", choices=list(ANALYSES), required=True, help="what to run at each point")
-    parser.add_argument("--digits", type=_whole, help="basepar: variable precision at this many digits")
-    parser.add_argument("--method", choices=("dp", "vp", "symbolic", "all"), help="basepar: the route(s)")
-    parser.add_argument("--samples", type=_whole, help="trajectory samples (basepar, kinematics) or outputs")
-    parser.add_argument("--t-end", type=_time, help="simulate: simulated time [s] (default 1)")
+    parser.add_argument(
+        "--analysis",
+        choices=[*ANALYSES, *OLD_NAMES],
+        required=True,
+        metavar="{" + ",".join(ANALYSES) + "}",
+        help="what to run at each point, with the window's defaults (the names basepar, simulate and linearize of "
+        "earlier versions are read, with the defaults they had)",
+    )
+    parser.add_argument("--digits", type=_whole, help="base_parameters: variable precision at this many digits")
+    parser.add_argument("--method", choices=("dp", "vp", "symbolic", "all"), help="base_parameters: the route(s)")
+    parser.add_argument("--samples", type=_whole, help="trajectory samples (base_parameters, kinematics) or outputs")
+    parser.add_argument("--t-end", type=_time, help="simulation: simulated time [s] (default 1)")
     parser.add_argument(
         "--scheduler", metavar="ADDRESS", help="a running Dask scheduler: tcp://HOST:PORT, or tls://HOST:PORT"
     )
@@ -50,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", required=True, help="the study table: .parquet or .csv")
     parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP)
+    add_json(parser)
 
 
 def _whole(text: str) -> int:
@@ -77,7 +87,11 @@ def run(args: argparse.Namespace) -> int:
     vary = grids(args.vary)
     options = {k: v for k, v in vars(args).items() if k in ("digits", "method", "samples", "t_end") and v is not None}
     study = Study(model, vary, args.analysis, options, args.scheduler, args.workers, args.security, args.dashboard)
-    print(f"{model.name}: {args.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}")
+    heading = f"{model.name}: {study.analysis} at {len(study.points)} points on {study.provenance()['scheduler']}"
+    if not args.json:
+        print(heading, flush=True)  # before the work: where it runs
+        for note in study.notes:
+            print(f"  note: {note}")
     _resume(study, args.out, fmt, units)
 
     named = study_units(model)
@@ -96,11 +110,17 @@ def run(args: argparse.Namespace) -> int:
         return _stopped(study, args.out, f"failed: {exc}", 1)
     if stop.signum is not None:
         return _stopped(study, args.out, f"stopped by {signal.Signals(stop.signum).name}", 128 + stop.signum)
-    print(file=sys.stderr)
     failed = [r for r in rows if r.get("error")]
-    print(f"  {len(rows)} rows written to {args.out}; {len(failed)} failed")
-    for r in failed[:5]:
-        print(f"  failed at {_where(r, vary)}: {r['error']}")
+    lines = [f"  {len(rows)} rows written to {args.out}; {len(failed)} failed"]
+    lines += [f"  failed at {_where(r, vary)}: {r['error']}" for r in failed[:5]]
+    figures = {
+        "model": model.name,
+        "analysis": args.analysis,
+        "points": len(rows),
+        "failed": [{**{k: r[k] for k in vary}, "error": r["error"]} for r in failed],
+        "written": [args.out],
+    }
+    say(args, figures, lines)
     return 0 if len(failed) < len(rows) else 1  # a study whose every point failed has no result
 
 
@@ -138,8 +158,11 @@ def _previous(out: str, fmt: str) -> tuple[dict, list[dict]]:
     return about["provenance"], [{k: v or None for k, v in zip(lines[0], cells, strict=True)} for cells in lines[1:]]
 
 
+_say = progress_printer()  # in place on a terminal, one line per step elsewhere
+
+
 def _progress(done: int, total: int) -> None:
-    print(f"\r{done}/{total} points", end="", file=sys.stderr, flush=True)
+    _say(done / total if total else 1.0, f"{done}/{total} points")
 
 
 def _with_link(study: Study):
@@ -158,7 +181,8 @@ def _with_link(study: Study):
 
 def _stopped(study: Study, out: str, how: str, code: int) -> int:
     """Say what the table holds: the points done, and the first of those not run."""
-    print(file=sys.stderr)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)  # ends the progress line rewritten in place
     if not study.futures:  # stopped while the cluster started: no point was sent, no table written
         print(f"mbstudio sweep: the study {how} before its first point; nothing written", file=sys.stderr)
         return code

@@ -1,5 +1,5 @@
 """`mbstudio import ROBOT.urdf|MODEL.xml -o OUT.mbs [--package-path DIR ...] [--fixed-base] [--repair-inertias]
-[--snap-angles]`: a
+[--snap-angles] [--no-ground]`: a
 mechanism from URDF or MJCF (told apart by the file's root element) as a model file."""
 
 from __future__ import annotations
@@ -41,12 +41,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="URDF: make joint origin angles within 1e-5 rad of a multiple of π/4 exact (1.5708 -> π/2); by default "
         "they are kept as written and named in a note",
     )
+    parser.add_argument(
+        "--no-ground",
+        action="store_true",
+        help="leave out the ground plane and the contacts a floating robot gets from its collision geometry (by "
+        "default it lands on a plane under its lowest collision geometry; the notes state the contact's defaults)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object: the counts and the notes")
 
 
 def run(args: argparse.Namespace) -> int:
     check_outputs([args.out], [args.file])
-    result = import_mechanism(args.file, args.package_path, not args.fixed_base, args.repair_inertias, args.snap_angles)
+    result = import_mechanism(
+        args.file, args.package_path, not args.fixed_base, args.repair_inertias, args.snap_angles, not args.no_ground
+    )
     write_atomic(args.out, dumps(result.model))
     model = result.model
     dof = sum(len(j.coordinates) for j in model.joints if not j.cut)

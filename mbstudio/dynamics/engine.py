@@ -11,9 +11,11 @@ The graph keeps the algorithms' structure (docs/architecture.md, principle 11), 
 model's: the recursive algorithms are traced on scalar symbols into small functions of their own (a tree's forward
 dynamics by the articulated-body algorithm, O(n); for closed loops the loop equations with their sparse Jacobian,
 the mass matrix by the composite-rigid-body algorithm and one inverse-dynamics pass), and the closed-loop
-projection joins them in a graph of matrix symbols (CasADi MX) whose solves are sparse factorisation nodes
-(QR of the dependent columns of Φ_q, whose block structure independent loops keep; LDLᵀ of Rᵀ M R), which CasADi
-writes as C. Nothing is eliminated symbolically. The same assembly on scalar symbols with symbolic solves
+projection joins them in a graph of matrix symbols (CasADi MX) whose solves are factorisation nodes, which CasADi
+writes as C: the dependent columns of Φ_q split into the blocks of independent loops (`loop_blocks`: a vehicle's
+corners), each factorised alone, a small one by straight-line Householder QR whose factors serve both the velocity
+map R and the acceleration bias; LDLᵀ of Rᵀ M R, R keeping its structural zeros (`rigid_columns`).
+Nothing is eliminated symbolically. The same assembly on scalar symbols with symbolic solves
 (`Engine.symbolic`) serves the exports that need plain expressions, built only when asked for.
 
 The state equation carries all tree coordinates q in its state, next to q̇_ind (a ball or free joint's
@@ -50,6 +52,7 @@ from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.errors import AssemblyError
 from ..numerics.compiled import Native, Traced, cached_functions, engine_key, is_external, symbols, to_sparse_sx, to_sx
+from ..numerics.small_solves import householder_factor, householder_solve
 from .forces import AppliedForces, gravity_potential
 from .forward_dynamics import forward_dynamics
 from .inverse_dynamics import inverse_dynamics
@@ -57,11 +60,18 @@ from .mass_matrix import mass_matrix
 from .spatial_tree import body_inertia, components, cross, spatial_dot
 
 NEWTON_ITERATIONS = 50
-NEWTON_STEPS = 3  # inside the state equation: from 1e-4 off, 1e-8, 1e-16, then a step at the rounding floor
+NEWTON_STEPS = 3  # inside the state equation, at most: from 1e-4 off, 1e-8, 1e-16, then one at the rounding floor
+# the steps after the first are skipped where max |Φ| is already within CLOSED times the length scale (a step from
+# there moves q by rounding): an integrator's prediction, within its local error of the loops, needs one step. The
+# first is always taken: its derivative is the projection onto the loops' tangent, which the skipped ones keep
+CLOSED = 1e-14
 # Beyond this many coordinates the C compiler's time dominates (it grows with the graph, linearly: a 100-link
 # chain's cold build takes about 22 s on two cores, Talos' about 10 s) and the numpy path serves: a 5 000-body
 # model is checked, not compiled.
 MAX_COORDINATES = 400
+# loop blocks of at most this many rows are solved by straight-line code; a larger one (loops sharing bodies) by
+# CasADi's sparse QR, whose work grows with its nonzeros where the straight-line code's grows as the cube
+SMALL_BLOCK = 12
 NATIVE = ("accelerations", "state_equation", "work_rate", "motion", "r_matrix", "closure", "series")
 
 
@@ -78,6 +88,7 @@ class Engine:
         self._closure, self._r, self._motion = calls["closure"], calls["r_matrix"], calls["motion_rows"]
         self._no_tau = np.zeros(self.mech.n)
         self.states = state_map(self.mech)  # the state's layout: quaternions and angular velocities for balls
+        self._plain = not self.states.carried and all(i == slot for i, slot in self.states.plain)
 
     @property
     def state_size(self) -> int:
@@ -91,7 +102,10 @@ class Engine:
 
     def unpack(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(q as integrated, before the loops are closed (K, n); q̇_ind (K, n_ind)) of states y (K, size)."""
-        return self.states.unpack(np.atleast_2d(np.asarray(y, float)), float_where)
+        y = np.atleast_2d(np.asarray(y, float))
+        if self._plain:  # y = (q, q̇_ind) as they are: a copy of each part
+            return y[:, : self.n].copy(), y[:, self.n :].copy()
+        return self.states.unpack(y, float_where)
 
     @functools.cached_property
     def traced(self) -> dict[str, casadi.Function]:
@@ -187,6 +201,34 @@ class Engine:
         """Φ_q[rows, dep] of the partition's rows and dependent coordinates at q (n,), in one native call."""
         phi, jac = self._closure(np.asarray(q, dtype=float))
         return jac.reshape(len(phi), len(self.mech.partition.dependent), order="F")
+
+    def smallest_singular_value(self, q: np.ndarray) -> float:
+        """σ_min of loop_block(q): the smallest over the loops' blocks (`loop_blocks`, filed with the engine),
+        whose singular values together are the whole block's, the blocks of one shape in one batched SVD (the
+        vehicle's 36 × 36 costs five times its eight blocks); inf without loops."""
+        return float(self.smallest_singular_values(np.asarray(q, dtype=float)[None])[0])
+
+    def smallest_singular_values(self, q: np.ndarray) -> np.ndarray:
+        """smallest_singular_value at each of the coordinates q (K, n), the K states' blocks in one batched SVD
+        per shape (a run's check points at once); each value is the one a single state's call gives."""
+        if not (self.mech.partition.rows and self.mech.partition.dependent):
+            return np.full(len(q), np.inf)
+        blocks = np.stack([self.loop_block(x).ravel() for x in q])
+        return np.min(
+            [np.linalg.svd(blocks[:, at], compute_uv=False).min(axis=(1, 2)) for at in self._block_entries], axis=0
+        )
+
+    @functools.cached_property
+    def _block_entries(self) -> list[np.ndarray]:
+        """For each shape of the loops' blocks, where their entries lie in loop_block's flattened array (blocks,
+        rows, columns)."""
+        p = self.mech.partition
+        rows, columns = len(p.rows), len(p.dependent)
+        blocks = self.compiled.metadata.get("blocks") or [[list(range(rows)), list(range(columns))]]
+        shapes: dict[tuple[int, int], list[np.ndarray]] = {}
+        for r, c in blocks:
+            shapes.setdefault((len(r), len(c)), []).append(np.asarray(r)[:, None] * columns + np.asarray(c)[None, :])
+        return [np.stack(same) for same in shapes.values()]
 
     def close_loops(self, q: np.ndarray, tol: float | None = None) -> tuple[np.ndarray, float]:
         """Newton on the dependent coordinates from q (n,), to `tol` (default 1e-12 per length scale); the
@@ -329,6 +371,7 @@ def _trace(text: str, partition: Partition | None, symbolic: bool = False) -> tu
     p = mech.partition
     fields = (p.independent, p.dependent, p.rows, p.rank, p.redundant_rows)
     metadata = {"partition": [[int(i) for i in f] if isinstance(f, tuple) else int(f) for f in fields]}
+    metadata["blocks"] = [[[int(r) for r in rows], [int(c) for c in columns]] for rows, columns, _ in graph.blocks]
     return graph.functions(), metadata
 
 
@@ -348,6 +391,7 @@ class _Pieces:
         self.rows = list(mech.partition.rows)
         self.t = casadi.SX.sym("t")
         self.q, self.qd, self.x = (symbols(name, n) for name in ("q", "qd", "x"))  # x: q̈ or τ
+        self._projected: dict[tuple, casadi.Function] = {}
 
     def _function(self, name: str, arguments: list, outputs: list[np.ndarray]) -> casadi.Function:
         return casadi.Function(name, [a[0] for a in arguments], [to_sparse_sx(o) for o in outputs], _MERGED)
@@ -380,17 +424,25 @@ class _Pieces:
         qdd = forward_dynamics(self.mech, q, qd, tau)[0]
         return self._function("forward_dynamics", [self.q, self.qd, self.x], [qdd])
 
-    @functools.cached_property
-    def inverse(self) -> casadi.Function:
-        """(q, q̇, q̈) -> τ of the tree, by the recursive Newton-Euler algorithm."""
-        q, qd, qdd = (x[1][None, :] for x in (self.q, self.qd, self.x))
-        tau = inverse_dynamics(self.mech, q, qd, qdd)[0]
-        return self._function("inverse_dynamics", [self.q, self.qd, self.x], [tau])
+    def projected_dynamics(self, pattern: casadi.Sparsity) -> casadi.Function:
+        """(q, q̇, q̈, F, R) -> (Rᵀ (F − τ), Rᵀ M R), R with the given sparsity: τ of the tree by the recursive
+        Newton-Euler algorithm, M (its structural zeros kept) by the composite-rigid-body algorithm, in one
+        function, so that the bodies' poses both trace from q are computed once (the common-subexpression
+        elimination merges them), and the products with R are straight-line code over their structural
+        nonzeros."""
+        key = (pattern.size1(), pattern.size2(), *map(tuple, pattern.get_triplet()))
+        if key not in self._projected:  # one per engine: the accelerations and the state equation share it
+            self._projected[key] = self._projected_dynamics(pattern)
+        return self._projected[key]
 
-    @functools.cached_property
-    def mass(self) -> casadi.Function:
-        """q -> M of the tree (its structural zeros kept), by the composite-rigid-body algorithm."""
-        return self._function("mass_matrix", [self.q], [mass_matrix(self.mech, self.q[1][None, :])[0]])
+    def _projected_dynamics(self, pattern: casadi.Sparsity) -> casadi.Function:
+        q, qd, qdd = (x[1][None, :] for x in (self.q, self.qd, self.x))
+        forces, R = casadi.SX.sym("F", self.mech.n), casadi.SX.sym("R", pattern)
+        tau, mass = inverse_dynamics(self.mech, q, qd, qdd)[0], mass_matrix(self.mech, q)[0]
+        rhs = casadi.mtimes(R.T, forces - to_sx(tau))
+        reduced = casadi.mtimes([R.T, to_sparse_sx(mass), R])
+        arguments = [self.q[0], self.qd[0], self.x[0], forces, R]
+        return casadi.Function("projected_dynamics", arguments, [rhs, reduced], _MERGED)
 
     @functools.cached_property
     def loops(self) -> casadi.Function:
@@ -398,6 +450,8 @@ class _Pieces:
         coordinates of its loop)."""
         q = self.q[1][None, :]
         phi, jac = self.mech.residual(q)[0][self.rows], self.mech.constraint_jacobian(q)[0][self.rows]
+        for r, row in enumerate(self.rows):
+            jac[r, rigid_columns(self.mech, row)] = 0.0
         return self._function("loop_equations", [self.q], [phi, jac])
 
     @functools.cached_property
@@ -435,11 +489,32 @@ class _Pieces:
         return casadi.Function("series_terms", arguments, [to_sparse_sx(o) for o in outputs], _MERGED)
 
     @functools.cached_property
-    def bias(self) -> casadi.Function:
-        """(q, q̇) -> Φ̈ at q̈ = 0 of the independent rows (the velocity-product terms)."""
+    def velocity_terms(self) -> casadi.Function:
+        """(t, q, q̇, τ) -> (Φ̈ at q̈ = 0 of the independent rows (the velocity-product terms), Q + τ as `forces`,
+        P_nc as `power`): one function, so that the motion they trace from (q, q̇) is computed once."""
+        q, qd, tau = (x[1][None, :] for x in (self.q, self.qd, self.x))
         st = self.mech.motion(self.q[1], self.qd[1])
         gamma = self.mech.constraints.acceleration_bias(st)[0][self.rows]
-        return self._function("acceleration_bias", [self.q, self.qd], [gamma])
+        t = np.array([self.t], dtype=object)
+        Q = self.applied.generalized(t, q, qd) + tau
+        power = self.applied.element_power(t, q, qd)[0][0] + (tau[0] * qd[0]).sum()
+        arguments = [self.t, self.q[0], self.qd[0], self.x[0]]
+        outputs = [to_sparse_sx(gamma), to_sparse_sx(Q[0]), power]
+        return casadi.Function("velocity_terms", arguments, outputs, _MERGED)
+
+
+def rigid_columns(mech: Mechanism, row: int) -> list[int]:
+    """The coordinates whose column of Φ_q is zero in the constraint row `row` whatever q: those on the path from
+    the ground to both bodies of its cut joint, which carry the joint's two frames together as one rigid body.
+    Every loop equation (a_i·d = 0, a_i·b_j = 0) is unchanged by a rigid motion of both frames, so its derivative
+    along them is zero; computed, it is rounding (1e-16), which would make the velocity map of a vehicle's
+    corners depend on the chassis' angles. A coupling row keeps its columns."""
+    joint = mech.constraints.rows[row][0]
+    if joint is None:
+        return []
+    support = mech.tree.support
+    a, b = (side.body for side in mech.constraints.sides[joint])
+    return sorted(set(support[a]) & set(support[b]))
 
 
 class _Graph:
@@ -451,39 +526,55 @@ class _Graph:
         self.n, self.k = pieces.mech.n, len(partition.independent)
         self.ind, self.dep = list(partition.independent), list(partition.dependent)
         self.states = state_map(pieces.mech)
-        order = self.ind + self.dep  # rows of (q_ind, q_dep) back to the tree's order
-        self.scatter = casadi.DM(casadi.Sparsity.triplet(self.n, self.n, order, list(range(self.n))), 1.0)
         self.symbolic = symbolic
+        self.blocks = loop_blocks(pieces.loops.sparsity_out(1), self.dep, self.ind) if self.dep else []
+        # the blocks' dependent coordinates, one block after the other, onto the tree's coordinates (n, dependent)
+        placed = [self.dep[c] for _, columns, _ in self.blocks for c in columns]
+        self.place = _selection(self.n, placed)
+        self.identity = _selection(self.n, self.ind)  # q̇_ind onto the tree's coordinates (n, k)
+        # each block's independent columns, one block after the other, from q̇_ind: (Σ columns, k)
+        self.pick = _selection(self.k, [i for *_, touched in self.blocks for i in touched]).T
 
     def solve(self, a, b, spd: bool = False):
         if self.symbolic:
             return casadi.solve(a, b)
         return casadi.solve(a, b, "ldl" if spd else "qr")
 
-    def _dependent_step(self, values) -> object:
-        """(n,) from values of the dependent coordinates, zero on the independent ones."""
-        return casadi.mtimes(self.scatter, casadi.vertcat(self.kind(self.k, values.shape[1]), values))
+    def _dependent_step(self, factorised: _Factorised, b) -> object:
+        """J_dep⁻¹ b on the dependent coordinates, zero on the independent ones (n,): solved loop block by loop
+        block."""
+        steps = [factorised.solve(k, b[rows]) for k, (rows, _, _) in enumerate(self.blocks)]
+        return casadi.mtimes(self.place, casadi.vertcat(*steps))
 
-    def velocity_map(self, jac):
-        """R = ∂q/∂q_ind from the rows' Jacobian: identity on the independents, −J_dep⁻¹ J_ind below."""
-        lower = -self.solve(jac[:, self.dep], jac[:, self.ind])
-        return casadi.mtimes(self.scatter, casadi.vertcat(casadi.DM.eye(self.k), lower))
+    def velocity_map(self, factorised: _Factorised):
+        """R = ∂q/∂q_ind from the rows' Jacobian: identity on the independents, −J_dep⁻¹ J_ind below, block by
+        block on the independent coordinates each loop block's rows touch, so that R keeps its structural zeros
+        (the products Rᵀ M R and R q̈_ind then skip them)."""
+        jac, ind = factorised.jac, self.ind
+        lower = [
+            -factorised.solve(k, jac[rows, [ind[i] for i in touched]])
+            if touched
+            else self.kind(len(columns), 0)  # a loop no independent coordinate moves
+            for k, (rows, columns, touched) in enumerate(self.blocks)
+        ]
+        coupled = casadi.mtimes([self.place, casadi.diagcat(*lower), self.pick])
+        return self.identity + coupled
 
     def accelerations(self, t, q, v, tau, jac=None) -> tuple:
-        """(q̈_ind, q̇, q̈) at the closed q: Rᵀ M R q̈_ind = Rᵀ (Q − τ_tree(q, q̇, a)), a the acceleration term,
-        and q̈ = R q̈_ind + a."""
+        """(q̈_ind, q̇, q̈, P_nc) at the closed q: Rᵀ M R q̈_ind = Rᵀ (Q − τ_tree(q, q̇, a)), a the acceleration term,
+        and q̈ = R q̈_ind + a; P_nc the power of the force elements beyond their potential's and of τ."""
         p = self.pieces
         if not self.dep:
             qdd = p.forward(q, v, p.forces(t, q, v, tau))
-            return qdd, v, qdd
-        jac = p.loops(q)[1] if jac is None else jac
-        R = self.velocity_map(jac)
+            return qdd, v, qdd, p.power(t, q, v, tau)
+        factorised = _Factorised(self, p.loops(q)[1] if jac is None else jac)  # one for the map and the bias
+        R = self.velocity_map(factorised)
         qd = casadi.mtimes(R, v)
-        a = self._dependent_step(self.solve(jac[:, self.dep], -p.bias(q, qd)))
-        rhs = casadi.mtimes(R.T, p.forces(t, q, qd, tau) - p.inverse(q, qd, a))
-        reduced = casadi.mtimes([R.T, p.mass(q), R])
+        gamma, forces, power = p.velocity_terms(t, q, qd, tau)
+        a = self._dependent_step(factorised, -gamma)
+        rhs, reduced = p.projected_dynamics(R.sparsity())(q, qd, a, forces, R)
         qdd = self.solve(reduced, rhs, spd=True)
-        return qdd, qd, casadi.mtimes(R, qdd) + a
+        return qdd, qd, casadi.mtimes(R, qdd) + a, power
 
     def functions(self) -> list[casadi.Function]:
         n, k, p, X = self.n, self.k, self.pieces, self.kind
@@ -491,12 +582,12 @@ class _Graph:
         qdd = self.accelerations(t, q, v, tau)[0]
         names = ["t", "q", "qd_ind", "tau"]
         accelerations = casadi.Function("accelerations", [t, q, v, tau], [qdd], names, ["qdd_ind"])
-        y_dot, closed, residual, qd, qdd_tree = self._state_equation(t, y, tau)
+        y_dot, closed, residual, qd, qdd_tree, power = self._state_equation(t, y, tau)
         state_equation = casadi.Function(
             "state_equation", [t, y, tau], [y_dot, closed, residual], ["t", "y", "tau"], ["y_dot", "q", "residual"]
         )
         work_rate = casadi.Function(  # the state equation with the power a CVODES run integrates alongside
-            "work_rate", [t, y, tau], [y_dot, p.power(t, closed, qd, tau)], ["t", "y", "tau"], ["y_dot", "power"]
+            "work_rate", [t, y, tau], [y_dot, power], ["t", "y", "tau"], ["y_dot", "power"]
         )
         motion = casadi.Function(  # a run's outputs: every tree coordinate's rates, evaluated over the samples
             "motion",
@@ -507,7 +598,7 @@ class _Graph:
         )
         if self.dep:
             phi, jac = p.loops(q)
-            R, dependent = self.velocity_map(jac), jac[:, self.dep]
+            R, dependent = self.velocity_map(_Factorised(self, jac)), jac[:, self.dep]
         else:
             phi, R, dependent = X(0, 1), X.eye(n), X(0, 0)
         r_matrix = casadi.Function("r_matrix", [q], [casadi.densify(R)], ["q"], ["R"])
@@ -517,19 +608,20 @@ class _Graph:
         return [accelerations, state_equation, work_rate, motion, r_matrix, closure, self.series()]
 
     def _state_equation(self, t, y, tau) -> tuple:
-        """(ẏ, closed q, max |Φ|, q̇, q̈) at the state y: Newton on the dependent coordinates from the integrated q,
+        """(ẏ, closed q, max |Φ|, q̇, q̈, P_nc) at the state y: Newton on the dependent coordinates from the integrated q,
         then q̇ = R q̇_ind, q̈_ind and q̈ = R q̈_ind + a; a carried orientation's state read back as ρ, ρ̇ first and its
         rates (the quaternion's, ω̇) written from them (kinematics/ball_states.py)."""
         n = self.n
         if not self.states.quaternions:
             closed, residual, jac = self._closed(y[:n])
-            qdd, qd, qdd_tree = self.accelerations(t, closed, y[n:], tau, jac)
-            return casadi.densify(casadi.vertcat(qd, qdd)), closed, casadi.densify(residual), qd, qdd_tree
+            qdd, qd, qdd_tree, power = self.accelerations(t, closed, y[n:], tau, jac)
+            return casadi.densify(casadi.vertcat(qd, qdd)), closed, casadi.densify(residual), qd, qdd_tree, power
         unpack, rate = self._ball_maps()
         q_state, v_state = unpack(y)
         closed, residual, jac = self._closed(q_state)
-        qdd, qd, qdd_tree = self.accelerations(t, closed, v_state, tau, jac)
-        return casadi.densify(rate(y, q_state, v_state, qd, qdd)), closed, casadi.densify(residual), qd, qdd_tree
+        qdd, qd, qdd_tree, power = self.accelerations(t, closed, v_state, tau, jac)
+        y_dot = casadi.densify(rate(y, q_state, v_state, qd, qdd))
+        return y_dot, closed, casadi.densify(residual), qd, qdd_tree, power
 
     def _ball_maps(self) -> tuple[casadi.Function, casadi.Function]:
         """The state map's unpack (y -> q, q̇_ind) and rates ((y, q, q̇_ind, q̇, q̈_ind) -> ẏ), traced on scalar
@@ -563,11 +655,92 @@ class _Graph:
         """NEWTON_STEPS Newton steps on the dependent coordinates from q: (closed q, max |Φ| there, Φ_q there)."""
         if not self.dep:
             return q, self.kind(1, 1), None
-        for _ in range(NEWTON_STEPS):
-            phi, jac = self.pieces.loops(q)
-            q = q - self._dependent_step(self.solve(jac[:, self.dep], phi))
         phi, jac = self.pieces.loops(q)
+        q = q - self._dependent_step(_Factorised(self, jac), phi)  # always: its derivative is the projection
+        phi, jac = self.pieces.loops(q)
+        if self.symbolic:
+            for _ in range(NEWTON_STEPS - 1):
+                q = q - self._dependent_step(_Factorised(self, jac), phi)
+                phi, jac = self.pieces.loops(q)
+            return q, casadi.mmax(casadi.fabs(phi)), jac
+        newton = self._newton()
+        closed = CLOSED * self.pieces.mech.length_scale
+        for _ in range(NEWTON_STEPS - 1):
+            q, phi, jac = newton(casadi.mmax(casadi.fabs(phi)) <= closed, q, phi, jac)
         return q, casadi.mmax(casadi.fabs(phi)), jac
+
+    def _newton(self) -> casadi.Function:
+        """(closed, q, Φ, Φ_q) -> (q, Φ, Φ_q) after one Newton step on the dependent coordinates, or as they
+        were where `closed` (a switch: the step's factorisations and the loops' evaluation are skipped)."""
+        q, phi = casadi.MX.sym("q", self.n), casadi.MX.sym("phi", len(self.pieces.rows))
+        jac = casadi.MX.sym("jac", self.pieces.loops.sparsity_out(1))
+        stepped = q - self._dependent_step(_Factorised(self, jac), phi)
+        names, out = ["q", "phi", "jac"], ["q_next", "phi_next", "jac_next"]
+        step = casadi.Function("newton_step", [q, phi, jac], [stepped, *self.pieces.loops(stepped)], names, out)
+        stay = casadi.Function("newton_closed", [q, phi, jac], [q, phi, jac], names, out)
+        return casadi.Function.if_else("newton", stay, step)
+
+
+class _Factorised:
+    """J_dep at one configuration, loop block by loop block, each block factorised once for all the solves with
+    it: the small ones by straight-line Householder code (numerics/small_solves.py), the larger ones, and the
+    symbolic graph's, by the graph's solve."""
+
+    def __init__(self, graph: _Graph, jac) -> None:
+        self.graph, self.jac, self._factors = graph, jac, {}
+
+    def solve(self, block: int, b):
+        """J_dep[block]⁻¹ b for b with the block's rows."""
+        graph = self.graph
+        rows, columns, _ = graph.blocks[block]
+        a = self.jac[rows, [graph.dep[c] for c in columns]]
+        if graph.symbolic or len(rows) > SMALL_BLOCK:
+            return graph.solve(a, b)
+        if block not in self._factors:
+            self._factors[block] = householder_factor(len(rows))(casadi.densify(a))
+        return householder_solve(len(rows), b.shape[1])(*self._factors[block], casadi.densify(b))
+
+
+def loop_blocks(pattern: casadi.Sparsity, dep: list[int], ind: list[int]) -> list[tuple]:
+    """The independent loops' blocks of Φ_q (the rows' Jacobian with its structural zeros): the connected parts
+    of the graph joining each row to the dependent coordinates it involves, each as (its rows, the positions of
+    its dependent coordinates in `dep`, the positions in `ind` of the independent ones its rows involve). A
+    vehicle's four corners give blocks of their own, so each is factorised alone. A part that is not square
+    (no unique solve alone) makes the whole one block."""
+    rows, columns = pattern.get_triplet()
+    parent = list(range(pattern.size1() + len(dep)))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    position = {c: k for k, c in enumerate(dep)}
+    for r, c in zip(rows, columns, strict=True):
+        if c in position:
+            parent[root(r)] = root(pattern.size1() + position[c])
+    parts: dict[int, tuple[list[int], list[int]]] = {}
+    for r in range(pattern.size1()):
+        parts.setdefault(root(r), ([], []))[0].append(r)
+    for k in range(len(dep)):
+        parts.setdefault(root(pattern.size1() + k), ([], []))[1].append(k)
+    if any(len(r) != len(c) for r, c in parts.values()):
+        parts = {0: (list(range(pattern.size1())), list(range(len(dep))))}
+    independent = {c: k for k, c in enumerate(ind)}
+    blocks = []
+    for part_rows, part_columns in parts.values():
+        members = set(part_rows)
+        touched = sorted(
+            {independent[c] for r, c in zip(rows, columns, strict=True) if r in members and c in independent}
+        )
+        blocks.append((part_rows, part_columns, touched))
+    return blocks
+
+
+def _selection(size: int, targets: list[int]) -> casadi.DM:
+    """(size, len(targets)): column k a one at row targets[k]."""
+    return casadi.DM(casadi.Sparsity.triplet(size, len(targets), targets, list(range(len(targets)))), 1.0)
 
 
 def _traced_where(x: np.ndarray, a: float, b: float) -> np.ndarray:

@@ -32,10 +32,13 @@ from ..io.display_units import DisplayUnits
 from ..io.imports import file_format
 from ..io.urdf_export import urdf_text
 from ..jobs import DONE, Job, text_hash
+from ..jobs.options import options_of
+from ..jobs.results import LinearFamilyResult
 from ..kinematics import Mechanism
 from ..kinematics.fast_assembly import FastAssembly
 from ..kinematics.mechanism import BranchChangeWarning
 from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, loads, write_all, write_atomic
+from ..simulation.contact_results import recorded_contacts, support
 from ..simulation.measures import applied_forces
 from . import menus
 from .editing.coordinates_panel import CoordinatesPanel, DrivingDialog, coordinate_range
@@ -53,6 +56,7 @@ from .results.bode_panel import BodePanel
 from .results.eom_table import EquationsTable
 from .results.family_panel import FamilyPanel
 from .results.identification_panel import IdentificationPanel
+from .results.kc_panel import KCPanel
 from .results.modes_panel import ModesPanel
 from .results.parameter_table import ParameterTable
 from .results.plots_panel import PlotsPanel
@@ -80,7 +84,9 @@ RESULT_PANELS = {
     "workspace": ("workspace",),
     "task_space_eom": ("eom_table",),
     "suspension_report": ("suspension",),
+    "kc_rig": ("kc",),
     "identification": ("identification",),
+    "manoeuvre": ("plots",),
 }
 MOTION_TASKS = ("kinematics", "simulation")
 DOCK_TITLE = 30  # px of a dock's title bar and frame
@@ -116,6 +122,7 @@ class MainWindow(QMainWindow):
         self.mode_animation = ModeAnimation(self.view.set_pose, self)
         self.workspace = WorkspacePanel()
         self.suspension = SuspensionPanel()
+        self.kc = KCPanel()
         self.identification = IdentificationPanel()
         self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
@@ -136,6 +143,7 @@ class MainWindow(QMainWindow):
                 ("lpv", "Linear family", self.lpv, area.BottomDockWidgetArea),
                 ("workspace", "Workspace map", self.workspace, area.BottomDockWidgetArea),
                 ("suspension", "Suspension report", self.suspension, area.BottomDockWidgetArea),
+                ("kc", "K&&C", self.kc, area.BottomDockWidgetArea),  # "&&": a tab takes "&" for a mnemonic
                 ("identification", "Identification", self.identification, area.BottomDockWidgetArea),
             )
         }
@@ -148,12 +156,12 @@ class MainWindow(QMainWindow):
         self.study = StudyPanel(lambda: self.document.model)
         self.docks["study"] = self._dock("study", "Parameter study", self.study, area.BottomDockWidgetArea)
         results = ("plots", "base_table", "parameter_table", "eom_table", "modes", "bode", "lpv", "workspace")
-        results += ("suspension", "identification", "study")
+        results += ("suspension", "kc", "identification", "study")
         for name in results:
             self.tabifyDockWidget(self.docks["ridge"], self.docks[name])
         self.docks["study"].hide()  # Analysis › Parameter Study… shows it
         # shown by their first result (a family, a workspace map): at 1200 px the other tabs keep their names
-        for name in ("lpv", "workspace", "suspension", "identification"):
+        for name in ("lpv", "workspace", "suspension", "kc", "identification"):
             self.docks[name].hide()
         self.docks["base_table"].raise_()
         self.setStatusBar(ElidingStatusBar())  # a long message ends in "…" before the indicators
@@ -420,7 +428,7 @@ class MainWindow(QMainWindow):
         self.tree.set_units(self.units, self.document.model)
         self.properties.set_units(self.units)
         # the parameter tables stay SI (their symbolic expressions are), each row naming its unit
-        panels = (self.plots, self.suspension, self.study, self.modes, self.bode, self.lpv, self.workspace)
+        panels = (self.plots, self.suspension, self.kc, self.study, self.modes, self.bode, self.lpv, self.workspace)
         for panel in (*panels, self.identification):
             panel.set_units(self.units)
 
@@ -431,34 +439,42 @@ class MainWindow(QMainWindow):
         self.view.scene.request_render()
 
     def show_forces(self, on: bool) -> int:
-        """View › Force Arrows: the springs' and point forces' arrows at the shown instant of the run (at the
-        document's pose, at rest, without one); the number of arrows."""
+        """View › Force Arrows: the springs', point forces' and contacts' arrows at the shown instant of the run
+        (at the document's pose, at rest, without one), with the contacts' support polygon and centre of
+        pressure; the number of arrows."""
         self._forces_on = on
         return self._draw_forces()
 
     def _draw_forces(self, frame: int | None = None) -> int:
         """Force arrows at sample `frame` of the shown run, or at the document's pose at rest (None)."""
         if not self._forces_on:
+            self.view.overlays.show_support(None, None)
             return self.view.overlays.show_forces(None)
-        t, q, qd = 0.0, self.q, np.zeros(len(self.q))
+        t, q, qd, recorded = 0.0, self.q, np.zeros(len(self.q)), {}
         if frame is not None:
             data = self.plots.result.data
-            t, q = float(data["t"][frame]), np.asarray(data["q"][frame], float)
-            rates = {name.split(" [")[0]: values for name, values in data["series"].items()}
-            qd = np.array([rates[f"{c}_dot"][frame] for c in data["coordinates"]], float)
-        return self.view.overlays.show_forces(applied_forces(self.mech, t, q, qd))
+            t, q = float(data.t[frame]), np.asarray(data.q[frame], float)
+            rates = {name.split(" [")[0]: values for name, values in data.series.items()}
+            qd = np.array([rates[f"d_{c}"][frame] for c in data.coordinates], float)
+            recorded = recorded_contacts(self.mech.model, data.series, frame)  # a rigid run's contact forces
+        stance = support(self.mech, t, q, qd, recorded)  # a legged robot's support polygon and centre of pressure
+        self.view.overlays.show_support(stance.polygon, stance.pressure_centre)
+        arrows = [
+            (name, *recorded.get(name, (point, force))) for name, point, force in applied_forces(self.mech, t, q, qd)
+        ]
+        return self.view.overlays.show_forces(arrows)
 
     def show_traces(self, on: bool) -> list[str]:
         """View › Traces: the paths of the point measures along the shown run; the measures traced."""
         shown = on and self.plots.result is not None
-        return self.view.overlays.show_traces(self.plots.result.data["series"] if shown else None)
+        return self.view.overlays.show_traces(self.plots.result.data.series if shown else None)
 
     def show_ghosts(self, on: bool, count: int = 6) -> int:
         """View › Ghosted Poses: translucent copies of the bodies at `count` instants of the shown run."""
         result = self.plots.result
-        if not on or result is None or result.data["coordinates"] != list(self.mech.coordinates):
+        if not on or result is None or result.data.coordinates != list(self.mech.coordinates):
             return self.view.overlays.show_ghosts(None)
-        q = np.asarray(result.data["q"], float)
+        q = np.asarray(result.data.q, float)
         return self.view.overlays.show_ghosts(q[np.linspace(0, len(q) - 1, count).round().astype(int)])
 
     # ------------------------------------------------------------------ drawing
@@ -584,11 +600,11 @@ class MainWindow(QMainWindow):
             return
         self.results.setdefault(job.model_hash, {})[job.task] = job
         self._show(job)
-        front = self.docks["lpv" if "family" in job.result.data else RESULT_PANELS[job.task][-1]]
+        front = self.docks["lpv" if isinstance(job.result.data, LinearFamilyResult) else RESULT_PANELS[job.task][-1]]
         front.show()
         front.raise_()
         ended = f"finished in {job.elapsed:.1f} s" if job.state == DONE else f"{job.message} after {job.elapsed:.1f} s"
-        notes = job.result.data.get("notes") or []  # a simulation's: limits passed that nothing enforces, ...
+        notes = job.result.notes  # a simulation's: limits passed that nothing enforces, ...
         self.statusBar().showMessage("; ".join([f"{job.title} {ended}", *notes]), 15000 if notes else 5000)
 
     def _show(self, job: Job) -> None:
@@ -602,7 +618,7 @@ class MainWindow(QMainWindow):
         """A frame of an animation or the time cursor, drawn if the motion belongs to this structure; the
         document's pose is not changed (moving a slider shows it again)."""
         data = self.plots.result.data
-        if data["coordinates"] == list(self.mech.coordinates):
+        if data.coordinates == list(self.mech.coordinates):
             self.view.set_pose(q)
             self._draw_forces(self.plots.index)
 
@@ -618,17 +634,17 @@ class MainWindow(QMainWindow):
     def _animate_mode(self, k: int) -> None:
         """A mode selected in the Modes panel: its shape in the 3D view, if it belongs to this structure."""
         data = self.modes.data if self.modes.result is not None else None
-        if k < 0 or data is None or data["coordinates"] != list(self.mech.coordinates):
+        if k < 0 or data is None or data.coordinates != list(self.mech.coordinates):
             self.mode_animation.stop()
             return
-        self.mode_animation.start(np.asarray(data["poses"], float)[k])
+        self.mode_animation.start(np.asarray(data.poses, float)[k])
 
     def _equilibrium_found(self, job: Job) -> None:
         """Analysis › Equilibrium…: the pose moves there as one undoable edit (or is only shown), and what was
         found is said: held forces, neutral directions, the modes' stability."""
-        values, summary = job.result.data["values"], job.result.data["summary"]
+        values, summary = job.result.data.values, job.result.data.summary
         current = job.model_hash == self.jobs.current_hash
-        if job.options.get("move", True) and current:
+        if options_of("equilibrium", job.options).move and current:
             self.document.set_pose({n: values[n] for n in self.mech.coordinates}, "Move to the equilibrium", drag=-1)
         elif current:
             self.view.set_pose(np.array([values[n] for n in self.mech.coordinates]))  # until the next edit or step
@@ -671,7 +687,7 @@ class MainWindow(QMainWindow):
     def _write_c(self, job: Job) -> None:
         folder = Path(job.options["folder"])
         try:
-            write_all({folder / name: text for name, text in job.result.data["files"].items()})
+            write_all({folder / name: text for name, text in job.result.data.files.items()})
         except ModelError as exc:
             QMessageBox.critical(self, "Cannot export", str(exc))
             return
@@ -734,9 +750,9 @@ class MainWindow(QMainWindow):
     def _install_import(self, job: Job) -> None:
         if not self.maybe_save():
             return
-        self.document.replace(loads(job.result.data["model"]), None)
+        self.document.replace(loads(job.result.data.model), None)
         self.view.scene.camera("isometric")
-        notes = job.result.data["notes"]
+        notes = job.result.data.notes
         self.statusBar().showMessage(f"Imported {job.options['path']}: {len(notes)} note(s)", 10000)
         if notes:  # not modal: what the import changed or left out, for the user to read and keep
             kind = "MJCF" if "MJCF" in job.result.provenance.method else "URDF"
@@ -748,14 +764,14 @@ class MainWindow(QMainWindow):
         """File › Export › Animation: the current run of the time histories, from the 3D view as shown, as GIF
         or MP4; frames render one per timer tick with a progress dialog, then encode in a worker thread."""
         result = self.plots.result
-        if result is None or result.data["coordinates"] != list(self.mech.coordinates):
+        if result is None or result.data.coordinates != list(self.mech.coordinates):
             QMessageBox.information(self, "Nothing to animate", "Run a kinematics or simulation job first.")
             return None
         if path is None:
             path, _ = QFileDialog.getSaveFileName(self, "Export animation", "motion.gif", "GIF (*.gif);;MP4 (*.mp4)")
             if not path:
                 return None
-        poses = np.asarray(result.data["q"], float)[frame_indices(np.asarray(result.data["t"], float), fps)]
+        poses = np.asarray(result.data.q, float)[frame_indices(np.asarray(result.data.t, float), fps)]
         try:
             export = AnimationExport(self.view.render_pose, poses, path, fps, self)
         except ModelError as exc:

@@ -7,6 +7,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox
 
 from .. import __version__, samples
+from ..jobs.options import BaseParametersOptions
 from .results.panel_parts import FORMAT_NAMES
 from .settings import recent_files
 
@@ -22,24 +23,17 @@ ASKED = (
     ("linearize_options", "&Linearise…", "linearization", None),
     ("workspace_options", "&Workspace Map…", "workspace", None),
     ("suspension_options", "Suspension &Report…", "suspension_report", None),
+    ("kc_options", "&K&&C…", "kc_rig", None),
     ("identify_options", "&Identify…", "identification", None),
+    ("manoeuvre_options", "&Manoeuvre…", "manoeuvre", None),
 )
-# Quick runs with fixed options: name, menu text, job, options
+# Quick runs with fixed options (the others the task's defaults, jobs/options.py): name, menu text, job, options
+DIGITS = " and ".join(map(str, BaseParametersOptions().digits))
 ANALYSES = (
     ("kinematics", "Kinematics along the First Trajectory", "kinematics", {}),
-    (
-        "basepar_all",
-        "Base Parameters: DP, VP at 30 and 50 Digits, Symbolic",
-        "base_parameters",
-        {"method": "all", "digits": [30, 50]},
-    ),
+    ("basepar_all", f"Base Parameters: DP, VP at {DIGITS} Digits, Symbolic", "base_parameters", {"method": "all"}),
     ("basepar_dp", "Base Parameters: Double Precision", "base_parameters", {"method": "dp"}),
-    (
-        "basepar_vp",
-        "Base Parameters: Variable Precision, 30 and 50 Digits",
-        "base_parameters",
-        {"method": "vp", "digits": [30, 50]},
-    ),
+    ("basepar_vp", f"Base Parameters: Variable Precision, {DIGITS} Digits", "base_parameters", {"method": "vp"}),
     ("basepar_symbolic", "Base Parameters: Symbolic", "base_parameters", {"method": "symbolic"}),
     ("simulate", "Simulate 1 s from Rest", "simulation", {"t_end": 1.0}),
     ("eom", "Symbolic Equations of Motion, Unsimplified", "symbolic_eom", {"simplify": False}),
@@ -57,6 +51,7 @@ EXPORTS = (
     ("lpv", "&Linear Family (LPV)", ("csv", "json", "mat", "npz", "png", "svg")),
     ("workspace", "&Workspace Map", ("csv", "json", "png", "svg")),
     ("suspension", "&Suspension Report", ("pdf", "png", "svg", "csv")),
+    ("kc", "&K&&C Report", ("pdf", "png", "svg", "csv")),
     ("identification", "I&dentification", ("csv", "json")),
 )
 ABOUT = """<h3>MB Studio {version}</h3>

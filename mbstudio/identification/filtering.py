@@ -1,14 +1,26 @@
 """The practitioner's signal chain before least squares (Gautier's scheme): zero-phase low-pass filtering of the
 positions, central differences for velocities and accelerations, and decimation with parallel filtering.
 
-Cut-off. Unless given, the positions' cut-off is CUTOFF_FACTOR times the motion's bandwidth, the frequency below
-which BANDWIDTH_SHARE of the (detrended, Hann-windowed) positions' power lies, largest over the coordinates, and at
-most MAX_CUTOFF_SHARE of the Nyquist frequency. So the filter leaves the motion alone (a 4th-order Butterworth
-run forwards and backwards passes a fifth of its cut-off with a gain of 1 − 1.3·10⁻⁶) and removes the encoders'
-quantisation and the noise that differentiation would raise by ω and ω².
+Cut-off. Unless given, the positions' cut-off is CUTOFF_FACTOR times the motion's bandwidth, at most
+MAX_CUTOFF_SHARE of the Nyquist frequency. The bandwidth is the larger of two, over the coordinates:
+- the positions': the frequency below which BANDWIDTH_SHARE of the (detrended, Hann-windowed) positions' power lies;
+- the velocities': the same share of the velocities' power once the noise is taken out of it. The velocities are
+  the logged ones when the log has them, else the positions' first differences, which see a continuously turning
+  joint (its unwrapped angle is a ramp whose fluctuations, where its dynamics live, the positions' spectrum hides
+  under the ramp's low frequencies). The noise is where the signal ends: its level is read in the top quarter of
+  the band (a log is sampled well above its motion), white for logged velocities, growing as sin²(π f Δt) for
+  differenced positions (an encoder's white quantisation noise differentiated), and its expected power is taken
+  out of every bin before the share is counted.
+So the filter leaves the motion alone (a 4th-order Butterworth run forwards and backwards passes a fifth of its
+cut-off with a gain of 1 − 1.3·10⁻⁶) and removes the encoders' quantisation and the noise that differentiation
+would raise by ω and ω². Where the cap binds, the motion reaches too close to the log's Nyquist frequency for
+accelerations to be rebuilt from positions alone: the settings say so (`capped`), and the report advises a faster
+rate or logged velocities.
 
-Differentiation. Second-order central differences of the filtered positions: their relative error at frequency f
-is about (2π f Δt)²/6, below 10⁻⁴ up to the cut-off at the sampling rates where the cut-off is a twentieth of it.
+Differentiation. Fourth-order central differences (five points) of the filtered positions: their relative error at
+frequency f is about (2π f Δt)⁴/30 for the velocity and /90 for the acceleration, 3·10⁻⁴ and 10⁻⁴ at a tenth of the
+sampling rate. With logged velocities, the velocities are filtered and differentiated once: no second difference
+raises the encoders' noise by ω².
 
 Decimation with parallel filtering. The torques hold the noise of the whole band; the columns of the observation
 matrix and the torques are low-pass filtered alike (the same zero-phase filter: W φ = τ stays true sample by sample,
@@ -39,6 +51,8 @@ ORDER = 4  # Butterworth order; run forwards and backwards it acts as order 8 wi
 CUTOFF_FACTOR = 5.0
 BANDWIDTH_SHARE = 0.99
 MAX_CUTOFF_SHARE = 0.5  # of the Nyquist frequency
+RAISE_STEP = 1.25  # the cut-offs tried above the rule's, each this factor above the last
+NOISE_BAND = 0.75  # the velocities' noise level is read above this share of the Nyquist frequency
 EDGE_PERIODS = 3.0
 MIN_ROWS_PER_UNKNOWN = 10
 MIN_SAMPLES_PER_UNKNOWN = 2
@@ -56,6 +70,10 @@ class FilterSettings:
     rule: str  # how the cut-off was chosen
     bandwidth_hz: float | None  # the motion's bandwidth found (None when the cut-off was given)
     nyquist_decimation: int = 0  # the step whose Nyquist frequency is the cut-off (0: the decimation)
+    position_bandwidth_hz: float | None = None  # the positions' share of power (None when the cut-off was given)
+    velocity_bandwidth_hz: float | None = None  # the velocities' share of power above their noise
+    capped: bool = False  # the cut-off is the cap, not CUTOFF_FACTOR × the bandwidth
+    velocities: str = "differenced positions"  # or "logged"
 
     @property
     def correlation(self) -> float:
@@ -80,7 +98,13 @@ class FilterSettings:
 
     def at_rate(self, rate_hz: float) -> FilterSettings:
         """The same cut-off and order for a log sampled at another rate (a validation log)."""
-        return settings(rate_hz, self.cutoff_hz, self.rule, self.bandwidth_hz)
+        again = settings(rate_hz, self.cutoff_hz, self.rule, self.bandwidth_hz)
+        return replace(
+            again,
+            position_bandwidth_hz=self.position_bandwidth_hz,
+            capped=self.capped,
+            velocity_bandwidth_hz=self.velocity_bandwidth_hz,
+        )
 
 
 def motion_bandwidth(positions: np.ndarray, rate_hz: float) -> float:
@@ -98,8 +122,72 @@ def motion_bandwidth(positions: np.ndarray, rate_hz: float) -> float:
     return float(found)
 
 
-def choose_settings(positions: np.ndarray, rate_hz: float, cutoff_hz: float | None = None) -> FilterSettings:
-    """The chain's settings for a log: the cut-off given, else by the rule of the module docstring."""
+@dataclass(frozen=True)
+class VelocitySpectrum:
+    """The velocities' periodogram (Hann window, detrended) split into the noise level read in the top of the band
+    and the signal above it, per coordinate: what the cut-off rule and `acceleration_error` read."""
+
+    frequencies: np.ndarray  # (F,) Hz
+    power: np.ndarray  # (F, n)
+    noise: np.ndarray  # (F, n) the noise's expected power in each bin
+
+    @property
+    def signal(self) -> np.ndarray:
+        return np.maximum(self.power - self.noise, 0.0)
+
+
+def velocity_spectrum(velocities: np.ndarray, rate_hz: float, differenced: bool) -> VelocitySpectrum:
+    """The spectrum of the velocities (N, n), the logged ones or (`differenced`) the positions' first differences
+    divided by the step: module docstring."""
+    x = scipy.signal.detrend(np.asarray(velocities, float), axis=0)
+    power = np.abs(np.fft.rfft(x * np.hanning(len(x))[:, None], axis=0)) ** 2
+    power[0] = 0.0
+    frequencies = np.fft.rfftfreq(len(x), 1.0 / rate_hz)
+    shape = np.sin(np.pi * frequencies / rate_hz) ** 2 if differenced else np.ones_like(frequencies)
+    top = (frequencies > NOISE_BAND * rate_hz / 2) & (frequencies < rate_hz / 2)
+    # an exponential distribution's median is ln 2 times its mean: the noise's level from the band's median
+    level = np.median(power[top] / shape[top, None], axis=0) / math.log(2) if top.any() else np.zeros(x.shape[1])
+    return VelocitySpectrum(frequencies, power, shape[:, None] * level[None, :])
+
+
+def velocity_bandwidth(velocities: np.ndarray, rate_hz: float, differenced: bool) -> float:
+    """The frequency below which BANDWIDTH_SHARE of the velocities' power above their noise lies, the largest over
+    the coordinates (module docstring); `differenced`: the velocities are the positions' first differences."""
+    spectrum = velocity_spectrum(velocities, rate_hz, differenced)
+    found = spectrum.frequencies[1]
+    for column in np.cumsum(spectrum.power - spectrum.noise, axis=0).T:
+        if column[-1] > 0:
+            found = max(found, spectrum.frequencies[np.searchsorted(column, BANDWIDTH_SHARE * column[-1])])
+    return float(found)
+
+
+def acceleration_error(spectrum: VelocitySpectrum, s: FilterSettings, logged: bool) -> dict:
+    """How far the accelerations the chain rebuilds are from the motion's, relative to their RMS, in the rows the
+    least squares see, per coordinate, from the velocities' spectrum. G = |H|², the zero-phase filter's gain, acts
+    twice: on the positions (or logged velocities) before differentiation, and on the rows (parallel filtering). So
+    the motion the first removes and the second keeps weighs (1 − G)² G² of the acceleration's signal power, and
+    the noise G⁴ of its power; an error far above the cut-off is gone from the rows."""
+    f = spectrum.frequencies
+    sos = scipy.signal.butter(s.order, s.cutoff_hz, fs=s.rate_hz, output="sos")
+    gain = np.abs(scipy.signal.sosfreqz(sos, worN=f, fs=s.rate_hz)[1]) ** 2
+    derivative = (2 * np.pi * f) ** 2  # from the velocities' power to the accelerations'
+    signal = (spectrum.signal * derivative[:, None]).sum(axis=0)
+    removed = (spectrum.signal * (derivative * ((1 - gain) * gain) ** 2)[:, None]).sum(axis=0)
+    passed = (spectrum.noise * (derivative * gain**4)[:, None]).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return {
+            "velocities": "logged" if logged else "differenced positions",
+            "relative": np.sqrt((removed + passed) / signal),
+            "from_filter": np.sqrt(removed / signal),
+            "from_noise": np.sqrt(passed / signal),
+        }
+
+
+def choose_settings(
+    positions: np.ndarray, rate_hz: float, cutoff_hz: float | None = None, velocities: np.ndarray | None = None
+) -> FilterSettings:
+    """The chain's settings for a log: the cut-off given, else by the rule of the module docstring (`velocities`:
+    the logged ones, if any)."""
     nyquist = rate_hz / 2
     if cutoff_hz is not None:
         if not 0 < cutoff_hz < nyquist:
@@ -107,13 +195,60 @@ def choose_settings(positions: np.ndarray, rate_hz: float, cutoff_hz: float | No
                 "cut-off", "is not below the log's Nyquist frequency", cutoff_hz, f"a frequency in (0, {nyquist:g}) Hz"
             )
         return settings(rate_hz, float(cutoff_hz), "given", None)
-    bandwidth = motion_bandwidth(positions, rate_hz)
-    cutoff = min(CUTOFF_FACTOR * bandwidth, MAX_CUTOFF_SHARE * nyquist)
+    by_positions = motion_bandwidth(positions, rate_hz)
+    logged = velocities is not None
+    rates = velocities if logged else np.diff(np.asarray(positions, float), axis=0) * rate_hz
+    spectrum = velocity_spectrum(rates, rate_hz, differenced=not logged) if len(rates) > 8 else None
+    by_velocities = velocity_bandwidth(rates, rate_hz, differenced=not logged) if spectrum is not None else 0.0
+    bandwidth = max(by_positions, by_velocities)
+    cap = MAX_CUTOFF_SHARE * nyquist
+    cutoff = min(CUTOFF_FACTOR * bandwidth, cap)
+    source = "velocities'" if by_velocities > by_positions else "positions'"
     rule = (
-        f"{CUTOFF_FACTOR:g} × the motion's bandwidth ({100 * BANDWIDTH_SHARE:g} % of the positions' power), "
-        f"at most {MAX_CUTOFF_SHARE:g} × the Nyquist frequency"
+        f"{CUTOFF_FACTOR:g} × the motion's bandwidth {bandwidth:.3g} Hz (the {source}: {100 * BANDWIDTH_SHARE:g} % "
+        f"of their power above the noise; positions {by_positions:.3g} Hz, "
+        f"{'logged' if logged else 'differenced'} velocities {by_velocities:.3g} Hz), at most "
+        f"{MAX_CUTOFF_SHARE:g} × the Nyquist frequency"
     )
-    return settings(rate_hz, cutoff, rule, bandwidth)
+    if CUTOFF_FACTOR * bandwidth > cap:
+        rule += (
+            f"; CAPPED at {cap:.3g} Hz: the motion reaches too close to the log's Nyquist frequency for accelerations "
+            "to be rebuilt from positions alone: log faster, or log the joints' velocities (columns d_<name>)"
+        )
+    chosen = settings(rate_hz, cutoff, rule, bandwidth)
+    if spectrum is not None and not CUTOFF_FACTOR * bandwidth > cap:
+        chosen = _raised(chosen, spectrum, cap, logged)
+    return replace(
+        chosen,
+        position_bandwidth_hz=by_positions,
+        velocity_bandwidth_hz=by_velocities,
+        capped=CUTOFF_FACTOR * bandwidth > cap,
+        velocities="logged" if logged else "differenced positions",
+    )
+
+
+def _raised(chosen: FilterSettings, spectrum: VelocitySpectrum, cap: float, logged: bool) -> FilterSettings:
+    """The cut-off raised (by steps of RAISE_STEP, up to `cap`) to where the rebuilt accelerations' error
+    (`acceleration_error`, the worst coordinate's) is lowest, when that is under half its value at the rule's
+    cut-off: a motion whose accelerations keep power up to several times its velocities' bandwidth (a crank
+    turning freely) loses less there than the wider band lets in of noise."""
+
+    def worst(cutoff: float) -> float:
+        error = acceleration_error(spectrum, replace(chosen, cutoff_hz=cutoff), logged)["relative"]
+        return float(np.nanmax(error)) if np.any(np.isfinite(error)) else math.inf
+
+    candidates = chosen.cutoff_hz * RAISE_STEP ** np.arange(
+        math.floor(math.log(cap / chosen.cutoff_hz, RAISE_STEP)) + 1
+    )
+    errors = [worst(c) for c in candidates]
+    best = int(np.argmin(errors))
+    if not errors[best] < 0.5 * errors[0]:
+        return chosen
+    rule = (
+        f"{chosen.rule}; raised to {candidates[best]:.4g} Hz, where the rebuilt accelerations are "
+        f"{100 * errors[best]:.2g} % off against {100 * errors[0]:.2g} % at {chosen.cutoff_hz:.4g} Hz"
+    )
+    return settings(chosen.rate_hz, float(candidates[best]), rule, chosen.bandwidth_hz)
 
 
 def settings(rate_hz: float, cutoff_hz: float, rule: str, bandwidth_hz: float | None) -> FilterSettings:
@@ -143,20 +278,43 @@ def lowpass(x: np.ndarray, s: FilterSettings) -> np.ndarray:
     return scipy.signal.sosfiltfilt(sos, x, axis=0, padtype="odd", padlen=min(len(x) - 1, s.edge))
 
 
-def derivatives(positions: np.ndarray, s: FilterSettings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Filtered positions, velocities and accelerations (N, n) from raw positions sampled at s.rate_hz. A
-    coordinate whose logged position never changes (a locked joint's encoder count) keeps it, at rest: exact
-    zeros, where the filter's rounding divided by the step squared would leave a noise that no parameter's
-    column should be mistaken for."""
+def derivatives(
+    positions: np.ndarray, s: FilterSettings, velocities: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Filtered positions, velocities and accelerations (N, n) from raw positions sampled at s.rate_hz (and the
+    logged velocities, when given: filtered alike and differentiated once). A coordinate whose logged position
+    never changes (a locked joint's encoder count) keeps it, at rest: exact zeros, where the filter's rounding
+    divided by the step squared would leave a noise that no parameter's column should be mistaken for."""
     q = lowpass(positions, s)
     step = 1.0 / s.rate_hz
-    qd = np.gradient(q, step, axis=0, edge_order=2)
-    qdd = np.empty_like(q)
-    qdd[1:-1] = (q[2:] - 2 * q[1:-1] + q[:-2]) / step**2
-    qdd[0], qdd[-1] = qdd[1], qdd[-2]  # inside the dropped edges
+    if velocities is None:
+        qd, qdd = central_difference(q, 1, step), central_difference(q, 2, step)
+    else:
+        qd = lowpass(velocities, s)
+        qdd = central_difference(qd, 1, step)
     still = np.ptp(positions, axis=0) == 0
     q[:, still], qd[:, still], qdd[:, still] = positions[:, still], 0.0, 0.0
     return q, qd, qdd
+
+
+# five-point central differences (fourth order), and the one-sided ones of the same order at the two first and last
+# samples (inside the dropped edges, but kept finite and close)
+_FIVE_POINT = {1: np.array([1, -8, 0, 8, -1]) / 12, 2: np.array([-1, 16, -30, 16, -1]) / 12}
+_ONE_SIDED = {1: np.array([-25, 48, -36, 16, -3]) / 12, 2: np.array([35, -104, 114, -56, 11]) / 12}
+
+
+def central_difference(x: np.ndarray, order: int, step: float) -> np.ndarray:
+    """The `order`-th derivative (1 or 2) of the samples x (N, ...) along the first axis, fourth-order accurate."""
+    if len(x) < 5:
+        raise ModelError("log", "has too few samples to differentiate", len(x), "at least 5 samples")
+    out = np.empty_like(x)
+    w = _FIVE_POINT[order]
+    out[2:-2] = sum(c * x[k : len(x) - 4 + k] for k, c in enumerate(w))
+    ends = _ONE_SIDED[order]
+    for k in range(2):
+        out[k] = sum(c * x[k + j] for j, c in enumerate(ends))
+        out[-1 - k] = sum(c * x[-1 - k - j] for j, c in enumerate(ends)) * (-1) ** order
+    return out / step**order
 
 
 def kept_samples(count: int, s: FilterSettings) -> np.ndarray:

@@ -38,13 +38,14 @@ import numpy as np
 import scipy.linalg
 
 from .. import __version__
-from ..dynamics.closed_loop import actuated_indices
+from ..dynamics.closed_loop import actuated_indices, reduced_mass_matrix
 from ..dynamics.force_laws import law_class
 from ..dynamics.forces import AppliedForces
 from ..dynamics.regressor import tree_regressor
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, ModelError
 from ..model.document import JointFriction
+from ..model.hashing import model_hash
 from ..progress import Cancel, Progress
 from ..progress import Stages as _Monitor
 from . import adequacy, filtering, precision_levels
@@ -52,7 +53,7 @@ from .estimation import Estimate, coordinate_residual_std, correlated_covariance
 from .gautier import BaseParameterResult
 from .logs import MeasuredLog, read_log
 from .observation import branch_guide, sample_states
-from .pipeline import base_parameters, model_hash
+from .pipeline import base_parameters
 
 FRICTION = ("viscous", "coulomb")
 FRICTION_PREFIX = {"viscous": "Fv_", "coulomb": "Fc_"}
@@ -79,6 +80,7 @@ class Observations:
     known_names: list[str]  # the known force elements, E
     replaced: list[str]  # the document's joint friction elements the identified friction replaces
     noise_floor: np.ndarray  # (n_ind,) the noise left in each coordinate's rows (`adequacy`)
+    accelerations: dict = field(default_factory=dict)  # how well the log's accelerations are rebuilt (`adequacy`)
 
     @property
     def t(self) -> np.ndarray:
@@ -168,6 +170,28 @@ class Identification:
         if self.physical is not None:
             for row, value in zip(out, self.physical["base_values"], strict=True):
                 row["physical_value"] = value
+        for row, partner in zip(out, self.strongest_correlations(), strict=True):
+            row["most_correlated"], row["correlation"] = partner
+        return out
+
+    def strongest_correlations(self) -> list[tuple[str | None, float | None]]:
+        """Per base parameter, the estimated parameter (base or friction) its estimate is most correlated with and
+        the correlation coefficient, from the covariance (None for a held parameter, or alone): what the log
+        cannot tell apart."""
+        labels = self.estimate.names
+        cov = np.asarray(self.estimate.covariance, float)
+        std = np.sqrt(np.diag(cov))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            correlation = cov / np.outer(std, std)
+        np.fill_diagonal(correlation, 0.0)
+        out: list[tuple[str | None, float | None]] = []
+        for name in self.names:
+            if name not in labels or len(labels) < 2:
+                out.append((None, None))
+                continue
+            row = np.nan_to_num(correlation[labels.index(name)])
+            k = int(np.argmax(np.abs(row)))
+            out.append((labels[k], float(row[k])))
         return out
 
     def to_json(self) -> dict:
@@ -242,7 +266,7 @@ def identify(
         base, w_vp = _base_parameters(model, digits, monitor)
     monitor.start("filtering the log and building the observation matrix")
     unknowns = base.rank + len(friction) * len(log.actuated)
-    settings = filtering.choose_settings(log.positions, log.rate, cutoff_hz)
+    settings = filtering.choose_settings(log.positions, log.rate, cutoff_hz, log.velocities)
     settings = settings.for_unknowns(unknowns, len(log.t), len(log.coordinates))
     obs = observations(mech, log, settings, friction, monitor)
     _check_sample_count(obs, unknowns)
@@ -301,12 +325,12 @@ def observations(
     """The log as equations at the kept samples: see the module docstring, step 3. The document's joint friction
     on a coordinate whose friction is identified is not known: the identified friction takes its place."""
     monitor = monitor or _Monitor(None, None, [1.0])
-    q_ind, qd_ind, qdd_ind = filtering.derivatives(log.positions, settings)
+    q_ind, qd_ind, qdd_ind = filtering.derivatives(log.positions, settings, log.velocities)
     guide = _assembled(mech, q_ind)
     known, replaced = known_elements(mech, log.actuated if friction else [])
     applied = AppliedForces(mech, known)
     actuated = actuated_indices(mech, log.actuated)
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("W", "F", "known", "R_a")}
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("W", "F", "known", "R_a", "q")}
     count = len(log.t)
     for first in range(0, count, CHUNK):
         monitor.within(0.8 * first / count, f"observation matrix: sample {first + 1} of {count}")
@@ -318,6 +342,7 @@ def observations(
         parts["W"].append(Rt @ tree_regressor(mech, q, qd, qdd))
         parts["known"].append(_known_columns(applied, log.t[part], q, qd, Rt))
         parts["R_a"].append(R[:, actuated, :])
+        parts["q"].append(q)
         parts["F"].append(_friction_columns(R[:, actuated, :], qd[:, actuated], friction))
     monitor.within(0.85, "parallel filtering and decimation")
     W, F, known_parts, R_a = (np.concatenate(parts[k]) for k in ("W", "F", "known", "R_a"))
@@ -325,6 +350,8 @@ def observations(
     measured = np.einsum("naj,na->nj", R_a, log.forces)
     y = measured + known_sum
     kept = filtering.kept_samples(count, settings)
+    floor = adequacy.noise_std(measured) * adequacy.filter_gain(settings)
+    rebuilt = acceleration_check(mech, log, settings, np.concatenate(parts["q"])[kept], qdd_ind[kept], y[kept], floor)
     filtered = {
         name: filtering.parallel_decimate(x, settings)
         for name, x in (("W", W), ("F", F), ("y", y), ("forces", log.forces), ("known", known_sum))
@@ -343,8 +370,58 @@ def observations(
         filtering.parallel_decimate(known_parts, settings),
         [e.name for e in known],
         replaced,
-        adequacy.noise_std(measured) * adequacy.filter_gain(settings),
+        floor,
+        rebuilt,
     )
+
+
+def acceleration_check(
+    mech: Mechanism,
+    log: MeasuredLog,
+    settings: filtering.FilterSettings,
+    q: np.ndarray,
+    qdd: np.ndarray,
+    y: np.ndarray,
+    floor: np.ndarray,
+) -> dict:
+    """How much the rebuilt accelerations' error (`filtering.acceleration_error`) weighs in each coordinate's
+    equation: through the model's reduced mass matrix at the kept samples, against the noise floor and beside the
+    inertial forces and the logged ones. A machine whose logged forces are a small difference of large inertial
+    forces (a crank turning freely) needs accelerations far more accurate than its forces' noise. Nothing for a
+    log too short to keep a sample (refused later, with its reason)."""
+    if not len(q):
+        return {}
+    logged = log.velocities is not None
+    rates = log.velocities if logged else np.diff(log.positions, axis=0) * log.rate
+    error = filtering.acceleration_error(filtering.velocity_spectrum(rates, log.rate, not logged), settings, logged)
+    M = reduced_mass_matrix(mech, q)
+    inertial = np.sqrt(np.mean(np.einsum("kji,ki->kj", M, qdd) ** 2, axis=0))
+    relative = np.nan_to_num(error["relative"])
+    torque_error = np.sqrt(np.mean(np.einsum("kji,ki->kj", M**2, (relative * qdd) ** 2), axis=0))
+    logged_rms = np.sqrt(np.mean(y**2, axis=0))
+    return {
+        "velocities": error["velocities"],
+        "coordinates": {
+            name: {
+                "relative_error": _finite(error["relative"][j]),
+                "from_filter": _finite(error["from_filter"][j]),
+                "from_noise": _finite(error["from_noise"][j]),
+                "inertial_rms": float(inertial[j]),
+                "logged_rms": float(logged_rms[j]),
+                "force_error": float(torque_error[j]),
+                "ratio_to_floor": _finite(torque_error[j] / floor[j]) if floor[j] > 0 else None,
+            }
+            for j, name in enumerate(log.coordinates)
+        },
+    }
+
+
+def _source(velocities: str) -> str:
+    return "logged velocities" if velocities == "logged" else velocities
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
 
 
 def known_elements(mech: Mechanism, identified: list[str]) -> tuple[list, list[str]]:
@@ -448,7 +525,7 @@ def estimate_base(
         obs.settings,
         information_factor=information,
         adequacy=fit,
-        notes=list(obs.log.notes) + _replaced_note(obs.replaced),
+        notes=list(obs.log.notes) + _replaced_note(obs.replaced) + acceleration_notes(obs),
     )
 
 
@@ -469,7 +546,32 @@ def adequacy_of_fit(obs: Observations, A: np.ndarray, y: np.ndarray, values: np.
     report = adequacy.adequacy_report(obs.log.coordinates, residual, obs.noise_floor, unknowns, len(y))
     if report["unexplained"] and obs.known_names:
         report["known_forces"] = known_force_check(obs, A, y)
+    report["accelerations"] = obs.accelerations
     return report
+
+
+def acceleration_notes(obs: Observations) -> list[str]:
+    """A note per coordinate whose rebuilt accelerations weigh more than its noise floor, with the way out."""
+    checks = obs.accelerations.get("coordinates", {})
+    notes = []
+    for name, c in checks.items():
+        ratio = c["ratio_to_floor"]
+        if ratio is None or ratio <= 1 or c["relative_error"] is None:
+            continue
+        notes.append(
+            f"'{name}': the accelerations rebuilt from the {_source(obs.accelerations['velocities'])} are "
+            f"{100 * c['relative_error']:.2g} % off ({100 * c['from_filter']:.2g} % of the motion cut by the filter, "
+            f"{100 * c['from_noise']:.2g} % noise let through); its inertial forces ({c['inertial_rms']:.3g} RMS, "
+            f"{c['inertial_rms'] / c['logged_rms']:.3g} times its logged forces) turn that into "
+            f"{c['force_error']:.3g}, "
+            f"{ratio:.3g} times its noise floor: the fit is limited by the accelerations, not by the forces"
+            + (
+                ". Log the joints' velocities (columns d_<name>), or log faster"
+                if obs.accelerations["velocities"] != "logged"
+                else ". Log faster, or with less velocity noise"
+            )
+        )
+    return notes
 
 
 def known_force_check(obs: Observations, A: np.ndarray, y: np.ndarray) -> dict:

@@ -6,6 +6,10 @@ comments. Columns:
   - one per independent coordinate of the model, named as in the model: its position (rad or m);
   - `tau_<coordinate>` per actuated coordinate (the model's `actuated`, else its independent coordinates): the
     actuator's force or torque (N·m for a revolute coordinate, N for a prismatic one).
+  - optionally `d_<coordinate>` per independent coordinate (all of them or none): its velocity as the drive
+    measures it (rad/s or m/s), named as `mbstudio simulate` writes it (`<coordinate>_dot`, other programs'
+    spelling, is read as `d_<coordinate>` with a note); the accelerations are then its derivative,
+    where positions alone need a second difference that raises the encoders' noise by ω².
 A header may carry a unit, `name [unit]` (`theta1 [deg]`, `tau_theta1 [N·m]`, `t [ms]`); values are converted to
 SI as units in model files are (model/units.py), and a unit of the wrong kind (mm for an angle) is refused. The
 time must rise at a constant step (within IRREGULAR_STEP); every value must be a finite number. Every problem is
@@ -33,11 +37,21 @@ from ..model.errors import ModelError
 from .observation import branch_guide
 
 TORQUE_PREFIX = "tau_"
+VELOCITY_PREFIX = "d_"  # a rate's one name in mbstudio's tables (docs/file-format.md)
+OTHER_VELOCITY_SUFFIX = "_dot"  # other programs' spelling, read as d_<coordinate>
 AGREEMENT_STEPS = 4  # a dependent coordinate agrees when within this many of the log's resolution steps
 IRREGULAR_STEP = 0.01  # a time step further than this fraction from the median step makes the log irregular
 MAX_BYTES = 500_000_000  # a log larger than this is refused before it is read (about 5 million rows of 10 columns)
 # what each kind of column measures -> the SI unit its values are converted to (a unit given must have its dimension)
-KINDS = {"time": units.TIME, "angle": units.ANGLE, "length": units.LENGTH, "torque": units.TORQUE, "force": units.FORCE}
+KINDS = {
+    "time": units.TIME,
+    "angle": units.ANGLE,
+    "length": units.LENGTH,
+    "torque": units.TORQUE,
+    "force": units.FORCE,
+    "angular velocity": units.ANGULAR_VELOCITY,
+    "velocity": units.VELOCITY,
+}
 
 
 @dataclass
@@ -54,6 +68,7 @@ class MeasuredLog:
     units: dict[str, str] = field(default_factory=dict)  # column -> the unit its header gave ("" for SI)
     sha256: str = ""
     notes: list[str] = field(default_factory=list)  # the columns set aside or ignored, and why
+    velocities: np.ndarray | None = None  # (N, n_ind) logged velocities, when the log has them
 
     @property
     def step(self) -> float:
@@ -105,12 +120,14 @@ def parse_log(text: str, mech: Mechanism, source: str = "log") -> MeasuredLog:
     if not rows:
         raise ModelError(source, "is empty", None, "a header line, then one row per sample")
     header_line, header = rows[0]
-    columns = [_split_header(name) for name in header]
+    columns, spelling = _rate_names([_split_header(name) for name in header], mech)
     names = [n for n, _ in columns]
     kinds = _column_kinds(mech, source)
     _check_names(names, kinds, source)
     dependent = [n for n in names if n not in kinds and n in mech.coordinates]
     kinds |= {n: "angle" if _revolute(mech, n) else "length" for n in dependent}
+    rates = _velocity_kinds(mech, names, source)
+    kinds |= rates
     values = _numbers(rows[1:], names, source, set(kinds))
     scale = {name: _unit_scale(source, name, unit, kinds[name]) for name, unit in columns if name in kinds}
     index = {name: i for i, name in enumerate(names)}
@@ -121,6 +138,14 @@ def parse_log(text: str, mech: Mechanism, source: str = "log") -> MeasuredLog:
     positions = np.column_stack([column[c] for c in mech.independent])
     ignored = [n for n in names if n not in kinds]
     notes = [dependent_note(mech, positions, n, column[n]) for n in dependent] + limit_notes(mech, positions)
+    velocities = None
+    if rates:
+        velocities = np.column_stack([column[VELOCITY_PREFIX + c] for c in mech.independent])
+        notes.append(
+            f"velocity column(s) {', '.join(rates)} used: the accelerations are their derivative, not a second "
+            "difference of the positions"
+        )
+    notes += spelling
     if ignored:
         notes.append(f"column(s) {', '.join(ignored)} ignored: not positions or actuator forces of this model")
     return MeasuredLog(
@@ -132,6 +157,7 @@ def parse_log(text: str, mech: Mechanism, source: str = "log") -> MeasuredLog:
         np.column_stack([column[TORQUE_PREFIX + c] for c in actuated]),
         {name: unit for name, unit in columns},
         notes=notes,
+        velocities=velocities,
     )
 
 
@@ -198,6 +224,28 @@ def _column_kinds(mech: Mechanism, source: str) -> dict[str, str]:
     for name in actuated_names(mech):
         kinds[TORQUE_PREFIX + name] = "torque" if _revolute(mech, name) else "force"
     return kinds
+
+
+def _velocity_kinds(mech: Mechanism, names: list[str], source: str) -> dict[str, str]:
+    """The velocity columns of the independent coordinates -> what they measure: all of them or none."""
+    wanted = {VELOCITY_PREFIX + c: "angular velocity" if _revolute(mech, c) else "velocity" for c in mech.independent}
+    present = [n for n in wanted if n in names]
+    if present and len(present) < len(wanted):
+        raise ModelError(
+            f"{source}, header",
+            f"has the velocity column(s) {', '.join(present)} but not {', '.join(n for n in wanted if n not in names)}",
+            None,
+            "a velocity column for every independent coordinate, or none",
+        )
+    return {n: wanted[n] for n in present}
+
+
+def _rate_names(columns: list[tuple[str, str]], mech: Mechanism) -> tuple[list[tuple[str, str]], list[str]]:
+    """The header's `<coordinate>_dot` columns of independent coordinates named `d_<coordinate>`, with a note."""
+    other = {c + OTHER_VELOCITY_SUFFIX: VELOCITY_PREFIX + c for c in mech.independent}
+    renamed = [n for n, _ in columns if n in other and other[n] not in {m for m, _ in columns}]
+    notes = [f"column(s) {', '.join(renamed)} read as {', '.join(other[n] for n in renamed)} (a rate is d_NAME)"]
+    return [(other[n] if n in renamed else n, u) for n, u in columns], notes if renamed else []
 
 
 def _revolute(mech: Mechanism, name: str) -> bool:

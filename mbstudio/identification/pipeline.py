@@ -14,7 +14,6 @@ then `compare_routes` checks that the ranks and the row spaces of the three base
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Sequence
@@ -26,8 +25,9 @@ import sympy
 
 from .. import __version__
 from ..kinematics.mechanism import Mechanism
-from ..model import Model, ModelError, dumps
+from ..model import Model, ModelError
 from ..model.document import Harmonic, Trajectory
+from ..model.hashing import model_hash
 from ..numerics import as_mpf
 from ..progress import Cancel, Progress
 from ..progress import Stages as _Monitor
@@ -210,10 +210,6 @@ def base_parameters(
         )
     monitor.done()
     return run
-
-
-def model_hash(model: Model) -> str:
-    return hashlib.sha256(dumps(model).encode("utf-8")).hexdigest()
 
 
 def _listed(names: Sequence[str] | None) -> list[str] | None:

@@ -1,6 +1,7 @@
 """The runs of an ensemble as a CSV table (`mbstudio simulate --ensemble runs.csv`): one row per run, a column
 per input — an independent coordinate's initial value (its name), its initial velocity (`d_<name>`) or a model
-parameter (its name), each column once. Lines starting with '#' are comments; a column left empty keeps the
+parameter (its name), each column once; `<name>_dot`, the spelling of other programs, is read as `d_<name>` with
+a note. Lines starting with '#' are comments; a column left empty keeps the
 document's value. The file is UTF-8 text (a byte-order mark is allowed); anything else is named as such."""
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from ..model import Model, ModelError
 MAX_RUNS = 10_000
 
 
-def read_runs(path: str | Path, model: Model, independent: list[str]) -> tuple[dict, list[dict[str, float]]]:
-    """The keyword arguments of simulate_ensemble (initial, velocities, parameters) and each run's inputs."""
+def read_runs(
+    path: str | Path, model: Model, independent: list[str], notes: list[str] | None = None
+) -> tuple[dict, list[dict[str, float]]]:
+    """The keyword arguments of simulate_ensemble (initial, velocities, parameters) and each run's inputs; what
+    was read otherwise than written is appended to `notes`."""
     rows = _rows(path)
     if len(rows) < 2:
         raise ModelError(str(path), "has no runs", expected="a header line, then one line per run")
-    header, body = [h.strip() for h in rows[0]], rows[1:]
+    header, body = [_rate_name(h.strip(), independent, notes) for h in rows[0]], rows[1:]
     if len(body) > MAX_RUNS:
         raise ModelError(str(path), f"has {len(body)} runs", expected=f"at most {MAX_RUNS}")
     parameters = {p.name for p in model.parameters}
@@ -33,6 +37,16 @@ def read_runs(path: str | Path, model: Model, independent: list[str]) -> tuple[d
         raise ModelError(f"{path}: column {twice!r}", "appears twice in the header", expected="each input once")
     runs = [_row(path, header, row, line) for line, row in enumerate(body, start=2)]
     return _arguments(runs, independent, parameters), runs
+
+
+def _rate_name(column: str, independent: list[str], notes: list[str] | None) -> str:
+    """`theta1_dot` as `d_theta1` for an independent coordinate theta1, said in `notes`."""
+    name = column.removesuffix("_dot")
+    if name == column or name not in independent:
+        return column
+    if notes is not None:
+        notes.append(f"column '{column}' read as 'd_{name}' (a rate is d_NAME in mbstudio's tables)")
+    return f"d_{name}"
 
 
 def _rows(path: str | Path) -> list[list[str]]:

@@ -32,17 +32,28 @@ def file_format(path: str | os.PathLike) -> str:
 
 
 def import_mechanism(
-    path: str | os.PathLike, package_paths=(), floating_base: bool = True, repair_inertias=False, snap_angles=False
+    path: str | os.PathLike,
+    package_paths=(),
+    floating_base: bool = True,
+    repair_inertias=False,
+    snap_angles=False,
+    ground: bool = True,
 ):
     """The URDF or MJCF file as a document: an import result with `model` and `notes`. The URDF options (a root
     link floating or welded, inertias kept or repaired) do not apply to MJCF, whose free joints are written in
-    the file and whose inertias MuJoCo's compiler checks."""
+    the file and whose inertias MuJoCo's compiler checks. A floating robot gets contacts from its collision
+    geometry on a ground plane (collision_geometry.py); `ground=False` leaves them out."""
     if file_format(path) == "MJCF":
         from .mjcf_import import import_mjcf
 
-        return import_mjcf(path, package_paths)  # the folders its includes and assets may also be read from
+        return import_mjcf(path, package_paths, ground)  # the folders its includes and assets may also be read from
     from .urdf_import import import_urdf
 
     return import_urdf(
-        path, package_paths, floating_base=floating_base, repair_inertias=repair_inertias, snap_angles=snap_angles
+        path,
+        package_paths,
+        floating_base=floating_base,
+        repair_inertias=repair_inertias,
+        snap_angles=snap_angles,
+        ground=ground,
     )

@@ -33,6 +33,7 @@ from ..model import GROUND, Body, Coordinate, Frame, Joint, Model, ModelError, v
 from ..model.document import INERTIA_NAMES, Actuator, JointFriction, JointSpringDamper
 from ..model.errors import AssemblyError
 from ..numerics import rodrigues
+from .collision_geometry import Collision, add_ground, floats_freely
 from .couplings import add_coupling
 from .import_names import SymbolNames, clean, inertia_parameters, one_line, reference_direction
 
@@ -50,13 +51,15 @@ class MjcfImport:
     coordinates: dict[str, list[str]] = field(default_factory=dict)  # MuJoCo joint name -> our coordinates, in order
 
 
-def import_mjcf(path: str | os.PathLike, folders: Sequence[str | os.PathLike] = ()) -> MjcfImport:
+def import_mjcf(path: str | os.PathLike, folders: Sequence[str | os.PathLike] = (), ground: bool = True) -> MjcfImport:
     """The mechanism in the MJCF file `path`; ModelError (naming the file and the element) for what cannot be read
     or has no MB Studio equivalent. Included files and assets are read from the file's folder and the `folders`
-    given, nowhere else (`confine_files`)."""
+    given, nowhere else (`confine_files`). A floating mechanism's colliding geoms become contacts against the
+    file's ground plane, or a plane under the lowest of them (collision_geometry.py); `ground=False` leaves them
+    out."""
     path = Path(path)
     warnings: list[str] = []
-    result = _Importer(compile_mjcf(path, warnings, folders), path).run()
+    result = _Importer(compile_mjcf(path, warnings, folders), path, ground).run()
     result.notes[:0] = [f"MuJoCo: {w}" for w in warnings]
     return result
 
@@ -180,10 +183,10 @@ def _axes_along(axis: np.ndarray) -> np.ndarray:
 
 
 class _Importer:
-    def __init__(self, m, path: Path) -> None:
+    def __init__(self, m, path: Path, ground: bool = True) -> None:
         import mujoco
 
-        self.m, self.path, self.mujoco = m, path, mujoco
+        self.m, self.path, self.mujoco, self.ground = m, path, mujoco, ground
         self.names = SymbolNames()
         self.notes: list[str] = []
         self.labels: dict[int, str] = {0: GROUND}
@@ -215,6 +218,9 @@ class _Importer:
         except ModelError as exc:
             raise ModelError(f"{self.path}: {exc.where}", exc.problem, exc.value, exc.expected) from None
         self._close_loops()
+        if self.ground and floats_freely(self.model):
+            add_ground(self.model, self._collisions(), self.names, self.notes, self._ground_plane())
+            validate(self.model)
         names = {self._joint_name(j): coordinates for j, coordinates in self.coordinate.items()}
         return MjcfImport(self.model, self.notes, names)
 
@@ -478,9 +484,45 @@ class _Importer:
             self.notes.append(f"{m.ntendon} tendon(s) left out (MB Studio has no tendons)")
         if m.nkey:
             self.notes.append(f"{m.nkey} keyframe(s) left out: the pose is MuJoCo's qpos0 (the joints' ref)")
-        contacts = sum(1 for g in range(m.ngeom) if m.geom_contype[g] or m.geom_conaffinity[g])
-        if contacts:
+        if not (self.ground and floats_freely(self.model)) and any(map(self._collides, range(m.ngeom))):
             self.notes.append("contacts are left out: geoms are drawn, they do not collide in MB Studio")
+
+    # ------------------------------------------------------------------ contacts
+
+    def _collides(self, g: int) -> bool:
+        return bool(self.m.geom_contype[g] or self.m.geom_conaffinity[g])
+
+    def _collisions(self) -> list[Collision]:
+        """The colliding geoms of the moving bodies, in their bodies' frames (a mesh's vertices as MuJoCo placed
+        them, in the geom's frame)."""
+        m, out = self.m, []
+        kinds = {GEOM_SPHERE: "sphere", GEOM_CAPSULE: "capsule", GEOM_CYLINDER: "cylinder", GEOM_BOX: "box",
+                 GEOM_MESH: "mesh", GEOM_ELLIPSOID: "ellipsoid"}  # fmt: skip
+        for g in range(m.ngeom):
+            body, kind = int(m.geom_bodyid[g]), int(m.geom_type[g])
+            if body == 0 or kind not in kinds or not self._collides(g):
+                continue
+            pose = np.eye(4)
+            pose[:3, :3], pose[:3, 3] = rotation(m.geom_quat[g]), m.geom_pos[g]
+            vertices = None
+            if kind == GEOM_MESH:
+                mesh = int(m.geom_dataid[g])
+                start, count = int(m.mesh_vertadr[mesh]), int(m.mesh_vertnum[mesh])
+                vertices = np.asarray(m.mesh_vert[start : start + count], float)
+            name = self._name(self.mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom {g}"
+            where = f"{kinds[kind]} '{name}' of body '{self._body_name(body)}'"
+            out.append(
+                Collision(self.labels[body], kinds[kind], pose, tuple(map(float, m.geom_size[g])), vertices, where)
+            )
+        return out
+
+    def _ground_plane(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The first colliding plane geom of the world body (its origin and normal), None without one."""
+        m = self.m
+        for g in range(m.ngeom):
+            if m.geom_bodyid[g] == 0 and m.geom_type[g] == GEOM_PLANE and self._collides(g):
+                return np.asarray(m.geom_pos[g], float), rotation(m.geom_quat[g])[:, 2]
+        return None
 
     def _close_loops(self) -> None:
         """The document's pose closed: the coordinates moved as little as they can onto the loops and couplings."""

@@ -89,13 +89,13 @@ def _title(curves: SuspensionCurves, units: DisplayUnits) -> str:
     )
 
 
-def _travel_panel(axes, sweep: Sweep, name: str, share, units: DisplayUnits) -> None:
+def _travel_panel(axes, sweep: Sweep, name: str, share, units: DisplayUnits, panels: dict = PANELS) -> None:
     unit, values = shown(*sweep.curves[name], units)
     length, x = shown("m", sweep.x, units)
     axes.plot(x, values, color=LINE, linewidth=1.6)
     k = int(np.abs(x).argmin())
     axes.plot([x[k]], [values[k]], "o", color=DESIGN, markersize=4)
-    title, sense = PANELS[name]
+    title, sense = panels[name]
     axes.set_title(f"{title} [{unit}]", fontsize=9, loc="left")
     axes.set_ylabel(sense, fontsize=7, color="#606060")
     axes.set_xlabel(f"wheel travel [{length}]", fontsize=8)
@@ -151,11 +151,17 @@ def report_bytes(
     curves: SuspensionCurves, provenance: dict | None, fmt: str, units: DisplayUnits = PAGE_UNITS
 ) -> bytes:
     """The page as the bytes of a PNG, SVG or PDF file, the provenance in its metadata."""
+    title = f"Suspension report: {curves.model}, corner '{curves.measure}'"
+    return figure_bytes(lambda: report_figure(curves, provenance, units), title, provenance, fmt)
+
+
+def figure_bytes(draw, title: str, provenance: dict | None, fmt: str) -> bytes:
+    """The page `draw()` makes as the bytes of a PNG, SVG or PDF file, its title and the provenance in its
+    metadata (a format other than those is refused before drawing)."""
     fmt = fmt.lower()
     if fmt not in FORMATS:
         raise ModelError("report", "is written as PNG, SVG or PDF", fmt, ", ".join(FORMATS))
-    figure = report_figure(curves, provenance, units)
-    title = f"Suspension report: {curves.model}, corner '{curves.measure}'"
+    figure = draw()
     about = str(provenance or "")
     metadata = {
         "png": {"Title": title, "Description": about, "Software": "MB Studio"},
@@ -171,10 +177,15 @@ def save_report(
     curves: SuspensionCurves, provenance: dict | None, path: str | Path, units: DisplayUnits = PAGE_UNITS
 ) -> None:
     """The page written atomically to `path`, its format from the suffix (.png, .svg, .pdf)."""
+    write_atomic(path, report_bytes(curves, provenance, page_format(path, "--out", "report.pdf"), units))
+
+
+def page_format(path: str | Path, flag: str, example: str) -> str:
+    """A page's format from its file's suffix, or a ModelError naming the option `flag` that gave it."""
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in FORMATS:
-        raise ModelError("--out", "must end in .png, .svg or .pdf", str(path), "report.pdf")
-    write_atomic(path, report_bytes(curves, provenance, fmt, units))
+        raise ModelError(flag, "must end in .png, .svg or .pdf", str(path), example)
+    return fmt
 
 
 def curves_csv(curves: SuspensionCurves, provenance: dict, sweep: str = "travel", units: DisplayUnits = SI) -> CsvTable:
@@ -183,6 +194,11 @@ def curves_csv(curves: SuspensionCurves, provenance: dict, sweep: str = "travel"
     data = curves.travel if sweep == "travel" else curves.steer
     if data is None:
         raise ModelError("sweep", "is not in this report", sweep, "travel" + (", steer" if curves.steer else ""))
+    return sweep_csv(data, provenance, units)
+
+
+def sweep_csv(data: Sweep, provenance: dict, units: DisplayUnits = SI) -> CsvTable:
+    """The swept quantity, then each curve, every header with its unit, the provenance beside it."""
     names = list(data.curves)
     header = [f"{data.name} [{data.unit}]"] + [f"{name} [{data.curves[name][0]}]" for name in names]
     columns = np.column_stack([data.x, *(data.curves[name][1] for name in names)])

@@ -20,14 +20,21 @@ from .json_text import json_text
 FORMATS = ("csv", "json")
 
 
+class SeriesData(Protocol):
+    """The times `t` and the `series` by name of a motion (jobs.results.MotionResult)."""
+
+    t: np.ndarray
+    series: dict[str, np.ndarray]
+
+
 class SeriesResult(Protocol):
-    """What time histories are written from: a job's result (jobs.JobResult; jobs is a layer above io), its
-    `data` holding the times `t` and the `series` by name."""
+    """What time histories are written from: a job's result (jobs.JobResult; jobs is a layer above io) holding a
+    motion."""
 
     task: str
     title: str
     provenance: JsonProvenance
-    data: dict
+    data: SeriesData
 
 
 class JsonProvenance(Protocol):
@@ -37,8 +44,8 @@ class JsonProvenance(Protocol):
 def time_series_text(result: SeriesResult, fmt: str, units: DisplayUnits = SI) -> str | CsvTable:
     """CSV: a header of 't [s]' and one column per series, full float64 digits, the provenance beside it. JSON:
     the provenance, the times and the series by name ('name [unit]')."""
-    t = np.asarray(result.data["t"], float)
-    series = result.data["series"]
+    t = np.asarray(result.data.t, float)
+    series = result.data.series
     if fmt == "json":
         provenance = {**result.provenance.to_json(), "units": units.spec()}
         shown = dict(units.column(name, values) for name, values in series.items())

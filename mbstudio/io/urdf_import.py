@@ -38,6 +38,7 @@ from ..model import GROUND, Body, Coordinate, Frame, Joint, Model, ModelError, v
 from ..model.document import INERTIA_NAMES, JointFriction
 from ..model.validation import inertia_problem
 from . import urdf_angles
+from .collision_geometry import Collision, add_ground, floats_freely
 from .couplings import add_coupling
 from .import_names import SymbolNames, clean, inertia_parameters, one_line, reference_direction
 from .urdf_input import MeshPlaces, check_urdf
@@ -71,14 +72,17 @@ def import_urdf(
     floating_base: bool = True,
     repair_inertias: bool = False,
     snap_angles: bool = False,
+    ground: bool = True,
 ) -> UrdfImport:
     """The robot in the URDF file `path`; ModelError (naming the file, the link or joint) for what cannot be
     read or has no MB Studio equivalent. `floating_base=False` welds a root link to the ground;
     `repair_inertias` replaces inertias no rigid body can have by the nearest possible ones (kept by default);
-    `snap_angles` makes a joint origin's rpy angles within 1e-5 of a multiple of π/4 exact (`urdf_angles`)."""
+    `snap_angles` makes a joint origin's rpy angles within 1e-5 of a multiple of π/4 exact (`urdf_angles`);
+    `ground=False` leaves out the ground plane and contacts a floating robot gets from its `<collision>` geometry
+    (collision_geometry.py)."""
     path = Path(path)
     robot = _parse(path)
-    options = _Options(floating_base, repair_inertias, snap_angles)
+    options = _Options(floating_base, repair_inertias, snap_angles, ground)
     return _Importer(robot, path, MeshPlaces.around(path, package_paths), options).run()
 
 
@@ -87,6 +91,7 @@ class _Options:
     floating_base: bool = True
     repair_inertias: bool = False
     snap_angles: bool = False
+    ground: bool = True
 
 
 def _parse(path: Path):
@@ -130,6 +135,7 @@ class _Importer:
         self.materials = {m.name: m for m in robot.materials if m.name}
         self.impossible: list[str] = []  # links whose inertia no rigid body can have, kept as written
         self.rounded: list[str] = []  # joints whose origin angles are a rounding of multiples of π/4
+        self.collisions: list[Collision] = []
 
     def run(self) -> UrdfImport:
         links = {link.name: link for link in self.robot.links}
@@ -161,6 +167,9 @@ class _Importer:
             validate(model)
         except ModelError as exc:
             raise ModelError(f"{self.path}: {exc.where}", exc.problem, exc.value, exc.expected) from None
+        if self.options.ground and floats_freely(model):
+            add_ground(model, self.collisions, self.names, self.notes)
+            validate(model)
         if self.impossible:
             self.notes.append(_definiteness(model))
         if self.rounded:
@@ -215,6 +224,23 @@ class _Importer:
         body = Body(label, one_line(link.name), self._inertia(link), source_name=_changed(link.name, label))
         body.shape = self._shape(link)
         model.bodies.append(body)
+        self.collisions += [self._collision(label, link.name, c) for c in link.collisions if c.geometry is not None]
+
+    def _collision(self, label: str, link_name: str, collision) -> Collision:
+        """A `<collision>` element as geometry of the body (a mesh's vertices read when its file is found)."""
+        geometry, pose, where = collision.geometry, _transform(collision.origin), f"link '{link_name}'"
+        if geometry.sphere is not None:
+            return Collision(label, "sphere", pose, (float(geometry.sphere.radius),), where=where)
+        if geometry.box is not None:
+            return Collision(label, "box", pose, tuple(np.asarray(geometry.box.size, float) / 2), where=where)
+        if geometry.cylinder is not None:
+            size = (float(geometry.cylinder.radius), float(geometry.cylinder.length) / 2)
+            return Collision(label, "cylinder", pose, size, where=where)
+        vertices = None
+        if geometry.mesh is not None:
+            found = self.places.resolve(geometry.mesh.filename)[0]
+            vertices = None if found is None else _mesh_vertices(found, geometry.mesh.scale)
+        return Collision(label, "mesh", pose, vertices=vertices, where=f"the mesh of {where}")
 
     def _inertia(self, link) -> dict[str, float]:
         """URDF's mass, centre of mass and inertia about it (in the inertial frame) -> our ten parameters about
@@ -429,6 +455,17 @@ def _possible(tensor: np.ndarray) -> tuple[np.ndarray, str]:
 
 def _rounded(values) -> list[float]:
     return [float(f"{v:.6g}") for v in values]
+
+
+def _mesh_vertices(path, scale) -> np.ndarray | None:
+    """A mesh file's vertices (N, 3), scaled; None when it cannot be read."""
+    try:
+        import trimesh
+
+        vertices = np.asarray(trimesh.load(str(path), force="mesh").vertices, float)
+    except Exception:  # a mesh trimesh cannot read gets no contact, named in the import's notes
+        return None
+    return vertices * (1.0 if scale is None else np.broadcast_to(np.asarray(scale, float), (3,)))
 
 
 def _geometry_shape(geometry, pose: np.ndarray) -> dict | None:

@@ -1,15 +1,18 @@
 """Parameter studies: one analysis at every point of a grid of model parameters, each point a task on Dask.
 
-    study = Study(model, {"D12": grid("D12=0.30:0.34:21")}, "basepar", {"digits": 50})
+    study = Study(model, {"D12": grid("D12=0.30:0.34:21")}, "base_parameters", {"method": "vp", "digits": 50})
     rows = study.run(progress=print)      # one dict per point: the varied values, then the scalar results
 
 A point loads the model's text, sets the varied parameters, runs the analysis and reduces it to scalars
-(`ANALYSES`); whatever goes wrong at a point (it cannot assemble, a singular actuation) stays in that point's
-row as its `error`, and the study goes on. The points run on `dask.distributed`: an embedded LocalCluster of
-worker processes by default (nothing to start; its connections encrypted and authenticated by a certificate
-made for it, so that no other user of the machine can send it work), or any scheduler given by its address
-(tcp:// or tls://, with Dask's security configuration for TLS), to scale out. Each row carries its own
-provenance (the varied model's hash, time taken, worker, version).
+(`ANALYSES`). The analyses and their options are the jobs' (the same names and defaults as the window, the
+command line and jobs/options.py); the names studies had before ("basepar", "simulate", "linearize") are still
+read, with the defaults they had then (`OLD_NAMES`), and the study says so in its notes. Whatever goes wrong at
+a point (it cannot assemble, a singular actuation) stays in that point's row as its `error`, and the study goes
+on. The points run on `dask.distributed`: an embedded LocalCluster of worker processes by default (nothing to
+start; its connections encrypted and authenticated by a certificate made for it, so that no other user of the
+machine can send it work), or any scheduler given by its address (tcp:// or tls://, with Dask's security
+configuration for TLS), to scale out. Each row carries its own provenance (the varied model's hash, time taken,
+worker, version).
 
 Before the first point, every worker is asked for its mbstudio version: a worker without mbstudio, or with
 another version, is named and the study refused (such a worker failed each point it was sent, for ever). While
@@ -32,7 +35,13 @@ import numpy as np
 
 from .. import __version__
 from ..model import Model, ModelError, dumps, loads
-from .tasks import text_hash
+from .options import (
+    BaseParametersOptions,
+    LinearizationOptions,
+    SimulationOptions,
+    options_of,
+)
+from .tasks import named_trajectory, text_hash
 
 MAX_POINTS = 10_000  # a grid larger than this is a typing mistake more often than a plan
 
@@ -88,12 +97,13 @@ def points(model: Model, vary: Mapping[str, np.ndarray]) -> list[dict[str, float
 
 
 # ------------------------------------------------------------------------------------------ analyses
-def _basepar(model: Model, options: dict) -> dict:
+def _base_parameters(model: Model, options: dict) -> dict:
     """Ranks, ridge depths (log10 σ_r/σ_r+1) and W's condition number σ1/σ_r per route."""
     from ..identification.pipeline import base_parameters
 
-    method = options.get("method") or ("vp" if options.get("digits") else "dp")
-    run = base_parameters(model, method, options.get("digits") or 50, options.get("samples"))
+    opts = BaseParametersOptions.from_dict(options)
+    trajectory = named_trajectory(model, opts.trajectory)
+    run = base_parameters(model, opts.method, opts.digits, opts.samples, opts.eliminate, opts.priority, trajectory)
     out: dict[str, float] = {}
     for route, result in (("dp", run.dp), ("vp", run.vp.final if run.vp else None)):
         if result is not None:
@@ -111,17 +121,21 @@ def _kinematics(model: Model, options: dict) -> dict:
     from .tasks import kinematics
 
     result = kinematics(dumps(model), options, lambda *_: None, lambda: False)
-    series = result.data["series"]
+    series = result.data.series
     out = {f"peak {name}": float(np.abs(v).max()) for name, v in series.items() if name.startswith("actuator:")}
     out.update({"max " + n: float(np.max(v)) for n, v in series.items() if n.startswith("constraint_residual")})
     return out
 
 
-def _simulate(model: Model, options: dict) -> dict:
+def _simulation(model: Model, options: dict) -> dict:
     """Energies and the loop closure over a simulation from the document's initial state."""
-    from ..simulation.run import simulate
+    from ..kinematics import Mechanism
+    from ..simulation.run import initial_velocities, simulate
 
-    result = simulate(model, float(options.get("t_end") or 1.0), samples=int(options.get("samples") or 101))
+    opts = SimulationOptions.from_dict(options)
+    mech = Mechanism(model)
+    velocities = initial_velocities(dict(opts.velocities), mech.independent_kinds)
+    result = simulate(mech, opts.t_end, opts.method, opts.rtol, opts.atol, opts.samples, velocities=velocities)
     total = result.total
     return {
         "peak_kinetic_energy": float(result.kinetic.max()),
@@ -131,15 +145,15 @@ def _simulate(model: Model, options: dict) -> dict:
     }
 
 
-def _linearize(model: Model, options: dict) -> dict:
-    """The modes about the equilibrium found from the document's configuration (options["equilibrium"] false:
-    about the document's configuration itself): the lowest and highest natural frequencies, the smallest
-    damping ratio, the largest real part of the eigenvalues (> 0: unstable), and where the equilibrium lies."""
-    from ..linear.equilibrium import equilibrium
+def _linearization(model: Model, options: dict) -> dict:
+    """The modes about the operating point of the options (LinearizationOptions `at`): the lowest and highest
+    natural frequencies, the smallest damping ratio, the largest real part of the eigenvalues (> 0: unstable),
+    and where the point lies."""
     from ..linear.linear_model import linearize
+    from .tasks import linear_point
 
-    point = equilibrium(model) if options.get("equilibrium", True) else None
-    lin = linearize(model, point)
+    opts = LinearizationOptions.from_dict(options)
+    lin = linearize(model, linear_point(model, opts), opts.inputs or None, opts.outputs or None)
     oscillating = lin.frequencies_hz[np.abs(lin.eigenvalues.imag) > 0]
     out = {
         "lowest_frequency_hz": float(oscillating.min()) if oscillating.size else math.nan,
@@ -152,26 +166,32 @@ def _linearize(model: Model, options: dict) -> dict:
     return out
 
 
-def check_options(options: Mapping[str, object]) -> None:
-    """A ModelError naming the first option no point could run with (every point failed with it, after the whole
-    study had run): a simulated time that is not a finite positive number, a count that is not a whole number."""
-    t_end = options.get("t_end")
-    if t_end is not None and (
-        isinstance(t_end, bool) or not isinstance(t_end, int | float) or not 0 < t_end < math.inf
-    ):
-        raise ModelError("t_end", "is not a finite positive time", t_end, "a simulated time in seconds, e.g. 1.0")
-    for key in ("samples", "digits"):
-        value = options.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ModelError(key, "is not a whole number of at least 1", value, "e.g. 101")
-
-
 ANALYSES: dict[str, Callable[[Model, dict], dict]] = {
-    "basepar": _basepar,
+    "base_parameters": _base_parameters,
     "kinematics": _kinematics,
-    "simulate": _simulate,
-    "linearize": _linearize,
+    "simulation": _simulation,
+    "linearization": _linearization,
 }
+# the names studies had before they took the jobs' (saved scripts, tables), and the defaults they had under them
+OLD_NAMES: dict[str, tuple[str, Callable[[dict], dict]]] = {
+    "basepar": ("base_parameters", lambda o: {"method": "vp" if o.get("digits") else "dp", "digits": [50]}),
+    "simulate": ("simulation", lambda o: {"samples": 101}),
+    "linearize": ("linearization", lambda o: {"at": "equilibrium" if o.get("equilibrium", True) else "initial"}),
+}
+
+
+def study_analysis(analysis: str, options: Mapping | None = None) -> tuple[str, dict, list[str]]:
+    """The analysis' name, its options in full (jobs/options.py; a ModelError naming the first that no point
+    could run with, before any runs) and notes: an old name is read as the new one with the defaults it had."""
+    options, notes = dict(options or {}), []
+    if analysis in OLD_NAMES:
+        new, old_defaults = OLD_NAMES[analysis]
+        notes.append(f"'{analysis}' is read as '{new}' (the name of the window and the jobs), with its old defaults")
+        options = old_defaults(options) | {k: v for k, v in options.items() if k != "equilibrium"}
+        analysis = new
+    if analysis not in ANALYSES:
+        raise ModelError("analysis", "is not a study analysis", analysis, ", ".join(ANALYSES))
+    return analysis, options_of(analysis, options).to_dict(), notes
 
 
 def evaluate_point(model_text: str, point: dict[str, float], analysis: str, options: dict) -> dict:
@@ -183,7 +203,8 @@ def evaluate_point(model_text: str, point: dict[str, float], analysis: str, opti
         for p in model.parameters:
             p.value = point.get(p.name, p.value)
         text = dumps(loads(dumps(model)))  # validated again with the new values
-        row.update(ANALYSES[analysis](loads(text), options))
+        name, full, _ = study_analysis(analysis, options)
+        row.update(ANALYSES[name](loads(text), full))
         row["model_hash"] = text_hash(text)
         row["error"] = ""
     except Exception as exc:  # a failed point keeps its row and says why; the study goes on
@@ -294,13 +315,10 @@ class Study:
         """`scheduler`: a scheduler's address (None: a local cluster of `workers` processes); `security`: a file
         of Dask's security configuration for it (see `load_security`); `dashboard`: the local cluster serves
         Dask's dashboard (`dashboard_link` says where)."""
-        if analysis not in ANALYSES:
-            raise ModelError("analysis", "is not a study analysis", analysis, ", ".join(ANALYSES))
-        check_options(options or {})
+        self.analysis, self.options, self.notes = study_analysis(analysis, options)
         self.model_text = dumps(model)
         self.points = points(model, vary)
         self.grid = {name: [float(x) for x in values] for name, values in vary.items()}
-        self.analysis, self.options = analysis, dict(options or {})
         self.scheduler = None if scheduler is None else scheduler_address(scheduler)
         if security is not None and self.scheduler is None:
             raise ModelError("--security", "applies to a --scheduler", str(security), "--scheduler tls://HOST:PORT")
@@ -337,7 +355,12 @@ class Study:
         taken. The rows are kept as they were written (their columns in that table's units). How many points
         are taken."""
         mine = self.provenance()
-        same = all(provenance.get(key) == mine[key] for key in ("model_hash", "analysis", "options", "grid"))
+        try:
+            analysis, options, _ = study_analysis(provenance.get("analysis"), provenance.get("options"))
+        except (ModelError, TypeError):  # not a study this version can read: every point is computed
+            return 0
+        same = (analysis, options) == (mine["analysis"], mine["options"])
+        same &= all(provenance.get(key) == mine[key] for key in ("model_hash", "grid"))
         if not same or len(rows) != len(self.points):
             return 0
         for k, row in enumerate(rows):
@@ -480,6 +503,7 @@ class Study:
             "complete": len(done) == len(self.points) and failed == 0,
             "scheduler": self.scheduler or f"LocalCluster({self.workers} processes)",
             "version": __version__,
+            "notes": self.notes,
         }
 
 

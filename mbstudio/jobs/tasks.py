@@ -7,22 +7,55 @@ process boundary and the window only has to draw it. No Qt here.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import mpmath
 import numpy as np
 
 from .. import __version__
 from ..model import ModelError, loads
+from ..model.hashing import text_hash
 from ..numerics.backends import sympy  # imported when a symbolic result is shown
-
-Progress = Callable[..., None]  # progress(fraction, message, part=None): parts are kept if the job stops early
-Cancel = Callable[[], bool]
+from ..progress import Cancel, Cancelled, PartProgress, stop_requested
+from .options import (
+    BaseParametersOptions,
+    CCodeOptions,
+    EngineOptions,
+    EquilibriumOptions,
+    IdentificationOptions,
+    KinematicsOptions,
+    LinearizationOptions,
+    SimulationOptions,
+    SuspensionReportOptions,
+    SymbolicEomOptions,
+    TaskSpaceEomOptions,
+    UrdfImportOptions,
+    WorkspaceOptions,
+    options_of,
+)
+from .results import (
+    BaseParametersResult,
+    CodeResult,
+    EngineResult,
+    EquationsResult,
+    EquilibriumResult,
+    IdentificationResult,
+    ImportResult,
+    KCRigResult,
+    LinearFamilyResult,
+    LinearModelResult,
+    LogSignals,
+    ManoeuvreResult,
+    MotionResult,
+    SuspensionResult,
+    ValidationSignals,
+    WorkspaceResult,
+)
 
 
 @dataclass
@@ -43,43 +76,40 @@ class JobResult:
     task: str
     title: str
     provenance: Provenance
-    data: dict = field(default_factory=dict)
+    data: Any = field(default_factory=dict)  # the task's result class (jobs/results.py); a script's task: any
 
-
-def text_hash(model_text: str) -> str:
-    return hashlib.sha256(model_text.encode("utf-8")).hexdigest()
+    @property
+    def notes(self) -> list[str]:
+        """What the status bar says beside the title (a simulation's limits passed that nothing enforces, …)."""
+        notes = self.data.get("notes") if isinstance(self.data, dict) else getattr(self.data, "notes", None)
+        return list(notes or [])
 
 
 # ---------------------------------------------------------------------------------------- kinematics
-def kinematics(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """Coordinates, velocities and accelerations along a trajectory (options: `trajectory`, a name, default
-    the model's first, else the default exciting path; `samples`, default the trajectory's own), with the
-    drive forces that motion needs, the energies, the constraint residual and the joint reactions."""
+def kinematics(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
+    """Coordinates, velocities and accelerations along a trajectory (KinematicsOptions), with the drive forces
+    that motion needs, the energies, the constraint residual and the joint reactions."""
     from ..identification.observation import sample_states
     from ..identification.pipeline import chosen_trajectory, fourier_path, sample_times
     from ..kinematics import Mechanism
     from ..simulation.prescribed_motion import prescribed_motion
 
     start = time.perf_counter()
+    opts = KinematicsOptions.from_dict(options)
     model = loads(model_text)
     mech = Mechanism(model)
-    trajectory, _ = chosen_trajectory(model, named_trajectory(model, options.get("trajectory")), mech)
-    count = int(options.get("samples") or trajectory.samples)
+    trajectory, _ = chosen_trajectory(model, named_trajectory(model, opts.trajectory), mech)
+    count = opts.samples or trajectory.samples
     times = np.asarray(sample_times(mech, trajectory.duration, count), float)
     progress(0.1, f"assembling {count} samples along '{trajectory.name}'")
     q, qd, qdd = (np.asarray(a, float) for a in sample_states(mech, times, fourier_path(mech, trajectory)))
     progress(0.7, "inverse dynamics")
-    data = {
-        "t": times,
-        "coordinates": list(mech.coordinates),
-        "q": q,
-        "trajectory": trajectory.name,
-        "series": motion_series(prescribed_motion(mech, times, q, qd, qdd)),
-    }
+    series = motion_series(prescribed_motion(mech, times, q, qd, qdd))
+    data = MotionResult(times, list(mech.coordinates), q, series, trajectory=trajectory.name)
     return JobResult(
         "kinematics",
         f"Kinematics along '{trajectory.name}'",
-        Provenance(text_hash(model_text), "kinematics", "float64", dict(options), time.perf_counter() - start),
+        Provenance(text_hash(model_text), "kinematics", "float64", opts.to_dict(), time.perf_counter() - start),
         data,
     )
 
@@ -105,46 +135,49 @@ def motion_series(result) -> dict[str, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------------------- simulation
-def simulation(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """The document's motion over [0, t_end] from its pose (options: t_end, method, rtol, atol, samples, and
-    velocities: {independent coordinate: rate at t = 0}, default rest; cross_check: also through the block
-    model, with closure_frequency [Hz] for a closed loop's cut joints)."""
+def simulation(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
+    """The document's motion over [0, t_end] from its pose (SimulationOptions), at rest unless velocities are
+    given; rigid contacts with contact "rigid" (simulation/rigid_stepping.py); with cross_check, also through
+    the block model."""
     from ..kinematics import Mechanism
-    from ..simulation.run import ATOL, RTOL, initial_velocities, simulate
+    from ..simulation.run import initial_velocities, simulate
 
+    opts = SimulationOptions.from_dict(options)
     model = loads(model_text)
-    opts = {"t_end": 1.0, "method": "CVODES", "rtol": RTOL, "atol": ATOL, "samples": 201} | dict(options)
     mech = Mechanism(model)
-    given = dict(opts.get("velocities") or {})
+    given = dict(opts.velocities)
     velocities = initial_velocities(given, mech.independent_kinds)
-    share = 0.5 if opts.get("cross_check") else 1.0  # of the progress bar: the block model's run takes the rest
+    share = 0.5 if opts.cross_check else 1.0  # of the progress bar: the block model's run takes the rest
     result = simulate(
         mech,
-        opts["t_end"],
-        opts["method"],
-        opts["rtol"],
-        opts["atol"],
-        samples=opts["samples"],
+        opts.t_end,
+        opts.method,
+        opts.rtol,
+        opts.atol,
+        samples=opts.samples,
         velocities=velocities,
-        progress=lambda f: progress(share * f, f"t = {f * opts['t_end']:.3g} s"),
+        progress=lambda f: progress(share * f, f"t = {f * opts.t_end:.3g} s"),
         cancel=cancel,
+        contact=opts.contact,
+        step=opts.step,
     )
     p = result.provenance
-    title = f"Simulation over {opts['t_end']:g} s" + "".join(f", {k}_dot(0) = {v:g}" for k, v in given.items())
+    title = f"Simulation over {opts.t_end:g} s" + "".join(f", d_{k}(0) = {v:g}" for k, v in given.items())
     title += f", {len(result.contacts)} contacts of the stops" if result.contacts else ""
-    data = {"t": result.t, "coordinates": list(result.coordinates), "q": result.q, "notes": list(result.notes)}
-    data["contacts"] = [c.as_dict() for c in result.contacts]
-    if opts.get("cross_check"):
-        data["cross_check"] = _cross_check(model, result, velocities, opts, progress, cancel)
-        failed = data["cross_check"].get("error")
+    checked = _cross_check(model, result, velocities, opts, progress, cancel) if opts.cross_check else None
+    if checked is not None:
+        failed = checked.get("error")
         title += f", block-model cross-check failed: {failed}" if failed else ", block-model cross-check"
-    data["series"] = motion_series(result)
+    contacts = [c.as_dict() for c in result.contacts]
+    data = MotionResult(
+        result.t, list(result.coordinates), result.q, motion_series(result), list(result.notes), contacts, checked
+    )
     return JobResult(
-        "simulation", title, Provenance(text_hash(model_text), p.method, p.precision, opts, p.seconds), data
+        "simulation", title, Provenance(text_hash(model_text), p.method, p.precision, opts.to_dict(), p.seconds), data
     )
 
 
-def _cross_check(model, result, velocities, opts: dict, progress: Progress, cancel: Cancel) -> dict:
+def _cross_check(model, result, velocities, opts: SimulationOptions, progress: PartProgress, cancel: Cancel) -> dict:
     """The same run through the TITOP block model (simulation/cross_check.py): its error series join the
     result's (as 'error:<series>'), its largest errors and provenance go in the data."""
     from ..simulation.cross_check import cross_check
@@ -154,8 +187,8 @@ def _cross_check(model, result, velocities, opts: dict, progress: Progress, canc
             model,
             result,
             velocities,
-            closure_frequency=opts.get("closure_frequency"),
-            progress=lambda f: progress(0.5 + f / 2, f"block model: t = {f * opts['t_end']:.3g} s"),
+            closure_frequency=opts.closure_frequency,
+            progress=lambda f: progress(0.5 + f / 2, f"block model: t = {f * opts.t_end:.3g} s"),
             cancel=cancel,
         )
     except (ModelError, RuntimeError) as exc:  # the simulation stands; the block model's reason is said
@@ -172,13 +205,14 @@ LATEX_LIMIT = 2000
 ENTRY_NAMES = {"mass_matrix": "M", "bias": "c", "gravity": "g", "constraint_jacobian": "Φq", "constraint_rhs": "γ"}
 
 
-def symbolic_eom(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def symbolic_eom(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """M, c, g (and the constraints of a closed loop) as sympy text, entry by entry ("groups"), and one record
     per non-zero entry with its text, LaTeX, pretty form and size ("entries"; M's upper triangle only)."""
     from ..symbolic.eom import equations_of_motion
 
     start = time.perf_counter()
-    eom = equations_of_motion(loads(model_text), progress=progress, cancel=cancel, **options)
+    opts = SymbolicEomOptions.from_dict(options)
+    eom = equations_of_motion(loads(model_text), progress=progress, cancel=cancel, **opts.to_dict())
     entries = eom_entries(eom, cancel)
     notes = list(eom.notes)
     long = sum(1 for e in entries if not e["latex"])
@@ -187,18 +221,18 @@ def symbolic_eom(model_text: str, options: dict, progress: Progress, cancel: Can
             f"{long} entries longer than {LATEX_LIMIT} operations have no LaTeX here; "
             "`mbstudio eom` writes them with common subexpressions"
         )
-    data = {
-        "coordinates": [str(c) for c in eom.coordinates],
-        "groups": group_texts(eom, entries),
-        "entries": entries,
-        "constraint_labels": list(eom.constraint_labels),
-        "independent_rows": list(eom.independent_rows),
-        "notes": notes,
-    }
+    data = EquationsResult(
+        coordinates=[str(c) for c in eom.coordinates],
+        entries=entries,
+        constraint_labels=list(eom.constraint_labels),
+        independent_rows=list(eom.independent_rows),
+        notes=notes,
+        groups=group_texts(eom, entries),
+    )
     return JobResult(
         "symbolic_eom",
         "Symbolic equations of motion",
-        Provenance(text_hash(model_text), "symbolic", "exact", dict(options), time.perf_counter() - start),
+        Provenance(text_hash(model_text), "symbolic", "exact", opts.to_dict(), time.perf_counter() - start),
         data,
     )
 
@@ -207,7 +241,6 @@ def eom_entries(eom, cancel: Cancel) -> list[dict]:
     """Per non-zero entry (M's upper triangle only): group, row, col (None in a vector), its name and LaTeX
     name, the constraint's label for Φq and γ rows, sympy text, LaTeX and unicode pretty form ("" past the
     limits) and the size (count_ops)."""
-    from ..symbolic.eom import Cancelled
     from ..symbolic.export import inertial_latex_name, latex_name, stored_entries
 
     symbols = {s: latex_name(s.name) for s in eom.coordinates + eom.velocities + eom.geometric}
@@ -215,7 +248,7 @@ def eom_entries(eom, cancel: Cancel) -> list[dict]:
     out = []
     for group, matrix in eom.groups().items():
         for i, j in stored_entries(matrix, symmetric=group == "mass_matrix"):
-            if cancel():
+            if stop_requested(cancel)():
                 raise Cancelled("symbolic equations of motion cancelled while formatting them")
             expr = matrix[i, j]
             ops = int(sympy.count_ops(expr))
@@ -268,37 +301,37 @@ def _entry_names(eom, group: str, i: int, col: int | None, symbols: dict) -> dic
 
 
 # ---------------------------------------------------------------------------------------- base parameters
-def base_parameters(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """The three routes (options: method, digits, samples) with the spectra for the ridge panel, one row per
+def base_parameters(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
+    """The routes of BaseParametersOptions with the spectra for the ridge panel, one row per
     base parameter and one per standard parameter for the tables, besides the pipeline's own JSON."""
     from ..identification.pipeline import base_parameters as run_pipeline
 
     start = time.perf_counter()
-    opts = {"method": "all", "digits": [30, 50], "samples": None} | dict(options)
+    opts = BaseParametersOptions.from_dict(options)
     model = loads(model_text)
     run = run_pipeline(
         model,
-        method=opts["method"],
-        digits=opts["digits"],
-        samples=opts["samples"],
-        eliminate=opts.get("eliminate"),
-        priority=opts.get("priority"),
-        trajectory=named_trajectory(model, opts.get("trajectory")),
+        method=opts.method,
+        digits=opts.digits,
+        samples=opts.samples,
+        eliminate=opts.eliminate,
+        priority=opts.priority,
+        trajectory=named_trajectory(model, opts.trajectory),
         progress=progress,
         cancel=cancel,
     )
-    data = {
-        "json": run.to_json(),
-        "spectra": spectra(run),
-        "table": base_table(run),
-        "parameters": parameter_roles(run, model),
-        "parameter_names": run.parameter_names,
-    }
+    data = BaseParametersResult(
+        json=run.to_json(),
+        spectra=spectra(run),
+        table=base_table(run),
+        parameters=parameter_roles(run, model),
+        parameter_names=run.parameter_names,
+    )
     precision = ", ".join(f"{d} digits" for d in run.digits) if run.vp is not None else "float64"
     return JobResult(
         "base_parameters",
-        f"Base parameters ({opts['method']})",
-        Provenance(text_hash(model_text), opts["method"], precision, opts, time.perf_counter() - start),
+        f"Base parameters ({opts.method})",
+        Provenance(text_hash(model_text), opts.method, precision, opts.to_dict(), time.perf_counter() - start),
         data,
     )
 
@@ -432,116 +465,117 @@ def _numeric_grouping(result) -> Grouping:
 
 
 # ---------------------------------------------------------------------------------------- compiled engine
-def engine_build(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def engine_build(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """Trace and compile the model's engine (kept on disk for every process: the window's sliders load its
     assembly from there, simulations start at once)."""
     from ..dynamics.engine import engine
 
+    opts = EngineOptions.from_dict(options)
     progress(0.1, "tracing and compiling the equations")
     eng = engine(loads(model_text), model_text)
-    provenance = Provenance(text_hash(model_text), "CasADi", "float64", options, eng.build_seconds)
-    return JobResult("engine", "Compiled engine", provenance, {"native": eng.native})
+    provenance = Provenance(text_hash(model_text), "CasADi", "float64", opts.to_dict(), eng.build_seconds)
+    return JobResult("engine", "Compiled engine", provenance, EngineResult(eng.native))
 
 
 # ---------------------------------------------------------------------------------------- C code
-def c_code(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """The equations as C, as a numpy module when options["language"] is "numpy", or compiled into an FMU when it
-    is "fmu" (options: stem, the files' name; folder, where the window writes them)."""
+def c_code(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
+    """The equations as C, as a numpy module or compiled into an FMU (CCodeOptions)."""
     from ..io.c_code import c_sources
     from ..io.fmu_export import fmu_archive
     from ..io.numpy_code import numpy_source
 
     start = time.perf_counter()
     progress(0.1, "tracing the equations and finding the base parameters")
-    model, stem = loads(model_text), options["stem"]
-    language = options.get("language", "c")
-    if language == "numpy":
+    opts = CCodeOptions.from_dict(options)
+    model, stem = loads(model_text), opts.stem
+    if opts.language == "numpy":
         files = {f"{stem}.py": numpy_source(model)}
-    elif language == "fmu":
+    elif opts.language == "fmu":
         files = {f"{stem}.fmu": fmu_archive(model)[0]}
     else:
         files = c_sources(model, stem)
-    provenance = Provenance(text_hash(model_text), "CasADi code generation", "float64", options, 0.0)
+    provenance = Provenance(text_hash(model_text), "CasADi code generation", "float64", opts.to_dict(), 0.0)
     provenance.seconds = time.perf_counter() - start
-    return JobResult("c_code", "C code", provenance, {"files": files})
+    return JobResult("c_code", "C code", provenance, CodeResult(files))
 
 
 # ---------------------------------------------------------------------------------------- URDF import
-def urdf_import(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """A mechanism from the URDF or MJCF file options["path"] as model text and the import's notes; for URDF, meshes
-    are looked up in options["package_paths"], options["fixed_base"] welds the root link and
-    options["repair_inertias"] makes impossible inertias possible. The window's document (model_text) is not
-    involved."""
+def urdf_import(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
+    """A mechanism from the URDF or MJCF file of UrdfImportOptions as model text and the import's notes. The
+    window's document (model_text) is not involved."""
     from ..io.imports import file_format, import_mechanism
     from ..model import dumps
 
     start = time.perf_counter()
-    progress(0.1, f"reading {options['path']}")
-    floating, repair = not options.get("fixed_base", False), options.get("repair_inertias", False)
-    result = import_mechanism(options["path"], options.get("package_paths", []), floating, repair)
+    opts = UrdfImportOptions.from_dict(options)
+    progress(0.1, f"reading {opts.path}")
+    floating, ground = not opts.fixed_base, not opts.no_ground
+    result = import_mechanism(opts.path, opts.package_paths, floating, opts.repair_inertias, ground=ground)
     text = dumps(result.model)
-    reader = {"URDF": "yourdfpy", "MJCF": "MuJoCo's compiler"}[kind := file_format(options["path"])]
-    provenance = Provenance(text_hash(text), f"{kind} import ({reader})", "float64", options, 0.0)
+    reader = {"URDF": "yourdfpy", "MJCF": "MuJoCo's compiler"}[kind := file_format(opts.path)]
+    provenance = Provenance(text_hash(text), f"{kind} import ({reader})", "float64", opts.to_dict(), 0.0)
     provenance.seconds = time.perf_counter() - start
-    return JobResult("urdf_import", "URDF import", provenance, {"model": text, "notes": result.notes})
+    return JobResult("urdf_import", "URDF import", provenance, ImportResult(text, list(result.notes)))
 
 
 # ---------------------------------------------------------------------------------------- linear models
-def equilibrium(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """The static equilibrium near the document's pose (options: hold, {independent coordinate: value}; move,
-    whether the window moves the document there), with its modes: stable or not, neutral directions."""
+def equilibrium(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
+    """The static equilibrium near the document's pose (EquilibriumOptions), with its modes: stable or not,
+    neutral directions."""
     from ..io.state_space import summary
     from ..linear.equilibrium import equilibrium as find
     from ..linear.linear_model import linearize
 
     start = time.perf_counter()
+    opts = EquilibriumOptions.from_dict(options)
     model = loads(model_text)
-    progress(0.1, "compiling the equations" if not options.get("hold") else "holding " + ", ".join(options["hold"]))
-    point = find(model, hold=dict(options.get("hold") or {}))
+    progress(0.1, "compiling the equations" if not opts.hold else "holding " + ", ".join(opts.hold))
+    point = find(model, hold=dict(opts.hold))
     progress(0.8, "its modes")
-    data = {"point": point.to_dict(), "values": point.values(), "summary": summary(model.name, linearize(model, point))}
-    provenance = Provenance(text_hash(model_text), "Newton, exact derivatives", "float64", dict(options), 0.0)
+    data = EquilibriumResult(point.to_dict(), point.values(), summary(model.name, linearize(model, point)))
+    provenance = Provenance(text_hash(model_text), "Newton, exact derivatives", "float64", opts.to_dict(), 0.0)
     provenance.seconds = time.perf_counter() - start
     return JobResult("equilibrium", "Equilibrium", provenance, data)
 
 
-def linearization(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """The linear model about an operating point (options: at, "auto", "equilibrium" or "initial"; hold, values and
-    velocities, {independent coordinate: value}; inputs and outputs, lists of names, None for the defaults), its
-    modes with the poses that animate them, and its frequency responses for every input/output pair (Bode form).
-    With `schedule` ({"name", "from", "to", "count"}: a coordinate or parameter), a family of them (LPV), each
-    about its own equilibrium or the pose, every member sent as it is done so that Cancel keeps them."""
+def linearization(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
+    """The linear model about an operating point (LinearizationOptions), its modes with the poses that animate
+    them, and its frequency responses for every input/output pair (Bode form). With a `schedule` (a coordinate or
+    parameter), a family of them (LPV), each about its own equilibrium or the pose, every member sent as it is
+    done so that Cancel keeps them."""
     from ..linear.linear_model import linearize
 
     start = time.perf_counter()
+    opts = LinearizationOptions.from_dict(options)
     model = loads(model_text)
-    if options.get("schedule"):
-        return _linear_family(model, options, progress, text_hash(model_text), start)
+    if opts.schedule:
+        return _linear_family(model, opts, progress, text_hash(model_text), start)
     progress(0.1, "compiling the equations and finding the operating point")
-    point = _operating_point(model, options)
+    point = linear_point(model, opts)
     progress(0.5, "linearising")
-    lin = linearize(model, point, options.get("inputs") or None, options.get("outputs") or None)
+    lin = linearize(model, point, opts.inputs or None, opts.outputs or None)
     progress(0.7, "modes, mode shapes and frequency responses")
     data = linear_data(model, lin)
-    provenance = Provenance(text_hash(model_text), lin.provenance["method"], "float64", dict(options), 0.0)
+    provenance = Provenance(text_hash(model_text), lin.provenance["method"], "float64", opts.to_dict(), 0.0)
     provenance.seconds = time.perf_counter() - start
     return JobResult("linearization", f"Linear model about the {point.kind} point", provenance, data)
 
 
-def _operating_point(model, options: dict):
+def linear_point(model, opts: LinearizationOptions):
+    """The operating point the options choose (`at`): an equilibrium, the nearest stable one or the pose, or
+    a state."""
     from ..linear.equilibria import equilibrium_or_pose
     from ..linear.equilibrium import equilibrium as find
     from ..linear.equilibrium import operating_point
 
-    if options.get("at") == "equilibrium":
-        return find(model, hold=dict(options.get("hold") or {}))
-    if options.get("at") == "auto":
-        return equilibrium_or_pose(model, dict(options.get("hold") or {}))
-    values, velocities = dict(options.get("values") or {}), dict(options.get("velocities") or {})
-    return operating_point(model, "initial", values, velocities)
+    if opts.at == "equilibrium":
+        return find(model, hold=dict(opts.hold))
+    if opts.at == "auto":
+        return equilibrium_or_pose(model, dict(opts.hold))
+    return operating_point(model, "initial", dict(opts.values), dict(opts.velocities))
 
 
-def linear_data(model, lin) -> dict:
+def linear_data(model, lin) -> LinearModelResult:
     """One linear model as the Modes and Frequency-response panels show it: its document (io/state_space.py),
     modes with the closed poses that animate them, and the Bode form of every input/output pair."""
     from ..io.state_space import model_document, summary
@@ -551,47 +585,49 @@ def linear_data(model, lin) -> dict:
     found = modes(lin)
     w = frequency_grid(lin.eigenvalues)
     magnitude, phase = bode(frequency_response(lin.A, lin.B, lin.C, lin.D, w))
-    return {
-        "model": model_document(lin),
-        "summary": summary(model.name, lin),
-        "note": lin.point.note,  # how the default operating point was chosen
-        "modes": [m.to_dict() for m in found],
-        "coordinates": list(lin.point.coordinates),
-        "poses": np.array([mode_poses(model, lin, m) for m in found]),
-        "frequency_hz": w / (2 * np.pi),
-        "magnitude_db": magnitude,
-        "phase_deg": phase,
-    }
+    return LinearModelResult(
+        model=model_document(lin),
+        summary=summary(model.name, lin),
+        note=lin.point.note,
+        modes=[m.to_dict() for m in found],
+        coordinates=list(lin.point.coordinates),
+        poses=np.array([mode_poses(model, lin, m) for m in found]),
+        frequency_hz=w / (2 * np.pi),
+        magnitude_db=magnitude,
+        phase_deg=phase,
+    )
 
 
-def _linear_family(model, options: dict, progress: Progress, model_hash: str, start: float) -> JobResult:
+def _linear_family(
+    model, opts: LinearizationOptions, progress: PartProgress, model_hash: str, start: float
+) -> JobResult:
     """Each member's linear_data with its place in the schedule, sent as a part of the result when done."""
     from ..linear.lpv import linear_family, schedule_of
 
-    schedule = options["schedule"]
+    schedule = opts.schedule
     name, count = schedule["name"], int(schedule["count"])
     values = np.linspace(float(schedule["from"]), float(schedule["to"]), count)
     kind, unit, document_value = schedule_of(model, name)
     header = {"name": name, "kind": kind, "unit": unit, "document_value": document_value}
-    parts: list[dict] = []
+    parts: list[LinearModelResult] = []
 
     def send(varied, lin) -> None:
         value = values[len(parts)]
-        parts.append({**linear_data(varied, lin), "schedule": {**header, "value": float(value)}})
+        parts.append(replace(linear_data(varied, lin), schedule={**header, "value": float(value)}))
         progress(len(parts) / count, f"{name} = {value:g} {unit}: {len(parts)} of {count} models", parts[-1])
 
     progress(0.0, f"compiling the equations for {count} models over {name}")
-    at, hold = options.get("at") or "auto", dict(options.get("hold") or {})
-    signals = options.get("inputs") or None, options.get("outputs") or None
-    linear_family(model, name, values, at, hold, *signals, each=send)
-    return linear_family_result(parts, options, model_hash, time.perf_counter() - start)
+    signals = opts.inputs or None, opts.outputs or None
+    linear_family(model, name, values, opts.at, dict(opts.hold), *signals, each=send)
+    return linear_family_result(parts, opts.to_dict(), model_hash, time.perf_counter() - start)
 
 
-def linear_family_result(parts: list[dict], options: dict, model_hash: str, seconds: float) -> JobResult:
+def linear_family_result(parts: list[LinearModelResult], options: dict, model_hash: str, seconds: float) -> JobResult:
     """The family from the members done (all of them, or those of a job that stopped early), with its modes
     followed across the members for the plot against the scheduling parameter."""
-    header, count = parts[0]["schedule"], int(options["schedule"]["count"])
-    values = np.array([p["schedule"]["value"] for p in parts])
+    opts = LinearizationOptions.from_dict(options)
+    header, count = parts[0].schedule, int(opts.schedule["count"])
+    values = np.array([p.schedule["value"] for p in parts])
     family = {
         **{k: header[k] for k in ("name", "kind", "unit")},
         "values": values,
@@ -599,9 +635,9 @@ def linear_family_result(parts: list[dict], options: dict, model_hash: str, seco
         "start": int(np.abs(values - header["document_value"]).argmin()),  # the member nearest the document
         "stopped": len(parts) < count,  # cancelled, or failed at the next member
     }
-    data = {"family": family, "members": parts, "branches": _branches([p["modes"] for p in parts])}
-    method = parts[0]["model"]["provenance"]["method"]
-    provenance = Provenance(model_hash, method, "float64", dict(options), seconds)
+    data = LinearFamilyResult(family, parts, _branches([p.modes for p in parts]))
+    method = parts[0].model["provenance"]["method"]
+    provenance = Provenance(model_hash, method, "float64", opts.to_dict(), seconds)
     done = f"{len(parts)} of {count}" if family["stopped"] else str(count)
     return JobResult("linearization", f"{done} linear models over {header['name']}", provenance, data)
 
@@ -623,54 +659,89 @@ def _branches(modes: list[list[dict]]) -> dict:
 
 
 # ---------------------------------------------------------------------------------------- suspension report
-def suspension_report(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def suspension_report(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """A suspension corner's kinematic curves against wheel travel, and against the steering input where there
-    is one (options: measure, the measure set's name, default the first; travel, m each way; points)."""
-    from ..simulation.suspension import POINTS, TRAVEL, suspension_curves
+    is one (SuspensionReportOptions)."""
+    from ..simulation.suspension import suspension_curves
 
     start = time.perf_counter()
+    opts = SuspensionReportOptions.from_dict(options)
     progress(0.1, "solving the poses over the wheel travel")
-    travel, points = float(options.get("travel") or TRAVEL), int(options.get("points") or POINTS)
-    curves = suspension_curves(loads(model_text), options.get("measure"), travel, points)
-    provenance = Provenance(text_hash(model_text), "parallel wheel travel", "float64", dict(options), 0.0)
+    curves = suspension_curves(loads(model_text), opts.measure, float(opts.travel), opts.points)
+    provenance = Provenance(text_hash(model_text), "parallel wheel travel", "float64", opts.to_dict(), 0.0)
     provenance.seconds = time.perf_counter() - start
-    return JobResult("suspension_report", f"Suspension report of '{curves.measure}'", provenance, {"curves": curves})
+    return JobResult(
+        "suspension_report", f"Suspension report of '{curves.measure}'", provenance, SuspensionResult(curves)
+    )
+
+
+# ---------------------------------------------------------------------------------------- vehicle handling
+def manoeuvre(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
+    """A handling manoeuvre (simulation/manoeuvres.py; options: those of ManoeuvreOptions, speeds a list): the
+    time histories of its last run, the manoeuvre's own series where they are time histories (step steer, sine
+    with dwell), its figures in the title and the notes, and its table."""
+    from ..simulation.manoeuvres import manoeuvre as run
+
+    opts = options_of("manoeuvre", {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
+    result = run(loads(model_text), opts, lambda f: progress(f, "running"), cancel)
+    last = result.runs[-1]
+    series = motion_series(last)
+    if len(result.columns[0][2]) == len(last.t):  # a time history: the manoeuvre's own series first
+        series = {f"{name} [{unit}]": values for name, unit, values in result.columns[1:]} | series
+    figures = [f"{name} {value:.4g} {unit}" for name, (value, unit) in result.figures.items()]
+    table = [(name, unit, np.asarray(values)) for name, unit, values in result.columns]
+    data = ManoeuvreResult(
+        last.t, list(last.coordinates), last.q, series, figures, table=table, figures=dict(result.figures)
+    )
+    p = result.provenance
+    title = f"Manoeuvre {result.options.kind}: " + ", ".join(figures[:2])
+    provenance = Provenance(text_hash(model_text), p["analysis"], "float64", dict(options), p["seconds"])
+    return JobResult("manoeuvre", title, provenance, data)
+
+
+def kc_rig(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
+    """A suspension corner's kinematics and compliance on a K&C rig (simulation/kc_rig.py KCOptions)."""
+    from ..simulation.kc_rig import kc_analysis
+
+    kc = kc_analysis(loads(model_text), options_of("kc_rig", options), progress, cancel)
+    provenance = Provenance(text_hash(model_text), kc.provenance["method"], "float64", kc.options.to_dict(),
+                            kc.provenance["seconds"])  # fmt: skip
+    return JobResult("kc_rig", f"K&C of '{kc.measure}'", provenance, KCRigResult(kc))
 
 
 # ---------------------------------------------------------------------------------------- parallel machines
-def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def workspace(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """A parallel machine's workspace map (Müller 2021): cond(M_t), the dynamic manipulability and cond(J_IK) over
-    a plane of platform positions. Options: `plane` (two task coordinates, default the first two), `ranges`
-    ({coordinate: [low, high]}, default about the document's pose), `points` per axis (41), `at` ({the other
-    coordinate: value}, default the document's pose). A cancelled map keeps the points done. Without ranges the
+    a plane of platform positions (WorkspaceOptions). A cancelled map keeps the points done. Without ranges the
     grid holds the whole reachable set, with a margin of unreachable points (workspace.sized_grid)."""
     from ..dynamics.pkm import ParallelMachine
     from ..dynamics.pkm.workspace import QUANTITIES, sized_grid, workspace_map
 
     start = time.perf_counter()
+    opts = WorkspaceOptions.from_dict(options)
     pkm = ParallelMachine(loads(model_text))
-    points, ranges = int(options.get("points") or 41), dict(options.get("ranges") or {})
-    plane = list(options.get("plane") or []) or pkm.task_names[:2]
+    points, ranges = opts.points, dict(opts.ranges or {})
+    plane = list(opts.plane or []) or pkm.task_names[:2]
     if set(plane) <= set(ranges):
         grid = {name: (float(ranges[name][0]), float(ranges[name][1]), points) for name in plane}
     else:
         progress(0.0, "sizing the grid to the platform positions within the limbs' reach")
-        grid = sized_grid(pkm, points, plane, options.get("at") or None)
+        grid = sized_grid(pkm, points, plane, opts.at or None)
         grid |= {name: (float(low), float(high), points) for name, (low, high) in ranges.items()}
-    found = workspace_map(pkm, grid, options.get("at") or None, progress, cancel)
-    data = {
-        "axes": list(found.axes),
-        "first": found.first,
-        "second": found.second,
-        "fixed": found.fixed,
-        "values": found.values,
-        "computed": found.computed,  # False where a cancelled map did not get to
-        "labels": {k: v[0] for k, v in QUANTITIES.items()},
-        "units": {k: v[1] for k, v in QUANTITIES.items()},
-        "platform": pkm.platform,
-        "sized": not set(plane) <= set(ranges),  # the grid was fitted to the reachable set
-        "cancelled": bool(cancel()),
-    }
+    found = workspace_map(pkm, grid, opts.at or None, progress, cancel)
+    data = WorkspaceResult(
+        axes=list(found.axes),
+        first=found.first,
+        second=found.second,
+        fixed=found.fixed,
+        values=found.values,
+        computed=found.computed,
+        labels={k: v[0] for k, v in QUANTITIES.items()},
+        units={k: v[1] for k, v in QUANTITIES.items()},
+        platform=pkm.platform,
+        sized=not set(plane) <= set(ranges),
+        cancelled=stop_requested(cancel)(),
+    )
     return JobResult(
         "workspace",
         f"Workspace map over {found.axes[0]}, {found.axes[1]}",
@@ -678,20 +749,21 @@ def workspace(model_text: str, options: dict, progress: Progress, cancel: Cancel
             text_hash(model_text),
             "pkm workspace map (Müller 2021)",
             "float64",
-            dict(options),
+            opts.to_dict(),
             time.perf_counter() - start,
         ),
         data,
     )
 
 
-def task_space_eom(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
+def task_space_eom(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """A parallel machine's task-space equations at the document's pose, at rest, for the Equations of motion
     table (Müller 2021, eq. 107-120): M_t, W_t^grav, J_IK and the actuator-space M_a, as numbers, each entry named
     by task coordinates or actuated coordinates."""
     from ..dynamics.pkm import ParallelMachine
 
     start = time.perf_counter()
+    opts = TaskSpaceEomOptions.from_dict(options)
     pkm = ParallelMachine(loads(model_text))
     rest = np.zeros((1, len(pkm.axes)))
     eq = pkm.equations(pkm.start, rest)
@@ -709,16 +781,16 @@ def task_space_eom(model_text: str, options: dict, progress: Progress, cancel: C
         for j in range(i if symmetric else 0, len(columns))
         if abs(value[i, j]) > 1e-12 * np.abs(value).max()  # rounding of an exact zero (symmetry) left out
     ]
-    data = {
-        "entries": entries,
-        "independent_rows": [],
-        "coordinates": task,
-        "constraint_labels": [],
-        "notes": [
+    data = EquationsResult(
+        coordinates=task,
+        entries=entries,
+        constraint_labels=[],
+        independent_rows=[],
+        notes=[
             f"Task space of platform '{pkm.platform}' ({', '.join(task)}) at the document's pose, at rest, by the "
             f"modular method (Müller 2021): numbers, not expressions; actuated {', '.join(act)}."
         ],
-    }
+    )
     return JobResult(
         "task_space_eom",
         "Task-space equations of motion",
@@ -726,7 +798,7 @@ def task_space_eom(model_text: str, options: dict, progress: Progress, cancel: C
             text_hash(model_text),
             "pkm task-space EOM (Müller 2021)",
             "float64",
-            dict(options),
+            opts.to_dict(),
             time.perf_counter() - start,
         ),
         data,
@@ -751,50 +823,49 @@ def _number_entry(group: str, value: float, row: str, column: str) -> dict:
 
 
 # ---------------------------------------------------------------------------------------- identification
-def identification(model_text: str, options: dict, progress: Progress, cancel: Cancel) -> JobResult:
-    """Base parameters and friction from a measured log (options: data, the log's path; validate, a second
-    log's or None; friction, digits, cutoff_hz, physical, hold_unexcited as `identification.identify` takes
-    them): its JSON document, and the signals the Identification panel plots (raw and filtered positions and
-    forces, measured and predicted forces on the validation log)."""
+def identification(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
+    """Base parameters and friction from a measured log (IdentificationOptions): its JSON document, and the
+    signals the Identification panel plots (raw and filtered positions and forces, measured and predicted forces
+    on the validation log)."""
     from ..identification.identify import identify
 
     start = time.perf_counter()
-    opts = {"validate": None, "friction": [], "digits": 30, "cutoff_hz": None} | dict(options)
+    opts = IdentificationOptions.from_dict(options)
     result = identify(
         loads(model_text),
-        opts["data"],
-        opts["validate"],
-        opts["friction"],
-        int(opts["digits"]),
-        opts["cutoff_hz"],
-        bool(opts.get("physical")),
-        bool(opts.get("hold_unexcited")),
+        opts.data,
+        opts.validate,
+        opts.friction,
+        opts.digits,
+        opts.cutoff_hz,
+        opts.physical,
+        opts.hold_unexcited,
         progress=progress,
         cancel=cancel,
     )
     obs, check = result.observations, result.validation
-    data = {
-        "json": result.to_json(),
-        "signals": {
-            "coordinates": obs.log.coordinates,
-            "actuated": obs.log.actuated,
-            "units": _log_units(model_text, obs.log.coordinates, obs.log.actuated),
-            "t": obs.log.t,
-            "positions": obs.log.positions,
-            "filtered": obs.filtered,
-            "forces": obs.log.forces,
-            "t_kept": obs.t,
-            "forces_filtered": obs.forces,
-            "predicted": _predicted(result),
-        },
-        "validation": None
-        if check is None
-        else {"t": check.t, "measured": check.measured, "predicted": check.predicted, "file": Path(check.source).name},
-    }
+    signals = LogSignals(
+        coordinates=obs.log.coordinates,
+        actuated=obs.log.actuated,
+        units=_log_units(model_text, obs.log.coordinates, obs.log.actuated),
+        t=obs.log.t,
+        positions=obs.log.positions,
+        filtered=obs.filtered,
+        forces=obs.log.forces,
+        t_kept=obs.t,
+        forces_filtered=obs.forces,
+        predicted=_predicted(result),
+    )
+    validation = (
+        None if check is None else ValidationSignals(check.t, check.measured, check.predicted, Path(check.source).name)
+    )
+    data = IdentificationResult(result.to_json(), signals, validation)
     return JobResult(
         "identification",
-        f"Identification from {Path(str(opts['data'])).name}",
-        Provenance(text_hash(model_text), result.estimate.method, "float64", opts, time.perf_counter() - start),
+        f"Identification from {Path(opts.data).name}",
+        Provenance(
+            text_hash(model_text), result.estimate.method, "float64", opts.to_dict(), time.perf_counter() - start
+        ),
         data,
     )
 
@@ -815,7 +886,7 @@ def _predicted(result) -> np.ndarray:
     return predicted_forces(result, result.observations)
 
 
-TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
+TASKS: dict[str, Callable[[str, dict, PartProgress, Cancel], JobResult]] = {
     "kinematics": kinematics,
     "simulation": simulation,
     "symbolic_eom": symbolic_eom,
@@ -827,8 +898,10 @@ TASKS: dict[str, Callable[[str, dict, Progress, Cancel], JobResult]] = {
     "linearization": linearization,
     "workspace": workspace,
     "suspension_report": suspension_report,
+    "kc_rig": kc_rig,
     "task_space_eom": task_space_eom,
     "identification": identification,
+    "manoeuvre": manoeuvre,
 }
 # the result of a job that stopped early (cancelled, or failed), from the parts it sent (progress(…, part))
 PARTIAL_RESULTS: dict[str, Callable[[list, dict, str, float], JobResult]] = {"linearization": linear_family_result}

@@ -26,7 +26,7 @@ def gravity_symbol(model: Model) -> tuple[int, float] | None:
     return (axes[0], abs(float(model.gravity[axes[0]]))) if len(axes) == 1 else None
 
 
-@dataclass
+@dataclass(slots=True)
 class FrameValue:
     rotation: np.ndarray  # (3, 3), columns are the frame axes in body coordinates
     origin: np.ndarray  # (3,)

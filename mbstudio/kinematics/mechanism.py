@@ -44,12 +44,18 @@ class Mechanism:
             self.constraints = LoopConstraints(self.tree, self.topology.cut, model.couplings)
         self.coordinates = self.tree.coordinates
         self.n = self.tree.n
-        # the float64 twin: structure choices, and branch signs, which need no more than float64
-        self.float64 = self if isinstance(self.backend, Float64) else Mechanism(model, partition=partition)
+        # the float64 twin: structure choices, and branch signs, which need no more than float64 (None: this one;
+        # not a reference to itself, so that a mechanism is freed as soon as it is dropped, not at the next
+        # collection of cycles: a 100 000-body chain's stays alive otherwise beside what the caller builds next)
+        self._twin = None if isinstance(self.backend, Float64) else Mechanism(model, partition=partition)
         probe = self.float64
         self.length_scale = probe._length_scale() if probe is not self else self._length_scale()
         self.partition = partition or (probe.partition if probe is not self else self._partition())
         self.last_report: AssemblyReport | None = None
+
+    @property
+    def float64(self) -> Mechanism:
+        return self if self._twin is None else self._twin
 
     # ------------------------------------------------------------------ structure
     def _length_scale(self) -> float:

@@ -23,7 +23,7 @@ from .geometry import FrameValue, Geometry
 from .topology import Topology, spanning_tree
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one per coordinate, 10⁵ of them in a big chain
 class Primitive:
     coordinate: int  # index in q
     kind: str  # "R" rotation, "T" translation, "B" one component of a ball joint's rotation parameters
@@ -39,7 +39,7 @@ class Ball:
     sign: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Link:
     joint: Joint
     parent: int  # body index (tree order)
@@ -84,6 +84,18 @@ class MotionState(BodyMotion):
         return MotionState(*lists, *arrays, [f[rows] for f in self.ball_frames], self.moving)
 
 
+def _shared(frame: FrameValue, frames: dict[bytes, FrameValue]) -> FrameValue:
+    """One read-only object for equal float64 joint frames: most of a big model's frames are alike (a chain of
+    10⁵ rods has two), and each held apart costs about 700 bytes. Other back-ends' frames are kept as they are."""
+    if frame.rotation.dtype != np.float64 or frame.origin.dtype != np.float64:
+        return frame
+    key = frame.rotation.tobytes() + frame.origin.tobytes()
+    if key not in frames:
+        frame.rotation.flags.writeable = frame.origin.flags.writeable = False
+        frames[key] = frame
+    return frames[key]
+
+
 class KinematicTree:
     def __init__(self, model: Model, backend, topology: Topology | None = None) -> None:
         self.model = model
@@ -95,17 +107,18 @@ class KinematicTree:
         self.coordinates: list[str] = []
         self.kinds: list[str] = []  # per coordinate: "R" its Jacobian column turns (u_k through o_k), "T" shifts
         self.balls: list[Ball] = []
-        self.links = [self._link(j) for j in self.topology.tree]
+        frames: dict[bytes, FrameValue] = {}
+        self.links = [self._link(j, frames) for j in self.topology.tree]
         self.n = len(self.coordinates)
         self.ball_coordinates = frozenset(k for ball in self.balls for k in ball.coordinates)
         # angles about an axis (2π-periodic): the turning coordinates but a ball joint's rotation parameters
         self.angles = tuple(k for k in range(self.n) if self.kinds[k] == "R" and k not in self.ball_coordinates)
 
-    def _link(self, joint: Joint) -> Link:
+    def _link(self, joint: Joint, frames: dict[bytes, FrameValue]) -> Link:
         reverse = joint.name in self.topology.reversed
         g, m = self.geometry, self.model
-        fp = g.frame(m.body(joint.parent), joint.parent_frame)
-        fc = g.frame(m.body(joint.child), joint.child_frame)
+        fp = _shared(g.frame(m.body(joint.parent), joint.parent_frame), frames)
+        fc = _shared(g.frame(m.body(joint.child), joint.child_frame), frames)
         start = len(self.coordinates)
         self.coordinates += [c.name for c in joint.coordinates]
         motions = list(enumerate(JOINT_MOTIONS[joint.type]))

@@ -164,7 +164,7 @@ def parse_state(
 ) -> tuple[dict[str, float], dict[str, float]]:
     """'theta1=0.1, d_theta1=5 deg/s' as (coordinate values, velocities) of the independent coordinates, whose
     joint motions `kinds` gives: plain numbers in SI, a number with its unit converted. A rate may also be
-    written as the CSV headers name it, 'theta1_dot': read as d_theta1, with a note appended to `notes`."""
+    written as other programs name it, 'theta1_dot': read as d_theta1, with a note appended to `notes`."""
     text = _rates_as_d(text, kinds, notes if notes is not None else [])
     names = [*kinds, *(f"d_{n}" for n in kinds)]
     rates = "an independent coordinate or d_ its rate"
@@ -175,13 +175,13 @@ def parse_state(
 
 def _rates_as_d(text: str, kinds: Mapping[str, str], notes: list[str]) -> str:
     """'theta1_dot=…' as 'd_theta1=…' for an independent coordinate theta1: one name for a rate on the command
-    line (d_NAME, as --velocity tables, linear models and FMUs have it), the other accepted."""
+    line (d_NAME, as the CSV headers, ensembles, linear models and FMUs have it), the other accepted."""
 
     def rename(match: re.Match) -> str:
         name = match[1]
         if name not in kinds:
             return match[0]
-        notes.append(f"{name}_dot read as d_{name} (a rate is d_NAME on the command line)")
+        notes.append(f"{name}_dot read as d_{name} (a rate is d_NAME, as in mbstudio's tables)")
         return f"d_{name}"
 
     return re.sub(r"\b([A-Za-z_]\w*)_dot\b(?=\s*=)", rename, text)

@@ -23,7 +23,7 @@ from .. import __version__
 from ..dynamics.engine import Engine, engine
 from ..dynamics.forces import AppliedForces
 from ..model import Model
-from ..simulation.run import model_hash
+from ..model.hashing import model_hash
 from .equilibrium import OperatingPoint, operating_point
 from .signals import (
     Outputs,

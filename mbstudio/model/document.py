@@ -341,12 +341,56 @@ class Tyre:
 
 
 @dataclass
+class MagicFormulaTyre:
+    """A tyre on a wheel body that spins on its hub (docs/vehicle.md): its normal load from the vertical spring-damper
+    of the tyre pressed into the road (as `Tyre`), its longitudinal and lateral forces and its moments from Pacejka's
+    Magic Formula with the coefficients of the .tir file `tir` (a path relative to the model's file, inside its
+    folder), at the slip ratio and slip angle of the wheel's point on the road. `spin_axis` (wheel axes) points to
+    the wheel's left when it rolls forward; `low_speed` [m/s] keeps the slips finite at standstill (the forward speed
+    in their denominators is sqrt(Vx² + low_speed²)). `side` ("left" or "right") is the side of the car it is
+    mounted on: a tyre on the other side from the file's TYRESIDE is its mirror image (its lateral force, overturning
+    and aligning moments at the slip angle and camber mirrored, as MF-Tyre does)."""
+
+    name: str
+    body: str
+    point: str
+    tir: str
+    side: str = "left"
+    spin_axis: Vector = field(default_factory=lambda: [0.0, 1.0, 0.0])
+    stiffness: Expr = 0.0
+    damping: Expr = 0.0
+    radius: Expr = 0.3
+    engagement: Expr = 1e-3
+    low_speed: Expr = 0.5
+    type: ClassVar[str] = "magic_formula_tyre"
+
+
+@dataclass
+class PathDriver:
+    """A driver steering a car along a path: a position servo on the steering `coordinate` (−k (x − x*) − c ẋ)
+    whose target x* = gain × e follows the lateral error e = y_path(x_P) − y_P of the point P `preview` metres ahead
+    of `body`'s origin along its heading (the body's x axis in the road plane); `path` is [x, y] rows in world
+    axes, joined by straight lines and held level beyond its ends (docs/vehicle.md, the double lane change)."""
+
+    name: str
+    coordinate: str
+    body: str
+    path: list[list[float]]
+    preview: Expr = 10.0
+    gain: Expr = 0.0
+    stiffness: Expr = 0.0
+    damping: Expr = 0.0
+    type: ClassVar[str] = "path_driver"
+
+
+@dataclass
 class Contact:
     """A sphere of `radius` centred at a body point against a plane fixed in the ground (through `plane_origin`,
     normal `plane_normal` pointing out of the ground, world axes; z = 0 by default), compliant (docs/contact.md):
     pressed in by δ = radius − (p − o)·n, it pushes the sphere out along n by the Hunt–Crossley force
     f_n = max(0, k δ^n (1 + 3/2 c_d δ̇)) and resists the slip v_t of its point nearest the plane by the regularised
-    Coulomb friction f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²). Units: k in N/m^n, c_d in s/m, v_s in m/s."""
+    Coulomb friction f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²). Units: k in N/m^n, c_d in s/m, v_s in m/s. The rigid
+    model (simulate(..., contact="rigid")) reads its radius, plane, μ and the restitution e of Newton's impact law."""
 
     name: str
     body: str
@@ -359,6 +403,7 @@ class Contact:
     stiction_velocity: Expr = 1e-3
     plane_origin: Vector = field(default_factory=lambda: [0.0, 0.0, 0.0])
     plane_normal: Vector = field(default_factory=lambda: [0.0, 0.0, 1.0])
+    restitution: Expr = 0.0  # Newton's coefficient e, for the rigid model only (simulation/rigid_stepping.py)
     type: ClassVar[str] = "contact"
 
 
@@ -404,9 +449,23 @@ class Road:
 
 FORCE_ELEMENTS = {
     cls.type: cls
-    for cls in (SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Contact, Bushing)
+    for cls in (
+        *(SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Contact, Bushing),
+        MagicFormulaTyre,
+        PathDriver,
+    )
 }
-ForceElement = SpringDamper | JointSpringDamper | JointFriction | Actuator | PointForce | Tyre | Contact | Bushing
+ForceElement = (
+    SpringDamper
+    | JointSpringDamper
+    | JointFriction
+    | Actuator
+    | PointForce
+    | Tyre
+    | Contact
+    | Bushing
+    | MagicFormulaTyre
+)
 
 
 # Measures ("measures" in the file): quantities computed along every motion and added to its columns, named

@@ -29,6 +29,7 @@ from .document import (
 )
 from .errors import ModelError
 from .files import write_atomic
+from .tyre_files import resolve_tyre_files, with_relative_tyre_files
 from .units import Quantity, read, read_vector, written
 from .validation import validate
 
@@ -72,6 +73,7 @@ def loads(text: str, source: str = "<string>") -> Model:
 def load(path: str | os.PathLike) -> Model:
     path = Path(path)
     model = from_dict(_parsed(_text(path), str(path)), consume=True)  # neither text nor JSON kept while validating
+    resolve_tyre_files(model, path.parent)
     validate(model)
     return model
 
@@ -533,7 +535,7 @@ def _independent(data):
 
 _NAME_FIELDS = (
     *("name", "body", "body1", "body2", "point", "point1", "point2", "coordinate", "element", "wheel", "centre"),
-    *("lower_body", "lower_point", "upper_body", "upper_point", "damper", "frame1", "frame2"),
+    *("lower_body", "lower_point", "upper_body", "upper_point", "damper", "frame1", "frame2", "tir", "side"),
 )
 _VECTOR_FIELDS = ("force", "axis1", "axis2", "spin_axis", "plane_origin", "plane_normal")
 
@@ -604,6 +606,8 @@ def _element_field(key, data, where):
         return _vector(data, where)
     if key == "table":
         return _table(data, where, "[t, value]")
+    if key == "path":
+        return _table(data, where, "[x, y]")
     return _expr(data, where)
 
 
@@ -772,4 +776,4 @@ def save(model: Model, path: str | os.PathLike) -> None:
     """Validate the model, then write its canonical text atomically (see files.write_atomic): an invalid
     document is never written over a good file."""
     validate(model)
-    write_atomic(path, dumps(model))
+    write_atomic(path, dumps(with_relative_tyre_files(model, Path(path).parent)))

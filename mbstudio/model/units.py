@@ -381,6 +381,7 @@ _ELEMENT_FIELDS = {
         "dissipation": SLOWNESS,
         "friction": NUMBER,
         "stiction_velocity": VELOCITY,
+        "restitution": NUMBER,
     },  # fmt: skip
 }
 

@@ -561,6 +561,8 @@ def _check_contact(element: Contact, symbols, where: str) -> None:
     for key, (least, expected) in _CONTACT_RANGES.items():
         if not float_value(getattr(element, key), symbols, f"{where}.{key}") >= least:
             raise ModelError(f"{where}.{key}", "is out of range", getattr(element, key), expected)
+    if not 0 <= float_value(element.restitution, symbols, f"{where}.restitution") <= 1:
+        raise ModelError(f"{where}.restitution", "is out of range", element.restitution, "a value from 0 to 1")
     if not float_value(element.stiction_velocity, symbols, f"{where}.stiction_velocity") > 0:
         problem = "is not positive"
         raise ModelError(f"{where}.stiction_velocity", problem, element.stiction_velocity, "a speed > 0, in m/s")

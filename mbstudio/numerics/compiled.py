@@ -180,14 +180,46 @@ def code_version() -> str:
     """A hash of the code the engines are traced from and compiled by: every module of the traced packages and
     every module of this package they import, recursively (a module elsewhere that traced code calls is part of
     the engine as much as they are), with CasADi's version and how this machine builds (Python's ABI, the C
-    compiler): a changed algorithm is never served from a library built by the old one."""
+    compiler): a changed algorithm is never served from a library built by the old one. Read back from the
+    cache while the same files keep their sizes and modification times (`_remembered_version`): the walk and
+    hash of them all cost a first run ~25 ms."""
     from .. import __version__
 
-    digest = hashlib.sha256(f"{__version__} casadi {casadi.__version__} {_build_identity()}".encode())
+    identity = f"{__version__} casadi {casadi.__version__} {_build_identity()}"
     package = Path(__file__).resolve().parents[1]
-    for path in traced_modules():
+    remembered = _remembered_version(identity, package)
+    if remembered is not None:
+        return remembered
+    digest = hashlib.sha256(identity.encode())
+    paths = traced_modules()
+    for path in paths:
         digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    version = digest.hexdigest()
+    with contextlib.suppress(CacheRefused, OSError):
+        files = [[path.relative_to(package).as_posix(), *_stamp(path)] for path in paths]
+        record = {"identity": identity, "package": str(package), "files": files, "version": version}
+        write_sealed(cache_folder() / "code_version.json", json.dumps(record).encode())
+    return version
+
+
+def _remembered_version(identity: str, package: Path) -> str | None:
+    """The code version last computed here, if the build identity, the package's folder and the traced files'
+    sizes and modification times (ns) are all as they were then; else None. A file that changes, or a new
+    import in one, changes its stamp; so does a module removed (then it is missing)."""
+    try:
+        data = read_sealed(cache_folder() / "code_version.json")
+        record = json.loads(data) if data is not None else {}
+        if record.get("identity") != identity or record.get("package") != str(package):
+            return None
+        same = all(_stamp(package / name) == (size, mtime) for name, size, mtime in record["files"])
+    except (CacheRefused, OSError, ValueError, KeyError, TypeError):
+        return None
+    return record["version"] if same else None
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_size, info.st_mtime_ns
 
 
 def traced_modules() -> list[Path]:

@@ -32,10 +32,11 @@ from ..dynamics.titop.states import BlockState
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.errors import ModelError
+from ..model.hashing import model_hash
 from ..numerics.compiled import FastCall, Traced, native, symbols, to_sx
 from .integrators import SCIPY
 from .monitors import monitor_columns
-from .run import Clock, model_hash, motion_columns
+from .run import Clock, motion_columns
 
 NEAR_GIMBAL = 1e-3  # |cos θ| where an integrator that gave up was stopped by the gimbal lock
 

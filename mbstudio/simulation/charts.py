@@ -37,7 +37,7 @@ def block_smallest(eng: Engine, y: np.ndarray) -> float:
     if not dep:
         return np.inf
     q = eng.unpack(np.asarray(y)[None, :])[0][0]
-    return float(np.linalg.svd(eng.loop_block(q), compute_uv=False)[-1])
+    return eng.smallest_singular_value(q)
 
 
 class ChartWatch:
@@ -55,11 +55,19 @@ class ChartWatch:
             return 1.0
         return block_smallest(self.eng, y) / self.reference - FALL
 
-    def check(self, t: float, y: np.ndarray) -> float:
-        """The margin at a check point of a CVODES run, remembered for `steady`."""
-        value = self.margin(t, y)
-        self.checked = [*self.checked[-1:], (t, value)]
-        return value
+    def first_fall(self, at: np.ndarray, states: np.ndarray) -> int | None:
+        """Among check points of a CVODES run (times `at`, states (K, size)), the first where the margin is below
+        zero, or None; the margins up to there are remembered for `steady`. The K states' σ in one batched call,
+        each equal to `margin`'s at that state alone."""
+        if not self.eng.mech.partition.dependent or not len(at):
+            return None
+        q = self.eng.unpack(states)[0]
+        margins = self.eng.smallest_singular_values(q) / self.reference - FALL
+        below = np.flatnonzero(margins < 0)
+        fall = int(below[0]) if len(below) else None
+        seen = len(at) if fall is None else fall + 1
+        self.checked = [*self.checked, *zip(at[:seen].tolist(), margins[:seen].tolist(), strict=True)][-2:]
+        return fall
 
     def steady(self) -> bool:
         """Whether the margin, extrapolated from the last two check points over the next STEADY of their

@@ -24,7 +24,7 @@ from ..kinematics.topology import spanning_tree
 from ..model import Model
 from .block_runs import BlockRun, simulate_blocks
 from .integrators import SCIPY
-from .run import SimulationResult
+from .run import RATE_PREFIXES, SimulationResult
 
 # the series both routes compute (besides the coordinates, their rates and accelerations)
 COMPARED = [
@@ -94,6 +94,6 @@ def errors(run: BlockRun, result: SimulationResult) -> list[tuple[str, str, np.n
     """block − general for every series named alike in both."""
     general = {name: (unit, values) for name, unit, values in result.columns()}
     names = [c for c in run.coordinates if c in result.coordinates]
-    wanted = [f"{c}{suffix}" for suffix in ("", "_dot", "_ddot") for c in names] + COMPARED
+    wanted = [f"{prefix}{c}" for prefix in RATE_PREFIXES for c in names] + COMPARED
     mine = {name: values for name, _, values in run.columns()}
     return [(f"error:{n}", general[n][0], mine[n] - general[n][1]) for n in wanted if n in general and n in mine]

@@ -22,9 +22,10 @@ from ..dynamics.forces import AppliedForces
 from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps, loads
 from ..model.errors import ModelError
+from ..model.hashing import model_hash
 from .charts import singularity
 from .integrators import IntegrationError, integrate
-from .run import ATOL, METHODS, RTOL, Clock, Provenance, SimulationResult, compiled_series, full_states, model_hash
+from .run import ATOL, METHODS, RTOL, Clock, Provenance, SimulationResult, compiled_series, full_states
 from .stops import annotate, has_impact_stops
 
 MAX_RUNS = 10_000

@@ -206,9 +206,10 @@ def _cvodes(
 def _watch(watch, at: np.ndarray, states: np.ndarray, times: np.ndarray, out: np.ndarray) -> None:
     """An IntegrationError at the first check point (times `at`, states) where the watch's margin is below zero,
     with the outputs up to there."""
-    for t, y in zip(at, states, strict=True):
-        if watch.check(t, y) < 0:
-            raise IntegrationError(t, CHART_REASON, y, out[: int(np.searchsorted(times, t, side="right"))])
+    fall = watch.first_fall(at, states)
+    if fall is not None:
+        t, y = at[fall], states[fall]
+        raise IntegrationError(t, CHART_REASON, y, out[: int(np.searchsorted(times, t, side="right"))])
 
 
 def _dop853_piece(eng, piece, rtol, atol, checkpoint, watch) -> tuple[np.ndarray, int]:

@@ -15,7 +15,6 @@ at the output times from the integrated states, in float64.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -37,9 +36,10 @@ from ..kinematics.assembly import newton
 from ..kinematics.ball_states import StateMap, float_where
 from ..kinematics.mechanism import Mechanism
 from ..kinematics.tree import BodyMotion
-from ..model import Model, dumps, loads
+from ..model import Model, loads
 from ..model.document import EULER_JOINTS, GROUND
 from ..model.errors import AssemblyError, ModelError
+from ..model.hashing import text_hash
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import MAGNITUDE_MAX, check_dynamics, inertia_warnings
 from .charts import ChartWatch, decided, singularity
@@ -50,6 +50,8 @@ from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_m
 from .stops import Contact, annotate, has_impact_stops, run_impacts
 
 METHODS = (*CVODES, *SCIPY)
+CONTACT_MODELS = ("compliant", "rigid")  # docs/contact.md
+RIGID_STEP = 1e-3  # s: the rigid contacts' default step (simulation/rigid_stepping.py)
 MAX_REPARTITIONS = 20  # decisions on the coordinates in a row without the run advancing
 ROUNDING_FLOOR = 1e3  # x the tolerance: a Newton stalled this close is at float64's rounding, not lost
 # Default tolerances: a conservative model's energy drifts at most 1e-7 of its scale over 2 s (measured with CVODES,
@@ -152,13 +154,18 @@ class SimulationResult:
         return out
 
 
+# a coordinate's value, rate and acceleration are named NAME, d_NAME and dd_NAME in every table and on the command
+# line (--at, ensembles, linear models, FMUs), as the model file reserves them (docs/file-format.md)
+RATE_PREFIXES = ("", "d_", "dd_")
+
+
 def motion_columns(t, coordinates: list[str], units: list[str], states: tuple, kinetic, potential) -> list:
     """Time, the coordinates, their rates and accelerations (`states` = (q, q̇, q̈), (K, n) each) and the
     energies, as (name, unit, values) columns: the first columns of every motion, whichever route computed it."""
     out = [("t", "s", t)]
-    for suffix, per_second, values in zip(("", "_dot", "_ddot"), ("", "/s", "/s^2"), states, strict=True):
+    for prefix, per_second, values in zip(RATE_PREFIXES, ("", "/s", "/s^2"), states, strict=True):
         out += [
-            (f"{name}{suffix}", unit + per_second, values[:, k])
+            (f"{prefix}{name}", unit + per_second, values[:, k])
             for k, (name, unit) in enumerate(zip(coordinates, units, strict=True))
         ]
     return out + [
@@ -244,14 +251,6 @@ def _report(rhs, t: float) -> None:
         rhs.progress(fraction)
 
 
-def model_hash(model: Model) -> str:
-    return _sha256(dumps(model))
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def parse_velocities(pairs: Iterable[str], kinds: Mapping[str, str], plain_sizes=None) -> dict[str, float]:
     """'NAME=VALUE' texts (the command line's --velocity, the Simulate dialog's field) as rates at t = 0 of the
     independent coordinates, whose joint motions `kinds` gives: '6.28' in SI (or in the unit of SI size
@@ -281,6 +280,8 @@ def simulate(
     compiled: bool = True,
     check_accuracy: bool = False,
     budget: float | None = None,
+    contact: str = "compliant",
+    step: float | None = None,
 ) -> SimulationResult:
     """Integrate the document's motion from its initial coordinates (and the given independent velocities,
     default rest) over [0, t_end] with CVODES (Adams; "CVODES-BDF" for stiff motions) or scipy's solve_ivp
@@ -292,7 +293,11 @@ def simulate(
     the motion again at a tenth of rtol and atol and reports the difference (Provenance.accuracy): what the
     tolerances gave, which they alone do not say (they bound each step's local error, not the global one).
     `budget` (s, wall clock) stops a run that takes longer with a RuntimeError; a function of time (an actuator's
-    formula, say) that leaves ±1e12 during the run stops it with one naming the element, the time and the value."""
+    formula, say) that leaves ±1e12 during the run stops it with one naming the element, the time and the value.
+    `contact="rigid"` steps the contact elements as rigid contacts with restitution (simulation/rigid_stepping.py,
+    steps of at most `step` s, default 1 ms) instead of integrating their compliant forces; trees only."""
+    if contact not in CONTACT_MODELS:
+        raise ValueError(f"unknown contact model {contact!r}; choose one of {', '.join(CONTACT_MODELS)}")
     if method not in METHODS:
         raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
     if method in CVODES and not compiled:
@@ -312,7 +317,9 @@ def simulate(
     impacts, charts, crossings = None, [], []
     bounds = time_function_bounds(forces)
     clock = Clock(times[-1], progress, cancel, budget, bounds) if progress or cancel or budget or bounds else None
-    if has_impact_stops(mech.model):  # events: simulation/stops.py
+    if contact == "rigid":
+        result, calls = _rigid_result(mech, times, q0[0], v0, step or RIGID_STEP, clock)
+    elif has_impact_stops(mech.model):  # events: simulation/stops.py
         impacts = _run_impacts(mech, times, y0, method, rtol, atol, clock, text, compiled)
         (q, qd, qdd), method, calls = impacts.states, impacts.method, impacts.calls
         result = full_series(mech, forces, times, q, qd, qdd, forces.generalized(times, q, qd) + impacts.holding)
@@ -329,13 +336,16 @@ def simulate(
         progress(1.0)
     seconds = time.perf_counter() - start
     charts = [(float(t), names) for t, names in charts]
-    result.provenance = Provenance(_sha256(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
+    result.provenance = Provenance(text_hash(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
     result.provenance.crossings = crossings
     result.notes += crossings
     result.provenance.cpu_seconds = time.process_time() - cpu
+    if contact == "rigid":
+        result.provenance.method = f"Moreau-Jean (rigid contacts, steps <= {step or RIGID_STEP:g} s)"
     if check_accuracy:
         options = {"samples": samples, "t_eval": t_eval, "velocities": velocities, "compiled": compiled}
-        options |= {"cancel": cancel, "budget": budget}
+        options |= {"cancel": cancel, "budget": budget, "contact": contact}
+        options["step"] = (step or RIGID_STEP) / 10 if contact == "rigid" else step
         _check_accuracy(
             result, lambda: simulate(model, t_end, method, rtol / 10, atol / 10, **options), mech.length_scale
         )
@@ -423,6 +433,19 @@ def _start(text: str) -> tuple[Mechanism, AppliedForces, np.ndarray]:
             _STARTS.pop(next(iter(_STARTS)))
         _STARTS[text] = found
     return found
+
+
+def _rigid_result(mech, times, q0, v0, step, clock) -> tuple[SimulationResult, int]:
+    """A rigid-contact run's result and its number of steps: every run's series, the contacts' measures from the
+    impulses, the energies without the contacts' compliant potential (simulation/rigid_stepping.py)."""
+    from .rigid_stepping import rigid_run
+
+    others, run, rigid = rigid_run(mech, times, q0, v0, step, clock)
+    result = full_series(mech, others, times, run.q, run.qd, run.qdd)
+    result.measures = [(name, unit, rigid.get(name, values)) for name, unit, values in result.measures]
+    result.notes.append(f"rigid contacts: Moreau's midpoint time stepping, {run.steps} steps of at most {step:g} s "
+                        "(the integration method and tolerances do not apply)")  # fmt: skip
+    return result, run.steps
 
 
 def _run_impacts(mech, times, y0, method, rtol, atol, clock, text, compiled):

@@ -17,7 +17,6 @@ Every function here is top-level and takes plain data, so a job runner can call 
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from ..dynamics.regressor import tree_regressor
 from ..kinematics.geometry import GRAVITY_SYMBOL, gravity_symbol
 from ..kinematics.mechanism import Mechanism
 from ..model.document import Model
-from ..model.fileformat import dumps
+from ..model.hashing import model_hash
 from ..numerics.backends import Float64, Symbolic
 from ..progress import Cancel, Cancelled, Progress
 
@@ -188,10 +187,6 @@ def document_values(model: Model) -> dict[str, float]:
     return model.parameter_values() | gravity | inertial
 
 
-def model_hash(model: Model) -> str:
-    return hashlib.sha256(dumps(model).encode()).hexdigest()[:16]
-
-
 def equations_of_motion(
     model: Model,
     numeric_inertia: bool = False,
@@ -238,7 +233,7 @@ def equations_of_motion(
     times["total"] = time.perf_counter() - start
     eom.provenance = {
         "model": model.name,
-        "model_hash": model_hash(model),
+        "model_hash": model_hash(model)[:16],
         "method": "symbolic regressor",
         "numeric_inertia": numeric_inertia,
         "simplify": simplify,

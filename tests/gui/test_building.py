@@ -300,7 +300,7 @@ def test_a_measure_is_added_placed_and_becomes_columns_of_the_kinematics(window,
     assert (window.document.model.measures[-1].body, window.document.model.measures[-1].point) == ("2", "P")
     job = window.run_job("kinematics", {}, "Kinematics")
     qtbot.waitUntil(lambda: not job.running, timeout=60_000)
-    series = job.result.data["series"]
+    series = job.result.data.series
     name = added.name
     assert np.allclose(series[f"{name}.x [m]"], series["coupler_point.x [m]"], rtol=0, atol=1e-15)
     edits_count = window.document.stack.count()

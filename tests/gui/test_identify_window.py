@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 
 from mbstudio.gui.jobs.job_options import IdentifyDialog
 from mbstudio.jobs import CANCELLED, DONE, FAILED
+from mbstudio.model.document import JointFriction
 
 from ..test_identify import BAD_LOGS, good_log
 from .test_workbench import shot
@@ -96,3 +97,42 @@ def _bad_log_and_cancel(pendulum, qtbot, tmp_path):
     pendulum.jobs.cancel(job)
     qtbot.waitUntil(lambda: not job.running, timeout=30_000)
     assert job.state == CANCELLED
+
+
+def test_the_checks_say_what_the_model_does_not_explain(pendulum, qtbot, tmp_path):
+    """A bearing the document claims and the log lacks (its torques come from the RNEA without friction): the
+    summary names the shoulder the model does not explain and the contradicted element; the Checks tab shows each
+    coordinate's residual against its noise floor, the element's share of the log, the rank at each precision and
+    the cut-off with its reason; the estimates' table their 3σ and the estimate each is most correlated with."""
+    pendulum.document.edit("Add a bearing", lambda m: m.forces.append(JointFriction("bearing", "theta1", viscous=0.5)))
+    options = {"data": str(tmp_path / "run1.csv"), "validate": str(tmp_path / "run2.csv")}
+    job = pendulum.run_job("identification", options, "Identify")
+    qtbot.waitUntil(lambda: not job.running, timeout=180_000)
+    assert job.state == DONE, job.error
+    panel = pendulum.identification
+    summary = panel.summary.text()
+    assert "NOT explained by the model: theta1" in summary and "the log contradicts bearing" in summary
+    fit = {panel.fit.item(r, 0).text(): [panel.fit.item(r, c).text() for c in range(1, 6)] for r in range(2)}
+    document = job.result.data["json"]
+    for name, row in document["adequacy"]["coordinates"].items():
+        assert float(fit[name][2]) == pytest.approx(row["ratio"], rel=1e-2)
+    assert fit["theta1"][3].startswith("NOT explained") and float(fit["theta1"][2]) > 3
+    assert fit["theta2"][3] == "explained"
+    rebuilt = document["adequacy"]["accelerations"]["coordinates"]["theta2"]
+    assert fit["theta2"][4] == f"{100 * rebuilt['relative_error']:.2g} % off: {rebuilt['ratio_to_floor']:.2g}×"
+    text = panel.checks.toPlainText()
+    share = document["adequacy"]["known_forces"]["elements"]["bearing"]
+    assert f"{share['share']:.4g} ± {share['std']:.2g}" in text and "CONTRADICTED" in text
+    assert "decided by variable precision" in text and "the log in double precision: rank 6" in text
+    assert f"Cut-off {document['filter']['cutoff_hz']:.4g} Hz" in text and "velocities'" in text
+    header = [panel.table.horizontalHeaderItem(c).text() for c in range(panel.table.columnCount())]
+    std, three, partner = (header.index(h) for h in ("± σ", "± 3σ", "most correlated with"))
+    for r, p in enumerate(document["base_parameters"]):
+        assert float(panel.table.item(r, three).text()) == pytest.approx(3 * p["std"], rel=1e-2)
+        assert panel.table.item(r, partner).text().startswith(p["most_correlated"])
+    assert float(panel.table.item(0, std).text()) == pytest.approx(document["base_parameters"][0]["std"], rel=1e-2)
+    pendulum.resizeDocks([pendulum.docks["identification"]], [430], Qt.Orientation.Vertical)
+    panel.tabs.setCurrentIndex(3)
+    shot(pendulum, "identify_checks.png")
+    panel.tabs.setCurrentIndex(1)
+    shot(pendulum, "identify_estimates_3sigma.png")

@@ -59,7 +59,7 @@ def test_the_base_parameter_job_fills_the_ridge_panel_and_the_table(sla_run):
     assert roles.count("base (kept)") == 41 and "VP: 41 base" in window.parameter_table.summary.text()
     row = window.jobs_panel.rows[job.id]
     assert row.state.text() == "done" and row.bar.value() == 1000
-    ranks = {s["label"]: s["rank"] for s in job.result.data["spectra"]}
+    ranks = {s["label"]: s["rank"] for s in job.result.data.spectra}
     assert ranks["VP 50 digits"] == 41
     assert "41" in window.base_table.summary.text()
     assert window.ridge.value_at(1, 2.5).startswith(("DP", "VP")) and "σ_1" in window.ridge.value_at(1, 2.5)
@@ -94,7 +94,7 @@ def test_the_results_export_with_provenance(sla_run, tmp_path):
     by_label = {s["label"]: s for s in ridge["spectra"]}
     assert by_label["VP 50 digits"]["rank"] == 41 and ridge["provenance"]["model_hash"] == window.jobs.current_hash
     assert by_label["VP 50 digits"]["singular_values"] == next(
-        s["singular_values"] for s in window.ridge.result.data["spectra"] if s["label"] == "VP 50 digits"
+        s["singular_values"] for s in window.ridge.result.data.spectra if s["label"] == "VP 50 digits"
     )
 
 
@@ -103,7 +103,7 @@ def test_sorting_keeps_rows_whole(sla_run):
     table = window.base_table.table
     table.sortItems(5)
     rows = window.base_table.rows("text")
-    by_kept = {r["kept"]: r for r in window.base_table.result.data["table"]}
+    by_kept = {r["kept"]: r for r in window.base_table.result.data.table}
     assert all(row[4] == by_kept[row[0]].get("symbolic", {}).get("text", "") for row in rows)
     table.sortItems(0)
     assert [row[0] for row in window.base_table.rows("text")] == list(by_kept)  # back in the parameters' order
@@ -138,7 +138,7 @@ def test_a_failing_job_shows_its_message_and_details_on_request(window, qtbot):
     wait_for(qtbot, job, 60)
     assert job.state == FAILED
     row = window.jobs_panel.rows[job.id]
-    assert "at least 16 digits" in row.message.text()
+    assert "digits: 8 is out of range; expected whole numbers from 16 to 1000" in row.message.text()
     assert row.details.isHidden()
     row.details_button.click()
     assert not row.details.isHidden() and "Traceback" in row.details.toPlainText()
@@ -181,7 +181,7 @@ def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbo
     assert len(plots.view.curves()) == 2  # the independent coordinates, theta1 and theta2
     plots.cursor.setValue(1.0)  # dragging the time cursor moves the mechanism
     assert plots.index == 10 and plots.slider.value() == 10
-    assert shown and shown[-1] == pytest.approx(job.result.data["q"][10])
+    assert shown and shown[-1] == pytest.approx(job.result.data.q[10])
     plots.seek(0)
     plots.speed.setCurrentIndex(plots.speed.count() - 1)
     plots.loop.setChecked(False)
@@ -195,7 +195,7 @@ def test_kinematics_along_the_trajectory_plots_animates_and_exports(window, qtbo
     rows = list(csv.reader(line for line in exported["csv"].splitlines() if line[:1] != "#"))
     assert rows[0][0] == "t [s]" and len(rows) == 1 + 21
     column = rows[0].index("theta1 [rad]")
-    assert [float(r[column]) for r in rows[1:]] == list(job.result.data["series"]["theta1 [rad]"])  # every digit
+    assert [float(r[column]) for r in rows[1:]] == list(job.result.data.series["theta1 [rad]"])  # every digit
     data = json.loads(exported["json"])
     assert data["provenance"]["model_hash"] == job.model_hash
     assert data["series"]["theta1 [rad]"][10] == float(rows[11][column])

@@ -66,10 +66,10 @@ def test_the_panels_show_modes_and_responses_and_export_the_model(qtbot, tmp_pat
     assert selected.args == [1] and modes.table.selectionModel().selectedRows()[0].row() == 1
     bode.choose("theta2", "theta1")
     (curve,) = bode.magnitude.listDataItems()
-    assert np.allclose(curve.getData()[1], result.data["magnitude_db"][:, 0, 1])
+    assert np.allclose(curve.getData()[1], result.data.magnitude_db[:, 0, 1])
     for fmt in ("csv", "json", "mat", "npz", "png"):
         assert modes.export(fmt, str(tmp_path / f"modes.{fmt}")), fmt
-    assert np.array_equal(scipy.io.loadmat(tmp_path / "modes.mat")["A"], result.data["model"]["A"])
+    assert np.array_equal(scipy.io.loadmat(tmp_path / "modes.mat")["A"], result.data.model["A"])
     assert "natural [Hz]" in (tmp_path / "modes.csv").read_text()
     for fmt in ("csv", "json", "png", "svg"):
         assert bode.export(fmt, str(tmp_path / f"bode.{fmt}")), fmt
@@ -100,7 +100,7 @@ def test_linearise_and_equilibrium_in_the_window(window, qtbot, tmp_path):
     window.bode.choose("5.K.fz", "alignment.wheel_travel")
     qtbot.wait(100)
     window.window_image().save(str(folder / "window_sla_bode.png"))
-    static = window.bode.result.data["magnitude_db"][0, 1, 1]
+    static = window.bode.result.data.magnitude_db[0, 1, 1]
     assert static == pytest.approx(-20 * np.log10(17419), abs=0.1)  # the wheel rate k MR² at low frequency
     window.move_coordinate("theta1", 0.05)
     assert not window.mode_animation.running and window.modes.stale.isVisibleTo(window.modes)
@@ -128,7 +128,7 @@ def test_the_dialog_takes_the_equilibrium_near_the_pose_by_default_and_says_so(q
     options = dialog.options()
     assert options["at"] == "auto" and "values" not in options and dialog.lines["hold"].isEnabled()
     result = _run(model, options)
-    assert result.data["model"]["point_kind"] == kind
+    assert result.data.model["point_kind"] == kind
     panel = ModesPanel()
     qtbot.addWidget(panel)
     panel.show_result(result)

@@ -93,7 +93,7 @@ def test_coordinate_values_typed_are_the_operating_point():
         lambda *_: None,
         lambda: False,
     )
-    model = result.data["model"]
+    model = result.data.model
     assert model["point_kind"] == "given" and model["q0"][model["coordinates"].index("theta1")] == 0.3
     assert not model["is_equilibrium"]  # 0.3 rad out, at rest: gravity pulls it back, the drift is kept
 
@@ -140,12 +140,12 @@ def test_the_family_in_the_window_is_the_api_family_and_a_picked_model_fills_mod
     window.modes.select(0)  # animating the swing of L = 1 m
     window.lpv._pick_near(1.41)  # the cursor dragged near L = 1.4 m
     assert window.modes.member == window.bode.member == 3
-    members = result.data["members"]
-    assert np.shares_memory(started[0], members[1]["poses"]) and np.shares_memory(started[1], members[3]["poses"])
+    members = result.data.members
+    assert np.shares_memory(started[0], members[1].poses) and np.shares_memory(started[1], members[3].poses)
     assert window.modes.table.item(0, 1).text() == f"{api[3]:.6g}"
     assert window.modes.summary.text().startswith("L = 1.4 m (model 4 of 5): About the equilibrium found")
     (response,) = _curves(window.bode.magnitude)
-    assert np.array_equal(response.getData()[1], result.data["members"][3]["magnitude_db"][:, 0, 0])
+    assert np.array_equal(response.getData()[1], result.data.members[3].magnitude_db[:, 0, 0])
     assert window.bode.summary.text().startswith("L = 1.4 m (model 4 of 5): theta [rad] per theta [N m]")
     assert window.lpv.readout.text().endswith(f"mode 1 (theta): {api[3]:.4g} Hz, ζ 0.000")
     assert "export_lpv_mat" in window.actions  # File › Export › Linear Family (LPV) › as MATLAB file
@@ -188,6 +188,6 @@ def test_the_sla_family_through_the_job_and_a_cancelled_family_keeps_its_models(
     window.jobs.cancel(job)
     kept = len(job.parts)
     assert job.state == "cancelled" and job.message == f"cancelled; kept {kept} of 1000 linear models over theta1"
-    assert len(window.lpv.result.data["members"]) == kept and window.lpv.picker.slider.maximum() == kept - 1
+    assert len(window.lpv.result.data.members) == kept and window.lpv.picker.slider.maximum() == kept - 1
     assert "Stopped early</b>: the first" in window.lpv.summary.text()
     assert window.lpv.family["values"].tolist() == np.linspace(-1.0, 1.0, 1000)[:kept].tolist()

@@ -92,7 +92,7 @@ def test_workspace_map_job_fills_the_heat_map_and_exports(irsbot, qtbot, tmp_pat
     assert job.state == DONE, job.error
     panel = irsbot.workspace
     assert panel.result is job.result and panel.quantity.count() == 3
-    values = job.result.data["values"]["mass_condition"]
+    values = job.result.data.values["mass_condition"]
     assert values.shape == (21, 21) and 0.3 < np.isfinite(values).mean() < 1
     assert panel.image.image.shape == (21, 21)
     # the grid holds the reachable set (its edge is out of reach all round, hatched), both axes
@@ -105,7 +105,7 @@ def test_workspace_map_job_fills_the_heat_map_and_exports(irsbot, qtbot, tmp_pat
     assert "[mm]" in panel.plot.getAxis("left").labelText
     assert "out of reach of a limb" in panel.plot.plotItem.titleLabel.text
     assert "outside the computed grid" in panel.plot.plotItem.titleLabel.text
-    first, second = job.result.data["first"], job.result.data["second"]
+    first, second = job.result.data.first, job.result.data.second
     j, i = np.argwhere(reached)[0]
     assert panel.value_at(1e3 * first[i], 1e3 * second[j]).startswith(f"x = {1e3 * first[i]:.4g} mm, z = ")
     assert panel.value_at(1e3 * first[0], 1e3 * second[0]).endswith("out of reach of a limb")

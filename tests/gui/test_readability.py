@@ -76,6 +76,7 @@ def test_titles_run_names_and_a_small_plot_are_whole(window, qtbot, size):
 
 
 def test_the_ridge_legend_explains_its_lines_and_marks(qtbot):
+    from mbstudio.jobs.results import BaseParametersResult
     from mbstudio.jobs.tasks import JobResult, Provenance
 
     spectrum = {
@@ -89,7 +90,8 @@ def test_the_ridge_legend_explains_its_lines_and_marks(qtbot):
     }
     panel = RidgePanel()
     qtbot.addWidget(panel)
-    panel.show_result(JobResult("base_parameters", "t", Provenance("", "", "", {}, 0.0), {"spectra": [spectrum]}))
+    data = BaseParametersResult(json={}, spectra=[spectrum], table=[], parameters=[], parameter_names=[])
+    panel.show_result(JobResult("base_parameters", "t", Provenance("", "", "", {}, 0.0), data))
     texts = [label.text for _, label in panel.legend.items]
     assert texts[0] == "VP 30 digits" and "tolerance (dashed)" in texts and "rank r (dotted)" in texts
     assert any(t.startswith("ridge:") for t in texts) and any("0 exactly" in t for t in texts)

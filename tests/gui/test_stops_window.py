@@ -69,7 +69,7 @@ def test_the_vehicle_drives_over_its_bump_in_the_window(window, qtbot):
     view = window.plots.view
     view.select_series(["fl_load.force", "rl_load.force", "stop:fl_damper_s", "stop:rl_damper_s"])
     assert len(view.curves()) == 4 and view.contacts.isVisible()
-    pressed = {(c["coordinate"], c["limit"]) for c in job.result.data["contacts"]}
+    pressed = {(c["coordinate"], c["limit"]) for c in job.result.data.contacts}
     assert {(f"{c}_damper_s", side) for c in ("fl", "fr", "rl", "rr") for side in ("min", "max")} <= pressed
     view.x_axis.setCurrentText("t [s]")
     view.plot_item.setXRange(1.8, 3.0)

@@ -58,7 +58,7 @@ def assembled(entries: list[dict], group: str, n: int, values: dict[str, float])
 def test_eom_entries_give_the_float64_dynamics(pendulum):
     model = samples.load("double_pendulum")
     mech = Mechanism(model)
-    entries, names = pendulum.data["entries"], pendulum.data["coordinates"]
+    entries, names = pendulum.data.entries, pendulum.data.coordinates
     rng = np.random.default_rng(3)
     q, qd = rng.uniform(-np.pi, np.pi, (3, mech.n)), rng.uniform(-2, 2, (3, mech.n))
     expected = {
@@ -74,7 +74,7 @@ def test_eom_entries_give_the_float64_dynamics(pendulum):
 
 
 def test_eom_entries_carry_names_latex_pretty_form_and_size(pendulum):
-    by_name = {e["entry"]: e for e in pendulum.data["entries"]}
+    by_name = {e["entry"]: e for e in pendulum.data.entries}
     assert "M[theta2,theta1]" not in by_name  # the upper triangle only
     m12 = by_name["M[theta1,theta2]"]
     assert m12["entry_latex"] == r"{M}_{\theta_{1},\theta_{2}}"
@@ -82,19 +82,19 @@ def test_eom_entries_carry_names_latex_pretty_form_and_size(pendulum):
     assert r"\cos{\left(\theta_{2} \right)}" in m12["latex"] and "m_{x,2}" in m12["latex"]
     assert m12["pretty"] == "Izz₂ + L⋅mx₂⋅cos(θ₂) - L⋅my₂⋅sin(θ₂)"
     assert r"\dot{\theta}_{1}" in by_name["c[theta2]"]["latex"]
-    assert set(pendulum.data["groups"]) == {"mass_matrix", "bias", "gravity"}  # kept for older readers
+    assert set(pendulum.data.groups) == {"mass_matrix", "bias", "gravity"}  # kept for older readers
 
 
 def test_closed_loop_entries_name_their_constraint():
     result = run(tasks.symbolic_eom, "four_bar")
     eom = equations_of_motion(samples.load("four_bar"))
-    assert result.data["groups"] == {
+    assert result.data.groups == {
         name: [[str(x) for x in matrix.row(i)] for i in range(matrix.rows)] for name, matrix in eom.groups().items()
     }  # every entry, zeros included
-    rows = [e for e in result.data["entries"] if e["group"] == "constraint_jacobian"]
-    labels = result.data["constraint_labels"]
+    rows = [e for e in result.data.entries if e["group"] == "constraint_jacobian"]
+    labels = result.data.constraint_labels
     assert rows and all(e["constraint"] == labels[e["row"]] for e in rows)
-    assert {e["row"] for e in rows} <= set(result.data["independent_rows"])  # the redundant rows are all zero
+    assert {e["row"] for e in rows} <= set(result.data.independent_rows)  # the redundant rows are all zero
     assert rows[0]["entry"] == f"Φq[{rows[0]['row'] + 1},theta{rows[0]['col'] + 1}]"
 
 
@@ -115,7 +115,7 @@ def equations(qtbot, display, pendulum):
 
 
 def test_equations_table_lists_every_nonzero_entry_once(equations, pendulum):
-    assert equations.table.rowCount() == nonzero_entries(pendulum.data["groups"]) == 7
+    assert equations.table.rowCount() == nonzero_entries(pendulum.data.groups) == 7
     shown = {row[1]: row for row in equations.rows("text")}
     assert shown["M[theta1,theta2]"][0] == "mass matrix" and shown["g[theta1]"][0] == "gravity"
     assert "only its entries M[i,j] with i ≤ j" in equations.summary.text()
@@ -178,9 +178,9 @@ def test_export_refuses_an_unknown_format_and_reports_an_unwritable_path(equatio
 @pytest.mark.parametrize("method", ["dp", "symbolic"])
 def test_parameter_roles_match_the_route(four_bar, method):
     data = four_bar[method].data
-    route = data["json"]["results"][method]
-    rows = data["parameters"]
-    assert [row["name"] for row in rows] == data["parameter_names"] and len(rows) == 30
+    route = data.json["results"][method]
+    rows = data.parameters
+    assert [row["name"] for row in rows] == data.parameter_names and len(rows) == 30
     assert all(set(row["routes"]) == {method} for row in rows)
     roles = {row["name"]: row["routes"][method] for row in rows}
     kept = {n for n, r in roles.items() if r["role"] == "base"}
@@ -198,17 +198,17 @@ def roles_value(rows: list[dict], name: str) -> float:
 
 def test_symbolic_grouping_has_the_coefficients_of_the_base_parameters(four_bar):
     data = four_bar["symbolic"].data
-    route = data["json"]["results"]["symbolic"]
+    route = data.json["results"]["symbolic"]
     by_kept = {}
     for base in route["base_parameters"]:
         kept = next(n for n, c in base["terms"].items() if c == "1" and n not in route["eliminated"])
         by_kept[kept] = base["terms"]
     grouped = 0
-    for row in data["parameters"]:
+    for row in data.parameters:
         for kept, coefficient in row["routes"]["symbolic"]["into"].items():
             assert sympy.sympify(coefficient) == sympy.sympify(by_kept[kept][row["name"]]) != 0
             grouped += 1
-    m2 = next(row for row in data["parameters"] if row["name"] == "m2")["routes"]["symbolic"]
+    m2 = next(row for row in data.parameters if row["name"] == "m2")["routes"]["symbolic"]
     assert m2["role"] == "eliminated" and sympy.sympify(m2["into"]["mx2"]) == -sympy.Symbol("L2")
     assert grouped > 0
 
@@ -226,7 +226,7 @@ def parameters(qtbot, display, four_bar):
 def test_parameter_table_shows_each_parameter_and_its_role(parameters, four_bar):
     rows = parameters.rows("text")
     assert parameters.table.rowCount() == len(rows) == 30
-    assert [row[0] for row in rows] == four_bar["symbolic"].data["parameter_names"]
+    assert [row[0] for row in rows] == four_bar["symbolic"].data.parameter_names
     symbolic = [row[5] for row in rows]
     assert symbolic.count("base (kept)") == 8 and all(row[3] == row[4] == "" for row in rows)  # DP, VP not run
     m2 = rows[10]

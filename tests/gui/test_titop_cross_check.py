@@ -35,6 +35,7 @@ def test_the_plot_draws_each_error_dotted_on_the_right_axis(qtbot, display):
     """A run with error series: each plotted series' error on the right axis, in its colour; a run without
     them, or the errors unchecked, or an x-y plot: none, and no right axis."""
     from mbstudio.gui.results.plots_panel import PlotsPanel
+    from mbstudio.jobs.results import MotionResult
     from mbstudio.jobs.tasks import JobResult, Provenance
 
     t = np.linspace(0, 1, 11)
@@ -42,13 +43,11 @@ def test_the_plot_draws_each_error_dotted_on_the_right_axis(qtbot, display):
     provenance = Provenance("hash", "DOP853", "float64", {}, 0.1)
     panel = PlotsPanel()
     qtbot.addWidget(panel)
-    plain = JobResult(
-        "simulation", "plain", provenance, {"t": t, "coordinates": ["a"], "q": t[:, None], "series": {"a [m]": t}}
-    )
+    plain = JobResult("simulation", "plain", provenance, MotionResult(t, ["a"], t[:, None], {"a [m]": t}))
     panel.show_result(plain)
     panel.select_series(["a"])
     assert not panel.view.error_curves and not panel.view.errors.isVisibleTo(panel)
-    data = {"t": t, "coordinates": ["a"], "q": t[:, None], "series": series, "cross_check": {"largest": {}}}
+    data = MotionResult(t, ["a"], t[:, None], series, cross_check={"largest": {}})
     panel.show_result(JobResult("simulation", "checked", provenance, data))
     panel.select_series(["a", "b"])
     view = panel.view
@@ -73,7 +72,7 @@ def test_a_cross_checked_run_in_the_window(window, qtbot):
     assert job.state == DONE, job.error
     view = window.plots.view
     view.select_series(["theta1", "theta2", "p"])
-    series = window.plots.result.data["series"]
+    series = window.plots.result.data.series
     names = ["error:theta1 [rad]", "error:theta2 [rad]", "error:p [m]"]
     assert sorted(view.error_curves) == sorted(names) and all(
         c in view.error_box.addedItems for c in view.error_curves.values()

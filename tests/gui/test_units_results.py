@@ -57,7 +57,7 @@ def test_the_linear_family_reads_its_schedule_in_mm(window, family, tmp_path):
     assert window.modes.map.colour_bar.axis.labelText == "L [mm]"
     assert lpv.export("csv", str(tmp_path / "family.csv"))
     table = pandas.read_csv(tmp_path / "family.csv")
-    np.testing.assert_allclose(table["L [mm]"], 1e3 * np.asarray(family.data["family"]["values"]), rtol=1e-12)
+    np.testing.assert_allclose(table["L [mm]"], 1e3 * np.asarray(family.data.family["values"]), rtol=1e-12)
     window.docks["lpv"].raise_()
     shot(window, "units_lpv_deg_mm.png")
     window.set_units(SI)
@@ -70,13 +70,13 @@ def test_bode_gains_and_labels_follow_the_units(window, family, tmp_path):
     assert [bode.input.itemText(k) for k in range(bode.input.count())] == ["theta1 [N mm]", "theta2 [N mm]"]
     assert [bode.output.itemText(k) for k in range(bode.output.count())] == ["theta1 [deg]", "theta2 [deg]"]
     bode.choose("theta2", "theta1")
-    data = family.data["members"][bode.member]
-    si = np.asarray(data["magnitude_db"])[:, 0, 1]  # theta1 per torque on theta2, in dB re 1 rad/(N m)
+    data = family.data.members[bode.member]
+    si = np.asarray(data.magnitude_db)[:, 0, 1]  # theta1 per torque on theta2, in dB re 1 rad/(N m)
     # 1 rad/(N m) = (180/π deg)/(1000 N mm): the gain in deg/(N mm) is 20 log10(0.18/π) dB off
     (response,) = _curves(bode.magnitude)
     np.testing.assert_allclose(response.getData()[1], si + 20 * math.log10(1e-3 / DEG), rtol=1e-12, atol=1e-12)
     (phase,) = _curves(bode.phase)
-    np.testing.assert_array_equal(phase.getData()[1], np.asarray(data["phase_deg"])[:, 0, 1])
+    np.testing.assert_array_equal(phase.getData()[1], np.asarray(data.phase_deg)[:, 0, 1])
     # the axis names the gain's unit where the plot is high enough; the summary above it always does
     assert bode.magnitude.getAxis("left").labelText == "|H| [dB]"
     assert (
@@ -103,8 +103,8 @@ def test_a_mode_shape_and_the_exported_model_read_in_display_units(window, famil
     window.set_units(DEG_MM)
     window.mode_animation.start = lambda poses: None
     modes.select(1)
-    mode = family.data["members"][modes.member]["modes"][1]
-    shape = dict(zip(family.data["members"][modes.member]["coordinates"], mode["shape_real"], strict=True))
+    mode = family.data.members[modes.member].modes[1]
+    shape = dict(zip(family.data.members[modes.member].coordinates, mode["shape_real"], strict=True))
     other = "theta1" if mode["dominant"] == "theta2" else "theta2"
     ratio = shape[other] / shape[mode["dominant"]]  # both angles: the same in deg as in rad
     assert modes.hint.text().startswith(f"Mode 2's shape per 1 deg of {mode['dominant']}: {mode['dominant']} 1 deg")
@@ -112,7 +112,7 @@ def test_a_mode_shape_and_the_exported_model_read_in_display_units(window, famil
     assert modes.export("json", str(tmp_path / "model.json"))
     saved = json.loads((tmp_path / "model.json").read_text())
     assert saved["state_units"] == ["deg", "deg", "deg/s", "deg/s"] and saved["input_units"] == ["N mm", "N mm"]
-    si = family.data["members"][modes.member]["model"]
+    si = family.data.members[modes.member].model
     np.testing.assert_allclose(np.asarray(saved["B"]), np.asarray(si["B"]) * 1e-3 / DEG, rtol=1e-12)
     np.testing.assert_allclose(
         np.sort_complex(np.linalg.eigvals(saved["A"])), np.sort_complex(np.linalg.eigvals(si["A"])), rtol=1e-12
@@ -132,11 +132,11 @@ def test_the_workspace_map_follows_the_length_preference(window, qtbot, tmp_path
     assert [panel.plot.getAxis(side).labelText for side in axes] == ["platform x [m]", "platform z [m]"]
     window.set_units(DEG_MM)
     assert [panel.plot.getAxis(side).labelText for side in axes] == ["platform x [mm]", "platform z [mm]"]
-    first, second = (np.asarray(job.result.data[k]) for k in ("first", "second"))
+    first, second = np.asarray(job.result.data.first), np.asarray(job.result.data.second)
     x, y, width, height = panel.image.mapRectToParent(panel.image.boundingRect()).getRect()
     assert x == pytest.approx(1e3 * (first[0] - (first[1] - first[0]) / 2), rel=1e-12)
     assert width == pytest.approx(1e3 * (first[-1] - first[0]) * 7 / 6, rel=1e-12)
-    j, i = np.argwhere(np.isfinite(job.result.data["values"]["mass_condition"]))[0]
+    j, i = np.argwhere(np.isfinite(job.result.data.values["mass_condition"]))[0]
     assert panel.value_at(1e3 * first[i], 1e3 * second[j]).startswith(f"x = {1e3 * first[i]:.4g} mm, z = ")
     assert panel.export("csv", str(tmp_path / "map.csv"))
     table = pandas.read_csv(tmp_path / "map.csv")
@@ -160,7 +160,7 @@ def test_the_parameter_tables_stay_si_with_a_unit_column_whatever_the_display_un
     qtbot.waitUntil(lambda: not job.running, timeout=120_000)
     assert job.state == DONE, job.error
     rows = window.parameter_table.rows("text")
-    values = {p["name"]: p["value"] for p in job.result.data["parameters"]}
+    values = {p["name"]: p["value"] for p in job.result.data.parameters}
     for name, value, unit, *_ in rows:  # the four-bar's bodies are 1 to 3: the prefix says the unit
         assert unit == ("kg m^2" if name[0] == "I" else "kg m" if name[:2] in ("mx", "my", "mz") else "kg")
         assert value == f"{values[name]:.6g}"  # SI, as the model holds it, not kg mm

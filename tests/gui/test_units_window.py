@@ -79,8 +79,8 @@ def test_plots_cursors_and_exports_in_deg_and_mm(window, qtbot, tmp_path):
     qtbot.waitUntil(lambda: not job.running, timeout=120_000)
     assert job.state == DONE, job.error
     plots = window.plots
-    assert "alignment.camber [deg]" in plots.view.result.data["series"]  # the suspension measures: deg, mm
-    assert "theta1 [rad]" in plots.view.result.data["series"]
+    assert "alignment.camber [deg]" in plots.view.result.data.series  # the suspension measures: deg, mm
+    assert "theta1 [rad]" in plots.view.result.data.series
     window.set_units(DEG_MM)
     plots.select_series(["alignment.camber [rad]"], x="alignment.wheel_travel")  # any unit finds the series
     view = plots.view
@@ -90,7 +90,7 @@ def test_plots_cursors_and_exports_in_deg_and_mm(window, qtbot, tmp_path):
     assert [label.text for _, label in view.legend.items] == ["alignment.camber [deg]"]
     (curve,) = view.curves()
     x, y = curve.getData()
-    si = job.result.data["series"]
+    si = job.result.data.series
     np.testing.assert_allclose(x, 1000 * si["alignment.wheel_travel [m]"], rtol=1e-14)
     np.testing.assert_allclose(y, np.degrees(si["alignment.camber [rad]"]), rtol=1e-14)
     plots.seek(40)
@@ -105,10 +105,10 @@ def test_plots_cursors_and_exports_in_deg_and_mm(window, qtbot, tmp_path):
     assert angle.plot_item.getAxis("left").labelText == "theta1 [deg]"
     assert plots.export("csv", str(tmp_path / "run.csv"))
     table = pandas.read_csv(tmp_path / "run.csv")
-    np.testing.assert_allclose(table["theta1_dot [deg/s]"], np.degrees(si["theta1_dot [rad/s]"]), rtol=1e-14)
+    np.testing.assert_allclose(table["d_theta1 [deg/s]"], np.degrees(si["d_theta1 [rad/s]"]), rtol=1e-14)
     assert "actuator:theta1 [N mm]" in table.columns and "alignment.bump_steer [deg/mm]" in table.columns
     assert json.loads((tmp_path / "run.csv.json").read_text())["provenance"]["units"] == "deg,mm"
     window.set_units(DisplayUnits("rad", "m", "rad", "m"))
     assert view.plot_item.getAxis("left").labelText in ("alignment.camber [rad]", "[rad]")  # the plot follows
     assert [label.text for _, label in view.legend.items] == ["alignment.camber [rad]"]
-    assert plots.result is job.result and "alignment.camber [rad]" in plots.result.data["series"]  # SI kept
+    assert plots.result is job.result and "alignment.camber [rad]" in plots.result.data.series  # SI kept

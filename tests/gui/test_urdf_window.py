@@ -82,7 +82,7 @@ def test_the_import_dialog_floats_the_root_or_welds_it_and_repairs_inertias_on_r
     dialog = UrdfImportDialog(window.document.model, None, window)
     qtbot.addWidget(dialog)
     assert dialog.options() == {"package_paths": [], "package_folder": "", "fixed_base": False,
-                                "repair_inertias": False}  # fmt: skip
+                                "repair_inertias": False, "no_ground": False}  # fmt: skip
     assert "floats on a free joint" in dialog.hint.text()
     dialog.lines["package_folder"].setText(str(tmp_path / "nowhere"))
     assert not dialog.ok.isEnabled() and "ROS packages: " in dialog.error.text()

@@ -82,9 +82,9 @@ def test_a_four_bar_session_from_driving_to_animation(window, qtbot, tmp_path, a
     first, second = simulate(window, qtbot, 6.0), simulate(window, qtbot, 9.0)
     plots = window.plots
     labels = [label for label, _ in plots.kept]
-    assert labels == ["run 1: Simulation over 1 s, theta1_dot(0) = 6", "run 2: Simulation over 1 s, theta1_dot(0) = 9"]
+    assert labels == ["run 1: Simulation over 1 s, d_theta1(0) = 6", "run 2: Simulation over 1 s, d_theta1(0) = 9"]
     assert plots.result is second.result
-    assert plots.result.data["series"]["theta1_dot [rad/s]"][0] == pytest.approx(9.0)
+    assert plots.result.data.series["d_theta1 [rad/s]"][0] == pytest.approx(9.0)
     plots.select_series(["coupler_point.z"], x="coupler_point.x")  # the coupler curve in the x-z plane
     plots.overlay([0])
     assert len(plots.view.curves()) == 2  # this run solid, the first dashed
@@ -94,8 +94,8 @@ def test_a_four_bar_session_from_driving_to_animation(window, qtbot, tmp_path, a
     assert "coupler_point.z [m] · run 2" in [label.text for _, label in plots.view.legend.items]
     for curve, job in zip(plots.view.curves(), (second, first), strict=True):  # solid: the current run
         x, z = curve.getData()
-        assert np.array_equal(z, job.result.data["series"]["coupler_point.z [m]"])
-        assert np.array_equal(x, job.result.data["series"]["coupler_point.x [m]"])
+        assert np.array_equal(z, job.result.data.series["coupler_point.z [m]"])
+        assert np.array_equal(x, job.result.data.series["coupler_point.x [m]"])
     assert plots.view.curves()[1].opts["pen"].style() == Qt.PenStyle.DashLine
     plots.seek(50)
     assert "coupler_point.z [m] = " in plots.view.readout.text()
@@ -121,7 +121,7 @@ def test_a_four_bar_session_from_driving_to_animation(window, qtbot, tmp_path, a
         assert (tmp_path / f"angle.{fmt}").stat().st_size > 1000
     assert plots.export("csv", str(tmp_path / "run.csv"))
     table = pandas.read_csv(tmp_path / "run.csv")
-    assert "coupler_point.x [m]" in table.columns and len(table) == len(second.result.data["t"])
+    assert "coupler_point.x [m]" in table.columns and len(table) == len(second.result.data.t)
     # the animation of the current run, as the 3D view shows it
     export = window.export_animation(str(tmp_path / "motion.gif"), fps=10)
     done = []
@@ -129,7 +129,7 @@ def test_a_four_bar_session_from_driving_to_animation(window, qtbot, tmp_path, a
     qtbot.waitUntil(lambda: bool(done), timeout=120_000)
     assert done[0][0], done[0][1]
     frames = iio.imread(tmp_path / "motion.gif", index=None)
-    assert len(frames) == len(frame_indices(np.asarray(second.result.data["t"]), 10)) == 11
+    assert len(frames) == len(frame_indices(np.asarray(second.result.data.t), 10)) == 11
     assert np.abs(frames[0].astype(int) - frames[5].astype(int)).max() > 50  # the mechanism moved
     assert np.allclose(window.view.scene.matrix("1"), _drawn(window, "1"))  # back at the document's pose
     shot(window, "5_after_animation.png")

@@ -107,15 +107,22 @@ class ContactLaw(ForceLaw):
 
     def measure(self, motion, name: str) -> list:
         """<name>.normal_force, .friction_force [N] (magnitudes), .penetration [m] (0 apart), .slip_speed [m/s],
-        and .fx, .fy, .fz [N], the whole contact force on the body in world axes."""
-        got = self.along(motion)
+        .fx, .fy, .fz [N] (the whole contact force on the body), .friction_x, ... [N], .slip_x, ... [m/s] (the
+        friction force and the slip velocity) and .x, .y, .z [m] (the contact point), all in world axes."""
+        return self.columns(name, self.along(motion))
+
+    @staticmethod
+    def columns(name: str, got: dict) -> list:
+        """The measure's columns from `along`'s quantities (or the rigid model's, simulation/rigid_stepping.py)."""
         columns = [
             (f"{name}.normal_force", "N", got["normal"]),
             (f"{name}.friction_force", "N", np.linalg.norm(got["friction"], axis=1)),
             (f"{name}.penetration", "m", np.maximum(got["depth"], 0.0)),
             (f"{name}.slip_speed", "m/s", np.linalg.norm(got["slip"], axis=1)),
         ]
-        return columns + [(f"{name}.f{axis}", "N", got["force"][:, k]) for k, axis in enumerate("xyz")]
+        vectors = (("f", "force", "N"), ("friction_", "friction", "N"), ("slip_", "slip", "m/s"), ("", "point", "m"))
+        return columns + [(f"{name}.{prefix}{axis}", unit, got[key][:, k])
+                          for prefix, key, unit in vectors for k, axis in enumerate("xyz")]  # fmt: skip
 
     def arrows(self, motion, t: float) -> list:
         got = self.along(motion)

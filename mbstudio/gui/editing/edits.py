@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ...kinematics import Mechanism
+from ...kinematics.topology import spanning_tree
 from ...model import (
     INERTIA_NAMES,
     JOINT_MOTIONS,
@@ -495,6 +496,8 @@ def make_compliant(model: Model, name: str, translational: float = 1e7, rotation
     if isinstance(model.independent_coordinates, list):
         kept = [c for c in model.independent_coordinates if c not in old]
         model.independent_coordinates = kept + [c.name for c in joint.coordinates]
+        if joint in spanning_tree(model).cut:  # a loop's free joint is cut (no coordinates): the tree changed
+            model.independent_coordinates = "auto"
     stiffness = [0.0 if d in free else (rotational if d.startswith("r") else translational) for d in BUSHING_DIRECTIONS]
     bushing = free_name(f"{name}_bushing", {e.name for e in model.forces} | taken)
     model.forces.append(Bushing(bushing, joint.parent, ends[0], joint.child, ends[1], stiffness))

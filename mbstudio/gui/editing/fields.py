@@ -10,7 +10,18 @@ from dataclasses import dataclass, fields
 
 from ...io.display_units import SI, typed_value
 from ...model import INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
-from ...model.document import PLACES, STOPS, Bushing, CompliantStop, Harmonic, ImpactStop, Trajectory, body_key, turns
+from ...model.document import (
+    PLACES,
+    STOPS,
+    Bushing,
+    CompliantStop,
+    Contact,
+    Harmonic,
+    ImpactStop,
+    Trajectory,
+    body_key,
+    turns,
+)
 from ...model.fileformat import bushing_field, bushing_text
 from ...model.units import Quantity
 from ...model.units import text as as_written
@@ -305,6 +316,21 @@ _UNITS = {
 }
 
 
+# A contact's fields whose units differ from the same names' elsewhere (docs/contact.md)
+_CONTACT_UNITS = {"dissipation": "s/m", "stiction_velocity": "m/s", "plane_origin": "m", "plane_normal": "world axes"}
+
+
+def _unit(element, name: str) -> str:
+    """The unit shown beside an element's field: a contact's stiffness in N/m^n for its exponent n."""
+    if element.type != Contact.type:
+        return _UNITS.get(name, "")
+    if name == "stiffness":
+        exponent = element.exponent
+        numeric = isinstance(exponent, int | float) and not isinstance(exponent, bool)
+        return f"N/m^{float(exponent):g}" if numeric else "N/m^n (n the exponent)"
+    return _CONTACT_UNITS.get(name, _UNITS.get(name, ""))
+
+
 def _force(model: Model, name: str) -> tuple[str, list[Field]]:
     return _element(model, name, edits.force_of)
 
@@ -342,7 +368,7 @@ def _element(model: Model, name: str, element_of: Callable[[Model, str], object]
             out.append(Field(f.name, "text", value, set_value))
         else:
             kind = "vector" if isinstance(value, list) else "expr"
-            out.append(Field(f.name, kind, value, set_value, _UNITS.get(f.name, "")))
+            out.append(Field(f.name, kind, value, set_value, _unit(element, f.name)))
     return f"{element.type} '{name}'", out
 
 

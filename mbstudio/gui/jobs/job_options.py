@@ -14,7 +14,6 @@ widgets only: the dialogs compute nothing but a rough time estimate.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from functools import cached_property
@@ -40,6 +39,19 @@ from ...dynamics.titop import CLOSURE_FREQUENCY
 from ...identification.identify import DEFAULT_DIGITS, FRICTION
 from ...identification.pipeline import default_trajectory
 from ...io.display_units import DisplayUnits
+from ...jobs.options import (
+    MAX_DIGITS,
+    MAX_EXPRESSION_SIZE,
+    MAX_SAMPLES,
+    MIN_DIGITS,
+    defaults,
+    digits_list,
+    number,
+    optional_count,
+    options_of,
+    tasks,
+    whole_number,
+)
 from ...kinematics import Mechanism
 from ...linear.lpv import schedule_of
 from ...linear.signals import default_inputs, input_signals, output_signals
@@ -47,31 +59,13 @@ from ...model import Model, ModelError
 from ...model.document import SuspensionMeasure, Trajectory
 from ...model.typed_numbers import coordinate_dimensions, of_motion, read_number, read_pairs
 from ...model.units import dimension_of, si_unit
-from ...simulation.run import ATOL, RTOL
+from ...simulation.kc_rig import KCOptions
+from ...simulation.run import ATOL, RIGID_STEP
 from ...simulation.run import METHODS as INTEGRATORS
 from ..editing.properties import ERROR_BORDER
 
 DEFAULT_UNITS = DisplayUnits()  # the preferences' defaults: SI, the suspension measures in deg and mm
-DEFAULTS: dict[str, dict] = {
-    "kinematics": {"trajectory": None, "samples": None},
-    "simulation": {"t_end": 1.0, "method": "CVODES", "rtol": RTOL, "atol": ATOL, "samples": 201, "velocities": {}},
-    "symbolic_eom": {"simplify": True, "numeric_inertia": False, "size_limit": 400, "trigsimp_limit": 40},
-    "base_parameters": {"method": "all", "digits": [30, 50], "samples": None, "trajectory": None},
-    "equilibrium": {"hold": {}, "move": True},
-    "linearization": {
-        "at": "auto",
-        "hold": {},
-        "values": {},
-        "velocities": {},
-        "inputs": [],
-        "outputs": [],
-        "schedule": None,
-    },
-    "workspace": {"plane": None, "ranges": None, "points": 41, "at": None},
-    "suspension_report": {"measure": None, "travel": 0.1, "points": 41},
-    "identification": {"data": "", "validate": "", "friction": [], "digits": 30, "cutoff_hz": None},
-    "urdf_import": {"package_folder": "", "fixed_base": False, "repair_inertias": False},
-}
+DEFAULTS: dict[str, dict] = {task: defaults(task) for task in tasks()}  # jobs/options.py
 OPERATING_POINTS = {
     "auto": "The nearest equilibrium that is not unstable, else the pose",
     "equilibrium": "Equilibrium near the document's pose",
@@ -79,10 +73,7 @@ OPERATING_POINTS = {
 }
 MAX_MODELS = 1000  # linear models in a family: a second or less each, so at most minutes
 SCHEDULE_KEYS = ("schedule_from", "schedule_to", "schedule_count")
-MIN_DIGITS, MAX_DIGITS = 16, 1000  # the pipeline refuses fewer than 16; beyond 1000 a run takes hours
-DIGITS_EXPECTED = f"whole numbers from {MIN_DIGITS} to {MAX_DIGITS} separated by commas, rising, e.g. 30, 50"
-MAX_SAMPLES = 100_000
-MAX_EXPRESSION_SIZE = 1_000_000  # sympy.count_ops limits of the symbolic EOM
+CONTACT_CHOICES = {"compliant": "compliant (Hunt–Crossley forces)", "rigid": "rigid (time stepping, restitution)"}
 RTOL_MIN = 100 * float(np.finfo(float).eps)  # solve_ivp raises smaller rtol to this, with a warning
 BASE_METHODS = {
     "all": "All three routes (DP, VP, symbolic)",
@@ -108,47 +99,6 @@ ERROR_STYLE = f"QLineEdit {ERROR_BORDER}"
 
 
 # ---------------------------------------------------------------------------------------- parsing (no Qt)
-def number(field: str, text: str, valid: Callable[[float], bool], expected: str) -> float:
-    """A finite float for which `valid` holds, else a ModelError naming `field`, the text and `expected`."""
-    text = text.strip()
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        raise ModelError(field, f"{text!r} is not a number", None, expected)
-    if not valid(value):
-        raise ModelError(field, f"{text} is out of range", None, expected)
-    return value
-
-
-def whole_number(field: str, text: str, low: int, high: int, expected: str | None = None) -> int:
-    expected = expected or f"a whole number from {low} to {high}"
-    text = text.strip()
-    try:
-        value = int(text)
-    except ValueError:
-        raise ModelError(field, f"{text!r} is not a whole number", None, expected) from None
-    if not low <= value <= high:
-        raise ModelError(field, f"{value} is out of range", None, expected)
-    return value
-
-
-def optional_count(field: str, text: str, low: int, expected: str | None = None) -> int | None:
-    """Empty means None (the task's own choice); else a whole number from `low` to MAX_SAMPLES."""
-    return whole_number(field, text, low, MAX_SAMPLES, expected) if text.strip() else None
-
-
-def digits_list(text: str) -> list[int]:
-    """'30, 50' -> [30, 50]: the precisions of a ridge study, rising."""
-    if not text.strip():
-        raise ModelError("digits", "is empty", None, DIGITS_EXPECTED)
-    digits = [whole_number("digits", part, MIN_DIGITS, MAX_DIGITS, DIGITS_EXPECTED) for part in text.split(",")]
-    if digits != sorted(set(digits)):
-        raise ModelError("digits", f"{', '.join(map(str, digits))} do not rise", None, DIGITS_EXPECTED)
-    return digits
-
-
 def parameter_names(field: str, text: str, valid: list[str]) -> list[str]:
     """Names separated by commas or spaces, each an inertial parameter of the model, none twice."""
     names = [n for n in re.split(r"[,\s]+", text.strip()) if n]
@@ -347,10 +297,12 @@ class OptionsDialog(QDialog):
         return values, self._errors
 
     def options(self) -> dict:
-        """The options for the task; raises the first field's ModelError while any field is invalid."""
+        """The options for the task (those that apply: the task takes its defaults for the others, see
+        jobs/options.py); raises the first field's ModelError while any field is invalid."""
         values, errors = self._collect()
         if errors:
             raise next(iter(errors.values()))
+        options_of(self.task, values)  # the names and limits the task takes
         return values
 
     def validate(self) -> list[str]:
@@ -443,6 +395,9 @@ class SimulationDialog(OptionsDialog):
         self.line("rtol", "relative tolerance", "solve_ivp's rtol")
         self.line("atol", "absolute tolerance", "solve_ivp's atol")
         self.line("samples", "output samples", "equally spaced output times over [0, t_end], both ends included")
+        self.contact = self.combo("contact", "contacts", CONTACT_CHOICES)
+        self.line("step", "rigid contacts' step [s]", "the longest time step of the rigid contacts' stepping",
+                  text=_text(self.start.get("step") or RIGID_STEP))  # fmt: skip
         self.cross = self.check(
             "cross_check",
             "cross-check with the TITOP block model (Alazard et al. 2024)",
@@ -453,14 +408,22 @@ class SimulationDialog(OptionsDialog):
             "closure_frequency",
             "loop closures [Hz]",
             "closed loops: the block model's cut joints are spring-dampers of this frequency (errors fall as 1/f²)",
-            text=_text(self.start.get("closure_frequency", CLOSURE_FREQUENCY)),
+            text=_text(self.start.get("closure_frequency") or CLOSURE_FREQUENCY),
         )
 
     def sync(self) -> None:
         self.lines["closure_frequency"].setEnabled(self.cross.isChecked() and bool(self.mech.topology.cut))
+        self.lines["step"].setEnabled(self.contact.currentData() == "rigid")
 
     def read(self) -> dict:
-        return self._motion() | self._cross_check()
+        return self._motion() | self._rigid() | self._cross_check()
+
+    def _rigid(self) -> dict:
+        """{} for compliant contacts (the options of a plain run, as before the rigid model)."""
+        if self.contact.currentData() != "rigid":
+            return {}
+        step = self.field("step", lambda t: number("step", t, lambda x: 0 < x <= 1, "a time step in s, e.g. 0.001"))
+        return {"contact": "rigid", "step": step}
 
     def _cross_check(self) -> dict:
         """{} when unchecked (the options of a plain run, as before the block models)."""
@@ -851,18 +814,26 @@ class WorkspaceDialog(OptionsDialog):
         return f"{count * count} platform positions, each limb's inverse kinematics and the task-space equations."
 
 
+def suspension_sets(dialog: OptionsDialog, what: str, label: str) -> list[str]:
+    """The model's suspension measure sets as the dialog's `measure` choice; none: the dialog says it has no
+    `what` and keeps why in `_unusable`."""
+    sets = [m.name for m in dialog.model.measures if isinstance(m, SuspensionMeasure)]
+    dialog._unusable = None if sets else "the model has no suspension measure set (Add measure › suspension)"
+    if sets:
+        dialog.measure = dialog.combo("measure", label, {name: name for name in sets})
+    else:
+        dialog.form.addRow(QLabel(f"No {what} for this model:\n{dialog._unusable}"))
+    return sets
+
+
 class SuspensionReportDialog(OptionsDialog):
     """The suspension report: which measure set, the wheel travel each way (mm) and the number of poses."""
 
     task, title = "suspension_report", "Suspension report"
 
     def build(self) -> None:
-        sets = [m.name for m in self.model.measures if isinstance(m, SuspensionMeasure)]
-        self._unusable = None if sets else "the model has no suspension measure set (Add measure › suspension)"
-        if not sets:
-            self.form.addRow(QLabel(f"No suspension report for this model:\n{self._unusable}"))
+        if not suspension_sets(self, "suspension report", "measure set"):
             return
-        self.measure = self.combo("measure", "measure set", {name: name for name in sets})
         self.travel_unit = self.units.unit("m", "wheel_travel")  # the suspension measures' length unit
         unit, size = self.travel_unit
         shown = _shown_numbers(self.start.get("travel"), size)
@@ -882,6 +853,98 @@ class SuspensionReportDialog(OptionsDialog):
             "travel": None if travel is None else travel * size,
             "points": self.field("points", lambda t: whole_number("points", t, 3, 10_001)),
         }
+
+
+class ManoeuvreDialog(OptionsDialog):
+    """A handling manoeuvre of a vehicle with Magic Formula tyres (docs/vehicle.md): its kind, the speeds (m/s), the
+    handwheel angle (deg) and each run's length (s)."""
+
+    task, title = "manoeuvre", "Manoeuvre"
+
+    def build(self) -> None:
+        kinds = {"step_steer": "Step steer (ISO 7401)", "steady_state": "Steady-state circular driving (ISO 4138)",
+                 "sine_with_dwell": "Sine with dwell (FMVSS 126)",
+                 "double_lane_change": "Double lane change (ISO 3888-1), preview driver"}  # fmt: skip
+        self.kind = self.combo("kind", "manoeuvre", kinds)
+        speeds = ", ".join(f"{v:g}" for v in self.start.get("speeds") or [])
+        self.line("speeds", "speeds [m/s]", "forward speeds, comma-separated: each a run (steady state)", speeds)
+        self.line("handwheel", "handwheel [deg]", "handwheel angle, positive turning left")
+        self.line("duration", "each run [s]", "the simulated time of each run")
+
+    def read(self) -> dict:
+        def speeds(text: str) -> list[float]:
+            parts = [p for p in text.replace(";", ",").split(",") if p.strip()]
+            values = [number("speeds", p, lambda v: 1 <= v <= 100, "speeds from 1 to 100 m/s") for p in parts]
+            if not 1 <= len(values) <= 20:
+                raise ModelError("speeds", "must list 1 to 20 speeds", text, "e.g. 12, 16, 20")
+            return values
+
+        return {
+            "kind": self.kind.currentData(),
+            "speeds": self.field("speeds", speeds),
+            "handwheel": self.field("handwheel", lambda t: number("handwheel", t, lambda v: abs(v) <= 720, "±720")),
+            "duration": self.field("duration", lambda t: number("duration", t, lambda v: 0 < v <= 600, "0 to 600 s")),
+        }
+
+    def hint_text(self, values: dict) -> str:
+        runs = len(values.get("speeds") or []) if values.get("kind") == "steady_state" else 1
+        return (f"{runs} run(s) of {values.get('duration') or 0:g} s from straight rolling; the first builds the "
+                "compiled engine for this steering input (half a minute), the others take seconds.")  # fmt: skip
+
+
+class KCDialog(OptionsDialog):
+    """The K&C rig: which corner, the wheel travel each way (in the suspension measures' length unit), the
+    largest loads each way, the points per sweep and the axle (simulation/kc_rig.py KCOptions, whose limits hold)."""
+
+    task, title = "kc_rig", "K&C rig"
+    LOADS = (  # option, label, unit
+        ("lateral_force", "lateral force each way", "N"),
+        ("longitudinal_force", "longitudinal force each way", "N"),
+        ("aligning_moment", "aligning moment each way", "N m"),
+    )
+
+    def build(self) -> None:
+        if not suspension_sets(self, "K&C", "corner (measure set)"):
+            return
+        self.travel_unit = self.units.unit("m", "wheel_travel")
+        unit, size = self.travel_unit
+        self.line(
+            "travel",
+            f"wheel travel each way [{unit}]",
+            "bump and rebound",
+            _shown_numbers(self.start.get("travel"), size),
+        )
+        for key, label, load_unit in self.LOADS:
+            self.line(key, f"{label} [{load_unit}]", "swept from minus to plus this, through zero")
+        self.line(
+            "travel_points", "points over the travel", "static equilibria over the travel (odd: the design is one)"
+        )
+        self.line("load_points", "points per load", "static equilibria over each load sweep")
+        self.axle = self.combo("axle", "axle (anti-dive / anti-squat)", {"front": "front", "rear": "rear"})
+
+    def read(self) -> dict:
+        if self._unusable is not None:
+            self._errors["model"] = ModelError("measures", self._unusable)
+            return {}
+        unit, size = self.travel_unit
+        out = {"measure": self.measure.currentData(), "axle": self.axle.currentData()}
+        travel = self._ranged("travel", size, unit)
+        out["travel"] = None if travel is None else travel * size
+        for key, _, load_unit in self.LOADS:
+            out[key] = self._ranged(key, 1.0, load_unit)
+        for key in ("travel_points", "load_points"):
+            out[key] = self.field(key, lambda t, k=key: whole_number(k, t, *KCOptions.LIMITS[k]))
+        return out
+
+    def _ranged(self, key: str, size: float, unit: str) -> float | None:
+        """A number typed in `unit` (SI size `size`) within KCOptions' limits for `key`."""
+        low, high = KCOptions.LIMITS[key]
+        expected = f"{low / size:g} to {high / size:g} {unit}"
+        return self.field(key, lambda t: number(key, t, lambda v: low <= v * size <= high, expected))
+
+    def hint_text(self, values: dict) -> str:
+        count = (values.get("travel_points") or 0) + 4 * (values.get("load_points") or 0)
+        return f"{count} static equilibria of the compliant corner, the chassis held (about 0.1 s each)."
 
 
 # ---------------------------------------------------------------------------------------- identification
@@ -965,6 +1028,8 @@ class UrdfImportDialog(OptionsDialog):
         self.fixed = self.check("fixed_base", "weld the root link to the ground (fixed base)", floating)
         kept = "by default they are kept as the file gives them (as Pinocchio reads them) and named in the notes"
         self.repair = self.check("repair_inertias", "repair inertias no rigid body can have", kept)
+        ground = "by default a floating robot lands on a ground plane under its lowest collision geometry"
+        self.no_ground = self.check("no_ground", "leave out the ground (no contacts)", ground)
 
     def read(self) -> dict:
         folder = self.field("package_folder", package_folder)
@@ -973,14 +1038,16 @@ class UrdfImportDialog(OptionsDialog):
             "package_folder": folder or "",
             "fixed_base": self.fixed.isChecked(),
             "repair_inertias": self.repair.isChecked(),
+            "no_ground": self.no_ground.isChecked(),
         }
 
     def hint_text(self, values: dict) -> str:
         base = "is welded to the ground" if values.get("fixed_base") else "floats on a free joint"
         kept = "replaced by the nearest possible ones" if values.get("repair_inertias") else "kept as written"
+        ground = "no ground" if values.get("no_ground") or values.get("fixed_base") else "a ground plane"
         return (
-            f"The root link {base} (a root link named 'world' is the ground). Inertias no rigid body can have are "
-            f"{kept} and named in the notes."
+            f"The root link {base} (a root link named 'world' is the ground), with {ground} under it. Inertias no "
+            f"rigid body can have are {kept} and named in the notes."
         )
 
 
@@ -1003,8 +1070,10 @@ DIALOGS: dict[str, type[OptionsDialog]] = {
         LinearizeDialog,
         WorkspaceDialog,
         SuspensionReportDialog,
+        KCDialog,
         IdentifyDialog,
         UrdfImportDialog,
+        ManoeuvreDialog,
     )
 }
 

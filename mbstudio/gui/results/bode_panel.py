@@ -72,7 +72,7 @@ class BodePanel(LinearPanel):
     def _fill_choices(self) -> None:
         """The inputs and outputs with their display units, the chosen pair kept."""
         for combo, key in ((self.input, "input"), (self.output, "output")):
-            names = self.data["model"][f"{key}s"]
+            names = self.data.model[f"{key}s"]
             k = combo.currentIndex()
             combo.blockSignals(True)
             combo.clear()
@@ -82,7 +82,7 @@ class BodePanel(LinearPanel):
 
     def signal_units(self, key: str) -> tuple[list[str], np.ndarray]:
         """The inputs' or outputs' display units and their SI sizes."""
-        model = self.data["model"]
+        model = self.data.model
         return signal_sizes(model[f"{key}s"], model[f"{key}_units"], self.units)
 
     def member_changed(self) -> None:
@@ -93,7 +93,7 @@ class BodePanel(LinearPanel):
         super().redraw()
 
     def choose(self, input_name: str, output_name: str) -> None:
-        model = self.data["model"]
+        model = self.data.model
         self.input.setCurrentIndex(model["inputs"].index(input_name))
         self.output.setCurrentIndex(model["outputs"].index(output_name))
         self.draw()
@@ -107,14 +107,14 @@ class BodePanel(LinearPanel):
         data, (j, i) = self.data, self.pair()
         (inputs, input_sizes), (outputs, output_sizes) = self.signal_units("input"), self.signal_units("output")
         shift = 20 * np.log10(input_sizes[j] / output_sizes[i])
-        magnitude, phase = (np.asarray(data[k], float)[:, i, j] for k in ("magnitude_db", "phase_deg"))
+        magnitude, phase = (np.asarray(x, float)[:, i, j] for x in (data.magnitude_db, data.phase_deg))
         return gain_unit(outputs[i], inputs[j]), magnitude + shift, phase
 
     def draw(self) -> None:
         if self.result is None:
             return
         data, (j, i) = self.data, self.pair()
-        f = np.asarray(data["frequency_hz"], float)
+        f = np.asarray(data.frequency_hz, float)
         gain, magnitude, phase = self.shown()
         self._fit_label(gain)
         for plot, values in ((self.magnitude, magnitude), (self.phase, phase)):
@@ -122,14 +122,14 @@ class BodePanel(LinearPanel):
             plot.plot(
                 f, np.where(np.isfinite(values), values, np.nan), pen=pg.mkPen(COLORS[2], width=2), connect="finite"
             )
-            for mode in data["modes"]:
+            for mode in data.modes:
                 if mode["frequency_hz"] > 0:  # pyqtgraph's log axis takes log10 of the position itself
                     line = pg.InfiniteLine(
                         np.log10(mode["frequency_hz"]), angle=90, pen=pg.mkPen("#b0b0b0", style=Qt.PenStyle.DashLine)
                     )
                     plot.addItem(line)
             plot.enableAutoRange()
-        model, inputs, outputs = data["model"], self.signal_units("input")[0], self.signal_units("output")[0]
+        model, inputs, outputs = data.model, self.signal_units("input")[0], self.signal_units("output")[0]
         self.summary.setText(
             self.member_heading() + f"{model['outputs'][i]} [{outputs[i]}] per {model['inputs'][j]} "
             f"[{inputs[j]}]: H(jω) = C (jωI − A)⁻¹ B + D, |H| in dB re 1 {gain}; dashed: the modes' natural "
@@ -168,10 +168,10 @@ class BodePanel(LinearPanel):
             )
             return True
         data, (j, i) = self.data, self.pair()
-        model = data["model"]
+        model = data.model
         gain, magnitude, phase = self.shown()
         columns = {
-            "frequency [Hz]": np.asarray(data["frequency_hz"], float),
+            "frequency [Hz]": np.asarray(data.frequency_hz, float),
             f"magnitude [dB re 1 {gain}]": magnitude,
             "phase [deg]": phase,
         }

@@ -36,15 +36,15 @@ class EquationsTable(TablePanel):
 
     def show_result(self, result: JobResult) -> None:
         data = result.data
-        records = [_record(e, data["independent_rows"]) for e in data["entries"]]
+        records = [_record(e, data.independent_rows) for e in data.entries]
         self.fill(result, records, _summary(result))
 
     def json_extra(self) -> dict:
         data = self.result.data
         return {
-            "coordinates": data["coordinates"],
-            "constraint_labels": data["constraint_labels"],
-            "notes": data["notes"],
+            "coordinates": data.coordinates,
+            "constraint_labels": data.constraint_labels,
+            "notes": data.notes,
         }
 
 
@@ -68,10 +68,10 @@ def _constraint(entry: dict, independent: list[int]) -> str:
 
 def _summary(result: JobResult) -> str:
     data = result.data
-    counts = Counter(GROUPS[e["group"]] for e in data["entries"])
+    counts = Counter(GROUPS[e["group"]] for e in data.entries)
     listed = ", ".join(f"{n} {group}" for group, n in counts.items())
-    notes = "".join(f"<br>{html.escape(note)}" for note in data["notes"])
+    notes = "".join(f"<br>{html.escape(note)}" for note in data.notes)
     return (
-        f"Coordinates {', '.join(data['coordinates'])}: {listed} entries. {SYMMETRY_NOTE}{notes}<br>"
+        f"Coordinates {', '.join(data.coordinates)}: {listed} entries. {SYMMETRY_NOTE}{notes}<br>"
         f"{provenance_text(result)}"
     )

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidg
 from ...io.csv_text import csv_table
 from ...io.state_space import stacked_document, state_space_file
 from ...jobs import JobResult
+from ...jobs.results import LinearFamilyResult
 from .linear_panel import LinearPanel, schedule_label, schedule_unit, schedule_values, signal_sizes
 from .panel_parts import COLORS, LogAxis, plain_units, result_layout, save_image, write_export
 
@@ -77,11 +78,11 @@ class FamilyPanel(LinearPanel):
     # ------------------------------------------------------------------ drawing
     def show_result(self, result: JobResult) -> None:
         """A family's curves; one model (no schedule) leaves the panel empty."""
-        if "family" not in result.data:
+        if not isinstance(result.data, LinearFamilyResult):
             self.clear()
             return
         self.take(result)
-        _refill(self.modes, [ALL_MODES, *result.data["branches"]["labels"]])
+        _refill(self.modes, [ALL_MODES, *result.data.branches["labels"]])
         self._label()
 
     def _label(self, keep: int = -1) -> None:
@@ -101,11 +102,11 @@ class FamilyPanel(LinearPanel):
         self._label(keep=self.x_axis.currentIndex())  # the same choice in other units
 
     def outputs(self) -> list[str]:
-        return self.result.data["members"][0]["model"]["outputs"]
+        return self.result.data.members[0].model["outputs"]
 
     def output_units(self) -> tuple[list[str], np.ndarray]:
         """The outputs' display units and SI sizes."""
-        model = self.result.data["members"][0]["model"]
+        model = self.result.data.members[0].model
         return signal_sizes(model["outputs"], model["output_units"], self.units)
 
     def x(self) -> np.ndarray:
@@ -115,19 +116,19 @@ class FamilyPanel(LinearPanel):
         if k <= 0:
             return schedule_values(self.family, self.units)
         size = self.output_units()[1][k - 1]
-        return np.array([member["model"]["y0"][k - 1] for member in self.result.data["members"]], float) / size
+        return np.array([member.model["y0"][k - 1] for member in self.result.data.members], float) / size
 
     def shown(self) -> list[int]:
         """The modes drawn: all, or the one chosen."""
         k = self.modes.currentIndex()
-        return list(range(len(self.result.data["branches"]["labels"]))) if k <= 0 else [k - 1]
+        return list(range(len(self.result.data.branches["labels"]))) if k <= 0 else [k - 1]
 
     def draw(self) -> None:
         """The chosen modes' curves against the scheduling parameter, natural frequencies on a logarithmic axis
         where they span more than a decade; then the picked member."""
         if self.result is None:
             return
-        branches, shown = self.result.data["branches"], self.shown()
+        branches, shown = self.result.data.branches, self.shown()
         self.log = _spans_decades(np.asarray(branches["frequency_hz"], float)[:, shown])
         self.frequency.setLogMode(x=False, y=self.log)
         for plot, key in ((self.frequency, "frequency_hz"), (self.damping, "damping")):
@@ -148,7 +149,7 @@ class FamilyPanel(LinearPanel):
 
     def member_changed(self) -> None:
         """The cursor at the picked member, the chosen modes' values there marked, every mode's read out."""
-        branches, shown = self.result.data["branches"], self.shown()
+        branches, shown = self.result.data.branches, self.shown()
         x = float(self.x()[self.member])
         frequency = np.asarray(branches["frequency_hz"], float)[self.member]
         damping = np.asarray(branches["damping"], float)[self.member]
@@ -203,10 +204,10 @@ class FamilyPanel(LinearPanel):
             save_image(self.plots, self.plots.scene(), path, fmt, "Linear family", json.dumps(provenance, default=str))
             return True
         if fmt == "csv":
-            header, rows = _table(self.family, self.result.data["branches"], self.units)
+            header, rows = _table(self.family, self.result.data.branches, self.units)
             return write_export(self, path, csv_table({**provenance, "units": self.units.spec()}, header, rows))
-        family, members = self.family, self.result.data["members"]
-        models = [m["model"] for m in members]
+        family, members = self.family, self.result.data.members
+        models = [m.model for m in members]
         document = stacked_document(family["name"], family["kind"], family["unit"], family["values"], models)
         return write_export(self, path, state_space_file({**self.in_units(document), "job": provenance}, fmt))
 
@@ -231,7 +232,7 @@ def _spans_decades(frequencies: np.ndarray) -> bool:
 
 
 def _summary(result: JobResult, units) -> str:
-    family, options = result.data["family"], result.provenance.options
+    family, options = result.data.family, result.provenance.options
     shown, size = schedule_unit(family, units)
     unit = f" {shown}" if shown else ""
     at, schedule = options.get("at") or "equilibrium", options["schedule"]

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
 from ...io.display_units import SI, DisplayUnits
 from ...io.state_space import in_display_units
 from ...jobs import JobResult
+from ...jobs.results import LinearFamilyResult, LinearModelResult
 from .panel_parts import export_button, export_path, stale_banner
 
 
@@ -107,13 +108,15 @@ class LinearPanel(QWidget):
     @property
     def family(self) -> dict | None:
         """The family's schedule (name, kind, unit, values, count, start, stopped); None for one model."""
-        return self.result.data.get("family") if self.result is not None else None
+        if self.result is None or not isinstance(self.result.data, LinearFamilyResult):
+            return None
+        return self.result.data.family
 
     @property
-    def data(self) -> dict:
-        """The shown linear model's data (tasks.linear_data): the result's own, or the picked member's."""
+    def data(self) -> LinearModelResult:
+        """The shown linear model: the result's own, or the picked member's."""
         data = self.result.data
-        return data["members"][self.member] if "members" in data else data
+        return data.members[self.member] if isinstance(data, LinearFamilyResult) else data
 
     def take(self, result: JobResult) -> None:
         """Hold `result`, a family at the member nearest the document's value."""

@@ -81,7 +81,7 @@ class ModesPanel(LinearPanel):
 
     @property
     def modes(self) -> list[dict]:
-        return self.data["modes"] if self.result is not None else []
+        return self.data.modes if self.result is not None else []
 
     def show_result(self, result: JobResult) -> None:
         self.select(-1)
@@ -95,7 +95,7 @@ class ModesPanel(LinearPanel):
         if family is None:
             self.map.clear_family()
             return
-        members = [m["modes"] for m in self.result.data["members"]]
+        members = [m.modes for m in self.result.data.members]
         self.map.show_family(members, schedule_values(family, self.units), schedule_label(family, self.units))
 
     def redraw(self) -> None:
@@ -110,8 +110,8 @@ class ModesPanel(LinearPanel):
         self.select(k if k < len(self.modes) else -1)
 
     def _fill(self) -> None:
-        self.summary.setText(self.member_heading() + _headline(self.data["model"], self.data.get("note", "")))
-        self.summary.setToolTip(self.data["summary"])
+        self.summary.setText(self.member_heading() + _headline(self.data.model, self.data.note))
+        self.summary.setToolTip(self.data.summary)
         self.table.blockSignals(True)  # the selection is set again by the caller
         self.table.setRowCount(len(self.modes))
         for r, mode in enumerate(self.modes):
@@ -168,7 +168,7 @@ class ModesPanel(LinearPanel):
         if fmt == "csv":
             rows = [_row(r, m) for r, m in enumerate(self.modes)]
             return write_export(self, path, csv_table(self.provenance(), COLUMNS, rows))
-        document = {**self.in_units(self.data["model"]), "job": self.provenance()}
+        document = {**self.in_units(self.data.model), "job": self.provenance()}
         return write_export(self, path, state_space_file(document, fmt))
 
 
@@ -176,12 +176,12 @@ def shape_text(data: dict, k: int, units) -> tuple[str, str]:
     """Mode k's shape in the independent coordinates, in display units, per unit of the one that moves most: the
     largest few as text, every one in the tooltip. A complex component (a damped mode's phase lag) is its
     magnitude and phase."""
-    model, mode = data["model"], data["modes"][k]
+    model, mode = data.model, data.modes[k]
     count = len(model["states"]) // 2  # positions, then velocities
     names = model["states"][:count]
     shown, sizes = signal_sizes(names, model["state_units"][:count], units)
     shape = np.asarray(mode["shape_real"], float) + 1j * np.asarray(mode["shape_imag"], float)
-    values = shape[[data["coordinates"].index(n) for n in names]] / sizes
+    values = shape[[data.coordinates.index(n) for n in names]] / sizes
     d = names.index(mode["dominant"])
     ratio = values / values[d]
     parts = [f"{n} {_component(r)} {u}" for n, r, u in zip(names, ratio, shown, strict=True)]

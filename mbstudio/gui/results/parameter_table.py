@@ -23,11 +23,11 @@ class ParameterTable(TablePanel):
         super().__init__("Run Analysis › Base parameters to fill this table.", parent)
 
     def show_result(self, result: JobResult) -> None:
-        units = inertial_units([row["name"] for row in result.data["parameters"]])
-        self.fill(result, [_record(row, units) for row in result.data["parameters"]], _summary(result))
+        units = inertial_units([row["name"] for row in result.data.parameters])
+        self.fill(result, [_record(row, units) for row in result.data.parameters], _summary(result))
 
     def json_extra(self) -> dict:
-        return {"parameters": self.result.data["parameters"]}
+        return {"parameters": self.result.data.parameters}
 
 
 def _record(row: dict, units: dict[str, str]) -> list[Cell]:
@@ -53,7 +53,7 @@ def _role(name: str, route: dict | None) -> Cell:
 
 
 def _summary(result: JobResult) -> str:
-    rows = result.data["parameters"]
+    rows = result.data.parameters
     parts = []
     for key, _ in ROUTES:
         roles = [row["routes"][key]["role"] for row in rows if key in row["routes"]]

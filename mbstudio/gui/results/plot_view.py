@@ -136,7 +136,7 @@ class PlotView(QWidget):
         of series and x axis is kept where the new runs have them (in whatever unit)."""
         chosen, x = {_bare(n) for n in self.selected()}, _bare(self.x_axis.currentText())
         self.runs = list(runs)
-        names = list(self.result.data["series"]) if self.result is not None else []
+        names = list(self.result.data.series) if self.result is not None else []
         for widget in (self.series, self.x_axis):
             widget.blockSignals(True)
         self.series.clear()
@@ -175,8 +175,8 @@ class PlotView(QWidget):
     def _x(self, result: JobResult) -> np.ndarray | None:
         name = self.x_axis.currentText()
         if name in ("", TIME):
-            return np.asarray(result.data["t"], float)
-        values = result.data["series"].get(name)
+            return np.asarray(result.data.t, float)
+        values = result.data.series.get(name)
         return None if values is None else np.asarray(values, float)
 
     def _replot(self) -> None:
@@ -189,11 +189,11 @@ class PlotView(QWidget):
         for r, (label, result) in enumerate(self.runs):
             x = self._x(result)
             for k, name in enumerate(names):
-                if x is None or name not in result.data["series"]:
+                if x is None or name not in result.data.series:
                     continue  # an overlaid run without this series (another model revision)
                 style = Qt.PenStyle.SolidLine if r == 0 else OVERLAY_STYLES[(r - 1) % len(OVERLAY_STYLES)]
                 pen = pg.mkPen(COLORS[k % len(COLORS)], width=2, style=style)
-                curve = self.plot_item.plot(x, np.asarray(result.data["series"][name], float), pen=pen)
+                curve = self.plot_item.plot(x, np.asarray(result.data.series[name], float), pen=pen)
                 self.legend.addItem(curve, name if len(self.runs) == 1 else f"{name} · {label.split(':')[0]}")
         self._plot_errors(names)
         self._plot_contacts()
@@ -215,7 +215,7 @@ class PlotView(QWidget):
 
     def _errors_of(self, names: list[str]) -> list[str]:
         """The current run's error series of the plotted ones ('error:theta1 [rad]' for 'theta1 [rad]')."""
-        series = self.result.data["series"]
+        series = self.result.data.series
         return [ERROR_PREFIX + n for n in names if not n.startswith(ERROR_PREFIX) and ERROR_PREFIX + n in series]
 
     def _plot_errors(self, names: list[str]) -> None:
@@ -224,7 +224,7 @@ class PlotView(QWidget):
         self.error_box.clear()
         self.error_curves = {}
         errors = self._errors_of(names) if self._against_time() else []
-        self.errors.setVisible(bool(self.result.data.get("cross_check")) and self._against_time())
+        self.errors.setVisible(bool(self.result.data.cross_check) and self._against_time())
         shown = errors and self.errors.isChecked()
         self.plot_item.showAxis("right", bool(shown))
         if not shown:
@@ -232,7 +232,7 @@ class PlotView(QWidget):
         t = self._x(self.result)
         for k, name in enumerate(names):
             if ERROR_PREFIX + name in errors:  # dotted, in the colour of its series
-                values = np.asarray(self.result.data["series"][ERROR_PREFIX + name], float)
+                values = np.asarray(self.result.data.series[ERROR_PREFIX + name], float)
                 curve = pg.PlotDataItem(t, values, pen=pg.mkPen(COLORS[k % len(COLORS)], width=1.5, style=ERROR_STYLE))
                 self.error_box.addItem(curve)
                 self.error_curves[ERROR_PREFIX + name] = curve
@@ -244,12 +244,12 @@ class PlotView(QWidget):
     def _plot_contacts(self) -> None:
         """The current run's contacts of its stops, against time: each impact a dashed line at its instant, each
         engagement (an impact stop holding, a compliant stop pressed) a shaded span; each says what it was."""
-        contacts = self.result.data.get("contacts") or []
+        contacts = self.result.data.contacts or []
         self.contacts.setVisible(bool(contacts) and self._against_time())
         self.contact_marks = []
         if not (contacts and self._against_time() and self.contacts.isChecked()):
             return
-        end = float(self.result.data["t"][-1])
+        end = float(self.result.data.t[-1])
         for c in contacts:
             if c["kind"] == "impact":
                 mark = pg.InfiniteLine(c["time"], angle=90, pen=pg.mkPen(CONTACT_COLOR, width=1, style=ERROR_STYLE))
@@ -280,17 +280,17 @@ class PlotView(QWidget):
         if self.result is None:
             return
         data = self.result.data
-        index = int(np.clip(index, 0, len(data["t"]) - 1))
-        names = [n for n in self.selected() if n in data["series"]]
+        index = int(np.clip(index, 0, len(data.t) - 1))
+        names = [n for n in self.selected() if n in data.series]
         if self._against_time():
             self.cursor.blockSignals(True)
-            self.cursor.setValue(float(data["t"][index]))
+            self.cursor.setValue(float(data.t[index]))
             self.cursor.blockSignals(False)
         else:
             x = self._x(self.result)
-            self.markers.setData([x[index]] * len(names), [float(data["series"][n][index]) for n in names])
-        values = " · ".join(f"{n} = {float(data['series'][n][index]):.6g}" for n in names)
-        self.readout.setText(f"t = {float(data['t'][index]):.4g} s · {values}" if values else "")
+            self.markers.setData([x[index]] * len(names), [float(data.series[n][index]) for n in names])
+        values = " · ".join(f"{n} = {float(data.series[n][index]):.6g}" for n in names)
+        self.readout.setText(f"t = {float(data.t[index]):.4g} s · {values}" if values else "")
 
     # ------------------------------------------------------------------ export
     def export_image(self, path: str, fmt: str) -> None:

@@ -146,9 +146,9 @@ class PlotsPanel(QWidget):
         if row < 0:
             return
         self.result = self.kept[row][1]
-        self.slider.setRange(0, len(self.result.data["t"]) - 1)
+        self.slider.setRange(0, len(self.result.data.t) - 1)
         self._show_runs()
-        self.seek(min(self.index, len(self.result.data["t"]) - 1), force=True)
+        self.seek(min(self.index, len(self.result.data.t) - 1), force=True)
 
     def _shown_runs(self) -> list[tuple[str, JobResult]]:
         """The current run, then the checked others, their series in the display units."""
@@ -164,8 +164,8 @@ class PlotsPanel(QWidget):
         """The run with its series renamed and scaled to the display units ('theta1 [deg]')."""
         if self.units.is_si:
             return result
-        series = dict(self.units.column(name, values) for name, values in result.data["series"].items())
-        return replace(result, data={**result.data, "series": series})
+        series = dict(self.units.column(name, values) for name, values in result.data.series.items())
+        return replace(result, data=replace(result.data, series=series))
 
     def set_units(self, units: DisplayUnits) -> None:
         """Plot, read out and export in these units; the plots keep their series."""
@@ -245,7 +245,7 @@ class PlotsPanel(QWidget):
     # ------------------------------------------------------------------ time
     @property
     def times(self) -> np.ndarray:
-        return np.asarray(self.result.data["t"], float) if self.result is not None else np.zeros(0)
+        return np.asarray(self.result.data.t, float) if self.result is not None else np.zeros(0)
 
     def seek_time(self, t: float) -> None:
         if len(self.times):
@@ -268,7 +268,7 @@ class PlotsPanel(QWidget):
         self._t = t
         self.time_label.setText(f"t = {t:.3f} s")
         if changed:
-            self.frame.emit(np.asarray(self.result.data["q"][index], float))
+            self.frame.emit(np.asarray(self.result.data.q[index], float))
 
     # ------------------------------------------------------------------ playback
     def toggle_play(self) -> None:

@@ -41,11 +41,11 @@ class BaseParameterTable(TablePanel):
         super().__init__("Run Analysis › Base parameters to fill this table.", parent)
 
     def show_result(self, result: JobResult) -> None:
-        units = inertial_units(result.data["parameter_names"])
-        self.fill(result, [_record(row, units) for row in result.data["table"]], _summary(result))
+        units = inertial_units(result.data.parameter_names)
+        self.fill(result, [_record(row, units) for row in result.data.table], _summary(result))
 
     def json_extra(self) -> dict:
-        return {"run": self.result.data["json"]}
+        return {"run": self.result.data.json}
 
 
 def _record(row: dict, units: dict[str, str]) -> list[Cell]:
@@ -57,7 +57,7 @@ def _record(row: dict, units: dict[str, str]) -> list[Cell]:
 
 
 def _summary(result: JobResult) -> str:
-    data = result.data["json"]
+    data = result.data.json
     ranks = ", ".join(f"{NAMES[k]} {v['rank']}" for k, v in data["results"].items())
     verdict = "".join(f" · {NAMES[a]} and {NAMES[b]} {v['verdict']}" for a, b, v in _pairs(data["comparison"]))
     path = data["provenance"]["trajectory"]

@@ -66,11 +66,11 @@ class RidgePanel(QWidget):
         self.legend.clear()
         self.curves = {}
         lines = []
-        for k, spectrum in enumerate(result.data["spectra"]):
+        for k, spectrum in enumerate(result.data.spectra):
             color = COLORS[k % len(COLORS)]
             self._draw(spectrum, color)
             lines.append(_rank_text(spectrum, color))
-        self._explain(any(not all(map(math.isfinite, s["log10_sigma"])) for s in result.data["spectra"]))
+        self._explain(any(not all(map(math.isfinite, s["log10_sigma"])) for s in result.data.spectra))
         self.ranks.setText("<br>".join(lines))
         self.plot.autoRange()
         self.hover.setText("Move the mouse over a point to read σ_i.")
@@ -143,7 +143,7 @@ class RidgePanel(QWidget):
             return ""
         i = round(x)
         best = None
-        for s in self.result.data["spectra"]:
+        for s in self.result.data.spectra:
             if 1 <= i <= len(s["log10_sigma"]):
                 distance = abs(s["log10_sigma"][i - 1] - y)
                 if best is None or distance < best[0]:
@@ -179,7 +179,7 @@ def spectra_text(result: JobResult, fmt: str) -> str | CsvTable:
     """CSV: one row per index, σ_i in full digits per curve, then log10 σ_i; the provenance beside it.
     JSON: the provenance and each curve with its singular values (full digits, as text), tolerance,
     rank and ridge depth."""
-    spectra = result.data["spectra"]
+    spectra = result.data.spectra
     if fmt == "json":
         return json_text({"provenance": result.provenance.to_json(), "spectra": spectra})
     header = ["i"] + [f"sigma {s['label']}" for s in spectra] + [f"log10 sigma {s['label']}" for s in spectra]

@@ -95,7 +95,9 @@ class StudyPanel(QWidget):
         self.analysis = QComboBox()
         self.analysis.addItems(list(ANALYSES))
         self.digits = QSpinBox(minimum=0, maximum=1000, value=0, specialValueText="DP")
-        self.digits.setToolTip("basepar: DP (0) is double precision only; 16 to 1000 digits run variable precision")
+        self.digits.setToolTip(
+            "base_parameters: DP (0) is double precision only; 16 to 1000 digits run variable precision"
+        )
         self.parameter.currentTextChanged.connect(self._suggest_range)
         rows = QVBoxLayout()
         rows.addLayout(vary)
@@ -158,6 +160,9 @@ class StudyPanel(QWidget):
             self.variations.addItem(f"{name} = {shown} ({len(values)} values)")
 
     def options(self) -> dict:
+        """The digits field's route for base parameters; the other analyses take their defaults."""
+        if self.analysis.currentText() != "base_parameters":
+            return {}
         digits = self.digits.value()
         return {"digits": digits, "method": "vp"} if digits else {"method": "dp"}
 

@@ -18,13 +18,21 @@ EXPORT_FORMATS = ("pdf", "png", "svg", "csv")
 PLACEHOLDER = "Run Analysis › Suspension Report… on a model with a suspension measure set (the SLA sample has one)."
 
 
-class SuspensionPanel(QWidget):
+class PagePanel(QWidget):
+    """A report's page in the window (drawn by io/, shown as an image scaled to the width and scrolled), a summary
+    above it, and its export; a subclass says what the page, the CSV and the summary are."""
+
+    placeholder: str
+    note_text: str
+    export_title: str  # "the suspension report": the export dialog's words
+    export_stem: str  # the file name it offers
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result: JobResult | None = None
         self.units = DisplayUnits()  # the window's (set_units)
         self.page = QPixmap()
-        self.summary = QLabel(PLACEHOLDER)
+        self.summary = QLabel(self.placeholder)
         self.summary.setWordWrap(True)
         self.image = QLabel()
         self.image.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
@@ -34,12 +42,23 @@ class SuspensionPanel(QWidget):
         self.scroll.setMinimumHeight(180)
         self.stale = stale_banner()
         buttons = QHBoxLayout()
-        self.note = QLabel("The page as `mbstudio report` writes it, in the suspension measures' units.")
+        self.note = QLabel(self.note_text)
         self.note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         buttons.addWidget(self.note, 1)
         buttons.addWidget(export_button(self.export, EXPORT_FORMATS))
         result_layout(self, self.summary, self.scroll, buttons)
 
+    # ------------------------------------------------------------------ what a subclass draws
+    def page_bytes(self, fmt: str) -> bytes:
+        raise NotImplementedError
+
+    def csv(self):
+        raise NotImplementedError
+
+    def summary_text(self) -> str:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ the panel
     def show_result(self, result: JobResult) -> None:
         self.result = result
         self._draw()
@@ -51,9 +70,8 @@ class SuspensionPanel(QWidget):
             self._draw()
 
     def _draw(self) -> None:
-        curves = self.result.data["curves"]
-        self.page.loadFromData(report_bytes(curves, self.result.provenance.to_json(), "png", self.units), "PNG")
-        self.summary.setText(_summary(curves, self.units))
+        self.page.loadFromData(self.page_bytes("png"), "PNG")
+        self.summary.setText(self.summary_text())
         self._fit()
 
     def resizeEvent(self, event) -> None:  # Qt's name
@@ -74,7 +92,7 @@ class SuspensionPanel(QWidget):
         self.result = None
         self.page = QPixmap()
         self.image.clear()
-        self.summary.setText(PLACEHOLDER)
+        self.summary.setText(self.placeholder)
         self.stale.hide()
 
     def set_stale(self, stale: bool) -> None:
@@ -85,15 +103,27 @@ class SuspensionPanel(QWidget):
         if self.result is None:
             return False
         fmt = fmt.lower()
-        path = export_path(self, "the suspension report", "suspension_report", fmt, path)
+        path = export_path(self, self.export_title, self.export_stem, fmt, path)
         if path is None:
             return False
-        curves, provenance = self.result.data["curves"], self.result.provenance.to_json()
-        if fmt == "csv":
-            content = curves_csv(curves, provenance, units=self.units)
-        else:
-            content = report_bytes(curves, provenance, fmt, self.units)
-        return write_export(self, path, content)
+        return write_export(self, path, self.csv() if fmt == "csv" else self.page_bytes(fmt))
+
+
+class SuspensionPanel(PagePanel):
+    """The suspension report's page."""
+
+    placeholder = PLACEHOLDER
+    note_text = "The page as `mbstudio report` writes it, in the suspension measures' units."
+    export_title, export_stem = "the suspension report", "suspension_report"
+
+    def page_bytes(self, fmt: str) -> bytes:
+        return report_bytes(self.result.data.curves, self.result.provenance.to_json(), fmt, self.units)
+
+    def csv(self):
+        return curves_csv(self.result.data.curves, self.result.provenance.to_json(), units=self.units)
+
+    def summary_text(self) -> str:
+        return _summary(self.result.data.curves, self.units)
 
 
 def _summary(curves, units: DisplayUnits) -> str:

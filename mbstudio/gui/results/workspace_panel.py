@@ -15,6 +15,7 @@ from ...io.csv_text import CsvTable, csv_table
 from ...io.display_units import SI, DisplayUnits
 from ...io.json_text import json_text
 from ...jobs import JobResult
+from ...jobs.results import WorkspaceResult
 from .panel_parts import (
     export_button,
     export_plot,
@@ -75,7 +76,7 @@ class WorkspacePanel(QWidget):
         data = result.data
         self.quantity.blockSignals(True)
         self.quantity.clear()
-        for key, label in data["labels"].items():
+        for key, label in data.labels.items():
             self.quantity.addItem(label, key)
         self.quantity.blockSignals(False)
         self._axes()
@@ -94,7 +95,7 @@ class WorkspacePanel(QWidget):
     def _axes(self) -> None:
         """The axes' labels, the summary and the map in the display unit."""
         data = self.result.data
-        first, second = data["axes"]
+        first, second = data.axes
         set_axis_label(self.plot.plotItem, "bottom", f"platform {first} [{self.unit}]")
         set_axis_label(self.plot.plotItem, "left", f"platform {second} [{self.unit}]")
         self.plot.setTitle(LEGEND, size="9pt", color="#202020")
@@ -105,12 +106,12 @@ class WorkspacePanel(QWidget):
         if self.result is None or self.quantity.currentData() is None:
             return
         data = self.result.data
-        values = np.asarray(data["values"][self.quantity.currentData()], float)
+        values = np.asarray(data.values[self.quantity.currentData()], float)
         finite = values[np.isfinite(values)]
         # the colours span the 2nd to 98th percentile: the few points beside a singularity would wash out the rest
         low, high = (float(np.percentile(finite, 2)), float(np.percentile(finite, 98))) if finite.size else (0.0, 1.0)
         high = high if high > low else low + 1.0
-        rect = _rect(np.asarray(data["first"]) * self.scale, np.asarray(data["second"]) * self.scale)
+        rect = _rect(np.asarray(data.first) * self.scale, np.asarray(data.second) * self.scale)
         self.image.setImage(values, levels=(low, high))
         self.image.setRect(*rect)
         self.unreached.setImage(hatching(_out_of_reach(data)))
@@ -120,7 +121,7 @@ class WorkspacePanel(QWidget):
         self.colors.setLevels((low, high))
         lookup = self.colors.colorMap().getLookupTable(nPts=256, alpha=True)
         self.image.setLookupTable(lookup)
-        unit = data["units"][self.quantity.currentData()]
+        unit = data.units[self.quantity.currentData()]
         self.colors.axis.setLabel(f"{self.quantity.currentText()} [{unit}]")
 
     def clear(self) -> None:
@@ -147,16 +148,16 @@ class WorkspacePanel(QWidget):
         if self.result is None or self.quantity.currentData() is None:
             return ""
         data = self.result.data
-        first, second = np.asarray(data["first"]) * self.scale, np.asarray(data["second"]) * self.scale
+        first, second = np.asarray(data.first) * self.scale, np.asarray(data.second) * self.scale
         if not (first[0] <= x <= first[-1] and second[0] <= y <= second[-1]):
             return ""
         i, j = int(np.abs(first - x).argmin()), int(np.abs(second - y).argmin())
-        value = data["values"][self.quantity.currentData()][j][i]
+        value = data.values[self.quantity.currentData()][j][i]
         if np.isfinite(value):
             shown = f"{self.quantity.currentText()} {value:.5g}"
         else:
             shown = "out of reach of a limb" if _out_of_reach(data)[j, i] else "not computed (the job was cancelled)"
-        names = data["axes"]
+        names = data.axes
         return f"{names[0]} = {first[i]:.4g} {self.unit}, {names[1]} = {second[j]:.4g} {self.unit}: {shown}"
 
     # ------------------------------------------------------------------ export
@@ -173,25 +174,23 @@ class WorkspacePanel(QWidget):
         )
 
 
-def _summary(data: dict, unit: str, scale: float) -> str:
-    first, second = data["axes"]
-    reached = np.isfinite(data["values"]["mass_condition"]).mean()
-    fixed = "".join(f", {name} = {value * scale:.4g} {unit}" for name, value in data["fixed"].items())
-    sized = " (the grid holds every position found within the limbs' reach)" if data.get("sized") else ""
-    cancelled = " (cancelled: the points not done are blank)" if data.get("cancelled") else ""
+def _summary(data: WorkspaceResult, unit: str, scale: float) -> str:
+    first, second = data.axes
+    reached = np.isfinite(data.values["mass_condition"]).mean()
+    fixed = "".join(f", {name} = {value * scale:.4g} {unit}" for name, value in data.fixed.items())
+    sized = " (the grid holds every position found within the limbs' reach)" if data.sized else ""
+    cancelled = " (cancelled: the points not done are blank)" if data.cancelled else ""
     return (
-        f"Platform '{data['platform']}': {len(data['first'])} × {len(data['second'])} positions over "
+        f"Platform '{data.platform}': {len(data.first)} × {len(data.second)} positions over "
         f"{first} and {second}{fixed}{sized}; {reached:.0%} reachable{cancelled}. Colours span the 2nd to 98th "
         "percentile of the shown quantity; the readout below gives every value."
     )
 
 
-def _out_of_reach(data: dict) -> np.ndarray:
+def _out_of_reach(data: WorkspaceResult) -> np.ndarray:
     """Grid points computed and found out of reach (n2, n1)."""
-    computed = data.get("computed")
-    values = np.asarray(data["values"]["mass_condition"], float)
-    done = np.ones(values.shape, bool) if computed is None else np.asarray(computed, bool)
-    return done & ~np.isfinite(values)
+    values = np.asarray(data.values["mass_condition"], float)
+    return np.asarray(data.computed, bool) & ~np.isfinite(values)
 
 
 def hatching(cells: np.ndarray) -> np.ndarray:
@@ -222,17 +221,18 @@ def workspace_text(result: JobResult, fmt: str, units: DisplayUnits = SI) -> str
         return json_text(
             {
                 "provenance": result.provenance.to_json(),
-                **{k: data[k] for k in ("axes", "fixed")},
-                "first": data["first"],
-                "second": data["second"],
-                "values": data["values"],
+                "axes": data.axes,
+                "fixed": data.fixed,
+                "first": data.first,
+                "second": data.second,
+                "values": data.values,
             }
         )
     unit, size = units.unit("m")
-    first, second = (g / size for g in np.meshgrid(data["first"], data["second"]))
-    keys = list(data["values"])
-    header = [f"{data['axes'][0]} [{unit}]", f"{data['axes'][1]} [{unit}]"]
-    header += [f"{k} [{data['units'][k]}]" for k in keys]
-    columns = [first.ravel(), second.ravel(), *(np.asarray(data["values"][k]).ravel() for k in keys)]
+    first, second = (g / size for g in np.meshgrid(data.first, data.second))
+    keys = list(data.values)
+    header = [f"{data.axes[0]} [{unit}]", f"{data.axes[1]} [{unit}]"]
+    header += [f"{k} [{data.units[k]}]" for k in keys]
+    columns = [first.ravel(), second.ravel(), *(np.asarray(data.values[k]).ravel() for k in keys)]
     rows = ([repr(float(v)) if np.isfinite(v) else "" for v in row] for row in np.column_stack(columns))
     return csv_table({**result.provenance.to_json(), "units": units.spec()}, header, rows)

@@ -16,6 +16,7 @@ LABEL_COLOR = "#202020"
 TRACE_COLORS = ("#d0602a", "#2a70c0", "#40a040", "#a040a0")
 GHOST_OPACITY = 0.18
 FORCE_COLOR = "#c02060"
+SUPPORT_COLOR = "#20a060"  # the support polygon and the centre of pressure
 
 
 class Overlays:
@@ -106,6 +107,24 @@ class Overlays:
             )
         self.scene.request_render()
         return len(arrows)
+
+    def show_support(self, polygon: np.ndarray | None, centre: np.ndarray | None) -> int:
+        """The support polygon (its corners (k, 3), in order; a segment or a point for fewer) as a closed line and
+        the centre of pressure as a dot (None: remove them); the number of corners drawn."""
+        for name in ("support", "pressure_centre"):
+            self.plotter.remove_actor(name, render=False)
+        corners = 0 if polygon is None else len(polygon)
+        if corners:
+            closed = np.vstack([polygon, polygon[:1]]) if corners > 2 else np.asarray(polygon, float)
+            line = pv.lines_from_points(closed) if len(closed) > 1 else pv.PolyData(closed)
+            self.plotter.add_mesh(line, color=SUPPORT_COLOR, line_width=3, point_size=8, name="support",
+                                  pickable=False, reset_camera=False, render=False)  # fmt: skip
+        if centre is not None:
+            dot = pv.Sphere(radius=0.01 * self.scene.size, center=centre)
+            self.plotter.add_mesh(dot, color=SUPPORT_COLOR, name="pressure_centre", pickable=False,
+                                  reset_camera=False, render=False)  # fmt: skip
+        self.scene.request_render()
+        return corners
 
     # ------------------------------------------------------------------ ghosts
     def show_ghosts(self, poses: np.ndarray | None) -> int:
