@@ -43,6 +43,7 @@ from ..model.hashing import text_hash
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import MAGNITUDE_MAX, check_dynamics, inertia_warnings
 from .charts import ChartWatch, decided, singularity
+from .crossing import cross, crossing_due
 from .integrators import CHART_REASON, CVODES, SCIPY, IntegrationError, integrate
 from .measures import measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
@@ -86,6 +87,7 @@ class Provenance:
     # error reached (the tighter run's own is about ten times smaller)
     accuracy: float | None = None
     cpu_seconds: float | None = None  # this process's CPU time over the same span (a shared machine's wall time varies)
+    crossings: list[str] = field(default_factory=list)  # singular configurations crossed, and how (crossing.py)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -312,7 +314,7 @@ def simulate(
         compiled, method = False, "DOP853" if method in CVODES else method
     own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
     y0 = np.concatenate([q0[0], v0])
-    impacts, charts = None, []
+    impacts, charts, crossings = None, [], []
     bounds = time_function_bounds(forces)
     clock = Clock(times[-1], progress, cancel, budget, bounds) if progress or cancel or budget or bounds else None
     if contact == "rigid":
@@ -324,7 +326,7 @@ def simulate(
     elif compiled:
         scale = energy_scale(mech) if forces.elements else 0.0  # without force elements no work is done
         run = _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own, scale)
-        calls, charts = run.calls, run.charts
+        calls, charts, crossings = run.calls, run.charts, run.crossings
         result = compiled_series(run.engine, mech, forces, times, *run.states, work=run.work)
     else:
         states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, clock)
@@ -335,6 +337,8 @@ def simulate(
     seconds = time.perf_counter() - start
     charts = [(float(t), names) for t, names in charts]
     result.provenance = Provenance(text_hash(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
+    result.provenance.crossings = crossings
+    result.notes += crossings
     result.provenance.cpu_seconds = time.process_time() - cpu
     if contact == "rigid":
         result.provenance.method = f"Moreau-Jean (rigid contacts, steps <= {step or RIGID_STEP:g} s)"
@@ -342,11 +346,13 @@ def simulate(
         options = {"samples": samples, "t_eval": t_eval, "velocities": velocities, "compiled": compiled}
         options |= {"cancel": cancel, "budget": budget, "contact": contact}
         options["step"] = (step or RIGID_STEP) / 10 if contact == "rigid" else step
-        _check_accuracy(result, lambda: simulate(model, t_end, method, rtol / 10, atol / 10, **options))
+        _check_accuracy(
+            result, lambda: simulate(model, t_end, method, rtol / 10, atol / 10, **options), mech.length_scale
+        )
     return result
 
 
-def _check_accuracy(result: SimulationResult, tighter: Callable[[], SimulationResult]) -> None:
+def _check_accuracy(result: SimulationResult, tighter: Callable[[], SimulationResult], length: float) -> None:
     """Sets result.provenance.accuracy from the run `tighter()` at a tenth of the tolerances, with a note; a note
     where that run stops, or chose other coordinates (then the motion is sensitive and the difference shows it)."""
     try:
@@ -354,7 +360,7 @@ def _check_accuracy(result: SimulationResult, tighter: Callable[[], SimulationRe
     except RuntimeError as error:
         result.notes.append(f"accuracy not checked: the run at a tenth of the tolerances stopped ({error})")
         return
-    accuracy = state_difference(result, other)
+    accuracy = state_difference(result, other, length)
     result.provenance.accuracy = accuracy
     sensitive = (
         ": far more than the tolerances, the motion is sensitive (near a singular configuration, say); a shorter "
@@ -373,17 +379,25 @@ def _check_accuracy(result: SimulationResult, tighter: Callable[[], SimulationRe
         )
 
 
-def state_difference(a: SimulationResult, b: SimulationResult) -> float:
+def state_difference(a: SimulationResult, b: SimulationResult, length: float | None = None) -> float:
     """The largest difference between two runs' coordinates and rates at their samples, each relative to the
     scale of its kind (angles, lengths; their rates) over run b: the largest magnitude of that kind, at least
     1e-300. The scale of the state, not of each coordinate: a coordinate that stays near zero is measured
-    against the motion's size."""
-    worst = 0.0
+    against the motion's size. With `length` (m, the mechanism's length scale) a kind is measured against the
+    motion's size in its unit: the largest of its own magnitude and the other kind's converted by `length` (the
+    suspension's damper slides at 2e-6 m/s while its arms swing at 0.2 rad/s, 0.1 m/s at its length scale)."""
     units = np.array(b.units)
+    worst = 0.0
     for x, y in ((a.q, b.q), (a.qd, b.qd)):
+        magnitude = {unit: float(np.abs(y[:, units == unit]).max(initial=0.0)) for unit in ("rad", "m")}
+        if length is not None:
+            magnitude = {
+                "rad": max(magnitude["rad"], magnitude["m"] / length),
+                "m": max(magnitude["m"], magnitude["rad"] * length),
+            }
         for unit in set(b.units):
             columns = units == unit
-            scale = max(float(np.abs(y[:, columns]).max(initial=0.0)), 1e-300)
+            scale = max(magnitude[unit], 1e-300)
             worst = max(worst, float(np.abs(x[:, columns] - y[:, columns]).max(initial=0.0)) / scale)
     return worst
 
@@ -457,6 +471,7 @@ class CompiledRun:
     engine: Engine
     work: np.ndarray | None
     charts: list[tuple[float, tuple[str, ...]]]
+    crossings: list[str] = field(default_factory=list)  # what each crossing of a singular configuration did
 
 
 def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, work_scale=0.0) -> CompiledRun:
@@ -467,7 +482,7 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
     integrators.py), over a run in one piece; else the caller integrates the power over the outputs."""
     eng = first = engine(mech.model, text, mech=own)
     y0 = start_state = eng.pack(y0[: mech.n], y0[mech.n :])  # (q, q̇_ind) in the engine's layout
-    pieces, calls, done, t0, stuck = [], 0, 0, 0.0, 0
+    pieces, calls, done, t0, stuck, crossings = [], 0, 0, 0.0, 0, []
     charts = [(0.0, tuple(eng.mech.independent))]
     while True:
         try:
@@ -477,6 +492,18 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
             calls += error.calls
             if error.state is None:
                 raise RuntimeError(str(error)) from None
+            if crossing_due(eng, error.state, start_state):  # no coordinates can carry the motion there
+                if len(error.outputs):
+                    pieces.append(full_states(eng, times[done : done + len(error.outputs)], error.outputs))
+                done += len(error.outputs)
+                crossing = cross(eng, error.time, error.state, times[done:], (rtol, atol), clock, start_state)
+                pieces.append(crossing.states)
+                done, calls = done + len(crossing.states[0]), calls + crossing.calls
+                crossings.append(crossing.note)
+                if done == len(times):
+                    return _joined(pieces, calls, first, None, charts, crossings)
+                state = eng.pack(crossing.q, crossing.qd[eng.independent])
+                error = IntegrationError(crossing.end, CHART_REASON, state)
             decision = decided(eng, error.time, error.state, text, first.mech.partition)
             stuck = stuck + 1 if error.time <= t0 + 1e-9 * times[-1] else 0
             if stuck > MAX_REPARTITIONS or (error.reason != CHART_REASON and not decision.changed):
@@ -489,8 +516,13 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
                 charts.append((t0, tuple(eng.mech.independent)))
             continue
         pieces.append(full_states(eng, times[done:], y))
-        states = tuple(np.concatenate(parts) for parts in zip(*pieces, strict=True))
-        return CompiledRun(states, calls + more, first, work if len(pieces) == 1 else None, charts)
+        return _joined(pieces, calls + more, first, work if len(pieces) == 1 else None, charts, crossings)
+
+
+def _joined(pieces: list, calls: int, first: Engine, work, charts: list, crossings: list[str]) -> CompiledRun:
+    """The run of the pieces' states (q, q̇, q̈), one after the other."""
+    states = tuple(np.concatenate(parts) for parts in zip(*pieces, strict=True))
+    return CompiledRun(states, calls, first, work, charts, crossings)
 
 
 def full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
