@@ -170,16 +170,25 @@ def test_a_speed_controller_names_its_wrong_coordinates():
 
 
 def test_a_tir_path_is_relative_to_the_model_and_stays_in_its_folder(tmp_path):
-    """Loaded from its file, the document names the .tir relative to its folder; saved elsewhere, the path is
-    written relative to the new file; a path leaving the folder, absolute or naming no file is refused by name."""
+    """Loaded from its file, the document names the .tir relative to its folder; saved to another folder, the file
+    is copied beside the model (never over a different file of its name); a path leaving the folder, absolute or
+    naming no file is refused by name."""
     shutil.copy(TIR, tmp_path / "front.tir")
     data = wheel_on_a_carrier("front.tir")
     (tmp_path / "wheel.mbs").write_text(json.dumps(data))
     model = load(tmp_path / "wheel.mbs")
     assert Path(model.forces[0].tir) == (tmp_path / "front.tir").resolve()
     (tmp_path / "sub").mkdir()
-    with pytest.raises(ModelError, match="outside the folder the model is saved to"):
-        save(model, tmp_path / "sub" / "copy.mbs")
+    save(model, tmp_path / "sub" / "copy.mbs")  # Save As to another folder: the tyre file goes with the model
+    assert (tmp_path / "sub" / "front.tir").read_bytes() == TIR.read_bytes()
+    assert json.loads((tmp_path / "sub" / "copy.mbs").read_text())["forces"][0]["tir"] == "front.tir"
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "front.tir").write_text("[MODEL]\n")  # another tyre of the same name is never replaced
+    with pytest.raises(ModelError, match="would replace a different front.tir"):
+        save(model, tmp_path / "other" / "copy.mbs")
+    assert (tmp_path / "other" / "front.tir").read_text() == "[MODEL]\n" and not (
+        tmp_path / "other" / "copy.mbs"
+    ).exists()
     save(model, tmp_path / "copy.mbs")
     assert json.loads((tmp_path / "copy.mbs").read_text())["forces"][0]["tir"] == "front.tir"
     for bad, why in (("../x.tir", "leaves the model's folder"), (str(TIR), "is an absolute path"),
@@ -196,7 +205,7 @@ def test_the_handling_sample_is_what_its_script_writes():
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     written = script.handling(load(SAMPLES / "vehicle.mbs"))
-    ours = json.loads(dumps(with_relative_tyre_files(written, SAMPLES)))
+    ours = json.loads(dumps(with_relative_tyre_files(written, SAMPLES)[0]))
     assert ours == json.loads((SAMPLES / "vehicle_handling.mbs").read_text())
 
 

@@ -28,7 +28,7 @@ from .document import (
     Trajectory,
 )
 from .errors import ModelError
-from .files import write_atomic
+from .files import write_all
 from .tyre_files import resolve_tyre_files, with_relative_tyre_files
 from .units import Quantity, read, read_vector, written
 from .validation import validate
@@ -775,7 +775,9 @@ def _scalar(value) -> str:
 
 
 def save(model: Model, path: str | os.PathLike) -> None:
-    """Validate the model, then write its canonical text atomically (see files.write_atomic): an invalid
-    document is never written over a good file."""
+    """Validate the model, then write its canonical text atomically (see files.write_all): an invalid
+    document is never written over a good file. Tyre files from outside the folder are copied into it, written
+    with the model as one set (every file or none)."""
     validate(model)
-    write_atomic(path, dumps(with_relative_tyre_files(model, Path(path).parent)))
+    saved, copies = with_relative_tyre_files(model, Path(path).parent)
+    write_all({path: dumps(saved), **copies})

@@ -35,21 +35,44 @@ def resolve_tyre_files(model: Model, folder: Path) -> None:
         tyre.tir = str(found)
 
 
-def with_relative_tyre_files(model: Model, folder: Path) -> Model:
-    """The model as its file in `folder` holds it: each tyre's absolute `tir` relative to that folder (a shallow copy
-    when it has tyres; the model itself otherwise). A ModelError when a tyre's file is outside the folder."""
+def with_relative_tyre_files(model: Model, folder: Path) -> tuple[Model, dict[Path, bytes]]:
+    """The model as its file in `folder` holds it, each tyre's absolute `tir` relative to that folder (a shallow
+    copy when it has tyres; the model itself otherwise), and the tyre files to copy into `folder` for those outside
+    it (Save As to another folder: the saved model carries its tyres, as a model shared as a folder must). A
+    ModelError when a copy would replace a different file of the same name there."""
     tyres = _tyres(model)
     if not tyres:
-        return model
+        return model, {}
     root = folder.resolve()
     out = copy.copy(model)
     out.forces = list(model.forces)
+    copies: dict[Path, bytes] = {}
     for i, tyre in tyres:
         path = Path(tyre.tir)
         if not path.is_absolute():
             continue  # never resolved (a document read from text): written as it came
         if not path.is_relative_to(root):
-            raise ModelError(f"force '{tyre.name}'.tir", "is outside the folder the model is saved to", tyre.tir,
-                             f"a .tir file in {root} or below it (copy the tyre file next to the model)")  # fmt: skip
+            path = _copied(tyre, path, root, copies)
         out.forces[i] = dataclasses.replace(tyre, tir=path.relative_to(root).as_posix())
-    return out
+    return out, copies
+
+
+def _copied(tyre: MagicFormulaTyre, source: Path, root: Path, copies: dict[Path, bytes]) -> Path:
+    """Where `source` goes in `root` (its own name), its bytes added to `copies` unless the same file is there."""
+    where = f"force '{tyre.name}'.tir"
+    try:
+        content = source.read_bytes()
+    except OSError as exc:
+        raise ModelError(
+            where, "cannot be read to copy it beside the saved model", str(exc), "a readable .tir file"
+        ) from None
+    target = root / source.name
+    present = copies.get(target)
+    if present is None and target.is_file():
+        present = target.read_bytes()
+    if present is not None and present != content:
+        raise ModelError(where, f"would replace a different {source.name} in the folder the model is saved to",
+                         str(source), f"a folder without another {source.name}, or that file copied there")  # fmt: skip
+    if not target.is_file():
+        copies[target] = content
+    return target

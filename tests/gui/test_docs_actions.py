@@ -26,7 +26,7 @@ def menu_items(window) -> dict[str, str]:
 
     def walk(menu, prefix: str) -> None:
         for action in menu.actions():
-            text = action.text().replace("&", "")
+            text = re.sub("&(&?)", r"\1", action.text())  # '&' marks the mnemonic, '&&' is an ampersand
             if not text:
                 continue  # a separator
             path = f"{prefix} › {text}" if prefix else text
