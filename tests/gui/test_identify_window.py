@@ -113,7 +113,7 @@ def test_the_checks_say_what_the_model_does_not_explain(pendulum, qtbot, tmp_pat
     summary = panel.summary.text()
     assert "NOT explained by the model: theta1" in summary and "the log contradicts bearing" in summary
     fit = {panel.fit.item(r, 0).text(): [panel.fit.item(r, c).text() for c in range(1, 6)] for r in range(2)}
-    document = job.result.data["json"]
+    document = job.result.data.json
     for name, row in document["adequacy"]["coordinates"].items():
         assert float(fit[name][2]) == pytest.approx(row["ratio"], rel=1e-2)
     assert fit["theta1"][3].startswith("NOT explained") and float(fit["theta1"][2]) > 3
