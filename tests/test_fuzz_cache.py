@@ -28,7 +28,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mbstudio.cli import main
@@ -192,6 +192,9 @@ def _digest(path: Path) -> str:
 
 @FUZZ
 @given(attacks=st.lists(ATTACKS, min_size=1, max_size=4))
+@example(attacks=[("bytes", "index", b"0")])  # JSON that is not an object: a TypeError escaped the index reader
+@example(attacks=[("bytes", "index", b"[]")])
+@example(attacks=[("bytes", "index", b"{}")])
 def test_an_attacked_cache_loads_only_its_own_library_with_the_digest_it_wrote(pristine, tmp_path_factory, attacks):
     work = tmp_path_factory.mktemp("attacked")
     engines, outside = work / "cache" / "engines", work / "outside"

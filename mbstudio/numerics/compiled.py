@@ -212,9 +212,9 @@ def _remembered_version(identity: str, package: Path) -> str | None:
         if record.get("identity") != identity or record.get("package") != str(package):
             return None
         same = all(_stamp(package / name) == (size, mtime) for name, size, mtime in record["files"])
-    except (CacheRefused, OSError, ValueError, KeyError, TypeError):
+        return str(record["version"]) if same else None
+    except (CacheRefused, OSError, ValueError, KeyError, TypeError, AttributeError):  # not a record we wrote
         return None
-    return record["version"] if same else None
 
 
 def _stamp(path: Path) -> tuple[int, int]:

@@ -205,7 +205,8 @@ def _digests(folder: Path) -> dict[str, str]:
 def _parsed_index(index: str, size: int, mtime: int, inode: int) -> dict[str, str]:
     """The index read once per version of the file (size, time and inode change when it is replaced)."""
     with open(index, "rb", opener=lambda path, flags: os.open(path, flags | _NOFOLLOW)) as file:
-        entries = json.loads(file.read().decode("utf-8"))["sha256"]
+        parsed = json.loads(file.read().decode("utf-8"))
+    entries = parsed.get("sha256") if isinstance(parsed, dict) else None  # any other JSON ('0', '[]'): not ours
     if not isinstance(entries, dict) or not all(
         isinstance(name, str) and isinstance(digest, str) and _DIGEST.fullmatch(digest)
         for name, digest in entries.items()
