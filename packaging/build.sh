@@ -5,6 +5,9 @@
 # install, so the samples and icon are package data) with the window's and the app's extras, then PyInstaller
 # runs packaging/mbstudio.spec. Nothing outside build/ and dist/ is touched.
 set -euo pipefail
+# the app is built from what is installed in its venv only: a PYTHONPATH naming a source tree would put that tree's
+# mbstudio (without the samples and icon, which only an install maps into the package) in the app
+unset PYTHONPATH
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${MBSTUDIO_APP_VENV:-$root/build/app-venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
