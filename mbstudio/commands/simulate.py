@@ -12,6 +12,7 @@ from ..io.display_units import UNITS_HELP, DisplayUnits, parse_units
 from ..io.time_series import contacts_file, save_simulation
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load
+from ..model.typed_numbers import rate_spelled_otherwise
 from ..simulation.run import ATOL as DEFAULT_ATOL
 from ..simulation.run import CONTACT_MODELS, METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 from ..simulation.run import RTOL as DEFAULT_RTOL
@@ -116,8 +117,8 @@ def velocity_pairs(pairs: list[str], kinds: dict[str, str], command: str) -> lis
         name, sep, value = (x.strip() for x in pair.partition("="))
         if name not in kinds and name.startswith("d_") and name[2:] in kinds:
             name = name[2:]
-        elif name not in kinds and name.endswith("_dot") and name[:-4] in kinds:
-            name = name[:-4]
+        elif (rate_of := rate_spelled_otherwise(name, kinds)) is not None:
+            name = rate_of
             print(f"mbstudio {command}: note: --velocity: {name}_dot read as d_{name}, {name}'s rate", file=sys.stderr)
         out.append(f"{name}{sep}{value}" if sep else pair)
     return out

@@ -34,11 +34,11 @@ import numpy as np
 from ..kinematics.mechanism import Mechanism
 from ..model import units
 from ..model.errors import ModelError
+from ..model.typed_numbers import rate_spelled_otherwise
 from .observation import branch_guide
 
 TORQUE_PREFIX = "tau_"
 VELOCITY_PREFIX = "d_"  # a rate's one name in mbstudio's tables (docs/file-format.md)
-OTHER_VELOCITY_SUFFIX = "_dot"  # other programs' spelling, read as d_<coordinate>
 AGREEMENT_STEPS = 4  # a dependent coordinate agrees when within this many of the log's resolution steps
 IRREGULAR_STEP = 0.01  # a time step further than this fraction from the median step makes the log irregular
 MAX_BYTES = 500_000_000  # a log larger than this is refused before it is read (about 5 million rows of 10 columns)
@@ -242,8 +242,9 @@ def _velocity_kinds(mech: Mechanism, names: list[str], source: str) -> dict[str,
 
 def _rate_names(columns: list[tuple[str, str]], mech: Mechanism) -> tuple[list[tuple[str, str]], list[str]]:
     """The header's `<coordinate>_dot` columns of independent coordinates named `d_<coordinate>`, with a note."""
-    other = {c + OTHER_VELOCITY_SUFFIX: VELOCITY_PREFIX + c for c in mech.independent}
-    renamed = [n for n, _ in columns if n in other and other[n] not in {m for m, _ in columns}]
+    names = {n for n, _ in columns}
+    other = {n: VELOCITY_PREFIX + c for n in names if (c := rate_spelled_otherwise(n, mech.independent))}
+    renamed = [n for n, _ in columns if n in other and other[n] not in names]
     notes = [f"column(s) {', '.join(renamed)} read as {', '.join(other[n] for n in renamed)} (a rate is d_NAME)"]
     return [(other[n] if n in renamed else n, u) for n, u in columns], notes if renamed else []
 

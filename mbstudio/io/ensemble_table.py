@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..model import Model, ModelError
+from ..model.typed_numbers import rate_spelled_otherwise
 
 MAX_RUNS = 10_000
 
@@ -41,8 +42,8 @@ def read_runs(
 
 def _rate_name(column: str, independent: list[str], notes: list[str] | None) -> str:
     """`theta1_dot` as `d_theta1` for an independent coordinate theta1, said in `notes`."""
-    name = column.removesuffix("_dot")
-    if name == column or name not in independent:
+    name = rate_spelled_otherwise(column, independent)
+    if name is None:
         return column
     if notes is not None:
         notes.append(f"column '{column}' read as 'd_{name}' (a rate is d_NAME in mbstudio's tables)")

@@ -25,7 +25,7 @@ import numpy as np
 from ..dynamics.engine import Engine, engine
 from ..model import Model
 from ..model.errors import AssemblyError, ModelError
-from ..model.typed_numbers import coordinate_dimensions, read_pairs
+from ..model.typed_numbers import coordinate_dimensions, rate_spelled_otherwise, read_pairs
 
 NEWTON_STEPS = 60
 TOLERANCE = 1e-10  # m/s² or rad/s² left in q̈_ind
@@ -178,13 +178,13 @@ def _rates_as_d(text: str, kinds: Mapping[str, str], notes: list[str]) -> str:
     line (d_NAME, as the CSV headers, ensembles, linear models and FMUs have it), the other accepted."""
 
     def rename(match: re.Match) -> str:
-        name = match[1]
-        if name not in kinds:
+        name = rate_spelled_otherwise(match[0], kinds)
+        if name is None:
             return match[0]
         notes.append(f"{name}_dot read as d_{name} (a rate is d_NAME, as in mbstudio's tables)")
         return f"d_{name}"
 
-    return re.sub(r"\b([A-Za-z_]\w*)_dot\b(?=\s*=)", rename, text)
+    return re.sub(r"\b[A-Za-z_]\w*_dot\b(?=\s*=)", rename, text)
 
 
 def generalized_forces(eng: Engine, forces: Mapping[str, float]) -> np.ndarray:

@@ -10,7 +10,7 @@ size the caller gives: 1 on the command line (SI), the display unit in the windo
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from decimal import Decimal
 
 from .errors import ModelError
@@ -82,6 +82,16 @@ def read_pairs(
         size = (plain_sizes or {}).get(name, 1.0)
         out[name] = read_number(value, dimensions[name], f"{field}: {name}", size)
     return out
+
+
+OTHER_RATE_SUFFIX = "_dot"  # other programs' spelling of a rate; mbstudio's one name for it is d_NAME
+
+
+def rate_spelled_otherwise(name: str, coordinates: Container[str]) -> str | None:
+    """The coordinate whose rate `name` spells as other programs do ('theta1_dot' -> 'theta1', to be read as
+    d_theta1 with a note); None for any other name, a coordinate's own included."""
+    base = name.removesuffix(OTHER_RATE_SUFFIX)
+    return base if base != name and name not in coordinates and base in coordinates else None
 
 
 def coordinate_dimensions(names: Iterable[str], kinds: Mapping[str, str], quantity: str = "value") -> dict:
