@@ -12,16 +12,17 @@ prints the figures at design as JSON instead of text."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ..io.csv_text import write_output
 from ..io.display_units import UNITS_HELP, parse_units
+from ..io.json_text import json_text
 from ..io.kc_report import kc_csv, kc_json, save_kc_report, summary_lines
 from ..io.suspension_report import PAGE_UNITS, page_format
 from ..jobs.tasks import kc_rig
 from ..model import ModelError, check_outputs, dumps, load
 from ..simulation.kc_rig import CASES
+from .json_option import add_json
 from .progress import progress_printer
 
 OPTIONS = {  # flag -> (KCOptions field, help)
@@ -41,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="the travel curves as CSV; each load sweep beside it")
     parser.add_argument("--report", help="the page: kc.pdf, kc.png or kc.svg")
     parser.add_argument("--units", metavar="deg,mm", help=UNITS_HELP + " (the page: deg,mm)")
-    parser.add_argument("--json", action="store_true", help="print the figures at design as JSON")
+    add_json(parser)
     parser.add_argument("--no-gravity", action="store_true", help="leave gravity off the corner's bodies")
     for flag, (_, text) in OPTIONS.items():
         parser.add_argument(flag, help=text)
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     result = kc_rig(dumps(load(args.file)), options_from(args), progress, lambda: False)
     kc, provenance = result.data.kc, result.provenance.to_json()
     if args.json:
-        print(json.dumps(kc_json(kc, provenance), indent=2))
+        print(json_text(kc_json(kc, provenance)).rstrip())  # strict JSON: a NaN gradient as "nan"
     else:
         print(f"{kc.model}, corner '{kc.measure}': {len(kc.travel.x)} points of travel, {provenance['seconds']:.1f} s")
         print("\n".join(f"  {line}" for line in summary_lines(kc, page)))
