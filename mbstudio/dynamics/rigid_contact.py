@@ -71,7 +71,7 @@ def rigid_contact_dynamics(
     MinvJt = np.linalg.solve(M, J.T)
     G = J @ MinvJt
     g = J @ a_free + gamma
-    lam, used, residual = _solve_cone_complementarity(G, g, normals, friction, tolerance, iterations)
+    lam, used, residual = solve_cone_complementarity(G, g, normals, friction, tolerance, iterations)
     qdd = a_free + MinvJt @ lam
     names = [law.element.name for law, *_ in touching]
     return RigidContacts(qdd, names, lam.reshape(-1, 3), (G @ lam + g).reshape(-1, 3), used, residual)
@@ -88,7 +88,15 @@ def _point(mech: Mechanism, law: ContactLaw, q: np.ndarray, qd: np.ndarray) -> t
     return depth, J, a + np.cross(al, r) + np.cross(w, np.cross(w, r))
 
 
-def _solve_cone_complementarity(G, g, normals, friction, tolerance: float, iterations: int, start=None):
+def solve_cone_complementarity(
+    G: np.ndarray,
+    g: np.ndarray,
+    normals: np.ndarray,
+    friction: np.ndarray,
+    tolerance: float,
+    iterations: int,
+    start=None,
+) -> tuple[np.ndarray, int, float]:
     """λ (3m,) with K ∋ λ ⊥ Gλ + g + s ∈ K* by proximal ADMM; the iterations used and the residual reached: the
     largest of the split's disagreement |λ − z|, the step ρ |Δz| and Coulomb's law's own residual, the natural map
     |z − proj_K(z − (σ + s) / ρ)|, each over the forces' scale |G⁻¹ g|. `start`: a guess of λ (a time step's

@@ -31,7 +31,7 @@ from ..dynamics.force_laws.contact_law import ContactLaw
 from ..dynamics.forces import AppliedForces
 from ..dynamics.inverse_dynamics import bias_forces
 from ..dynamics.mass_matrix import mass_matrix
-from ..dynamics.rigid_contact import _solve_cone_complementarity
+from ..dynamics.rigid_contact import solve_cone_complementarity
 from ..kinematics import Mechanism
 from ..model import dumps, loads
 from ..model.document import Contact, ForceMeasure
@@ -96,7 +96,7 @@ class RigidStepper:
         u_free = J @ v_free
         key = tuple(int(i) for i in active)
         warm = self._warm[1] if self._warm is not None and self._warm[0] == key else None
-        lam, _, _ = _solve_cone_complementarity(J @ MinvJt, u_free + shift.ravel(), normals, self.friction[active],
+        lam, _, _ = solve_cone_complementarity(J @ MinvJt, u_free + shift.ravel(), normals, self.friction[active],
                                                 self.tolerance, ITERATIONS, warm)  # fmt: skip
         self._warm = (key, lam)
         v_next = v_free + MinvJt @ lam
