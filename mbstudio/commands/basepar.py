@@ -56,7 +56,7 @@ def _names(text: str) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
 
-_progress = progress_printer()  # also identify's (commands/identify.py)
+_progress = progress_printer()  # in place on a terminal, one line per step elsewhere
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,9 +13,11 @@ from ..io.csv_text import write_output
 from ..io.identification_table import identification_text
 from ..jobs.options import MAX_DIGITS
 from ..model import check_outputs, load
-from .basepar import _progress
 from .excite import _positive
 from .json_option import STDOUT, add_json_file, json_file
+from .progress import progress_printer
+
+_progress = progress_printer()  # in place on a terminal, one line per step elsewhere
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -24,14 +24,14 @@ from .suspension_report import (
     DPI,
     LINE,
     PAGE_UNITS,
-    _footer,
-    _style,
-    _travel_panel,
-    _wrap,
     figure_bytes,
+    page_footer,
     page_format,
     shown,
+    style_axes,
     sweep_csv,
+    travel_panel,
+    wrap_words,
 )
 
 PAGE = (11.69, 16.54)  # in: A3 portrait, kinematics above, compliance below
@@ -92,10 +92,10 @@ def kc_figure(result: KCResult, provenance: dict | None = None, units: DisplayUn
     panels = list(top.subplots(4, 4).ravel())
     names = [n for n in TRAVEL_PANELS if n in result.travel.curves]
     for axes, name in zip(panels, names, strict=False):
-        _travel_panel(axes, result.travel, name, None, units, TRAVEL_PANELS)
+        travel_panel(axes, result.travel, name, None, units, TRAVEL_PANELS)
     for axes in panels[len(names) :]:
         axes.set_axis_off()
-    notes = _notes(result) + (f"\n\n{_wrap(_footer(provenance), 40)}" if provenance else "")
+    notes = _notes(result) + (f"\n\n{wrap_words(page_footer(provenance), 40)}" if provenance else "")
     panels[-1].text(0, 1, notes, va="top", ha="left", fontsize=6.5, transform=panels[-1].transAxes).set_in_layout(False)
     bottom.suptitle("Compliance at the design height (the chassis held, the wheel centre's height held)",
                     fontsize=10, x=0.01, ha="left")  # fmt: skip
@@ -133,7 +133,7 @@ def _load_row(row, result: KCResult, case: str, units: DisplayUnits) -> None:
                    loc="left")  # fmt: skip
     for axes in row[:3]:
         axes.set_xlabel(f"{sweep.name} [k{per}]", fontsize=8)
-        _style(axes)
+        style_axes(axes)
     row[3].set_axis_off()
     lines = [f"At design, per k{per}:"]
     for name in ("toe", "camber"):
@@ -157,7 +157,7 @@ def _notes(result: KCResult) -> str:
         f"Held by the rig: {', '.join(result.provenance.get('held', [])) or 'nothing'}.",
     ]
     lines += [f"Stopped: {s}" for s in result.stops]
-    return "\n\n".join(_wrap(line, 40) for line in lines)
+    return "\n\n".join(wrap_words(line, 40) for line in lines)
 
 
 def kc_bytes(result: KCResult, provenance: dict | None, fmt: str, units: DisplayUnits = PAGE_UNITS) -> bytes:

@@ -60,7 +60,7 @@ def report_figure(curves: SuspensionCurves, provenance: dict | None = None, unit
     panels = list(grid.ravel())
     first = None
     for axes, name in zip(panels, names, strict=False):
-        _travel_panel(axes, curves.travel, name, first, units)
+        travel_panel(axes, curves.travel, name, first, units)
         first = first or axes
     rest = panels[len(names) :]
     if curves.steer is not None and rest:
@@ -68,7 +68,7 @@ def report_figure(curves: SuspensionCurves, provenance: dict | None = None, unit
     for axes in rest:
         axes.set_axis_off()
     if rest:
-        text = _notes(curves) + (f"\n\n{_footer(provenance)}" if provenance else "")
+        text = _notes(curves) + (f"\n\n{page_footer(provenance)}" if provenance else "")
         notes = rest[0].text(0, 1, text, va="top", ha="left", fontsize=8, transform=rest[0].transAxes)
         notes.set_in_layout(False)  # the panels keep their widths
     return figure
@@ -89,7 +89,7 @@ def _title(curves: SuspensionCurves, units: DisplayUnits) -> str:
     )
 
 
-def _travel_panel(axes, sweep: Sweep, name: str, share, units: DisplayUnits, panels: dict = PANELS) -> None:
+def travel_panel(axes, sweep: Sweep, name: str, share, units: DisplayUnits, panels: dict = PANELS) -> None:
     unit, values = shown(*sweep.curves[name], units)
     length, x = shown("m", sweep.x, units)
     axes.plot(x, values, color=LINE, linewidth=1.6)
@@ -99,7 +99,7 @@ def _travel_panel(axes, sweep: Sweep, name: str, share, units: DisplayUnits, pan
     axes.set_title(f"{title} [{unit}]", fontsize=9, loc="left")
     axes.set_ylabel(sense, fontsize=7, color="#606060")
     axes.set_xlabel(f"wheel travel [{length}]", fontsize=8)
-    _style(axes)
+    style_axes(axes)
     if share is not None:
         axes.sharex(share)
 
@@ -112,10 +112,10 @@ def _steer_panel(axes, sweep: Sweep, units: DisplayUnits) -> None:
     axes.set_title("steering: toe and camber at the design height", fontsize=9, loc="left")
     axes.set_xlabel(f"{sweep.name} [{x_unit}] (from the document's value)", fontsize=8)
     axes.legend(fontsize=7, frameon=False)
-    _style(axes)
+    style_axes(axes)
 
 
-def _style(axes) -> None:
+def style_axes(axes) -> None:
     axes.tick_params(labelsize=7)
     axes.grid(True, color="#dddddd", linewidth=0.6)
     axes.axvline(0.0, color="#999999", linewidth=0.6)
@@ -126,10 +126,10 @@ def _notes(curves: SuspensionCurves) -> str:
     lines += [f"Stopped: {s}" for s in curves.stops]
     lines += [f"Not swept: {n}" for n in curves.notes]
     lines.append("Senses: SAE J670 / ISO 8855, x forward, y left, z up.")
-    return "\n\n".join(_wrap(line) for line in lines)
+    return "\n\n".join(wrap_words(line) for line in lines)
 
 
-def _wrap(text: str, width: int = 56) -> str:
+def wrap_words(text: str, width: int = 56) -> str:
     words, lines, line = text.split(), [], ""
     for word in words:
         if line and len(line) + 1 + len(word) > width:
@@ -140,7 +140,7 @@ def _wrap(text: str, width: int = 56) -> str:
     return "\n".join([*lines, line])
 
 
-def _footer(provenance: dict) -> str:
+def page_footer(provenance: dict) -> str:
     return (
         f"MB Studio {provenance.get('version', '')}, model sha256 {str(provenance.get('model_hash', ''))[:16]}…,\n"
         f"{provenance.get('method', '')}, {provenance.get('seconds', 0.0):.1f} s"
