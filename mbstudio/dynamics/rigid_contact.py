@@ -134,7 +134,7 @@ def solve_in_frames(
     step = (vectors / (eigen + rho)) @ vectors.T  # (G + ρ I)⁻¹: symmetric positive definite, conditioned by ρ
     z = np.zeros(len(g)) if start is None else np.array(start, float)
     u, s = np.zeros(len(g)), _de_saxce(G @ z + g, friction)
-    block, used, step, G = _admm_block(len(g) // 3), 0, np.asfortranarray(step), np.asfortranarray(G)
+    block, used, step, G = _admm_block(len(g) // 3), 0, step.ravel(order="F"), G.ravel(order="F")
     while used < iterations:
         z, u, s, done, reached = block(step, G, g, friction, rho, tolerance * scale, z, u, s)
         used, residual = used + round(done.item()), reached.item() / scale
@@ -169,14 +169,16 @@ def _project(x: np.ndarray, friction: np.ndarray) -> np.ndarray:
     """The nearest point of each cone {|x_t| ≤ μ x_n} (Euclidean projection onto a second-order cone), x in the
     contacts' frames (t1, t2, n) one after the other."""
     local = x.reshape(-1, 3)
-    tangent, normal = local[:, :2], local[:, 2]
-    size = np.sqrt(tangent[:, 0] ** 2 + tangent[:, 1] ** 2)
-    along = (friction * size + normal) / (friction * friction + 1)
-    inside, polar = size <= friction * normal, friction * size <= -normal
-    ratio = np.where(size > 0, friction * along / np.where(size > 0, size, 1.0), 0.0)
-    projected = np.column_stack([tangent * ratio[:, None], along])
+    normal = local[:, 2]
+    size = np.hypot(local[:, 0], local[:, 1])
+    inside = size <= friction * normal
+    if inside.all():
+        return x.copy()
+    along = np.maximum(friction * size + normal, 0.0) / (friction * friction + 1)  # 0 in the polar cone
+    ratio = friction * along / np.where(size > 0, size, 1.0)  # size = 0 lies inside or in the polar cone
+    projected = local * np.column_stack([ratio, ratio, np.zeros_like(ratio)])
+    projected[:, 2] = along
     projected[inside] = local[inside]
-    projected[polar & ~inside] = 0.0
     return projected.ravel()
 
 

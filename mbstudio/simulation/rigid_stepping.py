@@ -73,7 +73,7 @@ class RigidStepper:
         self.restitution = np.array([float(law.forces.value(law.element.restitution)) for law in self.laws])
         self.axes = contact_frames(self.normals)
         self.terms = rigid_step_terms(mech.model)
-        self._warm: tuple[tuple[int, ...], np.ndarray] | None = None
+        self._warm: tuple[bytes, np.ndarray] | None = None  # the active contacts and their impulses
 
     def step(self, t: float, q: np.ndarray, v: np.ndarray, h: float) -> tuple:
         """(q⁺, v⁺, the impulses (m, 3) of every contact, 0 where inactive) after one step."""
@@ -84,14 +84,15 @@ class RigidStepper:
         if not len(active):
             self._warm = None
             return q_m + 0.5 * h * v_free, v_free, impulses
-        rows = (3 * active[:, None] + np.arange(3)).ravel()
+        every = len(active) == len(self.laws)  # standing: no rows to pick
+        rows = slice(None) if every else (3 * active[:, None] + np.arange(3)).ravel()
         approach = np.minimum(0.0, u_start[3 * active + 2])  # the normal velocities at the step's start
         shifted = u_free[rows].copy()
         shifted[2::3] += self.restitution[active] * approach
-        key = tuple(int(i) for i in active)
+        key = active.tobytes()
         warm = self._warm[1] if self._warm is not None and self._warm[0] == key else None
-        lam, _, _ = solve_in_frames(G[np.ix_(rows, rows)], shifted, self.friction[active], self.tolerance,
-                                    ITERATIONS, warm)  # fmt: skip
+        lam, _, _ = solve_in_frames(G if every else G[np.ix_(rows, rows)], shifted, self.friction[active],
+                                    self.tolerance, ITERATIONS, warm)  # fmt: skip
         self._warm = (key, lam)
         v_next = v_free + W[:, rows] @ lam
         impulses[active] = np.einsum("mji,mj->mi", self.axes[active], lam.reshape(-1, 3))  # to world axes
