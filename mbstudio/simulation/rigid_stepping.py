@@ -35,8 +35,8 @@ from ..model.document import Contact, ForceMeasure
 
 TOLERANCE = 1e-10  # the impulses' relative residual on the cone complementarity at each step
 ITERATIONS = 20000
-# the clock (progress, cancel, the functions of time's bounds: evaluated in Python, they took half of a trot's run)
-# is told the time at each sample and at least every CLOCK_STEPS steps between
+# the clock (progress, cancel, the functions of time's bounds: evaluated in Python, 1 ms for the trot's twelve) is
+# told the time every CLOCK_STEPS steps and at the end
 CLOCK_STEPS = 50
 
 
@@ -114,7 +114,7 @@ class RigidStepper:
             for j in range(count):
                 *state, impulses = self.step(t0 + j * h, *state, h)
                 total, steps = total + impulses, steps + 1
-                if clock is not None and (j + 1 == count or (j + 1) % CLOCK_STEPS == 0):
+                if clock is not None and (steps % CLOCK_STEPS == 0 or (k + 1 == K and j + 1 == count)):
                     clock(t0 + (j + 1) * h)
             q[k], qd[k], qdd[k], forces[k] = *state, (state[1] - qd[k - 1]) / span, total / span
         qdd[0], forces[0] = qdd[min(1, K - 1)], forces[min(1, K - 1)]
