@@ -25,7 +25,7 @@ OPERATIONS = 400_000  # beyond this the Jacobian's compile takes minutes on a lo
 STEM = "stiff"
 
 
-@functools.cache
+@functools.lru_cache(maxsize=8)  # as many as the engines kept (dynamics/engine.py): an edited model's go
 def stiff_rhs(eng) -> casadi.Function | None:
     """(t, y) -> (ẏ, P_nc) of the engine at τ = 0, its Jacobian compiled with it; None where the traced Jacobian
     serves (a large state, a graph with operations that have no scalar form, or no compiled library)."""
