@@ -155,6 +155,22 @@ def test_assemble_closes_the_drawn_pose_moving_only_the_dependent_coordinates(mo
     assert ws.pose.values()["theta1"] == 0.0 and pin_gap(ws) <= closure_tolerance(ws)
 
 
+def test_a_parallel_machines_platform_moves_with_its_limbs_and_stops_out_of_reach(monkeypatch, tmp_path):
+    """The IRSBot-2's platform 15 mm along x: the limbs follow (the loops close) and the platform's origin is
+    there, z unchanged; 5 m up is out of reach, the limb that cannot follow named and the pose kept."""
+    monkeypatch.setenv("MBSTUDIO_CACHE", str(tmp_path))
+    ws = workspace_of(samples.load("irsbot2"))
+    start = ws.pose.task_values()
+    q = ws.pose.move_platform("x", start["x"] + 0.015)
+    mech, platform = ws.pose.mech, ws.pose.follower.pkm.platform
+    origin = mech.poses(q[None])[platform][1][0]
+    assert np.abs(origin[[0, 2]] - [start["x"] + 0.015, start["z"]]).max() <= closure_tolerance(ws)
+    assert np.abs(mech.residual(q[None])).max() <= closure_tolerance(ws)
+    with pytest.raises(AssemblyError, match="limb"):
+        ws.pose.move_platform("z", 5.0)
+    assert ws.pose.q is q
+
+
 def _finished(task: str, model: Model, job_id: int = 1) -> Job:
     """A job as the runner ends it, its result computed here (kinematics: a few seconds)."""
     result = TASKS["kinematics"](dumps(model), {}, lambda *_: None, lambda: False)
