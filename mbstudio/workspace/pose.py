@@ -33,8 +33,9 @@ class JobStarter(Protocol):
 
 
 class Pose:
-    """`mech` is built from the document's model at each structural change (`rebuild`); `q` is the pose shown,
-    which a slider step, a platform move, Assemble or a drag replaces only with a pose that closes."""
+    """`mech` is built from the document's model at each structural change (`rebuild`); `q` is the pose shown (the
+    drawn one when a structure does not assemble), which a slider step, a platform move, Assemble or a drag
+    (the window's `BodyDrag`) replaces only with a pose that closes."""
 
     def __init__(self, jobs: JobStarter) -> None:
         self.jobs = jobs
