@@ -17,7 +17,9 @@ Hanafusa 1986: a regularisation of the constraint that turns redundant):
 
 so that the right-hand side is a smooth function of the state with no decision inside it: the constraints are held
 exactly where σ ≫ ε, and the one whose multiplier is undetermined at the point itself is released over the few
-microseconds where its σ is below ε. Once the singular value has risen past LEAVE of its start value (hysteresis:
+microseconds where its σ is below ε. The rate is one native call (dynamics/augmented.py, which computes the same
+inverse by a QR factorisation, never squaring the conditioning), integrated by CVODES between the run's check
+points. Once the singular value has risen past LEAVE of its start value (hysteresis:
 LEAVE > ENTER) at a check point, q is projected onto Φ = 0 by least-squares Newton steps (the nearest closed
 configuration: the branch the motion took) and q̇ onto Φ_q q̇ = 0 in the metric of M (the least change of kinetic
 energy), and the run goes on in independent coordinates from there. What the crossing did, with the size of the
