@@ -1,5 +1,6 @@
 """`mbstudio manoeuvre FILE --kind steady_state|step_steer|sine_with_dwell|double_lane_change [--speed V ...]
-[--handwheel DEG] [--duration S] [--speed-gain N_S_PER_M] [--out results.csv] [--json] [--quiet]`: a handling
+[--handwheel DEG] [--duration S] [--speed-gain N_S_PER_M] [--relaxation none|first_order] [--out results.csv] [--json]
+[--quiet]`: a handling
 manoeuvre on a vehicle with Magic Formula tyres (samples/vehicle_handling.mbs), its speed held by a speed controller
 (0 gain: coasting): its figures printed (or as JSON), its table (steady state: one row per speed; the others: the
 time history) written as CSV with a provenance sidecar."""
@@ -11,6 +12,7 @@ import sys
 
 from ..io.csv_text import csv_table, write_output
 from ..model import ModelError, check_outputs, load
+from ..model.document import TYRE_RELAXATIONS
 from ..simulation.manoeuvres import KINDS, ManoeuvreOptions, manoeuvre
 from ..simulation.run import Cancelled
 from .json_option import add_json, say
@@ -57,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the speed controller's gain [N s/m: drive force per m/s of speed error]; 0 lets the car coast "
         f"(default {DEFAULTS.speed_gain:g})",
     )
+    parser.add_argument(
+        "--relaxation",
+        choices=TYRE_RELAXATIONS,
+        help="every tyre's relaxation: none (forces follow the slips at once) or first_order (through the .tir's "
+        "relaxation lengths); default: as the model has it",
+    )
     parser.add_argument("--out", help="write the table as CSV ('name [unit]' headers; provenance in OUT.csv.json)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_json(parser)
@@ -77,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             args.handwheel,
             duration=args.duration,
             speed_gain=args.speed_gain,
+            relaxation=args.relaxation or "",
         )
         result = manoeuvre(model, options, progress=None if args.quiet or args.json else _progress)
     except ModelError as exc:

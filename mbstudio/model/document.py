@@ -340,6 +340,9 @@ class Tyre:
     type: ClassVar[str] = "tyre"
 
 
+TYRE_RELAXATIONS = ("none", "first_order")  # a Magic Formula tyre's relaxation models
+
+
 @dataclass
 class MagicFormulaTyre:
     """A tyre on a wheel body that spins on its hub (docs/vehicle.md): its normal load from the vertical spring-damper
@@ -349,7 +352,8 @@ class MagicFormulaTyre:
     the wheel's left when it rolls forward; `low_speed` [m/s] keeps the slips finite at standstill (the forward speed
     in their denominators is sqrt(Vx² + low_speed²)). `side` ("left" or "right") is the side of the car it is
     mounted on: a tyre on the other side from the file's TYRESIDE is its mirror image (its lateral force, overturning
-    and aligning moments at the slip angle and camber mirrored, as MF-Tyre does)."""
+    and aligning moments at the slip angle and camber mirrored, as MF-Tyre does). `relaxation`: "none" (the forces
+    follow the slips at once) or "first_order" (through the .tir's relaxation lengths: dynamics/tyres/relaxation.py)."""
 
     name: str
     body: str
@@ -362,6 +366,7 @@ class MagicFormulaTyre:
     radius: Expr = 0.3
     engagement: Expr = 1e-3
     low_speed: Expr = 0.5
+    relaxation: str = "none"
     type: ClassVar[str] = "magic_formula_tyre"
 
 

@@ -41,7 +41,7 @@ from .. import __version__
 from ..dynamics.engine import canonical_text
 from ..kinematics.mechanism import Mechanism
 from ..model import Model
-from ..model.document import JointSpringDamper, MagicFormulaTyre, PathDriver, SpeedController
+from ..model.document import TYRE_RELAXATIONS, JointSpringDamper, MagicFormulaTyre, PathDriver, SpeedController
 from ..model.errors import ModelError
 from .run import SimulationResult, simulate
 
@@ -58,8 +58,8 @@ class ManoeuvreOptions:
     """What a manoeuvre runs: its kind (KINDS), the forward speeds [m/s] (steady state: each, in turn; the others:
     the first), the handwheel angle [deg, positive turning left], when and how fast the handwheel moves [s], how
     long each run lasts [s], the sine with dwell's frequency [Hz] and dwell [s], the driver's preview [m] (double
-    lane change), the speed controller's gain [N s/m: force at the road per m/s of speed error; 0 coasts] and the
-    tolerances."""
+    lane change), the speed controller's gain [N s/m: force at the road per m/s of speed error; 0 coasts], the tyres'
+    relaxation ("none" or "first_order" for all four; "" as the model has it) and the tolerances."""
 
     kind: str = "step_steer"
     speeds: tuple[float, ...] = (20.0,)
@@ -71,6 +71,7 @@ class ManoeuvreOptions:
     dwell: float = 0.5
     preview: float = 10.0
     speed_gain: float = 20000.0
+    relaxation: str = ""
     rtol: float = 1e-6
     atol: float = 1e-8
     samples: int = 301
@@ -92,6 +93,7 @@ class ManoeuvreOptions:
             ("dwell", 0 <= self.dwell <= 5, "0 to 5 s"),
             ("preview", 1 <= self.preview <= 100, "1 to 100 m"),
             ("speed_gain", 0 <= self.speed_gain <= 1e6, "0 (coasting) to 1e6 N s/m"),
+            ("relaxation", self.relaxation in ("", *TYRE_RELAXATIONS), "'' (the model's), none or first_order"),
         )
         if self.kind == "sine_with_dwell" and not self.duration >= sine_completion(self) + LATE_YAW_RATE:
             raise ModelError("manoeuvre option 'duration'", "ends before the sine with dwell's last yaw-rate reading",
@@ -195,6 +197,15 @@ def speed_held(model: Model, speed: float, options: ManoeuvreOptions) -> Model:
     return dataclasses.replace(model, forces=[*model.forces, controller])
 
 
+def with_relaxation(model: Model, relaxation: str) -> Model:
+    """The model with every Magic Formula tyre's relaxation set ("" leaves the model's)."""
+    if not relaxation:
+        return model
+    forces = [dataclasses.replace(f, relaxation=relaxation) if isinstance(f, MagicFormulaTyre) else f
+              for f in model.forces]  # fmt: skip
+    return dataclasses.replace(model, forces=forces)
+
+
 def _index(names: list[str], name: str) -> int:
     if name not in names:
         raise ModelError("manoeuvre", f"needs '{name}' among the independent coordinates", None, ", ".join(names))
@@ -247,7 +258,7 @@ def run_once(model: Model, speed: float, options: ManoeuvreOptions, cancel=None)
 def drive(steered: Model, speed: float, options: ManoeuvreOptions, cancel=None) -> tuple:
     """The car with its steering set, run from rolling straight at `speed` and held there by the speed controller
     (unless `speed_gain` is 0): (mechanism, result, series)."""
-    steered = speed_held(steered, speed, options)
+    steered = speed_held(with_relaxation(steered, options.relaxation), speed, options)
     mech = Mechanism(steered)
     result = simulate(
         steered,

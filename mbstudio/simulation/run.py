@@ -45,6 +45,7 @@ from ..model.validation import MAGNITUDE_MAX, check_dynamics, inertia_warnings
 from .charts import ChartWatch, decided, singularity
 from .crossing import cross, crossing_due
 from .integrators import CHART_REASON, CVODES, SCIPY, IntegrationError, integrate
+from .law_state_runs import law_state_series, refuse_law_states
 from .measures import measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
 from .stops import Contact, annotate, has_impact_stops, run_impacts
@@ -88,6 +89,7 @@ class Provenance:
     accuracy: float | None = None
     cpu_seconds: float | None = None  # this process's CPU time over the same span (a shared machine's wall time varies)
     crossings: list[str] = field(default_factory=list)  # singular configurations crossed, and how (crossing.py)
+    law_states: list[str] = field(default_factory=list)  # the force laws' own states integrated with the motion
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -115,6 +117,7 @@ class SimulationResult:
     stops: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # stop:<coordinate> forces (stops.py)
     contacts: list[Contact] = field(default_factory=list)  # the stops' impacts and contacts, in time order
     notes: list[str] = field(default_factory=list)  # what a person should know about the run (limits passed, ...)
+    law_states: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # the force laws' own states
 
     @property
     def total(self) -> np.ndarray:
@@ -147,7 +150,7 @@ class SimulationResult:
             (f"reaction:{name}", unit, self.reactions.values[:, r])
             for r, (name, unit) in enumerate(zip(self.reactions.names, self.reactions.units, strict=True))
         ]
-        out += self.measures + self.monitors
+        out += self.measures + self.monitors + self.law_states
         for label, (R, p) in self.poses.items():
             out += [(f"body{label}.{axis}", "m", p[:, i]) for i, axis in enumerate("xyz")]
             out += [(f"body{label}.R{i + 1}{j + 1}", "1", R[:, i, j]) for i in range(3) for j in range(3)]
@@ -317,6 +320,8 @@ def simulate(
     impacts, charts, crossings = None, [], []
     bounds = time_function_bounds(forces)
     clock = Clock(times[-1], progress, cancel, budget, bounds) if progress or cancel or budget or bounds else None
+    if forces.state_names and (contact == "rigid" or has_impact_stops(mech.model) or not compiled):
+        refuse_law_states(forces, "compiled=False, rigid contacts or impact stops")
     if contact == "rigid":
         result, calls = _rigid_result(mech, times, q0[0], v0, step or RIGID_STEP, clock)
     elif has_impact_stops(mech.model):  # events: simulation/stops.py
@@ -327,7 +332,10 @@ def simulate(
         scale = energy_scale(mech) if forces.elements else 0.0  # without force elements no work is done
         run = _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own, scale)
         calls, charts, crossings = run.calls, run.charts, run.crossings
-        result = compiled_series(run.engine, mech, forces, times, *run.states, work=run.work)
+        if run.law_states is None:
+            result = compiled_series(run.engine, mech, forces, times, *run.states, work=run.work)
+        else:
+            result = law_state_series(mech, forces, times, *run.states, run.law_states, run.work)
     else:
         states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, clock)
         result = series(mech, forces, times, *states)
@@ -338,6 +346,7 @@ def simulate(
     charts = [(float(t), names) for t, names in charts]
     result.provenance = Provenance(text_hash(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
     result.provenance.crossings = crossings
+    result.provenance.law_states = [name for name, _, _ in result.law_states]
     result.notes += crossings
     result.provenance.cpu_seconds = time.process_time() - cpu
     if contact == "rigid":
@@ -472,6 +481,7 @@ class CompiledRun:
     work: np.ndarray | None
     charts: list[tuple[float, tuple[str, ...]]]
     crossings: list[str] = field(default_factory=list)  # what each crossing of a singular configuration did
+    law_states: np.ndarray | None = None  # the force laws' own states at the outputs (K, count), where they have any
 
 
 def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, work_scale=0.0) -> CompiledRun:
@@ -492,6 +502,8 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
             calls += error.calls
             if error.state is None:
                 raise RuntimeError(str(error)) from None
+            if eng.law_states:
+                refuse_law_states(AppliedForces(eng.mech), "a change of independent coordinates during the run")
             if crossing_due(eng, error.state, start_state):  # no coordinates can carry the motion there
                 if len(error.outputs):
                     pieces.append(full_states(eng, times[done : done + len(error.outputs)], error.outputs))
@@ -516,7 +528,9 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
                 charts.append((t0, tuple(eng.mech.independent)))
             continue
         pieces.append(full_states(eng, times[done:], y))
-        return _joined(pieces, calls + more, first, work if len(pieces) == 1 else None, charts, crossings)
+        run = _joined(pieces, calls + more, first, work if len(pieces) == 1 else None, charts, crossings)
+        run.law_states = eng.laws_states(y) if eng.law_states else None
+        return run
 
 
 def _joined(pieces: list, calls: int, first: Engine, work, charts: list, crossings: list[str]) -> CompiledRun:
