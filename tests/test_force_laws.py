@@ -106,6 +106,8 @@ def every_law() -> Mechanism:
          "radius": 0.5, "tir": str(samples.FOLDER / "passenger_car_205_55R16.tir")},
         {"type": "path_driver", "name": "driver", "coordinate": "theta2", "body": "2", "path": [[0, 0], [2, 1]],
          "preview": 0.5, "gain": 0.3, "stiffness": 2.0, "damping": 0.1},
+        {"type": "circle_driver", "name": "rounder", "coordinate": "theta1", "body": "2", "centre_y": 1.0,
+         "radius": 1.2, "preview": 0.5, "gain": 0.3, "stiffness": 2.0, "damping": 0.1},
         {"type": "speed_controller", "name": "cruise", "body": "2", "coordinates": ["theta1", "theta2"], "speed": 1.5,
          "gain": 4.0, "radius": 0.3},
     ]  # fmt: skip

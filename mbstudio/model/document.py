@@ -389,11 +389,32 @@ class PathDriver:
 
 
 @dataclass
+class CircleDriver:
+    """A driver steering a car round a circle (ISO 4138's constant radius): the path driver's servo on the steering
+    `coordinate`, whose target x* = gain × e follows the distance e = |P − C| − radius of the point P `preview` metres
+    ahead of `body`'s origin (along its heading) outside the circle of centre C = (centre_x, centre_y), world axes;
+    the car goes round it turning left (docs/vehicle.md, the constant-radius manoeuvre)."""
+
+    name: str
+    coordinate: str
+    body: str
+    centre_x: Expr = 0.0
+    centre_y: Expr = 0.0
+    radius: Expr = 40.0
+    preview: Expr = 10.0
+    gain: Expr = 0.0
+    stiffness: Expr = 0.0
+    damping: Expr = 0.0
+    type: ClassVar[str] = "circle_driver"
+
+
+@dataclass
 class SpeedController:
     """A driver holding a car's forward speed: the torque gain × (speed − V) × radius, V the forward speed of `body`'s
     origin along its heading (the body's x axis in the road plane), split equally to the `coordinates` (the driven
     wheels' spin coordinates); positive drives, negative brakes. Units: speed in m/s, gain in N s/m (force at the
-    road per m/s of error), radius in m (docs/vehicle.md, the manoeuvres)."""
+    road per m/s of error), radius in m (docs/vehicle.md, the manoeuvres); the speed may be a function of the time t
+    (the constant-radius manoeuvre raises it slowly)."""
 
     name: str
     body: str
@@ -474,6 +495,7 @@ FORCE_ELEMENTS = {
         *(SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Contact, Bushing),
         MagicFormulaTyre,
         PathDriver,
+        CircleDriver,
         SpeedController,
     )
 }
