@@ -138,7 +138,7 @@ def test_each_law_at_rest_is_minus_the_gradient_of_its_potential():
             gradient[k] = (up - down) / (2 * h)
         scale = max(np.abs(rest).max(), 1.0)
         assert rest == pytest.approx(-gradient, abs=1e-6 * scale), law.name
-    assert timed == {"servo", "jf", "table", "gust", "wheel", "driver", "cruise"}
+    assert timed == {"servo", "jf", "table", "gust", "wheel", "driver", "rounder", "cruise"}
     for name, push in (("foot", 1e4 * (0.5 - np.sin(0.45))), ("stop:theta2", 1e4 * 0.05)):  # both pressed
         law = next(law for law in forces.laws if law.name == name)
         assert np.abs(np.asarray(forces.of_law(law, 0.0, q, zero))).max() > push / 2

@@ -1,6 +1,6 @@
 """`mbstudio manoeuvre FILE --kind steady_state|step_steer|sine_with_dwell|double_lane_change [--speed V ...]
-[--handwheel DEG] [--duration S] [--speed-gain N_S_PER_M] [--relaxation none|first_order] [--out results.csv] [--json]
-[--quiet]`: a handling
+[--handwheel DEG] [--duration S] [--speed-gain N_S_PER_M] [--radius M] [--relaxation none|first_order]
+[--out results.csv] [--json] [--quiet]`: a handling
 manoeuvre on a vehicle with Magic Formula tyres (samples/vehicle_handling.mbs), its speed held by a speed controller
 (0 gain: coasting): its figures printed (or as JSON), its table (steady state: one row per speed; the others: the
 time history) written as CSV with a provenance sidecar."""
@@ -31,7 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="steady_state: ISO 4138 at a constant handwheel angle, one run per speed; "
         "step_steer: ISO 7401, the handwheel stepped at the first speed; "
         "sine_with_dwell: FMVSS 126 / UN R140's stability test at the first speed (0.7 Hz, 0.5 s dwell); "
-        "double_lane_change: ISO 3888-1's course with a preview driver from the first speed (give --duration 8)",
+        "double_lane_change: ISO 3888-1's course with a preview driver from the first speed (give --duration 8); "
+        "constant_radius: ISO 4138 on a circle of --radius held by a driver, the speed raised from the first "
+        "to the last --speed over --duration",
     )
     parser.add_argument(
         "--speed",
@@ -60,6 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default {DEFAULTS.speed_gain:g})",
     )
     parser.add_argument(
+        "--radius",
+        type=bounded(5.0, 1000.0, "m"),
+        default=DEFAULTS.radius,
+        help=f"the constant-radius circle's radius [m] (default {DEFAULTS.radius:g})",
+    )
+    parser.add_argument(
         "--relaxation",
         choices=TYRE_RELAXATIONS,
         help="every tyre's relaxation: none (forces follow the slips at once) or first_order (through the .tir's "
@@ -85,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
             args.handwheel,
             duration=args.duration,
             speed_gain=args.speed_gain,
+            radius=args.radius,
             relaxation=args.relaxation or "",
         )
         result = manoeuvre(model, options, progress=None if args.quiet or args.json else _progress)
