@@ -442,6 +442,14 @@ def test_the_manoeuvre_command_refuses_bad_options_by_name(tmp_path):
     assert done.returncode == 2 and "has no steering input for a manoeuvre" in done.stderr
     done = mbstudio("manoeuvre", str(SAMPLES / "vehicle_handling.mbs"), "--kind", "step_steer", "--speed-gain", "-5")
     assert done.returncode == 2 and "manoeuvre option 'speed_gain'" in done.stderr and "0 (coasting)" in done.stderr
+    done = mbstudio("manoeuvre", str(SAMPLES / "vehicle_handling.mbs"), "--kind", "constant_radius", "--speed", "5")
+    assert (
+        done.returncode == 2
+        and "do not make a constant-radius run" in done.stderr
+        and "a first and a last" in done.stderr
+    )
+    done = mbstudio("manoeuvre", str(SAMPLES / "vehicle_handling.mbs"), "--kind", "constant_radius", "--radius", "2")
+    assert done.returncode == 2 and "--radius" in done.stderr
     assert not (tmp_path / "x.csv").exists()
 
 

@@ -60,6 +60,7 @@ from ...model.document import SuspensionMeasure, Trajectory
 from ...model.typed_numbers import coordinate_dimensions, of_motion, read_number, read_pairs
 from ...model.units import dimension_of, si_unit
 from ...simulation.kc_rig import KCOptions
+from ...simulation.manoeuvres import ManoeuvreOptions
 from ...simulation.run import ATOL, RIGID_STEP
 from ...simulation.run import METHODS as INTEGRATORS
 from ..editing.properties import ERROR_BORDER
@@ -873,7 +874,7 @@ class ManoeuvreDialog(OptionsDialog):
         self.line("duration", "each run [s]", "the simulated time of each run")
         self.line("speed_gain", "speed gain [N s/m]", "the speed controller's drive force per m/s of error; 0 coasts")
         tip = "constant radius: the circle's radius (the speed raised from the first to the last speed)"
-        self.line("radius", "radius [m]", tip)
+        self.line("radius", "radius [m]", tip, _text(self.start.get("radius", ManoeuvreOptions.radius)))
 
     def read(self) -> dict:
         def speeds(text: str) -> list[float]:
