@@ -14,6 +14,7 @@ import pytest
 
 from mbstudio.dynamics.engine import engine
 from mbstudio.model import ModelError, load, loads
+from mbstudio.simulation.ensemble import simulate_ensemble
 from mbstudio.simulation.manoeuvres import ManoeuvreOptions, manoeuvre
 from mbstudio.simulation.run import simulate
 
@@ -108,6 +109,22 @@ def test_a_run_carries_the_laws_states_in_its_columns_and_provenance_and_balance
     assert [(name, unit) for name, unit, _ in sled_run.law_states] == [(n, "1") for n in names]
     assert {name for name, _, _ in sled_run.columns()} >= set(names)
     assert sled_run.energy_drift < 1e-8  # E + dissipated, the tyre's work integrated with the motion: 5e-12
+
+
+def test_an_ensemble_carries_each_run_s_law_states(sled_run):
+    """Two runs of the sled as one system (the ensemble's CVODES) give each its own relaxed slips, as a run alone:
+    the 10 m/s run's equal the single run's to 1e-6 of the slip (both at rtol 1e-9), and the 5 m/s run's are the
+    first-order lag of its own slip with τ = σα/V to 1e-6 of it."""
+    model = loads(json.dumps(sled()))
+    runs = simulate_ensemble(model, 0.4, velocities=[ROLLING, ROLLING / 2], samples=801, rtol=1e-9, atol=1e-11)
+    alone = dict((name, v) for name, _, v in sled_run.law_states)["tyre.tan_alpha_relaxed"]
+    assert np.abs(runs[0].law_states[1][2] - alone).max() < 1e-6 * np.abs(alone).max()
+    assert runs[1].provenance.law_states == sled_run.provenance.law_states
+    column = {name: values for name, _, values in runs[1].columns()}
+    slip = np.tan(column["load.alpha"])
+    tau = sigma_alpha(column["load.fz"], column["load.gamma"]) / np.hypot(column["load.vx"], LOW_SPEED)
+    lag = first_order_lag(runs[1].t, slip, tau, 0.0)
+    assert np.abs(column["tyre.tan_alpha_relaxed"] - lag).max() < 1e-6 * np.abs(slip).max()
 
 
 def test_what_cannot_carry_the_laws_states_refuses_them_by_name(tmp_path):
