@@ -224,16 +224,19 @@ class _Dynamics:
         return self.close_loops(q_ind, self.predict(q, R, q_ind))
 
     def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
+        """ẏ at y = (q_ind, q̇_ind, then the force laws' own states z)."""
         if self.clock is not None:
             self.clock(t)
-        q_ind, v = self.states.unpack(y[None, :], float_where)
+        y, z = y[None, : self.states.size], y[None, self.states.size :]
+        q_ind, v = self.states.unpack(y, float_where)
         self.q = self.close_loops(q_ind, self.predict(self.q, self.R, q_ind))
         self.R = self.mech.r_matrix(self.q)
         self.history.append((t, self.q, self.R))
         qd = (self.R * v[:, None, :]).sum(axis=2)
-        Q = self.forces.generalized(t, self.q, qd)
+        Q = self.forces.generalized(t, self.q, qd, z)
         qdd = closed_loop_forward_dynamics(self.mech, self.q, qd, Q, self.R)
-        return self.states.rate(y[None, :], q_ind, v, v, qdd)[0]
+        rates = self.states.rate(y, q_ind, v, v, qdd)[0]
+        return np.concatenate([rates, self.forces.state_rates(t, self.q, qd, z)[0]]) if z.size else rates
 
 
 def nearest_calls(calls: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -320,8 +323,8 @@ def simulate(
     impacts, charts, crossings = None, [], []
     bounds = time_function_bounds(forces)
     clock = Clock(times[-1], progress, cancel, budget, bounds) if progress or cancel or budget or bounds else None
-    if forces.state_names and (contact == "rigid" or has_impact_stops(mech.model) or not compiled):
-        refuse_law_states(forces, "compiled=False, rigid contacts or impact stops")
+    if forces.state_names and (contact == "rigid" or has_impact_stops(mech.model)):
+        refuse_law_states(forces, "rigid contacts or impact stops")
     if contact == "rigid":
         result, calls = _rigid_result(mech, times, q0[0], v0, step or RIGID_STEP, clock)
     elif has_impact_stops(mech.model):  # events: simulation/stops.py
@@ -338,7 +341,7 @@ def simulate(
             result = law_state_series(mech, forces, times, *run.states, run.law_states, run.work)
     else:
         states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, clock)
-        result = series(mech, forces, times, *states)
+        result = series(mech, forces, times, *states[:2], z=states[2])
     annotate(result, mech, forces, impacts)
     if progress is not None:
         progress(1.0)
@@ -594,10 +597,11 @@ def _run_numpy(mech, forces, times, v0, method, rtol, atol, clock):
     from scipy.integrate import solve_ivp  # 0.3 s to import: for the runs that use it
 
     rhs = _Dynamics(mech, forces, clock)
+    rest = np.zeros(len(forces.state_names))  # the force laws' own states start at rest
     solution = solve_ivp(
         rhs,
         (0.0, times[-1]),
-        rhs.states.pack(rhs.q[:, rhs.ind], v0[None, :])[0],
+        np.concatenate([rhs.states.pack(rhs.q[:, rhs.ind], v0[None, :])[0], rest]),
         method=method,
         rtol=rtol,
         atol=atol,
@@ -606,8 +610,8 @@ def _run_numpy(mech, forces, times, v0, method, rtol, atol, clock):
     if not solution.success:
         reached = solution.t[-1] if solution.t.size else 0.0
         raise RuntimeError(f"the integration stopped at t = {reached:.6g} s: {solution.message}")
-    q_ind, v = rhs.states.unpack(solution.y.T, float_where)
-    return (rhs.assemble_at(solution.t, q_ind), v), rhs.calls
+    q_ind, v = rhs.states.unpack(solution.y.T[:, : rhs.states.size], float_where)
+    return (rhs.assemble_at(solution.t, q_ind), v, solution.y.T[:, rhs.states.size :]), rhs.calls
 
 
 class Clock:
@@ -662,14 +666,17 @@ def series(
     q: np.ndarray,
     qd_ind: np.ndarray,
     qdd_ind: np.ndarray | None = None,
+    z: np.ndarray | None = None,
 ) -> SimulationResult:
     """Every output quantity at the times t from the assembled coordinates and the independent velocities
-    (and accelerations, when the engine gave them already)."""
+    (and accelerations, when the engine gave them already); z the force laws' own states, where they have any."""
     R = mech.r_matrix(q)
     qd = (R * qd_ind[:, None, :]).sum(axis=2)
-    Q = forces.generalized(t, q, qd)
+    Q = forces.generalized(t, q, qd, z)
     if qdd_ind is None:
         qdd_ind = closed_loop_forward_dynamics(mech, q, qd, Q, R)
+    if z is not None and z.shape[1]:
+        return law_state_series(mech, forces, t, q, qd, mech.accelerations(q, qd, qdd_ind, R), z, None)
     return full_series(mech, forces, t, q, qd, mech.accelerations(q, qd, qdd_ind, R), Q)
 
 
