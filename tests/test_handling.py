@@ -377,6 +377,14 @@ def roll_gradient_by_hand(mech: Mechanism, corners: dict) -> dict[str, float]:
     return {"roll_gradient": math.degrees(gradient * G), "arm": height, "shares": tuple(shares)}
 
 
+def test_the_k_and_c_rig_refuses_the_whole_car_by_name_and_takes_its_corner(handling, corners):
+    """The whole car on the rig moves without loading it (its free chassis): refused naming the coordinates; its
+    corner (vehicle_corner) stands, and its front roll centre is the SLA's kinematics at the car's loaded radius."""
+    with pytest.raises(ModelError, match="fl_alignment.*has no equilibrium on the K&C rig: nothing resists"):
+        kc_analysis(handling, KCOptions(measure="fl_alignment", travel_points=3, load_points=3))
+    assert 0.15 < corners["front"].design["roll_centre_height"][1] < 0.3  # m: measured 0.213
+
+
 @pytest.mark.slow
 def test_the_roll_gradient_is_the_hand_formula_s_from_the_roll_stiffnesses_and_the_roll_axis(handling, corners):
     """Step steer at 20 m/s, 4° (0.08 g): the settled roll per lateral acceleration within 10 % of the hand formula
