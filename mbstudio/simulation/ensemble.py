@@ -25,8 +25,17 @@ from ..model.errors import ModelError
 from ..model.hashing import model_hash
 from .charts import singularity
 from .integrators import IntegrationError, integrate
-from .law_state_runs import law_state_series
-from .run import ATOL, METHODS, RTOL, Clock, Provenance, SimulationResult, compiled_series, full_states
+from .run import (
+    ATOL,
+    METHODS,
+    RTOL,
+    Clock,
+    Provenance,
+    SimulationResult,
+    compiled_series,
+    full_states,
+    law_state_result,
+)
 from .stops import annotate, has_impact_stops
 
 MAX_RUNS = 10_000
@@ -76,7 +85,7 @@ def simulate_ensemble(
         for column, index in enumerate(members):
             states = full_states(eng, times, y[:, column])
             if eng.law_states:  # the force laws' own states: the series at the forces they give
-                result = law_state_series(mech, forces, times, *states, eng.laws_states(y[:, column]), None)
+                result = law_state_result(mech, forces, times, *states, eng.laws_states(y[:, column]))
             else:
                 result = compiled_series(eng, mech, forces, times, *states)
             annotate(result, mech, forces)  # the compliant stops' contacts, the limits passed

@@ -2,8 +2,9 @@
 
 The compiled engine integrates them at the end of its state y (dynamics/engine.py); a run's result then carries them
 as columns named '<element>.<state>' (`SimulationResult.law_states`) and their names in its provenance. Its series
-are computed in numpy at the forces those states give, since the engine's compiled series take (t, q, q̇, q̈)
-alone; the dissipated energy is the work integrated with the motion, as for any compiled run in one piece.
+are computed in numpy at the forces those states give (simulation/run.py's `law_state_result`), since the engine's
+compiled series take (t, q, q̇, q̈) alone; the dissipated energy is the work integrated with the motion, as for any
+compiled run in one piece.
 """
 
 from __future__ import annotations
@@ -20,12 +21,10 @@ def refuse_law_states(forces: AppliedForces, what: str) -> None:
     raise states_refused([name for name, _ in forces.state_names], what)
 
 
-def law_state_series(mech, forces: AppliedForces, t, q, qd, qdd, z: np.ndarray, work: np.ndarray | None):
-    """The result of a compiled run (t, q, q̇, q̈ at the outputs) whose force laws' states are z (K, count)."""
-    from .run import _actuators, motion_result  # run.py imports this module
-
-    Q = forces.generalized(t, q, qd, z)
-    result = motion_result(mech, forces, t, q, qd, qdd, Q, _actuators(forces, t))
+def with_law_states(result, mech, forces: AppliedForces, z: np.ndarray, work: np.ndarray | None):
+    """The result of a motion (its series at the forces the states z (K, count) give) with its measures reading the
+    states, the states as columns and, with the `work` integrated with the motion, the energy balance from it."""
+    t, q, qd, qdd = result.t, result.q, result.qd, result.qdd
     if mech.model.measures:  # again, reading each law's own states
         own = {law.name: forces.states_of(law, z, len(t)) for law in forces.laws if law.states}
         result.measures = measure_columns(mech, t, q, qd, qdd, law_states=own)

@@ -45,7 +45,7 @@ from ..model.validation import MAGNITUDE_MAX, check_dynamics, inertia_warnings
 from .charts import ChartWatch, decided, singularity
 from .crossing import cross, crossing_due
 from .integrators import CHART_REASON, CVODES, SCIPY, IntegrationError, integrate
-from .law_state_runs import law_state_series, refuse_law_states
+from .law_state_runs import refuse_law_states, with_law_states
 from .measures import measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
 from .stops import Contact, annotate, has_impact_stops, run_impacts
@@ -338,7 +338,7 @@ def simulate(
         if run.law_states is None:
             result = compiled_series(run.engine, mech, forces, times, *run.states, work=run.work)
         else:
-            result = law_state_series(mech, forces, times, *run.states, run.law_states, run.work)
+            result = law_state_result(mech, forces, times, *run.states, run.law_states, run.work)
     else:
         states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, clock)
         result = series(mech, forces, times, *states[:2], z=states[2])
@@ -676,8 +676,15 @@ def series(
     if qdd_ind is None:
         qdd_ind = closed_loop_forward_dynamics(mech, q, qd, Q, R)
     if z is not None and z.shape[1]:
-        return law_state_series(mech, forces, t, q, qd, mech.accelerations(q, qd, qdd_ind, R), z, None)
+        return law_state_result(mech, forces, t, q, qd, mech.accelerations(q, qd, qdd_ind, R), z)
     return full_series(mech, forces, t, q, qd, mech.accelerations(q, qd, qdd_ind, R), Q)
+
+
+def law_state_result(mech, forces: AppliedForces, t, q, qd, qdd, z: np.ndarray, work=None) -> SimulationResult:
+    """The result of a motion whose force laws own states, z (K, count) at the times t: its series at the forces
+    they give (simulation/law_state_runs.py)."""
+    Q = forces.generalized(t, q, qd, z)
+    return with_law_states(motion_result(mech, forces, t, q, qd, qdd, Q, _actuators(forces, t)), mech, forces, z, work)
 
 
 def compiled_series(
