@@ -106,6 +106,8 @@ def every_law() -> Mechanism:
          "radius": 0.5, "tir": str(samples.FOLDER / "passenger_car_205_55R16.tir")},
         {"type": "path_driver", "name": "driver", "coordinate": "theta2", "body": "2", "path": [[0, 0], [2, 1]],
          "preview": 0.5, "gain": 0.3, "stiffness": 2.0, "damping": 0.1},
+        {"type": "circle_driver", "name": "rounder", "coordinate": "theta1", "body": "2", "centre_y": 1.0,
+         "radius": 1.2, "preview": 0.5, "gain": 0.3, "stiffness": 2.0, "damping": 0.1},
         {"type": "speed_controller", "name": "cruise", "body": "2", "coordinates": ["theta1", "theta2"], "speed": 1.5,
          "gain": 4.0, "radius": 0.3},
     ]  # fmt: skip
@@ -136,7 +138,7 @@ def test_each_law_at_rest_is_minus_the_gradient_of_its_potential():
             gradient[k] = (up - down) / (2 * h)
         scale = max(np.abs(rest).max(), 1.0)
         assert rest == pytest.approx(-gradient, abs=1e-6 * scale), law.name
-    assert timed == {"servo", "jf", "table", "gust", "wheel", "driver", "cruise"}
+    assert timed == {"servo", "jf", "table", "gust", "wheel", "driver", "rounder", "cruise"}
     for name, push in (("foot", 1e4 * (0.5 - np.sin(0.45))), ("stop:theta2", 1e4 * 0.05)):  # both pressed
         law = next(law for law in forces.laws if law.name == name)
         assert np.abs(np.asarray(forces.of_law(law, 0.0, q, zero))).max() > push / 2

@@ -44,9 +44,12 @@ class _Motion:
         qd: np.ndarray,
         qdd: np.ndarray | None,
         state: BodyMotion | None = None,
+        law_states: dict[str, np.ndarray] | None = None,
     ) -> None:
-        """`state`: the motion's BodyMotion (a MotionState is one) when the caller has it."""
+        """`state`: the motion's BodyMotion (a MotionState is one) when the caller has it; `law_states`: the states
+        force laws own (force_laws/base.py), (N, its count) by element name."""
         self.mech, self.t, self.q, self.qd = mech, t, q, qd
+        self.law_states = law_states or {}
         self.state = mech.motion(q, qd, np.zeros_like(q) if qdd is None else qdd) if state is None else state
         self.geometry = mech.tree.geometry
 
@@ -91,14 +94,15 @@ def document_pose(mech: Mechanism) -> tuple[np.ndarray, object]:
 
 
 def measure_columns(
-    mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, state=None
+    mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, state=None, law_states=None
 ) -> list[Column]:
     """Every measure of the document along the motion (t, q, q̇, q̈), each (N,) in float64; `state`: the
-    motion's state (mech.motion(q, q̇, q̈)) when the caller has it already."""
+    motion's state (mech.motion(q, q̇, q̈)) when the caller has it already; `law_states`: the force laws' own states
+    along it, by element name (at rest where absent)."""
     if not mech.model.measures:
         return []
     q, qd, qdd = (np.asarray(x, float) for x in (q, qd, qdd))
-    motion = _Motion(mech, np.asarray(t, float), q, qd, qdd, state)
+    motion = _Motion(mech, np.asarray(t, float), q, qd, qdd, state, law_states)
     return [column for m in mech.model.measures for column in EVALUATORS[type(m)](motion, m)]
 
 

@@ -45,6 +45,7 @@ from ..model.validation import MAGNITUDE_MAX, check_dynamics, inertia_warnings
 from .charts import ChartWatch, decided, singularity
 from .crossing import cross, crossing_due
 from .integrators import CHART_REASON, CVODES, SCIPY, IntegrationError, integrate
+from .law_state_runs import refuse_law_states, with_law_states
 from .measures import measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
 from .stops import Contact, annotate, has_impact_stops, run_impacts
@@ -88,6 +89,7 @@ class Provenance:
     accuracy: float | None = None
     cpu_seconds: float | None = None  # this process's CPU time over the same span (a shared machine's wall time varies)
     crossings: list[str] = field(default_factory=list)  # singular configurations crossed, and how (crossing.py)
+    law_states: list[str] = field(default_factory=list)  # the force laws' own states integrated with the motion
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -115,6 +117,7 @@ class SimulationResult:
     stops: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # stop:<coordinate> forces (stops.py)
     contacts: list[Contact] = field(default_factory=list)  # the stops' impacts and contacts, in time order
     notes: list[str] = field(default_factory=list)  # what a person should know about the run (limits passed, ...)
+    law_states: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # the force laws' own states
 
     @property
     def total(self) -> np.ndarray:
@@ -147,7 +150,7 @@ class SimulationResult:
             (f"reaction:{name}", unit, self.reactions.values[:, r])
             for r, (name, unit) in enumerate(zip(self.reactions.names, self.reactions.units, strict=True))
         ]
-        out += self.measures + self.monitors
+        out += self.measures + self.monitors + self.law_states
         for label, (R, p) in self.poses.items():
             out += [(f"body{label}.{axis}", "m", p[:, i]) for i, axis in enumerate("xyz")]
             out += [(f"body{label}.R{i + 1}{j + 1}", "1", R[:, i, j]) for i in range(3) for j in range(3)]
@@ -221,16 +224,19 @@ class _Dynamics:
         return self.close_loops(q_ind, self.predict(q, R, q_ind))
 
     def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
+        """ẏ at y = (q_ind, q̇_ind, then the force laws' own states z)."""
         if self.clock is not None:
             self.clock(t)
-        q_ind, v = self.states.unpack(y[None, :], float_where)
+        y, z = y[None, : self.states.size], y[None, self.states.size :]
+        q_ind, v = self.states.unpack(y, float_where)
         self.q = self.close_loops(q_ind, self.predict(self.q, self.R, q_ind))
         self.R = self.mech.r_matrix(self.q)
         self.history.append((t, self.q, self.R))
         qd = (self.R * v[:, None, :]).sum(axis=2)
-        Q = self.forces.generalized(t, self.q, qd)
+        Q = self.forces.generalized(t, self.q, qd, z)
         qdd = closed_loop_forward_dynamics(self.mech, self.q, qd, Q, self.R)
-        return self.states.rate(y[None, :], q_ind, v, v, qdd)[0]
+        rates = self.states.rate(y, q_ind, v, v, qdd)[0]
+        return np.concatenate([rates, self.forces.state_rates(t, self.q, qd, z)[0]]) if z.size else rates
 
 
 def nearest_calls(calls: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -317,6 +323,8 @@ def simulate(
     impacts, charts, crossings = None, [], []
     bounds = time_function_bounds(forces)
     clock = Clock(times[-1], progress, cancel, budget, bounds) if progress or cancel or budget or bounds else None
+    if forces.state_names and (contact == "rigid" or has_impact_stops(mech.model)):
+        refuse_law_states(forces, "rigid contacts or impact stops")
     if contact == "rigid":
         result, calls = _rigid_result(mech, times, q0[0], v0, step or RIGID_STEP, clock)
     elif has_impact_stops(mech.model):  # events: simulation/stops.py
@@ -327,10 +335,13 @@ def simulate(
         scale = energy_scale(mech) if forces.elements else 0.0  # without force elements no work is done
         run = _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own, scale)
         calls, charts, crossings = run.calls, run.charts, run.crossings
-        result = compiled_series(run.engine, mech, forces, times, *run.states, work=run.work)
+        if run.law_states is None:
+            result = compiled_series(run.engine, mech, forces, times, *run.states, work=run.work)
+        else:
+            result = law_state_result(mech, forces, times, *run.states, run.law_states, run.work)
     else:
         states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, clock)
-        result = series(mech, forces, times, *states)
+        result = series(mech, forces, times, *states[:2], z=states[2])
     annotate(result, mech, forces, impacts)
     if progress is not None:
         progress(1.0)
@@ -338,6 +349,7 @@ def simulate(
     charts = [(float(t), names) for t, names in charts]
     result.provenance = Provenance(text_hash(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
     result.provenance.crossings = crossings
+    result.provenance.law_states = [name for name, _, _ in result.law_states]
     result.notes += crossings
     result.provenance.cpu_seconds = time.process_time() - cpu
     if contact == "rigid":
@@ -472,6 +484,7 @@ class CompiledRun:
     work: np.ndarray | None
     charts: list[tuple[float, tuple[str, ...]]]
     crossings: list[str] = field(default_factory=list)  # what each crossing of a singular configuration did
+    law_states: np.ndarray | None = None  # the force laws' own states at the outputs (K, count), where they have any
 
 
 def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, work_scale=0.0) -> CompiledRun:
@@ -492,6 +505,8 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
             calls += error.calls
             if error.state is None:
                 raise RuntimeError(str(error)) from None
+            if eng.law_states:
+                refuse_law_states(AppliedForces(eng.mech), "a change of independent coordinates during the run")
             if crossing_due(eng, error.state, start_state):  # no coordinates can carry the motion there
                 if len(error.outputs):
                     pieces.append(full_states(eng, times[done : done + len(error.outputs)], error.outputs))
@@ -516,7 +531,9 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
                 charts.append((t0, tuple(eng.mech.independent)))
             continue
         pieces.append(full_states(eng, times[done:], y))
-        return _joined(pieces, calls + more, first, work if len(pieces) == 1 else None, charts, crossings)
+        run = _joined(pieces, calls + more, first, work if len(pieces) == 1 else None, charts, crossings)
+        run.law_states = eng.laws_states(y) if eng.law_states else None
+        return run
 
 
 def _joined(pieces: list, calls: int, first: Engine, work, charts: list, crossings: list[str]) -> CompiledRun:
@@ -580,10 +597,11 @@ def _run_numpy(mech, forces, times, v0, method, rtol, atol, clock):
     from scipy.integrate import solve_ivp  # 0.3 s to import: for the runs that use it
 
     rhs = _Dynamics(mech, forces, clock)
+    rest = np.zeros(len(forces.state_names))  # the force laws' own states start at rest
     solution = solve_ivp(
         rhs,
         (0.0, times[-1]),
-        rhs.states.pack(rhs.q[:, rhs.ind], v0[None, :])[0],
+        np.concatenate([rhs.states.pack(rhs.q[:, rhs.ind], v0[None, :])[0], rest]),
         method=method,
         rtol=rtol,
         atol=atol,
@@ -592,8 +610,8 @@ def _run_numpy(mech, forces, times, v0, method, rtol, atol, clock):
     if not solution.success:
         reached = solution.t[-1] if solution.t.size else 0.0
         raise RuntimeError(f"the integration stopped at t = {reached:.6g} s: {solution.message}")
-    q_ind, v = rhs.states.unpack(solution.y.T, float_where)
-    return (rhs.assemble_at(solution.t, q_ind), v), rhs.calls
+    q_ind, v = rhs.states.unpack(solution.y.T[:, : rhs.states.size], float_where)
+    return (rhs.assemble_at(solution.t, q_ind), v, solution.y.T[:, rhs.states.size :]), rhs.calls
 
 
 class Clock:
@@ -648,15 +666,25 @@ def series(
     q: np.ndarray,
     qd_ind: np.ndarray,
     qdd_ind: np.ndarray | None = None,
+    z: np.ndarray | None = None,
 ) -> SimulationResult:
     """Every output quantity at the times t from the assembled coordinates and the independent velocities
-    (and accelerations, when the engine gave them already)."""
+    (and accelerations, when the engine gave them already); z the force laws' own states, where they have any."""
     R = mech.r_matrix(q)
     qd = (R * qd_ind[:, None, :]).sum(axis=2)
-    Q = forces.generalized(t, q, qd)
+    Q = forces.generalized(t, q, qd, z)
     if qdd_ind is None:
         qdd_ind = closed_loop_forward_dynamics(mech, q, qd, Q, R)
+    if z is not None and z.shape[1]:
+        return law_state_result(mech, forces, t, q, qd, mech.accelerations(q, qd, qdd_ind, R), z)
     return full_series(mech, forces, t, q, qd, mech.accelerations(q, qd, qdd_ind, R), Q)
+
+
+def law_state_result(mech, forces: AppliedForces, t, q, qd, qdd, z: np.ndarray, work=None) -> SimulationResult:
+    """The result of a motion whose force laws own states, z (K, count) at the times t: its series at the forces
+    they give (simulation/law_state_runs.py)."""
+    Q = forces.generalized(t, q, qd, z)
+    return with_law_states(motion_result(mech, forces, t, q, qd, qdd, Q, _actuators(forces, t)), mech, forces, z, work)
 
 
 def compiled_series(

@@ -7,6 +7,8 @@ engine), it gives:
 - its generalized forces Q (N, n) on the tree coordinates (a force at a body point maps to them by Q = J_Pᵀ F),
 - its potential energy, when its force at rest is conservative, and whether it depends on the time (then its
   whole power is work done on the model),
+- the states it owns, if any (`states`: a tyre's relaxed slips), and their rates (`state_rates`): the engine
+  integrates them with q and q̇, and `generalized` then reads them as its keyword `z` (N, its states),
 - what measures, linearisation and block models read of it: its measure columns, its traced outputs, its load
   of a block model, its force arrows,
 - and, from the document alone (class methods: no mechanism needed), what the exporters can carry of it
@@ -96,7 +98,17 @@ class ForceLaw:
         return []
 
     def generalized(self, t, q: np.ndarray, qd: np.ndarray, st: MotionState | None) -> np.ndarray:
-        """Q (N, n) at the time(s) t, coordinates q and rates q̇ (N, n); `st` the poses at q when `on_bodies`."""
+        """Q (N, n) at the time(s) t, coordinates q and rates q̇ (N, n); `st` the poses at q when `on_bodies`. A law
+        with `states` takes them as the keyword `z` (N, len(states))."""
+        raise NotImplementedError
+
+    @property
+    def states(self) -> list[tuple[str, str]]:
+        """The states it owns, as (name, unit): first-order states integrated with the motion, starting at 0."""
+        return []
+
+    def state_rates(self, t, q: np.ndarray, qd: np.ndarray, st: MotionState | None, z: np.ndarray) -> np.ndarray:
+        """ż (N, len(states)) of its states z (N, len(states)) at the time(s) t and the motion (q, q̇)."""
         raise NotImplementedError
 
     def potential(self, q: np.ndarray, st: MotionState) -> np.ndarray | None:
@@ -144,6 +156,12 @@ class ForceLaw:
         if target in cls.carried_by:
             return None
         return f"force element '{element.name}' ({element.type}) has no {FORMATS[target]} form and is left out"
+
+
+def states_refused(names: list[str], what: str) -> ModelError:
+    """The error for an analysis (`what`) that does not carry the force laws' own states `names`."""
+    valid = "a run of the compiled engine, or the elements without states (a tyre without relaxation)"
+    return ModelError("forces", f"own states ({', '.join(names)}) that {what} does not carry", None, valid)
 
 
 LAWS: dict[str, type[ForceLaw]] = {}
