@@ -293,7 +293,8 @@ def simulate(
     the motion again at a tenth of rtol and atol and reports the difference (Provenance.accuracy): what the
     tolerances gave, which they alone do not say (they bound each step's local error, not the global one).
     `budget` (s, wall clock) stops a run that takes longer with a RuntimeError; a function of time (an actuator's
-    formula, say) that leaves ±1e12 during the run stops it with one naming the element, the time and the value.
+    formula, say) that leaves ±1e12 within the run (checked at fixed times before it starts) refuses it with one
+    naming the element, the time and the value.
     `contact="rigid"` steps the contact elements as rigid contacts with restitution (simulation/rigid_stepping.py,
     steps of at most `step` s, default 1 ms) instead of integrating their compliant forces; trees only."""
     if contact not in CONTACT_MODELS:
