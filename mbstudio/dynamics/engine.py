@@ -220,12 +220,17 @@ class Engine:
 
     def surely_conditioned(self, q: np.ndarray, bound: float) -> bool:
         """Whether smallest_singular_value is at least `bound` at every one of the coordinates q (K, n), by a margin
-        beyond its rounding: every loop block's Gram matrix less bound² (and a rounding allowance of 1e-10 of its
-        norm) has a Cholesky factor, a few times cheaper than the SVD. False where unsure: the SVD then decides."""
+        beyond its rounding (1e-10 of the blocks' norms), a few times cheaper than the SVD: near the last state,
+        σ_min there less the distance ‖ΔΦ‖_F from its block (Weyl's inequality), else every loop block's Gram
+        matrix less bound² has a Cholesky factor. False where unsure: the SVD then decides."""
         if not (self.mech.partition.rows and self.mech.partition.dependent) or not len(q):
             return True
         blocks = self._loop_blocks(q)
-        for at in self._block_entries:
+        anchor, distance = blocks[-1], np.linalg.norm(blocks - blocks[-1], axis=1)
+        rounding = 1e-10 * (np.linalg.norm(anchor) + distance.max())
+        near = self.smallest_singular_values(q[-1:])[0] - distance >= bound + rounding
+        blocks = blocks[~near]
+        for at in self._block_entries if len(blocks) else ():
             shaped = blocks[:, at]
             gram = (
                 shaped @ np.swapaxes(shaped, 2, 3) if at.shape[1] < at.shape[2] else np.swapaxes(shaped, 2, 3) @ shaped
