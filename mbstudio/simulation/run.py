@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
@@ -623,7 +624,11 @@ def check_time_functions(forces: AppliedForces, t_end: float) -> None:
     """The model's functions of time (actuator formulas and tables, the time-varying rests of joint springs, point
     forces) checked before the run at the fixed times k t_end / CHUNKS (k = 0 .. CHUNKS), each function over them
     in one call: a RuntimeError naming the element, the earliest such time and the value where one leaves
-    ±MAGNITUDE_MAX or is not finite (checked at load only at t = 0, so that (1 + t)**1024 ran on for minutes)."""
+    ±MAGNITUDE_MAX or is not finite (checked at load only at t = 0, so that (1 + t)**1024 ran on for minutes).
+    A run of the same document's forces over the same time passed it already: not checked again."""
+    passed = _TIMES_CHECKED.setdefault(forces, set())
+    if t_end in passed:
+        return
     times = t_end * np.arange(CHUNKS + 1) / CHUNKS
     beyond = [
         (found, law.name)
@@ -637,6 +642,10 @@ def check_time_functions(forces: AppliedForces, t_end: float) -> None:
             f"the force element '{name}' reaches {value:.3g} at t = {t:.6g} s, outside ±{MAGNITUDE_MAX:g} (SI "
             "units): its function of time runs away; bound it, or end the run before"
         )
+    passed.add(t_end)
+
+
+_TIMES_CHECKED: weakref.WeakKeyDictionary[AppliedForces, set[float]] = weakref.WeakKeyDictionary()
 
 
 def _first_beyond(value_at: Callable, times: np.ndarray) -> tuple[float, float] | None:
