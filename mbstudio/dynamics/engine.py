@@ -234,10 +234,42 @@ class Engine:
         per shape (a run's check points at once); each value is the one a single state's call gives."""
         if not (self.mech.partition.rows and self.mech.partition.dependent):
             return np.full(len(q), np.inf)
-        blocks = np.stack([self.loop_block(x).ravel() for x in q])
+        blocks = self._loop_blocks(q)
         return np.min(
             [np.linalg.svd(blocks[:, at], compute_uv=False).min(axis=(1, 2)) for at in self._block_entries], axis=0
         )
+
+    def surely_conditioned(self, q: np.ndarray, bound: float) -> bool:
+        """Whether smallest_singular_value is at least `bound` at every one of the coordinates q (K, n), by a margin
+        beyond its rounding (1e-10 of the blocks' norms), a few times cheaper than the SVD: near the last state,
+        σ_min there less the distance ‖ΔΦ‖_F from its block (Weyl's inequality), else every loop block's Gram
+        matrix less bound² has a Cholesky factor. False where unsure: the SVD then decides."""
+        if not (self.mech.partition.rows and self.mech.partition.dependent) or not len(q):
+            return True
+        blocks = self._loop_blocks(q)
+        anchor, distance = blocks[-1], np.linalg.norm(blocks - blocks[-1], axis=1)
+        rounding = 1e-10 * (np.linalg.norm(anchor) + distance.max())
+        near = self.smallest_singular_values(q[-1:])[0] - distance >= bound + rounding
+        blocks = blocks[~near]
+        for at in self._block_entries if len(blocks) else ():
+            shaped = blocks[:, at]
+            gram = (
+                shaped @ np.swapaxes(shaped, 2, 3) if at.shape[1] < at.shape[2] else np.swapaxes(shaped, 2, 3) @ shaped
+            )
+            size = float(np.abs(gram).max(initial=0.0)) * gram.shape[-1]  # at least the Gram matrices' norms
+            allowance = bound + 1e-10 * np.sqrt(size)  # beyond the SVD's rounding of σ as well
+            try:
+                np.linalg.cholesky(gram - (allowance**2 + 1e-10 * size) * np.eye(gram.shape[-1]))
+            except np.linalg.LinAlgError:
+                return False
+        return True
+
+    def _loop_blocks(self, q: np.ndarray) -> np.ndarray:
+        """loop_block at each of the coordinates q (K, n), flattened (K, rows × dependent), in one native call."""
+        rows, columns = len(self.mech.partition.rows), len(self.mech.partition.dependent)
+        phi, jac = np.empty((len(q), rows)), np.empty((len(q), rows * columns))
+        self.compiled.calls["closure_rows"](np.ascontiguousarray(q, dtype=float), phi, jac)
+        return jac.reshape(len(q), columns, rows).transpose(0, 2, 1).reshape(len(q), -1)  # by columns: by rows
 
     @functools.cached_property
     def _block_entries(self) -> list[np.ndarray]:

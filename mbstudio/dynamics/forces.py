@@ -116,7 +116,8 @@ class AppliedForces:
 
     def time_function(self, formula, t) -> np.ndarray:
         """An expression in the parameters and the time at the times t (N,)."""
-        times = instants(t)
+        numeric = isinstance(t, np.ndarray) and t.dtype.kind == "f"  # a run's times: not one Python float each
+        times = t.ravel() if numeric else instants(t)
         if self.mech.backend.name == "float64" and len(times) > 1:
             values = over_times(self.geometry.symbols, formula, np.asarray(times, dtype=float))
             if np.isfinite(values).all():  # else one at a time, for the evaluator's message on the culprit

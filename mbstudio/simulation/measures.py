@@ -55,7 +55,7 @@ class _Motion:
 
     def point(self, label: str, name: str, at_document_pose: bool = False) -> tuple[np.ndarray, ...]:
         """Position, velocity, acceleration (N, 3) of a named point (at the document's pose: position only)."""
-        local = np.asarray(self.geometry.point(self.mech.model.body(label), name), float)
+        local = _local_point(self.mech, label, name)
         st = document_pose(self.mech)[1] if at_document_pose else self.state
         i = self.mech.tree.body_index(label)
         r = np.einsum("nij,j->ni", st.R[i], local)
@@ -81,6 +81,18 @@ class _Motion:
 
 # the document's pose of each mechanism alive, assembled once: every run of a document measures from it
 _POSES: weakref.WeakKeyDictionary[Mechanism, tuple] = weakref.WeakKeyDictionary()
+
+
+def _local_point(mech: Mechanism, label: str, name: str) -> np.ndarray:
+    """A named point in its body's frame (3,), evaluated once per mechanism as `document_pose` is: every run of a
+    document measures at the same points (their expressions were a fifth of the SLA's measures)."""
+    points = _POINTS.setdefault(mech, {})
+    if (label, name) not in points:
+        points[label, name] = np.asarray(mech.tree.geometry.point(mech.model.body(label), name), float)
+    return points[label, name]
+
+
+_POINTS: weakref.WeakKeyDictionary[Mechanism, dict] = weakref.WeakKeyDictionary()
 
 
 def document_pose(mech: Mechanism) -> tuple[np.ndarray, object]:

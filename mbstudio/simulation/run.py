@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
@@ -44,7 +45,7 @@ from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import MAGNITUDE_MAX, check_dynamics, inertia_warnings
 from .charts import ChartWatch, decided, singularity
 from .crossing import cross, crossing_due
-from .integrators import CHART_REASON, CVODES, SCIPY, IntegrationError, integrate
+from .integrators import CHART_REASON, CHUNKS, CVODES, SCIPY, IntegrationError, integrate
 from .law_state_runs import refuse_law_states, with_law_states
 from .measures import measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
@@ -299,7 +300,8 @@ def simulate(
     the motion again at a tenth of rtol and atol and reports the difference (Provenance.accuracy): what the
     tolerances gave, which they alone do not say (they bound each step's local error, not the global one).
     `budget` (s, wall clock) stops a run that takes longer with a RuntimeError; a function of time (an actuator's
-    formula, say) that leaves ±1e12 during the run stops it with one naming the element, the time and the value.
+    formula, say) that leaves ±1e12 within the run (checked at fixed times before it starts) refuses it with one
+    naming the element, the time and the value.
     `contact="rigid"` steps the contact elements as rigid contacts with restitution (simulation/rigid_stepping.py,
     steps of at most `step` s, default 1 ms) instead of integrating their compliant forces; trees only."""
     if contact not in CONTACT_MODELS:
@@ -310,8 +312,9 @@ def simulate(
         raise ValueError(f"{method} steps natively on the compiled engine: use compiled=True or a scipy method")
     start, cpu = time.perf_counter(), time.process_time()
     document = model.model if isinstance(model, Mechanism) else model
-    check_dynamics(document)  # a massless subtree: refused by name, not NaN
     text = canonical_text(document)
+    if text not in _STARTS:  # else checked when this text was started (0.3 ms of the Delta's run)
+        check_dynamics(document)  # a massless subtree: refused by name, not NaN
     mech, forces, q0 = _own_start(model) if isinstance(model, Mechanism) else _start(text)
     times = np.linspace(0.0, t_end, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
     k = len(mech.independent)
@@ -321,8 +324,8 @@ def simulate(
     own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
     y0 = np.concatenate([q0[0], v0])
     impacts, charts, crossings = None, [], []
-    bounds = time_function_bounds(forces)
-    clock = Clock(times[-1], progress, cancel, budget, bounds) if progress or cancel or budget or bounds else None
+    check_time_functions(forces, times[-1])
+    clock = Clock(times[-1], progress, cancel, budget) if progress or cancel or budget else None
     if forces.state_names and (contact == "rigid" or has_impact_stops(mech.model)):
         refuse_law_states(forces, "rigid contacts or impact stops")
     if contact == "rigid":
@@ -616,12 +619,12 @@ def _run_numpy(mech, forces, times, v0, method, rtol, atol, clock):
 
 class Clock:
     """Progress in steps of 1 % and cancel, called with the simulated time as the integrator advances; with a
-    `budget` (s, wall clock) the run stops once it is spent, and `bounds(t)` checks the time functions at t. It
-    changes nothing the run computes, only whether it goes on."""
+    `budget` (s, wall clock) the run stops once it is spent. It changes nothing the run computes, only whether it
+    goes on."""
 
-    def __init__(self, t_end: float, progress, cancel, budget: float | None = None, bounds=None) -> None:
+    def __init__(self, t_end: float, progress, cancel, budget: float | None = None) -> None:
         self.t_end, self.progress, self.stop, self.reported = t_end, progress, _should_stop(cancel), 0.0
-        self.budget, self.bounds = budget, bounds
+        self.budget = budget
         self.deadline = None if budget is None else time.perf_counter() + budget
 
     def __call__(self, t: float) -> None:
@@ -632,31 +635,53 @@ class Clock:
                 f"the simulation used its time budget of {self.budget:g} s (wall clock) and was stopped at "
                 f"t = {t:.6g} s; give a larger budget, or end the run sooner"
             )
-        if self.bounds is not None:
-            self.bounds(t)
         _report(self, t)
 
 
-def time_function_bounds(forces: AppliedForces) -> Callable[[float], None] | None:
-    """A check of the model's functions of time at a time t (actuator formulas and tables, the time-varying rests
-    of joint springs, point forces): a RuntimeError naming the element, the time and the value where one has left
-    ±MAGNITUDE_MAX or is not finite (checked at load only at t = 0, so that (1 + t)**1024 ran on for minutes); None
-    without such functions."""
-    checks = [(law.name, function) for law in forces.laws for function in law.time_functions()]
-    if not checks:
-        return None
+def check_time_functions(forces: AppliedForces, t_end: float) -> None:
+    """The model's functions of time (actuator formulas and tables, the time-varying rests of joint springs, point
+    forces) checked before the run at the fixed times k t_end / CHUNKS (k = 0 .. CHUNKS), each function over them
+    in one call: a RuntimeError naming the element, the earliest such time and the value where one leaves
+    ±MAGNITUDE_MAX or is not finite (checked at load only at t = 0, so that (1 + t)**1024 ran on for minutes).
+    A run of the same document's forces over the same time passed it already: not checked again."""
+    passed = _TIMES_CHECKED.setdefault(forces, set())
+    if t_end in passed:
+        return
+    times = t_end * np.arange(CHUNKS + 1) / CHUNKS
+    beyond = [
+        (found, law.name)
+        for law in forces.laws
+        for function in law.time_functions()
+        if (found := _first_beyond(function, times)) is not None
+    ]
+    if beyond:
+        (t, value), name = min(beyond, key=lambda b: b[0][0])
+        raise RuntimeError(
+            f"the force element '{name}' reaches {value:.3g} at t = {t:.6g} s, outside ±{MAGNITUDE_MAX:g} (SI "
+            "units): its function of time runs away; bound it, or end the run before"
+        )
+    passed.add(t_end)
 
-    def check(t: float) -> None:
-        for name, value_at in checks:
+
+_TIMES_CHECKED: weakref.WeakKeyDictionary[AppliedForces, set[float]] = weakref.WeakKeyDictionary()
+
+
+def _first_beyond(value_at: Callable, times: np.ndarray) -> tuple[float, float] | None:
+    """The first of the times (increasing) where the function's value leaves ±MAGNITUDE_MAX, and the value; None
+    where it stays within. One time after another where evaluating them at once fails (a value out of float64's
+    range: the evaluator's message then names it, unless the bound is passed before)."""
+    try:
+        with np.errstate(all="ignore"):
+            values = np.asarray(value_at(times), dtype=float).ravel()
+    except ModelError:
+        values = np.full(len(times), np.nan)
+        for k, t in enumerate(times):
             with np.errstate(all="ignore"):
-                value = float(np.asarray(value_at(np.array([t])), dtype=float).ravel()[0])
-            if not abs(value) <= MAGNITUDE_MAX:
-                raise RuntimeError(
-                    f"the force element '{name}' reaches {value:.3g} at t = {t:.6g} s, outside ±{MAGNITUDE_MAX:g} (SI "
-                    "units): its function of time runs away; bound it, or end the run before"
-                )
-
-    return check
+                values[k] = float(np.asarray(value_at(np.array([t])), dtype=float).ravel()[0])
+            if not abs(values[k]) <= MAGNITUDE_MAX:
+                break
+    outside = np.flatnonzero(~(np.abs(values) <= MAGNITUDE_MAX))
+    return (float(times[outside[0]]), float(values[outside[0]])) if len(outside) else None
 
 
 def series(
