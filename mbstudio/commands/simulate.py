@@ -7,15 +7,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..dynamics.engine import canonical_text
 from ..io.csv_text import write_output
 from ..io.display_units import UNITS_HELP, DisplayUnits, parse_units
 from ..io.time_series import contacts_file, save_simulation
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load
 from ..model.typed_numbers import rate_spelled_otherwise
+from ..model.validation import check_dynamics
 from ..simulation.run import ATOL as DEFAULT_ATOL
 from ..simulation.run import CONTACT_MODELS, METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 from ..simulation.run import RTOL as DEFAULT_RTOL
+from ..simulation.starts import document_start
 from ..simulation.stops import CONTACT_COLUMNS, contact_rows
 from .json_option import add_json, say
 from .progress import progress_printer
@@ -193,12 +196,13 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.file)
     if args.ensemble:
         return _ensemble(args, model, units)
-    mech = Mechanism(model)
+    check_dynamics(model)  # what simulate() checks first, with its message
+    mech = document_start(canonical_text(model))[0]  # the run's own start (filed in the engine cache)
     kinds = mech.independent_kinds
     velocities = initial_velocities(parse_velocities(velocity_pairs(args.velocity, kinds, "simulate"), kinds), kinds)
     try:
         result = simulate(
-            mech,
+            model,
             args.t_end,
             args.method,
             args.rtol,
