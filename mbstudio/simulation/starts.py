@@ -13,6 +13,7 @@ warning is given by every run.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import pickle
 from pathlib import Path
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..dynamics.closed_loop import reduced_mass_matrix
+from ..dynamics.engine import fits_engine
 from ..dynamics.forces import AppliedForces
 from ..kinematics.mechanism import Mechanism
 from ..model import loads
@@ -56,7 +58,7 @@ def document_start(text: str) -> Start:
         found = own_start(Mechanism(loads(text)))
         if _branch_changed(found[0]):
             return found
-        if filed is not None:
+        if filed is not None and fits_engine(found[0].model):  # a model too large for an engine: too large to file
             _write(filed, found)
     if len(_STARTS) >= _KEPT:
         _STARTS.pop(next(iter(_STARTS)))
@@ -82,12 +84,16 @@ def _filed(text: str) -> Path | None:
     """Where the start of this text is filed: under the hash of the text, the code the engines are traced from
     (which reads the text, partitions and assembles), this module (the inertia check) and numpy's version (the
     assembly's last bits); None without a usable cache."""
-    identity = f"{code_version()}\n{np.__version__}\n".encode() + Path(__file__).read_bytes()
-    key = hashlib.sha256(identity + b"\0" + text.encode()).hexdigest()
+    key = hashlib.sha256(_identity() + b"\0" + text.encode()).hexdigest()
     try:
         return cache_folder("starts") / f"start_{key[:32]}.pickle"
     except (CacheRefused, OSError):
         return None
+
+
+@functools.cache
+def _identity() -> bytes:
+    return f"{code_version()}\n{np.__version__}\n".encode() + Path(__file__).read_bytes()
 
 
 def _read(path: Path) -> Start | None:
