@@ -459,6 +459,16 @@ print(json.dumps([imported - start, time.thread_time_ns() - imported]))
 """
 
 
+def _bytecode_cached() -> bool:
+    """Whether our modules load from cached bytecode, as an installed wheel's do: an editable install run with
+    PYTHONDONTWRITEBYTECODE compiles every module it imports in every process (~0.1 s of CPU of the SLA's run)."""
+    from importlib.util import cache_from_source
+
+    from ..simulation import run
+
+    return os.path.exists(cache_from_source(run.__file__))
+
+
 @benchmark("first_run")
 def _first_run(states: int) -> list[dict]:
     """The sprung SLA's first run in a fresh process: ours `load` + `simulate` (its engine loaded from the cache)
@@ -506,6 +516,7 @@ def _first_run(states: int) -> list[dict]:
             ours_imports_s=float(medians["ours"][0]),
             reference_imports_s=float(medians["reference"][0]),
             ours_process_cpu_s=float(medians["ours"][2]),
+            ours_bytecode_cached=_bytecode_cached(),
             reference_process_cpu_s=float(medians["reference"][2]),
             ours_rtol=tolerances["ours"],
             reference_rtol=tolerances["reference"],
