@@ -32,6 +32,7 @@ from .backends import _ObjectArrays
 from .native_cache import CacheRefused, cache_folder, discard, read_sealed, seal, verified, write_sealed
 from .native_call import MODULE_PREFIX, calls, extension_source, include_flags, load_extension
 from .native_call import FastCall as FastCall  # where the engines' callers import it from
+from .sx_operators import faster_arithmetic
 from .translation_units import UNIT_OPTIONS, translation_units
 
 
@@ -336,7 +337,8 @@ def cached_functions(key: str, stem: str, build: Callable[[], tuple[list[casadi.
         found = _load_filed(folder, key, stem)
         if found is not None:
             return found
-    traced, metadata = build()
+    with faster_arithmetic():  # the same graph, traced in a fraction of the time
+        traced, metadata = build()
     names = [f.name() for f in traced]
     if folder is None:
         return _uncompiled(traced, metadata)
