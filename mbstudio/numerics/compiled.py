@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,7 @@ from pathlib import Path
 import casadi
 import numpy as np
 
+from ..progress import say_building
 from .backends import _ObjectArrays
 from .native_cache import CacheRefused, cache_folder, discard, read_sealed, seal, verified, write_sealed
 from .native_call import MODULE_PREFIX, calls, extension_source, include_flags, load_extension
@@ -337,6 +339,8 @@ def cached_functions(key: str, stem: str, build: Callable[[], tuple[list[casadi.
         found = _load_filed(folder, key, stem)
         if found is not None:
             return found
+    start = time.perf_counter()
+    say_building(f"building the compiled {stem} of this model (once: later runs load it from the cache) ...")
     with faster_arithmetic():  # the same graph, traced in a fraction of the time
         traced, metadata = build()
     names = [f.name() for f in traced]
@@ -346,11 +350,16 @@ def cached_functions(key: str, stem: str, build: Callable[[], tuple[list[casadi.
     with tempfile.TemporaryDirectory() as work:
         source, module = _generate(traced, Path(work) / f"{stem}.c")
         loaded = _compiled_and_loaded(source, names, module, library)
+    say_building(f"{stem} {'built' if loaded else 'not compiled: CasADi evaluates it'} ({_seconds(start)})")
     if loaded is None:
         return _uncompiled(traced, metadata)
     with contextlib.suppress(OSError):  # metadata that cannot be written only costs a later trace
         write_sealed(manifest, json.dumps({"functions": names, "metadata": metadata, "module": module}).encode())
     return Native(loaded.functions, loaded.calls, metadata, traced)
+
+
+def _seconds(start: float) -> str:
+    return f"{time.perf_counter() - start:.1f} s"
 
 
 def _filed(folder: Path, key: str, stem: str) -> tuple[Path, Path]:
