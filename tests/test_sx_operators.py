@@ -34,7 +34,7 @@ def test_every_operand_gives_what_the_usual_operators_give():
     cases = [
         lambda: x * y + 2.0 * x - y / 3.0 - (1.5 - x) / y + x * 1.0 - (x - x),
         lambda: -x + (-(x * 0.0)),
-        lambda: x * 2 + 3 - x / np.float64(2.0),  # an integer and a numpy scalar: the usual path
+        lambda: x * 2 + 3 - x / np.float64(2.0) + sum([x, y]) - 0 * y,  # integers; a numpy scalar: the usual path
         lambda: casadi.vertcat(x * np.array([1.0, 2.0])[0], (np.array([1.0, 2.0]) * x)[1]),
         lambda: casadi.SX([[1, 2], [3, 4]]) * x + casadi.DM([1, 2]).T @ casadi.vertcat(x, y),
     ]

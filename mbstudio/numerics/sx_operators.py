@@ -5,9 +5,9 @@ arrays: `shape` and array-priority checks in Python) before it reaches SX::binar
 the time a 100-link chain's engine takes to trace (270 000 operations). `SX.binary(OP_MUL, x, y)` has one
 signature and builds the same node (CasADi's `times` is `binary(OP_MUL, ...)`, and its simplifications, x * 1 -> x,
 x - x -> 0, live in the node constructor both reach) in 3 µs, 7 µs with a float operand. While `faster_arithmetic()`
-is entered, SX's operators take that path for an SX or float operand; any other operand (an array, DM, MX, an
-integer) goes the usual way. The graph, its C and its numbers are the same (tests/test_sx_operators.py compares
-an engine's generated C).
+is entered, SX's operators take that path for an SX or float operand (an integer as the float it equals); any other
+operand (an array, DM, MX, a numpy scalar) goes the usual way. The graph, its C and its numbers are the same
+(tests/test_sx_operators.py compares an engine's generated C).
 """
 
 from __future__ import annotations
@@ -20,12 +20,15 @@ import casadi
 
 _SX = casadi.SX
 _DIRECT = (_SX, float)  # the operand types taken to SX.binary (exact types: no subclass, no numpy scalar)
+_EXACT = 2**53  # an integer operand below this in magnitude is the same number as a float (the 0 that starts a sum)
 
 
 def _binary(op: int, usual: Callable, reflected: bool) -> Callable:
     binary = _SX.binary
 
     def operator(x, y):
+        if type(y) is int and -_EXACT < y < _EXACT:
+            y = float(y)
         if type(y) in _DIRECT:
             return binary(op, y, x) if reflected else binary(op, x, y)
         return usual(x, y)
