@@ -64,3 +64,19 @@ def test_the_usual_operators_are_back_when_the_last_entry_leaves():
     thread.join()
     assert {name: getattr(casadi.SX, name) for name in before} == before
     assert "__mul__" not in casadi.SX.__dict__  # inherited again, not copied onto SX
+
+
+def test_to_sx_gives_the_matrix_entry_by_entry_assignment_gives():
+    from mbstudio.numerics.compiled import to_sx
+
+    x = casadi.SX.sym("x", 3)
+    entries = np.array([[x[0] * 2.0, 0.0, 1], [casadi.SX(0), x[1] - x[2], np.float64(0.5)]], dtype=object)
+    for a in (entries, entries[:, 1], entries[:, :0], np.array([x[2]], dtype=object)):
+        rows, cols = (a.shape[0], 1) if a.ndim == 1 else a.shape
+        expected = casadi.SX(rows, cols)
+        for i in range(rows):
+            for j in range(cols):
+                expected[i, j] = a[i] if a.ndim == 1 else a[i, j]
+        built = to_sx(a)
+        assert built.shape == (rows, cols) and built.is_dense()
+        assert str(built) == str(casadi.densify(expected))
