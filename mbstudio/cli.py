@@ -17,7 +17,8 @@ import sys
 
 from . import __version__
 from .commands import COMMANDS, COMPUTING, EXAMPLES, MODULES
-from .model.errors import AssemblyError, ModelError  # without numpy: `mbstudio --help` imports only argparse
+from .model.errors import AssemblyError, ModelError
+from .progress import builds_said  # without numpy: `mbstudio --help` imports only argparse
 
 
 class Parser(argparse.ArgumentParser):
@@ -56,7 +57,8 @@ def _run(args: argparse.Namespace) -> int:
     report progress leave it out themselves). A failed command's error lines (`mbstudio COMMAND: …`) still reach
     stderr: a quiet run that fails must say why."""
     if not getattr(args, "quiet", False):
-        return _module(args.command).run(args)
+        with builds_said(lambda text: print(text, file=sys.stderr, flush=True)):  # the first run on a new model
+            return _module(args.command).run(args)
     said = io.StringIO()
     with contextlib.redirect_stderr(said):
         code = _module(args.command).run(args)
