@@ -48,7 +48,7 @@ from ..model.document import JointFriction
 from ..model.hashing import model_hash
 from ..progress import Cancel, Progress
 from ..progress import Stages as _Monitor
-from . import adequacy, filtering, precision_levels
+from . import acceleration_band, adequacy, filtering, precision_levels
 from .estimation import Estimate, coordinate_residual_std, correlated_covariance, weighted_least_squares
 from .gautier import BaseParameterResult
 from .logs import MeasuredLog, read_log
@@ -269,6 +269,12 @@ def identify(
     settings = filtering.choose_settings(log.positions, log.rate, cutoff_hz, log.velocities)
     settings = settings.for_unknowns(unknowns, len(log.t), len(log.coordinates))
     obs = observations(mech, log, settings, friction, monitor)
+    narrower = (
+        None if cutoff_hz is not None else acceleration_band.narrowed(settings, log, obs.accelerations, obs.noise_floor)
+    )
+    if narrower is not None:  # the rebuilt accelerations would limit the fit: the rows' band below the positions'
+        settings = narrower.for_unknowns(unknowns, len(log.t), len(log.coordinates))
+        obs = observations(mech, log, settings, friction, monitor)
     _check_sample_count(obs, unknowns)
     spectrum = precision_levels.data_spectrum(obs.W, obs.y, obs.noise_floor)
     base, levels = precision_levels.decide(base, w_vp, spectrum, fixed)
@@ -397,10 +403,13 @@ def acceleration_check(
     M = reduced_mass_matrix(mech, q)
     inertial = np.sqrt(np.mean(np.einsum("kji,ki->kj", M, qdd) ** 2, axis=0))
     relative = np.nan_to_num(error["relative"])
-    torque_error = np.sqrt(np.mean(np.einsum("kji,ki->kj", M**2, (relative * qdd) ** 2), axis=0))
+    weights = np.mean(M**2 * qdd[:, None, :] ** 2, axis=0)  # (n, n): coordinate j's squared force per accelerations'
+    # squared relative error in coordinate i
+    torque_error = np.sqrt(weights @ relative**2)
     logged_rms = np.sqrt(np.mean(y**2, axis=0))
     return {
         "velocities": error["velocities"],
+        "force_weights": weights.tolist(),
         "coordinates": {
             name: {
                 "relative_error": _finite(error["relative"][j]),
