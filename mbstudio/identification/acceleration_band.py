@@ -63,12 +63,4 @@ def narrowed(s: filtering.FilterSettings, log: MeasuredLog, accelerations: dict,
         f"Hz: positions filtered at {widest:.4g} Hz before differentiation and the rows (both sides alike) at "
         f"{candidates[best]:.4g} Hz, where they weigh {ratios[best]:.2g}"
     )
-    chosen = filtering.settings(log.rate, float(candidates[best]), rule, s.bandwidth_hz)
-    return replace(
-        chosen,
-        position_bandwidth_hz=s.position_bandwidth_hz,
-        velocity_bandwidth_hz=s.velocity_bandwidth_hz,
-        capped=s.capped,
-        velocities=s.velocities,
-        derivative_cutoff_hz=widest,
-    )
+    return s.recut(log.rate, float(candidates[best]), rule, widest)

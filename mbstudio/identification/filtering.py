@@ -110,13 +110,17 @@ class FilterSettings:
 
     def at_rate(self, rate_hz: float) -> FilterSettings:
         """The same cut-off and order for a log sampled at another rate (a validation log)."""
-        again = settings(rate_hz, self.cutoff_hz, self.rule, self.bandwidth_hz)
+        return self.recut(rate_hz, self.cutoff_hz, self.rule, self.derivative_cutoff_hz)
+
+    def recut(self, rate_hz: float, cutoff_hz: float, rule: str, derivative_cutoff_hz: float | None) -> FilterSettings:
+        """Settings at another rate or cut-off that keep what the log's spectrum told (bandwidths, cap, velocities)."""
         return replace(
-            again,
+            settings(rate_hz, cutoff_hz, rule, self.bandwidth_hz),
             position_bandwidth_hz=self.position_bandwidth_hz,
-            capped=self.capped,
             velocity_bandwidth_hz=self.velocity_bandwidth_hz,
-            derivative_cutoff_hz=self.derivative_cutoff_hz,
+            capped=self.capped,
+            velocities=self.velocities,
+            derivative_cutoff_hz=derivative_cutoff_hz,
         )
 
 
