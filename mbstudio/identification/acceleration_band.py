@@ -31,7 +31,9 @@ TARGET = 0.5  # the predicted acceleration error the rows' band is narrowed to, 
 LIMIT = 1.0  # above this, in noise floors, the band is narrowed (and the report says so)
 
 
-def narrowed(s: filtering.FilterSettings, log: MeasuredLog, accelerations: dict, floor: np.ndarray):
+def narrowed(
+    s: filtering.FilterSettings, log: MeasuredLog, accelerations: dict, floor: np.ndarray
+) -> filtering.FilterSettings | None:
     """Settings with the positions filtered at the widest cut-off and the rows' cut-off lowered (module docstring),
     or None when no coordinate's predicted acceleration error (`accelerations`, the first pass's check at the
     settings `s`, beside its noise floors `floor`) is above LIMIT floors."""

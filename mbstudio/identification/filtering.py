@@ -306,10 +306,10 @@ def derivatives(
     positions: np.ndarray, s: FilterSettings, velocities: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Filtered positions, velocities and accelerations (N, n) from raw positions sampled at s.rate_hz (and the
-    logged velocities, when given: filtered alike and differentiated once), filtered by
-    `s.before_differentiation`. A coordinate whose logged position
-    never changes (a locked joint's encoder count) keeps it, at rest: exact zeros, where the filter's rounding
-    divided by the step squared would leave a noise that no parameter's column should be mistaken for."""
+    logged velocities, when given: filtered alike and differentiated once), filtered by `s.before_differentiation`.
+    A coordinate whose logged position never changes (a locked joint's encoder count) keeps it, at rest: exact zeros,
+    where the filter's rounding divided by the step squared would leave a noise that no parameter's column should be
+    mistaken for."""
     before = s.before_differentiation
     q = lowpass(positions, before)
     step = 1.0 / s.rate_hz
