@@ -4,7 +4,11 @@ The SLA suspension: a log from our simulation (CVODES on the compiled closed-loo
 torques on the lower arm and the wheel, the coil-over acting as a known force element. Its 41 base parameters are
 decided at 30 digits (double precision sees 36); a realistic log leaves some of them below double precision's
 reach, which the identification says, and holds at the model's values on request. The Delta: a log from Müller's
-(2021) modular inverse dynamics (limb by limb), marked slow with the 20-seed study of the SLA."""
+(2021) modular inverse dynamics (limb by limb), marked slow with the 20-seed study of the SLA.
+
+Closed loops that move, from logs made by our simulate: the four-bar whose crank turns (steadily, or spinning almost
+freely, from positions alone or with velocities logged), the slider-crank end to end on the command line, the SLA
+on the paper's exciting trajectory and the Delta, both held on their paths by servos."""
 
 from __future__ import annotations
 
