@@ -251,12 +251,13 @@ def test_cvodes_returns_at_the_check_points_whatever_the_outputs():
     (whose outputs are among those returns)."""
     from mbstudio.simulation.integrators import CHECKS, CHUNKS, _piece, _returns
 
-    end, checks = _piece(0.0, 2.0, cautious=False)
+    end, checks = _piece(0.0, 2.0, span=1)
     assert end == 2.0 / CHUNKS and len(checks) == CHECKS // CHUNKS
     returns, outputs, checked = _returns(np.array([0.05, 0.1]), checks, 0.0, end)
     assert len(returns) == CHECKS // CHUNKS and np.diff((0.0, *returns)).max() <= CHUNKS / CHECKS + 1e-12
     assert list(np.asarray(returns)[outputs]) == [0.5, 1.0] and list(checked) == list(range(len(returns)))
-    assert _piece(0.0, 2.0, cautious=True)[0] == 2.0 / CHECKS
+    assert _piece(0.0, 2.0, span=0)[0] == 2.0 / CHECKS
+    assert _piece(0.1, 2.0, span=3)[0] == 4 * 2.0 / CHUNKS and _piece(1.9, 2.0, span=3)[0] == 2.0  # on the grid
     model = samples.load("four_bar")
     sparse, dense = simulate(model, 2.0, samples=3), simulate(model, 2.0, samples=51)
     assert np.array_equal(sparse.q[1:], dense.q[[25, 50]]) and sparse.provenance.rhs_evaluations > 1000

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from mbstudio import samples
-from mbstudio.dynamics.force_laws import LAWS, CoordinateLaw, law_class, register
+from mbstudio.dynamics.force_laws import LAWS, CoordinateLaw, all_laws, law_class, register
 from mbstudio.dynamics.forces import AppliedForces
 from mbstudio.io.mjcf_export import mjcf_text
 from mbstudio.kinematics import Mechanism
@@ -61,7 +61,7 @@ def cubic_spring(monkeypatch, tmp_path):
 
 
 def test_every_element_type_of_the_document_has_a_law():
-    assert set(document.FORCE_ELEMENTS) | {"compliant_stop"} == set(LAWS)
+    assert set(document.FORCE_ELEMENTS) | {"compliant_stop"} == set(all_laws())
     for kind, cls in document.FORCE_ELEMENTS.items():
         assert LAWS[kind].type == cls.type == kind
 
@@ -106,6 +106,8 @@ def every_law() -> Mechanism:
          "radius": 0.5, "tir": str(samples.FOLDER / "passenger_car_205_55R16.tir")},
         {"type": "path_driver", "name": "driver", "coordinate": "theta2", "body": "2", "path": [[0, 0], [2, 1]],
          "preview": 0.5, "gain": 0.3, "stiffness": 2.0, "damping": 0.1},
+        {"type": "circle_driver", "name": "rounder", "coordinate": "theta1", "body": "2", "centre_y": 1.0,
+         "radius": 1.2, "preview": 0.5, "gain": 0.3, "stiffness": 2.0, "damping": 0.1},
         {"type": "speed_controller", "name": "cruise", "body": "2", "coordinates": ["theta1", "theta2"], "speed": 1.5,
          "gain": 4.0, "radius": 0.3},
     ]  # fmt: skip
@@ -117,7 +119,7 @@ def test_each_law_at_rest_is_minus_the_gradient_of_its_potential():
     O(h²) and rounding O(ε V / h), both far below the tolerance), and no potential for the timed ones."""
     mech = every_law()
     forces = AppliedForces(mech)
-    assert {type(law).__name__ for law in forces.laws} == {law.__name__ for law in LAWS.values()}
+    assert {type(law).__name__ for law in forces.laws} == {law.__name__ for law in all_laws().values()}
     # the elbow 0.05 rad past its upper stop, the lower rod's tip 6.5 cm into the ground under its tyre
     q = np.array([[np.pi / 2, 0.45]])
     h, zero = 1e-6, np.zeros_like(q)
@@ -136,7 +138,7 @@ def test_each_law_at_rest_is_minus_the_gradient_of_its_potential():
             gradient[k] = (up - down) / (2 * h)
         scale = max(np.abs(rest).max(), 1.0)
         assert rest == pytest.approx(-gradient, abs=1e-6 * scale), law.name
-    assert timed == {"servo", "jf", "table", "gust", "wheel", "driver", "cruise"}
+    assert timed == {"servo", "jf", "table", "gust", "wheel", "driver", "rounder", "cruise"}
     for name, push in (("foot", 1e4 * (0.5 - np.sin(0.45))), ("stop:theta2", 1e4 * 0.05)):  # both pressed
         law = next(law for law in forces.laws if law.name == name)
         assert np.abs(np.asarray(forces.of_law(law, 0.0, q, zero))).max() > push / 2

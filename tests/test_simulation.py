@@ -260,14 +260,14 @@ def test_force_elements_in_the_file_round_trip_and_are_validated():
 def test_progress_cancellation_and_provenance():
     model = samples.load("four_bar")
     reports = []
-    result = simulate(model, 0.05, progress=reports.append, samples=6)
+    result = simulate(model, 10.0, progress=reports.append, samples=6)  # 10 000 evaluations: several pieces
     assert reports == sorted(reports) and reports[-1] == 1.0 and len(reports) > 3
     p = result.provenance
     assert p.model_hash == hashlib.sha256(dumps(model).encode()).hexdigest()
     assert (p.method, p.rtol, p.atol) == ("CVODES", 1e-10, 1e-12) and p.seconds > 0 and p.version
     stop = threading.Event()
     with pytest.raises(Cancelled):
-        simulate(model, 1.0, progress=lambda fraction: fraction > 0.02 and stop.set(), cancel=stop)
+        simulate(model, 10.0, progress=lambda fraction: fraction > 0.02 and stop.set(), cancel=stop)
     with pytest.raises(Cancelled):
         simulate(model, 1.0, cancel=lambda: True)
     with pytest.raises(ValueError, match="RK45"):

@@ -5,44 +5,83 @@ import numpy as np
 import pytest
 
 from mbstudio import samples
+from mbstudio.dynamics.augmented import augmented_functions
 from mbstudio.dynamics.closed_loop import closed_loop_forward_dynamics
 from mbstudio.dynamics.forces import AppliedForces
 from mbstudio.dynamics.forward_dynamics import forward_dynamics
+from mbstudio.dynamics.inverse_dynamics import inverse_dynamics
 from mbstudio.dynamics.mass_matrix import mass_matrix
 from mbstudio.kinematics.mechanism import Mechanism
+from mbstudio.model import dumps
 from mbstudio.simulation import crossing
 from mbstudio.simulation.run import CLOSURE_LIMIT, simulate
 
 EPS = np.finfo(float).eps
 
 
-@pytest.mark.parametrize("name", ["four_bar", "slider_crank"])
+def _svd_accelerations(mech, t, q, qd, omega, floor):
+    """The crossing's q̈ by another route: numpy, on the singular values of B = Φ_q L⁻ᵀ (M = L Lᵀ), each σ replaced
+    by σ / (σ² + floor²) in the inverse: q̈ = L⁻ᵀ (w − V Σ² (Σ² + ε²)⁻¹ Vᵀ w − V Σ (Σ² + ε²)⁻¹ Uᵀ target)."""
+    n = mech.n
+    M = mass_matrix(mech, q[None])[0]
+    motion = mech.motion(q[None], qd[None])
+    jac = mech.constraints.jacobian(motion)[0]
+    phi, gamma = mech.constraints.residual(motion)[0], mech.constraints.acceleration_bias(motion)[0]
+    free = AppliedForces(mech).generalized(np.array([t]), q[None], qd[None])[0]
+    free = free - inverse_dynamics(mech, q[None], qd[None], np.zeros((1, n)))[0]
+    target = gamma + 2 * omega * (jac @ qd) + omega**2 * phi
+    L = np.linalg.cholesky(M)
+    w = np.linalg.solve(L, free)
+    U, sigma, Vt = np.linalg.svd(np.linalg.solve(L, jac.T).T, full_matrices=False)
+    squares = sigma**2 + floor**2
+    damped = np.divide(sigma, squares, out=np.zeros_like(sigma), where=squares > 0)
+    return np.linalg.solve(L.T, w - Vt.T @ (sigma * damped * (Vt @ w) + damped * (U.T @ target)))
+
+
+def _weighted_rank_value(mech, q):
+    L = np.linalg.cholesky(mass_matrix(mech, q[None])[0])
+    weighted = np.linalg.solve(L, mech.constraint_jacobian(q[None])[0].T).T
+    return np.linalg.svd(weighted, compute_uv=False)[mech.partition.rank - 1], weighted
+
+
+@pytest.mark.parametrize("name", ["four_bar", "slider_crank", "delta_3rus"])
 def test_the_crossings_accelerations_are_the_closed_loop_ones_away_from_a_singularity(name):
-    """In all the coordinates with multipliers (undamped), q̈ is the independent-coordinate route's R q̈_ind + a at a
-    regular state, to the rounding of both routes times the mass-weighted Jacobian's conditioning. Damped at DAMPING
-    of the state's own rank-th singular value, each direction of the constraint forces loses at most DAMPING² of
-    itself: in the kinetic-energy norm |Lᵀ x| (M = L Lᵀ), the change is at most DAMPING² of the constraints' part of
-    q̈, its difference from the tree's unconstrained q̈."""
-    mech = Mechanism(samples.load(name))
+    """In all the coordinates with multipliers (undamped, by singular values), q̈ is the independent-coordinate
+    route's R q̈_ind + a at a regular state, to the rounding of both routes times the mass-weighted Jacobian's
+    conditioning. Damped at DAMPING of the state's own rank-th singular value, each direction of the constraint
+    forces loses at most DAMPING² of itself: in the kinetic-energy norm |Lᵀ x| (M = L Lᵀ), the change is at most
+    DAMPING² of the constraints' part of q̈, its difference from the tree's unconstrained q̈. The compiled rate
+    (dynamics/augmented.py: QR of the stacked [Bᵀ; ε I], never B Bᵀ) is the singular values' damped q̈, off the
+    loops too (Baumgarte's terms at work), to the rounding of the damped problem's conditioning."""
+    model = samples.load(name)
+    mech = Mechanism(model)
     q = mech.assemble(None)[0]
     qd = mech.velocities(q[None], np.ones((1, len(mech.independent))))[0]
     R = mech.r_matrix(q[None])
     reduced = mech.accelerations(q[None], qd[None], closed_loop_forward_dynamics(mech, q[None], qd[None], R=R), R)[0]
-    sigma = crossing.weighted_rank_value(mech, q)
-    exact = crossing._Augmented(mech, 0.0, 0.0, None).accelerations(0.0, q, qd)
-    M, jac = mass_matrix(mech, q[None])[0], mech.constraint_jacobian(q[None])[0]
-    L = np.linalg.cholesky(M)
-    conditioning = np.linalg.svd(np.linalg.solve(L, jac.T), compute_uv=False)[0] / sigma
+    sigma, weighted = _weighted_rank_value(mech, q)
+    exact = _svd_accelerations(mech, 0.0, q, qd, 0.0, 0.0)
+    L = np.linalg.cholesky(mass_matrix(mech, q[None])[0])
+    conditioning = np.linalg.svd(weighted, compute_uv=False)[0] / sigma
     rounding = 1e3 * EPS * conditioning**2 * np.abs(reduced).max()
     assert np.abs(exact - reduced).max() <= rounding
     Q = AppliedForces(mech).generalized(np.zeros(1), q[None], qd[None])
     tree = forward_dynamics(mech, q[None], qd[None], Q)[0]
-    damped = crossing._Augmented(mech, 0.0, crossing.DAMPING * sigma, None).accelerations(0.0, q, qd)
+    floor = crossing.DAMPING * sigma
+    damped = _svd_accelerations(mech, 0.0, q, qd, 0.0, floor)
     change, constrained = (np.linalg.norm(L.T @ x) for x in (damped - exact, exact - tree))
     assert 0 < change <= crossing.DAMPING**2 * constrained + np.linalg.norm(L.T) * rounding
+    rate = augmented_functions(dumps(model)).calls["augmented_rate"]
+    off = q + 1e-3 * mech.length_scale * np.sin(np.arange(mech.n))  # off the loops: the stabilisation acts
+    for at, omega in ((q, 0.0), (off, 50.0)):
+        reference = _svd_accelerations(mech, 0.3, at, qd, omega, floor)
+        compiled = rate(0.3, np.concatenate([at, qd]), np.array([omega, floor]))
+        assert np.array_equal(compiled[: mech.n], qd)
+        damped_conditioning = np.linalg.svd(weighted, compute_uv=False)[0] / floor
+        assert np.abs(compiled[mech.n :] - reference).max() <= 10 * EPS * damped_conditioning * np.abs(reference).max()
 
 
-@pytest.mark.slow  # minutes: the crossings are integrated in numpy, one state at a time
+@pytest.mark.slow  # seconds of CPU where CVODES stalls before the crossings; a cold cache compiles two engines
 def test_the_free_3rus_delta_runs_its_2_s_through_its_singular_configuration():
     """It runs the 2 s, says where it crossed a singular configuration and how, keeps its loops closed, and keeps
     its energy (gravity only: a conservative motion) through the crossings within ten times a regular run's budget

@@ -1,5 +1,6 @@
 """`mbstudio manoeuvre FILE --kind steady_state|step_steer|sine_with_dwell|double_lane_change [--speed V ...]
-[--handwheel DEG] [--duration S] [--speed-gain N_S_PER_M] [--out results.csv] [--json] [--quiet]`: a handling
+[--handwheel DEG] [--duration S] [--speed-gain N_S_PER_M] [--radius M] [--relaxation none|first_order]
+[--out results.csv] [--json] [--quiet]`: a handling
 manoeuvre on a vehicle with Magic Formula tyres (samples/vehicle_handling.mbs), its speed held by a speed controller
 (0 gain: coasting): its figures printed (or as JSON), its table (steady state: one row per speed; the others: the
 time history) written as CSV with a provenance sidecar."""
@@ -11,6 +12,7 @@ import sys
 
 from ..io.csv_text import csv_table, write_output
 from ..model import ModelError, check_outputs, load
+from ..model.document import TYRE_RELAXATIONS
 from ..simulation.manoeuvres import KINDS, ManoeuvreOptions, manoeuvre
 from ..simulation.run import Cancelled
 from .json_option import add_json, say
@@ -29,7 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="steady_state: ISO 4138 at a constant handwheel angle, one run per speed; "
         "step_steer: ISO 7401, the handwheel stepped at the first speed; "
         "sine_with_dwell: FMVSS 126 / UN R140's stability test at the first speed (0.7 Hz, 0.5 s dwell); "
-        "double_lane_change: ISO 3888-1's course with a preview driver from the first speed (give --duration 8)",
+        "double_lane_change: ISO 3888-1's course with a preview driver from the first speed (give --duration 8); "
+        "constant_radius: ISO 4138 on a circle of --radius held by a driver, the speed raised from the first "
+        "to the last --speed over --duration",
     )
     parser.add_argument(
         "--speed",
@@ -57,6 +61,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the speed controller's gain [N s/m: drive force per m/s of speed error]; 0 lets the car coast "
         f"(default {DEFAULTS.speed_gain:g})",
     )
+    parser.add_argument(
+        "--radius",
+        type=bounded(5.0, 1000.0, "m"),
+        default=DEFAULTS.radius,
+        help=f"the constant-radius circle's radius [m] (default {DEFAULTS.radius:g})",
+    )
+    parser.add_argument(
+        "--relaxation",
+        choices=TYRE_RELAXATIONS,
+        help="every tyre's relaxation: none (forces follow the slips at once) or first_order (through the .tir's "
+        "relaxation lengths); default: as the model has it",
+    )
     parser.add_argument("--out", help="write the table as CSV ('name [unit]' headers; provenance in OUT.csv.json)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_json(parser)
@@ -77,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
             args.handwheel,
             duration=args.duration,
             speed_gain=args.speed_gain,
+            radius=args.radius,
+            relaxation=args.relaxation or "",
         )
         result = manoeuvre(model, options, progress=None if args.quiet or args.json else _progress)
     except ModelError as exc:

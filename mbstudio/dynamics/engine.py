@@ -18,6 +18,10 @@ map R and the acceleration bias; LDLᵀ of Rᵀ M R, R keeping its structural ze
 Nothing is eliminated symbolically. The same assembly on scalar symbols with symbolic solves
 (`Engine.symbolic`) serves the exports that need plain expressions, built only when asked for.
 
+Force laws may own states of their own (force_laws/base.py: a tyre's relaxed slips): the state y then ends with
+them, z, and the state equation gives their rates next to q̇ and q̈_ind; the functions of (t, q, q̇_ind) alone
+(accelerations and their derivatives, for linearisation and exports) do not carry them and refuse such a model.
+
 The state equation carries all tree coordinates q in its state, next to q̇_ind (a ball or free joint's
 orientation, when independent, as a quaternion and its rate as an angular velocity: kinematics/ball_states.py;
 `pack` and `unpack` convert): the integrated q is only the
@@ -53,6 +57,7 @@ from ..model import Model, dumps
 from ..model.errors import AssemblyError
 from ..numerics.compiled import Native, Traced, cached_functions, engine_key, is_external, symbols, to_sparse_sx, to_sx
 from ..numerics.small_solves import householder_factor, householder_solve
+from .force_laws.base import states_refused
 from .forces import AppliedForces, gravity_potential
 from .forward_dynamics import forward_dynamics
 from .inverse_dynamics import inverse_dynamics
@@ -89,23 +94,38 @@ class Engine:
         self._no_tau = np.zeros(self.mech.n)
         self.states = state_map(self.mech)  # the state's layout: quaternions and angular velocities for balls
         self._plain = not self.states.carried and all(i == slot for i, slot in self.states.plain)
+        # the force laws' own states (name, unit), at the end of y
+        self.law_states = [tuple(x) for x in self.compiled.metadata.get("law_states", [])]
 
     @property
     def state_size(self) -> int:
-        return self.states.size
+        return self.states.size + len(self.law_states)
 
-    def pack(self, q: np.ndarray, qd_ind: np.ndarray) -> np.ndarray:
-        """The state y (size,) or (K, size) for assembled q (n,) or (K, n) and q̇_ind."""
+    def pack(self, q: np.ndarray, qd_ind: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
+        """The state y (size,) or (K, size) for assembled q (n,) or (K, n), q̇_ind and the laws' states z (zero, at
+        rest, where None)."""
         one = np.ndim(q) == 1
         y = self.states.pack(np.atleast_2d(np.asarray(q, float)), np.atleast_2d(np.asarray(qd_ind, float)))
+        if self.law_states:
+            z = np.zeros((len(y), len(self.law_states))) if z is None else np.atleast_2d(np.asarray(z, float))
+            y = np.concatenate([y, np.broadcast_to(z, (len(y), len(self.law_states)))], axis=1)
         return y[0] if one else y
 
     def unpack(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(q as integrated, before the loops are closed (K, n); q̇_ind (K, n_ind)) of states y (K, size)."""
-        y = np.atleast_2d(np.asarray(y, float))
+        y = np.atleast_2d(np.asarray(y, float))[:, : self.states.size]
         if self._plain:  # y = (q, q̇_ind) as they are: a copy of each part
             return y[:, : self.n].copy(), y[:, self.n :].copy()
         return self.states.unpack(y, float_where)
+
+    def laws_states(self, y: np.ndarray) -> np.ndarray:
+        """The force laws' states z (K, len(law_states)) of states y (K, size)."""
+        return np.atleast_2d(np.asarray(y, float))[:, self.states.size :].copy()
+
+    def refuse_law_states(self, what: str) -> None:
+        """A ModelError naming the force laws' states, which `what` does not carry."""
+        if self.law_states:
+            raise states_refused([name for name, _ in self.law_states], what)
 
     @functools.cached_property
     def traced(self) -> dict[str, casadi.Function]:
@@ -188,6 +208,7 @@ class Engine:
         return list(self.mech.partition.independent)
 
     def accelerations(self, t: float, q: np.ndarray, qd_ind: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
+        self.refuse_law_states("the accelerations of (t, q, q̇_ind) alone (linearisation, equilibria)")
         return self._rhs(t, q, qd_ind, self._no_tau if tau is None else tau)
 
     def velocity_map(self, q: np.ndarray) -> np.ndarray:
@@ -213,10 +234,42 @@ class Engine:
         per shape (a run's check points at once); each value is the one a single state's call gives."""
         if not (self.mech.partition.rows and self.mech.partition.dependent):
             return np.full(len(q), np.inf)
-        blocks = np.stack([self.loop_block(x).ravel() for x in q])
+        blocks = self._loop_blocks(q)
         return np.min(
             [np.linalg.svd(blocks[:, at], compute_uv=False).min(axis=(1, 2)) for at in self._block_entries], axis=0
         )
+
+    def surely_conditioned(self, q: np.ndarray, bound: float) -> bool:
+        """Whether smallest_singular_value is at least `bound` at every one of the coordinates q (K, n), by a margin
+        beyond its rounding (1e-10 of the blocks' norms), a few times cheaper than the SVD: near the last state,
+        σ_min there less the distance ‖ΔΦ‖_F from its block (Weyl's inequality), else every loop block's Gram
+        matrix less bound² has a Cholesky factor. False where unsure: the SVD then decides."""
+        if not (self.mech.partition.rows and self.mech.partition.dependent) or not len(q):
+            return True
+        blocks = self._loop_blocks(q)
+        anchor, distance = blocks[-1], np.linalg.norm(blocks - blocks[-1], axis=1)
+        rounding = 1e-10 * (np.linalg.norm(anchor) + distance.max())
+        near = self.smallest_singular_values(q[-1:])[0] - distance >= bound + rounding
+        blocks = blocks[~near]
+        for at in self._block_entries if len(blocks) else ():
+            shaped = blocks[:, at]
+            gram = (
+                shaped @ np.swapaxes(shaped, 2, 3) if at.shape[1] < at.shape[2] else np.swapaxes(shaped, 2, 3) @ shaped
+            )
+            size = float(np.abs(gram).max(initial=0.0)) * gram.shape[-1]  # at least the Gram matrices' norms
+            allowance = bound + 1e-10 * np.sqrt(size)  # beyond the SVD's rounding of σ as well
+            try:
+                np.linalg.cholesky(gram - (allowance**2 + 1e-10 * size) * np.eye(gram.shape[-1]))
+            except np.linalg.LinAlgError:
+                return False
+        return True
+
+    def _loop_blocks(self, q: np.ndarray) -> np.ndarray:
+        """loop_block at each of the coordinates q (K, n), flattened (K, rows × dependent), in one native call."""
+        rows, columns = len(self.mech.partition.rows), len(self.mech.partition.dependent)
+        phi, jac = np.empty((len(q), rows)), np.empty((len(q), rows * columns))
+        self.compiled.calls["closure_rows"](np.ascontiguousarray(q, dtype=float), phi, jac)
+        return jac.reshape(len(q), columns, rows).transpose(0, 2, 1).reshape(len(q), -1)  # by columns: by rows
 
     @functools.cached_property
     def _block_entries(self) -> list[np.ndarray]:
@@ -256,6 +309,7 @@ class Engine:
     def jacobians(self, t: float, q: np.ndarray, qd_ind: np.ndarray, tau: np.ndarray | None = None) -> dict:
         """Exact derivatives at an assembled state: ∂q̈_ind/∂q_ind (through the loop closure, ∂q/∂q_ind = R),
         ∂q̈_ind/∂q̇_ind, ∂q̈_ind/∂τ (τ on the tree coordinates), R and the constraint Jacobian Φ_q."""
+        self.refuse_law_states("linearisation")
         tau = np.zeros(self.mech.n) if tau is None else tau
         d_q, d_v, d_tau = (np.asarray(x) for x in _derivatives(self)(t, q, qd_ind, tau))
         R = self.velocity_map(q)
@@ -372,6 +426,7 @@ def _trace(text: str, partition: Partition | None, symbolic: bool = False) -> tu
     fields = (p.independent, p.dependent, p.rows, p.rank, p.redundant_rows)
     metadata = {"partition": [[int(i) for i in f] if isinstance(f, tuple) else int(f) for f in fields]}
     metadata["blocks"] = [[[int(r) for r in rows], [int(c) for c in columns]] for rows, columns, _ in graph.blocks]
+    metadata["law_states"] = [list(x) for x in pieces.applied.state_names]
     return graph.functions(), metadata
 
 
@@ -391,6 +446,7 @@ class _Pieces:
         self.rows = list(mech.partition.rows)
         self.t = casadi.SX.sym("t")
         self.q, self.qd, self.x = (symbols(name, n) for name in ("q", "qd", "x"))  # x: q̈ or τ
+        self.z = symbols("z", len(self.applied.state_names))  # the force laws' own states
         self._projected: dict[tuple, casadi.Function] = {}
 
     def _function(self, name: str, arguments: list, outputs: list[np.ndarray]) -> casadi.Function:
@@ -403,19 +459,29 @@ class _Pieces:
 
     @functools.cached_property
     def forces(self) -> casadi.Function:
-        """(t, q, q̇, τ) -> Q + τ: the document's force elements and the given generalized forces."""
-        q, qd, tau = (x[1][None, :] for x in (self.q, self.qd, self.x))
-        Q = self.applied.generalized(np.array([self.t], dtype=object), q, qd) + tau
-        return casadi.Function("forces", [self.t, self.q[0], self.qd[0], self.x[0]], [to_sparse_sx(Q[0])], _MERGED)
+        """(t, q, q̇, τ, z) -> Q + τ: the document's force elements and the given generalized forces."""
+        q, qd, tau, z = (x[1][None, :] for x in (self.q, self.qd, self.x, self.z))
+        Q = self.applied.generalized(np.array([self.t], dtype=object), q, qd, z) + tau
+        arguments = [self.t, self.q[0], self.qd[0], self.x[0], self.z[0]]
+        return casadi.Function("forces", arguments, [to_sparse_sx(Q[0])], _MERGED)
 
     @functools.cached_property
     def power(self) -> casadi.Function:
-        """(t, q, q̇, τ) -> P_nc: the power of the force elements beyond their potential's, and of τ (what the energy
-        balance integrates: simulation/monitors.py)."""
-        q, qd, tau = (x[1][None, :] for x in (self.q, self.qd, self.x))
-        power = self.applied.element_power(np.array([self.t], dtype=object), q, qd)[0]
+        """(t, q, q̇, τ, z) -> P_nc: the power of the force elements beyond their potential's, and of τ (what the
+        energy balance integrates: simulation/monitors.py)."""
+        q, qd, tau, z = (x[1][None, :] for x in (self.q, self.qd, self.x, self.z))
+        power = self.applied.element_power(np.array([self.t], dtype=object), q, qd, z=z)[0]
         power = power[0] + (tau[0] * qd[0]).sum()
-        return casadi.Function("nonconservative_power", [self.t, self.q[0], self.qd[0], self.x[0]], [power], _MERGED)
+        arguments = [self.t, self.q[0], self.qd[0], self.x[0], self.z[0]]
+        return casadi.Function("nonconservative_power", arguments, [power], _MERGED)
+
+    @functools.cached_property
+    def law_rates(self) -> casadi.Function:
+        """(t, q, q̇, z) -> ż: the rates of the force laws' own states."""
+        q, qd, z = (x[1][None, :] for x in (self.q, self.qd, self.z))
+        rates = self.applied.state_rates(np.array([self.t], dtype=object), q, qd, z)[0]
+        arguments = [self.t, self.q[0], self.qd[0], self.z[0]]
+        return casadi.Function("law_state_rates", arguments, [to_sx(rates)], _MERGED)
 
     @functools.cached_property
     def forward(self) -> casadi.Function:
@@ -490,15 +556,15 @@ class _Pieces:
 
     @functools.cached_property
     def velocity_terms(self) -> casadi.Function:
-        """(t, q, q̇, τ) -> (Φ̈ at q̈ = 0 of the independent rows (the velocity-product terms), Q + τ as `forces`,
+        """(t, q, q̇, τ, z) -> (Φ̈ at q̈ = 0 of the independent rows (the velocity-product terms), Q + τ as `forces`,
         P_nc as `power`): one function, so that the motion they trace from (q, q̇) is computed once."""
-        q, qd, tau = (x[1][None, :] for x in (self.q, self.qd, self.x))
+        q, qd, tau, z = (x[1][None, :] for x in (self.q, self.qd, self.x, self.z))
         st = self.mech.motion(self.q[1], self.qd[1])
         gamma = self.mech.constraints.acceleration_bias(st)[0][self.rows]
         t = np.array([self.t], dtype=object)
-        Q = self.applied.generalized(t, q, qd) + tau
-        power = self.applied.element_power(t, q, qd)[0][0] + (tau[0] * qd[0]).sum()
-        arguments = [self.t, self.q[0], self.qd[0], self.x[0]]
+        Q = self.applied.generalized(t, q, qd, z) + tau
+        power = self.applied.element_power(t, q, qd, z=z)[0][0] + (tau[0] * qd[0]).sum()
+        arguments = [self.t, self.q[0], self.qd[0], self.x[0], self.z[0]]
         outputs = [to_sparse_sx(gamma), to_sparse_sx(Q[0]), power]
         return casadi.Function("velocity_terms", arguments, outputs, _MERGED)
 
@@ -560,17 +626,19 @@ class _Graph:
         coupled = casadi.mtimes([self.place, casadi.diagcat(*lower), self.pick])
         return self.identity + coupled
 
-    def accelerations(self, t, q, v, tau, jac=None) -> tuple:
+    def accelerations(self, t, q, v, tau, jac=None, z=None) -> tuple:
         """(q̈_ind, q̇, q̈, P_nc) at the closed q: Rᵀ M R q̈_ind = Rᵀ (Q − τ_tree(q, q̇, a)), a the acceleration term,
-        and q̈ = R q̈_ind + a; P_nc the power of the force elements beyond their potential's and of τ."""
+        and q̈ = R q̈_ind + a; P_nc the power of the force elements beyond their potential's and of τ. z: the force
+        laws' own states (at rest where None)."""
         p = self.pieces
+        z = self.kind.zeros(p.z[0].numel()) if z is None else z
         if not self.dep:
-            qdd = p.forward(q, v, p.forces(t, q, v, tau))
-            return qdd, v, qdd, p.power(t, q, v, tau)
+            qdd = p.forward(q, v, p.forces(t, q, v, tau, z))
+            return qdd, v, qdd, p.power(t, q, v, tau, z)
         factorised = _Factorised(self, p.loops(q)[1] if jac is None else jac)  # one for the map and the bias
         R = self.velocity_map(factorised)
         qd = casadi.mtimes(R, v)
-        gamma, forces, power = p.velocity_terms(t, q, qd, tau)
+        gamma, forces, power = p.velocity_terms(t, q, qd, tau, z)
         a = self._dependent_step(factorised, -gamma)
         rhs, reduced = p.projected_dynamics(R.sparsity())(q, qd, a, forces, R)
         qdd = self.solve(reduced, rhs, spd=True)
@@ -578,7 +646,8 @@ class _Graph:
 
     def functions(self) -> list[casadi.Function]:
         n, k, p, X = self.n, self.k, self.pieces, self.kind
-        t, q, v, tau, y = X.sym("t"), X.sym("q", n), X.sym("qd_ind", k), X.sym("tau", n), X.sym("y", self.states.size)
+        size = self.states.size + p.z[0].numel()
+        t, q, v, tau, y = X.sym("t"), X.sym("q", n), X.sym("qd_ind", k), X.sym("tau", n), X.sym("y", size)
         qdd = self.accelerations(t, q, v, tau)[0]
         names = ["t", "q", "qd_ind", "tau"]
         accelerations = casadi.Function("accelerations", [t, q, v, tau], [qdd], names, ["qdd_ind"])
@@ -611,17 +680,21 @@ class _Graph:
         """(ẏ, closed q, max |Φ|, q̇, q̈, P_nc) at the state y: Newton on the dependent coordinates from the integrated q,
         then q̇ = R q̇_ind, q̈_ind and q̈ = R q̈_ind + a; a carried orientation's state read back as ρ, ρ̇ first and its
         rates (the quaternion's, ω̇) written from them (kinematics/ball_states.py)."""
-        n = self.n
+        n, size = self.n, self.states.size
+        y, z = (y, None) if y.numel() == size else (y[:size], y[size:])  # the laws' own states at the end
         if not self.states.quaternions:
             closed, residual, jac = self._closed(y[:n])
-            qdd, qd, qdd_tree, power = self.accelerations(t, closed, y[n:], tau, jac)
-            return casadi.densify(casadi.vertcat(qd, qdd)), closed, casadi.densify(residual), qd, qdd_tree, power
-        unpack, rate = self._ball_maps()
-        q_state, v_state = unpack(y)
-        closed, residual, jac = self._closed(q_state)
-        qdd, qd, qdd_tree, power = self.accelerations(t, closed, v_state, tau, jac)
-        y_dot = casadi.densify(rate(y, q_state, v_state, qd, qdd))
-        return y_dot, closed, casadi.densify(residual), qd, qdd_tree, power
+            qdd, qd, qdd_tree, power = self.accelerations(t, closed, y[n:], tau, jac, z)
+            y_dot = casadi.vertcat(qd, qdd)
+        else:
+            unpack, rate = self._ball_maps()
+            q_state, v_state = unpack(y)
+            closed, residual, jac = self._closed(q_state)
+            qdd, qd, qdd_tree, power = self.accelerations(t, closed, v_state, tau, jac, z)
+            y_dot = rate(y, q_state, v_state, qd, qdd)
+        if z is not None:
+            y_dot = casadi.vertcat(y_dot, self.pieces.law_rates(t, closed, qd, z))
+        return casadi.densify(y_dot), closed, casadi.densify(residual), qd, qdd_tree, power
 
     def _ball_maps(self) -> tuple[casadi.Function, casadi.Function]:
         """The state map's unpack (y -> q, q̇_ind) and rates ((y, q, q̇_ind, q̇, q̈_ind) -> ẏ), traced on scalar

@@ -63,6 +63,35 @@ class AppliedForces:
         self.elements = list(mech.model.forces if own else elements) + (compliant_stops(mech) if own else [])
         self.geometry = mech.tree.geometry
         self.laws: list[ForceLaw] = [law_class(element)(element, self) for element in self.elements]
+        self._slices, start = {}, 0  # each law's columns of the laws' states z, in the elements' order
+        for law in self.laws:
+            self._slices[id(law)] = slice(start, start + len(law.states))
+            start += len(law.states)
+
+    @property
+    def state_names(self) -> list[tuple[str, str]]:
+        """The states the laws own, as ('<element>.<state>', unit), in the order of z."""
+        return [(f"{law.name}.{name}", unit) for law in self.laws for name, unit in law.states]
+
+    def states_of(self, law: ForceLaw, z, count: int) -> np.ndarray:
+        """The law's columns of z (N, all states), zeros (the states at rest) where z is None."""
+        if z is None:
+            return self.mech.backend.zeros((count, len(law.states)))
+        return z[:, self._slices[id(law)]]
+
+    def _of(self, law: ForceLaw, t, q, qd, st, z) -> np.ndarray:
+        if not law.states:
+            return law.generalized(t, q, qd, st)
+        return law.generalized(t, q, qd, st, z=self.states_of(law, z, len(q)))
+
+    def state_rates(self, t, q, qd, z) -> np.ndarray:
+        """ż (N, all states) of the laws' states z (N, all states) at the time(s) t and the motion (q, q̇)."""
+        mech = self.mech
+        with mech.backend.context():
+            q, qd = mech.as_batch(q), mech.as_batch(qd)
+            st = self.placed(q)
+            rates = [law.state_rates(t, q, qd, st, self.states_of(law, z, len(q))) for law in self.laws if law.states]
+            return np.concatenate(rates, axis=1) if rates else mech.backend.zeros((len(q), 0))
 
     def law(self, element) -> ForceLaw:
         """The law of one of the elements."""
@@ -87,7 +116,8 @@ class AppliedForces:
 
     def time_function(self, formula, t) -> np.ndarray:
         """An expression in the parameters and the time at the times t (N,)."""
-        times = instants(t)
+        numeric = isinstance(t, np.ndarray) and t.dtype.kind == "f"  # a run's times: not one Python float each
+        times = t.ravel() if numeric else instants(t)
         if self.mech.backend.name == "float64" and len(times) > 1:
             values = over_times(self.geometry.symbols, formula, np.asarray(times, dtype=float))
             if np.isfinite(values).all():  # else one at a time, for the evaluator's message on the culprit
@@ -95,30 +125,32 @@ class AppliedForces:
         return self.mech.backend.asarray([self.value(formula, ti) for ti in times])
 
     # ------------------------------------------------------------------ generalized forces
-    def generalized(self, t, q, qd) -> np.ndarray:
-        """Q (N, n) of all elements at time(s) t (scalar or (N,)), coordinates q and velocities q̇ (N, n)."""
+    def generalized(self, t, q, qd, z=None) -> np.ndarray:
+        """Q (N, n) of all elements at time(s) t (scalar or (N,)), coordinates q and velocities q̇ (N, n), and the
+        laws' states z (N, len(state_names)); None: at rest."""
         mech = self.mech
         with mech.backend.context():
             q, qd = mech.as_batch(q), mech.as_batch(qd)
             Q = mech.backend.zeros(q.shape)
             st = self.placed(q)
             for law in self.laws:
-                Q = Q + law.generalized(t, q, qd, st)
+                Q = Q + self._of(law, t, q, qd, st, z)
             return Q
 
-    def element_power(self, t, q, qd, st: MotionState | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def element_power(self, t, q, qd, st: MotionState | None = None, z=None) -> tuple[np.ndarray, np.ndarray]:
         """(P_nc (N,), Σ Q_e (N, n)): the power of the force elements beyond their potential's, and their generalized
         forces. An element with a potential (`ForceLaw.has_potential`) loses its rest part, its force at q̇ = 0,
-        which the potential energy holds; the whole power of the others counts. `st`: the poses at q (`placed`)."""
+        which the potential energy holds; the whole power of the others counts. `st`: the poses at q (`placed`); z: the
+        laws' states (`generalized`)."""
         with self.mech.backend.context():
             q, qd = self.mech.as_batch(q), self.mech.as_batch(qd)
             st = self.placed(q) if st is None else st  # once for every element
             power, elements = self.mech.backend.zeros(len(q)), self.mech.backend.zeros(q.shape)
             for law in self.laws:
-                Q_e = law.generalized(t, q, qd, st)
+                Q_e = self._of(law, t, q, qd, st, z)
                 elements = elements + Q_e
                 if law.has_potential:
-                    Q_e = Q_e - law.generalized(t, q, self.mech.backend.zeros(qd.shape), st)
+                    Q_e = Q_e - self._of(law, t, q, self.mech.backend.zeros(qd.shape), st, z)
                 power = power + (Q_e * qd).sum(axis=1)
             return power, elements
 
@@ -129,14 +161,15 @@ class AppliedForces:
             return self.mech.tree.motion(self.mech.as_batch(q))
         return None
 
-    def of_law(self, law: ForceLaw, t, q, qd, st: MotionState | None = None) -> np.ndarray:
-        """Q (N, n) of one element's law; `st` the poses at q (`placed`) when the caller has them."""
+    def of_law(self, law: ForceLaw, t, q, qd, st: MotionState | None = None, z=None) -> np.ndarray:
+        """Q (N, n) of one element's law; `st` the poses at q (`placed`) when the caller has them; z the laws'
+        states (`generalized`)."""
         mech = self.mech
         with mech.backend.context():
             q, qd = mech.as_batch(q), mech.as_batch(qd)
             if law.on_bodies and st is None:
                 st = mech.tree.motion(q)
-            return law.generalized(t, q, qd, st)
+            return self._of(law, t, q, qd, st, z)
 
     def point(self, st: MotionState, label: str, point: str) -> tuple[np.ndarray, np.ndarray]:
         """World position (N, 3) and Jacobian (N, 3, n) of a named body point."""

@@ -4,8 +4,6 @@ autosave."""
 
 from __future__ import annotations
 
-import contextlib
-import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,21 +23,19 @@ from PySide6.QtWidgets import (
 
 from .. import samples
 from ..dynamics.closed_loop import actuated_indices
-from ..dynamics.engine import fits_engine
 from ..dynamics.pkm.follow import PlatformFollower
 from ..io.c_code import c_stem
 from ..io.display_units import DisplayUnits
 from ..io.imports import file_format
 from ..io.urdf_export import urdf_text
-from ..jobs import DONE, Job, text_hash
+from ..jobs import DONE, Job
 from ..jobs.options import options_of
 from ..jobs.results import LinearFamilyResult
 from ..kinematics import Mechanism
-from ..kinematics.fast_assembly import FastAssembly
-from ..kinematics.mechanism import BranchChangeWarning
 from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, loads, write_all, write_atomic
 from ..simulation.contact_results import recorded_contacts, support
 from ..simulation.measures import applied_forces
+from ..workspace import Workspace
 from . import menus
 from .editing.coordinates_panel import CoordinatesPanel, DrivingDialog, coordinate_range
 from .editing.document import Document
@@ -101,16 +97,14 @@ class MainWindow(QMainWindow):
         collect_in_gui_thread()  # before any worker thread can collect Qt objects (gui/main_thread_gc.py)
         self.persistent = persistent
         self.document = Document(model or samples.load(), path, self)
-        self.mech: Mechanism | None = None
-        self.follower: PlatformFollower | None = None  # task-space sliders of a parallel machine
-        self.q = np.zeros(0)
-        self._pending_moves: dict[str, tuple[float, int]] = {}
         self.view = View3D(self)
         self.setCentralWidget(self.view)
         self.tree = DocumentTree()
         self.properties = PropertyEditor(self.document)
         self.coordinates = CoordinatesPanel()
         self.jobs = JobManager(self)
+        # the document's pose, assembly, results by model hash and finished jobs' routes, without Qt (workspace/)
+        self.session = Workspace(self.document, self.jobs)
         self.jobs_panel = JobsPanel(self.jobs)
         self.ridge = RidgePanel()
         self.base_table = BaseParameterTable()
@@ -126,7 +120,6 @@ class MainWindow(QMainWindow):
         self.kc = KCPanel()
         self.identification = IdentificationPanel()
         self.handling = HandlingPanel()
-        self.results: dict[str, dict[str, Job]] = {}  # model hash -> task -> its latest finished job
         area = Qt.DockWidgetArea
         self.docks = {
             name: self._dock(name, title, widget, where)
@@ -182,7 +175,6 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["tree"], self.docks["properties"]], [480, 360], Qt.Orientation.Vertical)
         self._link_start: np.ndarray | None = None  # Draw Link's first click
         self._forces_on = False
-        self._orphans: set[int] = set()  # jobs started for a document no longer open
         self._sized_results = False  # the result docks get their share of the height when first shown
         # the window's child: it dies with the window, where a single shot would call a deleted one
         self._fit_timer = QTimer(self, singleShot=True, interval=0, timeout=self._fit_coordinates)
@@ -192,6 +184,26 @@ class MainWindow(QMainWindow):
         self._rebuild()
         self.view.scene.camera("isometric")
         self._update_title()
+
+    @property
+    def mech(self) -> Mechanism:
+        """The mechanism of the document's structure (the workspace's)."""
+        return self.session.pose.mech
+
+    @property
+    def q(self) -> np.ndarray:
+        """The pose shown: the document's, or one being dragged to (the workspace's)."""
+        return self.session.pose.q
+
+    @property
+    def follower(self) -> PlatformFollower | None:
+        """A parallel machine's task-space sliders (the workspace's); None for any other mechanism."""
+        return self.session.pose.follower
+
+    @property
+    def results(self) -> dict[str, dict[str, Job]]:
+        """model hash -> task -> its latest finished job (the workspace's)."""
+        return self.session.results
 
     def show_study(self) -> None:
         """Analysis › Parameter Study…: the study panel, with the open model's parameters to choose from."""
@@ -233,7 +245,7 @@ class MainWindow(QMainWindow):
         self.view.positioned.connect(self._positioned)
         self.body_drag = BodyDrag(
             lambda: (self.mech, self.q),
-            self._fast_assembly,
+            self.session.pose.fast_assembly,
             self._show_pose,
             lambda text, drag: self.document.set_pose(self._values(), text, drag),
             lambda text: self.statusBar().showMessage(text, 10000),
@@ -245,6 +257,7 @@ class MainWindow(QMainWindow):
         doc.structureChanged.connect(self._model_changed)
         doc.poseChanged.connect(self._model_changed)
         self.jobs.finished.connect(self._job_finished)
+        self._route_jobs()
         self.plots.frame.connect(self._show_frame)
         self.modes.mode_selected.connect(self._animate_mode)
         for panel in self.linear_panels:
@@ -258,21 +271,13 @@ class MainWindow(QMainWindow):
     def _rebuild(self) -> None:
         """After a structural change: a new Mechanism, assembled from the document's initial values."""
         model = self.document.model
-        self.mech = Mechanism(model)
-        self._structure = dumps(model)  # the text the sliders' compiled assembly is keyed by
-        self._fast: FastAssembly | None = None
         self.statusBar().clearMessage()  # messages were about the previous structure
-        try:
-            self.q = self.mech.assemble(None)[0]
-            self._assembly_status(None)
-        except AssemblyError as exc:
-            self.q = np.asarray(self.mech.tree.initial_coordinates(), float)
-            self._assembly_status(str(exc))
+        self._assembly_status(self.session.rebuild())
         folder = Path(self.document.path).parent if self.document.path else None  # relative mesh files
         problems = self.view.build(self.mech, self.q, folder)
         if problems:
             self.statusBar().showMessage("; ".join(problems))
-        self.follower = PlatformFollower.of(model)  # a parallel machine's platform gets task-space sliders
+        # a parallel machine's platform gets task-space sliders
         self.coordinates.build(self.mech, self._values(), self.follower.ranges() if self.follower else None)
         self._fit_timer.start()  # once Qt has laid out the new sliders and docks
         self.tree.rebuild(model, self.mech.dof)
@@ -291,11 +296,11 @@ class MainWindow(QMainWindow):
         self.resizeDocks(docks, [share, column - share], Qt.Orientation.Vertical)
 
     def _values(self) -> dict[str, float]:
-        return {name: float(self.q[i]) for i, name in enumerate(self.mech.coordinates)}
+        return self.session.pose.values()
 
     def _show_values(self) -> None:
         """The sliders at the shown pose: the coordinates, and a parallel machine's platform."""
-        self.coordinates.set_values(self._values(), self.follower.task_values(self.q) if self.follower else None)
+        self.coordinates.set_values(self._values(), self.session.pose.task_values())
 
     def _assembly_status(self, problem: str | None, stopped: bool = False, branch: str | None = None) -> None:
         """`stopped`: the shown pose still closes, but the wanted one does not. `branch`: it closes, on another
@@ -311,10 +316,8 @@ class MainWindow(QMainWindow):
     def _pose_from_document(self) -> None:
         """A slider move, or its undo/redo: show the document's pose, in the 3D view, the sliders, the model
         tree's coordinate values and the property editor."""
-        q = np.asarray(self.mech.tree.initial_coordinates(), float)
-        if not np.array_equal(q, self.q):
-            self.q = q
-            self.view.set_pose(q)
+        if self.session.pose.from_document():
+            self.view.set_pose(self.q)
             self._show_values()
             self._assembly_status(None)
         self.tree.show_pose(self.document.model)
@@ -325,13 +328,11 @@ class MainWindow(QMainWindow):
     def _queue_move(self, name: str, value: float, drag: int) -> None:
         """Slider steps arriving while a frame is drawn are merged: only the latest wanted value of each
         coordinate is assembled and drawn, so a slow renderer drops frames instead of lagging behind."""
-        if not self._pending_moves:
+        if self.session.pose.queue_move(name, value, drag):
             QTimer.singleShot(0, self._apply_moves)
-        self._pending_moves[name] = (value, drag)
 
     def _apply_moves(self) -> None:
-        moves, self._pending_moves = self._pending_moves, {}
-        for name, (value, drag) in moves.items():
+        for name, (value, drag) in self.session.pose.take_moves().items():
             if name.startswith("platform:"):
                 self.move_platform(name.split(":", 1)[1], value, drag)
             else:
@@ -342,7 +343,7 @@ class MainWindow(QMainWindow):
         following by its inverse kinematics from the shown pose; where a limb cannot follow, the slider stays
         at the last pose reached and the status bar says which limb."""
         try:
-            q = self.follower.move(self.q, name, value)
+            q = self.session.pose.move_platform(name, value)
         except (AssemblyError, np.linalg.LinAlgError) as exc:
             return self._stopped(f"platform {name} = {value:.4g} m cannot be reached: {exc}")
         return self._moved(q, f"Move platform {name} to {value:.4g} m", drag)
@@ -350,11 +351,8 @@ class MainWindow(QMainWindow):
     def move_coordinate(self, name: str, value: float, drag: int = 0) -> bool:
         """Assemble with coordinate `name` at `value`, starting from the shown pose; on failure the
         slider stays at the last pose that closed and the status bar says why."""
-        values = self._values()
-        values[name] = value
-        wanted = np.array([[values[n] for n in self.mech.independent]])
         try:
-            q, branch = self._assemble(wanted)
+            q, branch = self.session.pose.move_coordinate(name, value)
         except AssemblyError as exc:
             return self._stopped(f"{name} = {value:.4g} cannot be reached: {exc}")
         unit = coordinate_range(self.mech, name)[2]
@@ -375,31 +373,9 @@ class MainWindow(QMainWindow):
 
     def _show_pose(self, q: np.ndarray) -> None:
         """A closed pose in the 3D view and the sliders (the document gets it from the caller, or not yet)."""
-        self.q = q
+        self.session.pose.q = q
         self.view.set_pose(q)
         self._show_values()
-
-    def _assemble(self, wanted: np.ndarray) -> tuple[np.ndarray, str | None]:
-        """A slider step: on the compiled loop equations once this structure's engine is built (a background
-        job started by the first step), on the numpy path until then and where the compiled Newton gives up
-        (it names the loop that does not close, and follows the branch by continuation). With the pose, what
-        the numpy path says of a branch change."""
-        fast = self._fast_assembly()
-        if fast is not None:
-            with contextlib.suppress(AssemblyError, np.linalg.LinAlgError):
-                return fast.assemble(wanted[0], self.q), None
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", BranchChangeWarning)
-            q = self.mech.assemble(wanted, guess=self.q)[0]
-        return q, next((str(w.message) for w in caught if issubclass(w.category, BranchChangeWarning)), None)
-
-    def _fast_assembly(self) -> FastAssembly | None:
-        if self._fast is None and self.mech.partition.dependent and fits_engine(self.document.model):
-            self._fast = FastAssembly.load(self.mech, self._structure)
-            building = any(j.task == "engine" and j.running for j in self.jobs.running)
-            if self._fast is None and not building:
-                self.jobs.start("engine", self._structure, {}, "Compile the equations for the sliders")
-        return self._fast
 
     def set_units(self, units: DisplayUnits | None = None) -> None:
         """The units the window shows and takes (Edit › Preferences…; None: View › Units' two toggles, the
@@ -518,15 +494,12 @@ class MainWindow(QMainWindow):
         """Assemble (toolbar): close the loops from the drawn pose, the document's coordinate values whether
         they close or not, moving every coordinate as little as possible and the driving ones not at all; one
         undoable step. Where nothing closes, the message names the loop and the document stays as it was."""
-        drawn = np.asarray(self.mech.tree.initial_coordinates(), float)
         try:
-            q = self.mech.assemble_nearest(drawn, dict.fromkeys(self.mech.independent, 1e3))
+            moved = self.session.pose.assemble_drawn()
         except AssemblyError as exc:
             self._assembly_status(f"the drawn pose does not assemble: {exc}")
             return False
-        moved = [(n, a, b) for n, a, b in zip(self.mech.coordinates, drawn, q, strict=True) if abs(a - b) > 1e-12]
-        self.q = q
-        self.view.set_pose(q)
+        self.view.set_pose(self.q)
         self._show_values()
         self._assembly_status(None)
         if moved:
@@ -587,21 +560,22 @@ class MainWindow(QMainWindow):
         keep_options(task, options)
         return self.run_job(task, options, title)
 
+    def _route_jobs(self) -> None:
+        """What a finished job does, by its task: a result fills its panels (RESULT_PANELS) and is filed under its
+        model hash; the others act once (docs/architecture.md, "The workspace")."""
+        for task in RESULT_PANELS:
+            self.session.route(task, self._result_finished)
+        self.session.route("c_code", self._write_c, filed=False)
+        self.session.route("urdf_import", self._install_import, filed=False)
+        self.session.route("equilibrium", self._equilibrium_found, filed=False)
+
     def _job_finished(self, job: Job) -> None:
-        if job.result is None:  # failed, or cancelled before it had done a part it could keep
-            return
-        if job.task == "c_code":
-            self._write_c(job)
-            return
-        if job.task == "urdf_import":
-            self._install_import(job)
-            return
-        if job.task == "equilibrium":
-            self._equilibrium_found(job)
-            return
-        if job.task == "engine" or job.id in self._orphans:  # the sliders take an engine up at their next step
-            return
-        self.results.setdefault(job.model_hash, {})[job.task] = job
+        """Every job's end, in any state: to the handler of its task (Workspace.finished)."""
+        self.session.finished(job)
+
+    def _result_finished(self, job: Job) -> None:
+        """A result, filed by the workspace: its panels show it, the last one in front, and the status bar says
+        how it ended."""
         self._show(job)
         front = self.docks["lpv" if isinstance(job.result.data, LinearFamilyResult) else RESULT_PANELS[job.task][-1]]
         front.show()
@@ -646,7 +620,7 @@ class MainWindow(QMainWindow):
         """Analysis › Equilibrium…: the pose moves there as one undoable edit (or is only shown), and what was
         found is said: held forces, neutral directions, the modes' stability."""
         values, summary = job.result.data.values, job.result.data.summary
-        current = job.model_hash == self.jobs.current_hash
+        current = self.session.is_current(job)
         if options_of("equilibrium", job.options).move and current:
             self.document.set_pose({n: values[n] for n in self.mech.coordinates}, "Move to the equilibrium", drag=-1)
         elif current:
@@ -661,8 +635,8 @@ class MainWindow(QMainWindow):
         """Results belong to the model revision they were computed on: after an edit they are stale, and
         undo or redo back to a revision shows that revision's tables again (the time histories stay, since
         showing them would move the 3D view away from the document's pose)."""
-        self.jobs.set_model_hash(text_hash(dumps(self.document.model)))
-        for task, job in self.results.get(self.jobs.current_hash, {}).items():
+        self.jobs.set_model_hash(self.session.model_changed())
+        for task, job in self.session.current_results().items():
             front = getattr(self, RESULT_PANELS[task][-1])  # it holds every result of its task (not so the family's)
             if task not in MOTION_TASKS and front.result is not job.result:
                 self._show(job)
@@ -801,15 +775,14 @@ class MainWindow(QMainWindow):
     def _clear_results(self) -> None:
         """Results belong to their document: another one in the window clears them (running jobs go on and
         are kept in the jobs panel, but their results are not shown over the new model)."""
-        self.results.clear()
-        self._orphans |= {job.id for job in self.jobs.running}
+        self.session.replaced()
         for panel in {getattr(self, name) for names in RESULT_PANELS.values() for name in names}:
             panel.clear()
 
     def _mark_stale(self) -> None:
         for panel in {getattr(self, name) for names in RESULT_PANELS.values() for name in names}:
             if panel.result is not None:
-                panel.set_stale(panel.result.provenance.model_hash != self.jobs.current_hash)
+                panel.set_stale(panel.result.provenance.model_hash != self.session.model_hash)
 
     def confirm_running_jobs(self) -> bool:
         """Ask before closing would cancel running jobs; True means go on (and they are cancelled)."""

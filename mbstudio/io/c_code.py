@@ -136,6 +136,7 @@ def exported_functions(model: Model, symbolic: bool = False) -> tuple[list[casad
     on scalar symbols, their solves written out (the numpy export translates scalar operations); else with
     sparse factorisations (C)."""
     eng = engine(model)
+    eng.refuse_law_states("the C code export")
     functions = list((eng.symbolic if symbolic else eng.traced).values())
     functions += [kernel_function(model, name) for name in KERNELS]
     run = base_parameters(model, "dp").dp

@@ -82,6 +82,7 @@ class _Builder:
         self.model = self._driven(model)
         try:
             self.eng = engine(self.model)
+            self.eng.refuse_law_states("an FMU")
         except TooLarge as exc:
             raise ModelError(f"model '{model.name}'", "is too large for an FMU", str(exc), "a smaller model") from None
         if self.eng.states.quaternions:  # the wrapper's state is (q, q̇_ind); engine.pack gives the other layout

@@ -340,6 +340,9 @@ class Tyre:
     type: ClassVar[str] = "tyre"
 
 
+TYRE_RELAXATIONS = ("none", "first_order")  # a Magic Formula tyre's relaxation models
+
+
 @dataclass
 class MagicFormulaTyre:
     """A tyre on a wheel body that spins on its hub (docs/vehicle.md): its normal load from the vertical spring-damper
@@ -349,7 +352,8 @@ class MagicFormulaTyre:
     the wheel's left when it rolls forward; `low_speed` [m/s] keeps the slips finite at standstill (the forward speed
     in their denominators is sqrt(Vx² + low_speed²)). `side` ("left" or "right") is the side of the car it is
     mounted on: a tyre on the other side from the file's TYRESIDE is its mirror image (its lateral force, overturning
-    and aligning moments at the slip angle and camber mirrored, as MF-Tyre does)."""
+    and aligning moments at the slip angle and camber mirrored, as MF-Tyre does). `relaxation`: "none" (the forces
+    follow the slips at once) or "first_order" (through the .tir's relaxation lengths: dynamics/tyres/relaxation.py)."""
 
     name: str
     body: str
@@ -362,6 +366,7 @@ class MagicFormulaTyre:
     radius: Expr = 0.3
     engagement: Expr = 1e-3
     low_speed: Expr = 0.5
+    relaxation: str = "none"
     type: ClassVar[str] = "magic_formula_tyre"
 
 
@@ -384,11 +389,32 @@ class PathDriver:
 
 
 @dataclass
+class CircleDriver:
+    """A driver steering a car round a circle (ISO 4138's constant radius): the path driver's servo on the steering
+    `coordinate`, whose target x* = gain × e follows the distance e = |P − C| − radius of the point P `preview` metres
+    ahead of `body`'s origin (along its heading) outside the circle of centre C = (centre_x, centre_y), world axes;
+    the car goes round it turning left (docs/vehicle.md, the constant-radius manoeuvre)."""
+
+    name: str
+    coordinate: str
+    body: str
+    centre_x: Expr = 0.0
+    centre_y: Expr = 0.0
+    radius: Expr = 40.0
+    preview: Expr = 10.0
+    gain: Expr = 0.0
+    stiffness: Expr = 0.0
+    damping: Expr = 0.0
+    type: ClassVar[str] = "circle_driver"
+
+
+@dataclass
 class SpeedController:
     """A driver holding a car's forward speed: the torque gain × (speed − V) × radius, V the forward speed of `body`'s
     origin along its heading (the body's x axis in the road plane), split equally to the `coordinates` (the driven
     wheels' spin coordinates); positive drives, negative brakes. Units: speed in m/s, gain in N s/m (force at the
-    road per m/s of error), radius in m (docs/vehicle.md, the manoeuvres)."""
+    road per m/s of error), radius in m (docs/vehicle.md, the manoeuvres); the speed may be a function of the time t
+    (the constant-radius manoeuvre raises it slowly)."""
 
     name: str
     body: str
@@ -469,6 +495,7 @@ FORCE_ELEMENTS = {
         *(SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Contact, Bushing),
         MagicFormulaTyre,
         PathDriver,
+        CircleDriver,
         SpeedController,
     )
 }

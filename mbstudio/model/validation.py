@@ -555,7 +555,7 @@ def _check_speed_controller(element: SpeedController, coordinates: set[str], sym
     if not names or len(set(names)) != len(names) or any(name not in coordinates for name in names):
         raise ModelError(f"{where}.coordinates", "must name distinct known coordinates (the driven wheels' spins)",
                          names, "one or more of: " + ", ".join(sorted(coordinates)))  # fmt: skip
-    float_value(element.speed, symbols, f"{where}.speed")
+    float_value(element.speed, {**symbols, "t": 0.0}, f"{where}.speed")  # a function of time t, or a constant
     if float_value(element.gain, symbols, f"{where}.gain") < 0:
         raise ModelError(f"{where}.gain", "is out of range", element.gain, "a value >= 0 (N s/m)")
 

@@ -61,24 +61,34 @@ class ChartWatch:
         each equal to `margin`'s at that state alone."""
         if not self.eng.mech.partition.dependent or not len(at):
             return None
-        q = self.eng.unpack(states)[0]
-        margins = self.eng.smallest_singular_values(q) / self.reference - FALL
+        margins = self._margins(self.eng.unpack(states)[0])
         below = np.flatnonzero(margins < 0)
         fall = int(below[0]) if len(below) else None
         seen = len(at) if fall is None else fall + 1
         self.checked = [*self.checked, *zip(at[:seen].tolist(), margins[:seen].tolist(), strict=True)][-2:]
         return fall
 
-    def steady(self) -> bool:
-        """Whether the margin, extrapolated from the last two check points over the next STEADY of their
-        intervals, stays positive: the run may then go on in long pieces (integrators.py); not before two
+    def _margins(self, q: np.ndarray) -> np.ndarray:
+        """The margins at the coordinates q (K, n), each `margin`'s value at that state, except inf where the
+        screen (Engine.surely_conditioned, a few times cheaper than the SVD) finds it surely positive before the
+        last two: the first fall and the last two margins, all that `first_fall` keeps, are then the same."""
+        head = max(len(q) - 2, 0)
+        if head and self.eng.surely_conditioned(q[:head], FALL * self.reference):
+            last = self.eng.smallest_singular_values(q[head:]) / self.reference - FALL
+            if (last >= 0).all():
+                return np.concatenate([np.full(head, np.inf), last])
+        return self.eng.smallest_singular_values(q) / self.reference - FALL
+
+    def steady(self, intervals: int = STEADY) -> bool:
+        """Whether the margin, extrapolated from the last two check points over the next `intervals` of their
+        intervals, stays positive: the run may then go on in pieces that long (integrators.py); not before two
         checks (after a decision)."""
         if not self.eng.mech.partition.dependent:
             return True
         if len(self.checked) < 2:
             return False
         (_, before), (_, last) = self.checked
-        return last + STEADY * (last - before) > 0
+        return last + intervals * (last - before) > 0
 
 
 @dataclass(frozen=True)

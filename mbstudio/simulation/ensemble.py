@@ -25,7 +25,17 @@ from ..model.errors import ModelError
 from ..model.hashing import model_hash
 from .charts import singularity
 from .integrators import IntegrationError, integrate
-from .run import ATOL, METHODS, RTOL, Clock, Provenance, SimulationResult, compiled_series, full_states
+from .run import (
+    ATOL,
+    METHODS,
+    RTOL,
+    Clock,
+    Provenance,
+    SimulationResult,
+    compiled_series,
+    full_states,
+    law_state_result,
+)
 from .stops import annotate, has_impact_stops
 
 MAX_RUNS = 10_000
@@ -73,10 +83,15 @@ def simulate_ensemble(
         forces = AppliedForces(mech)
         seconds = (time.perf_counter() - start) / len(members)
         for column, index in enumerate(members):
-            result = compiled_series(eng, mech, forces, times, *full_states(eng, times, y[:, column]))
+            states = full_states(eng, times, y[:, column])
+            if eng.law_states:  # the force laws' own states: the series at the forces they give
+                result = law_state_result(mech, forces, times, *states, eng.laws_states(y[:, column]))
+            else:
+                result = compiled_series(eng, mech, forces, times, *states)
             annotate(result, mech, forces)  # the compliant stops' contacts, the limits passed
             provenance = (model_hash(variant), method, rtol, atol, seconds, __version__, calls // len(members))
             result.provenance = Provenance(*provenance)
+            result.provenance.law_states = [name for name, _, _ in result.law_states]
             results[index] = result
     if progress is not None:
         progress(1.0)

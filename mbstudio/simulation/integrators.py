@@ -6,11 +6,15 @@ Two families, both with the loops closed inside every evaluation:
 - SUNDIALS CVODES through CasADi ("CVODES": Adams–Moulton with fixed-point iteration, for the non-stiff
   motions of most mechanisms; "CVODES-BDF": BDF with Newton on the exact Jacobian, for stiff springs): the
   stepping itself is native, which is where the time went once the right-hand side was compiled. The run is cut
-  into pieces at fixed times of [0, t_end] (CHUNKS), whatever the caller asks for, so that a run with progress
-  and cancel (the window, the command line) computes the same as one without (Python); each piece integrates
-  over a normalised time τ ∈ [0, 1] with t = t₀ + h τ, so that equal pieces share one integrator. Where CVODES
-  gives up in a piece (near a singular configuration, say), DOP853 integrates that piece and either goes on or
-  stops where the motion must.
+  into pieces at fixed times of [0, t_end] (a grid of CHUNKS), whatever the caller asks for, so that a run with
+  progress and cancel (the window, the command line) computes the same as one without (Python): the first piece
+  spans one interval of the grid, and each next one as many as the steps of the last suggest for about
+  STEPS_PER_PIECE steps, so that a short or smooth run is a few pieces (each piece restarts the multistep
+  formula and costs a call: 22 of them were most of a 1e-9-s run's cost and a third of a 2-s four-bar's steps)
+  while a long one still reports its progress every few thousand steps. Each piece integrates over a normalised
+  time τ ∈ [0, 1] with t = t₀ + h τ, so that equal pieces share one integrator. Where CVODES gives up in a piece
+  (near a singular configuration, say), DOP853 integrates that piece and either goes on or stops where the motion
+  must.
 """
 
 from __future__ import annotations
@@ -28,10 +32,13 @@ CVODES = {"CVODES": "adams", "CVODES-BDF": "bdf"}
 SCIPY = ("RK45", "DOP853", "Radau", "BDF")
 # Every CVODES run is cut at the same fixed times, whether progress or cancel is asked for or not (each piece
 # restarts the multistep formula, so the pieces are part of what the run computes, never of how it is started):
-# CHUNKS equal pieces of [0, t_end], between which progress and cancel are honoured. Within them CVODES returns at
-# CHECKS equal points of [0, t_end] (and at the outputs), where the coordinates' conditioning is checked
-# (charts.py), and takes at most MAX_STEPS steps between two returns: a stall is given up after that many steps
+# pieces of whole intervals of a grid of CHUNKS on [0, t_end], as many as the last piece's steps suggest for
+# STEPS_PER_PIECE (a count of the computation, so the same in any process), between which progress and cancel are
+# honoured. Within them CVODES returns at CHECKS equal points of [0, t_end] (and at the outputs), where the
+# coordinates' conditioning is checked (charts.py), and takes at most MAX_STEPS steps between two returns: a stall
+# is given up after that many steps
 CHUNKS = 20
+STEPS_PER_PIECE = 2000
 CHECKS = 200
 MAX_STEPS = 20_000
 STALL_CALLS = 20_000  # scipy: this many evaluations without time advancing by STALL_FRACTION of the run
@@ -169,10 +176,10 @@ def _cvodes(
     out, work = np.empty((len(times), len(y0))), np.zeros(len(times)) if work_scale else None
     done = int(np.searchsorted(times, t0, side="right"))  # outputs at t0
     out[:done] = y0
-    y, start, calls, carried = np.asarray(y0, dtype=float), t0, 0, 0.0
+    y, start, calls, carried, span = np.asarray(y0, dtype=float), t0, 0, 0.0, 1
     try:
         while start < times[-1]:
-            end, checks = _piece(start, times[-1], watch is not None and not watch.steady())
+            end, checks = _piece(start, times[-1], _watched_span(watch, span))
             checkpoint(start)
             upto = int(np.searchsorted(times, end, side="right"))
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
@@ -187,9 +194,11 @@ def _cvodes(
                 piece = (times[done:upto], end, y, start, out[:done])
                 rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch)
                 out[done:upto], y, calls, work = rest[: upto - done], rest[-1], calls + more, None
-                start, done = end, upto
+                start, done, span = end, upto, 1
                 continue
-            calls += int(solver.stats().get("nfevals", 0))
+            stats = solver.stats()
+            calls += int(stats.get("nfevals", 0))
+            span = _next_span(int(stats.get("nsteps", 0)), (end - start) * CHUNKS / times[-1])
             states = np.ascontiguousarray(reached[:, : len(y0)])
             out[done:upto] = states[outputs]
             if work is not None:  # each piece's integral starts from 0 at its start
@@ -225,15 +234,34 @@ def _dop853_piece(eng, piece, rtol, atol, checkpoint, watch) -> tuple[np.ndarray
         raise
 
 
-def _piece(start: float, t_end: float, cautious: bool) -> tuple[float, np.ndarray]:
-    """The piece of a run from `start`: its end and the check points in it, at fixed times of [0, t_end] (CHUNKS
-    equal pieces and CHECKS equal check points) whatever the start, so that a run resumed where new coordinates
-    were chosen ends its pieces where the others do. `cautious` (the coordinates' conditioning falling fast): the
-    piece ends at the next check point, so that the watch sees it before the integrator stalls."""
-    grid = CHECKS if cautious else CHUNKS
+def _next_span(steps: int, intervals: float) -> int:
+    """The grid intervals of the next piece after one of `steps` steps over `intervals` of them (a fraction for a
+    piece after a cautious one): about STEPS_PER_PIECE steps at the same pace, at least one interval."""
+    return max(1, int(STEPS_PER_PIECE * intervals / max(steps, 1)))
+
+
+def _watched_span(watch, span: int) -> int:
+    """`span` intervals of the grid, fewer where the watch's margin, extrapolated, would fall below zero within
+    them (charts.py: its fall seen before the integrator stalls): 0 (a cautious piece, to the next check point)
+    where it would within one."""
+    if watch is None:
+        return span
+    per_interval = CHECKS // CHUNKS
+    while span > 1 and not watch.steady(span * per_interval):
+        span //= 2
+    return span if watch.steady(per_interval) else 0
+
+
+def _piece(start: float, t_end: float, span: int) -> tuple[float, np.ndarray]:
+    """The piece of a run from `start`: its end and the check points in it, at fixed times of [0, t_end] (`span`
+    intervals of a grid of CHUNKS, and CHECKS equal check points) whatever the start, so that a run resumed where
+    new coordinates were chosen ends its pieces on the others' grid. `span` 0 (the coordinates' conditioning
+    falling fast): the piece ends at the next check point, so that the watch sees it before the integrator
+    stalls."""
+    grid = CHUNKS if span else CHECKS
     ends = t_end * np.arange(1, grid + 1) / grid
     ends[-1] = t_end  # exactly: the last output
-    end = ends[np.searchsorted(ends, start + 1e-12 * t_end, side="right")]
+    end = ends[min(np.searchsorted(ends, start + 1e-12 * t_end, side="right") + max(span, 1) - 1, grid - 1)]
     checks = t_end * np.arange(1, CHECKS) / CHECKS
     return end, checks[(checks > start + 1e-12 * t_end) & (checks <= end)]
 

@@ -281,7 +281,10 @@ class _Rig:
         for _ in range(NEWTON_STEPS):
             r = self._residual(q[None], np.array([mu]), travel, case, load)[0]
             A = self._jacobian(x, mu, q, travel, case, load)
-            step = _bordered_solve(A, -r)
+            try:
+                step = _bordered_solve(A, -r)
+            except np.linalg.LinAlgError:
+                raise self._unresisted(A) from None
             reach = np.abs(step[:-1] / self.scale).max(initial=0.0)
             if reach > MAX_STEP:
                 step = step * MAX_STEP / reach
@@ -293,6 +296,17 @@ class _Rig:
             f"no static equilibrium of the corner at {travel * 1e3:+.1f} mm of travel and {case} load {load:.4g} "
             f"{CASES[case][3]}: Newton's last step was {reach:.3g} (scaled), the forces left {np.abs(r).max():.3g}"
         )
+
+    def _unresisted(self, A: np.ndarray) -> ModelError:
+        """The error for an equilibrium whose system is singular, naming the free coordinates that move along the
+        direction nothing resists (the last right singular vector)."""
+        direction = np.abs(np.linalg.svd(A)[2][-1, :-1])
+        moving = [self.mech.independent[self.free[k]] for k in np.argsort(-direction)[:4]
+                  if direction[k] > 0.1 * direction.max()]  # fmt: skip
+        return ModelError(f"suspension measure '{self.measure.name}'",
+                          f"has no equilibrium on the K&C rig: nothing resists the motion of {', '.join(moving)}",
+                          None, "a corner model whose chassis is the ground (a whole vehicle's free chassis and "
+                          "other corners move without loading the rig)")  # fmt: skip
 
     # ------------------------------------------------------------------ sweeps
     def _walk(self, targets: np.ndarray, solve, stops: list[str], what: str, progress) -> tuple[list, list]:

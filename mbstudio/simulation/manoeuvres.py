@@ -8,6 +8,12 @@ forward, y left, z up; yaw rate positive turning left; roll positive right side 
   car's yaw), sideslip, roll. Gradients (least squares over the steps, in deg/g): understeer
   K = d(δ_f − δ_r − L r / V)/d a_y, roll d φ/d a_y, sideslip d β/d a_y. (Every run of a manoeuvre is the same
   document started at another speed, so the compiled engine is built once for them all.)
+- `constant_radius`: steady-state circular driving (ISO 4138) by its constant-radius method: a circle driver
+  (force_laws/driver_law.py) holds the car on a circle of `radius` turning left while the speed controller raises the
+  speed slowly from the first to the last speed over the run; read after ENTRY_TIME (the driver takes the car onto
+  the circle). Gradients against a_y by least squares over the readings: understeer K from the road-wheel angles as
+  above, the steering-wheel angle gradient dδ_H/d a_y and the understeer gradient from it, (dδ_H/d a_y) / i_s −
+  L d(1/R)/d a_y (i_s the overall steering ratio at straight ahead, R = V / r the radius driven), roll and sideslip.
 - `step_steer`: the handwheel steps (a ramp of `rise` s) at `step_at` s (ISO 7401) at the given speed. Figures:
   the steady yaw-rate gain r_ss/δ_H and r_ss/(δ_f − δ_r), the yaw-rate response time (from 50 % of the input to
   90 % of r_ss), its peak response time and overshoot, the steady lateral acceleration.
@@ -39,27 +45,37 @@ import numpy as np
 
 from .. import __version__
 from ..dynamics.engine import canonical_text
+from ..dynamics.forces import AppliedForces
 from ..kinematics.mechanism import Mechanism
 from ..model import Model
-from ..model.document import JointSpringDamper, MagicFormulaTyre, PathDriver, SpeedController
+from ..model.document import (
+    TYRE_RELAXATIONS,
+    CircleDriver,
+    JointSpringDamper,
+    MagicFormulaTyre,
+    PathDriver,
+    SpeedController,
+)
 from ..model.errors import ModelError
 from .run import SimulationResult, simulate
 
-KINDS = ("steady_state", "step_steer", "sine_with_dwell", "double_lane_change")
+KINDS = ("steady_state", "step_steer", "sine_with_dwell", "double_lane_change", "constant_radius")
 G = 9.81
 DEG_PER_G = G * 180 / math.pi  # rad per (m/s²) in deg/g
 RAMP_SMOOTHING = 1e-3  # s: the ramp's corners rounded over about this time (a smooth input steps smoothly)
 LATE_YAW_RATE = 1.75  # s after the sine with dwell's end: its last yaw-rate reading
 LATERAL_DISPLACEMENT_AT = 1.07  # s after its start: where its lateral displacement is read
+ENTRY_TIME = 4.0  # s: the constant-radius run's readings start once the driver has taken the car onto the circle
 
 
 @dataclass(frozen=True)
 class ManoeuvreOptions:
-    """What a manoeuvre runs: its kind (KINDS), the forward speeds [m/s] (steady state: each, in turn; the others:
-    the first), the handwheel angle [deg, positive turning left], when and how fast the handwheel moves [s], how
-    long each run lasts [s], the sine with dwell's frequency [Hz] and dwell [s], the driver's preview [m] (double
-    lane change), the speed controller's gain [N s/m: force at the road per m/s of speed error; 0 coasts] and the
-    tolerances."""
+    """What a manoeuvre runs: its kind (KINDS), the forward speeds [m/s] (steady state: each, in turn; the others: the
+    first), the handwheel angle [deg, positive turning left], when and how fast the handwheel moves [s], how long
+    each run lasts [s], the sine with dwell's frequency [Hz] and dwell [s], the driver's preview [m] (double lane
+    change), the circle's radius [m] (constant radius), the speed controller's gain [N s/m: force at the road per
+    m/s of speed error; 0 coasts], the tyres' relaxation ("none" or "first_order" for all four; "" as the model has
+    it) and the tolerances."""
 
     kind: str = "step_steer"
     speeds: tuple[float, ...] = (20.0,)
@@ -70,7 +86,9 @@ class ManoeuvreOptions:
     frequency: float = 0.7
     dwell: float = 0.5
     preview: float = 10.0
+    radius: float = 40.0
     speed_gain: float = 20000.0
+    relaxation: str = ""
     rtol: float = 1e-6
     atol: float = 1e-8
     samples: int = 301
@@ -91,7 +109,9 @@ class ManoeuvreOptions:
             ("frequency", 0.1 <= self.frequency <= 5, "0.1 to 5 Hz"),
             ("dwell", 0 <= self.dwell <= 5, "0 to 5 s"),
             ("preview", 1 <= self.preview <= 100, "1 to 100 m"),
+            ("radius", 5 <= self.radius <= 1000, "5 to 1000 m"),
             ("speed_gain", 0 <= self.speed_gain <= 1e6, "0 (coasting) to 1e6 N s/m"),
+            ("relaxation", self.relaxation in ("", *TYRE_RELAXATIONS), "'' (the model's), none or first_order"),
         )
         if self.kind == "sine_with_dwell" and not self.duration >= sine_completion(self) + LATE_YAW_RATE:
             raise ModelError("manoeuvre option 'duration'", "ends before the sine with dwell's last yaw-rate reading",
@@ -99,6 +119,10 @@ class ManoeuvreOptions:
         for name, ok, valid in checks:
             if not ok:
                 raise ModelError(f"manoeuvre option '{name}'", "is out of range", getattr(self, name), valid)
+        if self.kind == "constant_radius" and not (len(self.speeds) >= 2 and self.duration > 2 * ENTRY_TIME):
+            raise ModelError("manoeuvre options 'speeds' and 'duration'", "do not make a constant-radius run",
+                             (self.speeds, self.duration), f"a first and a last speed (raised from one to the other) "
+                             f"and a duration over {2 * ENTRY_TIME:g} s")  # fmt: skip
 
 
 @dataclass
@@ -183,9 +207,10 @@ def wheel_spins(mech: Mechanism, tyres: list[MagicFormulaTyre]) -> dict[str, flo
     return spins
 
 
-def speed_held(model: Model, speed: float, options: ManoeuvreOptions) -> Model:
-    """The model with a speed controller holding `speed` through the front wheels (the sample's driven axle),
-    its torque per unit force their mean loaded radius; the model itself when `speed_gain` is 0 (coasting)."""
+def speed_held(model: Model, speed: float | str, options: ManoeuvreOptions) -> Model:
+    """The model with a speed controller holding `speed` (m/s, or an expression in t) through the front wheels (the
+    sample's driven axle), its torque per unit force their mean loaded radius; the model itself when `speed_gain` is
+    0 (coasting)."""
     if options.speed_gain == 0:
         return model
     mech = Mechanism(model)
@@ -193,6 +218,15 @@ def speed_held(model: Model, speed: float, options: ManoeuvreOptions) -> Model:
     controller = SpeedController("speed_controller", "chassis", list(spins), speed, options.speed_gain,
                                  float(np.mean(list(spins.values()))))  # fmt: skip
     return dataclasses.replace(model, forces=[*model.forces, controller])
+
+
+def with_relaxation(model: Model, relaxation: str) -> Model:
+    """The model with every Magic Formula tyre's relaxation set ("" leaves the model's)."""
+    if not relaxation:
+        return model
+    forces = [dataclasses.replace(f, relaxation=relaxation) if isinstance(f, MagicFormulaTyre) else f
+              for f in model.forces]  # fmt: skip
+    return dataclasses.replace(model, forces=forces)
 
 
 def _index(names: list[str], name: str) -> int:
@@ -236,7 +270,12 @@ def vehicle_series(mech: Mechanism, result: SimulationResult) -> dict[str, np.nd
         axes = [wheel_axis(result, t) for t in axle]
         out[f"{name}_steer"] = np.mean([np.unwrap(np.arctan2(-a[:, 0], a[:, 1])) for a in axes], axis=0) - yaw
         out[f"{name}_camber"] = np.mean([np.arcsin(a[:, 2]) for a in axes], axis=0)
-    return out | {"sideslip": np.arctan2(vy, vx) - yaw, "roll": column["roll"]}
+    return out | {"sideslip": _wrapped(np.arctan2(vy, vx) - yaw), "roll": column["roll"]}
+
+
+def _wrapped(angle: np.ndarray) -> np.ndarray:
+    """The angle in [−π, π): a car going round a circle turns its yaw past ±π."""
+    return np.remainder(angle + np.pi, 2 * np.pi) - np.pi
 
 
 def run_once(model: Model, speed: float, options: ManoeuvreOptions, cancel=None) -> tuple:
@@ -244,10 +283,11 @@ def run_once(model: Model, speed: float, options: ManoeuvreOptions, cancel=None)
     return drive(steering_model(model, options.handwheel, options), speed, options, cancel)
 
 
-def drive(steered: Model, speed: float, options: ManoeuvreOptions, cancel=None) -> tuple:
+def drive(steered: Model, speed: float, options: ManoeuvreOptions, cancel=None, set_speed: str | None = None) -> tuple:
     """The car with its steering set, run from rolling straight at `speed` and held there by the speed controller
-    (unless `speed_gain` is 0): (mechanism, result, series)."""
-    steered = speed_held(steered, speed, options)
+    (unless `speed_gain` is 0), or at `set_speed` (an expression in t): (mechanism, result, series)."""
+    held = speed if set_speed is None else set_speed
+    steered = speed_held(with_relaxation(steered, options.relaxation), held, options)
     mech = Mechanism(steered)
     result = simulate(
         steered,
@@ -368,7 +408,7 @@ def _handwheel(mech: Mechanism, column: dict) -> np.ndarray:
 
 def _columns(series: dict) -> list[tuple[str, str, np.ndarray]]:
     units = {"t": "s", "speed": "m/s", "yaw_rate": "rad/s", "lateral_acceleration": "m/s^2", "lateral_position": "m",
-             "x": "m", "path_error": "m"}  # fmt: skip
+             "x": "m", "path_error": "m", "radius_error": "m"}  # fmt: skip
     return [(k, units.get(k, "rad"), v) for k, v in series.items()]
 
 
@@ -408,14 +448,19 @@ def steering_per_road_wheel(mech: Mechanism, coordinate: str, step: float = 1e-4
 
 
 def driven_model(model: Model, options: ManoeuvreOptions) -> Model:
-    """The model with its steering servo replaced by a path driver of the same stiffness and damping, whose
-    gain turns the road wheels by 2 L e / L_p² (pure pursuit's curvature 2 e / L_p² times the wheelbase) for a
-    lateral error e at the preview distance L_p."""
+    """The model with its steering servo replaced by a driver of the same stiffness and damping, whose gain turns the
+    road wheels by 2 L e / L_p² (pure pursuit's curvature 2 e / L_p² times the wheelbase) for a lateral error e at the
+    preview distance L_p: along ISO 3888-1's course, or (constant radius) round the circle of `radius` through the
+    chassis frame's origin, turning left."""
     servo, mech = steering_servo(model), Mechanism(model)
     length = axles(mech)[2]
     gain = 2 * length / options.preview**2 / steering_per_road_wheel(mech, servo.coordinate)
-    driver = PathDriver("driver", servo.coordinate, "chassis", lane_change_path(), options.preview, gain,
-                        servo.stiffness, servo.damping)  # fmt: skip
+    if options.kind == "constant_radius":
+        driver = CircleDriver("driver", servo.coordinate, "chassis", 0.0, options.radius, options.radius,
+                              options.preview, gain, servo.stiffness, servo.damping)  # fmt: skip
+    else:
+        driver = PathDriver("driver", servo.coordinate, "chassis", lane_change_path(), options.preview, gain,
+                            servo.stiffness, servo.damping)  # fmt: skip
     out = dataclasses.replace(model)
     out.forces = [driver if f is servo else f for f in model.forces]
     return out
@@ -450,11 +495,55 @@ def double_lane_change(model: Model, options: ManoeuvreOptions, progress=None, c
     return ManoeuvreResult(options, figures, _columns(series), [result])
 
 
+def constant_radius(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
+    """ISO 4138 by its constant-radius method: the circle driver on a circle of `radius`, the speed raised linearly
+    from the first to the last speed over the run; the gradients against a_y by least squares over the readings
+    after ENTRY_TIME."""
+    first, last, duration = options.speeds[0], options.speeds[-1], options.duration
+    ramp = f"{first!r} + {last - first!r}*t/{duration!r}"
+    mech, result, series = drive(driven_model(model, options), first, options, cancel, set_speed=ramp)
+    column = {name: values for name, _, values in result.columns()}
+    length = axles(mech)[2]
+    rack_ratio = float(mech.model.parameter_values()["rack_ratio"])
+    driver = next(law for law in AppliedForces(mech).laws if law.type == CircleDriver.type)
+    q = np.array([column[name] for name in mech.coordinates]).T
+    handwheel = -np.asarray(driver.target(mech.tree.motion(q)), float) / rack_ratio  # what the driver asks
+    ratio = -1 / (rack_ratio * steering_per_road_wheel(mech, steering_servo(model).coordinate))
+    curvature = series["yaw_rate"] / series["speed"]  # 1/R of the path driven
+    series |= {
+        "handwheel": handwheel,
+        "understeer_angle": series["front_steer"] - series["rear_steer"] - length * curvature,
+        "radius_error": np.hypot(column["x"], column["y"] - options.radius) - options.radius,
+    }
+    read = series["t"] >= ENTRY_TIME
+    ay = series["lateral_acceleration"][read]
+
+    def gradient(values: np.ndarray) -> float:
+        return float(np.polyfit(ay, values[read], 1)[0]) * DEG_PER_G
+
+    steering = gradient(handwheel)
+    figures = {
+        "understeer_gradient": (gradient(series["understeer_angle"]), "deg/g"),
+        "steering_wheel_angle_gradient": (steering, "deg/g"),
+        "understeer_gradient_from_handwheel": (steering / ratio - length * gradient(curvature), "deg/g"),
+        "overall_steering_ratio": (ratio, "1"),
+        "roll_gradient": (gradient(series["roll"]), "deg/g"),
+        "sideslip_gradient": (gradient(series["sideslip"]), "deg/g"),
+        "largest_lateral_acceleration": (float(np.max(np.abs(ay))) / G, "g"),
+        "largest_radius_error": (float(np.max(np.abs(series["radius_error"][read]))), "m"),
+        "wheelbase": (length, "m"),
+        "speed": (float(series["speed"][-1]), "m/s"),
+    }
+    if progress is not None:
+        progress(1.0)
+    return ManoeuvreResult(options, figures, _columns(series), [result])
+
+
 def manoeuvre(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
     """Run the manoeuvre `options.kind` on the handling vehicle `model`; its provenance: the model's hash, the
     options, the simulated, wall-clock and CPU seconds (their ratio the real-time factor) and the version."""
     run = {"steady_state": steady_state, "step_steer": step_steer, "sine_with_dwell": sine_with_dwell,
-           "double_lane_change": double_lane_change}[options.kind]  # fmt: skip
+           "double_lane_change": double_lane_change, "constant_radius": constant_radius}[options.kind]  # fmt: skip
     start, cpu = time.perf_counter(), time.process_time()
     result = run(model, options, progress, cancel)
     simulated = options.duration * len(result.runs)

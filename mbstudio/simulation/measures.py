@@ -44,15 +44,18 @@ class _Motion:
         qd: np.ndarray,
         qdd: np.ndarray | None,
         state: BodyMotion | None = None,
+        law_states: dict[str, np.ndarray] | None = None,
     ) -> None:
-        """`state`: the motion's BodyMotion (a MotionState is one) when the caller has it."""
+        """`state`: the motion's BodyMotion (a MotionState is one) when the caller has it; `law_states`: the states
+        force laws own (force_laws/base.py), (N, its count) by element name."""
         self.mech, self.t, self.q, self.qd = mech, t, q, qd
+        self.law_states = law_states or {}
         self.state = mech.motion(q, qd, np.zeros_like(q) if qdd is None else qdd) if state is None else state
         self.geometry = mech.tree.geometry
 
     def point(self, label: str, name: str, at_document_pose: bool = False) -> tuple[np.ndarray, ...]:
         """Position, velocity, acceleration (N, 3) of a named point (at the document's pose: position only)."""
-        local = np.asarray(self.geometry.point(self.mech.model.body(label), name), float)
+        local = _local_point(self.mech, label, name)
         st = document_pose(self.mech)[1] if at_document_pose else self.state
         i = self.mech.tree.body_index(label)
         r = np.einsum("nij,j->ni", st.R[i], local)
@@ -80,6 +83,18 @@ class _Motion:
 _POSES: weakref.WeakKeyDictionary[Mechanism, tuple] = weakref.WeakKeyDictionary()
 
 
+def _local_point(mech: Mechanism, label: str, name: str) -> np.ndarray:
+    """A named point in its body's frame (3,), evaluated once per mechanism as `document_pose` is: every run of a
+    document measures at the same points (their expressions were a fifth of the SLA's measures)."""
+    points = _POINTS.setdefault(mech, {})
+    if (label, name) not in points:
+        points[label, name] = np.asarray(mech.tree.geometry.point(mech.model.body(label), name), float)
+    return points[label, name]
+
+
+_POINTS: weakref.WeakKeyDictionary[Mechanism, dict] = weakref.WeakKeyDictionary()
+
+
 def document_pose(mech: Mechanism) -> tuple[np.ndarray, object]:
     """The mechanism's initial values with its loops closed (1, n), float64 (assembled without raising), where
     wheel travel is zero, and the bodies' poses there."""
@@ -90,15 +105,24 @@ def document_pose(mech: Mechanism) -> tuple[np.ndarray, object]:
     return found
 
 
+def remember_pose(mech: Mechanism, closed: np.ndarray) -> None:
+    """Files `closed` (1, n), what mech.assemble(None) gave without a branch change, as the document's pose of a
+    mechanism whose measures need it: document_pose would take the same Newton steps from the same values."""
+    if mech.model.measures and mech not in _POSES:
+        pose = np.array(closed, float)
+        _POSES[mech] = (pose, mech.motion(pose))
+
+
 def measure_columns(
-    mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, state=None
+    mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, state=None, law_states=None
 ) -> list[Column]:
     """Every measure of the document along the motion (t, q, q̇, q̈), each (N,) in float64; `state`: the
-    motion's state (mech.motion(q, q̇, q̈)) when the caller has it already."""
+    motion's state (mech.motion(q, q̇, q̈)) when the caller has it already; `law_states`: the force laws' own states
+    along it, by element name (at rest where absent)."""
     if not mech.model.measures:
         return []
     q, qd, qdd = (np.asarray(x, float) for x in (q, qd, qdd))
-    motion = _Motion(mech, np.asarray(t, float), q, qd, qdd, state)
+    motion = _Motion(mech, np.asarray(t, float), q, qd, qdd, state, law_states)
     return [column for m in mech.model.measures for column in EVALUATORS[type(m)](motion, m)]
 
 

@@ -51,11 +51,29 @@ def centre_of_mass_and_momenta(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -
 
 def energy_scale(mech: Mechanism) -> float:
     """m g L (J): the model's mass lifted by its length scale under max(|g|, 1 m/s²), the unit in which a run
-    integrates the non-conservative forces' work (simulation/integrators.py)."""
-    value = mech.tree.geometry.value
-    mass = sum(abs(float(value(body.inertia.get("m", 0.0)))) for body in mech.model.bodies)
-    gravity = max(float(np.linalg.norm([float(value(g)) for g in mech.model.gravity])), 1.0)
-    return max(mass, 1e-12) * gravity * mech.length_scale
+    integrates the non-conservative forces' work (simulation/integrators.py). Kept by what it reads (the masses'
+    and gravity's expressions, the parameters, the length scale): each run asks for it, and evaluating the
+    expressions took the Delta's 0.16 ms."""
+    model = mech.model
+    key = (
+        tuple(body.inertia.get("m", 0.0) for body in model.bodies),
+        tuple(model.gravity),
+        tuple((p.name, p.value) for p in model.parameters),
+        mech.length_scale,
+    )
+    found = _SCALES.get(key)
+    if found is None:
+        value = mech.tree.geometry.value
+        mass = sum(abs(float(value(m))) for m in key[0])
+        gravity = max(float(np.linalg.norm([float(value(g)) for g in key[1]])), 1.0)
+        found = max(mass, 1e-12) * gravity * mech.length_scale
+        if len(_SCALES) >= 64:
+            _SCALES.clear()
+        _SCALES[key] = found
+    return found
+
+
+_SCALES: dict[tuple, float] = {}
 
 
 def nonconservative_power(

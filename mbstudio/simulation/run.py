@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
@@ -28,7 +29,6 @@ from ..dynamics.closed_loop import (
     closed_loop_forward_dynamics,
     joint_reactions,
     named_reactions,
-    reduced_mass_matrix,
 )
 from ..dynamics.engine import Engine, canonical_text, engine, fits_engine
 from ..dynamics.forces import AppliedForces, gravity_potential, kinetic_energy
@@ -36,17 +36,20 @@ from ..kinematics.assembly import newton
 from ..kinematics.ball_states import StateMap, float_where
 from ..kinematics.mechanism import Mechanism
 from ..kinematics.tree import BodyMotion
-from ..model import Model, loads
-from ..model.document import EULER_JOINTS, GROUND
+from ..model import Model
+from ..model.document import GROUND
 from ..model.errors import AssemblyError, ModelError
 from ..model.hashing import text_hash
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
-from ..model.validation import MAGNITUDE_MAX, check_dynamics, inertia_warnings
+from ..model.validation import MAGNITUDE_MAX, check_dynamics
 from .charts import ChartWatch, decided, singularity
 from .crossing import cross, crossing_due
-from .integrators import CHART_REASON, CVODES, SCIPY, IntegrationError, integrate
+from .integrators import CHART_REASON, CHUNKS, CVODES, SCIPY, IntegrationError, integrate
+from .law_state_runs import refuse_law_states, with_law_states
 from .measures import measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
+from .starts import clear_starts as clear_starts
+from .starts import document_start, own_start, started
 from .stops import Contact, annotate, has_impact_stops, run_impacts
 
 METHODS = (*CVODES, *SCIPY)
@@ -88,6 +91,7 @@ class Provenance:
     accuracy: float | None = None
     cpu_seconds: float | None = None  # this process's CPU time over the same span (a shared machine's wall time varies)
     crossings: list[str] = field(default_factory=list)  # singular configurations crossed, and how (crossing.py)
+    law_states: list[str] = field(default_factory=list)  # the force laws' own states integrated with the motion
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -115,6 +119,7 @@ class SimulationResult:
     stops: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # stop:<coordinate> forces (stops.py)
     contacts: list[Contact] = field(default_factory=list)  # the stops' impacts and contacts, in time order
     notes: list[str] = field(default_factory=list)  # what a person should know about the run (limits passed, ...)
+    law_states: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # the force laws' own states
 
     @property
     def total(self) -> np.ndarray:
@@ -147,7 +152,7 @@ class SimulationResult:
             (f"reaction:{name}", unit, self.reactions.values[:, r])
             for r, (name, unit) in enumerate(zip(self.reactions.names, self.reactions.units, strict=True))
         ]
-        out += self.measures + self.monitors
+        out += self.measures + self.monitors + self.law_states
         for label, (R, p) in self.poses.items():
             out += [(f"body{label}.{axis}", "m", p[:, i]) for i, axis in enumerate("xyz")]
             out += [(f"body{label}.R{i + 1}{j + 1}", "1", R[:, i, j]) for i in range(3) for j in range(3)]
@@ -221,16 +226,19 @@ class _Dynamics:
         return self.close_loops(q_ind, self.predict(q, R, q_ind))
 
     def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
+        """ẏ at y = (q_ind, q̇_ind, then the force laws' own states z)."""
         if self.clock is not None:
             self.clock(t)
-        q_ind, v = self.states.unpack(y[None, :], float_where)
+        y, z = y[None, : self.states.size], y[None, self.states.size :]
+        q_ind, v = self.states.unpack(y, float_where)
         self.q = self.close_loops(q_ind, self.predict(self.q, self.R, q_ind))
         self.R = self.mech.r_matrix(self.q)
         self.history.append((t, self.q, self.R))
         qd = (self.R * v[:, None, :]).sum(axis=2)
-        Q = self.forces.generalized(t, self.q, qd)
+        Q = self.forces.generalized(t, self.q, qd, z)
         qdd = closed_loop_forward_dynamics(self.mech, self.q, qd, Q, self.R)
-        return self.states.rate(y[None, :], q_ind, v, v, qdd)[0]
+        rates = self.states.rate(y, q_ind, v, v, qdd)[0]
+        return np.concatenate([rates, self.forces.state_rates(t, self.q, qd, z)[0]]) if z.size else rates
 
 
 def nearest_calls(calls: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -293,7 +301,8 @@ def simulate(
     the motion again at a tenth of rtol and atol and reports the difference (Provenance.accuracy): what the
     tolerances gave, which they alone do not say (they bound each step's local error, not the global one).
     `budget` (s, wall clock) stops a run that takes longer with a RuntimeError; a function of time (an actuator's
-    formula, say) that leaves ±1e12 during the run stops it with one naming the element, the time and the value.
+    formula, say) that leaves ±1e12 within the run (checked at fixed times before it starts) refuses it with one
+    naming the element, the time and the value.
     `contact="rigid"` steps the contact elements as rigid contacts with restitution (simulation/rigid_stepping.py,
     steps of at most `step` s, default 1 ms) instead of integrating their compliant forces; trees only."""
     if contact not in CONTACT_MODELS:
@@ -304,9 +313,10 @@ def simulate(
         raise ValueError(f"{method} steps natively on the compiled engine: use compiled=True or a scipy method")
     start, cpu = time.perf_counter(), time.process_time()
     document = model.model if isinstance(model, Mechanism) else model
-    check_dynamics(document)  # a massless subtree: refused by name, not NaN
     text = canonical_text(document)
-    mech, forces, q0 = _own_start(model) if isinstance(model, Mechanism) else _start(text)
+    if not started(text):  # else checked when this text was started (0.3 ms of the Delta's run)
+        check_dynamics(document)  # a massless subtree: refused by name, not NaN
+    mech, forces, q0 = own_start(model) if isinstance(model, Mechanism) else document_start(text)
     times = np.linspace(0.0, t_end, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
     k = len(mech.independent)
     v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
@@ -315,8 +325,10 @@ def simulate(
     own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
     y0 = np.concatenate([q0[0], v0])
     impacts, charts, crossings = None, [], []
-    bounds = time_function_bounds(forces)
-    clock = Clock(times[-1], progress, cancel, budget, bounds) if progress or cancel or budget or bounds else None
+    check_time_functions(forces, times[-1])
+    clock = Clock(times[-1], progress, cancel, budget) if progress or cancel or budget else None
+    if forces.state_names and (contact == "rigid" or has_impact_stops(mech.model)):
+        refuse_law_states(forces, "rigid contacts or impact stops")
     if contact == "rigid":
         result, calls = _rigid_result(mech, times, q0[0], v0, step or RIGID_STEP, clock)
     elif has_impact_stops(mech.model):  # events: simulation/stops.py
@@ -327,10 +339,13 @@ def simulate(
         scale = energy_scale(mech) if forces.elements else 0.0  # without force elements no work is done
         run = _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own, scale)
         calls, charts, crossings = run.calls, run.charts, run.crossings
-        result = compiled_series(run.engine, mech, forces, times, *run.states, work=run.work)
+        if run.law_states is None:
+            result = compiled_series(run.engine, mech, forces, times, *run.states, work=run.work)
+        else:
+            result = law_state_result(mech, forces, times, *run.states, run.law_states, run.work)
     else:
         states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, clock)
-        result = series(mech, forces, times, *states)
+        result = series(mech, forces, times, *states[:2], z=states[2])
     annotate(result, mech, forces, impacts)
     if progress is not None:
         progress(1.0)
@@ -338,6 +353,7 @@ def simulate(
     charts = [(float(t), names) for t, names in charts]
     result.provenance = Provenance(text_hash(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
     result.provenance.crossings = crossings
+    result.provenance.law_states = [name for name, _, _ in result.law_states]
     result.notes += crossings
     result.provenance.cpu_seconds = time.process_time() - cpu
     if contact == "rigid":
@@ -402,39 +418,6 @@ def state_difference(a: SimulationResult, b: SimulationResult, length: float | N
     return worst
 
 
-def _own_start(mech: Mechanism) -> tuple[Mechanism, AppliedForces, np.ndarray]:
-    """A mechanism given with its own partition: its forces and its closed initial configuration, checked."""
-    q0 = mech.assemble(None)  # once: the inertia check and the compiled run start there
-    check_inertia(mech, q0)
-    return mech, AppliedForces(mech), q0
-
-
-# what a run of a document starts from, by its text: a run of the same document again starts at once
-_STARTS: dict[str, tuple[Mechanism, AppliedForces, np.ndarray]] = {}
-_KEPT = 8
-
-
-def clear_starts() -> None:
-    """Forgets the documents' starts: the next run of each starts as in a new process (the bench's first runs)."""
-    _STARTS.clear()
-
-
-def _start(text: str) -> tuple[Mechanism, AppliedForces, np.ndarray]:
-    """The float64 mechanism of the document text (read from the text: the caller's document may change later),
-    its forces and its closed initial configuration, whose inertia is checked; kept for the next run unless
-    the assembly changed branch (its warning is then given again by every run)."""
-    found = _STARTS.get(text)
-    if found is not None:
-        return found
-    found = _own_start(Mechanism(loads(text)))
-    report = found[0].last_report
-    if report is None or not np.any(report.branch_changed):
-        if len(_STARTS) >= _KEPT:
-            _STARTS.pop(next(iter(_STARTS)))
-        _STARTS[text] = found
-    return found
-
-
 def _rigid_result(mech, times, q0, v0, step, clock) -> tuple[SimulationResult, int]:
     """A rigid-contact run's result and its number of steps: every run's series, the contacts' measures from the
     impulses, the energies without the contacts' compliant potential (simulation/rigid_stepping.py)."""
@@ -472,6 +455,7 @@ class CompiledRun:
     work: np.ndarray | None
     charts: list[tuple[float, tuple[str, ...]]]
     crossings: list[str] = field(default_factory=list)  # what each crossing of a singular configuration did
+    law_states: np.ndarray | None = None  # the force laws' own states at the outputs (K, count), where they have any
 
 
 def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, work_scale=0.0) -> CompiledRun:
@@ -492,6 +476,8 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
             calls += error.calls
             if error.state is None:
                 raise RuntimeError(str(error)) from None
+            if eng.law_states:
+                refuse_law_states(AppliedForces(eng.mech), "a change of independent coordinates during the run")
             if crossing_due(eng, error.state, start_state):  # no coordinates can carry the motion there
                 if len(error.outputs):
                     pieces.append(full_states(eng, times[done : done + len(error.outputs)], error.outputs))
@@ -516,7 +502,9 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
                 charts.append((t0, tuple(eng.mech.independent)))
             continue
         pieces.append(full_states(eng, times[done:], y))
-        return _joined(pieces, calls + more, first, work if len(pieces) == 1 else None, charts, crossings)
+        run = _joined(pieces, calls + more, first, work if len(pieces) == 1 else None, charts, crossings)
+        run.law_states = eng.laws_states(y) if eng.law_states else None
+        return run
 
 
 def _joined(pieces: list, calls: int, first: Engine, work, charts: list, crossings: list[str]) -> CompiledRun:
@@ -535,55 +523,16 @@ def full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarr
     return q, qd, qdd
 
 
-def check_inertia(mech: Mechanism, q: np.ndarray | None = None) -> None:
-    """A ModelError naming the coordinates that move no inertia at the initial configuration (a massless
-    model, or a spherical joint at its gimbal lock, β = ±π/2): their accelerations are undetermined, which
-    ended runs in a LinAlgError or NaN."""
-    q = mech.assemble(None) if q is None else q
-    M = np.asarray(reduced_mass_matrix(mech, q)[0], dtype=float)
-    values, vectors = np.linalg.eigh(M)
-    singular = values <= 1e-12 * max(values[-1], 1e-300)
-    if not singular.any():
-        return
-    weight = np.sqrt((vectors[:, singular] ** 2).sum(axis=1))  # each coordinate's share of the null space
-    names = [mech.independent[i] for i in np.nonzero(weight > 0.1 * weight.max())[0]]
-    locked, impossible = _gimbal_locks(mech, q[0]), inertia_warnings(mech.model)
-    why = (
-        f"Euler-angle joint {', '.join(locked)} is at its gimbal lock (β = ±π/2; a ball or free joint has none)"
-        if locked
-        else "no mass moves with them"
-        if values[0] >= 0 or not impossible
-        else f"the mass matrix is not positive definite there; {'; '.join(impossible)}"
-    )
-    raise ModelError(
-        "inertia",
-        f"the motion of {', '.join(names)} is undetermined at the initial configuration: {why}",
-        None,
-        "bodies with mass and inertia on every moving coordinate, and spherical joints away from β = ±π/2 "
-        "(change the initial values or the joint's frames)",
-    )
-
-
-def _gimbal_locks(mech: Mechanism, q: np.ndarray) -> list[str]:
-    """Spherical and free_euler tree joints whose middle Euler angle is within 1e-6 of ±π/2."""
-    locked = []
-    for link in mech.tree.links:
-        if link.joint.type in EULER_JOINTS:
-            beta = q[mech.coordinates.index(link.joint.coordinates[EULER_JOINTS[link.joint.type]].name)]
-            if abs(abs(np.remainder(beta + np.pi, 2 * np.pi) - np.pi) - np.pi / 2) < 1e-6:
-                locked.append(f"'{link.joint.name}'")
-    return locked
-
-
 def _run_numpy(mech, forces, times, v0, method, rtol, atol, clock):
     """The reference path: numpy right-hand side with Newton in Python."""
     from scipy.integrate import solve_ivp  # 0.3 s to import: for the runs that use it
 
     rhs = _Dynamics(mech, forces, clock)
+    rest = np.zeros(len(forces.state_names))  # the force laws' own states start at rest
     solution = solve_ivp(
         rhs,
         (0.0, times[-1]),
-        rhs.states.pack(rhs.q[:, rhs.ind], v0[None, :])[0],
+        np.concatenate([rhs.states.pack(rhs.q[:, rhs.ind], v0[None, :])[0], rest]),
         method=method,
         rtol=rtol,
         atol=atol,
@@ -592,18 +541,18 @@ def _run_numpy(mech, forces, times, v0, method, rtol, atol, clock):
     if not solution.success:
         reached = solution.t[-1] if solution.t.size else 0.0
         raise RuntimeError(f"the integration stopped at t = {reached:.6g} s: {solution.message}")
-    q_ind, v = rhs.states.unpack(solution.y.T, float_where)
-    return (rhs.assemble_at(solution.t, q_ind), v), rhs.calls
+    q_ind, v = rhs.states.unpack(solution.y.T[:, : rhs.states.size], float_where)
+    return (rhs.assemble_at(solution.t, q_ind), v, solution.y.T[:, rhs.states.size :]), rhs.calls
 
 
 class Clock:
     """Progress in steps of 1 % and cancel, called with the simulated time as the integrator advances; with a
-    `budget` (s, wall clock) the run stops once it is spent, and `bounds(t)` checks the time functions at t. It
-    changes nothing the run computes, only whether it goes on."""
+    `budget` (s, wall clock) the run stops once it is spent. It changes nothing the run computes, only whether it
+    goes on."""
 
-    def __init__(self, t_end: float, progress, cancel, budget: float | None = None, bounds=None) -> None:
+    def __init__(self, t_end: float, progress, cancel, budget: float | None = None) -> None:
         self.t_end, self.progress, self.stop, self.reported = t_end, progress, _should_stop(cancel), 0.0
-        self.budget, self.bounds = budget, bounds
+        self.budget = budget
         self.deadline = None if budget is None else time.perf_counter() + budget
 
     def __call__(self, t: float) -> None:
@@ -614,31 +563,53 @@ class Clock:
                 f"the simulation used its time budget of {self.budget:g} s (wall clock) and was stopped at "
                 f"t = {t:.6g} s; give a larger budget, or end the run sooner"
             )
-        if self.bounds is not None:
-            self.bounds(t)
         _report(self, t)
 
 
-def time_function_bounds(forces: AppliedForces) -> Callable[[float], None] | None:
-    """A check of the model's functions of time at a time t (actuator formulas and tables, the time-varying rests
-    of joint springs, point forces): a RuntimeError naming the element, the time and the value where one has left
-    ±MAGNITUDE_MAX or is not finite (checked at load only at t = 0, so that (1 + t)**1024 ran on for minutes); None
-    without such functions."""
-    checks = [(law.name, function) for law in forces.laws for function in law.time_functions()]
-    if not checks:
-        return None
+def check_time_functions(forces: AppliedForces, t_end: float) -> None:
+    """The model's functions of time (actuator formulas and tables, the time-varying rests of joint springs, point
+    forces) checked before the run at the fixed times k t_end / CHUNKS (k = 0 .. CHUNKS), each function over them
+    in one call: a RuntimeError naming the element, the earliest such time and the value where one leaves
+    ±MAGNITUDE_MAX or is not finite (checked at load only at t = 0, so that (1 + t)**1024 ran on for minutes).
+    A run of the same document's forces over the same time passed it already: not checked again."""
+    passed = _TIMES_CHECKED.setdefault(forces, set())
+    if t_end in passed:
+        return
+    times = t_end * np.arange(CHUNKS + 1) / CHUNKS
+    beyond = [
+        (found, law.name)
+        for law in forces.laws
+        for function in law.time_functions()
+        if (found := _first_beyond(function, times)) is not None
+    ]
+    if beyond:
+        (t, value), name = min(beyond, key=lambda b: b[0][0])
+        raise RuntimeError(
+            f"the force element '{name}' reaches {value:.3g} at t = {t:.6g} s, outside ±{MAGNITUDE_MAX:g} (SI "
+            "units): its function of time runs away; bound it, or end the run before"
+        )
+    passed.add(t_end)
 
-    def check(t: float) -> None:
-        for name, value_at in checks:
+
+_TIMES_CHECKED: weakref.WeakKeyDictionary[AppliedForces, set[float]] = weakref.WeakKeyDictionary()
+
+
+def _first_beyond(value_at: Callable, times: np.ndarray) -> tuple[float, float] | None:
+    """The first of the times (increasing) where the function's value leaves ±MAGNITUDE_MAX, and the value; None
+    where it stays within. One time after another where evaluating them at once fails (a value out of float64's
+    range: the evaluator's message then names it, unless the bound is passed before)."""
+    try:
+        with np.errstate(all="ignore"):
+            values = np.asarray(value_at(times), dtype=float).ravel()
+    except ModelError:
+        values = np.full(len(times), np.nan)
+        for k, t in enumerate(times):
             with np.errstate(all="ignore"):
-                value = float(np.asarray(value_at(np.array([t])), dtype=float).ravel()[0])
-            if not abs(value) <= MAGNITUDE_MAX:
-                raise RuntimeError(
-                    f"the force element '{name}' reaches {value:.3g} at t = {t:.6g} s, outside ±{MAGNITUDE_MAX:g} (SI "
-                    "units): its function of time runs away; bound it, or end the run before"
-                )
-
-    return check
+                values[k] = float(np.asarray(value_at(np.array([t])), dtype=float).ravel()[0])
+            if not abs(values[k]) <= MAGNITUDE_MAX:
+                break
+    outside = np.flatnonzero(~(np.abs(values) <= MAGNITUDE_MAX))
+    return (float(times[outside[0]]), float(values[outside[0]])) if len(outside) else None
 
 
 def series(
@@ -648,15 +619,25 @@ def series(
     q: np.ndarray,
     qd_ind: np.ndarray,
     qdd_ind: np.ndarray | None = None,
+    z: np.ndarray | None = None,
 ) -> SimulationResult:
     """Every output quantity at the times t from the assembled coordinates and the independent velocities
-    (and accelerations, when the engine gave them already)."""
+    (and accelerations, when the engine gave them already); z the force laws' own states, where they have any."""
     R = mech.r_matrix(q)
     qd = (R * qd_ind[:, None, :]).sum(axis=2)
-    Q = forces.generalized(t, q, qd)
+    Q = forces.generalized(t, q, qd, z)
     if qdd_ind is None:
         qdd_ind = closed_loop_forward_dynamics(mech, q, qd, Q, R)
+    if z is not None and z.shape[1]:
+        return law_state_result(mech, forces, t, q, qd, mech.accelerations(q, qd, qdd_ind, R), z)
     return full_series(mech, forces, t, q, qd, mech.accelerations(q, qd, qdd_ind, R), Q)
+
+
+def law_state_result(mech, forces: AppliedForces, t, q, qd, qdd, z: np.ndarray, work=None) -> SimulationResult:
+    """The result of a motion whose force laws own states, z (K, count) at the times t: its series at the forces
+    they give (simulation/law_state_runs.py)."""
+    Q = forces.generalized(t, q, qd, z)
+    return with_law_states(motion_result(mech, forces, t, q, qd, qdd, Q, _actuators(forces, t)), mech, forces, z, work)
 
 
 def compiled_series(

@@ -13,7 +13,7 @@ import pytest
 import sympy
 from PySide6.QtWidgets import QMessageBox
 
-from mbstudio.jobs import CANCELLED, DONE, FAILED
+from mbstudio.jobs import CANCELLED, DONE, FAILED, TASKS
 
 from ..test_symbolic_base import table_5
 from .conftest import dispose
@@ -155,6 +155,15 @@ def test_closing_with_a_running_job_asks_first(window, answers):
     assert job.state == CANCELLED
 
 
+def test_the_window_routes_every_task_and_a_filed_result_to_its_panels(sla_run):
+    """Each task's finished jobs have a handler in the window's table (docs/architecture.md, "The workspace"), and
+    the base parameters' result went through it: filed under its model hash and shown in its panels."""
+    window, job = sla_run
+    assert set(window.session.routes) == set(TASKS)
+    assert window.results == {job.model_hash: {"base_parameters": job}}
+    assert window.base_table.result is job.result and window.ridge.result is job.result
+
+
 def test_the_analysis_menu_starts_jobs(window):
     titles = [a.text() for a in window.menuBar().actions()]
     assert "&Analysis" in titles
@@ -286,5 +295,5 @@ def test_compiling_a_new_models_engine_raises_no_false_alarm(window, qtbot, monk
         qtbot.wait(50)
     assert job.state == DONE, job.error
     assert not alarms, alarms[0]
-    assert window.move_coordinate(name, value + 0.01) and window._fast is not None  # compiled from now on
+    assert window.move_coordinate(name, value + 0.01) and window.session.pose.fast is not None  # compiled from now on
     assert (tmp_path / "empty-cache" / "engines").is_dir()

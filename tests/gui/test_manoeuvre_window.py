@@ -13,7 +13,8 @@ from mbstudio.gui.jobs.job_options import ManoeuvreDialog
 from mbstudio.jobs import DONE
 from mbstudio.jobs.results import ManoeuvreResult
 from mbstudio.jobs.tasks import JobResult, Provenance
-from mbstudio.simulation.manoeuvres import ManoeuvreOptions, manoeuvre
+from mbstudio.model import ModelError
+from mbstudio.simulation.manoeuvres import ENTRY_TIME, ManoeuvreOptions, manoeuvre
 
 from .test_workbench import shot
 
@@ -35,7 +36,19 @@ def car(window):
 
 def test_the_manoeuvre_dialog_reads_and_checks_its_fields(car):
     dialog = ManoeuvreDialog(car.document.model, OPTIONS, car)
-    assert dialog.ok.isEnabled() and dialog.options() == OPTIONS
+    assert dialog.ok.isEnabled() and dialog.options() == OPTIONS | {"radius": 40.0}  # the constant radius's default
+    dialog.lines["radius"].setText("2")
+    assert not dialog.ok.isEnabled() and "radius" in dialog.error.text()
+    dialog.lines["radius"].setText("60")
+    dialog.kind.setCurrentIndex(dialog.kind.findData("constant_radius"))
+    with pytest.raises(ModelError, match="do not make a constant-radius run"):  # one speed, 3 s
+        dialog.options()
+    dialog.lines["speeds"].setText("4, 8")
+    dialog.lines["duration"].setText("20")
+    assert dialog.options()["radius"] == 60.0 and dialog.options()["kind"] == "constant_radius"
+    dialog.kind.setCurrentIndex(dialog.kind.findData("step_steer"))
+    dialog.lines["speeds"].setText("20")
+    dialog.lines["duration"].setText("3")
     dialog.lines["speeds"].setText("12, 0.5")
     assert not dialog.ok.isEnabled() and "speeds" in dialog.error.text()
     dialog.lines["speed_gain"].setText("-1")
@@ -92,6 +105,29 @@ def test_the_handling_panel_draws_the_steady_state_diagram_with_the_understeer_g
     shot(car, "handling_diagram.png")
     assert car.handling.export("csv", str(tmp_path / "h.csv"))
     assert (tmp_path / "h.csv").read_text().splitlines()[0].startswith("speed [m/s],lateral_acceleration")
+
+
+def test_the_handling_panel_draws_the_constant_radius_run_after_the_driver_s_entry(car):
+    """A constant-radius time history (a_y rising with time, the understeer angle 0.4 deg/g × a_y) drawn as a handling
+    diagram over the readings after ENTRY_TIME only, with the figure's line; the summary names both gradients."""
+    t = np.linspace(0.0, 20.0, 41)
+    ay = 0.05 * t + 0.3  # m/s²
+    understeer = np.radians(0.4 * ay / 9.81)
+    table = [("t", "s", t), ("speed", "m/s", 4 + 0.2 * t), ("lateral_acceleration", "m/s^2", ay),
+             ("front_steer", "rad", understeer + 0.05), ("rear_steer", "rad", np.zeros_like(t)),
+             ("understeer_angle", "rad", understeer)]  # fmt: skip
+    figures = {"understeer_gradient": (0.4, "deg/g"), "understeer_gradient_from_handwheel": (4.0, "deg/g"),
+               "roll_gradient": (6.7, "deg/g")}  # fmt: skip
+    data = ManoeuvreResult(t, [], np.zeros((len(t), 0)), {}, table=table, figures=figures)
+    options = {"kind": "constant_radius", "speeds": [4.0, 8.0], "duration": 20.0, "radius": 40.0}
+    car.handling.show_result(
+        JobResult("manoeuvre", "radius", Provenance("h", "manoeuvre", "float64", options, 1.0), data)
+    )
+    drawn = _drawn(car.handling)
+    x, y = drawn["understeer angle"]
+    assert x.min() == pytest.approx(ay[t >= ENTRY_TIME].min() / 9.81) and len(x) == int((t >= ENTRY_TIME).sum())
+    assert y == pytest.approx(0.4 * x, abs=1e-12)
+    assert "constant radius" in car.handling.summary.text() and "4 deg/g" in car.handling.summary.text()
 
 
 @pytest.mark.slow

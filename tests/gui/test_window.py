@@ -87,7 +87,7 @@ def test_moving_a_slider_moves_the_bodies_in_the_scene(window, qtbot):
         row.slider.setValue(row.slider.value() + 10)
         qtbot.wait(1)  # let the window assemble and draw this step
     row.slider.setSliderDown(False)
-    qtbot.waitUntil(lambda: not window._pending_moves)
+    qtbot.waitUntil(lambda: not window.session.pose.pending_moves)
     for label, matrix in before.items():
         assert not np.allclose(scene.matrix(label), matrix), label
     assert window.document.stack.count() == 1
@@ -182,7 +182,7 @@ def test_sliders_switch_to_the_compiled_assembly_once_its_job_has_built_it(windo
     qtbot.waitUntil(lambda: not job.running, timeout=120_000)
     assert job.state == DONE, job.error
     before = window.q.copy()
-    assert window.move_coordinate("theta1", 0.08) and window._fast is not None
+    assert window.move_coordinate("theta1", 0.08) and window.session.pose.fast is not None
     wanted = np.array([[window._values()[n] for n in window.mech.independent]])
     numpy_path = window.mech.assemble(wanted, guess=before)[0]
     assert np.abs(window.q - numpy_path).max() < 1e-11

@@ -62,18 +62,18 @@ def test_a_four_bar_session_from_driving_to_animation(window, qtbot, tmp_path, a
     row = window.coordinates.sliders["theta1"]
     row.entry.setText("30°")
     row.entry.editingFinished.emit()
-    qtbot.waitUntil(lambda: not window._pending_moves)
+    qtbot.waitUntil(lambda: not window.session.pose.pending_moves)
     assert window.q[0] == pytest.approx(math.radians(30), abs=1e-12)
     window.actions["degrees"].setChecked(True)  # View › Units: the slider shows and takes degrees
     assert row.entry.text() == "30" and row.label.text() == "°"
     row.entry.setText("45")
     row.entry.editingFinished.emit()
-    qtbot.waitUntil(lambda: not window._pending_moves)
+    qtbot.waitUntil(lambda: not window.session.pose.pending_moves)
     assert window.q[0] == pytest.approx(math.radians(45), abs=1e-12)
     window.actions["degrees"].setChecked(False)
     row.entry.setText("30°")
     row.entry.editingFinished.emit()
-    qtbot.waitUntil(lambda: not window._pending_moves)
+    qtbot.waitUntil(lambda: not window.session.pose.pending_moves)
     theta1 = window.tree.items[("coordinate", _joint_of(model, "theta1"), "theta1")]
     assert theta1.text(1) == f"{math.radians(30):.4g}"  # the tree shows the moved value
     assert window.status["assembly"].text() == "assembled"

@@ -7,6 +7,8 @@ engine), it gives:
 - its generalized forces Q (N, n) on the tree coordinates (a force at a body point maps to them by Q = J_Pᵀ F),
 - its potential energy, when its force at rest is conservative, and whether it depends on the time (then its
   whole power is work done on the model),
+- the states it owns, if any (`states`: a tyre's relaxed slips), and their rates (`state_rates`): the engine
+  integrates them with q and q̇, and `generalized` then reads them as its keyword `z` (N, its states),
 - what measures, linearisation and block models read of it: its measure columns, its traced outputs, its load
   of a block model, its force arrows,
 - and, from the document alone (class methods: no mechanism needed), what the exporters can carry of it
@@ -17,6 +19,7 @@ A new kind of element is one module holding its law class decorated with `@regis
 
 from __future__ import annotations
 
+import importlib
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -96,7 +99,17 @@ class ForceLaw:
         return []
 
     def generalized(self, t, q: np.ndarray, qd: np.ndarray, st: MotionState | None) -> np.ndarray:
-        """Q (N, n) at the time(s) t, coordinates q and rates q̇ (N, n); `st` the poses at q when `on_bodies`."""
+        """Q (N, n) at the time(s) t, coordinates q and rates q̇ (N, n); `st` the poses at q when `on_bodies`. A law
+        with `states` takes them as the keyword `z` (N, len(states))."""
+        raise NotImplementedError
+
+    @property
+    def states(self) -> list[tuple[str, str]]:
+        """The states it owns, as (name, unit): first-order states integrated with the motion, starting at 0."""
+        return []
+
+    def state_rates(self, t, q: np.ndarray, qd: np.ndarray, st: MotionState | None, z: np.ndarray) -> np.ndarray:
+        """ż (N, len(states)) of its states z (N, len(states)) at the time(s) t and the motion (q, q̇)."""
         raise NotImplementedError
 
     def potential(self, q: np.ndarray, st: MotionState) -> np.ndarray | None:
@@ -146,6 +159,12 @@ class ForceLaw:
         return f"force element '{element.name}' ({element.type}) has no {FORMATS[target]} form and is left out"
 
 
+def states_refused(names: list[str], what: str) -> ModelError:
+    """The error for an analysis (`what`) that does not carry the force laws' own states `names`."""
+    valid = "a run of the compiled engine, or the elements without states (a tyre without relaxation)"
+    return ModelError("forces", f"own states ({', '.join(names)}) that {what} does not carry", None, valid)
+
+
 LAWS: dict[str, type[ForceLaw]] = {}
 
 
@@ -157,8 +176,35 @@ def register(law: type[ForceLaw]) -> type[ForceLaw]:
     return law
 
 
+# the modules of laws (in this package), the commonest first: each registers its laws when it is imported, which
+# `law_class` does when a document first has an element of a type not registered yet (a run of a model without
+# tyres imports no tyre model)
+LAW_MODULES = (
+    "coordinate_laws",
+    "point_laws",
+    "bushing_law",
+    "tyre_law",
+    "contact_law",
+    "magic_formula_tyre_law",
+    "driver_law",
+    "speed_controller_law",
+)
+
+
+def all_laws(until: str | None = None) -> dict[str, type[ForceLaw]]:
+    """LAWS, with the modules of LAW_MODULES imported in order until one has registered the type `until` (None:
+    all of them)."""
+    for module in LAW_MODULES:
+        if until in LAWS:
+            break
+        importlib.import_module(f"{__package__}.{module}")
+    return LAWS
+
+
 def law_class(element) -> type[ForceLaw]:
     """The law of a force element (by its document type)."""
+    if element.type not in LAWS:
+        all_laws(until=element.type)
     try:
         return LAWS[element.type]
     except KeyError:

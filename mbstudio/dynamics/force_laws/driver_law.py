@@ -7,13 +7,17 @@ With the body's origin p and its heading h (its x axis in the road plane, normal
 P = p + L h, the lateral error e = y_path(P_x) − P_y (the path's rows joined by straight lines), the target
 x* = gain × e, and the effort on the coordinate −k (x − x*) − c ẋ. The target depends on the car's state, so the
 driver does work on the model (no potential): its power counts in the energy balance as an actuator's would.
+
+The circle driver is the same servo with the error e = |P − C| − R to a circle of centre C and radius R that the car
+goes round turning left (ISO 4138's constant radius): on the circle the preview point lies L²/(2R) outside it, so
+pure pursuit's gain asks for the road-wheel angle L_wheelbase / R that a car without slip needs.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...model.document import PathDriver
+from ...model.document import CircleDriver, PathDriver
 from ...model.errors import ModelError
 from .base import ForceLaw, register
 
@@ -30,7 +34,7 @@ class PathDriverLaw(ForceLaw):
         return True  # a controller: its target moves with the car, so no potential holds its force
 
     def target(self, st) -> np.ndarray:
-        """The steering target x* (N,) at the poses `st`."""
+        """The steering target x* (N,) at the poses `st`: gain × the preview point's lateral error."""
         e, f = self.element, self.forces
         b = f.mech.backend
         i = f.mech.tree.body_index(e.body)
@@ -39,8 +43,12 @@ class PathDriverLaw(ForceLaw):
         ahead = f.value(e.preview)
         x = origin[:, 0] + ahead * heading[:, 0] / length
         y = origin[:, 1] + ahead * heading[:, 1] / length
-        path = np.asarray(e.path, dtype=float)
-        return f.value(e.gain) * (f.table_value(path[:, 0], path[:, 1], list(x)) - y)
+        return f.value(e.gain) * self.lateral_error(x, y)
+
+    def lateral_error(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """How far the path lies to the left of the preview points (x, y) (N,): y_path(x) − y."""
+        path = np.asarray(self.element.path, dtype=float)
+        return self.forces.table_value(path[:, 0], path[:, 1], list(x)) - y
 
     def generalized(self, t, q, qd, st) -> np.ndarray:
         e, f = self.element, self.forces
@@ -59,3 +67,16 @@ class PathDriverLaw(ForceLaw):
     def block_load(self, where):
         raise ModelError(f"force '{self.name}'", "is a driver: the block models have no road to follow", None,
                          "a model without a path driver")  # fmt: skip
+
+
+@register
+class CircleDriverLaw(PathDriverLaw):
+    """The path driver's servo with the preview point's distance outside a circle as its error."""
+
+    type = CircleDriver.type
+
+    def lateral_error(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """|P − C| − R (N,): how far the circle, turning left round C, lies to the left of the preview points."""
+        e, f = self.element, self.forces
+        dx, dy = x - f.value(e.centre_x), y - f.value(e.centre_y)
+        return f.mech.backend.sqrt(dx * dx + dy * dy) - f.value(e.radius)

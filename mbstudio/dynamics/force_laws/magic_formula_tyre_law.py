@@ -21,7 +21,10 @@ A tyre mounted on the other side of the car from its file's TYRESIDE is the file
 its forces at (κ, α, γ) are the file's at (κ, −α, −γ) with Fy, Mx and Mz negated (so a car's conicity and ply steer
 offsets cancel left against right, as MF-Tyre mounts them).
 
-Steady state: the forces follow the slips at once (no relaxation length).
+With `relaxation` "none" the forces follow the slips at once. With "first_order" the tyre owns two states, the
+relaxed slips κ' and tan α', which follow κ and tan α through its relaxation lengths (dynamics/tyres/relaxation.py;
+Pacejka 2012, sections 7.2 and 8.2), and the Magic Formula is evaluated at them: after a step of slip the forces
+rise as 1 − exp(−V t / σ).
 """
 
 from __future__ import annotations
@@ -32,13 +35,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ...model.document import MagicFormulaTyre
+from ...model.document import TYRE_RELAXATIONS, MagicFormulaTyre
 from ...model.errors import ModelError
 from ...numerics.spatial import cross, dot
 from ..tyres import Coefficients, coefficients, magic_formula, ops_for, read_tir
+from ..tyres.relaxation import check_relaxation, relaxation_lengths
 from .base import ForceLaw, contact_force, register
 
 SIDES = ("left", "right")
+RELAXED = [("kappa_relaxed", "1"), ("tan_alpha_relaxed", "1")]  # the states of a first-order tyre
 
 
 @functools.lru_cache(maxsize=32)
@@ -77,6 +82,15 @@ class MagicFormulaTyreLaw(ForceLaw):
     def __init__(self, element, forces) -> None:
         super().__init__(element, forces)
         self.coefficients, self.mirrored = tyre_file(element)
+        if element.relaxation not in TYRE_RELAXATIONS:
+            raise ModelError(f"force '{element.name}'.relaxation", "is not a tyre relaxation model",
+                             element.relaxation, " or ".join(TYRE_RELAXATIONS))  # fmt: skip
+        if element.relaxation == "first_order":
+            check_relaxation(self.coefficients, f"force '{element.name}'.tir")
+
+    @property
+    def states(self) -> list[tuple[str, str]]:
+        return RELAXED if self.element.relaxation == "first_order" else []
 
     @property
     def time_dependent(self) -> bool:
@@ -134,12 +148,15 @@ class MagicFormulaTyreLaw(ForceLaw):
         gamma = ops.atan(lean / self.forces.mech.backend.sqrt(1 - lean * lean))
         return -vsx / speed, ops.atan(vsy / speed), gamma, vcx, vsx, vsy
 
-    def loads(self, t, st, qd) -> tuple[dict, object, tuple]:
-        """The contact, the Magic Formula's forces and moments there, and the slips."""
+    def loads(self, t, st, qd, z=None) -> tuple[dict, object, tuple]:
+        """The contact, the Magic Formula's forces and moments there, and the slips; with relaxation at the relaxed
+        slips z (N, 2): κ' and tan α'."""
         c = self.contact(t, st, qd)
         ops = ops_for(c["fz"])
         slips = self.slips(c, ops)
         kappa, alpha, gamma, vcx = slips[:4]
+        if self.states:
+            kappa, alpha = z[:, 0], ops.atan(z[:, 1])
         if not self.mirrored:
             return c, magic_formula(self.coefficients, c["fz"], kappa, alpha, gamma, vcx, ops=ops), slips
         mirror = magic_formula(self.coefficients, c["fz"], kappa, -alpha, -gamma, vcx, ops=ops)
@@ -152,16 +169,30 @@ class MagicFormulaTyreLaw(ForceLaw):
         moment = sum(x[:, None] * e for x, e in zip((mf.mx, mf.my, mf.mz), axes, strict=True))
         return force, moment
 
-    def generalized(self, t, q, qd, st) -> np.ndarray:
-        c, mf, _ = self.loads(t, st, qd)
+    def generalized(self, t, q, qd, st, z=None) -> np.ndarray:
+        c, mf, _ = self.loads(t, st, qd, z)
         force, moment = self.wrench(c, mf)
         return (c["J_p"] * force[:, :, None]).sum(axis=1) + (c["J_w"] * moment[:, :, None]).sum(axis=1)
+
+    def state_rates(self, t, q, qd, st, z) -> np.ndarray:
+        """d(κ', tan α')/dt = ((−Vsx, Vsy) − V (κ', tan α')) / (σκ, σα), V = sqrt(Vcx² + v₀²)."""
+        c = self.contact(t, st, qd)
+        ops = ops_for(c["fz"])
+        _, _, gamma, vcx, vsx, vsy = self.slips(c, ops)
+        low = self.forces.value(self.element.low_speed)
+        speed = self.forces.mech.backend.sqrt(vcx * vcx + low * low)
+        sigma_kappa, sigma_alpha = relaxation_lengths(self.coefficients, c["fz"], gamma, ops)
+        rates = [(-vsx - speed * z[:, 0]) / sigma_kappa, (vsy - speed * z[:, 1]) / sigma_alpha]
+        return np.stack(rates, axis=1)
 
     # ------------------------------------------------------------------ results
     def along(self, motion) -> dict[str, np.ndarray]:
         """Along a motion (float64): the contact's loads, slips and powers."""
         st = motion.mech.tree.motion(motion.q)
-        c, mf, (kappa, alpha, gamma, vcx, vsx, vsy) = self.loads(motion.t, st, motion.qd)
+        z = getattr(motion, "law_states", {}).get(self.name)  # its own states along the motion: (N, 2)
+        if self.states and z is None:
+            z = np.zeros((len(motion.q), len(self.states)))
+        c, mf, (kappa, alpha, gamma, vcx, vsx, vsy) = self.loads(motion.t, st, motion.qd, z)
         force, moment = self.wrench(c, mf)
         omega = (c["J_w"] * motion.qd[:, None, :]).sum(axis=2)
         values = {"fx": mf.fx, "fy": mf.fy, "fz": c["fz"], "mx": mf.mx, "my": mf.my, "mz": mf.mz, "kappa": kappa,
@@ -177,7 +208,8 @@ class MagicFormulaTyreLaw(ForceLaw):
              "gamma": "rad", "vx": "m/s", "slip_power": "W", "power": "W", "heading": "rad"}  # fmt: skip
 
     def measure(self, motion, name: str) -> list:
-        """<name>.fx, .fy, .fz [N] and .mx, .my, .mz [N m] in the tyre's W axes; .kappa, .alpha, .gamma [rad]; .vx
+        """<name>.fx, .fy, .fz [N] and .mx, .my, .mz [N m] in the tyre's W axes; .kappa, .alpha, .gamma [rad] (the
+        contact's own slips: with relaxation the forces follow the relaxed ones, the run's law states); .vx
         the forward speed; .slip_power (Fx Vsx + Fy Vsy) and .power (all it does on the wheel) [W]; .heading [rad], the
         angle of its heading e_x from the world x axis about z."""
         got = self.along(motion)

@@ -2,10 +2,10 @@
 
 With the body's origin velocity v (from the body's point Jacobian at its origin, J q̇) and its heading h (its x axis
 in the road plane, normalised), the forward speed is V = v·h; the torque T = gain × (speed − V) × radius drives
-(positive) or brakes, split equally to the driven coordinates. A proportional law holds the speed with an error
-of the resisting force over the gain (rolling resistance and cornering drag, a few hundred newtons on a car: at
-2·10⁴ N s/m about 0.02 m/s). Like the path driver it does work on the model (no potential): its power counts in
-the energy balance as an actuator's would.
+(positive) or brakes, split equally to the driven coordinates. The set speed may be a function of the time. A
+proportional law holds the speed with an error of the resisting force over the gain (rolling resistance and
+cornering drag, a few hundred newtons on a car: at 2·10⁴ N s/m about 0.02 m/s). Like the path driver it does work on
+the model (no potential): its power counts in the energy balance as an actuator's would.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 
 from ...model.document import SpeedController
 from ...model.errors import ModelError
-from .base import ForceLaw, register
+from .base import ForceLaw, instants, register
 
 
 @register
@@ -38,14 +38,18 @@ class SpeedControllerLaw(ForceLaw):
         length = b.sqrt(heading[:, 0] * heading[:, 0] + heading[:, 1] * heading[:, 1])
         return (velocity[:, 0] * heading[:, 0] + velocity[:, 1] * heading[:, 1]) / length
 
-    def torque(self, st, qd):
-        """The total torque T (N,) on the driven coordinates."""
+    def time_functions(self) -> list:
+        return [lambda t: self.forces.time_function(self.element.speed, t)]
+
+    def torque(self, t, st, qd):
+        """The total torque T (N,) on the driven coordinates at the time(s) t."""
         e, f = self.element, self.forces
-        return f.value(e.gain) * (f.value(e.speed) - self.forward_speed(st, qd)) * f.value(e.radius)
+        speed = f.time_function(e.speed, instants(t, len(qd)))
+        return f.value(e.gain) * (speed - self.forward_speed(st, qd)) * f.value(e.radius)
 
     def generalized(self, t, q, qd, st) -> np.ndarray:
         coordinates = self.element.coordinates
-        share = self.torque(st, qd) / len(coordinates)
+        share = self.torque(t, st, qd) / len(coordinates)
         Q = self.forces.mech.backend.zeros(q.shape)
         for name in coordinates:
             Q[:, self.forces.mech.coordinates.index(name)] = share
@@ -56,7 +60,8 @@ class SpeedControllerLaw(ForceLaw):
         st = motion.mech.tree.motion(motion.q)
         qd = np.asarray(motion.qd, float)
         speed = np.asarray(self.forward_speed(st, qd), float)
-        return [(f"{name}.speed", "m/s", speed), (f"{name}.torque", "N m", np.asarray(self.torque(st, qd), float))]
+        torque = np.asarray(self.torque(motion.t, st, qd), float)
+        return [(f"{name}.speed", "m/s", speed), (f"{name}.torque", "N m", torque)]
 
     def block_load(self, where):
         raise ModelError(f"force '{self.name}'", "is a driver: the block models have no car speed to hold", None,

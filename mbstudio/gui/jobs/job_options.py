@@ -60,6 +60,7 @@ from ...model.document import SuspensionMeasure, Trajectory
 from ...model.typed_numbers import coordinate_dimensions, of_motion, read_number, read_pairs
 from ...model.units import dimension_of, si_unit
 from ...simulation.kc_rig import KCOptions
+from ...simulation.manoeuvres import ManoeuvreOptions
 from ...simulation.run import ATOL, RIGID_STEP
 from ...simulation.run import METHODS as INTEGRATORS
 from ..editing.properties import ERROR_BORDER
@@ -864,13 +865,16 @@ class ManoeuvreDialog(OptionsDialog):
     def build(self) -> None:
         kinds = {"step_steer": "Step steer (ISO 7401)", "steady_state": "Steady-state circular driving (ISO 4138)",
                  "sine_with_dwell": "Sine with dwell (FMVSS 126)",
-                 "double_lane_change": "Double lane change (ISO 3888-1), preview driver"}  # fmt: skip
+                 "double_lane_change": "Double lane change (ISO 3888-1), preview driver",
+                 "constant_radius": "Constant radius (ISO 4138), speed raised"}  # fmt: skip
         self.kind = self.combo("kind", "manoeuvre", kinds)
         speeds = ", ".join(f"{v:g}" for v in self.start.get("speeds") or [])
         self.line("speeds", "speeds [m/s]", "forward speeds, comma-separated: each a run (steady state)", speeds)
         self.line("handwheel", "handwheel [deg]", "handwheel angle, positive turning left")
         self.line("duration", "each run [s]", "the simulated time of each run")
         self.line("speed_gain", "speed gain [N s/m]", "the speed controller's drive force per m/s of error; 0 coasts")
+        tip = "constant radius: the circle's radius (the speed raised from the first to the last speed)"
+        self.line("radius", "radius [m]", tip, _text(self.start.get("radius", ManoeuvreOptions.radius)))
 
     def read(self) -> dict:
         def speeds(text: str) -> list[float]:
@@ -888,6 +892,7 @@ class ManoeuvreDialog(OptionsDialog):
             "speed_gain": self.field(
                 "speed_gain", lambda t: number("speed_gain", t, lambda v: 0 <= v <= 1e6, "0 (coasting) to 1e6 N s/m")
             ),
+            "radius": self.field("radius", lambda t: number("radius", t, lambda v: 5 <= v <= 1000, "5 to 1000 m")),
         }
 
     def hint_text(self, values: dict) -> str:
@@ -977,7 +982,9 @@ class IdentifyDialog(OptionsDialog):
             kind: self.check(f"friction_{kind}", f"{kind} friction of each actuated joint") for kind in FRICTION
         }
         self.line("digits", "digits", "the precision deciding the base parameters (variable precision)")
-        self.line("cutoff_hz", "cut-off [Hz]", "the positions' low-pass cut-off; empty: 5 × the motion's bandwidth")
+        self.line(
+            "cutoff_hz", "cut-off [Hz]", "one cut-off for the positions and the rows; empty: from the motion's spectrum"
+        )
         self.physical = self.check("physical", "physically consistent estimate (semi-definite program)")
         self.hold = self.check(
             "hold_unexcited", "hold base parameters the log does not excite at the model's values instead of stopping"

@@ -59,11 +59,12 @@ class HandlingPanel(QWidget):
         self.plot.clear()
         kind = result.provenance.options.get("kind")
         # where the curves leave room: top left of a rising handling diagram, bottom right of a settled response
-        self.plot.addLegend(offset=(10, 5) if kind == "steady_state" else (-10, -10), labelTextColor=AXIS_TEXT)
+        diagram = kind in ("steady_state", "constant_radius")
+        self.plot.addLegend(offset=(10, 5) if diagram else (-10, -10), labelTextColor=AXIS_TEXT)
         table = {name: np.asarray(values, float) for name, _, values in result.data.table}
         figures = result.data.figures
-        if kind == "steady_state":
-            self.summary.setText(self._handling_diagram(table, figures))
+        if diagram:
+            self.summary.setText(self._handling_diagram(table, figures, kind == "constant_radius"))
         elif kind == "step_steer":
             self.summary.setText(self._yaw_response(table, figures))
         else:
@@ -100,13 +101,17 @@ class HandlingPanel(QWidget):
         set_axis_label(self.plot.plotItem, "bottom", bottom)
         set_axis_label(self.plot.plotItem, "left", left)
 
-    def _handling_diagram(self, table: dict, figures: dict) -> str:
-        """Steer angles (deg) against a_y (g), one point per speed, and the understeer angle's fitted line."""
+    def _handling_diagram(self, table: dict, figures: dict, constant_radius: bool = False) -> str:
+        """Steer angles (deg) against a_y (g), one point per speed (constant radius: a curve over the run after the
+        driver's entry onto the circle), and the understeer angle's fitted line."""
+        from ...simulation.manoeuvres import ENTRY_TIME  # when drawn: the window starts without the simulation code
+
         self._axes("lateral acceleration a_y [g]", "angle [deg]")
-        ay = table["lateral_acceleration"] / G
-        steer = np.degrees(table["front_steer"] - table["rear_steer"])
-        understeer = np.degrees(table["understeer_angle"])
-        symbols = {"pen": None, "symbolSize": 9}
+        read = table["t"] >= ENTRY_TIME if constant_radius else slice(None)
+        ay = table["lateral_acceleration"][read] / G
+        steer = np.degrees(table["front_steer"] - table["rear_steer"])[read]
+        understeer = np.degrees(table["understeer_angle"])[read]
+        symbols = {"pen": None, "symbolSize": 9} if not constant_radius else {"symbolSize": 0}
         self.plot.plot(ay, steer, symbol="s", symbolBrush=COLORS[2], name="road-wheel steer δf − δr", **symbols)
         self.plot.plot(ay, understeer, symbol="o", symbolBrush=COLORS[1], name="understeer angle", **symbols)
         if "understeer_gradient" not in figures:
@@ -117,6 +122,11 @@ class HandlingPanel(QWidget):
         self.plot.plot(span, intercept + slope * span, pen=pg.mkPen(COLORS[1], width=1.5, style=DASH),
                        name=f"K = {slope:.3g} deg/g")  # fmt: skip
         roll = figures.get("roll_gradient", (math.nan, ""))[0]
+        if constant_radius:
+            handwheel = figures["understeer_gradient_from_handwheel"][0]
+            return (f"Handling diagram (ISO 4138, constant radius, speed raised to {table['speed'][-1]:.4g} m/s): "
+                    f"understeer gradient {slope:.4g} deg/g (from the handwheel angle {handwheel:.4g} deg/g), "
+                    f"roll gradient {roll:.4g} deg/g.")  # fmt: skip
         speeds = ", ".join(f"{v:.4g}" for v in table["speed"])
         return (f"Handling diagram (ISO 4138, constant handwheel angle) at {speeds} m/s: understeer gradient "
                 f"{slope:.4g} deg/g, roll gradient {roll:.4g} deg/g.")  # fmt: skip
