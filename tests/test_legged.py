@@ -73,3 +73,24 @@ def test_the_cli_writes_the_standing_and_trotting_solo12(tmp_path):
     pds = [f for f in model.forces if f.type == "joint_spring_damper"]
     assert len(pds) == 12 and all("t" in str(f.rest) for f in pds if f.coordinate.endswith(("HFE", "KFE")))
     assert sum(f.type == "contact" for f in model.forces) == 4
+
+
+@needs_robots
+@pytest.mark.slow
+@pytest.mark.parametrize("contact", ["rigid", "compliant"])
+def test_the_trot_walks_forward_on_friction_inside_the_cone(contact):
+    """2 s of the prescribed trot (four periods): the stance feet's backward sweep carries the base forward by
+    more than 0.3 m (measured: 0.75 m rigid, 0.7 m compliant) while it keeps its height, heading and line (sideways
+    and turning drift small against the distance); each foot is in the air for part of every period (the
+    diagonal pairs take turns), and every foot's friction stays within μ = 1 of its normal force."""
+    options = {"contact": "rigid"} if contact == "rigid" else {"method": "CVODES-BDF", "rtol": 1e-6, "atol": 1e-8}
+    result = simulate(solo12("trot"), 2.0, samples=201, **options)
+    base = result.q[:, :6]  # x, y, z, then the orientation's angles
+    assert base[-1, 0] > 0.3
+    assert abs(base[-1, 1]) < 0.2 * base[-1, 0] and np.abs(base[:, 5]).max() < 0.2
+    assert base[:, 2].min() > 0.15
+    columns = contact_columns(result)
+    normal, friction = per_foot(columns, "normal_force"), per_foot(columns, "friction_force")
+    assert np.all(friction <= normal * (1 + 1e-9) + 1e-12)
+    airborne = (normal[:, 20:] == 0).mean(axis=1)  # after the first half period
+    assert np.all((airborne > 0.2) & (airborne < 0.8))

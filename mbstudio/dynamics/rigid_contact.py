@@ -18,17 +18,23 @@ solution is λ = −G⁻¹ g, the bilateral point constraints of Pinocchio's CON
 
 from __future__ import annotations
 
+import functools
+import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import casadi
 import numpy as np
 
 from ..kinematics import Mechanism
+from ..numerics.compiled import cached_functions, code_version
 from .force_laws.contact_law import ContactLaw
 from .forces import AppliedForces
 from .inverse_dynamics import bias_forces
 from .mass_matrix import mass_matrix
 
 RANK = 1e-10  # G's eigenvalues below this part of its largest belong to redundant contacts' directions
+BLOCK = 25  # ADMM iterations per call of the compiled block
 
 
 @dataclass
@@ -95,47 +101,55 @@ def solve_cone_complementarity(
     friction: np.ndarray,
     tolerance: float,
     iterations: int,
-    start=None,
 ) -> tuple[np.ndarray, int, float]:
-    """λ (3m,) with K ∋ λ ⊥ Gλ + g + s ∈ K* by proximal ADMM; the iterations used and the residual reached: the
-    largest of the split's disagreement |λ − z|, the step ρ |Δz| and Coulomb's law's own residual, the natural map
-    |z − proj_K(z − (σ + s) / ρ)|, each over the forces' scale |G⁻¹ g|. `start`: a guess of λ (a time step's
-    previous impulses), from which the iterations begin."""
-    m = len(normals)
-    eigen = np.linalg.eigvalsh(G)
-    kept = eigen[eigen > RANK * eigen[-1]]  # redundant contacts (four corners of a block) make G singular
-    rho = float(np.sqrt(kept[0] * kept[-1]))  # the step between G's extreme nonzero curvatures
-    stick = -np.linalg.lstsq(G, g, rcond=RANK)[0]  # every point held: σ = 0 (least norm among redundant ones)
+    """λ (3m,) with K ∋ λ ⊥ Gλ + g + s ∈ K*, G, g and λ in world axes (`solve_in_frames`)."""
+    rotation = _block_rotation(contact_frames(normals))
+    lam, used, residual = solve_in_frames(rotation @ G @ rotation.T, rotation @ g, friction, tolerance, iterations)
+    return rotation.T @ lam, used, residual
+
+
+def solve_in_frames(
+    G: np.ndarray,
+    g: np.ndarray,
+    friction: np.ndarray,
+    tolerance: float,
+    iterations: int,
+    start: np.ndarray | None = None,
+) -> tuple[np.ndarray, int, float]:
+    """λ (3m,) with K ∋ λ ⊥ Gλ + g + s ∈ K* by proximal ADMM, every vector in the contacts' frames (t1, t2, n)
+    (`contact_frames`), where each cone is the same cone about the third axis; the iterations used and the
+    residual reached: the largest of the split's disagreement |λ − z|, the step ρ |Δz| and Coulomb's law's own
+    residual, the natural map |z − proj_K(z − (σ + s) / ρ)|, each over the forces' scale |G⁺ g|. `start`: a guess
+    of λ (a time step's previous impulses), from which the iterations begin. G's eigen-decomposition gives the step
+    ρ, the sticking forces and the proximal solve."""
+    eigen, vectors = np.linalg.eigh(G)
+    kept = eigen > RANK * eigen[-1]  # redundant contacts (four corners of a block) make G singular
+    rho = float(np.sqrt(eigen[kept][0] * eigen[kept][-1]))  # the step between G's extreme nonzero curvatures
+    basis = vectors[:, kept]
+    stick = -basis @ ((basis.T @ g) / eigen[kept])  # every point held: σ = 0 (least norm among redundant ones)
     scale = max(float(np.abs(stick).max()), 1e-300)
-    axes = _frames(normals)
-    residual = _natural_map(stick, G, g, rho, axes, normals, friction) / scale
+    residual = np.abs(_natural_map(stick, G @ stick + g, rho, friction)).max() / scale
     if residual <= tolerance:  # the forces that hold every point lie in their cones: Coulomb's law holds
         return stick, 0, float(residual)
-    step = np.linalg.inv(G + rho * np.eye(3 * m))  # symmetric positive definite, conditioned by ρ's choice
-    z, u = (np.zeros(3 * m) if start is None else np.array(start, float)), np.zeros(3 * m)
-    s = _de_saxce(G @ z + g, normals, friction)
-    for k in range(1, iterations + 1):
-        lam = step @ (rho * (z - u) - g - s)
-        z_old, z = z, _project(lam + u, axes, friction)
-        u += lam - z
-        sigma = G @ z + g
-        s = _de_saxce(sigma, normals, friction)
-        law = z - _project(z - (sigma + s) / rho, axes, friction)
-        residual = max(np.abs(lam - z).max(), rho * np.abs(z - z_old).max(), np.abs(law).max()) / scale
+    step = (vectors / (eigen + rho)) @ vectors.T  # (G + ρ I)⁻¹: symmetric positive definite, conditioned by ρ
+    z = np.zeros(len(g)) if start is None else np.array(start, float)
+    u, s = np.zeros(len(g)), _de_saxce(G @ z + g, friction)
+    block, used, step, G = _admm_block(len(g) // 3), 0, step.ravel(order="F"), G.ravel(order="F")
+    while used < iterations:
+        z, u, s, done, reached = block(step, G, g, friction, rho, tolerance * scale, z, u, s)
+        used, residual = used + round(done.item()), reached.item() / scale
         if residual <= tolerance:
-            return z, k, float(residual)
+            return z, used, residual
     raise RuntimeError(f"the rigid contacts' cone complementarity did not converge in {iterations} iterations "
                        f"(residual {residual:.1e} of the forces' scale)")  # fmt: skip
 
 
-def _natural_map(z, G, g, rho, axes, normals, friction) -> float:
-    """Coulomb's law's residual at the forces z: |z − proj_K(z − (σ + s) / ρ)| with σ = G z + g."""
-    sigma = G @ z + g
-    law = z - _project(z - (sigma + _de_saxce(sigma, normals, friction)) / rho, axes, friction)
-    return float(np.abs(law).max())
+def _natural_map(z: np.ndarray, sigma: np.ndarray, rho: float, friction: np.ndarray) -> np.ndarray:
+    """Coulomb's law's residual at the forces z (contact frames): z − proj_K(z − (σ + s) / ρ)."""
+    return z - _project(z - (sigma + _de_saxce(sigma, friction)) / rho, friction)
 
 
-def _frames(normals: np.ndarray) -> np.ndarray:
+def contact_frames(normals: np.ndarray) -> np.ndarray:
     """(m, 3, 3): each row of axes (t1, t2, n) with n the plane's normal."""
     helper = np.where(np.abs(normals[:, :1]) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
     t1 = np.cross(normals, helper)
@@ -143,23 +157,87 @@ def _frames(normals: np.ndarray) -> np.ndarray:
     return np.stack([t1, np.cross(normals, t1), normals], axis=1)
 
 
-def _project(x: np.ndarray, axes: np.ndarray, friction: np.ndarray) -> np.ndarray:
-    """The nearest point of each cone {|x_t| ≤ μ x_n} (Euclidean projection onto a second-order cone), the cones'
-    axes (t1, t2, n) `_frames`."""
-    local = np.einsum("mij,mj->mi", axes, x.reshape(-1, 3))
-    tangent, normal = local[:, :2], local[:, 2]
-    size = np.linalg.norm(tangent, axis=1)
-    along = (friction * size + normal) / (friction * friction + 1)
-    ratio = np.divide(friction * along, size, out=np.zeros_like(size), where=size > 0)
-    projected = np.column_stack([tangent * ratio[:, None], along])
-    inside, polar = size <= friction * normal, friction * size <= -normal
+def _block_rotation(axes: np.ndarray) -> np.ndarray:
+    """The orthogonal (3m, 3m) block diagonal of the frames: world components to the contacts' frames."""
+    m = len(axes)
+    rotation = np.zeros((m, 3, m, 3))
+    rotation[np.arange(m), :, np.arange(m), :] = axes
+    return rotation.reshape(3 * m, 3 * m)
+
+
+def _project(x: np.ndarray, friction: np.ndarray) -> np.ndarray:
+    """The nearest point of each cone {|x_t| ≤ μ x_n} (Euclidean projection onto a second-order cone), x in the
+    contacts' frames (t1, t2, n) one after the other."""
+    local = x.reshape(-1, 3)
+    normal = local[:, 2]
+    size = np.hypot(local[:, 0], local[:, 1])
+    inside = size <= friction * normal
+    if inside.all():
+        return x.copy()
+    along = np.maximum(friction * size + normal, 0.0) / (friction * friction + 1)  # 0 in the polar cone
+    ratio = friction * along / np.where(size > 0, size, 1.0)  # size = 0 lies inside or in the polar cone
+    projected = local * np.column_stack([ratio, ratio, np.zeros_like(ratio)])
+    projected[:, 2] = along
     projected[inside] = local[inside]
-    projected[polar & ~inside] = 0.0
-    return np.einsum("mji,mj->mi", axes, projected).ravel()
+    return projected.ravel()
 
 
-def _de_saxce(sigma: np.ndarray, normals: np.ndarray, friction: np.ndarray) -> np.ndarray:
-    """s = μ |σ_t| n per contact: the shift that makes Coulomb's law a cone complementarity."""
+def _de_saxce(sigma: np.ndarray, friction: np.ndarray) -> np.ndarray:
+    """s = μ |σ_t| n per contact (contact frames): the shift that makes Coulomb's law a cone complementarity."""
     blocks = sigma.reshape(-1, 3)
-    tangent = blocks - np.einsum("mi,mi->m", blocks, normals)[:, None] * normals
-    return ((friction * np.linalg.norm(tangent, axis=1))[:, None] * normals).ravel()
+    s = np.zeros_like(blocks)
+    s[:, 2] = friction * np.sqrt(blocks[:, 0] ** 2 + blocks[:, 1] ** 2)
+    return s.ravel()
+
+
+@functools.cache
+def _admm_block(m: int) -> Callable:
+    """BLOCK iterations of the proximal ADMM for m contacts, compiled (filed in the engine cache, one library per
+    m): (step, G, g, μ, ρ, the tolerance in force units, z, u, s) -> (z, u, s, the iterations taken, the residual);
+    an iterate that meets the tolerance stops the block's updates there, so that the result and the count are
+    those of iterating one at a time and stopping at the first that converges."""
+    key = hashlib.sha256(f"admm {m} {BLOCK}\n{code_version()}".encode()).hexdigest()
+    return cached_functions(key, "admm", lambda: ([_traced_block(m)], {})).calls["admm"]
+
+
+def _traced_block(m: int) -> casadi.Function:
+    size = 3 * m
+    step, G = casadi.SX.sym("step", size, size), casadi.SX.sym("G", size, size)
+    g, mu, rho, tol = casadi.SX.sym("g", size), casadi.SX.sym("mu", m), casadi.SX.sym("rho"), casadi.SX.sym("tol")
+    z0, u0, s0 = casadi.SX.sym("z", size), casadi.SX.sym("u", size), casadi.SX.sym("s", size)
+    z, u, s, done, residual = z0, u0, s0, casadi.SX(0), casadi.SX(np.inf)
+    for _ in range(BLOCK):
+        going = residual > tol
+        lam = casadi.mtimes(step, rho * (z - u) - g - s)
+        z_next = _cone_projection(lam + u, mu)
+        u_next = u + lam - z_next
+        sigma = casadi.mtimes(G, z_next) + g
+        s_next = _shift(sigma, mu)
+        law = z_next - _cone_projection(z_next - (sigma + s_next) / rho, mu)
+        measured = casadi.mmax(
+            casadi.vertcat(casadi.fabs(lam - z_next), rho * casadi.fabs(z_next - z), casadi.fabs(law))
+        )
+        z, u, s = (casadi.if_else(going, new, old) for new, old in ((z_next, z), (u_next, u), (s_next, s)))
+        residual, done = casadi.if_else(going, measured, residual), done + going
+    inputs = [step, G, g, mu, rho, tol, z0, u0, s0]
+    return casadi.Function("admm", inputs, [z, u, s, done, residual], {"cse": True})
+
+
+def _cone_projection(x, mu):
+    """`_project` on scalar symbols: the same three cases as branches of if_else."""
+    out = []
+    for i in range(mu.numel()):
+        a, b, c = x[3 * i], x[3 * i + 1], x[3 * i + 2]
+        size = casadi.sqrt(a * a + b * b)
+        along = (mu[i] * size + c) / (mu[i] * mu[i] + 1)
+        ratio = mu[i] * along / casadi.fmax(size, 1e-300)  # size = 0 is inside or polar: the ratio is not used
+        edge = casadi.vertcat(a * ratio, b * ratio, along)
+        polar = casadi.if_else(mu[i] * size <= -c, casadi.SX.zeros(3), edge)
+        out.append(casadi.if_else(size <= mu[i] * c, casadi.vertcat(a, b, c), polar))
+    return casadi.vertcat(*out)
+
+
+def _shift(sigma, mu):
+    """`_de_saxce` on scalar symbols."""
+    return casadi.vertcat(*[casadi.vertcat(0, 0, mu[i] * casadi.sqrt(sigma[3 * i] ** 2 + sigma[3 * i + 1] ** 2))
+                            for i in range(mu.numel())])  # fmt: skip

@@ -23,6 +23,9 @@ SOLO12_STANDING = {
     **{f"{leg}_{j}": v for leg in ("HL", "HR") for j, v in (("HAA", 0.0), ("HFE", -0.8), ("KFE", 1.6))},
 }
 SOLO12_GAINS = (5.0, 0.2)  # k_p [N m/rad], k_d [N m s/rad]: a leg's joint sags by a few degrees under its share
+# stiffer for the trot: with the standing gains a leg in the air lags its rest and the front feet never left the
+# ground (the diagonal pair's weight tips the body onto them); with these the swing feet clear it by ~3 cm
+TROT_GAINS = (20.0, 0.3)
 TROT_PAIRS = (("FL", "HR"), ("FR", "HL"))  # diagonal pairs, half a period apart
 
 
@@ -62,10 +65,12 @@ def _number(value, values: dict) -> float:
     return float(values[value]) if isinstance(value, str) else float(value)
 
 
-def trot_gait(pose: dict[str, float], frequency: float = 2.0, lift: float = 0.3, swing: float = 0.1) -> dict:
+def trot_gait(pose: dict[str, float], frequency: float = 2.0, lift: float = 0.5, swing: float = 0.2) -> dict:
     """Rests for a trot of solo12: in its half of each period a diagonal pair bends its knees by up to `lift` rad
-    (its hips by half that), lifting its feet, while its hips swing from `swing` rad back to `swing` forward; the
-    other pair does the same half a period later. The lift (max(0, sin))² = ((s + sqrt(s²)) / 2)² is smooth."""
+    (its hips by half that the other way, so that the foot rises under the hip), lifting its feet, while its hips
+    swing forward by 2 `swing` rad; in the other half, its feet on the ground, the hips sweep back by as much,
+    pushing the body forward (a hip angle that grows moves the foot back: positive HFE turns the leg about +y).
+    The other pair does the same half a period later. The lift (max(0, sin))² = ((s + sqrt(s²)) / 2)² is smooth."""
     rests = {}
     for k, pair in enumerate(TROT_PAIRS):
         phase = f"({2 * math.pi * frequency:.12g} * t + {k * math.pi:.12g})"
@@ -73,7 +78,7 @@ def trot_gait(pose: dict[str, float], frequency: float = 2.0, lift: float = 0.3,
         for leg in pair:
             bend = 1 if leg[0] == "F" else -1  # the front knees bend backwards (negative), the hind forwards
             hip, knee = pose[f"{leg}_HFE"], pose[f"{leg}_KFE"]
-            rests[f"{leg}_HFE"] = f"{hip} + {bend * lift / 2} * {up} - {swing} * cos{phase}"
+            rests[f"{leg}_HFE"] = f"{hip} + {bend * lift / 2} * {up} + {swing} * cos{phase}"
             rests[f"{leg}_KFE"] = f"{knee} - {bend * lift} * {up}"
     return rests
 
@@ -85,6 +90,6 @@ def solo12(gait: str = "stand", frequency: float = 2.0) -> Model:
     from .urdf_import import import_urdf
 
     imported = import_urdf(robot_path("solo12")).model
-    kp, kd = SOLO12_GAINS
+    kp, kd = TROT_GAINS if gait == "trot" else SOLO12_GAINS
     rests = trot_gait(SOLO12_STANDING, frequency) if gait == "trot" else None
     return stand(imported, SOLO12_STANDING, kp, kd, rests)

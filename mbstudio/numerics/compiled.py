@@ -447,7 +447,7 @@ def _loaded(library: Path, names: list[str], module: str | None) -> Native | Non
     if not verified(library):
         return None
     try:
-        functions = {name: _external(name, library) for name in names}
+        functions = {name: (_exact if f"jac_{name}" in names else _external)(name, library) for name in names}
     except RuntimeError:
         discard(library)
         return None
@@ -493,6 +493,12 @@ def _external(name: str, library: Path) -> casadi.Function:
     # CVODES asks for a Jacobian when it is set up even where it never uses it (Adams, fixed-point iteration):
     # finite differences are declared so that it can be formed; exact derivatives come from the traced graph
     return casadi.external(name, str(library), {"enable_fd": True})
+
+
+def _exact(name: str, library: Path) -> casadi.Function:
+    # a function compiled with its jac_<name>: CasADi derives every derivative from it, but only where finite
+    # differences are not enabled (with them it took differences even so, to 1e-4 of solo12's Jacobian)
+    return casadi.external(name, str(library))
 
 
 # -O1 without GCC's dominator optimisations and full redundancy elimination: on the long straight-line functions of

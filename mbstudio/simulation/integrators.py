@@ -26,6 +26,7 @@ import casadi
 import numpy as np
 
 from ..dynamics.engine import Engine
+from ..dynamics.stiff_jacobian import stiff_rhs
 
 CVODES = {"CVODES": "adams", "CVODES-BDF": "bdf"}
 SCIPY = ("RK45", "DOP853", "Radau", "BDF")
@@ -286,13 +287,14 @@ def _chunk_integrator(
     size = eng.state_size
     tau, y, p = casadi.MX.sym("tau"), casadi.MX.sym("y", size * runs), casadi.MX.sym("p", 2)
     work = casadi.MX.sym("work", int(work_scale > 0))
+    stiff = stiff_rhs(eng) if multistep == "bdf" and runs == 1 else None  # (t, y): its Jacobian compiled
     if multistep == "adams":
         function = eng.fast_work_rate if work_scale else eng.fast_state_equation
     else:  # BDF differentiates it
-        function = eng.work_rate if work_scale else eng.state_equation
+        function = stiff or (eng.work_rate if work_scale else eng.state_equation)
     mapped = function.map(runs) if runs > 1 else function
     states = casadi.reshape(y, size, runs)
-    outputs = mapped(p[0] + p[1] * tau, states, casadi.DM.zeros(eng.n))
+    outputs = mapped(p[0] + p[1] * tau, states, *([] if stiff else [casadi.DM.zeros(eng.n)]))
     y_dot = casadi.reshape(outputs[0], size * runs, 1)
     options = {
         "reltol": rtol,

@@ -24,21 +24,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import casadi
 import numpy as np
 
 from ..dynamics.force_laws.contact_law import ContactLaw
 from ..dynamics.forces import AppliedForces
-from ..dynamics.inverse_dynamics import bias_forces
-from ..dynamics.mass_matrix import mass_matrix
-from ..dynamics.rigid_contact import solve_cone_complementarity
+from ..dynamics.rigid_contact import contact_frames, solve_in_frames
+from ..dynamics.rigid_step_terms import rigid_step_terms
 from ..kinematics import Mechanism
-from ..model import dumps, loads
 from ..model.document import Contact, ForceMeasure
-from ..numerics.compiled import Traced, symbols, to_sparse_sx
 
 TOLERANCE = 1e-10  # the impulses' relative residual on the cone complementarity at each step
 ITERATIONS = 20000
+# the clock (progress, cancel, the functions of time's bounds: evaluated in Python, 1 ms for the trot's twelve) is
+# told the time every CLOCK_STEPS steps and at the end
+CLOCK_STEPS = 50
 
 
 @dataclass
@@ -56,9 +55,10 @@ class RigidRun:
 
 class RigidStepper:
     """Steps a tree's motion with rigid contacts (the document's contact elements: their geometry, friction and
-    restitution; their stiffness and damping do not enter). The terms of a step, M, Q − b, the contacts'
-    penetrations and Jacobians, are one CasADi function traced from the model (evaluated on CasADi's virtual
-    machine: a ball's whole step took 0.1 ms, against 1.7 ms with the numpy path's batch operations at one state)."""
+    restitution; their stiffness and damping do not enter). The terms of a step (the free velocity, M⁻¹ Jᵀ, the
+    Delassus matrix, the points' velocities and penetrations ahead) are one compiled function of the model
+    (dynamics/rigid_step_terms.py), so that a step is one native call and, for the contacts that touch, the cone
+    complementarity of their impulses."""
 
     def __init__(self, mech: Mechanism, tolerance: float = TOLERANCE) -> None:
         if mech.topology.cut:
@@ -71,36 +71,31 @@ class RigidStepper:
         self.normals = np.array([np.asarray(law.plane()[1], float) for law in self.laws]).reshape(-1, 3)
         self.friction = np.array([float(law.values()["friction"]) for law in self.laws])
         self.restitution = np.array([float(law.forces.value(law.element.restitution)) for law in self.laws])
-        self.terms = _step_terms(mech.model)
-        self._warm: tuple[tuple[int, ...], np.ndarray] | None = None
+        self.axes = contact_frames(self.normals)
+        self.terms = rigid_step_terms(mech.model)
+        self._warm: tuple[bytes, np.ndarray] | None = None  # the active contacts and their impulses
 
     def step(self, t: float, q: np.ndarray, v: np.ndarray, h: float) -> tuple:
         """(q⁺, v⁺, the impulses (m, 3) of every contact, 0 where inactive) after one step."""
         q_m = q + 0.5 * h * v
-        M, force, depth, jacobian = (np.asarray(x) for x in self.terms(t + 0.5 * h, q_m, v))
-        factor = np.linalg.cholesky(M)
-        solve = lambda b: np.linalg.solve(factor.T, np.linalg.solve(factor, b))  # noqa: E731
-        v_free = v + h * solve(force[:, 0])
-        jacobian = jacobian.reshape(-1, 3, len(q))
+        v_free, W, G, u_free, u_start, ahead = self.terms(t + 0.5 * h, q_m, v, h)
         impulses = np.zeros((len(self.laws), 3))
-        ahead = depth[:, 0] - 0.5 * h * np.einsum("mi,mij,j->m", self.normals, jacobian, v_free)
         active = np.flatnonzero(ahead >= 0)
         if not len(active):
             self._warm = None
             return q_m + 0.5 * h * v_free, v_free, impulses
-        J = jacobian[active].reshape(-1, len(q))
-        normals = self.normals[active]
-        approach = np.minimum(0.0, np.einsum("mi,mi->m", normals, (J @ v).reshape(-1, 3)))
-        shift = (self.restitution[active] * approach)[:, None] * normals
-        MinvJt = solve(J.T)
-        u_free = J @ v_free
-        key = tuple(int(i) for i in active)
+        every = len(active) == len(self.laws)  # standing: no rows to pick
+        rows = slice(None) if every else (3 * active[:, None] + np.arange(3)).ravel()
+        approach = np.minimum(0.0, u_start[3 * active + 2])  # the normal velocities at the step's start
+        shifted = u_free[rows].copy()
+        shifted[2::3] += self.restitution[active] * approach
+        key = active.tobytes()
         warm = self._warm[1] if self._warm is not None and self._warm[0] == key else None
-        lam, _, _ = solve_cone_complementarity(J @ MinvJt, u_free + shift.ravel(), normals, self.friction[active],
-                                                self.tolerance, ITERATIONS, warm)  # fmt: skip
+        lam, _, _ = solve_in_frames(G if every else G[np.ix_(rows, rows)], shifted, self.friction[active],
+                                    self.tolerance, ITERATIONS, warm)  # fmt: skip
         self._warm = (key, lam)
-        v_next = v_free + MinvJt @ lam
-        impulses[active] = lam.reshape(-1, 3)
+        v_next = v_free + W[:, rows] @ lam
+        impulses[active] = np.einsum("mji,mj->mi", self.axes[active], lam.reshape(-1, 3))  # to world axes
         return q_m + 0.5 * h * v_next, v_next, impulses
 
     def run(self, times: np.ndarray, q0: np.ndarray, v0: np.ndarray, step: float, clock=None) -> RigidRun:
@@ -119,34 +114,11 @@ class RigidStepper:
             for j in range(count):
                 *state, impulses = self.step(t0 + j * h, *state, h)
                 total, steps = total + impulses, steps + 1
-                if clock is not None:
+                if clock is not None and (steps % CLOCK_STEPS == 0 or (k + 1 == K and j + 1 == count)):
                     clock(t0 + (j + 1) * h)
             q[k], qd[k], qdd[k], forces[k] = *state, (state[1] - qd[k - 1]) / span, total / span
         qdd[0], forces[0] = qdd[min(1, K - 1)], forces[min(1, K - 1)]
         return RigidRun(q, qd, qdd, forces, steps)
-
-
-def _step_terms(model) -> casadi.Function:
-    """(t, q, q̇) -> (M, Q − b, the contacts' penetrations δ (m), their points' Jacobians (3m, n)) of the tree, Q of
-    every force element but the contacts, traced on CasADi's scalar symbols."""
-    mech = Mechanism(loads(dumps(model)), backend=Traced())
-    t = casadi.SX.sym("t")
-    (q_sx, q), (qd_sx, qd) = symbols("q", mech.n), symbols("qd", mech.n)
-    elements = mech.model.forces
-    others = AppliedForces(mech, [f for f in elements if not isinstance(f, Contact)])
-    force = (
-        others.generalized(np.array([t], dtype=object), q[None], qd[None])[0] - bias_forces(mech, q[None], qd[None])[0]
-    )
-    st = mech.motion(q[None], qd[None])
-    depths, rows = [], []
-    for law in AppliedForces(mech, elements).laws:
-        if isinstance(law, ContactLaw):
-            depth, _, J = law.place(st)
-            depths.append(depth[0])
-            rows += list(J[0])
-    jacobian = np.array(rows, dtype=object).reshape(-1, mech.n) if rows else np.zeros((0, mech.n))
-    outputs = [mass_matrix(mech, q[None])[0], force, np.array(depths, dtype=object), jacobian]
-    return casadi.Function("rigid_step_terms", [t, q_sx, qd_sx], [casadi.densify(to_sparse_sx(o)) for o in outputs])
 
 
 def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> dict[str, np.ndarray]:
