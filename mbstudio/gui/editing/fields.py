@@ -16,6 +16,7 @@ from ...model.document import (
     Bushing,
     CompliantStop,
     Contact,
+    ContactPair,
     Harmonic,
     ImpactStop,
     Trajectory,
@@ -317,12 +318,19 @@ _UNITS = {
 
 
 # A contact's fields whose units differ from the same names' elsewhere (docs/contact.md)
-_CONTACT_UNITS = {"dissipation": "s/m", "stiction_velocity": "m/s", "plane_origin": "m", "plane_normal": "world axes"}
+_CONTACT_UNITS = {
+    "radius1": "m",
+    "radius2": "m",
+    "dissipation": "s/m",
+    "stiction_velocity": "m/s",
+    "plane_origin": "m",
+    "plane_normal": "world axes",
+}
 
 
 def _unit(element, name: str) -> str:
     """The unit shown beside an element's field: a contact's stiffness in N/m^n for its exponent n."""
-    if element.type != Contact.type:
+    if element.type not in (Contact.type, ContactPair.type):
         return _UNITS.get(name, "")
     if name == "stiffness":
         exponent = element.exponent

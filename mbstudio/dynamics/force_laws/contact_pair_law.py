@@ -1,0 +1,114 @@
+"""A compliant contact between a sphere on one body and a sphere on another (docs/contact.md, "Contacts between
+bodies"): the law of the sphere–plane contact (contact_law.py) along the line of the two centres.
+
+With P1, P2 the centres and d = P2 − P1, the spheres overlap by δ = r1 + r2 − ρ, where ρ = sqrt(|d|² + ε²) is
+their distance regularised by ε = 1e-9 (r1 + r2): it differs from |d| by less than a rounding error at any
+distance the spheres can touch from, and keeps n = d / ρ and the force finite (zero) when the centres meet. The
+normal force f_n = max(0, k δ^n (1 + 3/2 c_d δ̇)) pushes body2 along n and body1 back; friction
+f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²) resists v_t, the tangential part of the velocity of body2's point at c
+relative to body1's point there, with c = P1 + (r1 − δ/2) n midway through the overlap. Both bodies take the
+contact force F = f_n n + f_t at c, body2 +F and body1 −F: Q = (J2(c) − J1(c))ᵀ F.
+
+Energy: (J2(c) − J1(c)) q̇ · n = ḋ · n = −δ̇ at any point c on the line of centres (the spins' parts there are
+normal to n), so the elastic part's power is exactly −d/dt of V = k δ^(n+1) / (n+1), as ρ is the smooth function
+whose gradient n is; damping and friction only ever take energy out, as for the ground contact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.document import ContactPair
+from ...numerics.spatial import cross, dot
+from .base import FORMATS, ForceLaw, positive, register
+from .contact_law import ContactLaw, friction_force, normal_force
+
+_REGULAR = 1e-9  # ε of the centres' distance, per unit of r1 + r2
+
+
+@register
+class ContactPairLaw(ForceLaw):
+    """Two spheres (radii r1, r2 at body points P1, P2) overlapping by δ = r1 + r2 − |P2 − P1|: the Hunt–Crossley
+    normal force and regularised Coulomb friction at c, equal and opposite on the two bodies;
+    V = k δ^(n+1) / (n+1)."""
+
+    type = ContactPair.type
+    on_bodies = True
+
+    def values(self) -> dict:
+        """The element's values in the back-end (floats, or the compiled engine's parameters)."""
+        e, value = self.element, self.forces.value
+        keys = ("radius1", "radius2", "stiffness", "exponent", "dissipation", "friction", "stiction_velocity")
+        return {key: value(getattr(e, key)) for key in keys}
+
+    def line(self, centre1, centre2, sqrt) -> tuple:
+        """Overlap δ (N,), unit normal n from sphere 1 to sphere 2 (N, 3) and contact point c (N, 3)."""
+        v = self.values()
+        reach = v["radius1"] + v["radius2"]
+        d = centre2 - centre1
+        distance = sqrt(dot(d, d) + (_REGULAR * reach) ** 2)
+        normal = d / distance[:, None]
+        depth = reach - distance
+        point = centre1 + (v["radius1"] - depth / 2)[:, None] * normal
+        return depth, normal, point
+
+    def contact(self, depth, velocity, normal, sqrt) -> tuple[np.ndarray, np.ndarray]:
+        """Normal force f_n (N,) and friction f_t (N, 3) on body2, at overlaps δ with body2's point at c moving at
+        `velocity` (N, 3) relative to body1's."""
+        v = self.values()
+        along = dot(velocity, normal)
+        f_n = normal_force(v["stiffness"], v["exponent"], v["dissipation"], depth, -along)
+        slip = velocity - along[:, None] * normal
+        return f_n, friction_force(v["friction"], v["stiction_velocity"], f_n, slip, sqrt)
+
+    def place(self, st) -> tuple:
+        """δ (N,), n (N, 3), c (N, 3) and J2(c) − J1(c) (N, 3, n) at the poses `st`."""
+        e, tree, sqrt = self.element, self.forces.mech.tree, self.forces.mech.backend.sqrt
+        centre1 = self.forces.point(st, e.body1, e.point1)[0]
+        centre2 = self.forces.point(st, e.body2, e.point2)[0]
+        depth, normal, point = self.line(centre1, centre2, sqrt)
+        relative = tree.point_jacobian(st, tree.body_index(e.body2), point) - tree.point_jacobian(
+            st, tree.body_index(e.body1), point
+        )
+        return depth, normal, point, relative
+
+    def generalized(self, t, q, qd, st) -> np.ndarray:
+        depth, normal, _, J = self.place(st)
+        velocity = (J * qd[:, None, :]).sum(axis=2)
+        f_n, f_t = self.contact(depth, velocity, normal, self.forces.mech.backend.sqrt)
+        force = f_n[:, None] * normal + f_t
+        return (J * force[:, :, None]).sum(axis=1)
+
+    def potential(self, q, st):
+        v = self.values()
+        inside = positive(self.place(st)[0])
+        return v["stiffness"] * inside ** (v["exponent"] + 1) / (v["exponent"] + 1)
+
+    # ------------------------------------------------------------------ results
+    def along(self, motion) -> dict[str, np.ndarray]:
+        """Along a motion (float64): overlap, contact point, slip of body2 on body1 there, the forces on body2."""
+        e, tree = self.element, motion.mech.tree
+        centre1, velocity1, _ = motion.point(e.body1, e.point1)
+        centre2, velocity2, _ = motion.point(e.body2, e.point2)
+        depth, normal, point = (np.asarray(x, float) for x in self.line(centre1, centre2, np.sqrt))
+        spin1, spin2 = (motion.state.w[tree.body_index(label)] for label in (e.body1, e.body2))
+        velocity = velocity2 + cross(spin2, point - centre2) - velocity1 - cross(spin1, point - centre1)
+        f_n, f_t = (np.asarray(x, float) for x in self.contact(depth, velocity, normal, np.sqrt))
+        slip = velocity - dot(velocity, normal)[:, None] * normal
+        return {"depth": depth, "point": point, "slip": slip, "normal": f_n, "friction": f_t,
+                "force": f_n[:, None] * normal + f_t}  # fmt: skip
+
+    def measure(self, motion, name: str) -> list:
+        """The ground contact's columns (ContactLaw.measure), of the force on body2 and the slip of body2 on body1;
+        the penetration is the overlap of the two spheres."""
+        return ContactLaw.columns(name, self.along(motion))
+
+    def arrows(self, motion, t: float) -> list:
+        got = self.along(motion)
+        point, force = got["point"][0], got["force"][0]
+        return [(self.element.name, point, force), (self.element.name, point, -force)]
+
+    @classmethod
+    def export_note(cls, element, target: str, value) -> str | None:
+        return (f"contact pair '{element.name}' has no {FORMATS[target]} form and is left out: bodies "
+                f"'{element.body1}' and '{element.body2}' pass through each other there")  # fmt: skip
