@@ -6,7 +6,10 @@ the limit of a fixed sphere of a very large radius, and the compiled engine agai
 
 from __future__ import annotations
 
+import csv
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -236,9 +239,9 @@ def test_a_pair_out_of_range_is_named_with_its_field(field, value, words):
 
 
 def test_the_window_adds_a_pair_between_two_bodies_and_shows_its_units():
-    """Edit › Add force element › contact_pair places it on two bodies' points; the properties give k in
-    N/m^n and the radii in m."""
-    from mbstudio.gui.editing.fields import _unit
+    """Edit › Add force element › contact_pair (edits.add_force) places it on two bodies' points, valid as added;
+    the properties give k in N/m^n and the radii in m."""
+    from mbstudio.gui.editing.fields import fields_for
 
     model = two_balls()
     model.forces, model.measures = [], []
@@ -246,6 +249,24 @@ def test_the_window_adds_a_pair_between_two_bodies_and_shows_its_units():
     element = edits.force_of(model, name)
     assert element.body1 != element.body2
     loads(dumps(model))  # valid as added
-    assert _unit(element, "stiffness") == "N/m^1.5"
-    assert _unit(element, "radius2") == "m"
-    assert _unit(element, "dissipation") == "s/m"
+    units = {f.name: f.unit for f in fields_for(model, ("force", name))[1]}
+    assert (units["stiffness"], units["radius1"], units["radius2"]) == ("N/m^1.5", "m", "m")
+    assert (units["dissipation"], units["stiction_velocity"]) == ("s/m", "m/s")
+
+
+def test_the_cli_simulates_a_pair_from_the_file_and_writes_its_series(tmp_path):
+    """`mbstudio simulate` of the head-on collision: the pair's series in the CSV, and the balls leaving at
+    Newton's elastic speeds (as the Python run)."""
+    path, out = tmp_path / "balls.mbs", tmp_path / "out.csv"
+    path.write_text(dumps(two_balls()))
+    cmd = [sys.executable, "-m", "mbstudio.cli", "simulate", str(path), "--t-end", "0.3", "--velocity", "x1=2",
+           "--out", str(out), "--quiet"]  # fmt: skip
+    subprocess.run(cmd, capture_output=True, text=True, check=True)
+    with out.open() as f:
+        rows = list(csv.reader(f))
+    last = dict(zip(rows[0], map(float, rows[-1]), strict=True))
+    deepest = max(float(row[rows[0].index("f.penetration [m]")]) for row in rows[1:])
+    assert {"f.normal_force [N]", "f.friction_force [N]", "f.x [m]", "f.fx [N]"} <= set(rows[0])
+    assert deepest > 1e-4
+    assert last["d_x1 [m/s]"] == pytest.approx((M1 - M2) / (M1 + M2) * 2, abs=1e-6)
+    assert last["d_x2 [m/s]"] == pytest.approx(2 * M1 / (M1 + M2) * 2, abs=1e-6)
