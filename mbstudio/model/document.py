@@ -455,7 +455,9 @@ class ContactPair:
     point2 of body2, compliant as a Contact (docs/contact.md): pressed in by δ = r1 + r2 − |P2 − P1|, they push
     apart along n = (P2 − P1)/|P2 − P1| by f_n = max(0, k δ^n (1 + 3/2 c_d δ̇)), and friction
     f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²) resists the slip v_t of body2 on body1 at the contact point, equal and
-    opposite on the two bodies. Units as a Contact's (force_laws/contact_pair_law.py)."""
+    opposite on the two bodies. With `end2` (another point of body2) body2's shape is a capsule instead: the
+    segment from point2 to end2 swept by radius2, met at its point nearest P1. Units as a Contact's
+    (force_laws/contact_pair_law.py)."""
 
     name: str
     body1: str
@@ -469,6 +471,7 @@ class ContactPair:
     dissipation: Expr = 0.0
     friction: Expr = 0.0
     stiction_velocity: Expr = 1e-3
+    end2: str | None = None  # a capsule's other end on body2 (None: a sphere)
     type: ClassVar[str] = "contact_pair"
 
 

@@ -547,7 +547,7 @@ def _check_forces(model: Model, symbols) -> None:
         if isinstance(element, Contact):
             _check_contact(element, symbols, where)
         if isinstance(element, ContactPair):
-            _check_contact_pair(element, symbols, where)
+            _check_contact_pair(model, element, symbols, where)
         if isinstance(element, SpeedController):
             _check_speed_controller(element, coordinates, symbols, where)
 
@@ -582,14 +582,20 @@ def _check_contact_law(element: Contact | ContactPair, symbols, where: str) -> N
         raise ModelError(f"{where}.stiction_velocity", problem, element.stiction_velocity, "a speed > 0, in m/s")
 
 
-def _check_contact_pair(element: ContactPair, symbols, where: str) -> None:
-    """The law's ranges, positive radii, and two different bodies (a body's own spheres never meet)."""
+def _check_contact_pair(model: Model, element: ContactPair, symbols, where: str) -> None:
+    """The law's ranges, positive radii, two different bodies (a body's own spheres never meet), and a capsule's
+    end another point of body2."""
     _check_contact_law(element, symbols, where)
     for key in ("radius1", "radius2"):
         if not float_value(getattr(element, key), symbols, f"{where}.{key}") > 0:
             raise ModelError(f"{where}.{key}", "is out of range", getattr(element, key), "a radius > 0, in m")
     if body_key(element.body1) == body_key(element.body2):
         raise ModelError(f"{where}.body2", "is the same body as body1", element.body2, "two different bodies")
+    if element.end2 is not None:
+        _check_body_point(model, element.body2, element.end2, f"{where}.body2", f"{where}.end2")
+        if element.end2 == element.point2:
+            raise ModelError(f"{where}.end2", "is point2 itself", element.end2,
+                             "another point of body2 (the capsule's other end), or none for a sphere")  # fmt: skip
 
 
 def _check_contact(element: Contact, symbols, where: str) -> None:

@@ -12,6 +12,11 @@ contact force F = f_n n + f_t at c, body2 +F and body1 −F: Q = (J2(c) − J1(c
 Energy: (J2(c) − J1(c)) q̇ · n = ḋ · n = −δ̇ at any point c on the line of centres (the spins' parts there are
 normal to n), so the elastic part's power is exactly −d/dt of V = k δ^(n+1) / (n+1), as ρ is the smooth function
 whose gradient n is; damping and friction only ever take energy out, as for the ground contact.
+
+A capsule on body2 (the segment from A = point2 to B = end2, swept by r2) meets sphere 1 at the segment's point
+nearest P1, P2 = A + s (B − A) with s = clamp((P1 − A)·(B − A) / |B − A|², 0, 1): the same law with that P2. The
+distance to it is the least over s, so its rate is ḋ · n with P2 taken as a point of body2 at fixed s (inside the
+segment ∂ρ/∂s = 0; at an end s stays put): the energy argument above holds unchanged.
 """
 
 from __future__ import annotations
@@ -41,6 +46,27 @@ class ContactPairLaw(ForceLaw):
         keys = ("radius1", "radius2", "stiffness", "exponent", "dissipation", "friction", "stiction_velocity")
         return {key: value(getattr(e, key)) for key in keys}
 
+    def nearest(self, centre1, start, end):
+        """The point of the segment from `start` to `end` (N, 3) nearest `centre1` (N, 3) (a capsule's axis); the
+        segment's length regularised as the distance is, so that a capsule of zero length is a sphere."""
+        v = self.values()
+        reach = v["radius1"] + v["radius2"]
+        axis = end - start
+        s = dot(centre1 - start, axis) / (dot(axis, axis) + (_REGULAR * reach) ** 2)
+        s = positive(s - positive(s - 1))  # clamp to [0, 1], in any back-end
+        return start + s[:, None] * axis
+
+    def centre2(self, point, st=None, motion=None):
+        """Sphere 2's centre (N, 3): point2, or the capsule's point nearest sphere 1's centre `point`."""
+        e = self.element
+        if st is not None:
+            centre = self.forces.point(st, e.body2, e.point2)[0]
+            end = None if e.end2 is None else self.forces.point(st, e.body2, e.end2)[0]
+        else:
+            centre = motion.point(e.body2, e.point2)[0]
+            end = None if e.end2 is None else motion.point(e.body2, e.end2)[0]
+        return centre if end is None else self.nearest(point, centre, end)
+
     def line(self, centre1, centre2, sqrt) -> tuple:
         """Overlap δ (N,), unit normal n from sphere 1 to sphere 2 (N, 3) and contact point c (N, 3)."""
         v = self.values()
@@ -65,8 +91,7 @@ class ContactPairLaw(ForceLaw):
         """δ (N,), n (N, 3), c (N, 3) and J2(c) − J1(c) (N, 3, n) at the poses `st`."""
         e, tree, sqrt = self.element, self.forces.mech.tree, self.forces.mech.backend.sqrt
         centre1 = self.forces.point(st, e.body1, e.point1)[0]
-        centre2 = self.forces.point(st, e.body2, e.point2)[0]
-        depth, normal, point = self.line(centre1, centre2, sqrt)
+        depth, normal, point = self.line(centre1, self.centre2(centre1, st=st), sqrt)
         relative = tree.point_jacobian(st, tree.body_index(e.body2), point) - tree.point_jacobian(
             st, tree.body_index(e.body1), point
         )
@@ -89,8 +114,9 @@ class ContactPairLaw(ForceLaw):
         """Along a motion (float64): overlap, contact point, slip of body2 on body1 there, the forces on body2."""
         e, tree = self.element, motion.mech.tree
         centre1, velocity1, _ = motion.point(e.body1, e.point1)
-        centre2, velocity2, _ = motion.point(e.body2, e.point2)
-        depth, normal, point = (np.asarray(x, float) for x in self.line(centre1, centre2, np.sqrt))
+        centre2, velocity2, _ = motion.point(e.body2, e.point2)  # a point of body2, for its velocity field
+        nearest = self.centre2(centre1, motion=motion)
+        depth, normal, point = (np.asarray(x, float) for x in self.line(centre1, nearest, np.sqrt))
         spin1, spin2 = (motion.state.w[tree.body_index(label)] for label in (e.body1, e.body2))
         velocity = velocity2 + cross(spin2, point - centre2) - velocity1 - cross(spin1, point - centre1)
         f_n, f_t = (np.asarray(x, float) for x in self.contact(depth, velocity, normal, np.sqrt))

@@ -301,7 +301,7 @@ _FORCE_TEXT = {"formula"}
 # Fields of force elements and measures picked from what the model has: bodies, the chosen body's points,
 # coordinates, force elements. A body field's point field (a measure's wheel carries its centre).
 POINT_OF = dict(PLACES)
-_BODY_OF = {point: body for body, point in POINT_OF.items()}
+_BODY_OF = {point: body for body, point in POINT_OF.items()} | {"end2": "body2"}  # a contact pair's capsule end
 _CHOICES = {*POINT_OF, *_BODY_OF, "coordinate", "element", "damper"}
 _UNITS = {
     "stiffness": "N/m or N m/rad",
@@ -360,7 +360,7 @@ def _element(model: Model, name: str, element_of: Callable[[Model, str], object]
         if f.name == "table":
             text = "; ".join(f"{as_written(t)}: {as_written(v)}" for t, v in value) if value else ""
             out.append(Field("table", "text", text, lambda m, v, s=set_value: s(m, _table(v)), "t [s]: value"))
-        elif f.name == "damper":  # optional: the empty choice is none
+        elif f.name in _OPTIONAL:  # the empty choice is none
             setter = lambda m, v, s=set_value: s(m, v or None)  # noqa: E731
             out.append(Field(f.name, "choice", value or "", setter, choices=_choices(model, element, f.name)))
         elif f.name in _BUSHING_FRAMES:
@@ -378,6 +378,9 @@ def _element(model: Model, name: str, element_of: Callable[[Model, str], object]
             kind = "vector" if isinstance(value, list) else "expr"
             out.append(Field(f.name, kind, value, set_value, _unit(element, f.name)))
     return f"{element.type} '{name}'", out
+
+
+_OPTIONAL = ("damper", "end2")  # a suspension's damper, a contact pair's capsule end
 
 
 # A bushing's frames (choices among its bodies' frames) and its matrices, preload and tables, edited as the file
@@ -444,6 +447,8 @@ def _choices(model: Model, element, field: str) -> tuple[str, ...]:
         except KeyError:  # the element's body does not exist: the form still shows the point
             valid = []
     current = str(getattr(element, field) or "")
+    if field == "end2":  # a sphere without it
+        valid = ["", *valid]
     return tuple(valid if current in valid else [current, *valid])
 
 
