@@ -1,5 +1,5 @@
-"""A contact pair added in the window (Edit › Add force element), edited in its properties and run: the two
-balls of tests/test_contact_pair.py collide as they do from Python."""
+"""A contact pair added from the model tree ("Add force element…", type contact_pair) on two bodies of the open
+document, selected, valid in the file, and undone."""
 
 from __future__ import annotations
 
