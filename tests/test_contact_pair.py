@@ -337,8 +337,8 @@ def test_a_pair_out_of_range_is_named_with_its_field(field, value, words):
 
 
 def test_the_window_adds_a_pair_between_two_bodies_and_shows_its_units():
-    """The model tree's "Add force element…", type contact_pair (edits.add_force), places it on two bodies' points, valid as added;
-    the properties give k in N/m^n and the radii in m."""
+    """The model tree's "Add force element…", type contact_pair (edits.add_force), places it on two bodies'
+    points, valid as added; the properties give k in N/m^n and the radii in m, and a capsule's end a choice."""
     from mbstudio.gui.editing.fields import fields_for
 
     model = two_balls()

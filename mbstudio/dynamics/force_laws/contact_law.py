@@ -30,6 +30,11 @@ def normal_force(stiffness, exponent, dissipation, depth, rate):
     return positive(elastic * (1 + 1.5 * dissipation * rate))
 
 
+def elastic_energy(stiffness, exponent, depth):
+    """V = k δ^(n+1) / (n+1) at penetrations δ (0 where δ ≤ 0): the potential of the normal force's elastic part."""
+    return stiffness * positive(depth) ** (exponent + 1) / (exponent + 1)
+
+
 def friction_force(friction, stiction_velocity, normal, slip, sqrt):
     """Regularised Coulomb f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²) (N, 3) for normal forces (N,) and slips (N, 3)."""
     scale = friction * normal / sqrt(dot(slip, slip) + stiction_velocity * stiction_velocity)
@@ -87,8 +92,7 @@ class ContactLaw(ForceLaw):
 
     def potential(self, q, st):
         v = self.values()
-        inside = positive(self.place(st)[0])
-        return v["stiffness"] * inside ** (v["exponent"] + 1) / (v["exponent"] + 1)
+        return elastic_energy(v["stiffness"], v["exponent"], self.place(st)[0])
 
     # ------------------------------------------------------------------ results
     def along(self, motion) -> dict[str, np.ndarray]:

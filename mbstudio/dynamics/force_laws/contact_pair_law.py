@@ -26,7 +26,7 @@ import numpy as np
 from ...model.document import ContactPair
 from ...numerics.spatial import cross, dot
 from .base import FORMATS, ForceLaw, positive, register
-from .contact_law import ContactLaw, friction_force, normal_force
+from .contact_law import ContactLaw, elastic_energy, friction_force, normal_force
 
 _REGULAR = 1e-9  # ε of the centres' distance, per unit of r1 + r2
 
@@ -106,8 +106,7 @@ class ContactPairLaw(ForceLaw):
 
     def potential(self, q, st):
         v = self.values()
-        inside = positive(self.place(st)[0])
-        return v["stiffness"] * inside ** (v["exponent"] + 1) / (v["exponent"] + 1)
+        return elastic_energy(v["stiffness"], v["exponent"], self.place(st)[0])
 
     # ------------------------------------------------------------------ results
     def along(self, motion) -> dict[str, np.ndarray]:
