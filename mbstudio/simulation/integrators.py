@@ -70,11 +70,11 @@ class StepLimit:
     """The most steps CVODES may take between two returns in a run's next piece. Where the coordinates in use turn
     singular between two check points CVODES cannot stop there, and stalls until this limit (then DOP853 takes the
     piece and the watch of charts.py decides); 20 000 steps of such a stall cost the Delta 0.4 s each. So the limit
-    is MAX_STEPS only until a piece has been integrated, then PACE times the most steps per return (a piece's steps
-    over its returns) of any piece of the run, rounded up to a power of two, at least FLOOR_STEPS: a piece's first
-    return, after the restart, takes a few times its mean (measured up to 8 on the Delta's short pieces). It
-    follows the run's own history, never the machine's or the entry point's, so it is the same however the run is
-    started; it only grows, so that it takes few values (each its own integrator)."""
+    is MAX_STEPS only until a piece has been integrated, then PACE times the most steps per return of any piece of
+    the run (its steps over its intervals between check points), rounded up to a power of two, at least
+    FLOOR_STEPS: a piece's first return, after the restart, takes a few times the mean (up to 8 on the Delta's
+    short pieces). It follows the run's own history, never the machine's or the entry point's, so it is the same
+    however the run is started; it only grows, so that it takes few values (each its own integrator)."""
 
     def __init__(self) -> None:
         self.most = 0.0
@@ -229,8 +229,8 @@ def _cvodes(
             stats = solver.stats()
             calls += int(stats.get("nfevals", 0))
             span = _next_span(int(stats.get("nsteps", 0)), (end - start) * CHUNKS / times[-1])
-            if limit:
-                limit.taken(int(stats.get("nsteps", 0)), len(marks))
+            if limit:  # per interval between check points (the outputs asked for change nothing computed)
+                limit.taken(int(stats.get("nsteps", 0)), 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1])))
             states = np.ascontiguousarray(reached[:, : len(y0)])
             out[done:upto] = states[outputs]
             if work is not None:  # each piece's integral starts from 0 at its start
