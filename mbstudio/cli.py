@@ -17,7 +17,8 @@ import sys
 
 from . import __version__
 from .commands import COMMANDS, COMPUTING, EXAMPLES, MODULES
-from .model.errors import AssemblyError, ModelError  # without numpy: `mbstudio --help` imports only argparse
+from .model.errors import AssemblyError, ModelError
+from .progress import builds_said  # without numpy: `mbstudio --help` imports only argparse
 
 
 class Parser(argparse.ArgumentParser):
@@ -56,7 +57,8 @@ def _run(args: argparse.Namespace) -> int:
     report progress leave it out themselves). A failed command's error lines (`mbstudio COMMAND: …`) still reach
     stderr: a quiet run that fails must say why."""
     if not getattr(args, "quiet", False):
-        return _module(args.command).run(args)
+        with builds_said(lambda text: print(text, file=sys.stderr, flush=True)):  # the first run on a new model
+            return _module(args.command).run(args)
     said = io.StringIO()
     with contextlib.redirect_stderr(said):
         code = _module(args.command).run(args)
@@ -92,6 +94,12 @@ def _window(path: str | None) -> int:
 
 def _module(name: str):
     return importlib.import_module(f"mbstudio.commands.{MODULES.get(name, name)}")
+
+
+# OpenBLAS' worker threads spin for ~0.1 s waiting for work before they sleep (THREAD_TIMEOUT 2^28 cycles): a
+# command pays 25 ms of CPU for it at numpy's import alone, in a process of 0.25 s. They sleep at once instead; a
+# large product still runs on every thread. Before numpy is imported; a value the user set stays.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,8 +9,10 @@ The bottom layer: this module imports nothing from mbstudio (docs/architecture.m
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Protocol
 
 Progress = Callable[[float, str], None]  # progress(fraction done in [0, 1], what is being done)
@@ -65,3 +67,24 @@ class Stages:
     def done(self) -> None:
         if self.progress is not None:
             self.progress(1.0, "done")
+
+
+_BUILDS_SAID: ContextVar[Callable[[str], None] | None] = ContextVar("builds_said", default=None)
+
+
+@contextlib.contextmanager
+def builds_said(say: Callable[[str], None]) -> Iterator[None]:
+    """Within: a compiled library built because no cache holds it yet (seconds to a minute: the first command on a
+    new model waits for it) is announced by `say(text)`, and its end with the time it took."""
+    token = _BUILDS_SAID.set(say)
+    try:
+        yield
+    finally:
+        _BUILDS_SAID.reset(token)
+
+
+def say_building(text: str) -> None:
+    """`text` to the listener `builds_said` set in this context, if any."""
+    say = _BUILDS_SAID.get()
+    if say is not None:
+        say(text)

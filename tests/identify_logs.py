@@ -6,8 +6,10 @@ The truth for the base parameters is the document's inertial values mapped by th
 
 from __future__ import annotations
 
+import copy
 import functools
 import io
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,28 +153,97 @@ def sla_simulation(t_end: float, rate: float):
     return model, t, positions, torques
 
 
-FOUR_BAR_DRIVES = {  # N·m on the crank and N·m·s/rad of viscous friction in its bearing, known to the model
-    "steady": ("5 + sin(2.1*t) + 0.6*sin(5.3*t + 0.4) + 0.4*sin(9.7*t + 1.1)", 0.3),  # 1.5-4 rev/s
-    "free": ("2 + 0.8*sin(2.1*t) + 0.5*sin(5.3*t + 0.4) + 0.3*sin(9.7*t + 1.1)", 0.05),  # 3-12 rev/s
+CRANK_DRIVES = {  # N·m on the crank and N·m·s/rad of viscous friction in its bearing, known to the model
+    "steady": ("5 + sin(2.1*t) + 0.6*sin(5.3*t + 0.4) + 0.4*sin(9.7*t + 1.1)", 0.3),  # four-bar: 1.5-4 rev/s
+    "free": ("2 + 0.8*sin(2.1*t) + 0.5*sin(5.3*t + 0.4) + 0.3*sin(9.7*t + 1.1)", 0.05),  # four-bar: 3-12 rev/s
 }
 
 
 @functools.cache
-def four_bar_simulation(t_end: float, rate: float, drive: str = "steady"):
-    """The four-bar driven by a torque on its crank against a known viscous bearing (FOUR_BAR_DRIVES), turning
-    continuously, simulated by CVODES on the compiled closed-loop equations: (model with the actuator and the
-    bearing, times, crank angle (N,) unwrapped as a drive's encoder counts it, its rate (N,), torque (N,))."""
+def crank_simulation(name: str, t_end: float, rate: float, drive: str = "steady"):
+    """The sample `name` (four_bar, slider_crank) driven by a torque on its crank theta1 against a known viscous
+    bearing (CRANK_DRIVES), turning continuously, simulated by CVODES on the compiled closed-loop equations:
+    (model with the actuator and the bearing, times, crank angle (N,) unwrapped as a drive's encoder counts it,
+    its rate (N,), torque (N,))."""
     from mbstudio import samples
     from mbstudio.model.document import Actuator, JointFriction
     from mbstudio.simulation.run import simulate
 
-    model = samples.load("four_bar")
-    torque, bearing = FOUR_BAR_DRIVES[drive]
+    model = samples.load(name)
+    torque, bearing = CRANK_DRIVES[drive]
     model.forces += [Actuator("drive", "theta1", formula=torque), JointFriction("bearing", "theta1", viscous=bearing)]
     t = np.arange(round(t_end * rate) + 1) / rate
     run = simulate(model, t_end, "CVODES", rtol=1e-10, atol=1e-12, t_eval=t)
     columns = {name: values for name, _, values in run.columns()}
     return model, t, columns["theta1"], columns["d_theta1"], columns["actuator:drive"]
+
+
+@dataclass(frozen=True)
+class Servo:
+    """A drive holding one coordinate on a path: torque hold + k (q* − q) + c (q̇* − q̇), in the document as a joint
+    spring-damper whose rest is the path (−k (q − q*) − c q̇) and an actuator giving hold + c q̇*."""
+
+    stiffness: float
+    damping: float
+    hold: float = 0.0
+
+
+def _harmonics(terms, derivative: bool) -> str:
+    """Σ A sin(ω t + φ), or its derivative Σ A ω cos(ω t + φ), as a formula of the document's language."""
+    if derivative:
+        return " + ".join(f"{a * w!r}*cos({w!r}*t + {p!r})" for a, w, p in terms) or "0"
+    return " + ".join(f"{a!r}*sin({w!r}*t + {p!r})" for a, w, p in terms) or "0"
+
+
+def tracked_simulation(model, terms: list[list[tuple[float, float, float]]], servos: list[Servo], t_end, rate):
+    """A copy of `model` driven along q*_j = q_j(0) + Σ A sin(ω t + φ) over terms[j] by a Servo per independent
+    coordinate, simulated by CVODES on the compiled closed-loop equations from the path's velocities: (times,
+    independent positions (N, n), the drives' torques (N, n), what a drive logs: its commanded torque, from the
+    simulated states; the largest distance from the path)."""
+    from mbstudio.identification.observation import FourierPath
+    from mbstudio.kinematics import Mechanism
+    from mbstudio.model.document import Actuator, JointSpringDamper
+    from mbstudio.simulation.run import simulate
+
+    model = copy.deepcopy(model)
+    mech = Mechanism(model)
+    names, start = mech.independent, mech.tree.initial_coordinates()[list(mech.partition.independent)]
+    for name, q0, own, servo in zip(names, start, terms, servos, strict=True):
+        rest = f"{float(q0)!r} + {_harmonics(own, False)}"
+        rate_term = f"{servo.hold!r} + {servo.damping!r}*({_harmonics(own, True)})"
+        model.forces += [
+            JointSpringDamper(f"servo_{name}", name, stiffness=servo.stiffness, damping=servo.damping, rest=rest),
+            Actuator(f"hold_{name}", name, formula=rate_term),
+        ]
+    path = FourierPath(Mechanism(model), terms)
+    t = np.arange(round(t_end * rate) + 1) / rate
+    run = simulate(model, t_end, "CVODES", rtol=1e-10, atol=1e-12, t_eval=t, velocities=path([0.0], 1)[0])
+    columns = {name: values for name, _, values in run.columns()}
+    q, qd = (np.column_stack([columns[prefix + n] for n in names]) for prefix in ("", "d_"))
+    k, c, hold = (np.array([getattr(s, f) for s in servos]) for f in ("stiffness", "damping", "hold"))
+    wanted = path(t, 0)
+    torques = hold + k * (wanted - q) + c * (path(t, 1) - qd)
+    return t, q, torques, float(np.abs(q - wanted).max())
+
+
+SLA_SERVOS = [Servo(1e5, 2 * 0.7 * math.sqrt(1e5 * 3.0)), Servo(1e4, 2 * 0.7 * math.sqrt(1e4 * 1.0))]  # about
+# 0.7 of critical damping on the lower arm's (some 3 kg·m²) and the wheel's (1 kg·m²) inertia
+
+
+@functools.cache
+def sla_paper_trajectory(t_end: float, rate: float):
+    """The SLA suspension driven along the paper's exciting trajectory (the document's 'exciting', Iriarte et al.
+    2017, eq. 16), continued to t_end, by servos on theta1 and theta2, the coil-over acting: (the sample as
+    identified, without the servos; times, positions (N, 2), drive torques (N, 2), the largest tracking error)."""
+    from mbstudio import samples
+    from mbstudio.identification.pipeline import fourier_path
+    from mbstudio.kinematics import Mechanism
+
+    model = samples.load("sla_suspension")
+    exciting = next(p for p in model.trajectories if p.name == "exciting")
+    terms = fourier_path(Mechanism(model), exciting).terms
+    terms = [[tuple(float(x) for x in term) for term in own] for own in terms]
+    return model, *tracked_simulation(model, terms, SLA_SERVOS, t_end, rate)
 
 
 def delta_motion(count: int, rate: float, seed: int = 0):
@@ -191,3 +262,24 @@ def delta_motion(count: int, rate: float, seed: int = 0):
         named |= coordinates
     angles = np.column_stack([named[n] for n in pkm.actuated])
     return motion.t, angles, pkm.inverse_dynamics(states, motion.qd, motion.qdd).efforts
+
+
+DELTA_ARMS = {"th1a": (1.3, 3.1, 5.9), "th1b": (1.7, 3.7, 6.7), "th1c": (2.3, 4.3, 7.3)}  # rad/s, no two alike
+DELTA_SERVO = Servo(500.0, 2 * 0.7 * math.sqrt(500.0 * 0.05), -3.362259)  # N·m/rad, 0.7 of critical damping on
+# some 0.05 kg·m² per arm, holding the static torque of Müller's (2021) reference configuration
+
+
+@functools.cache
+def delta_simulation(t_end: float, rate: float):
+    """The Delta driven by servos on its three arms along three harmonics each (0.2, 0.12 and 0.08 rad, a swing of
+    about ±0.35 rad about the reference configuration), simulated: (the sample, times, arm angles (N, 3),
+    drive torques (N, 3), the largest tracking error)."""
+    from mbstudio import samples
+    from mbstudio.kinematics import Mechanism
+
+    model = samples.load("delta_3rr2rrr")
+    amplitudes = (0.2, 0.12, 0.08)
+    terms = [
+        [(a, w, 0.0) for a, w in zip(amplitudes, DELTA_ARMS[n], strict=True)] for n in Mechanism(model).independent
+    ]
+    return model, *tracked_simulation(model, terms, [DELTA_SERVO] * 3, t_end, rate)

@@ -11,6 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 NUMERICAL = {"numpy", "scipy", "sympy", "mpmath", "gmpy2", "casadi", "pint", "pandas", "matplotlib", "dask"}
 UNUSED_BY_A_RUN = NUMERICAL - {"numpy", "casadi"} | {"PySide6", "PyQt6", "pinocchio", "numpy.ma", "numpy.random"}
+UNUSED_BY_A_RUN |= {"mbstudio.dynamics.tyres"}  # the run below, of the SLA, has no tyre
 
 
 def imported_after(statements: str, heavy: set[str]) -> list[str]:

@@ -43,8 +43,12 @@ def test_the_cut_library_gives_the_bits_of_the_whole_one(tmp_path, monkeypatch):
 
     monkeypatch.setattr(units, "SPLIT_CHARS", 0)
     monkeypatch.setattr(units, "SPAN", 3)
+    monkeypatch.setattr(units, "PIECE", 20)  # pieces of 20 statements
+    monkeypatch.setattr(units, "UNIT_CHARS", 1500)  # a few pieces per unit
     main, parts = units.translation_units(_generated(function, tmp_path))
-    assert len(parts) == 1 and "s[" in parts[0] and "return mbunit0_" in main  # cut, values kept in memory
+    pieces = main.count("  mbpiece_f0_")  # the calls of the function's pieces, in order
+    assert pieces > 4 and 1 < len(parts) < pieces  # cut into pieces, grouped into units
+    assert all("s[" in part for part in parts)  # values used across pieces kept in memory
     monkeypatch.setenv("MBSTUDIO_CACHE", str(tmp_path / "cut"))
     native = native_functions([function])
     assert native.compiled
@@ -63,3 +67,4 @@ def test_code_that_is_not_casadis_straight_line_form_is_left_whole(tmp_path, mon
     text = _generated(outer, tmp_path)
     main, parts = units.translation_units(text)
     assert len(parts) == 1 and "casadi_f1(" in main  # the scalar graph is cut, its MX caller kept whole
+    assert "mbpiece_f1_0(arg, res, s);" in main and "mbpiece_f0" not in main

@@ -7,7 +7,7 @@ family (registry.py: the rows, their verdicts and the table `mbstudio bench` pri
 
 from __future__ import annotations
 
-from . import basepar, batched, blocks, check, drag, kernels, pkm, simulation, slider, urdf  # noqa: F401  (each registers)
+from . import basepar, batched, blocks, check, cold_builds, drag, kernels, pkm, simulation, slider, urdf  # noqa: F401
 from .registry import BENCHMARKS, Side, benchmark, compare, compared_row, format_table, measure, row, run
 
 __all__ = ["BENCHMARKS", "Side", "benchmark", "compare", "compared_row", "format_table", "measure", "row", "run"]

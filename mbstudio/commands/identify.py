@@ -40,7 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"precision deciding the base parameters (default {DEFAULT_DIGITS})",
     )
     parser.add_argument(
-        "--cutoff", type=_positive, metavar="HZ", help="the positions' low-pass cut-off (default: from the motion)"
+        "--cutoff",
+        type=_positive,
+        metavar="HZ",
+        help="one low-pass cut-off for the positions and the rows (default: from the motion; the rows' band "
+        "narrowed where the rebuilt accelerations would limit the fit)",
     )
     parser.add_argument("--physical", action="store_true", help="also a physically consistent estimate")
     parser.add_argument(

@@ -7,15 +7,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..io.csv_text import write_output
+from ..dynamics.engine import canonical_text
 from ..io.display_units import UNITS_HELP, DisplayUnits, parse_units
-from ..io.time_series import contacts_file, save_simulation
 from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load
 from ..model.typed_numbers import rate_spelled_otherwise
+from ..model.validation import check_dynamics
 from ..simulation.run import ATOL as DEFAULT_ATOL
 from ..simulation.run import CONTACT_MODELS, METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 from ..simulation.run import RTOL as DEFAULT_RTOL
+from ..simulation.starts import document_start
 from ..simulation.stops import CONTACT_COLUMNS, contact_rows
 from .json_option import add_json, say
 from .progress import progress_printer
@@ -136,6 +137,7 @@ def whole(low: int, high: int):
 
 
 def _ensemble(args: argparse.Namespace, model, units: DisplayUnits) -> int:
+    from ..io.csv_text import write_output
     from ..io.ensemble_table import read_runs
     from ..io.time_series import ensemble_file
     from ..simulation.ensemble import simulate_ensemble
@@ -193,12 +195,13 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.file)
     if args.ensemble:
         return _ensemble(args, model, units)
-    mech = Mechanism(model)
+    check_dynamics(model)  # what simulate() checks first, with its message
+    mech = document_start(canonical_text(model))[0]  # the run's own start (filed in the engine cache)
     kinds = mech.independent_kinds
     velocities = initial_velocities(parse_velocities(velocity_pairs(args.velocity, kinds, "simulate"), kinds), kinds)
     try:
         result = simulate(
-            mech,
+            model,
             args.t_end,
             args.method,
             args.rtol,
@@ -214,12 +217,22 @@ def run(args: argparse.Namespace) -> int:
     except (Cancelled, RuntimeError) as exc:
         print(f"mbstudio simulate: error: {exc}", file=sys.stderr)
         return 1
-    if args.out:
-        save_simulation(result, args.out, units)
-    if args.contacts:
-        write_output(args.contacts, contacts_file(result))
+    _write(args, result, units)
     say(args, _figures(model.name, args, result), _lines(model.name, args, result))
     return 0
+
+
+def _write(args: argparse.Namespace, result, units: DisplayUnits) -> None:
+    """The files asked for; their writers imported only then."""
+    if args.out:
+        from ..io.time_series import save_simulation
+
+        save_simulation(result, args.out, units)
+    if args.contacts:
+        from ..io.csv_text import write_output
+        from ..io.time_series import contacts_file
+
+        write_output(args.contacts, contacts_file(result))
 
 
 def _figures(name: str, args: argparse.Namespace, result) -> dict:

@@ -17,6 +17,11 @@ would raise by ω and ω². Where the cap binds, the motion reaches too close to
 accelerations to be rebuilt from positions alone: the settings say so (`capped`), and the report advises a faster
 rate or logged velocities.
 
+Where the accelerations rebuilt this way would weigh more than the forces' noise in the rows (a crank turning
+almost freely), the positions are filtered at a higher cut-off than the rows (`derivative_cutoff_hz`,
+`acceleration_band`): parallel filtering keeps the rows' equation true in any band, so the rows' band may be narrowed
+to where the differentiated noise weighs little, while the positions' wider filter leaves the motion in it whole.
+
 Differentiation. Fourth-order central differences (five points) of the filtered positions: their relative error at
 frequency f is about (2π f Δt)⁴/30 for the velocity and /90 for the acceleration, 3·10⁻⁴ and 10⁻⁴ at a tenth of the
 sampling rate. With logged velocities, the velocities are filtered and differentiated once: no second difference
@@ -74,6 +79,13 @@ class FilterSettings:
     velocity_bandwidth_hz: float | None = None  # the velocities' share of power above their noise
     capped: bool = False  # the cut-off is the cap, not CUTOFF_FACTOR × the bandwidth
     velocities: str = "differenced positions"  # or "logged"
+    derivative_cutoff_hz: float | None = None  # the positions' filter before differentiation, when above the rows'
+
+    @property
+    def before_differentiation(self) -> FilterSettings:
+        """The filter the positions (or logged velocities) pass before they are differentiated: the rows' own
+        unless the rows' band was narrowed below it (`acceleration_band`)."""
+        return self if self.derivative_cutoff_hz is None else replace(self, cutoff_hz=self.derivative_cutoff_hz)
 
     @property
     def correlation(self) -> float:
@@ -98,12 +110,17 @@ class FilterSettings:
 
     def at_rate(self, rate_hz: float) -> FilterSettings:
         """The same cut-off and order for a log sampled at another rate (a validation log)."""
-        again = settings(rate_hz, self.cutoff_hz, self.rule, self.bandwidth_hz)
+        return self.recut(rate_hz, self.cutoff_hz, self.rule, self.derivative_cutoff_hz)
+
+    def recut(self, rate_hz: float, cutoff_hz: float, rule: str, derivative_cutoff_hz: float | None) -> FilterSettings:
+        """Settings at another rate or cut-off that keep what the log's spectrum told (bandwidths, cap, velocities)."""
         return replace(
-            again,
+            settings(rate_hz, cutoff_hz, rule, self.bandwidth_hz),
             position_bandwidth_hz=self.position_bandwidth_hz,
-            capped=self.capped,
             velocity_bandwidth_hz=self.velocity_bandwidth_hz,
+            capped=self.capped,
+            velocities=self.velocities,
+            derivative_cutoff_hz=derivative_cutoff_hz,
         )
 
 
@@ -166,14 +183,15 @@ def acceleration_error(spectrum: VelocitySpectrum, s: FilterSettings, logged: bo
     least squares see, per coordinate, from the velocities' spectrum. G = |H|², the zero-phase filter's gain, acts
     twice: on the positions (or logged velocities) before differentiation, and on the rows (parallel filtering). So
     the motion the first removes and the second keeps weighs (1 − G)² G² of the acceleration's signal power, and
-    the noise G⁴ of its power; an error far above the cut-off is gone from the rows."""
+    the noise G⁴ of its power; an error far above the cut-off is gone from the rows. With the positions filtered
+    at a higher cut-off than the rows (gain G_d before differentiation, G on the rows), (1 − G_d)² G² and
+    G_d² G² instead."""
     f = spectrum.frequencies
-    sos = scipy.signal.butter(s.order, s.cutoff_hz, fs=s.rate_hz, output="sos")
-    gain = np.abs(scipy.signal.sosfreqz(sos, worN=f, fs=s.rate_hz)[1]) ** 2
+    gain, before = (_gain(x, f) for x in (s, s.before_differentiation))
     derivative = (2 * np.pi * f) ** 2  # from the velocities' power to the accelerations'
     signal = (spectrum.signal * derivative[:, None]).sum(axis=0)
-    removed = (spectrum.signal * (derivative * ((1 - gain) * gain) ** 2)[:, None]).sum(axis=0)
-    passed = (spectrum.noise * (derivative * gain**4)[:, None]).sum(axis=0)
+    removed = (spectrum.signal * (derivative * ((1 - before) * gain) ** 2)[:, None]).sum(axis=0)
+    passed = (spectrum.noise * (derivative * (before * gain) ** 2)[:, None]).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return {
             "velocities": "logged" if logged else "differenced positions",
@@ -181,6 +199,12 @@ def acceleration_error(spectrum: VelocitySpectrum, s: FilterSettings, logged: bo
             "from_filter": np.sqrt(removed / signal),
             "from_noise": np.sqrt(passed / signal),
         }
+
+
+def _gain(s: FilterSettings, frequencies: np.ndarray) -> np.ndarray:
+    """|H|² of the zero-phase filter of `s` at `frequencies`."""
+    sos = scipy.signal.butter(s.order, s.cutoff_hz, fs=s.rate_hz, output="sos")
+    return np.abs(scipy.signal.sosfreqz(sos, worN=frequencies, fs=s.rate_hz)[1]) ** 2
 
 
 def choose_settings(
@@ -282,15 +306,17 @@ def derivatives(
     positions: np.ndarray, s: FilterSettings, velocities: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Filtered positions, velocities and accelerations (N, n) from raw positions sampled at s.rate_hz (and the
-    logged velocities, when given: filtered alike and differentiated once). A coordinate whose logged position
-    never changes (a locked joint's encoder count) keeps it, at rest: exact zeros, where the filter's rounding
-    divided by the step squared would leave a noise that no parameter's column should be mistaken for."""
-    q = lowpass(positions, s)
+    logged velocities, when given: filtered alike and differentiated once), filtered by `s.before_differentiation`.
+    A coordinate whose logged position never changes (a locked joint's encoder count) keeps it, at rest: exact zeros,
+    where the filter's rounding divided by the step squared would leave a noise that no parameter's column should be
+    mistaken for."""
+    before = s.before_differentiation
+    q = lowpass(positions, before)
     step = 1.0 / s.rate_hz
     if velocities is None:
         qd, qdd = central_difference(q, 1, step), central_difference(q, 2, step)
     else:
-        qd = lowpass(velocities, s)
+        qd = lowpass(velocities, before)
         qdd = central_difference(qd, 1, step)
     still = np.ptp(positions, axis=0) == 0
     q[:, still], qd[:, still], qdd[:, still] = positions[:, still], 0.0, 0.0

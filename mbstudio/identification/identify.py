@@ -9,7 +9,9 @@ The steps:
    `mbstudio basepar` finds them (`pipeline.base_parameters`): the rank is decided where rounding cannot blur it;
    where its ridge is not evident (a URDF's rounded angles), on the log (`precision_levels`).
 2. The log (`logs.read_log`): positions low-pass filtered without phase, differentiated; the dependent
-   coordinates of a closed loop assembled from the independent ones on the document's branch (`filtering`).
+   coordinates of a closed loop assembled from the independent ones on the document's branch (`filtering`). Where
+   the rebuilt accelerations would weigh more than the noise in the rows, the rows' band is narrowed below the
+   positions' filter (`acceleration_band`) and the observations built again.
 3. The observations: with R = ∂q/∂q_ind and R_a its rows of the actuated coordinates, virtual power gives
        Rᵀ K_tree(q, q̇, q̈) φ + Σ_j R_a,jᵀ (F_v,j q̇_j + F_c,j sign q̇_j) = R_aᵀ u + Rᵀ Q_known,
    u the logged actuator forces, Q_known the document's force elements (springs, dampers, point forces: known;
@@ -48,7 +50,7 @@ from ..model.document import JointFriction
 from ..model.hashing import model_hash
 from ..progress import Cancel, Progress
 from ..progress import Stages as _Monitor
-from . import adequacy, filtering, precision_levels
+from . import acceleration_band, adequacy, filtering, precision_levels
 from .estimation import Estimate, coordinate_residual_std, correlated_covariance, weighted_least_squares
 from .gautier import BaseParameterResult
 from .logs import MeasuredLog, read_log
@@ -269,6 +271,12 @@ def identify(
     settings = filtering.choose_settings(log.positions, log.rate, cutoff_hz, log.velocities)
     settings = settings.for_unknowns(unknowns, len(log.t), len(log.coordinates))
     obs = observations(mech, log, settings, friction, monitor)
+    narrower = (
+        None if cutoff_hz is not None else acceleration_band.narrowed(settings, log, obs.accelerations, obs.noise_floor)
+    )
+    if narrower is not None:  # the rebuilt accelerations would limit the fit: the rows' band below the positions'
+        settings = narrower.for_unknowns(unknowns, len(log.t), len(log.coordinates))
+        obs = observations(mech, log, settings, friction, monitor, span=(0.85, 1.0))
     _check_sample_count(obs, unknowns)
     spectrum = precision_levels.data_spectrum(obs.W, obs.y, obs.noise_floor)
     base, levels = precision_levels.decide(base, w_vp, spectrum, fixed)
@@ -321,10 +329,16 @@ def observations(
     settings: filtering.FilterSettings,
     friction: list[str],
     monitor: _Monitor | None = None,
+    span: tuple[float, float] = (0.0, 1.0),
 ) -> Observations:
     """The log as equations at the kept samples: see the module docstring, step 3. The document's joint friction
-    on a coordinate whose friction is identified is not known: the identified friction takes its place."""
-    monitor = monitor or _Monitor(None, None, [1.0])
+    on a coordinate whose friction is identified is not known: the identified friction takes its place. Progress
+    is reported within `span` of the monitor's stage (a second pass goes on where the first stopped)."""
+    stage = monitor or _Monitor(None, None, [1.0])
+
+    def report(fraction: float, message: str) -> None:
+        stage.within(span[0] + (span[1] - span[0]) * fraction, message)
+
     q_ind, qd_ind, qdd_ind = filtering.derivatives(log.positions, settings, log.velocities)
     guide = _assembled(mech, q_ind)
     known, replaced = known_elements(mech, log.actuated if friction else [])
@@ -333,7 +347,7 @@ def observations(
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("W", "F", "known", "R_a", "q")}
     count = len(log.t)
     for first in range(0, count, CHUNK):
-        monitor.within(0.8 * first / count, f"observation matrix: sample {first + 1} of {count}")
+        report(0.8 * first / count, f"observation matrix: sample {first + 1} of {count}")
         part = slice(first, first + CHUNK)
         path = _tabulated(q_ind[part], qd_ind[part], qdd_ind[part])
         q, qd, qdd = sample_states(mech, log.t[part], path, None if guide is None else guide[part])
@@ -344,7 +358,7 @@ def observations(
         parts["R_a"].append(R[:, actuated, :])
         parts["q"].append(q)
         parts["F"].append(_friction_columns(R[:, actuated, :], qd[:, actuated], friction))
-    monitor.within(0.85, "parallel filtering and decimation")
+    report(0.85, "parallel filtering and decimation")
     W, F, known_parts, R_a = (np.concatenate(parts[k]) for k in ("W", "F", "known", "R_a"))
     known_sum = known_parts.sum(axis=2)
     measured = np.einsum("naj,na->nj", R_a, log.forces)
@@ -397,10 +411,13 @@ def acceleration_check(
     M = reduced_mass_matrix(mech, q)
     inertial = np.sqrt(np.mean(np.einsum("kji,ki->kj", M, qdd) ** 2, axis=0))
     relative = np.nan_to_num(error["relative"])
-    torque_error = np.sqrt(np.mean(np.einsum("kji,ki->kj", M**2, (relative * qdd) ** 2), axis=0))
+    weights = np.mean(M**2 * qdd[:, None, :] ** 2, axis=0)  # (n, n): coordinate j's squared force per accelerations'
+    # squared relative error in coordinate i
+    torque_error = np.sqrt(weights @ relative**2)
     logged_rms = np.sqrt(np.mean(y**2, axis=0))
     return {
         "velocities": error["velocities"],
+        "force_weights": weights.tolist(),
         "coordinates": {
             name: {
                 "relative_error": _finite(error["relative"][j]),

@@ -105,6 +105,14 @@ def document_pose(mech: Mechanism) -> tuple[np.ndarray, object]:
     return found
 
 
+def remember_pose(mech: Mechanism, closed: np.ndarray) -> None:
+    """Files `closed` (1, n), what mech.assemble(None) gave without a branch change, as the document's pose of a
+    mechanism whose measures need it: document_pose would take the same Newton steps from the same values."""
+    if mech.model.measures and mech not in _POSES:
+        pose = np.array(closed, float)
+        _POSES[mech] = (pose, mech.motion(pose))
+
+
 def measure_columns(
     mech: Mechanism, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, state=None, law_states=None
 ) -> list[Column]:

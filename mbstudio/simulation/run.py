@@ -29,7 +29,6 @@ from ..dynamics.closed_loop import (
     closed_loop_forward_dynamics,
     joint_reactions,
     named_reactions,
-    reduced_mass_matrix,
 )
 from ..dynamics.engine import Engine, canonical_text, engine, fits_engine
 from ..dynamics.forces import AppliedForces, gravity_potential, kinetic_energy
@@ -37,18 +36,20 @@ from ..kinematics.assembly import newton
 from ..kinematics.ball_states import StateMap, float_where
 from ..kinematics.mechanism import Mechanism
 from ..kinematics.tree import BodyMotion
-from ..model import Model, loads
-from ..model.document import EULER_JOINTS, GROUND
+from ..model import Model
+from ..model.document import GROUND
 from ..model.errors import AssemblyError, ModelError
 from ..model.hashing import text_hash
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
-from ..model.validation import MAGNITUDE_MAX, check_dynamics, inertia_warnings
+from ..model.validation import MAGNITUDE_MAX, check_dynamics
 from .charts import ChartWatch, decided, singularity
 from .crossing import cross, crossing_due
 from .integrators import CHART_REASON, CHUNKS, CVODES, SCIPY, IntegrationError, StepLimit, integrate
 from .law_state_runs import refuse_law_states, with_law_states
 from .measures import measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
+from .starts import clear_starts as clear_starts
+from .starts import document_start, own_start, started
 from .stops import Contact, annotate, has_impact_stops, run_impacts
 
 METHODS = (*CVODES, *SCIPY)
@@ -313,9 +314,9 @@ def simulate(
     start, cpu = time.perf_counter(), time.process_time()
     document = model.model if isinstance(model, Mechanism) else model
     text = canonical_text(document)
-    if text not in _STARTS:  # else checked when this text was started (0.3 ms of the Delta's run)
+    if not started(text):  # else checked when this text was started (0.3 ms of the Delta's run)
         check_dynamics(document)  # a massless subtree: refused by name, not NaN
-    mech, forces, q0 = _own_start(model) if isinstance(model, Mechanism) else _start(text)
+    mech, forces, q0 = own_start(model) if isinstance(model, Mechanism) else document_start(text)
     times = np.linspace(0.0, t_end, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
     k = len(mech.independent)
     v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
@@ -415,39 +416,6 @@ def state_difference(a: SimulationResult, b: SimulationResult, length: float | N
             scale = max(magnitude[unit], 1e-300)
             worst = max(worst, float(np.abs(x[:, columns] - y[:, columns]).max(initial=0.0)) / scale)
     return worst
-
-
-def _own_start(mech: Mechanism) -> tuple[Mechanism, AppliedForces, np.ndarray]:
-    """A mechanism given with its own partition: its forces and its closed initial configuration, checked."""
-    q0 = mech.assemble(None)  # once: the inertia check and the compiled run start there
-    check_inertia(mech, q0)
-    return mech, AppliedForces(mech), q0
-
-
-# what a run of a document starts from, by its text: a run of the same document again starts at once
-_STARTS: dict[str, tuple[Mechanism, AppliedForces, np.ndarray]] = {}
-_KEPT = 8
-
-
-def clear_starts() -> None:
-    """Forgets the documents' starts: the next run of each starts as in a new process (the bench's first runs)."""
-    _STARTS.clear()
-
-
-def _start(text: str) -> tuple[Mechanism, AppliedForces, np.ndarray]:
-    """The float64 mechanism of the document text (read from the text: the caller's document may change later),
-    its forces and its closed initial configuration, whose inertia is checked; kept for the next run unless
-    the assembly changed branch (its warning is then given again by every run)."""
-    found = _STARTS.get(text)
-    if found is not None:
-        return found
-    found = _own_start(Mechanism(loads(text)))
-    report = found[0].last_report
-    if report is None or not np.any(report.branch_changed):
-        if len(_STARTS) >= _KEPT:
-            _STARTS.pop(next(iter(_STARTS)))
-        _STARTS[text] = found
-    return found
 
 
 def _rigid_result(mech, times, q0, v0, step, clock) -> tuple[SimulationResult, int]:
@@ -553,46 +521,6 @@ def full_states(eng: Engine, times: np.ndarray, y: np.ndarray) -> tuple[np.ndarr
         at = times[int(residual.argmax())]
         raise AssemblyError(f"the loops opened during the motion: residual {residual.max():.3g} at t = {at:.6g} s")
     return q, qd, qdd
-
-
-def check_inertia(mech: Mechanism, q: np.ndarray | None = None) -> None:
-    """A ModelError naming the coordinates that move no inertia at the initial configuration (a massless
-    model, or a spherical joint at its gimbal lock, β = ±π/2): their accelerations are undetermined, which
-    ended runs in a LinAlgError or NaN."""
-    q = mech.assemble(None) if q is None else q
-    M = np.asarray(reduced_mass_matrix(mech, q)[0], dtype=float)
-    values, vectors = np.linalg.eigh(M)
-    singular = values <= 1e-12 * max(values[-1], 1e-300)
-    if not singular.any():
-        return
-    weight = np.sqrt((vectors[:, singular] ** 2).sum(axis=1))  # each coordinate's share of the null space
-    names = [mech.independent[i] for i in np.nonzero(weight > 0.1 * weight.max())[0]]
-    locked, impossible = _gimbal_locks(mech, q[0]), inertia_warnings(mech.model)
-    why = (
-        f"Euler-angle joint {', '.join(locked)} is at its gimbal lock (β = ±π/2; a ball or free joint has none)"
-        if locked
-        else "no mass moves with them"
-        if values[0] >= 0 or not impossible
-        else f"the mass matrix is not positive definite there; {'; '.join(impossible)}"
-    )
-    raise ModelError(
-        "inertia",
-        f"the motion of {', '.join(names)} is undetermined at the initial configuration: {why}",
-        None,
-        "bodies with mass and inertia on every moving coordinate, and spherical joints away from β = ±π/2 "
-        "(change the initial values or the joint's frames)",
-    )
-
-
-def _gimbal_locks(mech: Mechanism, q: np.ndarray) -> list[str]:
-    """Spherical and free_euler tree joints whose middle Euler angle is within 1e-6 of ±π/2."""
-    locked = []
-    for link in mech.tree.links:
-        if link.joint.type in EULER_JOINTS:
-            beta = q[mech.coordinates.index(link.joint.coordinates[EULER_JOINTS[link.joint.type]].name)]
-            if abs(abs(np.remainder(beta + np.pi, 2 * np.pi) - np.pi) - np.pi / 2) < 1e-6:
-                locked.append(f"'{link.joint.name}'")
-    return locked
 
 
 def _run_numpy(mech, forces, times, v0, method, rtol, atol, clock):

@@ -1,18 +1,9 @@
 """Force laws as objects: what each kind of force element does to the model (base.py: the protocol and the
 registry from the document's element type to its law). Each module below holds a family of laws and registers
-them on import; a new kind of element is one more module here (docs/force-laws.md)."""
+them when it is imported, which `law_class` does the first time a document has one of its elements (base.py's
+LAW_MODULES); a new kind of element is one more module here, named there (docs/force-laws.md)."""
 
-from . import (
-    bushing_law,
-    contact_law,
-    coordinate_laws,
-    driver_law,
-    magic_formula_tyre_law,
-    point_laws,
-    speed_controller_law,
-    tyre_law,
-)
-from .base import FORMATS, LAWS, ForceLaw, JointTerms, contact_force, law_class, register
+from .base import FORMATS, LAWS, ForceLaw, JointTerms, all_laws, contact_force, law_class, register
 from .coordinate_laws import CoordinateLaw, CoordinateStop
 
 __all__ = [
@@ -22,15 +13,8 @@ __all__ = [
     "CoordinateStop",
     "ForceLaw",
     "JointTerms",
-    "bushing_law",
     "contact_force",
-    "contact_law",
-    "coordinate_laws",
-    "driver_law",
+    "all_laws",
     "law_class",
-    "magic_formula_tyre_law",
-    "point_laws",
     "register",
-    "speed_controller_law",
-    "tyre_law",
 ]

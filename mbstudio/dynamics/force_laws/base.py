@@ -19,6 +19,7 @@ A new kind of element is one module holding its law class decorated with `@regis
 
 from __future__ import annotations
 
+import importlib
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -175,8 +176,35 @@ def register(law: type[ForceLaw]) -> type[ForceLaw]:
     return law
 
 
+# the modules of laws (in this package), the commonest first: each registers its laws when it is imported, which
+# `law_class` does when a document first has an element of a type not registered yet (a run of a model without
+# tyres imports no tyre model)
+LAW_MODULES = (
+    "coordinate_laws",
+    "point_laws",
+    "bushing_law",
+    "tyre_law",
+    "contact_law",
+    "magic_formula_tyre_law",
+    "driver_law",
+    "speed_controller_law",
+)
+
+
+def all_laws(until: str | None = None) -> dict[str, type[ForceLaw]]:
+    """LAWS, with the modules of LAW_MODULES imported in order until one has registered the type `until` (None:
+    all of them)."""
+    for module in LAW_MODULES:
+        if until in LAWS:
+            break
+        importlib.import_module(f"{__package__}.{module}")
+    return LAWS
+
+
 def law_class(element) -> type[ForceLaw]:
     """The law of a force element (by its document type)."""
+    if element.type not in LAWS:
+        all_laws(until=element.type)
     try:
         return LAWS[element.type]
     except KeyError:

@@ -982,7 +982,9 @@ class IdentifyDialog(OptionsDialog):
             kind: self.check(f"friction_{kind}", f"{kind} friction of each actuated joint") for kind in FRICTION
         }
         self.line("digits", "digits", "the precision deciding the base parameters (variable precision)")
-        self.line("cutoff_hz", "cut-off [Hz]", "the positions' low-pass cut-off; empty: 5 × the motion's bandwidth")
+        self.line(
+            "cutoff_hz", "cut-off [Hz]", "one cut-off for the positions and the rows; empty: from the motion's spectrum"
+        )
         self.physical = self.check("physical", "physically consistent estimate (semi-definite program)")
         self.hold = self.check(
             "hold_unexcited", "hold base parameters the log does not excite at the model's values instead of stopping"
