@@ -44,7 +44,7 @@ from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import MAGNITUDE_MAX, check_dynamics
 from .charts import ChartWatch, decided, singularity
 from .crossing import cross, crossing_due
-from .integrators import CHART_REASON, CHUNKS, CVODES, SCIPY, IntegrationError, integrate
+from .integrators import CHART_REASON, CHUNKS, CVODES, SCIPY, IntegrationError, StepLimit, integrate
 from .law_state_runs import refuse_law_states, with_law_states
 from .measures import measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
@@ -467,11 +467,11 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
     eng = first = engine(mech.model, text, mech=own)
     y0 = start_state = eng.pack(y0[: mech.n], y0[mech.n :])  # (q, q̇_ind) in the engine's layout
     pieces, calls, done, t0, stuck, crossings = [], 0, 0, 0.0, 0, []
-    charts = [(0.0, tuple(eng.mech.independent))]
+    charts, limit = [(0.0, tuple(eng.mech.independent))], StepLimit()  # one step limit over the run's pieces
     while True:
         try:
             watch = ChartWatch(eng, y0)
-            y, more, work = integrate(eng, times[done:], y0, method, rtol, atol, clock, t0, watch, work_scale)
+            y, more, work = integrate(eng, times[done:], y0, method, rtol, atol, clock, t0, watch, work_scale, limit)
         except IntegrationError as error:
             calls += error.calls
             if error.state is None:
