@@ -136,7 +136,8 @@ def magic_formula(
     oppose the sliding in both directions, the offsets of ply steer and rolling resistance turn with the tyre.
     Between -`low_speed` and `low_speed` the two are blended by a smooth step in Vcx (continuous slope, exactly
     forward at and above `low_speed`), so a wheel passing through standstill sees no jump; at standstill the blend
-    keeps the forces' parts odd in the slips: they oppose any sliding and the offsets cancel."""
+    keeps the forces' parts odd in the slips: they oppose any sliding. The shifts fade out below `low_speed`
+    (`_shift_fade`)."""
     ops = ops or ops_for(fz, kappa, alpha, gamma, vcx, pressure)
     combined = c.use_mode % 10 == 4 if combined is None else combined
     pressure = c.values["INFLPRES"] if pressure is None else pressure
@@ -155,9 +156,10 @@ def magic_formula(
 
 def _shift_fade(ops, speed, low_speed):
     """The factor on the curves' horizontal and vertical shifts (SHx, SVx, SHy, SVy: ply steer, conicity, camber
-    thrust): 1 at and above `low_speed`, x^2 (3 - 2 x) of x = speed/low_speed below it, 0 at standstill, as
-    MF-Tyre fades them below its VXLOW. They are forces of a rolling tyre; kept at standstill they would push a
-    parked car (camber thrust through toe) against nothing but the slips' low-speed damping."""
+    thrust) and on the residual torque's D_r: 1 at and above `low_speed`, x^2 (3 - 2 x) of x = speed/low_speed
+    below it, 0 at standstill, as MF-Tyre fades the shifts below its VXLOW. They are forces of a rolling tyre;
+    kept at standstill they push a parked car along (camber thrust and torque through toe and the steering's
+    compliance) against nothing but the slips' low-speed damping."""
     x = ops.fmin(speed / low_speed, 1.0)
     return x * x * (3 - 2 * x)
 
