@@ -446,7 +446,7 @@ def test_rolling_backwards_is_the_tyre_turned_round_and_standstill_is_smooth():
             assert got == pytest.approx(want, rel=4 * np.finfo(float).eps, abs=1e-12 * 3500), name
     fy = lambda v: float(magic_formula(c, *slips, v, low_speed=LOW).fy)  # noqa: E731
     h = 1e-7
-    assert abs(fy(h) - fy(-h)) < 1e-3  # N; the slope near standstill is ~(Fy forwards - backwards) / LOW
+    assert abs(fy(h) - fy(-h)) < 1e-3  # N: the slope there, 0.75 (Fy forwards - turned) / LOW, is ~100 N s/m
     for edge in (LOW, -LOW):
         inside = (fy(edge) - fy(edge - math.copysign(1e-4, edge))) / 1e-4
         outside = (fy(edge + math.copysign(1e-4, edge)) - fy(edge)) / 1e-4
