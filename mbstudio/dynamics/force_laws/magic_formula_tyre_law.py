@@ -12,6 +12,10 @@ with a low speed v₀ keeping the slips finite at standstill):
 
     κ = −Vsx / sqrt(Vcx² + v₀²),   α = atan(Vsy / sqrt(Vcx² + v₀²)),   γ = asin(a·n)
 
+slips that do not depend on the rolling direction; the Magic Formula turns the tyre round for rolling backwards,
+blending the two directions over |Vcx| < v₀ (dynamics/tyres/magic_formula.py), so that the side force opposes
+sideways sliding both ways and a wheel passing through standstill meets no jump.
+
 and the force F = Fx e_x + Fy e_y + Fz n and moment M = Mx e_x + My e_y + Mz n act on the wheel at P:
 Q = J_Pᵀ F + J_ωᵀ M. Its power F·v_P + M·ω is the work done on the model; its slip part Fx Vsx + Fy Vsy is what
 the tyre dissipates in sliding (never positive for a tyre whose force opposes its slip, as the Magic Formula's
@@ -157,9 +161,11 @@ class MagicFormulaTyreLaw(ForceLaw):
         kappa, alpha, gamma, vcx = slips[:4]
         if self.states:
             kappa, alpha = z[:, 0], ops.atan(z[:, 1])
+        low = self.forces.value(self.element.low_speed)  # the band in which the rolling direction turns
         if not self.mirrored:
-            return c, magic_formula(self.coefficients, c["fz"], kappa, alpha, gamma, vcx, ops=ops), slips
-        mirror = magic_formula(self.coefficients, c["fz"], kappa, -alpha, -gamma, vcx, ops=ops)
+            mf = magic_formula(self.coefficients, c["fz"], kappa, alpha, gamma, vcx, ops=ops, low_speed=low)
+            return c, mf, slips
+        mirror = magic_formula(self.coefficients, c["fz"], kappa, -alpha, -gamma, vcx, ops=ops, low_speed=low)
         return c, dataclasses.replace(mirror, fy=-mirror.fy, mx=-mirror.mx, mz=-mirror.mz), slips
 
     def wrench(self, c: dict, mf) -> tuple[np.ndarray, np.ndarray]:
