@@ -206,6 +206,14 @@ def test_a_tir_path_is_relative_to_the_model_and_stays_in_its_folder(tmp_path):
         AppliedForces(Mechanism(loads(json.dumps(wheel_on_a_carrier("front.tir")))))
 
 
+def test_a_tyre_without_a_low_speed_band_is_refused_by_name():
+    for low in (0.0, -0.5):
+        text = wheel_on_a_carrier()
+        text["forces"][0]["low_speed"] = low
+        with pytest.raises(ModelError, match=r"force 'tyre'.low_speed: must be a positive speed.*got -?0\.?5?"):
+            AppliedForces(Mechanism(loads(json.dumps(text))))
+
+
 def test_the_handling_sample_is_what_its_script_writes():
     spec = importlib.util.spec_from_file_location("make_vehicle_handling", ROOT / "tools" / "make_vehicle_handling.py")
     script = importlib.util.module_from_spec(spec)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import numbers
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +87,12 @@ class MagicFormulaTyreLaw(ForceLaw):
     def __init__(self, element, forces) -> None:
         super().__init__(element, forces)
         self.coefficients, self.mirrored = tyre_file(element)
+        low = forces.value(element.low_speed)
+        if isinstance(low, numbers.Real) and not low > 0:  # a traced parameter is checked where it gets its value
+            why = (
+                "must be a positive speed: the slips divide by it at standstill, and the rolling direction turns in it"
+            )
+            raise ModelError(f"force '{element.name}'.low_speed", why, low, "a value > 0 m/s, such as 0.5")
         if element.relaxation not in TYRE_RELAXATIONS:
             raise ModelError(f"force '{element.name}'.relaxation", "is not a tyre relaxation model",
                              element.relaxation, " or ".join(TYRE_RELAXATIONS))  # fmt: skip
