@@ -23,12 +23,14 @@ import casadi
 import numpy as np
 
 from ..kinematics import Mechanism
+from ..kinematics.coordinates import Partition
+from ..kinematics.fast_assembly import FastAssembly
 from ..model import Model, dumps, loads
 from ..model.document import Contact
-from ..numerics.compiled import Traced, cached_functions, engine_key, symbols, to_sparse_sx
+from ..numerics.compiled import Native, Traced, cached_functions, engine_key, symbols, to_sparse_sx
 from .force_laws.contact_law import ContactLaw
 from .forces import AppliedForces
-from .inverse_dynamics import bias_forces
+from .inverse_dynamics import bias_forces, inverse_dynamics
 from .mass_matrix import mass_matrix
 from .rigid_contact import contact_frames
 
@@ -36,23 +38,37 @@ STEM = "rigid_step"
 OUTPUTS = ("v_free", "W", "G", "u_free", "u_start", "ahead")
 
 
-def rigid_step_terms(model: Model) -> Callable:
+def rigid_step_terms(model: Model, partition: Partition | None = None) -> Callable:
     """(t, q, v, h) -> OUTPUTS (arrays; the vectors 1-d) of the model's tree and contact elements, compiled where a
-    C compiler is found (else on CasADi's virtual machine), built once per model text on this machine."""
+    C compiler is found (else on CasADi's virtual machine), built once per model text (and, on closed loops, per
+    `partition` of the coordinates: the document's by default) on this machine."""
+    return _native(model, partition).calls[STEM]
+
+
+def loop_projection(mech: Mechanism) -> tuple[FastAssembly, Callable]:
+    """A closed-loop mechanism's assembly on compiled loop equations (Newton on the dependent coordinates at
+    given independent ones) and its `loop_velocity` (q, v) -> v on the loops (`_loop_closure`), filed with its
+    step's terms."""
+    native = _native(mech.model, mech.partition)
+    return FastAssembly(mech, native.functions["closure"], native.functions["r_matrix"]), native.calls["loop_velocity"]
+
+
+def _native(model: Model, partition: Partition | None) -> Native:
     text = dumps(model)
-    key = hashlib.sha256(f"{STEM}\n{engine_key(text)}".encode()).hexdigest()
-    return cached_functions(key, STEM, lambda: ([_traced(text)], {})).calls[STEM]
+    chosen = "" if partition is None or not partition.dependent else f"\n{partition}"
+    key = hashlib.sha256(f"{STEM}\n{engine_key(text)}{chosen}".encode()).hexdigest()
+    return cached_functions(key, STEM, lambda: (_traced(text, partition), {}))
 
 
-def _traced(text: str) -> casadi.Function:
-    mech = Mechanism(loads(text), backend=Traced())
+def _traced(text: str, partition: Partition | None) -> list[casadi.Function]:
+    mech = Mechanism(loads(text), backend=Traced(), partition=partition)
     n = mech.n
     t, h = casadi.SX.sym("t"), casadi.SX.sym("h")
     (q_sx, q), (v_sx, v) = symbols("q", n), symbols("v", n)
     elements = mech.model.forces
     others = AppliedForces(mech, [f for f in elements if not isinstance(f, Contact)])
     times = np.array([t], dtype=object)
-    force = others.generalized(times, q[None], v[None])[0] - bias_forces(mech, q[None], v[None])[0]
+    applied = others.generalized(times, q[None], v[None])[0]
     st = mech.motion(q[None], v[None])
     depths, rows = [], []
     for law in AppliedForces(mech, elements).laws:
@@ -63,11 +79,46 @@ def _traced(text: str) -> casadi.Function:
             rows += list(frame @ J[0])  # the point's Jacobian in its contact's frame (t1, t2, n)
     J = casadi.densify(to_sparse_sx(np.array(rows, dtype=object).reshape(-1, n))) if rows else casadi.SX(0, n)
     M = casadi.densify(to_sparse_sx(mass_matrix(mech, q[None])[0]))
-    solved = casadi.solve(M, casadi.horzcat(to_sparse_sx(force), J.T))
-    v_free = v_sx + h * solved[:, 0]
-    W = solved[:, 1:]
+    if mech.partition.dependent:
+        R = casadi.densify(to_sparse_sx(mech.r_matrix(q[None])[0]))
+        v_free, W = _loop_velocities(mech, q, v, v_sx, applied, J, M, R, h)
+        extra = _loop_closure(mech, q_sx, q, M, R)
+    else:
+        force = applied - bias_forces(mech, q[None], v[None])[0]
+        solved = casadi.solve(M, casadi.horzcat(to_sparse_sx(force), J.T))
+        v_free, W, extra = v_sx + h * solved[:, 0], solved[:, 1:], []
     u_free = casadi.mtimes(J, v_free)
     ahead = to_sparse_sx(np.array(depths, dtype=object)) - h / 2 * u_free[2::3] if depths else casadi.SX(0, 1)
     outputs = [v_free, W, casadi.mtimes(J, W), u_free, casadi.mtimes(J, v_sx), ahead]
-    return casadi.Function(STEM, [t, q_sx, v_sx, h], [casadi.densify(o) for o in outputs], ["t", "q", "v", "h"],
+    step = casadi.Function(STEM, [t, q_sx, v_sx, h], [casadi.densify(o) for o in outputs], ["t", "q", "v", "h"],
                            list(OUTPUTS), {"cse": True})  # fmt: skip
+    return [step, *extra]
+
+
+def _loop_velocities(mech: Mechanism, q, v, v_sx, applied, J, M, R, h) -> tuple[casadi.SX, casadi.SX]:
+    """The free velocity and M⁻¹ Jᵀ's counterpart of a closed-loop mechanism, in its independent coordinates:
+    q̈ = R q̈_ind + a, and the loop forces drop out of Rᵀ (M q̈ + b − Q − Jᵀ λ) = 0 (dynamics/closed_loop.py), so
+    v_f = v + h (R q̈_ind + a) with Rᵀ M R q̈_ind = Rᵀ (Q − M a − b), and W = R (Rᵀ M R)⁻¹ (J R)ᵀ."""
+    a = mech.acceleration_term(q[None], v[None])
+    bias = inverse_dynamics(mech, q[None], v[None], a)[0]  # M a + b
+    reduced = casadi.mtimes([R.T, M, R])
+    JR = casadi.mtimes(J, R)
+    solved = casadi.solve(reduced, casadi.horzcat(casadi.mtimes(R.T, to_sparse_sx(applied - bias)), JR.T))
+    v_free = v_sx + h * (casadi.mtimes(R, solved[:, 0]) + to_sparse_sx(a[0]))
+    return v_free, casadi.mtimes(R, solved[:, 1:])
+
+
+def _loop_closure(mech: Mechanism, q_sx, q, M, R) -> list[casadi.Function]:
+    """What brings a step's end back onto the loops: `closure` (q) -> (Φ on the partition's rows, its Jacobian by
+    the dependent coordinates) and `r_matrix` (q) -> R, as the engine's (kinematics/fast_assembly.py), and
+    `loop_velocity` (q, v) -> R (Rᵀ M R)⁻¹ Rᵀ M v, the velocity the loops allow nearest v in the kinetic energy's
+    metric, which never has more kinetic energy than v."""
+    rows, dep = list(mech.partition.rows), list(mech.partition.dependent)
+    phi = casadi.densify(to_sparse_sx(mech.residual(q[None])[0][rows]))
+    jacobian = casadi.densify(to_sparse_sx(mech.constraint_jacobian(q[None])[0][rows][:, dep]))
+    v_sx = casadi.SX.sym("v", mech.n)
+    momentum = casadi.mtimes([R.T, M, v_sx])
+    projected = casadi.mtimes(R, casadi.solve(casadi.mtimes([R.T, M, R]), momentum))
+    return [casadi.Function("closure", [q_sx], [phi, jacobian], {"cse": True}),
+            casadi.Function("r_matrix", [q_sx], [R], {"cse": True}),
+            casadi.Function("loop_velocity", [q_sx, v_sx], [projected], {"cse": True})]  # fmt: skip
