@@ -38,6 +38,7 @@ from .mass_matrix import mass_matrix
 
 RANK = 1e-10  # G's eigenvalues below this part of its largest belong to redundant contacts' directions
 BLOCK = 25  # ADMM iterations per call of the compiled block
+SMALLEST_CURVATURE = 1e-2  # of G's largest eigenvalue: the least that sets the ADMM step ρ
 
 
 @dataclass
@@ -131,7 +132,10 @@ def solve_in_frames(
     ρ, the sticking forces and the proximal solve."""
     eigen, vectors = np.linalg.eigh(G)
     kept = eigen > RANK * eigen[-1]  # redundant contacts (four corners of a block) make G singular
-    rho = float(np.sqrt(eigen[kept][0] * eigen[kept][-1]))  # the step between G's extreme nonzero curvatures
+    # the step between G's extreme nonzero curvatures, at least a tenth of the largest: two contacts nearly
+    # redundant (the two ends of one bar landing) leave G an eigenvalue 1e-9 of its largest, whose geometric mean
+    # with it slowed the iterations a thousandfold (tests/test_rigid_loops.py)
+    rho = float(eigen[-1] * np.sqrt(max(eigen[kept][0] / eigen[-1], SMALLEST_CURVATURE)))
     basis = vectors[:, kept]
     stick = -basis @ ((basis.T @ g) / eigen[kept])  # every point held: σ = 0 (least norm among redundant ones)
     scale = max(float(np.abs(stick).max()), 1e-300)

@@ -45,12 +45,11 @@ def rigid_step_terms(model: Model, partition: Partition | None = None) -> Callab
     return _native(model, partition).calls[STEM]
 
 
-def loop_projection(mech: Mechanism) -> tuple[FastAssembly, Callable]:
-    """A closed-loop mechanism's assembly on compiled loop equations (Newton on the dependent coordinates at
-    given independent ones) and its `loop_velocity` (q, v) -> v on the loops (`_loop_closure`), filed with its
-    step's terms."""
+def loop_assembly(mech: Mechanism) -> FastAssembly:
+    """A closed-loop mechanism's assembly on compiled loop equations (Newton on the dependent coordinates at given
+    independent ones) and its velocity map R, filed with its step's terms."""
     native = _native(mech.model, mech.partition)
-    return FastAssembly(mech, native.functions["closure"], native.functions["r_matrix"]), native.calls["loop_velocity"]
+    return FastAssembly(mech, native.functions["closure"], native.functions["r_matrix"])
 
 
 def _native(model: Model, partition: Partition | None) -> Native:
@@ -82,7 +81,7 @@ def _traced(text: str, partition: Partition | None) -> list[casadi.Function]:
     if mech.partition.dependent:
         R = casadi.densify(to_sparse_sx(mech.r_matrix(q[None])[0]))
         v_free, W = _loop_velocities(mech, q, v, v_sx, applied, J, M, R, h)
-        extra = _loop_closure(mech, q_sx, q, M, R)
+        extra = _loop_closure(mech, q_sx, q, R)
     else:
         force = applied - bias_forces(mech, q[None], v[None])[0]
         solved = casadi.solve(M, casadi.horzcat(to_sparse_sx(force), J.T))
@@ -96,29 +95,25 @@ def _traced(text: str, partition: Partition | None) -> list[casadi.Function]:
 
 
 def _loop_velocities(mech: Mechanism, q, v, v_sx, applied, J, M, R, h) -> tuple[casadi.SX, casadi.SX]:
-    """The free velocity and M⁻¹ Jᵀ's counterpart of a closed-loop mechanism, in its independent coordinates:
-    q̈ = R q̈_ind + a, and the loop forces drop out of Rᵀ (M q̈ + b − Q − Jᵀ λ) = 0 (dynamics/closed_loop.py), so
-    v_f = v + h (R q̈_ind + a) with Rᵀ M R q̈_ind = Rᵀ (Q − M a − b), and W = R (Rᵀ M R)⁻¹ (J R)ᵀ."""
+    """The free velocity and M⁻¹ Jᵀ's counterpart of a closed-loop mechanism, stepped in its independent
+    coordinates: the loop forces drop out of Rᵀ (M q̈ + b − Q − Jᵀ λ) = 0 with q̈ = R q̈_ind + a
+    (dynamics/closed_loop.py), so v_ind,f = v_ind + h q̈_ind with Rᵀ M R q̈_ind = Rᵀ (Q − M a − b), and
+    W = R (Rᵀ M R)⁻¹ (J R)ᵀ. Both are mapped by R at the midpoint, so that the contact velocities J v_f lie in
+    the range of J R, the only ones any motion on the loops gives."""
     a = mech.acceleration_term(q[None], v[None])
     bias = inverse_dynamics(mech, q[None], v[None], a)[0]  # M a + b
     reduced = casadi.mtimes([R.T, M, R])
     JR = casadi.mtimes(J, R)
     solved = casadi.solve(reduced, casadi.horzcat(casadi.mtimes(R.T, to_sparse_sx(applied - bias)), JR.T))
-    v_free = v_sx + h * (casadi.mtimes(R, solved[:, 0]) + to_sparse_sx(a[0]))
-    return v_free, casadi.mtimes(R, solved[:, 1:])
+    v_ind = v_sx[list(mech.partition.independent)]
+    return casadi.mtimes(R, v_ind + h * solved[:, 0]), casadi.mtimes(R, solved[:, 1:])
 
 
-def _loop_closure(mech: Mechanism, q_sx, q, M, R) -> list[casadi.Function]:
-    """What brings a step's end back onto the loops: `closure` (q) -> (Φ on the partition's rows, its Jacobian by
-    the dependent coordinates) and `r_matrix` (q) -> R, as the engine's (kinematics/fast_assembly.py), and
-    `loop_velocity` (q, v) -> R (Rᵀ M R)⁻¹ Rᵀ M v, the velocity the loops allow nearest v in the kinetic energy's
-    metric, which never has more kinetic energy than v."""
+def _loop_closure(mech: Mechanism, q_sx, q, R) -> list[casadi.Function]:
+    """What brings a step's end back onto the loops, as the engine's (kinematics/fast_assembly.py): `closure`
+    (q) -> (Φ on the partition's rows, its Jacobian by the dependent coordinates) and `r_matrix` (q) -> R."""
     rows, dep = list(mech.partition.rows), list(mech.partition.dependent)
     phi = casadi.densify(to_sparse_sx(mech.residual(q[None])[0][rows]))
     jacobian = casadi.densify(to_sparse_sx(mech.constraint_jacobian(q[None])[0][rows][:, dep]))
-    v_sx = casadi.SX.sym("v", mech.n)
-    momentum = casadi.mtimes([R.T, M, v_sx])
-    projected = casadi.mtimes(R, casadi.solve(casadi.mtimes([R.T, M, R]), momentum))
     return [casadi.Function("closure", [q_sx], [phi, jacobian], {"cse": True}),
-            casadi.Function("r_matrix", [q_sx], [R], {"cse": True}),
-            casadi.Function("loop_velocity", [q_sx, v_sx], [projected], {"cse": True})]  # fmt: skip
+            casadi.Function("r_matrix", [q_sx], [R], {"cse": True})]  # fmt: skip

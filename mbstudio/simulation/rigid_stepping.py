@@ -18,12 +18,12 @@ raises the energy and friction only takes it out: what the contacts take shows a
 (E + what the other elements dissipated; tests/test_rigid_stepping.py). Samples fall on the step grid: each output
 interval is cut into the fewest equal steps no longer than `step`.
 
-On closed loops the step works in the independent coordinates (dynamics/rigid_step_terms.py): the free velocity
-adds the loops' velocity-product accelerations, v_f = v + h (R q̈_ind + a), M⁻¹ becomes R (Rᵀ M R)⁻¹ Rᵀ, and the
-step's end is brought back onto the loops: Newton closes them at the independent coordinates of q⁺, and v⁺ is
-replaced by the loops' velocity nearest it in the kinetic energy's metric, which creates no kinetic energy. Flight
-is then first-order accurate (the loops' velocity-dependent forces are taken at the step's start): its energy
-drifts by O(h), a few 1e-6 of the four-bar's over 0.15 s at 1 ms (tests/test_rigid_loops.py).
+On closed loops the step is the same midpoint rule on the independent coordinates (dynamics/rigid_step_terms.py):
+v_ind,f = v_ind + h q̈_ind from the projected equations, M⁻¹ becomes R (Rᵀ M R)⁻¹ Rᵀ, and the velocities are mapped
+by R at the midpoint, so that the contacts see only velocities a motion on the loops gives; at the step's end Newton
+closes the loops at the independent coordinates of q⁺ and q̇⁺ = R(q⁺) q̇⁺_ind. Flight is first-order accurate
+there (the loops' velocity-product forces are taken at the step's start): the energy drifts by O(h)
+(tests/test_rigid_loops.py).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import numpy as np
 from ..dynamics.force_laws.contact_law import ContactLaw
 from ..dynamics.forces import AppliedForces
 from ..dynamics.rigid_contact import contact_frames, solve_in_frames
-from ..dynamics.rigid_step_terms import loop_projection, rigid_step_terms
+from ..dynamics.rigid_step_terms import loop_assembly, rigid_step_terms
 from ..kinematics import Mechanism
 from ..model.document import Contact, ForceMeasure
 
@@ -66,7 +66,7 @@ class RigidStepper:
     enter). The terms of a step (the free velocity, M⁻¹ Jᵀ, the Delassus matrix, the points' velocities and
     penetrations ahead) are one compiled function of the model (dynamics/rigid_step_terms.py), so that a step is
     one native call and, for the contacts that touch, the cone complementarity of their impulses; closed loops add
-    one call to close them and one to project the velocity."""
+    the Newton steps that close them and one call of R."""
 
     def __init__(self, mech: Mechanism, tolerance: float = TOLERANCE) -> None:
         self.mech, self.tolerance = mech, tolerance
@@ -78,7 +78,7 @@ class RigidStepper:
         self.restitution = np.array([float(law.forces.value(law.element.restitution)) for law in self.laws])
         self.axes = contact_frames(self.normals)
         self.terms = rigid_step_terms(mech.model, mech.partition)
-        self.loops = loop_projection(mech) if mech.partition.dependent else None
+        self.loops = loop_assembly(mech) if mech.partition.dependent else None
         self._warm: tuple[bytes, np.ndarray] | None = None  # the active contacts and their impulses
 
     def step(self, t: float, q: np.ndarray, v: np.ndarray, h: float) -> tuple:
@@ -105,14 +105,14 @@ class RigidStepper:
         return *self._on_loops(q_m + 0.5 * h * v_next, v_next), impulses
 
     def _on_loops(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """A step's end brought back onto closed loops: the dependent coordinates closed by Newton at the
-        independent ones, and the velocity the loops allow nearest v in the kinetic energy's metric (it has no
-        more kinetic energy than v: the projection creates none). A tree's step ends as it is."""
+        """A step's end on closed loops: the dependent coordinates closed by Newton at the independent ones, the
+        velocity R q̇_ind there (the step is the midpoint rule on the independent coordinates). A tree's step ends
+        as it is."""
         if self.loops is None:
             return q, v
-        assembly, velocity = self.loops
-        closed = assembly.assemble(q[assembly.ind], q)
-        return closed, velocity(closed, v)
+        closed = self.loops.assemble(q[self.loops.ind], q)
+        R = self.loops.r_matrix(closed)[0].reshape(len(q), len(self.loops.ind), order="F")
+        return closed, R @ v[self.loops.ind]
 
     def run(self, times: np.ndarray, q0: np.ndarray, v0: np.ndarray, step: float, clock=None) -> RigidRun:
         """The motion from (q0, v0) at times[0] sampled at `times`."""
