@@ -7,6 +7,8 @@ tree written here in numpy, where the cut joint's equations and the contact are 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -174,3 +176,20 @@ def test_the_contact_accelerations_on_the_loop_agree_with_a_kkt_solve_on_the_tre
     scale = np.abs(expected).max()
     assert solved.qdd == pytest.approx(expected, rel=0, abs=3000 * SOLVER * scale)
     assert solved.forces[0] == pytest.approx([0.0, 0.0, pressing], abs=30 * SOLVER * pressing)
+
+
+def test_the_cli_steps_the_four_bar_with_rigid_contacts(tmp_path):
+    """`mbstudio simulate --contact rigid` on the closed loop: written with its contact series, the sphere resting
+    on the plane at the end with the same force as the Python run's."""
+    path, out = tmp_path / "four_bar.mbs", tmp_path / "four_bar.csv"
+    model = four_bar_on_a_plane()
+    path.write_text(dumps(model))
+    args = [sys.executable, "-m", "mbstudio.cli", "simulate", str(path), "--t-end", "0.5", "--contact", "rigid"]
+    done = subprocess.run([*args, "--step", "1e-3", "--out", str(out), "--quiet"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    header = out.read_text().splitlines()[0].split(",")
+    rows = np.loadtxt(out, delimiter=",", skiprows=1, ndmin=2)
+    force = rows[:, header.index("f.normal_force [N]")]
+    expected = column(simulate(model, 0.5, samples=len(rows), contact="rigid", step=1e-3), "f.normal_force")
+    assert force[-1] > 0
+    assert force == pytest.approx(expected, rel=1e-9, abs=1e-9 * expected.max())
