@@ -18,6 +18,7 @@ from mbstudio.dynamics.forces import AppliedForces
 from mbstudio.dynamics.inverse_dynamics import inverse_dynamics
 from mbstudio.dynamics.mass_matrix import mass_matrix
 from mbstudio.dynamics.rigid_contact import rigid_contact_dynamics
+from mbstudio.jobs import DONE, Runner
 from mbstudio.kinematics import Mechanism
 from mbstudio.kinematics.fast_assembly import ROUNDING_FLOOR
 from mbstudio.model import dumps, loads
@@ -226,5 +227,22 @@ def test_the_cli_steps_the_four_bar_with_rigid_contacts(tmp_path):
     rows = np.loadtxt(out, delimiter=",", skiprows=1, ndmin=2)
     force = rows[:, header.index("f.normal_force [N]")]
     expected = column(simulate(model, 0.5, samples=len(rows), contact="rigid", step=1e-3), "f.normal_force")
+    assert force[-1] > 0
+    assert force == pytest.approx(expected, rel=1e-9, abs=1e-9 * expected.max())
+
+
+def test_the_window_s_simulation_job_steps_the_four_bar_with_rigid_contacts():
+    """Analysis › Simulate with "contacts: rigid" runs the simulation job in a worker: it finishes with the
+    contact's series and the method named, its forces those of the Python run."""
+    runner = Runner()
+    try:
+        job = runner.submit("simulation", four_bar_on_a_plane(), {"t_end": 0.6, "samples": 61, "contact": "rigid"})
+        assert job.wait(300)
+    finally:
+        runner.cancel_all()
+    assert job.state == DONE, job.error + job.details
+    assert job.result.provenance.method.startswith("Moreau-Jean")
+    force = np.asarray(job.result.data.series["f.normal_force [N]"])
+    expected = column(simulate(four_bar_on_a_plane(), 0.6, samples=61, contact="rigid"), "f.normal_force")
     assert force[-1] > 0
     assert force == pytest.approx(expected, rel=1e-9, abs=1e-9 * expected.max())
