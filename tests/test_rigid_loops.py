@@ -143,6 +143,7 @@ def floating_four_bar() -> object:
     return loads(dumps(model))
 
 
+@pytest.mark.slow  # 13 s with the engine's first build (two step sizes)
 def test_a_closed_chain_on_a_floating_base_dropped_on_the_ground():
     """The floating four-bar lands on its base's right end (0.27 s), then its left (0.31 s), then the coupler's
     sphere (0.67 s): the loop stays closed to the assembly's tolerance, no sphere sinks in deeper than one step of
