@@ -59,9 +59,8 @@ def rigid_contact_dynamics(
 ) -> RigidContacts:
     """The rigid-contact accelerations of `mech` at (t, q, q̇) (closed loops: q assembled, q̇ = R q̇_ind; the
     contacts act through R on the independent coordinates, M and M⁻¹ Jᵀ becoming Rᵀ M R and R (Rᵀ M R)⁻¹ Rᵀ Jᵀ),
-    every other force element applied as it
-    is (a contact element gives its geometry and μ, not its compliant force); RuntimeError when the solver does
-    not reach `tolerance` within `iterations`."""
+    every other force element applied as it is (a contact element gives its geometry and μ, not its compliant
+    force); RuntimeError when the solver does not reach `tolerance` within `iterations`."""
     q, qd = np.asarray(q, float), np.asarray(qd, float)
     forces = AppliedForces(mech, mech.model.forces)
     contacts = [law for law in forces.laws if isinstance(law, ContactLaw)]

@@ -39,6 +39,7 @@ from ..dynamics.rigid_contact import contact_frames, solve_in_frames
 from ..dynamics.rigid_step_terms import loop_assembly, rigid_step_terms
 from ..kinematics import Mechanism
 from ..model.document import Contact, ForceMeasure
+from ..model.errors import AssemblyError
 
 TOLERANCE = 1e-10  # the impulses' relative residual on the cone complementarity at each step
 ITERATIONS = 20000
@@ -110,7 +111,10 @@ class RigidStepper:
         as it is."""
         if self.loops is None:
             return q, v
-        closed = self.loops.assemble(q[self.loops.ind], q)
+        try:
+            closed = self.loops.assemble(q[self.loops.ind], q)
+        except AssemblyError:  # Newton did not close them, or on another branch: the continuation says why
+            closed = np.asarray(self.mech.assemble(q[self.loops.ind][None], guess=q[None]), float)[0]
         R = self.loops.r_matrix(closed)[0].reshape(len(q), len(self.loops.ind), order="F")
         return closed, R @ v[self.loops.ind]
 
