@@ -21,11 +21,13 @@ from ..kinematics.tree import MotionState
 from ..model.document import CompliantStop, Coordinate, Joint
 from ..model.errors import ModelError
 from ..model.expressions import evaluate
+from ..model.surface_files import read_grid
 from ..numerics.compiled import over_times, piecewise_linear
 from .force_laws import CoordinateStop, ForceLaw, law_class
 from .force_laws.base import instants
 from .mass_matrix import mass_matrix
 from .road_profile import float_distances, smooth_height_and_slope
+from .road_surface import height_and_gradient
 from .spatial_tree import body_inertia
 
 
@@ -194,6 +196,19 @@ class AppliedForces:
             return (*smooth_height_and_slope(xs, zs, s, self.mech.backend), speed)
         slopes = np.diff(zs) / np.diff(xs)
         return self.table_value(xs, zs, list(s)), self._slope(xs, slopes, s), speed
+
+    def road_surface(self, t, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, object, object]:
+        """The road's height and gradient ∂z/∂x, ∂z/∂y (N,) under world positions x, y (N,) at the time(s) t, and
+        its speed: the grid surface at (x + speed t, y) (road_surface.py), or the x-profile (`road`) with ∂z/∂y None
+        (no term of it, so that a profile road computes exactly as it always has)."""
+        road = self.mech.model.road
+        if road is None or road.surface is None:
+            height, slope, speed = self.road(t, x)
+            return height, slope, None, speed
+        speed = self.value(road.speed)
+        s = x + speed * self.mech.backend.asarray(instants(0.0 if t is None else t, len(x))) if speed != 0 else x
+        height, slope_x, slope_y = height_and_gradient(read_grid(road.surface), s, y, self.mech.backend)
+        return height, slope_x, slope_y, speed
 
     def _slope(self, xs: np.ndarray, slopes: np.ndarray, s: np.ndarray) -> np.ndarray:
         """The profile's slope at distances s: each segment's on [x_i, x_i+1), 0 beyond the ends."""

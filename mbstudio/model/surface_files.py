@@ -1,0 +1,120 @@
+"""Where a road surface's CSV grid is, as tyre_files.py places the tyres' .tir files: in the model's file a path
+relative to its folder and inside it, in memory the checked absolute path; saved elsewhere, the grid is copied
+beside the model."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import dataclasses
+import functools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .document import Model
+from .errors import ModelError
+
+WHERE = "road.surface"
+EXPECTED = "a CSV grid: a first row 'y \\ x, x1, x2, ...', then rows 'y, z(x1, y), z(x2, y), ...' (m)"
+EXPECTED_PATH = "a CSV file in the model's folder or below it, as a relative path"
+
+
+def resolve_surface_file(model: Model, folder: Path) -> None:
+    """The road's `surface`, written relative to `folder`, made absolute; a ModelError when the path is absolute,
+    leaves the folder or names no file."""
+    road = model.road
+    if road is None or road.surface is None:
+        return
+    root, given = folder.resolve(), Path(road.surface)
+    if given.is_absolute():
+        raise ModelError(WHERE, "is an absolute path", road.surface, EXPECTED_PATH)
+    found = (root / given).resolve()
+    if not found.is_relative_to(root):
+        raise ModelError(WHERE, "leaves the model's folder", road.surface, EXPECTED_PATH)
+    if not found.is_file():
+        raise ModelError(WHERE, "names no file", road.surface, EXPECTED_PATH)
+    road.surface = str(found)
+
+
+def with_relative_surface_file(model: Model, folder: Path) -> tuple[Model, dict[Path, bytes]]:
+    """The model as its file in `folder` holds it (the surface relative to that folder) and the grid to copy there
+    when it lies outside; a ModelError when that would replace a different file of the same name."""
+    road = model.road
+    if road is None or road.surface is None or not Path(road.surface).is_absolute():
+        return model, {}
+    root, path = folder.resolve(), Path(road.surface)
+    copies: dict[Path, bytes] = {}
+    if not path.is_relative_to(root):
+        try:
+            content = path.read_bytes()
+        except OSError as error:
+            raise ModelError(WHERE, "cannot be read to copy it beside the saved model", str(error)) from None
+        target = root / path.name
+        if target.is_file() and target.read_bytes() != content:
+            raise ModelError(WHERE, f"would replace a different {path.name} in the folder the model is saved to",
+                             str(path), f"a folder without another {path.name}")  # fmt: skip
+        if not target.is_file():
+            copies[target] = content
+        path = target
+    out = copy.copy(model)
+    out.road = dataclasses.replace(road, surface=path.relative_to(root).as_posix())
+    return out, copies
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Heights z[i, j] at x[i], y[j] (m), both strictly increasing, at least two of each."""
+
+    x: np.ndarray
+    y: np.ndarray
+    z: np.ndarray
+
+
+def read_grid(path: str) -> Grid:
+    """The grid of the CSV file at `path` (read once per file and modification); a ModelError naming the row and
+    column of anything that is not a finite number, a row of another length, or coordinates that do not increase."""
+    if not Path(path).is_absolute():
+        raise ModelError(WHERE, "is relative to a folder this document does not know", path,
+                         "a model loaded from its file (the grid's path is relative to its folder)")  # fmt: skip
+    try:
+        stat = Path(path).stat()
+    except OSError as error:
+        raise ModelError(WHERE, f"cannot be read ({error.strerror})", path, EXPECTED) from None
+    return _read(path, (stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=8)
+def _read(path: str, stamp: tuple[int, int]) -> Grid:
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as file:
+            rows = [row for row in csv.reader(file) if row and not row[0].lstrip().startswith("#")]
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise ModelError(WHERE, f"cannot be read ({error})", path, EXPECTED) from None
+    if len(rows) < 3 or len(rows[0]) < 3:
+        raise ModelError(WHERE, "holds fewer than two x columns or two y rows", path, EXPECTED)
+    width = len(rows[0])
+    for r, row in enumerate(rows):
+        if len(row) != width:
+            raise ModelError(WHERE, f"is not rectangular: row {r + 1} has {len(row)} cells, the first {width}",
+                             path, EXPECTED)  # fmt: skip
+    x = np.array([_number(v, path, 1, c + 2) for c, v in enumerate(rows[0][1:])])
+    table = np.array([[_number(v, path, r + 2, c + 1) for c, v in enumerate(row)] for r, row in enumerate(rows[1:])])
+    y, z = table[:, 0], table[:, 1:].T
+    for name, values in (("x", x), ("y", y)):
+        if not np.all(np.diff(values) > 0):
+            raise ModelError(WHERE, f"has {name} coordinates that do not increase", values.tolist(), EXPECTED)
+    return Grid(x, y, z)
+
+
+def _number(text: str, path: str, row: int, column: int) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise ModelError(WHERE, f"holds '{text.strip()}' at row {row}, column {column} of {path}",
+                         expected="a finite number (m)")  # fmt: skip
+    return value

@@ -1,0 +1,260 @@
+"""The road surface z(x, y) from a CSV grid (dynamics/road_surface.py): the interpolation against the functions it
+must reproduce, a block of four corner spheres on an incline given as a grid against Newton's and Coulomb's laws
+(as tests/test_contact.py checks the tilted plane), a ball on a bump against the nearest point found by brute
+force, the tyre on a grid that is a profile against the profile, the compiled engine against the numpy path,
+and the file's errors."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mbstudio.dynamics.engine import engine
+from mbstudio.dynamics.forces import AppliedForces
+from mbstudio.dynamics.forward_dynamics import forward_dynamics
+from mbstudio.dynamics.road_surface import cardinal_weights
+from mbstudio.kinematics import Mechanism
+from mbstudio.model import Body, Coordinate, Frame, Joint, Model, dumps, load, save
+from mbstudio.model.document import Contact, ForceMeasure, Road, Tyre
+from mbstudio.model.errors import ModelError
+from mbstudio.simulation.run import simulate
+
+G = 9.81
+FREE = ("x", "y", "z", "rx", "ry", "rz")
+MASS, HALF, CORNER = 1.0, (0.1, 0.05, 0.025), 0.005
+K, N_EXP, C_D, V_S = 1e6, 1.5, 20.0, 1e-3
+
+
+def write_grid(folder: Path, xs, ys, height, name="road.csv") -> Path:
+    """A CSV grid of height(x, y) at xs × ys."""
+    lines = ["y \\ x," + ",".join(f"{float(x)!r}" for x in xs)]
+    lines += [f"{float(y)!r}," + ",".join(f"{float(height(x, y))!r}" for x in xs) for y in ys]
+    (folder / name).write_text("\n".join(lines) + "\n")
+    return folder / name
+
+
+def saved_and_loaded(model: Model, folder: Path) -> Model:
+    """The model through its file in `folder` (its road's grid path made absolute there)."""
+    save(model, folder / "m.mbs")
+    return load(folder / "m.mbs")
+
+
+def free_body(points: dict, inertia=(0.004, 0.004, 0.004)) -> Model:
+    model = Model(name="surface", gravity=[0.0, 0.0, -G])
+    values = dict.fromkeys(("mx", "my", "mz", "Ixy", "Ixz", "Iyz"), 0.0) | {"m": MASS}
+    values |= dict(zip(("Ixx", "Iyy", "Izz"), inertia, strict=True))
+    model.bodies = [Body("1", "body", values, points)]
+    model.joints = [Joint("float", "free", "0", "1", Frame(), Frame(), [Coordinate(n) for n in FREE])]
+    return model
+
+
+def block_on_incline(folder: Path, angle: float, friction: float) -> Model:
+    """The block of tests/test_contact.py, its corners against a road z = −x tan θ given as a grid, tilted onto
+    it at the corners' static penetration under the weight's normal part."""
+    write_grid(folder, np.arange(-3.0, 3.01, 0.25), np.arange(-1.0, 1.01, 0.25), lambda x, y: -x * math.tan(angle))
+    a, b, c = HALF
+    corners = {f"k{i}": [sx * a, sy * b, -c] for i, (sx, sy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1)))}
+    inertia = tuple(MASS * (u * u + v * v) / 3 for u, v in ((b, c), (a, c), (a, b)))
+    model = free_body(corners | {"c": [0.0, 0.0, 0.0]}, inertia)
+    depth = (MASS * G * math.cos(angle) / 4 / K) ** (1 / N_EXP)
+    normal = np.array([math.sin(angle), 0.0, math.cos(angle)])
+    start = (c + CORNER - depth) * normal
+    coordinates = model.joints[0].coordinates
+    for k in range(3):
+        coordinates[k].initial = float(start[k])
+    coordinates[4].initial = angle  # about y: the body's x axis down the slope
+    model.forces = [Contact(p, "1", p, CORNER, K, N_EXP, C_D, friction, V_S, against="road") for p in corners]
+    model.measures = [ForceMeasure(f"m{p}", p) for p in corners]
+    model.road = Road(surface="road.csv")
+    return saved_and_loaded(model, folder)
+
+
+def column(result, name: str) -> np.ndarray:
+    return next(values for label, _, values in result.measures if label == name)
+
+
+def test_the_interpolation_passes_through_the_heights_and_reproduces_a_plane_inside():
+    """Weights at the knots are the unit vectors; a linear function's slope is exact in the inner cells (the
+    three-point slopes are exact for a quadratic), level at the ends; the slope is the weights' derivative (a
+    central difference of the heights, to its truncation error h² f''' / 6 with f''' of order 1/h³)."""
+    xs = np.array([0.0, 0.3, 1.0, 1.4, 2.5])
+    w, _ = cardinal_weights(xs, xs)
+    assert np.abs(w - np.eye(5)).max() < 1e-15
+    inside = np.linspace(0.3, 1.4, 23)
+    w, dw = cardinal_weights(xs, inside)
+    assert np.abs(w @ (2 * xs - 1) - (2 * inside - 1)).max() < 1e-14
+    assert np.abs(dw @ (2 * xs - 1) - 2).max() < 1e-13
+    assert np.abs(cardinal_weights(xs, np.array([0.0, 2.5, -1.0, 9.0]))[1] @ xs).max() == 0.0
+    z = np.sin(3 * xs)
+    at, h = np.linspace(0.01, 2.49, 50), 1e-6
+    numeric = (cardinal_weights(xs, at + h)[0] @ z - cardinal_weights(xs, at - h)[0] @ z) / (2 * h)
+    assert np.abs(numeric - cardinal_weights(xs, at)[1] @ z).max() < 1e-8
+
+
+def test_a_block_on_a_gentle_grid_incline_rests_with_m_g_cos_theta_along_the_normal(tmp_path):
+    """tan θ < μ: the corners' normal forces sum to m g cos θ, the whole contact force balances the weight
+    (m g up, to 1e-4 of it once the start's transient has settled), and the block creeps no faster than the
+    regularised friction's bound v_s tan θ / sqrt(μ² − tan² θ) (tests/test_contact.py derives it)."""
+    angle, mu = math.radians(10), 0.5
+    model = block_on_incline(tmp_path, angle, mu)
+    result = simulate(model, 0.5, samples=51, rtol=1e-10, atol=1e-12)
+    normal = sum(column(result, f"mk{i}.normal_force") for i in range(4))
+    assert normal[-1] == pytest.approx(MASS * G * math.cos(angle), rel=1e-4)
+    force = np.array([sum(column(result, f"mk{i}.f{a}") for i in range(4))[-1] for a in "xyz"])
+    assert force == pytest.approx([0.0, 0.0, MASS * G], abs=1e-4 * MASS * G)
+    along = np.array([math.cos(angle), 0.0, -math.sin(angle)])
+    bound = V_S * math.tan(angle) / math.sqrt(mu * mu - math.tan(angle) ** 2)
+    assert abs(result.qd[-1, :3] @ along) < bound * (1 + 1e-3)
+
+
+def test_a_block_on_a_steep_grid_incline_slides_at_coulombs_acceleration(tmp_path):
+    """tan θ > μ: once sliding at v ≫ v_s the block accelerates along the slope at g (sin θ − μ cos θ)."""
+    angle, mu = math.radians(30), 0.3
+    result = simulate(block_on_incline(tmp_path, angle, mu), 0.6, samples=61, rtol=1e-10, atol=1e-12)
+    along = np.array([math.cos(angle), 0.0, -math.sin(angle)])
+    sliding = result.qd[:, :3] @ along > 0.5
+    assert sliding.sum() > 10
+    expected = G * (math.sin(angle) - mu * math.cos(angle))
+    assert result.qdd[sliding, :3] @ along == pytest.approx(np.full(sliding.sum(), expected), rel=1e-4)
+
+
+def bump(x, y):
+    return 0.05 * math.exp(-(x * x + y * y) / 0.25)
+
+
+def ball_on_bump(folder: Path, at=(0.0, 0.0), height=0.2, friction=0.5) -> Model:
+    write_grid(folder, np.linspace(-1.5, 1.5, 31), np.linspace(-1.5, 1.5, 31), bump)
+    model = free_body({"c": [0.0, 0.0, 0.0]})
+    for k, value in enumerate((*at, height)):
+        model.joints[0].coordinates[k].initial = value
+    model.forces = [Contact("ball", "1", "c", 0.1, 1e5, 1.5, 2.0, friction, 1e-3, against="road")]
+    model.measures = [ForceMeasure("f", "ball")]
+    model.road = Road(surface="road.csv")
+    return saved_and_loaded(model, folder)
+
+
+def test_a_ball_on_top_of_a_bump_settles_on_the_static_penetration(tmp_path):
+    """At the bump's top the normal is vertical: the ball settles with k δ^1.5 = m g, its force m g up."""
+    result = simulate(ball_on_bump(tmp_path), 1.0, samples=11, rtol=1e-10, atol=1e-12)
+    assert column(result, "f.penetration")[-1] == pytest.approx((G / 1e5) ** (1 / 1.5), rel=1e-4)
+    force = np.array([column(result, f"f.f{a}")[-1] for a in "xyz"])
+    assert force == pytest.approx([0.0, 0.0, G], abs=1e-4 * G)
+
+
+def test_the_penetration_on_a_bumps_flank_is_the_distance_to_the_nearest_surface_point(tmp_path):
+    """Over the flank the sphere's penetration is r minus the distance from its centre to the surface's nearest
+    point, found by brute force on a 0.2 mm lattice of the interpolated surface; the contact's normal is the
+    direction from that point to the centre (the tangent-plane step errs by the curvature times the squared
+    offset of the first foot, below 1e-4 m here)."""
+    model = ball_on_bump(tmp_path, at=(0.3, 0.1), height=0.125)
+    mech = Mechanism(model)
+    forces = AppliedForces(mech)
+    law = next(law for law in forces.laws if law.element.name == "ball")
+    q = mech.tree.initial_coordinates()[None, :]
+    depth, point, _, normal = (np.asarray(v, float) for v in law.placed(mech.tree.motion(q)))
+    centre = q[0, :3]
+    gx, gy = np.meshgrid(np.arange(0.1, 0.5, 2e-4), np.arange(-0.1, 0.3, 2e-4))
+    heights = forces.road_surface(None, gx.ravel(), gy.ravel())[0]
+    lattice = np.column_stack([gx.ravel(), gy.ravel(), heights])
+    distances = np.linalg.norm(lattice - centre, axis=1)
+    nearest = lattice[np.argmin(distances)]
+    assert depth[0] == pytest.approx(0.1 - distances.min(), abs=1e-4)
+    assert normal[0] == pytest.approx((centre - nearest) / distances.min(), abs=2e-3)
+    assert depth[0] > 0.0 and point[0] == pytest.approx(centre - 0.1 * normal[0], abs=1e-15)
+
+
+def test_the_compiled_engine_and_the_numpy_path_agree_on_the_bump(tmp_path):
+    """Accelerations of the engine (the grid traced into C) against the numpy forces at states pressing into the
+    bump's flank and top, to 1e-9 of their scale."""
+    model = ball_on_bump(tmp_path, at=(0.2, -0.1), height=0.14)
+    eng = engine(model)
+    mech, forces = eng.mech, AppliedForces(eng.mech)
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        q = mech.tree.initial_coordinates()[None, :] + rng.normal(0, [0.1, 0.1, 3e-3, 0.2, 0.2, 0.2])
+        v = rng.normal(0, [0.5, 0.5, 0.2, 2.0, 2.0, 2.0])
+        ours = eng.accelerations(0.0, q[0], v)
+        reference = forward_dynamics(mech, q, v[None], forces.generalized(0.0, q, v[None]))[0]
+        assert np.abs(reference[:3] - np.array([0, 0, -G])).max() > 1.0  # pressed in: the contact acts
+        assert np.abs(ours - reference).max() <= 1e-9 * max(1.0, np.abs(reference).max())
+
+
+def tyre_on(road: Road) -> Model:
+    """A wheel on a free joint, its tyre pressed into the road at the centre's start."""
+    model = free_body({"c": [0.0, 0.0, 0.0]})
+    model.forces = [Tyre("tyre", "1", "c", 2e5, 3e3, 0.3, 1e-3)]
+    model.road = road
+    return model
+
+
+def test_a_tyre_on_a_grid_that_is_its_profile_gives_the_profiles_forces(tmp_path):
+    """The profile [s, z] as a grid with every y row the same: in the cells where the grid's C1 join is the
+    profile's straight line (a ramp's inner cells) the tyre's force is the profile's, to rounding, at states
+    moving sideways too (the grid's ∂z/∂y is 0 there)."""
+    ramp = [[float(s), 0.1 * s] for s in range(5)]
+    write_grid(tmp_path, [r[0] for r in ramp], [-1.0, 0.0, 1.0], lambda x, y: 0.1 * x)
+    on_profile = Mechanism(tyre_on(Road(profile=ramp)))
+    on_grid = Mechanism(saved_and_loaded(tyre_on(Road(surface="road.csv")), tmp_path))
+    rng = np.random.default_rng(5)
+    q = np.zeros((8, 6))
+    q[:, 0], q[:, 1], q[:, 2] = rng.uniform(1.0, 3.0, 8), rng.uniform(-0.9, 0.9, 8), 0.2 + rng.uniform(0, 0.2, 8)
+    v = rng.normal(0, 1.0, (8, 6))
+    expected = AppliedForces(on_profile).generalized(0.0, q, v)
+    got = AppliedForces(on_grid).generalized(0.0, q, v)
+    assert np.abs(expected).max() > 1e3
+    assert np.abs(got - expected).max() <= 64 * np.finfo(float).eps * np.abs(expected).max()
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ("y \\ x,0,1\n0,0,0\n1,0\n", "is not rectangular: row 3 has 2 cells"),
+        ("y \\ x,0,1\n0,0,nan\n1,0,0\n", "holds 'nan' at row 2, column 3"),
+        ("y \\ x,0,1\n0,0,0\n0,0,0\n", "has y coordinates that do not increase"),
+        ("y \\ x,0,1\n0,0,0\n", "fewer than two x columns or two y rows"),
+    ],
+)
+def test_a_bad_grid_is_named_with_what_is_wrong(tmp_path, content, words):
+    (tmp_path / "road.csv").write_text(content)
+    model = free_body({"c": [0.0, 0.0, 0.0]})
+    model.road = Road(surface="road.csv")
+    (tmp_path / "m.mbs").write_text(dumps(model))
+    with pytest.raises(ModelError, match="road.surface") as error:
+        load(tmp_path / "m.mbs")
+    assert words in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "surface, words", [("missing.csv", "names no file"), ("../road.csv", "leaves the model's folder")]
+)
+def test_a_grid_file_outside_the_folder_or_missing_is_refused(tmp_path, surface, words):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    write_grid(tmp_path, [0.0, 1.0], [0.0, 1.0], lambda x, y: 0.0)
+    model = free_body({"c": [0.0, 0.0, 0.0]})
+    model.road = Road(surface=surface)
+    (folder / "m.mbs").write_text(dumps(model))
+    with pytest.raises(ModelError, match=words):
+        load(folder / "m.mbs")
+
+
+def test_a_contact_against_a_rolling_road_or_on_the_rigid_model_is_refused(tmp_path):
+    model = ball_on_bump(tmp_path)
+    model.road.speed = 1.0
+    with pytest.raises(ModelError, match="against.*rolling road"):
+        saved_and_loaded(model, tmp_path)
+    model.road.speed = 0.0
+    with pytest.raises(ModelError, match="rigid model"):
+        simulate(model, 0.01, samples=2, contact="rigid")
+
+
+def test_the_grid_is_copied_beside_a_model_saved_elsewhere(tmp_path):
+    model = ball_on_bump(tmp_path)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    save(model, other / "m.mbs")
+    assert (other / "road.csv").read_bytes() == (tmp_path / "road.csv").read_bytes()
+    assert '"surface": "road.csv"' in (other / "m.mbs").read_text()
