@@ -174,7 +174,8 @@ def test_the_compiled_engine_and_the_numpy_path_agree_on_the_bump(tmp_path):
     mech, forces = eng.mech, AppliedForces(eng.mech)
     rng = np.random.default_rng(3)
     for _ in range(4):
-        q = mech.tree.initial_coordinates()[None, :] + rng.normal(0, [0.1, 0.1, 3e-3, 0.2, 0.2, 0.2])
+        q = mech.tree.initial_coordinates()[None, :] + rng.normal(0, [0.1, 0.1, 0.0, 0.2, 0.2, 0.2])
+        q[0, 2] = bump(q[0, 0], q[0, 1]) + 0.098  # the 0.1 m ball pressed in by up to 2 mm
         v = rng.normal(0, [0.5, 0.5, 0.2, 2.0, 2.0, 2.0])
         ours = eng.accelerations(0.0, q[0], v)
         reference = forward_dynamics(mech, q, v[None], forces.generalized(0.0, q, v[None]))[0]
@@ -258,3 +259,16 @@ def test_the_grid_is_copied_beside_a_model_saved_elsewhere(tmp_path):
     save(model, other / "m.mbs")
     assert (other / "road.csv").read_bytes() == (tmp_path / "road.csv").read_bytes()
     assert '"surface": "road.csv"' in (other / "m.mbs").read_text()
+
+
+def test_the_field_editor_offers_the_road_as_a_contacts_ground(tmp_path):
+    """The contact's `against` is a choice of its plane (empty) or the road; choosing writes it, clearing drops it."""
+    from mbstudio.gui.editing.fields import fields_for
+
+    model = ball_on_bump(tmp_path)
+    field = next(f for f in fields_for(model, ("force", "ball"))[1] if f.name == "against")
+    assert (field.kind, field.value, field.choices) == ("choice", "road", ("", "road"))
+    field.apply(model, "")
+    assert model.forces[0].against is None
+    field.apply(model, "road")
+    assert model.forces[0].against == "road"

@@ -355,6 +355,9 @@ def _element(model: Model, name: str, element_of: Callable[[Model, str], object]
         elif f.name == "damper":  # optional: the empty choice is none
             setter = lambda m, v, s=set_value: s(m, v or None)  # noqa: E731
             out.append(Field(f.name, "choice", value or "", setter, choices=_choices(model, element, f.name)))
+        elif f.name == "against":  # a contact's ground: the empty choice is its plane
+            setter = lambda m, v, s=set_value: s(m, v or None)  # noqa: E731
+            out.append(Field(f.name, "choice", value or "", setter, choices=("", "road")))
         elif f.name in _BUSHING_FRAMES:
             body = getattr(element, _BUSHING_FRAMES[f.name])
             out.append(Field(f.name, "choice", value, set_value, choices=_frames_of(model, body, value)))
