@@ -212,8 +212,8 @@ def test_a_tyre_on_a_grid_that_is_its_profile_gives_the_profiles_forces(tmp_path
 @pytest.mark.parametrize(
     "content, words",
     [
-        ("y \\ x,0,1\n0,0,0\n1,0\n", "is not rectangular: row 3 has 2 cells"),
-        ("y \\ x,0,1\n0,0,nan\n1,0,0\n", "holds 'nan' at row 2, column 3"),
+        ("y \\ x,0,1\n0,0,0\n1,0\n", "is not rectangular: line 3 has 2 cells"),
+        ("y \\ x,0,1\n0,0,nan\n1,0,0\n", "holds 'nan' at line 2, column 3"),
         ("y \\ x,0,1\n0,0,0\n0,0,0\n", "has y coordinates that do not increase"),
         ("y \\ x,0,1\n0,0,0\n", "fewer than two x columns or two y rows"),
     ],
@@ -258,7 +258,8 @@ def test_the_grid_is_copied_beside_a_model_saved_elsewhere(tmp_path):
     other.mkdir()
     save(model, other / "m.mbs")
     assert (other / "road.csv").read_bytes() == (tmp_path / "road.csv").read_bytes()
-    assert '"surface": "road.csv"' in (other / "m.mbs").read_text()
+    saved = (other / "m.mbs").read_text()
+    assert '"surface": "road.csv"' in saved and "surface_sha256" not in saved
 
 
 def test_the_field_editor_offers_the_road_as_a_contacts_ground(tmp_path):
@@ -272,3 +273,14 @@ def test_the_field_editor_offers_the_road_as_a_contacts_ground(tmp_path):
     assert model.forces[0].against is None
     field.apply(model, "road")
     assert model.forces[0].against == "road"
+
+
+def test_a_grid_edited_after_loading_is_refused_rather_than_served_from_a_stale_engine(tmp_path):
+    """The loaded model's text (under which engines are filed) holds the grid's hash: after the file changes the
+    same text would name other heights, so evaluating it asks for the model to be loaded again."""
+    model = ball_on_bump(tmp_path)
+    assert model.road.surface_sha256 in dumps(model)
+    write_grid(tmp_path, [0.0, 1.0], [0.0, 1.0], lambda x, y: 0.5)
+    with pytest.raises(ModelError, match="has changed since the model was loaded"):
+        AppliedForces(Mechanism(model)).generalized(0.0, np.zeros((1, 6)), np.zeros((1, 6)))
+    assert load(tmp_path / "m.mbs").road.surface_sha256 != model.road.surface_sha256

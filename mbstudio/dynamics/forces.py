@@ -207,7 +207,9 @@ class AppliedForces:
             return height, slope, None, speed
         speed = self.value(road.speed)
         s = x + speed * self.mech.backend.asarray(instants(0.0 if t is None else t, len(x))) if speed != 0 else x
-        height, slope_x, slope_y = height_and_gradient(read_grid(road.surface), s, y, self.mech.backend)
+        height, slope_x, slope_y = height_and_gradient(
+            read_grid(road.surface, road.surface_sha256), s, y, self.mech.backend
+        )
         return height, slope_x, slope_y, speed
 
     def _slope(self, xs: np.ndarray, slopes: np.ndarray, s: np.ndarray) -> np.ndarray:

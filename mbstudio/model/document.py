@@ -491,6 +491,7 @@ class Road:
     speed: Expr = 0.0
     interpolation: str = "linear"  # ROAD_INTERPOLATIONS
     surface: str | None = None
+    surface_sha256: str | None = None  # the grid's content when loaded: in the text an engine is filed under
 
 
 FORCE_ELEMENTS = {

@@ -8,6 +8,7 @@ import copy
 import csv
 import dataclasses
 import functools
+import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,7 @@ def resolve_surface_file(model: Model, folder: Path) -> None:
         raise ModelError(WHERE, "leaves the model's folder", road.surface, EXPECTED_PATH)
     if not found.is_file():
         raise ModelError(WHERE, "names no file", road.surface, EXPECTED_PATH)
-    road.surface = str(found)
+    road.surface, road.surface_sha256 = str(found), file_sha256(found)
 
 
 def with_relative_surface_file(model: Model, folder: Path) -> tuple[Model, dict[Path, bytes]]:
@@ -60,7 +61,7 @@ def with_relative_surface_file(model: Model, folder: Path) -> tuple[Model, dict[
             copies[target] = content
         path = target
     out = copy.copy(model)
-    out.road = dataclasses.replace(road, surface=path.relative_to(root).as_posix())
+    out.road = dataclasses.replace(road, surface=path.relative_to(root).as_posix(), surface_sha256=None)
     return out, copies
 
 
@@ -73,9 +74,11 @@ class Grid:
     z: np.ndarray
 
 
-def read_grid(path: str) -> Grid:
-    """The grid of the CSV file at `path` (read once per file and modification); a ModelError naming the row and
-    column of anything that is not a finite number, a row of another length, or coordinates that do not increase."""
+def read_grid(path: str, sha256: str | None = None) -> Grid:
+    """The grid of the CSV file at `path` (read once per file and modification); a ModelError naming the line and
+    column of anything that is not a finite number, a row of another length, or coordinates that do not increase,
+    and when the file's content is no longer the `sha256` it had when the model was loaded (an engine traced from
+    it is filed under the model's text, which holds that hash)."""
     if not Path(path).is_absolute():
         raise ModelError(WHERE, "is relative to a folder this document does not know", path,
                          "a model loaded from its file (the grid's path is relative to its folder)")  # fmt: skip
@@ -83,30 +86,42 @@ def read_grid(path: str) -> Grid:
         stat = Path(path).stat()
     except OSError as error:
         raise ModelError(WHERE, f"cannot be read ({error.strerror})", path, EXPECTED) from None
-    return _read(path, (stat.st_mtime_ns, stat.st_size))
+    grid, digest = _read(path, (stat.st_mtime_ns, stat.st_size))
+    if sha256 is not None and digest != sha256:
+        raise ModelError(WHERE, "has changed since the model was loaded", path, "the model loaded again")
+    return grid
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @functools.lru_cache(maxsize=8)
-def _read(path: str, stamp: tuple[int, int]) -> Grid:
+def _read(path: str, stamp: tuple[int, int]) -> tuple[Grid, str]:
     try:
-        with open(path, encoding="utf-8-sig", newline="") as file:
-            rows = [row for row in csv.reader(file) if row and not row[0].lstrip().startswith("#")]
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        content = Path(path).read_bytes()
+        lines = content.decode("utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
         raise ModelError(WHERE, f"cannot be read ({error})", path, EXPECTED) from None
-    if len(rows) < 3 or len(rows[0]) < 3:
+    try:
+        rows = [(n, row) for n, row in enumerate(csv.reader(lines), 1) if row and not row[0].lstrip().startswith("#")]
+    except csv.Error as error:
+        raise ModelError(WHERE, f"cannot be read ({error})", path, EXPECTED) from None
+    if len(rows) < 3 or len(rows[0][1]) < 3:
         raise ModelError(WHERE, "holds fewer than two x columns or two y rows", path, EXPECTED)
-    width = len(rows[0])
-    for r, row in enumerate(rows):
+    width = len(rows[0][1])
+    for n, row in rows:
         if len(row) != width:
-            raise ModelError(WHERE, f"is not rectangular: row {r + 1} has {len(row)} cells, the first {width}",
+            raise ModelError(WHERE, f"is not rectangular: line {n} has {len(row)} cells, the first row {width}",
                              path, EXPECTED)  # fmt: skip
-    x = np.array([_number(v, path, 1, c + 2) for c, v in enumerate(rows[0][1:])])
-    table = np.array([[_number(v, path, r + 2, c + 1) for c, v in enumerate(row)] for r, row in enumerate(rows[1:])])
+    (first, header), body = rows[0], rows[1:]
+    x = np.array([_number(v, path, first, c + 2) for c, v in enumerate(header[1:])])
+    table = np.array([[_number(v, path, n, c + 1) for c, v in enumerate(row)] for n, row in body])
     y, z = table[:, 0], table[:, 1:].T
     for name, values in (("x", x), ("y", y)):
         if not np.all(np.diff(values) > 0):
             raise ModelError(WHERE, f"has {name} coordinates that do not increase", values.tolist(), EXPECTED)
-    return Grid(x, y, z)
+    return Grid(x, y, z), hashlib.sha256(content).hexdigest()
 
 
 def _number(text: str, path: str, row: int, column: int) -> float:
@@ -115,6 +130,6 @@ def _number(text: str, path: str, row: int, column: int) -> float:
     except ValueError:
         value = math.nan
     if not math.isfinite(value):
-        raise ModelError(WHERE, f"holds '{text.strip()}' at row {row}, column {column} of {path}",
+        raise ModelError(WHERE, f"holds '{text.strip()}' at line {row}, column {column} of {path}",
                          expected="a finite number (m)")  # fmt: skip
     return value

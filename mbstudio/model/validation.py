@@ -695,7 +695,7 @@ def _check_road(model: Model, symbols) -> None:
 def _check_surface(road: Road) -> None:
     """A surface grid that reads, once the model's folder has made its path absolute."""
     if Path(road.surface).is_absolute():
-        read_grid(road.surface)
+        read_grid(road.surface, road.surface_sha256)
 
 
 def _named(elements: list, kind: str) -> Iterator[tuple[object, str]]:
