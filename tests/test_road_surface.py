@@ -17,7 +17,7 @@ from mbstudio.dynamics.forces import AppliedForces
 from mbstudio.dynamics.forward_dynamics import forward_dynamics
 from mbstudio.dynamics.road_surface import cardinal_weights
 from mbstudio.kinematics import Mechanism
-from mbstudio.model import Body, Coordinate, Frame, Joint, Model, dumps, load, save
+from mbstudio.model import Body, Coordinate, Frame, Joint, Model, Parameter, dumps, load, save
 from mbstudio.model.document import Contact, ForceMeasure, Road, Tyre
 from mbstudio.model.errors import ModelError
 from mbstudio.simulation.run import simulate
@@ -284,3 +284,90 @@ def test_a_grid_edited_after_loading_is_refused_rather_than_served_from_a_stale_
     with pytest.raises(ModelError, match="has changed since the model was loaded"):
         AppliedForces(Mechanism(model)).generalized(0.0, np.zeros((1, 6)), np.zeros((1, 6)))
     assert load(tmp_path / "m.mbs").road.surface_sha256 != model.road.surface_sha256
+
+
+FORMULA = (
+    "h0 * sin(x) * cos(y) + 0.02 * sqrt(1 + x**2) + 0.01 * atan2(y, 2 + x) + 0.01 * asin(0.1 * x)"
+    " + 0.01 * acos(0.1 * y) + 0.01 * atan(x * y) + 0.01 * tan(0.1 * x) + 0.003 * (x - y) ** 1.5 / (3 + x)"
+)
+
+
+def on_formula(formula: str) -> Model:
+    model = free_body({"c": [0.0, 0.0, 0.0]})
+    model.parameters = [Parameter("h0", 0.1)]
+    model.forces = [Contact("ball", "1", "c", 0.1, 1e5, 1.5, 2.0, 0.5, 1e-3, against="road")]
+    model.road = Road(formula=formula)
+    return load_text(model)
+
+
+def load_text(model: Model) -> Model:
+    from mbstudio.model import loads
+
+    return loads(dumps(model))
+
+
+def test_a_formula_roads_gradient_is_its_derivative(tmp_path):
+    """The dual-number gradient of a formula using every function of the language against central differences
+    (step 1e-5: truncation 1e-10 · |z'''|, rounding 1e-16 / 1e-5), and its height against the formula in floats."""
+    forces = AppliedForces(Mechanism(on_formula(FORMULA)))
+    rng = np.random.default_rng(11)
+    x, y = rng.uniform(0.0, 3.0, 20), rng.uniform(-3.0, -0.1, 20)  # inside the formula's domain
+    height, slope_x, slope_y, _ = forces.road_surface(None, x, y)
+    h = 1e-5
+    for slope, dx, dy in ((slope_x, h, 0.0), (slope_y, 0.0, h)):
+        ahead, behind = forces.road_surface(None, x + dx, y + dy)[0], forces.road_surface(None, x - dx, y - dy)[0]
+        assert np.abs((ahead - behind) / (2 * h) - slope).max() < 1e-8
+    x0, y0 = x[0], y[0]
+    expected = (
+        0.1 * math.sin(x0) * math.cos(y0) + 0.02 * math.sqrt(1 + x0**2) + 0.01 * math.atan2(y0, 2 + x0)
+        + 0.01 * math.asin(0.1 * x0) + 0.01 * math.acos(0.1 * y0) + 0.01 * math.atan(x0 * y0)
+        + 0.01 * math.tan(0.1 * x0) + 0.003 * (x0 - y0) ** 1.5 / (3 + x0)
+    )  # fmt: skip
+    assert height[0] == pytest.approx(expected, rel=1e-14)
+
+
+def test_a_formula_incline_presses_as_the_grid_incline(tmp_path):
+    """The incline z = −x tan θ as a formula and as a grid: the same contact forces inside the grid (rounding)."""
+    angle = math.radians(10)
+    grid = block_on_incline(tmp_path, angle, 0.5)
+    formula = load_text(grid)
+    formula.road = Road(formula=f"-x * tan({angle!r})")
+    on_grid, on_formula_ = Mechanism(grid), Mechanism(load_text(formula))
+    q = np.tile(on_grid.tree.initial_coordinates(), (5, 1))
+    q[:, 0] += np.linspace(-1.0, 1.0, 5)
+    q[:, 2] -= np.linspace(-1.0, 1.0, 5) * math.tan(angle)
+    v = np.random.default_rng(2).normal(0, 0.3, (5, 6))
+    expected = AppliedForces(on_grid).generalized(0.0, q, v)
+    got = AppliedForces(on_formula_).generalized(0.0, q, v)
+    assert np.abs(expected).max() > 1.0
+    assert np.abs(got - expected).max() <= 1e-9 * np.abs(expected).max()
+
+
+def test_the_compiled_engine_and_the_numpy_path_agree_on_a_formula_road():
+    model = on_formula("h0 * sin(x) * cos(y)")
+    eng = engine(model)
+    mech, forces = eng.mech, AppliedForces(eng.mech)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        q = rng.normal(0, [0.5, 0.5, 0.0, 0.2, 0.2, 0.2])
+        q[2] = 0.1 * math.sin(q[0]) * math.cos(q[1]) + 0.098
+        v = rng.normal(0, [0.5, 0.5, 0.2, 2.0, 2.0, 2.0])
+        ours = eng.accelerations(0.0, q, v)
+        reference = forward_dynamics(mech, q[None], v[None], forces.generalized(0.0, q[None], v[None]))[0]
+        assert np.abs(reference[:3] - np.array([0, 0, -G])).max() > 1.0
+        assert np.abs(ours - reference).max() <= 1e-9 * max(1.0, np.abs(reference).max())
+
+
+@pytest.mark.parametrize(
+    "formula, words",
+    [
+        ("sqrt(-1 - x * x)", "cannot evaluate sqrt here"),
+        ("x ** y", "exponent that depends on x or y"),
+        ("z * x", "undefined parameter 'z'"),
+        ("0.1 * x +", "is not valid arithmetic"),
+    ],
+)
+def test_a_formula_that_fails_is_named(formula, words):
+    with pytest.raises(ModelError, match="road.formula") as error:
+        on_formula(formula)
+    assert words in str(error.value)

@@ -21,6 +21,7 @@ from ..kinematics.tree import MotionState
 from ..model.document import CompliantStop, Coordinate, Joint
 from ..model.errors import ModelError
 from ..model.expressions import evaluate
+from ..model.road_formula import formula_height_and_gradient
 from ..model.surface_files import read_grid
 from ..numerics.compiled import over_times, piecewise_linear
 from .force_laws import CoordinateStop, ForceLaw, law_class
@@ -199,18 +200,17 @@ class AppliedForces:
 
     def road_surface(self, t, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, object, object]:
         """The road's height and gradient ∂z/∂x, ∂z/∂y (N,) under world positions x, y (N,) at the time(s) t, and
-        its speed: the grid surface at (x + speed t, y) (road_surface.py), or the x-profile (`road`) with ∂z/∂y None
-        (no term of it, so that a profile road computes exactly as it always has)."""
+        its speed: the grid or formula surface at (x + speed t, y) (road_surface.py, model/road_formula.py), or the
+        x-profile (`road`) with ∂z/∂y None (no term of it, so that a profile road computes exactly as before)."""
         road = self.mech.model.road
-        if road is None or road.surface is None:
+        if road is None or (road.surface is None and road.formula is None):
             height, slope, speed = self.road(t, x)
             return height, slope, None, speed
-        speed = self.value(road.speed)
-        s = x + speed * self.mech.backend.asarray(instants(0.0 if t is None else t, len(x))) if speed != 0 else x
-        height, slope_x, slope_y = height_and_gradient(
-            read_grid(road.surface, road.surface_sha256), s, y, self.mech.backend
-        )
-        return height, slope_x, slope_y, speed
+        speed, b = self.value(road.speed), self.mech.backend
+        s = x + speed * b.asarray(instants(0.0 if t is None else t, len(x))) if speed != 0 else x
+        if road.formula is not None:
+            return *formula_height_and_gradient(road.formula, self.geometry.symbols, s, y, b), speed
+        return *height_and_gradient(read_grid(road.surface, road.surface_sha256), s, y, b), speed
 
     def _slope(self, xs: np.ndarray, slopes: np.ndarray, s: np.ndarray) -> np.ndarray:
         """The profile's slope at distances s: each segment's on [x_i, x_i+1), 0 beyond the ends."""

@@ -254,15 +254,16 @@ def _coupling(data, index) -> Coupling:
 
 
 def _road(data) -> Road:
-    obj = _object(data, "road", ("profile", "speed", "interpolation", "surface", "surface_sha256"))
-    if ("profile" in obj) == ("surface" in obj):
-        raise ModelError("road", "must have either 'profile' or 'surface'", sorted(k for k in obj if k != "speed"),
-                         '"profile": [[s, z], ...] (m), or "surface": "a CSV grid of heights"')  # fmt: skip
+    obj = _object(data, "road", ("profile", "speed", "interpolation", "surface", "surface_sha256", "formula"))
+    if sum(key in obj for key in ("profile", "surface", "formula")) != 1:
+        expected = '"profile": [[s, z], ...] (m), "surface": "a CSV grid of heights" or "formula": "z(x, y)"'
+        raise ModelError("road", "must have one of 'profile', 'surface' and 'formula'", sorted(obj), expected)
     profile = _table(obj["profile"], "road.profile", "[s, z]") if "profile" in obj else []
     surface = _string(obj["surface"], "road.surface") if "surface" in obj else None
     speed = _expr(obj.get("speed", 0.0), "road.speed")
     digest = _string(obj["surface_sha256"], "road.surface_sha256") if "surface_sha256" in obj else None
-    return Road(profile, speed, obj.get("interpolation", "linear"), surface, digest)  # values checked by validation
+    formula = _expr(obj["formula"], "road.formula") if "formula" in obj else None
+    return Road(profile, speed, obj.get("interpolation", "linear"), surface, digest, formula)  # validation checks
 
 
 def _platform(data) -> Platform:
@@ -672,6 +673,7 @@ def to_dict(model: Model) -> dict:
     if model.road is not None:
         data["road"] = {"speed": model.road.speed}
         shape = {"profile": model.road.profile} if model.road.surface is None else {"surface": model.road.surface}
+        shape = {"formula": model.road.formula} if model.road.formula is not None else shape
         data["road"] |= shape | ({"surface_sha256": model.road.surface_sha256} if model.road.surface_sha256 else {})
         if model.road.interpolation != "linear":  # a file without it reads as before
             data["road"]["interpolation"] = model.road.interpolation

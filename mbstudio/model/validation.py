@@ -36,6 +36,7 @@ from .document import (
 from .errors import ModelError
 from .expressions import FUNCTIONS, evaluate, names
 from .names import LABEL, check_inertial_symbols, check_name, check_unique
+from .road_formula import check_formula
 from .surface_files import read_grid
 from .units import check_expressions, check_units
 
@@ -677,8 +678,9 @@ def _check_road(model: Model, symbols) -> None:
         if rolling and isinstance(element, Contact) and element.against == "road":
             raise ModelError(f"force '{element.name}'.against", "is a rolling road (road.speed is not 0)", "road",
                              "a contact against a still road, or against its plane")  # fmt: skip
-    if road.surface is not None:
+    if road.surface is not None or road.formula is not None:
         _check_surface(road)
+        check_formula(road.formula, symbols)
         return
     distances = [row[0] for row in road.profile]
     if not road.profile or not all(_finite(v) for row in road.profile for v in row):
@@ -694,7 +696,7 @@ def _check_road(model: Model, symbols) -> None:
 
 def _check_surface(road: Road) -> None:
     """A surface grid that reads, once the model's folder has made its path absolute."""
-    if Path(road.surface).is_absolute():
+    if road.surface is not None and Path(road.surface).is_absolute():
         read_grid(road.surface, road.surface_sha256)
 
 
