@@ -17,6 +17,7 @@ import numpy as np
 
 from .document import Model
 from .errors import ModelError
+from .tyre_files import resolved_inside
 
 WHERE = "road.surface"
 EXPECTED = "a CSV grid: a first row 'y \\ x, x1, x2, ...', then rows 'y, z(x1, y), z(x2, y), ...' (m)"
@@ -29,14 +30,7 @@ def resolve_surface_file(model: Model, folder: Path) -> None:
     road = model.road
     if road is None or road.surface is None:
         return
-    root, given = folder.resolve(), Path(road.surface)
-    if given.is_absolute():
-        raise ModelError(WHERE, "is an absolute path", road.surface, EXPECTED_PATH)
-    found = (root / given).resolve()
-    if not found.is_relative_to(root):
-        raise ModelError(WHERE, "leaves the model's folder", road.surface, EXPECTED_PATH)
-    if not found.is_file():
-        raise ModelError(WHERE, "names no file", road.surface, EXPECTED_PATH)
+    found = resolved_inside(road.surface, folder, WHERE, EXPECTED_PATH)
     road.surface, road.surface_sha256 = str(found), file_sha256(found)
 
 
