@@ -94,6 +94,7 @@ def test_the_interpolation_passes_through_the_heights_and_reproduces_a_plane_ins
     assert np.abs(numeric - cardinal_weights(xs, at)[1] @ z).max() < 1e-8
 
 
+@pytest.mark.slow
 def test_a_block_on_a_gentle_grid_incline_rests_with_m_g_cos_theta_along_the_normal(tmp_path):
     """tan θ < μ: the corners' normal forces sum to m g cos θ, the whole contact force balances the weight
     (m g up, to 1e-4 of it once the start's transient has settled), and the block creeps no faster than the
@@ -110,6 +111,7 @@ def test_a_block_on_a_gentle_grid_incline_rests_with_m_g_cos_theta_along_the_nor
     assert abs(result.qd[-1, :3] @ along) < bound * (1 + 1e-3)
 
 
+@pytest.mark.slow
 def test_a_block_on_a_steep_grid_incline_slides_at_coulombs_acceleration(tmp_path):
     """tan θ > μ: once sliding at v ≫ v_s the block accelerates along the slope at g (sin θ − μ cos θ)."""
     angle, mu = math.radians(30), 0.3
@@ -136,6 +138,7 @@ def ball_on_bump(folder: Path, at=(0.0, 0.0), height=0.2, friction=0.5) -> Model
     return saved_and_loaded(model, folder)
 
 
+@pytest.mark.slow
 def test_a_ball_on_top_of_a_bump_settles_on_the_static_penetration(tmp_path):
     """At the bump's top the normal is vertical: the ball settles with k δ^1.5 = m g, its force m g up."""
     result = simulate(ball_on_bump(tmp_path), 1.0, samples=11, rtol=1e-10, atol=1e-12)
@@ -146,7 +149,7 @@ def test_a_ball_on_top_of_a_bump_settles_on_the_static_penetration(tmp_path):
 
 def test_the_penetration_on_a_bumps_flank_is_the_distance_to_the_nearest_surface_point(tmp_path):
     """Over the flank the sphere's penetration is r minus the distance from its centre to the surface's nearest
-    point, found by brute force on a 0.2 mm lattice of the interpolated surface; the contact's normal is the
+    point, found by brute force on a 0.04 mm lattice of the interpolated surface; the contact's normal is the
     direction from that point to the centre (the tangent-plane step errs by the curvature times the squared
     offset of the first foot, below 1e-4 m here)."""
     model = ball_on_bump(tmp_path, at=(0.3, 0.1), height=0.125)
@@ -155,17 +158,18 @@ def test_the_penetration_on_a_bumps_flank_is_the_distance_to_the_nearest_surface
     law = next(law for law in forces.laws if law.element.name == "ball")
     q = mech.tree.initial_coordinates()[None, :]
     depth, point, _, normal = (np.asarray(v, float) for v in law.placed(mech.tree.motion(q)))
-    centre = q[0, :3]
-    gx, gy = np.meshgrid(np.arange(0.1, 0.5, 2e-4), np.arange(-0.1, 0.3, 2e-4))
-    heights = forces.road_surface(None, gx.ravel(), gy.ravel())[0]
-    lattice = np.column_stack([gx.ravel(), gy.ravel(), heights])
-    distances = np.linalg.norm(lattice - centre, axis=1)
-    nearest = lattice[np.argmin(distances)]
+    centre = nearest = q[0, :3]
+    for half, step in ((0.2, 2e-3), (4e-3, 4e-5)):  # a coarse lattice, then a fine one around its nearest point
+        gx, gy = np.meshgrid(*(np.arange(c - half, c + half, step) for c in nearest[:2]))
+        lattice = np.column_stack([gx.ravel(), gy.ravel(), forces.road_surface(None, gx.ravel(), gy.ravel())[0]])
+        distances = np.linalg.norm(lattice - centre, axis=1)
+        nearest = lattice[np.argmin(distances)]
     assert depth[0] == pytest.approx(0.1 - distances.min(), abs=1e-4)
     assert normal[0] == pytest.approx((centre - nearest) / distances.min(), abs=2e-3)
     assert depth[0] > 0.0 and point[0] == pytest.approx(centre - 0.1 * normal[0], abs=1e-15)
 
 
+@pytest.mark.slow
 def test_the_compiled_engine_and_the_numpy_path_agree_on_the_bump(tmp_path):
     """Accelerations of the engine (the grid traced into C) against the numpy forces at states pressing into the
     bump's flank and top, to 1e-9 of their scale."""
@@ -343,6 +347,7 @@ def test_a_formula_incline_presses_as_the_grid_incline(tmp_path):
     assert np.abs(got - expected).max() <= 1e-9 * np.abs(expected).max()
 
 
+@pytest.mark.slow
 def test_the_compiled_engine_and_the_numpy_path_agree_on_a_formula_road():
     model = on_formula("h0 * sin(x) * cos(y)")
     eng = engine(model)
