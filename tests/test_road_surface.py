@@ -18,7 +18,7 @@ from mbstudio.dynamics.forward_dynamics import forward_dynamics
 from mbstudio.dynamics.road_surface import cardinal_weights
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import Body, Coordinate, Frame, Joint, Model, Parameter, dumps, load, save
-from mbstudio.model.document import Contact, ForceMeasure, Road, Tyre
+from mbstudio.model.document import Contact, ForceMeasure, MagicFormulaTyre, Road, Tyre
 from mbstudio.model.errors import ModelError
 from mbstudio.simulation.run import simulate
 
@@ -395,3 +395,55 @@ def test_the_elastic_force_on_a_bumps_flank_is_its_potentials_gradient(tmp_path)
     gradient = np.array([(potential(q + h * e) - potential(q - h * e)) / (2 * h) for e in np.eye(6)[:, None, :]])
     assert np.abs(force).max() > 10.0
     assert np.abs(force + gradient).max() < 1e-4 * np.abs(force).max()
+
+
+TIR = Path(__file__).parents[1] / "samples" / "passenger_car_205_55R16.tir"
+
+
+def wheel_on(road: Road, folder: Path, grid=None) -> Model:
+    """A wheel on a free joint with the sample's Magic Formula tyre, spinning about its y axis, over the road."""
+    (folder / "tyre.tir").write_bytes(TIR.read_bytes())
+    if grid is not None:
+        write_grid(folder, *grid)
+    model = free_body({"c": [0.0, 0.0, 0.0]}, (0.7, 1.2, 0.7))
+    model.forces = [MagicFormulaTyre("tyre", "1", "c", "tyre.tir", stiffness=2e5, damping=3e3, radius=0.31)]
+    model.road = road
+    return saved_and_loaded(model, folder)
+
+
+def test_a_magic_formula_tyre_on_a_grid_that_is_its_profile_gives_the_profiles_forces(tmp_path):
+    """As the vertical tyre: the profile ramp and the grid repeating it in y, the same forces and moments to
+    rounding at rolling, slipping, sideways-moving states over the ramp's inner cells."""
+    ramp = [[float(s), 0.1 * s] for s in range(5)]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    on_profile = Mechanism(wheel_on(Road(profile=ramp), tmp_path / "a"))
+    grid = ([r[0] for r in ramp], [-1.0, 0.0, 1.0], lambda x, y: 0.1 * x)
+    on_grid = Mechanism(wheel_on(Road(surface="road.csv"), tmp_path / "b", grid))
+    rng = np.random.default_rng(8)
+    q = np.zeros((6, 6))
+    q[:, 0], q[:, 1] = rng.uniform(1.0, 3.0, 6), rng.uniform(-0.9, 0.9, 6)
+    q[:, 2] = 0.1 * q[:, 0] + 0.3
+    q[:, 3:] = rng.normal(0, 0.05, (6, 3))
+    v = np.column_stack([rng.normal(10, 1, 6), rng.normal(0, 0.5, (6, 2)), rng.normal(0, 1, 6), rng.normal(32, 2, 6),
+                         rng.normal(0, 0.3, 6)])  # fmt: skip
+    expected = AppliedForces(on_profile).generalized(0.0, q, v)
+    got = AppliedForces(on_grid).generalized(0.0, q, v)
+    assert np.abs(expected).max() > 1e3
+    assert np.abs(got - expected).max() <= 64 * np.finfo(float).eps * np.abs(expected).max()
+
+
+def test_a_magic_formula_tyre_on_a_cambered_road_takes_the_roads_normal(tmp_path):
+    """A road banked by φ across (z = y tan φ, a formula): the tyre's normal is (0, −sin φ, cos φ), its heading and
+    lateral axes lie in the road's plane."""
+    bank = math.radians(8)
+    model = wheel_on(Road(formula=f"y * tan({bank!r})"), tmp_path)
+    mech = Mechanism(model)
+    law = AppliedForces(mech).laws[0]
+    q = np.array([[0.0, 0.2, 0.2 * math.tan(bank) + 0.3, 0.0, 0.0, 0.0]])
+    v = np.array([[10.0, 0.0, 0.0, 0.0, 33.0, 0.0]])
+    got = law.contact(0.0, mech.tree.motion(q), v)
+    normal = np.array([0.0, -math.sin(bank), math.cos(bank)])
+    assert np.asarray(got["normal"], float)[0] == pytest.approx(normal, abs=1e-15)
+    for axis in ("heading", "lateral"):
+        assert abs(np.asarray(got[axis], float)[0] @ normal) < 1e-15
