@@ -38,6 +38,11 @@ def friction_force(friction, stiction_velocity, normal, slip, sqrt):
     return -scale[:, None] * slip
 
 
+def along_normal(vectors: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    """v·n (N,) in float64 for vectors (N, 3) and one normal (1, 3) (summed as a plane's always was) or N."""
+    return vectors @ normal[0] if len(normal) == 1 else dot(vectors, normal)
+
+
 @register
 class ContactLaw(ForceLaw):
     """A sphere (radius r, centre the body point P) pressed into the plane through o with unit normal n by
@@ -113,11 +118,11 @@ class ContactLaw(ForceLaw):
         radius = float(self.forces.value(e.radius))
         centre, velocity, _ = motion.point(e.body, e.point)
         origin, normal = (np.asarray(x, float) for x in self.ground(centre))
-        depth = radius - dot(centre - origin, normal)
+        depth = radius - along_normal(centre - origin, normal)
         arm = np.broadcast_to(-radius * normal, centre.shape)
         point_velocity = velocity + cross(motion.state.w[motion.mech.tree.body_index(e.body)], arm)
         f_n, f_t = (np.asarray(x, float) for x in self.contact(depth, point_velocity, normal, np.sqrt))
-        slip = point_velocity - dot(point_velocity, normal)[:, None] * normal
+        slip = point_velocity - along_normal(point_velocity, normal)[:, None] * normal
         return {"depth": depth, "point": centre + arm, "slip": slip, "normal": f_n, "friction": f_t,
                 "force": f_n[:, None] * normal + f_t}  # fmt: skip
 
