@@ -447,3 +447,20 @@ def test_a_magic_formula_tyre_on_a_cambered_road_takes_the_roads_normal(tmp_path
     assert np.asarray(got["normal"], float)[0] == pytest.approx(normal, abs=1e-15)
     for axis in ("heading", "lateral"):
         assert abs(np.asarray(got[axis], float)[0] @ normal) < 1e-15
+
+
+def test_the_windows_force_arrows_draw_a_contact_on_the_road(tmp_path):
+    """The arrow of a sphere on the bump is its contact force at its contact point; the support polygon (of
+    contacts on a plane) leaves it out rather than failing."""
+    from mbstudio.simulation.contact_results import support
+    from mbstudio.simulation.measures import applied_forces
+
+    model = ball_on_bump(tmp_path, at=(0.3, 0.1), height=0.125)
+    mech = Mechanism(model)
+    q, qd = mech.tree.initial_coordinates(), np.zeros(6)
+    (name, point, force), *_ = applied_forces(mech, 0.0, q, qd)
+    law = AppliedForces(mech).laws[0]
+    depth, expected_point, _, normal = (np.asarray(v, float)[0] for v in law.placed(mech.tree.motion(q[None])))
+    assert name == "ball" and point == pytest.approx(expected_point, abs=1e-15)
+    assert force == pytest.approx(1e5 * depth**1.5 * normal, rel=1e-12)
+    assert len(support(mech, 0.0, q, qd).polygon) == 0
