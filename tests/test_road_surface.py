@@ -464,3 +464,26 @@ def test_the_windows_force_arrows_draw_a_contact_on_the_road(tmp_path):
     assert name == "ball" and point == pytest.approx(expected_point, abs=1e-15)
     assert force == pytest.approx(1e5 * depth**1.5 * normal, rel=1e-12)
     assert len(support(mech, 0.0, q, qd).polygon) == 0
+
+
+def test_the_field_editor_shows_and_sets_the_roads_surface(tmp_path):
+    """The Road item: its speed, formula and grid; typing a grid's full path makes the road that grid (hashed as a
+    loaded one), a relative path is refused by name, typing a formula makes the road that formula."""
+    from mbstudio.gui.editing.fields import fields_for
+    from mbstudio.model.validation import validate
+
+    model = on_formula("h0 * sin(x)")
+    title, shown = fields_for(model, ("road",))
+    assert title == "Road" and [(f.name, f.value) for f in shown] == [
+        ("speed", 0.0), ("formula", "h0 * sin(x)"), ("surface", "")
+    ]  # fmt: skip
+    grid = write_grid(tmp_path, [0.0, 1.0, 2.0], [0.0, 1.0], lambda x, y: 0.1 * x * y)
+    shown[2].apply(model, str(grid))
+    validate(model)
+    assert (model.road.formula, model.road.surface, model.road.profile) == (None, str(grid), [])
+    assert model.road.surface_sha256 in dumps(model)
+    with pytest.raises(ModelError, match="road.surface.*full path"):
+        shown[2].apply(model, "road.csv")
+    shown[1].apply(model, "0.01 * cos(y)")
+    validate(model)
+    assert (model.road.formula, model.road.surface) == ("0.01 * cos(y)", None)
