@@ -1,14 +1,14 @@
 """A tyre on a spinning wheel: its normal load from a vertical spring-damper pressed into the road, its in-plane
 forces and moments from Pacejka's Magic Formula (dynamics/tyres) at the slips of the wheel's point on the road.
 
-Geometry at one state (world axes; the road is the model's, a surface z(x, y) = profile(x + speed t)): the wheel
-centre C, its spin axis a (to the wheel's left), the road's normal n = (−z', 0, 1)/|·| under C. The tyre's axes
-are the TYDEX W axes in ISO 8855 orientation: heading e_x = a × n / |a × n|, e_y = n × e_x, and n. The contact
-point P is where the wheel plane's line from C straight down it (d = a × e_x) meets the road's tangent plane, at
-the loaded radius ρ; the pressing-in δ = R0 − (C_z − z_road) and its rate give the normal load as the vertical
-tyre of `tyre_law.py` does. The wheel's material point at P moves at v_P = J_P q̇: its components along e_x and e_y
-are the slip velocities Vsx, Vsy; the centre's forward speed Vcx = v_C·e_x. Then (Pacejka 2012, section 4.3.2,
-with a low speed v₀ keeping the slips finite at standstill):
+Geometry at one state (world axes; the road is the model's, a surface z(x + speed t, y), a profile's the same at
+every y): the wheel centre C, its spin axis a (to the wheel's left), the road's normal n = (−∂z/∂x, −∂z/∂y, 1)/|·|
+under C. The tyre's axes are the TYDEX W axes in ISO 8855 orientation: heading e_x = a × n / |a × n|,
+e_y = n × e_x, and n. The contact point P is where the wheel plane's line from C straight down it (d = a × e_x)
+meets the road's tangent plane, at the loaded radius ρ; the pressing-in δ = R0 − (C_z − z_road) and its rate
+give the normal load as the vertical tyre of `tyre_law.py` does. The wheel's material point at P moves at
+v_P = J_P q̇: its components along e_x and e_y are the slip velocities Vsx, Vsy; the centre's forward speed
+Vcx = v_C·e_x. Then (Pacejka 2012, section 4.3.2, with a low speed v₀ keeping the slips finite at standstill):
 
     κ = −Vsx / sqrt(Vcx² + v₀²),   α = atan(Vsy / sqrt(Vcx² + v₀²)),   γ = asin(a·n)
 
@@ -119,9 +119,11 @@ class MagicFormulaTyreLaw(ForceLaw):
         local = b.asarray([f.value(x) for x in e.spin_axis])
         axis = (st.R[i] * local[None, None, :]).sum(axis=2)
         axis = axis / self._norm(axis)[:, None]
-        height, slope, speed = f.road(t, centre[:, 0])
+        height, slope, slope_y, speed = f.road_surface(t, centre[:, 0], centre[:, 1])
         zero = b.zeros(len(centre))
-        normal = b.asarray([[-s, 0.0, 1.0] for s in slope]) if len(slope) else b.zeros((0, 3))
+        across = [0.0] * len(slope) if slope_y is None else [-s for s in slope_y]
+        rows = [[-s, a, 1.0] for s, a in zip(slope, across, strict=True)]
+        normal = b.asarray(rows) if len(slope) else b.zeros((0, 3))
         normal = normal / self._norm(normal)[:, None]
         heading = cross(axis, normal)
         heading = heading / self._norm(heading)[:, None]
@@ -135,6 +137,8 @@ class MagicFormulaTyreLaw(ForceLaw):
         v_c, v_p = (J_c * qd[:, None, :]).sum(axis=2), (J_p * qd[:, None, :]).sum(axis=2)
         depth = f.value(e.radius) + height - centre[:, 2]
         rate = slope * (v_c[:, 0] + speed) - v_c[:, 2]
+        if slope_y is not None:  # a surface z(x, y): its rise under the centre's sideways motion too
+            rate = rate + slope_y * v_c[:, 1]
         law = [f.value(getattr(e, key)) for key in ("stiffness", "damping", "engagement")]
         fz = contact_force(*law, depth, rate) + zero
         return {"heading": heading, "lateral": lateral, "normal": normal, "axis": axis, "point": point, "J_p": J_p,
