@@ -77,11 +77,13 @@ def _piped(arguments: list[str]) -> subprocess.CompletedProcess:
 def test_the_progress_of_a_simulation_through_a_pipe_is_one_line_per_step():
     run = _piped(["simulate", FOUR_BAR, "--t-end", "0.5"])
     assert run.returncode == 0, run.stderr
-    lines = run.stderr.splitlines()
-    assert "\r" not in run.stderr and len(lines) >= 5
+    lines = [line for line in run.stderr.splitlines() if re.fullmatch(r" *\d+\.\d %.*", line)]
+    said = [line for line in run.stderr.splitlines() if line not in lines]  # a first run on a new model: builds
+    assert all(re.fullmatch(r"building the compiled .*|\w+ (built|not compiled).*", line) for line in said), said
+    # a short smooth run is a few integrator pieces (simulation/integrators.py): a line at each piece's end
+    assert "\r" not in run.stderr and len(lines) >= 3, run.stderr
     fractions = [float(line.split("%")[0]) for line in lines]
     assert fractions == sorted(fractions) and fractions[-1] == 100.0
-    assert all(re.fullmatch(r" *\d+\.\d %.*", line) for line in lines), lines
 
 
 def test_the_progress_of_a_sweep_through_a_pipe_is_one_line_per_step(tmp_path):

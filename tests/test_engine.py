@@ -246,7 +246,7 @@ def test_compiled_output_series_equal_the_numpy_series(name):
 
 def test_cvodes_returns_at_the_check_points_whatever_the_outputs():
     """CVODES returns at every check point of a run (integrators.CHECKS of them, at fixed times), so that its step
-    limit (integrators.MAX_STEPS) is counted over such a stretch: a stall is given up after 20 000 steps. Where it
+    limit (integrators.StepLimit, at most MAX_STEPS) is counted over such a stretch: a stall is given up there. Where it
     returns decides its steps, not the outputs asked for: the motion with 3 outputs is the same bits as with 51
     (whose outputs are among those returns)."""
     from mbstudio.simulation.integrators import CHECKS, CHUNKS, _piece, _returns

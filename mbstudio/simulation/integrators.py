@@ -20,6 +20,7 @@ Two families, both with the loops closed inside every evaluation:
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 
 import casadi
@@ -35,12 +36,14 @@ SCIPY = ("RK45", "DOP853", "Radau", "BDF")
 # pieces of whole intervals of a grid of CHUNKS on [0, t_end], as many as the last piece's steps suggest for
 # STEPS_PER_PIECE (a count of the computation, so the same in any process), between which progress and cancel are
 # honoured. Within them CVODES returns at CHECKS equal points of [0, t_end] (and at the outputs), where the
-# coordinates' conditioning is checked (charts.py), and takes at most MAX_STEPS steps between two returns: a stall
-# is given up after that many steps
+# coordinates' conditioning is checked (charts.py), and takes at most a number of steps between two returns set by
+# the run's own history (`StepLimit`): a stall is given up after a few times the work the motion has needed
 CHUNKS = 20
 STEPS_PER_PIECE = 2000
 CHECKS = 200
 MAX_STEPS = 20_000
+PACE = 16  # CVODES may take this many times the most steps per return of the run's pieces so far ...
+FLOOR_STEPS = 1024  # ... and at least this many between two returns
 STALL_CALLS = 20_000  # scipy: this many evaluations without time advancing by STALL_FRACTION of the run
 STALL_FRACTION = 1e-6
 CHART_REASON = "the coordinates in use lose conditioning here"
@@ -64,6 +67,28 @@ class IntegrationError(RuntimeError):
         super().__init__(f"the integration stopped at t = {reached:.6g} s: {message}")
 
 
+class StepLimit:
+    """The most steps CVODES may take between two returns in a run's next piece. Where the coordinates in use turn
+    singular between two check points CVODES cannot stop there, and stalls until this limit (then DOP853 takes the
+    piece and the watch of charts.py decides); 20 000 steps of such a stall cost the Delta 0.4 s each. So the limit
+    is MAX_STEPS only until a piece has been integrated, then PACE times the most steps per return of any piece of
+    the run (its steps over its intervals between check points), rounded up to a power of two, at least
+    FLOOR_STEPS: a piece's first return, after the restart, takes a few times the mean (up to 8 on the Delta's
+    short pieces). It follows the run's own history, never the machine's or the entry point's, so it is the same
+    however the run is started; it only grows, so that it takes few values (each its own integrator)."""
+
+    def __init__(self) -> None:
+        self.most = 0.0
+
+    def steps(self) -> int:
+        if not self.most:
+            return MAX_STEPS
+        return min(MAX_STEPS, max(FLOOR_STEPS, 1 << (math.ceil(PACE * self.most) - 1).bit_length()))
+
+    def taken(self, steps: int, returns: int) -> None:
+        self.most = max(self.most, steps / max(returns, 1))
+
+
 def integrate(
     eng: Engine,
     times: np.ndarray,
@@ -75,6 +100,7 @@ def integrate(
     t0: float = 0.0,
     watch=None,
     work_scale: float = 0.0,
+    limit: StepLimit | None = None,
 ) -> tuple[np.ndarray, int, np.ndarray | None]:
     """The states y (K, n + n_ind) at the output times (from t0, the time of y0), the number of right-hand-side
     evaluations, and for `work_scale` > 0 (an energy of the model, J) the work W (K,) of the non-conservative
@@ -85,7 +111,8 @@ def integrate(
     `checkpoint(t)` is called as time advances; it raises to stop the run (cancel); it changes nothing computed.
     `watch.margin(t, y)` (simulation/charts.py) ends the run with an IntegrationError where it falls below zero: an
     event of scipy's methods, checked at the fixed check points of a CVODES run (and by DOP853 where CVODES gives
-    up). The error's `calls` counts the evaluations up to there.
+    up). The error's `calls` counts the evaluations up to there. `limit`: the run's step limit, carried over the
+    calls of one run (a new one, starting at MAX_STEPS, without it).
 
     An ensemble: y0 (M, n + n_ind) gives states (K, M, n + n_ind). CVODES integrates the M runs as one system
     whose right-hand side is the compiled function mapped over the runs (one native call for all of them);
@@ -96,7 +123,10 @@ def integrate(
         return (*_ensemble(eng, times, y0, method, rtol, atol, checkpoint), None)
     if method in CVODES:
         multistep = CVODES[method]
-        return _cvodes(eng, times, y0, multistep, rtol, atol, checkpoint, t0=t0, watch=watch, work_scale=work_scale)
+        limit = limit or StepLimit()
+        return _cvodes(
+            eng, times, y0, multistep, rtol, atol, checkpoint, t0=t0, watch=watch, work_scale=work_scale, limit=limit
+        )
     return (*_scipy(eng, times, y0, method, rtol, atol, checkpoint, t0, watch), None)
 
 
@@ -166,13 +196,13 @@ def _never(t: float) -> None:
 
 
 def _cvodes(
-    eng, times, y0, multistep, rtol, atol, checkpoint, runs=1, t0=0.0, watch=None, work_scale=0.0
+    eng, times, y0, multistep, rtol, atol, checkpoint, runs=1, t0=0.0, watch=None, work_scale=0.0, limit=None
 ) -> tuple[np.ndarray, int, np.ndarray | None]:
     """Piece by piece from t0 (`_piece`); an output at t0 is the initial state itself. `runs` > 1: y0 holds the
-    runs one after the other. `work_scale` > 0: the work of the non-conservative forces too, from 0 at t0. Every
-    evaluation is counted, those of a piece CVODES gave up included (there CasADi reports those since its last
-    return: the stall's, not the few hundred of the returns before it in the piece). `watch`: an IntegrationError
-    at the first check point where its margin is below zero, with the outputs up to there."""
+    runs one after the other. `work_scale` > 0: the work of the non-conservative forces too, from 0 at t0. The
+    evaluations of a piece CVODES gave up are counted too: those of its returns before (CasADi reports them) and
+    those of the interval where it gave up (`_lost`). `limit`: the run's StepLimit (MAX_STEPS without). `watch`:
+    an IntegrationError at the first check point where its margin is below zero, with the outputs up to there."""
     out, work = np.empty((len(times), len(y0))), np.zeros(len(times)) if work_scale else None
     done = int(np.searchsorted(times, t0, side="right"))  # outputs at t0
     out[:done] = y0
@@ -183,12 +213,12 @@ def _cvodes(
             checkpoint(start)
             upto = int(np.searchsorted(times, end, side="right"))
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
-            solver = _chunk_integrator(eng, marks, multistep, rtol, atol, runs, work_scale)
+            chunk = functools.partial(_chunk_integrator, eng, marks, multistep, rtol, atol, runs, work_scale)
+            x0 = np.append(y, [0.0] if work_scale else [])
             try:
-                x0 = np.append(y, [0.0] if work_scale else [])
-                reached = np.asarray(solver(x0=x0, p=[start, end - start])["xf"]).T
-            except RuntimeError:  # near a singular configuration, say: DOP853 takes this piece, or stops there
-                calls += int(solver.stats().get("nfevals", 0))
+                solver, reached, tried = _solved(chunk, _limits(limit), x0, [start, end - start])
+            except _GaveUp as failure:  # near a singular configuration, say: DOP853 takes this piece, or stops
+                calls += failure.calls
                 if runs > 1:
                     raise IntegrationError(start, "CVODES gave up", y) from None
                 piece = (times[done:upto], end, y, start, out[:done])
@@ -197,8 +227,10 @@ def _cvodes(
                 start, done, span = end, upto, 1
                 continue
             stats = solver.stats()
-            calls += int(stats.get("nfevals", 0))
+            calls += tried + int(stats.get("nfevals", 0))
             span = _next_span(int(stats.get("nsteps", 0)), (end - start) * CHUNKS / times[-1])
+            if limit:  # per interval between check points (the outputs asked for change nothing computed)
+                limit.taken(int(stats.get("nsteps", 0)), 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1])))
             states = np.ascontiguousarray(reached[:, : len(y0)])
             out[done:upto] = states[outputs]
             if work is not None:  # each piece's integral starts from 0 at its start
@@ -211,6 +243,48 @@ def _cvodes(
         error.calls += calls
         raise
     return out, calls, work
+
+
+class _GaveUp(RuntimeError):
+    """CVODES gave up in a piece, after `calls` evaluations."""
+
+    def __init__(self, calls: int) -> None:
+        self.calls = calls
+        super().__init__(f"CVODES gave up after {calls} evaluations")
+
+
+def _limits(limit: StepLimit | None) -> tuple[int, ...]:
+    """The step limits a piece is integrated with, in turn, each where the one before ran into its limit: the
+    run's (MAX_STEPS without a StepLimit); for a run's first piece (no history yet: MAX_STEPS) FLOOR_STEPS
+    first, the limit of most next pieces, so that they share its integrator (a first run in a process builds each,
+    about 1 ms). A limit changes nothing computed until it is reached: the piece is integrated again only where
+    the first limit was, and then computes what the last alone would have."""
+    if limit is None:
+        return (MAX_STEPS,)
+    return tuple(dict.fromkeys((FLOOR_STEPS, MAX_STEPS))) if not limit.most else (limit.steps(),)
+
+
+def _solved(chunk: Callable[[int], casadi.Function], limits: tuple[int, ...], x0: np.ndarray, p: list[float]):
+    """CVODES over a piece (`chunk(steps)`: its integrator at that step limit; `p` = (t₀, h)) at each of the
+    `limits` in turn until one reaches the end (`_limits`): that integrator, the states at its returns, and the
+    evaluations of the tries before it; _GaveUp (with every evaluation made) where CVODES gives up otherwise, or
+    at the last limit. A try that gives up before its limit gives up where the next would, at the same step."""
+    tried = 0
+    for steps in limits:
+        solver = chunk(steps)
+        try:
+            return solver, np.asarray(solver(x0=x0, p=p)["xf"]).T, tried
+        except RuntimeError as failure:
+            tried += int(solver.stats().get("nfevals", 0)) + _lost(failure, steps)
+            if steps == limits[-1] or "CV_TOO_MUCH_WORK" not in str(failure):
+                raise _GaveUp(tried) from None
+
+
+def _lost(failure: RuntimeError, steps: int) -> int:
+    """The evaluations of the return interval where CVODES gave up, which CasADi does not report: where it ran into
+    the step limit, one per step it took there (each step evaluates the right-hand side at least once: a lower
+    bound), else none known."""
+    return steps if "CV_TOO_MUCH_WORK" in str(failure) else 0
 
 
 def _watch(watch, at: np.ndarray, states: np.ndarray, times: np.ndarray, out: np.ndarray) -> None:
@@ -278,12 +352,38 @@ def _returns(outputs: np.ndarray, checks: np.ndarray, start: float, end: float):
 
 @functools.lru_cache(maxsize=16)
 def _chunk_integrator(
-    eng: Engine, grid: tuple[float, ...], multistep: str, rtol: float, atol: float, runs: int, work_scale: float = 0.0
+    eng: Engine,
+    grid: tuple[float, ...],
+    multistep: str,
+    rtol: float,
+    atol: float,
+    runs: int,
+    work_scale: float = 0.0,
+    steps: int = MAX_STEPS,
 ):
-    """dy/dτ = h f(t₀ + h τ, y) on the normalised grid; p = (t₀, h). MX symbols call the engine's SX function
-    as one node, so building it costs milliseconds whatever the model's size; for an ensemble the function
-    is mapped over the runs' columns. `work_scale` > 0: the power of the non-conservative forces over
-    `work_scale` as one more state."""
+    """The CVODES integrator of `_chunk_dae` returning at `grid` (normalised time), at most `steps` steps between
+    two returns."""
+    options = {
+        "reltol": rtol,
+        "abstol": atol,
+        "linear_multistep_method": multistep,
+        "nonlinear_solver_iteration": "functional" if multistep == "adams" else "newton",
+        "max_num_steps": steps,
+        # where CVODES gives up, DOP853 takes the piece or the run stops with a message of its own: SUNDIALS' and
+        # CasADi's (one line per failed evaluation near a singular configuration) said nothing a person could use
+        "show_eval_warnings": False,
+        "disable_internal_warnings": True,
+    }
+    return casadi.integrator("chunk", "cvodes", _chunk_dae(eng, multistep, runs, work_scale), 0.0, list(grid), options)
+
+
+@functools.lru_cache(maxsize=8)
+def _chunk_dae(eng: Engine, multistep: str, runs: int, work_scale: float) -> casadi.Function:
+    """dy/dτ = h f(t₀ + h τ, y) on the normalised time; p = (t₀, h): one function for every piece of a run (each
+    grid and step limit its own integrator; building this graph was a third of an integrator's cost). MX
+    symbols call the engine's SX function as one node, so building it costs milliseconds whatever the model's
+    size; for an ensemble the function is mapped over the runs' columns. `work_scale` > 0: the power of the
+    non-conservative forces over `work_scale` as one more state."""
     size = eng.state_size
     tau, y, p = casadi.MX.sym("tau"), casadi.MX.sym("y", size * runs), casadi.MX.sym("p", 2)
     work = casadi.MX.sym("work", int(work_scale > 0))
@@ -296,20 +396,10 @@ def _chunk_integrator(
     states = casadi.reshape(y, size, runs)
     outputs = mapped(p[0] + p[1] * tau, states, *([] if stiff else [casadi.DM.zeros(eng.n)]))
     y_dot = casadi.reshape(outputs[0], size * runs, 1)
-    options = {
-        "reltol": rtol,
-        "abstol": atol,
-        "linear_multistep_method": multistep,
-        "nonlinear_solver_iteration": "functional" if multistep == "adams" else "newton",
-        "max_num_steps": MAX_STEPS,
-        # where CVODES gives up, DOP853 takes the piece or the run stops with a message of its own: SUNDIALS' and
-        # CasADi's (one line per failed evaluation near a singular configuration) said nothing a person could use
-        "show_eval_warnings": False,
-        "disable_internal_warnings": True,
-    }
     # the work as one more state, not as CVODES' quadrature: CasADi evaluates a quadrature's right-hand side in a
     # call of its own, which cost the vehicle's drive 60 % more; scaled to the model's energies, so that its error
     # test asks no more of it than of the coordinates (in joules the vehicle's steps were 9 % more)
     rate = casadi.vertcat(y_dot, outputs[1] / work_scale) if work_scale else y_dot
-    dae = {"t": tau, "x": casadi.vertcat(y, work), "p": p, "ode": p[1] * rate}
-    return casadi.integrator("chunk", "cvodes", dae, 0.0, list(grid), options)
+    none = casadi.MX(0, 1)  # no algebraic states, controls, quadratures or events
+    inputs, outputs = [tau, casadi.vertcat(y, work), none, p, none], [p[1] * rate, none, none, none]
+    return casadi.Function("chunk_dae", inputs, outputs, casadi.dyn_in(), casadi.dyn_out())

@@ -44,7 +44,7 @@ from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import MAGNITUDE_MAX, check_dynamics
 from .charts import ChartWatch, decided, singularity
 from .crossing import cross, crossing_due
-from .integrators import CHART_REASON, CHUNKS, CVODES, SCIPY, IntegrationError, integrate
+from .integrators import CHART_REASON, CHUNKS, CVODES, SCIPY, IntegrationError, StepLimit, integrate
 from .law_state_runs import refuse_law_states, with_law_states
 from .measures import measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
@@ -304,7 +304,7 @@ def simulate(
     formula, say) that leaves ±1e12 within the run (checked at fixed times before it starts) refuses it with one
     naming the element, the time and the value.
     `contact="rigid"` steps the contact elements as rigid contacts with restitution (simulation/rigid_stepping.py,
-    steps of at most `step` s, default 1 ms) instead of integrating their compliant forces; trees only."""
+    steps of at most `step` s, default 1 ms) instead of integrating their compliant forces; trees and closed loops."""
     if contact not in CONTACT_MODELS:
         raise ValueError(f"unknown contact model {contact!r}; choose one of {', '.join(CONTACT_MODELS)}")
     if method not in METHODS:
@@ -467,11 +467,11 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
     eng = first = engine(mech.model, text, mech=own)
     y0 = start_state = eng.pack(y0[: mech.n], y0[mech.n :])  # (q, q̇_ind) in the engine's layout
     pieces, calls, done, t0, stuck, crossings = [], 0, 0, 0.0, 0, []
-    charts = [(0.0, tuple(eng.mech.independent))]
+    charts, limit = [(0.0, tuple(eng.mech.independent))], StepLimit()  # one step limit over the run's pieces
     while True:
         try:
             watch = ChartWatch(eng, y0)
-            y, more, work = integrate(eng, times[done:], y0, method, rtol, atol, clock, t0, watch, work_scale)
+            y, more, work = integrate(eng, times[done:], y0, method, rtol, atol, clock, t0, watch, work_scale, limit)
         except IntegrationError as error:
             calls += error.calls
             if error.state is None:
