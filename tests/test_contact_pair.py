@@ -180,6 +180,7 @@ def test_a_ball_on_a_fixed_sphere_of_a_huge_radius_moves_as_on_the_ground_plane(
         assert travel < 0.2 - 0.01  # friction did slow it
 
 
+@pytest.mark.slow  # the numpy path through the collision takes tens of seconds
 def test_the_compiled_engine_and_the_numpy_path_agree():
     """Accelerations of the engine (the pair traced into C) against the numpy forces and articulated-body
     algorithm at overlapping, sliding and spinning states (to 1e-9 of their scale), and a short run of each."""
