@@ -25,20 +25,19 @@ import numpy as np
 
 from ...model.document import ContactPair
 from ...numerics.spatial import cross, dot
-from .base import FORMATS, ForceLaw, positive, register
-from .contact_law import ContactLaw, elastic_energy, friction_force, normal_force
+from .base import FORMATS, positive, register
+from .contact_law import CompliantContact, ContactLaw
 
 _REGULAR = 1e-9  # ε of the centres' distance, per unit of r1 + r2
 
 
 @register
-class ContactPairLaw(ForceLaw):
+class ContactPairLaw(CompliantContact):
     """Two spheres (radii r1, r2 at body points P1, P2) overlapping by δ = r1 + r2 − |P2 − P1|: the Hunt–Crossley
     normal force and regularised Coulomb friction at c, equal and opposite on the two bodies;
     V = k δ^(n+1) / (n+1)."""
 
     type = ContactPair.type
-    on_bodies = True
 
     def values(self) -> dict:
         """The element's values in the back-end (floats, or the compiled engine's parameters)."""
@@ -78,35 +77,15 @@ class ContactPairLaw(ForceLaw):
         point = centre1 + (v["radius1"] - depth / 2)[:, None] * normal
         return depth, normal, point
 
-    def contact(self, depth, velocity, normal, sqrt) -> tuple[np.ndarray, np.ndarray]:
-        """Normal force f_n (N,) and friction f_t (N, 3) on body2, at overlaps δ with body2's point at c moving at
-        `velocity` (N, 3) relative to body1's."""
-        v = self.values()
-        along = dot(velocity, normal)
-        f_n = normal_force(v["stiffness"], v["exponent"], v["dissipation"], depth, -along)
-        slip = velocity - along[:, None] * normal
-        return f_n, friction_force(v["friction"], v["stiction_velocity"], f_n, slip, sqrt)
-
-    def place(self, st) -> tuple:
-        """δ (N,), n (N, 3), c (N, 3) and J2(c) − J1(c) (N, 3, n) at the poses `st`."""
+    def placed(self, st) -> tuple:
+        """δ (N,), c (N, 3), J2(c) − J1(c) (N, 3, n) and n (N, 3) at the poses `st`."""
         e, tree, sqrt = self.element, self.forces.mech.tree, self.forces.mech.backend.sqrt
         centre1 = self.forces.point(st, e.body1, e.point1)[0]
         depth, normal, point = self.line(centre1, self.centre2(centre1, st=st), sqrt)
         relative = tree.point_jacobian(st, tree.body_index(e.body2), point) - tree.point_jacobian(
             st, tree.body_index(e.body1), point
         )
-        return depth, normal, point, relative
-
-    def generalized(self, t, q, qd, st) -> np.ndarray:
-        depth, normal, _, J = self.place(st)
-        velocity = (J * qd[:, None, :]).sum(axis=2)
-        f_n, f_t = self.contact(depth, velocity, normal, self.forces.mech.backend.sqrt)
-        force = f_n[:, None] * normal + f_t
-        return (J * force[:, :, None]).sum(axis=1)
-
-    def potential(self, q, st):
-        v = self.values()
-        return elastic_energy(v["stiffness"], v["exponent"], self.place(st)[0])
+        return depth, point, relative, normal
 
     # ------------------------------------------------------------------ results
     def along(self, motion) -> dict[str, np.ndarray]:
