@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .errors import ModelError
-from .expressions import evaluate
+from .expressions import FUNCTIONS, evaluate
 
 WHERE = "road.formula"
 
@@ -120,14 +120,24 @@ def formula_height_and_gradient(formula, symbols: dict, x, y, backend) -> tuple:
     return tuple(backend.asarray([o[k] for o in out]) for k in range(3)) if out else (backend.zeros(0),) * 3
 
 
+class _Floats:
+    """Plain float arithmetic for the check at load time (the model layer sits below numerics' back-ends)."""
+
+    functions = {name: getattr(math, name) for name in FUNCTIONS}
+    scalar = staticmethod(float)
+    zeros = staticmethod(np.zeros)
+
+    @staticmethod
+    def asarray(values) -> np.ndarray:
+        return np.asarray(values, dtype=float)
+
+
 def check_formula(formula, symbols: dict) -> None:
     """The formula evaluates to a finite height with a finite gradient at the origin; a ModelError naming it."""
     if formula is None:
         return
-    from ..numerics.backends import Float64
-
     try:
-        got = formula_height_and_gradient(formula, {**symbols, "pi": math.pi}, [0.0], [0.0], Float64())
+        got = formula_height_and_gradient(formula, {**symbols, "pi": math.pi}, [0.0], [0.0], _Floats())
     except ModelError as error:
         raise ModelError(WHERE, error.problem, formula, error.expected) from None
     except (ValueError, ZeroDivisionError, OverflowError) as error:
