@@ -18,6 +18,7 @@ what the engine cache holds or on how the run is started.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,8 +108,7 @@ def decided(eng: Engine, t: float, state: np.ndarray, text: str, document: Parti
     times the one in use, else `eng` itself. The document's own choice is the engine filed for the document
     (`document`: its partition), so that a run returning to it builds nothing more."""
     mech, old = eng.mech, eng.mech.partition
-    q = eng.closed(state[None])[0][0]
-    phi_q = np.asarray(mech.constraint_jacobian(q[None])[0], float)
+    q, phi_q = closed_jacobian(eng, state)
     followers = tuple(c.follower for c in mech.constraints.couplings)
     chosen = improved(phi_q, partition(phi_q, mech.coordinates, rank=old.rank, followers=followers))
     same = (chosen.rows, chosen.independent) == (old.rows, old.independent)
@@ -117,6 +117,21 @@ def decided(eng: Engine, t: float, state: np.ndarray, text: str, document: Parti
     anew = engine(mech.model, text, None if _same_choice(chosen, document) else chosen)
     qd = np.asarray(mech.r_matrix(q[None])[0], float) @ eng.unpack(state)[1][0]
     return Decision(t, anew, anew.pack(q, qd[list(anew.mech.partition.independent)]), True)
+
+
+def closed_jacobian(eng: Engine, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(q, Φ_q): the coordinates of `state` (the engine's layout) closed, and the Jacobian of every loop equation
+    there (m, n), read-only. The last few are remembered: where the watch stops a run, the crossing's test
+    (crossing.py) and the decision ask for them at the same state, and the crossing's test at the run's start."""
+    return _closed_jacobian(eng, np.ascontiguousarray(state, dtype=float).tobytes())
+
+
+@functools.lru_cache(maxsize=4)
+def _closed_jacobian(eng: Engine, state: bytes) -> tuple[np.ndarray, np.ndarray]:
+    q = eng.closed(np.frombuffer(state)[None])[0][0]
+    phi_q = np.asarray(eng.mech.constraint_jacobian(q[None])[0], float)
+    q.flags.writeable = phi_q.flags.writeable = False
+    return q, phi_q
 
 
 def _same_choice(a: Partition, b: Partition) -> bool:

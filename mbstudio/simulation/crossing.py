@@ -37,6 +37,7 @@ from ..dynamics.augmented import augmented_functions
 from ..dynamics.engine import Engine
 from ..kinematics.mechanism import Mechanism
 from ..numerics.compiled import Native
+from .charts import closed_jacobian
 from .integrators import CHECKS, MAX_STEPS, IntegrationError
 
 ENTER = 0.02  # the rank-th singular value of Φ_q as a part of its value at the start: the crossing begins below it
@@ -60,13 +61,11 @@ class Crossing:
     note: str
 
 
-def rank_value(mech: Mechanism, q: np.ndarray) -> float:
-    """The rank-th singular value of the whole constraint Jacobian at q (n,): zero where the loop equations lose
+def rank_value(mech: Mechanism, phi_q: np.ndarray) -> float:
+    """The rank-th singular value of the whole constraint Jacobian Φ_q (m, n): zero where the loop equations lose
     the rank the mechanism has (decided at its start, kinematics/coordinates.py)."""
     rank = mech.partition.rank
-    if not rank:
-        return np.inf
-    return float(np.linalg.svd(np.asarray(mech.constraint_jacobian(q[None])[0], float), compute_uv=False)[rank - 1])
+    return float(np.linalg.svd(phi_q, compute_uv=False)[rank - 1]) if rank else np.inf
 
 
 def crossing_due(eng: Engine, y: np.ndarray, y_start: np.ndarray) -> bool:
@@ -75,8 +74,8 @@ def crossing_due(eng: Engine, y: np.ndarray, y_start: np.ndarray) -> bool:
     carried as quaternions (ball joints: their rates are not the coordinates' derivatives), is never crossed."""
     if not eng.mech.partition.rows or eng.states.quaternions:
         return False
-    q, q0 = (eng.closed(np.asarray(x)[None])[0][0] for x in (y, y_start))
-    return rank_value(eng.mech, q) < ENTER * rank_value(eng.mech, q0)
+    here, start = (rank_value(eng.mech, closed_jacobian(eng, x)[1]) for x in (y, y_start))
+    return here < ENTER * start
 
 
 class LoopTerms:
@@ -93,8 +92,8 @@ class LoopTerms:
         return phi, jac.reshape(len(phi), n, order="F"), mass.reshape(n, n, order="F")
 
     def rank_value(self, q: np.ndarray) -> float:
-        """rank_value(mech, q), from the compiled Jacobian."""
-        return float(np.linalg.svd(self(q)[1], compute_uv=False)[self.mech.partition.rank - 1])
+        """rank_value at q (n,), from the compiled Jacobian."""
+        return rank_value(self.mech, self(q)[1])
 
     def weighted_rank_value(self, q: np.ndarray) -> float:
         """The rank-th singular value of Φ_q L⁻ᵀ (M = L Lᵀ) at q (n,): the scale the multipliers' damping is set on."""
