@@ -50,7 +50,8 @@ PROJECTIONS = 8  # least-squares Newton steps at most, back onto the loops after
 @dataclass
 class Crossing:
     """A crossing from `start` to `end`: the tree coordinates (q, q̇, q̈) at the output times in (start, end], the
-    state to go on from at `end` (q closed, q̇ on the velocity constraints), the evaluations made and a note."""
+    state to go on from at `end` (q closed, q̇ on the velocity constraints), the evaluations made, a note, and the
+    compiled loop terms, which the run's later decisions use (charts.closed_jacobian)."""
 
     start: float
     end: float
@@ -59,6 +60,7 @@ class Crossing:
     qd: np.ndarray
     calls: int
     note: str
+    terms: LoopTerms
 
 
 def rank_value(mech: Mechanism, phi_q: np.ndarray) -> float:
@@ -68,13 +70,14 @@ def rank_value(mech: Mechanism, phi_q: np.ndarray) -> float:
     return float(np.linalg.svd(phi_q, compute_uv=False)[rank - 1]) if rank else np.inf
 
 
-def crossing_due(eng: Engine, y: np.ndarray, y_start: np.ndarray) -> bool:
+def crossing_due(eng: Engine, y: np.ndarray, y_start: np.ndarray, terms: LoopTerms | None = None) -> bool:
     """Whether the state y (the engine's layout) is near a singular configuration of the whole set of loop
     equations: its rank-th singular value below ENTER of the start's. A tree, or a model whose orientations are
-    carried as quaternions (ball joints: their rates are not the coordinates' derivatives), is never crossed."""
+    carried as quaternions (ball joints: their rates are not the coordinates' derivatives), is never crossed.
+    `terms`: the run's compiled loop terms once it has crossed (charts.closed_jacobian)."""
     if not eng.mech.partition.rows or eng.states.quaternions:
         return False
-    here, start = (rank_value(eng.mech, closed_jacobian(eng, x)[1]) for x in (y, y_start))
+    here, start = (rank_value(eng.mech, closed_jacobian(eng, x, terms)[1]) for x in (y, y_start))
     return here < ENTER * start
 
 
@@ -164,7 +167,7 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
         f"(Nakamura & Hanafusa 1986), and projected back onto the loops at {t:.6g} s (coordinates moved by "
         f"{moved:.2g} m|rad, rates by {np.abs(qd_end - z[n:]).max():.2g} /s)"
     )
-    return Crossing(t0, t, states, q_end, qd_end, calls, note)
+    return Crossing(t0, t, states, q_end, qd_end, calls, note, terms)
 
 
 @functools.lru_cache(maxsize=16)
