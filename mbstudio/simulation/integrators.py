@@ -79,6 +79,9 @@ class StepLimit:
 
     def __init__(self) -> None:
         self.most = 0.0
+        # (engine, end) of the last piece of one check interval where CVODES gave up: the watch stopped DOP853 inside
+        # it and the run resumed with the same coordinates, DOP853 takes the rest, where CVODES would stall again
+        self.stalled: tuple[Engine, float] | None = None
 
     def steps(self) -> int:
         if not self.most:
@@ -215,13 +218,19 @@ def _cvodes(
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
             steps = limit.steps() if limit else MAX_STEPS
             solver = _chunk_integrator(eng, marks, multistep, rtol, atol, runs, work_scale, steps)
+            single = not np.count_nonzero(checks < end - 1e-12 * times[-1])  # the piece spans one check interval
             try:
+                if limit and limit.stalled == (eng, end):
+                    raise _StalledHere
                 x0 = np.append(y, [0.0] if work_scale else [])
                 reached = np.asarray(solver(x0=x0, p=[start, end - start])["xf"]).T
             except RuntimeError as failure:  # near a singular configuration, say: DOP853 takes this piece, or stops
-                calls += int(solver.stats().get("nfevals", 0)) + _lost(failure, steps)
+                if not isinstance(failure, _StalledHere):
+                    calls += int(solver.stats().get("nfevals", 0)) + _lost(failure, steps)
                 if runs > 1:
                     raise IntegrationError(start, "CVODES gave up", y) from None
+                if limit and single:
+                    limit.stalled = (eng, end)
                 piece = (times[done:upto], end, y, start, out[:done])
                 rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch)
                 out[done:upto], y, calls, work = rest[: upto - done], rest[-1], calls + more, None
@@ -244,6 +253,10 @@ def _cvodes(
         error.calls += calls
         raise
     return out, calls, work
+
+
+class _StalledHere(RuntimeError):
+    """CVODES gave up in this piece already, from an earlier start (StepLimit.stalled)."""
 
 
 def _lost(failure: RuntimeError, steps: int) -> int:
