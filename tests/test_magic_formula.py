@@ -385,6 +385,74 @@ def test_fx_is_odd_in_the_slip_ratio_when_no_coefficient_breaks_the_symmetry():
     assert abs(driving + braking) > 10
 
 
+# the coefficients that shift the curves off the origin (ply steer, conicity, the kappa-induced side force) at 0
+UNSHIFTED = dict(PHX1=0.0, PHX2=0.0, PVX1=0.0, PVX2=0.0, PHY1=0.0, PHY2=0.0, PVY1=0.0, PVY2=0.0, RHX1=0.0)
+UNSHIFTED |= dict(RHY1=0.0, RHY2=0.0, RVY1=0.0, RVY2=0.0)
+LOW = 0.5  # m/s: the tyre law's low speed in samples/vehicle_handling.mbs
+SPEEDS = (0.06, -0.06, 5.0, -5.0)
+
+
+def slip_power(c, vcx: float, gamma: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Fx Vsx + Fy Vsy over a grid of sliding velocities at 3500 N and forward speed `vcx`, with the slips as the
+    tyre law forms them (denominator sqrt(Vcx^2 + LOW^2)), and |Vsx| + |Vsy|."""
+    magnitudes = np.concatenate([np.geomspace(1e-4, 1.0, 13), [0.0]])
+    vsx, vsy = (v.ravel() for v in np.meshgrid(*2 * [np.concatenate([magnitudes, -magnitudes])]))
+    speed = math.hypot(vcx, LOW)
+    f = magic_formula(c, 3500.0, -vsx / speed, np.arctan(vsy / speed), gamma, vcx, low_speed=LOW)
+    return f.fx * vsx + f.fy * vsy, np.abs(vsx) + np.abs(vsy)
+
+
+@pytest.mark.parametrize("vcx", SPEEDS)
+def test_the_side_force_opposes_sideways_sliding_rolling_either_way(vcx):
+    """Sliding 0.01 m/s sideways at 3500 N, forwards or backwards, slowly or at speed: the side force opposes the
+    sliding (it pushed along it rolling backwards when the slip angle's sign turned with the rolling direction
+    twice, once in the slip's |Vcx| and again in alpha* = tan(alpha) sgn(Vcx)). At speed the slip angle 0.002 rad
+    is near the ply-steer shift, so the force is small one way (35 N) and large the other (215 N)."""
+    c = load_tyre(SAMPLE)
+    for vsy in (0.01, -0.01):
+        alpha = math.atan(vsy / math.hypot(vcx, LOW))
+        fy = float(magic_formula(c, 3500.0, 0.0, alpha, 0.0, vcx, low_speed=LOW).fy)
+        assert fy * vsy < 0 and abs(fy) > 30, (vsy, fy)
+
+
+@pytest.mark.parametrize("vcx", (*SPEEDS, 0.0))
+def test_the_tyre_never_drives_its_own_sliding_without_shifts(vcx):
+    """With no shift coefficients, no camber: Fx Vsx + Fy Vsy <= 0 for every sliding velocity, pure and combined,
+    rolling either way and at standstill. The sample tyre at standstill too, where rolling forwards and backwards
+    are blended half and half and its offsets cancel; at speed its offsets (the forces at zero slip) bound what
+    its slip power can gain."""
+    power, _ = slip_power(tyre(**UNSHIFTED), vcx)
+    assert power.max() <= 0.0
+    sample = load_tyre(SAMPLE)
+    power, sliding = slip_power(sample, vcx)
+    if vcx == 0.0:
+        assert power.max() <= 0.0
+    offsets = magic_formula(sample, 3500.0, 0.0, 0.0, 0.0, vcx, low_speed=LOW)
+    assert np.all(power <= sliding * max(abs(float(offsets.fx)), abs(float(offsets.fy))))
+
+
+def test_rolling_backwards_is_the_tyre_turned_round_and_standstill_is_smooth():
+    """At or beyond the low speed backwards, the forces are the tyre's rolling forwards at the slips seen from the
+    turned tyre (-kappa, -alpha, -gamma), with Fx, Fy, Mx, My turned back and Mz unchanged; forwards at or above it
+    they are the printed equations' (the hand route checks those at 8-30 m/s). Through standstill they change
+    continuously (no jump of sgn(Vcx)), with a continuous slope at the band's edges."""
+    c = load_tyre(SAMPLE)
+    slips = (3500.0, 0.03, 0.04, 0.02)
+    for speed in (LOW, 5.0):
+        back = magic_formula(c, *slips, -speed, low_speed=LOW)
+        turned = magic_formula(c, 3500.0, -0.03, -0.04, -0.02, speed, low_speed=LOW)
+        for name, sign in (("fx", -1), ("fy", -1), ("mx", -1), ("my", -1), ("mz", 1)):
+            got, want = float(getattr(back, name)), sign * float(getattr(turned, name))
+            assert got == pytest.approx(want, rel=4 * np.finfo(float).eps, abs=1e-12 * 3500), name
+    fy = lambda v: float(magic_formula(c, *slips, v, low_speed=LOW).fy)  # noqa: E731
+    h = 1e-7
+    assert abs(fy(h) - fy(-h)) < 1e-3  # N: the slope there, 0.75 (Fy forwards - turned) / LOW, is ~100 N s/m
+    for edge in (LOW, -LOW):
+        inside = (fy(edge) - fy(edge - math.copysign(1e-4, edge))) / 1e-4
+        outside = (fy(edge + math.copysign(1e-4, edge)) - fy(edge)) / 1e-4
+        assert abs(inside - outside) < 1.0  # N/(m/s): slopes agree to O(h) where the blend ends
+
+
 def test_the_lateral_curve_passes_through_its_shift_point():
     """Fy0 = SVy where alpha* = -SHy (4.E19-4.E20); at alpha = 0 and no camber, Fy0 is the curve at SHy plus SVy."""
     c = tyre(USE_MODE=3)

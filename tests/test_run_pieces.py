@@ -4,13 +4,15 @@ grid whatever the start; the watch's screen never passing a state the SVD would 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
 from mbstudio import samples
 from mbstudio.dynamics.engine import engine
 from mbstudio.simulation import integrators
-from mbstudio.simulation.integrators import CHUNKS, STEPS_PER_PIECE, _next_span
+from mbstudio.simulation.integrators import CHUNKS, FLOOR_STEPS, MAX_STEPS, STEPS_PER_PIECE, _next_span, _solved
 from mbstudio.simulation.run import simulate
 
 
@@ -80,3 +82,30 @@ def test_the_check_points_loop_blocks_in_one_call_are_each_states():
     eng = engine(samples.load("sla_suspension"))
     q = eng.mech.assemble(None)[0] + 0.01 * np.random.default_rng(1).standard_normal((5, eng.n))
     assert np.array_equal(eng._loop_blocks(q), np.stack([eng.loop_block(x).ravel() for x in q]))
+
+
+def test_a_short_run_builds_one_integrator_for_the_watchs_pieces_and_one_for_the_rest():
+    """The watch's two first pieces span one check interval each: the first (no step history yet) is tried at the
+    limit of the second, so both share one integrator, and the rest of the run is the other (each integrator
+    built was about 1 ms of a first run in a process)."""
+    model = samples.load("four_bar")
+    simulate(model, 1e-9)  # the engine and the run's start, loaded
+    integrators._chunk_integrator.cache_clear()
+    simulate(model, 1e-9)
+    assert integrators._chunk_integrator.cache_info().misses == 2
+
+
+def test_a_piece_tried_at_a_lower_step_limit_computes_what_the_last_limit_alone_would():
+    """A step limit changes nothing computed until it is reached: a piece that fits the trial's limit, and one
+    integrated again after running into it, give the states and steps of the last limit alone, bit for bit; the
+    evaluations of the failed trial are counted (at least one per step of its limit)."""
+    eng = engine(samples.load("four_bar"))
+    y0 = eng.pack(eng.mech.assemble(None)[0], np.zeros(len(eng.independent)))
+    chunk = functools.partial(integrators._chunk_integrator, eng, (0.25, 0.5, 1.0), "adams", 1e-10, 1e-12, 1, 0.0)
+    alone, states, tried = _solved(chunk, (MAX_STEPS,), y0, [0.0, 0.2])
+    steps = alone.stats()["nsteps"]
+    assert tried == 0 and 3 * 4 < steps < FLOOR_STEPS  # a trial at 4 steps per return runs into it; at the floor not
+    for trial, failed in ((FLOOR_STEPS, False), (4, True)):
+        solver, again, tried = _solved(chunk, (trial, MAX_STEPS), y0, [0.0, 0.2])
+        assert np.array_equal(again, states) and solver.stats()["nsteps"] == steps
+        assert (tried >= trial) if failed else (tried == 0)

@@ -82,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=CONTACT_MODELS,
         default="compliant",
         help="the contact elements as compliant forces (integrated by --method; the default) or rigid contacts "
-        "with restitution (Moreau's time stepping, trees only; docs/contact.md)",
+        "with restitution (Moreau's time stepping, trees and closed loops; docs/contact.md)",
     )
     parser.add_argument(
         "--step",

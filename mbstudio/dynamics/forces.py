@@ -21,11 +21,14 @@ from ..kinematics.tree import MotionState
 from ..model.document import CompliantStop, Coordinate, Joint
 from ..model.errors import ModelError
 from ..model.expressions import evaluate
+from ..model.road_formula import formula_height_and_gradient
+from ..model.surface_files import read_grid
 from ..numerics.compiled import over_times, piecewise_linear
 from .force_laws import CoordinateStop, ForceLaw, law_class
 from .force_laws.base import instants
 from .mass_matrix import mass_matrix
 from .road_profile import float_distances, smooth_height_and_slope
+from .road_surface import height_and_gradient
 from .spatial_tree import body_inertia
 
 
@@ -194,6 +197,20 @@ class AppliedForces:
             return (*smooth_height_and_slope(xs, zs, s, self.mech.backend), speed)
         slopes = np.diff(zs) / np.diff(xs)
         return self.table_value(xs, zs, list(s)), self._slope(xs, slopes, s), speed
+
+    def road_surface(self, t, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, object, object]:
+        """The road's height and gradient ∂z/∂x, ∂z/∂y (N,) under world positions x, y (N,) at the time(s) t, and
+        its speed: the grid or formula surface at (x + speed t, y) (road_surface.py, model/road_formula.py), or the
+        x-profile (`road`) with ∂z/∂y None (no term of it, so that a profile road computes exactly as before)."""
+        road = self.mech.model.road
+        if road is None or (road.surface is None and road.formula is None):
+            height, slope, speed = self.road(t, x)
+            return height, slope, None, speed
+        speed, b = self.value(road.speed), self.mech.backend
+        s = x + speed * b.asarray(instants(0.0 if t is None else t, len(x))) if speed != 0 else x
+        if road.formula is not None:
+            return *formula_height_and_gradient(road.formula, self.geometry.symbols, s, y, b), speed
+        return *height_and_gradient(read_grid(road.surface, road.surface_sha256), s, y, b), speed
 
     def _slope(self, xs: np.ndarray, slopes: np.ndarray, s: np.ndarray) -> np.ndarray:
         """The profile's slope at distances s: each segment's on [x_i, x_i+1), 0 beyond the ends."""

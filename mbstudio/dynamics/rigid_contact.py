@@ -14,6 +14,9 @@ alternating direction method of multipliers with a proximal step (Carpentier et 
 
 until the iterates agree and satisfy the law to `tolerance` of the forces' scale. While every contact sticks the
 solution is λ = −G⁻¹ g, the bilateral point constraints of Pinocchio's CONTACT_3D (tests/test_rigid_contact.py).
+A closed-loop mechanism is solved in its independent coordinates, the loops' forces eliminated by R = ∂q/∂q_ind:
+M⁻¹ Jᵀ becomes R (Rᵀ M R)⁻¹ Rᵀ Jᵀ (tests/test_rigid_loops.py checks it against the tree with the loop's
+equations as multipliers).
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ from ..kinematics import Mechanism
 from ..numerics.compiled import cached_functions, code_version
 from .force_laws.contact_law import ContactLaw
 from .forces import AppliedForces
-from .inverse_dynamics import bias_forces
+from .inverse_dynamics import inverse_dynamics
 from .mass_matrix import mass_matrix
 
 RANK = 1e-10  # G's eigenvalues below this part of its largest belong to redundant contacts' directions
 BLOCK = 25  # ADMM iterations per call of the compiled block
+SMALLEST_CURVATURE = 1e-2  # of G's largest eigenvalue: the least that sets the ADMM step ρ
 
 
 @dataclass
@@ -53,19 +57,22 @@ class RigidContacts:
 def rigid_contact_dynamics(
     mech: Mechanism, t: float, q: np.ndarray, qd: np.ndarray, tolerance: float = 1e-12, iterations: int = 20000
 ) -> RigidContacts:
-    """The rigid-contact accelerations of the tree `mech` at (t, q, q̇), every other force element applied as it
-    is (a contact element gives its geometry and μ, not its compliant force); RuntimeError when the solver does
-    not reach `tolerance` within `iterations`."""
-    if mech.topology.cut:
-        raise ValueError("rigid contacts are solved for trees only: this mechanism has loop-closing joints")
+    """The rigid-contact accelerations of `mech` at (t, q, q̇) (closed loops: q assembled, q̇ = R q̇_ind; the
+    contacts act through R on the independent coordinates, M and M⁻¹ Jᵀ becoming Rᵀ M R and R (Rᵀ M R)⁻¹ Rᵀ Jᵀ),
+    every other force element applied as it is (a contact element gives its geometry and μ, not its compliant
+    force); RuntimeError when the solver does not reach `tolerance` within `iterations`."""
     q, qd = np.asarray(q, float), np.asarray(qd, float)
     forces = AppliedForces(mech, mech.model.forces)
     contacts = [law for law in forces.laws if isinstance(law, ContactLaw)]
     others = [law for law in forces.laws if not isinstance(law, ContactLaw)]
     Q = sum((np.asarray(law.generalized(t, q[None], qd[None], forces.placed(q[None])), float)[0] for law in others),
             np.zeros(len(q)))  # fmt: skip
+    R = np.asarray(mech.r_matrix(q[None]), float)[0]  # closed loops: q̈ = R q̈_ind + a (dynamics/closed_loop.py)
+    a = np.asarray(mech.acceleration_term(q[None], qd[None]), float)[0]
     M = np.asarray(mass_matrix(mech, q[None]), float)[0]
-    a_free = np.linalg.solve(M, Q - np.asarray(bias_forces(mech, q[None], qd[None]), float)[0])
+    reduced = R.T @ M @ R
+    bias = np.asarray(inverse_dynamics(mech, q[None], qd[None], a[None]), float)[0]  # M a + b
+    a_free = R @ np.linalg.solve(reduced, R.T @ (Q - bias)) + a
     touching = [(law, *_point(mech, law, q, qd)) for law in contacts]
     touching = [item for item in touching if item[1] >= 0]
     if not touching:
@@ -74,7 +81,7 @@ def rigid_contact_dynamics(
     gamma = np.concatenate([item[3] for item in touching])
     normals = np.array([np.asarray(law.plane()[1], float) for law, *_ in touching])
     friction = np.array([float(law.values()["friction"]) for law, *_ in touching])
-    MinvJt = np.linalg.solve(M, J.T)
+    MinvJt = R @ np.linalg.solve(reduced, (J @ R).T)  # a tree's M⁻¹ Jᵀ; on loops, through R
     G = J @ MinvJt
     g = J @ a_free + gamma
     lam, used, residual = solve_cone_complementarity(G, g, normals, friction, tolerance, iterations)
@@ -124,7 +131,10 @@ def solve_in_frames(
     ρ, the sticking forces and the proximal solve."""
     eigen, vectors = np.linalg.eigh(G)
     kept = eigen > RANK * eigen[-1]  # redundant contacts (four corners of a block) make G singular
-    rho = float(np.sqrt(eigen[kept][0] * eigen[kept][-1]))  # the step between G's extreme nonzero curvatures
+    # the step between G's extreme nonzero curvatures, at least a tenth of the largest: two contacts nearly
+    # redundant (the two ends of one bar landing) leave G an eigenvalue 1e-9 of its largest, whose geometric mean
+    # with it slowed the iterations a thousandfold (tests/test_rigid_loops.py)
+    rho = float(eigen[-1] * np.sqrt(max(eigen[kept][0] / eigen[-1], SMALLEST_CURVATURE)))
     basis = vectors[:, kept]
     stick = -basis @ ((basis.T @ g) / eigen[kept])  # every point held: σ = 0 (least norm among redundant ones)
     scale = max(float(np.abs(stick).max()), 1e-300)

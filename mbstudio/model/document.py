@@ -446,6 +446,7 @@ class Contact:
     plane_origin: Vector = field(default_factory=lambda: [0.0, 0.0, 0.0])
     plane_normal: Vector = field(default_factory=lambda: [0.0, 0.0, 1.0])
     restitution: Expr = 0.0  # Newton's coefficient e, for the rigid model only (simulation/rigid_stepping.py)
+    against: str | None = None  # None: the plane; "road": the model's (still) road surface, compliant model only
     type: ClassVar[str] = "contact"
 
 
@@ -482,11 +483,17 @@ class Road:
     joined by straight lines ("linear") or by a monotone cubic with a continuous slope ("smooth",
     dynamics/road_profile.py), held level beyond its ends, passing rearward under the model at `speed` (a rolling
     road): under a wheel centre at world x the road's height at time t is z(x + speed t), so each wheel meets a
-    bump at its own time."""
+    bump at its own time. Or, instead of the profile, a `surface` z(x, y): a CSV grid of heights (its path relative
+    to the model's folder in the file, absolute once loaded), joined with a continuous gradient
+    (dynamics/road_surface.py), or a `formula` z(x, y) (dynamics/road_formula.py); under a point at world (x, y)
+    its height is z(x + speed t, y)."""
 
-    profile: list[list[float]]
+    profile: list[list[float]] = field(default_factory=list)
     speed: Expr = 0.0
     interpolation: str = "linear"  # ROAD_INTERPOLATIONS
+    surface: str | None = None
+    surface_sha256: str | None = None  # the grid's content when loaded: in the text an engine is filed under
+    formula: Expr | None = None  # instead of the profile or the grid: z(x, y) in the expression language
 
 
 FORCE_ELEMENTS = {

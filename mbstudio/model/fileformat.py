@@ -29,6 +29,7 @@ from .document import (
 )
 from .errors import ModelError
 from .files import write_all
+from .surface_files import resolve_surface_file, with_relative_surface_file
 from .tyre_files import resolve_tyre_files, with_relative_tyre_files
 from .units import Quantity, read, read_vector, written
 from .validation import validate
@@ -74,6 +75,7 @@ def load(path: str | os.PathLike) -> Model:
     path = Path(path)
     model = from_dict(_parsed(_text(path), str(path)), consume=True)  # neither text nor JSON kept while validating
     resolve_tyre_files(model, path.parent)
+    resolve_surface_file(model, path.parent)
     validate(model)
     return model
 
@@ -252,11 +254,16 @@ def _coupling(data, index) -> Coupling:
 
 
 def _road(data) -> Road:
-    obj = _object(data, "road", ("profile", "speed", "interpolation"))
-    if "profile" not in obj:
-        raise ModelError("road", "lacks 'profile'", expected='"profile": [[s, z], ...], heights z at distances s (m)')
-    profile, speed = _table(obj["profile"], "road.profile", "[s, z]"), _expr(obj.get("speed", 0.0), "road.speed")
-    return Road(profile, speed, obj.get("interpolation", "linear"))  # its value checked by validation
+    obj = _object(data, "road", ("profile", "speed", "interpolation", "surface", "surface_sha256", "formula"))
+    if sum(key in obj for key in ("profile", "surface", "formula")) != 1:
+        expected = '"profile": [[s, z], ...] (m), "surface": "a CSV grid of heights" or "formula": "z(x, y)"'
+        raise ModelError("road", "must have one of 'profile', 'surface' and 'formula'", sorted(obj), expected)
+    profile = _table(obj["profile"], "road.profile", "[s, z]") if "profile" in obj else []
+    surface = _string(obj["surface"], "road.surface") if "surface" in obj else None
+    speed = _expr(obj.get("speed", 0.0), "road.speed")
+    digest = _string(obj["surface_sha256"], "road.surface_sha256") if "surface_sha256" in obj else None
+    formula = _expr(obj["formula"], "road.formula") if "formula" in obj else None
+    return Road(profile, speed, obj.get("interpolation", "linear"), surface, digest, formula)  # validation checks
 
 
 def _platform(data) -> Platform:
@@ -536,7 +543,7 @@ def _independent(data):
 _NAME_FIELDS = (
     *("name", "body", "body1", "body2", "point", "point1", "point2", "coordinate", "element", "wheel", "centre"),
     *("lower_body", "lower_point", "upper_body", "upper_point", "damper", "frame1", "frame2", "tir", "side"),
-    "relaxation",
+    *("relaxation", "against"),
 )
 _VECTOR_FIELDS = ("force", "axis1", "axis2", "spin_axis", "plane_origin", "plane_normal")
 
@@ -664,7 +671,10 @@ def to_dict(model: Model) -> dict:
     if model.couplings:
         data["couplings"] = [_drop_none(dataclasses.asdict(c)) for c in model.couplings]
     if model.road is not None:
-        data["road"] = {"speed": model.road.speed, "profile": model.road.profile}
+        data["road"] = {"speed": model.road.speed}
+        shape = {"profile": model.road.profile} if model.road.surface is None else {"surface": model.road.surface}
+        shape = {"formula": model.road.formula} if model.road.formula is not None else shape
+        data["road"] |= shape | ({"surface_sha256": model.road.surface_sha256} if model.road.surface_sha256 else {})
         if model.road.interpolation != "linear":  # a file without it reads as before
             data["road"]["interpolation"] = model.road.interpolation
     return data
@@ -781,4 +791,5 @@ def save(model: Model, path: str | os.PathLike) -> None:
     with the model as one set (every file or none)."""
     validate(model)
     saved, copies = with_relative_tyre_files(model, Path(path).parent)
-    write_all({path: dumps(saved), **copies})
+    saved, grid = with_relative_surface_file(saved, Path(path).parent)
+    write_all({path: dumps(saved), **copies, **grid})

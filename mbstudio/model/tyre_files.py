@@ -20,19 +20,23 @@ def _tyres(model: Model) -> list[tuple[int, MagicFormulaTyre]]:
 def resolve_tyre_files(model: Model, folder: Path) -> None:
     """Each tyre's `tir`, written relative to `folder` (the model file's), made absolute; a ModelError naming the
     tyre when the path is absolute, leaves the folder or names no file."""
-    root = folder.resolve()
+    expected = "a .tir file in the model's folder or below it, as a relative path"
     for _, tyre in _tyres(model):
-        where = f"force '{tyre.name}'.tir"
-        given = Path(tyre.tir)
-        expected = "a .tir file in the model's folder or below it, as a relative path"
-        if given.is_absolute():
-            raise ModelError(where, "is an absolute path", tyre.tir, expected)
-        found = (root / given).resolve()
-        if not found.is_relative_to(root):
-            raise ModelError(where, "leaves the model's folder", tyre.tir, expected)
-        if not found.is_file():
-            raise ModelError(where, "names no file", tyre.tir, expected)
-        tyre.tir = str(found)
+        tyre.tir = str(resolved_inside(tyre.tir, folder, f"force '{tyre.name}'.tir", expected))
+
+
+def resolved_inside(given: str, folder: Path, where: str, expected: str) -> Path:
+    """The file `given` relative to `folder`, absolute; a ModelError naming `where` when the path is absolute,
+    leaves the folder or names no file."""
+    root = folder.resolve()
+    if Path(given).is_absolute():
+        raise ModelError(where, "is an absolute path", given, expected)
+    found = (root / given).resolve()
+    if not found.is_relative_to(root):
+        raise ModelError(where, "leaves the model's folder", given, expected)
+    if not found.is_file():
+        raise ModelError(where, "names no file", given, expected)
+    return found
 
 
 def with_relative_tyre_files(model: Model, folder: Path) -> tuple[Model, dict[Path, bytes]]:

@@ -6,6 +6,7 @@ import itertools
 import math
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from .document import (
     Joint,
     Model,
     PointForce,
+    Road,
     SpeedController,
     SpringDamper,
     SuspensionMeasure,
@@ -34,6 +36,8 @@ from .document import (
 from .errors import ModelError
 from .expressions import FUNCTIONS, evaluate, names
 from .names import LABEL, check_inertial_symbols, check_name, check_unique
+from .road_formula import check_formula
+from .surface_files import read_grid
 from .units import check_expressions, check_units
 
 # Names of text (the model's, bodies', points', frames', names in an imported file) reach generated files only
@@ -583,10 +587,19 @@ def _check_contact(element: Contact, symbols, where: str) -> None:
     for key in ("plane_origin", "plane_normal"):
         if not isinstance(getattr(element, key), list) or len(getattr(element, key)) != 3:
             raise ModelError(f"{where}.{key}", "must hold three numbers", getattr(element, key), "[x, y, z]")
+    _check_against(element, where)
     float_vector(element.plane_origin, symbols, f"{where}.plane_origin")
     normal = float_vector(element.plane_normal, symbols, f"{where}.plane_normal")
     if not np.linalg.norm(normal) > 0:
         raise ModelError(f"{where}.plane_normal", "is not a direction", normal.tolist(), "3 numbers, not all 0")
+
+
+def _check_against(element: Contact, where: str) -> None:
+    """A contact against the plane (no value) or the road (_check_road: a still one)."""
+    if element.against is None:
+        return
+    if element.against != "road":
+        raise ModelError(f"{where}.against", "is not a ground", element.against, '"road", or no value for the plane')
 
 
 # Rounding allowance of the bushing's matrix checks, in units of the matrix's largest entry: a matrix typed
@@ -660,6 +673,15 @@ def _check_road(model: Model, symbols) -> None:
     road = model.road
     if road is None:
         return
+    rolling = float_value(road.speed, symbols, "road.speed") != 0
+    for element in model.forces:
+        if rolling and isinstance(element, Contact) and element.against == "road":
+            raise ModelError(f"force '{element.name}'.against", "is a rolling road (road.speed is not 0)", "road",
+                             "a contact against a still road, or against its plane")  # fmt: skip
+    if road.surface is not None or road.formula is not None:
+        _check_surface(road)
+        check_formula(road.formula, symbols)
+        return
     distances = [row[0] for row in road.profile]
     if not road.profile or not all(_finite(v) for row in road.profile for v in row):
         raise ModelError("road.profile", "must hold finite [s, z] rows", road.profile, "at least one row, in m")
@@ -670,6 +692,12 @@ def _check_road(model: Model, symbols) -> None:
         raise ModelError(
             "road.interpolation", "is not a way to join the rows", road.interpolation, " or ".join(ROAD_INTERPOLATIONS)
         )
+
+
+def _check_surface(road: Road) -> None:
+    """A surface grid that reads, once the model's folder has made its path absolute."""
+    if road.surface is not None and Path(road.surface).is_absolute():
+        read_grid(road.surface, road.surface_sha256)
 
 
 def _named(elements: list, kind: str) -> Iterator[tuple[object, str]]:

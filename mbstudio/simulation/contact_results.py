@@ -30,6 +30,7 @@ def support(mech: Mechanism, t: float, q: np.ndarray, qd: np.ndarray, recorded: 
     the run's `recorded` ones (contact name -> (point, force), `recorded_contacts`)."""
     motion = _Motion(mech, np.array([t], float), np.asarray(q, float)[None], np.asarray(qd, float)[None], None)
     laws = [law for law in AppliedForces(mech, mech.model.forces).laws if isinstance(law, ContactLaw)]
+    laws = [law for law in laws if law.element.against is None]  # on a plane: a road has no one support plane
     points, loads, normal = [], [], None
     for law in laws:
         plane = np.asarray(law.plane()[1], float)

@@ -216,17 +216,15 @@ def _cvodes(
             checkpoint(start)
             upto = int(np.searchsorted(times, end, side="right"))
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
-            steps = limit.steps() if limit else MAX_STEPS
-            solver = _chunk_integrator(eng, marks, multistep, rtol, atol, runs, work_scale, steps)
+            chunk = functools.partial(_chunk_integrator, eng, marks, multistep, rtol, atol, runs, work_scale)
+            x0 = np.append(y, [0.0] if work_scale else [])
             single = not np.count_nonzero(checks < end - 1e-12 * times[-1])  # the piece spans one check interval
             try:
                 if limit and limit.stalled == (eng, end):
-                    raise _StalledHere
-                x0 = np.append(y, [0.0] if work_scale else [])
-                reached = np.asarray(solver(x0=x0, p=[start, end - start])["xf"]).T
-            except RuntimeError as failure:  # near a singular configuration, say: DOP853 takes this piece, or stops
-                if not isinstance(failure, _StalledHere):
-                    calls += int(solver.stats().get("nfevals", 0)) + _lost(failure, steps)
+                    raise _GaveUp(0)
+                solver, reached, tried = _solved(chunk, _limits(limit), x0, [start, end - start])
+            except _GaveUp as failure:  # near a singular configuration, say: DOP853 takes this piece, or stops
+                calls += failure.calls
                 if runs > 1:
                     raise IntegrationError(start, "CVODES gave up", y) from None
                 if limit and single:
@@ -237,7 +235,7 @@ def _cvodes(
                 start, done, span = end, upto, 1
                 continue
             stats = solver.stats()
-            calls += int(stats.get("nfevals", 0))
+            calls += tried + int(stats.get("nfevals", 0))
             span = _next_span(int(stats.get("nsteps", 0)), (end - start) * CHUNKS / times[-1])
             if limit:  # per interval between check points (the outputs asked for change nothing computed)
                 limit.taken(int(stats.get("nsteps", 0)), 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1])))
@@ -255,8 +253,39 @@ def _cvodes(
     return out, calls, work
 
 
-class _StalledHere(RuntimeError):
-    """CVODES gave up in this piece already, from an earlier start (StepLimit.stalled)."""
+class _GaveUp(RuntimeError):
+    """CVODES gave up in a piece, after `calls` evaluations."""
+
+    def __init__(self, calls: int) -> None:
+        self.calls = calls
+        super().__init__(f"CVODES gave up after {calls} evaluations")
+
+
+def _limits(limit: StepLimit | None) -> tuple[int, ...]:
+    """The step limits a piece is integrated with, in turn, each where the one before ran into its limit: the
+    run's (MAX_STEPS without a StepLimit); for a run's first piece (no history yet: MAX_STEPS) FLOOR_STEPS
+    first, the limit of most next pieces, so that they share its integrator (a first run in a process builds each,
+    about 1 ms). A limit changes nothing computed until it is reached: the piece is integrated again only where
+    the first limit was, and then computes what the last alone would have."""
+    if limit is None:
+        return (MAX_STEPS,)
+    return tuple(dict.fromkeys((FLOOR_STEPS, MAX_STEPS))) if not limit.most else (limit.steps(),)
+
+
+def _solved(chunk: Callable[[int], casadi.Function], limits: tuple[int, ...], x0: np.ndarray, p: list[float]):
+    """CVODES over a piece (`chunk(steps)`: its integrator at that step limit; `p` = (t₀, h)) at each of the
+    `limits` in turn until one reaches the end (`_limits`): that integrator, the states at its returns, and the
+    evaluations of the tries before it; _GaveUp (with every evaluation made) where CVODES gives up otherwise, or
+    at the last limit. A try that gives up before its limit gives up where the next would, at the same step."""
+    tried = 0
+    for steps in limits:
+        solver = chunk(steps)
+        try:
+            return solver, np.asarray(solver(x0=x0, p=p)["xf"]).T, tried
+        except RuntimeError as failure:
+            tried += int(solver.stats().get("nfevals", 0)) + _lost(failure, steps)
+            if steps == limits[-1] or "CV_TOO_MUCH_WORK" not in str(failure):
+                raise _GaveUp(tried) from None
 
 
 def _lost(failure: RuntimeError, steps: int) -> int:
@@ -340,10 +369,29 @@ def _chunk_integrator(
     work_scale: float = 0.0,
     steps: int = MAX_STEPS,
 ):
-    """dy/dτ = h f(t₀ + h τ, y) on the normalised grid; p = (t₀, h). MX symbols call the engine's SX function
-    as one node, so building it costs milliseconds whatever the model's size; for an ensemble the function
-    is mapped over the runs' columns. `work_scale` > 0: the power of the non-conservative forces over
-    `work_scale` as one more state; at most `steps` steps between two returns."""
+    """The CVODES integrator of `_chunk_dae` returning at `grid` (normalised time), at most `steps` steps between
+    two returns."""
+    options = {
+        "reltol": rtol,
+        "abstol": atol,
+        "linear_multistep_method": multistep,
+        "nonlinear_solver_iteration": "functional" if multistep == "adams" else "newton",
+        "max_num_steps": steps,
+        # where CVODES gives up, DOP853 takes the piece or the run stops with a message of its own: SUNDIALS' and
+        # CasADi's (one line per failed evaluation near a singular configuration) said nothing a person could use
+        "show_eval_warnings": False,
+        "disable_internal_warnings": True,
+    }
+    return casadi.integrator("chunk", "cvodes", _chunk_dae(eng, multistep, runs, work_scale), 0.0, list(grid), options)
+
+
+@functools.lru_cache(maxsize=8)
+def _chunk_dae(eng: Engine, multistep: str, runs: int, work_scale: float) -> casadi.Function:
+    """dy/dτ = h f(t₀ + h τ, y) on the normalised time; p = (t₀, h): one function for every piece of a run (each
+    grid and step limit its own integrator; building this graph was a third of an integrator's cost). MX
+    symbols call the engine's SX function as one node, so building it costs milliseconds whatever the model's
+    size; for an ensemble the function is mapped over the runs' columns. `work_scale` > 0: the power of the
+    non-conservative forces over `work_scale` as one more state."""
     size = eng.state_size
     tau, y, p = casadi.MX.sym("tau"), casadi.MX.sym("y", size * runs), casadi.MX.sym("p", 2)
     work = casadi.MX.sym("work", int(work_scale > 0))
@@ -356,20 +404,10 @@ def _chunk_integrator(
     states = casadi.reshape(y, size, runs)
     outputs = mapped(p[0] + p[1] * tau, states, *([] if stiff else [casadi.DM.zeros(eng.n)]))
     y_dot = casadi.reshape(outputs[0], size * runs, 1)
-    options = {
-        "reltol": rtol,
-        "abstol": atol,
-        "linear_multistep_method": multistep,
-        "nonlinear_solver_iteration": "functional" if multistep == "adams" else "newton",
-        "max_num_steps": steps,
-        # where CVODES gives up, DOP853 takes the piece or the run stops with a message of its own: SUNDIALS' and
-        # CasADi's (one line per failed evaluation near a singular configuration) said nothing a person could use
-        "show_eval_warnings": False,
-        "disable_internal_warnings": True,
-    }
     # the work as one more state, not as CVODES' quadrature: CasADi evaluates a quadrature's right-hand side in a
     # call of its own, which cost the vehicle's drive 60 % more; scaled to the model's energies, so that its error
     # test asks no more of it than of the coordinates (in joules the vehicle's steps were 9 % more)
     rate = casadi.vertcat(y_dot, outputs[1] / work_scale) if work_scale else y_dot
-    dae = {"t": tau, "x": casadi.vertcat(y, work), "p": p, "ode": p[1] * rate}
-    return casadi.integrator("chunk", "cvodes", dae, 0.0, list(grid), options)
+    none = casadi.MX(0, 1)  # no algebraic states, controls, quadratures or events
+    inputs, outputs = [tau, casadi.vertcat(y, work), none, p, none], [p[1] * rate, none, none, none]
+    return casadi.Function("chunk_dae", inputs, outputs, casadi.dyn_in(), casadi.dyn_out())

@@ -17,6 +17,13 @@ constant forces is exact (the midpoint rule integrates q̈ = const without error
 raises the energy and friction only takes it out: what the contacts take shows as the fall of the energy balance
 (E + what the other elements dissipated; tests/test_rigid_stepping.py). Samples fall on the step grid: each output
 interval is cut into the fewest equal steps no longer than `step`.
+
+On closed loops the step is the same midpoint rule on the independent coordinates (dynamics/rigid_step_terms.py):
+v_ind,f = v_ind + h q̈_ind from the projected equations, M⁻¹ becomes R (Rᵀ M R)⁻¹ Rᵀ, and the velocities are mapped
+by R at the midpoint, so that the contacts see only velocities a motion on the loops gives; at the step's end Newton
+closes the loops at the independent coordinates of q⁺ and q̇⁺ = R(q⁺) q̇⁺_ind. Flight is first-order accurate
+there (the loops' velocity-product forces are taken at the step's start): the energy drifts by O(h)
+(tests/test_rigid_loops.py).
 """
 
 from __future__ import annotations
@@ -29,9 +36,10 @@ import numpy as np
 from ..dynamics.force_laws.contact_law import ContactLaw
 from ..dynamics.forces import AppliedForces
 from ..dynamics.rigid_contact import contact_frames, solve_in_frames
-from ..dynamics.rigid_step_terms import rigid_step_terms
+from ..dynamics.rigid_step_terms import loop_assembly, rigid_step_terms
 from ..kinematics import Mechanism
 from ..model.document import Contact, ForceMeasure
+from ..model.errors import AssemblyError
 
 TOLERANCE = 1e-10  # the impulses' relative residual on the cone complementarity at each step
 ITERATIONS = 20000
@@ -54,16 +62,14 @@ class RigidRun:
 
 
 class RigidStepper:
-    """Steps a tree's motion with rigid contacts (the document's contact elements: their geometry, friction and
-    restitution; their stiffness and damping do not enter). The terms of a step (the free velocity, M⁻¹ Jᵀ, the
-    Delassus matrix, the points' velocities and penetrations ahead) are one compiled function of the model
-    (dynamics/rigid_step_terms.py), so that a step is one native call and, for the contacts that touch, the cone
-    complementarity of their impulses."""
+    """Steps a mechanism's motion (a tree, or closed loops in their independent coordinates) with rigid contacts
+    (the document's contact elements: their geometry, friction and restitution; their stiffness and damping do not
+    enter). The terms of a step (the free velocity, M⁻¹ Jᵀ, the Delassus matrix, the points' velocities and
+    penetrations ahead) are one compiled function of the model (dynamics/rigid_step_terms.py), so that a step is
+    one native call and, for the contacts that touch, the cone complementarity of their impulses; closed loops add
+    the Newton steps that close them and one call of R."""
 
     def __init__(self, mech: Mechanism, tolerance: float = TOLERANCE) -> None:
-        if mech.topology.cut:
-            raise ValueError("rigid contacts step trees only: this mechanism has loop-closing joints; use the "
-                             "compliant model (contact='compliant')")  # fmt: skip
         self.mech, self.tolerance = mech, tolerance
         elements = mech.model.forces
         self.others = AppliedForces(mech, [f for f in elements if not isinstance(f, Contact)])
@@ -72,7 +78,8 @@ class RigidStepper:
         self.friction = np.array([float(law.values()["friction"]) for law in self.laws])
         self.restitution = np.array([float(law.forces.value(law.element.restitution)) for law in self.laws])
         self.axes = contact_frames(self.normals)
-        self.terms = rigid_step_terms(mech.model)
+        self.terms = rigid_step_terms(mech.model, mech.partition)
+        self.loops = loop_assembly(mech) if mech.partition.dependent else None
         self._warm: tuple[bytes, np.ndarray] | None = None  # the active contacts and their impulses
 
     def step(self, t: float, q: np.ndarray, v: np.ndarray, h: float) -> tuple:
@@ -83,7 +90,7 @@ class RigidStepper:
         active = np.flatnonzero(ahead >= 0)
         if not len(active):
             self._warm = None
-            return q_m + 0.5 * h * v_free, v_free, impulses
+            return *self._on_loops(q_m + 0.5 * h * v_free, v_free), impulses
         every = len(active) == len(self.laws)  # standing: no rows to pick
         rows = slice(None) if every else (3 * active[:, None] + np.arange(3)).ravel()
         approach = np.minimum(0.0, u_start[3 * active + 2])  # the normal velocities at the step's start
@@ -96,7 +103,20 @@ class RigidStepper:
         self._warm = (key, lam)
         v_next = v_free + W[:, rows] @ lam
         impulses[active] = np.einsum("mji,mj->mi", self.axes[active], lam.reshape(-1, 3))  # to world axes
-        return q_m + 0.5 * h * v_next, v_next, impulses
+        return *self._on_loops(q_m + 0.5 * h * v_next, v_next), impulses
+
+    def _on_loops(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A step's end on closed loops: the dependent coordinates closed by Newton at the independent ones, the
+        velocity R q̇_ind there (the step is the midpoint rule on the independent coordinates). A tree's step ends
+        as it is."""
+        if self.loops is None:
+            return q, v
+        try:
+            closed = self.loops.assemble(q[self.loops.ind], q)
+        except AssemblyError:  # Newton did not close them, or on another branch: the continuation says why
+            closed = np.asarray(self.mech.assemble(q[self.loops.ind][None], guess=q[None]), float)[0]
+        R = self.loops.r_matrix(closed)[0].reshape(len(q), len(self.loops.ind), order="F")
+        return closed, R @ v[self.loops.ind]
 
     def run(self, times: np.ndarray, q0: np.ndarray, v0: np.ndarray, step: float, clock=None) -> RigidRun:
         """The motion from (q0, v0) at times[0] sampled at `times`."""
@@ -147,5 +167,7 @@ def rigid_run(mech: Mechanism, times: np.ndarray, q0: np.ndarray, v0: np.ndarray
     """A rigid-contact run sampled at `times`: the force elements but the contacts, the states, and the contacts'
     measures from the impulses (simulation/run.py builds the result from them, as from any other run)."""
     stepper = RigidStepper(mech)
+    if mech.partition.dependent:  # the independent coordinates' rates given: every coordinate's, q̇ = R q̇_ind
+        v0 = np.asarray(mech.r_matrix(q0), float)[0] @ v0
     run = stepper.run(times, q0, v0, step, clock)
     return stepper.others, run, contact_columns(mech, stepper, run)

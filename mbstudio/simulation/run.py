@@ -304,7 +304,7 @@ def simulate(
     formula, say) that leaves ±1e12 within the run (checked at fixed times before it starts) refuses it with one
     naming the element, the time and the value.
     `contact="rigid"` steps the contact elements as rigid contacts with restitution (simulation/rigid_stepping.py,
-    steps of at most `step` s, default 1 ms) instead of integrating their compliant forces; trees only."""
+    steps of at most `step` s, default 1 ms) instead of integrating their compliant forces; trees and closed loops."""
     if contact not in CONTACT_MODELS:
         raise ValueError(f"unknown contact model {contact!r}; choose one of {', '.join(CONTACT_MODELS)}")
     if method not in METHODS:

@@ -20,7 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.document import Contact
+from ...model.errors import ModelError
 from ...numerics.spatial import cross, dot
+from ..road_surface import tangent_plane
 from .base import FORMATS, ForceLaw, positive, register
 
 
@@ -34,6 +36,11 @@ def friction_force(friction, stiction_velocity, normal, slip, sqrt):
     """Regularised Coulomb f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²) (N, 3) for normal forces (N,) and slips (N, 3)."""
     scale = friction * normal / sqrt(dot(slip, slip) + stiction_velocity * stiction_velocity)
     return -scale[:, None] * slip
+
+
+def along_normal(vectors: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    """v·n (N,) in float64 for vectors (N, 3) and one normal (1, 3) (summed as a plane's always was) or N."""
+    return vectors @ normal[0] if len(normal) == 1 else dot(vectors, normal)
 
 
 @register
@@ -53,36 +60,50 @@ class ContactLaw(ForceLaw):
 
     def plane(self) -> tuple[np.ndarray, np.ndarray]:
         """The plane's origin o and unit normal n (3,) in world axes."""
+        if self.element.against == "road":
+            raise ModelError(f"contact '{self.name}'.against", "is the road, which the rigid model and the support "
+                             "polygon do not take", "road", "a contact against its plane")  # fmt: skip
         b, value = self.forces.mech.backend, self.forces.value
         origin = b.asarray([value(x) for x in self.element.plane_origin])
         normal = b.asarray([value(x) for x in self.element.plane_normal])
         return origin, normal / b.sqrt(dot(normal, normal))
 
+    def ground(self, centre) -> tuple[np.ndarray, np.ndarray]:
+        """A point o and the unit normal n, (1, 3) or (N, 3), of the plane the spheres centred at `centre` (N, 3)
+        press into: the element's plane, or the road's tangent plane under each (road_surface.py)."""
+        if self.element.against == "road":
+            return tangent_plane(self.forces, centre)
+        origin, normal = self.plane()
+        return origin[None, :], normal[None, :]
+
     def place(self, st) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Penetration δ (N,), the contact point c (N, 3) and its Jacobian J_c (N, 3, n) at the poses `st`."""
+        return self.placed(st)[:3]
+
+    def placed(self, st) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`place`'s, and the normal n (1, 3) or (N, 3)."""
         e, tree = self.element, self.forces.mech.tree
-        origin, normal = self.plane()
         radius = self.forces.value(e.radius)
         centre = self.forces.point(st, e.body, e.point)[0]
-        depth = radius - dot(centre - origin[None, :], normal[None, :])
-        point = centre - radius * normal[None, :]
-        return depth, point, tree.point_jacobian(st, tree.body_index(e.body), point)
+        origin, normal = self.ground(centre)
+        depth = radius - dot(centre - origin, normal)
+        point = centre - radius * normal
+        return depth, point, tree.point_jacobian(st, tree.body_index(e.body), point), normal
 
     def contact(self, depth, velocity, normal, sqrt) -> tuple[np.ndarray, np.ndarray]:
         """Normal force f_n (N,) and friction force f_t (N, 3) at penetrations δ with the contact point moving at
         `velocity` (N, 3)."""
         v = self.values()
-        along = dot(velocity, normal[None, :])
+        along = dot(velocity, normal)
         f_n = normal_force(v["stiffness"], v["exponent"], v["dissipation"], depth, -along)
-        slip = velocity - along[:, None] * normal[None, :]
+        slip = velocity - along[:, None] * normal
         return f_n, friction_force(v["friction"], v["stiction_velocity"], f_n, slip, sqrt)
 
     def generalized(self, t, q, qd, st) -> np.ndarray:
-        depth, _, J = self.place(st)
-        normal = self.plane()[1]
+        depth, _, J, normal = self.placed(st)
         velocity = (J * qd[:, None, :]).sum(axis=2)
         f_n, f_t = self.contact(depth, velocity, normal, self.forces.mech.backend.sqrt)
-        force = f_n[:, None] * normal[None, :] + f_t
+        force = f_n[:, None] * normal + f_t
         return (J * force[:, :, None]).sum(axis=1)
 
     def potential(self, q, st):
@@ -94,14 +115,14 @@ class ContactLaw(ForceLaw):
     def along(self, motion) -> dict[str, np.ndarray]:
         """Along a motion (float64): penetration, contact point and its velocity, normal and friction forces."""
         e = self.element
-        origin, normal = (np.asarray(x, float) for x in self.plane())
         radius = float(self.forces.value(e.radius))
         centre, velocity, _ = motion.point(e.body, e.point)
-        depth = radius - (centre - origin) @ normal
+        origin, normal = (np.asarray(x, float) for x in self.ground(centre))
+        depth = radius - along_normal(centre - origin, normal)
         arm = np.broadcast_to(-radius * normal, centre.shape)
         point_velocity = velocity + cross(motion.state.w[motion.mech.tree.body_index(e.body)], arm)
         f_n, f_t = (np.asarray(x, float) for x in self.contact(depth, point_velocity, normal, np.sqrt))
-        slip = point_velocity - (point_velocity @ normal)[:, None] * normal
+        slip = point_velocity - along_normal(point_velocity, normal)[:, None] * normal
         return {"depth": depth, "point": centre + arm, "slip": slip, "normal": f_n, "friction": f_t,
                 "force": f_n[:, None] * normal + f_t}  # fmt: skip
 

@@ -1,16 +1,20 @@
 """A tyre on a spinning wheel: its normal load from a vertical spring-damper pressed into the road, its in-plane
 forces and moments from Pacejka's Magic Formula (dynamics/tyres) at the slips of the wheel's point on the road.
 
-Geometry at one state (world axes; the road is the model's, a surface z(x, y) = profile(x + speed t)): the wheel
-centre C, its spin axis a (to the wheel's left), the road's normal n = (−z', 0, 1)/|·| under C. The tyre's axes
-are the TYDEX W axes in ISO 8855 orientation: heading e_x = a × n / |a × n|, e_y = n × e_x, and n. The contact
-point P is where the wheel plane's line from C straight down it (d = a × e_x) meets the road's tangent plane, at
-the loaded radius ρ; the pressing-in δ = R0 − (C_z − z_road) and its rate give the normal load as the vertical
-tyre of `tyre_law.py` does. The wheel's material point at P moves at v_P = J_P q̇: its components along e_x and e_y
-are the slip velocities Vsx, Vsy; the centre's forward speed Vcx = v_C·e_x. Then (Pacejka 2012, section 4.3.2,
-with a low speed v₀ keeping the slips finite at standstill):
+Geometry at one state (world axes; the road is the model's, a surface z(x + speed t, y), a profile's the same at
+every y): the wheel centre C, its spin axis a (to the wheel's left), the road's normal n = (−∂z/∂x, −∂z/∂y, 1)/|·|
+under C. The tyre's axes are the TYDEX W axes in ISO 8855 orientation: heading e_x = a × n / |a × n|,
+e_y = n × e_x, and n. The contact point P is where the wheel plane's line from C straight down it (d = a × e_x)
+meets the road's tangent plane, at the loaded radius ρ; the pressing-in δ = R0 − (C_z − z_road) and its rate
+give the normal load as the vertical tyre of `tyre_law.py` does. The wheel's material point at P moves at
+v_P = J_P q̇: its components along e_x and e_y are the slip velocities Vsx, Vsy; the centre's forward speed
+Vcx = v_C·e_x. Then (Pacejka 2012, section 4.3.2, with a low speed v₀ keeping the slips finite at standstill):
 
     κ = −Vsx / sqrt(Vcx² + v₀²),   α = atan(Vsy / sqrt(Vcx² + v₀²)),   γ = asin(a·n)
+
+slips that do not depend on the rolling direction; the Magic Formula turns the tyre round for rolling backwards,
+blending the two directions over |Vcx| < v₀ (dynamics/tyres/magic_formula.py), so that the side force opposes
+sideways sliding both ways and a wheel passing through standstill meets no jump.
 
 and the force F = Fx e_x + Fy e_y + Fz n and moment M = Mx e_x + My e_y + Mz n act on the wheel at P:
 Q = J_Pᵀ F + J_ωᵀ M. Its power F·v_P + M·ω is the work done on the model; its slip part Fx Vsx + Fy Vsy is what
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import numbers
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +87,12 @@ class MagicFormulaTyreLaw(ForceLaw):
     def __init__(self, element, forces) -> None:
         super().__init__(element, forces)
         self.coefficients, self.mirrored = tyre_file(element)
+        low = forces.value(element.low_speed)
+        if isinstance(low, numbers.Real) and not low > 0:  # a traced parameter is checked where it gets its value
+            why = (
+                "must be a positive speed: the slips divide by it at standstill, and the rolling direction turns in it"
+            )
+            raise ModelError(f"force '{element.name}'.low_speed", why, low, "a value > 0 m/s, such as 0.5")
         if element.relaxation not in TYRE_RELAXATIONS:
             raise ModelError(f"force '{element.name}'.relaxation", "is not a tyre relaxation model",
                              element.relaxation, " or ".join(TYRE_RELAXATIONS))  # fmt: skip
@@ -108,9 +119,11 @@ class MagicFormulaTyreLaw(ForceLaw):
         local = b.asarray([f.value(x) for x in e.spin_axis])
         axis = (st.R[i] * local[None, None, :]).sum(axis=2)
         axis = axis / self._norm(axis)[:, None]
-        height, slope, speed = f.road(t, centre[:, 0])
+        height, slope, slope_y, speed = f.road_surface(t, centre[:, 0], centre[:, 1])
         zero = b.zeros(len(centre))
-        normal = b.asarray([[-s, 0.0, 1.0] for s in slope]) if len(slope) else b.zeros((0, 3))
+        across = [0.0] * len(slope) if slope_y is None else [-s for s in slope_y]
+        rows = [[-s, a, 1.0] for s, a in zip(slope, across, strict=True)]
+        normal = b.asarray(rows) if len(slope) else b.zeros((0, 3))
         normal = normal / self._norm(normal)[:, None]
         heading = cross(axis, normal)
         heading = heading / self._norm(heading)[:, None]
@@ -124,6 +137,8 @@ class MagicFormulaTyreLaw(ForceLaw):
         v_c, v_p = (J_c * qd[:, None, :]).sum(axis=2), (J_p * qd[:, None, :]).sum(axis=2)
         depth = f.value(e.radius) + height - centre[:, 2]
         rate = slope * (v_c[:, 0] + speed) - v_c[:, 2]
+        if slope_y is not None:  # a surface z(x, y): its rise under the centre's sideways motion too
+            rate = rate + slope_y * v_c[:, 1]
         law = [f.value(getattr(e, key)) for key in ("stiffness", "damping", "engagement")]
         fz = contact_force(*law, depth, rate) + zero
         return {"heading": heading, "lateral": lateral, "normal": normal, "axis": axis, "point": point, "J_p": J_p,
@@ -157,9 +172,11 @@ class MagicFormulaTyreLaw(ForceLaw):
         kappa, alpha, gamma, vcx = slips[:4]
         if self.states:
             kappa, alpha = z[:, 0], ops.atan(z[:, 1])
+        low = self.forces.value(self.element.low_speed)  # the band in which the rolling direction turns
         if not self.mirrored:
-            return c, magic_formula(self.coefficients, c["fz"], kappa, alpha, gamma, vcx, ops=ops), slips
-        mirror = magic_formula(self.coefficients, c["fz"], kappa, -alpha, -gamma, vcx, ops=ops)
+            mf = magic_formula(self.coefficients, c["fz"], kappa, alpha, gamma, vcx, ops=ops, low_speed=low)
+            return c, mf, slips
+        mirror = magic_formula(self.coefficients, c["fz"], kappa, -alpha, -gamma, vcx, ops=ops, low_speed=low)
         return c, dataclasses.replace(mirror, fy=-mirror.fy, mx=-mirror.mx, mz=-mirror.mz), slips
 
     def wrench(self, c: dict, mf) -> tuple[np.ndarray, np.ndarray]:

@@ -1,5 +1,6 @@
 """The tyre on the model's road: a vertical spring-damper that only pushes, between a wheel-centre point and the
-road's height under it (the contact law of compliant stops); the road comes from `AppliedForces.road`."""
+road's height under it (the contact law of compliant stops); the road, a profile z(x) or a surface z(x, y), comes
+from `AppliedForces.road_surface`."""
 
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ class TyreLaw(ForceLaw):
 
     def load(self, t, centre: np.ndarray, velocity: np.ndarray) -> np.ndarray:
         """The tyre's vertical push (N,) for wheel centres at `centre` (N, 3) moving at `velocity` (N, 3)."""
-        height, slope, speed = self.forces.road(t, centre[:, 0])
+        height, slope, slope_y, speed = self.forces.road_surface(t, centre[:, 0], centre[:, 1])
         depth = self.forces.value(self.element.radius) + height - centre[:, 2]
         rate = slope * (velocity[:, 0] + speed) - velocity[:, 2]
+        if slope_y is not None:  # a surface z(x, y): its rise under the centre's sideways motion too
+            rate = rate + slope_y * velocity[:, 1]
         law = [self.forces.value(getattr(self.element, key)) for key in ("stiffness", "damping", "engagement")]
         return contact_force(*law, depth, rate)
 
@@ -40,13 +43,13 @@ class TyreLaw(ForceLaw):
         if self.time_dependent:
             return None
         centre = self.forces.point(st, self.element.body, self.element.point)[0]
-        height = self.forces.road(None, centre[:, 0])[0]
+        height = self.forces.road_surface(None, centre[:, 0], centre[:, 1])[0]
         depth = positive(self.forces.value(self.element.radius) + height - centre[:, 2])
         return self.forces.value(self.element.stiffness) * depth * depth / 2
 
     def measure(self, motion, name: str) -> list:
         centre, velocity, _ = motion.point(self.element.body, self.element.point)
-        height = np.asarray(self.forces.road(motion.t, centre[:, 0])[0], float)
+        height = np.asarray(self.forces.road_surface(motion.t, centre[:, 0], centre[:, 1])[0], float)
         deflection = float(motion.geometry.value(self.element.radius)) + height - centre[:, 2]
         load = np.asarray(self.load(motion.t, centre, velocity), float)
         return [(f"{name}.force", "N", load), (f"{name}.deflection", "m", deflection)]

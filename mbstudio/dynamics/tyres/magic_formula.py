@@ -111,20 +111,75 @@ def _is_casadi(value) -> bool:
 
 
 def magic_formula(
-    c: Coefficients, fz, kappa, alpha, gamma, vcx, pressure=None, combined: bool | None = None, ops=None
+    c: Coefficients,
+    fz,
+    kappa,
+    alpha,
+    gamma,
+    vcx,
+    pressure=None,
+    combined: bool | None = None,
+    ops=None,
+    low_speed=1.0,
 ) -> TyreForces:
     """The forces and moments at load `fz` [N], slip ratio `kappa`, slip angle `alpha` [rad], inclination `gamma`
     [rad], the contact point's forward speed `vcx` [m/s] and inflation `pressure` [Pa] (the file's INFLPRES when
     None). `combined` (the file's USE_MODE when None) weights each force by the other slip (4.E50-67); without it
     Fx and Fy are the pure-slip forces. A load at or below 0 (the wheel off the ground) gives zero forces.
-    Steady state: relaxation and the low-speed damping of the slips belong to whoever computes kappa and alpha."""
+    Steady state: relaxation and the low-speed damping of the slips belong to whoever computes kappa and alpha.
+
+    The slips do not depend on the rolling direction: kappa = -Vsx / |Vcx| and tan(alpha) = Vsy / |Vcx| (ISO
+    signs), so a positive slip angle means sliding to the left whichever way the wheel rolls. Rolling backwards
+    (Vcx <= -`low_speed`) the tyre is the file's tyre turned half a revolution about its vertical axis, rolling
+    forwards: its formulas at (-kappa, -alpha, -gamma) with Fx, Fy, Mx and My turned back (negated) and Mz as it
+    is. This is what Pacejka's sgn(Vcx) terms (2012, 4.E3 and the aligning moment's D_t, D_r) stand for; the forces
+    oppose the sliding in both directions, the offsets of ply steer and rolling resistance turn with the tyre.
+    Between -`low_speed` and `low_speed` the two are blended by a smooth step in Vcx (continuous slope, exactly
+    forward at and above `low_speed`), so a wheel passing through standstill sees no jump; at standstill the blend
+    keeps the forces' parts odd in the slips: they oppose any sliding. The shifts fade out below `low_speed`
+    (`_shift_fade`)."""
     ops = ops or ops_for(fz, kappa, alpha, gamma, vcx, pressure)
+    combined = c.use_mode % 10 == 4 if combined is None else combined
+    pressure = c.values["INFLPRES"] if pressure is None else pressure
+    speed = ops.abs(vcx)
+    ahead = _rolling_forwards(c, ops, fz, kappa, alpha, gamma, speed, pressure, combined, low_speed)
+    turned = _rolling_forwards(c, ops, fz, -kappa, -alpha, -gamma, speed, pressure, combined, low_speed)
+    w = _forward_weight(ops, vcx, low_speed)
+
+    def blend(name: str, turned_sign: float):
+        return w * getattr(ahead, name) + (1 - w) * turned_sign * getattr(turned, name)
+
+    signs = {"fx": -1.0, "fy": -1.0, "mx": -1.0, "my": -1.0, "mz": 1.0, "trail": -1.0, "residual_torque": 1.0}
+    even = ("longitudinal_stiffness", "cornering_stiffness", "mu_x", "mu_y")
+    return TyreForces(**{name: blend(name, sign) for name, sign in signs.items()}, **{n: blend(n, 1.0) for n in even})
+
+
+def _shift_fade(ops, speed, low_speed):
+    """The factor on the curves' horizontal and vertical shifts (SHx, SVx, SHy, SVy: ply steer, conicity, camber
+    thrust) and on the residual torque's D_r: 1 at and above `low_speed`, x^2 (3 - 2 x) of x = speed/low_speed
+    below it, 0 at standstill, as MF-Tyre fades the shifts below its VXLOW. They are forces of a rolling tyre;
+    kept at standstill they push a parked car along (camber thrust and torque through toe and the steering's
+    compliance) against nothing but the slips' low-speed damping."""
+    x = ops.fmin(speed / low_speed, 1.0)
+    return x * x * (3 - 2 * x)
+
+
+def _forward_weight(ops, vcx, low_speed):
+    """1 rolling forwards at or above `low_speed`, 0 backwards at or below -`low_speed`, between them
+    (1 + s)/2 with s = x (3 - x^2)/2 of x = Vcx/low_speed: a smooth sign(Vcx) whose slope is continuous at the
+    band's edges and 0 beyond them."""
+    x = ops.fmin(ops.fmax(vcx / low_speed, -1.0), 1.0)
+    return 0.5 + 0.25 * x * (3 - x * x)
+
+
+def _rolling_forwards(c: Coefficients, ops, fz, kappa, alpha, gamma, speed, pressure, combined, low_speed):
+    """The printed equations for a tyre rolling forwards at `speed` >= 0 (sgn(Vcx) = 1), their curves' shifts
+    faded out below `low_speed` (`_shift_fade`)."""
     mode = c.use_mode % 10
-    combined = mode == 4 if combined is None else combined
     p = SimpleNamespace(**c.values)
     fz = ops.fmax(fz, 0.0)
-    pressure = p.INFLPRES if pressure is None else pressure
-    s = _state(p, ops, fz, kappa, alpha, gamma, vcx, pressure, c.version == "MF 5.2")
+    s = _state(p, ops, fz, kappa, alpha, gamma, speed, pressure, c.version == "MF 5.2")
+    s.fade = _shift_fade(ops, speed, low_speed)
     fx0, kxk, mu_x = _fx0(p, ops, s)
     fy0, lat = _fy0(p, ops, s)
     g_xa = _g_xa(p, ops, s) if combined else 1.0
@@ -164,7 +219,8 @@ def cosine_curve(ops, b, c, e, x):
 
 
 def _state(p, ops, fz, kappa, alpha, gamma, vcx, pressure, mf52: bool) -> SimpleNamespace:
-    """The normalised load and pressure, the slips as the equations use them, and the friction scalings."""
+    """The normalised load and pressure, the slips as the equations use them, and the friction scalings; `vcx` is
+    the rolling speed, never negative here."""
     fz0 = p.LFZO * p.FNOMIN  # (4.E1)
     tan_alpha = ops.tan(alpha)
     mu_x, mu_y = p.LMUX, p.LMUY
@@ -186,7 +242,7 @@ def _state(p, ops, fz, kappa, alpha, gamma, vcx, pressure, mf52: bool) -> Simple
         dfz=(fz - fz0) / fz0,  # (4.E2a)
         dpi=dpi,
         pressure_ratio=pressure_ratio,
-        alpha=tan_alpha * ops.sign(vcx),  # alpha* (4.E3)
+        alpha=tan_alpha,  # alpha* (4.E3) at sgn(Vcx) = 1
         gamma_x=gamma_x,
         gamma_y=gamma_y,
         gamma_z=gamma_z,
@@ -209,7 +265,7 @@ def _digressive(lmu, a_mu: float = 10.0):
 def _fx0(p, ops, s):
     """Pure longitudinal slip (4.E9-4.E18): Fx0, the slip stiffness Kxk and mu_x."""
     dfz, dpi = s.dfz, s.dpi
-    sh_x = (p.PHX1 + p.PHX2 * dfz) * p.LHX
+    sh_x = (p.PHX1 + p.PHX2 * dfz) * p.LHX * s.fade
     kappa_x = s.kappa + sh_x
     c_x = p.PCX1 * p.LCX
     mu_x = (p.PDX1 + p.PDX2 * dfz) * (1 + p.PPX3 * dpi + p.PPX4 * dpi * dpi) * (1 - p.PDX3 * s.gamma_x**2) * s.lmux
@@ -217,7 +273,7 @@ def _fx0(p, ops, s):
     e_x = ops.fmin((p.PEX1 + p.PEX2 * dfz + p.PEX3 * dfz * dfz) * (1 - p.PEX4 * ops.sign(kappa_x)) * p.LEX, 1.0)
     k_xk = s.fz * (p.PKX1 + p.PKX2 * dfz) * ops.exp(p.PKX3 * dfz) * (1 + p.PPX1 * dpi + p.PPX2 * dpi * dpi) * p.LKX
     b_x = k_xk / (c_x * d_x + EPSILON)
-    sv_x = s.fz * (p.PVX1 + p.PVX2 * dfz) * p.LVX * s.lmux_prime
+    sv_x = s.fz * (p.PVX1 + p.PVX2 * dfz) * p.LVX * s.lmux_prime * s.fade
     return curve(ops, b_x, c_x, d_x, e_x, kappa_x) + sv_x, k_xk, mu_x
 
 
@@ -234,10 +290,10 @@ def _fy0(p, ops, s):
     )
     k_ya_safe = k_ya + EPSILON * _sign_not_zero(ops, k_ya)  # Kya' (4.E39): never crosses zero
     sv_yg = s.fz * (p.PVY3 + p.PVY4 * dfz) * g * p.LKYC * s.lmuy_prime
-    sv_y = s.fz * (p.PVY1 + p.PVY2 * dfz) * p.LVY * s.lmuy_prime + sv_yg
+    sv_y = (s.fz * (p.PVY1 + p.PVY2 * dfz) * p.LVY * s.lmuy_prime + sv_yg) * s.fade
     k_yg0 = s.fz * (p.PKY6 + p.PKY7 * dfz) * (1 + p.PPY5 * dpi) * p.LKYC
     camber_shift = p.PHY3 * g if s.mf52 else (k_yg0 * g - sv_yg) / k_ya_safe
-    sh_y = (p.PHY1 + p.PHY2 * dfz) * p.LHY + camber_shift
+    sh_y = ((p.PHY1 + p.PHY2 * dfz) * p.LHY + camber_shift) * s.fade
     alpha_y = s.alpha + sh_y
     c_y = p.PCY1 * p.LCY
     mu_y = (p.PDY1 + p.PDY2 * dfz) * (1 + p.PPY3 * dpi + p.PPY4 * dpi * dpi) * (1 - p.PDY3 * g * g) * s.lmuy
@@ -293,7 +349,6 @@ def _aligning(p, ops, s, lat, k_xk, fy):
         * (p.QDZ1 + p.QDZ2 * dfz)
         * (1 - p.PPZ1 * dpi)
         * p.LTR
-        * ops.sign(s.vcx)
         * (1 + p.QDZ3 * (g if s.mf52 else ops.abs(g)) + p.QDZ4 * g * g)
     )
     e_t = ops.fmin(
@@ -310,8 +365,8 @@ def _aligning(p, ops, s, lat, k_xk, fy):
             + ((p.QDZ8 + p.QDZ9 * dfz) * (1 + p.PPZ2 * dpi) + (p.QDZ10 + p.QDZ11 * dfz) * ops.abs(g)) * g * p.LKZC
         )
         * s.lmuy
-        * ops.sign(s.vcx)
         * s.cos_alpha
+        * s.fade
     )
     slip_ratio_term = (k_xk / lat.k_ya_safe) ** 2 * s.kappa * s.kappa
     alpha_t_eq = _equivalent_slip(ops, alpha_t, slip_ratio_term)  # (4.E77)

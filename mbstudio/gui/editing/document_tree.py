@@ -109,6 +109,9 @@ class DocumentTree(QTreeWidget):
         measures = self._item(root, ("measures",), "Measures", str(len(model.measures)))
         for m in model.measures:
             self._item(measures, ("measure", m.name), m.name, m.type)
+        if model.road is not None:
+            shape = "formula" if model.road.formula is not None else "grid" if model.road.surface else "profile"
+            self._item(root, ("road",), "Road", shape)
         self._limbs(root, model)
         trajectories = self._item(root, ("trajectories",), "Trajectories", str(len(model.trajectories)))
         for t in model.trajectories:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 from ...io.display_units import SI, typed_value
 from ...model import INERTIA_NAMES, JOINT_MOTIONS, JOINT_TYPES, Frame, Model, ModelError
@@ -23,6 +24,7 @@ from ...model.document import (
     turns,
 )
 from ...model.fileformat import bushing_field, bushing_text
+from ...model.surface_files import file_sha256
 from ...model.units import Quantity
 from ...model.units import text as as_written
 from . import edits
@@ -72,6 +74,7 @@ def fields_for(model: Model, key: tuple) -> tuple[str, list[Field]]:
         "measure": _measure,
         "trajectory": _trajectory,
         "coupling": _coupling,
+        "road": _road,
     }
     if key[0] not in builders:
         return key[0].capitalize() if key[0] != "ground" else "Ground (fixed)", []
@@ -230,6 +233,31 @@ def _coupling(model: Model, name: str) -> tuple[str, list[Field]]:
     ]
 
 
+def _road(model: Model) -> tuple[str, list[Field]]:
+    """The road's speed, and its surface as a formula z(x, y) or a CSV grid (a full path here; saving copies the
+    file beside the model): typing either makes the road that surface."""
+
+    def speed(m: Model, value) -> None:
+        m.road.speed = value
+
+    def formula(m: Model, text) -> None:
+        m.road.formula, m.road.surface, m.road.surface_sha256 = edits.parse_expression(str(text)), None, None
+        m.road.profile = []
+
+    def surface(m: Model, text) -> None:
+        path = Path(str(text).strip())
+        if not path.is_absolute() or not path.is_file():
+            raise ModelError("road.surface", "is not a CSV file's full path", str(text), "e.g. /home/me/road.csv")
+        m.road.surface, m.road.surface_sha256, m.road.formula, m.road.profile = str(path), file_sha256(path), None, []
+
+    road = model.road
+    return "Road", [
+        Field("speed", "expr", road.speed, speed, "m/s"),
+        Field("formula", "text", _shown(road.formula), formula, "z(x, y) in m"),
+        Field("surface", "text", _shown(road.surface), surface, "CSV grid"),
+    ]
+
+
 def _shown(value) -> str:
     return "" if value is None else str(value)
 
@@ -355,6 +383,9 @@ def _element(model: Model, name: str, element_of: Callable[[Model, str], object]
         elif f.name == "damper":  # optional: the empty choice is none
             setter = lambda m, v, s=set_value: s(m, v or None)  # noqa: E731
             out.append(Field(f.name, "choice", value or "", setter, choices=_choices(model, element, f.name)))
+        elif f.name == "against":  # a contact's ground: the empty choice is its plane
+            setter = lambda m, v, s=set_value: s(m, v or None)  # noqa: E731
+            out.append(Field(f.name, "choice", value or "", setter, choices=("", "road")))
         elif f.name in _BUSHING_FRAMES:
             body = getattr(element, _BUSHING_FRAMES[f.name])
             out.append(Field(f.name, "choice", value, set_value, choices=_frames_of(model, body, value)))
