@@ -102,6 +102,8 @@ def every_law() -> Mechanism:
          "preload": [1.0, 0.0, 0.0, 0.0, 0.0, 0.5]},
         {"type": "contact", "name": "toe", "body": "2", "point": "tip", "radius": 0.5, "stiffness": 1e5,
          "dissipation": 0.2, "friction": 0.5, "plane_normal": [-0.05, 0.0, 1.0]},
+        {"type": "contact_pair", "name": "knock", "body1": "0", "point1": "anchor", "body2": "2", "point2": "mid",
+         "radius1": 0.6, "radius2": 0.6, "stiffness": 1e5, "dissipation": 0.2, "friction": 0.5},
         {"type": "magic_formula_tyre", "name": "wheel", "body": "2", "point": "tip", "stiffness": 1e4,
          "radius": 0.5, "tir": str(samples.FOLDER / "passenger_car_205_55R16.tir")},
         {"type": "path_driver", "name": "driver", "coordinate": "theta2", "body": "2", "path": [[0, 0], [2, 1]],

@@ -450,6 +450,32 @@ class Contact:
     type: ClassVar[str] = "contact"
 
 
+@dataclass
+class ContactPair:
+    """An opt-in contact between a sphere of `radius1` centred at point1 of body1 and one of `radius2` centred at
+    point2 of body2, compliant as a Contact (docs/contact.md): pressed in by δ = r1 + r2 − |P2 − P1|, they push
+    apart along n = (P2 − P1)/|P2 − P1| by f_n = max(0, k δ^n (1 + 3/2 c_d δ̇)), and friction
+    f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²) resists the slip v_t of body2 on body1 at the contact point, equal and
+    opposite on the two bodies. With `end2` (another point of body2) body2's shape is a capsule instead: the
+    segment from point2 to end2 swept by radius2, met at its point nearest P1. Units as a Contact's
+    (force_laws/contact_pair_law.py)."""
+
+    name: str
+    body1: str
+    point1: str
+    body2: str
+    point2: str
+    radius1: Expr = 0.01
+    radius2: Expr = 0.01
+    stiffness: Expr = 0.0
+    exponent: Expr = 1.5
+    dissipation: Expr = 0.0
+    friction: Expr = 0.0
+    stiction_velocity: Expr = 1e-3
+    end2: str | None = None  # a capsule's other end on body2 (None: a sphere)
+    type: ClassVar[str] = "contact_pair"
+
+
 BUSHING_DIRECTIONS = ("x", "y", "z", "rx", "ry", "rz")  # a bushing's deflections: translations, then rotations
 
 
@@ -500,6 +526,7 @@ FORCE_ELEMENTS = {
     cls.type: cls
     for cls in (
         *(SpringDamper, JointSpringDamper, JointFriction, Actuator, PointForce, Tyre, Contact, Bushing),
+        ContactPair,
         MagicFormulaTyre,
         PathDriver,
         CircleDriver,
@@ -514,6 +541,7 @@ ForceElement = (
     | PointForce
     | Tyre
     | Contact
+    | ContactPair
     | Bushing
     | MagicFormulaTyre
 )

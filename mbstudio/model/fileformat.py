@@ -543,7 +543,7 @@ def _independent(data):
 _NAME_FIELDS = (
     *("name", "body", "body1", "body2", "point", "point1", "point2", "coordinate", "element", "wheel", "centre"),
     *("lower_body", "lower_point", "upper_body", "upper_point", "damper", "frame1", "frame2", "tir", "side"),
-    *("relaxation", "against"),
+    *("relaxation", "against", "end2"),
 )
 _VECTOR_FIELDS = ("force", "axis1", "axis2", "spin_axis", "plane_origin", "plane_normal")
 

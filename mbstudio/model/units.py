@@ -383,6 +383,14 @@ _ELEMENT_FIELDS = {
         "stiction_velocity": VELOCITY,
         "restitution": NUMBER,
     },  # fmt: skip
+    "contact_pair": {
+        "radius1": LENGTH,
+        "radius2": LENGTH,
+        "exponent": NUMBER,
+        "dissipation": SLOWNESS,
+        "friction": NUMBER,
+        "stiction_velocity": VELOCITY,
+    },  # fmt: skip
 }
 
 
@@ -398,6 +406,8 @@ def _contact(element, where: str):
     exponent = element.exponent
     numeric = isinstance(exponent, int | float) and not isinstance(exponent, bool)
     yield f"{where}.stiffness", element.stiffness, contact_stiffness(float(exponent)) if numeric else None
+    if element.type == "contact_pair":  # two spheres, no plane
+        return
     yield from _vector(f"{where}.plane_origin", element.plane_origin, LENGTH)
     yield from _vector(f"{where}.plane_normal", element.plane_normal, DIRECTION)
 
@@ -669,7 +679,7 @@ def _element(element, motion: dict[str, str]):
         yield from _vector(f"{where}.force", element.force, FORCE)
     if element.type == "bushing":
         yield from _bushing(element, where)
-    if element.type == "contact":
+    if element.type in ("contact", "contact_pair"):
         yield from _contact(element, where)
     for axis in ("axis1", "axis2", "spin_axis"):
         yield from _vector(f"{where}.{axis}", getattr(element, axis, None), DIRECTION)

@@ -23,6 +23,7 @@ from .document import (
     Body,
     Bushing,
     Contact,
+    ContactPair,
     Frame,
     Joint,
     Model,
@@ -549,6 +550,8 @@ def _check_forces(model: Model, symbols) -> None:
             _check_time_function(element, timed, where)
         if isinstance(element, Contact):
             _check_contact(element, symbols, where)
+        if isinstance(element, ContactPair):
+            _check_contact_pair(model, element, symbols, where)
         if isinstance(element, SpeedController):
             _check_speed_controller(element, coordinates, symbols, where)
 
@@ -573,17 +576,37 @@ _CONTACT_RANGES = {
 }
 
 
-def _check_contact(element: Contact, symbols, where: str) -> None:
-    """The exponent, dissipation and friction in range, a positive stiction velocity, and a plane whose normal
-    is a direction."""
+def _check_contact_law(element: Contact | ContactPair, symbols, where: str) -> None:
+    """The compliant law's exponent, dissipation and friction in range, and a positive stiction velocity."""
     for key, (least, expected) in _CONTACT_RANGES.items():
         if not float_value(getattr(element, key), symbols, f"{where}.{key}") >= least:
             raise ModelError(f"{where}.{key}", "is out of range", getattr(element, key), expected)
-    if not 0 <= float_value(element.restitution, symbols, f"{where}.restitution") <= 1:
-        raise ModelError(f"{where}.restitution", "is out of range", element.restitution, "a value from 0 to 1")
     if not float_value(element.stiction_velocity, symbols, f"{where}.stiction_velocity") > 0:
         problem = "is not positive"
         raise ModelError(f"{where}.stiction_velocity", problem, element.stiction_velocity, "a speed > 0, in m/s")
+
+
+def _check_contact_pair(model: Model, element: ContactPair, symbols, where: str) -> None:
+    """The law's ranges, positive radii, two different bodies (a body's own spheres never meet), and a capsule's
+    end another point of body2."""
+    _check_contact_law(element, symbols, where)
+    for key in ("radius1", "radius2"):
+        if not float_value(getattr(element, key), symbols, f"{where}.{key}") > 0:
+            raise ModelError(f"{where}.{key}", "is out of range", getattr(element, key), "a radius > 0, in m")
+    if body_key(element.body1) == body_key(element.body2):
+        raise ModelError(f"{where}.body2", "is the same body as body1", element.body2, "two different bodies")
+    if element.end2 is not None:
+        _check_body_point(model, element.body2, element.end2, f"{where}.body2", f"{where}.end2")
+        if element.end2 == element.point2:
+            raise ModelError(f"{where}.end2", "is point2 itself", element.end2,
+                             "another point of body2 (the capsule's other end), or none for a sphere")  # fmt: skip
+
+
+def _check_contact(element: Contact, symbols, where: str) -> None:
+    """The law's ranges, a restitution from 0 to 1, and a plane whose normal is a direction."""
+    _check_contact_law(element, symbols, where)
+    if not 0 <= float_value(element.restitution, symbols, f"{where}.restitution") <= 1:
+        raise ModelError(f"{where}.restitution", "is out of range", element.restitution, "a value from 0 to 1")
     for key in ("plane_origin", "plane_normal"):
         if not isinstance(getattr(element, key), list) or len(getattr(element, key)) != 3:
             raise ModelError(f"{where}.{key}", "must hold three numbers", getattr(element, key), "[x, y, z]")

@@ -115,7 +115,7 @@ def integrate(
     `watch.margin(t, y)` (simulation/charts.py) ends the run with an IntegrationError where it falls below zero: an
     event of scipy's methods, checked at the fixed check points of a CVODES run (and by DOP853 where CVODES gives
     up). The error's `calls` counts the evaluations up to there. `limit`: the run's step limit, carried over the
-    calls of one run (a new one, starting at MAX_STEPS, without it).
+    calls of one run; without it MAX_STEPS throughout (a tree: no coordinates turn singular between check points).
 
     An ensemble: y0 (M, n + n_ind) gives states (K, M, n + n_ind). CVODES integrates the M runs as one system
     whose right-hand side is the compiled function mapped over the runs (one native call for all of them);
@@ -126,7 +126,6 @@ def integrate(
         return (*_ensemble(eng, times, y0, method, rtol, atol, checkpoint), None)
     if method in CVODES:
         multistep = CVODES[method]
-        limit = limit or StepLimit()
         return _cvodes(
             eng, times, y0, multistep, rtol, atol, checkpoint, t0=t0, watch=watch, work_scale=work_scale, limit=limit
         )

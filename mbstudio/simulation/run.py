@@ -467,7 +467,10 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
     eng = first = engine(mech.model, text, mech=own)
     y0 = start_state = eng.pack(y0[: mech.n], y0[mech.n :])  # (q, q̇_ind) in the engine's layout
     pieces, calls, done, t0, stuck, crossings = [], 0, 0, 0.0, 0, []
-    charts, limit = [(0.0, tuple(eng.mech.independent))], StepLimit()  # one step limit over the run's pieces
+    charts = [(0.0, tuple(eng.mech.independent))]
+    # one step limit over the run's pieces, where coordinates can turn singular between check points (closed loops);
+    # a tree's CVODES never stalls so, and a stiff impact after a long free flight needs many times its steps so far
+    limit = StepLimit() if eng.mech.partition.dependent else None
     terms = None  # the compiled loop terms, once the run has crossed a singular configuration
     while True:
         try:

@@ -185,6 +185,7 @@ LAW_MODULES = (
     "bushing_law",
     "tyre_law",
     "contact_law",
+    "contact_pair_law",
     "magic_formula_tyre_law",
     "driver_law",
     "speed_controller_law",

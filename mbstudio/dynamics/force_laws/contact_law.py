@@ -32,6 +32,11 @@ def normal_force(stiffness, exponent, dissipation, depth, rate):
     return positive(elastic * (1 + 1.5 * dissipation * rate))
 
 
+def elastic_energy(stiffness, exponent, depth):
+    """V = k δ^(n+1) / (n+1) at penetrations δ (0 where δ ≤ 0): the potential of the normal force's elastic part."""
+    return stiffness * positive(depth) ** (exponent + 1) / (exponent + 1)
+
+
 def friction_force(friction, stiction_velocity, normal, slip, sqrt):
     """Regularised Coulomb f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²) (N, 3) for normal forces (N,) and slips (N, 3)."""
     scale = friction * normal / sqrt(dot(slip, slip) + stiction_velocity * stiction_velocity)
@@ -43,14 +48,48 @@ def along_normal(vectors: np.ndarray, normal: np.ndarray) -> np.ndarray:
     return vectors @ normal[0] if len(normal) == 1 else dot(vectors, normal)
 
 
+class CompliantContact(ForceLaw):
+    """The compliant law at a contact point, for a subclass that gives `values()` (stiffness, exponent,
+    dissipation, friction, stiction_velocity) and `placed(st)`: the penetration δ (N,), the point c (N, 3), the
+    Jacobian (N, 3, n) of the velocity the friction resists (c's, or c's on one body relative to another's) and
+    the normal n along which the force pushes; Q = Jᵀ (f_n n + f_t), V = k δ^(n+1) / (n+1)."""
+
+    on_bodies = True
+
+    def values(self) -> dict:
+        raise NotImplementedError
+
+    def placed(self, st) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def contact(self, depth, velocity, normal, sqrt) -> tuple[np.ndarray, np.ndarray]:
+        """Normal force f_n (N,) and friction force f_t (N, 3) at penetrations δ with the contact point moving at
+        `velocity` (N, 3)."""
+        v = self.values()
+        along = dot(velocity, normal)
+        f_n = normal_force(v["stiffness"], v["exponent"], v["dissipation"], depth, -along)
+        slip = velocity - along[:, None] * normal
+        return f_n, friction_force(v["friction"], v["stiction_velocity"], f_n, slip, sqrt)
+
+    def generalized(self, t, q, qd, st) -> np.ndarray:
+        depth, _, J, normal = self.placed(st)
+        velocity = (J * qd[:, None, :]).sum(axis=2)
+        f_n, f_t = self.contact(depth, velocity, normal, self.forces.mech.backend.sqrt)
+        force = f_n[:, None] * normal + f_t
+        return (J * force[:, :, None]).sum(axis=1)
+
+    def potential(self, q, st):
+        v = self.values()
+        return elastic_energy(v["stiffness"], v["exponent"], self.placed(st)[0])
+
+
 @register
-class ContactLaw(ForceLaw):
+class ContactLaw(CompliantContact):
     """A sphere (radius r, centre the body point P) pressed into the plane through o with unit normal n by
     δ = r − (P − o)·n: the Hunt–Crossley normal force and regularised Coulomb friction at c = P − r n;
     V = k δ^(n+1) / (n+1)."""
 
     type = Contact.type
-    on_bodies = True
 
     def values(self) -> dict:
         """The element's values in the back-end (floats, or the compiled engine's parameters)."""
@@ -89,27 +128,6 @@ class ContactLaw(ForceLaw):
         depth = radius - dot(centre - origin, normal)
         point = centre - radius * normal
         return depth, point, tree.point_jacobian(st, tree.body_index(e.body), point), normal
-
-    def contact(self, depth, velocity, normal, sqrt) -> tuple[np.ndarray, np.ndarray]:
-        """Normal force f_n (N,) and friction force f_t (N, 3) at penetrations δ with the contact point moving at
-        `velocity` (N, 3)."""
-        v = self.values()
-        along = dot(velocity, normal)
-        f_n = normal_force(v["stiffness"], v["exponent"], v["dissipation"], depth, -along)
-        slip = velocity - along[:, None] * normal
-        return f_n, friction_force(v["friction"], v["stiction_velocity"], f_n, slip, sqrt)
-
-    def generalized(self, t, q, qd, st) -> np.ndarray:
-        depth, _, J, normal = self.placed(st)
-        velocity = (J * qd[:, None, :]).sum(axis=2)
-        f_n, f_t = self.contact(depth, velocity, normal, self.forces.mech.backend.sqrt)
-        force = f_n[:, None] * normal + f_t
-        return (J * force[:, :, None]).sum(axis=1)
-
-    def potential(self, q, st):
-        v = self.values()
-        inside = positive(self.place(st)[0])
-        return v["stiffness"] * inside ** (v["exponent"] + 1) / (v["exponent"] + 1)
 
     # ------------------------------------------------------------------ results
     def along(self, motion) -> dict[str, np.ndarray]:

@@ -17,6 +17,7 @@ from ...model.document import (
     Bushing,
     CompliantStop,
     Contact,
+    ContactPair,
     Harmonic,
     ImpactStop,
     Trajectory,
@@ -328,7 +329,7 @@ _FORCE_TEXT = {"formula"}
 # Fields of force elements and measures picked from what the model has: bodies, the chosen body's points,
 # coordinates, force elements. A body field's point field (a measure's wheel carries its centre).
 POINT_OF = dict(PLACES)
-_BODY_OF = {point: body for body, point in POINT_OF.items()}
+_BODY_OF = {point: body for body, point in POINT_OF.items()} | {"end2": "body2"}  # a contact pair's capsule end
 _CHOICES = {*POINT_OF, *_BODY_OF, "coordinate", "element", "damper"}
 _UNITS = {
     "stiffness": "N/m or N m/rad",
@@ -345,12 +346,19 @@ _UNITS = {
 
 
 # A contact's fields whose units differ from the same names' elsewhere (docs/contact.md)
-_CONTACT_UNITS = {"dissipation": "s/m", "stiction_velocity": "m/s", "plane_origin": "m", "plane_normal": "world axes"}
+_CONTACT_UNITS = {
+    "radius1": "m",
+    "radius2": "m",
+    "dissipation": "s/m",
+    "stiction_velocity": "m/s",
+    "plane_origin": "m",
+    "plane_normal": "world axes",
+}
 
 
 def _unit(element, name: str) -> str:
     """The unit shown beside an element's field: a contact's stiffness in N/m^n for its exponent n."""
-    if element.type != Contact.type:
+    if element.type not in (Contact.type, ContactPair.type):
         return _UNITS.get(name, "")
     if name == "stiffness":
         exponent = element.exponent
@@ -380,7 +388,7 @@ def _element(model: Model, name: str, element_of: Callable[[Model, str], object]
         if f.name == "table":
             text = "; ".join(f"{as_written(t)}: {as_written(v)}" for t, v in value) if value else ""
             out.append(Field("table", "text", text, lambda m, v, s=set_value: s(m, _table(v)), "t [s]: value"))
-        elif f.name == "damper":  # optional: the empty choice is none
+        elif f.name in _OPTIONAL:  # the empty choice is none
             setter = lambda m, v, s=set_value: s(m, v or None)  # noqa: E731
             out.append(Field(f.name, "choice", value or "", setter, choices=_choices(model, element, f.name)))
         elif f.name == "against":  # a contact's ground: the empty choice is its plane
@@ -401,6 +409,9 @@ def _element(model: Model, name: str, element_of: Callable[[Model, str], object]
             kind = "vector" if isinstance(value, list) else "expr"
             out.append(Field(f.name, kind, value, set_value, _unit(element, f.name)))
     return f"{element.type} '{name}'", out
+
+
+_OPTIONAL = ("damper", "end2")  # a suspension's damper, a contact pair's capsule end
 
 
 # A bushing's frames (choices among its bodies' frames) and its matrices, preload and tables, edited as the file
@@ -467,6 +478,8 @@ def _choices(model: Model, element, field: str) -> tuple[str, ...]:
         except KeyError:  # the element's body does not exist: the form still shows the point
             valid = []
     current = str(getattr(element, field) or "")
+    if field == "end2":  # a sphere without it
+        valid = ["", *valid]
     return tuple(valid if current in valid else [current, *valid])
 
 
