@@ -49,8 +49,17 @@ def numeric_table(provenance: dict, header: list[str], data, units: DisplayUnits
     digits; `blank`: a non-finite number is an empty cell."""
     shown = [units.column(h, c) for h, c in zip(header, np.asarray(data, float).T, strict=True)]
     data = np.column_stack([values for _, values in shown])
-    rows = ([repr(float(v)) if np.isfinite(v) or not blank else "" for v in row] for row in data)
-    return csv_table({**provenance, "units": units.spec()}, [h for h, _ in shown], rows)
+    return csv_table({**provenance, "units": units.spec()}, [h for h, _ in shown], float_cells(data, blank))
+
+
+def float_cells(data, blank: bool = False) -> list[list[str]]:
+    """The cells of a table of numbers (rows × columns) with full float64 digits (the shortest text that reads
+    back as the same number); `blank`: a non-finite number is an empty cell."""
+    data = np.asarray(data, dtype=float)
+    rows = [list(map(repr, row)) for row in data.tolist()]  # Python floats: no numpy call per number
+    for i, j in zip(*np.nonzero(~np.isfinite(data)), strict=True) if blank else ():
+        rows[i][j] = ""
+    return rows
 
 
 def sidecar(path: str | os.PathLike) -> str:

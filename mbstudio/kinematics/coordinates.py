@@ -121,11 +121,11 @@ def improved(phi_q: np.ndarray, start: Partition, gain: float = 1.01) -> Partiti
     the best are a tie, taken in a fixed order."""
     n, m = phi_q.shape[1], phi_q.shape[0]
     dep, rows = set(start.dependent), set(start.rows)
-    best = _smallest(phi_q, rows, dep)
+    best = _smallest(phi_q, [(rows, dep)])[0]
     while True:
         swaps = [(rows, dep - {j} | {i}) for j in sorted(dep) for i in range(n) if i not in dep]
         swaps += [(rows - {r} | {s}, dep) for r in sorted(rows) for s in range(m) if s not in rows]
-        values = np.array([_smallest(phi_q, *swap) for swap in swaps])
+        values = _smallest(phi_q, swaps)
         if not len(values) or values.max() <= gain * best:
             break
         k = int(np.nonzero(values >= (1 - TIE) * values.max())[0][0])
@@ -135,5 +135,9 @@ def improved(phi_q: np.ndarray, start: Partition, gain: float = 1.01) -> Partiti
     return Partition(independent, dep_t, rows_t, start.rank, tuple(r for r in range(m) if r not in rows))
 
 
-def _smallest(phi_q: np.ndarray, rows: set[int], dep: set[int]) -> float:
-    return float(np.linalg.svd(phi_q[np.ix_(sorted(rows), sorted(dep))], compute_uv=False)[-1])
+def _smallest(phi_q: np.ndarray, choices: list[tuple[set[int], set[int]]]) -> np.ndarray:
+    """σ_min of the square blocks Φ_q[rows, dep] of the choices, in one batched SVD (each the value of its own)."""
+    if not choices:
+        return np.empty(0)
+    rows, dep = (np.array([sorted(choice[k]) for choice in choices], dtype=np.intp) for k in (0, 1))
+    return np.linalg.svd(phi_q[rows[:, :, None], dep[:, None, :]], compute_uv=False)[:, -1]

@@ -18,12 +18,17 @@ what the engine cache holds or on how the run is started.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..dynamics.engine import Engine, engine
 from ..kinematics.coordinates import Partition, improved, partition
+
+if TYPE_CHECKING:
+    from .crossing import LoopTerms
 
 FALL = 0.5  # σ of the choice in use, as a part of its value at the last decision: time to decide again
 STEADY = 10  # check intervals over which the margin's fall is extrapolated (a CVODES piece spans CHECKS / CHUNKS)
@@ -102,13 +107,14 @@ class Decision:
     changed: bool
 
 
-def decided(eng: Engine, t: float, state: np.ndarray, text: str, document: Partition) -> Decision:
+def decided(
+    eng: Engine, t: float, state: np.ndarray, text: str, document: Partition, terms: LoopTerms | None = None
+) -> Decision:
     """The decision at `state` (time t): the engine of the best-conditioned choice there if its σ is BETTER
     times the one in use, else `eng` itself. The document's own choice is the engine filed for the document
-    (`document`: its partition), so that a run returning to it builds nothing more."""
+    (`document`: its partition), so that a run returning to it builds nothing more. `terms`: as closed_jacobian's."""
     mech, old = eng.mech, eng.mech.partition
-    q = eng.closed(state[None])[0][0]
-    phi_q = np.asarray(mech.constraint_jacobian(q[None])[0], float)
+    q, phi_q = closed_jacobian(eng, state, terms)
     followers = tuple(c.follower for c in mech.constraints.couplings)
     chosen = improved(phi_q, partition(phi_q, mech.coordinates, rank=old.rank, followers=followers))
     same = (chosen.rows, chosen.independent) == (old.rows, old.independent)
@@ -117,6 +123,23 @@ def decided(eng: Engine, t: float, state: np.ndarray, text: str, document: Parti
     anew = engine(mech.model, text, None if _same_choice(chosen, document) else chosen)
     qd = np.asarray(mech.r_matrix(q[None])[0], float) @ eng.unpack(state)[1][0]
     return Decision(t, anew, anew.pack(q, qd[list(anew.mech.partition.independent)]), True)
+
+
+def closed_jacobian(eng: Engine, state: np.ndarray, terms: LoopTerms | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(q, Φ_q): the coordinates of `state` (the engine's layout) closed, and the Jacobian of every loop equation
+    there (m, n), read-only; from the compiled `terms` once a run has them (crossing.py: once it has crossed a
+    singular configuration), which differ from numpy's in rounding only, far below the decisions' margins. The
+    last few are remembered: where the watch stops a run, the crossing's test and the decision ask for them at the
+    same state, and the crossing's test at the run's start."""
+    return _closed_jacobian(eng, np.ascontiguousarray(state, dtype=float).tobytes(), terms)
+
+
+@functools.lru_cache(maxsize=4)
+def _closed_jacobian(eng: Engine, state: bytes, terms: LoopTerms | None) -> tuple[np.ndarray, np.ndarray]:
+    q = eng.closed(np.frombuffer(state)[None])[0][0]
+    phi_q = terms(q)[1] if terms else np.asarray(eng.mech.constraint_jacobian(q[None])[0], float)
+    q.flags.writeable = phi_q.flags.writeable = False
+    return q, phi_q
 
 
 def _same_choice(a: Partition, b: Partition) -> bool:

@@ -37,6 +37,7 @@ from ..dynamics.augmented import augmented_functions
 from ..dynamics.engine import Engine
 from ..kinematics.mechanism import Mechanism
 from ..numerics.compiled import Native
+from .charts import closed_jacobian
 from .integrators import CHECKS, MAX_STEPS, IntegrationError
 
 ENTER = 0.02  # the rank-th singular value of Φ_q as a part of its value at the start: the crossing begins below it
@@ -49,7 +50,8 @@ PROJECTIONS = 8  # least-squares Newton steps at most, back onto the loops after
 @dataclass
 class Crossing:
     """A crossing from `start` to `end`: the tree coordinates (q, q̇, q̈) at the output times in (start, end], the
-    state to go on from at `end` (q closed, q̇ on the velocity constraints), the evaluations made and a note."""
+    state to go on from at `end` (q closed, q̇ on the velocity constraints), the evaluations made, a note, and the
+    compiled loop terms, which the run's later decisions use (charts.closed_jacobian)."""
 
     start: float
     end: float
@@ -58,25 +60,25 @@ class Crossing:
     qd: np.ndarray
     calls: int
     note: str
+    terms: LoopTerms
 
 
-def rank_value(mech: Mechanism, q: np.ndarray) -> float:
-    """The rank-th singular value of the whole constraint Jacobian at q (n,): zero where the loop equations lose
+def rank_value(mech: Mechanism, phi_q: np.ndarray) -> float:
+    """The rank-th singular value of the whole constraint Jacobian Φ_q (m, n): zero where the loop equations lose
     the rank the mechanism has (decided at its start, kinematics/coordinates.py)."""
     rank = mech.partition.rank
-    if not rank:
-        return np.inf
-    return float(np.linalg.svd(np.asarray(mech.constraint_jacobian(q[None])[0], float), compute_uv=False)[rank - 1])
+    return float(np.linalg.svd(phi_q, compute_uv=False)[rank - 1]) if rank else np.inf
 
 
-def crossing_due(eng: Engine, y: np.ndarray, y_start: np.ndarray) -> bool:
+def crossing_due(eng: Engine, y: np.ndarray, y_start: np.ndarray, terms: LoopTerms | None = None) -> bool:
     """Whether the state y (the engine's layout) is near a singular configuration of the whole set of loop
     equations: its rank-th singular value below ENTER of the start's. A tree, or a model whose orientations are
-    carried as quaternions (ball joints: their rates are not the coordinates' derivatives), is never crossed."""
+    carried as quaternions (ball joints: their rates are not the coordinates' derivatives), is never crossed.
+    `terms`: the run's compiled loop terms once it has crossed (charts.closed_jacobian)."""
     if not eng.mech.partition.rows or eng.states.quaternions:
         return False
-    q, q0 = (eng.closed(np.asarray(x)[None])[0][0] for x in (y, y_start))
-    return rank_value(eng.mech, q) < ENTER * rank_value(eng.mech, q0)
+    here, start = (rank_value(eng.mech, closed_jacobian(eng, x, terms)[1]) for x in (y, y_start))
+    return here < ENTER * start
 
 
 class LoopTerms:
@@ -93,8 +95,8 @@ class LoopTerms:
         return phi, jac.reshape(len(phi), n, order="F"), mass.reshape(n, n, order="F")
 
     def rank_value(self, q: np.ndarray) -> float:
-        """rank_value(mech, q), from the compiled Jacobian."""
-        return float(np.linalg.svd(self(q)[1], compute_uv=False)[self.mech.partition.rank - 1])
+        """rank_value at q (n,), from the compiled Jacobian."""
+        return rank_value(self.mech, self(q)[1])
 
     def weighted_rank_value(self, q: np.ndarray) -> float:
         """The rank-th singular value of Φ_q L⁻ᵀ (M = L Lᵀ) at q (n,): the scale the multipliers' damping is set on."""
@@ -165,7 +167,7 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
         f"(Nakamura & Hanafusa 1986), and projected back onto the loops at {t:.6g} s (coordinates moved by "
         f"{moved:.2g} m|rad, rates by {np.abs(qd_end - z[n:]).max():.2g} /s)"
     )
-    return Crossing(t0, t, states, q_end, qd_end, calls, note)
+    return Crossing(t0, t, states, q_end, qd_end, calls, note, terms)
 
 
 @functools.lru_cache(maxsize=16)

@@ -79,6 +79,9 @@ class StepLimit:
 
     def __init__(self) -> None:
         self.most = 0.0
+        # (engine, end) of the last piece of one check interval where CVODES gave up: the watch stopped DOP853 inside
+        # it and the run resumed with the same coordinates, DOP853 takes the rest, where CVODES would stall again
+        self.stalled: tuple[Engine, float] | None = None
 
     def steps(self) -> int:
         if not self.most:
@@ -214,12 +217,17 @@ def _cvodes(
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
             chunk = functools.partial(_chunk_integrator, eng, marks, multistep, rtol, atol, runs, work_scale)
             x0 = np.append(y, [0.0] if work_scale else [])
+            single = not np.count_nonzero(checks < end - 1e-12 * times[-1])  # the piece spans one check interval
             try:
+                if limit and limit.stalled == (eng, end):
+                    raise _GaveUp(0)
                 solver, reached, tried = _solved(chunk, _limits(limit), x0, [start, end - start])
             except _GaveUp as failure:  # near a singular configuration, say: DOP853 takes this piece, or stops
                 calls += failure.calls
                 if runs > 1:
                     raise IntegrationError(start, "CVODES gave up", y) from None
+                if limit and single:
+                    limit.stalled = (eng, end)
                 piece = (times[done:upto], end, y, start, out[:done])
                 rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch)
                 out[done:upto], y, calls, work = rest[: upto - done], rest[-1], calls + more, None

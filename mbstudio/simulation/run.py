@@ -471,6 +471,7 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
     # one step limit over the run's pieces, where coordinates can turn singular between check points (closed loops);
     # a tree's CVODES never stalls so, and a stiff impact after a long free flight needs many times its steps so far
     limit = StepLimit() if eng.mech.partition.dependent else None
+    terms = None  # the compiled loop terms, once the run has crossed a singular configuration
     while True:
         try:
             watch = ChartWatch(eng, y0)
@@ -481,7 +482,7 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
                 raise RuntimeError(str(error)) from None
             if eng.law_states:
                 refuse_law_states(AppliedForces(eng.mech), "a change of independent coordinates during the run")
-            if crossing_due(eng, error.state, start_state):  # no coordinates can carry the motion there
+            if crossing_due(eng, error.state, start_state, terms):  # no coordinates can carry the motion there
                 if len(error.outputs):
                     pieces.append(full_states(eng, times[done : done + len(error.outputs)], error.outputs))
                 done += len(error.outputs)
@@ -489,11 +490,12 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
                 pieces.append(crossing.states)
                 done, calls = done + len(crossing.states[0]), calls + crossing.calls
                 crossings.append(crossing.note)
+                terms = crossing.terms
                 if done == len(times):
                     return _joined(pieces, calls, first, None, charts, crossings)
                 state = eng.pack(crossing.q, crossing.qd[eng.independent])
                 error = IntegrationError(crossing.end, CHART_REASON, state)
-            decision = decided(eng, error.time, error.state, text, first.mech.partition)
+            decision = decided(eng, error.time, error.state, text, first.mech.partition, terms)
             stuck = stuck + 1 if error.time <= t0 + 1e-9 * times[-1] else 0
             if stuck > MAX_REPARTITIONS or (error.reason != CHART_REASON and not decision.changed):
                 raise RuntimeError(str(error) + singularity(eng, error.state, start_state)) from None
