@@ -11,9 +11,11 @@ forward, y left, z up; yaw rate positive turning left; roll positive right side 
 - `constant_radius`: steady-state circular driving (ISO 4138) by its constant-radius method: a circle driver
   (force_laws/driver_law.py) holds the car on a circle of `radius` turning left while the speed controller raises the
   speed slowly from the first to the last speed over the run; read after ENTRY_TIME (the driver takes the car onto
-  the circle). Gradients against a_y by least squares over the readings: understeer K from the road-wheel angles as
-  above, the steering-wheel angle gradient dδ_H/d a_y and the understeer gradient from it, (dδ_H/d a_y) / i_s −
-  L d(1/R)/d a_y (i_s the overall steering ratio at straight ahead, R = V / r the radius driven), roll and sideslip.
+  the circle) while the circle is held (held_readings). Gradients against a_y by least squares over the held
+  readings up to LINEAR_RANGE: understeer K from the road-wheel angles as above, the steering-wheel angle gradient
+  dδ_H/d a_y and the understeer gradient from it, (dδ_H/d a_y) / i_s − L d(1/R)/d a_y (i_s the overall steering
+  ratio at straight ahead, R = V / r the radius driven), roll and sideslip; the lateral acceleration at the limit
+  (the largest while held) and, when the circle was lost, the speed and time where, with a note.
 - `step_steer`: the handwheel steps (a ramp of `rise` s) at `step_at` s (ISO 7401) at the given speed. Figures:
   the steady yaw-rate gain r_ss/δ_H and r_ss/(δ_f − δ_r), the yaw-rate response time (from 50 % of the input to
   90 % of r_ss), its peak response time and overshoot, the steady lateral acceleration.
