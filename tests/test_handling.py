@@ -33,6 +33,9 @@ from mbstudio.numerics.spatial import cross
 from mbstudio.simulation.kc_rig import KCOptions, kc_analysis
 from mbstudio.simulation.manoeuvres import (
     ENTRY_TIME,
+    HOLD_FRACTION,
+    HOLD_MARGIN,
+    LINEAR_RANGE,
     RAMP_SMOOTHING,
     ManoeuvreOptions,
     axles,
@@ -485,6 +488,32 @@ def test_the_constant_radius_method_holds_the_circle_and_its_gradients_are_the_h
     measured = result.figures["understeer_gradient_from_handwheel"][0]
     assert expected > 1.0  # deg/g: the steering's compliance dominates, so the check reads it
     assert abs(measured - expected) < 0.1 * expected
+
+
+@pytest.mark.slow
+def test_the_constant_radius_method_past_the_limit_reports_it_and_fits_only_the_held_readings(handling):
+    """40 m, 5 -> 25 m/s over 30 s: past the tyres' grip the driver loses the circle. The limit is reported reached,
+    with the lateral acceleration at the limit (the largest while held) that of the speed where the circle was lost,
+    V²/(R g), R the circle's radius plus its tolerance (the radius driven lies within it); the gradients fitted over
+    the held readings up to 0.4 g are those of the same ramp stopped at 12.5 m/s (0.4 g), which never leaves the
+    circle nor the linear range, within 10 % (before, the readings off the circle made them 50.8 and 591 deg/g
+    against 0.60 and 23.8)."""
+    circle = {"kind": "constant_radius", "radius": 40.0}
+    limit = manoeuvre(handling, ManoeuvreOptions(speeds=(5.0, 25.0), duration=30.0, **circle))
+    figures = {name: value for name, (value, _) in limit.figures.items()}
+    assert figures["limit_reached"] == 1.0 and 0.6 < figures["lateral_acceleration_at_limit"] < 1.0
+    assert figures["largest_radius_error"] > 10.0 and limit.notes and "left the 40 m circle" in limit.notes[0]
+    speed, tolerance = figures["circle_lost_at_speed"], max(HOLD_FRACTION * 40.0, HOLD_MARGIN)
+    assert 5.0 < speed < 25.0
+    bounds = sorted(speed**2 / ((40.0 + s * tolerance) * G) for s in (-1, 1))
+    assert 0.97 * bounds[0] < figures["lateral_acceleration_at_limit"] < 1.03 * bounds[1]
+    assert 0.35 < figures["fitted_up_to"] <= LINEAR_RANGE
+    # the same ramp (2/3 m/s²) ended at 12.5 m/s: held throughout and below 0.4 g
+    held = manoeuvre(handling, ManoeuvreOptions(speeds=(5.0, 12.5), duration=11.25, **circle))
+    assert held.figures["limit_reached"][0] == 0.0 and not held.notes
+    for name in ("understeer_gradient", "steering_wheel_angle_gradient", "roll_gradient", "sideslip_gradient"):
+        expected = held.figures[name][0]
+        assert abs(figures[name] - expected) < 0.1 * abs(expected), name
 
 
 def mbstudio(*args: str) -> subprocess.CompletedProcess:

@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         f"factor {p['real_time_factor']:.3g}; CPU {p['cpu_seconds']:.3g} s)"
     ]
     lines += [f"  {name}: {value:.6g} {unit}" for name, (value, unit) in result.figures.items()]
+    lines += [f"  note: {note}" for note in result.notes]
     figures = {k: {"value": v, "unit": u} for k, (v, u) in result.figures.items()}
     if args.out:
         header = [f"{name} [{unit}]" for name, unit, _ in result.columns]
@@ -119,7 +120,13 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"  {len(result.columns[0][2])} rows written to {args.out}")
     say(
         args,
-        {"model": model.name, "kind": args.kind, "figures": figures, "written": [args.out] if args.out else []},
+        {
+            "model": model.name,
+            "kind": args.kind,
+            "figures": figures,
+            "notes": result.notes,
+            "written": [args.out] if args.out else [],
+        },
         lines,
     )
     return 0

@@ -11,9 +11,11 @@ forward, y left, z up; yaw rate positive turning left; roll positive right side 
 - `constant_radius`: steady-state circular driving (ISO 4138) by its constant-radius method: a circle driver
   (force_laws/driver_law.py) holds the car on a circle of `radius` turning left while the speed controller raises the
   speed slowly from the first to the last speed over the run; read after ENTRY_TIME (the driver takes the car onto
-  the circle). Gradients against a_y by least squares over the readings: understeer K from the road-wheel angles as
-  above, the steering-wheel angle gradient dδ_H/d a_y and the understeer gradient from it, (dδ_H/d a_y) / i_s −
-  L d(1/R)/d a_y (i_s the overall steering ratio at straight ahead, R = V / r the radius driven), roll and sideslip.
+  the circle) while the circle is held (held_readings). Gradients against a_y by least squares over the held
+  readings up to LINEAR_RANGE: understeer K from the road-wheel angles as above, the steering-wheel angle gradient
+  dδ_H/d a_y and the understeer gradient from it, (dδ_H/d a_y) / i_s − L d(1/R)/d a_y (i_s the overall steering
+  ratio at straight ahead, R = V / r the radius driven), roll and sideslip; the lateral acceleration at the limit
+  (the largest while held) and, when the circle was lost, the speed and time where, with a note.
 - `step_steer`: the handwheel steps (a ramp of `rise` s) at `step_at` s (ISO 7401) at the given speed. Figures:
   the steady yaw-rate gain r_ss/δ_H and r_ss/(δ_f − δ_r), the yaw-rate response time (from 50 % of the input to
   90 % of r_ss), its peak response time and overshoot, the steady lateral acceleration.
@@ -66,6 +68,10 @@ RAMP_SMOOTHING = 1e-3  # s: the ramp's corners rounded over about this time (a s
 LATE_YAW_RATE = 1.75  # s after the sine with dwell's end: its last yaw-rate reading
 LATERAL_DISPLACEMENT_AT = 1.07  # s after its start: where its lateral displacement is read
 ENTRY_TIME = 4.0  # s: the constant-radius run's readings start once the driver has taken the car onto the circle
+# the circle counts as held while |radius error| <= the larger of these: 2 % of the radius (the run's own steady
+# error on the sample is 1.3 % at 40 m) or 0.5 m (a small circle's settling); past it the car is leaving the circle
+HOLD_FRACTION, HOLD_MARGIN = 0.02, 0.5  # 1, m
+LINEAR_RANGE = 0.4  # g: the gradients are fitted up to this a_y (ISO 4138's linear range of a passenger car)
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,7 @@ class ManoeuvreResult:
     columns: list[tuple[str, str, np.ndarray]]
     runs: list[SimulationResult] = field(default_factory=list)
     provenance: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what a reader of the figures must know (the circle lost)
 
 
 def steering_model(model: Model, handwheel_deg: float, options: ManoeuvreOptions) -> Model:
@@ -495,10 +502,20 @@ def double_lane_change(model: Model, options: ManoeuvreOptions, progress=None, c
     return ManoeuvreResult(options, figures, _columns(series), [result])
 
 
+def held_readings(t: np.ndarray, radius_error: np.ndarray, radius: float) -> np.ndarray:
+    """The constant-radius run's readings taken while the circle was held: after ENTRY_TIME and before the first
+    reading whose |radius error| exceeds max(HOLD_FRACTION × radius, HOLD_MARGIN) (once lost, the circle counts as
+    lost: a car sliding wide may cross it again)."""
+    read = t >= ENTRY_TIME
+    lost = read & (np.abs(radius_error) > max(HOLD_FRACTION * radius, HOLD_MARGIN))
+    return read & (np.cumsum(lost) == 0)
+
+
 def constant_radius(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:
     """ISO 4138 by its constant-radius method: the circle driver on a circle of `radius`, the speed raised linearly
     from the first to the last speed over the run; the gradients against a_y by least squares over the readings
-    after ENTRY_TIME."""
+    while the circle was held (held_readings) up to LINEAR_RANGE; the lateral acceleration at the limit the largest
+    while it was held, the limit reached if the circle was lost before the run's end."""
     first, last, duration = options.speeds[0], options.speeds[-1], options.duration
     ramp = f"{first!r} + {last - first!r}*t/{duration!r}"
     mech, result, series = drive(driven_model(model, options), first, options, cancel, set_speed=ramp)
@@ -515,13 +532,22 @@ def constant_radius(model: Model, options: ManoeuvreOptions, progress=None, canc
         "understeer_angle": series["front_steer"] - series["rear_steer"] - length * curvature,
         "radius_error": np.hypot(column["x"], column["y"] - options.radius) - options.radius,
     }
+    ay = series["lateral_acceleration"]
     read = series["t"] >= ENTRY_TIME
-    ay = series["lateral_acceleration"][read]
+    held = held_readings(series["t"], series["radius_error"], options.radius)
+    fit = held & (np.abs(ay) <= LINEAR_RANGE * G)
+    if np.count_nonzero(fit) < 2:
+        raise RuntimeError(
+            f"constant radius: the circle of {options.radius:g} m was held for {np.count_nonzero(fit)} reading(s) "
+            f"under {LINEAR_RANGE:g} g after the driver's entry ({ENTRY_TIME:g} s); the gradients need two or more: "
+            "start slower or raise the duration"
+        )
 
     def gradient(values: np.ndarray) -> float:
-        return float(np.polyfit(ay, values[read], 1)[0]) * DEG_PER_G
+        return float(np.polyfit(ay[fit], values[fit], 1)[0]) * DEG_PER_G
 
     steering = gradient(handwheel)
+    lost = np.flatnonzero(read & ~held)
     figures = {
         "understeer_gradient": (gradient(series["understeer_angle"]), "deg/g"),
         "steering_wheel_angle_gradient": (steering, "deg/g"),
@@ -529,14 +555,28 @@ def constant_radius(model: Model, options: ManoeuvreOptions, progress=None, canc
         "overall_steering_ratio": (ratio, "1"),
         "roll_gradient": (gradient(series["roll"]), "deg/g"),
         "sideslip_gradient": (gradient(series["sideslip"]), "deg/g"),
-        "largest_lateral_acceleration": (float(np.max(np.abs(ay))) / G, "g"),
+        "fitted_up_to": (float(np.max(np.abs(ay[fit]))) / G, "g"),
+        "lateral_acceleration_at_limit": (float(np.max(np.abs(ay[held]))) / G, "g"),
+        "limit_reached": (float(lost.size > 0), "1"),
+        "largest_lateral_acceleration": (float(np.max(np.abs(ay[read]))) / G, "g"),
         "largest_radius_error": (float(np.max(np.abs(series["radius_error"][read]))), "m"),
         "wheelbase": (length, "m"),
         "speed": (float(series["speed"][-1]), "m/s"),
     }
+    notes = []
+    if lost.size:
+        at = lost[0]
+        figures |= {"circle_lost_at_speed": (float(series["speed"][at]), "m/s"),
+                    "circle_lost_at_time": (float(series["t"][at]), "s")}  # fmt: skip
+        notes.append(
+            f"the car left the {options.radius:g} m circle at {series['speed'][at]:.4g} m/s ({series['t'][at]:.4g} s, "
+            f"|radius error| over {max(HOLD_FRACTION * options.radius, HOLD_MARGIN):.3g} m): the gradients and the "
+            "lateral acceleration at the limit are from the readings before; the largest lateral acceleration and "
+            "radius error are over the whole run"
+        )
     if progress is not None:
         progress(1.0)
-    return ManoeuvreResult(options, figures, _columns(series), [result])
+    return ManoeuvreResult(options, figures, _columns(series), [result], notes=notes)
 
 
 def manoeuvre(model: Model, options: ManoeuvreOptions, progress=None, cancel=None) -> ManoeuvreResult:

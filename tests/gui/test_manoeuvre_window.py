@@ -107,17 +107,20 @@ def test_the_handling_panel_draws_the_steady_state_diagram_with_the_understeer_g
     assert (tmp_path / "h.csv").read_text().splitlines()[0].startswith("speed [m/s],lateral_acceleration")
 
 
-def test_the_handling_panel_draws_the_constant_radius_run_after_the_driver_s_entry(car):
-    """A constant-radius time history (a_y rising with time, the understeer angle 0.4 deg/g × a_y) drawn as a handling
-    diagram over the readings after ENTRY_TIME only, with the figure's line; the summary names both gradients."""
+def test_the_handling_panel_draws_the_constant_radius_run_while_the_circle_was_held(car):
+    """A constant-radius time history (a_y rising with time, the understeer angle 0.4 deg/g × a_y, the car leaving
+    the 40 m circle from 16 s: radius error 1 m, over its 0.8 m tolerance) drawn as a handling diagram over the
+    readings after ENTRY_TIME and before the circle was lost only, with the figure's line; the summary names both
+    gradients and where the circle was lost."""
     t = np.linspace(0.0, 20.0, 41)
     ay = 0.05 * t + 0.3  # m/s²
     understeer = np.radians(0.4 * ay / 9.81)
     table = [("t", "s", t), ("speed", "m/s", 4 + 0.2 * t), ("lateral_acceleration", "m/s^2", ay),
              ("front_steer", "rad", understeer + 0.05), ("rear_steer", "rad", np.zeros_like(t)),
-             ("understeer_angle", "rad", understeer)]  # fmt: skip
+             ("understeer_angle", "rad", understeer), ("radius_error", "m", np.where(t >= 16.0, 1.0, 0.3))]  # fmt: skip
     figures = {"understeer_gradient": (0.4, "deg/g"), "understeer_gradient_from_handwheel": (4.0, "deg/g"),
-               "roll_gradient": (6.7, "deg/g")}  # fmt: skip
+               "roll_gradient": (6.7, "deg/g"), "fitted_up_to": (1.05 / 9.81, "g"),
+               "lateral_acceleration_at_limit": (1.05 / 9.81, "g"), "circle_lost_at_speed": (7.2, "m/s")}  # fmt: skip
     data = ManoeuvreResult(t, [], np.zeros((len(t), 0)), {}, table=table, figures=figures)
     options = {"kind": "constant_radius", "speeds": [4.0, 8.0], "duration": 20.0, "radius": 40.0}
     car.handling.show_result(
@@ -125,9 +128,11 @@ def test_the_handling_panel_draws_the_constant_radius_run_after_the_driver_s_ent
     )
     drawn = _drawn(car.handling)
     x, y = drawn["understeer angle"]
-    assert x.min() == pytest.approx(ay[t >= ENTRY_TIME].min() / 9.81) and len(x) == int((t >= ENTRY_TIME).sum())
+    held = (t >= ENTRY_TIME) & (t < 16.0)
+    assert x == pytest.approx(ay[held] / 9.81, abs=1e-15) and len(x) == int(held.sum())
     assert y == pytest.approx(0.4 * x, abs=1e-12)
-    assert "constant radius" in car.handling.summary.text() and "4 deg/g" in car.handling.summary.text()
+    summary = car.handling.summary.text()
+    assert "constant radius" in summary and "4 deg/g" in summary and "left the circle at 7.2 m/s" in summary
 
 
 @pytest.mark.slow

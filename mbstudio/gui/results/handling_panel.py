@@ -102,12 +102,13 @@ class HandlingPanel(QWidget):
         set_axis_label(self.plot.plotItem, "left", left)
 
     def _handling_diagram(self, table: dict, figures: dict, constant_radius: bool = False) -> str:
-        """Steer angles (deg) against a_y (g), one point per speed (constant radius: a curve over the run after the
-        driver's entry onto the circle), and the understeer angle's fitted line."""
-        from ...simulation.manoeuvres import ENTRY_TIME  # when drawn: the window starts without the simulation code
+        """Steer angles (deg) against a_y (g), one point per speed (constant radius: a curve over the readings while
+        the circle was held), and the understeer angle's fitted line."""
+        from ...simulation.manoeuvres import held_readings  # when drawn: the window starts without the simulation code
 
         self._axes("lateral acceleration a_y [g]", "angle [deg]")
-        read = table["t"] >= ENTRY_TIME if constant_radius else slice(None)
+        radius = self.result.provenance.options.get("radius") if constant_radius else None
+        read = held_readings(table["t"], table["radius_error"], radius) if constant_radius else slice(None)
         ay = table["lateral_acceleration"][read] / G
         steer = np.degrees(table["front_steer"] - table["rear_steer"])[read]
         understeer = np.degrees(table["understeer_angle"])[read]
@@ -117,16 +118,21 @@ class HandlingPanel(QWidget):
         if "understeer_gradient" not in figures:
             return "Steady-state circular driving: one speed; the gradients need two or more."
         slope = figures["understeer_gradient"][0]
-        intercept = float(np.mean(understeer - slope * ay))  # the least-squares line through the points' centroid
+        fitted = np.abs(ay) <= figures.get("fitted_up_to", (math.inf, ""))[0]  # constant radius: its linear range
+        intercept = float(np.mean((understeer - slope * ay)[fitted]))  # the least-squares line through the centroid
         span = np.array([0.0, float(np.max(np.abs(ay)))]) * np.sign(np.mean(ay) or 1.0)
         self.plot.plot(span, intercept + slope * span, pen=pg.mkPen(COLORS[1], width=1.5, style=DASH),
                        name=f"K = {slope:.3g} deg/g")  # fmt: skip
         roll = figures.get("roll_gradient", (math.nan, ""))[0]
         if constant_radius:
             handwheel = figures["understeer_gradient_from_handwheel"][0]
+            lost, fitted_up_to = figures.get("circle_lost_at_speed"), figures["fitted_up_to"][0]
+            limit = (f" The car left the circle at {lost[0]:.4g} m/s: lateral acceleration at the limit "
+                     f"{figures['lateral_acceleration_at_limit'][0]:.3g} g; drawn and fitted before."
+                     if lost else "")  # fmt: skip
             return (f"Handling diagram (ISO 4138, constant radius, speed raised to {table['speed'][-1]:.4g} m/s): "
                     f"understeer gradient {slope:.4g} deg/g (from the handwheel angle {handwheel:.4g} deg/g), "
-                    f"roll gradient {roll:.4g} deg/g.")  # fmt: skip
+                    f"roll gradient {roll:.4g} deg/g, fitted up to {fitted_up_to:.3g} g.{limit}")  # fmt: skip
         speeds = ", ".join(f"{v:.4g}" for v in table["speed"])
         return (f"Handling diagram (ISO 4138, constant handwheel angle) at {speeds} m/s: understeer gradient "
                 f"{slope:.4g} deg/g, roll gradient {roll:.4g} deg/g.")  # fmt: skip
