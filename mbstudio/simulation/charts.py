@@ -20,15 +20,20 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from ..dynamics.engine import Engine, engine
 from ..kinematics.coordinates import Partition, improved, partition
 
-if TYPE_CHECKING:
-    from .crossing import LoopTerms
+
+class LoopTerms(Protocol):
+    """The compiled loop terms a run has once it has crossed a singular configuration (crossing.py's LoopTerms,
+    which imports this module): (Φ (m,), Φ_q (m, n), M (n, n)) at q (n,)."""
+
+    def __call__(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
 
 FALL = 0.5  # σ of the choice in use, as a part of its value at the last decision: time to decide again
 STEADY = 10  # check intervals over which the margin's fall is extrapolated (a CVODES piece spans CHECKS / CHUNKS)
