@@ -217,7 +217,7 @@ def _cvodes(
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
             chunk = functools.partial(_chunk_integrator, eng, marks, multistep, rtol, atol, runs, work_scale)
             x0 = np.append(y, [0.0] if work_scale else [])
-            single = not np.count_nonzero(checks < end - 1e-12 * times[-1])  # the piece spans one check interval
+            intervals = 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1]))  # between its check points
             try:
                 if limit and limit.stalled == (eng, end):
                     raise _GaveUp(0)
@@ -226,7 +226,7 @@ def _cvodes(
                 calls += failure.calls
                 if runs > 1:
                     raise IntegrationError(start, "CVODES gave up", y) from None
-                if limit and single:
+                if limit and intervals == 1:
                     limit.stalled = (eng, end)
                 piece = (times[done:upto], end, y, start, out[:done])
                 rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch)
@@ -237,7 +237,7 @@ def _cvodes(
             calls += tried + int(stats.get("nfevals", 0))
             span = _next_span(int(stats.get("nsteps", 0)), (end - start) * CHUNKS / times[-1])
             if limit:  # per interval between check points (the outputs asked for change nothing computed)
-                limit.taken(int(stats.get("nsteps", 0)), 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1])))
+                limit.taken(int(stats.get("nsteps", 0)), intervals)
             states = np.ascontiguousarray(reached[:, : len(y0)])
             out[done:upto] = states[outputs]
             if work is not None:  # each piece's integral starts from 0 at its start
