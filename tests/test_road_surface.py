@@ -264,6 +264,12 @@ def test_the_grid_is_copied_beside_a_model_saved_elsewhere(tmp_path):
     assert (other / "road.csv").read_bytes() == (tmp_path / "road.csv").read_bytes()
     saved = (other / "m.mbs").read_text()
     assert '"surface": "road.csv"' in saved and "surface_sha256" not in saved
+    third = tmp_path / "third"
+    third.mkdir()
+    (third / "road.csv").write_text("y \\ x, 0, 1\n0, 0, 0\n1, 0, 0\n")  # another grid of the same name
+    with pytest.raises(ModelError, match=r"road.surface: would replace a different road.csv in the folder"):
+        save(model, third / "m.mbs")
+    assert not (third / "m.mbs").exists() and (third / "road.csv").read_text().startswith("y \\ x, 0, 1")
 
 
 def test_the_field_editor_offers_the_road_as_a_contacts_ground(tmp_path):

@@ -17,7 +17,7 @@ import numpy as np
 
 from .document import Model
 from .errors import ModelError
-from .tyre_files import resolved_inside
+from .tyre_files import copied_beside, resolved_inside
 
 WHERE = "road.surface"
 EXPECTED = "a CSV grid: a first row 'y \\ x, x1, x2, ...', then rows 'y, z(x1, y), z(x2, y), ...' (m)"
@@ -43,17 +43,7 @@ def with_relative_surface_file(model: Model, folder: Path) -> tuple[Model, dict[
     root, path = folder.resolve(), Path(road.surface)
     copies: dict[Path, bytes] = {}
     if not path.is_relative_to(root):
-        try:
-            content = path.read_bytes()
-        except OSError as error:
-            raise ModelError(WHERE, "cannot be read to copy it beside the saved model", str(error)) from None
-        target = root / path.name
-        if target.is_file() and target.read_bytes() != content:
-            raise ModelError(WHERE, f"would replace a different {path.name} in the folder the model is saved to",
-                             str(path), f"a folder without another {path.name}")  # fmt: skip
-        if not target.is_file():
-            copies[target] = content
-        path = target
+        path = copied_beside(WHERE, path, root, copies)
     out = copy.copy(model)
     out.road = dataclasses.replace(road, surface=path.relative_to(root).as_posix(), surface_sha256=None)
     return out, copies

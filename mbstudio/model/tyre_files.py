@@ -56,19 +56,20 @@ def with_relative_tyre_files(model: Model, folder: Path) -> tuple[Model, dict[Pa
         if not path.is_absolute():
             continue  # never resolved (a document read from text): written as it came
         if not path.is_relative_to(root):
-            path = _copied(tyre, path, root, copies)
+            path = copied_beside(f"force '{tyre.name}'.tir", path, root, copies)
         out.forces[i] = dataclasses.replace(tyre, tir=path.relative_to(root).as_posix())
     return out, copies
 
 
-def _copied(tyre: MagicFormulaTyre, source: Path, root: Path, copies: dict[Path, bytes]) -> Path:
-    """Where `source` goes in `root` (its own name), its bytes added to `copies` unless the same file is there."""
-    where = f"force '{tyre.name}'.tir"
+def copied_beside(where: str, source: Path, root: Path, copies: dict[Path, bytes]) -> Path:
+    """Where `source`, a file the model names (`where`), goes in `root` (its own name), its bytes added to `copies`
+    unless the same file is there already; a ModelError when it cannot be read or a different file of that name is
+    there (or about to be copied there). Shared by every file a model carries (tyres, road grids)."""
     try:
         content = source.read_bytes()
     except OSError as exc:
         raise ModelError(
-            where, "cannot be read to copy it beside the saved model", str(exc), "a readable .tir file"
+            where, "cannot be read to copy it beside the saved model", str(exc), f"a readable {source.suffix} file"
         ) from None
     target = root / source.name
     present = copies.get(target)
