@@ -184,3 +184,24 @@ def test_processes_filing_at_once_lose_no_digest(cache):
     digests = native_cache._digests(folder)
     assert len(digests) == 160
     assert all(native_cache.read_sealed(folder / name) == " ".join(name[:-5].split("_")).encode() for name in digests)
+
+
+def test_a_manifest_filed_while_another_process_looks_is_kept(cache, monkeypatch):
+    """The window's sliders look for the engine while its job files it. Looking found no manifest, the job then
+    filed it, and the look removed it as untrustworthy: the library stayed unreachable and the sliders started a
+    second build (seen once in CI, under load, at the lowest library versions)."""
+    from mbstudio.numerics import compiled
+
+    folder = native_cache.cache_folder()
+    manifest = folder / "race.json"
+    looked = native_cache.read_sealed
+
+    def filed_meanwhile(path):
+        found = looked(path)  # nothing there yet ...
+        native_cache.write_sealed(manifest, b'{"functions": ["f"], "module": null, "metadata": {}}')  # ... now there is
+        return found
+
+    monkeypatch.setattr(compiled, "read_sealed", filed_meanwhile)
+    monkeypatch.setattr(compiled, "_filed", lambda folder, key, stem: (folder / "race.so", manifest))
+    assert compiled.filed_functions("key", "race") is None
+    assert native_cache.read_sealed(manifest) is not None

@@ -375,8 +375,10 @@ def _filed(folder: Path, key: str, stem: str) -> tuple[Path, Path]:
 
 def _load_filed(folder: Path, key: str, stem: str) -> Native | None:
     library, manifest = _filed(folder, key, stem)
-    text = read_sealed(manifest)
-    entry = _manifest_entry(text) if text is not None else None
+    text = read_sealed(manifest)  # a manifest that fails its checks is removed there
+    if text is None:  # none yet: nothing to remove (another process may be filing it this moment)
+        return None
+    entry = _manifest_entry(text)
     if entry is None:
         discard(manifest)
         return None
