@@ -6,8 +6,6 @@ hand from the axle loads and the tyre file's cornering stiffness and aligning-mo
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import importlib.util
 import json
 import math
@@ -24,13 +22,13 @@ from mbstudio.dynamics.forces import AppliedForces
 from mbstudio.dynamics.spatial_tree import body_inertia
 from mbstudio.dynamics.tyres import load_tyre, magic_formula
 from mbstudio.kinematics import Mechanism
-from mbstudio.model import Model, ModelError, load, loads, save
+from mbstudio.model import ModelError, load, loads, save
 from mbstudio.model.expressions import FUNCTIONS as NAMES
 from mbstudio.model.expressions import evaluate
 from mbstudio.model.fileformat import dumps
 from mbstudio.model.tyre_files import with_relative_tyre_files
 from mbstudio.numerics.spatial import cross
-from mbstudio.simulation.kc_rig import KCOptions, kc_analysis
+from mbstudio.simulation.kc_rig import KCOptions, kc_analysis, vehicle_corner
 from mbstudio.simulation.manoeuvres import (
     ENTRY_TIME,
     HOLD_FRACTION,
@@ -363,28 +361,6 @@ def test_step_steer_yaw_rate_gain_at_20_m_s_is_the_bicycle_model_s(handling):
     lost = column["dissipated_energy"][-1]
     assert driven > 0.9 * -work["power"]  # the controller replaces nearly all the tyres take
     assert 0 < lost + work["power"] + driven < 0.01 * -work["power"] and work["slip_power"] < -0.01 * lost
-
-
-def vehicle_corner(car: Model, corner: str) -> Model:
-    """The car's corner `corner` as the K&C rig takes it: the chassis fixed to the ground, the other corners, the
-    tyres and the wheel torques left out, the rack on its servo kept (the front's tie rods pull on it), the contact
-    patch at the tyre's loaded radius (the wheel centre's height over the road at the document's pose)."""
-    mech = Mechanism(car)
-    tyre = next(f for f in car.forces if f.name == f"{corner}_tyre")
-    loaded = float(mech.points(mech.assemble(None))[(tyre.body, tyre.point)][0, 2])
-    model = copy.deepcopy(car)
-
-    def kept(label: str) -> bool:
-        return label in ("0", "chassis", "rack") or label.startswith(corner)
-
-    model.bodies = [b for b in model.bodies if kept(b.label)]
-    model.joints = [dataclasses.replace(j, type="fixed", coordinates=[]) if j.name == "ride" else j
-                    for j in model.joints if kept(j.parent) and kept(j.child)]  # fmt: skip
-    kept_coordinates = {c.name for j in model.joints for c in j.coordinates}
-    model.forces = [f for f in model.forces if f.name in (f"{corner}_coilover", "steering_servo")]
-    model.measures = [dataclasses.replace(m, radius=loaded) for m in model.measures if m.name == f"{corner}_alignment"]
-    model.independent_coordinates = [c for c in car.independent_coordinates if c in kept_coordinates]
-    return model
 
 
 @pytest.fixture(scope="module")
