@@ -19,7 +19,6 @@ import pytest
 
 from mbstudio.dynamics.closed_loop import closed_loop_forward_dynamics
 from mbstudio.dynamics.forces import AppliedForces
-from mbstudio.dynamics.spatial_tree import body_inertia
 from mbstudio.dynamics.tyres import load_tyre, magic_formula
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import ModelError, load, loads, save
@@ -40,6 +39,7 @@ from mbstudio.simulation.manoeuvres import (
     handwheel_shape,
     manoeuvre,
     speed_held,
+    sprung_mass,
 )
 from mbstudio.simulation.monitors import cumulative_simpson
 from mbstudio.simulation.run import simulate
@@ -379,11 +379,8 @@ def roll_gradient_by_hand(mech: Mechanism, corners: dict) -> dict[str, float]:
     the roll centres' heights from the K&C rig on the car's corners (`corners`), t the track of the wheel centres;
     m_s the chassis and rack, h' their centre of mass's height above the roll axis (the line through the roll
     centres over the axles; the road at z = 0). Also each axle's suspension share of the roll (front, rear)."""
-    q = mech.assemble(None)
-    points, st = mech.points(q), mech.motion(q, np.zeros_like(q))
-    sprung = [body_inertia(mech, st, mech.tree.body_index(label)) for label in ("chassis", "rack")]
-    mass = sum(float(np.asarray(b.m).ravel()[0]) for b in sprung)
-    centre = sum(np.asarray(b.c, float).ravel() for b in sprung) / mass
+    points = mech.points(mech.assemble(None))
+    mass, centre = sprung_mass(mech)
     springs = {f.name[:2]: float(f.stiffness) for f in mech.model.forces if f.name.endswith("_coilover")}
     stiffness, shares, axle_x, heights = 0.0, [], [], []
     for tyres, kc in zip(axles(mech)[:2], corners.values(), strict=True):
@@ -397,7 +394,7 @@ def roll_gradient_by_hand(mech: Mechanism, corners: dict) -> dict[str, float]:
         heights.append(kc.design["roll_centre_height"][1])
     height = centre[2] - np.interp(centre[0], axle_x[::-1], heights[::-1])
     gradient = mass * height / (stiffness - mass * G * height)  # rad per m/s²
-    return {"roll_gradient": math.degrees(gradient * G), "arm": height, "shares": tuple(shares)}
+    return {"roll_gradient": math.degrees(gradient * G), "arm": height, "shares": tuple(shares), "mass": mass}
 
 
 def test_the_k_and_c_rig_refuses_the_whole_car_by_name_and_takes_its_corner(handling, corners):

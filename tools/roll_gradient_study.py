@@ -20,25 +20,22 @@ from pathlib import Path
 
 import numpy as np
 
-from mbstudio.dynamics.spatial_tree import body_inertia
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import load
-from mbstudio.simulation.kc_rig import KCOptions, axle_roll, kc_analysis, vehicle_corner
-from mbstudio.simulation.manoeuvres import G, ManoeuvreOptions, axles, manoeuvre
+from mbstudio.simulation.kc_rig import KCOptions, axle_roll, axle_roll_stiffness, kc_analysis, vehicle_corner
+from mbstudio.simulation.manoeuvres import G, ManoeuvreOptions, axles, manoeuvre, sprung_mass
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "vehicle_handling.mbs"
-CORNERS = {"front": "fl", "rear": "rl"}
+CORNERS = {"front": "fl", "rear": "rl"}  # the corner each axle's K&C runs on
+AXLES = {"front": ("fl", "fr"), "rear": ("rl", "rr")}
 BANDS = (0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.77)  # g
 
 
-def sprung(mech: Mechanism, roll_centres: list[float]) -> tuple[float, float, float]:
+def roll_arm(mech: Mechanism, roll_centres: list[float]) -> tuple[float, float, float]:
     """The sprung mass m_s (chassis and rack), its centre's height h' over the roll axis (through the roll centres
     over the front and rear axles) and the track of the wheel centres."""
-    q = mech.assemble(None)
-    points, st = mech.points(q), mech.motion(q, np.zeros_like(q))
-    bodies = [body_inertia(mech, st, mech.tree.body_index(label)) for label in ("chassis", "rack")]
-    mass = sum(float(np.asarray(b.m).ravel()[0]) for b in bodies)
-    centre = sum(np.asarray(b.c, float).ravel() for b in bodies) / mass
+    mass, centre = sprung_mass(mech)
+    points = mech.points(mech.assemble(None))
     front, rear, _ = axles(mech)
     (fl, fr), rl = ((points[(t.body, t.point)][0] for t in front), points[(rear[0].body, rear[0].point)][0])
     axle_height = np.interp(centre[0], [rl[0], fl[0]], roll_centres[::-1])
@@ -55,7 +52,7 @@ def main() -> None:
     kc = {axle: kc_analysis(vehicle_corner(car, corner), KCOptions(axle=axle, travel=0.06, travel_points=121,
                                                                    load_points=3))
           for axle, corner in CORNERS.items()}  # fmt: skip
-    mass, arm, track = sprung(mech, [kc[a].design["roll_centre_height"][1] for a in CORNERS])
+    mass, arm, track = roll_arm(mech, [kc[a].design["roll_centre_height"][1] for a in CORNERS])
     print(f"m_s = {mass:.1f} kg, h' = {arm:.4f} m, track {track:.4f} m, tyres {tyre:.0f} N/m")
     rolls = {a: axle_roll(kc[a], track, math.radians(3.0), 121, tyre) for a in CORNERS}
     print("suspension roll [deg] | roll stiffness front, rear [N m/deg] (suspension; with tyres) | travels fl, rl [mm]")
@@ -80,8 +77,8 @@ def main() -> None:
 
 def compare_with_the_run(car, kc: dict, mass: float, arm: float, track: float, tyre: float) -> None:
     """The constant-radius run's roll gradient over bands of a_y (least squares over the held readings in each)
-    against m_s h' / (K_f + K_r − m_s g h'), each axle's K = t² k_l k_r / (k_l + k_r) with k the K&C wheel rate at the
-    wheel's travel in the run (from its damper's length, through the rig's sweep) in series with the tyre."""
+    against m_s h' / (K_f + K_r − m_s g h'), each axle's K the rig's (axle_roll_stiffness) at the wheels' travels in
+    the run (from their dampers' lengths, through the rig's sweep), the tyres in series."""
     options = ManoeuvreOptions(kind="constant_radius", speeds=(5.0, 25.0), duration=30.0, radius=40.0, samples=601)
     result = manoeuvre(car, options)
     column = {name: values for name, _, values in result.runs[0].columns()}
@@ -89,32 +86,27 @@ def compare_with_the_run(car, kc: dict, mass: float, arm: float, track: float, t
     lost = result.figures.get("circle_lost_at_time", (math.inf, "s"))[0]
     held = (table["t"] >= 4.0) & (table["t"] < lost)
     ay, roll = table["lateral_acceleration"], table["roll"]
-
-    dampers = {axle: kc[axle].travel.q[:, Mechanism(vehicle_corner(car, c)).coordinates.index(f"{c}_damper_s")]
-               for axle, c in CORNERS.items()}  # fmt: skip
-
-    def stiffness(axle: str, corner: str, k: int) -> tuple[float, float]:
-        sweep, damper = kc[axle].travel, dampers[axle]
-        travel = np.interp(column[f"{corner}_damper_s"][k], damper[::-1], sweep.x[::-1])
-        rate = float(np.interp(travel, sweep.x, sweep.curves["wheel_rate"][1]))
-        return 1 / (1 / rate + 1 / tyre), travel
-
+    travel = run_travels(car, kc, column)
+    stiffness = sum(axle_roll_stiffness(kc[axle], track, travel[left], travel[right], tyre)
+                    for axle, (left, right) in AXLES.items())  # fmt: skip
+    predicted = np.degrees(mass * arm / (stiffness - mass * G * arm)) * G
     print("a_y band [g] | run dφ/da_y [deg/g] | K&C at the run's travels [deg/g] | travels fl fr rl rr [mm]")
     for low, high in zip(BANDS, BANDS[1:], strict=False):
         band = held & (ay >= low * G) & (ay <= high * G)
         measured = math.degrees(np.polyfit(ay[band], roll[band], 1)[0]) * G
-        predicted, travels = [], []
-        for k in np.flatnonzero(band):
-            total, at = 0.0, []
-            for axle, (left, right) in (("front", ("fl", "fr")), ("rear", ("rl", "rr"))):
-                (kl, sl), (kr, sr) = stiffness(axle, left, k), stiffness(axle, right, k)
-                total += track**2 * kl * kr / (kl + kr)
-                at += [sl, sr]
-            predicted.append(math.degrees(mass * arm / (total - mass * G * arm)) * G)
-            travels.append(at)
-        mean = np.mean(travels, axis=0) * 1e3
-        print(f"  {low:.2f}-{high:.2f} | {measured:6.2f} | {np.mean(predicted):6.2f} | "
-              + " ".join(f"{x:+6.1f}" for x in mean))  # fmt: skip
+        travels = " ".join(f"{np.mean(travel[w][band]) * 1e3:+6.1f}" for w in ("fl", "fr", "rl", "rr"))
+        print(f"  {low:.2f}-{high:.2f} | {measured:6.2f} | {np.mean(predicted[band]):6.2f} | {travels}")
+
+
+def run_travels(car, kc: dict, column: dict) -> dict[str, np.ndarray]:
+    """Each wheel's travel along a run (m, bump positive): its damper's length read on its axle's K&C sweep."""
+    out = {}
+    for axle, corners in AXLES.items():
+        coordinates = Mechanism(vehicle_corner(car, CORNERS[axle])).coordinates
+        damper = kc[axle].travel.q[:, coordinates.index(f"{CORNERS[axle]}_damper_s")]
+        for corner in corners:
+            out[corner] = np.interp(column[f"{corner}_damper_s"], damper[::-1], kc[axle].travel.x[::-1])
+    return out
 
 
 if __name__ == "__main__":

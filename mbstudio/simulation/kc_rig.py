@@ -554,18 +554,31 @@ def axle_roll(result: KCResult, track: float, largest: float, points: int = 81, 
     stops and geometry together) joined by cubics through the rig's exact wheel rates, so k is F's slope. The
     tyres, `tyre_stiffness` (N/m) each, carry ±M/t and add the roll 2 M / (k_t t²). Small angles: the travels are
     (t/2) φ along the design's vertical and the loads act at the design track."""
-    s = result.travel.x
-    load = CubicHermiteSpline(s, result.travel.curves["vertical_load"][1], result.travel.curves["wheel_rate"][1])
+    s, load = result.travel.x, _vertical_load(result)
     design, half = float(load(0.0)), track / 2
     roll = np.linspace(-largest, largest, points | 1)
     heave = np.array([_axle_heave(load, s, design, half * phi) for phi in roll])
     left, right = heave - half * roll, heave + half * roll
     moment = half * (load(right) - load(left))
-    k_left, k_right = load(left, 1), load(right, 1)
-    stiffness = track**2 * k_left * k_right / (k_left + k_right)
-    tyres = tyre_stiffness * track**2 / 2
-    total = roll + moment / tyres
-    return AxleRoll(roll, moment, stiffness, heave, left, right, total, 1 / (1 / stiffness + 1 / tyres))
+    stiffness = axle_roll_stiffness(result, track, left, right)
+    total = roll + 2 * moment / (tyre_stiffness * track**2)
+    return AxleRoll(roll, moment, stiffness, heave, left, right, total,
+                    axle_roll_stiffness(result, track, left, right, tyre_stiffness))  # fmt: skip
+
+
+def axle_roll_stiffness(result: KCResult, track: float, left, right, tyre_stiffness: float = np.inf) -> np.ndarray:
+    """The roll stiffness (N m/rad) of the axle of the K&C corner `result` and its mirror, `track` (m) apart, its
+    body free to heave, with its left and right wheels at the travels `left`, `right` (m, arrays alike):
+    t² k_l k_r / (k_l + k_r), each k the wheel rate there (the sweep's) in series with the tyre."""
+    rate = _vertical_load(result).derivative()
+    k_left, k_right = (1 / (1 / rate(np.asarray(x, float)) + 1 / tyre_stiffness) for x in (left, right))
+    return track**2 * k_left * k_right / (k_left + k_right)
+
+
+def _vertical_load(result: KCResult) -> CubicHermiteSpline:
+    """The corner's vertical load against wheel travel, joined by cubics through the rig's exact wheel rates."""
+    curves = result.travel.curves
+    return CubicHermiteSpline(result.travel.x, curves["vertical_load"][1], curves["wheel_rate"][1])
 
 
 def _axle_heave(load: CubicHermiteSpline, s: np.ndarray, design: float, half_roll: float) -> float:
