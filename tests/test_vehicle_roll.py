@@ -6,6 +6,7 @@ the run reaches."""
 
 from __future__ import annotations
 
+import copy
 import math
 from pathlib import Path
 
@@ -16,11 +17,21 @@ from scipy.interpolate import CubicHermiteSpline
 from mbstudio.dynamics.closed_loop import JointReactions
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import ModelError, load
-from mbstudio.simulation.kc_rig import KCOptions, axle_roll, kc_analysis, vehicle_corner
-from mbstudio.simulation.manoeuvres import vehicle_series
+from mbstudio.simulation.kc_rig import (
+    KCOptions,
+    axle_roll,
+    axle_roll_stiffness,
+    kc_analysis,
+    travel_at,
+    vehicle_corner,
+)
+from mbstudio.simulation.manoeuvres import ENTRY_TIME, G, ManoeuvreOptions, manoeuvre, vehicle_series
 from mbstudio.simulation.run import SimulationResult
 
+from .test_handling import roll_gradient_by_hand
+
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+TRACK = 1.5174266897061266  # m: the wheel centres', front and rear (measured on the sample)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +92,7 @@ def test_the_axle_roll_test_keeps_the_axle_load_and_its_stiffness_is_the_slope_o
     of the moment, away from the stops' corners); up to the rebound stop it is the springs' t² k_w / 2 at the wheel
     rate the rig reports; the stiffness steps up where the wheel going down reaches its rebound stop, the damper
     20 mm longer than at design (the sample's stop), a travel the rig's poses give."""
-    track = 1.5174266897061266  # m: the front wheel centres' (measured on the sample)
+    track = TRACK
     result = axle_roll(front, track, math.radians(3.0), points=601, tyre_stiffness=250000.0)
     s, curves = front.travel.x, front.travel.curves
     load = CubicHermiteSpline(s, curves["vertical_load"][1], curves["wheel_rate"][1])  # the rig's loads and rates
@@ -112,3 +123,55 @@ def test_the_axle_roll_test_keeps_the_axle_load_and_its_stiffness_is_the_slope_o
     assert np.allclose(result.total_roll - result.roll, 2 * result.moment / (250000.0 * track**2), rtol=1e-12)
     with pytest.raises(ModelError, match="axle roll.*beyond the K&C sweep"):
         axle_roll(front, track, math.radians(10.0))
+
+
+BANDS = (0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.77)  # g: where the roll gradient is read
+# 40 m, 5 -> 25 m/s over 30 s: past the grip, the circle held up to 0.77 g
+LIMIT = {"kind": "constant_radius", "speeds": (5.0, 25.0), "duration": 30.0, "radius": 40.0, "samples": 601}
+
+
+def banded_roll_gradients(result) -> tuple[np.ndarray, np.ndarray]:
+    """The run's roll gradient dφ/da_y (deg/g) by least squares over its held readings in each band of BANDS, and
+    which readings fall in each band (bands, K); NaN in a band of fewer than 5 readings (the circle lost before it)."""
+    table = {name: values for name, _, values in result.columns}
+    lost = result.figures.get("circle_lost_at_time", (math.inf, "s"))[0]
+    held = (table["t"] >= ENTRY_TIME) & (table["t"] < lost)
+    ay = table["lateral_acceleration"] / G
+    bands = np.array([held & (ay >= low) & (ay <= high) for low, high in zip(BANDS, BANDS[1:], strict=False)])
+    gradients = [math.degrees(np.polyfit(ay[band] * G, table["roll"][band], 1)[0]) * G
+                 if np.count_nonzero(band) >= 5 else math.nan for band in bands]  # fmt: skip
+    return np.array(gradients), bands
+
+
+@pytest.mark.slow
+def test_the_roll_gradient_falls_where_the_stops_engage_as_the_rigs_roll_stiffness_says(car):
+    """40 m, 5 -> 25 m/s: the roll gradient falls from 6.6 deg/g at 0.15-0.2 g to 1.7 at 0.7-0.77 g. In every band
+    it is within 15 % of m_s h' / (K_f + K_r − m_s g h') with each axle's K the K&C rig's at the wheel travels the
+    run reaches (the heave free; the tyres in series; measured 6.61 against 6.13 at 0.15-0.2 g, where the hand
+    formula from the rig's rates is 10 % under the step steer too, to 1.65 against 1.73), and falls as that
+    prediction does: the inner wheels reach their rebound stops (26 mm of droop) at 0.2 g in front and 0.4 g at
+    the rear, the outer rear its bump stop at 0.6 g. With the stops out of reach the same run's roll gradient
+    does not fall: it rises, as a car's does (measured 6.61 to 7.17 deg/g at 0.6-0.7 g; that car leaves the circle
+    at 0.706 g)."""
+    result = manoeuvre(car, ManoeuvreOptions(**LIMIT))
+    measured, bands = banded_roll_gradients(result)
+    column = {name: values for name, _, values in result.runs[0].columns()}
+    options = {"travel": 0.06, "travel_points": 61, "load_points": 3}
+    corners, stiffness = {}, 0.0
+    for axle, (left, right) in (("front", ("fl", "fr")), ("rear", ("rl", "rr"))):
+        corner = vehicle_corner(car, left)
+        corners[axle] = kc = kc_analysis(corner, KCOptions(axle=axle, **options))
+        travels = [travel_at(kc, corner, f"{left}_damper_s", column[f"{w}_damper_s"]) for w in (left, right)]
+        stiffness = stiffness + axle_roll_stiffness(kc, TRACK, *travels, tyre_stiffness=250000.0)
+    hand = roll_gradient_by_hand(Mechanism(car), corners)  # m_s and h' over the roll axis of the rig's roll centres
+    mass, arm = hand["mass"], hand["arm"]
+    predicted = np.array([np.mean(np.degrees(mass * arm / (stiffness[b] - mass * G * arm)) * G) for b in bands])
+    assert np.all(np.abs(measured - predicted) < 0.15 * predicted), (measured, predicted)
+    assert measured[0] > 6.0 and measured[-1] < 0.3 * measured[0]
+    # the stops out of reach: the dampers' lengths free over ±100 mm
+    free = copy.deepcopy(car)
+    for coordinate in (c for j in free.joints for c in j.coordinates if c.name.endswith("_damper_s")):
+        coordinate.min, coordinate.max = 0.4, 0.6
+    unstopped, _ = banded_roll_gradients(manoeuvre(free, ManoeuvreOptions(**LIMIT)))
+    read = unstopped[np.isfinite(unstopped)]
+    assert len(read) >= 6 and np.all(read >= read[0]) and read[-1] > 1.05 * read[0]

@@ -22,7 +22,7 @@ import numpy as np
 
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import load
-from mbstudio.simulation.kc_rig import KCOptions, axle_roll, axle_roll_stiffness, kc_analysis, vehicle_corner
+from mbstudio.simulation.kc_rig import KCOptions, axle_roll, axle_roll_stiffness, kc_analysis, travel_at, vehicle_corner
 from mbstudio.simulation.manoeuvres import G, ManoeuvreOptions, axles, manoeuvre, sprung_mass
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "vehicle_handling.mbs"
@@ -100,13 +100,9 @@ def compare_with_the_run(car, kc: dict, mass: float, arm: float, track: float, t
 
 def run_travels(car, kc: dict, column: dict) -> dict[str, np.ndarray]:
     """Each wheel's travel along a run (m, bump positive): its damper's length read on its axle's K&C sweep."""
-    out = {}
-    for axle, corners in AXLES.items():
-        coordinates = Mechanism(vehicle_corner(car, CORNERS[axle])).coordinates
-        damper = kc[axle].travel.q[:, coordinates.index(f"{CORNERS[axle]}_damper_s")]
-        for corner in corners:
-            out[corner] = np.interp(column[f"{corner}_damper_s"], damper[::-1], kc[axle].travel.x[::-1])
-    return out
+    return {corner: travel_at(kc[axle], vehicle_corner(car, CORNERS[axle]), f"{CORNERS[axle]}_damper_s",
+                              column[f"{corner}_damper_s"])
+            for axle, corners in AXLES.items() for corner in corners}  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -575,6 +575,17 @@ def axle_roll_stiffness(result: KCResult, track: float, left, right, tyre_stiffn
     return track**2 * k_left * k_right / (k_left + k_right)
 
 
+def travel_at(result: KCResult, model: Model, coordinate: str, values) -> np.ndarray:
+    """The wheel travel (m) at which the corner's `coordinate` (of `model`, the corner the rig ran on) takes
+    `values`, read along the travel sweep, where it must change monotonically (a damper's length)."""
+    along = result.travel.q[:, Mechanism(model).coordinates.index(coordinate)]
+    order = np.argsort(along)
+    if np.any(np.diff(along[order]) <= 0):
+        raise ModelError(f"coordinate '{coordinate}'", "does not change monotonically over the K&C travel sweep",
+                         None, "a coordinate that moves one way with the wheel (a damper's length)")  # fmt: skip
+    return np.interp(values, along[order], result.travel.x[order])
+
+
 def _vertical_load(result: KCResult) -> CubicHermiteSpline:
     """The corner's vertical load against wheel travel, joined by cubics through the rig's exact wheel rates."""
     curves = result.travel.curves
