@@ -5,6 +5,7 @@ static equilibrium of the compliant corner (bushings, spring, gravity) with the 
     result.travel.curves["toe"]                          # ("rad", (N,)) against wheel travel (m)
     result.loads["lateral"].curves["contact_y"]          # the contact patch's lateral shift against Fy (N)
     result.gradients["lateral"]["toe"]                   # ("rad/N", compliance steer at design)
+    axle_roll(result, track, largest).stiffness          # the corner and its mirror rolled, the axle load kept
 
 The rig holds the wheel centre at a height (the wheel travel, as the suspension report's curves have it; the force
 holding it is the vertical load, whose rate along travel is the wheel rate) and the coordinates of what hangs on
