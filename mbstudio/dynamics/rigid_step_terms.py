@@ -28,16 +28,13 @@ from ..kinematics import Mechanism
 from ..kinematics.coordinates import Partition
 from ..kinematics.fast_assembly import FastAssembly
 from ..model import Model, dumps, loads
-from ..model.document import Contact
 from ..numerics.compiled import Native, Traced, cached_functions, engine_key, symbols, to_sparse_sx
-from .force_laws.contact_law import ContactLaw
-from .forces import AppliedForces
 from .inverse_dynamics import bias_forces, inverse_dynamics
 from .mass_matrix import mass_matrix
-from .rigid_contact import contact_frames
+from .rigid_contact import contact_frames, fixed_normal, split_forces
 
 STEM = "rigid_step"
-OUTPUTS = ("v_free", "W", "G", "u_free", "u_start", "ahead")
+OUTPUTS = ("v_free", "W", "G", "u_free", "u_start", "ahead", "frames")
 
 
 def rigid_step_terms(model: Model, partition: Partition | None = None) -> Callable:
@@ -66,18 +63,18 @@ def _traced(text: str, partition: Partition | None) -> list[casadi.Function]:
     n = mech.n
     t, h = casadi.SX.sym("t"), casadi.SX.sym("h")
     (q_sx, q), (v_sx, v) = symbols("q", n), symbols("v", n)
-    elements = mech.model.forces
-    others = AppliedForces(mech, [f for f in elements if not isinstance(f, Contact)])
+    others, contacts = split_forces(mech)
     times = np.array([t], dtype=object)
     applied = others.generalized(times, q[None], v[None])[0]
     st = mech.motion(q[None], v[None])
-    depths, rows = [], []
-    for law in AppliedForces(mech, elements).laws:
-        if isinstance(law, ContactLaw):
-            depth, _, J = law.place(st)
-            frame = contact_frames(np.asarray(law.plane()[1], float)[None])[0]
-            depths.append(depth[0])
-            rows += list(frame @ J[0])  # the point's Jacobian in its contact's frame (t1, t2, n)
+    depths, rows, frames = [], [], []
+    for law in contacts:
+        depth, _, J, normal = law.placed(st)
+        fixed = fixed_normal(law)
+        frame = contact_frames(fixed[None])[0] if fixed is not None else traced_frame(normal[0])
+        depths.append(depth[0])
+        rows += list(frame @ J[0])  # the point's Jacobian in its contact's frame (t1, t2, n)
+        frames += list(frame)
     J = casadi.densify(to_sparse_sx(np.array(rows, dtype=object).reshape(-1, n))) if rows else casadi.SX(0, n)
     M = casadi.densify(to_sparse_sx(mass_matrix(mech, q[None])[0]))
     if mech.partition.dependent:
@@ -90,7 +87,8 @@ def _traced(text: str, partition: Partition | None) -> list[casadi.Function]:
         v_free, W, extra = v_sx + h * solved[:, 0], solved[:, 1:], []
     u_free = casadi.mtimes(J, v_free)
     ahead = to_sparse_sx(np.array(depths, dtype=object)) - h / 2 * u_free[2::3] if depths else casadi.SX(0, 1)
-    outputs = [v_free, W, casadi.mtimes(J, W), u_free, casadi.mtimes(J, v_sx), ahead]
+    axes = to_sparse_sx(np.array(frames, dtype=object).reshape(-1, 3)) if frames else casadi.SX(0, 3)
+    outputs = [v_free, W, casadi.mtimes(J, W), u_free, casadi.mtimes(J, v_sx), ahead, axes]
     step = casadi.Function(STEM, [t, q_sx, v_sx, h], [casadi.densify(o) for o in outputs], ["t", "q", "v", "h"],
                            list(OUTPUTS), {"cse": True})  # fmt: skip
     return [step, *extra]
@@ -119,3 +117,19 @@ def _loop_closure(mech: Mechanism, q_sx, q, R) -> list[casadi.Function]:
     jacobian = casadi.densify(to_sparse_sx(mech.constraint_jacobian(q[None])[0][rows][:, dep]))
     return [casadi.Function("closure", [q_sx], [phi, jacobian], {"cse": True}),
             casadi.Function("r_matrix", [q_sx], [R], {"cse": True})]  # fmt: skip
+
+
+def traced_frame(normal) -> np.ndarray:
+    """`contact_frames` of one traced unit normal (3,): the rows (t1, t2, n) (3, 3, objects), the helper axis
+    chosen by the same test |n_x| < 0.9."""
+    nx, ny, nz = (normal[k] for k in range(3))
+    x_helper = casadi.fabs(nx) < 0.9  # helper (1, 0, 0), else (0, 1, 0)
+    hx, hy = casadi.if_else(x_helper, 1.0, 0.0), casadi.if_else(x_helper, 0.0, 1.0)
+    a, b, c = -nz * hy, nz * hx, nx * hy - ny * hx  # n × helper
+    size = casadi.sqrt(a * a + b * b + c * c)
+    a, b, c = a / size, b / size, c / size
+    frame = np.empty((3, 3), dtype=object)
+    for i, row in enumerate(((a, b, c), (ny * c - nz * b, nz * a - nx * c, nx * b - ny * a), (nx, ny, nz))):
+        for j in range(3):
+            frame[i, j] = row[j]
+    return frame

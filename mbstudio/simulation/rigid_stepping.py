@@ -33,12 +33,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dynamics.force_laws.contact_law import ContactLaw
-from ..dynamics.forces import AppliedForces
-from ..dynamics.rigid_contact import contact_frames, solve_in_frames
+from ..dynamics.force_laws.contact_law import ContactLaw, along_normal
+from ..dynamics.rigid_contact import solve_in_frames, split_forces
 from ..dynamics.rigid_step_terms import loop_assembly, rigid_step_terms
 from ..kinematics import Mechanism
-from ..model.document import Contact, ForceMeasure
+from ..model.document import ForceMeasure
 from ..model.errors import AssemblyError
 
 TOLERANCE = 1e-10  # the impulses' relative residual on the cone complementarity at each step
@@ -71,13 +70,10 @@ class RigidStepper:
 
     def __init__(self, mech: Mechanism, tolerance: float = TOLERANCE) -> None:
         self.mech, self.tolerance = mech, tolerance
-        elements = mech.model.forces
-        self.others = AppliedForces(mech, [f for f in elements if not isinstance(f, Contact)])
-        self.laws = [law for law in AppliedForces(mech, elements).laws if isinstance(law, ContactLaw)]
-        self.normals = np.array([np.asarray(law.plane()[1], float) for law in self.laws]).reshape(-1, 3)
+        self.others, self.laws = split_forces(mech)
         self.friction = np.array([float(law.values()["friction"]) for law in self.laws])
-        self.restitution = np.array([float(law.forces.value(law.element.restitution)) for law in self.laws])
-        self.axes = contact_frames(self.normals)
+        self.restitution = np.array([float(law.forces.value(getattr(law.element, "restitution", 0.0)))
+                                     for law in self.laws])  # fmt: skip
         self.terms = rigid_step_terms(mech.model, mech.partition)
         self.loops = loop_assembly(mech) if mech.partition.dependent else None
         self._warm: tuple[bytes, np.ndarray] | None = None  # the active contacts and their impulses
@@ -85,7 +81,7 @@ class RigidStepper:
     def step(self, t: float, q: np.ndarray, v: np.ndarray, h: float) -> tuple:
         """(q⁺, v⁺, the impulses (m, 3) of every contact, 0 where inactive) after one step."""
         q_m = q + 0.5 * h * v
-        v_free, W, G, u_free, u_start, ahead = self.terms(t + 0.5 * h, q_m, v, h)
+        v_free, W, G, u_free, u_start, ahead, frames = self.terms(t + 0.5 * h, q_m, v, h)
         impulses = np.zeros((len(self.laws), 3))
         active = np.flatnonzero(ahead >= 0)
         if not len(active):
@@ -102,7 +98,8 @@ class RigidStepper:
                                     self.tolerance, ITERATIONS, warm)  # fmt: skip
         self._warm = (key, lam)
         v_next = v_free + W[:, rows] @ lam
-        impulses[active] = np.einsum("mji,mj->mi", self.axes[active], lam.reshape(-1, 3))  # to world axes
+        axes = frames.reshape(-1, 3, 3)[active]  # each contact's rows (t1, t2, n) at the midpoint
+        impulses[active] = np.einsum("mji,mj->mi", axes, lam.reshape(-1, 3))  # to world axes
         return *self._on_loops(q_m + 0.5 * h * v_next, v_next), impulses
 
     def _on_loops(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -152,13 +149,14 @@ def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> di
         index = next((i for i, law in enumerate(stepper.laws) if law.element.name == measure.element), None)
         if index is None:
             continue
-        law, normal = stepper.laws[index], stepper.normals[index]
-        depth, point, J = (np.asarray(x, float) for x in law.place(st))
-        velocity = np.einsum("kij,kj->ki", J, run.qd)
-        force = run.forces[:, index]
-        f_n = force @ normal
-        got = {"depth": depth, "point": point, "slip": velocity - (velocity @ normal)[:, None] * normal,
-               "normal": f_n, "friction": force - f_n[:, None] * normal, "force": force}  # fmt: skip
+        law = stepper.laws[index]
+        depth, point, J, normal = (np.asarray(x, float) for x in law.placed(st))  # normal (1, 3) on a plane
+        velocity = np.einsum("kij,kj->ki", J, run.qd)  # body 2's point at c relative to body 1's
+        force = run.forces[:, index]  # on body 2 (the sphere's body on a ground)
+        f_n = along_normal(force, normal)
+        slip = velocity - along_normal(velocity, normal)[:, None] * normal
+        got = {"depth": depth, "point": point, "slip": slip, "normal": f_n,
+               "friction": force - f_n[:, None] * normal, "force": force}  # fmt: skip
         out |= {name: values for name, _, values in ContactLaw.columns(measure.name, got)}
     return out
 
