@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dynamics.force_laws.contact_law import ContactLaw, along_normal
-from ..dynamics.rigid_contact import solve_in_frames, split_forces
+from ..dynamics.rigid_contact import RANK, fixed_normal, solve_in_frames, split_forces
 from ..dynamics.rigid_step_terms import loop_assembly, rigid_step_terms
 from ..kinematics import Mechanism
 from ..model.document import ForceMeasure
@@ -49,14 +49,17 @@ CLOCK_STEPS = 50
 
 @dataclass
 class RigidRun:
-    """The states at the output times (K, n each), the mean accelerations and contact forces (K, m, 3, world
-    axes) over the interval that ends at each sample (the first sample: the interval that starts there; an
+    """The states at the output times (K, n each), the mean accelerations, contact forces (K, m, 3, world axes),
+    their normal parts (K, m: along each step's normal, which turns on the road and in pairs) and friction parts
+    (K, m, 3) over the interval that ends at each sample (the first sample: the interval that starts there; an
     impact's impulse shows as its mean force over its interval), and the number of steps."""
 
     q: np.ndarray
     qd: np.ndarray
     qdd: np.ndarray
     forces: np.ndarray
+    normal: np.ndarray
+    friction: np.ndarray
     steps: int
 
 
@@ -74,33 +77,46 @@ class RigidStepper:
         self.friction = np.array([float(law.values()["friction"]) for law in self.laws])
         self.restitution = np.array([float(law.forces.value(getattr(law.element, "restitution", 0.0)))
                                      for law in self.laws])  # fmt: skip
+        # a normal that turns with the state (the road's, a pair's) is crossed at the step's start by a point that
+        # follows the curved surface, at a separating velocity that may turn into as much approach by the step's end
+        # (so that the impulse does no work: docs/contact.md)
+        self.turning = np.array([fixed_normal(law) is None for law in self.laws], float)
         self.terms = rigid_step_terms(mech.model, mech.partition)
         self.loops = loop_assembly(mech) if mech.partition.dependent else None
         self._warm: tuple[bytes, np.ndarray] | None = None  # the active contacts and their impulses
 
     def step(self, t: float, q: np.ndarray, v: np.ndarray, h: float) -> tuple:
-        """(q⁺, v⁺, the impulses (m, 3) of every contact, 0 where inactive) after one step."""
+        """(q⁺, v⁺, the impulses (m, 3) of every contact, their normal parts (m,) and friction parts (m, 3), 0 where
+        inactive) after one step."""
         q_m = q + 0.5 * h * v
         v_free, W, G, u_free, u_start, ahead, frames = self.terms(t + 0.5 * h, q_m, v, h)
         impulses = np.zeros((len(self.laws), 3))
         active = np.flatnonzero(ahead >= 0)
         if not len(active):
             self._warm = None
-            return *self._on_loops(q_m + 0.5 * h * v_free, v_free), impulses
+            return *self._on_loops(q_m + 0.5 * h * v_free, v_free), impulses, impulses[:, 2], impulses
         every = len(active) == len(self.laws)  # standing: no rows to pick
         rows = slice(None) if every else (3 * active[:, None] + np.arange(3)).ravel()
-        approach = np.minimum(0.0, u_start[3 * active + 2])  # the normal velocities at the step's start
+        start = u_start[3 * active + 2]  # the normal velocities at the step's start, in the midpoint's frames
+        approach = np.minimum(0.0, start)
         shifted = u_free[rows].copy()
         shifted[2::3] += self.restitution[active] * approach
+        delassus = G if every else G[np.ix_(rows, rows)]
+        crossing = self.turning[active] * np.maximum(0.0, start)
+        if crossing.any():
+            shifted += _achievable(delassus, np.column_stack([0 * crossing, 0 * crossing, crossing]).ravel())
         key = active.tobytes()
         warm = self._warm[1] if self._warm is not None and self._warm[0] == key else None
-        lam, _, _ = solve_in_frames(G if every else G[np.ix_(rows, rows)], shifted, self.friction[active],
+        lam, _, _ = solve_in_frames(delassus, shifted, self.friction[active],
                                     self.tolerance, ITERATIONS, warm)  # fmt: skip
         self._warm = (key, lam)
         v_next = v_free + W[:, rows] @ lam
         axes = frames.reshape(-1, 3, 3)[active]  # each contact's rows (t1, t2, n) at the midpoint
         impulses[active] = np.einsum("mji,mj->mi", axes, lam.reshape(-1, 3))  # to world axes
-        return *self._on_loops(q_m + 0.5 * h * v_next, v_next), impulses
+        normal, friction = np.zeros(len(self.laws)), np.zeros_like(impulses)
+        normal[active] = lam[2::3]
+        friction[active] = impulses[active] - normal[active, None] * axes[:, 2]
+        return *self._on_loops(q_m + 0.5 * h * v_next, v_next), impulses, normal, friction
 
     def _on_loops(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A step's end on closed loops: the dependent coordinates closed by Newton at the independent ones, the
@@ -121,26 +137,39 @@ class RigidStepper:
             raise ValueError(f"the rigid contacts' time step must be > 0 s, got {step!r}")
         K, n, m = len(times), len(q0), len(self.laws)
         q, qd, qdd = np.zeros((K, n)), np.zeros((K, n)), np.zeros((K, n))
-        forces = np.zeros((K, m, 3))
+        forces, normal, friction = np.zeros((K, m, 3)), np.zeros((K, m)), np.zeros((K, m, 3))
         q[0], qd[0] = q0, v0
         state, steps = (np.array(q0, float), np.array(v0, float)), 0
         for k in range(1, K):
             t0, span = float(times[k - 1]), float(times[k] - times[k - 1])
             count = max(1, math.ceil(span / step * (1 - 1e-12)))
-            h, total = span / count, np.zeros((m, 3))
+            h, total, pressing, rubbing = span / count, np.zeros((m, 3)), np.zeros(m), np.zeros((m, 3))
             for j in range(count):
-                *state, impulses = self.step(t0 + j * h, *state, h)
-                total, steps = total + impulses, steps + 1
+                *state, impulses, along, across = self.step(t0 + j * h, *state, h)
+                total, pressing, rubbing, steps = total + impulses, pressing + along, rubbing + across, steps + 1
                 if clock is not None and (steps % CLOCK_STEPS == 0 or (k + 1 == K and j + 1 == count)):
                     clock(t0 + (j + 1) * h)
             q[k], qd[k], qdd[k], forces[k] = *state, (state[1] - qd[k - 1]) / span, total / span
-        qdd[0], forces[0] = qdd[min(1, K - 1)], forces[min(1, K - 1)]
-        return RigidRun(q, qd, qdd, forces, steps)
+            normal[k], friction[k] = pressing / span, rubbing / span
+        first = min(1, K - 1)
+        qdd[0], forces[0], normal[0], friction[0] = qdd[first], forces[first], normal[first], friction[first]
+        return RigidRun(q, qd, qdd, forces, normal, friction, steps)
+
+
+def _achievable(G: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """The part of a shift of the points' target velocities that impulses can give: its projection on the range
+    of the Delassus matrix G (all of it for free bodies; a point of a one-degree-of-freedom loop moves along one
+    direction only, and a target off it left the cone solver without a solution to converge to)."""
+    eigen, vectors = np.linalg.eigh(G)
+    basis = vectors[:, eigen > RANK * eigen[-1]]
+    return basis @ (basis.T @ shift)
 
 
 def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> dict[str, np.ndarray]:
     """The series of the document's contact force measures along the rigid run, named as the compliant model's
-    (ContactLaw.columns): the forces are the impulses' mean over the interval ending at each sample."""
+    (ContactLaw.columns): the forces are the impulses' mean over the interval ending at each sample, split into
+    normal and friction parts along each step's normal (the sample's normal on a plane; the road's and a pair's
+    turn within the interval)."""
     out: dict[str, np.ndarray] = {}
     st = mech.motion(run.q)
     for measure in mech.model.measures:
@@ -152,11 +181,9 @@ def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> di
         law = stepper.laws[index]
         depth, point, J, normal = (np.asarray(x, float) for x in law.placed(st))  # normal (1, 3) on a plane
         velocity = np.einsum("kij,kj->ki", J, run.qd)  # body 2's point at c relative to body 1's
-        force = run.forces[:, index]  # on body 2 (the sphere's body on a ground)
-        f_n = along_normal(force, normal)
         slip = velocity - along_normal(velocity, normal)[:, None] * normal
-        got = {"depth": depth, "point": point, "slip": slip, "normal": f_n,
-               "friction": force - f_n[:, None] * normal, "force": force}  # fmt: skip
+        got = {"depth": depth, "point": point, "slip": slip, "normal": run.normal[:, index],
+               "friction": run.friction[:, index], "force": run.forces[:, index]}  # on body 2  # fmt: skip
         out |= {name: values for name, _, values in ContactLaw.columns(measure.name, got)}
     return out
 
