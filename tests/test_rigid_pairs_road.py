@@ -312,3 +312,34 @@ def test_the_cli_steps_a_pair_rigidly_and_writes_its_series(tmp_path):
     rows = list(csv.DictReader(out.open()))
     assert float(rows[-1]["p.fz [N]"]) == pytest.approx(M2 * G, rel=1e-6)
     assert float(rows[-1]["g.fz [N]"]) == pytest.approx((M1 + M2) * G, rel=1e-6)
+
+
+def test_the_window_draws_the_pairs_recorded_forces_on_both_balls():
+    """Analysis › Simulate with "contacts: rigid" (the window's simulation job) gives the stack's pair and plane
+    series; View › Force Arrows at a sample draws the run's recorded forces (contact_results.recorded_arrows):
+    m2 g up on ball 2 and down on ball 1 at their contact point, (m1 + m2) g up on ball 1 from the plane."""
+    from mbstudio.jobs import DONE, Runner
+    from mbstudio.simulation.contact_results import recorded_arrows, recorded_contacts
+    from mbstudio.simulation.measures import applied_forces
+
+    model = stack()
+    runner = Runner()
+    try:
+        job = runner.submit("simulation", model, {"t_end": 0.2, "samples": 21, "contact": "rigid"})
+        assert job.wait(300)
+    finally:
+        runner.cancel_all()
+    assert job.state == DONE, job.error + job.details
+    data = job.result.data
+    recorded = recorded_contacts(model, data.series, 20)
+    q = np.asarray(data.q[20], float)
+    arrows = recorded_arrows(applied_forces(Mechanism(model), float(data.t[20]), q, np.zeros(len(q))), recorded)
+    forces = {}
+    for name, point, force in arrows:
+        forces.setdefault(name, []).append((point, force))
+    (on_ball2, up), (on_ball1, down) = forces["on"]
+    assert up == pytest.approx([0.0, 0.0, M2 * G], rel=1e-6, abs=1e-9)
+    assert down == pytest.approx(-up, abs=0.0)
+    assert on_ball1 == pytest.approx(on_ball2, abs=0.0)
+    assert on_ball2[2] == pytest.approx(q[2] + R1, abs=1e-5)  # the balls' contact point, sunk in by < 10 µm
+    assert forces["floor"][0][1] == pytest.approx([0.0, 0.0, (M1 + M2) * G], rel=1e-6, abs=1e-9)
