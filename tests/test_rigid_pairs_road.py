@@ -24,6 +24,7 @@ from mbstudio.kinematics import Mechanism
 from mbstudio.kinematics.fast_assembly import ROUNDING_FLOOR
 from mbstudio.model import Model, dumps, loads, save
 from mbstudio.model.document import Contact, ContactPair, ForceMeasure, Road
+from mbstudio.model.errors import ModelError
 from mbstudio.simulation.run import simulate
 
 from .test_contact_pair import (
@@ -84,14 +85,13 @@ def test_two_balls_meeting_head_on_stop_relative_to_each_other_keeping_their_mom
     assert np.all(np.diff(kinetic_energy(result)) <= ROUNDING * kinetic_energy(result)[0])
 
 
-def cradle(gap: float) -> Model:
-    """Three equal balls (1 kg, 0.1 m) in a row along x, `gap` apart, no gravity; pairs 1–2 and 2–3 (e = 0)."""
+def cradle(gap: float, restitution: float = 0.0) -> Model:
+    """Three equal balls (1 kg, 0.1 m) in a row along x, `gap` apart, no gravity; pairs 1–2 and 2–3."""
     model = Model(name="cradle", gravity=[0.0, 0.0, 0.0])
     model.bodies = [sphere(str(i), 1.0, 0.1)[0] for i in (1, 2, 3)]
     model.joints = [free_joint(str(i), ((i - 1) * (0.2 + gap), 0.0, 0.0)) for i in (1, 2, 3)]
-    model.forces = [
-        ContactPair(f"p{i}", str(i), "c", str(i + 1), "c", 0.1, 0.1, K, 1.5, 0.0, 0.0, 1e-3) for i in (1, 2)
-    ]
+    law = (0.1, 0.1, K, 1.5, 0.0, 0.0, 1e-3)
+    model.forces = [ContactPair(f"p{i}", str(i), "c", str(i + 1), "c", *law, restitution=restitution) for i in (1, 2)]
     model.measures = [ForceMeasure(f"f{i}", f"p{i}") for i in (1, 2)]
     return loads(dumps(model))
 
@@ -112,6 +112,39 @@ def test_a_chain_of_three_balls_struck_plastically_moves_on_together_with_the_mo
     assert impulse(result, "f1")[0] == pytest.approx(2 / 3, rel=ROUNDING)
     assert impulse(result, "f2")[0] == pytest.approx(1 / 3, rel=ROUNDING)
     assert np.all(np.diff(kinetic_energy(result)) <= ROUNDING)
+
+
+def test_an_elastic_chain_of_three_balls_passes_the_motion_on_to_the_last():
+    """e = 1, the balls 1 cm apart (Newton's cradle, one impact at a time): ball 1 stops, ball 2 takes v and
+    stops on ball 3, which leaves at v; momentum and kinetic energy kept to rounding."""
+    model = cradle(0.01, restitution=1.0)
+    start = np.zeros(18)
+    start[0] = 1.0
+    result = simulate(model, 0.5, samples=51, contact="rigid", velocities=start)
+    linear, _ = momenta(model, result)
+    assert np.abs(linear - [1.0, 0.0, 0.0]).max() <= ROUNDING
+    assert result.qd[-1, [0, 6, 12]] == pytest.approx([0.0, 0.0, 1.0], abs=ROUNDING)
+    assert kinetic_energy(result) == pytest.approx(np.full(len(result.t), 0.5), rel=ROUNDING)
+
+
+def test_two_balls_meeting_elastically_leave_at_newtons_speeds():
+    """e = 1: m1 v = 1 kg m/s on ball 2 (2 kg) at rest: they leave at (m1 − m2)/(m1 + m2) v and
+    2 m1/(m1 + m2) v, the kinetic energy kept to rounding."""
+    model = two_balls()
+    model.forces[0].restitution = 1.0
+    start = np.zeros(12)
+    start[0] = 1.0
+    result = simulate(loads(dumps(model)), 0.5, samples=51, contact="rigid", velocities=start)
+    expected = [(M1 - M2) / (M1 + M2), 2 * M1 / (M1 + M2)]
+    assert result.qd[-1, [0, 6]] == pytest.approx(expected, rel=ROUNDING)
+    assert kinetic_energy(result) == pytest.approx(np.full(len(result.t), 0.5), rel=ROUNDING)
+
+
+def test_a_pairs_restitution_is_from_zero_to_one():
+    model = two_balls()
+    model.forces[0].restitution = 1.5
+    with pytest.raises(ModelError, match=r"'hit'\.restitution: is out of range \(got 1\.5\)"):
+        loads(dumps(model))
 
 
 def stack(overlap: float = 0.0) -> Model:

@@ -75,8 +75,7 @@ class RigidStepper:
         self.mech, self.tolerance = mech, tolerance
         self.others, self.laws = split_forces(mech)
         self.friction = np.array([float(law.values()["friction"]) for law in self.laws])
-        self.restitution = np.array([float(law.forces.value(getattr(law.element, "restitution", 0.0)))
-                                     for law in self.laws])  # fmt: skip
+        self.restitution = np.array([float(law.forces.value(law.element.restitution)) for law in self.laws])
         # a normal that turns with the state (the road's, a pair's) is crossed at the step's start by a point that
         # follows the curved surface, at a separating velocity that may turn into as much approach by the step's end
         # (so that the impulse does no work: docs/contact.md)
