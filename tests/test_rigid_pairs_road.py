@@ -349,7 +349,7 @@ def test_the_compiled_step_terms_are_the_numpy_terms_on_pairs_capsules_and_the_r
             assert np.asarray(value).reshape(want.shape) == pytest.approx(want, abs=1e-12 * scale), name
 
 
-def test_the_road_and_pair_contacts_are_not_applied_as_compliant_forces_on_the_rigid_model(tmp_path):
+def test_the_pair_and_plane_contacts_are_not_applied_as_compliant_forces_on_the_rigid_model():
     """The elements the rigid model holds are left out of the other forces (their stiffness would otherwise
     push the stack apart as well)."""
     mech = Mechanism(stack())

@@ -1,6 +1,6 @@
 """What one Moreau step with rigid contacts needs of a tree, as one compiled function (docs/contact.md).
 
-At the step's midpoint (t, q) with the velocity v at its start and the step h, for every contact sphere of the
+At the step's midpoint (t, q) with the velocity v at its start and the step h, for every contact point of the
 model (the same order as its contact elements), in each contact's frame (t1, t2, n) (rigid_contact.contact_frames):
 
     v_f = v + h M⁻¹ (Q − b)              the free velocity: every force element but the contacts
@@ -8,12 +8,15 @@ model (the same order as its contact elements), in each contact's frame (t1, t2,
     u_f = J v_f,  u_0 = J v             the points' velocities, free at the step's end and at its start
     a = δ − h/2 (u_f)_n                 the penetration at the step's end without contact forces (active: a ≥ 0)
 
-J stacks the Jacobians (3, n) of the spheres' points nearest their planes. On closed loops M⁻¹ is R (Rᵀ M R)⁻¹ Rᵀ
-and the free velocity that of the independent coordinates (`_loop_velocities`), and the loop equations and R are
-compiled with them, for closing the loops at each step's end. Traced once on scalar symbols (the
+J stacks the Jacobians (3, n) of the contact points (rigid_contact.py: a sphere's point nearest its plane or the
+road, or body 2's point relative to body 1's in a pair) in their frames, returned as `frames` (3m, 3: each contact's
+rows t1, t2, n): constant for a plane, traced from the state at the midpoint where the normal turns (the road's
+tangent plane, a pair's line of centres; `traced_frame`, the same construction as `contact_frames`). On closed loops
+M⁻¹ is R (Rᵀ M R)⁻¹ Rᵀ and the free velocity that of the independent coordinates (`_loop_velocities`), and the loop
+equations and R are compiled with them, for closing the loops at each step's end. Traced once on scalar symbols (the
 solves by CasADi's symbolic QR of M: straight-line code over n), compiled with the system's C compiler and filed in
-the engine cache under the model's text and the traced code's version, so a later process loads it without
-tracing: the step's terms of solo12 cost 25 µs, against 0.15 ms on CasADi's virtual machine and 0.8 s to trace.
+the engine cache under the model's text and the traced code's version, so a later process loads it without tracing:
+the step's terms of solo12 cost 25 µs, against 0.15 ms on CasADi's virtual machine and 0.8 s to trace.
 """
 
 from __future__ import annotations

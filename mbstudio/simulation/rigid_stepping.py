@@ -9,7 +9,9 @@ One step of length h from (t, q, v), v = q̇ (a tree: every coordinate independe
     v⁺ = v_f + M⁻¹ Jᵀ Λ                              Λ: the impulses of the contacts active at q_m
     q⁺ = q_m + h/2 v⁺
 
-A contact is active when its sphere would be pressed in at the step's end without it, δ(q_m) − h/2 n·J v_f ≥ 0.
+A contact is a point with a normal between two bodies (dynamics/rigid_contact.py: a sphere on a plane or on the
+road, a pair of spheres or a sphere and a capsule), J the Jacobian of body 2's point there relative to body 1's.
+It is active when it would be pressed in at the step's end without it, δ(q_m) − h/2 n·J v_f ≥ 0.
 The contact points' velocities after the step are u⁺ = G Λ + J v_f with the Delassus matrix G = J M⁻¹ Jᵀ; Newton's
 impact law with restitution e asks u⁺_n ≥ −e u⁻_n of the approach velocity u⁻_n = min(0, n·J v), and Coulomb's law
 on the exact cone holds between Λ and u⁺ + e u⁻_n n (De Saxcé's correction; Acary and Brogliato 2008). Flight under
@@ -17,6 +19,13 @@ constant forces is exact (the midpoint rule integrates q̈ = const without error
 raises the energy and friction only takes it out: what the contacts take shows as the fall of the energy balance
 (E + what the other elements dissipated; tests/test_rigid_stepping.py). Samples fall on the step grid: each output
 interval is cut into the fewest equal steps no longer than `step`.
+
+Where the normal turns with the state (the road's, a pair's), a point following the curved surface crosses the
+midpoint's normal at the step's start at a separating velocity u⁻_n > 0 of order κ |v|² h (κ the curvature); the
+target u⁺_n ≥ −u⁻_n lets it end the step approaching as fast, so that the impulse does no work, Λ_n (u⁺_n + u⁻_n) = 0
+(with u⁺_n ≥ 0 a ball rolling down a bump gained energy by O(h); tests/test_rigid_pairs_road.py). The shift is
+projected on the range of G, the velocities impulses can give (a point of a one-degree-of-freedom loop moves along
+one direction only).
 
 On closed loops the step is the same midpoint rule on the independent coordinates (dynamics/rigid_step_terms.py):
 v_ind,f = v_ind + h q̈_ind from the projected equations, M⁻¹ becomes R (Rᵀ M R)⁻¹ Rᵀ, and the velocities are mapped
@@ -93,7 +102,7 @@ class RigidStepper:
         active = np.flatnonzero(ahead >= 0)
         if not len(active):
             self._warm = None
-            return *self._on_loops(q_m + 0.5 * h * v_free, v_free), impulses, impulses[:, 2], impulses
+            return *self._on_loops(q_m + 0.5 * h * v_free, v_free), impulses, np.zeros(len(self.laws)), impulses
         every = len(active) == len(self.laws)  # standing: no rows to pick
         rows = slice(None) if every else (3 * active[:, None] + np.arange(3)).ravel()
         start = u_start[3 * active + 2]  # the normal velocities at the step's start, in the midpoint's frames
@@ -101,9 +110,10 @@ class RigidStepper:
         shifted = u_free[rows].copy()
         shifted[2::3] += self.restitution[active] * approach
         delassus = G if every else G[np.ix_(rows, rows)]
-        crossing = self.turning[active] * np.maximum(0.0, start)
+        crossing = np.zeros(len(shifted))
+        crossing[2::3] = self.turning[active] * np.maximum(0.0, start)
         if crossing.any():
-            shifted += _achievable(delassus, np.column_stack([0 * crossing, 0 * crossing, crossing]).ravel())
+            shifted += _achievable(delassus, crossing)
         key = active.tobytes()
         warm = self._warm[1] if self._warm is not None and self._warm[0] == key else None
         lam, _, _ = solve_in_frames(delassus, shifted, self.friction[active],
