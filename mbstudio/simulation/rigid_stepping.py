@@ -58,10 +58,11 @@ CLOCK_STEPS = 50
 
 @dataclass
 class RigidRun:
-    """The states at the output times (K, n each), the mean accelerations, contact forces (K, m, 3, world axes),
-    their normal parts (K, m: along each step's normal, which turns on the road and in pairs) and friction parts
-    (K, m, 3) over the interval that ends at each sample (the first sample: the interval that starts there; an
-    impact's impulse shows as its mean force over its interval), and the number of steps."""
+    """The states at the output times (K, n each), the mean accelerations and contact forces (K, m, 3, world axes)
+    over the interval that ends at each sample (the first sample: the interval that starts there; an impact's
+    impulse shows as its mean force over its interval), the forces' normal (K, m) and friction (K, m, 3) parts
+    split along each step's normal (0 for a contact on a plane, whose normal does not turn: split at the sample),
+    and the number of steps."""
 
     q: np.ndarray
     qd: np.ndarray
@@ -89,20 +90,22 @@ class RigidStepper:
         # follows the curved surface, at a separating velocity that may turn into as much approach by the step's end
         # (so that the impulse does no work: docs/contact.md)
         self.turning = np.array([fixed_normal(law) is None for law in self.laws], float)
+        self.turns = bool(self.turning.any())
         self.terms = rigid_step_terms(mech.model, mech.partition)
         self.loops = loop_assembly(mech) if mech.partition.dependent else None
         self._warm: tuple[bytes, np.ndarray] | None = None  # the active contacts and their impulses
 
     def step(self, t: float, q: np.ndarray, v: np.ndarray, h: float) -> tuple:
-        """(q⁺, v⁺, the impulses (m, 3) of every contact, their normal parts (m,) and friction parts (m, 3), 0 where
-        inactive) after one step."""
+        """(q⁺, v⁺, the impulses (m, 3) of every contact, 0 where inactive, and where normals turn their normal (m,)
+        and friction (m, 3) parts, else None) after one step."""
         q_m = q + 0.5 * h * v
         v_free, W, G, u_free, u_start, ahead, frames = self.terms(t + 0.5 * h, q_m, v, h)
         impulses = np.zeros((len(self.laws), 3))
         active = np.flatnonzero(ahead >= 0)
         if not len(active):
             self._warm = None
-            return *self._on_loops(q_m + 0.5 * h * v_free, v_free), impulses, np.zeros(len(self.laws)), impulses
+            split = (np.zeros(len(self.laws)), impulses) if self.turns else None
+            return *self._on_loops(q_m + 0.5 * h * v_free, v_free), impulses, split
         every = len(active) == len(self.laws)  # standing: no rows to pick
         rows = slice(None) if every else (3 * active[:, None] + np.arange(3)).ravel()
         start = u_start[3 * active + 2]  # the normal velocities at the step's start, in the midpoint's frames
@@ -110,9 +113,9 @@ class RigidStepper:
         shifted = u_free[rows].copy()
         shifted[2::3] += self.restitution[active] * approach
         delassus = G if every else G[np.ix_(rows, rows)]
-        crossing = np.zeros(len(shifted))
-        crossing[2::3] = self.turning[active] * np.maximum(0.0, start)
-        if crossing.any():
+        if self.turns and self.turning[active].any() and (start > 0).any():
+            crossing = np.zeros(len(shifted))
+            crossing[2::3] = self.turning[active] * np.maximum(0.0, start)
             shifted += _achievable(delassus, crossing)
         key = active.tobytes()
         warm = self._warm[1] if self._warm is not None and self._warm[0] == key else None
@@ -122,10 +125,12 @@ class RigidStepper:
         v_next = v_free + W[:, rows] @ lam
         axes = frames.reshape(-1, 3, 3)[active]  # each contact's rows (t1, t2, n) at the midpoint
         impulses[active] = np.einsum("mji,mj->mi", axes, lam.reshape(-1, 3))  # to world axes
-        normal, friction = np.zeros(len(self.laws)), np.zeros_like(impulses)
-        normal[active] = lam[2::3]
-        friction[active] = impulses[active] - normal[active, None] * axes[:, 2]
-        return *self._on_loops(q_m + 0.5 * h * v_next, v_next), impulses, normal, friction
+        split = None
+        if self.turns:  # the normal turns within a sample's interval: split each step's impulse along its own
+            split = np.zeros(len(self.laws)), impulses.copy()
+            split[0][active] = lam[2::3]
+            split[1][active] -= lam[2::3, None] * axes[:, 2]
+        return *self._on_loops(q_m + 0.5 * h * v_next, v_next), impulses, split
 
     def _on_loops(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A step's end on closed loops: the dependent coordinates closed by Newton at the independent ones, the
@@ -154,8 +159,10 @@ class RigidStepper:
             count = max(1, math.ceil(span / step * (1 - 1e-12)))
             h, total, pressing, rubbing = span / count, np.zeros((m, 3)), np.zeros(m), np.zeros((m, 3))
             for j in range(count):
-                *state, impulses, along, across = self.step(t0 + j * h, *state, h)
-                total, pressing, rubbing, steps = total + impulses, pressing + along, rubbing + across, steps + 1
+                *state, impulses, split = self.step(t0 + j * h, *state, h)
+                total, steps = total + impulses, steps + 1
+                if split is not None:
+                    pressing, rubbing = pressing + split[0], rubbing + split[1]
                 if clock is not None and (steps % CLOCK_STEPS == 0 or (k + 1 == K and j + 1 == count)):
                     clock(t0 + (j + 1) * h)
             q[k], qd[k], qdd[k], forces[k] = *state, (state[1] - qd[k - 1]) / span, total / span
@@ -191,8 +198,13 @@ def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> di
         depth, point, J, normal = (np.asarray(x, float) for x in law.placed(st))  # normal (1, 3) on a plane
         velocity = np.einsum("kij,kj->ki", J, run.qd)  # body 2's point at c relative to body 1's
         slip = velocity - along_normal(velocity, normal)[:, None] * normal
-        got = {"depth": depth, "point": point, "slip": slip, "normal": run.normal[:, index],
-               "friction": run.friction[:, index], "force": run.forces[:, index]}  # on body 2  # fmt: skip
+        force = run.forces[:, index]  # on body 2 (the sphere's body on a ground)
+        if fixed_normal(law) is None:
+            f_n, friction = run.normal[:, index], run.friction[:, index]
+        else:
+            f_n = along_normal(force, normal)
+            friction = force - f_n[:, None] * normal
+        got = {"depth": depth, "point": point, "slip": slip, "normal": f_n, "friction": friction, "force": force}
         out |= {name: values for name, _, values in ContactLaw.columns(measure.name, got)}
     return out
 
