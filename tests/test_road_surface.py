@@ -246,14 +246,11 @@ def test_a_grid_file_outside_the_folder_or_missing_is_refused(tmp_path, surface,
         load(folder / "m.mbs")
 
 
-def test_a_contact_against_a_rolling_road_or_on_the_rigid_model_is_refused(tmp_path):
+def test_a_contact_against_a_rolling_road_is_refused(tmp_path):
     model = ball_on_bump(tmp_path)
     model.road.speed = 1.0
     with pytest.raises(ModelError, match="against.*rolling road"):
         saved_and_loaded(model, tmp_path)
-    model.road.speed = 0.0
-    with pytest.raises(ModelError, match="rigid model"):
-        simulate(model, 0.01, samples=2, contact="rigid")
 
 
 def test_the_grid_is_copied_beside_a_model_saved_elsewhere(tmp_path):

@@ -1,12 +1,19 @@
 """Rigid contact at one state: the accelerations and contact forces of a tree whose contact spheres touching
-their planes neither sink in nor slide beyond Coulomb's cone (docs/contact.md).
+their grounds (a plane, the road surface) or each other (contact pairs) neither sink in nor slide beyond Coulomb's
+cone (docs/contact.md).
 
-For the contacts that touch (δ ≥ 0) at the state, with c_i the sphere's point nearest its plane, J (3m, n) the
-Jacobian of those points and γ = J̇ q̇ their acceleration at q̈ = 0, the dynamics M q̈ + h = Q + Jᵀ λ give the
-points' accelerations σ = G λ + g, with the Delassus matrix G = J M⁻¹ Jᵀ and the free accelerations
-g = J M⁻¹ (Q − h) + γ. Each force λ_i lies in its cone K_i = {|λ_t| ≤ μ λ_n} and, where it presses (λ_n > 0)
-inside the cone, holds the point (σ_i = 0); on the cone's edge the point slides against the force. This is the
-nonlinear complementarity problem of Coulomb's law on the exact cone, written with De Saxcé's correction
+The unit is a contact point: a point c with a unit normal n, between two bodies (the ground a body with no motion),
+given by each contact law's `placed` (force_laws/contact_law.py): the penetration δ, c, the Jacobian (3, n) of the
+velocity of body 2's point at c relative to body 1's (for a ground contact, the sphere's body is body 2 and the
+ground body 1: c's own Jacobian) and n, out of body 1 towards body 2. A sphere on a plane has the plane's normal; on
+the road, the normal of the road's tangent plane near the sphere (road_surface.tangent_plane); a pair, the line of
+the centres (the capsule's point nearest the other centre). A force λ on body 2 at c and −λ on body 1 give Q = Jᵀ λ.
+For the contacts that touch (δ ≥ 0) at the state, J (3m, n) stacks their Jacobians and γ = J̇ q̇ their relative
+accelerations at q̈ = 0 (the normals' own turning, ṅ·u, left out: it vanishes while the points stick); the dynamics
+M q̈ + h = Q + Jᵀ λ give the points' accelerations σ = G λ + g, with the Delassus matrix G = J M⁻¹ Jᵀ and the free
+accelerations g = J M⁻¹ (Q − h) + γ. Each force λ_i lies in its cone K_i = {|λ_t| ≤ μ λ_n} and, where it presses
+(λ_n > 0) inside the cone, holds the point (σ_i = 0); on the cone's edge the point slides against the force. This is
+the nonlinear complementarity problem of Coulomb's law on the exact cone, written with De Saxcé's correction
 s(σ) = μ |σ_t| n as the cone complementarity K ∋ λ ⊥ σ + s(σ) ∈ K* (Acary and Brogliato 2008), solved by the
 alternating direction method of multipliers with a proximal step (Carpentier et al. 2021; Le Lidec et al. 2024):
 
@@ -31,7 +38,7 @@ import numpy as np
 
 from ..kinematics import Mechanism
 from ..numerics.compiled import cached_functions, code_version
-from .force_laws.contact_law import ContactLaw
+from .force_laws.contact_law import CompliantContact, ContactLaw
 from .forces import AppliedForces
 from .inverse_dynamics import inverse_dynamics
 from .mass_matrix import mass_matrix
@@ -63,8 +70,8 @@ def rigid_contact_dynamics(
     force); RuntimeError when the solver does not reach `tolerance` within `iterations`."""
     q, qd = np.asarray(q, float), np.asarray(qd, float)
     forces = AppliedForces(mech, mech.model.forces)
-    contacts = [law for law in forces.laws if isinstance(law, ContactLaw)]
-    others = [law for law in forces.laws if not isinstance(law, ContactLaw)]
+    contacts = rigid_contacts(forces.laws)
+    others = [law for law in forces.laws if law not in contacts]
     Q = sum((np.asarray(law.generalized(t, q[None], qd[None], forces.placed(q[None])), float)[0] for law in others),
             np.zeros(len(q)))  # fmt: skip
     R = np.asarray(mech.r_matrix(q[None]), float)[0]  # closed loops: q̈ = R q̈_ind + a (dynamics/closed_loop.py)
@@ -73,13 +80,14 @@ def rigid_contact_dynamics(
     reduced = R.T @ M @ R
     bias = np.asarray(inverse_dynamics(mech, q[None], qd[None], a[None]), float)[0]  # M a + b
     a_free = R @ np.linalg.solve(reduced, R.T @ (Q - bias)) + a
-    touching = [(law, *_point(mech, law, q, qd)) for law in contacts]
+    st = mech.motion(q[None], qd[None], np.zeros((1, len(q))))
+    touching = [(law, *_point(mech, law, st)) for law in contacts]
     touching = [item for item in touching if item[1] >= 0]
     if not touching:
         return RigidContacts(a_free, [], np.zeros((0, 3)), np.zeros((0, 3)), 0, 0.0)
     J = np.concatenate([item[2] for item in touching])
     gamma = np.concatenate([item[3] for item in touching])
-    normals = np.array([np.asarray(law.plane()[1], float) for law, *_ in touching])
+    normals = np.array([item[4] for item in touching])
     friction = np.array([float(law.values()["friction"]) for law, *_ in touching])
     MinvJt = R @ np.linalg.solve(reduced, (J @ R).T)  # a tree's M⁻¹ Jᵀ; on loops, through R
     G = J @ MinvJt
@@ -90,15 +98,46 @@ def rigid_contact_dynamics(
     return RigidContacts(qdd, names, lam.reshape(-1, 3), (G @ lam + g).reshape(-1, 3), used, residual)
 
 
-def _point(mech: Mechanism, law: ContactLaw, q: np.ndarray, qd: np.ndarray) -> tuple:
-    """Penetration δ, the Jacobian (3, n) of the sphere's point nearest the plane and that point's acceleration
-    at q̈ = 0 (3,): J̇ q̇, from the body's motion (ω × (ω × r) and the bias of its origin and of α)."""
-    st = mech.motion(q[None], qd[None], np.zeros((1, len(q))))
-    depth, point, J = (np.asarray(x, float)[0] for x in law.place(st))
-    i = mech.tree.body_index(law.element.body)
-    r = point - np.asarray(st.p[i], float)[0]
-    w, al, a = (np.asarray(x, float)[0] for x in (st.w[i], st.al[i], st.a[i]))
-    return depth, J, a + np.cross(al, r) + np.cross(w, np.cross(w, r))
+def rigid_contacts(laws: list) -> list[CompliantContact]:
+    """The force laws the rigid model holds as contact points (spheres on a plane or the road, pairs of bodies),
+    in the model's order; their compliant forces are not applied."""
+    return [law for law in laws if isinstance(law, CompliantContact)]
+
+
+def split_forces(mech: Mechanism) -> tuple[AppliedForces, list[CompliantContact]]:
+    """The model's force elements but the rigid contacts (applied as they are) and the rigid contacts' laws."""
+    contacts = rigid_contacts(AppliedForces(mech, mech.model.forces).laws)
+    held = {id(law.element) for law in contacts}
+    return AppliedForces(mech, [f for f in mech.model.forces if id(f) not in held]), contacts
+
+
+def fixed_normal(law: CompliantContact) -> np.ndarray | None:
+    """The contact's unit normal (3,) when it does not turn with the state (a sphere on a plane); None for the
+    road's and a pair's, which the state gives."""
+    if isinstance(law, ContactLaw) and law.element.against is None:
+        return np.asarray(law.plane()[1], float)
+    return None
+
+
+def contact_bodies(law: CompliantContact) -> list[tuple[str, float]]:
+    """The bodies whose points at c the contact's Jacobian takes, with their signs: (body2, +1), (body1, −1) of a
+    pair; the sphere's body (+1) of a ground contact."""
+    e = law.element
+    return [(e.body, 1.0)] if hasattr(e, "body") else [(e.body2, 1.0), (e.body1, -1.0)]
+
+
+def _point(mech: Mechanism, law: CompliantContact, st) -> tuple:
+    """Penetration δ, the Jacobian (3, n) of the contact point's relative velocity, its relative acceleration at
+    q̈ = 0 (3,): J̇ q̇, from each body's motion (ω × (ω × r) and the bias of its origin and of α), and the normal
+    (3,) at the motion state `st` of one pose."""
+    depth, point, J, normal = (np.asarray(x, float)[0] for x in law.placed(st))
+    gamma = np.zeros(3)
+    for label, sign in contact_bodies(law):
+        i = mech.tree.body_index(label)
+        r = point - np.asarray(st.p[i], float)[0]
+        w, al, a = (np.asarray(x, float)[0] for x in (st.w[i], st.al[i], st.a[i]))
+        gamma += sign * (a + np.cross(al, r) + np.cross(w, np.cross(w, r)))
+    return depth, J, gamma, normal
 
 
 def solve_cone_complementarity(

@@ -1,6 +1,6 @@
 """What one Moreau step with rigid contacts needs of a tree, as one compiled function (docs/contact.md).
 
-At the step's midpoint (t, q) with the velocity v at its start and the step h, for every contact sphere of the
+At the step's midpoint (t, q) with the velocity v at its start and the step h, for every contact point of the
 model (the same order as its contact elements), in each contact's frame (t1, t2, n) (rigid_contact.contact_frames):
 
     v_f = v + h M⁻¹ (Q − b)              the free velocity: every force element but the contacts
@@ -8,12 +8,15 @@ model (the same order as its contact elements), in each contact's frame (t1, t2,
     u_f = J v_f,  u_0 = J v             the points' velocities, free at the step's end and at its start
     a = δ − h/2 (u_f)_n                 the penetration at the step's end without contact forces (active: a ≥ 0)
 
-J stacks the Jacobians (3, n) of the spheres' points nearest their planes. On closed loops M⁻¹ is R (Rᵀ M R)⁻¹ Rᵀ
-and the free velocity that of the independent coordinates (`_loop_velocities`), and the loop equations and R are
-compiled with them, for closing the loops at each step's end. Traced once on scalar symbols (the
+J stacks the Jacobians (3, n) of the contact points (rigid_contact.py: a sphere's point nearest its plane or the
+road, or body 2's point relative to body 1's in a pair) in their frames, returned as `frames` (3m, 3: each contact's
+rows t1, t2, n): constant for a plane, traced from the state at the midpoint where the normal turns (the road's
+tangent plane, a pair's line of centres; `traced_frame`, the same construction as `contact_frames`). On closed loops
+M⁻¹ is R (Rᵀ M R)⁻¹ Rᵀ and the free velocity that of the independent coordinates (`_loop_velocities`), and the loop
+equations and R are compiled with them, for closing the loops at each step's end. Traced once on scalar symbols (the
 solves by CasADi's symbolic QR of M: straight-line code over n), compiled with the system's C compiler and filed in
-the engine cache under the model's text and the traced code's version, so a later process loads it without
-tracing: the step's terms of solo12 cost 25 µs, against 0.15 ms on CasADi's virtual machine and 0.8 s to trace.
+the engine cache under the model's text and the traced code's version, so a later process loads it without tracing:
+the step's terms of solo12 cost 25 µs, against 0.15 ms on CasADi's virtual machine and 0.8 s to trace.
 """
 
 from __future__ import annotations
@@ -28,16 +31,13 @@ from ..kinematics import Mechanism
 from ..kinematics.coordinates import Partition
 from ..kinematics.fast_assembly import FastAssembly
 from ..model import Model, dumps, loads
-from ..model.document import Contact
 from ..numerics.compiled import Native, Traced, cached_functions, engine_key, symbols, to_sparse_sx
-from .force_laws.contact_law import ContactLaw
-from .forces import AppliedForces
 from .inverse_dynamics import bias_forces, inverse_dynamics
 from .mass_matrix import mass_matrix
-from .rigid_contact import contact_frames
+from .rigid_contact import contact_frames, fixed_normal, split_forces
 
 STEM = "rigid_step"
-OUTPUTS = ("v_free", "W", "G", "u_free", "u_start", "ahead")
+OUTPUTS = ("v_free", "W", "G", "u_free", "u_start", "ahead", "frames")
 
 
 def rigid_step_terms(model: Model, partition: Partition | None = None) -> Callable:
@@ -66,18 +66,18 @@ def _traced(text: str, partition: Partition | None) -> list[casadi.Function]:
     n = mech.n
     t, h = casadi.SX.sym("t"), casadi.SX.sym("h")
     (q_sx, q), (v_sx, v) = symbols("q", n), symbols("v", n)
-    elements = mech.model.forces
-    others = AppliedForces(mech, [f for f in elements if not isinstance(f, Contact)])
+    others, contacts = split_forces(mech)
     times = np.array([t], dtype=object)
     applied = others.generalized(times, q[None], v[None])[0]
     st = mech.motion(q[None], v[None])
-    depths, rows = [], []
-    for law in AppliedForces(mech, elements).laws:
-        if isinstance(law, ContactLaw):
-            depth, _, J = law.place(st)
-            frame = contact_frames(np.asarray(law.plane()[1], float)[None])[0]
-            depths.append(depth[0])
-            rows += list(frame @ J[0])  # the point's Jacobian in its contact's frame (t1, t2, n)
+    depths, rows, frames = [], [], []
+    for law in contacts:
+        depth, _, J, normal = law.placed(st)
+        fixed = fixed_normal(law)
+        frame = contact_frames(fixed[None])[0] if fixed is not None else traced_frame(normal[0])
+        depths.append(depth[0])
+        rows += list(frame @ J[0])  # the point's Jacobian in its contact's frame (t1, t2, n)
+        frames += list(frame)
     J = casadi.densify(to_sparse_sx(np.array(rows, dtype=object).reshape(-1, n))) if rows else casadi.SX(0, n)
     M = casadi.densify(to_sparse_sx(mass_matrix(mech, q[None])[0]))
     if mech.partition.dependent:
@@ -90,7 +90,8 @@ def _traced(text: str, partition: Partition | None) -> list[casadi.Function]:
         v_free, W, extra = v_sx + h * solved[:, 0], solved[:, 1:], []
     u_free = casadi.mtimes(J, v_free)
     ahead = to_sparse_sx(np.array(depths, dtype=object)) - h / 2 * u_free[2::3] if depths else casadi.SX(0, 1)
-    outputs = [v_free, W, casadi.mtimes(J, W), u_free, casadi.mtimes(J, v_sx), ahead]
+    axes = to_sparse_sx(np.array(frames, dtype=object).reshape(-1, 3)) if frames else casadi.SX(0, 3)
+    outputs = [v_free, W, casadi.mtimes(J, W), u_free, casadi.mtimes(J, v_sx), ahead, axes]
     step = casadi.Function(STEM, [t, q_sx, v_sx, h], [casadi.densify(o) for o in outputs], ["t", "q", "v", "h"],
                            list(OUTPUTS), {"cse": True})  # fmt: skip
     return [step, *extra]
@@ -119,3 +120,19 @@ def _loop_closure(mech: Mechanism, q_sx, q, R) -> list[casadi.Function]:
     jacobian = casadi.densify(to_sparse_sx(mech.constraint_jacobian(q[None])[0][rows][:, dep]))
     return [casadi.Function("closure", [q_sx], [phi, jacobian], {"cse": True}),
             casadi.Function("r_matrix", [q_sx], [R], {"cse": True})]  # fmt: skip
+
+
+def traced_frame(normal) -> np.ndarray:
+    """`contact_frames` of one traced unit normal (3,): the rows (t1, t2, n) (3, 3, objects), the helper axis
+    chosen by the same test |n_x| < 0.9."""
+    nx, ny, nz = (normal[k] for k in range(3))
+    x_helper = casadi.fabs(nx) < 0.9  # helper (1, 0, 0), else (0, 1, 0)
+    hx, hy = casadi.if_else(x_helper, 1.0, 0.0), casadi.if_else(x_helper, 0.0, 1.0)
+    a, b, c = -nz * hy, nz * hx, nx * hy - ny * hx  # n × helper
+    size = casadi.sqrt(a * a + b * b + c * c)
+    a, b, c = a / size, b / size, c / size
+    frame = np.empty((3, 3), dtype=object)
+    for i, row in enumerate(((a, b, c), (ny * c - nz * b, nz * a - nx * c, nx * b - ny * a), (nx, ny, nz))):
+        for j in range(3):
+            frame[i, j] = row[j]
+    return frame

@@ -33,7 +33,7 @@ from ..jobs.options import options_of
 from ..jobs.results import LinearFamilyResult
 from ..kinematics import Mechanism
 from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, loads, write_all, write_atomic
-from ..simulation.contact_results import recorded_contacts, support
+from ..simulation.contact_results import recorded_arrows, recorded_contacts, support
 from ..simulation.measures import applied_forces
 from ..workspace import Workspace
 from . import menus
@@ -438,10 +438,7 @@ class MainWindow(QMainWindow):
             recorded = recorded_contacts(self.mech.model, data.series, frame)  # a rigid run's contact forces
         stance = support(self.mech, t, q, qd, recorded)  # a legged robot's support polygon and centre of pressure
         self.view.overlays.show_support(stance.polygon, stance.pressure_centre)
-        arrows = [
-            (name, *recorded.get(name, (point, force))) for name, point, force in applied_forces(self.mech, t, q, qd)
-        ]
-        return self.view.overlays.show_forces(arrows)
+        return self.view.overlays.show_forces(recorded_arrows(applied_forces(self.mech, t, q, qd), recorded))
 
     def show_traces(self, on: bool) -> list[str]:
         """View › Traces: the paths of the point measures along the shown run; the measures traced."""

@@ -458,7 +458,8 @@ class ContactPair:
     f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²) resists the slip v_t of body2 on body1 at the contact point, equal and
     opposite on the two bodies. With `end2` (another point of body2) body2's shape is a capsule instead: the
     segment from point2 to end2 swept by radius2, met at its point nearest P1. Units as a Contact's
-    (force_laws/contact_pair_law.py)."""
+    (force_laws/contact_pair_law.py). The rigid model reads its radii, μ and the restitution e of Newton's impact
+    law."""
 
     name: str
     body1: str
@@ -473,6 +474,7 @@ class ContactPair:
     friction: Expr = 0.0
     stiction_velocity: Expr = 1e-3
     end2: str | None = None  # a capsule's other end on body2 (None: a sphere)
+    restitution: Expr = 0.0  # Newton's coefficient e, for the rigid model only (simulation/rigid_stepping.py)
     type: ClassVar[str] = "contact_pair"
 
 

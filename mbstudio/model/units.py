@@ -390,6 +390,7 @@ _ELEMENT_FIELDS = {
         "dissipation": SLOWNESS,
         "friction": NUMBER,
         "stiction_velocity": VELOCITY,
+        "restitution": NUMBER,
     },  # fmt: skip
 }
 

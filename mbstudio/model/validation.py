@@ -577,13 +577,16 @@ _CONTACT_RANGES = {
 
 
 def _check_contact_law(element: Contact | ContactPair, symbols, where: str) -> None:
-    """The compliant law's exponent, dissipation and friction in range, and a positive stiction velocity."""
+    """The compliant law's exponent, dissipation and friction in range, a positive stiction velocity, and the rigid
+    model's restitution from 0 to 1."""
     for key, (least, expected) in _CONTACT_RANGES.items():
         if not float_value(getattr(element, key), symbols, f"{where}.{key}") >= least:
             raise ModelError(f"{where}.{key}", "is out of range", getattr(element, key), expected)
     if not float_value(element.stiction_velocity, symbols, f"{where}.stiction_velocity") > 0:
         problem = "is not positive"
         raise ModelError(f"{where}.stiction_velocity", problem, element.stiction_velocity, "a speed > 0, in m/s")
+    if not 0 <= float_value(element.restitution, symbols, f"{where}.restitution") <= 1:
+        raise ModelError(f"{where}.restitution", "is out of range", element.restitution, "a value from 0 to 1")
 
 
 def _check_contact_pair(model: Model, element: ContactPair, symbols, where: str) -> None:
@@ -603,10 +606,8 @@ def _check_contact_pair(model: Model, element: ContactPair, symbols, where: str)
 
 
 def _check_contact(element: Contact, symbols, where: str) -> None:
-    """The law's ranges, a restitution from 0 to 1, and a plane whose normal is a direction."""
+    """The law's ranges (with a restitution from 0 to 1) and a plane whose normal is a direction."""
     _check_contact_law(element, symbols, where)
-    if not 0 <= float_value(element.restitution, symbols, f"{where}.restitution") <= 1:
-        raise ModelError(f"{where}.restitution", "is out of range", element.restitution, "a value from 0 to 1")
     for key in ("plane_origin", "plane_normal"):
         if not isinstance(getattr(element, key), list) or len(getattr(element, key)) != 3:
             raise ModelError(f"{where}.{key}", "must hold three numbers", getattr(element, key), "[x, y, z]")

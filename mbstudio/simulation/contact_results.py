@@ -62,6 +62,18 @@ def recorded_contacts(model, series: dict, frame: int) -> dict[str, tuple[np.nda
     return out
 
 
+def recorded_arrows(arrows: list, recorded: dict) -> list:
+    """The force arrows (element, point, force) with a run's recorded contact forces in place of the compliant
+    law's: a contact's first arrow takes the recorded force, a pair's second (on body1) its opposite."""
+    out, seen = [], set()
+    for name, point, force in arrows:
+        if name in recorded:
+            point, force = recorded[name][0], recorded[name][1] * (-1.0 if name in seen else 1.0)
+            seen.add(name)
+        out.append((name, point, force))
+    return out
+
+
 def _hull(points: np.ndarray, normal: np.ndarray) -> list[int]:
     """Indices of the convex hull's corners of the points seen along `normal`, counter-clockwise (Andrew's
     monotone chain on the plane's coordinates); collinear and repeated points left out."""

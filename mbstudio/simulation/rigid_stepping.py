@@ -9,7 +9,9 @@ One step of length h from (t, q, v), v = q̇ (a tree: every coordinate independe
     v⁺ = v_f + M⁻¹ Jᵀ Λ                              Λ: the impulses of the contacts active at q_m
     q⁺ = q_m + h/2 v⁺
 
-A contact is active when its sphere would be pressed in at the step's end without it, δ(q_m) − h/2 n·J v_f ≥ 0.
+A contact is a point with a normal between two bodies (dynamics/rigid_contact.py: a sphere on a plane or on the
+road, a pair of spheres or a sphere and a capsule), J the Jacobian of body 2's point there relative to body 1's.
+It is active when it would be pressed in at the step's end without it, δ(q_m) − h/2 n·J v_f ≥ 0.
 The contact points' velocities after the step are u⁺ = G Λ + J v_f with the Delassus matrix G = J M⁻¹ Jᵀ; Newton's
 impact law with restitution e asks u⁺_n ≥ −e u⁻_n of the approach velocity u⁻_n = min(0, n·J v), and Coulomb's law
 on the exact cone holds between Λ and u⁺ + e u⁻_n n (De Saxcé's correction; Acary and Brogliato 2008). Flight under
@@ -17,6 +19,13 @@ constant forces is exact (the midpoint rule integrates q̈ = const without error
 raises the energy and friction only takes it out: what the contacts take shows as the fall of the energy balance
 (E + what the other elements dissipated; tests/test_rigid_stepping.py). Samples fall on the step grid: each output
 interval is cut into the fewest equal steps no longer than `step`.
+
+Where the normal turns with the state (the road's, a pair's), a point following the curved surface crosses the
+midpoint's normal at the step's start at a separating velocity u⁻_n > 0 of order κ |v|² h (κ the curvature); the
+target u⁺_n ≥ −u⁻_n lets it end the step approaching as fast, so that the impulse does no work, Λ_n (u⁺_n + u⁻_n) = 0
+(with u⁺_n ≥ 0 a ball rolling down a bump gained energy by O(h); tests/test_rigid_pairs_road.py). The shift is
+projected on the range of G, the velocities impulses can give (a point of a one-degree-of-freedom loop moves along
+one direction only).
 
 On closed loops the step is the same midpoint rule on the independent coordinates (dynamics/rigid_step_terms.py):
 v_ind,f = v_ind + h q̈_ind from the projected equations, M⁻¹ becomes R (Rᵀ M R)⁻¹ Rᵀ, and the velocities are mapped
@@ -33,12 +42,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dynamics.force_laws.contact_law import ContactLaw
-from ..dynamics.forces import AppliedForces
-from ..dynamics.rigid_contact import contact_frames, solve_in_frames
+from ..dynamics.force_laws.contact_law import ContactLaw, along_normal
+from ..dynamics.rigid_contact import RANK, fixed_normal, solve_in_frames, split_forces
 from ..dynamics.rigid_step_terms import loop_assembly, rigid_step_terms
 from ..kinematics import Mechanism
-from ..model.document import Contact, ForceMeasure
+from ..model.document import ForceMeasure
 from ..model.errors import AssemblyError
 
 TOLERANCE = 1e-10  # the impulses' relative residual on the cone complementarity at each step
@@ -50,14 +58,18 @@ CLOCK_STEPS = 50
 
 @dataclass
 class RigidRun:
-    """The states at the output times (K, n each), the mean accelerations and contact forces (K, m, 3, world
-    axes) over the interval that ends at each sample (the first sample: the interval that starts there; an
-    impact's impulse shows as its mean force over its interval), and the number of steps."""
+    """The states at the output times (K, n each), the mean accelerations and contact forces (K, m, 3, world axes)
+    over the interval that ends at each sample (the first sample: the interval that starts there; an impact's
+    impulse shows as its mean force over its interval), the forces' normal (K, m) and friction (K, m, 3) parts
+    split along each step's normal (0 for a contact on a plane, whose normal does not turn: split at the sample),
+    and the number of steps."""
 
     q: np.ndarray
     qd: np.ndarray
     qdd: np.ndarray
     forces: np.ndarray
+    normal: np.ndarray
+    friction: np.ndarray
     steps: int
 
 
@@ -71,39 +83,54 @@ class RigidStepper:
 
     def __init__(self, mech: Mechanism, tolerance: float = TOLERANCE) -> None:
         self.mech, self.tolerance = mech, tolerance
-        elements = mech.model.forces
-        self.others = AppliedForces(mech, [f for f in elements if not isinstance(f, Contact)])
-        self.laws = [law for law in AppliedForces(mech, elements).laws if isinstance(law, ContactLaw)]
-        self.normals = np.array([np.asarray(law.plane()[1], float) for law in self.laws]).reshape(-1, 3)
+        self.others, self.laws = split_forces(mech)
         self.friction = np.array([float(law.values()["friction"]) for law in self.laws])
         self.restitution = np.array([float(law.forces.value(law.element.restitution)) for law in self.laws])
-        self.axes = contact_frames(self.normals)
+        # a normal that turns with the state (the road's, a pair's) is crossed at the step's start by a point that
+        # follows the curved surface, at a separating velocity that may turn into as much approach by the step's end
+        # (so that the impulse does no work: docs/contact.md)
+        self.turning = np.array([fixed_normal(law) is None for law in self.laws], float)
+        self.turns = bool(self.turning.any())
         self.terms = rigid_step_terms(mech.model, mech.partition)
         self.loops = loop_assembly(mech) if mech.partition.dependent else None
         self._warm: tuple[bytes, np.ndarray] | None = None  # the active contacts and their impulses
 
     def step(self, t: float, q: np.ndarray, v: np.ndarray, h: float) -> tuple:
-        """(q⁺, v⁺, the impulses (m, 3) of every contact, 0 where inactive) after one step."""
+        """(q⁺, v⁺, the impulses (m, 3) of every contact, 0 where inactive, and where normals turn their normal (m,)
+        and friction (m, 3) parts, else None) after one step."""
         q_m = q + 0.5 * h * v
-        v_free, W, G, u_free, u_start, ahead = self.terms(t + 0.5 * h, q_m, v, h)
+        v_free, W, G, u_free, u_start, ahead, frames = self.terms(t + 0.5 * h, q_m, v, h)
         impulses = np.zeros((len(self.laws), 3))
         active = np.flatnonzero(ahead >= 0)
         if not len(active):
             self._warm = None
-            return *self._on_loops(q_m + 0.5 * h * v_free, v_free), impulses
+            split = (np.zeros(len(self.laws)), impulses) if self.turns else None
+            return *self._on_loops(q_m + 0.5 * h * v_free, v_free), impulses, split
         every = len(active) == len(self.laws)  # standing: no rows to pick
         rows = slice(None) if every else (3 * active[:, None] + np.arange(3)).ravel()
-        approach = np.minimum(0.0, u_start[3 * active + 2])  # the normal velocities at the step's start
+        start = u_start[3 * active + 2]  # the normal velocities at the step's start, in the midpoint's frames
+        approach = np.minimum(0.0, start)
         shifted = u_free[rows].copy()
         shifted[2::3] += self.restitution[active] * approach
+        delassus = G if every else G[np.ix_(rows, rows)]
+        if self.turns and self.turning[active].any() and (start > 0).any():
+            crossing = np.zeros(len(shifted))
+            crossing[2::3] = self.turning[active] * np.maximum(0.0, start)
+            shifted += _achievable(delassus, crossing)
         key = active.tobytes()
         warm = self._warm[1] if self._warm is not None and self._warm[0] == key else None
-        lam, _, _ = solve_in_frames(G if every else G[np.ix_(rows, rows)], shifted, self.friction[active],
+        lam, _, _ = solve_in_frames(delassus, shifted, self.friction[active],
                                     self.tolerance, ITERATIONS, warm)  # fmt: skip
         self._warm = (key, lam)
         v_next = v_free + W[:, rows] @ lam
-        impulses[active] = np.einsum("mji,mj->mi", self.axes[active], lam.reshape(-1, 3))  # to world axes
-        return *self._on_loops(q_m + 0.5 * h * v_next, v_next), impulses
+        axes = frames.reshape(-1, 3, 3)[active]  # each contact's rows (t1, t2, n) at the midpoint
+        impulses[active] = np.einsum("mji,mj->mi", axes, lam.reshape(-1, 3))  # to world axes
+        split = None
+        if self.turns:  # the normal turns within a sample's interval: split each step's impulse along its own
+            split = np.zeros(len(self.laws)), impulses.copy()
+            split[0][active] = lam[2::3]
+            split[1][active] -= lam[2::3, None] * axes[:, 2]
+        return *self._on_loops(q_m + 0.5 * h * v_next, v_next), impulses, split
 
     def _on_loops(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A step's end on closed loops: the dependent coordinates closed by Newton at the independent ones, the
@@ -124,26 +151,41 @@ class RigidStepper:
             raise ValueError(f"the rigid contacts' time step must be > 0 s, got {step!r}")
         K, n, m = len(times), len(q0), len(self.laws)
         q, qd, qdd = np.zeros((K, n)), np.zeros((K, n)), np.zeros((K, n))
-        forces = np.zeros((K, m, 3))
+        forces, normal, friction = np.zeros((K, m, 3)), np.zeros((K, m)), np.zeros((K, m, 3))
         q[0], qd[0] = q0, v0
         state, steps = (np.array(q0, float), np.array(v0, float)), 0
         for k in range(1, K):
             t0, span = float(times[k - 1]), float(times[k] - times[k - 1])
             count = max(1, math.ceil(span / step * (1 - 1e-12)))
-            h, total = span / count, np.zeros((m, 3))
+            h, total, pressing, rubbing = span / count, np.zeros((m, 3)), np.zeros(m), np.zeros((m, 3))
             for j in range(count):
-                *state, impulses = self.step(t0 + j * h, *state, h)
+                *state, impulses, split = self.step(t0 + j * h, *state, h)
                 total, steps = total + impulses, steps + 1
+                if split is not None:
+                    pressing, rubbing = pressing + split[0], rubbing + split[1]
                 if clock is not None and (steps % CLOCK_STEPS == 0 or (k + 1 == K and j + 1 == count)):
                     clock(t0 + (j + 1) * h)
             q[k], qd[k], qdd[k], forces[k] = *state, (state[1] - qd[k - 1]) / span, total / span
-        qdd[0], forces[0] = qdd[min(1, K - 1)], forces[min(1, K - 1)]
-        return RigidRun(q, qd, qdd, forces, steps)
+            normal[k], friction[k] = pressing / span, rubbing / span
+        first = min(1, K - 1)
+        qdd[0], forces[0], normal[0], friction[0] = qdd[first], forces[first], normal[first], friction[first]
+        return RigidRun(q, qd, qdd, forces, normal, friction, steps)
+
+
+def _achievable(G: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """The part of a shift of the points' target velocities that impulses can give: its projection on the range
+    of the Delassus matrix G (all of it for free bodies; a point of a one-degree-of-freedom loop moves along one
+    direction only, and a target off it left the cone solver without a solution to converge to)."""
+    eigen, vectors = np.linalg.eigh(G)
+    basis = vectors[:, eigen > RANK * eigen[-1]]
+    return basis @ (basis.T @ shift)
 
 
 def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> dict[str, np.ndarray]:
     """The series of the document's contact force measures along the rigid run, named as the compliant model's
-    (ContactLaw.columns): the forces are the impulses' mean over the interval ending at each sample."""
+    (ContactLaw.columns): the forces are the impulses' mean over the interval ending at each sample, split into
+    normal and friction parts along each step's normal (the sample's normal on a plane; the road's and a pair's
+    turn within the interval)."""
     out: dict[str, np.ndarray] = {}
     st = mech.motion(run.q)
     for measure in mech.model.measures:
@@ -152,13 +194,17 @@ def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> di
         index = next((i for i, law in enumerate(stepper.laws) if law.element.name == measure.element), None)
         if index is None:
             continue
-        law, normal = stepper.laws[index], stepper.normals[index]
-        depth, point, J = (np.asarray(x, float) for x in law.place(st))
-        velocity = np.einsum("kij,kj->ki", J, run.qd)
-        force = run.forces[:, index]
-        f_n = force @ normal
-        got = {"depth": depth, "point": point, "slip": velocity - (velocity @ normal)[:, None] * normal,
-               "normal": f_n, "friction": force - f_n[:, None] * normal, "force": force}  # fmt: skip
+        law = stepper.laws[index]
+        depth, point, J, normal = (np.asarray(x, float) for x in law.placed(st))  # normal (1, 3) on a plane
+        velocity = np.einsum("kij,kj->ki", J, run.qd)  # body 2's point at c relative to body 1's
+        slip = velocity - along_normal(velocity, normal)[:, None] * normal
+        force = run.forces[:, index]  # on body 2 (the sphere's body on a ground)
+        if fixed_normal(law) is None:
+            f_n, friction = run.normal[:, index], run.friction[:, index]
+        else:
+            f_n = along_normal(force, normal)
+            friction = force - f_n[:, None] * normal
+        got = {"depth": depth, "point": point, "slip": slip, "normal": f_n, "friction": friction, "force": force}
         out |= {name: values for name, _, values in ContactLaw.columns(measure.name, got)}
     return out
 

@@ -100,8 +100,8 @@ class ContactLaw(CompliantContact):
     def plane(self) -> tuple[np.ndarray, np.ndarray]:
         """The plane's origin o and unit normal n (3,) in world axes."""
         if self.element.against == "road":
-            raise ModelError(f"contact '{self.name}'.against", "is the road, which the rigid model and the support "
-                             "polygon do not take", "road", "a contact against its plane")  # fmt: skip
+            raise ModelError(f"contact '{self.name}'.against", "is the road, which has no one plane", "road",
+                             "a contact against its plane")  # fmt: skip
         b, value = self.forces.mech.backend, self.forces.value
         origin = b.asarray([value(x) for x in self.element.plane_origin])
         normal = b.asarray([value(x) for x in self.element.plane_normal])
