@@ -98,6 +98,7 @@ class Provenance:
     # run at LOOSER times the tolerances, over LOOSER - 1, relative to the scale of their kind (`state_difference`):
     # an estimate of the global error reached, an order of magnitude; None where the companion run stopped
     error_estimate: float | None = None
+    error_estimate_cpu_seconds: float | None = None  # the companion run's CPU time, apart from cpu_seconds (the run's)
     cpu_seconds: float | None = None  # this process's CPU time over the same span (a shared machine's wall time varies)
     crossings: list[str] = field(default_factory=list)  # singular configurations crossed, and how (crossing.py)
     law_states: list[str] = field(default_factory=list)  # the force laws' own states integrated with the motion
@@ -416,6 +417,7 @@ def _estimate_error(
     if left is not None and left <= 0:
         result.notes.append("error not estimated: the time budget was spent by the run")
         return
+    cpu = time.process_time()
     try:
         other = companion()
     except (RuntimeError, ModelError) as error:
@@ -423,6 +425,7 @@ def _estimate_error(
         return
     estimate = state_difference(other, result, length) / (factor - 1.0)
     result.provenance.error_estimate = estimate
+    result.provenance.error_estimate_cpu_seconds = time.process_time() - cpu
     if estimate > SENSITIVE * result.provenance.rtol:
         result.notes.append(
             f"error estimate {estimate:.1g} of the state's scale: far more than the tolerances, the motion is "
