@@ -65,7 +65,8 @@ RTOL, ATOL = 1e-10, 1e-12
 SENSITIVE = 1e4  # x rtol: a checked accuracy beyond it is noted as a sensitive motion (smooth ones: 1e1-1e3)
 # every run's error estimate: a companion run at LOOSER times both tolerances (the rigid contacts' step: twice); the
 # error falls about in proportion to the tolerances, so their difference over LOOSER - 1 estimates the run's error
-# (docs/accuracy.md: within 0.3x to 20x of the true error on the samples and spatial chains of 25 and 100 links)
+# (docs/accuracy.md: 0.32x to 16x the true error on the samples and spatial chains of 24 to 100 links, 48x where
+# the Delta 3R[2US] crosses singular configurations)
 LOOSER = 10.0
 CLOSURE_LIMIT = 1e-9  # per length scale: above it the Newton steps inside the state equation lost the loops
 
@@ -312,7 +313,7 @@ def simulate(
     the motion again at a tenth of rtol and atol and reports the difference (Provenance.accuracy): what the
     tolerances gave, which they alone do not say (they bound each step's local error, not the global one).
     `error_estimate` (on unless False) runs it again at ten times rtol and atol, at about 0.8 times the evaluations,
-    and files a tenth of the difference as Provenance.error_estimate, an order of magnitude (docs/accuracy.md).
+    and files a ninth of the difference as Provenance.error_estimate, an order of magnitude (docs/accuracy.md).
     `budget` (s, wall clock) stops a run that takes longer with a RuntimeError; a function of time (an actuator's
     formula, say) that leaves ±1e12 within the run (checked at fixed times before it starts) refuses it with one
     naming the element, the time and the value.
