@@ -75,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-error-estimate",
         action="store_true",
-        help="skip the run at ten times --rtol and --atol from which every run estimates its error (about 0.8 "
+        help="skip the run at ten times --rtol and --atol from which every run estimates its error (0.6 to 1.3 "
         "times the run's integration; docs/accuracy.md)",
     )
     parser.add_argument(
@@ -299,7 +299,7 @@ def _lines(name: str, args: argparse.Namespace, result) -> list[str]:
 
 
 def error_estimate_text(estimate: float) -> str:
-    """The estimate of a run's error, as the summary and the window say it."""
+    """The estimate of a run's error, as the summary says it (one digit: an order of magnitude)."""
     return f"error estimate {estimate:.1g} of the state's scale (from a run at ten times the tolerances)"
 
 
