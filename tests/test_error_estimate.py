@@ -15,6 +15,7 @@ from mbstudio import samples
 from mbstudio.benchmarks.models import spatial_chain
 from mbstudio.cli import main
 from mbstudio.kinematics import Mechanism
+from mbstudio.model import dumps, loads
 from mbstudio.simulation.run import Motion, simulate, state_difference
 
 # An estimate, an order of magnitude: it may say the error is at most UNDER times smaller than it is (measured: 0.32 x
@@ -73,6 +74,18 @@ def test_a_hanging_chain_of_25_links_against_pinocchio():
     model = spatial_chain(25)
     true, _ = _checked(model, _pinocchio(model))
     assert true <= TARGET  # measured 8.5e-10 (its estimate 8.6e-10)
+
+
+def test_a_chain_started_with_every_joint_turned_is_sensitive_and_its_estimate_says_how_far_it_is():
+    """Every joint of the chain of 25 links started at 0.3 rad: its motion amplifies a change of 1e-10 rad/s at its
+    start to 1.8e-5 of its scale at 2 s, so the defaults miss the target by far (6.9e-4), and the estimate says so
+    (1.1e-3)."""
+    document = json.loads(dumps(spatial_chain(25)))
+    for joint in document["joints"]:
+        joint["coordinates"][0]["initial"] = 0.3
+    model = loads(json.dumps(document))
+    true, _ = _checked(model, _pinocchio(model))
+    assert true > 100 * TARGET
 
 
 @pytest.mark.slow  # the 100-link chain's engine, and Pinocchio's run at 1e-13
