@@ -7,6 +7,7 @@ the limit of a fixed sphere of a very large radius, and the compiled engine agai
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import subprocess
 import sys
@@ -375,3 +376,28 @@ def test_the_cli_simulates_a_pair_from_the_file_and_writes_its_series(tmp_path):
     assert deepest > 1e-4
     assert last["d_x1 [m/s]"] == pytest.approx((M1 - M2) / (M1 + M2) * 2, abs=1e-6)
     assert last["d_x2 [m/s]"] == pytest.approx(2 * M1 / (M1 + M2) * 2, abs=1e-6)
+
+
+def test_an_evaluation_evaluates_the_pairs_values_once_and_a_changed_field_again(monkeypatch):
+    """The pair's fields (radii, stiffness, ...) are evaluated once, not where each step of an evaluation asks for
+    them (the capsule's nearest point, the line of centres, the law): counted through the evaluator's `value` over
+    ten numpy evaluations of the generalized forces, on a capsule; a stiffness changed on the element is evaluated
+    again, and the elastic force, at the same overlap and no velocity, scales with it."""
+    model = two_balls()
+    model.forces = [dataclasses.replace(model.forces[0], end2="e", point2="c")]
+    model.bodies[1].points["e"] = [0.0, 0.2, 0.0]
+    mech = Mechanism(loads(dumps(model)))
+    forces = AppliedForces(mech)
+    law = next(law for law in forces.laws if law.type == ContactPair.type)
+    calls = []
+    evaluate = forces.value
+    monkeypatch.setattr(forces, "value", lambda expr, t=None: calls.append(expr) or evaluate(expr, t))
+    q = mech.assemble(None)
+    q[:, mech.coordinates.index("x2")] = R1 + R2 - 1e-3  # overlapping by 1 mm
+    qd = np.zeros_like(q)
+    before = [np.asarray(forces.of_law(law, 0.0, q, qd), float) for _ in range(10)]
+    assert len(calls) == 7  # radius1, radius2, stiffness, exponent, dissipation, friction, stiction_velocity
+    law.element.stiffness = 2 * K
+    after = np.asarray(forces.of_law(law, 0.0, q, qd), float)
+    assert len(calls) == 14
+    assert np.abs(before[0]).max() > 0 and np.allclose(after, 2 * before[-1], rtol=1e-12, atol=0)

@@ -6,8 +6,6 @@ hand from the axle loads and the tyre file's cornering stiffness and aligning-mo
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import importlib.util
 import json
 import math
@@ -21,16 +19,15 @@ import pytest
 
 from mbstudio.dynamics.closed_loop import closed_loop_forward_dynamics
 from mbstudio.dynamics.forces import AppliedForces
-from mbstudio.dynamics.spatial_tree import body_inertia
 from mbstudio.dynamics.tyres import load_tyre, magic_formula
 from mbstudio.kinematics import Mechanism
-from mbstudio.model import Model, ModelError, load, loads, save
+from mbstudio.model import ModelError, load, loads, save
 from mbstudio.model.expressions import FUNCTIONS as NAMES
 from mbstudio.model.expressions import evaluate
 from mbstudio.model.fileformat import dumps
 from mbstudio.model.tyre_files import with_relative_tyre_files
 from mbstudio.numerics.spatial import cross
-from mbstudio.simulation.kc_rig import KCOptions, kc_analysis
+from mbstudio.simulation.kc_rig import KCOptions, kc_analysis, vehicle_corner
 from mbstudio.simulation.manoeuvres import (
     ENTRY_TIME,
     HOLD_FRACTION,
@@ -42,6 +39,7 @@ from mbstudio.simulation.manoeuvres import (
     handwheel_shape,
     manoeuvre,
     speed_held,
+    sprung_mass,
 )
 from mbstudio.simulation.monitors import cumulative_simpson
 from mbstudio.simulation.run import simulate
@@ -365,28 +363,6 @@ def test_step_steer_yaw_rate_gain_at_20_m_s_is_the_bicycle_model_s(handling):
     assert 0 < lost + work["power"] + driven < 0.01 * -work["power"] and work["slip_power"] < -0.01 * lost
 
 
-def vehicle_corner(car: Model, corner: str) -> Model:
-    """The car's corner `corner` as the K&C rig takes it: the chassis fixed to the ground, the other corners, the
-    tyres and the wheel torques left out, the rack on its servo kept (the front's tie rods pull on it), the contact
-    patch at the tyre's loaded radius (the wheel centre's height over the road at the document's pose)."""
-    mech = Mechanism(car)
-    tyre = next(f for f in car.forces if f.name == f"{corner}_tyre")
-    loaded = float(mech.points(mech.assemble(None))[(tyre.body, tyre.point)][0, 2])
-    model = copy.deepcopy(car)
-
-    def kept(label: str) -> bool:
-        return label in ("0", "chassis", "rack") or label.startswith(corner)
-
-    model.bodies = [b for b in model.bodies if kept(b.label)]
-    model.joints = [dataclasses.replace(j, type="fixed", coordinates=[]) if j.name == "ride" else j
-                    for j in model.joints if kept(j.parent) and kept(j.child)]  # fmt: skip
-    kept_coordinates = {c.name for j in model.joints for c in j.coordinates}
-    model.forces = [f for f in model.forces if f.name in (f"{corner}_coilover", "steering_servo")]
-    model.measures = [dataclasses.replace(m, radius=loaded) for m in model.measures if m.name == f"{corner}_alignment"]
-    model.independent_coordinates = [c for c in car.independent_coordinates if c in kept_coordinates]
-    return model
-
-
 @pytest.fixture(scope="module")
 def corners(handling) -> dict:
     """The K&C of the car's front left and rear left corners at design (small sweeps: the design values and the
@@ -403,11 +379,8 @@ def roll_gradient_by_hand(mech: Mechanism, corners: dict) -> dict[str, float]:
     the roll centres' heights from the K&C rig on the car's corners (`corners`), t the track of the wheel centres;
     m_s the chassis and rack, h' their centre of mass's height above the roll axis (the line through the roll
     centres over the axles; the road at z = 0). Also each axle's suspension share of the roll (front, rear)."""
-    q = mech.assemble(None)
-    points, st = mech.points(q), mech.motion(q, np.zeros_like(q))
-    sprung = [body_inertia(mech, st, mech.tree.body_index(label)) for label in ("chassis", "rack")]
-    mass = sum(float(np.asarray(b.m).ravel()[0]) for b in sprung)
-    centre = sum(np.asarray(b.c, float).ravel() for b in sprung) / mass
+    points = mech.points(mech.assemble(None))
+    mass, centre = sprung_mass(mech)
     springs = {f.name[:2]: float(f.stiffness) for f in mech.model.forces if f.name.endswith("_coilover")}
     stiffness, shares, axle_x, heights = 0.0, [], [], []
     for tyres, kc in zip(axles(mech)[:2], corners.values(), strict=True):
@@ -421,7 +394,7 @@ def roll_gradient_by_hand(mech: Mechanism, corners: dict) -> dict[str, float]:
         heights.append(kc.design["roll_centre_height"][1])
     height = centre[2] - np.interp(centre[0], axle_x[::-1], heights[::-1])
     gradient = mass * height / (stiffness - mass * G * height)  # rad per m/s²
-    return {"roll_gradient": math.degrees(gradient * G), "arm": height, "shares": tuple(shares)}
+    return {"roll_gradient": math.degrees(gradient * G), "arm": height, "shares": tuple(shares), "mass": mass}
 
 
 def test_the_k_and_c_rig_refuses_the_whole_car_by_name_and_takes_its_corner(handling, corners):

@@ -5,6 +5,7 @@ static equilibrium of the compliant corner (bushings, spring, gravity) with the 
     result.travel.curves["toe"]                          # ("rad", (N,)) against wheel travel (m)
     result.loads["lateral"].curves["contact_y"]          # the contact patch's lateral shift against Fy (N)
     result.gradients["lateral"]["toe"]                   # ("rad/N", compliance steer at design)
+    axle_roll(result, track, largest).stiffness          # the corner and its mirror rolled, the axle load kept
 
 The rig holds the wheel centre at a height (the wheel travel, as the suspension report's curves have it; the force
 holding it is the vertical load, whose rate along travel is the wheel rate) and the coordinates of what hangs on
@@ -27,11 +28,13 @@ the equilibrium, and motion ratio, bump steer, roll centre and anti-dive come fr
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.interpolate import CubicHermiteSpline
 
 from .. import __version__
 from ..dynamics.forces import AppliedForces
@@ -499,3 +502,109 @@ def _loose_coordinates(mech: Mechanism, carrier: str) -> list[str]:
         if loose(child):
             held += [c.name for c in joint.coordinates if c.name in mech.independent]
     return held
+
+
+def vehicle_corner(car: Model, corner: str) -> Model:
+    """A full car's corner `corner` (the prefix of its bodies, e.g. "fl") as the K&C rig takes it, for the vehicle
+    samples (tools/make_vehicle.py's names): the chassis (free joint `ride`) fixed to the ground, the other corners,
+    the tyres and the wheel torques left out, the rack on its servo kept (the front's tie rods pull on it), the
+    contact patch at the tyre's loaded radius (the wheel centre's height over the road at the document's pose)."""
+    mech = Mechanism(car)
+    tyre = next(f for f in car.forces if f.name == f"{corner}_tyre")
+    loaded = float(mech.points(mech.assemble(None))[(tyre.body, tyre.point)][0, 2])
+    model = copy.deepcopy(car)
+
+    def kept(label: str) -> bool:
+        return label in ("0", "chassis", "rack") or label.startswith(corner)
+
+    model.bodies = [b for b in model.bodies if kept(b.label)]
+    model.joints = [dataclasses.replace(j, type="fixed", coordinates=[]) if j.name == "ride" else j
+                    for j in model.joints if kept(j.parent) and kept(j.child)]  # fmt: skip
+    kept_coordinates = {c.name for j in model.joints for c in j.coordinates}
+    model.forces = [f for f in model.forces if f.name in (f"{corner}_coilover", "steering_servo")]
+    model.measures = [dataclasses.replace(m, radius=loaded) for m in model.measures if m.name == f"{corner}_alignment"]
+    model.independent_coordinates = [c for c in car.independent_coordinates if c in kept_coordinates]
+    return model
+
+
+@dataclass
+class AxleRoll:
+    """An axle rolled on the rig at a constant axle load (the body free to heave, as a car's is): per body roll
+    angle `roll` (rad, the suspension's alone; ISO 8855: positive right side down, the left wheel in rebound) the
+    moment the two corners' vertical loads make against it (N m), the axle's roll stiffness dM/dφ there (N m/rad),
+    the heave that keeps the axle load (m, the wheel centres' mean rise) and each wheel's travel (m); with a tyre
+    stiffness, `total_roll` adds the tyres' deflection under that moment and `total_stiffness` is the axle's
+    stiffness through them."""
+
+    roll: np.ndarray
+    moment: np.ndarray
+    stiffness: np.ndarray
+    heave: np.ndarray
+    left_travel: np.ndarray
+    right_travel: np.ndarray
+    total_roll: np.ndarray
+    total_stiffness: np.ndarray
+
+
+def axle_roll(result: KCResult, track: float, largest: float, points: int = 81, tyre_stiffness: float = np.inf):
+    """The roll test of the axle made of the K&C corner `result` and its mirror, `track` (m) apart, from its wheel
+    travel sweep: for each suspension roll φ up to ±`largest` (rad) the left and right wheels travel h ∓ (t/2) φ,
+    h the heave at which their vertical loads F(s) still add to the design's axle load; M = (t/2) (F_right −
+    F_left) and, the heave free, dM/dφ = t² k_l k_r / (k_l + k_r) with k = dF/ds at the two travels (a stop engaged
+    on one wheel stiffens the axle in roll by less than its own rate). F is the sweep's vertical load (springs,
+    stops and geometry together) joined by cubics through the rig's exact wheel rates, so k is F's slope. The
+    tyres, `tyre_stiffness` (N/m) each, carry ±M/t and add the roll 2 M / (k_t t²). Small angles: the travels are
+    (t/2) φ along the design's vertical and the loads act at the design track."""
+    s, load = result.travel.x, _vertical_load(result)
+    design, half = float(load(0.0)), track / 2
+    roll = np.linspace(-largest, largest, points | 1)
+    heave = np.array([_axle_heave(load, s, design, half * phi) for phi in roll])
+    left, right = heave - half * roll, heave + half * roll
+    moment = half * (load(right) - load(left))
+    stiffness = axle_roll_stiffness(result, track, left, right)
+    total = roll + 2 * moment / (tyre_stiffness * track**2)
+    return AxleRoll(roll, moment, stiffness, heave, left, right, total,
+                    axle_roll_stiffness(result, track, left, right, tyre_stiffness))  # fmt: skip
+
+
+def axle_roll_stiffness(result: KCResult, track: float, left, right, tyre_stiffness: float = np.inf) -> np.ndarray:
+    """The roll stiffness (N m/rad) of the axle of the K&C corner `result` and its mirror, `track` (m) apart, its
+    body free to heave, with its left and right wheels at the travels `left`, `right` (m, arrays alike):
+    t² k_l k_r / (k_l + k_r), each k the wheel rate there (the sweep's) in series with the tyre."""
+    rate = _vertical_load(result).derivative()
+    k_left, k_right = (1 / (1 / rate(np.asarray(x, float)) + 1 / tyre_stiffness) for x in (left, right))
+    return track**2 * k_left * k_right / (k_left + k_right)
+
+
+def travel_at(result: KCResult, model: Model, coordinate: str, values) -> np.ndarray:
+    """The wheel travel (m) at which the corner's `coordinate` (of `model`, the corner the rig ran on) takes
+    `values`, read along the travel sweep, where it must change monotonically (a damper's length)."""
+    along = result.travel.q[:, Mechanism(model).coordinates.index(coordinate)]
+    order = np.argsort(along)
+    if np.any(np.diff(along[order]) <= 0):
+        raise ModelError(f"coordinate '{coordinate}'", "does not change monotonically over the K&C travel sweep",
+                         None, "a coordinate that moves one way with the wheel (a damper's length)")  # fmt: skip
+    return np.interp(values, along[order], result.travel.x[order])
+
+
+def _vertical_load(result: KCResult) -> CubicHermiteSpline:
+    """The corner's vertical load against wheel travel, joined by cubics through the rig's exact wheel rates."""
+    curves = result.travel.curves
+    return CubicHermiteSpline(result.travel.x, curves["vertical_load"][1], curves["wheel_rate"][1])
+
+
+def _axle_heave(load: CubicHermiteSpline, s: np.ndarray, design: float, half_roll: float) -> float:
+    """The heave h at which F(h + a) + F(h − a) = 2 F(0), a the half roll's travel, by bisection over the heaves
+    that keep both wheels inside the sweep (F rises with travel, so the sum does)."""
+
+    def excess(h: float) -> float:
+        return float(load(h + half_roll) + load(h - half_roll) - 2 * design)
+
+    low, high = s[0] + abs(half_roll), s[-1] - abs(half_roll)
+    if not (low < high and excess(low) <= 0 <= excess(high)):
+        raise ModelError("axle roll", "takes a wheel beyond the K&C sweep's travel", half_roll,
+                         "a smaller roll, or a longer travel sweep")  # fmt: skip
+    while high - low > 1e-12 * (s[-1] - s[0]):
+        middle = (low + high) / 2
+        low, high = (low, middle) if excess(middle) > 0 else (middle, high)
+    return (low + high) / 2

@@ -48,6 +48,7 @@ import numpy as np
 from .. import __version__
 from ..dynamics.engine import canonical_text
 from ..dynamics.forces import AppliedForces
+from ..dynamics.spatial_tree import body_inertia
 from ..kinematics.mechanism import Mechanism
 from ..model import Model
 from ..model.document import (
@@ -256,6 +257,16 @@ def axles(mech: Mechanism) -> tuple[list[MagicFormulaTyre], list[MagicFormulaTyr
     ordered = sorted(_tyres(mech.model), key=lambda t: -points[(t.body, t.point)][0, 0])
     x = [points[(t.body, t.point)][0, 0] for t in ordered]
     return ordered[:2], ordered[2:], float((x[0] + x[1] - x[2] - x[3]) / 2)
+
+
+def sprung_mass(mech: Mechanism, labels: tuple[str, ...] = ("chassis", "rack")) -> tuple[float, np.ndarray]:
+    """The sprung mass (kg: the bodies `labels`, the chassis and what rides on it without a suspension) and its
+    centre of mass (3,) in world axes at the document's pose."""
+    q = mech.assemble(None)
+    st = mech.motion(q, np.zeros_like(q))
+    bodies = [body_inertia(mech, st, mech.tree.body_index(label)) for label in labels]
+    mass = sum(float(np.asarray(b.m).ravel()[0]) for b in bodies)
+    return mass, sum(np.asarray(b.c, float).ravel() for b in bodies) / mass
 
 
 def wheel_axis(result: SimulationResult, tyre: MagicFormulaTyre) -> np.ndarray:

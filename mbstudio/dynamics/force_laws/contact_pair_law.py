@@ -25,10 +25,11 @@ import numpy as np
 
 from ...model.document import ContactPair
 from ...numerics.spatial import cross, dot
-from .base import FORMATS, positive, register
+from .base import FORMATS, Evaluator, positive, register
 from .contact_law import CompliantContact, ContactLaw
 
 _REGULAR = 1e-9  # ε of the centres' distance, per unit of r1 + r2
+_VALUES = ("radius1", "radius2", "stiffness", "exponent", "dissipation", "friction", "stiction_velocity")
 
 
 @register
@@ -39,11 +40,20 @@ class ContactPairLaw(CompliantContact):
 
     type = ContactPair.type
 
+    def __init__(self, element: ContactPair, forces: Evaluator) -> None:
+        super().__init__(element, forces)
+        self._fields: tuple | None = None  # the fields `values` last evaluated, and what it made of them
+        self._values: dict = {}
+
     def values(self) -> dict:
-        """The element's values in the back-end (floats, or the compiled engine's parameters)."""
-        e, value = self.element, self.forces.value
-        keys = ("radius1", "radius2", "stiffness", "exponent", "dissipation", "friction", "stiction_velocity")
-        return {key: value(getattr(e, key)) for key in keys}
+        """The element's values in the back-end (floats, or the compiled engine's parameters), evaluated once for
+        the fields as they are: an evaluation asks for them where it places the capsule's point, the line of centres
+        and the law, and the parameters they name do not change (a changed field is evaluated again)."""
+        fields = tuple(getattr(self.element, key) for key in _VALUES)
+        if self._fields != fields:
+            self._fields = fields
+            self._values = {key: self.forces.value(x) for key, x in zip(_VALUES, fields, strict=True)}
+        return self._values
 
     def nearest(self, centre1, start, end):
         """The point of the segment from `start` to `end` (N, 3) nearest `centre1` (N, 3) (a capsule's axis); the
