@@ -12,7 +12,8 @@ reach different errors): a common tight reference, the Pinocchio model integrate
 1e-13, and each side's tolerance (rtol from 1e-4 down by tenths, atol = rtol / 100) tightened until its largest
 coordinate error against it over the 201 output times is at most `ERROR_TARGET`, then refined by bisection
 (`_loosest`); the row gives the tolerances
-found and the errors. Ours runs `simulate` (CVODES, outputs included), the reference solve_ivp (DOP853). Every
+found and the errors. Ours runs `simulate` (CVODES, outputs included; without its error estimate, which the reference
+does not make either: it costs 0.6-1.3 times the run, docs/accuracy.md), the reference solve_ivp (DOP853). Every
 time is the registry's harness: thread CPU time, the two sides interleaved.
 
 Targets: whole runs at most 0.5x the reference's time for the closed loops and 1.0x for the chains and the
@@ -133,11 +134,11 @@ def _vehicle(states: int) -> list[dict]:
     coordinates = engine(model).mech.coordinates  # built or loaded before any timing (the `builds` rows time that)
     ride = next(j for j in model.joints if j.name == "ride")  # the chassis' free joint
     chassis = [coordinates.index(c.name) for c in ride.coordinates]
-    tight = simulate(model, VEHICLE_SECONDS, rtol=TIGHT_TOLERANCE, atol=TIGHT_TOLERANCE / 100)
+    tight = simulate(model, VEHICLE_SECONDS, rtol=TIGHT_TOLERANCE, atol=TIGHT_TOLERANCE / 100, error_estimate=False)
     rows = []
     for label, tolerances in (("default tolerances", {}), ("rtol 1e-6, atol 1e-8", {"rtol": 1e-6, "atol": 1e-8})):
         run = simulate(model, VEHICLE_SECONDS, **tolerances)
-        drive = Side(functools.partial(simulate, **tolerances), [(model, VEHICLE_SECONDS)])
+        drive = Side(functools.partial(simulate, **tolerances, error_estimate=False), [(model, VEHICLE_SECONDS)])
         timing = measure(drive, min_samples=3, max_samples=10)
         rows.append(
             target_row(
@@ -260,7 +261,7 @@ def _matched(name: str, model, seconds: float, urdf=None, drive: dict | None = N
     exact = reference.coordinates(solve_ivp(rhs, (0, seconds), y0, "DOP853", times, rtol=tight, atol=tight).y.T)
 
     def ours(rtol: float):
-        run = simulate(model, seconds, rtol=rtol, atol=rtol / 100, t_eval=times)
+        run = simulate(model, seconds, rtol=rtol, atol=rtol / 100, t_eval=times, error_estimate=False)
         return float(np.abs(run.q - exact).max()), run
 
     def theirs(rtol: float):
@@ -282,6 +283,7 @@ def _run_rows(name: str, model, seconds: float, target: float, urdf=None, drive:
 
     eng = engine(model)  # built or loaded before any timing (the `builds` rows time that)
     mech = eng.mech
+    plain = functools.partial(simulate, error_estimate=False)  # as the reference: the run, no error estimate
     try:
         _reference(mech, urdf, drive)
     except ValueError as exc:  # what the reference does not model, it refuses
@@ -298,12 +300,12 @@ def _run_rows(name: str, model, seconds: float, target: float, urdf=None, drive:
     make = functools.partial(_reference, mech, urdf, drive)
     start_row = compared_row(
         f"{name} first run's start (s per document and process)",
-        compare(Side(simulate, [(model, 1e-9)], setup=clear_starts), Side(make), min_samples=5, max_samples=50),
+        compare(Side(plain, [(model, 1e-9)], setup=clear_starts), Side(make), min_samples=5, max_samples=50),
         reference_method="building the Pinocchio reference model; ours: a first simulate() of 1e-9 s",
     )
     (ours_rtol, ours_error, ours_run), (ref_rtol, ref_error, ref_run) = matched["found"].values()
     times = matched["times"]
-    ours = functools.partial(simulate, rtol=ours_rtol, atol=ours_rtol / 100, t_eval=times)
+    ours = functools.partial(plain, rtol=ours_rtol, atol=ours_rtol / 100, t_eval=times)
     theirs = functools.partial(solve_ivp, rhs, (0, seconds), y_ref, "DOP853", times, rtol=ref_rtol, atol=ref_rtol / 100)
     comparison = compare(Side(ours, [(model, seconds)]), Side(theirs), min_samples=3, max_samples=50)
     run_row = compared_row(
@@ -342,7 +344,8 @@ def _first_run_extra_row(name: str, model) -> dict:
         clear_engines()
 
     run = [(model, 1e-9)]
-    comparison = compare(Side(simulate, run, setup=forget), Side(simulate, run), min_samples=5, max_samples=50)
+    plain = functools.partial(simulate, error_estimate=False)  # the run's start, as the reference's
+    comparison = compare(Side(plain, run, setup=forget), Side(plain, run), min_samples=5, max_samples=50)
     first, next_ = comparison.ours, comparison.reference
     method = "target; ours: a first simulate() of 1e-9 s minus the next"
     name = f"{name} first run over the next (s per document and process)"
@@ -356,7 +359,8 @@ def _unreferenced_rows(name: str, model, seconds: float, reason: str) -> list[di
     but that."""
     from ..simulation.run import simulate
 
-    timing = _per_second(measure(Side(simulate, [(model, seconds)]), min_samples=3, max_samples=50), seconds)
+    plain = functools.partial(simulate, error_estimate=False)
+    timing = _per_second(measure(Side(plain, [(model, seconds)]), min_samples=3, max_samples=50), seconds)
     out = row(f"{name} simulation, default tolerances (s per simulated s)", timing.median, float("nan"))
     extra = {"ours_iqr_s": timing.iqr, "samples": timing.samples, "clock": "thread CPU", "simulated_s": seconds}
     return [{**out, **extra, "verdict": "no reference", "reference_method": f"none: {reason}"}]
@@ -411,7 +415,7 @@ def _fixed_cost_rows(name: str, model) -> list[dict]:
     from ..simulation.run import compiled_series, simulate
 
     simulate(model, 1e-9, samples=2)  # the engine built or loaded
-    fixed = measure(Side(functools.partial(simulate, samples=2), [(model, 1e-9)]))
+    fixed = measure(Side(functools.partial(simulate, samples=2, error_estimate=False), [(model, 1e-9)]))
     result = simulate(model, SIMULATED_SECONDS, samples=OUTPUTS)
     eng = engine(model)
     mech, forces = eng.mech, AppliedForces(eng.mech)
@@ -431,7 +435,7 @@ from mbstudio.model import load
 from mbstudio.simulation.run import simulate
 imported = time.thread_time_ns()
 path, seconds, rtol = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-simulate(load(path), seconds, rtol=rtol, atol=rtol / 100, samples=201)
+simulate(load(path), seconds, rtol=rtol, atol=rtol / 100, samples=201, error_estimate=False)
 print(json.dumps([imported - start, time.thread_time_ns() - imported]))
 """
 # the sprung SLA's reference, as `_reference` makes it (closed loops and a spring: forces on both sides), written

@@ -119,6 +119,7 @@ class MotionResult:
     contacts: list[dict] = field(default_factory=list)  # a simulation's contacts of the stops
     cross_check: dict | None = None  # the block model's largest errors and provenance, or why it failed
     trajectory: str | None = None  # kinematics: the trajectory followed
+    error_estimate: float | None = None  # a simulation's, of the state's scale (simulation/run.py)
 
 
 @dataclass(frozen=True)

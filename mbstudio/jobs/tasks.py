@@ -164,13 +164,22 @@ def simulation(model_text: str, options: dict, progress: PartProgress, cancel: C
     p = result.provenance
     title = f"Simulation over {opts.t_end:g} s" + "".join(f", d_{k}(0) = {v:g}" for k, v in given.items())
     title += f", {len(result.contacts)} contacts of the stops" if result.contacts else ""
+    if p.error_estimate is not None:  # simulation/run.py: from a companion run at ten times the tolerances
+        title += f", error estimate {p.error_estimate:.1g} of the state's scale"
     checked = _cross_check(model, result, velocities, opts, progress, cancel) if opts.cross_check else None
     if checked is not None:
         failed = checked.get("error")
         title += f", block-model cross-check failed: {failed}" if failed else ", block-model cross-check"
     contacts = [c.as_dict() for c in result.contacts]
     data = MotionResult(
-        result.t, list(result.coordinates), result.q, motion_series(result), list(result.notes), contacts, checked
+        result.t,
+        list(result.coordinates),
+        result.q,
+        motion_series(result),
+        list(result.notes),
+        contacts,
+        checked,
+        error_estimate=p.error_estimate,
     )
     return JobResult(
         "simulation", title, Provenance(text_hash(model_text), p.method, p.precision, opts.to_dict(), p.seconds), data

@@ -315,6 +315,7 @@ def drive(steered: Model, speed: float, options: ManoeuvreOptions, cancel=None, 
         samples=options.samples,
         velocities=starting_velocities(mech, speed),
         cancel=cancel,
+        error_estimate=False,  # the manoeuvre's figures do not show it: a run at ten times the tolerances saved
     )
     return mech, result, vehicle_series(mech, result)
 

@@ -15,6 +15,7 @@ at the output times from the integrated states, in float64.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import weakref
@@ -62,6 +63,11 @@ ROUNDING_FLOOR = 1e3  # x the tolerance: a Newton stalled this close is at float
 # balloon 1.3e-9; at 1e-8 / 1e-10 the four-bar drifted 2.6e-7, and 1.3e-6 on another machine)
 RTOL, ATOL = 1e-10, 1e-12
 SENSITIVE = 1e4  # x rtol: a checked accuracy beyond it is noted as a sensitive motion (smooth ones: 1e1-1e3)
+# every run's error estimate: a companion run at LOOSER times both tolerances (the rigid contacts' step: twice); the
+# error falls about in proportion to the tolerances, so their difference over LOOSER - 1 estimates the run's error
+# (docs/accuracy.md: 0.32x to 16x the true error on the samples and spatial chains of 24 to 100 links, 48x where
+# the Delta 3R[2US] crosses singular configurations)
+LOOSER = 10.0
 CLOSURE_LIMIT = 1e-9  # per length scale: above it the Newton steps inside the state equation lost the loops
 
 
@@ -89,6 +95,11 @@ class Provenance:
     # atol, each relative to the scale of its kind over the run (`state_difference`): an estimate of the global
     # error reached (the tighter run's own is about ten times smaller)
     accuracy: float | None = None
+    # on every run (unless error_estimate=False): the largest difference of the coordinates and rates from a companion
+    # run at LOOSER times the tolerances, over LOOSER - 1, relative to the scale of their kind (`state_difference`):
+    # an estimate of the global error reached, an order of magnitude; None where the companion run stopped
+    error_estimate: float | None = None
+    error_estimate_cpu_seconds: float | None = None  # the companion run's CPU time, apart from cpu_seconds (the run's)
     cpu_seconds: float | None = None  # this process's CPU time over the same span (a shared machine's wall time varies)
     crossings: list[str] = field(default_factory=list)  # singular configurations crossed, and how (crossing.py)
     law_states: list[str] = field(default_factory=list)  # the force laws' own states integrated with the motion
@@ -290,6 +301,7 @@ def simulate(
     budget: float | None = None,
     contact: str = "compliant",
     step: float | None = None,
+    error_estimate: bool = True,
 ) -> SimulationResult:
     """Integrate the document's motion from its initial coordinates (and the given independent velocities,
     default rest) over [0, t_end] with CVODES (Adams; "CVODES-BDF" for stiff motions) or scipy's solve_ivp
@@ -300,6 +312,8 @@ def simulate(
     (dynamics/engine.py); False keeps the numpy path, the reference (scipy methods only). `check_accuracy` runs
     the motion again at a tenth of rtol and atol and reports the difference (Provenance.accuracy): what the
     tolerances gave, which they alone do not say (they bound each step's local error, not the global one).
+    `error_estimate` (on unless False) runs it again at ten times rtol and atol, at about 0.8 times the evaluations,
+    and files a ninth of the difference as Provenance.error_estimate, an order of magnitude (docs/accuracy.md).
     `budget` (s, wall clock) stops a run that takes longer with a RuntimeError; a function of time (an actuator's
     formula, say) that leaves ±1e12 within the run (checked at fixed times before it starts) refuses it with one
     naming the element, the time and the value.
@@ -358,14 +372,66 @@ def simulate(
     result.provenance.cpu_seconds = time.process_time() - cpu
     if contact == "rigid":
         result.provenance.method = f"Moreau-Jean (rigid contacts, steps <= {step or RIGID_STEP:g} s)"
+    options = {"samples": samples, "t_eval": t_eval, "velocities": velocities, "compiled": compiled}
+    options |= {"cancel": cancel, "contact": contact, "error_estimate": False}
+    if error_estimate:
+        looser = {**options, "step": 2 * (step or RIGID_STEP) if contact == "rigid" else step}
+        left = None if budget is None else budget - (time.perf_counter() - start)
+        if contact == "rigid" or impacts is not None or not compiled:
+            companion = functools.partial(simulate, model, t_end, method, rtol * LOOSER, atol * LOOSER, budget=left)
+            companion = functools.partial(companion, **looser)
+        else:  # the motion alone: (q, q̇) at the outputs, without the series of a result
+            clock = Clock(times[-1], None, cancel, left) if cancel or budget else None
+            companion = functools.partial(
+                _motion, mech, times, y0, method, rtol * LOOSER, atol * LOOSER, clock, text, own
+            )
+        _estimate_error(result, companion, 2.0 if contact == "rigid" else LOOSER, mech.length_scale, left)
     if check_accuracy:
-        options = {"samples": samples, "t_eval": t_eval, "velocities": velocities, "compiled": compiled}
-        options |= {"cancel": cancel, "budget": budget, "contact": contact}
+        options["budget"] = budget
         options["step"] = (step or RIGID_STEP) / 10 if contact == "rigid" else step
         _check_accuracy(
             result, lambda: simulate(model, t_end, method, rtol / 10, atol / 10, **options), mech.length_scale
         )
     return result
+
+
+@dataclass
+class Motion:
+    """The coordinates and rates of a run at its outputs, (K, n) each: what `state_difference` compares."""
+
+    q: np.ndarray
+    qd: np.ndarray
+
+
+def _motion(mech, times, y0, method, rtol, atol, clock, text, own) -> Motion:
+    """The motion alone of a run on the compiled engine (the companion of the error estimate)."""
+    run = _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own)
+    return Motion(run.states[0], run.states[1])
+
+
+def _estimate_error(
+    result: SimulationResult, companion: Callable[[], Motion], factor: float, length: float, left: float | None
+) -> None:
+    """Sets result.provenance.error_estimate from the `companion()` run at `factor` times the tolerances (the
+    rigid contacts' step): their difference over factor - 1, the run's error where it falls in proportion to
+    them; a note where the companion stops, or where the estimate says the motion is sensitive."""
+    if left is not None and left <= 0:
+        result.notes.append("error not estimated: the time budget was spent by the run")
+        return
+    cpu = time.process_time()
+    try:
+        other = companion()
+    except (RuntimeError, ModelError) as error:
+        result.notes.append(f"error not estimated: the run at {factor:g} times the tolerances stopped ({error})")
+        return
+    estimate = state_difference(other, result, length) / (factor - 1.0)
+    result.provenance.error_estimate = estimate
+    result.provenance.error_estimate_cpu_seconds = time.process_time() - cpu
+    if estimate > SENSITIVE * result.provenance.rtol:
+        result.notes.append(
+            f"error estimate {estimate:.1g} of the state's scale: far more than the tolerances, the motion is "
+            "sensitive (near a singular configuration, say); a run at a tenth of them (--check-accuracy) checks it"
+        )
 
 
 def _check_accuracy(result: SimulationResult, tighter: Callable[[], SimulationResult], length: float) -> None:
@@ -395,7 +461,7 @@ def _check_accuracy(result: SimulationResult, tighter: Callable[[], SimulationRe
         )
 
 
-def state_difference(a: SimulationResult, b: SimulationResult, length: float | None = None) -> float:
+def state_difference(a: SimulationResult | Motion, b: SimulationResult, length: float | None = None) -> float:
     """The largest difference between two runs' coordinates and rates at their samples, each relative to the
     scale of its kind (angles, lengths; their rates) over run b: the largest magnitude of that kind, at least
     1e-300. The scale of the state, not of each coordinate: a coordinate that stays near zero is measured

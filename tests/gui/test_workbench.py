@@ -82,7 +82,12 @@ def test_a_four_bar_session_from_driving_to_animation(window, qtbot, tmp_path, a
     first, second = simulate(window, qtbot, 6.0), simulate(window, qtbot, 9.0)
     plots = window.plots
     labels = [label for label, _ in plots.kept]
-    assert labels == ["run 1: Simulation over 1 s, d_theta1(0) = 6", "run 2: Simulation over 1 s, d_theta1(0) = 9"]
+    runs = zip(labels, (first, second), (6, 9), strict=True)
+    for number, (label, job, speed) in enumerate(runs, start=1):  # each run's error estimate shown
+        estimate = job.result.data.error_estimate
+        assert 0 < estimate < 1e-6  # the defaults' aim: 1e-6 of the state's scale
+        suffix = f", error estimate {estimate:.1g} of the state's scale"
+        assert label == f"run {number}: Simulation over 1 s, d_theta1(0) = {speed}{suffix}"
     assert plots.result is second.result
     assert plots.result.data.series["d_theta1 [rad/s]"][0] == pytest.approx(9.0)
     plots.select_series(["coupler_point.z"], x="coupler_point.x")  # the coupler curve in the x-z plane
