@@ -144,3 +144,25 @@ def test_a_companion_run_that_stops_is_said_and_leaves_the_run_as_it_is(monkeypa
     assert run.notes == ["error not estimated: the run at 10 times the tolerances stopped (the integration stopped at "
                          "t = 0.25 s: made to stop)"]  # fmt: skip
     assert np.array_equal(run.q, plain.q) and np.array_equal(run.qd, plain.qd)
+
+
+def test_one_progress_bar_covers_the_run_and_its_estimate(monkeypatch):
+    """The window's bar went to 100 % when the run ended and stood there while the companion ran (0.6-1.3 times as
+    long): the run now fills the bar's first part and the companion the rest, never going back."""
+    from mbstudio.simulation import run
+
+    seen: list[float] = []
+    at_companion: list[float] = []
+    estimate = run._estimate_error
+
+    def noted(*args):
+        at_companion.append(seen[-1])
+        return estimate(*args)
+
+    monkeypatch.setattr(run, "_estimate_error", noted)
+    result = simulate(samples.load("four_bar"), 1.0, progress=seen.append)
+    assert result.provenance.error_estimate is not None
+    share = 1.0 - run.COMPANION_SHARE
+    assert at_companion == [pytest.approx(share, abs=0.01)]  # the run's part full, the companion's to come
+    assert seen == sorted(seen) and seen[-1] == 1.0 and seen.count(1.0) == 1
+    assert any(share < f < 1.0 for f in seen)  # the companion's progress

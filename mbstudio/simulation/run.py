@@ -340,7 +340,8 @@ def simulate(
     y0 = np.concatenate([q0[0], v0])
     impacts, charts, crossings = None, [], []
     check_time_functions(forces, times[-1])
-    clock = Clock(times[-1], progress, cancel, budget) if progress or cancel or budget else None
+    run_progress, companion_progress = _phases(progress, error_estimate)
+    clock = Clock(times[-1], run_progress, cancel, budget) if progress or cancel or budget else None
     if forces.state_names and (contact == "rigid" or has_impact_stops(mech.model)):
         refuse_law_states(forces, "rigid contacts or impact stops")
     if contact == "rigid":
@@ -361,8 +362,8 @@ def simulate(
         states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, clock)
         result = series(mech, forces, times, *states[:2], z=states[2])
     annotate(result, mech, forces, impacts)
-    if progress is not None:
-        progress(1.0)
+    if run_progress is not None:
+        run_progress(1.0)
     seconds = time.perf_counter() - start
     charts = [(float(t), names) for t, names in charts]
     result.provenance = Provenance(text_hash(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
@@ -379,13 +380,15 @@ def simulate(
         left = None if budget is None else budget - (time.perf_counter() - start)
         if contact == "rigid" or impacts is not None or not compiled:
             companion = functools.partial(simulate, model, t_end, method, rtol * LOOSER, atol * LOOSER, budget=left)
-            companion = functools.partial(companion, **looser)
+            companion = functools.partial(companion, progress=companion_progress, **looser)
         else:  # the motion alone: (q, q̇) at the outputs, without the series of a result
-            clock = Clock(times[-1], None, cancel, left) if cancel or budget else None
+            clock = Clock(times[-1], companion_progress, cancel, left) if progress or cancel or budget else None
             companion = functools.partial(
                 _motion, mech, times, y0, method, rtol * LOOSER, atol * LOOSER, clock, text, own
             )
         _estimate_error(result, companion, 2.0 if contact == "rigid" else LOOSER, mech.length_scale, left)
+    if progress is not None:
+        progress(1.0)
     if check_accuracy:
         options["budget"] = budget
         options["step"] = (step or RIGID_STEP) / 10 if contact == "rigid" else step
@@ -393,6 +396,20 @@ def simulate(
             result, lambda: simulate(model, t_end, method, rtol / 10, atol / 10, **options), mech.length_scale
         )
     return result
+
+
+# the companion run's share of a run's progress bar: at ten times the tolerances it takes 0.6-1.3 times the run's
+# CPU (docs/accuracy.md), so the bar gives it somewhat less than half
+COMPANION_SHARE = 0.45
+
+
+def _phases(progress: Callable[[float], None] | None, estimate: bool) -> tuple:
+    """The progress callbacks of the run and of its error estimate's companion, one bar for both: the run fills
+    the first part, the companion the rest (None, None without a progress callback)."""
+    if progress is None or not estimate:
+        return progress, None
+    share = 1.0 - COMPANION_SHARE
+    return (lambda f: progress(share * f)), (lambda f: progress(share + COMPANION_SHARE * f))
 
 
 @dataclass
