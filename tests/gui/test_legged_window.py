@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 
 from mbstudio.io.example_robots import robots_folder
 from mbstudio.jobs import DONE
@@ -47,6 +48,8 @@ def test_the_trot_shows_each_diagonal_pair_unloading_in_turn(window, qtbot):
     assert len(corners) == 2  # the support polygon is the segment between the loaded pair's feet
     if folder := os.environ.get("MBSTUDIO_SCREENSHOTS"):  # how it is looked at, and the figure of docs/contact.md
         window.resize(1400, 900)
-        qtbot.wait(200)  # Qt lays the docks out for the new size when it next handles events
+        for _ in range(2):  # Qt lays the docks out when it next handles events: for the window's size, then the plots'
+            qtbot.wait(200)
+            window.resizeDocks([window.docks["plots"]], [420], Qt.Orientation.Vertical)
         Path(folder).mkdir(parents=True, exist_ok=True)
         window.window_image().save(str(Path(folder) / "solo12_trot_foot_forces.png"))
