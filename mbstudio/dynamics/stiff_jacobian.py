@@ -15,9 +15,11 @@ gains: the stiff terms) through the mass matrix, and leave out the derivatives o
 sqrt(g / l)): a step h that resolves the motion makes γ times them small beside I. The rows of the coordinates'
 rates (a quaternion's, ω's from q̈), of the force laws' own states and of the power are exact. CVODES' error and
 convergence tests decide what a step computes; the matrix only decides how fast its iterations converge
-(Hindmarsh et al. 2005), and this one converges as fast on the trot (14 158 evaluations for 14 030 with the exact
-one) at a third of the exact Jacobian's cost (60 000 operations for solo12's 172 000; tests/test_stiff_jacobian.py).
-A model with closed loops gets the exact Jacobian: its accelerations come from the projected equations, not M⁻¹.
+(Hindmarsh et al. 2005): on solo12's trot this one takes 14 055 evaluations where the exact one took 14 030, at a
+third of its cost (60 000 operations for 172 000; tests/test_stiff_jacobian.py). Its iterates converge less far
+in a step's first iterations, so the integrators stop them at a hundredth of the error test's tolerance
+(simulation/integrators.py, BDF_CONVERGENCE). A model with closed loops gets the exact Jacobian: its
+accelerations come from the projected equations, not from M⁻¹.
 
 Models whose state is larger than STATES, or whose graph cannot be expanded to scalars, keep the traced
 Jacobian: the expanded Jacobian's C grows with the state times the right-hand side, and its compile time with it.
