@@ -109,3 +109,25 @@ def test_a_piece_tried_at_a_lower_step_limit_computes_what_the_last_limit_alone_
         solver, again, tried = _solved(chunk, (trial, MAX_STEPS), y0, [0.0, 0.2])
         assert np.array_equal(again, states) and solver.stats()["nsteps"] == steps
         assert (tried >= trial) if failed else (tried == 0)
+
+
+def test_adams_pieces_give_the_same_bits_without_the_jacobian_cvodes_never_uses(monkeypatch):
+    """The chunk's function is declared undifferentiated for Adams (CVODES' set-up formed its Jacobian by finite
+    differences, unused by fixed-point iteration): a run gives the bits it gives with that Jacobian formed."""
+    from mbstudio.dynamics.engine import clear_engines
+
+    model = samples.load("delta_3rus")
+
+    def fresh_run():
+        clear_engines()
+        integrators._chunk_dae.cache_clear()
+        integrators._chunk_integrator.cache_clear()
+        return simulate(model, 0.05, samples=11)
+
+    lean = fresh_run()
+    monkeypatch.setattr(integrators, "_undifferentiated", lambda outputs: {})
+    formed = fresh_run()
+    for a, b in ((lean.q, formed.q), (lean.qd, formed.qd), (lean.qdd, formed.qdd), (lean.total, formed.total)):
+        assert np.array_equal(a, b)
+    assert lean.provenance.rhs_evaluations == formed.provenance.rhs_evaluations
+    assert integrators._chunk_dae(engine(model), "bdf", 1, 0.0).is_diff_out(0)  # BDF's Newton iteration needs it

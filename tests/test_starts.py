@@ -61,3 +61,42 @@ def test_a_filed_start_that_does_not_read_back_is_computed_again_and_replaced():
     assert np.array_equal(q0, expected)
     starts.clear_starts()
     assert starts._read(path) is not None  # replaced by a good one
+
+
+def test_a_run_from_a_filed_start_skips_the_dynamics_check_that_passed_when_it_was_filed(monkeypatch):
+    """The check ran in the process that filed the start, on the same text, by the same code (the file's key)."""
+    from mbstudio.simulation import run
+
+    model = samples.load("four_bar")
+    text = canonical_text(model)
+    _filed(text)
+    simulate(model, 1e-3, samples=2)  # filed, if it was not
+    starts.clear_starts()
+
+    def checked(document):
+        raise AssertionError("checked again although its start was filed")
+
+    monkeypatch.setattr(run, "check_dynamics", checked)
+    simulate(model, 1e-3, samples=2)
+    assert starts.started(text)
+
+
+def test_a_document_that_fails_the_dynamics_check_is_never_filed_and_fails_in_every_process():
+    """A start is filed only after the check passed, so a fresh process (its starts forgotten) checks it again and
+    names the massless bodies every time."""
+    import json
+
+    from mbstudio.benchmarks.models import chain_document
+    from mbstudio.model import ModelError, loads
+
+    document = chain_document(4)
+    for body in document["bodies"][2:]:  # the last two links
+        body["inertia"] = dict.fromkeys(body["inertia"], 0.0)
+    model = loads(json.dumps(document))
+    text = canonical_text(model)
+    path = _filed(text)
+    for _ in range(2):
+        starts.clear_starts()
+        with pytest.raises(ModelError, match=r"joint 'j3': moves only bodies without mass or inertia \('3', '4'\)"):
+            simulate(model, 0.01, samples=3)
+        assert not path.exists() and not starts.started(text)

@@ -17,7 +17,7 @@ from ..model.validation import check_dynamics
 from ..simulation.run import ATOL as DEFAULT_ATOL
 from ..simulation.run import CONTACT_MODELS, METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 from ..simulation.run import RTOL as DEFAULT_RTOL
-from ..simulation.starts import document_start
+from ..simulation.starts import document_start, started
 from ..simulation.stops import CONTACT_COLUMNS, contact_rows
 from .json_option import add_json, say
 from .progress import progress_printer
@@ -202,8 +202,10 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.file)
     if args.ensemble:
         return _ensemble(args, model, units)
-    check_dynamics(model)  # what simulate() checks first, with its message
-    mech = document_start(canonical_text(model))[0]  # the run's own start (filed in the engine cache)
+    text = canonical_text(model)
+    if not started(text):  # else passed where its start was filed: validate() evaluated the same values just now
+        check_dynamics(model)  # what simulate() checks first, with its message
+    mech = document_start(text)[0]  # the run's own start (filed in the engine cache)
     kinds = mech.independent_kinds
     velocities = initial_velocities(parse_velocities(velocity_pairs(args.velocity, kinds, "simulate"), kinds), kinds)
     try:

@@ -328,7 +328,7 @@ def simulate(
     start, cpu = time.perf_counter(), time.process_time()
     document = model.model if isinstance(model, Mechanism) else model
     text = canonical_text(document)
-    if not started(text):  # else checked when this text was started (0.3 ms of the Delta's run)
+    if not started(text):  # else checked when this text was started, here or where its start was filed (0.3 ms)
         check_dynamics(document)  # a massless subtree: refused by name, not NaN
     mech, forces, q0 = own_start(model) if isinstance(model, Mechanism) else document_start(text)
     times = np.linspace(0.0, t_end, samples) if t_eval is None else np.asarray(t_eval, dtype=float)

@@ -46,8 +46,15 @@ def clear_starts() -> None:
 
 
 def started(text: str) -> bool:
-    """Whether this process has started a run of the document text (its checks passed then)."""
-    return text in _STARTS
+    """Whether a run of the document text has started, in this process or in one that filed its start (which is
+    then read and kept): its checks passed then, by this code (the file's key holds it), and need not be run again."""
+    if text in _STARTS:
+        return True
+    filed = _filed(text)
+    found = _read(filed) if filed is not None else None
+    if found is not None:
+        _keep(text, found)
+    return found is not None
 
 
 def document_start(text: str) -> Start:
@@ -65,10 +72,14 @@ def document_start(text: str) -> Start:
             return found
         if filed is not None and fits_engine(found[0].model):  # a model too large for an engine: too large to file
             _write(filed, found)
+    _keep(text, found)
+    return found
+
+
+def _keep(text: str, start: Start) -> None:
     if len(_STARTS) >= _KEPT:
         _STARTS.pop(next(iter(_STARTS)))
-    _STARTS[text] = found
-    return found
+    _STARTS[text] = start
 
 
 def own_start(mech: Mechanism) -> Start:
