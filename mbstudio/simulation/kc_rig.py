@@ -59,6 +59,7 @@ CASES = {
     "aligning": ("carrier", "moment", (0.0, 0.0, 1.0), "N m"),
 }
 AXLES = ("front", "rear")
+TESTS = ("corner", "axle_roll")  # the corner's K&C; the axle of the corner and its mirror rolled (kc_axle_roll.py)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,11 @@ class KCOptions:
     cg_height: float = 0.55
     brake_front_share: float = 0.65
     drive_share: float = 1.0
+    test: str = "corner"
+    roll: float = float(np.radians(3.0))  # rad each way: the axle roll test's
+    roll_points: int = 61
+    track: float | None = None  # m: the axle's; None is twice the wheel centre's distance from y = 0
+    tyre_stiffness: float | None = None  # N/m, each tyre in series in the axle roll test; None: rigid
 
     # field -> (smallest, largest) for the numbers; every one finite
     LIMITS = {
@@ -94,11 +100,18 @@ class KCOptions:
         "cg_height": (0.01, 20.0),
         "brake_front_share": (0.0, 1.0),
         "drive_share": (0.0, 1.0),
+        "roll": (1e-4, 0.35),
+        "roll_points": (3, 2001),
+        "track": (0.1, 10.0),
+        "tyre_stiffness": (1.0, 1e12),
     }
+    OPTIONAL = ("track", "tyre_stiffness")  # None: from the corner, rigid
 
     def __post_init__(self) -> None:
         for name, (low, high) in self.LIMITS.items():
             value = getattr(self, name)
+            if value is None and name in self.OPTIONAL:
+                continue
             kind = int if name.endswith("points") else float
             if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
                 raise ModelError(f"K&C option {name}", "is not a number", value, f"{low} to {high}")
@@ -109,7 +122,9 @@ class KCOptions:
             raise ModelError("K&C option axle", "is not an axle", self.axle, " or ".join(AXLES))
         if not isinstance(self.gravity, bool):
             raise ModelError("K&C option gravity", "is not true or false", self.gravity, "true or false")
-        for name in ("travel_points", "load_points"):  # odd: the design position is one of the points
+        if self.test not in TESTS:
+            raise ModelError("K&C option test", "is not a K&C test", self.test, " or ".join(TESTS))
+        for name in ("travel_points", "load_points", "roll_points"):  # odd: the design position is one of the points
             object.__setattr__(self, name, int(getattr(self, name)) | 1)
 
     def to_dict(self) -> dict:
