@@ -100,7 +100,7 @@ class KCOptions:
         "cg_height": (0.01, 20.0),
         "brake_front_share": (0.0, 1.0),
         "drive_share": (0.0, 1.0),
-        "roll": (1e-4, 0.35),
+        "roll": (1e-4, float(np.radians(20.0))),
         "roll_points": (3, 2001),
         "track": (0.1, 10.0),
         "tyre_stiffness": (1.0, 1e12),
