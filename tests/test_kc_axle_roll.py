@@ -103,7 +103,7 @@ def test_a_roll_beyond_the_sweep_is_refused_naming_the_roll_that_fits(tmp_path):
     [
         ("vehicle_handling.mbs", (), "has no equilibrium on the K&C rig: nothing resists the motion of"),
         ("four_bar.mbs", (), "measures: has no suspension measure set"),
-        ("sla_suspension_bushed.mbs", ("--roll", "30"), "--roll: is out of range (got '30'); expected 0.0057 to 20 deg"),
+        ("sla_suspension_bushed.mbs", ("--roll", "30"), "--roll: is out of range (got '30')"),
         ("sla_suspension_bushed.mbs", ("--lateral-force", "5"), "--lateral-force: applies to --test corner only"),
         ("sla_suspension_bushed.mbs", ("--test", "corner", "--roll", "2"), "--roll: applies to --test axle_roll"),
     ],
