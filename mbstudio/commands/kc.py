@@ -1,5 +1,5 @@
-"""`mbstudio kc MODEL [--corner NAME] --out kc.csv [--report kc.pdf] [--units deg,mm] [--json] [--quiet]`: a
-suspension corner on a K&C rig (simulation/kc_rig.py).
+"""`mbstudio kc MODEL [--test corner|axle_roll] [--corner NAME] --out kc.csv [--report kc.pdf] [--units deg,mm]
+[--json] [--quiet]`: a suspension corner on a K&C rig (simulation/kc_rig.py).
 
 Kinematics over parallel wheel travel (toe, camber, caster, kingpin inclination, scrub radius, mechanical trail,
 wheel-centre recession, track change, roll-centre height, anti-dive and anti-squat, motion ratio, wheel rate) and

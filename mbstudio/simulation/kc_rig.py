@@ -67,7 +67,9 @@ class KCOptions:
     """What the rig does. Travel in m each way, forces in N and the moment in N m each way (swept from −max to
     +max through zero), points per sweep (odd, so the design is one); the vehicle data for anti-dive and
     anti-squat: wheelbase and centre-of-mass height in m, the front axle's share of braking, the driven share of
-    this axle's traction; gravity on the corner's bodies or not."""
+    this axle's traction; gravity on the corner's bodies or not. `test` "axle_roll" rolls the axle of the corner and
+    its mirror instead (kc_axle_roll.py): the roll each way in rad, its points, the track in m (None: twice the wheel
+    centre's distance from y = 0) and each tyre's stiffness in N/m (None: rigid tyres)."""
 
     measure: str | None = None
     travel: float = 0.08
