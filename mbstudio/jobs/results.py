@@ -180,7 +180,7 @@ class LinearFamilyResult:
 @dataclass(frozen=True)
 class KCRigResult:
     """A suspension corner on a K&C rig (simulation/kc_rig.py `KCResult`: its sweeps, compliances and
-    provenance)."""
+    provenance), or its axle rolled (simulation/kc_axle_roll.py `AxleRollTest`)."""
 
     kc: Any
 

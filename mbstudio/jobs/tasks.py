@@ -710,9 +710,17 @@ def manoeuvre(model_text: str, options: dict, progress: PartProgress, cancel: Ca
 
 def kc_rig(model_text: str, options: dict, progress: PartProgress, cancel: Cancel) -> JobResult:
     """A suspension corner's kinematics and compliance on a K&C rig (simulation/kc_rig.py KCOptions)."""
+    from ..simulation.kc_axle_roll import axle_roll_test
     from ..simulation.kc_rig import kc_analysis
 
-    kc = kc_analysis(loads(model_text), options_of("kc_rig", options), progress, cancel)
+    opts = options_of("kc_rig", options)
+    if opts.test == "axle_roll":  # the corner's axle rolled (kc_axle_roll.py)
+        test = axle_roll_test(loads(model_text), opts, progress, cancel)
+        provenance = Provenance(text_hash(model_text), test.provenance["method"], "float64",
+                                test.kc.options.to_dict() | {"track": test.track},
+                                test.provenance["seconds"])  # fmt: skip
+        return JobResult("kc_rig", f"Axle roll of '{test.measure}'", provenance, KCRigResult(test))
+    kc = kc_analysis(loads(model_text), opts, progress, cancel)
     provenance = Provenance(text_hash(model_text), kc.provenance["method"], "float64", kc.options.to_dict(),
                             kc.provenance["seconds"])  # fmt: skip
     return JobResult("kc_rig", f"K&C of '{kc.measure}'", provenance, KCRigResult(kc))

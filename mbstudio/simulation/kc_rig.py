@@ -59,6 +59,7 @@ CASES = {
     "aligning": ("carrier", "moment", (0.0, 0.0, 1.0), "N m"),
 }
 AXLES = ("front", "rear")
+TESTS = ("corner", "axle_roll")  # the corner's K&C; the axle of the corner and its mirror rolled (kc_axle_roll.py)
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,9 @@ class KCOptions:
     """What the rig does. Travel in m each way, forces in N and the moment in N m each way (swept from −max to
     +max through zero), points per sweep (odd, so the design is one); the vehicle data for anti-dive and
     anti-squat: wheelbase and centre-of-mass height in m, the front axle's share of braking, the driven share of
-    this axle's traction; gravity on the corner's bodies or not."""
+    this axle's traction; gravity on the corner's bodies or not. `test` "axle_roll" rolls the axle of the corner and
+    its mirror instead (kc_axle_roll.py): the roll each way in rad, its points, the track in m (None: twice the wheel
+    centre's distance from y = 0) and each tyre's stiffness in N/m (None: rigid tyres)."""
 
     measure: str | None = None
     travel: float = 0.08
@@ -81,6 +84,11 @@ class KCOptions:
     cg_height: float = 0.55
     brake_front_share: float = 0.65
     drive_share: float = 1.0
+    test: str = "corner"
+    roll: float = float(np.radians(3.0))  # rad each way: the axle roll test's
+    roll_points: int = 61
+    track: float | None = None  # m: the axle's; None is twice the wheel centre's distance from y = 0
+    tyre_stiffness: float | None = None  # N/m, each tyre in series in the axle roll test; None: rigid
 
     # field -> (smallest, largest) for the numbers; every one finite
     LIMITS = {
@@ -94,11 +102,18 @@ class KCOptions:
         "cg_height": (0.01, 20.0),
         "brake_front_share": (0.0, 1.0),
         "drive_share": (0.0, 1.0),
+        "roll": (1e-4, float(np.radians(20.0))),
+        "roll_points": (3, 2001),
+        "track": (0.1, 10.0),
+        "tyre_stiffness": (1.0, 1e12),
     }
+    OPTIONAL = ("track", "tyre_stiffness")  # None: from the corner, rigid
 
     def __post_init__(self) -> None:
         for name, (low, high) in self.LIMITS.items():
             value = getattr(self, name)
+            if value is None and name in self.OPTIONAL:
+                continue
             kind = int if name.endswith("points") else float
             if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
                 raise ModelError(f"K&C option {name}", "is not a number", value, f"{low} to {high}")
@@ -109,7 +124,9 @@ class KCOptions:
             raise ModelError("K&C option axle", "is not an axle", self.axle, " or ".join(AXLES))
         if not isinstance(self.gravity, bool):
             raise ModelError("K&C option gravity", "is not true or false", self.gravity, "true or false")
-        for name in ("travel_points", "load_points"):  # odd: the design position is one of the points
+        if self.test not in TESTS:
+            raise ModelError("K&C option test", "is not a K&C test", self.test, " or ".join(TESTS))
+        for name in ("travel_points", "load_points", "roll_points"):  # odd: the design position is one of the points
             object.__setattr__(self, name, int(getattr(self, name)) | 1)
 
     def to_dict(self) -> dict:

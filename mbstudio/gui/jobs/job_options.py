@@ -902,8 +902,10 @@ class ManoeuvreDialog(OptionsDialog):
 
 
 class KCDialog(OptionsDialog):
-    """The K&C rig: which corner, the wheel travel each way (in the suspension measures' length unit), the
-    largest loads each way, the points per sweep and the axle (simulation/kc_rig.py KCOptions, whose limits hold)."""
+    """The K&C rig: which test (the corner's K&C, or its axle rolled), which corner, the wheel travel each way (in
+    the suspension measures' length unit), the largest loads each way, the points per sweep and the axle; for the
+    axle roll the roll each way (the suspension angle unit), its points, the track (empty: the corner's) and the
+    tyres' stiffness (empty: rigid) (simulation/kc_rig.py KCOptions, whose limits hold)."""
 
     task, title = "kc_rig", "K&C rig"
     LOADS = (  # option, label, unit
@@ -915,6 +917,7 @@ class KCDialog(OptionsDialog):
     def build(self) -> None:
         if not suspension_sets(self, "K&C", "corner (measure set)"):
             return
+        self.test = self.combo("test", "test", {"corner": "corner K&C", "axle_roll": "axle roll (corner and mirror)"})
         self.travel_unit = self.units.unit("m", "wheel_travel")
         unit, size = self.travel_unit
         self.line(
@@ -930,19 +933,55 @@ class KCDialog(OptionsDialog):
         )
         self.line("load_points", "points per load", "static equilibria over each load sweep")
         self.axle = self.combo("axle", "axle (anti-dive / anti-squat)", {"front": "front", "rear": "rear"})
+        self.roll_unit = self.units.unit("rad", "camber")  # the suspension measures' angle unit
+        roll_unit, roll_size = self.roll_unit
+        self.line("roll", f"roll each way [{roll_unit}]", "axle roll: right side down +, swept from minus to plus",
+                  _shown_numbers(self.start.get("roll"), roll_size))  # fmt: skip
+        self.line("roll_points", "points over the roll", "axle roll: rolls read from the corner's travel sweep")
+        self.line("track", f"track [{unit}]", "axle roll: the wheel centres' distance; empty: twice the corner's "
+                  "from y = 0", _shown_numbers(self.start.get("track"), size))  # fmt: skip
+        self.line("tyre_stiffness", "tyre stiffness [N/m]", "axle roll: each tyre in series; empty: rigid tyres")
+
+    def sync(self) -> None:
+        if self._unusable is not None:
+            return
+        rolled = self.test.currentData() == "axle_roll"
+        for key in self.ROLL:
+            self.lines[key].setEnabled(rolled)
+        for key in (*(k for k, _, _ in self.LOADS), "load_points"):
+            self.lines[key].setEnabled(not rolled)
+
+    ROLL = ("roll", "roll_points", "track", "tyre_stiffness")
 
     def read(self) -> dict:
         if self._unusable is not None:
             self._errors["model"] = ModelError("measures", self._unusable)
             return {}
         unit, size = self.travel_unit
-        out = {"measure": self.measure.currentData(), "axle": self.axle.currentData()}
+        out = {"measure": self.measure.currentData(), "axle": self.axle.currentData(), "test": self.test.currentData()}
         travel = self._ranged("travel", size, unit)
         out["travel"] = None if travel is None else travel * size
+        out["travel_points"] = self.field("travel_points", lambda t: whole_number("travel_points", t,
+                                          *KCOptions.LIMITS["travel_points"]))  # fmt: skip
+        if out["test"] == "axle_roll":
+            return out | self._roll()
         for key, _, load_unit in self.LOADS:
             out[key] = self._ranged(key, 1.0, load_unit)
-        for key in ("travel_points", "load_points"):
-            out[key] = self.field(key, lambda t, k=key: whole_number(k, t, *KCOptions.LIMITS[k]))
+        out["load_points"] = self.field("load_points", lambda t: whole_number("load_points", t,
+                                        *KCOptions.LIMITS["load_points"]))  # fmt: skip
+        return out
+
+    def _roll(self) -> dict:
+        """The axle roll's options in SI; an empty track or tyre stiffness is None (the corner's, rigid)."""
+        (roll_unit, roll_size), (unit, size) = self.roll_unit, self.travel_unit
+        roll = self._ranged("roll", roll_size, roll_unit)
+        out = {"roll": None if roll is None else roll * roll_size}
+        out["roll_points"] = self.field("roll_points", lambda t: whole_number("roll_points", t,
+                                        *KCOptions.LIMITS["roll_points"]))  # fmt: skip
+        for key, key_unit, key_size in (("track", unit, size), ("tyre_stiffness", "N/m", 1.0)):
+            if self.lines[key].text().strip():
+                value = self._ranged(key, key_size, key_unit)
+                out[key] = None if value is None else value * key_size
         return out
 
     def _ranged(self, key: str, size: float, unit: str) -> float | None:
@@ -952,6 +991,10 @@ class KCDialog(OptionsDialog):
         return self.field(key, lambda t: number(key, t, lambda v: low <= v * size <= high, expected))
 
     def hint_text(self, values: dict) -> str:
+        if values.get("test") == "axle_roll":
+            count = (values.get("travel_points") or 0) + 12  # the sweep, and each load case at its fewest points
+            return (f"{count} static equilibria of the corner, the chassis held; the axle of it and its mirror "
+                    "rolled from its travel sweep at constant axle load, the body free to heave.")  # fmt: skip
         count = (values.get("travel_points") or 0) + 4 * (values.get("load_points") or 0)
         return f"{count} static equilibria of the compliant corner, the chassis held (about 0.1 s each)."
 
