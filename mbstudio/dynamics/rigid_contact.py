@@ -31,6 +31,7 @@ import numpy as np
 
 from ..kinematics import Mechanism
 from ..numerics.compiled import cached_functions, code_version
+from .contact_shapes import ShapePoint, point_contacts
 from .force_laws.contact_law import ContactLaw
 from .forces import AppliedForces
 from .inverse_dynamics import inverse_dynamics
@@ -63,7 +64,7 @@ def rigid_contact_dynamics(
     force); RuntimeError when the solver does not reach `tolerance` within `iterations`."""
     q, qd = np.asarray(q, float), np.asarray(qd, float)
     forces = AppliedForces(mech, mech.model.forces)
-    contacts = [law for law in forces.laws if isinstance(law, ContactLaw)]
+    contacts = point_contacts(law for law in forces.laws if isinstance(law, ContactLaw))  # a box's: its vertices
     others = [law for law in forces.laws if not isinstance(law, ContactLaw)]
     Q = sum((np.asarray(law.generalized(t, q[None], qd[None], forces.placed(q[None])), float)[0] for law in others),
             np.zeros(len(q)))  # fmt: skip
@@ -90,7 +91,7 @@ def rigid_contact_dynamics(
     return RigidContacts(qdd, names, lam.reshape(-1, 3), (G @ lam + g).reshape(-1, 3), used, residual)
 
 
-def _point(mech: Mechanism, law: ContactLaw, q: np.ndarray, qd: np.ndarray) -> tuple:
+def _point(mech: Mechanism, law: ShapePoint, q: np.ndarray, qd: np.ndarray) -> tuple:
     """Penetration δ, the Jacobian (3, n) of the sphere's point nearest the plane and that point's acceleration
     at q̈ = 0 (3,): J̇ q̇, from the body's motion (ω × (ω × r) and the bias of its origin and of α)."""
     st = mech.motion(q[None], qd[None], np.zeros((1, len(q))))

@@ -30,6 +30,7 @@ from ..kinematics.fast_assembly import FastAssembly
 from ..model import Model, dumps, loads
 from ..model.document import Contact
 from ..numerics.compiled import Native, Traced, cached_functions, engine_key, symbols, to_sparse_sx
+from .contact_shapes import point_contacts
 from .force_laws.contact_law import ContactLaw
 from .forces import AppliedForces
 from .inverse_dynamics import bias_forces, inverse_dynamics
@@ -72,12 +73,11 @@ def _traced(text: str, partition: Partition | None) -> list[casadi.Function]:
     applied = others.generalized(times, q[None], v[None])[0]
     st = mech.motion(q[None], v[None])
     depths, rows = [], []
-    for law in AppliedForces(mech, elements).laws:
-        if isinstance(law, ContactLaw):
-            depth, _, J = law.place(st)
-            frame = contact_frames(np.asarray(law.plane()[1], float)[None])[0]
-            depths.append(depth[0])
-            rows += list(frame @ J[0])  # the point's Jacobian in its contact's frame (t1, t2, n)
+    for law in point_contacts(law for law in AppliedForces(mech, elements).laws if isinstance(law, ContactLaw)):
+        depth, _, J = law.place(st)
+        frame = contact_frames(np.asarray(law.plane()[1], float)[None])[0]
+        depths.append(depth[0])
+        rows += list(frame @ J[0])  # the point's Jacobian in its contact's frame (t1, t2, n)
     J = casadi.densify(to_sparse_sx(np.array(rows, dtype=object).reshape(-1, n))) if rows else casadi.SX(0, n)
     M = casadi.densify(to_sparse_sx(mass_matrix(mech, q[None])[0]))
     if mech.partition.dependent:

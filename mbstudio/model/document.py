@@ -447,6 +447,13 @@ class Contact:
     plane_normal: Vector = field(default_factory=lambda: [0.0, 0.0, 1.0])
     restitution: Expr = 0.0  # Newton's coefficient e, for the rigid model only (simulation/rigid_stepping.py)
     against: str | None = None  # None: the plane; "road": the model's (still) road surface, compliant model only
+    # The contact shape (dynamics/contact_shapes.py): None a sphere; "box" of `half_extents` or "mesh" of convex
+    # `vertices` (rows [x, y, z]), centred at the point with axes turned by `rpy` (roll, pitch, yaw in rad, URDF's
+    # Rz Ry Rx) from the body's; their vertices are spheres of `radius` (0: sharp corners)
+    shape: str | None = None
+    half_extents: Vector | None = None
+    vertices: list[list[float]] | None = None
+    rpy: Vector | None = None
     type: ClassVar[str] = "contact"
 
 

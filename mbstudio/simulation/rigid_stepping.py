@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dynamics.contact_shapes import combined, point_contacts
 from ..dynamics.force_laws.contact_law import ContactLaw
 from ..dynamics.forces import AppliedForces
 from ..dynamics.rigid_contact import contact_frames, solve_in_frames
@@ -73,7 +74,8 @@ class RigidStepper:
         self.mech, self.tolerance = mech, tolerance
         elements = mech.model.forces
         self.others = AppliedForces(mech, [f for f in elements if not isinstance(f, Contact)])
-        self.laws = [law for law in AppliedForces(mech, elements).laws if isinstance(law, ContactLaw)]
+        laws = AppliedForces(mech, elements).laws
+        self.laws = point_contacts(law for law in laws if isinstance(law, ContactLaw))  # a box's: its vertices
         self.normals = np.array([np.asarray(law.plane()[1], float) for law in self.laws]).reshape(-1, 3)
         self.friction = np.array([float(law.values()["friction"]) for law in self.laws])
         self.restitution = np.array([float(law.forces.value(law.element.restitution)) for law in self.laws])
@@ -149,18 +151,22 @@ def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> di
     for measure in mech.model.measures:
         if not isinstance(measure, ForceMeasure):
             continue
-        index = next((i for i, law in enumerate(stepper.laws) if law.element.name == measure.element), None)
-        if index is None:
-            continue
-        law, normal = stepper.laws[index], stepper.normals[index]
-        depth, point, J = (np.asarray(x, float) for x in law.place(st))
-        velocity = np.einsum("kij,kj->ki", J, run.qd)
-        force = run.forces[:, index]
-        f_n = force @ normal
-        got = {"depth": depth, "point": point, "slip": velocity - (velocity @ normal)[:, None] * normal,
-               "normal": f_n, "friction": force - f_n[:, None] * normal, "force": force}  # fmt: skip
-        out |= {name: values for name, _, values in ContactLaw.columns(measure.name, got)}
+        indices = [i for i, law in enumerate(stepper.laws) if law.element.name == measure.element]
+        if indices:  # a box's or a mesh's vertices: their sums, at their centre of pressure
+            got = combined([_point_columns(stepper, index, st, run) for index in indices])
+            out |= {name: values for name, _, values in ContactLaw.columns(measure.name, got)}
     return out
+
+
+def _point_columns(stepper: RigidStepper, index: int, st, run: RigidRun) -> dict[str, np.ndarray]:
+    """One contact point's quantities along the run (ContactLaw.columns reads them)."""
+    law, normal = stepper.laws[index], stepper.normals[index]
+    depth, point, J = (np.asarray(x, float) for x in law.place(st))
+    velocity = np.einsum("kij,kj->ki", J, run.qd)
+    force = run.forces[:, index]
+    f_n = force @ normal
+    return {"depth": depth, "point": point, "slip": velocity - (velocity @ normal)[:, None] * normal,
+            "normal": f_n, "friction": force - f_n[:, None] * normal, "force": force}  # fmt: skip
 
 
 def rigid_run(mech: Mechanism, times: np.ndarray, q0: np.ndarray, v0: np.ndarray, step: float, clock=None):
