@@ -79,7 +79,7 @@ def test_a_box_resting_flat_carries_a_quarter_of_its_weight_at_each_bottom_corne
     assert np.all(f[[1, 3, 5, 7]] == 0)
     assert abs(f.sum() / (MASS * G) - 1) < 1e-12
     Q = AppliedForces(Mechanism(model)).generalized(0.0, q[None], np.zeros((1, 6)))[0]
-    assert Q == pytest.approx([0, 0, MASS * G, 0, 0, 0], abs=1e-12 * MASS * G)
+    assert np.abs(Q - [0, 0, MASS * G, 0, 0, 0]).max() <= 1e-12 * MASS * G
 
 
 def test_a_dropped_box_settles_at_the_static_penetration_compliant_and_rigid():
@@ -164,8 +164,8 @@ def test_a_tetrahedron_mesh_is_its_four_vertex_spheres():
     Rz, Ry = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]]), np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
     R = Rz @ Ry @ np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
     centre = np.array([0.01, -0.02, 0.0])
-    mesh = box_body([Contact("m", "1", "p", 1e-3, K, N_EXP, C_D, 0.5, V_S, shape="mesh",
-                             vertices=tetrahedron().tolist(), rpy=rpy)], z=0.04, points={"p": centre.tolist()})  # fmt: skip
+    shape = {"shape": "mesh", "vertices": tetrahedron().tolist(), "rpy": rpy}
+    mesh = box_body([Contact("m", "1", "p", 1e-3, K, N_EXP, C_D, 0.5, V_S, **shape)], z=0.04, points={"p": [*centre]})
     corners = {f"v{k}": (centre + R @ v).tolist() for k, v in enumerate(tetrahedron())}
     spheres = box_body([Contact(f"s{k}", "1", f"v{k}", 1e-3, K, N_EXP, C_D, 0.5, V_S) for k in range(4)], z=0.04,
                        points=corners)  # fmt: skip
@@ -183,7 +183,9 @@ def test_a_tetrahedron_mesh_is_its_four_vertex_spheres():
     assert np.abs(runs[0].q - runs[1].q).max() < 1e-6  # two runs' global errors at rtol 1e-10, through impacts
 
 
-CUBE_OBJ = "\n".join(f"v {x} {y} {z}" for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)) + """
+CUBE_OBJ = (
+    "\n".join(f"v {x} {y} {z}" for x in (-1, 1) for y in (-1, 1) for z in (-1, 1))
+    + """
 f 1 2 4 3
 f 5 7 8 6
 f 1 5 6 2
@@ -191,6 +193,7 @@ f 3 4 8 7
 f 1 3 7 5
 f 2 6 8 4
 """
+)
 
 
 def robot(geometry: str) -> str:
