@@ -267,3 +267,33 @@ def test_a_bad_shape_is_named_with_its_body_field_and_what_is_valid(fields, wher
         loads(dumps(model))
     text = str(error.value)
     assert f"force 'box'.{where}" in text and words in text
+
+
+def test_the_window_chooses_a_contacts_shape_and_draws_it(tmp_path):
+    """The properties panel's shape choice turns a sphere into a box (of the sphere's radius as half extent,
+    sharp corners), then into a mesh of that box's corners, whose vertices may be typed or read from a mesh
+    file's hull; the 3D view's mesh of each shape has the shape's vertices, in body coordinates."""
+    from mbstudio.gui.editing.fields import fields_for
+    from mbstudio.gui.view3d.scene import contact_mesh
+
+    def field(model, key):
+        return next(f for f in fields_for(model, ("force", "foot"))[1] if f.name == key)
+
+    model = box_body([Contact("foot", "1", "c", 0.02, K, N_EXP, C_D, 0.5, V_S)])
+    assert {f.name for f in fields_for(model, ("force", "foot"))[1]} & {"half_extents", "vertices", "rpy"} == set()
+    field(model, "shape").apply(model, "box")
+    model = loads(dumps(model))
+    assert (model.forces[0].shape, model.forces[0].half_extents, model.forces[0].radius) == ("box", [0.02] * 3, 0)
+    drawn = contact_mesh(Mechanism(model), model.forces[0])
+    assert np.sort(np.abs(drawn.points), axis=0) == pytest.approx(np.full((8, 3), 0.02), abs=1e-15)
+    field(model, "shape").apply(model, "mesh")
+    model = loads(dumps(model))
+    assert len(model.forces[0].vertices) == 8 and model.forces[0].half_extents is None
+    (tmp_path / "cube.obj").write_text(CUBE_OBJ)
+    field(model, "vertices").apply(model, str(tmp_path / "cube.obj"))
+    assert np.abs(model.forces[0].vertices) == pytest.approx(np.ones((8, 3)))
+    with pytest.raises(ModelError, match="neither rows nor a mesh file"):
+        field(model, "vertices").apply(model, str(tmp_path / "missing.stl"))
+    field(model, "vertices").apply(model, "[[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]]")
+    model = loads(dumps(model))
+    assert len(contact_mesh(Mechanism(model), model.forces[0]).faces) == 4 * 4  # four triangles

@@ -27,6 +27,7 @@ from ..dynamics.contact_shapes import CORNER_SIGNS, hull_vertices
 from ..kinematics import Mechanism
 from ..model import Model, Parameter
 from ..model.document import Contact, ForceMeasure
+from ..model.errors import ModelError
 from .import_names import SymbolNames, clean
 
 # A mesh is round when no vertex lies farther from its bounding box's centre than this factor times the box's
@@ -264,3 +265,21 @@ def _ground_note(model: Model, count: int, lowest: int, height, symbols: dict, l
 def _listed(items: list[str], most: int = 6) -> str:
     shown = ", ".join(items[:most])
     return shown + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
+def mesh_file_vertices(path, scale=None) -> list[list[float]]:
+    """The vertices of the convex hull of a mesh file (STL, OBJ, PLY, ... as trimesh reads them), scaled: a mesh
+    contact's vertices; ModelError when it cannot be read or spans no volume."""
+    try:
+        import trimesh
+
+        vertices = np.asarray(trimesh.load(str(path), force="mesh").vertices, float)
+    except Exception as error:  # any reader's failure is the file's: named, nothing changed
+        raise ModelError("vertices", f"could not be read from the mesh file ({error})", str(path),
+                         "a mesh file trimesh reads (STL, OBJ, PLY, ...)") from None  # fmt: skip
+    if scale is not None:
+        vertices = vertices * np.broadcast_to(np.asarray(scale, float), (3,))
+    try:
+        return [clean(v) for v in hull_vertices(vertices)]
+    except ValueError as error:
+        raise ModelError("vertices", str(error), str(path), "a mesh that encloses a volume") from None
