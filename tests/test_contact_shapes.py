@@ -329,9 +329,8 @@ def test_a_box_on_a_road_incline_presses_as_on_the_tilted_plane():
     laws = [AppliedForces(Mechanism(m)) for m in (on_plane, on_road)]
     rng, pressing = np.random.default_rng(8), 0
     for _ in range(6):
-        q = np.array([[0.0, 0.0, HALF[2] / math.cos(angle) - 1e-3, 0, 0, 0]]) + rng.normal(
-            0, [0.2, 0.2, 5e-4] + [0.01] * 3
-        )
+        start = [0.0, 0.0, HALF[2] / math.cos(angle) - 1e-3, 0, 0, 0]
+        q = np.array([start]) + rng.normal(0, [0.2, 0.2, 5e-4, 0.01, 0.01, 0.01])
         q[0, 2] -= q[0, 0] * math.tan(angle)
         v = rng.normal(0, 0.01, (1, 6))
         a, b = (law.generalized(0.0, q, v)[0] for law in laws)
