@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from mbstudio.dynamics.contact_shapes import CORNER_SIGNS
 from mbstudio.dynamics.engine import engine
 from mbstudio.dynamics.forces import AppliedForces
 from mbstudio.dynamics.forward_dynamics import forward_dynamics
@@ -228,8 +229,11 @@ def test_a_cube_mesh_imports_as_the_box_it_is(tmp_path):
     (mesh,), (box_contact,) = ([f for f in m.forces if f.type == "contact"] for m in models)
     assert mesh.shape == "mesh" and len(mesh.vertices) == 8 and mesh.rpy is None
     assert box_contact.shape == "box" and box_contact.half_extents == pytest.approx(list(HALF), rel=1e-15)
-    grounds = [m.parameter_values()["ground_z"] for m in models]
-    assert grounds[0] == pytest.approx(grounds[1], abs=1e-12)
+    from scipy.spatial.transform import Rotation
+
+    corners = np.array(HALF) * CORNER_SIGNS @ Rotation.from_euler("xyz", [0.2, 0.1, 0.3]).as_matrix().T
+    lowest = 0.02 + corners[:, 2].min()  # the collision origin's height plus the lowest turned corner's
+    assert [m.parameter_values()["ground_z"] for m in models] == pytest.approx([lowest, lowest], abs=1e-12)
     laws = [AppliedForces(Mechanism(m)) for m in models]
     q0 = Mechanism(models[0]).tree.initial_coordinates()
     rng, pressing = np.random.default_rng(5), 0
@@ -344,3 +348,19 @@ def test_a_box_on_a_road_incline_presses_as_on_the_tilted_plane():
     assert sliding.sum() > 10
     expected = G * (math.sin(angle) - mu * math.cos(angle))
     assert result.qdd[sliding, :3] @ along == pytest.approx(np.full(sliding.sum(), expected), rel=1e-4)
+
+
+def test_an_mjcf_mesh_geom_imports_as_its_hulls_vertices(tmp_path):
+    """An MJCF box-shaped mesh geom (an OBJ cube scaled by the asset) on a free body becomes a mesh contact of its
+    8 hull vertices, as MuJoCo placed them, the ground under the lowest at the initial pose: MuJoCo's own
+    geom_aabb half sizes (0.1, 0.05, 0.025) below the body's height."""
+    pytest.importorskip("mujoco")
+    (tmp_path / "cube.obj").write_text(CUBE_OBJ)
+    path = tmp_path / "crate.xml"
+    path.write_text("""<mujoco model="crate"><asset><mesh name="cube" file="cube.obj" scale="0.1 0.05 0.025"/></asset>
+      <worldbody><body name="crate" pos="0 0 0.3"><freejoint/><geom type="mesh" mesh="cube" mass="1"/></body>
+      </worldbody></mujoco>""")
+    model = import_mechanism(path).model
+    (mesh,) = [f for f in model.forces if f.type == "contact"]
+    assert mesh.shape == "mesh" and np.abs(mesh.vertices) == pytest.approx(np.tile(HALF, (8, 1)), rel=1e-6)
+    assert model.parameter_values()["ground_z"] == pytest.approx(0.3 - HALF[2], abs=1e-6)

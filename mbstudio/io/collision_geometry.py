@@ -249,12 +249,13 @@ def _ground_note(model: Model, count: int, lowest: int, height, symbols: dict, l
     where = (f"a ground plane at z = {height:.6g} m under the lowest collision geometry (parameter "
              f"{symbols['ground_z']})" if height is not None else "the file's ground plane")  # fmt: skip
     text = (
-        f"{where}, touched by {count} contacts from the collision geometry (spheres; capsules' end spheres; boxes; "
-        "convex meshes as their hull's vertices; round meshes as their sphere; small spheres around cylinders' "
-        "rims); the compliant "
-        f"contact's defaults, shared parameters: k = {v['contact_k']:g} N/m^{v['contact_n']:g} (the weight on the "
-        f"{lowest} lowest presses them in by about 1 mm), c_d = {v['contact_cd']:g} s/m (critically damped at that "
-        f"load), μ = {v['contact_mu']:g}, v_s = {v['contact_vs']:g} m/s; --no-ground leaves the ground out"
+        f"{where}, touched by {count} contact{'s' * (count != 1)} from the collision geometry (spheres; capsules' "
+        "end spheres; boxes; convex meshes as their hull's vertices; round meshes as their sphere; small spheres "
+        "around cylinders' rims); the compliant contact's defaults, shared parameters: "
+        f"k = {v['contact_k']:g} N/m^{v['contact_n']:g} (the weight on the {lowest} lowest contact "
+        f"point{'s' * (lowest != 1)} presses {'them' if lowest != 1 else 'it'} in by about 1 mm), "
+        f"c_d = {v['contact_cd']:g} s/m (critically damped at that load), "
+        f"μ = {v['contact_mu']:g}, v_s = {v['contact_vs']:g} m/s; --no-ground leaves the ground out"
     )
     if left_out:
         text += (f"; no contact for {_listed(left_out)} (unread, or a mesh whose convex hull has more than "
