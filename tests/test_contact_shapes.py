@@ -20,6 +20,7 @@ from mbstudio.kinematics import Mechanism
 from mbstudio.model import dumps, loads
 from mbstudio.model.document import Contact, ForceMeasure
 from mbstudio.model.errors import ModelError
+from mbstudio.simulation.contact_results import support
 from mbstudio.simulation.run import simulate
 
 from .test_contact import FREE, G, free_body, incline
@@ -81,6 +82,9 @@ def test_a_box_resting_flat_carries_a_quarter_of_its_weight_at_each_bottom_corne
     assert abs(f.sum() / (MASS * G) - 1) < 1e-12
     Q = AppliedForces(Mechanism(model)).generalized(0.0, q[None], np.zeros((1, 6)))[0]
     assert np.abs(Q - [0, 0, MASS * G, 0, 0, 0]).max() <= 1e-12 * MASS * G
+    held = support(Mechanism(model), 0.0, q, np.zeros(6))  # the window's support polygon: the bottom face
+    assert np.abs(held.polygon[:, :2]) == pytest.approx(np.tile(HALF[:2], (4, 1)), rel=1e-12)
+    assert held.pressure_centre == pytest.approx([0.0, 0.0, -STATIC], abs=1e-12)
 
 
 def test_the_rigid_model_holds_a_box_resting_flat_on_its_four_bottom_corners():

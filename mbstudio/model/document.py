@@ -432,7 +432,8 @@ class Contact:
     pressed in by δ = radius − (p − o)·n, it pushes the sphere out along n by the Hunt–Crossley force
     f_n = max(0, k δ^n (1 + 3/2 c_d δ̇)) and resists the slip v_t of its point nearest the plane by the regularised
     Coulomb friction f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²). Units: k in N/m^n, c_d in s/m, v_s in m/s. The rigid
-    model (simulate(..., contact="rigid")) reads its radius, plane, μ and the restitution e of Newton's impact law."""
+    model (simulate(..., contact="rigid")) reads its radius, plane, μ and the restitution e of Newton's impact law.
+    With `shape` a box or a convex mesh instead presses through its vertices, each a sphere of `radius`."""
 
     name: str
     body: str

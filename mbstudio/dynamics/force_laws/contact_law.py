@@ -166,8 +166,12 @@ class ContactLaw(CompliantContact):
     def along(self, motion) -> dict[str, np.ndarray]:
         """Along a motion (float64): penetration, contact point and its velocity, normal and friction forces (a box's
         or a mesh's summed over its vertices, at their centre of pressure: contact_shapes.combined)."""
+        return combined(self.along_points(motion))
+
+    def along_points(self, motion) -> list[dict[str, np.ndarray]]:
+        """`along`'s quantities at each contact point: the sphere's, or each vertex's of a box or mesh."""
         if shape_of(self.element) == "sphere":
-            return self._along_at(motion, *motion.point(self.element.body, self.element.point)[:2])
+            return [self._along_at(motion, *motion.point(self.element.body, self.element.point)[:2])]
         e, state = self.element, motion.state
         i = motion.mech.tree.body_index(e.body)
         local = np.asarray(motion.geometry.point(motion.mech.model.body(e.body), e.point), float)
@@ -175,7 +179,7 @@ class ContactLaw(CompliantContact):
         for offset in np.asarray(shape_vertices(e, motion.geometry.value, motion.mech.backend), float):
             r = np.einsum("nij,j->ni", state.R[i], local + offset)
             got.append(self._along_at(motion, state.p[i] + r, state.v[i] + cross(state.w[i], r)))
-        return combined(got)
+        return got
 
     def _along_at(self, motion, centre: np.ndarray, velocity: np.ndarray) -> dict[str, np.ndarray]:
         e = self.element
