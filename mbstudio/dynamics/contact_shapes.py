@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-SHAPES = ("sphere", "box", "mesh")
 CORNER_SIGNS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
 
 

@@ -458,6 +458,9 @@ class Contact:
     type: ClassVar[str] = "contact"
 
 
+CONTACT_SHAPES = ("sphere", "box", "mesh")  # a Contact's shape; no value is a sphere
+
+
 @dataclass
 class ContactPair:
     """An opt-in contact between a sphere of `radius1` centred at point1 of body1 and one of `radius2` centred at

@@ -12,6 +12,7 @@ import numpy as np
 
 from .document import (
     BUSHING_DIRECTIONS,
+    CONTACT_SHAPES,
     GROUND,
     GROUND_ALIASES,
     INERTIA_NAMES,
@@ -618,9 +619,6 @@ def _check_contact(element: Contact, symbols, where: str) -> None:
     normal = float_vector(element.plane_normal, symbols, f"{where}.plane_normal")
     if not np.linalg.norm(normal) > 0:
         raise ModelError(f"{where}.plane_normal", "is not a direction", normal.tolist(), "3 numbers, not all 0")
-
-
-CONTACT_SHAPES = ("sphere", "box", "mesh")
 
 
 def _check_contact_shape(element: Contact, symbols, where: str) -> None:

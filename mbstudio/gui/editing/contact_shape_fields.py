@@ -10,9 +10,9 @@ from pathlib import Path
 
 from ...io.collision_geometry import mesh_file_vertices
 from ...model import Model, ModelError
+from ...model.document import CONTACT_SHAPES
 from ...model.fileformat import vertex_rows
 
-SHAPES = ("sphere", "box", "mesh")
 SHAPE_FIELDS = ("shape", "half_extents", "vertices", "rpy")
 SIZE = 0.05  # m: a new box's half extents, a new mesh's cube, when the sphere had no numeric radius
 VERTICES_HINT = "[[x, y, z], ...] m, or a mesh file"
@@ -28,7 +28,8 @@ def shape_fields(element, key: str, element_of: Callable[[Model], object], field
         setattr(element_of(m), key, v)
 
     if key == "shape":
-        return [field_type(key, "choice", shape, lambda m, v: choose_shape(element_of(m), str(v)), choices=SHAPES)]
+        choose = lambda m, v: choose_shape(element_of(m), str(v))  # noqa: E731
+        return [field_type(key, "choice", shape, choose, choices=CONTACT_SHAPES)]
     if key == "half_extents" and shape == "box":
         return [field_type(key, "vector", value, put, "m")]
     if key == "vertices" and shape == "mesh":
@@ -42,7 +43,7 @@ def shape_fields(element, key: str, element_of: Callable[[Model], object], field
 def choose_shape(element, shape: str) -> None:
     """Make the contact a sphere, a box or a mesh: a box or mesh gets sharp corners (radius 0) and, when it had
     none, a size from the sphere's radius (a box of that half extent, a mesh of that box's corners)."""
-    if shape not in SHAPES:
+    if shape not in CONTACT_SHAPES:
         raise ModelError(f"force '{element.name}'.shape", "is not a contact shape", shape, "sphere, box or mesh")
     if shape == (element.shape or "sphere"):
         return
