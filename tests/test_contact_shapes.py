@@ -45,8 +45,8 @@ def box_body(contacts: list[Contact], gravity=(0.0, 0.0, -G), z: float = HALF[2]
 
 
 def box(friction: float = 0.5, **fields) -> Contact:
-    values = {"dissipation": C_D, "shape": "box", "half_extents": list(HALF)} | fields
-    return Contact("box", "1", "c", 0.0, K, N_EXP, friction=friction, stiction_velocity=V_S, **values)
+    values = {"exponent": N_EXP, "dissipation": C_D, "shape": "box", "half_extents": list(HALF)} | fields
+    return Contact("box", "1", "c", 0.0, K, friction=friction, stiction_velocity=V_S, **values)
 
 
 def vertex_forces(model, q, qd=None) -> np.ndarray:
@@ -68,11 +68,14 @@ def column(result, name: str) -> np.ndarray:
     return next(values for label, _, values in result.measures if label == name)
 
 
-def test_a_box_resting_flat_carries_a_quarter_of_its_weight_at_each_bottom_corner():
-    """At z = c − δ_s, δ_s = (m g / 4k)^(1/n) with the Hertz exponent n = 1.5 (the law f_n = k δ^n), each of the
-    four bottom corners is pressed in by δ_s and pushes k δ_s^n = m g / 4; the top corners are apart. The forces sum
-    to m g to rounding (1e-12; the check asks 1e-6), and the generalized force is m g up with no moment."""
-    model = box_body([box()])
+@pytest.mark.parametrize("exponent", [N_EXP, 1.0])
+def test_a_box_resting_flat_carries_a_quarter_of_its_weight_at_each_bottom_corner(exponent):
+    """At z = c − δ_s, δ_s = (m g / 4k)^(1/n) with the law f_n = k δ^n (n = 1.5, Hertz; n = 1, a linear spring:
+    δ_s = m g / 4k), each of the four bottom corners is pressed in by δ_s and pushes k δ_s^n = m g / 4; the top
+    corners are apart. The forces sum to m g to rounding (1e-12; the check asks 1e-6), the generalized force is m g
+    up with no moment, and the support polygon is the bottom face with its centre of pressure in the middle."""
+    static = (MASS * G / 4 / K) ** (1 / exponent)
+    model = box_body([box(exponent=exponent)], z=HALF[2] - static)
     q = Mechanism(model).tree.initial_coordinates()
     f = vertex_forces(model, q)
     assert len(f) == 8
@@ -84,7 +87,7 @@ def test_a_box_resting_flat_carries_a_quarter_of_its_weight_at_each_bottom_corne
     assert np.abs(Q - [0, 0, MASS * G, 0, 0, 0]).max() <= 1e-12 * MASS * G
     held = support(Mechanism(model), 0.0, q, np.zeros(6))  # the window's support polygon: the bottom face
     assert np.abs(held.polygon[:, :2]) == pytest.approx(np.tile(HALF[:2], (4, 1)), rel=1e-12)
-    assert held.pressure_centre == pytest.approx([0.0, 0.0, -STATIC], abs=1e-12)
+    assert held.pressure_centre == pytest.approx([0.0, 0.0, -static], abs=1e-12)
 
 
 def test_the_rigid_model_holds_a_box_resting_flat_on_its_four_bottom_corners():
