@@ -40,6 +40,9 @@ from .mass_matrix import mass_matrix
 RANK = 1e-10  # G's eigenvalues below this part of its largest belong to redundant contacts' directions
 BLOCK = 25  # ADMM iterations per call of the compiled block
 SMALLEST_CURVATURE = 1e-2  # of G's largest eigenvalue: the least that sets the ADMM step ρ
+# m: a contact point this close above its plane touches, so that a box's face resting on the plane keeps its four
+# corners when its pose rounds them 1e-16 m apart (tests/test_contact_shapes.py)
+TOUCHING = 1e-9
 
 
 @dataclass
@@ -75,7 +78,7 @@ def rigid_contact_dynamics(
     bias = np.asarray(inverse_dynamics(mech, q[None], qd[None], a[None]), float)[0]  # M a + b
     a_free = R @ np.linalg.solve(reduced, R.T @ (Q - bias)) + a
     touching = [(law, *_point(mech, law, q, qd)) for law in contacts]
-    touching = [item for item in touching if item[1] >= 0]
+    touching = [item for item in touching if item[1] >= -TOUCHING]
     if not touching:
         return RigidContacts(a_free, [], np.zeros((0, 3)), np.zeros((0, 3)), 0, 0.0)
     J = np.concatenate([item[2] for item in touching])
