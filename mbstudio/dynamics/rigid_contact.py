@@ -1,7 +1,7 @@
 """Rigid contact at one state: the accelerations and contact forces of a tree whose contact spheres touching
 their planes neither sink in nor slide beyond Coulomb's cone (docs/contact.md).
 
-For the contacts that touch (δ ≥ 0) at the state, with c_i the sphere's point nearest its plane, J (3m, n) the
+For the contacts that touch (δ ≥ −TOUCHING) at the state, with c_i the sphere's point nearest its plane, J (3m, n) the
 Jacobian of those points and γ = J̇ q̇ their acceleration at q̈ = 0, the dynamics M q̈ + h = Q + Jᵀ λ give the
 points' accelerations σ = G λ + g, with the Delassus matrix G = J M⁻¹ Jᵀ and the free accelerations
 g = J M⁻¹ (Q − h) + γ. Each force λ_i lies in its cone K_i = {|λ_t| ≤ μ λ_n} and, where it presses (λ_n > 0)
