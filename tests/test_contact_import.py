@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from mbstudio.io.collision_geometry import Collision, contact_spheres
+from mbstudio.io.collision_geometry import MESH_VERTICES, Collision, contact_shapes, contact_spheres
 from mbstudio.io.example_robots import robots_folder
 from mbstudio.io.imports import import_mechanism
 from mbstudio.model import dumps, loads
@@ -45,29 +45,31 @@ def contacts(model):
     return [f for f in model.forces if f.type == "contact"]
 
 
-def test_each_kind_of_geometry_becomes_the_spheres_stated():
-    """A sphere is itself; a capsule its end spheres; a box eight corner spheres a tenth of its smallest half-size
-    across, touching its faces; a round mesh (points on a ball) that ball; a long mesh none."""
+def test_each_kind_of_geometry_becomes_the_shapes_stated():
+    """A sphere is itself; a capsule its end spheres; a box a box contact, its corners where the box's are; a round
+    mesh (points on a ball) that ball; a long mesh its hull's vertices when they are few, none when many."""
     pose = np.eye(4)
     pose[:3, 3] = [1.0, 2.0, 3.0]
     assert contact_spheres(Collision("1", "sphere", pose, (0.2,)))[0][1] == 0.2
     ends = contact_spheres(Collision("1", "capsule", np.eye(4), (0.1, 0.5)))
     assert [list(c) for c, _ in ends] == [[0, 0, -0.5], [0, 0, 0.5]]
-    corners = contact_spheres(Collision("1", "box", pose, (0.3, 0.2, 0.1)))
-    radius = corners[0][1]
-    assert len(corners) == 8 and radius == pytest.approx(0.01)
-    reach = np.array([np.abs(c - pose[:3, 3]) + radius for c, _ in corners])
-    assert reach == pytest.approx(np.tile([0.3, 0.2, 0.1], (8, 1)), abs=1e-15)
+    (box,) = contact_shapes(Collision("1", "box", pose, (0.3, 0.2, 0.1)))
+    assert box.fields == {"shape": "box", "half_extents": [0.3, 0.2, 0.1], "rpy": None} and box.radius == 0
+    assert np.abs(box.offsets) == pytest.approx(np.tile([0.3, 0.2, 0.1], (8, 1)), abs=1e-15)
     rng = np.random.default_rng(1)
     ball = rng.normal(size=(500, 3))
     ball = 0.02 * ball / np.linalg.norm(ball, axis=1)[:, None]
     (centre, r), = contact_spheres(Collision("1", "mesh", np.eye(4), vertices=ball + [0.1, 0, 0]))  # fmt: skip
     assert r == pytest.approx(0.02, rel=0.05) and centre == pytest.approx([0.1, 0, 0], abs=1e-3)
     assert contact_spheres(Collision("1", "mesh", np.eye(4), vertices=ball * [1, 1, 8])) is None
+    assert contact_shapes(Collision("1", "mesh", np.eye(4), vertices=ball * [1, 1, 8])) is None  # 500 vertices
+    few = ball[:MESH_VERTICES] * [1, 1, 8]
+    (mesh,) = contact_shapes(Collision("1", "mesh", pose, vertices=few))
+    assert mesh.fields["shape"] == "mesh" and np.array(mesh.fields["vertices"]) == pytest.approx(few, abs=1e-15)
 
 
 def test_a_floating_urdf_robot_gets_contacts_and_a_ground_under_its_lowest_geometry(tmp_path):
-    """The cart's box (8 corner spheres), wheel (16 rim spheres) and probe sphere become contacts sharing the
+    """The cart's box (a box contact), wheel (16 rim spheres) and probe sphere become contacts sharing the
     named parameters; the ground lies under the lowest: the wheel's rim at z = −0.05 − 0.05 (the probe's bottom is
     at −0.04 − 0.02 − 0.03), where the two rim spheres at its bottom, one at each end, carry the weight."""
     path = tmp_path / "cart.urdf"
@@ -75,7 +77,7 @@ def test_a_floating_urdf_robot_gets_contacts_and_a_ground_under_its_lowest_geome
     result = import_mechanism(path)
     model = result.model
     found = contacts(model)
-    assert sorted(f.body for f in found).count("body") == 8 and len(found) == 8 + 16 + 1
+    assert [f.shape for f in found if f.body == "body"] == ["box"] and len(found) == 1 + 16 + 1
     assert {f.stiffness for f in found} == {"contact_k"} and all(f.plane_origin[2] == "ground_z" for f in found)
     values = model.parameter_values()
     assert values["ground_z"] == pytest.approx(-0.1, abs=1e-12)
@@ -110,7 +112,8 @@ def test_solo12_stands_its_four_feet_on_the_ground_pinocchio_places():
 
 def test_an_mjcf_robot_lands_on_the_files_own_floor(tmp_path):
     """A free box with a capsule leg above the file's plane at z = −0.05: contacts for its corners and the
-    capsule's two end spheres against that plane, no ground_z parameter; the MuJoCo compiler reads it."""
+    capsule's two end spheres against that plane, the box a box contact of MuJoCo's half sizes, no ground_z
+    parameter; the MuJoCo compiler reads it."""
     pytest.importorskip("mujoco")
     path = tmp_path / "box.xml"
     path.write_text("""<mujoco model="box"><worldbody>
@@ -121,7 +124,8 @@ def test_an_mjcf_robot_lands_on_the_files_own_floor(tmp_path):
     </worldbody></mujoco>""")
     model = import_mechanism(path).model
     found = contacts(model)
-    assert len(found) == 10 and all(f.plane_origin == [0.0, 0.0, -0.05] for f in found)
+    assert len(found) == 3 and all(f.plane_origin == [0.0, 0.0, -0.05] for f in found)
+    assert [f.half_extents for f in found if f.shape == "box"] == [[0.1, 0.05, 0.02]]
     legs = sorted(model.body("leg").points[f.point][2] for f in found if f.body == "leg")
     assert legs == pytest.approx([-0.1, 0.0], abs=1e-12)
     assert "ground_z" not in model.parameter_values()
@@ -131,7 +135,7 @@ def test_an_mjcf_robot_lands_on_the_files_own_floor(tmp_path):
 def test_the_cli_imports_with_a_ground_unless_told_not_to(tmp_path):
     path = tmp_path / "cart.urdf"
     path.write_text(URDF)
-    for extra, count in (([], 25), (["--no-ground"], 0)):
+    for extra, count in (([], 18), (["--no-ground"], 0)):
         out = tmp_path / f"cart{len(extra)}.mbs"
         cmd = [sys.executable, "-m", "mbstudio.cli", "import", str(path), "-o", str(out), "--json", *extra]
         done = subprocess.run(cmd, capture_output=True, text=True, check=True)

@@ -1,17 +1,18 @@
-"""Contact spheres from a robot file's collision geometry, and the ground plane an import adds under a floating
+"""Contact shapes from a robot file's collision geometry, and the ground plane an import adds under a floating
 robot (docs/contact.md).
 
     add_ground(model, collisions, names, notes)   # contacts on the bodies, a plane under the lowest of them
 
-The compliant contact law is a sphere against a plane (force_laws/contact_law.py), so each collision geometry
-becomes spheres at body points, a first approximation stated in the import's notes: a sphere is itself; a
-capsule its two end spheres; a box eight small spheres in its corners and a cylinder eight around each end's rim
-(each touching the faces it meets, a tenth of the smallest half-size across); a mesh whose vertices all lie
+Each collision geometry becomes contact shapes at body points (dynamics/contact_shapes.py): a sphere is itself; a
+capsule its two end spheres; a box a box contact (its half extents and axes); a mesh whose vertices all lie
 within a sphere about its bounding box's centre not much larger than its two largest extents (a robot's rounded
-foot) that sphere. Other meshes and ellipsoids get no contact and are
-named in a note. The plane lies under the lowest sphere at the document's initial pose (or is the file's own
-plane), and all contacts share named parameters, so that one edit changes the ground or the stiffness of every
-foot.
+foot) that sphere, its exact shape in one contact point; another mesh a convex mesh contact, the vertices of its
+convex hull, when that hull has at most MESH_VERTICES of them (each vertex is a contact point evaluated at every
+step: a visual mesh's hundreds are named in a note instead); a cylinder eight small spheres around each end's
+rim (touching the faces they meet, a tenth of the smallest half-size across), a first approximation. Ellipsoids get
+no contact and are named in a note. The plane lies under the lowest point of any shape at the document's initial
+pose (or is the file's own plane), and all contacts share named parameters, so that one edit changes the ground
+or the stiffness of every foot.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dynamics.contact_shapes import CORNER_SIGNS, hull_vertices
 from ..kinematics import Mechanism
 from ..model import Model, Parameter
 from ..model.document import Contact, ForceMeasure
+from ..model.errors import ModelError
 from .import_names import SymbolNames, clean
 
 # A mesh is round when no vertex lies farther from its bounding box's centre than this factor times the box's
@@ -32,6 +35,7 @@ from .import_names import SymbolNames, clean
 # length over its width; a foot shaped as a slice of a ball (a wheel-like foot) is its ball
 ROUND = 1.05
 RIM_POINTS = 8  # spheres around each end of a cylinder
+MESH_VERTICES = 64  # the most hull vertices an imported convex mesh contact takes
 CORNER = 0.1  # a box's corner spheres (and a cylinder's rim spheres): radius a tenth of its smallest half-size
 
 
@@ -71,17 +75,55 @@ def _two_digits(value: float) -> float:
     return float(f"{value:.2g}")
 
 
+@dataclass(frozen=True)
+class ContactShape:
+    """A contact from a collision geometry: its centre and the radius of its spheres, the Contact's shape fields
+    (none for a sphere; shape and half_extents or vertices, and rpy) and the centres of its spheres relative to
+    the centre (V, 3), all in body axes."""
+
+    centre: np.ndarray
+    radius: float
+    fields: dict
+    offsets: np.ndarray
+
+
+def contact_shapes(collision: Collision) -> list[ContactShape] | None:
+    """The contact shapes standing for the geometry; None for one that has none (an ellipsoid, an unread mesh, a
+    mesh whose hull has more than MESH_VERTICES vertices, or none at all)."""
+    rotation, origin = collision.pose[:3, :3], collision.pose[:3, 3]
+    if collision.kind == "box":
+        half = np.asarray(collision.size, float)
+        turned = not np.array_equal(rotation, np.eye(3))
+        fields = {"shape": "box", "half_extents": clean(half), "rpy": clean(_angles(rotation)) if turned else None}
+        return [ContactShape(origin, 0.0, fields, CORNER_SIGNS * half @ rotation.T)]
+    if collision.kind == "mesh" and collision.vertices is not None and _round_mesh(collision.vertices) is None:
+        try:
+            hull = hull_vertices(collision.vertices)
+        except ValueError:
+            return None
+        if len(hull) > MESH_VERTICES:
+            return None
+        local = hull @ rotation.T  # in body axes, from the geometry's origin
+        return [ContactShape(origin, 0.0, {"shape": "mesh", "vertices": [clean(v) for v in local]}, local)]
+    spheres = contact_spheres(collision)
+    return None if spheres is None else [ContactShape(c, r, {}, np.zeros((1, 3))) for c, r in spheres]
+
+
+def _angles(rotation: np.ndarray) -> tuple[float, float, float]:
+    """(roll, pitch, yaw) with R = Rz(yaw) Ry(pitch) Rx(roll), read without snapping (contact_shapes.rpy_rotation
+    rebuilds R from them to rounding away from pitch ±π/2)."""
+    pitch = math.atan2(-rotation[2, 0], math.hypot(rotation[0, 0], rotation[1, 0]))
+    return math.atan2(rotation[2, 1], rotation[2, 2]), pitch, math.atan2(rotation[1, 0], rotation[0, 0])
+
+
 def contact_spheres(collision: Collision) -> list[tuple[np.ndarray, float]] | None:
-    """The spheres (centre in body axes, radius) standing for the geometry; None for one that has none."""
+    """The spheres (centre in body axes, radius) standing for a sphere, a capsule, a cylinder or a round mesh;
+    None for another geometry."""
     kind, size = collision.kind, collision.size
     if kind == "sphere":
         local = [(np.zeros(3), size[0])]
     elif kind == "capsule":
         local = [(np.array([0.0, 0.0, s * size[1]]), size[0]) for s in (-1, 1)]
-    elif kind == "box":
-        r = CORNER * min(size)
-        signs = np.array([(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
-        local = [(s * (np.asarray(size) - r), r) for s in signs]
     elif kind == "cylinder":
         r = CORNER * min(size)
         turns = 2 * np.pi * np.arange(RIM_POINTS) / RIM_POINTS
@@ -120,19 +162,20 @@ def add_ground(
     plane: tuple[np.ndarray, np.ndarray] | None = None,
     defaults: GroundDefaults = GroundDefaults(),
 ) -> None:
-    """Contacts for the collisions' spheres against a ground plane: `plane` (origin, unit normal) when the file
-    has one, else z = ground_z under the lowest sphere at the initial pose; a force measure for each contact (its
-    forces, slip and penetration as series); the defaults and what was left out in `notes`."""
-    spheres, left_out = [], []
+    """Contacts for the collisions' shapes against a ground plane: `plane` (origin, unit normal) when the file
+    has one, else z = ground_z under the lowest point of any shape at the initial pose; a force measure for each
+    contact (its forces, slip and penetration as series); the defaults and what was left out in `notes`."""
+    shapes, left_out = [], []
     for collision in collisions:
-        found = contact_spheres(collision)
+        found = contact_shapes(collision)
         if found is None:
             left_out.append(collision.where)
-        spheres += [(collision.body, centre, radius, collision.where) for centre, radius in found or ()]
-    if not spheres:
+        shapes += [(collision.body, shape) for shape in found or ()]
+    if not shapes:
         if left_out:
             notes.append(f"no ground added: no collision geometry MB Studio turns into contacts ({_listed(left_out)})")
         return
+    spheres = [(body, s.centre + offset, s.radius) for body, s in shapes for offset in s.offsets]  # contact points
     bottoms = sphere_bottoms(model, spheres, (0.0, 0.0, 1.0) if plane is None else plane[1])
     level = plane[0] @ plane[1] if plane is not None else float(bottoms.min())
     lowest = int(np.sum(bottoms - bottoms.min() <= defaults.penetration))
@@ -141,19 +184,19 @@ def add_ground(
     height = level if plane is None else None
     symbols = _parameters(model, names, defaults, mass * g, max(lowest, 1), g, height)
     origin, normal = ([0.0, 0.0, symbols["ground_z"]], [0.0, 0.0, 1.0]) if plane is None else map(clean, plane)
-    on_body = Counter(body for body, *_ in spheres)
-    for body, centre, radius, _ in spheres:
+    on_body = Counter(body for body, _ in shapes)
+    for body, shape in shapes:
         points = model.body(body).points
         point = _free_name(
             points, "contact" if on_body[body] == 1 else f"contact{sum(p.startswith('contact') for p in points) + 1}"
         )
-        points[point] = clean(centre)
+        points[point] = clean(shape.centre)
         name = names.element(f"{body}_{point}")
-        model.forces.append(Contact(name, body, point, _rounded(radius), symbols["contact_k"], symbols["contact_n"],
-                                    symbols["contact_cd"], symbols["contact_mu"], symbols["contact_vs"], list(origin),
-                                    list(normal)))  # fmt: skip
+        model.forces.append(Contact(name, body, point, _rounded(shape.radius), symbols["contact_k"],
+                                    symbols["contact_n"], symbols["contact_cd"], symbols["contact_mu"],
+                                    symbols["contact_vs"], list(origin), list(normal), **shape.fields))  # fmt: skip
         model.measures.append(ForceMeasure(names.element(f"{name}_f"), name))
-    notes.append(_ground_note(model, len(spheres), lowest, height, symbols, left_out))
+    notes.append(_ground_note(model, len(shapes), lowest, height, symbols, left_out))
 
 
 def _free_name(points: dict, candidate: str) -> str:
@@ -206,17 +249,38 @@ def _ground_note(model: Model, count: int, lowest: int, height, symbols: dict, l
     where = (f"a ground plane at z = {height:.6g} m under the lowest collision geometry (parameter "
              f"{symbols['ground_z']})" if height is not None else "the file's ground plane")  # fmt: skip
     text = (
-        f"{where}, touched by {count} contact spheres from the collision geometry (spheres; capsules' end spheres; "
-        "small spheres in boxes' corners and around cylinders' rims; round meshes as their sphere); the compliant "
-        f"contact's defaults, shared parameters: k = {v['contact_k']:g} N/m^{v['contact_n']:g} (the weight on the "
-        f"{lowest} lowest presses them in by about 1 mm), c_d = {v['contact_cd']:g} s/m (critically damped at that "
-        f"load), μ = {v['contact_mu']:g}, v_s = {v['contact_vs']:g} m/s; --no-ground leaves the ground out"
+        f"{where}, touched by {count} contact{'s' * (count != 1)} from the collision geometry (spheres; capsules' "
+        "end spheres; boxes; convex meshes as their hull's vertices; round meshes as their sphere; small spheres "
+        "around cylinders' rims); the compliant contact's defaults, shared parameters: "
+        f"k = {v['contact_k']:g} N/m^{v['contact_n']:g} (the weight on the {lowest} lowest contact "
+        f"point{'s' * (lowest != 1)} presses {'them' if lowest != 1 else 'it'} in by about 1 mm), "
+        f"c_d = {v['contact_cd']:g} s/m (critically damped at that load), "
+        f"μ = {v['contact_mu']:g}, v_s = {v['contact_vs']:g} m/s; --no-ground leaves the ground out"
     )
     if left_out:
-        text += f"; no contact for {_listed(left_out)} (not round: add spheres at body points)"
+        text += (f"; no contact for {_listed(left_out)} (unread, or a mesh whose convex hull has more than "
+                 f"{MESH_VERTICES} vertices: give it a simplified convex mesh, a box or spheres)")  # fmt: skip
     return text
 
 
 def _listed(items: list[str], most: int = 6) -> str:
     shown = ", ".join(items[:most])
     return shown + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
+def mesh_file_vertices(path, scale=None) -> list[list[float]]:
+    """The vertices of the convex hull of a mesh file (STL, OBJ, PLY, ... as trimesh reads them), scaled: a mesh
+    contact's vertices; ModelError when it cannot be read or spans no volume."""
+    try:
+        import trimesh
+
+        vertices = np.asarray(trimesh.load(str(path), force="mesh").vertices, float)
+    except Exception as error:  # any reader's failure is the file's: named, nothing changed
+        raise ModelError("vertices", f"could not be read from the mesh file ({error})", str(path),
+                         "a mesh file trimesh reads (STL, OBJ, PLY, ...)") from None  # fmt: skip
+    if scale is not None:
+        vertices = vertices * np.broadcast_to(np.asarray(scale, float), (3,))
+    try:
+        return [clean(v) for v in hull_vertices(vertices)]
+    except ValueError as error:
+        raise ModelError("vertices", str(error), str(path), "a mesh that encloses a volume") from None
