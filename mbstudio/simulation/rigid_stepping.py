@@ -27,6 +27,9 @@ target u⁺_n ≥ −u⁻_n lets it end the step approaching as fast, so that th
 (with u⁺_n ≥ 0 a ball rolling down a bump gained energy by O(h); tests/test_rigid_pairs_road.py). The shift is
 projected on the range of G, the velocities impulses can give (a point of a one-degree-of-freedom loop moves along
 one direction only).
+So is a rebound e u⁻_n asked of redundant contacts (G singular: a face's four corners, whose normal speeds a rigid
+motion ties together, asked to rebound each at its own approach speed after a tilted landing, a target off G's
+range that the cone solver could not reach); with a full-rank G the rebound is added as it is.
 
 On closed loops the step is the same midpoint rule on the independent coordinates (dynamics/rigid_step_terms.py):
 v_ind,f = v_ind + h q̈_ind from the projected equations, M⁻¹ becomes R (Rᵀ M R)⁻¹ Rᵀ, and the velocities are mapped
@@ -114,7 +117,15 @@ class RigidStepper:
         approach = np.minimum(0.0, start)
         shifted = u_free[rows].copy()
         delassus = G if every else G[np.ix_(rows, rows)]
-        shifted[2::3] += self.restitution[active] * approach
+        rebound = self.restitution[active] * approach
+        if rebound.any():
+            basis, singular = _range_basis(delassus)
+            if singular:  # redundant contacts (a face's corners): the rebound impulses can give (docs/contact.md)
+                shift = np.zeros(len(shifted))
+                shift[2::3] = rebound
+                shifted += basis @ (basis.T @ shift)
+            else:
+                shifted[2::3] += rebound
         if self.turns and self.turning[active].any() and (start > 0).any():
             crossing = np.zeros(len(shifted))
             crossing[2::3] = self.turning[active] * np.maximum(0.0, start)
@@ -178,9 +189,16 @@ def _achievable(G: np.ndarray, shift: np.ndarray) -> np.ndarray:
     """The part of a shift of the points' target velocities that impulses can give: its projection on the range
     of the Delassus matrix G (all of it for free bodies; a point of a one-degree-of-freedom loop moves along one
     direction only, and a target off it left the cone solver without a solution to converge to)."""
-    eigen, vectors = np.linalg.eigh(G)
-    basis = vectors[:, eigen > RANK * eigen[-1]]
+    basis, _ = _range_basis(G)
     return basis @ (basis.T @ shift)
+
+
+def _range_basis(G: np.ndarray) -> tuple[np.ndarray, bool]:
+    """An orthonormal basis of the range of the Delassus matrix G, and whether G is singular (redundant contacts:
+    more contact rows than the motions they see, such as a face's four corners)."""
+    eigen, vectors = np.linalg.eigh(G)
+    kept = eigen > RANK * eigen[-1]
+    return vectors[:, kept], not kept.all()
 
 
 def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> dict[str, np.ndarray]:
