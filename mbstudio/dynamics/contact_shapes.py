@@ -79,6 +79,31 @@ def hull_vertices(points: np.ndarray) -> np.ndarray:
     return points[np.sort(hull.vertices)]
 
 
+def reduced_hull(vertices: np.ndarray, most: int, first: np.ndarray | None = None) -> np.ndarray:
+    """At most `most` of the vertices (V, 3) of a convex hull, in their order, whose hull is near the given one:
+    the vertices indexed by `first` (a foot's sole), those farthest along twelve directions spread over the sphere
+    (a Fibonacci lattice, none along an axis, so that a face square to an axis leaves no tie), then, one at a
+    time, the vertex farthest outside the hull of those taken (a greedy fit: what stays outside is at most the
+    last distance added). Every one lies on the given hull, so the reduced hull lies inside it."""
+    from scipy.spatial import ConvexHull
+
+    vertices = np.asarray(vertices, float)
+    if len(vertices) <= most:
+        return vertices
+    k = np.arange(12) + 0.5
+    z = 1 - k / 6
+    turn = np.pi * (3 - np.sqrt(5)) * k
+    directions = np.stack([np.sqrt(1 - z * z) * np.cos(turn), np.sqrt(1 - z * z) * np.sin(turn), z], axis=1)
+    seeded = [] if first is None else [int(i) for i in first]
+    taken = list(dict.fromkeys(seeded + [int(i) for i in np.argmax(vertices @ directions.T, axis=0)]))[:most]
+    while len(taken) < most:
+        facets = ConvexHull(vertices[taken]).equations  # outward n·x + d ≤ 0 inside
+        outside = (vertices @ facets[:, :3].T + facets[:, 3]).max(axis=1)
+        outside[taken] = -np.inf
+        taken.append(int(np.argmax(outside)))
+    return vertices[np.sort(taken)]
+
+
 def hull_faces(vertices: np.ndarray) -> np.ndarray:
     """Triangles (F, 3) of indices into `vertices` covering their convex hull, outward (for drawing)."""
     from scipy.spatial import ConvexHull

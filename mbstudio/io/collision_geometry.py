@@ -7,23 +7,30 @@ Each collision geometry becomes contact shapes at body points (dynamics/contact_
 capsule its two end spheres; a box a box contact (its half extents and axes); a mesh whose vertices all lie
 within a sphere about its bounding box's centre not much larger than its two largest extents (a robot's rounded
 foot) that sphere, its exact shape in one contact point; another mesh a convex mesh contact, the vertices of its
-convex hull, when that hull has at most MESH_VERTICES of them (each vertex is a contact point evaluated at every
-step: a visual mesh's hundreds are named in a note instead); a cylinder eight small spheres around each end's
-rim (touching the faces they meet, a tenth of the smallest half-size across), a first approximation. Ellipsoids get
-no contact and are named in a note. The plane lies under the lowest point of any shape at the document's initial
-pose (or is the file's own plane), and all contacts share named parameters, so that one edit changes the ground
-or the stiffness of every foot.
+convex hull; a cylinder eight small spheres around each end's rim (touching the faces they meet, a tenth of the
+smallest half-size across), a first approximation. Ellipsoids get no contact and are named in a note. The plane
+lies under the lowest point of any shape at the document's initial pose (or is the file's own plane), and all
+contacts share named parameters, so that one edit changes the ground or the stiffness of every foot.
+
+Each vertex of a mesh is a contact point evaluated at every step, and a humanoid's collision meshes have hundreds
+(Talos: 47 meshes, up to 310 hull vertices each), so the import keeps a convex mesh contact only on the links
+that stand on the ground at the initial pose (their lowest point within the default penetration δ_s of the
+lowest of all: the feet), each reduced to at most MESH_VERTICES vertices (its sole's outline first: of the faces
+facing the ground, the largest flat to within δ_s; then the greedy fit of contact_shapes.reduced_hull); the
+meshes of the links above the ground (arms, grippers, knees) get no contact and are named in a note: a fall onto
+them needs spheres or a box given by hand. Spheres, capsules, boxes and cylinders are kept wherever they are.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..dynamics.contact_shapes import CORNER_SIGNS, hull_vertices
+from ..dynamics.contact_shapes import CORNER_SIGNS, hull_vertices, reduced_hull
 from ..kinematics import Mechanism
 from ..model import Model, Parameter
 from ..model.document import Contact, ForceMeasure
@@ -35,7 +42,7 @@ from .import_names import SymbolNames, clean
 # length over its width; a foot shaped as a slice of a ball (a wheel-like foot) is its ball
 ROUND = 1.05
 RIM_POINTS = 8  # spheres around each end of a cylinder
-MESH_VERTICES = 64  # the most hull vertices an imported convex mesh contact takes
+MESH_VERTICES = 32  # the most hull vertices an imported convex mesh contact takes
 CORNER = 0.1  # a box's corner spheres (and a cylinder's rim spheres): radius a tenth of its smallest half-size
 
 
@@ -88,8 +95,8 @@ class ContactShape:
 
 
 def contact_shapes(collision: Collision) -> list[ContactShape] | None:
-    """The contact shapes standing for the geometry; None for one that has none (an ellipsoid, an unread mesh, a
-    mesh whose hull has more than MESH_VERTICES vertices, or none at all)."""
+    """The contact shapes standing for the geometry (a mesh: its whole hull, which `add_ground` reduces); None for
+    one that has none (an ellipsoid, an unread or flat mesh, or none at all)."""
     rotation, origin = collision.pose[:3, :3], collision.pose[:3, 3]
     if collision.kind == "box":
         half = np.asarray(collision.size, float)
@@ -101,12 +108,13 @@ def contact_shapes(collision: Collision) -> list[ContactShape] | None:
             hull = hull_vertices(collision.vertices)
         except ValueError:
             return None
-        if len(hull) > MESH_VERTICES:
-            return None
-        local = hull @ rotation.T  # in body axes, from the geometry's origin
-        return [ContactShape(origin, 0.0, {"shape": "mesh", "vertices": [clean(v) for v in local]}, local)]
+        return [_mesh_shape(origin, hull @ rotation.T)]  # in body axes, from the geometry's origin
     spheres = contact_spheres(collision)
     return None if spheres is None else [ContactShape(c, r, {}, np.zeros((1, 3))) for c, r in spheres]
+
+
+def _mesh_shape(centre: np.ndarray, local: np.ndarray) -> ContactShape:
+    return ContactShape(centre, 0.0, {"shape": "mesh", "vertices": [clean(v) for v in local]}, local)
 
 
 def _angles(rotation: np.ndarray) -> tuple[float, float, float]:
@@ -170,13 +178,15 @@ def add_ground(
         found = contact_shapes(collision)
         if found is None:
             left_out.append(collision.where)
-        shapes += [(collision.body, shape) for shape in found or ()]
+        shapes += [(collision, shape) for shape in found or ()]
     if not shapes:
         if left_out:
             notes.append(f"no ground added: no collision geometry MB Studio turns into contacts ({_listed(left_out)})")
         return
-    spheres = [(body, s.centre + offset, s.radius) for body, s in shapes for offset in s.offsets]  # contact points
-    bottoms = sphere_bottoms(model, spheres, (0.0, 0.0, 1.0) if plane is None else plane[1])
+    up = (0.0, 0.0, 1.0) if plane is None else plane[1]
+    shapes, aloft = _standing_meshes(model, shapes, up, defaults.penetration)
+    spheres = [(c.body, s.centre + offset, s.radius) for c, s in shapes for offset in s.offsets]  # contact points
+    bottoms = sphere_bottoms(model, spheres, up)
     level = plane[0] @ plane[1] if plane is not None else float(bottoms.min())
     lowest = int(np.sum(bottoms - bottoms.min() <= defaults.penetration))
     mass = sum(float(b.inertia["m"]) for b in model.bodies)
@@ -184,8 +194,8 @@ def add_ground(
     height = level if plane is None else None
     symbols = _parameters(model, names, defaults, mass * g, max(lowest, 1), g, height)
     origin, normal = ([0.0, 0.0, symbols["ground_z"]], [0.0, 0.0, 1.0]) if plane is None else map(clean, plane)
-    on_body = Counter(body for body, _ in shapes)
-    for body, shape in shapes:
+    on_body = Counter(collision.body for collision, _ in shapes)
+    for body, shape in ((collision.body, shape) for collision, shape in shapes):
         points = model.body(body).points
         point = _free_name(
             points, "contact" if on_body[body] == 1 else f"contact{sum(p.startswith('contact') for p in points) + 1}"
@@ -196,7 +206,56 @@ def add_ground(
                                     symbols["contact_n"], symbols["contact_cd"], symbols["contact_mu"],
                                     symbols["contact_vs"], list(origin), list(normal), **shape.fields))  # fmt: skip
         model.measures.append(ForceMeasure(names.element(f"{name}_f"), name))
-    notes.append(_ground_note(model, len(shapes), lowest, height, symbols, left_out))
+    notes.append(_ground_note(model, len(shapes), lowest, height, symbols, left_out, aloft))
+
+
+def _standing_meshes(model: Model, shapes: list, up, reach: float) -> tuple[list, list[str]]:
+    """The shapes with a convex mesh kept only on a link standing on the ground at the initial pose (its lowest
+    vertex within `reach` of the lowest point of all, along `up`), reduced to at most MESH_VERTICES vertices, its
+    sole's outline (`_sole`) and its lowest vertex first; and the places of the meshes left out."""
+    points = [(c.body, s.centre + offset, s.radius) for c, s in shapes for offset in s.offsets]
+    bottoms = sphere_bottoms(model, points, up)
+    ends = np.cumsum([len(shape.offsets) for _, shape in shapes])
+    kept, aloft, lowest, rotations = [], [], float(bottoms.min()), None
+    for (collision, shape), end in zip(shapes, ends, strict=True):
+        heights = bottoms[end - len(shape.offsets) : end]
+        if shape.fields.get("shape") != "mesh":
+            kept.append((collision, shape))
+        elif heights.min() - lowest > reach:
+            aloft.append(collision.where)
+        else:
+            rotations = initial_rotations(model) if rotations is None else rotations
+            down = -rotations[collision.body].T @ np.asarray(up, float)  # the ground's side, in body axes
+            first = np.r_[_sole(shape.offsets, down, reach), np.argmin(heights)]  # and the lowest: the ground's
+            kept.append((collision, _mesh_shape(shape.centre, reduced_hull(shape.offsets, MESH_VERTICES, first))))
+    return kept, aloft
+
+
+def _sole(vertices: np.ndarray, down: np.ndarray, reach: float) -> np.ndarray:
+    """The indices of the outline of a hull's sole: of the faces facing `down` (their outward normal n with
+    n·down > 0), the one whose vertices within `reach` of its plane cover the largest area, fewer than
+    MESH_VERTICES of its outline's vertices, evenly along it. A foot's sole, flat to a millimetre, whichever way
+    the initial pose tilts it (Talos' knees start at their limit, its soles 15° from the ground)."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    best, area = np.zeros(0, int), 0.0
+    for normal in ConvexHull(vertices).equations[:, :3]:
+        heights = vertices @ normal
+        face = np.flatnonzero(heights >= heights.max() - reach)
+        if normal @ down <= 0 or len(face) < 3:
+            continue
+        with contextlib.suppress(QhullError):  # the face's points on a line: no area
+            outline = ConvexHull(vertices[face] @ np.linalg.svd(normal[None])[2][1:].T)
+            if outline.volume > area:
+                best, area = face[outline.vertices], outline.volume
+    return best[np.linspace(0, len(best) - 1, min(len(best), MESH_VERTICES - 1)).astype(int)]
+
+
+def initial_rotations(model: Model) -> dict[str, np.ndarray]:
+    """Each body's rotation (3, 3) in world axes at the document's initial pose."""
+    mech = Mechanism(model)
+    poses = mech.poses(np.asarray(mech.tree.initial_coordinates(), float)[None])
+    return {body: np.asarray(pose[0][0], float) for body, pose in poses.items()}
 
 
 def _free_name(points: dict, candidate: str) -> str:
@@ -244,22 +303,27 @@ def _parameters(model: Model, names: SymbolNames, defaults: GroundDefaults, weig
     return symbols
 
 
-def _ground_note(model: Model, count: int, lowest: int, height, symbols: dict, left_out: list[str]) -> str:
+def _ground_note(model: Model, count: int, lowest: int, height, symbols: dict, left_out: list[str],
+                 aloft: list[str]) -> str:  # fmt: skip
     v = {key: model.parameter_values()[name] for key, name in symbols.items()}
     where = (f"a ground plane at z = {height:.6g} m under the lowest collision geometry (parameter "
              f"{symbols['ground_z']})" if height is not None else "the file's ground plane")  # fmt: skip
     text = (
         f"{where}, touched by {count} contact{'s' * (count != 1)} from the collision geometry (spheres; capsules' "
-        "end spheres; boxes; convex meshes as their hull's vertices; round meshes as their sphere; small spheres "
-        "around cylinders' rims); the compliant contact's defaults, shared parameters: "
+        "end spheres; boxes; round meshes as their sphere; small spheres around cylinders' rims; convex meshes "
+        f"only on the links standing on the ground, as at most {MESH_VERTICES} of their hull's vertices, their "
+        "sole's outline first); the compliant contact's defaults, shared parameters: "
         f"k = {v['contact_k']:g} N/m^{v['contact_n']:g} (the weight on the {lowest} lowest contact "
         f"point{'s' * (lowest != 1)} presses {'them' if lowest != 1 else 'it'} in by about 1 mm), "
         f"c_d = {v['contact_cd']:g} s/m (critically damped at that load), "
         f"μ = {v['contact_mu']:g}, v_s = {v['contact_vs']:g} m/s; --no-ground leaves the ground out"
     )
+    if aloft:
+        text += (f"; no contact for the {len(aloft)} mesh{'es' * (len(aloft) != 1)} above the ground at the initial "
+                 f"pose ({_listed(aloft)}; each vertex would be a contact point at every step: give such a link "
+                 "spheres or a box where it may touch)")  # fmt: skip
     if left_out:
-        text += (f"; no contact for {_listed(left_out)} (unread, or a mesh whose convex hull has more than "
-                 f"{MESH_VERTICES} vertices: give it a simplified convex mesh, a box or spheres)")  # fmt: skip
+        text += f"; no contact for {_listed(left_out)} (unread, flat, or a shape without contact)"
     return text
 
 
