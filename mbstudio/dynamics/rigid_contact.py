@@ -7,10 +7,12 @@ given by each contact law's `placed` (force_laws/contact_law.py): the penetratio
 velocity of body 2's point at c relative to body 1's (for a ground contact, the sphere's body is body 2 and the
 ground body 1: c's own Jacobian) and n, out of body 1 towards body 2. A sphere on a plane has the plane's normal; on
 the road, the normal of the road's tangent plane near the sphere (road_surface.tangent_plane); a pair, the line of
-the centres (the capsule's point nearest the other centre). A force λ on body 2 at c and −λ on body 1 give Q = Jᵀ λ.
-For the contacts that touch (δ ≥ 0) at the state, J (3m, n) stacks their Jacobians and γ = J̇ q̇ their relative
-accelerations at q̈ = 0 (the normals' own turning, ṅ·u, left out: it vanishes while the points stick); the dynamics
-M q̈ + h = Q + Jᵀ λ give the points' accelerations σ = G λ + g, with the Delassus matrix G = J M⁻¹ Jᵀ and the free
+the centres (the capsule's point nearest the other centre). A box or a convex mesh is one such point per vertex
+(contact_shapes.py: each vertex a sphere of the contact's radius, on the plane or the road's tangent plane under it).
+A force λ on body 2 at c and −λ on body 1 give Q = Jᵀ λ. For the contacts that touch (δ ≥ −TOUCHING) at the
+state, J (3m, n) stacks their Jacobians and γ = J̇ q̇ their relative accelerations at q̈ = 0 (the normals' own
+turning, ṅ·u, left out: it vanishes while the points stick); the dynamics M q̈ + h = Q + Jᵀ λ give the points'
+accelerations σ = G λ + g, with the Delassus matrix G = J M⁻¹ Jᵀ and the free
 accelerations g = J M⁻¹ (Q − h) + γ. Each force λ_i lies in its cone K_i = {|λ_t| ≤ μ λ_n} and, where it presses
 (λ_n > 0) inside the cone, holds the point (σ_i = 0); on the cone's edge the point slides against the force. This is
 the nonlinear complementarity problem of Coulomb's law on the exact cone, written with De Saxcé's correction
@@ -38,6 +40,7 @@ import numpy as np
 
 from ..kinematics import Mechanism
 from ..numerics.compiled import cached_functions, code_version
+from .contact_shapes import ShapePoint, point_contacts
 from .force_laws.contact_law import CompliantContact, ContactLaw
 from .forces import AppliedForces
 from .inverse_dynamics import inverse_dynamics
@@ -46,6 +49,9 @@ from .mass_matrix import mass_matrix
 RANK = 1e-10  # G's eigenvalues below this part of its largest belong to redundant contacts' directions
 BLOCK = 25  # ADMM iterations per call of the compiled block
 SMALLEST_CURVATURE = 1e-2  # of G's largest eigenvalue: the least that sets the ADMM step ρ
+# m: a contact point this close above its ground touches, so that a box's face resting on a plane keeps its four
+# corners when its pose rounds them 1e-16 m apart (tests/test_contact_shapes.py)
+TOUCHING = 1e-9
 
 
 @dataclass
@@ -71,7 +77,7 @@ def rigid_contact_dynamics(
     q, qd = np.asarray(q, float), np.asarray(qd, float)
     forces = AppliedForces(mech, mech.model.forces)
     contacts = rigid_contacts(forces.laws)
-    others = [law for law in forces.laws if law not in contacts]
+    others = [law for law in forces.laws if not isinstance(law, CompliantContact)]
     Q = sum((np.asarray(law.generalized(t, q[None], qd[None], forces.placed(q[None])), float)[0] for law in others),
             np.zeros(len(q)))  # fmt: skip
     R = np.asarray(mech.r_matrix(q[None]), float)[0]  # closed loops: q̈ = R q̈_ind + a (dynamics/closed_loop.py)
@@ -82,7 +88,7 @@ def rigid_contact_dynamics(
     a_free = R @ np.linalg.solve(reduced, R.T @ (Q - bias)) + a
     st = mech.motion(q[None], qd[None], np.zeros((1, len(q))))
     touching = [(law, *_point(mech, law, st)) for law in contacts]
-    touching = [item for item in touching if item[1] >= 0]
+    touching = [item for item in touching if item[1] >= -TOUCHING]
     if not touching:
         return RigidContacts(a_free, [], np.zeros((0, 3)), np.zeros((0, 3)), 0, 0.0)
     J = np.concatenate([item[2] for item in touching])
@@ -98,35 +104,36 @@ def rigid_contact_dynamics(
     return RigidContacts(qdd, names, lam.reshape(-1, 3), (G @ lam + g).reshape(-1, 3), used, residual)
 
 
-def rigid_contacts(laws: list) -> list[CompliantContact]:
-    """The force laws the rigid model holds as contact points (spheres on a plane or the road, pairs of bodies),
-    in the model's order; their compliant forces are not applied."""
-    return [law for law in laws if isinstance(law, CompliantContact)]
+def rigid_contacts(laws: list) -> list[CompliantContact | ShapePoint]:
+    """The contact points the rigid model holds (a sphere's or each vertex of a box or mesh on a plane or the road,
+    a pair of bodies), in the model's order; their compliant forces are not applied."""
+    return [point for law in laws if isinstance(law, CompliantContact)
+            for point in (point_contacts(law) if isinstance(law, ContactLaw) else [law])]  # fmt: skip
 
 
-def split_forces(mech: Mechanism) -> tuple[AppliedForces, list[CompliantContact]]:
+def split_forces(mech: Mechanism) -> tuple[AppliedForces, list[CompliantContact | ShapePoint]]:
     """The model's force elements but the rigid contacts (applied as they are) and the rigid contacts' laws."""
     contacts = rigid_contacts(AppliedForces(mech, mech.model.forces).laws)
     held = {id(law.element) for law in contacts}
     return AppliedForces(mech, [f for f in mech.model.forces if id(f) not in held]), contacts
 
 
-def fixed_normal(law: CompliantContact) -> np.ndarray | None:
-    """The contact's unit normal (3,) when it does not turn with the state (a sphere on a plane); None for the
-    road's and a pair's, which the state gives."""
-    if isinstance(law, ContactLaw) and law.element.against is None:
+def fixed_normal(law: CompliantContact | ShapePoint) -> np.ndarray | None:
+    """The contact point's unit normal (3,) when it does not turn with the state (on a plane); None for the road's
+    and a pair's, which the state gives."""
+    if isinstance(law, ShapePoint) and law.element.against is None:
         return np.asarray(law.plane()[1], float)
     return None
 
 
-def contact_bodies(law: CompliantContact) -> list[tuple[str, float]]:
+def contact_bodies(law: CompliantContact | ShapePoint) -> list[tuple[str, float]]:
     """The bodies whose points at c the contact's Jacobian takes, with their signs: (body2, +1), (body1, −1) of a
     pair; the sphere's body (+1) of a ground contact."""
     e = law.element
     return [(e.body, 1.0)] if hasattr(e, "body") else [(e.body2, 1.0), (e.body1, -1.0)]
 
 
-def _point(mech: Mechanism, law: CompliantContact, st) -> tuple:
+def _point(mech: Mechanism, law: CompliantContact | ShapePoint, st) -> tuple:
     """Penetration δ, the Jacobian (3, n) of the contact point's relative velocity, its relative acceleration at
     q̈ = 0 (3,): J̇ q̇, from each body's motion (ω × (ω × r) and the bias of its origin and of α), and the normal
     (3,) at the motion state `st` of one pose."""

@@ -432,7 +432,8 @@ class Contact:
     pressed in by δ = radius − (p − o)·n, it pushes the sphere out along n by the Hunt–Crossley force
     f_n = max(0, k δ^n (1 + 3/2 c_d δ̇)) and resists the slip v_t of its point nearest the plane by the regularised
     Coulomb friction f_t = −μ f_n v_t / sqrt(|v_t|² + v_s²). Units: k in N/m^n, c_d in s/m, v_s in m/s. The rigid
-    model (simulate(..., contact="rigid")) reads its radius, plane, μ and the restitution e of Newton's impact law."""
+    model (simulate(..., contact="rigid")) reads its radius, plane, μ and the restitution e of Newton's impact law.
+    With `shape` a box or a convex mesh instead presses through its vertices, each a sphere of `radius`."""
 
     name: str
     body: str
@@ -447,7 +448,17 @@ class Contact:
     plane_normal: Vector = field(default_factory=lambda: [0.0, 0.0, 1.0])
     restitution: Expr = 0.0  # Newton's coefficient e, for the rigid model only (simulation/rigid_stepping.py)
     against: str | None = None  # None: the plane; "road": the model's (still) road surface, compliant model only
+    # The contact shape (dynamics/contact_shapes.py): None a sphere; "box" of `half_extents` or "mesh" of convex
+    # `vertices` (rows [x, y, z]), centred at the point with axes turned by `rpy` (roll, pitch, yaw in rad, URDF's
+    # Rz Ry Rx) from the body's; their vertices are spheres of `radius` (0: sharp corners)
+    shape: str | None = None
+    half_extents: Vector | None = None
+    vertices: list[list[float]] | None = None
+    rpy: Vector | None = None
     type: ClassVar[str] = "contact"
+
+
+CONTACT_SHAPES = ("sphere", "box", "mesh")  # a Contact's shape; no value is a sphere
 
 
 @dataclass

@@ -543,9 +543,9 @@ def _independent(data):
 _NAME_FIELDS = (
     *("name", "body", "body1", "body2", "point", "point1", "point2", "coordinate", "element", "wheel", "centre"),
     *("lower_body", "lower_point", "upper_body", "upper_point", "damper", "frame1", "frame2", "tir", "side"),
-    *("relaxation", "against", "end2"),
+    *("relaxation", "against", "end2", "shape"),
 )
-_VECTOR_FIELDS = ("force", "axis1", "axis2", "spin_axis", "plane_origin", "plane_normal")
+_VECTOR_FIELDS = ("force", "axis1", "axis2", "spin_axis", "plane_origin", "plane_normal", "half_extents", "rpy")
 
 
 def _element(data, index: int, section: str, kinds: dict):
@@ -616,9 +616,19 @@ def _element_field(key, data, where):
         return _table(data, where, "[t, value]")
     if key == "path":
         return _table(data, where, "[x, y]")
+    if key == "vertices":
+        return vertex_rows(data, where)
     if key == "coordinates":  # a speed controller's driven coordinates
         return [_string(v, f"{where}[{i}]") for i, v in enumerate(_list(data, where))]
     return _expr(data, where)
+
+
+def vertex_rows(data, where: str) -> list[list[float]]:
+    """A contact mesh's vertices: [x, y, z] rows of numbers, in m (each may carry its unit)."""
+    rows = _list(data, where)
+    if not all(isinstance(r, list) and len(r) == 3 for r in rows):
+        raise ModelError(where, "must hold [x, y, z] rows", data, "rows of three numbers, in m")
+    return [[_number(v, f"{where}[{i}][{j}]") for j, v in enumerate(r)] for i, r in enumerate(rows)]
 
 
 def _table(data, where: str, pair: str) -> list[list[float]]:

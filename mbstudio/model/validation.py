@@ -12,6 +12,7 @@ import numpy as np
 
 from .document import (
     BUSHING_DIRECTIONS,
+    CONTACT_SHAPES,
     GROUND,
     GROUND_ALIASES,
     INERTIA_NAMES,
@@ -537,6 +538,8 @@ def _check_forces(model: Model, symbols) -> None:
         for key in (*_NON_NEGATIVE, *_POSITIVE, "rest"):
             if hasattr(element, key):  # a rest position may move with time t (a position servo)
                 value = float_value(getattr(element, key), timed if key == "rest" else symbols, f"{where}.{key}")
+                if key == "radius" and isinstance(element, Contact) and element.shape is not None:
+                    continue  # a box's or mesh's vertices may be sharp: _check_contact_shape
                 if (key in _NON_NEGATIVE and value < 0) or (key in _POSITIVE and value <= 0):
                     raise ModelError(
                         f"{where}.{key}",
@@ -612,10 +615,57 @@ def _check_contact(element: Contact, symbols, where: str) -> None:
         if not isinstance(getattr(element, key), list) or len(getattr(element, key)) != 3:
             raise ModelError(f"{where}.{key}", "must hold three numbers", getattr(element, key), "[x, y, z]")
     _check_against(element, where)
+    _check_contact_shape(element, symbols, where)
     float_vector(element.plane_origin, symbols, f"{where}.plane_origin")
     normal = float_vector(element.plane_normal, symbols, f"{where}.plane_normal")
     if not np.linalg.norm(normal) > 0:
         raise ModelError(f"{where}.plane_normal", "is not a direction", normal.tolist(), "3 numbers, not all 0")
+
+
+def _check_contact_shape(element: Contact, symbols, where: str) -> None:
+    """A known shape with its own fields only: a box's three positive half extents, a mesh's vertices (at least
+    four [x, y, z] rows of finite numbers spanning a volume); three angles for rpy; a box's or mesh's radius
+    (the vertices' spheres) >= 0."""
+    shape, on = element.shape or "sphere", f" (the contact on body '{element.body}')"
+    if shape not in CONTACT_SHAPES:
+        raise ModelError(f"{where}.shape", "is not a contact shape" + on, element.shape,
+                         "sphere, box or mesh (no value: a sphere)")  # fmt: skip
+    needed = {"box": "half_extents", "mesh": "vertices"}.get(shape)
+    for key in ("half_extents", "vertices"):
+        if key != needed and getattr(element, key) is not None:
+            raise ModelError(f"{where}.{key}", f"is given for a {shape}{on}", getattr(element, key),
+                             f"no {key}, or shape {'box' if key == 'half_extents' else 'mesh'}")  # fmt: skip
+    if needed is not None and getattr(element, needed) is None:
+        raise ModelError(f"{where}.{needed}", f"is missing: a {shape} needs it{on}", None,
+                         "[a, b, c] half extents in m" if shape == "box" else "[[x, y, z], ...] rows in m")  # fmt: skip
+    if element.rpy is not None:
+        float_vector(element.rpy, symbols, f"{where}.rpy")
+    if shape == "sphere":
+        return
+    if float_value(element.radius, symbols, f"{where}.radius") < 0:
+        raise ModelError(f"{where}.radius", "is out of range" + on, element.radius,
+                         "a value >= 0 (the vertices' spheres, in m; 0: sharp corners)")  # fmt: skip
+    if shape == "box":
+        half = float_vector(element.half_extents, symbols, f"{where}.half_extents")
+        if not (half > 0).all():
+            raise ModelError(f"{where}.half_extents", "is out of range" + on, element.half_extents,
+                             "three half extents > 0, in m")  # fmt: skip
+        return
+    _check_mesh(element.vertices, symbols, f"{where}.vertices", on)
+
+
+def _check_mesh(vertices, symbols, where: str, on: str) -> None:
+    rows = np.array([float_vector(row, symbols, f"{where}[{i}]") for i, row in enumerate(vertices)]).reshape(-1, 3)
+    if len(rows) < 4 or not np.isfinite(rows).all():
+        raise ModelError(where, f"holds {len(rows)} rows, or a value that is not finite{on}", len(rows),
+                         "at least four [x, y, z] rows of finite numbers, in m")  # fmt: skip
+    from scipy.spatial import ConvexHull, QhullError
+
+    try:
+        ConvexHull(rows)
+    except (QhullError, ValueError) as error:
+        raise ModelError(where, "spans no volume (the points lie in a plane or a line)" + on, f"{len(rows)} rows",
+                         "the corners of a convex solid") from error  # fmt: skip
 
 
 def _check_against(element: Contact, where: str) -> None:

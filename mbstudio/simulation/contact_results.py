@@ -35,14 +35,14 @@ def support(mech: Mechanism, t: float, q: np.ndarray, qd: np.ndarray, recorded: 
     for law in laws:
         plane = np.asarray(law.plane()[1], float)
         if recorded is not None and law.element.name in recorded:
-            point, force = recorded[law.element.name]
-        else:
-            got = law.along(motion)
-            point, force = got["point"][0], got["force"][0]
-        if force @ plane > 0:
-            points.append(point)
-            loads.append(float(force @ plane))
-            normal = plane
+            placed = [recorded[law.element.name]]  # a box's or mesh's: at its centre of pressure
+        else:  # each contact point's (a box's or mesh's loaded vertices span the polygon)
+            placed = [(got["point"][0], got["force"][0]) for got in law.along_points(motion)]
+        for point, force in placed:
+            if force @ plane > 0:
+                points.append(point)
+                loads.append(float(force @ plane))
+                normal = plane
     if not points:
         return Support(np.zeros((0, 3)), None)
     points, loads = np.array(points), np.array(loads)

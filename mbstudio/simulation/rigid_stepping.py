@@ -9,8 +9,9 @@ One step of length h from (t, q, v), v = q̇ (a tree: every coordinate independe
     v⁺ = v_f + M⁻¹ Jᵀ Λ                              Λ: the impulses of the contacts active at q_m
     q⁺ = q_m + h/2 v⁺
 
-A contact is a point with a normal between two bodies (dynamics/rigid_contact.py: a sphere on a plane or on the
-road, a pair of spheres or a sphere and a capsule), J the Jacobian of body 2's point there relative to body 1's.
+A contact is a point with a normal between two bodies (dynamics/rigid_contact.py: a sphere, or each vertex of a
+box or a convex mesh, on a plane or on the road, a pair of spheres or a sphere and a capsule), J the Jacobian of
+body 2's point there relative to body 1's.
 It is active when it would be pressed in at the step's end without it, δ(q_m) − h/2 n·J v_f ≥ 0.
 The contact points' velocities after the step are u⁺ = G Λ + J v_f with the Delassus matrix G = J M⁻¹ Jᵀ; Newton's
 impact law with restitution e asks u⁺_n ≥ −e u⁻_n of the approach velocity u⁻_n = min(0, n·J v), and Coulomb's law
@@ -26,6 +27,9 @@ target u⁺_n ≥ −u⁻_n lets it end the step approaching as fast, so that th
 (with u⁺_n ≥ 0 a ball rolling down a bump gained energy by O(h); tests/test_rigid_pairs_road.py). The shift is
 projected on the range of G, the velocities impulses can give (a point of a one-degree-of-freedom loop moves along
 one direction only).
+So is a rebound e u⁻_n asked of redundant contacts (G singular: a face's four corners, whose normal speeds a rigid
+motion ties together, asked to rebound each at its own approach speed after a tilted landing, a target off G's
+range that the cone solver could not reach); with a full-rank G the rebound is added as it is.
 
 On closed loops the step is the same midpoint rule on the independent coordinates (dynamics/rigid_step_terms.py):
 v_ind,f = v_ind + h q̈_ind from the projected equations, M⁻¹ becomes R (Rᵀ M R)⁻¹ Rᵀ, and the velocities are mapped
@@ -42,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dynamics.contact_shapes import combined
 from ..dynamics.force_laws.contact_law import ContactLaw, along_normal
 from ..dynamics.rigid_contact import RANK, fixed_normal, solve_in_frames, split_forces
 from ..dynamics.rigid_step_terms import loop_assembly, rigid_step_terms
@@ -111,8 +116,16 @@ class RigidStepper:
         start = u_start[3 * active + 2]  # the normal velocities at the step's start, in the midpoint's frames
         approach = np.minimum(0.0, start)
         shifted = u_free[rows].copy()
-        shifted[2::3] += self.restitution[active] * approach
         delassus = G if every else G[np.ix_(rows, rows)]
+        rebound = self.restitution[active] * approach
+        if rebound.any():
+            basis, singular = _range_basis(delassus)
+            if singular:  # redundant contacts (a face's corners): the rebound impulses can give (docs/contact.md)
+                shift = np.zeros(len(shifted))
+                shift[2::3] = rebound
+                shifted += basis @ (basis.T @ shift)
+            else:
+                shifted[2::3] += rebound
         if self.turns and self.turning[active].any() and (start > 0).any():
             crossing = np.zeros(len(shifted))
             crossing[2::3] = self.turning[active] * np.maximum(0.0, start)
@@ -176,9 +189,16 @@ def _achievable(G: np.ndarray, shift: np.ndarray) -> np.ndarray:
     """The part of a shift of the points' target velocities that impulses can give: its projection on the range
     of the Delassus matrix G (all of it for free bodies; a point of a one-degree-of-freedom loop moves along one
     direction only, and a target off it left the cone solver without a solution to converge to)."""
-    eigen, vectors = np.linalg.eigh(G)
-    basis = vectors[:, eigen > RANK * eigen[-1]]
+    basis, _ = _range_basis(G)
     return basis @ (basis.T @ shift)
+
+
+def _range_basis(G: np.ndarray) -> tuple[np.ndarray, bool]:
+    """An orthonormal basis of the range of the Delassus matrix G, and whether G is singular (redundant contacts:
+    more contact rows than the motions they see, such as a face's four corners)."""
+    eigen, vectors = np.linalg.eigh(G)
+    kept = eigen > RANK * eigen[-1]
+    return vectors[:, kept], not kept.all()
 
 
 def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> dict[str, np.ndarray]:
@@ -191,22 +211,26 @@ def contact_columns(mech: Mechanism, stepper: RigidStepper, run: RigidRun) -> di
     for measure in mech.model.measures:
         if not isinstance(measure, ForceMeasure):
             continue
-        index = next((i for i, law in enumerate(stepper.laws) if law.element.name == measure.element), None)
-        if index is None:
-            continue
-        law = stepper.laws[index]
-        depth, point, J, normal = (np.asarray(x, float) for x in law.placed(st))  # normal (1, 3) on a plane
-        velocity = np.einsum("kij,kj->ki", J, run.qd)  # body 2's point at c relative to body 1's
-        slip = velocity - along_normal(velocity, normal)[:, None] * normal
-        force = run.forces[:, index]  # on body 2 (the sphere's body on a ground)
-        if fixed_normal(law) is None:
-            f_n, friction = run.normal[:, index], run.friction[:, index]
-        else:
-            f_n = along_normal(force, normal)
-            friction = force - f_n[:, None] * normal
-        got = {"depth": depth, "point": point, "slip": slip, "normal": f_n, "friction": friction, "force": force}
-        out |= {name: values for name, _, values in ContactLaw.columns(measure.name, got)}
+        indices = [i for i, law in enumerate(stepper.laws) if law.element.name == measure.element]
+        if indices:  # a box's or a mesh's vertices: their sums, at their centre of pressure
+            got = combined([_point_columns(stepper, index, st, run) for index in indices])
+            out |= {name: values for name, _, values in ContactLaw.columns(measure.name, got)}
     return out
+
+
+def _point_columns(stepper: RigidStepper, index: int, st, run: RigidRun) -> dict[str, np.ndarray]:
+    """One contact point's quantities along the run (ContactLaw.columns reads them)."""
+    law = stepper.laws[index]
+    depth, point, J, normal = (np.asarray(x, float) for x in law.placed(st))  # normal (1, 3) on a plane
+    velocity = np.einsum("kij,kj->ki", J, run.qd)  # body 2's point at c relative to body 1's
+    slip = velocity - along_normal(velocity, normal)[:, None] * normal
+    force = run.forces[:, index]  # on body 2 (the sphere's body on a ground)
+    if fixed_normal(law) is None:
+        f_n, friction = run.normal[:, index], run.friction[:, index]
+    else:
+        f_n = along_normal(force, normal)
+        friction = force - f_n[:, None] * normal
+    return {"depth": depth, "point": point, "slip": slip, "normal": f_n, "friction": friction, "force": force}
 
 
 def rigid_run(mech: Mechanism, times: np.ndarray, q0: np.ndarray, v0: np.ndarray, step: float, clock=None):

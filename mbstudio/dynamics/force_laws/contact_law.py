@@ -22,6 +22,7 @@ import numpy as np
 from ...model.document import Contact
 from ...model.errors import ModelError
 from ...numerics.spatial import cross, dot
+from ..contact_shapes import combined, shape_of, shape_vertices
 from ..road_surface import tangent_plane
 from .base import FORMATS, ForceLaw, positive, register
 
@@ -71,16 +72,30 @@ class CompliantContact(ForceLaw):
         slip = velocity - along[:, None] * normal
         return f_n, friction_force(v["friction"], v["stiction_velocity"], f_n, slip, sqrt)
 
+    def placements(self, st) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """`placed`'s four for each of its contact points: one here, a box's or a mesh's vertices in ContactLaw."""
+        return [self.placed(st)]
+
     def generalized(self, t, q, qd, st) -> np.ndarray:
-        depth, _, J, normal = self.placed(st)
-        velocity = (J * qd[:, None, :]).sum(axis=2)
-        f_n, f_t = self.contact(depth, velocity, normal, self.forces.mech.backend.sqrt)
-        force = f_n[:, None] * normal + f_t
-        return (J * force[:, :, None]).sum(axis=1)
+        terms = []
+        for depth, _, J, normal in self.placements(st):
+            velocity = (J * qd[:, None, :]).sum(axis=2)
+            f_n, f_t = self.contact(depth, velocity, normal, self.forces.mech.backend.sqrt)
+            force = f_n[:, None] * normal + f_t
+            terms.append((J * force[:, :, None]).sum(axis=1))
+        return _total(terms)
 
     def potential(self, q, st):
         v = self.values()
-        return elastic_energy(v["stiffness"], v["exponent"], self.placed(st)[0])
+        return _total([elastic_energy(v["stiffness"], v["exponent"], got[0]) for got in self.placements(st)])
+
+
+def _total(terms: list):
+    """The sum of one or more terms, a single one as it is (a sphere's force unchanged to the bit)."""
+    out = terms[0]
+    for term in terms[1:]:
+        out = out + term
+    return out
 
 
 @register
@@ -115,15 +130,33 @@ class ContactLaw(CompliantContact):
         origin, normal = self.plane()
         return origin[None, :], normal[None, :]
 
-    def place(self, st) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Penetration δ (N,), the contact point c (N, 3) and its Jacobian J_c (N, 3, n) at the poses `st`."""
-        return self.placed(st)[:3]
+    def place(self, st, vertex: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Penetration δ (N,), the contact point c (N, 3) and its Jacobian J_c (N, 3, n) at the poses `st`, of the
+        sphere or of one vertex of a box or mesh (contact_shapes.py)."""
+        return self.placed(st, vertex)[:3]
 
-    def placed(self, st) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """`place`'s, and the normal n (1, 3) or (N, 3)."""
+    def vertices(self) -> np.ndarray:
+        """The centres (V, 3) of its contact spheres relative to its body point, body axes (one for a sphere)."""
+        return shape_vertices(self.element, self.forces.value, self.forces.mech.backend)
+
+    def placed(self, st, vertex: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`place`'s, and the normal n (1, 3) or (N, 3), of the sphere or of one vertex of a box or mesh."""
+        return self._placed_at(st, self.vertices()[vertex])
+
+    def placements(self, st) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """`placed`'s four for each contact point: the sphere's, or the vertices' of a box or mesh (their
+        contact points, contact_shapes.py)."""
+        return [self._placed_at(st, offset) for offset in self.vertices()]
+
+    def _placed_at(self, st, offset) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         e, tree = self.element, self.forces.mech.tree
         radius = self.forces.value(e.radius)
-        centre = self.forces.point(st, e.body, e.point)[0]
+        if shape_of(e) == "sphere":
+            centre = self.forces.point(st, e.body, e.point)[0]
+        else:
+            i = tree.body_index(e.body)
+            local = self.forces.geometry.point(self.forces.mech.model.body(e.body), e.point) + offset
+            centre = st.p[i] + (st.R[i] * local[None, None, :]).sum(axis=2)
         origin, normal = self.ground(centre)
         depth = radius - dot(centre - origin, normal)
         point = centre - radius * normal
@@ -131,10 +164,26 @@ class ContactLaw(CompliantContact):
 
     # ------------------------------------------------------------------ results
     def along(self, motion) -> dict[str, np.ndarray]:
-        """Along a motion (float64): penetration, contact point and its velocity, normal and friction forces."""
+        """Along a motion (float64): penetration, contact point and its velocity, normal and friction forces (a box's
+        or a mesh's summed over its vertices, at their centre of pressure: contact_shapes.combined)."""
+        return combined(self.along_points(motion))
+
+    def along_points(self, motion) -> list[dict[str, np.ndarray]]:
+        """`along`'s quantities at each contact point: the sphere's, or each vertex's of a box or mesh."""
+        if shape_of(self.element) == "sphere":
+            return [self._along_at(motion, *motion.point(self.element.body, self.element.point)[:2])]
+        e, state = self.element, motion.state
+        i = motion.mech.tree.body_index(e.body)
+        local = np.asarray(motion.geometry.point(motion.mech.model.body(e.body), e.point), float)
+        got = []
+        for offset in np.asarray(shape_vertices(e, motion.geometry.value, motion.mech.backend), float):
+            r = np.einsum("nij,j->ni", state.R[i], local + offset)
+            got.append(self._along_at(motion, state.p[i] + r, state.v[i] + cross(state.w[i], r)))
+        return got
+
+    def _along_at(self, motion, centre: np.ndarray, velocity: np.ndarray) -> dict[str, np.ndarray]:
         e = self.element
         radius = float(self.forces.value(e.radius))
-        centre, velocity, _ = motion.point(e.body, e.point)
         origin, normal = (np.asarray(x, float) for x in self.ground(centre))
         depth = radius - along_normal(centre - origin, normal)
         arm = np.broadcast_to(-radius * normal, centre.shape)

@@ -29,6 +29,7 @@ from ...model.surface_files import file_sha256
 from ...model.units import Quantity
 from ...model.units import text as as_written
 from . import edits
+from .contact_shape_fields import SHAPE_FIELDS, shape_fields
 
 SHAPE_TYPES = ("(links)", "box", "cylinder", "sphere", "mesh")
 SHAPE_DEFAULTS = {
@@ -394,6 +395,8 @@ def _element(model: Model, name: str, element_of: Callable[[Model, str], object]
         elif f.name == "against":  # a contact's ground: the empty choice is its plane
             setter = lambda m, v, s=set_value: s(m, v or None)  # noqa: E731
             out.append(Field(f.name, "choice", value or "", setter, choices=("", "road")))
+        elif element.type == Contact.type and f.name in SHAPE_FIELDS:  # only the chosen shape's
+            out += shape_fields(element, f.name, lambda m: element_of(m, name), Field)
         elif f.name in _BUSHING_FRAMES:
             body = getattr(element, _BUSHING_FRAMES[f.name])
             out.append(Field(f.name, "choice", value, set_value, choices=_frames_of(model, body, value)))

@@ -20,6 +20,7 @@ import numpy as np
 import pyvista as pv
 from vtkmodules.vtkCommonCore import vtkObject
 
+from ...dynamics.contact_shapes import hull_faces, shape_of, shape_vertices
 from ...kinematics import Mechanism
 from ...model import GROUND, Frame
 from ...model.document import body_key
@@ -29,6 +30,7 @@ HIGHLIGHT = "#19d3ff"  # cyan: no sample body uses it
 JOINT_COLOR = "#3c3c3c"
 CUT_JOINT_COLOR = "#b03060"
 BUSHING_COLOR = "#6b4f2a"  # rubber, apart from the joints' grey
+CONTACT_COLOR = "#556070"  # the contact shapes, see-through over the bodies they sit on
 BACKGROUND = ("#f4f6f8", "#c9d3de")  # light gradient: dark parts and coloured bodies stand out
 # A bulky shape (a wheel, a housing: its thinnest side this many times the typical one) is drawn see-through,
 # so that the joints and links it would hide stay visible.
@@ -52,6 +54,19 @@ def _axes_mesh(length: float) -> pv.PolyData:
     mesh = pv.PolyData(pts, lines=np.array([2, 0, 1, 2, 2, 3, 2, 4, 5]))
     mesh.cell_data["rgb"] = np.array([[220, 40, 40], [40, 160, 40], [40, 80, 220]], np.uint8)
     return mesh
+
+
+def contact_mesh(mech: Mechanism, contact) -> pv.PolyData:
+    """A contact's shape in its body's coordinates (dynamics/contact_shapes.py): its sphere, or the convex hull of
+    a box's or a mesh's vertices (their spheres' radius left out: a rounding of the corners)."""
+    geometry = mech.tree.geometry
+    centre = np.asarray(geometry.point(mech.model.body(contact.body), contact.point), float)
+    radius = float(geometry.value(contact.radius))
+    if shape_of(contact) == "sphere":
+        return pv.Sphere(radius=radius, center=centre)
+    vertices = centre + np.asarray(shape_vertices(contact, geometry.value, mech.backend), float)
+    faces = hull_faces(vertices)
+    return pv.PolyData(vertices, np.column_stack([np.full(len(faces), 3), faces]).ravel())
 
 
 def _cylinder(**kwargs) -> pv.PolyData:
@@ -222,6 +237,9 @@ class Scene:
                 )
         for bushing in (e for e in mech.model.forces if e.type == "bushing"):
             self._add_bushing(mech, bushing, 0.018 * size)
+        for contact in (e for e in mech.model.forces if e.type == "contact"):
+            self._add(body_key(contact.body), contact_mesh(mech, contact), CONTACT_COLOR, ("force", contact.name),
+                      opacity=0.6)  # fmt: skip
         self._place(q)
         self._add_ground(size)
         self._colour(self.selected)
