@@ -53,6 +53,9 @@ def block_smallest(eng: Engine, y: np.ndarray) -> float:
 class ChartWatch:
     """σ of the engine's chosen loop block at a state, against its value at the last decision."""
 
+    fell = "chart"  # what `first_fall` found (crossing.py's watch also finds the loop equations' loss of rank)
+    crossings = False  # whether crossings of singular configurations are near (crossing.py's watch)
+
     def __init__(self, eng: Engine, y: np.ndarray) -> None:
         self.eng = eng
         self.reference = block_smallest(eng, y)
@@ -88,6 +91,15 @@ class ChartWatch:
             if (last >= 0).all():
                 return np.concatenate([np.full(head, np.inf), last])
         return self.eng.smallest_singular_values(q) / self.reference - FALL
+
+    def until(self, start: float, end: float, t_end: float, checks: np.ndarray) -> tuple[float, np.ndarray]:
+        """Where a piece of the run from `start` to `end` ends, and the points it is watched at: there, and at the
+        run's check points in it, `checks` (t_end: the run's end; crossing.py's watch may ask for less)."""
+        return end, checks
+
+    def crossing_at(self, y: np.ndarray) -> bool:
+        """Whether a crossing of a singular configuration begins at the state y: never for this watch alone."""
+        return False
 
     def steady(self, intervals: int = STEADY) -> bool:
         """Whether the margin, extrapolated from the last two check points over the next `intervals` of their

@@ -37,11 +37,13 @@ from ..dynamics.augmented import augmented_functions
 from ..dynamics.engine import Engine
 from ..kinematics.mechanism import Mechanism
 from ..numerics.compiled import Native
-from .charts import closed_jacobian
+from .charts import STEADY, closed_jacobian
 from .integrators import CHECKS, MAX_STEPS, IntegrationError
 
 ENTER = 0.02  # the rank-th singular value of Φ_q as a part of its value at the start: the crossing begins below it
 LEAVE = 0.04  # ... and ends above it, at a check point past the singular configuration
+NEAR = 0.2  # ... and is watched more closely from a check point where it is below this (CrossingWatch)
+FINE = 64  # ... at points at least 1 / FINE of a check interval apart
 DAMPING = 1e-3  # the multipliers' damping: below this part of the start's rank-th singular value of Φ_q L⁻ᵀ
 STABILITY = 1.0  # Baumgarte's ω, in units of 1 / (the run's check interval): Φ decays within a few intervals
 PROJECTIONS = 8  # least-squares Newton steps at most, back onto the loops after the crossing
@@ -70,15 +72,129 @@ def rank_value(mech: Mechanism, phi_q: np.ndarray) -> float:
     return float(np.linalg.svd(phi_q, compute_uv=False)[rank - 1]) if rank else np.inf
 
 
-def crossing_due(eng: Engine, y: np.ndarray, y_start: np.ndarray, terms: LoopTerms | None = None) -> bool:
+def crossing_due(eng: Engine, y: np.ndarray, start: float | None, terms: LoopTerms | None = None) -> bool:
     """Whether the state y (the engine's layout) is near a singular configuration of the whole set of loop
-    equations: its rank-th singular value below ENTER of the start's. A tree, or a model whose orientations are
-    carried as quaternions (ball joints: their rates are not the coordinates' derivatives), is never crossed.
+    equations: its rank-th singular value below ENTER of the start's (`start_rank`; None: never crossed).
     `terms`: the run's compiled loop terms once it has crossed (charts.closed_jacobian)."""
-    if not eng.mech.partition.rows or eng.states.quaternions:
+    if start is None:
         return False
-    here, start = (rank_value(eng.mech, closed_jacobian(eng, x, terms)[1]) for x in (y, y_start))
-    return here < ENTER * start
+    return rank_value(eng.mech, closed_jacobian(eng, y, terms)[1]) < ENTER * start
+
+
+def start_rank(eng: Engine, y_start: np.ndarray) -> float | None:
+    """The rank-th singular value of Φ_q at the run's start (y_start: the state in the layout of `eng`, its first
+    engine: another engine's closing would solve other coordinates), against which the crossings are decided; None
+    where the run is never crossed: a tree, or a model whose orientations are carried as quaternions (ball joints:
+    their rates are not the coordinates' derivatives)."""
+    if not eng.mech.partition.rows or eng.states.quaternions:
+        return None
+    return _loop_terms(eng.text, eng.mech).rank_value(closed_jacobian(eng, y_start)[0])
+
+
+@functools.lru_cache(maxsize=4)
+def _loop_terms(text: str, mech: Mechanism) -> LoopTerms:
+    return LoopTerms(mech, augmented_functions(text))
+
+
+class CrossingWatch:
+    """The chart watch of charts.py, and the whole Φ_q's rank-th singular value against ENTER of the start's: the
+    crossing begins where that value falls to ENTER, located as a root of `margin` (integrators.py), so that where
+    it begins is decided by the state alone, never by where the integrator happened to stall. On a near pass the
+    value falls to ENTER and rises again within a few milliseconds (the Delta's: 3 ms), between the run's check
+    points; so once it is below NEAR of the start's at a check point (`near`), the run is watched at points set by
+    the value's own fall (`until`): where the line through its last two values says it reaches ENTER / 2. The value
+    is a convex function of time about its minimum (a hyperbola on a transversal pass), so the secant falls faster
+    than the value: each point is reached before the minimum, or near it, and a fall below ENTER is not passed
+    unseen. A tree, or a model carried in quaternions, is never crossed (crossing_due): its watch is the chart's."""
+
+    def __init__(self, chart, eng: Engine, t: float, y: np.ndarray, start: float | None, crossed: bool) -> None:
+        """The watch of a run with the engine `eng` from the state y at time t; `start`: the run's `start_rank`;
+        `crossed`: whether the run has crossed already."""
+        self.chart, self.eng, self.fell, self.crossed, self.start = chart, eng, "chart", crossed, start
+        self.terms = None if start is None else _loop_terms(eng.text, eng.mech)
+        # (t, the rank value over the start's) at the last three points watched
+        self.checked = [] if start is None else [(t, float(self._ratios(np.asarray(y)[None])[0]))]
+        self.near = bool(self.checked) and self.checked[-1][1] < NEAR
+
+    @property
+    def crossings(self) -> bool:
+        """Whether crossings are near: the run has crossed, or is near one (where CVODES gives up, the run then
+        goes on in its parts, watched at their ends: integrators.py)."""
+        return self.near or self.crossed
+
+    def _ratios(self, states: np.ndarray) -> np.ndarray:
+        """The rank-th singular value of Φ_q at the states' q (as integrated), over the start's."""
+        q = self.eng.unpack(np.asarray(states))[0]
+        jac = np.array([self.terms(x)[1] for x in q])
+        return np.linalg.svd(jac, compute_uv=False)[:, self.eng.mech.partition.rank - 1] / self.start
+
+    def crossing_at(self, y: np.ndarray) -> bool:
+        """Whether the state y is past a crossing's entry (where `margin` crossed zero on the rank's fall)."""
+        return self.start is not None and bool(self._ratios(y[None])[0] < ENTER)
+
+    def margin(self, t: float, y: np.ndarray) -> float:
+        """The chart watch's margin, or the rank's where lower (both cross zero where a decision is due)."""
+        chart = self.chart.margin(t, y)
+        return chart if self.start is None else min(chart, self.rank_margin(t, y))
+
+    def rank_margin(self, t: float, y: np.ndarray) -> float:
+        """The rank's margin alone: zero where the crossing begins (its root locates the entry, not the chart's)."""
+        return float(self._ratios(y[None])[0] / ENTER - 1)
+
+    def first_fall(self, at: np.ndarray, states: np.ndarray) -> int | None:
+        """The first point watched (times `at`, states) where a decision is due: the chart's or the rank's margin
+        below zero (`fell`: "chart" or "rank"), or where the rank value first falls below NEAR ("near": the run
+        goes on from there watched more closely); None if none."""
+        self.fell = "chart"
+        if self.start is None or not len(at):
+            return self.chart.first_fall(at, states)
+        ratios = self._ratios(states)
+        entered = np.flatnonzero(ratios < NEAR)
+        seen = len(at) if self.near or not len(entered) else int(entered[0]) + 1
+        self.checked = [*self.checked, *zip(at[:seen].tolist(), ratios[:seen].tolist(), strict=True)][-3:]
+        chart = self.chart.first_fall(at[:seen], states[:seen])
+        below = np.flatnonzero(ratios[:seen] < ENTER)
+        if len(below) and (chart is None or below[0] <= chart):
+            self.fell = "rank"
+            return int(below[0])
+        if chart is not None:
+            return chart
+        if seen < len(at):
+            self.near, self.fell = True, "near"
+            return seen - 1
+        self.near = bool(ratios[-1] < NEAR)
+        return None
+
+    def steady(self, intervals: int = STEADY) -> bool:
+        """The chart watch's; never while near a crossing (the run then goes on to the next check point); and once
+        the run has crossed, the rank value extrapolated from the last three check points (a parabola: between
+        crossings it rises to a plateau and falls again) staying above NEAR over the next `intervals` of their
+        intervals, so that CVODES does not stall on the way to the next crossing inside a long piece."""
+        if self.start is None or not (self.near or self.crossed):
+            return self.chart.steady(intervals)
+        if self.near or len(self.checked) < 3 or not self.chart.steady(intervals):
+            return False
+        first, before, last = (ratio for _, ratio in self.checked)
+        slope, curvature = (last - first) / 2, last - 2 * before + first
+        k = np.arange(1, intervals + 1)
+        return bool((last + k * slope + k * (k + 1) / 2 * curvature > NEAR).all())
+
+    def until(self, start: float, end: float, t_end: float, checks: np.ndarray) -> tuple[float, np.ndarray]:
+        """Where a piece of the run from `start` (the last point watched) to `end` ends, and the points it is
+        watched at (`checks`, the run's check points in it): while near a crossing and the rank value falling, at
+        the time where the secant through its last two values reaches ENTER / 2, at least 1 / FINE of a check
+        interval after `start` (without a secant yet: there)."""
+        if not self.near:
+            return end, checks
+        until = start + t_end / (CHECKS * FINE)
+        if len(self.checked) >= 2:
+            (t0, before), (t1, last) = self.checked[-2:]
+            if before <= last or t1 <= t0:  # rising: to the next check point
+                return end, checks
+            until = max(until, t1 + (last - ENTER / 2) * (t1 - t0) / (before - last))
+        if until >= end - 1e-12 * t_end:
+            return end, checks
+        return until, np.append(checks[checks < until], until)
 
 
 class LoopTerms:
@@ -122,18 +238,17 @@ class LoopTerms:
         return qd - Minv_jt @ np.linalg.solve(jac @ Minv_jt, jac @ qd)
 
 
-def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances, clock, y_start) -> Crossing:
+def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances, clock, q_start) -> Crossing:
     """The crossing from the state y0 (engine layout) at t0, with the run's output times `times` (from t0 on) and
     tolerances (rtol, atol): integrated by CVODES between the run's fixed check points, on the compiled rate of
-    dynamics/augmented.py, until the rank-th singular value of Φ_q exceeds LEAVE of its start value (y_start's),
-    or the run ends."""
+    dynamics/augmented.py, until the rank-th singular value of Φ_q exceeds LEAVE of its start value (at q_start, the
+    run's start closed), or the run ends."""
     mech, n = eng.mech, eng.mech.n
     functions = augmented_functions(eng.text)
     terms = LoopTerms(mech, functions)
     t_end = times[-1]
     q, _ = eng.closed(np.asarray(y0)[None])
     qd = eng.velocities(q[0], eng.unpack(np.asarray(y0)[None])[1][0])
-    q_start = eng.closed(np.asarray(y_start)[None])[0][0]
     parameters = [STABILITY * CHECKS / t_end, DAMPING * terms.weighted_rank_value(q_start)]
     z, start, t = np.concatenate([q[0], qd]), terms.rank_value(q_start), t0
     lowest, calls, outputs = terms.rank_value(q[0]), 0, []

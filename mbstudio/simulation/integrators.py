@@ -13,8 +13,8 @@ Two families, both with the loops closed inside every evaluation:
   formula and costs a call: 22 of them were most of a 1e-9-s run's cost and a third of a 2-s four-bar's steps)
   while a long one still reports its progress every few thousand steps. Each piece integrates over a normalised
   time τ ∈ [0, 1] with t = t₀ + h τ, so that equal pieces share one integrator. Where CVODES gives up in a piece
-  (near a singular configuration, say), DOP853 integrates that piece and either goes on or stops where the motion
-  must.
+  (near a singular configuration, say), DOP853 integrates that piece, or near a crossing of one (crossing.py) CVODES
+  in parts (`_Parts`), and either goes on or stops where the motion must.
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ CHECKS = 200
 MAX_STEPS = 20_000
 PACE = 16  # CVODES may take this many times the most steps per return of the run's pieces so far ...
 FLOOR_STEPS = 1024  # ... and at least this many between two returns
+SMALLEST_STEP = 1e-6  # of a part of a piece where CVODES gave up (_Parts): its steps shrink below it where it stalls
+HALVINGS = 12  # ... and parts are halved down to 2^-HALVINGS of the piece
+ROOT_TIME = 1e-12  # of the run's span: where the watch's margin crosses zero in a part is located to this
 STALL_CALLS = 20_000  # scipy: this many evaluations without time advancing by STALL_FRACTION of the run
 STALL_FRACTION = 1e-6
 CHART_REASON = "the coordinates in use lose conditioning here"
@@ -52,6 +55,7 @@ CHART_REASON = "the coordinates in use lose conditioning here"
 # rtol-1e-10 run was 1e-5 (median of seven runs about rtol 1e-6) and 7e-5 with the Newton Jacobian of trees
 # (dynamics/stiff_jacobian.py); with a hundredth 2e-6, for 8 % more evaluations
 BDF_CONVERGENCE = 0.01
+CROSSING_REASON = "the loop equations lose rank here"
 
 
 class IntegrationError(RuntimeError):
@@ -75,11 +79,11 @@ class IntegrationError(RuntimeError):
 class StepLimit:
     """The most steps CVODES may take between two returns in a run's next piece. Where the coordinates in use turn
     singular between two check points CVODES cannot stop there, and stalls until this limit (then DOP853 takes the
-    piece and the watch of charts.py decides); 20 000 steps of such a stall cost the Delta 0.4 s each. So the limit
-    is MAX_STEPS only until a piece has been integrated, then PACE times the most steps per return of any piece of
-    the run (its steps over its intervals between check points), rounded up to a power of two, at least
-    FLOOR_STEPS: a piece's first return, after the restart, takes a few times the mean (up to 8 on the Delta's
-    short pieces). It follows the run's own history, never the machine's or the entry point's, so it is the same
+    piece, or near a crossing CVODES in parts, `_Parts`, and the watch decides); 20 000 steps of such a stall cost the
+    Delta 0.4 s each. So the limit is MAX_STEPS only until a piece has been integrated, then PACE times the most steps
+    per return of any piece of the run (its steps over its intervals between check points), rounded up to a power of
+    two, at least FLOOR_STEPS: a piece's first return, after the restart, takes a few times the mean (up to 8 on the
+    Delta's short pieces). It follows the run's own history, never the machine's or the entry point's, so it is the same
     however the run is started; it only grows, so that it takes few values (each its own integrator)."""
 
     def __init__(self) -> None:
@@ -216,7 +220,7 @@ def _cvodes(
     y, start, calls, carried, span = np.asarray(y0, dtype=float), t0, 0, 0.0, 1
     try:
         while start < times[-1]:
-            end, checks = _piece(start, times[-1], _watched_span(watch, span))
+            end, checks = _watched_until(watch, start, *_piece(start, times[-1], _watched_span(watch, span)), times[-1])
             checkpoint(start)
             upto = int(np.searchsorted(times, end, side="right"))
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
@@ -227,10 +231,15 @@ def _cvodes(
                 if limit and limit.stalled == (eng, end):
                     raise _GaveUp(0)
                 solver, reached, tried = _solved(chunk, _limits(limit), x0, [start, end - start])
-            except _GaveUp as failure:  # near a singular configuration, say: DOP853 takes this piece, or stops
+            except _GaveUp as failure:  # near a singular configuration, say: integrated in parts, or by DOP853
                 calls += failure.calls
                 if runs > 1:
                     raise IntegrationError(start, "CVODES gave up", y) from None
+                if limit and watch is not None and watch.crossings:  # near crossings: in parts, watched at their ends
+                    parts = _Parts(eng, times, out, (multistep, rtol, atol), checkpoint, watch, limit)
+                    y, more, start, done = parts.integrate(done, start, end, y)
+                    calls, work, span = calls + more, None, int(start == end)
+                    continue
                 if limit and intervals == 1:
                     limit.stalled = (eng, end)
                 piece = (times[done:upto], end, y, start, out[:done])
@@ -247,9 +256,23 @@ def _cvodes(
             out[done:upto] = states[outputs]
             if work is not None:  # each piece's integral starts from 0 at its start
                 work[done:upto] = carried + work_scale * reached[outputs, -1]
-                carried += work_scale * reached[-1, -1]
             if watch is not None:
-                _watch(watch, start + (end - start) * np.asarray(marks)[checked], states[checked], times, out)
+                at = start + (end - start) * np.asarray(marks)[checked]
+                fall = watch.first_fall(at, states[checked])
+                if fall is not None and watch.fell == "near":
+                    # near a crossing: the run goes on from that check point, watched more closely (crossing.py)
+                    if work is not None:
+                        carried += work_scale * reached[checked[fall], -1]
+                    y, start = states[checked][fall], at[fall]
+                    done, span = int(np.searchsorted(times, start, side="right")), 0
+                    continue
+                if fall is not None:
+                    parts = (
+                        _Parts(eng, times, out, (multistep, rtol, atol), checkpoint, watch, limit) if limit else None
+                    )
+                    _stop(watch, fall, at, states[checked], (start, y), parts, (times, out))
+            if work is not None:
+                carried += work_scale * reached[-1, -1]
             y, start, done = states[-1], end, upto
     except IntegrationError as error:
         error.calls += calls
@@ -299,13 +322,127 @@ def _lost(failure: RuntimeError, steps: int) -> int:
     return steps if "CV_TOO_MUCH_WORK" in str(failure) else 0
 
 
-def _watch(watch, at: np.ndarray, states: np.ndarray, times: np.ndarray, out: np.ndarray) -> None:
-    """An IntegrationError at the first check point (times `at`, states) where the watch's margin is below zero,
-    with the outputs up to there."""
-    fall = watch.first_fall(at, states)
-    if fall is not None:
-        t, y = at[fall], states[fall]
-        raise IntegrationError(t, CHART_REASON, y, out[: int(np.searchsorted(times, t, side="right"))])
+def _stop(watch, fall: int, at: np.ndarray, states: np.ndarray, start: tuple, parts: _Parts | None, outputs) -> None:
+    """The IntegrationError where the watch's margin fell at the check point `fall` (times `at`, states), with
+    the outputs (times, states) reached: there for the chart's fall; for the loop equations' loss of rank, at the
+    margin's root since the check point before (or the piece's `start`: time, state), located on a closed loop's
+    `parts` (crossing.py: where a crossing begins is the state's, not a check point's)."""
+    t, y, reason, calls = at[fall], states[fall], CHART_REASON, 0
+    if watch.fell == "rank" and parts is not None:
+        before = start if fall == 0 else (at[fall - 1], states[fall - 1])
+        t, y, calls = parts.root(before, t, watch.rank_margin(t, y), watch.rank_margin)
+        reason = CROSSING_REASON
+    times, out = outputs
+    raise IntegrationError(t, reason, y, out[: int(np.searchsorted(times, t, side="right"))], calls)
+
+
+class _Parts:
+    """A closed loop's piece near a crossing (crossing.py) where CVODES gave up (the coordinates in use turning singular
+    inside it, say), integrated by CVODES in parts: a part that gives up is halved, one that reaches its end is followed
+    by one as long, and the watch (charts.py) is checked at the run's check points and at each part's end, so that the
+    run stops (IntegrationError) at the first where its margin is below zero, before the coordinates turn singular:
+    where they would, the steps shrink below SMALLEST_STEP of the part and CVODES gives up within a few of them. Each
+    part's end is decided from the run's states alone, as the pieces' are. Below 2^-HALVINGS of the piece, DOP853 takes
+    the rest (and scipy's import, 0.3 s, is paid only there)."""
+
+    def __init__(self, eng: Engine, times, out, options, checkpoint, watch, limit: StepLimit) -> None:
+        self.eng, self.times, self.out, self.checkpoint, self.watch, self.limit = (
+            eng,
+            times,
+            out,
+            checkpoint,
+            watch,
+            limit,
+        )
+        self.multistep, self.rtol, self.atol = options
+        t_end = times[-1]
+        self.checks, self.near = t_end * np.arange(1, CHECKS) / CHECKS, 1e-12 * t_end
+
+    def integrate(self, done: int, start: float, end: float, y: np.ndarray) -> tuple[np.ndarray, int, float, int]:
+        """From y at `start` (the outputs up to `done` filled) to `end`, or to the check point where the watch
+        asks to be watched more closely (crossing.py): the state, the evaluations, the time reached and the outputs
+        filled up to there."""
+        width = (end - start) / 2
+        smallest, t, calls = (end - start) * 2.0**-HALVINGS, start, 0
+        while t < end:
+            stop = end if end - (t + width) <= self.near else t + width
+            self.checkpoint(t)
+            try:
+                y, done, calls, reached = self._part(done, t, stop, y, calls)
+            except _GaveUp as failure:
+                calls, width = calls + failure.calls, width / 2
+                if width < smallest:
+                    return (*self._dop853(done, t, end, y, calls), end, int(np.searchsorted(self.times, end, "right")))
+                continue
+            t = reached
+            if self.watch.fell == "near":  # the run goes on from there watched more closely (crossing.py)
+                break
+        return y, calls, t, done
+
+    def _part(self, done: int, t: float, stop: float, y: np.ndarray, calls: int):
+        """One part: the state at its end, the outputs filled, the evaluations; _GaveUp where CVODES gives up, an
+        IntegrationError where the watch's margin falls below zero (at its root, `root`)."""
+        times = self.times
+        checks = self.checks[(self.checks > t + self.near) & (self.checks <= stop + self.near)]
+        stop, checks = _watched_until(self.watch, t, stop, checks, times[-1])
+        upto = int(np.searchsorted(times, stop, side="right"))
+        marks, outputs, checked = _returns(times[done:upto], np.append(checks, stop), t, stop)
+        _, reached, tried = _solved(self._chunk(marks), (self.limit.steps(),), y, [t, stop - t])
+        states = np.ascontiguousarray(reached)
+        self.out[done:upto] = states[outputs]
+        at, watched = t + (stop - t) * np.asarray(marks)[checked], states[checked]
+        # the run's check points as every piece's (the watch remembers their margins), then the part's end
+        fall = self.watch.first_fall(at[: len(checks)], watched[: len(checks)])
+        if fall is not None and self.watch.fell == "near":  # watched more closely from there
+            return watched[fall], int(np.searchsorted(times, at[fall], side="right")), calls + tried, at[fall]
+        if fall is None and (len(checks) or self.watch.margin(stop, states[-1]) >= 0):
+            return states[-1], upto, calls + tried, stop
+        fall = len(at) - 1 if fall is None else fall
+        # the margin's root between the last point watched before (the part's start or a check point) and there
+        before = (t, y) if fall == 0 else (at[fall - 1], watched[fall - 1])
+        root, state, more = self.root(before, at[fall], self.watch.margin(at[fall], watched[fall]))
+        reached_outputs = self.out[: int(np.searchsorted(times, root, side="right"))]
+        reason = CROSSING_REASON if self.watch.crossing_at(state) else CHART_REASON
+        raise IntegrationError(root, reason, state, reached_outputs, calls + tried + more)
+
+    def root(self, before: tuple[float, np.ndarray], t_fall: float, fallen: float, margin=None) -> tuple:
+        """Where the watch's margin (or `margin`) crosses zero between `before` (time, state: margin ≥ 0) and
+        `t_fall` (margin `fallen` < 0), within ROOT_TIME of the run's span (the Illinois variant of regula falsi,
+        Dowell & Jarratt 1971): each trial integrated by CVODES from `before`, so that the time, and the state there,
+        are the state's, as the events of DOP853 locate them. The time, the state there and the evaluations."""
+        t0, y0 = before
+        margin = margin or self.watch.margin
+        a, fa, b, fb, yb, side, calls = t0, margin(t0, y0), t_fall, fallen, None, 0, 0
+        while b - a > ROOT_TIME * self.times[-1] or yb is None:
+            c = b - fb * (b - a) / (fb - fa)
+            if not a < c < b:
+                c = (a + b) / 2
+            solver, reached, tried = _solved(self._chunk((1.0,)), (self.limit.steps(),), y0, [t0, c - t0])
+            calls += tried + int(solver.stats().get("nfevals", 0))
+            yc = np.ascontiguousarray(reached[-1])
+            fc = margin(c, yc)
+            if fc < 0:
+                b, fb, yb = c, fc, yc
+                fa, side = (fa / 2 if side == -1 else fa), -1
+            else:
+                a, fa = c, fc
+                fb, side = (fb / 2 if side == 1 else fb), 1
+        return b, yb, calls
+
+    def _chunk(self, marks: tuple[float, ...]) -> Callable[[int], casadi.Function]:
+        options = (self.multistep, self.rtol, self.atol, 1, 0.0)
+        return functools.partial(_chunk_integrator, self.eng, marks, *options, smallest=SMALLEST_STEP)
+
+    def _dop853(self, done: int, t: float, end: float, y: np.ndarray, calls: int) -> tuple[np.ndarray, int]:
+        upto = int(np.searchsorted(self.times, end, side="right"))
+        piece = (self.times[done:upto], end, y, t, self.out[:done])
+        try:
+            rest, more = _dop853_piece(self.eng, piece, self.rtol, self.atol, self.checkpoint, self.watch)
+        except IntegrationError as error:
+            error.calls += calls
+            raise
+        self.out[done:upto] = rest[: upto - done]
+        return rest[-1], calls + more
 
 
 def _dop853_piece(eng, piece, rtol, atol, checkpoint, watch) -> tuple[np.ndarray, int]:
@@ -318,6 +455,12 @@ def _dop853_piece(eng, piece, rtol, atol, checkpoint, watch) -> tuple[np.ndarray
     except IntegrationError as error:
         error.outputs = np.concatenate([before, error.outputs.reshape(-1, len(y))])
         raise
+
+
+def _watched_until(watch, start: float, end: float, checks: np.ndarray, t_end: float) -> tuple[float, np.ndarray]:
+    """Where a piece from `start` to `end` (the run's check points `checks` in it) ends, and its check points:
+    sooner where the watch asks for it (crossing.py: near a crossing)."""
+    return (end, checks) if watch is None else watch.until(start, end, t_end, checks)
 
 
 def _next_span(steps: int, intervals: float) -> int:
@@ -372,6 +515,7 @@ def _chunk_integrator(
     runs: int,
     work_scale: float = 0.0,
     steps: int = MAX_STEPS,
+    smallest: float = 0.0,
 ):
     """The CVODES integrator of `_chunk_dae` returning at `grid` (normalised time), at most `steps` steps between
     two returns."""
@@ -381,6 +525,7 @@ def _chunk_integrator(
         "linear_multistep_method": multistep,
         "nonlinear_solver_iteration": "functional" if multistep == "adams" else "newton",
         "max_num_steps": steps,
+        **({"min_step_size": smallest} if smallest else {}),
         # where CVODES gives up, DOP853 takes the piece or the run stops with a message of its own: SUNDIALS' and
         # CasADi's (one line per failed evaluation near a singular configuration) said nothing a person could use
         "show_eval_warnings": False,

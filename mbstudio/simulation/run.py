@@ -43,9 +43,9 @@ from ..model.errors import AssemblyError, ModelError
 from ..model.hashing import text_hash
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import MAGNITUDE_MAX, check_dynamics
-from .charts import ChartWatch, decided, singularity
-from .crossing import cross, crossing_due
-from .integrators import CHART_REASON, CHUNKS, CVODES, SCIPY, IntegrationError, StepLimit, integrate
+from .charts import ChartWatch, closed_jacobian, decided, singularity
+from .crossing import CrossingWatch, cross, crossing_due, start_rank
+from .integrators import CHART_REASON, CHUNKS, CROSSING_REASON, CVODES, SCIPY, IntegrationError, StepLimit, integrate
 from .law_state_runs import refuse_law_states, with_law_states
 from .measures import measure_columns
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
@@ -555,9 +555,10 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
     # a tree's CVODES never stalls so, and a stiff impact after a long free flight needs many times its steps so far
     limit = StepLimit() if eng.mech.partition.dependent else None
     terms = None  # the compiled loop terms, once the run has crossed a singular configuration
+    rank = start_rank(eng, start_state)  # the loop equations' rank-th singular value at the start
     while True:
         try:
-            watch = ChartWatch(eng, y0)
+            watch = CrossingWatch(ChartWatch(eng, y0), eng, t0, y0, rank, terms is not None)
             y, more, work = integrate(eng, times[done:], y0, method, rtol, atol, clock, t0, watch, work_scale, limit)
         except IntegrationError as error:
             calls += error.calls
@@ -565,11 +566,13 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
                 raise RuntimeError(str(error)) from None
             if eng.law_states:
                 refuse_law_states(AppliedForces(eng.mech), "a change of independent coordinates during the run")
-            if crossing_due(eng, error.state, start_state, terms):  # no coordinates can carry the motion there
+            if error.reason == CROSSING_REASON or crossing_due(eng, error.state, rank, terms):
+                # no coordinates can carry the motion there
                 if len(error.outputs):
                     pieces.append(full_states(eng, times[done : done + len(error.outputs)], error.outputs))
                 done += len(error.outputs)
-                crossing = cross(eng, error.time, error.state, times[done:], (rtol, atol), clock, start_state)
+                q_start = closed_jacobian(first, start_state)[0]
+                crossing = cross(eng, error.time, error.state, times[done:], (rtol, atol), clock, q_start)
                 pieces.append(crossing.states)
                 done, calls = done + len(crossing.states[0]), calls + crossing.calls
                 crossings.append(crossing.note)
@@ -580,7 +583,8 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
                 error = IntegrationError(crossing.end, CHART_REASON, state)
             decision = decided(eng, error.time, error.state, text, first.mech.partition, terms)
             stuck = stuck + 1 if error.time <= t0 + 1e-9 * times[-1] else 0
-            if stuck > MAX_REPARTITIONS or (error.reason != CHART_REASON and not decision.changed):
+            watched = error.reason in (CHART_REASON, CROSSING_REASON)
+            if stuck > MAX_REPARTITIONS or (not watched and not decision.changed):
                 raise RuntimeError(str(error) + singularity(eng, error.state, start_state)) from None
             if len(error.outputs):
                 pieces.append(full_states(eng, times[done : done + len(error.outputs)], error.outputs))
