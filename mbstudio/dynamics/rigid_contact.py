@@ -40,7 +40,7 @@ import numpy as np
 
 from ..kinematics import Mechanism
 from ..numerics.compiled import cached_functions, code_version
-from .contact_shapes import ShapePoint, point_contacts
+from .contact_shapes import PairPoint, ShapePoint, point_contacts
 from .force_laws.contact_law import CompliantContact, ContactLaw
 from .forces import AppliedForces
 from .inverse_dynamics import inverse_dynamics
@@ -104,11 +104,12 @@ def rigid_contact_dynamics(
     return RigidContacts(qdd, names, lam.reshape(-1, 3), (G @ lam + g).reshape(-1, 3), used, residual)
 
 
-def rigid_contacts(laws: list) -> list[CompliantContact | ShapePoint]:
+def rigid_contacts(laws: list) -> list[CompliantContact | ShapePoint | PairPoint]:
     """The contact points the rigid model holds (a sphere's or each vertex of a box or mesh on a plane or the road,
-    a pair of bodies), in the model's order; their compliant forces are not applied."""
+    a pair of spheres, or each point of a pair with a box or mesh: ContactPairLaw.points), in the model's order;
+    their compliant forces are not applied."""
     return [point for law in laws if isinstance(law, CompliantContact)
-            for point in (point_contacts(law) if isinstance(law, ContactLaw) else [law])]  # fmt: skip
+            for point in (point_contacts(law) if isinstance(law, ContactLaw) else law.points())]  # fmt: skip
 
 
 def split_forces(mech: Mechanism) -> tuple[AppliedForces, list[CompliantContact | ShapePoint]]:
