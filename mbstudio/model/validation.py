@@ -7,10 +7,9 @@ import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
-
-from ..dynamics.contact_shapes import pair_side
 
 from .document import (
     BUSHING_DIRECTIONS,
@@ -598,8 +597,9 @@ def _check_contact_pair(model: Model, element: ContactPair, symbols, where: str)
     """The law's ranges, positive radii, two different bodies (a body's own spheres never meet), and a capsule's
     end another point of body2."""
     _check_contact_law(element, symbols, where)
-    for k in (1, 2):
-        side = pair_side(element, k)
+    for k in (1, 2):  # each side as a contact's shape (dynamics/contact_shapes.pair_side)
+        keys = ("body", "radius", "shape", "half_extents", "vertices", "rpy")
+        side = SimpleNamespace(**{key: getattr(element, f"{key}{k}") for key in keys})
         _check_contact_shape(side, symbols, where, str(k))
         if side.shape in (None, "sphere") and not float_value(side.radius, symbols, f"{where}.radius{k}") > 0:
             raise ModelError(f"{where}.radius{k}", "is out of range", side.radius, "a radius > 0, in m")
@@ -632,8 +632,7 @@ def _check_contact(element: Contact, symbols, where: str) -> None:
 def _check_contact_shape(element, symbols, where: str, suffix: str = "") -> None:
     """A known shape with its own fields only: a box's three positive half extents, a mesh's vertices (at least
     four [x, y, z] rows of finite numbers spanning a volume); three angles for rpy; a box's or mesh's radius
-    (the vertices' spheres) >= 0. `element` a Contact, or a pair's side (contact_shapes.PairSide) whose fields
-    carry `suffix`."""
+    (the vertices' spheres) >= 0. `element` a Contact, or a pair's side whose fields carry `suffix`."""
     shape, on = element.shape or "sphere", f" (the contact on body '{element.body}')"
     if shape not in CONTACT_SHAPES:
         raise ModelError(f"{where}.shape{suffix}", "is not a contact shape" + on, element.shape,

@@ -39,7 +39,15 @@ import numpy as np
 from ...model.document import ContactPair
 from ...numerics.spatial import cross, dot
 from ..contact_shapes import (
-    PairPoint, combined, pair_side, pair_vertices, polytope_distance, shape_faces, shape_of, vertex_count)
+    PairPoint,
+    combined,
+    pair_side,
+    pair_vertices,
+    polytope_distance,
+    shape_faces,
+    shape_of,
+    vertex_count,
+)
 from .base import FORMATS, Evaluator, positive, register
 from .contact_law import CompliantContact, ContactLaw
 
