@@ -119,12 +119,13 @@ def combined(per_vertex: list[dict]) -> dict:
 
 @dataclass(frozen=True)
 class ShapePoint:
-    """One contact point of a ground contact (a sphere's one, a box's or a mesh's vertex), as the rigid model
-    takes its contacts (dynamics/rigid_contact.py): a point, its normal and two bodies, each its own point in the
-    cone problem, with its law's plane or road, friction and restitution."""
+    """One contact point of a ground contact (a sphere's one, a box's or a mesh's vertex) or of a contact pair with
+    a box or a mesh (a vertex, or a sphere's centre, against the other side's solid), as the rigid model takes its
+    contacts (dynamics/rigid_contact.py): a point, its normal and two bodies, each its own point in the cone
+    problem, with its law's plane or road (a ground contact's), friction and restitution."""
 
-    law: Any  # a ContactLaw (force_laws/contact_law.py)
-    vertex: int
+    law: Any  # a ContactLaw or a ContactPairLaw (force_laws/contact_law.py, contact_pair_law.py)
+    vertex: int  # the law's contact point: `law.placed(st, vertex)`
 
     @property
     def element(self):
@@ -268,27 +269,3 @@ def polytope_distance(side: PairSide, y, faces: tuple, sqrt, regular) -> tuple:
     away = (out[:, :, None] * normals[None, :3, :]).sum(axis=1)
     distance = sqrt((out * out).sum(axis=1) + regular * regular)
     return larger(best, distance, best), larger(best, away / distance[:, None], normal)
-
-
-@dataclass(frozen=True)
-class PairPoint:
-    """One contact point of a contact pair of a box or a mesh (a vertex of one side, or a sphere's centre, against
-    the other side's faces), as the rigid model takes its contacts: a point, its normal from body1 to body2, and
-    body2's velocity there relative to body1's (ContactPairLaw.placed)."""
-
-    law: Any  # a ContactPairLaw (force_laws/contact_pair_law.py)
-    index: int
-
-    @property
-    def element(self):
-        return self.law.element
-
-    @property
-    def forces(self):
-        return self.law.forces
-
-    def placed(self, st) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        return self.law.placed(st, self.index)
-
-    def values(self) -> dict:
-        return self.law.values()

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..kinematics import Mechanism
 from ..numerics.compiled import cached_functions, code_version
-from .contact_shapes import PairPoint, ShapePoint, point_contacts
+from .contact_shapes import ShapePoint, point_contacts
 from .force_laws.contact_law import CompliantContact, ContactLaw
 from .forces import AppliedForces
 from .inverse_dynamics import inverse_dynamics
@@ -104,7 +104,7 @@ def rigid_contact_dynamics(
     return RigidContacts(qdd, names, lam.reshape(-1, 3), (G @ lam + g).reshape(-1, 3), used, residual)
 
 
-def rigid_contacts(laws: list) -> list[CompliantContact | ShapePoint | PairPoint]:
+def rigid_contacts(laws: list) -> list[CompliantContact | ShapePoint]:
     """The contact points the rigid model holds (a sphere's or each vertex of a box or mesh on a plane or the road,
     a pair of spheres, or each point of a pair with a box or mesh: ContactPairLaw.points), in the model's order;
     their compliant forces are not applied."""
@@ -122,7 +122,7 @@ def split_forces(mech: Mechanism) -> tuple[AppliedForces, list[CompliantContact 
 def fixed_normal(law: CompliantContact | ShapePoint) -> np.ndarray | None:
     """The contact point's unit normal (3,) when it does not turn with the state (on a plane); None for the road's
     and a pair's, which the state gives."""
-    if isinstance(law, ShapePoint) and law.element.against is None:
+    if isinstance(law, ShapePoint) and isinstance(law.law, ContactLaw) and law.element.against is None:
         return np.asarray(law.plane()[1], float)
     return None
 

@@ -39,7 +39,7 @@ import numpy as np
 from ...model.document import ContactPair
 from ...numerics.spatial import cross, dot
 from ..contact_shapes import (
-    PairPoint,
+    ShapePoint,
     combined,
     pair_side,
     pair_vertices,
@@ -117,8 +117,8 @@ class ContactPairLaw(CompliantContact):
         return self.shapes == ("sphere", "sphere")
 
     def points(self) -> list:
-        """The contact points the rigid model holds: the pair itself for two spheres, else one PairPoint each."""
-        return [self] if self.spheres() else [PairPoint(self, k) for k in range(len(self._sides()))]
+        """The contact points the rigid model holds: the pair itself for two spheres, else one ShapePoint each."""
+        return [self] if self.spheres() else [ShapePoint(self, k) for k in range(len(self._sides()))]
 
     def placements(self, st) -> list[tuple]:
         """`placed`'s four for each contact point: the line of centres's one, or each vertex's against a face."""
