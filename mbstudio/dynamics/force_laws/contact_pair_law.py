@@ -130,13 +130,17 @@ class ContactPairLaw(CompliantContact):
         """δ (N,), c (N, 3), J2(c) − J1(c) (N, 3, n) and n (N, 3) at the poses `st`, of contact point `index`."""
         if not self.spheres():
             return self._shape_point(st, self._sides()[index])
-        e, tree, sqrt = self.element, self.forces.mech.tree, self.forces.mech.backend.sqrt
+        e, sqrt = self.element, self.forces.mech.backend.sqrt
         centre1 = self.forces.point(st, e.body1, e.point1)[0]
         depth, normal, point = self.line(centre1, self.centre2(centre1, st=st), sqrt)
-        relative = tree.point_jacobian(st, tree.body_index(e.body2), point) - tree.point_jacobian(
+        return depth, point, self._relative_jacobian(st, point), normal
+
+    def _relative_jacobian(self, st, point):
+        """J2(c) − J1(c) (N, 3, n): body2's point at c relative to body1's."""
+        e, tree = self.element, self.forces.mech.tree
+        return tree.point_jacobian(st, tree.body_index(e.body2), point) - tree.point_jacobian(
             st, tree.body_index(e.body1), point
         )
-        return depth, point, relative, normal
 
     # ------------------------------------------------------------------ shapes
     def _sides(self) -> list[tuple[int, int]]:
@@ -174,11 +178,7 @@ class ContactPairLaw(CompliantContact):
 
         backend = self.forces.mech.backend
         depth, normal, point = self._geometry(poses, *side, self.forces.value, self.forces.geometry, backend)
-        e = self.element
-        relative = tree.point_jacobian(st, tree.body_index(e.body2), point) - tree.point_jacobian(
-            st, tree.body_index(e.body1), point
-        )
-        return depth, point, relative, normal
+        return depth, point, self._relative_jacobian(st, point), normal
 
     def along_points(self, motion) -> list[dict[str, np.ndarray]]:
         """`along`'s quantities at each contact point of a box's or mesh's pair."""
