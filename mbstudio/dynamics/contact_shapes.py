@@ -17,10 +17,14 @@ touches at the vertices only; exact where the road is flat over the shape's foot
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
+import casadi
 import numpy as np
+
+from .force_laws.base import positive
 
 CORNER_SIGNS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
 
@@ -140,12 +144,13 @@ def combined(per_vertex: list[dict]) -> dict:
 
 @dataclass(frozen=True)
 class ShapePoint:
-    """One contact point of a ground contact (a sphere's one, a box's or a mesh's vertex), as the rigid model
-    takes its contacts (dynamics/rigid_contact.py): a point, its normal and two bodies, each its own point in the
-    cone problem, with its law's plane or road, friction and restitution."""
+    """One contact point of a ground contact (a sphere's one, a box's or a mesh's vertex) or of a contact pair with
+    a box or a mesh (a vertex, or a sphere's centre, against the other side's solid), as the rigid model takes its
+    contacts (dynamics/rigid_contact.py): a point, its normal and two bodies, each its own point in the cone
+    problem, with its law's plane or road (a ground contact's), friction and restitution."""
 
-    law: Any  # a ContactLaw (force_laws/contact_law.py)
-    vertex: int
+    law: Any  # a ContactLaw or a ContactPairLaw (force_laws/contact_law.py, contact_pair_law.py)
+    vertex: int  # the law's contact point: `law.placed(st, vertex)`
 
     @property
     def element(self):
@@ -169,3 +174,123 @@ class ShapePoint:
 def point_contacts(law) -> list[ShapePoint]:
     """The contact points of a ground contact's law (a ContactLaw): its shape's, one per vertex."""
     return [ShapePoint(law, k) for k in range(len(law.vertices()))]
+
+
+# ---------------------------------------------------------------------------------------------- pairs of shapes
+@dataclass(frozen=True)
+class PairSide:
+    """One side of a contact pair as a shape (a Contact's shape fields): its body and point, its radius (a
+    sphere's, or the rounding of a box's or mesh's vertices and faces), the shape and its own fields."""
+
+    body: str
+    point: str
+    radius: Any
+    shape: str | None
+    half_extents: Any
+    vertices: Any
+    rpy: Any
+
+
+def pair_side(element, k: int) -> PairSide:
+    """Side k (1 or 2) of a contact pair, from its fields with that suffix."""
+    keys = ("body", "point", "radius", "shape", "half_extents", "vertices", "rpy")
+    return PairSide(*(getattr(element, f"{key}{k}") for key in keys))
+
+
+def mesh_planes(vertices) -> tuple[np.ndarray, np.ndarray]:
+    """The face planes of the convex hull of `vertices` (V, 3): outward unit normals (F, 3) and offsets (F,), a
+    point x inside where n·x ≤ d for every face; coplanar triangles of one face kept once."""
+    planes = _hull_planes(_rows(vertices))
+    return planes[:, :3], planes[:, 3]
+
+
+@functools.cache
+def _hull_planes(rows: tuple) -> np.ndarray:
+    """(F, 4): each face's outward unit normal and offset d (n·x ≤ d inside), once per mesh (every evaluation of a
+    pair's force asks for them)."""
+    from scipy.spatial import ConvexHull
+
+    equations = ConvexHull(np.asarray(rows, float)).equations  # n·x + e ≤ 0 inside
+    planes = np.unique(np.round(equations, 12), axis=0)
+    normals = planes[:, :3] / np.linalg.norm(planes[:, :3], axis=1)[:, None]
+    return np.column_stack([normals, -planes[:, 3] / np.linalg.norm(planes[:, :3], axis=1)])
+
+
+@functools.cache
+def _hull_rows(rows: tuple) -> list[list[float]]:
+    return hull_vertices(np.asarray(rows, float)).tolist()
+
+
+def vertex_count(side) -> int:
+    """How many contact spheres a shape has: a sphere 1, a box 8, a mesh its hull's corners."""
+    shape = shape_of(side)
+    return 1 if shape == "sphere" else 8 if shape == "box" else len(_hull_rows(_rows(side.vertices)))
+
+
+def _rows(vertices) -> tuple:
+    return tuple(tuple(float(x) for x in row) for row in vertices)
+
+
+def shape_faces(side: PairSide, value, backend) -> tuple[np.ndarray, np.ndarray]:
+    """A box's or mesh's face planes relative to its centre, in its body's axes: outward unit normals (F, 3) and
+    offsets (F,) in the back-end; a box's first three normals are its own axes (`polytope_distance` reads them)."""
+    if shape_of(side) == "box":
+        half = [value(x) for x in side.half_extents]
+        normals, offsets = np.vstack([np.eye(3), -np.eye(3)]), half + half
+    else:
+        normals, offsets = mesh_planes(side.vertices)
+    local = backend.zeros((len(normals), 3))
+    for k, row in enumerate(normals):
+        for j in range(3):
+            local[k, j] = float(row[j])
+    if side.rpy is not None:
+        R = rpy_rotation(*(value(x) for x in side.rpy), backend)
+        local = (local[:, None, :] * R[None, :, :]).sum(axis=2)
+    return local, backend.asarray(list(offsets))
+
+
+def pair_vertices(side: PairSide, value, backend) -> np.ndarray:
+    """The contact spheres' centres (V, 3) of a pair's side relative to its point, body axes: a sphere's centre, a
+    box's corners, the corners of a mesh's convex hull (a point inside it never touches first)."""
+    if shape_of(side) == "mesh":
+        side = PairSide(*(_hull_rows(_rows(side.vertices)) if key == "vertices" else getattr(side, key)
+                          for key in PairSide.__dataclass_fields__))  # fmt: skip
+    return shape_vertices(side, value, backend)
+
+
+def larger(x, a, b):
+    """a where x > 0, b elsewhere, elementwise in any back-end (x (N,), a and b (N,) or (N, 3)): numpy's where,
+    CasADi's if_else on traced symbols, a comparison on other numbers."""
+    if isinstance(x, np.ndarray) and x.dtype.kind != "O":
+        return np.where((x > 0).reshape(x.shape + (1,) * (np.ndim(a) - x.ndim)), a, b)
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=object), np.asarray(b, dtype=object))
+    out = np.empty(a.shape, dtype=object)
+    for index in np.ndindex(a.shape):
+        c = x[index[0]]
+        out[index] = casadi.if_else(c > 0, a[index], b[index]) if isinstance(c, casadi.SX) else (
+            a[index] if c > 0 else b[index])  # fmt: skip
+    return out
+
+
+def polytope_distance(side: PairSide, y, faces: tuple, sqrt, regular) -> tuple:
+    """Signed distance s (N,) of points y (N, 3; the body's axes, relative to the shape's centre) from a box or a
+    mesh, and the outward unit normal (N, 3, body axes) along which it grows.
+
+    The deepest face: s = max_f (n_f·y − d_f) with its normal. Inside the solid this is exact (the distance to the
+    nearest face, negative); outside it is exact where the nearest point of the surface lies inside a face, and
+    beyond an edge or a corner it is less than the distance (the faces' planes reach out further than the solid).
+    A box outside takes its exact distance instead: |y − clamp(y)| in its axes, along y − clamp(y), regularised by
+    `regular` (m) so that the normal stays finite; a mesh keeps the deepest face's."""
+    normals, offsets = faces
+    s = (y[:, None, :] * normals[None, :, :]).sum(axis=2) - offsets[None, :]  # (N, F)
+    best, normal = s[:, 0], np.broadcast_to(normals[0], y.shape)
+    for f in range(1, normals.shape[0]):
+        normal = larger(s[:, f] - best, np.broadcast_to(normals[f], y.shape), normal)
+        best = best + positive(s[:, f] - best)
+    if shape_of(side) != "box":
+        return best, normal
+    u = s[:, :3] + offsets[None, :3]  # the box's own coordinates
+    out = positive(u - offsets[None, :3]) - positive(-u - offsets[None, :3])  # y − clamp(y), box axes
+    away = (out[:, :, None] * normals[None, :3, :]).sum(axis=1)
+    distance = sqrt((out * out).sum(axis=1) + regular * regular)
+    return larger(best, distance, best), larger(best, away / distance[:, None], normal)

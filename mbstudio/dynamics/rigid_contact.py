@@ -106,9 +106,10 @@ def rigid_contact_dynamics(
 
 def rigid_contacts(laws: list) -> list[CompliantContact | ShapePoint]:
     """The contact points the rigid model holds (a sphere's or each vertex of a box or mesh on a plane or the road,
-    a pair of bodies), in the model's order; their compliant forces are not applied."""
+    a pair of spheres, or each point of a pair with a box or mesh: ContactPairLaw.points), in the model's order;
+    their compliant forces are not applied."""
     return [point for law in laws if isinstance(law, CompliantContact)
-            for point in (point_contacts(law) if isinstance(law, ContactLaw) else [law])]  # fmt: skip
+            for point in (point_contacts(law) if isinstance(law, ContactLaw) else law.points())]  # fmt: skip
 
 
 def split_forces(mech: Mechanism) -> tuple[AppliedForces, list[CompliantContact | ShapePoint]]:
@@ -121,7 +122,7 @@ def split_forces(mech: Mechanism) -> tuple[AppliedForces, list[CompliantContact 
 def fixed_normal(law: CompliantContact | ShapePoint) -> np.ndarray | None:
     """The contact point's unit normal (3,) when it does not turn with the state (on a plane); None for the road's
     and a pair's, which the state gives."""
-    if isinstance(law, ShapePoint) and law.element.against is None:
+    if isinstance(law, ShapePoint) and isinstance(law.law, ContactLaw) and law.element.against is None:
         return np.asarray(law.plane()[1], float)
     return None
 

@@ -486,6 +486,17 @@ class ContactPair:
     stiction_velocity: Expr = 1e-3
     end2: str | None = None  # a capsule's other end on body2 (None: a sphere)
     restitution: Expr = 0.0  # Newton's coefficient e, for the rigid model only (simulation/rigid_stepping.py)
+    # Each side's shape, as a Contact's (dynamics/contact_shapes.py): None a sphere, "box" of half extents or
+    # "mesh" of convex vertices, centred at its point with axes turned by rpy; its radius rounds a box's or mesh's
+    # vertices (0: sharp). A box or mesh meets the other side through its vertices (docs/contact.md)
+    shape1: str | None = None
+    half_extents1: Vector | None = None
+    vertices1: list[list[float]] | None = None
+    rpy1: Vector | None = None
+    shape2: str | None = None
+    half_extents2: Vector | None = None
+    vertices2: list[list[float]] | None = None
+    rpy2: Vector | None = None
     type: ClassVar[str] = "contact_pair"
 
 

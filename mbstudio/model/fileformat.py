@@ -543,9 +543,10 @@ def _independent(data):
 _NAME_FIELDS = (
     *("name", "body", "body1", "body2", "point", "point1", "point2", "coordinate", "element", "wheel", "centre"),
     *("lower_body", "lower_point", "upper_body", "upper_point", "damper", "frame1", "frame2", "tir", "side"),
-    *("relaxation", "against", "end2", "shape"),
+    *("relaxation", "against", "end2", "shape", "shape1", "shape2"),
 )
-_VECTOR_FIELDS = ("force", "axis1", "axis2", "spin_axis", "plane_origin", "plane_normal", "half_extents", "rpy")
+_VECTOR_FIELDS = ("force", "axis1", "axis2", "spin_axis", "plane_origin", "plane_normal", "half_extents", "rpy",
+                  "half_extents1", "half_extents2", "rpy1", "rpy2")  # fmt: skip
 
 
 def _element(data, index: int, section: str, kinds: dict):
@@ -616,7 +617,7 @@ def _element_field(key, data, where):
         return _table(data, where, "[t, value]")
     if key == "path":
         return _table(data, where, "[x, y]")
-    if key == "vertices":
+    if key in ("vertices", "vertices1", "vertices2"):
         return vertex_rows(data, where)
     if key == "coordinates":  # a speed controller's driven coordinates
         return [_string(v, f"{where}[{i}]") for i, v in enumerate(_list(data, where))]

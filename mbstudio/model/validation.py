@@ -7,6 +7,7 @@ import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -596,9 +597,15 @@ def _check_contact_pair(model: Model, element: ContactPair, symbols, where: str)
     """The law's ranges, positive radii, two different bodies (a body's own spheres never meet), and a capsule's
     end another point of body2."""
     _check_contact_law(element, symbols, where)
-    for key in ("radius1", "radius2"):
-        if not float_value(getattr(element, key), symbols, f"{where}.{key}") > 0:
-            raise ModelError(f"{where}.{key}", "is out of range", getattr(element, key), "a radius > 0, in m")
+    for k in (1, 2):  # each side as a contact's shape (dynamics/contact_shapes.pair_side)
+        keys = ("body", "radius", "shape", "half_extents", "vertices", "rpy")
+        side = SimpleNamespace(**{key: getattr(element, f"{key}{k}") for key in keys})
+        _check_contact_shape(side, symbols, where, str(k))
+        if side.shape in (None, "sphere") and not float_value(side.radius, symbols, f"{where}.radius{k}") > 0:
+            raise ModelError(f"{where}.radius{k}", "is out of range", side.radius, "a radius > 0, in m")
+    if element.end2 is not None and (element.shape1 or element.shape2 or "sphere") != "sphere":
+        raise ModelError(f"{where}.end2", "makes body2 a capsule, which meets spheres only", element.end2,
+                         "no end2 when either side is a box or a mesh (shape1, shape2)")  # fmt: skip
     if body_key(element.body1) == body_key(element.body2):
         raise ModelError(f"{where}.body2", "is the same body as body1", element.body2, "two different bodies")
     if element.end2 is not None:
@@ -622,36 +629,36 @@ def _check_contact(element: Contact, symbols, where: str) -> None:
         raise ModelError(f"{where}.plane_normal", "is not a direction", normal.tolist(), "3 numbers, not all 0")
 
 
-def _check_contact_shape(element: Contact, symbols, where: str) -> None:
+def _check_contact_shape(element, symbols, where: str, suffix: str = "") -> None:
     """A known shape with its own fields only: a box's three positive half extents, a mesh's vertices (at least
     four [x, y, z] rows of finite numbers spanning a volume); three angles for rpy; a box's or mesh's radius
-    (the vertices' spheres) >= 0."""
+    (the vertices' spheres) >= 0. `element` a Contact, or a pair's side whose fields carry `suffix`."""
     shape, on = element.shape or "sphere", f" (the contact on body '{element.body}')"
     if shape not in CONTACT_SHAPES:
-        raise ModelError(f"{where}.shape", "is not a contact shape" + on, element.shape,
+        raise ModelError(f"{where}.shape{suffix}", "is not a contact shape" + on, element.shape,
                          "sphere, box or mesh (no value: a sphere)")  # fmt: skip
     needed = {"box": "half_extents", "mesh": "vertices"}.get(shape)
     for key in ("half_extents", "vertices"):
         if key != needed and getattr(element, key) is not None:
-            raise ModelError(f"{where}.{key}", f"is given for a {shape}{on}", getattr(element, key),
+            raise ModelError(f"{where}.{key}{suffix}", f"is given for a {shape}{on}", getattr(element, key),
                              f"no {key}, or shape {'box' if key == 'half_extents' else 'mesh'}")  # fmt: skip
     if needed is not None and getattr(element, needed) is None:
-        raise ModelError(f"{where}.{needed}", f"is missing: a {shape} needs it{on}", None,
+        raise ModelError(f"{where}.{needed}{suffix}", f"is missing: a {shape} needs it{on}", None,
                          "[a, b, c] half extents in m" if shape == "box" else "[[x, y, z], ...] rows in m")  # fmt: skip
     if element.rpy is not None:
-        float_vector(element.rpy, symbols, f"{where}.rpy")
+        float_vector(element.rpy, symbols, f"{where}.rpy{suffix}")
     if shape == "sphere":
         return
-    if float_value(element.radius, symbols, f"{where}.radius") < 0:
-        raise ModelError(f"{where}.radius", "is out of range" + on, element.radius,
+    if float_value(element.radius, symbols, f"{where}.radius{suffix}") < 0:
+        raise ModelError(f"{where}.radius{suffix}", "is out of range" + on, element.radius,
                          "a value >= 0 (the vertices' spheres, in m; 0: sharp corners)")  # fmt: skip
     if shape == "box":
-        half = float_vector(element.half_extents, symbols, f"{where}.half_extents")
+        half = float_vector(element.half_extents, symbols, f"{where}.half_extents{suffix}")
         if not (half > 0).all():
-            raise ModelError(f"{where}.half_extents", "is out of range" + on, element.half_extents,
+            raise ModelError(f"{where}.half_extents{suffix}", "is out of range" + on, element.half_extents,
                              "three half extents > 0, in m")  # fmt: skip
         return
-    _check_mesh(element.vertices, symbols, f"{where}.vertices", on)
+    _check_mesh(element.vertices, symbols, f"{where}.vertices{suffix}", on)
 
 
 def _check_mesh(vertices, symbols, where: str, on: str) -> None:

@@ -17,6 +17,19 @@ A capsule on body2 (the segment from A = point2 to B = end2, swept by r2) meets 
 nearest P1, P2 = A + s (B − A) with s = clamp((P1 − A)·(B − A) / |B − A|², 0, 1): the same law with that P2. The
 distance to it is the least over s, so its rate is ḋ · n with P2 taken as a point of body2 at fixed s (inside the
 segment ∂ρ/∂s = 0; at an end s stays put): the energy argument above holds unchanged.
+
+A box or a convex mesh on either side (contact_shapes.py) meets the other side through contact points, each a
+sphere (a vertex with the side's radius, or a sphere side's centre) against the other side's solid: its signed
+distance s from that solid (contact_shapes.polytope_distance: the deepest face, a box's exact distance outside)
+gives the overlap δ = r_v + r_o − s (the other side's radius rounding its faces) along the face's outward normal.
+A sphere meets a box or mesh at its centre; two boxes or meshes meet by vertex–face contacts, each vertex of one
+against the other's faces, both ways. Where two edges cross with no vertex inside the other solid (two boxes
+meeting edge to edge) no contact is seen and they pass through each other until a vertex enters. Every contact
+point is oriented as the spheres' are: its normal n from body1 towards body2, its Jacobian body2's point at c
+relative to body1's, c = V − (r_v − δ/2) n midway through the overlap from the vertex V's surface (n's sign turned
+when the vertex is body1's). Within one face's region s is that face's plane distance, whose rate is the relative
+velocity along n at V (and at any c on the line through V along n): the force is the gradient of the same
+potential, and the energy argument holds where the deepest face does not change.
 """
 
 from __future__ import annotations
@@ -25,10 +38,21 @@ import numpy as np
 
 from ...model.document import ContactPair
 from ...numerics.spatial import cross, dot
+from ..contact_shapes import (
+    ShapePoint,
+    combined,
+    pair_side,
+    pair_vertices,
+    polytope_distance,
+    shape_faces,
+    shape_of,
+    vertex_count,
+)
 from .base import FORMATS, Evaluator, positive, register
 from .contact_law import CompliantContact, ContactLaw
 
 _REGULAR = 1e-9  # ε of the centres' distance, per unit of r1 + r2
+_FLOOR = 1e-30  # m, ε's least: two sharp shapes' (r1 + r2 = 0) box distance keeps a finite normal
 _VALUES = ("radius1", "radius2", "stiffness", "exponent", "dissipation", "friction", "stiction_velocity")
 
 
@@ -44,6 +68,7 @@ class ContactPairLaw(CompliantContact):
         super().__init__(element, forces)
         self._fields: tuple | None = None  # the fields `values` last evaluated, and what it made of them
         self._values: dict = {}
+        self.shapes = (shape_of(pair_side(element, 1)), shape_of(pair_side(element, 2)))
 
     def values(self) -> dict:
         """The element's values in the back-end (floats, or the compiled engine's parameters), evaluated once for
@@ -87,19 +112,106 @@ class ContactPairLaw(CompliantContact):
         point = centre1 + (v["radius1"] - depth / 2)[:, None] * normal
         return depth, normal, point
 
-    def placed(self, st) -> tuple:
-        """δ (N,), c (N, 3), J2(c) − J1(c) (N, 3, n) and n (N, 3) at the poses `st`."""
-        e, tree, sqrt = self.element, self.forces.mech.tree, self.forces.mech.backend.sqrt
+    def spheres(self) -> bool:
+        """Whether both sides are spheres (or sphere 1 and a capsule): one contact point on the line of centres."""
+        return self.shapes == ("sphere", "sphere")
+
+    def points(self) -> list:
+        """The contact points the rigid model holds: the pair itself for two spheres, else one ShapePoint each."""
+        return [self] if self.spheres() else [ShapePoint(self, k) for k in range(len(self._sides()))]
+
+    def placements(self, st) -> list[tuple]:
+        """`placed`'s four for each contact point: the line of centres's one, or each vertex's against a face."""
+        if self.spheres():
+            return [self.placed(st)]
+        return [self._shape_point(st, side) for side in self._sides()]
+
+    def placed(self, st, index: int = 0) -> tuple:
+        """δ (N,), c (N, 3), J2(c) − J1(c) (N, 3, n) and n (N, 3) at the poses `st`, of contact point `index`."""
+        if not self.spheres():
+            return self._shape_point(st, self._sides()[index])
+        e, sqrt = self.element, self.forces.mech.backend.sqrt
         centre1 = self.forces.point(st, e.body1, e.point1)[0]
         depth, normal, point = self.line(centre1, self.centre2(centre1, st=st), sqrt)
-        relative = tree.point_jacobian(st, tree.body_index(e.body2), point) - tree.point_jacobian(
+        return depth, point, self._relative_jacobian(st, point), normal
+
+    def _relative_jacobian(self, st, point):
+        """J2(c) − J1(c) (N, 3, n): body2's point at c relative to body1's."""
+        e, tree = self.element, self.forces.mech.tree
+        return tree.point_jacobian(st, tree.body_index(e.body2), point) - tree.point_jacobian(
             st, tree.body_index(e.body1), point
         )
-        return depth, point, relative, normal
+
+    # ------------------------------------------------------------------ shapes
+    def _sides(self) -> list[tuple[int, int]]:
+        """(mover, vertex) of each contact point: a vertex (or a sphere's centre) of side `mover` against the other
+        side's solid; a sphere's centre only, against a box or mesh; both ways between two boxes or meshes."""
+        movers = [k for k in (1, 2) if self.shapes[k - 1] == "sphere"] or [1, 2]
+        return [(k, v) for k in movers for v in range(vertex_count(pair_side(self.element, k)))]
+
+    def _geometry(self, poses, mover: int, vertex: int, value, geometry, backend) -> tuple:
+        """Overlap δ (N,), normal n from body1 to body2 (N, 3) and point c (N, 3) of one contact point, with
+        `poses(body)` giving a body's origin (N, 3) and axes (N, 3, 3)."""
+        model, v = self.forces.mech.model, self.values()
+        side, other = pair_side(self.element, mover), pair_side(self.element, 3 - mover)
+        p, R = poses(side.body)
+        local = geometry.point(model.body(side.body), side.point) + pair_vertices(side, value, backend)[vertex]
+        corner = p + (R * local[None, None, :]).sum(axis=2)
+        p_o, R_o = poses(other.body)
+        centre = geometry.point(model.body(other.body), other.point)
+        y = ((corner - p_o)[:, :, None] * R_o).sum(axis=1) - centre[None, :]  # in the other body's axes
+        radii = v[f"radius{mover}"], v[f"radius{3 - mover}"]
+        faces = shape_faces(other, value, backend)
+        regular = _REGULAR * (radii[0] + radii[1]) + _FLOOR
+        s, normal = polytope_distance(other, y, faces, backend.sqrt, regular)
+        outward = (R_o * normal[:, None, :]).sum(axis=2)  # world axes, towards the mover
+        depth = radii[0] + radii[1] - s
+        point = corner - (radii[0] - depth / 2)[:, None] * outward
+        return depth, (outward if mover == 2 else -outward), point
+
+    def _shape_point(self, st, side: tuple[int, int]) -> tuple:
+        tree = self.forces.mech.tree
+
+        def poses(body):
+            i = tree.body_index(body)
+            return st.p[i], st.R[i]
+
+        backend = self.forces.mech.backend
+        depth, normal, point = self._geometry(poses, *side, self.forces.value, self.forces.geometry, backend)
+        return depth, point, self._relative_jacobian(st, point), normal
+
+    def along_points(self, motion) -> list[dict[str, np.ndarray]]:
+        """`along`'s quantities at each contact point of a box's or mesh's pair."""
+        tree, state = motion.mech.tree, motion.state
+
+        def poses(body):
+            i = tree.body_index(body)
+            return state.p[i], state.R[i]
+
+        def velocity(body, point):
+            i = tree.body_index(body)
+            return state.v[i] + cross(state.w[i], point - state.p[i])
+
+        got = []
+        for side in self._sides():
+            depth, normal, point = (np.asarray(x, float) for x in self._geometry(
+                poses, *side, motion.geometry.value, motion.geometry, motion.mech.backend))  # fmt: skip
+            relative = velocity(self.element.body2, point) - velocity(self.element.body1, point)
+            got.append(self._forces_at(depth, normal, point, relative))
+        return got
+
+    def _forces_at(self, depth, normal, point, velocity) -> dict[str, np.ndarray]:
+        f_n, f_t = (np.asarray(x, float) for x in self.contact(depth, velocity, normal, np.sqrt))
+        slip = velocity - dot(velocity, normal)[:, None] * normal
+        return {"depth": depth, "point": point, "slip": slip, "normal": f_n, "friction": f_t,
+                "force": f_n[:, None] * normal + f_t}  # fmt: skip
 
     # ------------------------------------------------------------------ results
     def along(self, motion) -> dict[str, np.ndarray]:
-        """Along a motion (float64): overlap, contact point, slip of body2 on body1 there, the forces on body2."""
+        """Along a motion (float64): overlap, contact point, slip of body2 on body1 there, the forces on body2 (a
+        box's or mesh's summed over its contact points at their centre of pressure: contact_shapes.combined)."""
+        if not self.spheres():
+            return combined(self.along_points(motion))
         e, tree = self.element, motion.mech.tree
         centre1, velocity1, _ = motion.point(e.body1, e.point1)
         centre2, velocity2, _ = motion.point(e.body2, e.point2)  # a point of body2, for its velocity field
@@ -107,10 +219,7 @@ class ContactPairLaw(CompliantContact):
         depth, normal, point = (np.asarray(x, float) for x in self.line(centre1, nearest, np.sqrt))
         spin1, spin2 = (motion.state.w[tree.body_index(label)] for label in (e.body1, e.body2))
         velocity = velocity2 + cross(spin2, point - centre2) - velocity1 - cross(spin1, point - centre1)
-        f_n, f_t = (np.asarray(x, float) for x in self.contact(depth, velocity, normal, np.sqrt))
-        slip = velocity - dot(velocity, normal)[:, None] * normal
-        return {"depth": depth, "point": point, "slip": slip, "normal": f_n, "friction": f_t,
-                "force": f_n[:, None] * normal + f_t}  # fmt: skip
+        return self._forces_at(depth, normal, point, velocity)
 
     def measure(self, motion, name: str) -> list:
         """The ground contact's columns (ContactLaw.measure), of the force on body2 and the slip of body2 on body1;

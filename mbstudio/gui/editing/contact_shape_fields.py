@@ -18,9 +18,37 @@ SIZE = 0.05  # m: a new box's half extents, a new mesh's cube, when the sphere h
 VERTICES_HINT = "[[x, y, z], ...] m, or a mesh file"
 
 
-def shape_fields(element, key: str, element_of: Callable[[Model], object], field_type) -> list:
+# A contact pair's sides' shape fields (shape1, ..., rpy2): each side edited as a contact's shape
+PAIR_SHAPE_FIELDS = tuple(f"{key}{side}" for side in "12" for key in SHAPE_FIELDS)
+
+
+class PairSideView:
+    """Side `suffix` ("1" or "2") of a contact pair seen as a contact: its shape's fields and radius are the pair's
+    with that suffix (shape2, half_extents2, radius2, ...), everything else the pair's own."""
+
+    _KEYS = (*SHAPE_FIELDS, "radius")
+
+    def __init__(self, element, suffix: str) -> None:
+        object.__setattr__(self, "_element", element)
+        object.__setattr__(self, "_suffix", suffix)
+
+    def _key(self, key: str) -> str:
+        return f"{key}{self._suffix}" if key in self._KEYS else key
+
+    def __getattr__(self, key: str):
+        return getattr(self._element, self._key(key))
+
+    def __setattr__(self, key: str, value) -> None:
+        setattr(self._element, self._key(key), value)
+
+
+def shape_fields(element, key: str, element_of: Callable[[Model], object], field_type, suffix: str = "") -> list:
     """The Field(s) of one of SHAPE_FIELDS for the contact `element` (none where its shape has no such value);
-    `element_of(model)` finds it in the model an edit writes, `field_type` is the panel's Field class."""
+    `element_of(model)` finds it in the model an edit writes, `field_type` is the panel's Field class. With
+    `suffix` the element is a contact pair and the field its side's (PairSideView)."""
+    if suffix:
+        pair_of = element_of
+        element, element_of = PairSideView(element, suffix), lambda m: PairSideView(pair_of(m), suffix)
     shape = element.shape or "sphere"
     value = getattr(element, key)
 
@@ -29,14 +57,14 @@ def shape_fields(element, key: str, element_of: Callable[[Model], object], field
 
     if key == "shape":
         choose = lambda m, v: choose_shape(element_of(m), str(v))  # noqa: E731
-        return [field_type(key, "choice", shape, choose, choices=CONTACT_SHAPES)]
+        return [field_type(key + suffix, "choice", shape, choose, choices=CONTACT_SHAPES)]
     if key == "half_extents" and shape == "box":
-        return [field_type(key, "vector", value, put, "m")]
+        return [field_type(key + suffix, "vector", value, put, "m")]
     if key == "vertices" and shape == "mesh":
         text = json.dumps([[float(x) for x in row] for row in value or []])
-        return [field_type(key, "text", text, lambda m, v: put(m, read_vertices(v)), VERTICES_HINT)]
+        return [field_type(key + suffix, "text", text, lambda m, v: put(m, read_vertices(v)), VERTICES_HINT)]
     if key == "rpy" and shape != "sphere":
-        return [field_type(key, "optional_vector", value, put, "rad")]
+        return [field_type(key + suffix, "optional_vector", value, put, "rad")]
     return []
 
 

@@ -29,7 +29,7 @@ from ...model.surface_files import file_sha256
 from ...model.units import Quantity
 from ...model.units import text as as_written
 from . import edits
-from .contact_shape_fields import SHAPE_FIELDS, shape_fields
+from .contact_shape_fields import PAIR_SHAPE_FIELDS, SHAPE_FIELDS, shape_fields
 
 SHAPE_TYPES = ("(links)", "box", "cylinder", "sphere", "mesh")
 SHAPE_DEFAULTS = {
@@ -397,6 +397,8 @@ def _element(model: Model, name: str, element_of: Callable[[Model, str], object]
             out.append(Field(f.name, "choice", value or "", setter, choices=("", "road")))
         elif element.type == Contact.type and f.name in SHAPE_FIELDS:  # only the chosen shape's
             out += shape_fields(element, f.name, lambda m: element_of(m, name), Field)
+        elif element.type == ContactPair.type and f.name in PAIR_SHAPE_FIELDS:  # a side's, as a contact's
+            out += shape_fields(element, f.name[:-1], lambda m: element_of(m, name), Field, f.name[-1])
         elif f.name in _BUSHING_FRAMES:
             body = getattr(element, _BUSHING_FRAMES[f.name])
             out.append(Field(f.name, "choice", value, set_value, choices=_frames_of(model, body, value)))
