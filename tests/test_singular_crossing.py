@@ -99,3 +99,57 @@ def test_the_free_3rus_delta_runs_its_2_s_through_its_singular_configuration():
     assert all(value <= crossing.ENTER for value in fell)  # each began where it fell to ENTER (two digits)
     assert run.residual.max() <= CLOSURE_LIMIT * mech.length_scale
     assert run.energy_drift <= 1e-6
+
+
+class _Solver:
+    def stats(self) -> dict:
+        return {"nfevals": 5}
+
+
+def _parts_root(monkeypatch, outcomes: list) -> tuple:
+    """integrators._Parts.root on the margin 1 - 2 t from t = 0 to its fall at t = 0.75 (state [0.75]), its trials
+    (CVODES from t = 0 to c) returning the state [c] or giving up (None), in turn."""
+    from types import SimpleNamespace
+
+    from mbstudio.simulation import integrators
+
+    def solved(chunk, limits, x0, p):
+        if outcomes.pop(0) is None:
+            raise integrators._GaveUp(7)
+        return _Solver(), np.array([[p[0] + p[1]]]), 0
+
+    monkeypatch.setattr(integrators, "_solved", solved)
+    times = np.linspace(0.0, 1.0, 11)
+    parts = integrators._Parts(None, times, None, ("adams", 1e-10, 1e-12), lambda t: None, None, SimpleNamespace())
+    parts.limit = SimpleNamespace(steps=lambda: 100)
+    return parts.root((0.0, np.array([0.0])), (0.75, np.array([0.75])), lambda t, y: 1.0 - 2.0 * float(y[0]))
+
+
+def test_a_crossings_entry_is_the_falls_point_where_cvodes_gives_up_on_the_first_trial(monkeypatch):
+    """IRSBot-2 at rtol = atol = 1e-11 with 2001 outputs used to stop with an internal error: CVODES gave up on a
+    trial of the entry's search, the coordinates turning singular short of it. The search then ends at the
+    nearest point known past the root: the fall's own point and state, the evaluations of the give-up counted."""
+    t, y, calls = _parts_root(monkeypatch, [None])
+    assert (t, float(y[0]), calls) == (0.75, 0.75, 7)
+
+
+def test_a_crossings_entry_is_the_last_trial_past_the_root_where_cvodes_gives_up_later(monkeypatch):
+    """The first trial (regula falsi: c = 0.75 - (-0.5) 0.75 / (-0.5 - 1) = 0.5, margin 0: not past the root)
+    reached; the second (the secant's point is then 0.5 again: bisection, c = 0.625) reached past it; the third gave
+    up: the entry is the second's point, with its state."""
+    t, y, calls = _parts_root(monkeypatch, [True, True, None])
+    assert (t, float(y[0])) == (0.625, 0.625)
+    assert calls == 5 + 5 + 7
+
+
+@pytest.mark.slow  # IRSBot-2: about 2 s of CPU with its engines cached, a cold cache compiles several
+def test_irsbot2_runs_its_2_s_with_dense_outputs_at_tight_tolerances():
+    """The run that stopped with CVODES giving up inside the entry's search (above) crosses its three singular
+    configurations and writes every output, closed on the loops."""
+    model = samples.load("irsbot2")
+    times = np.linspace(0.0, 2.0, 2001)
+    run = simulate(model, 2.0, rtol=1e-11, atol=1e-11, t_eval=times, error_estimate=False)
+    assert np.array_equal(run.t, times) and np.isfinite(np.asarray(run.q)).all()
+    assert len(run.provenance.crossings) == 3
+    length = Mechanism(model).length_scale
+    assert np.abs(run.residual).max() <= 1e3 * EPS * length

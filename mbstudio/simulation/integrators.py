@@ -330,7 +330,7 @@ def _stop(watch, fall: int, at: np.ndarray, states: np.ndarray, start: tuple, pa
     t, y, reason, calls = at[fall], states[fall], CHART_REASON, 0
     if watch.fell == "rank" and parts is not None:
         before = start if fall == 0 else (at[fall - 1], states[fall - 1])
-        t, y, calls = parts.root(before, t, watch.rank_margin(t, y), watch.rank_margin)
+        t, y, calls = parts.root(before, (t, y), watch.rank_margin)
         reason = CROSSING_REASON
     times, out = outputs
     raise IntegrationError(t, reason, y, out[: int(np.searchsorted(times, t, side="right"))], calls)
@@ -400,29 +400,34 @@ class _Parts:
         fall = len(at) - 1 if fall is None else fall
         # the margin's root between the last point watched before (the part's start or a check point) and there
         before = (t, y) if fall == 0 else (at[fall - 1], watched[fall - 1])
-        root, state, more = self.root(before, at[fall], self.watch.margin(at[fall], watched[fall]))
+        root, state, more = self.root(before, (at[fall], watched[fall]))
         reached_outputs = self.out[: int(np.searchsorted(times, root, side="right"))]
         reason = CROSSING_REASON if self.watch.crossing_at(state) else CHART_REASON
         raise IntegrationError(root, reason, state, reached_outputs, calls + tried + more)
 
-    def root(self, before: tuple[float, np.ndarray], t_fall: float, fallen: float, margin=None) -> tuple:
+    def root(self, before: tuple[float, np.ndarray], fall: tuple[float, np.ndarray], margin=None) -> tuple:
         """Where the watch's margin (or `margin`) crosses zero between `before` (time, state: margin ≥ 0) and
-        `t_fall` (margin `fallen` < 0), within ROOT_TIME of the run's span (the Illinois variant of regula falsi,
+        `fall` (time, state: margin < 0), within ROOT_TIME of the run's span (the Illinois variant of regula falsi,
         Dowell & Jarratt 1971): each trial integrated by CVODES from `before`, so that the time, and the state there,
-        are the state's, as the events of DOP853 locate them. The time, the state there and the evaluations."""
-        t0, y0 = before
+        are the state's, as the events of DOP853 locate them. The time, the state there and the evaluations. Where
+        CVODES gives up on a trial (the coordinates in use turning singular short of it: the chart's own fall near a
+        crossing), the search ends at the nearest point known past the root, the fall's at worst."""
+        (t0, y0), (b, yb) = before, fall
         margin = margin or self.watch.margin
-        a, fa, b, fb, yb, side, calls = t0, margin(t0, y0), t_fall, fallen, None, 0, 0
-        while b - a > ROOT_TIME * self.times[-1] or yb is None:
+        a, fa, fb, side, calls, tried_below = t0, margin(t0, y0), margin(b, yb), 0, 0, False
+        while b - a > ROOT_TIME * self.times[-1] or not tried_below:  # the fall's own point is not a trial's
             c = b - fb * (b - a) / (fb - fa)
             if not a < c < b:
                 c = (a + b) / 2
-            solver, reached, tried = _solved(self._chunk((1.0,)), (self.limit.steps(),), y0, [t0, c - t0])
+            try:
+                solver, reached, tried = _solved(self._chunk((1.0,)), (self.limit.steps(),), y0, [t0, c - t0])
+            except _GaveUp as failure:
+                return b, yb, calls + failure.calls
             calls += tried + int(solver.stats().get("nfevals", 0))
             yc = np.ascontiguousarray(reached[-1])
             fc = margin(c, yc)
             if fc < 0:
-                b, fb, yb = c, fc, yc
+                b, fb, yb, tried_below = c, fc, yc, True
                 fa, side = (fa / 2 if side == -1 else fa), -1
             else:
                 a, fa = c, fc
