@@ -24,7 +24,7 @@ from typing import Any
 import casadi
 import numpy as np
 
-from .force_laws.base import positive
+from ..numerics.backends import positive
 
 CORNER_SIGNS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
 

@@ -301,6 +301,16 @@ class Symbolic(_ObjectArrays):
 Backend = Float64 | MultiPrecision | MpmathPrecision | Symbolic
 
 
+def positive(x):
+    """max(x, 0), elementwise, in any back-end."""
+    numeric = isinstance(x, np.ndarray) and x.dtype.kind != "O"
+    return (x + (np.abs(x) if numeric else _element_abs(x))) / 2
+
+
+# |x| of each object: CasADi before 3.8 gives its symbols fabs() but no abs()
+_element_abs = np.frompyfunc(lambda e: e.fabs() if hasattr(e, "fabs") else abs(e), 1, 1)
+
+
 def _real_atan2(y, x):
     """sympy's atan2, kept unevaluated where sympy would write it as -I*log(...): it does so for numbers whose
     sign it cannot decide (atan2(2, tan(sin(1)))), whose value then carries an imaginary part of 1e-249."""

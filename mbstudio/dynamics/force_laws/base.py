@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import numpy as np
 
 from ...model.errors import ModelError
+from ...numerics.backends import positive
 
 if TYPE_CHECKING:
     from ...kinematics.mechanism import Mechanism
@@ -219,16 +220,6 @@ def instants(t, count: int | None = None) -> list:
     if count is not None:
         times = np.broadcast_to(times, (count,))
     return [float(ti) if isinstance(ti, numbers.Real) else ti for ti in times]
-
-
-def positive(x):
-    """max(x, 0), elementwise, in any back-end."""
-    numeric = isinstance(x, np.ndarray) and x.dtype.kind != "O"
-    return (x + (np.abs(x) if numeric else _element_abs(x))) / 2
-
-
-# |x| of each object: CasADi before 3.8 gives its symbols fabs() but no abs()
-_element_abs = np.frompyfunc(lambda e: e.fabs() if hasattr(e, "fabs") else abs(e), 1, 1)
 
 
 def contact_force(stiffness, damping, engagement, depth, rate):
