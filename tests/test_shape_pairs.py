@@ -248,6 +248,7 @@ def test_a_damped_sphere_dropped_on_a_boxs_corner_loses_energy_at_every_impact()
     assert np.diff(total).max() <= 10 * error + 1e-12 * abs(total[0])
 
 
+@pytest.mark.slow  # three engines compiled (~15 s)
 def test_the_compiled_engine_equals_the_numpy_path_for_boxes_and_meshes():
     """The engine's accelerations (the faces' max traced with if_else) against the numpy forces and the
     articulated-body algorithm, for a turned box on the fixed box, and for a tetrahedron mesh: to 1e-12 of their
