@@ -36,6 +36,7 @@ from ..model import Model, Parameter
 from ..model.document import Contact, ForceMeasure
 from ..model.errors import ModelError
 from .import_names import SymbolNames, clean
+from .urdf_angles import roll_pitch_yaw
 
 # A mesh is round when no vertex lies farther from its bounding box's centre than this factor times the box's
 # second largest half-extent: a sphere's vertices lie at 1, a cube's corners at sqrt(3), a rod's ends at its
@@ -101,7 +102,11 @@ def contact_shapes(collision: Collision) -> list[ContactShape] | None:
     if collision.kind == "box":
         half = np.asarray(collision.size, float)
         turned = not np.array_equal(rotation, np.eye(3))
-        fields = {"shape": "box", "half_extents": clean(half), "rpy": clean(_angles(rotation)) if turned else None}
+        fields = {
+            "shape": "box",
+            "half_extents": clean(half),
+            "rpy": clean(roll_pitch_yaw(rotation)) if turned else None,
+        }
         return [ContactShape(origin, 0.0, fields, CORNER_SIGNS * half @ rotation.T)]
     if collision.kind == "mesh" and collision.vertices is not None and _round_mesh(collision.vertices) is None:
         try:
@@ -115,13 +120,6 @@ def contact_shapes(collision: Collision) -> list[ContactShape] | None:
 
 def _mesh_shape(centre: np.ndarray, local: np.ndarray) -> ContactShape:
     return ContactShape(centre, 0.0, {"shape": "mesh", "vertices": [clean(v) for v in local]}, local)
-
-
-def _angles(rotation: np.ndarray) -> tuple[float, float, float]:
-    """(roll, pitch, yaw) with R = Rz(yaw) Ry(pitch) Rx(roll), read without snapping (contact_shapes.rpy_rotation
-    rebuilds R from them to rounding away from pitch ±π/2)."""
-    pitch = math.atan2(-rotation[2, 0], math.hypot(rotation[0, 0], rotation[1, 0]))
-    return math.atan2(rotation[2, 1], rotation[2, 2]), pitch, math.atan2(rotation[1, 0], rotation[0, 0])
 
 
 def contact_spheres(collision: Collision) -> list[tuple[np.ndarray, float]] | None:

@@ -49,6 +49,21 @@ def rotation(roll: float, pitch: float, yaw: float) -> np.ndarray:
     )
 
 
+def roll_pitch_yaw(rotation: np.ndarray) -> np.ndarray:
+    """URDF's fixed-axis roll, pitch, yaw (R = Rz(yaw) Ry(pitch) Rx(roll)) of a rotation matrix, which give R back
+    to rounding at every pitch, ±90° included. The yaw is read first; roll and pitch are then read from
+    Rz(yaw)ᵀ R = Ry(pitch) Rx(roll), whose entries they are (cosines and sines of size one), instead of from
+    entries of R scaled by cos(pitch): near ±90° those are tiny, and their rounding became errors of
+    1e-16 / cos(pitch) in roll and yaw (1e-8 rad for a pitch written as 1.5707963). At ±90° only yaw − roll (or
+    yaw + roll) matters, and the yaw read there, however poorly determined, is matched by the roll."""
+    yaw = np.arctan2(rotation[1, 0], rotation[0, 0])
+    c, s = np.cos(yaw), np.sin(yaw)
+    turned_back = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]]) @ rotation  # Ry(pitch) Rx(roll)
+    pitch = np.arctan2(-turned_back[2, 0], turned_back[0, 0])
+    roll = np.arctan2(-turned_back[1, 2], turned_back[1, 1])
+    return np.array([roll, pitch, yaw])
+
+
 def rounded_angles(R: np.ndarray) -> list[RoundedAngle]:
     """The angles of R within SNAP_TOLERANCE of a multiple of π/4 but not exactly one."""
     out = []

@@ -32,6 +32,7 @@ from ..kinematics.geometry import FrameValue
 from ..model import GROUND, Frame, Model, ModelError
 from ..model.document import INERTIA_NAMES
 from ..model.validation import inertia_about_centre
+from .urdf_angles import roll_pitch_yaw
 
 UNLIMITED = 1e6  # URDF's effort and velocity limits are required; MB Studio documents have none
 NO_TRAVEL_LIMIT = 1e3  # a prismatic joint needs lower/upper; a coordinate with no range gets ±1 km
@@ -74,21 +75,6 @@ def _inverse(pose: np.ndarray) -> np.ndarray:
 
 def _numbers(values) -> str:
     return " ".join(repr(0.0 if abs(v) < 1e-15 else float(v)) for v in np.ravel(values))
-
-
-def roll_pitch_yaw(rotation: np.ndarray) -> np.ndarray:
-    """URDF's fixed-axis roll, pitch, yaw (R = Rz(yaw) Ry(pitch) Rx(roll)) of a rotation matrix, which give R back
-    to rounding at every pitch, ±90° included. The yaw is read first; roll and pitch are then read from
-    Rz(yaw)ᵀ R = Ry(pitch) Rx(roll), whose entries they are (cosines and sines of size one), instead of from
-    entries of R scaled by cos(pitch): near ±90° those are tiny, and their rounding became errors of
-    1e-16 / cos(pitch) in roll and yaw (1e-8 rad for a pitch written as 1.5707963). At ±90° only yaw − roll (or
-    yaw + roll) matters, and the yaw read there, however poorly determined, is matched by the roll."""
-    yaw = np.arctan2(rotation[1, 0], rotation[0, 0])
-    c, s = np.cos(yaw), np.sin(yaw)
-    turned_back = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]]) @ rotation  # Ry(pitch) Rx(roll)
-    pitch = np.arctan2(-turned_back[2, 0], turned_back[0, 0])
-    roll = np.arctan2(-turned_back[1, 2], turned_back[1, 1])
-    return np.array([roll, pitch, yaw])
 
 
 def _origin(parent: ET.Element, pose: np.ndarray) -> None:
