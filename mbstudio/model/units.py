@@ -369,29 +369,22 @@ def of_motion(quantity: str, kind: str) -> Dimension:
     return _OF_MOTION[quantity][kind]
 
 
+# the compliant contact law's fields, a ground contact's and a pair's alike (force_laws/contact_law.py)
+_CONTACT_LAW = {
+    "exponent": NUMBER,
+    "dissipation": SLOWNESS,
+    "friction": NUMBER,
+    "stiction_velocity": VELOCITY,
+    "restitution": NUMBER,
+}
 _ELEMENT_FIELDS = {
     "spring_damper": {"stiffness": STIFFNESS, "damping": DAMPING, "length": LENGTH},
     "joint_spring_damper": {"stiffness": "stiffness", "damping": "damping", "rest": "value"},
     "joint_friction": {"viscous": "damping", "coulomb": "effort", "velocity_scale": "rate"},
     "actuator": {"formula": "effort"},
     "suspension": {"radius": LENGTH},
-    "contact": {
-        "radius": LENGTH,
-        "exponent": NUMBER,
-        "dissipation": SLOWNESS,
-        "friction": NUMBER,
-        "stiction_velocity": VELOCITY,
-        "restitution": NUMBER,
-    },  # fmt: skip
-    "contact_pair": {
-        "radius1": LENGTH,
-        "radius2": LENGTH,
-        "exponent": NUMBER,
-        "dissipation": SLOWNESS,
-        "friction": NUMBER,
-        "stiction_velocity": VELOCITY,
-        "restitution": NUMBER,
-    },  # fmt: skip
+    "contact": {"radius": LENGTH, **_CONTACT_LAW},
+    "contact_pair": {"radius1": LENGTH, "radius2": LENGTH, **_CONTACT_LAW},
 }
 
 
