@@ -78,6 +78,7 @@ MAX_COORDINATES = 400
 # CasADi's sparse QR, whose work grows with its nonzeros where the straight-line code's grows as the cube
 SMALL_BLOCK = 12
 NATIVE = ("accelerations", "state_equation", "work_rate", "motion", "r_matrix", "closure", "series")
+# with loops, also "loop_jacobian": Φ_q of every loop equation, which the crossing watch reads (simulation/crossing.py)
 
 
 @dataclass(eq=False)  # hashed by identity: one engine per model revision
@@ -283,6 +284,13 @@ class Engine:
             shapes.setdefault((len(r), len(c)), []).append(np.asarray(r)[:, None] * columns + np.asarray(c)[None, :])
         return [np.stack(same) for same in shapes.values()]
 
+    def loop_jacobians(self, q: np.ndarray) -> np.ndarray:
+        """Φ_q (K, m, n) of every loop equation at each of the coordinates q (K, n), in one native call."""
+        m = self.mech.constraints.m
+        out = np.empty((len(q), m * self.n))
+        self.compiled.calls["loop_jacobian_rows"](np.ascontiguousarray(q, dtype=float), out)
+        return out.reshape(len(q), self.n, m).transpose(0, 2, 1)  # by columns: by rows
+
     def close_loops(self, q: np.ndarray, tol: float | None = None) -> tuple[np.ndarray, float]:
         """Newton on the dependent coordinates from q (n,), to `tol` (default 1e-12 per length scale); the
         coordinates and the residual left. A residual that stops falling at the rounding floor is accepted
@@ -427,7 +435,19 @@ def _trace(text: str, partition: Partition | None, symbolic: bool = False) -> tu
     metadata = {"partition": [[int(i) for i in f] if isinstance(f, tuple) else int(f) for f in fields]}
     metadata["blocks"] = [[[int(r) for r in rows], [int(c) for c in columns]] for rows, columns, _ in graph.blocks]
     metadata["law_states"] = [list(x) for x in pieces.applied.state_names]
-    return graph.functions(), metadata
+    functions = graph.functions()
+    if mech.constraints.m:
+        functions.append(loop_jacobian(mech))
+    return functions, metadata
+
+
+def loop_jacobian(mech: Mechanism) -> casadi.Function:
+    """q -> Φ_q (m, n) of every loop equation (the partition's rows or not), dense: what the crossing watch decides
+    on (simulation/crossing.py). Traced as dynamics/augmented.py's loop terms trace it, so that both give the same
+    bits, whichever library a run has."""
+    q_sx, q = symbols("q", mech.n)
+    jac = to_sx(mech.constraint_jacobian(q[None, :])[0])
+    return casadi.Function("loop_jacobian", [q_sx], [jac], ["q"], ["phi_q"], _MERGED)
 
 
 # the pieces' repeated subexpressions computed once (CasADi's common-subexpression elimination: the same operations

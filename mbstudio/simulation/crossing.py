@@ -88,12 +88,14 @@ def start_rank(eng: Engine, y_start: np.ndarray) -> float | None:
     their rates are not the coordinates' derivatives)."""
     if not eng.mech.partition.rows or eng.states.quaternions:
         return None
-    return _loop_terms(eng.text, eng.mech).rank_value(closed_jacobian(eng, y_start)[0])
+    return float(rank_values(eng, eng.closed(np.asarray(y_start)[None])[0])[0])
 
 
-@functools.lru_cache(maxsize=4)
-def _loop_terms(text: str, mech: Mechanism) -> LoopTerms:
-    return LoopTerms(mech, augmented_functions(text))
+def rank_values(eng: Engine, q: np.ndarray) -> np.ndarray:
+    """rank_value at each of the coordinates q (K, n), Φ_q from the engine's compiled loop Jacobian in one native
+    call: the same bits as the crossing's loop terms (dynamics/engine.py, loop_jacobian), without building them."""
+    jac = eng.loop_jacobians(q)
+    return np.linalg.svd(jac, compute_uv=False)[:, eng.mech.partition.rank - 1]
 
 
 class CrossingWatch:
@@ -111,7 +113,6 @@ class CrossingWatch:
         """The watch of a run with the engine `eng` from the state y at time t; `start`: the run's `start_rank`;
         `crossed`: whether the run has crossed already."""
         self.chart, self.eng, self.fell, self.crossed, self.start = chart, eng, "chart", crossed, start
-        self.terms = None if start is None else _loop_terms(eng.text, eng.mech)
         # (t, the rank value over the start's) at the last three points watched
         self.checked = [] if start is None else [(t, float(self._ratios(np.asarray(y)[None])[0]))]
         self.near = bool(self.checked) and self.checked[-1][1] < NEAR
@@ -124,9 +125,7 @@ class CrossingWatch:
 
     def _ratios(self, states: np.ndarray) -> np.ndarray:
         """The rank-th singular value of Φ_q at the states' q (as integrated), over the start's."""
-        q = self.eng.unpack(np.asarray(states))[0]
-        jac = np.array([self.terms(x)[1] for x in q])
-        return np.linalg.svd(jac, compute_uv=False)[:, self.eng.mech.partition.rank - 1] / self.start
+        return rank_values(self.eng, self.eng.unpack(np.asarray(states))[0]) / self.start
 
     def crossing_at(self, y: np.ndarray) -> bool:
         """Whether the state y is past a crossing's entry (where `margin` crossed zero on the rank's fall)."""

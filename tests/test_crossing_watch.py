@@ -1,0 +1,56 @@
+"""The crossing watch reads the engine's own compiled loop Jacobian: a closed loop that never crosses a singular
+configuration builds no crossing library, and the watch's values are the crossing's loop terms' (the same decisions
+whichever library a run has built)."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from mbstudio import samples
+from mbstudio.cli import main
+from mbstudio.dynamics.augmented import augmented_functions
+from mbstudio.dynamics.engine import engine
+from mbstudio.simulation.crossing import LoopTerms, rank_value, rank_values, start_rank
+
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
+
+
+def test_a_closed_loop_that_never_crosses_builds_no_crossing_library(tmp_path, monkeypatch):
+    """The four-bar's first run, in a fresh cache, files its engine and nothing else (no `augmented_` library: the
+    crossing's rate and loop terms are built in `cross`, by a run that crosses), though its watch reads the whole
+    Φ_q's rank value at the start and along the run."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("MBSTUDIO_CACHE", str(cache))
+    out = tmp_path / "four_bar.csv"
+    assert main(["simulate", str(samples.path("four_bar")), "--t-end", "2", "--out", str(out), "--quiet"]) == 0
+    libraries = sorted(path.name for path in cache.rglob("*.so"))
+    assert libraries and all(name.startswith("engine_") for name in libraries), libraries
+    assert out.read_text().count("\n") > 100  # the run's samples were written
+
+
+@pytest.mark.parametrize("name", ["four_bar", "sla_suspension"])
+def test_the_watchs_rank_values_are_the_crossing_loop_terms(name):
+    """The engine's loop Jacobian is the crossing's loop terms' Φ_q (traced alike: equal to rounding, here and on
+    another compiler), and both are numpy's Φ_q to the rounding of a kinematic chain's products (a few hundred ulps of
+    its scale); the rank values and the start's follow, at closed and open (as integrated) coordinates alike."""
+    model = samples.load(name)
+    eng = engine(model)
+    terms = LoopTerms(eng.mech, augmented_functions(eng.text))
+    q0 = eng.mech.assemble()[0]  # the document's initial configuration, closed
+    q = q0 + np.random.default_rng(1).normal(scale=0.05, size=(20, eng.n))
+    compiled = eng.loop_jacobians(q)
+    crossing = np.array([terms(x)[1] for x in q])
+    reference = np.asarray(eng.mech.constraint_jacobian(q), dtype=float)
+    scale = np.abs(reference).max()
+    np.testing.assert_allclose(compiled, crossing, rtol=0, atol=8 * np.finfo(float).eps * scale)
+    np.testing.assert_allclose(compiled, reference, rtol=0, atol=256 * np.finfo(float).eps * scale)
+    values = rank_values(eng, q)
+    expected = [rank_value(eng.mech, j) for j in reference]
+    np.testing.assert_allclose(values, expected, rtol=0, atol=256 * np.finfo(float).eps * scale)
+    assert values.min() > 0.1 * values.max()  # regular states: a crossing's test would be far from its threshold
+    y0 = eng.pack(q0, np.zeros(len(eng.independent)))
+    closed = eng.closed(y0[None])[0][0]
+    assert start_rank(eng, y0) == pytest.approx(terms.rank_value(closed), rel=0, abs=8 * np.finfo(float).eps * scale)
