@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from mbstudio import samples
+from mbstudio.benchmarks.models import spatial_chain
 from mbstudio.cli import main
 from mbstudio.dynamics.augmented import augmented_functions
 from mbstudio.dynamics.engine import engine
+from mbstudio.model import save
 from mbstudio.simulation.crossing import LoopTerms, rank_value, rank_values, start_rank
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
@@ -54,3 +56,17 @@ def test_the_watchs_rank_values_are_the_crossing_loop_terms(name):
     y0 = eng.pack(q0, np.zeros(len(eng.independent)))
     closed = eng.closed(y0[None])[0][0]
     assert start_rank(eng, y0) == pytest.approx(terms.rank_value(closed), rel=0, abs=8 * np.finfo(float).eps * scale)
+
+
+@pytest.mark.parametrize("name", ["delta_3rus", "chain"])
+def test_check_compiles_nothing(tmp_path, monkeypatch, capsys, name):
+    """`mbstudio check` says what the engine will be without building it: on a closed loop with a parallel
+    machine's report (the Delta) and on a 24-link spatial chain, a fresh cache holds no file afterwards."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("MBSTUDIO_CACHE", str(cache))
+    path = samples.path(name) if name != "chain" else tmp_path / "chain.mbs"
+    if name == "chain":
+        save(spatial_chain(24), path)
+    assert main(["check", str(path)]) == 0
+    assert "built (or loaded from the cache) by the first run" in capsys.readouterr().out
+    assert not cache.exists() or not any(path.is_file() for path in cache.rglob("*"))
