@@ -78,7 +78,8 @@ MAX_COORDINATES = 400
 # CasADi's sparse QR, whose work grows with its nonzeros where the straight-line code's grows as the cube
 SMALL_BLOCK = 12
 NATIVE = ("accelerations", "state_equation", "work_rate", "motion", "r_matrix", "closure", "series")
-# with loops, also "loop_jacobian": Φ_q of every loop equation, which the crossing watch reads (simulation/crossing.py)
+# with loops (orientations not carried as quaternions), also "loop_jacobian": Φ_q of every loop equation, which the
+# crossing watch reads (simulation/crossing.py)
 
 
 @dataclass(eq=False)  # hashed by identity: one engine per model revision
@@ -436,7 +437,7 @@ def _trace(text: str, partition: Partition | None, symbolic: bool = False) -> tu
     metadata["blocks"] = [[[int(r) for r in rows], [int(c) for c in columns]] for rows, columns, _ in graph.blocks]
     metadata["law_states"] = [list(x) for x in pieces.applied.state_names]
     functions = graph.functions()
-    if mech.constraints.m:
+    if p.rows and not graph.states.quaternions:  # a run that may cross a singular configuration (crossing.py)
         functions.append(loop_jacobian(mech))
     return functions, metadata
 
