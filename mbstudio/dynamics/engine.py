@@ -78,8 +78,8 @@ MAX_COORDINATES = 400
 # CasADi's sparse QR, whose work grows with its nonzeros where the straight-line code's grows as the cube
 SMALL_BLOCK = 12
 NATIVE = ("accelerations", "state_equation", "work_rate", "motion", "r_matrix", "closure", "series")
-# with loops (orientations not carried as quaternions), also "loop_jacobian": Φ_q of every loop equation, which the
-# crossing watch reads (simulation/crossing.py)
+# the document's coordinates' engine of a closed loop (orientations not carried as quaternions) also holds
+# "loop_jacobian": Φ_q of every loop equation, which the crossing watch reads (simulation/crossing.py)
 
 
 @dataclass(eq=False)  # hashed by identity: one engine per model revision
@@ -286,7 +286,8 @@ class Engine:
         return [np.stack(same) for same in shapes.values()]
 
     def loop_jacobians(self, q: np.ndarray) -> np.ndarray:
-        """Φ_q (K, m, n) of every loop equation at each of the coordinates q (K, n), in one native call."""
+        """Φ_q (K, m, n) of every loop equation at each of the coordinates q (K, n), in one native call (the engine of
+        the document's coordinates of a closed loop carried without quaternions: `loop_jacobian`)."""
         m = self.mech.constraints.m
         out = np.empty((len(q), m * self.n))
         self.compiled.calls["loop_jacobian_rows"](np.ascontiguousarray(q, dtype=float), out)
@@ -437,8 +438,8 @@ def _trace(text: str, partition: Partition | None, symbolic: bool = False) -> tu
     metadata["blocks"] = [[[int(r) for r in rows], [int(c) for c in columns]] for rows, columns, _ in graph.blocks]
     metadata["law_states"] = [list(x) for x in pieces.applied.state_names]
     functions = graph.functions()
-    if p.rows and not graph.states.quaternions:  # a run that may cross a singular configuration (crossing.py)
-        functions.append(loop_jacobian(mech))
+    if partition is None and p.rows and not graph.states.quaternions:  # a run that may cross (crossing.py)
+        functions.append(loop_jacobian(mech))  # one per model: a run's other coordinates' engines read its first's
     return functions, metadata
 
 

@@ -83,7 +83,8 @@ def crossing_due(eng: Engine, y: np.ndarray, start: float | None, terms: LoopTer
 
 def start_rank(eng: Engine, y_start: np.ndarray) -> float | None:
     """The rank-th singular value of Φ_q at the run's start (y_start: the state in the layout of `eng`, its first
-    engine: another engine's closing would solve other coordinates), against which the crossings are decided; None
+    engine: another engine's closing would solve other coordinates, and only the document's coordinates' engine
+    holds the loop Jacobian), against which the crossings are decided; None
     where the run is never crossed: a tree, or a model whose orientations are carried as quaternions (ball joints:
     their rates are not the coordinates' derivatives)."""
     if not eng.mech.partition.rows or eng.states.quaternions:
@@ -109,10 +110,14 @@ class CrossingWatch:
     than the value: each point is reached before the minimum, or near it, and a fall below ENTER is not passed
     unseen. A tree, or a model carried in quaternions, is never crossed (crossing_due): its watch is the chart's."""
 
-    def __init__(self, chart, eng: Engine, t: float, y: np.ndarray, start: float | None, crossed: bool) -> None:
+    def __init__(
+        self, chart, eng: Engine, t: float, y: np.ndarray, start: float | None, crossed: bool, first: Engine
+    ) -> None:
         """The watch of a run with the engine `eng` from the state y at time t; `start`: the run's `start_rank`;
-        `crossed`: whether the run has crossed already."""
+        `crossed`: whether the run has crossed already; `first`: the run's first engine (the document's coordinates),
+        whose library holds the loop Jacobian (every loop equation's: the same whatever the coordinates in use)."""
         self.chart, self.eng, self.fell, self.crossed, self.start = chart, eng, "chart", crossed, start
+        self.first = first
         # (t, the rank value over the start's) at the last three points watched
         self.checked = [] if start is None else [(t, float(self._ratios(np.asarray(y)[None])[0]))]
         self.near = bool(self.checked) and self.checked[-1][1] < NEAR
@@ -125,7 +130,7 @@ class CrossingWatch:
 
     def _ratios(self, states: np.ndarray) -> np.ndarray:
         """The rank-th singular value of Φ_q at the states' q (as integrated), over the start's."""
-        return rank_values(self.eng, self.eng.unpack(np.asarray(states))[0]) / self.start
+        return rank_values(self.first, self.eng.unpack(np.asarray(states))[0]) / self.start
 
     def crossing_at(self, y: np.ndarray) -> bool:
         """Whether the state y is past a crossing's entry (where `margin` crossed zero on the rank's fall)."""

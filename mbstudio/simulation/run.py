@@ -558,7 +558,7 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
     rank = start_rank(eng, start_state)  # the loop equations' rank-th singular value at the start
     while True:
         try:
-            watch = CrossingWatch(ChartWatch(eng, y0), eng, t0, y0, rank, terms is not None)
+            watch = CrossingWatch(ChartWatch(eng, y0), eng, t0, y0, rank, terms is not None, first)
             y, more, work = integrate(eng, times[done:], y0, method, rtol, atol, clock, t0, watch, work_scale, limit)
         except IntegrationError as error:
             calls += error.calls
