@@ -20,7 +20,7 @@ import numpy as np
 import pyvista as pv
 from vtkmodules.vtkCommonCore import vtkObject
 
-from ...dynamics.contact_shapes import hull_faces, shape_of, shape_vertices
+from ...dynamics.contact_shapes import hull_faces, pair_side, shape_of, shape_vertices
 from ...kinematics import Mechanism
 from ...model import GROUND, Frame
 from ...model.document import body_key
@@ -57,16 +57,40 @@ def _axes_mesh(length: float) -> pv.PolyData:
 
 
 def contact_mesh(mech: Mechanism, contact) -> pv.PolyData:
-    """A contact's shape in its body's coordinates (dynamics/contact_shapes.py): its sphere, or the convex hull of
-    a box's or a mesh's vertices (their spheres' radius left out: a rounding of the corners)."""
+    """A contact's shape, or a pair's side (contact_shapes.PairSide), in its body's coordinates
+    (dynamics/contact_shapes.py): its sphere, or the convex hull of a box's or a mesh's vertices (their spheres'
+    radius left out: a rounding of the corners)."""
     geometry = mech.tree.geometry
     centre = np.asarray(geometry.point(mech.model.body(contact.body), contact.point), float)
     radius = float(geometry.value(contact.radius))
     if shape_of(contact) == "sphere":
         return pv.Sphere(radius=radius, center=centre)
-    vertices = centre + np.asarray(shape_vertices(contact, geometry.value, mech.backend), float)
-    faces = hull_faces(vertices)
-    return pv.PolyData(vertices, np.column_stack([np.full(len(faces), 3), faces]).ravel())
+    return _hull_mesh(centre + np.asarray(shape_vertices(contact, geometry.value, mech.backend), float))
+
+
+def _hull_mesh(points: np.ndarray) -> pv.PolyData:
+    """The convex hull of points (N, 3) as a triangle mesh."""
+    faces = hull_faces(points)
+    return pv.PolyData(points, np.column_stack([np.full(len(faces), 3), faces]).ravel())
+
+
+def contact_meshes(mech: Mechanism, element) -> list[tuple[str, pv.PolyData]]:
+    """The shapes a contact element presses with, each with its body's label, in that body's coordinates: a ground
+    contact's one shape; a contact pair's two sides (force_laws/contact_pair_law.py), body2's a capsule with `end2`
+    (the hull of its end spheres), either side the ground's for a fixed shape. Other elements: none."""
+    if element.type == "contact":
+        return [(body_key(element.body), contact_mesh(mech, element))]
+    if element.type != "contact_pair":
+        return []
+    sides = [pair_side(element, k) for k in (1, 2)]
+    meshes = [(body_key(side.body), contact_mesh(mech, side)) for side in sides]
+    if element.end2 is not None:
+        body, geometry = mech.model.body(element.body2), mech.tree.geometry
+        radius = float(geometry.value(element.radius2))
+        ends = [np.asarray(geometry.point(body, name), float) for name in (element.point2, element.end2)]
+        ball = np.asarray(pv.Sphere(radius=radius, theta_resolution=24, phi_resolution=12).points, float)
+        meshes[1] = (body_key(element.body2), _hull_mesh(np.vstack([end + ball for end in ends])))
+    return meshes
 
 
 def _cylinder(**kwargs) -> pv.PolyData:
@@ -237,9 +261,9 @@ class Scene:
                 )
         for bushing in (e for e in mech.model.forces if e.type == "bushing"):
             self._add_bushing(mech, bushing, 0.018 * size)
-        for contact in (e for e in mech.model.forces if e.type == "contact"):
-            self._add(body_key(contact.body), contact_mesh(mech, contact), CONTACT_COLOR, ("force", contact.name),
-                      opacity=0.6)  # fmt: skip
+        for element in mech.model.forces:
+            for label, mesh in contact_meshes(mech, element):
+                self._add(label, mesh, CONTACT_COLOR, ("force", element.name), opacity=0.6)
         self._place(q)
         self._add_ground(size)
         self._colour(self.selected)
