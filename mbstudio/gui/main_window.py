@@ -586,6 +586,8 @@ class MainWindow(QMainWindow):
             getattr(self, name).show_result(job.result)
         if job.task in MOTION_TASKS and len(self.plots.kept) == 1:
             self.plots.select_series(self.mech.independent)  # what the sliders move, to start with
+        if job.task in MOTION_TASKS and job.result.data.coordinates == list(self.mech.coordinates):
+            self.view.cover(job.result.data.q, self.q)  # a robot walking off its floor stays on it and in view
         self._mark_stale()
 
     def _show_frame(self, q: np.ndarray) -> None:

@@ -214,6 +214,7 @@ class Scene:
         self.keys: dict[int, tuple] = {}  # id(actor) -> tree key, for picking
         self.selected: tuple | None = None
         self.size = 0.1  # the mechanism's extent when last built (m): glyph sizes follow it
+        self.floor = None  # the floor's actor, under the moving bodies
         self.problems: list[str] = []  # what could not be drawn as the model asks, for the status bar
         plotter.set_background(BACKGROUND[0], top=BACKGROUND[1])
         # Multisampling multiplies the fragment work: with software OpenGL (llvmpipe) a frame of the SLA
@@ -376,18 +377,23 @@ class Scene:
         ]
         return links or [pv.Sphere(radius=2 * radius)]
 
-    def _add_ground(self, size: float) -> None:
-        """A floor just under the moving bodies as placed now (their drawn extent, shapes included)."""
+    def _moving_extent(self) -> tuple[np.ndarray, np.ndarray]:
+        """The lowest and highest world corner (3,) of the moving bodies' actors as placed now, shapes included."""
         bounds = np.array(
             [a.GetBounds() for label, actors in self.actors.items() if label != GROUND for a in actors]
             or [(-0.5, 0.5, -0.5, 0.5, 0.0, 0.0)],
             float,
         )
-        low, high = bounds[:, ::2].min(axis=0), bounds[:, 1::2].max(axis=0)
+        return bounds[:, ::2].min(axis=0), bounds[:, 1::2].max(axis=0)
+
+    def _add_ground(self, size: float, extent: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """A floor just under the moving bodies (their drawn extent, shapes included) as placed now, or over
+        `extent` (lowest and highest corners)."""
+        low, high = extent or self._moving_extent()
         centre = [(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2] - 0.02 * size]
         span = max(high[0] - low[0], high[1] - low[1], 0.5 * size) * 1.3
         plane = pv.Plane(center=centre, i_size=span, j_size=span, i_resolution=10, j_resolution=10)
-        actor = self.plotter.add_mesh(
+        self.floor = self.plotter.add_mesh(
             plane,
             color="#b8c2cc",
             show_edges=True,
@@ -397,7 +403,28 @@ class Scene:
             reset_camera=False,
             render=False,
         )
-        self.actors.setdefault(GROUND, []).append(actor)
+        self.actors.setdefault(GROUND, []).append(self.floor)
+
+    def cover(self, poses: np.ndarray, q: np.ndarray) -> bool:
+        """Keep a motion in view: where the bodies at the coordinates `poses` (K, n; a run's frames) leave the
+        floor drawn, the floor grows to lie under all of them and the camera is fitted to their extent (a walking
+        robot stays on its floor and in the picture); then the pose q is shown again. True when it grew."""
+        corners = []
+        for pose in np.asarray(poses, float):
+            self._place(pose)
+            corners += self._moving_extent()
+        self._place(q)
+        low, high = np.min(corners, axis=0), np.max(corners, axis=0)
+        floor = np.asarray(self.floor.GetBounds(), float)
+        if low[0] >= floor[0] and low[1] >= floor[2] and high[0] <= floor[1] and high[1] <= floor[3]:
+            self.request_render()
+            return False
+        self.plotter.remove_actor(self.floor, render=False)
+        self.actors[GROUND].remove(self.floor)
+        self._add_ground(self.size, (low, high))
+        self.plotter.reset_camera(render=False, bounds=[*np.column_stack([low, high]).ravel()])
+        self.request_render()
+        return True
 
     # ------------------------------------------------------------------ updating
     def set_pose(self, q: np.ndarray) -> None:
