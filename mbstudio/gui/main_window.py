@@ -417,6 +417,10 @@ class MainWindow(QMainWindow):
         self.view.overlays.show_labels(on, self.q)
         self.view.scene.request_render()
 
+    def show_contact_shapes(self, on: bool) -> int:
+        """View › Contact Shapes: the contacts' and contact pairs' shapes, see-through on their bodies; how many."""
+        return self.view.scene.show_contacts(on)
+
     def show_forces(self, on: bool) -> int:
         """View › Force Arrows: the springs', point forces' and contacts' arrows at the shown instant of the run
         (at the document's pose, at rest, without one), with the contacts' support polygon and centre of

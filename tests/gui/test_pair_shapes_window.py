@@ -1,8 +1,8 @@
 """The 3D view draws every contact pair's two shapes on their bodies (docs/contact.md, "Contacts between bodies"):
 a box, a convex mesh's hull, a sphere, a capsule; fixed ones on the ground, the others moving with their bodies
-when the pose changes (a slider, a frame of a run). The drawn actors' world bounds are checked against the shapes'
-corners placed by hand (scipy's rotation for a shape's roll, pitch and yaw). A screenshot of a box resting on a
-box when MBSTUDIO_SCREENSHOTS names a folder."""
+when the pose changes (a slider, a frame of a run); View › Contact Shapes hides and shows them. The drawn actors'
+world bounds are checked against the shapes' corners placed by hand (scipy's rotation for a shape's roll, pitch and
+yaw). A screenshot of a block on a box when MBSTUDIO_SCREENSHOTS names a folder."""
 
 from __future__ import annotations
 
@@ -131,3 +131,22 @@ def test_a_pair_removed_is_no_longer_drawn(window, element):
     window.document.replace(model, None)
     assert drawn_bounds(window, element) == []
     assert all(len(drawn_bounds(window, f.name)) == 2 for f in model.forces)
+
+
+def test_view_contact_shapes_hides_and_shows_every_pairs_shapes(window):
+    """View › Contact Shapes (on by default) hides the six shapes of the three pairs, also after the model is
+    rebuilt, and shows them again."""
+    window.document.replace(pairs_model(), None)
+    scene, toggle = window.view.scene, window.actions["contacts"]
+
+    def visible() -> list[bool]:
+        names = {("force", name) for name in ("boxes", "tetra", "rod")}
+        return [bool(a.GetVisibility()) for actors in scene.actors.values() for a in actors if scene.key_of(a) in names]
+
+    assert toggle.isChecked() and visible() == [True] * 6
+    toggle.setChecked(False)
+    assert visible() == [False] * 6
+    window.document.replace(pairs_model(), None)
+    assert visible() == [False] * 6
+    toggle.setChecked(True)
+    assert visible() == [True] * 6

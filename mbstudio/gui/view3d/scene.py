@@ -215,6 +215,8 @@ class Scene:
         self.selected: tuple | None = None
         self.size = 0.1  # the mechanism's extent when last built (m): glyph sizes follow it
         self.floor = None  # the floor's actor, under the moving bodies
+        self.contact_actors: list = []  # the contacts' and contact pairs' shapes
+        self.contacts_shown = True  # View › Contact Shapes
         self.problems: list[str] = []  # what could not be drawn as the model asks, for the status bar
         plotter.set_background(BACKGROUND[0], top=BACKGROUND[1])
         # Multisampling multiplies the fragment work: with software OpenGL (llvmpipe) a frame of the SLA
@@ -231,6 +233,7 @@ class Scene:
         points instead and named in `problems` and in the view."""
         self.plotter.clear_actors()
         self.mech, self.actors, self.colors, self.keys, self.problems = mech, {}, {}, {}, []
+        self.contact_actors = []
         size = self.size = mechanism_size(mech, q)
         geometry = mech.tree.geometry
         meshes = {
@@ -265,6 +268,8 @@ class Scene:
         for element in mech.model.forces:
             for label, mesh in contact_meshes(mech, element):
                 self._add(label, mesh, CONTACT_COLOR, ("force", element.name), opacity=0.6)
+                self.contact_actors.append(self.actors[label][-1])
+                self.contact_actors[-1].SetVisibility(self.contacts_shown)
         self._place(q)
         self._add_ground(size)
         self._colour(self.selected)
@@ -425,6 +430,14 @@ class Scene:
         self.plotter.reset_camera(render=False, bounds=[*np.column_stack([low, high]).ravel()])
         self.request_render()
         return True
+
+    def show_contacts(self, on: bool) -> int:
+        """Show or hide the shapes of every contact and contact pair (kept for the next builds); how many."""
+        self.contacts_shown = on
+        for actor in self.contact_actors:
+            actor.SetVisibility(on)
+        self.request_render()
+        return len(self.contact_actors)
 
     # ------------------------------------------------------------------ updating
     def set_pose(self, q: np.ndarray) -> None:
