@@ -50,3 +50,17 @@ def test_the_readout_keeps_to_two_lines_and_the_curves_keep_their_room(window, q
     assert text.count(" = ") == 1 + 12 and plots.readout.toolTip() == text  # the time and each value
     assert plots.readout.height() <= 2 * plots.readout.fontMetrics().lineSpacing() + 2
     assert plots.canvas.height() >= PLOT_MIN_HEIGHT
+
+
+def test_a_run_first_plots_its_first_six_independent_coordinates(window, qtbot):
+    """The balloon has nine: a legend of nine rows left its curves no room at 1280x800."""
+    from mbstudio import samples
+    from mbstudio.jobs import DONE
+
+    window.document.replace(samples.load("balloon"), None)
+    job = window.run_job("simulation", {"t_end": 0.1, "samples": 11}, "Simulate")
+    qtbot.waitUntil(lambda: not job.running, timeout=300_000)
+    assert job.state == DONE, job.error
+    assert len(window.mech.independent) == 9
+    names = [name.split(" [")[0] for name in window.plots.view.selected()]
+    assert names == list(window.mech.independent[:6]) and len(window.plots.view.curves()) == 6
