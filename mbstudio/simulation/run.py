@@ -302,6 +302,7 @@ def simulate(
     contact: str = "compliant",
     step: float | None = None,
     error_estimate: bool = True,
+    finished: Callable[[SimulationResult], None] | None = None,
 ) -> SimulationResult:
     """Integrate the document's motion from its initial coordinates (and the given independent velocities,
     default rest) over [0, t_end] with CVODES (Adams; "CVODES-BDF" for stiff motions) or scipy's solve_ivp
@@ -318,7 +319,9 @@ def simulate(
     formula, say) that leaves ±1e12 within the run (checked at fixed times before it starts) refuses it with one
     naming the element, the time and the value.
     `contact="rigid"` steps the contact elements as rigid contacts with restitution (simulation/rigid_stepping.py,
-    steps of at most `step` s, default 1 ms) instead of integrating their compliant forces; trees and closed loops."""
+    steps of at most `step` s, default 1 ms) instead of integrating their compliant forces; trees and closed loops.
+    `finished(result)` receives the run once it is complete, before the companion runs of the error estimate and of
+    `check_accuracy`: a caller cancelled during them keeps the run (their figures are then missing)."""
     if contact not in CONTACT_MODELS:
         raise ValueError(f"unknown contact model {contact!r}; choose one of {', '.join(CONTACT_MODELS)}")
     if method not in METHODS:
@@ -373,6 +376,8 @@ def simulate(
     result.provenance.cpu_seconds = time.process_time() - cpu
     if contact == "rigid":
         result.provenance.method = f"Moreau-Jean (rigid contacts, steps <= {step or RIGID_STEP:g} s)"
+    if finished is not None:
+        finished(result)
     options = {"samples": samples, "t_eval": t_eval, "velocities": velocities, "compiled": compiled}
     options |= {"cancel": cancel, "contact": contact, "error_estimate": False}
     if error_estimate:
