@@ -70,9 +70,27 @@ class Traced(_ObjectArrays):
     def to_float(self, x) -> np.ndarray:
         raise TypeError("traced values are symbols: evaluate the compiled function for numbers")
 
+    def matmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """a @ b for stacks of matrices (N, r, m) @ (N, m, c) without the products whose factor of `a` is zero (a
+        float 0, or a symbol CasADi simplified to 0): CasADi drops them anyway (0·x = 0, 0 + x = x), so the graph
+        is the same, in a fraction of the operations where `a` is sparse. A closed loop's velocity map is: Rᵀ K
+        of Talos' regressor took 3.3 of the 3.9 s its trace took."""
+        if a.ndim != 3 or b.ndim != 3 or len(a) != len(b):
+            return a @ b
+        out = np.empty((len(a), a.shape[1], b.shape[2]), dtype=object)
+        for k, (rows, right) in enumerate(zip(a, b, strict=True)):
+            for i, row in enumerate(rows):
+                kept = [j for j, x in enumerate(row) if not _zero(x)]
+                out[k, i] = row[kept] @ right[kept] if kept else row @ right  # the sum in the same order
+        return out
+
     @contextlib.contextmanager
     def context(self) -> Iterator[None]:
         yield
+
+
+def _zero(x) -> bool:
+    return x.is_zero() if isinstance(x, casadi.SX) else x == 0
 
 
 def symbols(name: str, n: int) -> tuple[casadi.SX, np.ndarray]:
