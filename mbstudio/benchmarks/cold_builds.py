@@ -47,7 +47,8 @@ def _cold_builds(states: int) -> list[dict]:
     for name, (model, what) in BUILDS.items():
         with tempfile.TemporaryDirectory() as folder:
             report = _child(model, what, folder)
-        extra = {"python_peak_mb": report["python_peak_mb"], "native": report["native"]}
+        kept = ("python_peak_mb", "native", "series_cpu_s", "series_native")
+        extra = {key: report[key] for key in kept if key in report}
         pinocchio = _pinocchio_build_s(model)
         if pinocchio is not None:
             extra["pinocchio_model_build_cpu_s"] = pinocchio
@@ -85,15 +86,20 @@ def build(model_name: str, what: str) -> dict:
 
     model = _model(model_name)
     start = _cpu()
+    series = {}
     if what == "engine":
         from ..dynamics.engine import engine
 
-        engine(model)
+        built = engine(model)
+        cpu = _cpu() - start
+        # the output series, a library of their own that a run builds after its integration, for its results
+        series["series_native"] = built.series_functions.compiled
+        series["series_cpu_s"] = _cpu() - start - cpu
     else:
         from ..dynamics.kernels import kernel
 
         kernel(model, what)
-    cpu = _cpu() - start
+        cpu = _cpu() - start
     own = _own_peak_mb()
     peaks = Path(os.environ.get("MBSTUDIO_PEAKS", os.devnull))
     compilers = [int(n) / 1024 for n in peaks.read_text().split() if n.isdigit()] if peaks.exists() else []
@@ -105,6 +111,7 @@ def build(model_name: str, what: str) -> dict:
         "compiler_peak_mb": measured if measured is not None else "not measured (no GNU time)",
         "peak_mb": max(own, measured or 0.0),
         "native": native,
+        **series,
     }
 
 
