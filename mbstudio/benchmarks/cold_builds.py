@@ -6,7 +6,9 @@ The child process makes the model first, outside the measure, then reports the C
 its waited-for children's, the compilers) and the peak resident memory of the largest of its processes: its own
 (VmHWM, reset when it starts) and each compiler's, as GNU time reports it for the compiler alone (a process's
 `ru_maxrss` counts the memory of the process it was started from, so neither is read from the rusage of a child).
-Where GNU time is missing, the compilers' peaks are not measured and the row says so. Beside the chain's and Talos'
+Where GNU time is missing, the compilers' peaks are not measured and the row says so. An engine's row is what a run
+waits for before it integrates; its output series, which the run's results build after the integration, are
+measured next (`series_cpu_s`, their compilers' peaks in the row's). Beside the chain's and Talos'
 rows, Pinocchio's own model build from the same input (its URDF parser for Talos, the reference's model of the chain
 made by hand, io/pinocchio_reference.py): what a Pinocchio user waits for before a first call, with no code
 generated.

@@ -37,6 +37,8 @@ coordinates (an input of linearisation and control). The numpy path stays the re
 A built engine is filed in the cache under the hash of the model's canonical text, the partition and the code
 that traces it (numerics/compiled.cached_functions): a later process loads the native functions and the
 partition without tracing anything; the traced graphs are built only when derivatives or exports ask for them.
+A simulation's output series (`Engine.series`) are a library of their own filed beside it, traced and compiled
+when a run first asks for its results: a first run integrates as soon as the state equation is compiled.
 """
 
 from __future__ import annotations
