@@ -21,7 +21,7 @@ from .. import __version__
 from ..model import ModelError, loads
 from ..model.hashing import text_hash
 from ..numerics.backends import sympy  # imported when a symbolic result is shown
-from ..progress import Cancel, Cancelled, PartProgress, stop_requested
+from ..progress import Cancel, Cancelled, PartProgress, builds_said, stop_requested
 from .options import (
     BaseParametersOptions,
     CCodeOptions,
@@ -519,7 +519,8 @@ def engine_build(model_text: str, options: dict, progress: PartProgress, cancel:
 
     opts = EngineOptions.from_dict(options)
     progress(0.1, "tracing and compiling the equations")
-    eng = engine(loads(model_text), model_text)
+    with builds_said(lambda text, fraction: progress(0.1 + 0.9 * fraction, text.strip())):  # its steps shown
+        eng = engine(loads(model_text), model_text)
     provenance = Provenance(text_hash(model_text), "CasADi", "float64", opts.to_dict(), eng.build_seconds)
     return JobResult("engine", "Compiled engine", provenance, EngineResult(eng.native))
 
