@@ -149,6 +149,7 @@ class Native:
     calls: dict[str, Callable]
     metadata: dict = field(default_factory=dict)
     traced: list[casadi.Function] | None = None  # when this process traced them
+    library: Path | None = None  # the compiled library holding them (numerics/cvodes_driver.py calls into it)
 
     @property
     def compiled(self) -> bool:
@@ -357,7 +358,7 @@ def cached_functions(key: str, stem: str, build: Callable[[], tuple[list[casadi.
         return _uncompiled(traced, metadata)
     with contextlib.suppress(OSError):  # metadata that cannot be written only costs a later trace
         write_sealed(manifest, json.dumps({"functions": names, "metadata": metadata, "module": module}).encode())
-    return Native(loaded.functions, loaded.calls, metadata, traced)
+    return Native(loaded.functions, loaded.calls, metadata, traced, loaded.library)
 
 
 def _seconds(start: float) -> str:
@@ -454,7 +455,7 @@ def _loaded(library: Path, names: list[str], module: str | None) -> Native | Non
         discard(library)
         return None
     extension = load_extension(library, module) if module else None
-    return Native(functions, calls(functions, extension))
+    return Native(functions, calls(functions, extension), library=library)
 
 
 def is_external(function: casadi.Function) -> bool:

@@ -523,7 +523,15 @@ def _chunk_integrator(
     smallest: float = 0.0,
 ):
     """The CVODES integrator of `_chunk_dae` returning at `grid` (normalised time), at most `steps` steps between
-    two returns."""
+    two returns: for Adams on one run, our own driver of CVODES on the engine's compiled function where it can be
+    had (numerics/cvodes_driver.py: the same states bit for bit, without CasADi's cost per evaluation), else
+    CasADi's integrator."""
+    if multistep == "adams" and runs == 1:
+        from ..numerics import cvodes_driver  # ctypes: for the runs that use it
+
+        problem = cvodes_driver.problem(eng, work_scale)
+        if problem is not None:
+            return cvodes_driver.Piece(problem, grid, multistep, rtol, atol, steps, smallest)
     options = {
         "reltol": rtol,
         "abstol": atol,
