@@ -20,10 +20,14 @@ and CasADi's integrator serves.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import ctypes
 import functools
 import sys
 import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import casadi
@@ -54,6 +58,8 @@ SYMBOLS = (
     "N_VDestroy_Serial",
     "N_VGetArrayPointer",
 )
+# the pieces integrated inside a `kept()` block (a context variable: runs in other threads keep their own)
+_KEPT: contextvars.ContextVar[list | None] = contextvars.ContextVar("mbstudio_cvodes_pieces", default=None)
 COUNTS = 8  # steps, evaluations, error test failures (at the last return), returns made, flag; the same in all
 RETURN_TOLERANCE = 1e-9  # CasADi's integrator returns the last state again for a grid point this close to the last
 
@@ -134,6 +140,7 @@ class Problem:
         self.iw = np.zeros(max(function.sz_iw(), 1), dtype=np.int64)
         self.w = np.zeros(max(function.sz_w(), 1))
         self.size = function.nnz_in(1) + int(work_scale > 0)
+        self.layout: tuple[int, tuple[int, ...]] | None = None  # set by `problem` from the engine
         self.spec = _Spec(
             address,
             ctypes.cast(self.arg, ctypes.c_void_p),
@@ -164,8 +171,9 @@ class _Spec(ctypes.Structure):
 class Piece:
     """A CVODES integrator over normalised time τ ∈ [0, 1] returning at `grid`, called as CasADi's integrator
     function is (`piece(x0=..., p=(t₀, h))["xf"]`, a RuntimeError naming CVODES' flag where it gives up, `stats()`
-    with nsteps, nfevals and netfails at the last return), so that integrators.py uses either. With `errors`, the
-    sum over the steps of each state's estimated local error (|CVodeGetEstLocalErrors|) is kept in `local_errors`."""
+    with nsteps, nfevals and netfails at the last return), so that integrators.py uses either. The sum
+    over the steps of each state's estimated local error (|CVodeGetEstLocalErrors|) is kept in `local_errors`
+    (computing it changes no step), and kept where a `kept()` block asks for it."""
 
     def __init__(self, problem: Problem, grid, multistep: str, rtol: float, atol: float, steps: int, smallest: float):
         self.problem, self.grid = problem, np.ascontiguousarray(grid, dtype=float)
@@ -173,7 +181,6 @@ class Piece:
         self.rtol, self.atol, self.steps, self.smallest = rtol, atol, steps, smallest
         self.counts = np.zeros(COUNTS, dtype=ctypes.c_long)
         self.local_errors = np.zeros(problem.size)
-        self.errors = False
 
     def __call__(self, x0, p) -> dict:
         size, marks = self.problem.size, len(self.grid)
@@ -196,14 +203,39 @@ class Piece:
             self.lmm,
             self.iter,
             self.counts.ctypes.data,
-            self.local_errors.ctypes.data if self.errors else None,
+            self.local_errors.ctypes.data,
         )
+        kept = _KEPT.get()
+        if kept is not None:
+            kept.append(Kept(self.problem.layout, self.local_errors.copy(), int(self.counts[1]), flag))
         if flag < 0:
             raise RuntimeError(f'CVode returned "{FLAG_NAMES.get(flag, flag)}" (the driver\'s flag {flag})')
         return {"xf": out.T}
 
     def stats(self) -> dict:
         return {"nsteps": int(self.counts[0]), "nfevals": int(self.counts[1]), "netfails": int(self.counts[2])}
+
+
+@dataclass
+class Kept:
+    """A piece integrated by the driver: the engine's state layout (Problem.layout), the sum over its steps of each
+    state's |estimated local error|, its evaluations up to its last return, and its flag (0: it reached its end)."""
+
+    layout: tuple[int, tuple[int, ...]] | None
+    local_errors: np.ndarray
+    evaluations: int
+    flag: int
+
+
+@contextlib.contextmanager
+def kept() -> Iterator[list[Kept]]:
+    """The pieces the driver integrates inside the block, in order."""
+    pieces: list[Kept] = []
+    token = _KEPT.set(pieces)
+    try:
+        yield pieces
+    finally:
+        _KEPT.reset(token)
 
 
 @functools.lru_cache(maxsize=8)
@@ -215,9 +247,20 @@ def problem(eng, work_scale: float = 0.0) -> Problem | None:
         return None
     function = eng.compiled.functions["work_rate" if work_scale else "state_equation"]
     try:
-        return Problem(library, function, work_scale)
+        made = Problem(library, function, work_scale)
     except (OSError, AttributeError):
         return None
+    made.layout = _layout(eng)
+    return made
+
+
+def _layout(eng) -> tuple[int, tuple[int, ...]] | None:
+    """(n, the independent coordinates) where the engine's state is y = (q, q̇_ind) as they are, so that each
+    state's local error is a coordinate's or an independent rate's; None where it carries orientations otherwise."""
+    y = np.arange(float(eng.state_size))
+    q, qd = eng.unpack(y)
+    plain = np.array_equal(q[0], y[: eng.n]) and np.array_equal(qd[0], y[eng.n : eng.n + qd.shape[1]])
+    return (eng.n, tuple(eng.independent)) if plain else None
 
 
 DRIVER = r"""
