@@ -3,9 +3,11 @@
 Two families, both with the loops closed inside every evaluation:
 - scipy's solve_ivp (RK45, DOP853, Radau, BDF): one native call per right-hand side; the implicit methods get
   the exact Jacobian ∂ẏ/∂y from automatic differentiation. Outputs by the integrator's dense output.
-- SUNDIALS CVODES through CasADi ("CVODES": Adams–Moulton with fixed-point iteration, for the non-stiff
-  motions of most mechanisms; "CVODES-BDF": BDF with Newton on the exact Jacobian, for stiff springs): the
-  stepping itself is native, which is where the time went once the right-hand side was compiled. The run is cut
+- SUNDIALS CVODES, from our own compiled driver (numerics/cvodes_driver.py: Adams on one run) or through CasADi's
+  integrator (BDF, ensembles, or where the driver cannot be had) ("CVODES": Adams–Moulton with fixed-point
+  iteration, for the non-stiff motions of most mechanisms; "CVODES-BDF": BDF with Newton on the exact Jacobian,
+  for stiff springs): the stepping itself is native, which is where the time went once the right-hand side was
+  compiled. The run is cut
   into pieces at fixed times of [0, t_end] (a grid of CHUNKS), whatever the caller asks for, so that a run with
   progress and cancel (the window, the command line) computes the same as one without (Python): the first piece
   spans one interval of the grid, and each next one as many as the steps of the last suggest for about
