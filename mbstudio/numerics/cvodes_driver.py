@@ -242,7 +242,7 @@ def kept() -> Iterator[list[Kept]]:
 def problem(eng, work_scale: float = 0.0) -> Problem | None:
     """The driver's problem for an engine's state equation (its work rate with `work_scale`), or None where the
     engine's functions are not in a compiled library (or the driver cannot be had)."""
-    library = getattr(eng.compiled, "library", None)
+    library = getattr(getattr(eng, "compiled", None), "library", None)  # a stand-in engine has none
     if library is None or driver() is None:
         return None
     function = eng.compiled.functions["work_rate" if work_scale else "state_equation"]
