@@ -85,6 +85,9 @@ def test_a_run_on_the_driver_is_the_run_on_casadis_integrator(name, monkeypatch)
     evaluations, and CasADi's integrator serves where the plugin is missing (a library of another name)."""
     model = samples.load(name)
     native = simulate(model, 2.0)
+    with integrators.through_casadi():  # the bench's side by side
+        through = simulate(model, 2.0)
+    assert np.array_equal(native.q, through.q) and through.provenance.local_error_sum is None
     monkeypatch.setattr(cvodes_driver, "plugin_names", lambda: ("libcasadi_integrator_absent.so",))
     for cached in (cvodes_driver.driver, cvodes_driver.problem, integrators._chunk_integrator):
         cached.cache_clear()

@@ -21,9 +21,10 @@ Two families, both with the loops closed inside every evaluation:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import casadi
 import numpy as np
@@ -58,6 +59,7 @@ CHART_REASON = "the coordinates in use lose conditioning here"
 # (dynamics/stiff_jacobian.py); with a hundredth 2e-6, for 8 % more evaluations
 BDF_CONVERGENCE = 0.01
 CROSSING_REASON = "the loop equations lose rank here"
+_DRIVER = [True]  # False inside `through_casadi()`
 
 
 class IntegrationError(RuntimeError):
@@ -528,7 +530,7 @@ def _chunk_integrator(
     two returns: for Adams on one run, our own driver of CVODES on the engine's compiled function where it can be
     had (numerics/cvodes_driver.py: the same states bit for bit, without CasADi's cost per evaluation), else
     CasADi's integrator."""
-    if multistep == "adams" and runs == 1:
+    if multistep == "adams" and runs == 1 and _DRIVER[0]:
         from ..numerics import cvodes_driver  # ctypes: for the runs that use it
 
         problem = cvodes_driver.problem(eng, work_scale)
@@ -549,6 +551,19 @@ def _chunk_integrator(
     if multistep == "bdf":  # Newton's iterations stop at a hundredth of the error test's tolerance, not a tenth
         options["nonlin_conv_coeff"] = BDF_CONVERGENCE
     return casadi.integrator("chunk", "cvodes", _chunk_dae(eng, multistep, runs, work_scale), 0.0, list(grid), options)
+
+
+@contextlib.contextmanager
+def through_casadi() -> Iterator[None]:
+    """Every CVODES piece integrated inside the block through CasADi's integrator, not our driver: the same states,
+    for `mbstudio bench` to time the two side by side. Not for concurrent runs."""
+    _chunk_integrator.cache_clear()
+    _DRIVER[0] = False
+    try:
+        yield
+    finally:
+        _DRIVER[0] = True
+        _chunk_integrator.cache_clear()
 
 
 @functools.lru_cache(maxsize=8)
