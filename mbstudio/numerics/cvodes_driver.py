@@ -127,9 +127,10 @@ class Problem:
     """One compiled state equation f(t, y, ...) -> (ẏ, ...) of an engine library, ready for the driver: its address,
     the work arrays of its generated C (sizes from CasADi's handle on it) and its inputs after (t, y), held at zero
     (the generalised forces added to the model's, as `_chunk_dae` passes them). `work_scale` > 0: the second output
-    over `work_scale` is one more state (the work of the non-conservative forces, integrators.py)."""
+    over `work_scale` is one more state (the work of the non-conservative forces, integrators.py). `runs` > 1: an
+    ensemble's states one run after the other, each evaluated by the function in turn (as CasADi's map does)."""
 
-    def __init__(self, library: Path, function: casadi.Function, work_scale: float = 0.0) -> None:
+    def __init__(self, library: Path, function: casadi.Function, work_scale: float = 0.0, runs: int = 1) -> None:
         self.handle = ctypes.CDLL(str(library))
         address = ctypes.cast(getattr(self.handle, function.name()), ctypes.c_void_p).value
         self.held = [np.zeros(function.nnz_in(i)) for i in range(2, function.n_in())]
@@ -139,7 +140,7 @@ class Problem:
         self.res = (ctypes.c_void_p * max(function.sz_res(), function.n_out()))()
         self.iw = np.zeros(max(function.sz_iw(), 1), dtype=np.int64)
         self.w = np.zeros(max(function.sz_w(), 1))
-        self.size = function.nnz_in(1) + int(work_scale > 0)
+        self.size = function.nnz_in(1) * runs + int(work_scale > 0)
         self.layout: tuple[int, tuple[int, ...]] | None = None  # set by `problem` from the engine
         self.spec = _Spec(
             address,
@@ -151,6 +152,7 @@ class Problem:
             self.w.ctypes.data,
             function.nnz_in(1),
             work_scale,
+            runs,
         )
 
 
@@ -165,6 +167,7 @@ class _Spec(ctypes.Structure):
         ("w", ctypes.c_void_p),
         ("n", ctypes.c_long),
         ("work_scale", ctypes.c_double),
+        ("runs", ctypes.c_long),
     ]
 
 
@@ -239,18 +242,19 @@ def kept() -> Iterator[list[Kept]]:
 
 
 @functools.lru_cache(maxsize=8)
-def problem(eng, work_scale: float = 0.0) -> Problem | None:
-    """The driver's problem for an engine's state equation (its work rate with `work_scale`), or None where the
+def problem(eng, work_scale: float = 0.0, runs: int = 1) -> Problem | None:
+    """The driver's problem for an engine's state equation (its work rate with `work_scale`; over `runs` runs of an
+    ensemble), or None where the
     engine's functions are not in a compiled library (or the driver cannot be had)."""
     library = getattr(getattr(eng, "compiled", None), "library", None)  # a stand-in engine has none
     if library is None or driver() is None:
         return None
     function = eng.compiled.functions["work_rate" if work_scale else "state_equation"]
     try:
-        made = Problem(library, function, work_scale)
+        made = Problem(library, function, work_scale, runs)
     except (OSError, AttributeError):
         return None
-    made.layout = _layout(eng)
+    made.layout = _layout(eng) if runs == 1 else None
     return made
 
 
@@ -314,6 +318,7 @@ typedef struct {
   mb_int* iw; double* w;
   long n;             /* the engine's state */
   double work_scale;  /* > 0: one more state, the second output over it */
+  long runs;          /* an ensemble's runs, one after the other */
 } mb_spec;
 
 typedef struct {
@@ -331,16 +336,18 @@ static int mb_rhs(double tau, mb_vector y, mb_vector ydot, void* data) {
   double t = p->t0 + p->h * tau, power = 0.0;
   double* d = cv.data(ydot);
   int k;
-  long i;
-  s->arg[0] = &t;
-  s->arg[1] = cv.data(y);
-  for (k = 2; k < s->n_in; ++k) s->arg[k] = p->held[k];
-  s->res[0] = d;
-  for (k = 1; k < s->n_out; ++k) s->res[k] = NULL;
-  if (s->work_scale > 0 && s->n_out > 1) s->res[1] = &power;
-  if (s->f(s->arg, s->res, s->iw, s->w, 0)) return -1;
-  for (i = 0; i < s->n; ++i) d[i] = p->h * d[i];
-  if (s->work_scale > 0) d[s->n] = p->h * (power / s->work_scale);
+  long i, run;
+  for (run = 0; run < s->runs; ++run) {
+    s->arg[0] = &t;
+    s->arg[1] = cv.data(y) + run * s->n;
+    for (k = 2; k < s->n_in; ++k) s->arg[k] = p->held[k];
+    s->res[0] = d + run * s->n;
+    for (k = 1; k < s->n_out; ++k) s->res[k] = NULL;
+    if (s->work_scale > 0 && s->n_out > 1) s->res[1] = &power;
+    if (s->f(s->arg, s->res, s->iw, s->w, 0)) return -1;
+  }
+  for (i = 0; i < s->n * s->runs; ++i) d[i] = p->h * d[i];
+  if (s->work_scale > 0) d[s->n * s->runs] = p->h * (power / s->work_scale);
   return 0;
 }
 
@@ -359,7 +366,7 @@ int mb_cvodes_piece(const mb_spec* spec, const double* y0, const double* marks, 
                     long count, double rtol, double atol, long max_steps, double smallest, int lmm, int iter,
                     long* counts, double* errors) {
   mb_problem p;
-  long size = spec->n + (spec->work_scale > 0), since = 0, k = 0, i;
+  long size = spec->n * spec->runs + (spec->work_scale > 0), since = 0, k = 0, i;
   int flag = 0, key;
   double reached = 0.0, last = 0.0, tn = 0.0;
   double *state, *returned, *estimate, *stopped;

@@ -3,8 +3,8 @@
 Two families, both with the loops closed inside every evaluation:
 - scipy's solve_ivp (RK45, DOP853, Radau, BDF): one native call per right-hand side; the implicit methods get
   the exact Jacobian ∂ẏ/∂y from automatic differentiation. Outputs by the integrator's dense output.
-- SUNDIALS CVODES, from our own compiled driver (numerics/cvodes_driver.py: Adams on one run) or through CasADi's
-  integrator (BDF, ensembles, or where the driver cannot be had) ("CVODES": Adams–Moulton with fixed-point
+- SUNDIALS CVODES, from our own compiled driver (numerics/cvodes_driver.py: Adams) or through CasADi's
+  integrator (BDF, or where the driver cannot be had) ("CVODES": Adams–Moulton with fixed-point
   iteration, for the non-stiff motions of most mechanisms; "CVODES-BDF": BDF with Newton on the exact Jacobian,
   for stiff springs): the stepping itself is native, which is where the time went once the right-hand side was
   compiled. The run is cut
@@ -527,13 +527,13 @@ def _chunk_integrator(
     smallest: float = 0.0,
 ):
     """The CVODES integrator of `_chunk_dae` returning at `grid` (normalised time), at most `steps` steps between
-    two returns: for Adams on one run, our own driver of CVODES on the engine's compiled function where it can be
+    two returns: for Adams, our own driver of CVODES on the engine's compiled function where it can be
     had (numerics/cvodes_driver.py: the same states bit for bit, without CasADi's cost per evaluation), else
     CasADi's integrator."""
-    if multistep == "adams" and runs == 1 and _DRIVER[0]:
+    if multistep == "adams" and _DRIVER[0]:
         from ..numerics import cvodes_driver  # ctypes: for the runs that use it
 
-        problem = cvodes_driver.problem(eng, work_scale)
+        problem = cvodes_driver.problem(eng, work_scale, runs)
         if problem is not None:
             return cvodes_driver.Piece(problem, grid, multistep, rtol, atol, steps, smallest)
     options = {
