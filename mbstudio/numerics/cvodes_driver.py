@@ -244,8 +244,7 @@ def kept() -> Iterator[list[Kept]]:
 @functools.lru_cache(maxsize=8)
 def problem(eng, work_scale: float = 0.0, runs: int = 1) -> Problem | None:
     """The driver's problem for an engine's state equation (its work rate with `work_scale`; over `runs` runs of an
-    ensemble), or None where the
-    engine's functions are not in a compiled library (or the driver cannot be had)."""
+    ensemble), or None where the engine's functions are not in a compiled library (or the driver cannot be had)."""
     library = getattr(getattr(eng, "compiled", None), "library", None)  # a stand-in engine has none
     if library is None or driver() is None:
         return None
