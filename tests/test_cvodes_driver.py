@@ -1,4 +1,4 @@
-"""CVODES called from our own compiled driver (numerics/cvodes_driver.py) against CasADi's integrator of the same
+"""CVODES called from our own compiled driver (simulation/cvodes_driver.py) against CasADi's integrator of the same
 piece (simulation/integrators.py): the same states bit for bit, the same counts, the same give-up; CasADi's path
 where the plugin cannot be loaded; the local errors kept without changing a step."""
 
@@ -12,8 +12,7 @@ import pytest
 from mbstudio import samples
 from mbstudio.dynamics.engine import engine
 from mbstudio.kinematics import Mechanism
-from mbstudio.numerics import cvodes_driver
-from mbstudio.simulation import integrators
+from mbstudio.simulation import cvodes_driver, integrators
 from mbstudio.simulation.integrators import _GaveUp, _solved
 from mbstudio.simulation.run import simulate, state_difference
 

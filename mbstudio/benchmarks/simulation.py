@@ -127,7 +127,7 @@ def _vehicle(states: int) -> list[dict]:
     1e-6 (its motion within 3 µm and its tyre loads within 0.1 N of the default's), each with its chassis'
     largest error against a run at rtol 1e-13 (the default's must stay within 1e-6); and the default settings as a
     user gets them, with the error estimate's companion run (docs/accuracy.md); and the default tolerances with CVODES
-    through CasADi's integrator instead of our driver (numerics/cvodes_driver.py). No reference simulates it:
+    through CasADi's integrator instead of our driver (simulation/cvodes_driver.py). No reference simulates it:
     Pinocchio has no tyres, stops or servos. `states` does not apply."""
     from ..dynamics.engine import engine
     from ..simulation.integrators import through_casadi

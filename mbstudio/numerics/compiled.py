@@ -149,7 +149,7 @@ class Native:
     calls: dict[str, Callable]
     metadata: dict = field(default_factory=dict)
     traced: list[casadi.Function] | None = None  # when this process traced them
-    library: Path | None = None  # the compiled library holding them (numerics/cvodes_driver.py calls into it)
+    library: Path | None = None  # the compiled library holding them (simulation/cvodes_driver.py calls into it)
 
     @property
     def compiled(self) -> bool:

@@ -3,7 +3,7 @@
 Two families, both with the loops closed inside every evaluation:
 - scipy's solve_ivp (RK45, DOP853, Radau, BDF): one native call per right-hand side; the implicit methods get
   the exact Jacobian ∂ẏ/∂y from automatic differentiation. Outputs by the integrator's dense output.
-- SUNDIALS CVODES, from our own compiled driver (numerics/cvodes_driver.py: Adams) or through CasADi's
+- SUNDIALS CVODES, from our own compiled driver (cvodes_driver.py: Adams) or through CasADi's
   integrator (BDF, or where the driver cannot be had) ("CVODES": Adams–Moulton with fixed-point
   iteration, for the non-stiff motions of most mechanisms; "CVODES-BDF": BDF with Newton on the exact Jacobian,
   for stiff springs): the stepping itself is native, which is where the time went once the right-hand side was
@@ -528,10 +528,10 @@ def _chunk_integrator(
 ):
     """The CVODES integrator of `_chunk_dae` returning at `grid` (normalised time), at most `steps` steps between
     two returns: for Adams, our own driver of CVODES on the engine's compiled function where it can be
-    had (numerics/cvodes_driver.py: the same states bit for bit, without CasADi's cost per evaluation), else
+    had (cvodes_driver.py: the same states bit for bit, without CasADi's cost per evaluation), else
     CasADi's integrator."""
     if multistep == "adams" and _DRIVER[0]:
-        from ..numerics import cvodes_driver  # ctypes: for the runs that use it
+        from . import cvodes_driver  # ctypes: for the runs that use it
 
         problem = cvodes_driver.problem(eng, work_scale, runs)
         if problem is not None:

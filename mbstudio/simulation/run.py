@@ -103,7 +103,7 @@ class Provenance:
     cpu_seconds: float | None = None  # this process's CPU time over the same span (a shared machine's wall time varies)
     # the estimated local errors of CVODES' steps summed over the run, relative to the scale of their kind
     # (`local_error_sum`): the global error where errors do not grow along the motion; None where not every step
-    # was our own driver's (numerics/cvodes_driver.py)
+    # was our own driver's (cvodes_driver.py)
     local_error_sum: float | None = None
     crossings: list[str] = field(default_factory=list)  # singular configurations crossed, and how (crossing.py)
     law_states: list[str] = field(default_factory=list)  # the force laws' own states integrated with the motion
@@ -356,7 +356,7 @@ def simulate(
         result = full_series(mech, forces, times, q, qd, qdd, forces.generalized(times, q, qd) + impacts.holding)
     elif compiled:
         scale = energy_scale(mech) if forces.elements else 0.0  # without force elements no work is done
-        from ..numerics.cvodes_driver import kept  # ctypes: for the compiled runs
+        from .cvodes_driver import kept  # ctypes: for the compiled runs
 
         with kept() as pieces:  # the local errors of CVODES' steps (Provenance.local_error_sum)
             run = _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own, scale)

@@ -114,7 +114,7 @@ def _symbols(folder: Path, names: tuple[str, ...]):
 
 
 def _compiled() -> Path | None:
-    from .compiled import compiled_library  # the engine cache, its compiler and checks
+    from ..numerics.compiled import compiled_library  # the engine cache, its compiler and checks
 
     with tempfile.TemporaryDirectory() as work:
         source = Path(work) / "cvodes_driver.c"
@@ -268,7 +268,7 @@ def _layout(eng) -> tuple[int, tuple[int, ...]] | None:
 
 DRIVER = r"""
 /* One piece of a CVODES run: the engine's compiled state equation f on normalised time, dy/dτ = h f(t₀ + h τ, y),
-   from τ = 0 to 1 with returns at `marks` (mbstudio/numerics/cvodes_driver.py says why each call is made). The
+   from τ = 0 to 1 with returns at `marks` (mbstudio/simulation/cvodes_driver.py says why each call is made). The
    SUNDIALS 2.6 interface is declared here by hand (no header is installed with CasADi) and bound at run time. */
 #include <math.h>
 #include <stddef.h>
