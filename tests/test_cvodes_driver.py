@@ -165,3 +165,15 @@ def test_an_ensemble_on_the_driver_is_the_ensemble_on_casadis_integrator():
     for a, b in zip(native, through, strict=True):
         assert np.array_equal(a.q, b.q) and np.array_equal(a.qd, b.qd)
         assert a.provenance.rhs_evaluations == b.provenance.rhs_evaluations
+
+
+def test_runs_in_several_threads_at_once_are_the_run_made_alone():
+    """The driver's call releases the interpreter's lock, and each call has its own work arrays: runs of one engine
+    in four threads at once give the samples of the run made alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = samples.load("four_bar")
+    alone = simulate(model, 1.0, error_estimate=False)
+    with ThreadPoolExecutor(4) as pool:
+        runs = list(pool.map(lambda _: simulate(model, 1.0, error_estimate=False), range(8)))
+    assert all(np.array_equal(run.q, alone.q) and np.array_equal(run.qd, alone.qd) for run in runs)

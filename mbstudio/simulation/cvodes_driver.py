@@ -125,31 +125,29 @@ def _compiled() -> Path | None:
 
 class Problem:
     """One compiled state equation f(t, y, ...) -> (ẏ, ...) of an engine library, ready for the driver: its address,
-    the work arrays of its generated C (sizes from CasADi's handle on it) and its inputs after (t, y), held at zero
-    (the generalised forces added to the model's, as `_chunk_dae` passes them). `work_scale` > 0: the second output
-    over `work_scale` is one more state (the work of the non-conservative forces, integrators.py). `runs` > 1: an
-    ensemble's states one run after the other, each evaluated by the function in turn (as CasADi's map does)."""
+    the sizes of the work arrays of its generated C (from CasADi's handle on it; each call of the driver has its own,
+    so that runs in other threads never share them) and its inputs after (t, y), held at zero (the generalised forces
+    added to the model's, as `_chunk_dae` passes them). `work_scale` > 0: the second output over `work_scale` is one
+    more state (the work of the non-conservative forces, integrators.py). `runs` > 1: an ensemble's states one run
+    after the other, each evaluated by the function in turn (as CasADi's map does)."""
 
     def __init__(self, library: Path, function: casadi.Function, work_scale: float = 0.0, runs: int = 1) -> None:
         self.handle = ctypes.CDLL(str(library))
         address = ctypes.cast(getattr(self.handle, function.name()), ctypes.c_void_p).value
-        self.held = [np.zeros(function.nnz_in(i)) for i in range(2, function.n_in())]
-        self.arg = (ctypes.c_void_p * max(function.sz_arg(), function.n_in()))()
-        for k, array in enumerate(self.held, start=2):
-            self.arg[k] = array.ctypes.data
-        self.res = (ctypes.c_void_p * max(function.sz_res(), function.n_out()))()
-        self.iw = np.zeros(max(function.sz_iw(), 1), dtype=np.int64)
-        self.w = np.zeros(max(function.sz_w(), 1))
+        self.held = [np.zeros(function.nnz_in(i)) for i in range(function.n_in())]
+        self.inputs = (ctypes.c_void_p * function.n_in())(*(array.ctypes.data for array in self.held))
         self.size = function.nnz_in(1) * runs + int(work_scale > 0)
         self.layout: tuple[int, tuple[int, ...]] | None = None  # set by `problem` from the engine
+        sizes = (function.sz_arg(), function.sz_res(), function.sz_iw(), function.sz_w())
         self.spec = _Spec(
             address,
-            ctypes.cast(self.arg, ctypes.c_void_p),
+            ctypes.cast(self.inputs, ctypes.c_void_p),
             function.n_in(),
-            ctypes.cast(self.res, ctypes.c_void_p),
             function.n_out(),
-            self.iw.ctypes.data,
-            self.w.ctypes.data,
+            max(sizes[0], function.n_in()),
+            max(sizes[1], function.n_out()),
+            max(sizes[2], 1),
+            max(sizes[3], 1),
             function.nnz_in(1),
             work_scale,
             runs,
@@ -159,12 +157,13 @@ class Problem:
 class _Spec(ctypes.Structure):
     _fields_ = [
         ("f", ctypes.c_void_p),
-        ("arg", ctypes.c_void_p),
+        ("held", ctypes.c_void_p),
         ("n_in", ctypes.c_int),
-        ("res", ctypes.c_void_p),
         ("n_out", ctypes.c_int),
-        ("iw", ctypes.c_void_p),
-        ("w", ctypes.c_void_p),
+        ("sz_arg", ctypes.c_long),
+        ("sz_res", ctypes.c_long),
+        ("sz_iw", ctypes.c_long),
+        ("sz_w", ctypes.c_long),
         ("n", ctypes.c_long),
         ("work_scale", ctypes.c_double),
         ("runs", ctypes.c_long),
@@ -312,9 +311,9 @@ void mb_cvodes_bind(void** table) {
 
 typedef struct {
   mb_function f;
-  const double** arg; int n_in;
-  double** res; int n_out;
-  mb_int* iw; double* w;
+  const double* const* held;           /* the inputs after (t, y) */
+  int n_in, n_out;
+  long sz_arg, sz_res, sz_iw, sz_w;    /* the generated function's work arrays */
   long n;             /* the engine's state */
   double work_scale;  /* > 0: one more state, the second output over it */
   long runs;          /* an ensemble's runs, one after the other */
@@ -322,7 +321,7 @@ typedef struct {
 
 typedef struct {
   const mb_spec* spec;
-  const double* held[64];
+  const double** arg; double** res; mb_int* iw; double* w;  /* this call's own */
   double t0, h;
 } mb_problem;
 
@@ -337,13 +336,13 @@ static int mb_rhs(double tau, mb_vector y, mb_vector ydot, void* data) {
   int k;
   long i, run;
   for (run = 0; run < s->runs; ++run) {
-    s->arg[0] = &t;
-    s->arg[1] = cv.data(y) + run * s->n;
-    for (k = 2; k < s->n_in; ++k) s->arg[k] = p->held[k];
-    s->res[0] = d + run * s->n;
-    for (k = 1; k < s->n_out; ++k) s->res[k] = NULL;
-    if (s->work_scale > 0 && s->n_out > 1) s->res[1] = &power;
-    if (s->f(s->arg, s->res, s->iw, s->w, 0)) return -1;
+    p->arg[0] = &t;
+    p->arg[1] = cv.data(y) + run * s->n;
+    for (k = 2; k < s->n_in; ++k) p->arg[k] = s->held[k];
+    p->res[0] = d + run * s->n;
+    for (k = 1; k < s->n_out; ++k) p->res[k] = NULL;
+    if (s->work_scale > 0 && s->n_out > 1) p->res[1] = &power;
+    if (s->f(p->arg, p->res, p->iw, p->w, 0)) return -1;
   }
   for (i = 0; i < s->n * s->runs; ++i) d[i] = p->h * d[i];
   if (s->work_scale > 0) d[s->n * s->runs] = p->h * (power / s->work_scale);
@@ -366,18 +365,23 @@ int mb_cvodes_piece(const mb_spec* spec, const double* y0, const double* marks, 
                     long* counts, double* errors) {
   mb_problem p;
   long size = spec->n * spec->runs + (spec->work_scale > 0), since = 0, k = 0, i;
-  int flag = 0, key;
+  int flag = 0;
   double reached = 0.0, last = 0.0, tn = 0.0;
   double *state, *returned, *estimate, *stopped;
   mb_vector y, back, local = NULL;
   void* mem;
   if (!bound) return MB_NOT_BOUND;
   memset(counts, 0, 8 * sizeof(long));
-  if (spec->n_in > 64) return MB_NO_MEMORY;
   p.spec = spec; p.t0 = t0; p.h = h;
-  for (key = 0; key < spec->n_in; ++key) p.held[key] = spec->arg[key];
+  p.arg = (const double**)malloc(spec->sz_arg * sizeof(double*));
+  p.res = (double**)malloc(spec->sz_res * sizeof(double*));
+  p.iw = (mb_int*)malloc(spec->sz_iw * sizeof(mb_int));
+  p.w = (double*)malloc(spec->sz_w * sizeof(double));
   state = (double*)malloc(4 * size * sizeof(double));
-  if (state == NULL) return MB_NO_MEMORY;
+  if (state == NULL || p.arg == NULL || p.res == NULL || p.iw == NULL || p.w == NULL) {
+    free(state); free(p.arg); free(p.res); free(p.iw); free(p.w);
+    return MB_NO_MEMORY;
+  }
   returned = state + size; estimate = returned + size; stopped = estimate + size;
   memcpy(state, y0, size * sizeof(double));
   y = cv.make(size, state);
@@ -428,7 +432,7 @@ done:
   if (y != NULL) cv.destroy(y);
   if (back != NULL) cv.destroy(back);
   if (local != NULL) cv.destroy(local);
-  free(state);
+  free(state); free(p.arg); free(p.res); free(p.iw); free(p.w);
   return flag;
 }
 """
