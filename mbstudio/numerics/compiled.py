@@ -169,6 +169,7 @@ class Native:
     calls: dict[str, Callable]
     metadata: dict = field(default_factory=dict)
     traced: list[casadi.Function] | None = None  # when this process traced them
+    library: Path | None = None  # the compiled library holding them (simulation/cvodes_driver.py calls into it)
 
     @property
     def compiled(self) -> bool:
@@ -384,7 +385,7 @@ def cached_functions(key: str, stem: str, build: Callable[[], tuple[list[casadi.
         return _uncompiled(traced, metadata)
     with contextlib.suppress(OSError):  # metadata that cannot be written only costs a later trace
         write_sealed(manifest, json.dumps({"functions": names, "metadata": metadata, "module": module}).encode())
-    return Native(loaded.functions, loaded.calls, metadata, traced)
+    return Native(loaded.functions, loaded.calls, metadata, traced, loaded.library)
 
 
 TRACED = 0.25  # the part of a cold build said to be done once its functions are traced (a chain's: 1.3 of 5 s)
@@ -485,7 +486,7 @@ def _loaded(library: Path, names: list[str], module: str | None) -> Native | Non
         discard(library)
         return None
     extension = load_extension(library, module) if module else None
-    return Native(functions, calls(functions, extension))
+    return Native(functions, calls(functions, extension), library=library)
 
 
 def is_external(function: casadi.Function) -> bool:
