@@ -28,7 +28,7 @@ orientation, when independent, as a quaternion and its rate as an angular veloci
 starting point of NEWTON_STEPS Newton steps on the dependent coordinates inside the compiled graph, so the
 loops are closed at every evaluation (quadratic convergence from the integrator's prediction, which is within
 its local error) without a Python loop, and q̇ = R q̇_ind carries the dependent coordinates along. That makes
-the right-hand side one native call, and lets CasADi's CVODES step natively (simulation/integrators.py).
+the right-hand side one native call, and lets CVODES step natively on it (simulation/cvodes_driver.py).
 
 Forces (springs, dampers, friction, actuators with their time functions, gravity) are traced with the
 symbolic time, so the compiled right-hand side is the whole model. `tau` adds generalized forces on the tree
