@@ -380,8 +380,8 @@ def facing_edge(origin, axes, half, i: int, n, k: int) -> tuple[np.ndarray, np.n
 
 def edge_crossing(ends_a: tuple, ends_b: tuple, inner_a, inner_b, radii: tuple, overlap, sqrt) -> tuple:
     """Overlap δ (N,), unit normal n (N, 3) from solid A towards solid B and contact point c (N, 3) of edge A (its
-    ends (N, 3) each) against edge B, with inner_a, inner_b (N, 3) points inside A and B and radii the rounding of
-    A's and B's edges.
+    ends (N, 3) each) against edge B, with inner_a, inner_b (N, 3) points inside A and B, radii the rounding of
+    A's and B's edges and `overlap` (N,) the solids' least overlap D along their faces' normals.
 
     The closest points p_A = a0 + s u, p_B = b0 + t v of the edges' lines and n = ±u × v / |u × v| turned away
     from A (n·(p_A − inner_a) ≥ 0) give the lines' overlap n·(p_A − p_B) + r_A + r_B: the penetration of two
@@ -389,7 +389,9 @@ def edge_crossing(ends_a: tuple, ends_b: tuple, inner_a, inner_b, radii: tuple, 
     a decision on the state the overlap is capped by how far the crossing lies inside each edge (|u| s, |u| (1 − s),
     |v| t, |v| (1 − t)) and how far each edge lies out along n from its solid's inside point: δ goes to 0 as the
     crossing reaches an edge's end (where the vertex's contact takes over) or n turns square to the line from a
-    solid's inside point, and a pair of edges apart along n or crossing beyond an end has δ < 0 (no force). Where
+    solid's inside point, and a pair of edges apart along n or crossing beyond an end has δ < 0 (no force). The cap
+    2 D − δ keeps a crossing only where its axis penetrates no deeper than the faces' axes (the separating-axis
+    test's least-penetration axis, Gottschalk, Lin and Manocha 1996): δ where δ ≤ D, 0 at δ = 2 D. Where
     the lines' overlap is the least, its rate is the relative velocity of p_B and p_A along −n (the closest points
     are stationary), so the force is the gradient of the law's potential there."""
     a0, a1 = ends_a
@@ -402,7 +404,10 @@ def edge_crossing(ends_a: tuple, ends_b: tuple, inner_a, inner_b, radii: tuple, 
     s = (uv * vw - vv * uw - parallel) / square
     t = (uu * vw - uv * uw - parallel) / square
     p_a, p_b = a0 + s[:, None] * u, b0 + t[:, None] * v
+    across = w - (uw / uu)[:, None] * u  # from b0 square to edge A: the normal parallel edges fall back on
+    fallback = across / sqrt(dot(across, across) + 1e-300)[:, None]
     unit = axis / sqrt(square)[:, None]
+    unit = unit + (1 - dot(unit, unit))[:, None] * fallback  # a unit normal for the rigid model's frames
     height_a = dot(unit, p_a - inner_a)
     normal = larger(height_a, unit, -unit)
     height_a = _magnitude(height_a)
