@@ -281,7 +281,8 @@ def polytope_distance(side: PairSide, y, faces: tuple, sqrt, regular) -> tuple:
     nearest face, negative); outside it is exact where the nearest point of the surface lies inside a face, and
     beyond an edge or a corner it is less than the distance (the faces' planes reach out further than the solid).
     A box outside takes its exact distance instead: |y − clamp(y)| in its axes, along y − clamp(y), regularised by
-    `regular` (m) so that the normal stays finite; a mesh keeps the deepest face's."""
+    `regular` (m) so that the normal stays finite; a mesh keeps the deepest face's here (`mesh_outside` makes it
+    exact)."""
     normals, offsets = faces
     s = (y[:, None, :] * normals[None, :, :]).sum(axis=2) - offsets[None, :]  # (N, F)
     best, normal = s[:, 0], np.broadcast_to(normals[0], y.shape)

@@ -21,10 +21,11 @@ segment ∂ρ/∂s = 0; at an end s stays put): the energy argument above holds 
 A box or a convex mesh on either side (contact_shapes.py) meets the other side through contact points, each a
 sphere (a vertex with the side's radius, or a sphere side's centre) against the other side's solid: its signed
 distance s from that solid (contact_shapes.polytope_distance: the deepest face, a box's exact distance outside)
-gives the overlap δ = r_v + r_o − s (the other side's radius rounding its faces) along the face's outward normal.
-A sphere meets a box or mesh at its centre; two boxes or meshes meet by vertex–face contacts, each vertex of one
-against the other's faces, both ways. Where two edges cross with no vertex inside the other solid (two boxes
-meeting edge to edge) no contact is seen and they pass through each other until a vertex enters. Every contact
+gives the overlap δ = r_v + r_o − s (the other side's radius rounding its faces) along the face's outward normal;
+outside a mesh s is its exact distance too (contact_shapes.mesh_outside). A sphere meets a box or mesh at its
+centre; two boxes or meshes meet by vertex–face contacts, each vertex of one against the other's faces, both ways,
+and by edge–edge contacts where their edges cross (contact_shapes.edge_crossing: two blocks lying crossed like a
+plus sign, no vertex inside the other solid), along the edges' common normal from body1 to body2. Every contact
 point is oriented as the spheres' are: its normal n from body1 towards body2, its Jacobian body2's point at c
 relative to body1's, c = V − (r_v − δ/2) n midway through the overlap from the vertex V's surface (n's sign turned
 when the vertex is body1's). Within one face's region s is that face's plane distance, whose rate is the relative
