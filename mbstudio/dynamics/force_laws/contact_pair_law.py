@@ -131,7 +131,8 @@ class ContactPairLaw(CompliantContact):
 
     def pressing(self, st) -> list[tuple]:
         """`placed`'s four for every contact point the compliant law presses: the vertices' and the crossings'."""
-        return self.placements(st) + [self._shape_point(st, key) for key in self._crossings()]
+        shared: dict = {}  # the sides' frames and the faces' overlap, once for all crossings
+        return self.placements(st) + [self._shape_point(st, key, shared) for key in self._crossings()]
 
     def placements(self, st) -> list[tuple]:
         """`placed`'s four for each contact point: the line of centres's one, or each vertex's against a face."""
@@ -178,10 +179,11 @@ class ContactPairLaw(CompliantContact):
         """Every contact point's key: (mover, vertex) of each vertex, then each crossing's."""
         return self._sides() + self._crossings()
 
-    def _located(self, poses, key: tuple, value, geometry, backend) -> tuple:
-        """δ, n and c of the contact point `key`: a vertex's against a face, or an edges' crossing."""
+    def _located(self, poses, key: tuple, value, geometry, backend, shared: dict | None = None) -> tuple:
+        """δ, n and c of the contact point `key`: a vertex's against a face, or an edges' crossing (`shared`: what
+        the crossings at the same poses have in common, filled by the first)."""
         if isinstance(key[0], str):
-            return self._crossing(poses, key, value, geometry, backend)
+            return self._crossing(poses, key, value, geometry, backend, {} if shared is None else shared)
         return self._geometry(poses, *key, value, geometry, backend)
 
     def _frame(self, poses, k: int, value, geometry, backend) -> tuple:
@@ -194,11 +196,14 @@ class ContactPairLaw(CompliantContact):
         inside = centre + (axes * np.asarray(shape_centre(side))[None, None, :]).sum(axis=2)
         return centre, axes, inside
 
-    def _crossing(self, poses, key: tuple, value, geometry, backend) -> tuple:
+    def _crossing(self, poses, key: tuple, value, geometry, backend, shared: dict) -> tuple:
         """δ, n (body1 to body2) and c of the crossing of an edge of side 1 with an edge of side 2."""
         v = self.values()
-        (centre1, axes1, inside1), (centre2, axes2, inside2) = (
-            self._frame(poses, k, value, geometry, backend) for k in (1, 2))  # fmt: skip
+        radii = (v["radius1"], v["radius2"])
+        if not shared:
+            shared["frames"] = [self._frame(poses, k, value, geometry, backend) for k in (1, 2)]
+            shared["overlap"] = self._face_overlap(poses, value, geometry, backend) + radii[0] + radii[1]
+        (centre1, axes1, inside1), (centre2, axes2, inside2) = shared["frames"]
         if key[0] == "facing":
             _, i, j, k, m = key
             axis = cross(axes1[:, :, i], axes2[:, :, j])  # the crossing's normal, turned towards box 2
@@ -209,9 +214,7 @@ class ContactPairLaw(CompliantContact):
         else:
             ends1, ends2 = (self._edge(centre, axes, n, key[n], value)
                             for centre, axes, n in ((centre1, axes1, 1), (centre2, axes2, 2)))  # fmt: skip
-        radii = (v["radius1"], v["radius2"])
-        overlap = self._face_overlap(poses, value, geometry, backend) + radii[0] + radii[1]
-        return edge_crossing(ends1, ends2, inside1, inside2, radii, overlap, backend.sqrt)
+        return edge_crossing(ends1, ends2, inside1, inside2, radii, shared["overlap"], backend.sqrt)
 
     def _face_overlap(self, poses, value, geometry, backend):
         """The least overlap (N,) of the two solids along the faces' normals (the separating-axis test's face
@@ -264,7 +267,7 @@ class ContactPairLaw(CompliantContact):
         point = corner - (radii[0] - depth / 2)[:, None] * outward
         return depth, (outward if mover == 2 else -outward), point
 
-    def _shape_point(self, st, side: tuple[int, int]) -> tuple:
+    def _shape_point(self, st, side: tuple, shared: dict | None = None) -> tuple:
         tree = self.forces.mech.tree
 
         def poses(body):
@@ -272,7 +275,7 @@ class ContactPairLaw(CompliantContact):
             return st.p[i], st.R[i]
 
         backend = self.forces.mech.backend
-        depth, normal, point = self._located(poses, side, self.forces.value, self.forces.geometry, backend)
+        depth, normal, point = self._located(poses, side, self.forces.value, self.forces.geometry, backend, shared)
         return depth, point, self._relative_jacobian(st, point), normal
 
     def along_points(self, motion) -> list[dict[str, np.ndarray]]:
@@ -287,10 +290,10 @@ class ContactPairLaw(CompliantContact):
             i = tree.body_index(body)
             return state.v[i] + cross(state.w[i], point - state.p[i])
 
-        got = []
+        got, shared = [], {}
         for key in self._keys():
             depth, normal, point = (np.asarray(x, float) for x in self._located(
-                poses, key, motion.geometry.value, motion.geometry, motion.mech.backend))  # fmt: skip
+                poses, key, motion.geometry.value, motion.geometry, motion.mech.backend, shared))  # fmt: skip
             relative = velocity(self.element.body2, point) - velocity(self.element.body1, point)
             got.append(self._forces_at(depth, normal, point, relative))
         return got
