@@ -31,6 +31,8 @@ import numpy as np
 
 from ..dynamics.engine import Engine
 from ..dynamics.stiff_jacobian import stiff_rhs
+from .contact_watch import pair_watch
+from .regula_falsi import Unreachable, illinois
 
 CVODES = {"CVODES": "adams", "CVODES-BDF": "bdf"}
 SCIPY = ("RK45", "DOP853", "Radau", "BDF")
@@ -137,6 +139,18 @@ def integrate(
     checkpoint = checkpoint or _never
     if y0.ndim == 2:
         return (*_ensemble(eng, times, y0, method, rtol, atol, checkpoint), None)
+    pairs = pair_watch(eng)  # a model with contact pairs: cut into legs that cannot step over a touch-down
+    if pairs is not None:
+
+        def leg(at: np.ndarray, y: np.ndarray, start: float, watched: bool) -> tuple:
+            return _single(eng, method, rtol, atol, checkpoint, at, y, start, watch if watched else None, work_scale, limit)
+
+        return pairs.integrate(leg, times, y0, t0)
+    return _single(eng, method, rtol, atol, checkpoint, times, y0, t0, watch, work_scale, limit)
+
+
+def _single(eng, method, rtol, atol, checkpoint, times, y0, t0, watch, work_scale, limit):
+    """One run of `integrate`'s, from y0 at t0 to times[-1]."""
     if method in CVODES:
         multistep = CVODES[method]
         return _cvodes(
@@ -418,25 +432,16 @@ class _Parts:
         crossing), the search ends at the nearest point known past the root, the fall's at worst."""
         (t0, y0), (b, yb) = before, fall
         margin = margin or self.watch.margin
-        a, fa, fb, side, calls, tried_below = t0, margin(t0, y0), margin(b, yb), 0, 0, False
-        while b - a > ROOT_TIME * self.times[-1] or not tried_below:  # the fall's own point is not a trial's
-            c = b - fb * (b - a) / (fb - fa)
-            if not a < c < b:
-                c = (a + b) / 2
+
+        def trial(c: float) -> tuple[float, np.ndarray, int]:
             try:
                 solver, reached, tried = _solved(self._chunk((1.0,)), (self.limit.steps(),), y0, [t0, c - t0])
             except _GaveUp as failure:
-                return b, yb, calls + failure.calls
-            calls += tried + int(solver.stats().get("nfevals", 0))
+                raise Unreachable(failure.calls) from None
             yc = np.ascontiguousarray(reached[-1])
-            fc = margin(c, yc)
-            if fc < 0:
-                b, fb, yb, tried_below = c, fc, yc, True
-                fa, side = (fa / 2 if side == -1 else fa), -1
-            else:
-                a, fa = c, fc
-                fb, side = (fb / 2 if side == 1 else fb), 1
-        return b, yb, calls
+            return margin(c, yc), yc, tried + int(solver.stats().get("nfevals", 0))
+
+        return illinois(trial, (t0, margin(t0, y0)), (b, margin(b, yb), yb), ROOT_TIME * self.times[-1])
 
     def _chunk(self, marks: tuple[float, ...]) -> Callable[[int], casadi.Function]:
         options = (self.multistep, self.rtol, self.atol, 1, 0.0)
