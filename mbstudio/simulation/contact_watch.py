@@ -24,6 +24,7 @@ state alone, so the run computes the same in any process; a model without pairs 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -31,6 +32,7 @@ import numpy as np
 from ..dynamics.contact_shapes import mesh_planes, pair_side, shape_of
 from ..dynamics.engine import Engine
 from ..dynamics.forces import AppliedForces
+from ..kinematics.mechanism import Mechanism
 from ..model.document import ContactPair
 from .regula_falsi import illinois
 
@@ -41,11 +43,10 @@ ROOT_TIME = 1e-12  # of the run's span: where a touch-down is located to
 
 
 class PairWatch:
-    """The contact points of a model's pairs, read at one state of a run of its engine."""
+    """The contact points of a model's pairs, read at one state of a run (of its engine, `eng`, for `points`)."""
 
-    def __init__(self, eng: Engine, laws: list) -> None:
-        self.eng, self.laws = eng, laws
-        self.tree = eng.mech.tree
+    def __init__(self, mech: Mechanism, laws: list, eng: Engine | None = None) -> None:
+        self.eng, self.laws, self.tree = eng, laws, mech.tree
         # per pair: its points' least pass depth (a sphere's centre meets the other side's solid, a box's or mesh's
         # vertex the other's: the thinner one's) and the radii
         self.passes, self.arms = [], []
@@ -58,25 +59,36 @@ class PairWatch:
             self.arms.append(both)
 
     def points(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """At the state y at time t, per contact point: the penetration δ (m), the speed bound u (m/s), the
-        bound on its rate a (m/s²) and its pass depth D (m)."""
+        """At the engine's state y at time t, per contact point: the penetration δ (m), the speed bound u (m/s),
+        the bound on its rate a (m/s²) and its pass depth D (m)."""
         q, qd, qdd, _ = self.eng.outputs(np.array([float(t)]), np.asarray(y, float)[None])
-        st = self.tree.motion(q, qd, qdd)
+        return self.at(self.tree.motion(q, qd, qdd), qd[0])
+
+    def at(self, st, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`points`' four at the bodies' motion st (one sample) of the coordinates' rates qd (n,)."""
         depth, speed, rate, passes = [], [], [], []
         for law, arm, pass_depth in zip(self.laws, self.arms, self.passes, strict=True):
             bodies = [self.tree.body_index(law.element.body1), self.tree.body_index(law.element.body2)]
             for got in law.placements(st):
                 d, c, J, _ = (np.asarray(x, float)[0] for x in got)
-                relative = J @ qd[0]
-                (v1, w1, a1, al1), (v2, w2, a2, al2) = (_point_motion(st, i, c) for i in bodies)
+                relative = np.linalg.norm(J @ qd)
+                (w1, a1, al1), (w2, a2, al2) = (_point_motion(st, i, c) for i in bodies)
                 spin, turn = np.linalg.norm(w2 - w1), np.linalg.norm(al2 - al1)
                 reach = arm + abs(d)
                 depth.append(d)
-                speed.append(np.linalg.norm(relative) + spin * reach)
-                frame = 2 * max(np.linalg.norm(w1), np.linalg.norm(w2)) * np.linalg.norm(relative)
+                speed.append(relative + spin * reach)
+                frame = 2 * max(np.linalg.norm(w1), np.linalg.norm(w2)) * relative
                 rate.append(np.linalg.norm(a2 - a1) + frame + (turn + spin * spin) * reach)
                 passes.append(pass_depth)
         return np.array(depth), np.array(speed), np.array(rate), np.array(passes)
+
+    def substeps(self, q: np.ndarray, v: np.ndarray, h: float) -> int:
+        """Into how many equal steps the rigid model's step of length h from (q, v) is cut, so that no point
+        moves half its pass depth in one: Moreau's midpoints, spaced by a step's travel, then cannot straddle a
+        thin shape (simulation/rigid_stepping.py), whose contact they find within a step's travel of it."""
+        _, speed, rate, passes = self.at(self.tree.motion(q[None], v[None]), v)
+        travel = (speed + rate * h) * h
+        return max(1, math.ceil(float(np.max(travel / (passes / 2)))))
 
     @staticmethod
     def leg(depth: np.ndarray, speed: np.ndarray, rate: np.ndarray, passes: np.ndarray) -> float:
@@ -181,12 +193,10 @@ class _Legs:
 
 
 def _point_motion(st, body: int, c: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The velocity, spin, acceleration and angular acceleration of body `body`'s point at c (one sample)."""
+    """The spin, the acceleration of body `body`'s point at c and the angular acceleration (one sample)."""
     arm = c - st.p[body][0]
     w, al = st.w[body][0], st.al[body][0]
-    velocity = st.v[body][0] + np.cross(w, arm)
-    acceleration = st.a[body][0] + np.cross(al, arm) + np.cross(w, np.cross(w, arm))
-    return velocity, w, acceleration, al
+    return w, st.a[body][0] + np.cross(al, arm) + np.cross(w, np.cross(w, arm)), al
 
 
 def _core_width(side, value) -> float:
@@ -201,8 +211,14 @@ def _core_width(side, value) -> float:
 
 @functools.lru_cache(maxsize=16)
 def pair_watch(eng: Engine) -> PairWatch | None:
-    """The watch of the engine's contact pairs, None for a model without any (its runs are not cut)."""
-    if not any(getattr(f, "type", None) == ContactPair.type for f in eng.mech.model.forces):
+    """The watch of the engine's contact pairs, None for a model without any (its runs are not cut) and for a
+    state equation without a mechanism (integrators.integrate takes any with an engine's functions)."""
+    mech = getattr(eng, "mech", None)
+    return None if mech is None else rigid_pair_watch(mech, eng)
+
+
+def rigid_pair_watch(mech: Mechanism, eng: Engine | None = None) -> PairWatch | None:
+    """The watch of the mechanism's contact pairs (at the engine's states with `eng`), None without any."""
+    if not any(getattr(f, "type", None) == ContactPair.type for f in mech.model.forces):
         return None
-    laws = [law for law in AppliedForces(eng.mech).laws if law.type == ContactPair.type]
-    return PairWatch(eng, laws)
+    return PairWatch(mech, [law for law in AppliedForces(mech).laws if law.type == ContactPair.type], eng)

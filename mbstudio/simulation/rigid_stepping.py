@@ -56,6 +56,7 @@ from ..dynamics.rigid_step_terms import loop_assembly, rigid_step_terms
 from ..kinematics import Mechanism
 from ..model.document import ForceMeasure
 from ..model.errors import AssemblyError
+from .contact_watch import rigid_pair_watch
 
 TOLERANCE = 1e-10  # the impulses' relative residual on the cone complementarity at each step
 ITERATIONS = 20000
@@ -102,6 +103,7 @@ class RigidStepper:
         self.terms = rigid_step_terms(mech.model, mech.partition)
         self.loops = loop_assembly(mech) if mech.partition.dependent else None
         self._warm: tuple[bytes, np.ndarray] | None = None  # the active contacts and their impulses
+        self.pairs = rigid_pair_watch(mech)
 
     def step(self, t: float, q: np.ndarray, v: np.ndarray, h: float) -> tuple:
         """(q⁺, v⁺, the impulses (m, 3) of every contact, 0 where inactive, and where normals turn their normal (m,)
@@ -198,10 +200,12 @@ class RigidStepper:
             count = max(1, math.ceil(span / step * (1 - 1e-12)))
             h, total, pressing, rubbing = span / count, np.zeros((m, 3)), np.zeros(m), np.zeros((m, 3))
             for j in range(count):
-                *state, impulses, split = self.step(t0 + j * h, *state, h)
-                total, steps = total + impulses, steps + 1
-                if split is not None:
-                    pressing, rubbing = pressing + split[0], rubbing + split[1]
+                parts = self.pairs.substeps(*state, h) if self.pairs else 1  # contact_watch.py: thin shapes
+                for i in range(parts):
+                    *state, impulses, split = self.step(t0 + j * h + i * h / parts, *state, h / parts)
+                    total, steps = total + impulses, steps + 1
+                    if split is not None:
+                        pressing, rubbing = pressing + split[0], rubbing + split[1]
                 if clock is not None and (steps % CLOCK_STEPS == 0 or (k + 1 == K and j + 1 == count)):
                     clock(t0 + (j + 1) * h)
             q[k], qd[k], qdd[k], forces[k] = *state, (state[1] - qd[k - 1]) / span, total / span
