@@ -18,7 +18,7 @@ from mbstudio.simulation.regula_falsi import illinois
 from mbstudio.simulation.run import simulate
 
 from .test_contact import G, ball
-from .test_shape_pairs import K, N_EXP, RADIUS, V_S, on_table, pair
+from .test_shape_pairs import N_EXP, RADIUS, V_S, K, on_table, pair
 
 HEIGHT, T_END, SAMPLES = 1.0, 0.5, 501
 RTOL, ATOL = 1e-10, 1e-12

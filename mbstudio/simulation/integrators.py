@@ -17,6 +17,7 @@ Two families, both with the loops closed inside every evaluation:
   time τ ∈ [0, 1] with t = t₀ + h τ, so that equal pieces share one integrator. Where CVODES gives up in a piece
   (near a singular configuration, say), DOP853 integrates that piece, or near a crossing of one (crossing.py) CVODES
   in parts (`_Parts`), and either goes on or stops where the motion must.
+A model with contact pairs is first cut into legs none of which can step over a touch-down (contact_watch.py).
 """
 
 from __future__ import annotations
@@ -143,7 +144,8 @@ def integrate(
     if pairs is not None:
 
         def leg(at: np.ndarray, y: np.ndarray, start: float, watched: bool) -> tuple:
-            return _single(eng, method, rtol, atol, checkpoint, at, y, start, watch if watched else None, work_scale, limit)
+            chart = watch if watched else None  # the root's trials go unwatched
+            return _single(eng, method, rtol, atol, checkpoint, at, y, start, chart, work_scale, limit)
 
         return pairs.integrate(leg, times, y0, t0)
     return _single(eng, method, rtol, atol, checkpoint, times, y0, t0, watch, work_scale, limit)
