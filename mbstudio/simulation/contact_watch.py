@@ -39,7 +39,8 @@ from .regula_falsi import illinois
 DEEP = 1 / 8  # of a point's pass depth: the least a leg may move it (a point pressed in deeper than 3/8 of it)
 SLACK = 2.0  # a leg is taken again, halved, where a point apart at its ends moved faster than this times its bound
 HALVINGS = 8
-ROOT_TIME = 1e-12  # of the run's span: where a touch-down is located to
+ROOT_TIME = 1e-12  # of the run's span: where a touch-down is located to (as integrators.py's watch's fall)
+SHORTEST = 1e-9  # of the run's span: the shortest leg (a point crossing its pass depth faster may pass unseen)
 
 
 class PairWatch:
@@ -123,6 +124,7 @@ class PairWatch:
         apart = depth <= 0
         h = self.leg(depth, speed, rate, passes)
         for halving in range(HALVINGS + 1):
+            h = max(h, SHORTEST * t_end)
             end = t_end if h >= t_end - t - ROOT_TIME * t_end else t + h
             states, work = leg.run_to(end)
             at_end, moving, *_ = self.points(end, states[-1])
