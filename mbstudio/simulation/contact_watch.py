@@ -145,8 +145,8 @@ class PairWatch:
             return -float(np.max(depth[apart]))
 
         def trial(c: float) -> tuple[float, np.ndarray, int]:
-            reached, done = leg.trial(c)
-            return margin(self.points(c, reached)[0]), np.append(reached, done), 0
+            reached, work_there = leg.trial(c)  # the trials' evaluations are counted by `leg`
+            return margin(self.points(c, reached)[0]), np.append(reached, work_there), 0
 
         fall = (t_b, margin(at_end), np.append(states[-1], np.nan if work is None else work[-1]))
         root, state, _ = illinois(trial, (t, margin(self.points(t, y)[0])), fall, ROOT_TIME * leg.times[-1])
