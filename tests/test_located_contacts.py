@@ -152,3 +152,26 @@ def test_the_command_line_computes_the_samples_python_does(tmp_path):
     velocities[2] = -20.0
     python = simulate(loads(path.read_text()), T_END, samples=SAMPLES, velocities=velocities)
     assert heights.min() > 0.0 and np.array_equal(heights, python.q[:, 2])
+
+
+def test_a_stop_within_a_leg_keeps_the_outputs_of_the_legs_before():
+    """Where a leg's integration stops (a closed loop's watch, say: integrators.IntegrationError), the error carries
+    the outputs of every leg before it, as computed, and their evaluations."""
+    from mbstudio.simulation.integrators import IntegrationError, integrate
+
+    eng = engine(on_thin_box(0.002))
+    watch = pair_watch(eng)
+    y0 = eng.pack(eng.mech.tree.initial_coordinates(), np.array([0.0, 0.0, -20.0, 0.0, 0.0, 0.0]))
+    times = np.linspace(0.0, T_END, SAMPLES)
+    whole, _, _ = integrate(eng, times, y0, "DOP853", RTOL, ATOL)
+
+    def run(at, y, start, watched):  # the first leg and its touch-down's trials as integrate's, then a stop
+        if start > 0:
+            raise IntegrationError(start, "stopped here", y, np.empty((0, len(y))), calls=7)
+        return integrate(eng, at, y, "DOP853", RTOL, ATOL, t0=start)
+
+    with pytest.raises(IntegrationError) as stopped:
+        watch.integrate(run, times, y0, 0.0, IntegrationError)
+    kept = int(np.searchsorted(times, stopped.value.time, side="right"))
+    assert 0 < kept < SAMPLES and len(stopped.value.outputs) == kept and stopped.value.calls > 7
+    assert np.array_equal(stopped.value.outputs, whole[:kept])

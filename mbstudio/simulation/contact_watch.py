@@ -99,18 +99,17 @@ class PairWatch:
         with np.errstate(divide="ignore"):
             return float(np.min(2 * allowance / (speed + root)))
 
-    def integrate(self, run: Callable, times: np.ndarray, y0: np.ndarray, t0: float) -> tuple:
+    def integrate(self, run: Callable, times: np.ndarray, y0: np.ndarray, t0: float, stopped: type) -> tuple:
         """The states at the output times (from t0, the time of y0), the evaluations and the work of the
         non-conservative forces from t0 (None where a leg's integrator gave none), as integrators.integrate gives
         them, the run cut into legs: `run(times, y, start, watched)` integrates one from the state y at `start` to
-        times[-1] (the run's other watches only where `watched`)."""
-        from .integrators import IntegrationError  # which imports this module
-
+        times[-1] (the run's other watches only where `watched`). Where it raises `stopped` (integrators.py's
+        IntegrationError), the error gets the outputs and evaluations of the legs before too."""
         leg = _Legs(run, times, y0, t0)
         try:
             while leg.t < times[-1]:
                 self._leg(leg)
-        except IntegrationError as error:  # the outputs of the legs before too
+        except stopped as error:
             before = leg.out[: leg.done]
             error.outputs = np.concatenate([before, error.outputs[: len(times) - leg.done].reshape(-1, len(y0))])
             error.calls += leg.calls

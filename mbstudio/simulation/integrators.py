@@ -147,7 +147,7 @@ def integrate(
             chart = watch if watched else None  # the root's trials go unwatched
             return _single(eng, method, rtol, atol, checkpoint, at, y, start, chart, work_scale, limit)
 
-        return pairs.integrate(leg, times, y0, t0)
+        return pairs.integrate(leg, times, y0, t0, IntegrationError)
     return _single(eng, method, rtol, atol, checkpoint, times, y0, t0, watch, work_scale, limit)
 
 
