@@ -29,10 +29,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..dynamics.contact_shapes import mesh_planes, pair_side, shape_of
+from ..dynamics.contact_shapes import ShapePoint, mesh_planes, pair_side, shape_of
 from ..dynamics.engine import Engine
 from ..dynamics.forces import AppliedForces
-from ..kinematics.mechanism import Mechanism
 from ..model.document import ContactPair
 from .regula_falsi import illinois
 
@@ -43,30 +42,37 @@ ROOT_TIME = 1e-12  # of the run's span: where a touch-down is located to (as int
 SHORTEST = 1e-9  # of the run's span: the shortest leg (a point crossing its pass depth faster may pass unseen)
 
 
-class PairWatch:
-    """The contact points of a model's pairs, read at one state of a run (of its engine, `eng`, for `points`)."""
+def pass_depth(law) -> float:
+    """How far a contact point of a pair (its ContactPairLaw) moves through the other side at least to pass it: the
+    other side's least width (a sphere's centre meets the other side's solid, a box's or mesh's vertex the other's:
+    the thinner one's) plus both radii twice."""
+    v = law.values()
+    sides = [pair_side(law.element, k) for k in (1, 2)]
+    cores = [_core_width(side, law.forces.value) for side in sides if shape_of(side) != "sphere"]
+    return min(cores, default=0.0) + 2 * (float(v["radius1"]) + float(v["radius2"]))
 
-    def __init__(self, mech: Mechanism, laws: list, eng: Engine | None = None) -> None:
-        self.eng, self.laws, self.tree = eng, laws, mech.tree
-        # per pair: its points' least pass depth (a sphere's centre meets the other side's solid, a box's or mesh's
-        # vertex the other's: the thinner one's) and the radii
-        self.passes, self.arms = [], []
-        for law in laws:
-            v = law.values()
-            both = float(v["radius1"]) + float(v["radius2"])
-            sides = [pair_side(law.element, k) for k in (1, 2)]
-            cores = [_core_width(side, law.forces.value) for side in sides if shape_of(side) != "sphere"]
-            self.passes.append(min(cores, default=0.0) + 2 * both)
-            self.arms.append(both)
+
+def point_pass_depth(point) -> float:
+    """A rigid contact point's pass depth (dynamics/rigid_contact.py: a law, or a ShapePoint of a box's or mesh's
+    law): its pair's, inf for a contact on the ground (a plane or the road, never passed)."""
+    if point.element.type != ContactPair.type:
+        return math.inf
+    return pass_depth(point.law if isinstance(point, ShapePoint) else point)
+
+
+class PairWatch:
+    """The contact points of a model's pairs, read at the states of a run of its engine."""
+
+    def __init__(self, eng: Engine, laws: list) -> None:
+        self.eng, self.laws, self.tree = eng, laws, eng.mech.tree
+        self.passes = [pass_depth(law) for law in laws]
+        self.arms = [float(law.values()["radius1"]) + float(law.values()["radius2"]) for law in laws]
 
     def points(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """At the engine's state y at time t, per contact point: the penetration δ (m), the speed bound u (m/s),
         the bound on its rate a (m/s²) and its pass depth D (m)."""
         q, qd, qdd, _ = self.eng.outputs(np.array([float(t)]), np.asarray(y, float)[None])
-        return self.at(self.tree.motion(q, qd, qdd), qd[0])
-
-    def at(self, st, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """`points`' four at the bodies' motion st (one sample) of the coordinates' rates qd (n,)."""
+        st, qd = self.tree.motion(q, qd, qdd), qd[0]
         depth, speed, rate, passes = [], [], [], []
         for law, arm, pass_depth in zip(self.laws, self.arms, self.passes, strict=True):
             bodies = [self.tree.body_index(law.element.body1), self.tree.body_index(law.element.body2)]
@@ -82,14 +88,6 @@ class PairWatch:
                 rate.append(np.linalg.norm(a2 - a1) + frame + (turn + spin * spin) * reach)
                 passes.append(pass_depth)
         return np.array(depth), np.array(speed), np.array(rate), np.array(passes)
-
-    def substeps(self, q: np.ndarray, v: np.ndarray, h: float) -> int:
-        """Into how many equal steps the rigid model's step of length h from (q, v) is cut, so that no point
-        moves half its pass depth in one: Moreau's midpoints, spaced by a step's travel, then cannot straddle a
-        thin shape (simulation/rigid_stepping.py), whose contact they find within a step's travel of it."""
-        _, speed, rate, passes = self.at(self.tree.motion(q[None], v[None]), v)
-        travel = (speed + rate * h) * h
-        return max(1, math.ceil(float(np.max(travel / (passes / 2)))))
 
     @staticmethod
     def leg(depth: np.ndarray, speed: np.ndarray, rate: np.ndarray, passes: np.ndarray) -> float:
@@ -215,11 +213,6 @@ def pair_watch(eng: Engine) -> PairWatch | None:
     """The watch of the engine's contact pairs, None for a model without any (its runs are not cut) and for a
     state equation without a mechanism (integrators.integrate takes any with an engine's functions)."""
     mech = getattr(eng, "mech", None)
-    return None if mech is None else rigid_pair_watch(mech, eng)
-
-
-def rigid_pair_watch(mech: Mechanism, eng: Engine | None = None) -> PairWatch | None:
-    """The watch of the mechanism's contact pairs (at the engine's states with `eng`), None without any."""
-    if not any(getattr(f, "type", None) == ContactPair.type for f in mech.model.forces):
+    if mech is None or not any(getattr(f, "type", None) == ContactPair.type for f in mech.model.forces):
         return None
-    return PairWatch(mech, [law for law in AppliedForces(mech).laws if law.type == ContactPair.type], eng)
+    return PairWatch(eng, [law for law in AppliedForces(mech).laws if law.type == ContactPair.type])
