@@ -126,28 +126,29 @@ class PairWatch:
             states, work = leg.run_to(end)
             at_end, moving, *_ = self.points(end, states[-1])
             if (apart & (at_end > 0)).any():
-                return self._touch_down(leg, apart, (end, states, work, at_end))
+                return self._touch_down(leg, apart, (end, states[-1], at_end))
             bound = SLACK * (speed + rate * (end - t))
             if halving == HALVINGS or (moving[apart] <= bound[apart] * (1 + 1e-9)).all():
                 return leg.reached(end, states, work)
             h /= 2
 
     def _touch_down(self, leg: _Legs, apart: np.ndarray, end: tuple) -> None:
-        """The first touch-down of a point `apart` at the leg's start, within it (`end`: its end's time, the leg's
-        states and work, the penetrations at its end): the run goes on from there."""
+        """The first touch-down of a point `apart` at the leg's start, within it (`end`: its end's time and state,
+        the penetrations there): the run goes on from there, its outputs since the leg's start integrated again to
+        there (the leg's own may have met the contact unresolved: DOP853's dense output bulged through the box)."""
         t, y = leg.t, leg.y
-        t_b, states, work, at_end = end
+        t_b, state, at_end = end
 
         def margin(depth: np.ndarray) -> float:
             return -float(np.max(depth[apart]))
 
         def trial(c: float) -> tuple[float, np.ndarray, int]:
-            reached, work_there = leg.trial(c)  # the trials' evaluations are counted by `leg`
-            return margin(self.points(c, reached)[0]), np.append(reached, work_there), 0
+            reached = leg.trial(c)  # its evaluations are counted by `leg`
+            return margin(self.points(c, reached)[0]), reached, 0
 
-        fall = (t_b, margin(at_end), np.append(states[-1], np.nan if work is None else work[-1]))
-        root, state, _ = illinois(trial, (t, margin(self.points(t, y)[0])), fall, ROOT_TIME * leg.times[-1])
-        leg.reached(root, states, work, state)
+        before = (t, margin(self.points(t, y)[0]))
+        root, _, _ = illinois(trial, before, (t_b, margin(at_end), state), ROOT_TIME * leg.times[-1])
+        leg.reached(root, *leg.run_to(root))
 
 
 class _Legs:
@@ -170,25 +171,24 @@ class _Legs:
         self.calls += calls
         return np.asarray(states), work
 
-    def trial(self, c: float) -> tuple[np.ndarray, float]:
-        """The state at c, integrated from t without the run's other watches, and the work to there (NaN: none)."""
-        states, calls, work = self.run(np.array([c]), self.y, self.t, False)
+    def trial(self, c: float) -> np.ndarray:
+        """The state at c, integrated from t without the run's other watches."""
+        states, calls, _ = self.run(np.array([c]), self.y, self.t, False)
         self.calls += calls
-        return np.asarray(states)[-1], np.nan if work is None else float(work[-1])
+        return np.asarray(states)[-1]
 
-    def reached(self, end: float, states: np.ndarray, work, state: np.ndarray | None = None) -> None:
-        """The run stands at `end`: its outputs up to there from a leg's `states` (and `work`), the state at `end`
-        the leg's last, or `state` (with its work appended: a touch-down's)."""
+    def reached(self, end: float, states: np.ndarray, work: np.ndarray | None) -> None:
+        """The run stands at `end`, the last of a leg's `states` (and `work`, None where its integrator gave none),
+        the outputs up to there from them."""
         upto = int(np.searchsorted(self.times, end, side="right"))
         rows = upto - self.done
         self.out[self.done : upto] = states[:rows]
-        if work is None or (state is not None and np.isnan(state[-1])):
+        if work is None:
             self.work = None
         if self.work is not None:
             self.work[self.done : upto] = self.carried + work[:rows]
-            self.carried += work[-1] if state is None else state[-1]
-        self.t, self.done = end, upto
-        self.y = states[-1] if state is None else state[:-1]
+            self.carried += work[-1]
+        self.t, self.done, self.y = end, upto, states[-1]
 
 
 def _point_motion(st, body: int, c: np.ndarray) -> tuple[np.ndarray, ...]:
