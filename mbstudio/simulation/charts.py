@@ -26,6 +26,7 @@ import numpy as np
 
 from ..dynamics.engine import Engine, engine
 from ..kinematics.coordinates import Partition, improved, partition
+from ..kinematics.mechanism import Mechanism
 
 
 class LoopTerms(Protocol):
@@ -137,7 +138,10 @@ def decided(
     same = (chosen.rows, chosen.independent) == (old.rows, old.independent)
     if same or _block_smallest(phi_q, chosen) < BETTER * _block_smallest(phi_q, old):
         return Decision(t, eng, state, False)
-    anew = engine(mech.model, text, None if _same_choice(chosen, document) else chosen)
+    if _same_choice(chosen, document):
+        anew = engine(mech.model, text)
+    else:  # its mechanism from the model in hand: reading the text again cost a Delta's switch 20 ms
+        anew = engine(mech.model, text, chosen, Mechanism(mech.model, partition=chosen))
     qd = np.asarray(mech.r_matrix(q[None])[0], float) @ eng.unpack(state)[1][0]
     return Decision(t, anew, anew.pack(q, qd[list(anew.mech.partition.independent)]), True)
 
