@@ -44,7 +44,7 @@ CHECKS = 200
 MAX_STEPS = 20_000
 PACE = 8  # CVODES may take this many times (to twice, rounded up) the most steps per return of the pieces so far ...
 FLOOR_STEPS = 512  # ... and at least this many between two returns
-SMALLEST_STEP = 1e-6  # of a part of a piece where CVODES gave up (_Parts): its steps shrink below it where it stalls
+SMALLEST_STEP = 1e-6  # of a piece near crossings, or a part (_Parts): its steps shrink below it where it stalls
 HALVINGS = 12  # ... and parts are halved down to 2^-HALVINGS of the piece
 ROOT_TIME = 1e-12  # of the run's span: where the watch's margin crosses zero in a part is located to this
 STALL_CALLS = 20_000  # scipy: this many evaluations without time advancing by STALL_FRACTION of the run
@@ -230,6 +230,8 @@ def _cvodes(
             upto = int(np.searchsorted(times, end, side="right"))
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
             chunk = functools.partial(_chunk_integrator, eng, marks, multistep, rtol, atol, runs, work_scale)
+            if limit and watch is not None and watch.crossings:  # a stall near crossings ends within a few steps
+                chunk = functools.partial(chunk, smallest=SMALLEST_STEP)
             x0 = np.append(y, [0.0] if work_scale else [])
             intervals = 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1]))  # between its check points
             try:
