@@ -157,7 +157,10 @@ def _ensemble(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarra
     return y.reshape(len(times), runs, size), calls
 
 
-def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0, watch=None) -> tuple[np.ndarray, int]:
+def _scipy(
+    eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0, watch=None, t_end: float = 0.0
+) -> tuple[np.ndarray, int]:
+    """`t_end`: the run's end, where `times` end a piece of it (the stall's measure is a fraction of the run)."""
     from scipy.integrate import solve_ivp  # 0.3 s to import: for the runs that use it
 
     calls, mark, stalled_at = 0, t0, np.inf
@@ -171,7 +174,7 @@ def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0, watc
         if checkpoint:
             checkpoint(t)
         if calls % STALL_CALLS == 0:
-            if t - mark < STALL_FRACTION * times[-1]:
+            if t - mark < STALL_FRACTION * (t_end or times[-1]):
                 stalled_at = min(stalled_at, t)
             mark = t
         return eng.ode(t, np.ascontiguousarray(y, dtype=float))
@@ -253,7 +256,7 @@ def _cvodes(
                 if limit and not again:  # where it stalled unknown: CVODES would stall again in the piece
                     limit.stalled = (eng, end)
                 piece = (times[done:upto], end, y, start, out[:done])
-                rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch)
+                rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch, times[-1])
                 out[done:upto], y, calls, work = rest[: upto - done], rest[-1], calls + more, None
                 start, done, span = end, upto, 1
                 continue
@@ -471,7 +474,9 @@ class _Parts:
         upto = int(np.searchsorted(self.times, end, side="right"))
         piece = (self.times[done:upto], end, y, t, self.out[:done])
         try:
-            rest, more = _dop853_piece(self.eng, piece, self.rtol, self.atol, self.checkpoint, self.watch)
+            rest, more = _dop853_piece(
+                self.eng, piece, self.rtol, self.atol, self.checkpoint, self.watch, self.times[-1]
+            )
         except IntegrationError as error:
             error.calls += calls
             raise
@@ -479,13 +484,13 @@ class _Parts:
         return rest[-1], calls + more
 
 
-def _dop853_piece(eng, piece, rtol, atol, checkpoint, watch) -> tuple[np.ndarray, int]:
+def _dop853_piece(eng, piece, rtol, atol, checkpoint, watch, t_end: float) -> tuple[np.ndarray, int]:
     """DOP853 over one piece (its outputs, end, starting state and time, the states at the outputs before it)
     where CVODES gave up: the states at the outputs and at the end (last), and the evaluations; an
     IntegrationError keeps the outputs before the piece too."""
     outputs, end, y, start, before = piece
     try:
-        return _scipy(eng, np.union1d(outputs, [end]), y, "DOP853", rtol, atol, checkpoint, start, watch)
+        return _scipy(eng, np.union1d(outputs, [end]), y, "DOP853", rtol, atol, checkpoint, start, watch, t_end)
     except IntegrationError as error:
         error.outputs = np.concatenate([before, error.outputs.reshape(-1, len(y))])
         raise
