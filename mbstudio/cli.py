@@ -57,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
     report progress leave it out themselves). A failed command's error lines (`mbstudio COMMAND: …`) still reach
     stderr: a quiet run that fails must say why."""
     if not getattr(args, "quiet", False):
-        with builds_said(lambda text: print(text, file=sys.stderr, flush=True)):  # the first run on a new model
+        with builds_said(lambda text, _: print(text, file=sys.stderr, flush=True)):  # the first run on a new model
             return _module(args.command).run(args)
     said = io.StringIO()
     with contextlib.redirect_stderr(said):

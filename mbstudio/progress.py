@@ -69,13 +69,14 @@ class Stages:
             self.progress(1.0, "done")
 
 
-_BUILDS_SAID: ContextVar[Callable[[str], None] | None] = ContextVar("builds_said", default=None)
+_BUILDS_SAID: ContextVar[Callable[[str, float], None] | None] = ContextVar("builds_said", default=None)
 
 
 @contextlib.contextmanager
-def builds_said(say: Callable[[str], None]) -> Iterator[None]:
+def builds_said(say: Callable[[str, float], None]) -> Iterator[None]:
     """Within: a compiled library built because no cache holds it yet (seconds to a minute: the first command on a
-    new model waits for it) is announced by `say(text)`, and its end with the time it took."""
+    new model waits for it) is announced by `say(text, fraction)`, its steps with how far it is (0 to 1), and its
+    end with the time it took."""
     token = _BUILDS_SAID.set(say)
     try:
         yield
@@ -83,8 +84,8 @@ def builds_said(say: Callable[[str], None]) -> Iterator[None]:
         _BUILDS_SAID.reset(token)
 
 
-def say_building(text: str) -> None:
-    """`text` to the listener `builds_said` set in this context, if any."""
+def say_building(text: str, fraction: float) -> None:
+    """`text` and how far the build is (0 to 1) to the listener `builds_said` set in this context, if any."""
     say = _BUILDS_SAID.get()
     if say is not None:
-        say(text)
+        say(text, fraction)

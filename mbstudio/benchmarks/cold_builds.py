@@ -6,7 +6,9 @@ The child process makes the model first, outside the measure, then reports the C
 its waited-for children's, the compilers) and the peak resident memory of the largest of its processes: its own
 (VmHWM, reset when it starts) and each compiler's, as GNU time reports it for the compiler alone (a process's
 `ru_maxrss` counts the memory of the process it was started from, so neither is read from the rusage of a child).
-Where GNU time is missing, the compilers' peaks are not measured and the row says so. Beside the chain's and Talos'
+Where GNU time is missing, the compilers' peaks are not measured and the row says so. An engine's row is what a run
+waits for before it integrates; its output series, which the run's results build after the integration, are
+measured next (`series_cpu_s`, their compilers' peaks in the row's). Beside the chain's and Talos'
 rows, Pinocchio's own model build from the same input (its URDF parser for Talos, the reference's model of the chain
 made by hand, io/pinocchio_reference.py): what a Pinocchio user waits for before a first call, with no code
 generated.
@@ -47,7 +49,8 @@ def _cold_builds(states: int) -> list[dict]:
     for name, (model, what) in BUILDS.items():
         with tempfile.TemporaryDirectory() as folder:
             report = _child(model, what, folder)
-        extra = {"python_peak_mb": report["python_peak_mb"], "native": report["native"]}
+        kept = ("python_peak_mb", "native", "series_cpu_s", "series_native")
+        extra = {key: report[key] for key in kept if key in report}
         pinocchio = _pinocchio_build_s(model)
         if pinocchio is not None:
             extra["pinocchio_model_build_cpu_s"] = pinocchio
@@ -85,15 +88,20 @@ def build(model_name: str, what: str) -> dict:
 
     model = _model(model_name)
     start = _cpu()
+    series = {}
     if what == "engine":
         from ..dynamics.engine import engine
 
-        engine(model)
+        built = engine(model)
+        cpu = _cpu() - start
+        # the output series, a library of their own that a run builds after its integration, for its results
+        series["series_native"] = built.series_functions.compiled
+        series["series_cpu_s"] = _cpu() - start - cpu
     else:
         from ..dynamics.kernels import kernel
 
         kernel(model, what)
-    cpu = _cpu() - start
+        cpu = _cpu() - start
     own = _own_peak_mb()
     peaks = Path(os.environ.get("MBSTUDIO_PEAKS", os.devnull))
     compilers = [int(n) / 1024 for n in peaks.read_text().split() if n.isdigit()] if peaks.exists() else []
@@ -105,6 +113,7 @@ def build(model_name: str, what: str) -> dict:
         "compiler_peak_mb": measured if measured is not None else "not measured (no GNU time)",
         "peak_mb": max(own, measured or 0.0),
         "native": native,
+        **series,
     }
 
 

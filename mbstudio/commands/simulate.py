@@ -208,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
     mech = document_start(text)[0]  # the run's own start (filed in the engine cache)
     kinds = mech.independent_kinds
     velocities = initial_velocities(parse_velocities(velocity_pairs(args.velocity, kinds, "simulate"), kinds), kinds)
+    done: list = []  # the run, once complete: kept when Ctrl-C stops its error estimate or accuracy check
     try:
         result = simulate(
             model,
@@ -223,13 +224,24 @@ def run(args: argparse.Namespace) -> int:
             budget=args.time_budget,
             contact=args.contact,
             step=args.step,
+            finished=done.append,
         )
     except (Cancelled, RuntimeError) as exc:
         print(f"mbstudio simulate: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        if not done:
+            raise
+        result = done[0]
+        result.notes.append(INTERRUPTED)
     _write(args, result, units)
     say(args, _figures(model.name, args, result), _lines(model.name, args, result))
-    return 0
+    return 130 if INTERRUPTED in result.notes else 0
+
+
+INTERRUPTED = (
+    "interrupted (Ctrl-C) after the run, in its error estimate or accuracy check: the run is complete, its check is not"
+)
 
 
 def _write(args: argparse.Namespace, result, units: DisplayUnits) -> None:

@@ -25,6 +25,7 @@ import casadi
 import numpy as np
 
 from ..numerics.backends import positive
+from ..numerics.spatial import cross, dot
 
 CORNER_SIGNS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
 
@@ -280,7 +281,8 @@ def polytope_distance(side: PairSide, y, faces: tuple, sqrt, regular) -> tuple:
     nearest face, negative); outside it is exact where the nearest point of the surface lies inside a face, and
     beyond an edge or a corner it is less than the distance (the faces' planes reach out further than the solid).
     A box outside takes its exact distance instead: |y − clamp(y)| in its axes, along y − clamp(y), regularised by
-    `regular` (m) so that the normal stays finite; a mesh keeps the deepest face's."""
+    `regular` (m) so that the normal stays finite; a mesh keeps the deepest face's here (`mesh_outside` makes it
+    exact)."""
     normals, offsets = faces
     s = (y[:, None, :] * normals[None, :, :]).sum(axis=2) - offsets[None, :]  # (N, F)
     best, normal = s[:, 0], np.broadcast_to(normals[0], y.shape)
@@ -294,3 +296,184 @@ def polytope_distance(side: PairSide, y, faces: tuple, sqrt, regular) -> tuple:
     away = (out[:, :, None] * normals[None, :3, :]).sum(axis=1)
     distance = sqrt((out * out).sum(axis=1) + regular * regular)
     return larger(best, distance, best), larger(best, away / distance[:, None], normal)
+
+
+# ------------------------------------------------------------------------ edges, and a mesh's exact distance
+def least(x, y):
+    """min(x, y), elementwise, in any back-end."""
+    return x - positive(x - y)
+
+
+def _magnitude(x):
+    return positive(x) + positive(-x)
+
+
+def shape_rotation(side: PairSide, value, backend) -> np.ndarray | None:
+    """The shape's axes in its body's (3, 3; rpy_rotation), None when it has no rpy."""
+    return None if side.rpy is None else rpy_rotation(*(value(x) for x in side.rpy), backend)
+
+
+@functools.cache
+def _hull_triangles(rows: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The convex hull of a mesh's hull corners (`_hull_rows`, their order) as outward triangles (F, 3) of indices
+    into them, and its edges (E, 2): the sides of those triangles but the diagonals of a face split into several
+    (between two coplanar triangles: no edge of the solid)."""
+    corners = np.asarray(_hull_rows(rows), float)
+    triangles = hull_faces(corners)
+    a, b, c = (corners[triangles[:, k]] for k in range(3))
+    normals = np.cross(b - a, c - a)
+    normals /= np.linalg.norm(normals, axis=1)[:, None]
+    sides: dict[tuple[int, int], list[int]] = {}
+    for f, triangle in enumerate(triangles):
+        for k in range(3):
+            key = tuple(sorted((int(triangle[k]), int(triangle[(k + 1) % 3]))))
+            sides.setdefault(key, []).append(f)
+    size = np.abs(corners).max()
+    edges = [key for key, (f, g) in sides.items() if np.linalg.norm(normals[f] - normals[g]) > 1e-9 * max(size, 1)]
+    return triangles, np.array(sorted(edges), int).reshape(-1, 2)
+
+
+def shape_edges(side: PairSide, value) -> list[tuple[list, list]]:
+    """A box's twelve or a mesh's hull edges, each (start, end) relative to the shape's centre in the shape's own
+    axes (before its rpy): a box's as values of its half extents, a mesh's as floats."""
+    if shape_of(side) == "mesh":
+        rows = _rows(side.vertices)
+        corners = _hull_rows(rows)
+        return [(corners[i], corners[j]) for i, j in _hull_triangles(rows)[1]]
+    half = [value(x) for x in side.half_extents]
+    edges = []
+    for i in range(3):
+        j, k = (i + 1) % 3, (i + 2) % 3
+        for sj in (-1, 1):
+            for sk in (-1, 1):
+                start, end = [0, 0, 0], [0, 0, 0]
+                start[i], end[i] = -half[i], half[i]
+                start[j] = end[j] = sj * half[j]
+                start[k] = end[k] = sk * half[k]
+                edges.append((start, end))
+    return edges
+
+
+def shape_centre(side: PairSide) -> list[float]:
+    """A point inside the solid, relative to its centre in its own axes: the centre of a box, the mean of a mesh's
+    hull corners (a mesh's point may lie outside its hull)."""
+    if shape_of(side) != "mesh":
+        return [0.0, 0.0, 0.0]
+    return np.asarray(_hull_rows(_rows(side.vertices)), float).mean(axis=0).tolist()
+
+
+def facing_edge(origin, axes, half, i: int, n, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ends (N, 3) of edge k (0 or 1) of a box's four edges along its axis i on its face that faces most along
+    n (N, 3): that face's axis j ≠ i has the largest |n·a_j|, its side the sign of n·a_j, and its two edges along
+    i lie at ± the third half extent. Two edges, not the one supporting edge: where the box lies flat on the other
+    (n along a face's normal) the supporting edge is undecided between the face's two, and both touch. `axes`
+    (N, 3, 3): the box's axes as columns, world; `half` its half extents."""
+    j, l = (i + 1) % 3, (i + 2) % 3
+    along_j, along_l = dot(n, axes[:, :, j]), dot(n, axes[:, :, l])
+    on_j = _magnitude(along_j) - _magnitude(along_l)  # > 0: the face is square to axis j
+    side = 1.0 if k else -1.0
+    offset_j = larger(on_j, larger(along_j, half[j] + 0 * along_j, -half[j] + 0 * along_j), side * half[j] + 0 * on_j)
+    offset_l = larger(on_j, side * half[l] + 0 * on_j, larger(along_l, half[l] + 0 * along_l, -half[l] + 0 * along_l))
+    middle = origin + offset_j[:, None] * axes[:, :, j] + offset_l[:, None] * axes[:, :, l]
+    reach = half[i] * axes[:, :, i]
+    return middle - reach, middle + reach
+
+
+def edge_crossing(ends_a: tuple, ends_b: tuple, inner_a, inner_b, radii: tuple, overlap, sqrt) -> tuple:
+    """Overlap δ (N,), unit normal n (N, 3) from solid A towards solid B and contact point c (N, 3) of edge A (its
+    ends (N, 3) each) against edge B, with inner_a, inner_b (N, 3) points inside A and B, radii the rounding of
+    A's and B's edges and `overlap` (N,) the solids' least overlap D along their faces' normals.
+
+    The closest points p_A = a0 + s u, p_B = b0 + t v of the edges' lines and n = ±u × v / |u × v| turned away
+    from A (n·(p_A − inner_a) ≥ 0) give the lines' overlap n·(p_A − p_B) + r_A + r_B: the penetration of two
+    crossing edges. It counts where the crossing lies within both edges and the edges face each other, and without
+    a decision on the state the overlap is capped by how far the crossing lies inside each edge (|u| s, |u| (1 − s),
+    |v| t, |v| (1 − t)) and how far each edge lies out along n from its solid's inside point: δ goes to 0 as the
+    crossing reaches an edge's end (where the vertex's contact takes over) or n turns square to the line from a
+    solid's inside point, and a pair of edges apart along n or crossing beyond an end has δ < 0 (no force). The cap
+    2 D − δ keeps a crossing only where its axis penetrates no deeper than the faces' axes (the separating-axis
+    test's least-penetration axis, Gottschalk, Lin and Manocha 1996): δ where δ ≤ D, 0 at δ = 2 D. Where
+    the lines' overlap is the least, its rate is the relative velocity of p_B and p_A along −n (the closest points
+    are stationary), so the force is the gradient of the law's potential there."""
+    a0, a1 = ends_a
+    b0, b1 = ends_b
+    u, v, w = a1 - a0, b1 - b0, a0 - b0
+    uu, uv, vv, uw, vw = dot(u, u), dot(u, v), dot(v, v), dot(u, w), dot(v, w)
+    axis = cross(u, v)
+    parallel = 1e-24 * uu * vv  # keeps |u × v|² from 0, and puts a parallel pair's crossing at s = t = −1: apart
+    square = dot(axis, axis) + parallel
+    s = (uv * vw - vv * uw - parallel) / square
+    t = (uu * vw - uv * uw - parallel) / square
+    p_a, p_b = a0 + s[:, None] * u, b0 + t[:, None] * v
+    across = w - (uw / uu)[:, None] * u  # from b0 square to edge A: the normal parallel edges fall back on
+    fallback = across / sqrt(dot(across, across) + 1e-300)[:, None]
+    unit = axis / sqrt(square)[:, None]
+    unit = unit + (1 - dot(unit, unit))[:, None] * fallback  # a unit normal for the rigid model's frames
+    height_a = dot(unit, p_a - inner_a)
+    normal = larger(height_a, unit, -unit)
+    height_a = _magnitude(height_a)
+    height_b = dot(normal, inner_b - p_b)
+    depth = dot(normal, p_a - p_b) + radii[0] + radii[1]
+    length_a, length_b = sqrt(uu), sqrt(vv)
+    caps = (2 * overlap - depth, height_a, height_b, length_a * s, length_a * (1 - s), length_b * t, length_b * (1 - t))
+    for cap in caps:
+        depth = least(depth, cap)
+    point = (p_a + p_b) / 2 + (radii[0] - radii[1]) / 2 * normal
+    return depth, normal, point
+
+
+def mesh_distance(y, corners, triangles: np.ndarray, edges: np.ndarray, sqrt, regular) -> tuple:
+    """The exact distance (N,) of points y (N, 3) outside a convex mesh from it and the unit normal (N, 3) from the
+    mesh's nearest point towards y, with `corners` (V, 3) the hull's corners in y's axes and triangles (F, 3), edges
+    (E, 2) indices into them (every triangle side, so that a face split in several is covered).
+
+    The nearest point of a convex solid to a point outside lies in a face (where y's projection on the face's
+    plane falls inside the face, on the side of the plane facing y) or on an edge (its nearest point, clamped to
+    the ends, which covers the corners): the least of those candidates, taken with smooth selections (no decision
+    on y but which candidate is nearer, where both give the same distance). Regularised by `regular` (m) as the
+    box's, so that the normal stays finite on the surface."""
+    far = 1e300
+    best, nearest = None, None
+    for i, j in edges:
+        a, b = corners[i], corners[j]
+        span = b - a
+        s = dot(y - a, span) / dot(span, span)
+        s = positive(s - positive(s - 1))
+        candidate = a + s[:, None] * span
+        gap = y - candidate
+        squared = dot(gap, gap)
+        if best is None:
+            best, nearest = squared, candidate
+        else:
+            nearest = larger(best - squared, candidate, nearest)
+            best = least(best, squared)
+    for triangle in triangles:
+        a, b, c = (corners[k] for k in triangle)
+        normal = cross(b - a, c - a)
+        normal = normal / sqrt(dot(normal, normal))
+        plane = dot(y - a, normal)
+        outside = None  # how far y's projection lies outside the triangle: > 0 beyond one of its sides
+        for p, q in ((a, b), (b, c), (c, a)):
+            margin = dot(y - p, cross(q - p, normal))
+            outside = margin if outside is None else outside + positive(margin - outside)
+        squared = larger(outside, far + 0 * plane, larger(plane, plane * plane, far + 0 * plane))
+        nearest = larger(best - squared, y - plane[:, None] * normal, nearest)
+        best = least(best, squared)
+    distance = sqrt(best + regular * regular)
+    return distance, (y - nearest) / distance[:, None]
+
+
+def mesh_outside(side: PairSide, y, inside: tuple, value, backend, regular) -> tuple:
+    """polytope_distance's (s, normal) of a mesh made exact outside: where s > 0 the distance and normal of
+    `mesh_distance`, inside the deepest face's as they are."""
+    best, normal = inside
+    rows = _rows(side.vertices)
+    triangles, edges = _hull_triangles(rows)
+    corners = pair_vertices(side, value, backend)
+    distance, away = mesh_distance(y, corners, triangles, _all_sides(triangles), backend.sqrt, regular)
+    return larger(best, distance, best), larger(best, away, normal)
+
+
+def _all_sides(triangles: np.ndarray) -> np.ndarray:
+    sides = {tuple(sorted((int(t[k]), int(t[(k + 1) % 3])))) for t in triangles for k in range(3)}
+    return np.array(sorted(sides), int)

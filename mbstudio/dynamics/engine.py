@@ -28,7 +28,7 @@ orientation, when independent, as a quaternion and its rate as an angular veloci
 starting point of NEWTON_STEPS Newton steps on the dependent coordinates inside the compiled graph, so the
 loops are closed at every evaluation (quadratic convergence from the integrator's prediction, which is within
 its local error) without a Python loop, and q̇ = R q̇_ind carries the dependent coordinates along. That makes
-the right-hand side one native call, and lets CasADi's CVODES step natively (simulation/integrators.py).
+the right-hand side one native call, and lets CVODES step natively on it (simulation/cvodes_driver.py).
 
 Forces (springs, dampers, friction, actuators with their time functions, gravity) are traced with the
 symbolic time, so the compiled right-hand side is the whole model. `tau` adds generalized forces on the tree
@@ -37,6 +37,8 @@ coordinates (an input of linearisation and control). The numpy path stays the re
 A built engine is filed in the cache under the hash of the model's canonical text, the partition and the code
 that traces it (numerics/compiled.cached_functions): a later process loads the native functions and the
 partition without tracing anything; the traced graphs are built only when derivatives or exports ask for them.
+A simulation's output series (`Engine.series`) are a library of their own filed beside it, traced and compiled
+when a run first asks for its results: a first run integrates as soon as the state equation is compiled.
 """
 
 from __future__ import annotations
@@ -77,7 +79,11 @@ MAX_COORDINATES = 400
 # loop blocks of at most this many rows are solved by straight-line code; a larger one (loops sharing bodies) by
 # CasADi's sparse QR, whose work grows with its nonzeros where the straight-line code's grows as the cube
 SMALL_BLOCK = 12
-NATIVE = ("accelerations", "state_equation", "work_rate", "motion", "r_matrix", "closure", "series")
+NATIVE = ("accelerations", "state_equation", "work_rate", "motion", "r_matrix", "closure")
+# a simulation's output series (energies, poses, reactions) in a library of their own, traced and compiled when a run
+# first asks for its results (`Engine.series_functions`): nearly half of a 100-link chain's compile, which a run's
+# integration, the sliders' assembly and the linearisation do not wait for
+SERIES = "series"
 
 
 @dataclass(eq=False)  # hashed by identity: one engine per model revision
@@ -86,6 +92,7 @@ class Engine:
     compiled: Native  # NATIVE: compiled C and its calls from Python where a compiler exists, else traced
     build_seconds: float  # tracing and compiling, or loading from the cache
     text: str  # the model's canonical text, from which the traced graphs are built when asked for
+    key: str  # what the engine is filed under in the cache (compiled.engine_key), its series beside it
 
     def __post_init__(self) -> None:
         calls = self.compiled.calls
@@ -135,9 +142,20 @@ class Engine:
 
     @functools.cached_property
     def symbolic(self) -> dict[str, casadi.Function]:
-        """NATIVE as functions of scalar symbols (SX), the solves done symbolically: for the exports and outputs
-        that need plain expressions (their size grows as the cube of the coordinates)."""
-        return {f.name(): f for f in _trace(self.text, self.mech.partition, symbolic=True)[0]}
+        """NATIVE and SERIES as functions of scalar symbols (SX), the solves done symbolically: for the exports and
+        outputs that need plain expressions (their size grows as the cube of the coordinates)."""
+        return {f.name(): f for f in _trace(self.text, self.mech.partition, symbolic=True, series=True)[0]}
+
+    @functools.cached_property
+    def series_functions(self) -> Native:
+        """SERIES compiled into a library of its own, filed beside the engine's: loaded from the cache, or traced
+        and compiled the first time a run asks for its results (or where the engine was not filed)."""
+        return cached_functions(self.key, SERIES, functools.partial(_trace_series, self.text, self.mech.partition))
+
+    @functools.cached_property
+    def traced_series(self) -> casadi.Function:
+        """The differentiable graph of SERIES (exports): the one this process traced, else traced now."""
+        return (self.series_functions.traced or _trace_series(self.text, self.mech.partition)[0])[0]
 
     # the traced graphs where derivatives are asked for, the compiled functions where values are
     rhs = property(lambda self: self.traced["accelerations"])
@@ -181,10 +199,10 @@ class Engine:
         (K, bodies, 12: R by columns, then the origin; the ground first), "rates" (K, bodies, 12: ω, the origin's
         v, α, a, in world axes), and the monitors (simulation/monitors.py) "com", "momentum" and "angular_momentum"
         about the centre of mass (K, 3 each)."""
-        function = self.compiled.functions["series"]
+        function = self.series_functions.functions[SERIES]
         out = [np.empty((len(t), function.nnz_out(i))) for i in range(function.n_out())]
         q, qd, qdd = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd))
-        self.compiled.calls["series_rows"](np.ascontiguousarray(t, dtype=float), q, qd, qdd, *out)
+        self.series_functions.calls[f"{SERIES}_rows"](np.ascontiguousarray(t, dtype=float), q, qd, qdd, *out)
         kinetic, potential, phi, reactions, Q, poses, monitors, rates = out
         return {
             "com": monitors[:, :3],
@@ -394,7 +412,7 @@ def _build(text: str, partition: Partition | None = None, mech: Mechanism | None
         fields = compiled.metadata["partition"]
         chosen = partition or Partition(*(tuple(f) if isinstance(f, list) else f for f in fields))
         mech = Mechanism(loads(text), partition=chosen)
-    eng = Engine(mech, compiled, time.perf_counter() - start, text)
+    eng = Engine(mech, compiled, time.perf_counter() - start, text, key)
     if len(_BUILT) >= _KEPT:
         _BUILT.pop(next(iter(_BUILT)))
     _BUILT[where] = eng
@@ -415,19 +433,30 @@ def clear_engines() -> None:
 
 
 # ---------------------------------------------------------------------------------------- tracing
-def _trace(text: str, partition: Partition | None, symbolic: bool = False) -> tuple[list[casadi.Function], dict]:
-    """The NATIVE functions of the model text, and the metadata filed with them (the partition)."""
-    from ..model import loads
-
-    mech = Mechanism(loads(text), backend=Traced(), partition=partition)
-    pieces = _Pieces(mech)
-    graph = _Graph(pieces, mech.partition, casadi.SX if symbolic else casadi.MX, symbolic)
-    p = mech.partition
+def _trace(
+    text: str, partition: Partition | None, symbolic: bool = False, series: bool = False
+) -> tuple[list[casadi.Function], dict]:
+    """The NATIVE functions of the model text (and SERIES after them where `series`), and the metadata filed with
+    them (the partition)."""
+    graph = _graph(text, partition, symbolic)
+    pieces, p = graph.pieces, graph.pieces.mech.partition
     fields = (p.independent, p.dependent, p.rows, p.rank, p.redundant_rows)
     metadata = {"partition": [[int(i) for i in f] if isinstance(f, tuple) else int(f) for f in fields]}
     metadata["blocks"] = [[[int(r) for r in rows], [int(c) for c in columns]] for rows, columns, _ in graph.blocks]
     metadata["law_states"] = [list(x) for x in pieces.applied.state_names]
-    return graph.functions(), metadata
+    return graph.functions() + ([graph.series()] if series else []), metadata
+
+
+def _trace_series(text: str, partition: Partition) -> tuple[list[casadi.Function], dict]:
+    """SERIES of the model text alone (the engine's partition given: the same graph as the engine's trace)."""
+    return [_graph(text, partition, symbolic=False).series()], {}
+
+
+def _graph(text: str, partition: Partition | None, symbolic: bool) -> _Graph:
+    from ..model import loads
+
+    mech = Mechanism(loads(text), backend=Traced(), partition=partition)
+    return _Graph(_Pieces(mech), mech.partition, casadi.SX if symbolic else casadi.MX, symbolic)
 
 
 # the pieces' repeated subexpressions computed once (CasADi's common-subexpression elimination: the same operations
@@ -674,7 +703,7 @@ class _Graph:
         closure = casadi.Function(
             "closure", [q], [casadi.densify(phi), casadi.densify(dependent)], ["q"], ["phi", "phi_q_dependent"]
         )
-        return [accelerations, state_equation, work_rate, motion, r_matrix, closure, self.series()]
+        return [accelerations, state_equation, work_rate, motion, r_matrix, closure]
 
     def _state_equation(self, t, y, tau) -> tuple:
         """(ẏ, closed q, max |Φ|, q̇, q̈, P_nc) at the state y: Newton on the dependent coordinates from the integrated q,

@@ -107,4 +107,4 @@ def regressor(mech: Mechanism, q, qd, qdd) -> np.ndarray:
     if not mech.partition.dependent:
         return K[:, list(mech.partition.independent)]
     with mech.backend.context():
-        return np.swapaxes(mech.r_matrix(q), 1, 2) @ K
+        return mech.backend.matmul(np.swapaxes(mech.r_matrix(q), 1, 2), K)

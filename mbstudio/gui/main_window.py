@@ -86,6 +86,7 @@ RESULT_PANELS = {
     "manoeuvre": ("plots", "handling"),
 }
 MOTION_TASKS = ("kinematics", "simulation")
+FIRST_SERIES = 6  # a motion's series plotted when it arrives: its first independent coordinates
 DOCK_TITLE = 30  # px of a dock's title bar and frame
 
 
@@ -417,6 +418,10 @@ class MainWindow(QMainWindow):
         self.view.overlays.show_labels(on, self.q)
         self.view.scene.request_render()
 
+    def show_contact_shapes(self, on: bool) -> int:
+        """View › Contact Shapes: the contacts' and contact pairs' shapes, see-through on their bodies; how many."""
+        return self.view.scene.show_contacts(on)
+
     def show_forces(self, on: bool) -> int:
         """View › Force Arrows: the springs', point forces' and contacts' arrows at the shown instant of the run
         (at the document's pose, at rest, without one), with the contacts' support polygon and centre of
@@ -585,7 +590,11 @@ class MainWindow(QMainWindow):
         for name in RESULT_PANELS[job.task]:
             getattr(self, name).show_result(job.result)
         if job.task in MOTION_TASKS and len(self.plots.kept) == 1:
-            self.plots.select_series(self.mech.independent)  # what the sliders move, to start with
+            # what the sliders move, to start with: the first six (a floating robot's base), as more legend rows
+            # than that leave the curves no room
+            self.plots.select_series(self.mech.independent[:FIRST_SERIES])
+        if job.task in MOTION_TASKS and job.result.data.coordinates == list(self.mech.coordinates):
+            self.view.cover(job.result.data.q, self.q)  # a robot walking off its floor stays on it and in view
         self._mark_stale()
 
     def _show_frame(self, q: np.ndarray) -> None:

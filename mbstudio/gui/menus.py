@@ -234,11 +234,13 @@ def build(window: QMainWindow) -> dict[str, QAction]:
     for name, text, slot, tip in (
         ("labels", "&Labels", window.show_labels, "names of bodies and joints in the 3D view"),
         ("forces", "&Force Arrows", window.show_forces, "springs' tensions and point forces at the shown instant"),
+        ("contacts", "&Contact Shapes", window.show_contact_shapes, "contacts' and pairs' shapes, see-through"),
         ("traces", "&Traces of Point Measures", window.show_traces, "their paths along the shown run"),
         ("ghosts", "&Ghosted Poses", window.show_ghosts, "six instants of the shown run, translucent"),
     ):
         a[name] = _toggle(window, text, slot, tip)
         view_menu.addAction(a[name])
+    a["contacts"].setChecked(True)  # drawn unless turned off
     units = view_menu.addMenu("&Units")  # the quick choice; Edit › Preferences… has the suspension measures' too
     for name, text in (("degrees", "Angles in &Degrees"), ("millimetres", "Lengths in &Millimetres")):
         a[name] = _toggle(window, text, lambda _: window.set_units(), "in the sliders, tree, properties and plots")

@@ -137,7 +137,7 @@ def exported_functions(model: Model, symbolic: bool = False) -> tuple[list[casad
     sparse factorisations (C)."""
     eng = engine(model)
     eng.refuse_law_states("the C code export")
-    functions = list((eng.symbolic if symbolic else eng.traced).values())
+    functions = list(eng.symbolic.values()) if symbolic else [*eng.traced.values(), eng.traced_series]
     functions += [kernel_function(model, name) for name in KERNELS]
     run = base_parameters(model, "dp").dp
     functions.append(_base_regressor(functions[-1], run.kept_indices))

@@ -44,7 +44,7 @@ def _child(conn: Connection, task: str | Callable, model_text: str, options: dic
         if part is not None:
             send(("part", part))  # every part goes: a cancelled job's result is made of them
         now = time.monotonic()
-        if now - last[0] >= PROGRESS_INTERVAL or fraction >= 1.0:
+        if now - last[0] >= PROGRESS_INTERVAL or fraction >= 1.0 or part is not None:  # a part's message is news
             last[0] = now
             send(("progress", float(fraction), str(message)))
 

@@ -21,7 +21,7 @@ from .. import __version__
 from ..model import ModelError, loads
 from ..model.hashing import text_hash
 from ..numerics.backends import sympy  # imported when a symbolic result is shown
-from ..progress import Cancel, Cancelled, PartProgress, stop_requested
+from ..progress import Cancel, Cancelled, PartProgress, builds_said, stop_requested
 from .options import (
     BaseParametersOptions,
     CCodeOptions,
@@ -140,7 +140,7 @@ def simulation(model_text: str, options: dict, progress: PartProgress, cancel: C
     given; rigid contacts with contact "rigid" (simulation/rigid_stepping.py); with cross_check, also through
     the block model."""
     from ..kinematics import Mechanism
-    from ..simulation.run import initial_velocities, simulate
+    from ..simulation.run import COMPANION_SHARE, initial_velocities, simulate
 
     opts = SimulationOptions.from_dict(options)
     model = loads(model_text)
@@ -148,6 +148,22 @@ def simulation(model_text: str, options: dict, progress: PartProgress, cancel: C
     given = dict(opts.velocities)
     velocities = initial_velocities(given, mech.independent_kinds)
     share = 0.5 if opts.cross_check else 1.0  # of the progress bar: the block model's run takes the rest
+    run_share = 1.0 - COMPANION_SHARE  # of simulate's own progress: the error estimate's companion run takes the rest
+    estimating = []  # not empty once the run is done
+
+    def finished(run) -> None:
+        """The run, done, as a part of the job: a job cancelled during the error estimate keeps it."""
+        estimating.append(True)
+        part = _motion_job(model_text, opts, given, run, stopped=ESTIMATE_STOPPED)
+        progress(share * run_share, "the run is done; estimating its error", part)
+
+    def told(f: float) -> None:
+        if estimating:
+            said = f"estimating the error: {(f - run_share) / COMPANION_SHARE:.0%}"
+        else:
+            said = f"t = {min(f / run_share, 1.0) * opts.t_end:.3g} s"
+        progress(share * f, said)
+
     result = simulate(
         mech,
         opts.t_end,
@@ -156,27 +172,44 @@ def simulation(model_text: str, options: dict, progress: PartProgress, cancel: C
         opts.atol,
         samples=opts.samples,
         velocities=velocities,
-        progress=lambda f: progress(share * f, f"t = {f * opts.t_end:.3g} s"),
+        progress=told,
         cancel=cancel,
         contact=opts.contact,
         step=opts.step,
+        finished=finished,
     )
+    if not opts.cross_check:
+        return _motion_job(model_text, opts, given, result)
+    progress(0.5, "block model", _motion_job(model_text, opts, given, result, stopped=CROSS_CHECK_STOPPED))
+    return _motion_job(model_text, opts, given, result, _cross_check(model, result, velocities, opts, progress, cancel))
+
+
+# what a simulation job kept when stopped after its run (jobs/runner.py: the result of its last part) says
+ESTIMATE_STOPPED = "error estimate cancelled: the job stopped during its run at ten times the tolerances"
+CROSS_CHECK_STOPPED = "block-model cross-check cancelled: the job stopped during it"
+
+
+def _motion_job(
+    model_text: str, opts, given: dict, result, checked: dict | None = None, stopped: str = ""
+) -> JobResult:
+    """A simulation job's result from the run `result` (simulation/run.py), with the block model's cross-check;
+    `stopped`: what a job stopped at this point missed, in its title and notes."""
     p = result.provenance
     title = f"Simulation over {opts.t_end:g} s" + "".join(f", d_{k}(0) = {v:g}" for k, v in given.items())
     title += f", {len(result.contacts)} contacts of the stops" if result.contacts else ""
     if p.error_estimate is not None:  # simulation/run.py: from a companion run at ten times the tolerances
         title += f", error estimate {p.error_estimate:.1g} of the state's scale"
-    checked = _cross_check(model, result, velocities, opts, progress, cancel) if opts.cross_check else None
     if checked is not None:
         failed = checked.get("error")
         title += f", block-model cross-check failed: {failed}" if failed else ", block-model cross-check"
+    title += f" ({stopped.partition(':')[0]})" if stopped else ""
     contacts = [c.as_dict() for c in result.contacts]
     data = MotionResult(
         result.t,
         list(result.coordinates),
         result.q,
         motion_series(result),
-        list(result.notes),
+        list(result.notes) + ([stopped] if stopped else []),
         contacts,
         checked,
         error_estimate=p.error_estimate,
@@ -184,6 +217,11 @@ def simulation(model_text: str, options: dict, progress: PartProgress, cancel: C
     return JobResult(
         "simulation", title, Provenance(text_hash(model_text), p.method, p.precision, opts.to_dict(), p.seconds), data
     )
+
+
+def _last_part(parts: list, options: dict, model_hash: str, seconds: float) -> JobResult:
+    """A job that sent whole results as its parts keeps the last one."""
+    return parts[-1]
 
 
 def _cross_check(model, result, velocities, opts: SimulationOptions, progress: PartProgress, cancel: Cancel) -> dict:
@@ -481,7 +519,8 @@ def engine_build(model_text: str, options: dict, progress: PartProgress, cancel:
 
     opts = EngineOptions.from_dict(options)
     progress(0.1, "tracing and compiling the equations")
-    eng = engine(loads(model_text), model_text)
+    with builds_said(lambda text, fraction: progress(0.1 + 0.9 * fraction, text.strip())):  # its steps shown
+        eng = engine(loads(model_text), model_text)
     provenance = Provenance(text_hash(model_text), "CasADi", "float64", opts.to_dict(), eng.build_seconds)
     return JobResult("engine", "Compiled engine", provenance, EngineResult(eng.native))
 
@@ -921,4 +960,7 @@ TASKS: dict[str, Callable[[str, dict, PartProgress, Cancel], JobResult]] = {
     "manoeuvre": manoeuvre,
 }
 # the result of a job that stopped early (cancelled, or failed), from the parts it sent (progress(…, part))
-PARTIAL_RESULTS: dict[str, Callable[[list, dict, str, float], JobResult]] = {"linearization": linear_family_result}
+PARTIAL_RESULTS: dict[str, Callable[[list, dict, str, float], JobResult]] = {
+    "linearization": linear_family_result,
+    "simulation": _last_part,
+}

@@ -3,9 +3,11 @@
 Two families, both with the loops closed inside every evaluation:
 - scipy's solve_ivp (RK45, DOP853, Radau, BDF): one native call per right-hand side; the implicit methods get
   the exact Jacobian ∂ẏ/∂y from automatic differentiation. Outputs by the integrator's dense output.
-- SUNDIALS CVODES through CasADi ("CVODES": Adams–Moulton with fixed-point iteration, for the non-stiff
-  motions of most mechanisms; "CVODES-BDF": BDF with Newton on the exact Jacobian, for stiff springs): the
-  stepping itself is native, which is where the time went once the right-hand side was compiled. The run is cut
+- SUNDIALS CVODES, from our own compiled driver (cvodes_driver.py: Adams) or through CasADi's
+  integrator (BDF, or where the driver cannot be had) ("CVODES": Adams–Moulton with fixed-point
+  iteration, for the non-stiff motions of most mechanisms; "CVODES-BDF": BDF with Newton on the exact Jacobian,
+  for stiff springs): the stepping itself is native, which is where the time went once the right-hand side was
+  compiled. The run is cut
   into pieces at fixed times of [0, t_end] (a grid of CHUNKS), whatever the caller asks for, so that a run with
   progress and cancel (the window, the command line) computes the same as one without (Python): the first piece
   spans one interval of the grid, and each next one as many as the steps of the last suggest for about
@@ -19,9 +21,10 @@ Two families, both with the loops closed inside every evaluation:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import casadi
 import numpy as np
@@ -56,6 +59,7 @@ CHART_REASON = "the coordinates in use lose conditioning here"
 # (dynamics/stiff_jacobian.py); with a hundredth 2e-6, for 8 % more evaluations
 BDF_CONVERGENCE = 0.01
 CROSSING_REASON = "the loop equations lose rank here"
+_DRIVER = [True]  # False inside `through_casadi()`
 
 
 class IntegrationError(RuntimeError):
@@ -576,7 +580,15 @@ def _chunk_integrator(
     smallest: float = 0.0,
 ):
     """The CVODES integrator of `_chunk_dae` returning at `grid` (normalised time), at most `steps` steps between
-    two returns."""
+    two returns: for Adams, our own driver of CVODES on the engine's compiled function where it can be
+    had (cvodes_driver.py: the same states bit for bit, without CasADi's cost per evaluation), else
+    CasADi's integrator."""
+    if multistep == "adams" and _DRIVER[0]:
+        from . import cvodes_driver  # ctypes: for the runs that use it
+
+        problem = cvodes_driver.problem(eng, work_scale, runs)
+        if problem is not None:
+            return cvodes_driver.Piece(problem, grid, multistep, rtol, atol, steps, smallest)
     options = {
         "reltol": rtol,
         "abstol": atol,
@@ -592,6 +604,19 @@ def _chunk_integrator(
     if multistep == "bdf":  # Newton's iterations stop at a hundredth of the error test's tolerance, not a tenth
         options["nonlin_conv_coeff"] = BDF_CONVERGENCE
     return casadi.integrator("chunk", "cvodes", _chunk_dae(eng, multistep, runs, work_scale), 0.0, list(grid), options)
+
+
+@contextlib.contextmanager
+def through_casadi() -> Iterator[None]:
+    """Every CVODES piece integrated inside the block through CasADi's integrator, not our driver: the same states,
+    for `mbstudio bench` to time the two side by side. Not for concurrent runs."""
+    _chunk_integrator.cache_clear()
+    _DRIVER[0] = False
+    try:
+        yield
+    finally:
+        _DRIVER[0] = True
+        _chunk_integrator.cache_clear()
 
 
 @functools.lru_cache(maxsize=8)

@@ -12,7 +12,10 @@ One step of length h from (t, q, v), v = q̇ (a tree: every coordinate independe
 A contact is a point with a normal between two bodies (dynamics/rigid_contact.py: a sphere, or each vertex of a
 box or a convex mesh, on a plane or on the road, a pair of spheres or a sphere and a capsule), J the Jacobian of
 body 2's point there relative to body 1's.
-It is active when it would be pressed in at the step's end without it, δ(q_m) − h/2 n·J v_f ≥ 0.
+It is active when it would be pressed in at the step's end without it, δ(q_m) − h/2 n·J v_f ≥ 0; one still apart at
+the midpoint and asked no rebound may close its gap by the step's end (u⁺_n ≥ −2 gap / h, not 0, which left a ball
+hanging above the plane with energy it never had), and the step's end is lifted out of the surfaces by what it would
+sink below the start's penetration (`_lifted`: a plastic landing otherwise stays up to h |v| / 2 deep).
 The contact points' velocities after the step are u⁺ = G Λ + J v_f with the Delassus matrix G = J M⁻¹ Jᵀ; Newton's
 impact law with restitution e asks u⁺_n ≥ −e u⁻_n of the approach velocity u⁻_n = min(0, n·J v), and Coulomb's law
 on the exact cone holds between Λ and u⁺ + e u⁻_n n (De Saxcé's correction; Acary and Brogliato 2008). Flight under
@@ -117,15 +120,8 @@ class RigidStepper:
         approach = np.minimum(0.0, start)
         shifted = u_free[rows].copy()
         delassus = G if every else G[np.ix_(rows, rows)]
-        rebound = self.restitution[active] * approach
-        if rebound.any():
-            basis, singular = _range_basis(delassus)
-            if singular:  # redundant contacts (a face's corners): the rebound impulses can give (docs/contact.md)
-                shift = np.zeros(len(shifted))
-                shift[2::3] = rebound
-                shifted += basis @ (basis.T @ shift)
-            else:
-                shifted[2::3] += rebound
+        depth = ahead[active] + 0.5 * h * u_free[3 * active + 2]  # the penetrations at the midpoint
+        shifted += _normal_shift(delassus, self._targets(active, approach, depth, h))
         if self.turns and self.turning[active].any() and (start > 0).any():
             crossing = np.zeros(len(shifted))
             crossing[2::3] = self.turning[active] * np.maximum(0.0, start)
@@ -136,6 +132,9 @@ class RigidStepper:
                                     self.tolerance, ITERATIONS, warm)  # fmt: skip
         self._warm = (key, lam)
         v_next = v_free + W[:, rows] @ lam
+        # the penetrations the step's end would have, beyond those at its start (a start's own is kept)
+        deeper = ahead[active] - 0.5 * h * (delassus @ lam)[2::3] - np.maximum(0.0, depth + 0.5 * h * start)
+        q_next = q_m + 0.5 * h * v_next + self._lifted(W[:, rows], delassus, deeper)
         axes = frames.reshape(-1, 3, 3)[active]  # each contact's rows (t1, t2, n) at the midpoint
         impulses[active] = np.einsum("mji,mj->mi", axes, lam.reshape(-1, 3))  # to world axes
         split = None
@@ -143,7 +142,34 @@ class RigidStepper:
             split = np.zeros(len(self.laws)), impulses.copy()
             split[0][active] = lam[2::3]
             split[1][active] -= lam[2::3, None] * axes[:, 2]
-        return *self._on_loops(q_m + 0.5 * h * v_next, v_next), impulses, split
+        return *self._on_loops(q_next, v_next), impulses, split
+
+    def _targets(self, active: np.ndarray, approach: np.ndarray, depth: np.ndarray, h: float) -> np.ndarray:
+        """The active contacts' shifts of their normal velocities at the step's end: Newton's rebound e u⁻_n, and
+        where none is asked, a contact still apart at the midpoint (depth < 0) may close its gap by the step's end
+        (u⁺_n ≥ −2 gap / h), not stop short of the surface: stopped there, a ball whose bounces had died out hung
+        above the plane with the weight's work of a step, m g h |v| / 2, as energy it never had. Not where normals
+        turn (the road's, a pair's): their curvature's own rule applies."""
+        rebound = self.restitution[active] * approach
+        closing = 2.0 / h * np.maximum(0.0, -depth) * (1.0 - self.turning[active])
+        return np.where(rebound != 0.0, rebound, closing)
+
+    def _lifted(self, W: np.ndarray, G: np.ndarray, depth: np.ndarray) -> np.ndarray | float:
+        """The least move of the coordinates (in the metric of M: along W = M⁻¹ Jᵀ's normal columns) that lifts the
+        active contacts' predicted penetrations at the step's end beyond those at its start, `depth` (m,),
+        velocities untouched: a plastic landing ends the step with the point where the midpoint had it, up to
+        h |v| / 2 deep, and a point on a curved surface sinks by its curvature's share of g h² / 2 each step (a
+        start's own penetration, the user's, is kept). The move's multipliers solve the same cone complementarity
+        with no friction (the normal rows alone)."""
+        if not (depth > 0).any():
+            return 0.0
+        target = np.zeros(len(G))
+        target[2::3] = -depth
+        basis, singular = _range_basis(G)
+        if singular:  # redundant contacts: the depths a move can lift (rounding leaves a face's corners unequal)
+            target = basis @ (basis.T @ target)
+        lift, _, _ = solve_in_frames(G, target, np.zeros(len(depth)), self.tolerance, ITERATIONS)
+        return W @ lift
 
     def _on_loops(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A step's end on closed loops: the dependent coordinates closed by Newton at the independent ones, the
@@ -183,6 +209,18 @@ class RigidStepper:
         first = min(1, K - 1)
         qdd[0], forces[0], normal[0], friction[0] = qdd[first], forces[first], normal[first], friction[first]
         return RigidRun(q, qd, qdd, forces, normal, friction, steps)
+
+
+def _normal_shift(G: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """The active points' shift (3m,) of their velocities for the normal targets (m,): as they are with a
+    full-rank Delassus matrix G (spheres on a plane step bit for bit as without), projected on its range where it is
+    singular (redundant contacts, a face's corners: the targets impulses can give, docs/contact.md)."""
+    shift = np.zeros(len(G))
+    if not target.any():
+        return shift
+    shift[2::3] = target
+    basis, singular = _range_basis(G)
+    return basis @ (basis.T @ shift) if singular else shift
 
 
 def _achievable(G: np.ndarray, shift: np.ndarray) -> np.ndarray:

@@ -76,9 +76,14 @@ class CompliantContact(ForceLaw):
         """`placed`'s four for each of its contact points: one here, a box's or a mesh's vertices in ContactLaw."""
         return [self.placed(st)]
 
+    def pressing(self, st) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """`placed`'s four for every contact point the law presses through: its placements (a contact pair's edge
+        crossings besides)."""
+        return self.placements(st)
+
     def generalized(self, t, q, qd, st) -> np.ndarray:
         terms = []
-        for depth, _, J, normal in self.placements(st):
+        for depth, _, J, normal in self.pressing(st):
             velocity = (J * qd[:, None, :]).sum(axis=2)
             f_n, f_t = self.contact(depth, velocity, normal, self.forces.mech.backend.sqrt)
             force = f_n[:, None] * normal + f_t
@@ -87,7 +92,7 @@ class CompliantContact(ForceLaw):
 
     def potential(self, q, st):
         v = self.values()
-        return _total([elastic_energy(v["stiffness"], v["exponent"], got[0]) for got in self.placements(st)])
+        return _total([elastic_energy(v["stiffness"], v["exponent"], got[0]) for got in self.pressing(st)])
 
 
 def _total(terms: list):

@@ -21,10 +21,11 @@ segment ∂ρ/∂s = 0; at an end s stays put): the energy argument above holds 
 A box or a convex mesh on either side (contact_shapes.py) meets the other side through contact points, each a
 sphere (a vertex with the side's radius, or a sphere side's centre) against the other side's solid: its signed
 distance s from that solid (contact_shapes.polytope_distance: the deepest face, a box's exact distance outside)
-gives the overlap δ = r_v + r_o − s (the other side's radius rounding its faces) along the face's outward normal.
-A sphere meets a box or mesh at its centre; two boxes or meshes meet by vertex–face contacts, each vertex of one
-against the other's faces, both ways. Where two edges cross with no vertex inside the other solid (two boxes
-meeting edge to edge) no contact is seen and they pass through each other until a vertex enters. Every contact
+gives the overlap δ = r_v + r_o − s (the other side's radius rounding its faces) along the face's outward normal;
+outside a mesh s is its exact distance too (contact_shapes.mesh_outside). A sphere meets a box or mesh at its
+centre; two boxes or meshes meet by vertex–face contacts, each vertex of one against the other's faces, both ways,
+and by edge–edge contacts where their edges cross (contact_shapes.edge_crossing: two blocks lying crossed like a
+plus sign, no vertex inside the other solid), along the edges' common normal from body1 to body2. Every contact
 point is oriented as the spheres' are: its normal n from body1 towards body2, its Jacobian body2's point at c
 relative to body1's, c = V − (r_v − δ/2) n midway through the overlap from the vertex V's surface (n's sign turned
 when the vertex is body1's). Within one face's region s is that face's plane distance, whose rate is the relative
@@ -41,11 +42,18 @@ from ...numerics.spatial import cross, dot
 from ..contact_shapes import (
     ShapePoint,
     combined,
+    edge_crossing,
+    facing_edge,
+    larger,
+    mesh_outside,
     pair_side,
     pair_vertices,
     polytope_distance,
+    shape_centre,
+    shape_edges,
     shape_faces,
     shape_of,
+    shape_rotation,
     vertex_count,
 )
 from .base import FORMATS, Evaluator, positive, register
@@ -117,8 +125,14 @@ class ContactPairLaw(CompliantContact):
         return self.shapes == ("sphere", "sphere")
 
     def points(self) -> list:
-        """The contact points the rigid model holds: the pair itself for two spheres, else one ShapePoint each."""
-        return [self] if self.spheres() else [ShapePoint(self, k) for k in range(len(self._sides()))]
+        """The contact points the rigid model holds: the pair itself for two spheres, else one ShapePoint each (the
+        vertices' against the faces, then the edges' crossings)."""
+        return [self] if self.spheres() else [ShapePoint(self, k) for k in range(len(self._keys()))]
+
+    def pressing(self, st) -> list[tuple]:
+        """`placed`'s four for every contact point the compliant law presses: the vertices' and the crossings'."""
+        shared: dict = {}  # the sides' frames and the faces' overlap, once for all crossings
+        return self.placements(st) + [self._shape_point(st, key, shared) for key in self._crossings()]
 
     def placements(self, st) -> list[tuple]:
         """`placed`'s four for each contact point: the line of centres's one, or each vertex's against a face."""
@@ -129,7 +143,7 @@ class ContactPairLaw(CompliantContact):
     def placed(self, st, index: int = 0) -> tuple:
         """δ (N,), c (N, 3), J2(c) − J1(c) (N, 3, n) and n (N, 3) at the poses `st`, of contact point `index`."""
         if not self.spheres():
-            return self._shape_point(st, self._sides()[index])
+            return self._shape_point(st, self._keys()[index])
         e, sqrt = self.element, self.forces.mech.backend.sqrt
         centre1 = self.forces.point(st, e.body1, e.point1)[0]
         depth, normal, point = self.line(centre1, self.centre2(centre1, st=st), sqrt)
@@ -149,6 +163,88 @@ class ContactPairLaw(CompliantContact):
         movers = [k for k in (1, 2) if self.shapes[k - 1] == "sphere"] or [1, 2]
         return [(k, v) for k in movers for v in range(vertex_count(pair_side(self.element, k)))]
 
+    def _crossings(self) -> list[tuple]:
+        """The pairs of edges whose crossings are contact points, between two boxes or meshes (none with a sphere):
+        between two boxes, for each of the nine pairs of their axes (i, j), the two edges along i of box 1's face
+        facing box 2 against the two along j of box 2's face facing box 1 (36 of the 144 pairs, chosen on the state:
+        contact_shapes.facing_edge); with a mesh, every edge of one against every edge of the other."""
+        if "sphere" in self.shapes:
+            return []
+        if self.shapes == ("box", "box"):
+            return [("facing", i, j, k, m) for i in range(3) for j in range(3) for k in (0, 1) for m in (0, 1)]
+        counts = [len(shape_edges(pair_side(self.element, k), lambda x: 0.0)) for k in (1, 2)]
+        return [("edges", a, b) for a in range(counts[0]) for b in range(counts[1])]
+
+    def _keys(self) -> list[tuple]:
+        """Every contact point's key: (mover, vertex) of each vertex, then each crossing's."""
+        return self._sides() + self._crossings()
+
+    def _located(self, poses, key: tuple, value, geometry, backend, shared: dict | None = None) -> tuple:
+        """δ, n and c of the contact point `key`: a vertex's against a face, or an edges' crossing (`shared`: what
+        the crossings at the same poses have in common, filled by the first)."""
+        if isinstance(key[0], str):
+            return self._crossing(poses, key, value, geometry, backend, {} if shared is None else shared)
+        return self._geometry(poses, *key, value, geometry, backend)
+
+    def _frame(self, poses, k: int, value, geometry, backend) -> tuple:
+        """Side k's shape centre (N, 3) and axes (N, 3, 3, columns), world, and its inside point (N, 3)."""
+        side = pair_side(self.element, k)
+        p, R = poses(side.body)
+        turn = shape_rotation(side, value, backend)
+        axes = R if turn is None else (R[:, :, :, None] * turn[None, None, :, :]).sum(axis=2)
+        centre = p + (R * geometry.point(self.forces.mech.model.body(side.body), side.point)[None, None, :]).sum(axis=2)
+        inside = centre + (axes * np.asarray(shape_centre(side))[None, None, :]).sum(axis=2)
+        return centre, axes, inside
+
+    def _crossing(self, poses, key: tuple, value, geometry, backend, shared: dict) -> tuple:
+        """δ, n (body1 to body2) and c of the crossing of an edge of side 1 with an edge of side 2."""
+        v = self.values()
+        radii = (v["radius1"], v["radius2"])
+        if not shared:
+            shared["frames"] = [self._frame(poses, k, value, geometry, backend) for k in (1, 2)]
+            shared["overlap"] = self._face_overlap(poses, value, geometry, backend) + radii[0] + radii[1]
+        (centre1, axes1, inside1), (centre2, axes2, inside2) = shared["frames"]
+        if key[0] == "facing":
+            _, i, j, k, m = key
+            axis = cross(axes1[:, :, i], axes2[:, :, j])  # the crossing's normal, turned towards box 2
+            axis = larger(dot(axis, inside2 - inside1), axis, -axis)
+            half1, half2 = ([value(x) for x in pair_side(self.element, n).half_extents] for n in (1, 2))
+            ends1 = facing_edge(centre1, axes1, half1, i, axis, k)
+            ends2 = facing_edge(centre2, axes2, half2, j, -axis, m)
+        else:
+            ends1, ends2 = (self._edge(centre, axes, n, key[n], value)
+                            for centre, axes, n in ((centre1, axes1, 1), (centre2, axes2, 2)))  # fmt: skip
+        return edge_crossing(ends1, ends2, inside1, inside2, radii, shared["overlap"], backend.sqrt)
+
+    def _face_overlap(self, poses, value, geometry, backend):
+        """The least overlap (N,) of the two solids along the faces' normals (the separating-axis test's face
+        axes): over each face of either side, how far the other side's deepest vertex lies inside its plane."""
+        model = self.forces.mech.model
+        placed = []
+        for k in (1, 2):
+            side = pair_side(self.element, k)
+            p, R = poses(side.body)
+            centre = p + (R * geometry.point(model.body(side.body), side.point)[None, None, :]).sum(axis=2)
+            corners = centre[:, None, :] + (R[:, None, :, :] * pair_vertices(side, value, backend)[None, :, None, :]
+                                            ).sum(axis=3)  # fmt: skip
+            normals, offsets = shape_faces(side, value, backend)
+            placed.append((centre, corners, (R[:, None, :, :] * normals[None, :, None, :]).sum(axis=3), offsets))
+        least = None
+        for (centre, _, normals, offsets), (_, corners, _, _) in ((placed[0], placed[1]), (placed[1], placed[0])):
+            for f in range(normals.shape[1]):
+                heights = dot(corners - centre[:, None, :], normals[:, f, None, :])  # (N, V)
+                lowest = heights[:, 0]
+                for h in range(1, heights.shape[1]):
+                    lowest = lowest - positive(lowest - heights[:, h])
+                gap = offsets[f] - lowest
+                least = gap if least is None else least - positive(least - gap)
+        return least
+
+    def _edge(self, centre, axes, k: int, index: int, value) -> tuple:
+        """The world ends (N, 3) of edge `index` of side k's shape (contact_shapes.shape_edges)."""
+        ends = shape_edges(pair_side(self.element, k), value)[index]
+        return tuple(centre + (axes * np.asarray(end)[None, None, :]).sum(axis=2) for end in ends)
+
     def _geometry(self, poses, mover: int, vertex: int, value, geometry, backend) -> tuple:
         """Overlap δ (N,), normal n from body1 to body2 (N, 3) and point c (N, 3) of one contact point, with
         `poses(body)` giving a body's origin (N, 3) and axes (N, 3, 3)."""
@@ -164,12 +260,14 @@ class ContactPairLaw(CompliantContact):
         faces = shape_faces(other, value, backend)
         regular = _REGULAR * (radii[0] + radii[1]) + _FLOOR
         s, normal = polytope_distance(other, y, faces, backend.sqrt, regular)
+        if shape_of(other) == "mesh":
+            s, normal = mesh_outside(other, y, (s, normal), value, backend, regular)
         outward = (R_o * normal[:, None, :]).sum(axis=2)  # world axes, towards the mover
         depth = radii[0] + radii[1] - s
         point = corner - (radii[0] - depth / 2)[:, None] * outward
         return depth, (outward if mover == 2 else -outward), point
 
-    def _shape_point(self, st, side: tuple[int, int]) -> tuple:
+    def _shape_point(self, st, side: tuple, shared: dict | None = None) -> tuple:
         tree = self.forces.mech.tree
 
         def poses(body):
@@ -177,7 +275,7 @@ class ContactPairLaw(CompliantContact):
             return st.p[i], st.R[i]
 
         backend = self.forces.mech.backend
-        depth, normal, point = self._geometry(poses, *side, self.forces.value, self.forces.geometry, backend)
+        depth, normal, point = self._located(poses, side, self.forces.value, self.forces.geometry, backend, shared)
         return depth, point, self._relative_jacobian(st, point), normal
 
     def along_points(self, motion) -> list[dict[str, np.ndarray]]:
@@ -192,10 +290,10 @@ class ContactPairLaw(CompliantContact):
             i = tree.body_index(body)
             return state.v[i] + cross(state.w[i], point - state.p[i])
 
-        got = []
-        for side in self._sides():
-            depth, normal, point = (np.asarray(x, float) for x in self._geometry(
-                poses, *side, motion.geometry.value, motion.geometry, motion.mech.backend))  # fmt: skip
+        got, shared = [], {}
+        for key in self._keys():
+            depth, normal, point = (np.asarray(x, float) for x in self._located(
+                poses, key, motion.geometry.value, motion.geometry, motion.mech.backend, shared))  # fmt: skip
             relative = velocity(self.element.body2, point) - velocity(self.element.body1, point)
             got.append(self._forces_at(depth, normal, point, relative))
         return got

@@ -30,6 +30,7 @@ from .panel_parts import COLORS, readable, save_image, set_axis_label
 
 TIME = "t [s]"
 SERIES_WIDTH = 170  # px: the list of series beside the plot
+PLOT_MIN_HEIGHT = 180  # px: the canvas, legend and axes included
 OVERLAY_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 ERROR_PREFIX = "error:"  # a cross-check's series block − general (simulation/cross_check.py)
 ERROR_COLOR = "#e01010"  # the errors' axis in red, as Alazard et al.'s Fig. 17 draws its errors
@@ -70,6 +71,8 @@ class PlotView(QWidget):
         self.series.itemSelectionChanged.connect(self._replot)
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground("w")
+        # the legend's rows and the axes take ~90 px: below this the curves of a 1280x800 window were a 10-px strip
+        self.canvas.setMinimumHeight(PLOT_MIN_HEIGHT)
         self.legend = pg.LegendItem(labelTextColor="k", colCount=3)  # its own row above: never over the curves
         self.canvas.addItem(self.legend, row=0, col=0)
         self.plot_item = self.canvas.addPlot(row=1, col=0)
@@ -99,6 +102,9 @@ class PlotView(QWidget):
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.readout.setWordWrap(True)  # every value read, on a second line where one is not enough
+        # at most two lines, all of it in the tooltip: more wrapped over the plot of a 1280x800 window
+        self.readout.setMaximumHeight(2 * self.readout.fontMetrics().lineSpacing() + 2)
+        self.readout.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self._layout()
 
     def _layout(self) -> None:
@@ -291,6 +297,7 @@ class PlotView(QWidget):
             self.markers.setData([x[index]] * len(names), [float(data.series[n][index]) for n in names])
         values = " · ".join(f"{n} = {float(data.series[n][index]):.6g}" for n in names)
         self.readout.setText(f"t = {float(data.t[index]):.4g} s · {values}" if values else "")
+        self.readout.setToolTip(self.readout.text())
 
     # ------------------------------------------------------------------ export
     def export_image(self, path: str, fmt: str) -> None:

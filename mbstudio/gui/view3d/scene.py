@@ -20,7 +20,7 @@ import numpy as np
 import pyvista as pv
 from vtkmodules.vtkCommonCore import vtkObject
 
-from ...dynamics.contact_shapes import hull_faces, shape_of, shape_vertices
+from ...dynamics.contact_shapes import hull_faces, pair_side, shape_of, shape_vertices
 from ...kinematics import Mechanism
 from ...model import GROUND, Frame
 from ...model.document import body_key
@@ -57,16 +57,40 @@ def _axes_mesh(length: float) -> pv.PolyData:
 
 
 def contact_mesh(mech: Mechanism, contact) -> pv.PolyData:
-    """A contact's shape in its body's coordinates (dynamics/contact_shapes.py): its sphere, or the convex hull of
-    a box's or a mesh's vertices (their spheres' radius left out: a rounding of the corners)."""
+    """A contact's shape, or a pair's side (contact_shapes.PairSide), in its body's coordinates
+    (dynamics/contact_shapes.py): its sphere, or the convex hull of a box's or a mesh's vertices (their spheres'
+    radius left out: a rounding of the corners)."""
     geometry = mech.tree.geometry
     centre = np.asarray(geometry.point(mech.model.body(contact.body), contact.point), float)
     radius = float(geometry.value(contact.radius))
     if shape_of(contact) == "sphere":
         return pv.Sphere(radius=radius, center=centre)
-    vertices = centre + np.asarray(shape_vertices(contact, geometry.value, mech.backend), float)
-    faces = hull_faces(vertices)
-    return pv.PolyData(vertices, np.column_stack([np.full(len(faces), 3), faces]).ravel())
+    return _hull_mesh(centre + np.asarray(shape_vertices(contact, geometry.value, mech.backend), float))
+
+
+def _hull_mesh(points: np.ndarray) -> pv.PolyData:
+    """The convex hull of points (N, 3) as a triangle mesh."""
+    faces = hull_faces(points)
+    return pv.PolyData(points, np.column_stack([np.full(len(faces), 3), faces]).ravel())
+
+
+def contact_meshes(mech: Mechanism, element) -> list[tuple[str, pv.PolyData]]:
+    """The shapes a contact element presses with, each with its body's label, in that body's coordinates: a ground
+    contact's one shape; a contact pair's two sides (force_laws/contact_pair_law.py), body2's a capsule with `end2`
+    (the hull of its end spheres), either side the ground's for a fixed shape. Other elements: none."""
+    if element.type == "contact":
+        return [(body_key(element.body), contact_mesh(mech, element))]
+    if element.type != "contact_pair":
+        return []
+    sides = [pair_side(element, k) for k in (1, 2)]
+    meshes = [(body_key(side.body), contact_mesh(mech, side)) for side in sides]
+    if element.end2 is not None:
+        body, geometry = mech.model.body(element.body2), mech.tree.geometry
+        radius = float(geometry.value(element.radius2))
+        ends = [np.asarray(geometry.point(body, name), float) for name in (element.point2, element.end2)]
+        ball = np.asarray(pv.Sphere(radius=radius, theta_resolution=24, phi_resolution=12).points, float)
+        meshes[1] = (body_key(element.body2), _hull_mesh(np.vstack([end + ball for end in ends])))
+    return meshes
 
 
 def _cylinder(**kwargs) -> pv.PolyData:
@@ -190,6 +214,9 @@ class Scene:
         self.keys: dict[int, tuple] = {}  # id(actor) -> tree key, for picking
         self.selected: tuple | None = None
         self.size = 0.1  # the mechanism's extent when last built (m): glyph sizes follow it
+        self.floor = None  # the floor's actor, under the moving bodies
+        self.contact_actors: list = []  # the contacts' and contact pairs' shapes
+        self.contacts_shown = True  # View › Contact Shapes
         self.problems: list[str] = []  # what could not be drawn as the model asks, for the status bar
         plotter.set_background(BACKGROUND[0], top=BACKGROUND[1])
         # Multisampling multiplies the fragment work: with software OpenGL (llvmpipe) a frame of the SLA
@@ -206,6 +233,7 @@ class Scene:
         points instead and named in `problems` and in the view."""
         self.plotter.clear_actors()
         self.mech, self.actors, self.colors, self.keys, self.problems = mech, {}, {}, {}, []
+        self.contact_actors = []
         size = self.size = mechanism_size(mech, q)
         geometry = mech.tree.geometry
         meshes = {
@@ -237,9 +265,11 @@ class Scene:
                 )
         for bushing in (e for e in mech.model.forces if e.type == "bushing"):
             self._add_bushing(mech, bushing, 0.018 * size)
-        for contact in (e for e in mech.model.forces if e.type == "contact"):
-            self._add(body_key(contact.body), contact_mesh(mech, contact), CONTACT_COLOR, ("force", contact.name),
-                      opacity=0.6)  # fmt: skip
+        for element in mech.model.forces:
+            for label, mesh in contact_meshes(mech, element):
+                self._add(label, mesh, CONTACT_COLOR, ("force", element.name), opacity=0.6)
+                self.contact_actors.append(self.actors[label][-1])
+                self.contact_actors[-1].SetVisibility(self.contacts_shown)
         self._place(q)
         self._add_ground(size)
         self._colour(self.selected)
@@ -352,18 +382,23 @@ class Scene:
         ]
         return links or [pv.Sphere(radius=2 * radius)]
 
-    def _add_ground(self, size: float) -> None:
-        """A floor just under the moving bodies as placed now (their drawn extent, shapes included)."""
+    def _moving_extent(self) -> tuple[np.ndarray, np.ndarray]:
+        """The lowest and highest world corner (3,) of the moving bodies' actors as placed now, shapes included."""
         bounds = np.array(
             [a.GetBounds() for label, actors in self.actors.items() if label != GROUND for a in actors]
             or [(-0.5, 0.5, -0.5, 0.5, 0.0, 0.0)],
             float,
         )
-        low, high = bounds[:, ::2].min(axis=0), bounds[:, 1::2].max(axis=0)
+        return bounds[:, ::2].min(axis=0), bounds[:, 1::2].max(axis=0)
+
+    def _add_ground(self, size: float, extent: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """A floor just under the moving bodies (their drawn extent, shapes included) as placed now, or over
+        `extent` (lowest and highest corners)."""
+        low, high = extent or self._moving_extent()
         centre = [(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2] - 0.02 * size]
         span = max(high[0] - low[0], high[1] - low[1], 0.5 * size) * 1.3
         plane = pv.Plane(center=centre, i_size=span, j_size=span, i_resolution=10, j_resolution=10)
-        actor = self.plotter.add_mesh(
+        self.floor = self.plotter.add_mesh(
             plane,
             color="#b8c2cc",
             show_edges=True,
@@ -373,7 +408,36 @@ class Scene:
             reset_camera=False,
             render=False,
         )
-        self.actors.setdefault(GROUND, []).append(actor)
+        self.actors.setdefault(GROUND, []).append(self.floor)
+
+    def cover(self, poses: np.ndarray, q: np.ndarray) -> bool:
+        """Keep a motion in view: where the bodies at the coordinates `poses` (K, n; a run's frames) leave the
+        floor drawn, the floor grows to lie under all of them and the camera is fitted to their extent (a walking
+        robot stays on its floor and in the picture); then the pose q is shown again. True when it grew."""
+        corners = []
+        for pose in np.asarray(poses, float):
+            self._place(pose)
+            corners += self._moving_extent()
+        self._place(q)
+        low, high = np.min(corners, axis=0), np.max(corners, axis=0)
+        floor = np.asarray(self.floor.GetBounds(), float)
+        if low[0] >= floor[0] and low[1] >= floor[2] and high[0] <= floor[1] and high[1] <= floor[3]:
+            self.request_render()
+            return False
+        self.plotter.remove_actor(self.floor, render=False)
+        self.actors[GROUND].remove(self.floor)
+        self._add_ground(self.size, (low, high))
+        self.plotter.reset_camera(render=False, bounds=[*np.column_stack([low, high]).ravel()])
+        self.request_render()
+        return True
+
+    def show_contacts(self, on: bool) -> int:
+        """Show or hide the shapes of every contact and contact pair (kept for the next builds); how many."""
+        self.contacts_shown = on
+        for actor in self.contact_actors:
+            actor.SetVisibility(on)
+        self.request_render()
+        return len(self.contact_actors)
 
     # ------------------------------------------------------------------ updating
     def set_pose(self, q: np.ndarray) -> None:

@@ -160,6 +160,13 @@ class View3D(QWidget):
         self.overlays.place(q)
         self.scene.set_pose(q)
 
+    def cover(self, frames: np.ndarray, q: np.ndarray) -> bool:
+        """Keep a run's motion in view (Scene.cover) from 17 of its frames (K, n), the first and last among them,
+        then show the pose q; True when the floor grew and the camera was fitted."""
+        frames = np.asarray(frames, float)
+        picked = np.unique(np.linspace(0, len(frames) - 1, 17).round().astype(int))
+        return self.scene.cover(frames[picked], q)
+
     def render_pose(self, q: np.ndarray) -> np.ndarray:
         """The view at the pose q, rendered now, as an (h, w, 3) array (a frame of an animation)."""
         self.overlays.place(q)
