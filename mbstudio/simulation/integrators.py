@@ -334,7 +334,8 @@ def _solved(chunk: Callable[[int], casadi.Function], limits: tuple[int, ...], x0
 
 
 def _stalled(solver: casadi.Function, p: list[float]) -> float:
-    """The time CVODES's steps had reached in a piece (`p` = (t₀, h)) where it gave up (inf where not reported)."""
+    """The time CVODES's steps had reached in a piece (`p` = (t₀, h)) where it gave up, past every return it had
+    made (inf where not reported): every check point up to it was returned."""
     reached = solver.stats().get("tcur", math.nan)
     return p[0] + p[1] * reached if math.isfinite(reached) else math.inf
 
@@ -412,7 +413,7 @@ class _Parts:
         """Where the part from t ends: `width` on, or `end` if that is within reach, but at the last check point
         before `stalled` (where CVODES's steps had reached where it gave up: it stalled after), where one is."""
         stop = end if end - (t + width) <= self.near else t + width
-        before = self.checks[(self.checks > t + self.near) & (self.checks < min(stalled, stop) - self.near)]
+        before = self.checks[(self.checks > t + self.near) & (self.checks <= min(stalled + self.near, stop))]
         return float(before[-1]) if stalled <= stop and len(before) else stop
 
     def _part(self, done: int, t: float, stop: float, y: np.ndarray, calls: int):
@@ -512,10 +513,10 @@ def _short_of_stall(
     stall = limit.stalled[1]
     if not start + near < stall <= end + near:
         return end, checks, False
-    before = checks[checks < stall - near]
+    before = checks[checks <= stall + near]
     if len(before):
         return float(before[-1]), before, False
-    after = checks[checks >= stall - near][:1]
+    after = checks[checks > stall + near][:1]
     return (float(after[0]) if len(after) else end), after, True
 
 
