@@ -24,6 +24,7 @@ import contextlib
 import contextvars
 import ctypes
 import functools
+import math
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -215,7 +216,11 @@ class Piece:
         return {"xf": out.T}
 
     def stats(self) -> dict:
-        return {"nsteps": int(self.counts[0]), "nfevals": int(self.counts[1]), "netfails": int(self.counts[2])}
+        """As CasADi's, with `tcur` the time (τ) of the last return, where CasADi's is CVODES' time past it."""
+        returned = int(self.counts[3])
+        reached = float(self.grid[returned - 1]) if returned else math.nan
+        counts = {"nsteps": int(self.counts[0]), "nfevals": int(self.counts[1]), "netfails": int(self.counts[2])}
+        return {**counts, "tcur": reached}
 
 
 @dataclass
