@@ -24,8 +24,8 @@ from .test_contact import FREE, G, free_body, incline
 from .test_contact_shapes import column, impacts
 
 MASS, HALF = 1.0, (0.1, 0.05, 0.025)
-# the fixed box's half extents, its top face z = 0: deep, so that no adaptive step of a falling body ends beyond
-# it (free fall is a polynomial the integrator's error test passes at any step: a thin box can be stepped over)
+# the fixed box's half extents, its top face z = 0: deep, as a table's legs and floor would be (thin boxes are
+# tests/test_located_contacts.py's: their touch-downs are located)
 TABLE = (2.0, 0.5, 10.0)
 K, N_EXP, C_D, V_S = 1e6, 1.5, 20.0, 1e-3
 

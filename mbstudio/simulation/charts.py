@@ -26,6 +26,7 @@ import numpy as np
 
 from ..dynamics.engine import Engine, engine
 from ..kinematics.coordinates import Partition, improved, partition
+from ..kinematics.mechanism import Mechanism
 
 
 class LoopTerms(Protocol):
@@ -137,9 +138,28 @@ def decided(
     same = (chosen.rows, chosen.independent) == (old.rows, old.independent)
     if same or _block_smallest(phi_q, chosen) < BETTER * _block_smallest(phi_q, old):
         return Decision(t, eng, state, False)
-    anew = engine(mech.model, text, None if _same_choice(chosen, document) else chosen)
+    if _same_choice(chosen, document):
+        anew = engine(mech.model, text)
+    else:
+        anew = engine(mech.model, text, chosen, _mechanism(mech.model, text, chosen))
     qd = np.asarray(mech.r_matrix(q[None])[0], float) @ eng.unpack(state)[1][0]
     return Decision(t, anew, anew.pack(q, qd[list(anew.mech.partition.independent)]), True)
+
+
+def _mechanism(model, text: str, chosen: Partition) -> Mechanism:
+    """The mechanism of the model (`text`: its canonical text) with the coordinates `chosen`, for the engine of a
+    switch: built from the model in hand (reading the text again cost the linear Delta's switches 20 ms each), and
+    remembered for the last few choices, as the engines are (a run returning to a choice builds nothing)."""
+    key = (text, chosen)
+    if key not in _MECHANISMS:
+        if len(_MECHANISMS) >= _KEPT:
+            _MECHANISMS.pop(next(iter(_MECHANISMS)))
+        _MECHANISMS[key] = Mechanism(model, partition=chosen)
+    return _MECHANISMS[key]
+
+
+_MECHANISMS: dict[tuple[str, Partition], Mechanism] = {}
+_KEPT = 16
 
 
 def closed_jacobian(eng: Engine, state: np.ndarray, terms: LoopTerms | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -24,8 +24,10 @@ import contextlib
 import contextvars
 import ctypes
 import functools
+import math
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,23 +175,25 @@ class _Spec(ctypes.Structure):
 class Piece:
     """A CVODES integrator over normalised time τ ∈ [0, 1] returning at `grid`, called as CasADi's integrator
     function is (`piece(x0=..., p=(t₀, h))["xf"]`, a RuntimeError naming CVODES' flag where it gives up, `stats()`
-    with nsteps, nfevals and netfails at the last return), so that integrators.py uses either. The sum
-    over the steps of each state's estimated local error (|CVodeGetEstLocalErrors|) is kept in `local_errors`
-    (computing it changes no step), and kept where a `kept()` block asks for it."""
+    with nsteps, nfevals and netfails at this thread's last call's last return), so that integrators.py uses either.
+    The sum over the steps of each state's estimated local error (|CVodeGetEstLocalErrors|, computing it changes no
+    step) is kept where a `kept()` block asks for it."""
 
     def __init__(self, problem: Problem, grid, multistep: str, rtol: float, atol: float, steps: int, smallest: float):
         self.problem, self.grid = problem, np.ascontiguousarray(grid, dtype=float)
         self.lmm, self.iter = (CV_ADAMS, CV_FUNCTIONAL) if multistep == "adams" else (CV_BDF, CV_NEWTON)
         self.rtol, self.atol, self.steps, self.smallest = rtol, atol, steps, smallest
-        self.counts = np.zeros(COUNTS, dtype=ctypes.c_long)
-        self.local_errors = np.zeros(problem.size)
+        # the last call's counts, per thread: one cached piece serves the runs of every thread (the window's jobs,
+        # an ensemble of threads), and a count read from another thread's call changed the run's next pieces
+        self._last = threading.local()
 
     def __call__(self, x0, p) -> dict:
         size, marks = self.problem.size, len(self.grid)
         y0 = np.ascontiguousarray(x0, dtype=float).reshape(size)
         out = np.empty((marks, size))
         t0, h = (float(v) for v in np.asarray(p, dtype=float).ravel())
-        self.local_errors[:] = 0.0
+        counts, local_errors = np.zeros(COUNTS, dtype=ctypes.c_long), np.zeros(size)
+        self._last.counts = counts
         flag = driver().mb_cvodes_piece(
             ctypes.byref(self.problem.spec),
             y0.ctypes.data,
@@ -204,18 +208,23 @@ class Piece:
             self.smallest,
             self.lmm,
             self.iter,
-            self.counts.ctypes.data,
-            self.local_errors.ctypes.data,
+            counts.ctypes.data,
+            local_errors.ctypes.data,
         )
         kept = _KEPT.get()
         if kept is not None:
-            kept.append(Kept(self.problem.layout, self.local_errors.copy(), int(self.counts[1]), flag))
+            kept.append(Kept(self.problem.layout, local_errors, int(counts[1]), flag))
         if flag < 0:
             raise RuntimeError(f'CVode returned "{FLAG_NAMES.get(flag, flag)}" (the driver\'s flag {flag})')
         return {"xf": out.T}
 
     def stats(self) -> dict:
-        return {"nsteps": int(self.counts[0]), "nfevals": int(self.counts[1]), "netfails": int(self.counts[2])}
+        """As CasADi's, with `tcur` the time (τ) of the last return, where CasADi's is CVODES' time past it."""
+        last = getattr(self._last, "counts", np.zeros(COUNTS, dtype=ctypes.c_long))  # this thread's last call
+        returned = int(last[3])
+        reached = float(self.grid[returned - 1]) if returned else math.nan
+        counts = {"nsteps": int(last[0]), "nfevals": int(last[1]), "netfails": int(last[2])}
+        return {**counts, "tcur": reached}
 
 
 @dataclass

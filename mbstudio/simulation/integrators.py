@@ -17,6 +17,7 @@ Two families, both with the loops closed inside every evaluation:
   time τ ∈ [0, 1] with t = t₀ + h τ, so that equal pieces share one integrator. Where CVODES gives up in a piece
   (near a singular configuration, say), DOP853 integrates that piece, or near a crossing of one (crossing.py) CVODES
   in parts (`_Parts`), and either goes on or stops where the motion must.
+A model with contact pairs is first cut into legs none of which can step over a touch-down (contact_watch.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ import numpy as np
 
 from ..dynamics.engine import Engine
 from ..dynamics.stiff_jacobian import stiff_rhs
+from .contact_watch import pair_watch
+from .regula_falsi import Unreachable, illinois
 
 CVODES = {"CVODES": "adams", "CVODES-BDF": "bdf"}
 SCIPY = ("RK45", "DOP853", "Radau", "BDF")
@@ -45,9 +48,9 @@ CHUNKS = 20
 STEPS_PER_PIECE = 2000
 CHECKS = 200
 MAX_STEPS = 20_000
-PACE = 16  # CVODES may take this many times the most steps per return of the run's pieces so far ...
-FLOOR_STEPS = 1024  # ... and at least this many between two returns
-SMALLEST_STEP = 1e-6  # of a part of a piece where CVODES gave up (_Parts): its steps shrink below it where it stalls
+PACE = 8  # CVODES may take this many times (to twice, rounded up) the most steps per return of the pieces so far ...
+FLOOR_STEPS = 512  # ... and at least this many between two returns
+SMALLEST_STEP = 1e-6  # of a piece near crossings, or a part (_Parts): its steps shrink below it where it stalls
 HALVINGS = 12  # ... and parts are halved down to 2^-HALVINGS of the piece
 ROOT_TIME = 1e-12  # of the run's span: where the watch's margin crosses zero in a part is located to this
 STALL_CALLS = 20_000  # scipy: this many evaluations without time advancing by STALL_FRACTION of the run
@@ -86,14 +89,18 @@ class StepLimit:
     piece, or near a crossing CVODES in parts, `_Parts`, and the watch decides); 20 000 steps of such a stall cost the
     Delta 0.4 s each. So the limit is MAX_STEPS only until a piece has been integrated, then PACE times the most steps
     per return of any piece of the run (its steps over its intervals between check points), rounded up to a power of
-    two, at least FLOOR_STEPS: a piece's first return, after the restart, takes a few times the mean (up to 8 on the
-    Delta's short pieces). It follows the run's own history, never the machine's or the entry point's, so it is the same
+    two (so 8 to 16 times), at least FLOOR_STEPS: a piece's first return, after the restart, takes a few times the
+    mean (up to 8 on the Delta's short pieces); at 16 to 32 times the Delta's stalls took a third of its run. A piece
+    that runs into the limit is not lost: CVODES integrates it again up to the last check point it had passed
+    (`StepLimit.stalled`). It follows the run's own history, never the machine's or the entry point's, so it is the same
     however the run is started; it only grows, so that it takes few values (each its own integrator)."""
 
     def __init__(self) -> None:
         self.most = 0.0
-        # (engine, end) of the last piece of one check interval where CVODES gave up: the watch stopped DOP853 inside
-        # it and the run resumed with the same coordinates, DOP853 takes the rest, where CVODES would stall again
+        # (engine, time) where CVODES's steps last stalled with that engine's coordinates (or the end of the piece
+        # where it gave up, where that is unknown): the run's pieces with them end at a check point before it, and
+        # the one with it is integrated in parts or by DOP853 (where the watch stopped DOP853 inside it and the run
+        # resumed with the same coordinates too), where CVODES would stall again
         self.stalled: tuple[Engine, float] | None = None
 
     def steps(self) -> int:
@@ -137,6 +144,19 @@ def integrate(
     checkpoint = checkpoint or _never
     if y0.ndim == 2:
         return (*_ensemble(eng, times, y0, method, rtol, atol, checkpoint), None)
+    pairs = pair_watch(eng)  # a model with contact pairs: cut into legs that cannot step over a touch-down
+    if pairs is not None:
+
+        def leg(at: np.ndarray, y: np.ndarray, start: float, watched: bool) -> tuple:
+            chart = watch if watched else None  # the root's trials go unwatched
+            return _single(eng, method, rtol, atol, checkpoint, at, y, start, chart, work_scale, limit)
+
+        return pairs.integrate(leg, times, y0, t0, IntegrationError)
+    return _single(eng, method, rtol, atol, checkpoint, times, y0, t0, watch, work_scale, limit)
+
+
+def _single(eng, method, rtol, atol, checkpoint, times, y0, t0, watch, work_scale, limit):
+    """One run of `integrate`'s, from y0 at t0 to times[-1]."""
     if method in CVODES:
         multistep = CVODES[method]
         return _cvodes(
@@ -157,7 +177,10 @@ def _ensemble(eng, times, y0, method, rtol, atol, checkpoint) -> tuple[np.ndarra
     return y.reshape(len(times), runs, size), calls
 
 
-def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0, watch=None) -> tuple[np.ndarray, int]:
+def _scipy(
+    eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0, watch=None, t_end: float = 0.0
+) -> tuple[np.ndarray, int]:
+    """`t_end`: the run's end, where `times` end a piece of it (the stall's measure is a fraction of the run)."""
     from scipy.integrate import solve_ivp  # 0.3 s to import: for the runs that use it
 
     calls, mark, stalled_at = 0, t0, np.inf
@@ -171,7 +194,7 @@ def _scipy(eng, times, y0, method, rtol, atol, checkpoint, t0: float = 0.0, watc
         if checkpoint:
             checkpoint(t)
         if calls % STALL_CALLS == 0:
-            if t - mark < STALL_FRACTION * times[-1]:
+            if t - mark < STALL_FRACTION * (t_end or times[-1]):
                 stalled_at = min(stalled_at, t)
             mark = t
         return eng.ode(t, np.ascontiguousarray(y, dtype=float))
@@ -225,29 +248,35 @@ def _cvodes(
     try:
         while start < times[-1]:
             end, checks = _watched_until(watch, start, *_piece(start, times[-1], _watched_span(watch, span)), times[-1])
+            end, checks, again = _short_of_stall(limit, eng, start, end, checks, times[-1])
             checkpoint(start)
             upto = int(np.searchsorted(times, end, side="right"))
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
             chunk = functools.partial(_chunk_integrator, eng, marks, multistep, rtol, atol, runs, work_scale)
+            if limit and watch is not None and watch.crossings:  # a stall near crossings ends within a few steps
+                chunk = functools.partial(chunk, smallest=SMALLEST_STEP)
             x0 = np.append(y, [0.0] if work_scale else [])
             intervals = 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1]))  # between its check points
             try:
-                if limit and limit.stalled == (eng, end):
-                    raise _GaveUp(0)
+                if again:
+                    raise _GaveUp(0, limit.stalled[1])
                 solver, reached, tried = _solved(chunk, _limits(limit), x0, [start, end - start])
             except _GaveUp as failure:  # near a singular configuration, say: integrated in parts, or by DOP853
                 calls += failure.calls
                 if runs > 1:
                     raise IntegrationError(start, "CVODES gave up", y) from None
+                if limit and not again and start < failure.stalled < end:  # cut short of the stall, from the start
+                    limit.stalled = (eng, failure.stalled)
+                    continue
                 if limit and watch is not None and watch.crossings:  # near crossings: in parts, watched at their ends
                     parts = _Parts(eng, times, out, (multistep, rtol, atol), checkpoint, watch, limit)
-                    y, more, start, done = parts.integrate(done, start, end, y)
+                    y, more, start, done = parts.integrate(done, start, end, y, failure.stalled)
                     calls, work, span = calls + more, None, int(start == end)
                     continue
-                if limit and intervals == 1:
+                if limit and not again:  # where it stalled unknown: CVODES would stall again in the piece
                     limit.stalled = (eng, end)
                 piece = (times[done:upto], end, y, start, out[:done])
-                rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch)
+                rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch, times[-1])
                 out[done:upto], y, calls, work = rest[: upto - done], rest[-1], calls + more, None
                 start, done, span = end, upto, 1
                 continue
@@ -285,10 +314,11 @@ def _cvodes(
 
 
 class _GaveUp(RuntimeError):
-    """CVODES gave up in a piece, after `calls` evaluations."""
+    """CVODES gave up in a piece, after `calls` evaluations, where its steps had reached time `stalled` (inf where
+    unknown)."""
 
-    def __init__(self, calls: int) -> None:
-        self.calls = calls
+    def __init__(self, calls: int, stalled: float = math.inf) -> None:
+        self.calls, self.stalled = calls, stalled
         super().__init__(f"CVODES gave up after {calls} evaluations")
 
 
@@ -316,7 +346,14 @@ def _solved(chunk: Callable[[int], casadi.Function], limits: tuple[int, ...], x0
         except RuntimeError as failure:
             tried += int(solver.stats().get("nfevals", 0)) + _lost(failure, steps)
             if steps == limits[-1] or "CV_TOO_MUCH_WORK" not in str(failure):
-                raise _GaveUp(tried) from None
+                raise _GaveUp(tried, _stalled(solver, p)) from None
+
+
+def _stalled(solver: casadi.Function, p: list[float]) -> float:
+    """The time CVODES's steps had reached in a piece (`p` = (t₀, h)) where it gave up, past every return it had
+    made (inf where not reported): every check point up to it was returned."""
+    reached = solver.stats().get("tcur", math.nan)
+    return p[0] + p[1] * reached if math.isfinite(reached) else math.inf
 
 
 def _lost(failure: RuntimeError, steps: int) -> int:
@@ -362,19 +399,24 @@ class _Parts:
         t_end = times[-1]
         self.checks, self.near = t_end * np.arange(1, CHECKS) / CHECKS, 1e-12 * t_end
 
-    def integrate(self, done: int, start: float, end: float, y: np.ndarray) -> tuple[np.ndarray, int, float, int]:
+    def integrate(
+        self, done: int, start: float, end: float, y: np.ndarray, stalled: float = math.inf
+    ) -> tuple[np.ndarray, int, float, int]:
         """From y at `start` (the outputs up to `done` filled) to `end`, or to the check point where the watch
         asks to be watched more closely (crossing.py): the state, the evaluations, the time reached and the outputs
-        filled up to there."""
+        filled up to there. `stalled`: where CVODES's steps had reached in the piece where it gave up (`_stalled`):
+        a part ends at the last check point before it, rather than halving from `start` down to it (each halving
+        integrating again what the one before had), and is halved only past it."""
         width = (end - start) / 2
         smallest, t, calls = (end - start) * 2.0**-HALVINGS, start, 0
         while t < end:
-            stop = end if end - (t + width) <= self.near else t + width
+            stop = self._stop(t, end, width, stalled)
             self.checkpoint(t)
             try:
                 y, done, calls, reached = self._part(done, t, stop, y, calls)
             except _GaveUp as failure:
                 calls, width = calls + failure.calls, width / 2
+                stalled = failure.stalled if t < failure.stalled < stalled else stalled
                 if width < smallest:
                     return (*self._dop853(done, t, end, y, calls), end, int(np.searchsorted(self.times, end, "right")))
                 continue
@@ -382,6 +424,13 @@ class _Parts:
             if self.watch.fell == "near":  # the run goes on from there watched more closely (crossing.py)
                 break
         return y, calls, t, done
+
+    def _stop(self, t: float, end: float, width: float, stalled: float) -> float:
+        """Where the part from t ends: `width` on, or `end` if that is within reach, but at the last check point
+        before `stalled` (where CVODES's steps had reached where it gave up: it stalled after), where one is."""
+        stop = end if end - (t + width) <= self.near else t + width
+        before = self.checks[(self.checks > t + self.near) & (self.checks <= min(stalled + self.near, stop))]
+        return float(before[-1]) if stalled <= stop and len(before) else stop
 
     def _part(self, done: int, t: float, stop: float, y: np.ndarray, calls: int):
         """One part: the state at its end, the outputs filled, the evaluations; _GaveUp where CVODES gives up, an
@@ -418,25 +467,16 @@ class _Parts:
         crossing), the search ends at the nearest point known past the root, the fall's at worst."""
         (t0, y0), (b, yb) = before, fall
         margin = margin or self.watch.margin
-        a, fa, fb, side, calls, tried_below = t0, margin(t0, y0), margin(b, yb), 0, 0, False
-        while b - a > ROOT_TIME * self.times[-1] or not tried_below:  # the fall's own point is not a trial's
-            c = b - fb * (b - a) / (fb - fa)
-            if not a < c < b:
-                c = (a + b) / 2
+
+        def trial(c: float) -> tuple[float, np.ndarray, int]:
             try:
                 solver, reached, tried = _solved(self._chunk((1.0,)), (self.limit.steps(),), y0, [t0, c - t0])
             except _GaveUp as failure:
-                return b, yb, calls + failure.calls
-            calls += tried + int(solver.stats().get("nfevals", 0))
+                raise Unreachable(failure.calls) from None
             yc = np.ascontiguousarray(reached[-1])
-            fc = margin(c, yc)
-            if fc < 0:
-                b, fb, yb, tried_below = c, fc, yc, True
-                fa, side = (fa / 2 if side == -1 else fa), -1
-            else:
-                a, fa = c, fc
-                fb, side = (fb / 2 if side == 1 else fb), 1
-        return b, yb, calls
+            return margin(c, yc), yc, tried + int(solver.stats().get("nfevals", 0))
+
+        return illinois(trial, (t0, margin(t0, y0)), (b, margin(b, yb), yb), ROOT_TIME * self.times[-1])
 
     def _chunk(self, marks: tuple[float, ...]) -> Callable[[int], casadi.Function]:
         options = (self.multistep, self.rtol, self.atol, 1, 0.0)
@@ -446,7 +486,9 @@ class _Parts:
         upto = int(np.searchsorted(self.times, end, side="right"))
         piece = (self.times[done:upto], end, y, t, self.out[:done])
         try:
-            rest, more = _dop853_piece(self.eng, piece, self.rtol, self.atol, self.checkpoint, self.watch)
+            rest, more = _dop853_piece(
+                self.eng, piece, self.rtol, self.atol, self.checkpoint, self.watch, self.times[-1]
+            )
         except IntegrationError as error:
             error.calls += calls
             raise
@@ -454,16 +496,35 @@ class _Parts:
         return rest[-1], calls + more
 
 
-def _dop853_piece(eng, piece, rtol, atol, checkpoint, watch) -> tuple[np.ndarray, int]:
+def _dop853_piece(eng, piece, rtol, atol, checkpoint, watch, t_end: float) -> tuple[np.ndarray, int]:
     """DOP853 over one piece (its outputs, end, starting state and time, the states at the outputs before it)
     where CVODES gave up: the states at the outputs and at the end (last), and the evaluations; an
     IntegrationError keeps the outputs before the piece too."""
     outputs, end, y, start, before = piece
     try:
-        return _scipy(eng, np.union1d(outputs, [end]), y, "DOP853", rtol, atol, checkpoint, start, watch)
+        return _scipy(eng, np.union1d(outputs, [end]), y, "DOP853", rtol, atol, checkpoint, start, watch, t_end)
     except IntegrationError as error:
         error.outputs = np.concatenate([before, error.outputs.reshape(-1, len(y))])
         raise
+
+
+def _short_of_stall(
+    limit: StepLimit | None, eng: Engine, start: float, end: float, checks: np.ndarray, t_end: float
+) -> tuple[float, np.ndarray, bool]:
+    """A piece from `start` to `end` (its check points `checks`) cut short of where CVODES stalled before in the
+    same coordinates (`StepLimit.stalled`), which it would reach again: it ends at the last check point before the
+    stall; where none is, at the first past it, and CVODES is not tried (True): its parts or DOP853 take it."""
+    near = 1e-12 * t_end
+    if limit is None or limit.stalled is None or limit.stalled[0] is not eng:
+        return end, checks, False
+    stall = limit.stalled[1]
+    if not start + near < stall <= end + near:
+        return end, checks, False
+    before = checks[checks <= stall + near]
+    if len(before):
+        return float(before[-1]), before, False
+    after = checks[checks > stall + near][:1]
+    return (float(after[0]) if len(after) else end), after, True
 
 
 def _watched_until(watch, start: float, end: float, checks: np.ndarray, t_end: float) -> tuple[float, np.ndarray]:

@@ -56,6 +56,7 @@ from ..dynamics.rigid_step_terms import loop_assembly, rigid_step_terms
 from ..kinematics import Mechanism
 from ..model.document import ForceMeasure
 from ..model.errors import AssemblyError
+from .contact_watch import point_pass_depth
 
 TOLERANCE = 1e-10  # the impulses' relative residual on the cone complementarity at each step
 ITERATIONS = 20000
@@ -102,12 +103,14 @@ class RigidStepper:
         self.terms = rigid_step_terms(mech.model, mech.partition)
         self.loops = loop_assembly(mech) if mech.partition.dependent else None
         self._warm: tuple[bytes, np.ndarray] | None = None  # the active contacts and their impulses
+        # each contact point's pass depth, a pair's (contact_watch.py; inf on a plane or the road, never passed)
+        self.pairs = np.array([point_pass_depth(law) for law in self.laws])
 
-    def step(self, t: float, q: np.ndarray, v: np.ndarray, h: float) -> tuple:
+    def step(self, t: float, q: np.ndarray, v: np.ndarray, h: float, terms: tuple | None = None) -> tuple:
         """(q⁺, v⁺, the impulses (m, 3) of every contact, 0 where inactive, and where normals turn their normal (m,)
-        and friction (m, 3) parts, else None) after one step."""
+        and friction (m, 3) parts, else None) after one step (`terms`: the step's, where already evaluated)."""
         q_m = q + 0.5 * h * v
-        v_free, W, G, u_free, u_start, ahead, frames = self.terms(t + 0.5 * h, q_m, v, h)
+        v_free, W, G, u_free, u_start, ahead, frames = terms or self.terms(t + 0.5 * h, q_m, v, h)
         impulses = np.zeros((len(self.laws), 3))
         active = np.flatnonzero(ahead >= 0)
         if not len(active):
@@ -171,6 +174,18 @@ class RigidStepper:
         lift, _, _ = solve_in_frames(G, target, np.zeros(len(depth)), self.tolerance, ITERATIONS)
         return W @ lift
 
+    def _parts(self, t: float, q: np.ndarray, v: np.ndarray, h: float) -> tuple[int, tuple | None]:
+        """Into how many equal steps a step of length h from (q, v) is cut, so that no contact point of a pair moves
+        half its pass depth in one (simulation/contact_watch.py): Moreau's midpoints, a step's travel apart, find a
+        contact within half a step's travel of its face or inside the solid, and would straddle a thin one. With
+        the step's terms where it is not cut (they give the points' speeds at its start and after the free step)."""
+        if np.isinf(self.pairs).all():
+            return 1, None
+        terms = self.terms(t + 0.5 * h, q + 0.5 * h * v, v, h)
+        u_free, u_start = (np.linalg.norm(x.reshape(-1, 3), axis=1) for x in terms[3:5])
+        parts = max(1, math.ceil(float(np.max(np.maximum(u_free, u_start) * h / (self.pairs / 2)))))
+        return parts, terms if parts == 1 else None
+
     def _on_loops(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A step's end on closed loops: the dependent coordinates closed by Newton at the independent ones, the
         velocity R q̇_ind there (the step is the midpoint rule on the independent coordinates). A tree's step ends
@@ -198,10 +213,12 @@ class RigidStepper:
             count = max(1, math.ceil(span / step * (1 - 1e-12)))
             h, total, pressing, rubbing = span / count, np.zeros((m, 3)), np.zeros(m), np.zeros((m, 3))
             for j in range(count):
-                *state, impulses, split = self.step(t0 + j * h, *state, h)
-                total, steps = total + impulses, steps + 1
-                if split is not None:
-                    pressing, rubbing = pressing + split[0], rubbing + split[1]
+                parts, terms = self._parts(t0 + j * h, *state, h)
+                for i in range(parts):
+                    *state, impulses, split = self.step(t0 + j * h + i * h / parts, *state, h / parts, terms)
+                    total, steps = total + impulses, steps + 1
+                    if split is not None:
+                        pressing, rubbing = pressing + split[0], rubbing + split[1]
                 if clock is not None and (steps % CLOCK_STEPS == 0 or (k + 1 == K and j + 1 == count)):
                     clock(t0 + (j + 1) * h)
             q[k], qd[k], qdd[k], forces[k] = *state, (state[1] - qd[k - 1]) / span, total / span
