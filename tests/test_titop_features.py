@@ -74,14 +74,14 @@ def test_the_simulation_job_cross_checks_on_request():
     model = samples.load("double_pendulum")
     options = {"t_end": 0.5, "samples": 11, "cross_check": True, "method": "DOP853", "rtol": 1e-10, "atol": 1e-12}
     reported = []
-    result = simulation(dumps(model), options, lambda f, m: reported.append((f, m)), lambda: False)
+    result = simulation(dumps(model), options, lambda f, m, part=None: reported.append((f, m)), lambda: False)
     series = result.data.series
     assert "block-model cross-check" in result.title
     assert 0 < np.abs(series["error:theta2 [rad]"]).max() < 1e-9
     assert result.data.cross_check["largest"]["error:theta2"] == np.abs(series["error:theta2 [rad]"]).max()
     assert result.data.cross_check["provenance"]["method"] == "DOP853"
     assert reported[-1][0] == 1.0 and any(m.startswith("block model") for _, m in reported)
-    plain = simulation(dumps(model), {"t_end": 0.5, "samples": 11}, lambda f, m: None, lambda: False)
+    plain = simulation(dumps(model), {"t_end": 0.5, "samples": 11}, lambda f, m, part=None: None, lambda: False)
     assert not [n for n in plain.data.series if n.startswith("error:")] and plain.data.cross_check is None
 
 
@@ -93,7 +93,7 @@ def test_a_failed_cross_check_keeps_the_simulation_and_says_why(monkeypatch):
 
     monkeypatch.setattr(titop, "cross_check", refuse)
     options = {"t_end": 0.2, "samples": 5, "cross_check": True}
-    result = simulation(dumps(samples.load("double_pendulum")), options, lambda f, m: None, lambda: False)
+    result = simulation(dumps(samples.load("double_pendulum")), options, lambda f, m, part=None: None, lambda: False)
     assert "cross-check failed: joint 'balloon': its 3-2-1 Euler angle thetaB = 90°" in result.title
     assert "gimbal lock" in result.data.cross_check["error"] and "theta1 [rad]" in result.data.series
 

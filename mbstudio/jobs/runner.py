@@ -26,7 +26,8 @@ from ..model import Model, dumps
 from .tasks import PARTIAL_RESULTS, TASKS, JobResult, text_hash
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
-PROGRESS_INTERVAL = 0.05  # s between progress messages: the pipe carries what a person can see
+PROGRESS_INTERVAL = 0.05  # s between progress messages: the pipe carries what a person can see ...
+PROGRESS_STEP = 0.1  # ... but a step of this part of the job or more is news (a build's "compiling its C", say)
 HEARTBEAT_INTERVAL = 0.5  # s: the worker says it is alive this often, unless a native call holds the GIL
 HEARTBEAT_TIMEOUT = 5.0  # s without a message or CPU time after which a job is reported as not responding
 _context = multiprocessing.get_context("spawn")
@@ -34,7 +35,7 @@ _context = multiprocessing.get_context("spawn")
 
 def _child(conn: Connection, task: str | Callable, model_text: str, options: dict) -> None:
     """The job's process: run the task, send progress and a heartbeat, then the result or the error."""
-    last, lock, finished = [0.0], threading.Lock(), threading.Event()
+    last, lock, finished = [0.0, 0.0], threading.Lock(), threading.Event()  # the last message's time and fraction
 
     def send(message: tuple) -> None:
         with lock:  # a Connection is not safe to use from two threads at once
@@ -44,8 +45,9 @@ def _child(conn: Connection, task: str | Callable, model_text: str, options: dic
         if part is not None:
             send(("part", part))  # every part goes: a cancelled job's result is made of them
         now = time.monotonic()
-        if now - last[0] >= PROGRESS_INTERVAL or fraction >= 1.0 or part is not None:  # a part's message is news
-            last[0] = now
+        news = fraction >= 1.0 or fraction - last[1] >= PROGRESS_STEP or part is not None  # a part's message too
+        if now - last[0] >= PROGRESS_INTERVAL or news:
+            last[0], last[1] = now, fraction
             send(("progress", float(fraction), str(message)))
 
     def heartbeat() -> None:
