@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -31,6 +31,8 @@ from .panel_parts import COLORS, readable, save_image, set_axis_label
 TIME = "t [s]"
 SERIES_WIDTH = 170  # px: the list of series beside the plot
 PLOT_MIN_HEIGHT = 180  # px: the canvas, legend and axes included
+LEGEND_ROWS, LEGEND_COLUMNS = 2, 4  # at most: a legend of 12 rows left the curves of a 1280x800 window no room
+LEGEND_SAMPLE = 40  # px: an entry's line sample and spacing, beside its text
 OVERLAY_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 ERROR_PREFIX = "error:"  # a cross-check's series block − general (simulation/cross_check.py)
 ERROR_COLOR = "#e01010"  # the errors' axis in red, as Alazard et al.'s Fig. 17 draws its errors
@@ -57,6 +59,13 @@ def axis_label(names: list[str]) -> str:
     return " | ".join(f"[{u}]" for u in units if u) or "value"
 
 
+def _swatch(color: str) -> QIcon:
+    """A small square of `color`, for the series list."""
+    pixmap = QPixmap(10, 10)
+    pixmap.fill(QColor(color))
+    return QIcon(pixmap)
+
+
 class PlotView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -73,7 +82,9 @@ class PlotView(QWidget):
         self.canvas.setBackground("w")
         # the legend's rows and the axes take ~90 px: below this the curves of a 1280x800 window were a 10-px strip
         self.canvas.setMinimumHeight(PLOT_MIN_HEIGHT)
-        self.legend = pg.LegendItem(labelTextColor="k", colCount=3)  # its own row above: never over the curves
+        # its own row above, never over the curves, and at most LEGEND_ROWS high: the curves keep their room
+        self.legend = pg.LegendItem(labelTextColor="k")
+        self._entries: list[tuple[pg.PlotDataItem, str]] = []  # every curve's legend entry, shown or not
         self.canvas.addItem(self.legend, row=0, col=0)
         self.plot_item = self.canvas.addPlot(row=1, col=0)
         self.plot_item.showGrid(x=True, y=True, alpha=0.2)
@@ -192,6 +203,7 @@ class PlotView(QWidget):
         if self.result is None:
             self.readout.setText("")
             return
+        entries = []
         for r, (label, result) in enumerate(self.runs):
             x = self._x(result)
             for k, name in enumerate(names):
@@ -200,13 +212,49 @@ class PlotView(QWidget):
                 style = Qt.PenStyle.SolidLine if r == 0 else OVERLAY_STYLES[(r - 1) % len(OVERLAY_STYLES)]
                 pen = pg.mkPen(COLORS[k % len(COLORS)], width=2, style=style)
                 curve = self.plot_item.plot(x, np.asarray(result.data.series[name], float), pen=pen)
-                self.legend.addItem(curve, name if len(self.runs) == 1 else f"{name} · {label.split(':')[0]}")
+                entries.append((curve, name if len(self.runs) == 1 else f"{name} · {label.split(':')[0]}"))
+        self._entries = entries
+        self._fill_legend()
+        self._mark_colours(names)
         self._plot_errors(names)
         self._plot_contacts()
         set_axis_label(self.plot_item, "bottom", self.x_axis.currentText() or TIME)
         self._fit_left_label()
         self.plot_item.addItem(self.cursor if self._against_time() else self.markers)
         self.set_index(self.index)
+
+    def _legend_columns(self) -> int:
+        """As many columns as the widest entry allows across the canvas, 1 to LEGEND_COLUMNS."""
+        metrics = QFontMetrics(self.font())
+        widest = max((metrics.horizontalAdvance(text) for _, text in self._entries), default=0) + LEGEND_SAMPLE
+        return max(1, min(LEGEND_COLUMNS, self.canvas.width() // widest))
+
+    def _fill_legend(self) -> None:
+        """The entries, in at most LEGEND_ROWS rows: where they do not all fit, the last place counts the curves
+        left out (the series list beside marks every curve's colour)."""
+        self.legend.clear()
+        columns = self._legend_columns()
+        self.legend.setColumnCount(columns)
+        room = LEGEND_ROWS * columns
+        shown = self._entries if len(self._entries) <= room else self._entries[: room - 1]
+        for curve, text in shown:
+            self.legend.addItem(curve, text)
+        if len(shown) < len(self._entries):
+            left_out = len(self._entries) - len(shown)
+            self.legend.addItem(pg.PlotDataItem(pen=None), f"+{left_out} more (colours in the list)")
+
+    def resizeEvent(self, event) -> None:  # Qt's name
+        """The legend's columns follow the canvas' width."""
+        super().resizeEvent(event)
+        if self.legend.columnCount != self._legend_columns():
+            self._fill_legend()
+
+    def _mark_colours(self, names: list[str]) -> None:
+        """Each plotted series' colour beside its name in the list: the legend names a few of them only."""
+        for i in range(self.series.count()):
+            item = self.series.item(i)
+            k = names.index(item.text()) if item.text() in names else None
+            item.setIcon(QIcon() if k is None else _swatch(COLORS[k % len(COLORS)]))
 
     def _fit_left_label(self) -> None:
         """The y axis' label, or its unit alone where the whole label is longer than the plot is high (the
