@@ -1,12 +1,16 @@
 """What stays readable in the window at 1280x800: Fit and the camera presets frame the bodies, not the floor grown
 under a whole run's motion; every force arrow is an arrow (a third of the longest at least, equally thick, its
 magnitude labelled) however small its force; a legend of many series keeps to two rows, the series list marking
-each curve's colour."""
+each curve's colour. A screenshot of that legend when MBSTUDIO_SCREENSHOTS names a folder."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pyvista as pv
+from PySide6.QtCore import Qt
 
 from mbstudio.gui.view3d.overlays import ARROW_LONGEST, ARROW_RADIUS, ARROW_SHORTEST
 
@@ -86,27 +90,40 @@ def test_a_legend_of_many_series_keeps_to_two_rows(window, qtbot):
     from mbstudio.gui.results.plot_view import LEGEND_ROWS
     from mbstudio.jobs import DONE
 
+    window.resize(1280, 800)
     window.document.replace(samples.load("four_bar"), None)
     job = window.run_job("simulation", {"t_end": 0.2, "samples": 21}, "Simulate")
     qtbot.waitUntil(lambda: not job.running, timeout=120_000)
     assert job.state == DONE, job.error
     plots = window.plots.view
     names = sorted(name.split(" [")[0] for name in job.result.data.series)[:12]
-    plots.select_series(names[:3])
+    plots.select_series(names[:1])
     qtbot.wait(100)
     one_row = plots.legend.boundingRect().height()
-    plots.select_series(names)
-    qtbot.wait(100)
-    assert len(plots.curves()) == 12
-    entries = [label.text for _, label in plots.legend.items]
-    columns = plots.legend.columnCount
-    assert len(entries) == LEGEND_ROWS * columns
-    assert entries[-1] == f"+{12 - len(entries) + 1} more (colours in the list)"
-    widths = [label.boundingRect().width() for _, label in plots.legend.items]
-    assert columns * (max(widths) + 20) <= plots.canvas.width()  # the legend's columns fit across the plot
-    assert plots.legend.boundingRect().height() <= LEGEND_ROWS * one_row + 1
+    heights = []
+    for height in (420, 200):  # the plots' dock tall, then short: two rows, then one
+        window.resizeDocks([window.docks["plots"]], [height], Qt.Orientation.Vertical)
+        qtbot.wait(200)
+        plots.select_series(names)
+        qtbot.wait(100)
+        assert len(plots.curves()) == 12
+        entries = [label.text for _, label in plots.legend.items]
+        columns = plots.legend.columnCount
+        rows = -(-len(entries) // columns)
+        assert rows == min(LEGEND_ROWS, max(1, plots.canvas.height() // 110)), (rows, plots.canvas.height())
+        assert len(entries) == rows * columns
+        assert entries[-1] == f"+{12 - len(entries) + 1} more (colours in the list)"
+        widths = [label.boundingRect().width() for _, label in plots.legend.items]
+        assert columns * (max(widths) + 20) <= plots.canvas.width()  # the legend's columns fit across the plot
+        assert plots.legend.boundingRect().height() <= rows * one_row + 1
+        heights.append(plots.canvas.height())
+    assert heights[0] >= 220 > heights[1]  # so the first had two rows and the second one
     marked = [plots.series.item(i) for i in range(plots.series.count()) if not plots.series.item(i).icon().isNull()]
     assert sorted(item.text() for item in marked) == sorted(plots.selected())  # each curve's colour in the list
+    assert plots.plot_item.getAxis("left").labelText == "several units"  # six units side by side did not fit
+    if folder := os.environ.get("MBSTUDIO_SCREENSHOTS"):  # how it is looked at
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        window.window_image().save(str(Path(folder) / "legend_of_twelve.png"))
     plots.select_series(names[:2])
     assert (
         len(plots.legend.items) == 2

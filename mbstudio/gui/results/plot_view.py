@@ -33,6 +33,7 @@ SERIES_WIDTH = 170  # px: the list of series beside the plot
 PLOT_MIN_HEIGHT = 180  # px: the canvas, legend and axes included
 LEGEND_ROWS, LEGEND_COLUMNS = 2, 4  # at most: a legend of 12 rows left the curves of a 1280x800 window no room
 LEGEND_SAMPLE = 40  # px: an entry's line sample and spacing, beside its text
+LEGEND_ROW_HEIGHT = 22  # px: a row of the legend
 OVERLAY_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 ERROR_PREFIX = "error:"  # a cross-check's series block − general (simulation/cross_check.py)
 ERROR_COLOR = "#e01010"  # the errors' axis in red, as Alazard et al.'s Fig. 17 draws its errors
@@ -85,6 +86,7 @@ class PlotView(QWidget):
         # its own row above, never over the curves, and at most LEGEND_ROWS high: the curves keep their room
         self.legend = pg.LegendItem(labelTextColor="k")
         self._entries: list[tuple[pg.PlotDataItem, str]] = []  # every curve's legend entry, shown or not
+        self._shape = (0, 0)  # the legend's rows and columns as last filled
         self.canvas.addItem(self.legend, row=0, col=0)
         self.plot_item = self.canvas.addPlot(row=1, col=0)
         self.plot_item.showGrid(x=True, y=True, alpha=0.2)
@@ -223,19 +225,22 @@ class PlotView(QWidget):
         self.plot_item.addItem(self.cursor if self._against_time() else self.markers)
         self.set_index(self.index)
 
-    def _legend_columns(self) -> int:
-        """As many columns as the widest entry allows across the canvas, 1 to LEGEND_COLUMNS."""
+    def _legend_shape(self) -> tuple[int, int]:
+        """Rows and columns: as many columns as the widest entry allows across the canvas (1 to LEGEND_COLUMNS),
+        and as many rows as keep the legend within a fifth of the canvas' height (1 to LEGEND_ROWS)."""
         metrics = QFontMetrics(self.font())
         widest = max((metrics.horizontalAdvance(text) for _, text in self._entries), default=0) + LEGEND_SAMPLE
-        return max(1, min(LEGEND_COLUMNS, self.canvas.width() // widest))
+        columns = max(1, min(LEGEND_COLUMNS, self.canvas.width() // widest))
+        rows = max(1, min(LEGEND_ROWS, self.canvas.height() // (5 * LEGEND_ROW_HEIGHT)))
+        return rows, columns
 
     def _fill_legend(self) -> None:
-        """The entries, in at most LEGEND_ROWS rows: where they do not all fit, the last place counts the curves
-        left out (the series list beside marks every curve's colour)."""
+        """The entries, in `_legend_shape`'s rows and columns: where they do not all fit, the last place counts
+        the curves left out (the series list beside marks every curve's colour)."""
         self.legend.clear()
-        columns = self._legend_columns()
+        self._shape = rows, columns = self._legend_shape()
         self.legend.setColumnCount(columns)
-        room = LEGEND_ROWS * columns
+        room = rows * columns
         shown = self._entries if len(self._entries) <= room else self._entries[: room - 1]
         for curve, text in shown:
             self.legend.addItem(curve, text)
@@ -244,9 +249,9 @@ class PlotView(QWidget):
             self.legend.addItem(pg.PlotDataItem(pen=None), f"+{left_out} more (colours in the list)")
 
     def resizeEvent(self, event) -> None:  # Qt's name
-        """The legend's columns follow the canvas' width."""
+        """The legend's shape follows the canvas' size."""
         super().resizeEvent(event)
-        if self.legend.columnCount != self._legend_columns():
+        if self._shape != self._legend_shape():
             self._fill_legend()
 
     def _mark_colours(self, names: list[str]) -> None:
@@ -257,13 +262,16 @@ class PlotView(QWidget):
             item.setIcon(QIcon() if k is None else _swatch(COLORS[k % len(COLORS)]))
 
     def _fit_left_label(self) -> None:
-        """The y axis' label, or its unit alone where the whole label is longer than the plot is high (the
-        legend above names the series)."""
+        """The y axis' label, or its units alone where the whole label is longer than the plot is high (the
+        legend above names the series), or "several units" where those are too."""
         names = self.selected()
         text = axis_label(names) if names else ""
         room = self.plot_item.getViewBox().height()
-        if names and QFontMetrics(QFont(QApplication.font().family(), 10)).horizontalAdvance(text) > room:
+        metrics = QFontMetrics(QFont(QApplication.font().family(), 10))
+        if names and metrics.horizontalAdvance(text) > room:
             text = " | ".join(f"[{u}]" for u in dict.fromkeys(unit_of(n) for n in names) if u) or "value"
+        if names and metrics.horizontalAdvance(text) > room and " | " in text:
+            text = "several units"
         if text != self.plot_item.getAxis("left").labelText:
             set_axis_label(self.plot_item, "left", text)
 
