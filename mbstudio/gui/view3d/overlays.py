@@ -61,7 +61,7 @@ class Overlays:
     # ------------------------------------------------------------------ labels
     def show_labels(self, on: bool, q: np.ndarray) -> None:
         self.labels_on = on
-        self._remove_labels("labels")
+        self.plotter.remove_actor("labels", render=False)
         self.place(q)
 
     def place(self, q: np.ndarray) -> None:
@@ -69,17 +69,12 @@ class Overlays:
         which is every slider step and animation frame of a view without them)."""
         if not self.labels_on or self.scene.mech is None:
             return
-        self._remove_labels("labels")
+        self.plotter.remove_actor("labels", render=False)
         positions, texts = self.label_positions(q)
         self.plotter.add_point_labels(
             positions, texts, name="labels", font_size=11, text_color=LABEL_COLOR, shape_opacity=0.6,
             point_size=1, always_visible=True, render=False, pickable=False,
         )  # fmt: skip
-
-    def _remove_labels(self, name: str) -> None:
-        """Remove the point labels added as `name` (pyvista names their actors after it)."""
-        for actor in (f"{name}-labels", f"{name}-points"):
-            self.plotter.remove_actor(actor, render=False)
 
     def label_positions(self, q: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """World positions and texts: each body's name at its origin, each joint's name at its parent frame."""
@@ -124,8 +119,8 @@ class Overlays:
         (None: remove them); the number drawn. The largest is ARROW_LONGEST of the mechanism's size long, none shorter
         than a third of that, and all equally thick: a small force, or one foreshortened towards the camera (a
         sliding foot's, seen from the isometric view), stays an arrow rather than a dot."""
-        self.plotter.remove_actor("forces", render=False)
-        self._remove_labels("force_values")
+        for name in ("forces", "force_values"):
+            self.plotter.remove_actor(name, render=False)
         arrows = [a for a in arrows or [] if np.linalg.norm(a[2]) > 0]
         if arrows:
             magnitudes = [float(np.linalg.norm(f)) for _, _, f in arrows]
