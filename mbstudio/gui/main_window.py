@@ -33,6 +33,7 @@ from ..jobs.options import options_of
 from ..jobs.results import LinearFamilyResult
 from ..kinematics import Mechanism
 from ..model import AssemblyError, Model, ModelError, check_outputs, dumps, loads, write_all, write_atomic
+from ..model.document import Contact
 from ..simulation.contact_results import recorded_arrows, recorded_contacts, support
 from ..simulation.measures import applied_forces
 from ..workspace import Workspace
@@ -425,8 +426,10 @@ class MainWindow(QMainWindow):
     def show_forces(self, on: bool) -> int:
         """View › Force Arrows: the springs', point forces' and contacts' arrows at the shown instant of the run
         (at the document's pose, at rest, without one), with the contacts' support polygon and centre of
-        pressure; the number of arrows."""
+        pressure; the number of arrows. With ground contacts the camera turns to see their forces side-on."""
         self._forces_on = on
+        if on and any(isinstance(f, Contact) and f.against is None for f in self.mech.model.forces):
+            self.view.scene.camera("contacts")
         return self._draw_forces()
 
     def _draw_forces(self, frame: int | None = None) -> int:

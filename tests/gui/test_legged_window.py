@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
+from mbstudio.gui.view3d.scene import CONTACTS_VIEW
 from mbstudio.io.example_robots import robots_folder
 from mbstudio.jobs import DONE
 
@@ -39,17 +40,22 @@ def test_the_trot_shows_each_diagonal_pair_unloading_in_turn(window, qtbot):
     lifted, loaded = forces == 0.0, forces > 0.0
     flight = np.flatnonzero(lifted[0] & lifted[3] & loaded[1] & loaded[2] & (times > 0.5))  # FL, HR in the air
     assert len(flight)
-    window.view.scene.camera("isometric")
     window.plots.select_series([f"{foot}_FOOT_contact_f.fz" for foot in FEET])
     assert window.show_forces(True) == 4  # an arrow per contact, those in the air of zero length
+    camera = window.view.plotter.camera  # turned to see the contacts' forces side-on
+    toward = np.array(camera.position) - np.array(camera.focal_point)
+    assert np.allclose(toward / np.linalg.norm(toward), CONTACTS_VIEW / np.linalg.norm(CONTACTS_VIEW), atol=1e-12)
     window.plots.seek_time(float(times[flight[0]]))  # the arrows and the polygon follow the shown instant
     polygon = window.view.plotter.actors["support"].GetMapper().GetInput().GetPoints()
     corners = np.unique([polygon.GetPoint(k) for k in range(polygon.GetNumberOfPoints())], axis=0)
     assert len(corners) == 2  # the support polygon is the segment between the loaded pair's feet
     if folder := os.environ.get("MBSTUDIO_SCREENSHOTS"):  # how it is looked at, and the figure of docs/contact.md
-        window.resize(1400, 900)
+        window.resize(1280, 800)  # the size of the tutorial's screenshots
         for _ in range(2):  # Qt lays the docks out when it next handles events: for the window's size, then the plots'
             qtbot.wait(200)
             window.resizeDocks([window.docks["plots"]], [420], Qt.Orientation.Vertical)
         Path(folder).mkdir(parents=True, exist_ok=True)
         window.window_image().save(str(Path(folder) / "solo12_trot_foot_forces.png"))
+        for preset in ("contacts", "isometric", "side", "front"):
+            window.view.scene.camera(preset)
+            window.view.image().save(str(Path(folder) / f"solo12_trot_{preset}.png"))

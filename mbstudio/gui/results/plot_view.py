@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -31,6 +31,9 @@ from .panel_parts import COLORS, readable, save_image, set_axis_label
 TIME = "t [s]"
 SERIES_WIDTH = 170  # px: the list of series beside the plot
 PLOT_MIN_HEIGHT = 180  # px: the canvas, legend and axes included
+LEGEND_ROWS, LEGEND_COLUMNS = 2, 4  # at most: a legend of 12 rows left the curves of a 1280x800 window no room
+LEGEND_SAMPLE = 40  # px: an entry's line sample and spacing, beside its text
+LEGEND_ROW_HEIGHT = 22  # px: a row of the legend
 OVERLAY_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 ERROR_PREFIX = "error:"  # a cross-check's series block − general (simulation/cross_check.py)
 ERROR_COLOR = "#e01010"  # the errors' axis in red, as Alazard et al.'s Fig. 17 draws its errors
@@ -57,6 +60,13 @@ def axis_label(names: list[str]) -> str:
     return " | ".join(f"[{u}]" for u in units if u) or "value"
 
 
+def _swatch(color: str) -> QIcon:
+    """A small square of `color`, for the series list."""
+    pixmap = QPixmap(10, 10)
+    pixmap.fill(QColor(color))
+    return QIcon(pixmap)
+
+
 class PlotView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -73,7 +83,10 @@ class PlotView(QWidget):
         self.canvas.setBackground("w")
         # the legend's rows and the axes take ~90 px: below this the curves of a 1280x800 window were a 10-px strip
         self.canvas.setMinimumHeight(PLOT_MIN_HEIGHT)
-        self.legend = pg.LegendItem(labelTextColor="k", colCount=3)  # its own row above: never over the curves
+        # its own row above, never over the curves, and at most LEGEND_ROWS high: the curves keep their room
+        self.legend = pg.LegendItem(labelTextColor="k")
+        self._entries: list[tuple[pg.PlotDataItem, str]] = []  # every curve's legend entry, shown or not
+        self._shape = (0, 0)  # the legend's rows and columns as last filled
         self.canvas.addItem(self.legend, row=0, col=0)
         self.plot_item = self.canvas.addPlot(row=1, col=0)
         self.plot_item.showGrid(x=True, y=True, alpha=0.2)
@@ -192,6 +205,7 @@ class PlotView(QWidget):
         if self.result is None:
             self.readout.setText("")
             return
+        entries = []
         for r, (label, result) in enumerate(self.runs):
             x = self._x(result)
             for k, name in enumerate(names):
@@ -200,7 +214,10 @@ class PlotView(QWidget):
                 style = Qt.PenStyle.SolidLine if r == 0 else OVERLAY_STYLES[(r - 1) % len(OVERLAY_STYLES)]
                 pen = pg.mkPen(COLORS[k % len(COLORS)], width=2, style=style)
                 curve = self.plot_item.plot(x, np.asarray(result.data.series[name], float), pen=pen)
-                self.legend.addItem(curve, name if len(self.runs) == 1 else f"{name} · {label.split(':')[0]}")
+                entries.append((curve, name if len(self.runs) == 1 else f"{name} · {label.split(':')[0]}"))
+        self._entries = entries
+        self._fill_legend()
+        self._mark_colours(names)
         self._plot_errors(names)
         self._plot_contacts()
         set_axis_label(self.plot_item, "bottom", self.x_axis.currentText() or TIME)
@@ -208,14 +225,53 @@ class PlotView(QWidget):
         self.plot_item.addItem(self.cursor if self._against_time() else self.markers)
         self.set_index(self.index)
 
+    def _legend_shape(self) -> tuple[int, int]:
+        """Rows and columns: as many columns as the widest entry allows across the canvas (1 to LEGEND_COLUMNS),
+        and as many rows as keep the legend within a fifth of the canvas' height (1 to LEGEND_ROWS)."""
+        metrics = QFontMetrics(self.font())
+        widest = max((metrics.horizontalAdvance(text) for _, text in self._entries), default=0) + LEGEND_SAMPLE
+        columns = max(1, min(LEGEND_COLUMNS, self.canvas.width() // widest))
+        rows = max(1, min(LEGEND_ROWS, self.canvas.height() // (5 * LEGEND_ROW_HEIGHT)))
+        return rows, columns
+
+    def _fill_legend(self) -> None:
+        """The entries, in `_legend_shape`'s rows and columns: where they do not all fit, the last place counts
+        the curves left out (the series list beside marks every curve's colour)."""
+        self.legend.clear()
+        self._shape = rows, columns = self._legend_shape()
+        self.legend.setColumnCount(columns)
+        room = rows * columns
+        shown = self._entries if len(self._entries) <= room else self._entries[: room - 1]
+        for curve, text in shown:
+            self.legend.addItem(curve, text)
+        if len(shown) < len(self._entries):
+            left_out = len(self._entries) - len(shown)
+            self.legend.addItem(pg.PlotDataItem(pen=None), f"+{left_out} more (colours in the list)")
+
+    def resizeEvent(self, event) -> None:  # Qt's name
+        """The legend's shape follows the canvas' size."""
+        super().resizeEvent(event)
+        if self._shape != self._legend_shape():
+            self._fill_legend()
+
+    def _mark_colours(self, names: list[str]) -> None:
+        """Each plotted series' colour beside its name in the list: the legend names a few of them only."""
+        for i in range(self.series.count()):
+            item = self.series.item(i)
+            k = names.index(item.text()) if item.text() in names else None
+            item.setIcon(QIcon() if k is None else _swatch(COLORS[k % len(COLORS)]))
+
     def _fit_left_label(self) -> None:
-        """The y axis' label, or its unit alone where the whole label is longer than the plot is high (the
-        legend above names the series)."""
+        """The y axis' label, or its units alone where the whole label is longer than the plot is high (the
+        legend above names the series), or "several units" where those are too."""
         names = self.selected()
         text = axis_label(names) if names else ""
         room = self.plot_item.getViewBox().height()
-        if names and QFontMetrics(QFont(QApplication.font().family(), 10)).horizontalAdvance(text) > room:
+        metrics = QFontMetrics(QFont(QApplication.font().family(), 10))
+        if names and metrics.horizontalAdvance(text) > room:
             text = " | ".join(f"[{u}]" for u in dict.fromkeys(unit_of(n) for n in names) if u) or "value"
+        if names and metrics.horizontalAdvance(text) > room and " | " in text:
+            text = "several units"
         if text != self.plot_item.getAxis("left").labelText:
             set_axis_label(self.plot_item, "left", text)
 

@@ -19,6 +19,29 @@ FORCE_COLOR = "#c02060"
 SUPPORT_COLOR = "#20a060"  # the support polygon and the centre of pressure
 
 
+ARROW_LONGEST = 0.4  # of the mechanism's size: the largest force's arrow (a quarter was short beside solo12's legs)
+ARROW_SHORTEST = ARROW_LONGEST / 3  # the smallest force's arrow, however small the force (its label gives it)
+ARROW_RADIUS = 0.008  # of the mechanism's size: every shaft; the heads 2.5 times as wide
+LABEL_GAP = 0.03  # of the mechanism's size: from an arrow's head to its value's label
+
+
+def arrow_lengths(magnitudes: np.ndarray, size: float) -> np.ndarray:
+    """Drawn lengths (m) of arrows of forces `magnitudes` (> 0): in proportion to the largest, at least
+    ARROW_SHORTEST of `size`."""
+    longest = ARROW_LONGEST * size
+    return np.maximum(longest * magnitudes / magnitudes.max(), ARROW_SHORTEST * size)
+
+
+def arrow(start, force, length: float, size: float) -> pv.PolyData:
+    """An arrow `length` long from `start` along `force`, its shaft and head as thick for every length."""
+    shaft = ARROW_RADIUS * size
+    head = min(6 * shaft, 0.4 * length)
+    return pv.Arrow(
+        start=start, direction=force, scale=length, tip_length=head / length,
+        tip_radius=2.5 * shaft / length, shaft_radius=shaft / length,
+    )  # fmt: skip
+
+
 class Overlays:
     def __init__(self, scene: Scene) -> None:
         self.scene = scene
@@ -92,19 +115,27 @@ class Overlays:
 
     # ------------------------------------------------------------------ forces
     def show_forces(self, arrows: list | None) -> int:
-        """Arrows of the applied forces, (element, point, force) in world axes, the largest a quarter of the
-        mechanism's size long (None: remove them); the number drawn."""
-        self.plotter.remove_actor("forces", render=False)
+        """Arrows of the applied forces, (element, point, force) in world axes, each labelled with its magnitude
+        (None: remove them); the number drawn. The largest is ARROW_LONGEST of the mechanism's size long, none shorter
+        than a third of that, and all equally thick: a small force, or one foreshortened towards the camera (a
+        sliding foot's, seen from the isometric view), stays an arrow rather than a dot."""
+        for name in ("forces", "force_values"):
+            self.plotter.remove_actor(name, render=False)
         arrows = [a for a in arrows or [] if np.linalg.norm(a[2]) > 0]
         if arrows:
-            largest = max(float(np.linalg.norm(f)) for _, _, f in arrows)
-            length = 0.25 * self.scene.size / largest
-            glyphs = pv.merge(
-                [pv.Arrow(start=p, direction=f, scale=float(np.linalg.norm(f)) * length) for _, p, f in arrows]
-            )
+            magnitudes = [float(np.linalg.norm(f)) for _, _, f in arrows]
+            lengths = arrow_lengths(np.array(magnitudes), self.scene.size)
+            glyphs = pv.merge([arrow(p, f, n, self.scene.size) for (_, p, f), n in zip(arrows, lengths, strict=True)])
             self.plotter.add_mesh(
                 glyphs, color=FORCE_COLOR, name="forces", pickable=False, reset_camera=False, render=False
             )
+            beyond = lengths + LABEL_GAP * self.scene.size  # the labels clear of the arrows' heads
+            tips = np.array([np.asarray(p, float) + np.asarray(f, float) / m * n
+                             for (_, p, f), m, n in zip(arrows, magnitudes, beyond, strict=True)])  # fmt: skip
+            self.plotter.add_point_labels(
+                tips, [f"{m:.3g} N" for m in magnitudes], name="force_values", font_size=10, text_color=FORCE_COLOR,
+                shape_opacity=0.5, show_points=False, always_visible=True, render=False, pickable=False,
+            )  # fmt: skip
         self.scene.request_render()
         return len(arrows)
 

@@ -203,6 +203,13 @@ def mechanism_size(mech: Mechanism, q: np.ndarray) -> float:
     return max(float(np.linalg.norm(pts.max(axis=0) - pts.min(axis=0))), 0.1)
 
 
+# Where the camera looks from when ground contacts' forces are shown: from the right, 22 degrees towards the front
+# and 16 up. A trotting solo12's loaded feet's forces (2 s of `mbstudio legged --gait trot`, 401 samples) make a
+# median 73 degrees with this line of sight, 52 for the 10% nearest it, and 1% of them less than 30; from the
+# isometric view, 54 and 28 degrees and 13% (a sliding foot's force, forward, outward and up, was a dot there).
+CONTACTS_VIEW = (0.4, -1.0, 0.3)
+
+
 class Scene:
     def __init__(self, plotter: pv.BasePlotter, request_render: Callable[[], None] | None = None) -> None:
         """`request_render`: how to get a frame drawn after a change (default: render now)."""
@@ -476,12 +483,20 @@ class Scene:
     def camera(self, preset: str) -> None:
         """Look along a world axis, z up: front (along +x, onto the y-z plane), side (along -y, onto x-z),
         top (down z, x to the right and y up), or isometric (from +x, -y, +z: a left-hand corner is seen
-        from inboard); then fit."""
+        from inboard); or "contacts", low from the right (CONTACTS_VIEW); then fit."""
         directions = {"front": (1, 0, 0), "side": (0, -1, 0), "top": (0, 0, 1), "isometric": (1, -1, 1)}
+        directions["contacts"] = CONTACTS_VIEW
         up = (0, 1, 0) if preset == "top" else (0, 0, 1)  # top: x to the right, y up, as on a drawing
         self.plotter.view_vector(directions[preset], viewup=up, render=False)
         self.fit()
 
     def fit(self) -> None:
+        """Fit the camera to what is drawn but the floor: the floor lies under a whole run's motion, and fitting
+        it too made a walking robot a speck in its middle; it stays drawn, its far parts out of the picture."""
+        if self.floor is not None:
+            self.floor.SetVisibility(False)  # the fit takes the visible props' bounds
         self.plotter.reset_camera(render=False)
+        if self.floor is not None:
+            self.floor.SetVisibility(True)
+            self.plotter.renderer.ResetCameraClippingRange()  # the floor's near and far parts drawn, not clipped
         self.request_render()
