@@ -170,6 +170,12 @@ def test_the_readmes_command_list_names_every_command_with_options_it_takes():
     assert listed == set(COMMANDS), f"commands missing from the list: {set(COMMANDS) - listed}"
 
 
+def test_the_index_lists_every_page():
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    missing = [p.name for p in PAGES[1:] if p.name != "index.md" and f"]({p.name})" not in index]
+    assert not missing, f"docs/index.md lists no {missing}"
+
+
 PAGES_WITH_COMMANDS = [p for p in PAGES if any(b.skip is None for b in runnable(p))]
 
 
