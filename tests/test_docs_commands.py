@@ -6,6 +6,7 @@ reader following the page would. A block is left out only by a marker on the lin
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -119,6 +120,60 @@ def run_block(block: Block, folder: Path, env: dict[str, str], k: int) -> subpro
     else:
         command = ["bash", "-e", "-o", "pipefail", "-c", block.text]
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=BLOCK_TIMEOUT)
+
+
+# `mbstudio COMMAND ...` quoted in the text (not in a block): its command must exist and take the options it shows
+INLINE = re.compile(r"`mbstudio ([a-z]+)\b([^`]*)`")
+OPTION = re.compile(r"(?<![\w-])--?[a-z][\w-]*")
+
+
+def options(command: str) -> set[str]:
+    """The option strings `mbstudio COMMAND` takes, from its parser (nothing is run)."""
+    from mbstudio.cli import build_parser
+
+    parser = build_parser(command)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    return {o for action in sub._actions for o in action.option_strings}
+
+
+def test_every_command_the_text_quotes_exists_with_the_options_it_shows():
+    from mbstudio.commands import COMMANDS
+
+    wrong = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for found in INLINE.finditer(text):
+            command, rest = found.groups()
+            where = f"{page.relative_to(ROOT)}:{text.count(chr(10), 0, found.start()) + 1}"
+            if command not in COMMANDS:
+                wrong.append(f"{where}: no command {command!r}")
+            elif unknown := [o for o in OPTION.findall(rest) if o not in options(command)]:
+                wrong.append(f"{where}: mbstudio {command} takes no {unknown}")
+    assert not wrong, wrong
+
+
+def test_the_readmes_command_list_names_every_command_with_options_it_takes():
+    from mbstudio.commands import COMMANDS
+
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Command line", 1)[1]
+    listing = next(b.text for b in blocks(ROOT / "README.md") if b.text in section and "mbstudio check" in b.text)
+    listed, wrong, command = set(), [], None
+    for line in listing.splitlines():  # a synopsis starts a line, its continuations are indented 14 columns
+        if synopsis := re.match(r"mbstudio ([a-z]+)", line):
+            command = synopsis[1]
+            listed.add(command)
+        elif not re.match(r" {14}\S", line):
+            continue  # a description, indented further
+        usage = re.split(r" {3,}", line.strip())[0]
+        wrong += [f"{command} {o}" for o in OPTION.findall(usage) if command and o not in options(command)]
+    assert not wrong, f"listed but not taken: {wrong}"
+    assert listed == set(COMMANDS), f"commands missing from the list: {set(COMMANDS) - listed}"
+
+
+def test_the_index_lists_every_page():
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    missing = [p.name for p in PAGES[1:] if p.name != "index.md" and f"]({p.name})" not in index]
+    assert not missing, f"docs/index.md lists no {missing}"
 
 
 PAGES_WITH_COMMANDS = [p for p in PAGES if any(b.skip is None for b in runnable(p))]

@@ -299,7 +299,8 @@ def _lines(name: str, args: argparse.Namespace, result) -> list[str]:
         f"  model sha256 {p.model_hash[:16]}…, mbstudio {p.version}",
     ]
     if p.error_estimate is not None:
-        lines.insert(3, f"  {error_estimate_text(p.error_estimate)}, {p.error_estimate_cpu_seconds:.2g} s of CPU")
+        text = error_estimate_text(p.error_estimate, args.contact == "rigid")
+        lines.insert(3, f"  {text}, {p.error_estimate_cpu_seconds:.2g} s of CPU")
     if len(p.charts) > 1:
         changes = "; ".join(f"from t = {t:.6g} s {', '.join(names)}" for t, names in p.charts[1:])
         lines.append(f"  independent coordinates {', '.join(p.charts[0][1])}; {changes}")
@@ -312,9 +313,11 @@ def _lines(name: str, args: argparse.Namespace, result) -> list[str]:
     return lines
 
 
-def error_estimate_text(estimate: float) -> str:
-    """The estimate of a run's error, as the summary says it (one digit: an order of magnitude)."""
-    return f"error estimate {estimate:.1g} of the state's scale (from a run at ten times the tolerances)"
+def error_estimate_text(estimate: float, rigid: bool = False) -> str:
+    """The estimate of a run's error, as the summary says it (one digit: an order of magnitude); a rigid run's
+    companion takes twice the step, the tolerances not applying to Moreau's steps."""
+    companion = "twice the step" if rigid else "ten times the tolerances"
+    return f"error estimate {estimate:.1g} of the state's scale (from a run at {companion})"
 
 
 SHOWN_CONTACTS = 20

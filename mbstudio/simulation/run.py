@@ -63,6 +63,8 @@ ROUNDING_FLOOR = 1e3  # x the tolerance: a Newton stalled this close is at float
 # balloon 1.3e-9; at 1e-8 / 1e-10 the four-bar drifted 2.6e-7, and 1.3e-6 on another machine)
 RTOL, ATOL = 1e-10, 1e-12
 SENSITIVE = 1e4  # x rtol: a checked accuracy beyond it is noted as a sensitive motion (smooth ones: 1e1-1e3)
+RIGID_COMPANION = 2.0  # the rigid contacts' companion run: twice the step (first order: the difference is the error)
+RIGID_SENSITIVE = 1e-2  # of the state's scale: a rigid run's estimate beyond it is noted as a sensitive motion
 # every run's error estimate: a companion run at LOOSER times both tolerances (the rigid contacts' step: twice); the
 # error falls about in proportion to the tolerances, so their difference over LOOSER - 1 estimates the run's error
 # (docs/accuracy.md: 0.32x to 16x the true error on the samples and spatial chains of 24 to 100 links, 48x where
@@ -400,7 +402,7 @@ def simulate(
             companion = functools.partial(
                 _motion, mech, times, y0, method, rtol * LOOSER, atol * LOOSER, clock, text, own
             )
-        _estimate_error(result, companion, 2.0 if contact == "rigid" else LOOSER, mech.length_scale, left)
+        _estimate_error(result, companion, RIGID_COMPANION if contact == "rigid" else LOOSER, mech.length_scale, left)
     if progress is not None:
         progress(1.0)
     if check_accuracy:
@@ -458,7 +460,13 @@ def _estimate_error(
     estimate = state_difference(other, result, length) / (factor - 1.0)
     result.provenance.error_estimate = estimate
     result.provenance.error_estimate_cpu_seconds = time.process_time() - cpu
-    if estimate > SENSITIVE * result.provenance.rtol:
+    if factor == RIGID_COMPANION:  # Moreau's steps: the tolerances do not apply, a percent of the scale is large
+        if estimate > RIGID_SENSITIVE:
+            result.notes.append(
+                f"error estimate {estimate:.1g} of the state's scale: the motion is sensitive to the step (contacts "
+                "that begin or end at other steps, say); a run at a tenth of the step (--check-accuracy) checks it"
+            )
+    elif estimate > SENSITIVE * result.provenance.rtol:
         result.notes.append(
             f"error estimate {estimate:.1g} of the state's scale: far more than the tolerances, the motion is "
             "sensitive (near a singular configuration, say); a run at a tenth of them (--check-accuracy) checks it"
