@@ -185,7 +185,7 @@ def simulation(model_text: str, options: dict, progress: PartProgress, cancel: C
 
 
 # what a simulation job kept when stopped after its run (jobs/runner.py: the result of its last part) says
-ESTIMATE_STOPPED = "error estimate cancelled: the job stopped during its run at ten times the tolerances"
+ESTIMATE_STOPPED = "error estimate cancelled: the job stopped during the run that estimates it"
 CROSS_CHECK_STOPPED = "block-model cross-check cancelled: the job stopped during it"
 
 
