@@ -146,6 +146,7 @@ def test_the_cli_imports_with_a_ground_unless_told_not_to(tmp_path):
         assert any("ground plane" in n for n in notes) == bool(count)
 
 
+@pytest.mark.slow  # an imported cart's engine and its run (~6 s): the suite's five minutes
 def test_an_imported_cart_lands_on_its_ground_instead_of_falling_through(tmp_path):
     """Simulated without any edit, the imported cart tips onto its plane and comes to rest there: its weight
     carried by the contacts (their vertical forces sum to m g) and no contact deeper than a few millimetres."""

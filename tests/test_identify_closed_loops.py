@@ -101,6 +101,7 @@ def check_sla(results: list) -> None:
         assert 0.8 < ratio < 2.0, ratio
 
 
+@pytest.mark.slow  # a simulation and an identification of the SLA (~6 s): the suite's five minutes
 def test_sla_from_its_simulation_with_actuator_forces():
     """Held base parameters are those the run would refuse without hold_unexcited (tests/test_identify.py shows
     the refusal): the excitation report names them."""
@@ -168,7 +169,9 @@ def four_bar_logs(velocities: bool, drive: str = "steady", seconds: float = 12.0
     return model, logs, noise[half:, None], torque[half:, None]
 
 
-@pytest.mark.parametrize("velocities", [False, True], ids=["positions", "logged velocities"])
+@pytest.mark.parametrize(
+    "velocities", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["positions", "logged velocities"]
+)
 def test_four_bar_whose_crank_turns(velocities):
     """The crank turns 2.5 times a second on average (1.5 to 4), its accelerations reach 500 rad/s²: the positions'
     spectrum, the unwrapped angle a ramp, holds its motion below 3 Hz, and a cut-off of 5 times that (the rule that

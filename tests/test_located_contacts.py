@@ -177,6 +177,7 @@ def test_a_stop_within_a_leg_keeps_the_outputs_of_the_legs_before():
     assert np.abs(stopped.value.outputs - whole[:kept]).max() < 1e-7 * np.abs(whole).max()  # its own legs' rtol
 
 
+@pytest.mark.slow  # a stiff block's engine and two runs of its legs (~4 s each): the suite's five minutes
 @pytest.mark.parametrize("method", ["CVODES", "DOP853"])
 def test_a_sharp_block_dropped_fast_lands_on_the_thinnest_box(method):
     """The 1-kg block's sharp corners (radius 0) at 5 m/s onto the 2-mm box: their pass depth is the box's 2 mm, so

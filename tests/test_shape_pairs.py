@@ -128,6 +128,7 @@ def test_a_box_resting_on_a_fixed_box_carries_a_quarter_of_its_weight_at_each_bo
     assert np.abs(rigid.qdd).max() < 1e-9 * G
 
 
+@pytest.mark.slow  # a tilted box pair's engine and two runs (~5 s): the suite's five minutes
 def test_a_box_slides_down_an_inclined_box_at_coulombs_acceleration():
     """Gravity tilted by θ = 30° (the fixed box's axes), μ = 0.3: the block slides at g (sin θ − μ cos θ), the
     compliant model once v ≫ v_s (1e-4), the rigid model at one sliding state (1e-9)."""
