@@ -101,9 +101,9 @@ def test_the_evaluations_of_the_interval_cvodes_gave_up_in_are_counted():
     [
         ([], MAX_STEPS),  # nothing integrated yet: no pace to go by
         ([(646, 98)], FLOOR_STEPS),  # the Delta's long piece: 6.6 steps per return
-        ([(646, 98), (143, 1)], 2048),  # and its piece after a crossing: 143 in one return, x PACE = 1144
-        ([(143, 1), (646, 98)], 2048),  # it only grows
-        ([(14542, 10)], 16384),  # the bushed SLA's first piece: 1454 per return, x PACE = 11 632
+        ([(646, 98), (143, 1)], 4096),  # and its piece after a crossing: 143 in one return, x PACE = 2288
+        ([(143, 1), (646, 98)], 4096),  # it only grows
+        ([(14542, 10)], MAX_STEPS),  # the bushed SLA's first piece: 1454 per return
     ],
 )
 def test_the_limit_follows_the_most_steps_per_return(taken, steps):

@@ -48,8 +48,8 @@ CHUNKS = 20
 STEPS_PER_PIECE = 2000
 CHECKS = 200
 MAX_STEPS = 20_000
-PACE = 8  # CVODES may take this many times (to twice, rounded up) the most steps per return of the pieces so far ...
-FLOOR_STEPS = 512  # ... and at least this many between two returns
+PACE = 16  # CVODES may take this many times (to twice, rounded up) the most steps per return of the pieces so far ...
+FLOOR_STEPS = 1024  # ... and at least this many between two returns
 SMALLEST_STEP = 1e-6  # of a piece near crossings, or a part (_Parts): its steps shrink below it where it stalls
 HALVINGS = 12  # ... and parts are halved down to 2^-HALVINGS of the piece
 ROOT_TIME = 1e-12  # of the run's span: where the watch's margin crosses zero in a part is located to this
@@ -89,8 +89,9 @@ class StepLimit:
     piece, or near a crossing CVODES in parts, `_Parts`, and the watch decides); 20 000 steps of such a stall cost the
     Delta 0.4 s each. So the limit is MAX_STEPS only until a piece has been integrated, then PACE times the most steps
     per return of any piece of the run (its steps over its intervals between check points), rounded up to a power of
-    two (so 8 to 16 times), at least FLOOR_STEPS: a piece's first return, after the restart, takes a few times the
-    mean (up to 8 on the Delta's short pieces); at 16 to 32 times the Delta's stalls took a third of its run. A piece
+    two (so 16 to 32 times), at least FLOOR_STEPS: a piece's first return, after the restart, takes a few times the
+    mean (up to 8 on the Delta's short pieces); at 8 to 16 times, at least 512, the vehicle's 10-s drive gave a piece
+    up to DOP853 (0.72 s of CPU, not 0.15), while the Deltas ran no faster (their stalls end by SMALLEST_STEP). A piece
     that runs into the limit is not lost: CVODES integrates it again up to the last check point it had passed
     (`StepLimit.stalled`). It follows the run's own history, never the machine's or the entry point's, so it is the same
     however the run is started; it only grows, so that it takes few values (each its own integrator)."""
