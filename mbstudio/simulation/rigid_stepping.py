@@ -166,11 +166,8 @@ class RigidStepper:
         with no friction (the normal rows alone)."""
         if not (depth > 0).any():
             return 0.0
-        target = np.zeros(len(G))
-        target[2::3] = -depth
-        basis, singular = _range_basis(G)
-        if singular:  # redundant contacts: the depths a move can lift (rounding leaves a face's corners unequal)
-            target = basis @ (basis.T @ target)
+        # redundant contacts: the depths a move can lift (rounding leaves a face's corners unequal), as for the targets
+        target = _normal_shift(G, -depth)
         lift, _, _ = solve_in_frames(G, target, np.zeros(len(depth)), self.tolerance, ITERATIONS)
         return W @ lift
 
