@@ -141,11 +141,16 @@ def _point(mech: Mechanism, law: CompliantContact | ShapePoint, st) -> tuple:
     depth, point, J, normal = (np.asarray(x, float)[0] for x in law.placed(st))
     gamma = np.zeros(3)
     for label, sign in contact_bodies(law):
-        i = mech.tree.body_index(label)
-        r = point - np.asarray(st.p[i], float)[0]
-        w, al, a = (np.asarray(x, float)[0] for x in (st.w[i], st.al[i], st.a[i]))
-        gamma += sign * (a + np.cross(al, r) + np.cross(w, np.cross(w, r)))
+        gamma += sign * point_motion(st, mech.tree.body_index(label), point)[1]
     return depth, J, gamma, normal
+
+
+def point_motion(st, body: int, point: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The spin ω, the acceleration a + α × r + ω × (ω × r) of body `body`'s point at `point` (r from its origin)
+    and the angular acceleration α, at the motion state `st` of one pose."""
+    r = point - np.asarray(st.p[body], float)[0]
+    w, al, a = (np.asarray(x, float)[0] for x in (st.w[body], st.al[body], st.a[body]))
+    return w, a + np.cross(al, r) + np.cross(w, np.cross(w, r)), al
 
 
 def solve_cone_complementarity(

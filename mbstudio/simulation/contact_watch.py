@@ -32,6 +32,7 @@ import numpy as np
 from ..dynamics.contact_shapes import ShapePoint, mesh_planes, pair_side, shape_of
 from ..dynamics.engine import Engine
 from ..dynamics.forces import AppliedForces
+from ..dynamics.rigid_contact import point_motion
 from ..model.document import ContactPair
 from .regula_falsi import illinois
 
@@ -79,7 +80,7 @@ class PairWatch:
             for got in law.placements(st):
                 d, c, J, _ = (np.asarray(x, float)[0] for x in got)
                 relative = np.linalg.norm(J @ qd)
-                (w1, a1, al1), (w2, a2, al2) = (_point_motion(st, i, c) for i in bodies)
+                (w1, a1, al1), (w2, a2, al2) = (point_motion(st, i, c) for i in bodies)
                 spin, turn = np.linalg.norm(w2 - w1), np.linalg.norm(al2 - al1)
                 reach = arm + abs(d)
                 depth.append(d)
@@ -189,13 +190,6 @@ class _Legs:
             self.work[self.done : upto] = self.carried + work[:rows]
             self.carried += work[-1]
         self.t, self.done, self.y = end, upto, states[-1]
-
-
-def _point_motion(st, body: int, c: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The spin, the acceleration of body `body`'s point at c and the angular acceleration (one sample)."""
-    arm = c - st.p[body][0]
-    w, al = st.w[body][0], st.al[body][0]
-    return w, st.a[body][0] + np.cross(al, arm) + np.cross(w, np.cross(w, arm)), al
 
 
 def _core_width(side, value) -> float:
