@@ -402,7 +402,7 @@ def simulate(
             companion = functools.partial(
                 _motion, mech, times, y0, method, rtol * LOOSER, atol * LOOSER, clock, text, own
             )
-        _estimate_error(result, companion, RIGID_COMPANION if contact == "rigid" else LOOSER, mech.length_scale, left)
+        _estimate_error(result, companion, contact == "rigid", mech.length_scale, left)
     if progress is not None:
         progress(1.0)
     if check_accuracy:
@@ -443,11 +443,13 @@ def _motion(mech, times, y0, method, rtol, atol, clock, text, own) -> Motion:
 
 
 def _estimate_error(
-    result: SimulationResult, companion: Callable[[], Motion], factor: float, length: float, left: float | None
+    result: SimulationResult, companion: Callable[[], Motion], rigid: bool, length: float, left: float | None
 ) -> None:
-    """Sets result.provenance.error_estimate from the `companion()` run at `factor` times the tolerances (the
-    rigid contacts' step): their difference over factor - 1, the run's error where it falls in proportion to
-    them; a note where the companion stops, or where the estimate says the motion is sensitive."""
+    """Sets result.provenance.error_estimate from the `companion()` run at LOOSER times the tolerances (`rigid`:
+    at RIGID_COMPANION times the rigid contacts' step): their difference over that factor - 1, the run's error where
+    it falls in proportion to them; a note where the companion stops, or where the estimate says the motion is
+    sensitive."""
+    factor = RIGID_COMPANION if rigid else LOOSER
     if left is not None and left <= 0:
         result.notes.append("error not estimated: the time budget was spent by the run")
         return
@@ -460,7 +462,7 @@ def _estimate_error(
     estimate = state_difference(other, result, length) / (factor - 1.0)
     result.provenance.error_estimate = estimate
     result.provenance.error_estimate_cpu_seconds = time.process_time() - cpu
-    if factor == RIGID_COMPANION:  # Moreau's steps: the tolerances do not apply, a percent of the scale is large
+    if rigid:  # Moreau's steps: the tolerances do not apply, a percent of the scale is large
         if estimate > RIGID_SENSITIVE:
             result.notes.append(
                 f"error estimate {estimate:.1g} of the state's scale: the motion is sensitive to the step (contacts "
