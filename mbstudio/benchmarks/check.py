@@ -6,7 +6,6 @@ them). The reference is the target time."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -46,17 +45,34 @@ def _check(states: int) -> list[dict]:
     return rows
 
 
+# Linux and macOS keep a process's peak resident memory across exec, so a command started straight from the bench
+# would report the bench's own peak (writing the 100 000-body file takes it past 600 MB) as the command's: a small
+# Python starts the command and reports the figures of its child alone, the command's stdout beside them.
+_STARTER = (
+    "import json, os, subprocess, sys; child = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, "
+    "stderr=subprocess.DEVNULL); out = child.stdout.read(); _, status, usage = os.wait4(child.pid, 0); "
+    "print(json.dumps([os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss, "
+    "out.decode()]))"
+)
+_MAXRSS_UNIT = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, kilobytes elsewhere
+
+
+def command_usage(arguments: list[str]) -> tuple[int, float, float, str]:
+    """Exit code, CPU seconds, peak resident megabytes and stdout of `mbstudio ARGUMENTS` in a process of its own,
+    its peak not counting the calling process's."""
+    command = [sys.executable, "-m", "mbstudio.cli", *arguments]
+    done = subprocess.run([sys.executable, "-c", _STARTER, *command], capture_output=True, text=True, check=True)
+    code, cpu, maxrss, out = json.loads(done.stdout)
+    return code, cpu, maxrss * _MAXRSS_UNIT / 2**20, out
+
+
 def _command(arguments: list[str]) -> tuple[float, float, float]:
     """Wall and CPU seconds and peak resident megabytes of `mbstudio ARGUMENTS` in a process of its own."""
     start = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "mbstudio.cli", *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise RuntimeError(f"mbstudio {' '.join(arguments)} exited with {child.returncode}")
-    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    code, cpu, peak_mb, _ = command_usage(arguments)
+    if code != 0:
+        raise RuntimeError(f"mbstudio {' '.join(arguments)} exited with {code}")
+    return time.perf_counter() - start, cpu, peak_mb
 
 
 def _load_cpu(path: Path) -> float:

@@ -1,0 +1,24 @@
+"""The check rows of `mbstudio bench` measure the command alone: its peak resident memory is its own, not the
+peak of the process that started it (which Linux and macOS carry across exec)."""
+
+from __future__ import annotations
+
+import resource
+import sys
+
+from mbstudio import samples
+from mbstudio.benchmarks.check import command_usage
+
+TOUCHED_MB = 400  # this process's own peak is raised past this before the command starts
+
+
+def test_a_commands_peak_memory_does_not_count_the_process_that_started_it():
+    block = bytearray(TOUCHED_MB * 2**20)
+    block[:: resource.getpagesize()] = b"\1" * len(block[:: resource.getpagesize()])  # resident, page by page
+    del block
+    own_peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024) / 2**20
+    code, cpu, peak_mb, out = command_usage(["check", str(samples.path("four_bar"))])
+    assert code == 0 and "assembles at the initial configuration: yes" in out and cpu > 0
+    # a four-bar's check (Python, numpy and the model code: tens of MB) against a starter that peaked past 400 MB;
+    # counted with the starter's pages, the figure would be at least the starter's peak
+    assert own_peak_mb >= TOUCHED_MB and 0 < peak_mb < own_peak_mb / 2
