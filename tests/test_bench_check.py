@@ -22,3 +22,18 @@ def test_a_commands_peak_memory_does_not_count_the_process_that_started_it():
     # a four-bar's check (Python, numpy and the model code: tens of MB) against a starter that peaked past 400 MB;
     # counted with the starter's pages, the figure would be at least the starter's peak
     assert own_peak_mb >= TOUCHED_MB and 0 < peak_mb < own_peak_mb / 2
+
+
+def test_the_check_rows_give_the_median_and_spread_of_several_processes(monkeypatch):
+    from mbstudio.benchmarks import check
+
+    monkeypatch.setattr(check, "CHECK_TARGETS", {200: 10.0})  # a small chain: the rows, not the big models' figures
+    monkeypatch.setattr(check, "CHECK_MEMORY_MB", {200: 500})
+    monkeypatch.setattr(check, "POINTS_TARGETS", {100: 1.0})
+    cpu, memory, load = check._check(0)
+    assert cpu["name"] == "check 200 bodies (CPU s per run)" and memory["unit"] == "MB"
+    assert cpu["samples"] == memory["samples"] == check.CHECK_PROCESSES and load["samples"] >= 3
+    assert load["clock"] == "thread CPU" and memory["ours_s_per_state"] == cpu["peak_mb"] > 0 and cpu["wall_s"] > 0
+    for r in (cpu, memory, load):
+        assert r["ours_iqr_s"] >= 0 and r["reference_method"] == "target"
+        assert r["verdict"] == ("meets target" if r["ratio"] <= 1 else "misses target")
