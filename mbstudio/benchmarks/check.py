@@ -55,9 +55,9 @@ def _target_row(name: str, timing: Timing, target: float, **extra) -> dict:
 
 
 # Linux and macOS keep a process's peak resident memory across exec, so a command started straight from the bench
-# reported the bench's own peak where it was the larger (671 MB after other benchmarks, for a check of 410 MB;
-# writing the 100 000-body file alone takes the bench to 300 MB): a small Python starts the command and reports
-# the figures of its child alone, the command's stdout beside them.
+# reported the bench's own peak where it was the larger (737 MB for a 20 000-body check of 117 MB, the bench having
+# peaked at 700 MB; writing the 100 000-body file alone takes it to 300 MB): a small Python starts the command and
+# reports the figures of its child alone, the command's stdout beside them.
 _STARTER = (
     "import json, os, subprocess, sys; child = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, "
     "stderr=subprocess.DEVNULL); out = child.stdout.read(); _, status, usage = os.wait4(child.pid, 0); "
