@@ -8,6 +8,7 @@ import sys
 
 from mbstudio import samples
 from mbstudio.benchmarks.check import command_usage
+from mbstudio.benchmarks.registry import format_table
 
 TOUCHED_MB = 400  # this process's own peak is raised past this before the command starts
 
@@ -31,9 +32,11 @@ def test_the_check_rows_give_the_median_and_spread_of_several_processes(monkeypa
     monkeypatch.setattr(check, "CHECK_MEMORY_MB", {200: 500})
     monkeypatch.setattr(check, "POINTS_TARGETS", {100: 1.0})
     cpu, memory, load = check._check(0)
-    assert cpu["name"] == "check 200 bodies (CPU s per run)" and memory["unit"] == "MB"
+    assert cpu["name"] == "check 200 bodies (s per run, CPU)" and memory["unit"] == "MB"
     assert cpu["samples"] == memory["samples"] == check.CHECK_PROCESSES and load["samples"] >= 3
     assert load["clock"] == "thread CPU" and memory["ours_s_per_state"] == cpu["peak_mb"] > 0 and cpu["wall_s"] > 0
+    table = format_table([cpu, memory, load]).splitlines()[1:]  # seconds and megabytes, not microseconds
+    assert [line.split()[-6] for line in table] == ["s", "MB", "s"]
     for r in (cpu, memory, load):
         assert r["ours_iqr_s"] >= 0 and r["reference_method"] == "target"
         assert r["verdict"] == ("meets target" if r["ratio"] <= 1 else "misses target")

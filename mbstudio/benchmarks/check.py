@@ -34,7 +34,7 @@ def _check(states: int) -> list[dict]:
             walls, cpus, peaks = zip(*(_command(["check", str(path)]) for _ in range(CHECK_PROCESSES)), strict=True)
             cpu, peak = timing_of(cpus), timing_of(peaks)
             extra = {"wall_s": float(np.median(walls)), "peak_mb": peak.median, "clock": "CPU of the process"}
-            rows.append(_target_row(f"check {bodies} bodies (CPU s per run)", cpu, target, **extra))
+            rows.append(_target_row(f"check {bodies} bodies (s per run, CPU)", cpu, target, **extra))
             if bodies in CHECK_MEMORY_MB:
                 memory = f"check {bodies} bodies (peak resident MB)"
                 rows.append(_target_row(memory, peak, CHECK_MEMORY_MB[bodies], unit="MB"))
@@ -44,7 +44,7 @@ def _check(states: int) -> list[dict]:
             path = Path(folder) / f"points{points}.mbs"
             path.write_text(json.dumps(document))
             timing = measure(Side(_load, [(path,)]), min_samples=3, max_samples=10)
-            rows.append(target_row(f"load a body of {points} points (CPU s)", timing, target))
+            rows.append(target_row(f"load a body of {points} points (s per load)", timing, target))
     return rows
 
 
