@@ -208,6 +208,23 @@ def mechanism_size(mech: Mechanism, q: np.ndarray) -> float:
 # median 73 degrees with this line of sight, 52 for the 10% nearest it, and 1% of them less than 30; from the
 # isometric view, 54 and 28 degrees and 13% (a sliding foot's force, forward, outward and up, was a dot there).
 CONTACTS_VIEW = (0.4, -1.0, 0.3)
+# The isometric preset looks from one of the four upper corners: the first unless a shown force arrow makes less than
+# SIDE_ON with its line of sight (a trotting foot's force, forward, outward and up, points at the right front corner);
+# then from the corner that sees every arrow at the widest angle.
+CORNERS = ((1.0, -1.0, 1.0), (-1.0, -1.0, 1.0), (1.0, 1.0, 1.0), (-1.0, 1.0, 1.0))
+SIDE_ON = np.radians(30.0)
+
+
+def isometric_corner(forces: np.ndarray) -> np.ndarray:
+    """The corner (3,) to look from at the arrows of `forces` (k, 3; none: the first corner): the first, unless
+    one of them is within SIDE_ON of its line of sight, then the one whose narrowest angle to an arrow is widest."""
+    corners = np.array(CORNERS) / np.sqrt(3.0)
+    if not len(forces):
+        return corners[0]
+    units = forces / np.linalg.norm(forces, axis=1)[:, None]
+    narrowest = np.arcsin(np.clip(np.linalg.norm(np.cross(corners[:, None], units[None]), axis=2), 0.0, 1.0))
+    narrowest = narrowest.min(axis=1)
+    return corners[0] if narrowest[0] >= SIDE_ON else corners[int(narrowest.argmax())]
 
 
 class Scene:
@@ -224,6 +241,7 @@ class Scene:
         self.floor = None  # the floor's actor, under the moving bodies
         self.contact_actors: list = []  # the contacts' and contact pairs' shapes
         self.contacts_shown = True  # View › Contact Shapes
+        self.forces = np.zeros((0, 3))  # the force arrows drawn (world axes): the isometric preset sees them side-on
         self.problems: list[str] = []  # what could not be drawn as the model asks, for the status bar
         plotter.set_background(BACKGROUND[0], top=BACKGROUND[1])
         # Multisampling multiplies the fragment work: with software OpenGL (llvmpipe) a frame of the SLA
@@ -483,9 +501,10 @@ class Scene:
     def camera(self, preset: str) -> None:
         """Look along a world axis, z up: front (along +x, onto the y-z plane), side (along -y, onto x-z),
         top (down z, x to the right and y up), or isometric (from +x, -y, +z: a left-hand corner is seen
-        from inboard); or "contacts", low from the right (CONTACTS_VIEW); then fit."""
-        directions = {"front": (1, 0, 0), "side": (0, -1, 0), "top": (0, 0, 1), "isometric": (1, -1, 1)}
-        directions["contacts"] = CONTACTS_VIEW
+        from inboard; from another upper corner when force arrows shown point near that line, isometric_corner);
+        or "contacts", low from the right (CONTACTS_VIEW); then fit."""
+        directions = {"front": (1, 0, 0), "side": (0, -1, 0), "top": (0, 0, 1), "contacts": CONTACTS_VIEW}
+        directions["isometric"] = isometric_corner(self.forces)
         up = (0, 1, 0) if preset == "top" else (0, 0, 1)  # top: x to the right, y up, as on a drawing
         self.plotter.view_vector(directions[preset], viewup=up, render=False)
         self.fit()
@@ -500,3 +519,29 @@ class Scene:
             self.floor.SetVisibility(True)
             self.plotter.renderer.ResetCameraClippingRange()  # the floor's near and far parts drawn, not clipped
         self.request_render()
+
+    def viewport(self, points: np.ndarray) -> np.ndarray:
+        """Where world points (k, 3) appear in the view: (k, 2) normalised coordinates, -1 to 1 across and up it."""
+        camera, renderer = self.plotter.camera, self.plotter.renderer
+        matrix = camera.GetCompositeProjectionTransformMatrix(renderer.GetTiledAspectRatio(), -1, 1)
+        m = np.array([[matrix.GetElement(i, j) for j in range(4)] for i in range(4)])
+        h = np.column_stack([np.asarray(points, float), np.ones(len(points))]) @ m.T
+        return h[:, :2] / h[:, 3:]
+
+    def keep_in_view(self) -> bool:
+        """Where a moving body leaves the view (an animation's or the time cursor's frame: a block sliding down an
+        incline, a robot walking off), move the camera along with them, its direction and distance kept, to centre
+        them, and fit when they still do not fit; True when the camera moved."""
+        low, high = self._moving_extent()
+        corners = np.array([[x, y, z] for x in (low[0], high[0]) for y in (low[1], high[1]) for z in (low[2], high[2])])
+        if np.abs(self.viewport(corners)).max() <= 1.0:
+            return False
+        camera = self.plotter.camera
+        offset = np.array(camera.position, float) - np.array(camera.focal_point, float)
+        centre = (low + high) / 2
+        camera.focal_point, camera.position = centre, centre + offset
+        if np.abs(self.viewport(corners)).max() > 1.0:
+            self.fit()
+        self.plotter.renderer.ResetCameraClippingRange()
+        self.request_render()
+        return True
