@@ -65,6 +65,9 @@ def test_a_block_sliding_down_an_incline_stays_in_view(window, qtbot):
     assert in_view(window, contact_points(window))
     window.plots.seek_time(1.0)
     assert in_view(window, contact_points(window))  # the camera followed
+    floor = np.asarray(window.view.scene.floor.GetMapper().GetInput().GetPoints().GetData())
+    normal = np.array([math.sin(SLOPE), 0.0, math.cos(SLOPE)])
+    assert np.abs(floor @ normal).max() < 1e-6 * np.abs(floor).max()  # the floor drawn is the incline
     folder = os.environ.get("MBSTUDIO_SCREENSHOTS")
     for preset in PRESETS:
         window.view.scene.camera(preset)

@@ -239,6 +239,7 @@ class Scene:
         self.selected: tuple | None = None
         self.size = 0.1  # the mechanism's extent when last built (m): glyph sizes follow it
         self.floor = None  # the floor's actor, under the moving bodies
+        self.ground_axes = None  # the world's axes glyph at its origin
         self.contact_actors: list = []  # the contacts' and contact pairs' shapes
         self.contacts_shown = True  # View › Contact Shapes
         self.forces = np.zeros((0, 3))  # the force arrows drawn (world axes): the isometric preset sees them side-on
@@ -273,6 +274,8 @@ class Scene:
                 see_through = thinnest[id(mesh)] > BULKY * typical
                 self._add(label, mesh, color, body_item(label), opacity=0.35 if see_through else 1.0)
             self._add(label, _axes_mesh(size * (0.12 if label == GROUND else 0.06)), None, None)
+            if label == GROUND:
+                self.ground_axes = self.actors[label][-1]
             if body.points:
                 cloud = pv.PolyData(np.array([geometry.point(body, n) for n in body.points], float))
                 self._add(label, cloud, JOINT_COLOR, body_item(label), point_size=7, render_points_as_spheres=True)
@@ -416,13 +419,28 @@ class Scene:
         )
         return bounds[:, ::2].min(axis=0), bounds[:, 1::2].max(axis=0)
 
+    def _contact_plane(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The plane the first ground contact presses on (its origin and unit normal, world axes), or None."""
+        contact = next((f for f in self.mech.model.forces if f.type == "contact" and f.against is None), None)
+        if contact is None:
+            return None
+        geometry = self.mech.tree.geometry
+        normal = np.asarray(geometry.vector(contact.plane_normal), float)
+        return np.asarray(geometry.vector(contact.plane_origin), float), normal / np.linalg.norm(normal)
+
     def _add_ground(self, size: float, extent: tuple[np.ndarray, np.ndarray] | None = None) -> None:
-        """A floor just under the moving bodies (their drawn extent, shapes included) as placed now, or over
-        `extent` (lowest and highest corners)."""
+        """A floor under the moving bodies (their drawn extent, shapes included) as placed now, or over `extent`
+        (lowest and highest corners): the ground contacts' plane (an incline drawn as one, under the feet that
+        press on it), else a level floor just under the bodies."""
         low, high = extent or self._moving_extent()
-        centre = [(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2] - 0.02 * size]
+        centre = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2] - 0.02 * size])
         span = max(high[0] - low[0], high[1] - low[1], 0.5 * size) * 1.3
-        plane = pv.Plane(center=centre, i_size=span, j_size=span, i_resolution=10, j_resolution=10)
+        normal, contacts = (0.0, 0.0, 1.0), self._contact_plane()
+        if contacts is not None:
+            origin, normal = contacts
+            centre -= ((centre - origin) @ normal) * normal
+            span /= max(abs(normal[2]), 0.5)  # a tilted plane spans more than its level shadow
+        plane = pv.Plane(center=centre, direction=normal, i_size=span, j_size=span, i_resolution=10, j_resolution=10)
         self.floor = self.plotter.add_mesh(
             plane,
             color="#b8c2cc",
@@ -511,13 +529,17 @@ class Scene:
 
     def fit(self) -> None:
         """Fit the camera to what is drawn but the floor: the floor lies under a whole run's motion, and fitting
-        it too made a walking robot a speck in its middle; it stays drawn, its far parts out of the picture."""
-        if self.floor is not None:
-            self.floor.SetVisibility(False)  # the fit takes the visible props' bounds
+        it too made a walking robot a speck in its middle; it stays drawn, its far parts out of the picture. With
+        ground contacts the world's axes are left out too: a block that slid down an incline sat in a corner of a
+        picture framing them and it."""
+        left_out = [self.floor] + ([self.ground_axes] if self.mech and self._contact_plane() is not None else [])
+        left_out = [actor for actor in left_out if actor is not None and actor.GetVisibility()]
+        for actor in left_out:
+            actor.SetVisibility(False)  # the fit takes the visible props' bounds
         self.plotter.reset_camera(render=False)
-        if self.floor is not None:
-            self.floor.SetVisibility(True)
-            self.plotter.renderer.ResetCameraClippingRange()  # the floor's near and far parts drawn, not clipped
+        for actor in left_out:
+            actor.SetVisibility(True)
+        self.plotter.renderer.ResetCameraClippingRange()  # the floor's near and far parts drawn, not clipped
         self.request_render()
 
     def viewport(self, points: np.ndarray) -> np.ndarray:
