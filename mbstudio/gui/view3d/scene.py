@@ -259,7 +259,7 @@ class Scene:
         points instead and named in `problems` and in the view."""
         self.plotter.clear_actors()
         self.mech, self.actors, self.colors, self.keys, self.problems = mech, {}, {}, {}, []
-        self.contact_actors = []
+        self.contact_actors, self.forces = [], np.zeros((0, 3))  # the arrows are drawn again by the overlays
         size = self.size = mechanism_size(mech, q)
         geometry = mech.tree.geometry
         meshes = {
