@@ -89,6 +89,9 @@ def test_the_isometric_corner_sees_every_arrow_side_on():
     assert not np.array_equal(corner, usual)
     angles = np.arccos(np.abs(forces @ corner) / np.linalg.norm(forces, axis=1))
     assert angles.min() >= SIDE_ON
+    mirrored = np.array([[2.0, -2.0, 2.0], [2.0, 2.0, 2.0]])  # two rear corners see these alike: the same pick
+    for tilt in (0.0, 1e-13, -1e-13):  # however rounding leans
+        assert np.array_equal(isometric_corner(mirrored + [0.0, tilt, 0.0]), np.array(CORNERS[1]) / math.sqrt(3))
 
 
 @pytest.mark.parametrize("preset", PRESETS)

@@ -210,21 +210,23 @@ def mechanism_size(mech: Mechanism, q: np.ndarray) -> float:
 CONTACTS_VIEW = (0.4, -1.0, 0.3)
 # The isometric preset looks from one of the four upper corners: the first unless a shown force arrow makes less than
 # SIDE_ON with its line of sight (a trotting foot's force, forward, outward and up, points at the right front corner);
-# then from the corner that sees every arrow at the widest angle.
+# then from the corner that sees every arrow at the widest angle, or the first within TIE of it (mirrored feet see
+# two corners alike: rounding must not choose between them).
 CORNERS = ((1.0, -1.0, 1.0), (-1.0, -1.0, 1.0), (1.0, 1.0, 1.0), (-1.0, 1.0, 1.0))
-SIDE_ON = np.radians(30.0)
+SIDE_ON, TIE = np.radians(30.0), np.radians(5.0)
 
 
 def isometric_corner(forces: np.ndarray) -> np.ndarray:
     """The corner (3,) to look from at the arrows of `forces` (k, 3; none: the first corner): the first, unless
-    one of them is within SIDE_ON of its line of sight, then the one whose narrowest angle to an arrow is widest."""
+    one of them is within SIDE_ON of its line of sight, then the first whose narrowest angle to an arrow is within TIE
+    of the widest."""
     corners = np.array(CORNERS) / np.sqrt(3.0)
     if not len(forces):
         return corners[0]
     units = forces / np.linalg.norm(forces, axis=1)[:, None]
     narrowest = np.arcsin(np.clip(np.linalg.norm(np.cross(corners[:, None], units[None]), axis=2), 0.0, 1.0))
     narrowest = narrowest.min(axis=1)
-    return corners[0] if narrowest[0] >= SIDE_ON else corners[int(narrowest.argmax())]
+    return corners[0] if narrowest[0] >= SIDE_ON else corners[int(np.argmax(narrowest >= narrowest.max() - TIE))]
 
 
 class Scene:
