@@ -534,7 +534,8 @@ class Scene:
         it too made a walking robot a speck in its middle; it stays drawn, its far parts out of the picture. With
         ground contacts the world's axes are left out too: a block that slid down an incline sat in a corner of a
         picture framing them and it."""
-        left_out = [self.floor] + ([self.ground_axes] if self.mech and self._contact_plane() is not None else [])
+        grounded = self.mech is not None and self._contact_plane() is not None
+        left_out = [self.floor] + ([self.ground_axes] if grounded else [])
         left_out = [actor for actor in left_out if actor is not None and actor.GetVisibility()]
         for actor in left_out:
             actor.SetVisibility(False)  # the fit takes the visible props' bounds
