@@ -162,8 +162,7 @@ class View3D(QWidget):
 
     def show_frame(self, q: np.ndarray) -> None:
         """A frame of a run (animation, time cursor) at q: its bodies stay in view (Scene.keep_in_view)."""
-        self.overlays.place(q)
-        self.scene.set_pose(q)
+        self.set_pose(q)
         self.scene.keep_in_view()
 
     def cover(self, frames: np.ndarray, q: np.ndarray) -> bool:
