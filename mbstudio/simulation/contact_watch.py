@@ -83,11 +83,19 @@ class PairWatch:
         self.arms = [float(law.values()["radius1"]) + float(law.values()["radius2"]) for law in laws]
         self.edges = edge_pairs(laws, self.passes)
         self.groups: list[slice] = []  # each pair's points, then each pair of edges', as `points` found them
+        self._last: tuple = (None, None)  # the last state `points` was asked for, and its points
 
     def points(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """At the engine's state y at time t, per contact point: the penetration δ (m), the speed bound u (m/s),
-        the bound on its rate a (m/s²) and its pass depth D (m)."""
-        st, found = self._placed(np.array([float(t)]), np.asarray(y, float)[None])
+        the bound on its rate a (m/s²) and its pass depth D (m). The last state's are kept: a leg's end is the
+        next one's start."""
+        key, last = (float(t), np.asarray(y, float).tobytes()), self._last  # runs in threads share the watch
+        if last[0] != key:
+            last = self._last = key, self._points(key[0], np.asarray(y, float))
+        return last[1]
+
+    def _points(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        st, found = self._placed(np.array([t]), y[None])
         speed, rate = (np.concatenate(x) for x in zip(*(_bounds(st, bodies, c[0], reach[0])
                                                           for _, c, reach, bodies in found), strict=True))  # fmt: skip
         counts = [d.shape[1] for d, _, _, _ in found]
@@ -99,7 +107,7 @@ class PairWatch:
         pairs (and pairs of edges) that hold a `chosen` point (all without; -inf for the others' points)."""
         if chosen is None:
             return np.concatenate([d for d, _, _, _ in self._placed(times, states)[1]], axis=1)
-        st = self.tree.motion(*self.eng.outputs(np.asarray(times, float), np.asarray(states, float))[:3])
+        st = self._motion(times, states)
         depth = np.full((len(times), len(chosen)), -np.inf)
         for group, place in zip(self.groups, self._placings(), strict=True):
             if chosen[group].any():
@@ -108,10 +116,14 @@ class PairWatch:
 
     def _placed(self, times: np.ndarray, states: np.ndarray) -> tuple:
         """The motion state at the engine's states and, per pair and per pair of edges, `_vertices`' four."""
-        st = self.tree.motion(*self.eng.outputs(np.asarray(times, float), np.asarray(states, float))[:3])
+        st = self._motion(times, states)
         found = [place(st) for place in self._placings()]
         self.groups = _slices([d.shape[1] for d, _, _, _ in found])
         return st, found
+
+    def _motion(self, times: np.ndarray, states: np.ndarray):
+        """The bodies' motion (kinematics/tree.py's state) at the engine's states (K, size) at `times`."""
+        return self.tree.motion(*self.eng.outputs(np.asarray(times, float), np.asarray(states, float))[:3])
 
     def _placings(self) -> list[Callable]:
         """Per pair and per pair of edges, its `_vertices`' four at a motion state."""
@@ -168,30 +180,26 @@ class PairWatch:
             near = apart & (-depth <= SLACK * (speed + rate * (end - t) / 2) * (end - t))
             probes = t + (end - t) * np.arange(1, PROBES) / PROBES if near.any() else NO_PROBES
             marks, states, work = leg.run_to(end, probes)
+            at_end, moving, *_ = self.points(end, states[-1])
+            pressed = np.zeros((0, len(depth)), bool)
             if near.any():
-                at = np.append(probes, end)
-                pressed = near & (self.depths(at, states[np.searchsorted(marks, at)], near) > 0)
-                if pressed.any():
-                    first = int(np.argmax(pressed.any(axis=1)))
-                    return self._touch_down(leg, pressed[first], (marks, states, work), at[: first + 1])
-            moving = self.points(end, states[-1])[1]
+                pressed = near & (self.depths(probes, states[np.searchsorted(marks, probes)], near) > 0)
+            pressed = np.vstack([pressed, apart & (at_end > 0)])
+            if pressed.any():
+                first = int(np.argmax(pressed.any(axis=1)))
+                at = np.append(probes, end)[max(first - 1, 0) : first + 1]
+                return self._touch_down(leg, pressed[first], at, states[np.searchsorted(marks, at)])
             bound = SLACK * (speed + rate * (end - t))
             if halving == HALVINGS or (moving[apart] <= bound[apart] * (1 + 1e-9)).all():
                 return leg.reached(end, marks, states, work)
             h /= 2
 
-    def _touch_down(self, leg: _Legs, pressed: np.ndarray, run: tuple, probes: np.ndarray) -> None:
-        """The first touch-down of a point `pressed` (apart at the leg's start, pressed at the last of the `probes`)
-        within the leg integrated to its `run`'s marks (the outputs, the probes and its end: times, states, work),
-        between the last two probes (the first where such a point is pressed, and the one before or the leg's
-        start; a point that touches and leaves between two probes goes unseen): the run goes on from the
-        touch-down, its outputs up to the probe before from the leg, and from there integrated again to the
-        touch-down (the leg's own may have met the contact unresolved: DOP853's dense output bulged through the
-        box)."""
-        if len(probes) > 1:
-            leg.reached(probes[-2], *run)
-        marks, states, _ = run
-        t, y, fall = leg.t, leg.y, states[np.searchsorted(marks, probes[-1])]
+    def _touch_down(self, leg: _Legs, pressed: np.ndarray, at: np.ndarray, states: np.ndarray) -> None:
+        """The first touch-down of a point `pressed` (apart at the leg's start, pressed at the last of the times
+        `at`, the states there from the leg) within the leg, between the probe before (the first of `at`, or the
+        leg's start) and that one: a point that touches and leaves between two probes goes unseen. The run goes on
+        from there, its outputs since the leg's start integrated again to there (the leg's own may have met the
+        contact unresolved: DOP853's dense output bulged through the box), as each trial is."""
 
         def margin(t: float, state: np.ndarray) -> float:
             return -float(np.max(self.depths(np.array([t]), state[None], pressed)[0][pressed]))
@@ -200,8 +208,9 @@ class PairWatch:
             reached = leg.trial(c)  # its evaluations are counted by `leg`
             return margin(c, reached), reached, 0
 
-        before, after = (t, margin(t, y)), (probes[-1], margin(probes[-1], fall), fall)
-        root, _, _ = illinois(trial, before, after, ROOT_TIME * leg.times[-1])
+        before = (leg.t, leg.y) if len(at) == 1 else (at[0], states[0])
+        after = (at[-1], margin(at[-1], states[-1]), states[-1])
+        root, _, _ = illinois(trial, (before[0], margin(*before)), after, ROOT_TIME * leg.times[-1])
         leg.reached(root, *leg.run_to(root))
 
 
