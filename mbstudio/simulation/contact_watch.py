@@ -9,12 +9,15 @@ a box's or mesh's vertex against the other side's solid) has its penetration δ 
 can change (the point's velocity relative to the other body, and the spin's share over the contact spheres'
 radii) and a bound a on that speed's rate (the point's relative acceleration, the other body's turning of its
 frame, and the spin's); a point can pass through the other side's solid only by moving the solid's least width
-plus both radii, its pass depth D. The leg ends before any point, moving at u growing by a, could have gone
-−δ + D/2 (at least D/8 for a point already deeper than 3D/8): a touch-down within it ends inside the solid.
+plus both radii, its pass depth D. Between two boxes or meshes every pair of their edges is a point too
+(EdgePairs: two blocks crossed like a plus sign touch at their edges only). The leg ends before any point, moving
+at u growing by a, could have gone −δ + D/2 (at least D/8 for a point already deeper than 3D/8): a touch-down
+within it ends inside the solid.
 
-At the leg's end, a point that was apart at its start and is pressed in there touched down within it, maybe
-unseen: the first time one does is located as a root of −max δ (regula_falsi.py, each trial integrated from the
-leg's start) and the run restarts there, the contact's force growing from zero as the integrator meets it, so
+At the leg's end, or at one of its probes (its states at equal intervals), a point that was apart at its start
+and is pressed in there touched down within it, maybe unseen: the first time one does, after the probe before
+the first that finds one, is located as a root of −max δ (regula_falsi.py, each trial integrated from the leg's
+start) and the run restarts there, the contact's force growing from zero as the integrator meets it, so
 that the energy the contact stores is the work the motion did on it (an impact found late would start with the
 potential of a deep overlap, energy created). A leg whose points ended faster than twice their bound (a force the
 bound did not foresee) is integrated again at half its length. Every length, end and root is a function of the
