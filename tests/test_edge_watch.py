@@ -18,6 +18,7 @@ from mbstudio.simulation import contact_watch
 from mbstudio.simulation.contact_watch import _nearest_points, pair_watch
 from mbstudio.simulation.run import simulate
 
+from .test_contact import G
 from .test_shape_pairs import HALF, on_table, pair
 
 BAR = (1.0, 0.05, 0.001)  # m, the fixed bar's half extents: 2 mm thick, its top face z = 0
@@ -121,3 +122,22 @@ def test_the_nearest_points_of_two_segments():
         sampled = min(np.linalg.norm(on_b - x, axis=1).min() for x in on_a)
         step = max(np.linalg.norm(a1[k] - a0[k]), np.linalg.norm(b1[k] - b0[k])) / 1000
         assert sampled - step <= found[k] <= sampled + 1e-15
+
+
+def test_the_crossings_touch_down_is_located_where_free_flight_puts_it(monkeypatch):
+    """The block's bottom edges meet the bar's top edges when it has fallen DROP at 5 m/s: a leg of the run ends
+    there (the touch-down located, to 1e-9 s: the search asks 1e-12 of the span, the flight's rounding adds to
+    it); the outputs before it are above the bar, and some after it pressed in."""
+    ends = []
+    reached = contact_watch._Legs.reached
+
+    def noted(self, end, *rest):
+        ends.append(end)
+        reached(self, end, *rest)
+
+    monkeypatch.setattr(contact_watch._Legs, "reached", noted)
+    result = dropped(across_the_bar(), "CVODES")
+    touch = (-SPEED + math.sqrt(SPEED * SPEED + 2 * G * DROP)) / G
+    assert min(abs(np.array(ends) - touch)) <= 1e-9
+    before = result.t < touch
+    assert (result.q[before, 2] - HALF[2] > 0).all() and (result.q[~before, 2] - HALF[2] < 0).any()
