@@ -10,12 +10,11 @@ import math
 import numpy as np
 import pytest
 
-from mbstudio.dynamics.engine import engine
 from mbstudio.dynamics.forces import AppliedForces
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import dumps, loads
 from mbstudio.simulation import contact_watch
-from mbstudio.simulation.contact_watch import _nearest_points, pair_watch
+from mbstudio.simulation.contact_watch import EdgePairs, _nearest_points, pair_watch, pass_depth
 from mbstudio.simulation.run import simulate
 
 from .test_contact import G
@@ -45,6 +44,7 @@ def dropped(model, method: str):
     return simulate(model, T_END, samples=401, velocities=velocities, method=method, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow  # the pair's engine compiled (~17 s on a cold cache)
 @pytest.mark.parametrize("method", ["CVODES", "DOP853"])
 def test_a_block_dropped_across_a_thin_bar_lands_on_its_edges(method, monkeypatch):
     """At 5 m/s the vertices' watch alone lets the block through the 2-mm bar (its bottom ends below the bar's
@@ -72,31 +72,28 @@ def test_the_watchs_edges_press_where_the_laws_crossings_do():
     (its 36 facing pairs: an independent choice of the edges) to 1e-12 m where either presses; apart, its depth is
     minus the least distance of the bar's and the block's edges, found by sampling each pair of segments."""
     model = across_the_bar()
-    eng = engine(model)
-    watch = pair_watch(eng)
     mech = Mechanism(model)
     law = AppliedForces(mech).laws[0]
+    edge_pairs = EdgePairs(law, pass_depth(law))
     rng = np.random.default_rng(36)
     pressed = 0
     for _ in range(8):
         q = mech.tree.initial_coordinates() + rng.normal(0, [2e-3, 2e-3, 0.0, 2e-3, 2e-3, 0.05])
         q[2] = HALF[2] + rng.uniform(-4e-4, 4e-4)
-        y = eng.pack(q, np.zeros(6))
-        depth = watch.depths(np.zeros(1), y[None])[0]
-        edges = depth[watch.groups[1]]
-        crossings = [float(d[0]) for d, *_ in law.pressing(mech.motion(q[None], np.zeros((1, 6))))[16:]]
+        st = mech.tree.motion(q[None], np.zeros((1, 6)), np.zeros((1, 6)))
+        edges = edge_pairs.placed(st)[0][0]
+        crossings = [float(d[0]) for d, *_ in law.pressing(st)[16:]]
         if max(crossings) > 0 or edges.max() > 0:
             pressed += 1
             assert edges.max() == pytest.approx(max(crossings), abs=1e-12)
         else:
-            sampled, step = _sampled_gap(watch.edges[0], mech, q)
+            sampled, step = _sampled_gap(edge_pairs, st)
             assert sampled - step <= -edges.max() <= sampled + 1e-15
     assert 2 <= pressed <= 6  # both kinds of state were checked
 
 
-def _sampled_gap(pairs, mech, q) -> tuple[float, float]:
+def _sampled_gap(pairs, st) -> tuple[float, float]:
     """The least distance of the sides' edges, from 401 points along each edge, and the sampling's step."""
-    st = mech.tree.motion(q[None], np.zeros((1, 6)), np.zeros((1, 6)))
     (a0, a1, *_), (b0, b1, *_) = (
         pairs._placed(st, body, local) for body, local in zip(pairs.bodies, pairs.local, strict=True)
     )
@@ -124,6 +121,7 @@ def test_the_nearest_points_of_two_segments():
         assert sampled - step <= found[k] <= sampled + 1e-15
 
 
+@pytest.mark.slow  # the pair's engine compiled (~17 s on a cold cache)
 def test_the_crossings_touch_down_is_located_where_free_flight_puts_it(monkeypatch):
     """The block's bottom edges meet the bar's top edges when it has fallen DROP at 5 m/s: a leg of the run ends
     there (the touch-down located, to 1e-9 s: the search asks 1e-12 of the span, the flight's rounding adds to
