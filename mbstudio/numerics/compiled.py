@@ -16,13 +16,11 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -224,7 +222,7 @@ def code_version() -> str:
     with contextlib.suppress(CacheRefused, OSError):
         files = [[path.relative_to(package).as_posix(), *_stamp(path)] for path in paths]
         record = {"identity": identity, "package": str(package), "files": files, "version": version}
-        write_sealed(cache_folder() / "code_version.json", json.dumps(record).encode())
+        write_sealed(_version_record(package), json.dumps(record).encode())
     return version
 
 
@@ -233,7 +231,7 @@ def _remembered_version(identity: str, package: Path) -> str | None:
     sizes and modification times (ns) are all as they were then; else None. A file that changes, or a new
     import in one, changes its stamp; so does a module removed (then it is missing)."""
     try:
-        data = read_sealed(cache_folder() / "code_version.json")
+        data = read_sealed(_version_record(package))
         record = json.loads(data) if data is not None else {}
         if record.get("identity") != identity or record.get("package") != str(package):
             return None
@@ -241,6 +239,13 @@ def _remembered_version(identity: str, package: Path) -> str | None:
         return str(record["version"]) if same else None
     except (CacheRefused, OSError, ValueError, KeyError, TypeError, AttributeError):  # not a record we wrote
         return None
+
+
+def _version_record(package: Path) -> Path:
+    """Where the code version of the package at `package` is remembered: one file per installed copy, so that
+    two copies in use on one machine (a checkout beside an installed release) do not each find the other's
+    record and walk and hash their files again on every run."""
+    return cache_folder() / f"code_version_{hashlib.sha256(str(package).encode()).hexdigest()[:16]}.json"
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -554,6 +559,8 @@ def _compile(compiler: list[str], source: Path, library: Path, done: Compiled | 
     small part of its compile time), the rest at MAIN_OPTIMISATION, compiled in parallel (translation_units.py).
     Written under a temporary name and renamed, so a concurrent process never loads half a library; private,
     its sha256 in the cache's index (native_cache.seal)."""
+    import subprocess  # a build's only: a run from the cache starts no process (nor imports what starts them)
+
     partial = library.with_name(f".{library.name}.{os.getpid()}.tmp")
     try:
         with tempfile.TemporaryDirectory() as work:
@@ -573,6 +580,9 @@ def _objects(compiler: list[str], source: Path, work: Path, done: Compiled | Non
     """The source's translation units compiled to object files, at most one process per core at a time, with
     `done(units compiled, units)` after each; None when one fails. The long functions' units need no headers
     (translation_units.UNIT_OPTIONS)."""
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
     main, parts = translation_units(source.read_text(encoding="utf-8"))
     units = [(work / f"unit{k}.c", text, [compiler[0], *UNIT_OPTIONS, *OPTIMISATION]) for k, text in enumerate(parts)]
     for path, text, _ in units:
