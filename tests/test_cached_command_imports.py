@@ -13,9 +13,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = str(ROOT / "samples" / "four_bar.mbs")
-# made lazy for a run from the cache: compiling (subprocess, thread pools, Python's headers), temporary files' host
-# and names (socket, uuid), leftover files' patterns (glob), a unit's suggestions (difflib)
-BUILDING_ONLY = ("subprocess", "concurrent.futures", "sysconfig", "socket", "uuid", "glob", "difflib", "scipy")
+# made lazy for a run from the cache: compiling (subprocess, thread pools, Python's headers, cutting C into units,
+# tracing's arithmetic), temporary files' host and names (socket, uuid), leftover files' patterns (glob), a unit's
+# suggestions (difflib)
+BUILDING_ONLY = (
+    "subprocess",
+    "concurrent.futures",
+    "sysconfig",
+    "mbstudio.numerics.translation_units",
+    "mbstudio.numerics.sx_operators",
+    "socket",
+    "uuid",
+    "glob",
+    "difflib",
+    "scipy",
+)
 
 
 def _modules_after(argv: list[str], cache: Path, cwd: Path) -> set[str]:

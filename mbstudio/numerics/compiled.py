@@ -32,8 +32,6 @@ from .backends import _ObjectArrays
 from .native_cache import CacheRefused, cache_folder, discard, read_sealed, seal, verified, write_sealed
 from .native_call import MODULE_PREFIX, calls, extension_source, include_flags, load_extension
 from .native_call import FastCall as FastCall  # where the engines' callers import it from
-from .sx_operators import faster_arithmetic
-from .translation_units import UNIT_OPTIONS, translation_units
 
 Compiled = Callable[[int, int], None]  # told (units compiled, units) as a library's translation units compile
 
@@ -367,6 +365,8 @@ def cached_functions(key: str, stem: str, build: Callable[[], tuple[list[casadi.
         found = _load_filed(folder, key, stem)
         if found is not None:
             return found
+    from .sx_operators import faster_arithmetic  # a build's only, as translation_units is
+
     start = time.perf_counter()
     say_building(f"building the compiled {stem} of this model (once: later runs load it from the cache) ...", 0.0)
     with faster_arithmetic():  # the same graph, traced in a fraction of the time
@@ -582,6 +582,8 @@ def _objects(compiler: list[str], source: Path, work: Path, done: Compiled | Non
     (translation_units.UNIT_OPTIONS)."""
     import subprocess
     from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from .translation_units import UNIT_OPTIONS, translation_units
 
     main, parts = translation_units(source.read_text(encoding="utf-8"))
     units = [(work / f"unit{k}.c", text, [compiler[0], *UNIT_OPTIONS, *OPTIMISATION]) for k, text in enumerate(parts)]
