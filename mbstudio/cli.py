@@ -106,6 +106,17 @@ def _module(name: str):
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 
+def _is_program() -> bool:
+    """Whether this process is the `mbstudio` program (the console script, or `python -m mbstudio.cli`), not a
+    Python program that calls main() (a test setting sys.argv, say), whose process must outlive the command."""
+    started = sys.modules.get("__main__")
+    spec = getattr(started, "__spec__", None)
+    return (
+        getattr(spec, "name", None) == "mbstudio.cli"
+        or os.path.basename(getattr(started, "__file__", "")) == "mbstudio"
+    )
+
+
 @contextlib.contextmanager
 def _imports_uncollected(program: bool) -> Iterator[None]:
     """The program's command imported without the garbage collector, which would traverse the growing heap of
@@ -142,10 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     command = f"mbstudio {argv[0]}" if argv and argv[0] in COMMANDS else "mbstudio"
     try:
         if argv and argv[0] in COMMANDS:
-            with _imports_uncollected(interactive):
+            program = interactive and _is_program()
+            with _imports_uncollected(program):
                 args = build_parser(argv[0]).parse_args(argv)
             code = _run(args)
-            return _exit_now(code) if interactive else code
+            return _exit_now(code) if program else code
         args = default_parser().parse_args(argv)
         if interactive and not args.summary and _has_display():
             return _window(args.file)
