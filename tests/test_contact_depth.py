@@ -11,7 +11,9 @@ from mbstudio.kinematics import Mechanism
 from mbstudio.simulation.run import simulate
 
 from .test_contact import column
-from .test_rigid_loops import RADIUS, check_landing, energy, floating_four_bar, four_bar_on_a_plane
+from .test_rigid_loops import RADIUS as LOOP_RADIUS
+from .test_rigid_loops import check_landing, energy, floating_four_bar, four_bar_on_a_plane
+from .test_shape_pairs import RADIUS, on_table
 
 
 def test_a_four_bar_landing_on_a_plane_is_lifted_out_of_it_at_every_step():
@@ -29,7 +31,7 @@ def test_a_four_bar_landing_on_a_plane_is_lifted_out_of_it_at_every_step():
     speed = np.hypot(column(result, "coupler_point.vx"), column(result, "coupler_point.vz")).max()
     bound = (step * speed) ** 2 / length
     assert column(result, "f.penetration").max() <= bound
-    assert column(result, "coupler_point.z").min() >= 0.1 + RADIUS - bound
+    assert column(result, "coupler_point.z").min() >= 0.1 + LOOP_RADIUS - bound
 
 
 def test_a_floating_chain_s_landings_are_lifted_out_of_the_ground():
@@ -43,3 +45,42 @@ def test_a_floating_chain_s_landings_are_lifted_out_of_the_ground():
         assert column(result, f"f_{name}.normal_force").max() > 0
         assert column(result, f"f_{name}.penetration").max() <= bound
     assert energy(result)[-1] < 0.3 * energy(result)[0]
+
+
+HEAVY, BOARD = 20.0, 0.002  # kg, a 5-cm ball; m, the thin box's thickness (its top face z = 0)
+
+
+def heavy_ball_on_a_board(stiffness: float):
+    """A 20 kg ball of 5 cm (frictionless, c_d = 3 s/m: damped to ζ ≈ 0.7 at the stiffer k) resting on the 2-mm
+    box, touching its top face."""
+    from mbstudio.model import dumps, loads
+
+    from .test_shape_pairs import pair
+
+    model = on_table([pair(half_extents1=[2.0, 0.5, BOARD / 2], stiffness=stiffness, dissipation=3.0,
+                           friction=0.0)], RADIUS)  # fmt: skip
+    model.ground.points["table"] = [0.0, 0.0, -BOARD / 2]
+    model.bodies[0].inertia["m"] = HEAVY
+    return loads(dumps(model))
+
+
+def test_a_heavy_ball_on_a_soft_thin_box_goes_through_and_the_run_says_why():
+    """The ball's pass depth through the board is D = 2 mm + 2 r = 102 mm: pressed past D/2 = 51 mm (its centre
+    past the board's middle) the law pushes it on through. With k = 1e5 N/m^1.5 the weight m g = k δ^1.5 rests it at
+    δ_s = 15.7 mm (the release's overshoot within 3/8 D = 38 mm): its centre stays above the top face, and no note. With
+    k = 1e4 δ_s = 72.7 mm lies past D/2: the ball sinks through the board and the run's notes name the pair, the
+    depth and why, and rigid contacts (whose points do not sink) hold it on the top face. Energy never rises beyond
+    the integrator's error in either compliant run: the flip is continuous in the potential."""
+    held = simulate(heavy_ball_on_a_board(1e5), 1.0, samples=501, rtol=1e-10, atol=1e-12)
+    static = (HEAVY * 9.81 / 1e5) ** (2 / 3)
+    assert held.q[:, 2].min() > 0.0  # its centre stays above the top face, pushed back up
+    assert abs(held.q[-1, 2] - (RADIUS - static)) < 1e-3 * static
+    assert not [note for note in held.notes if "contact pair" in note]
+    through = simulate(heavy_ball_on_a_board(1e4), 1.0, samples=501, rtol=1e-10, atol=1e-12)
+    assert through.q[-1, 2] < -BOARD - RADIUS  # wholly below the bottom face
+    (note,) = [note for note in through.notes if "contact pair 'p'" in note]
+    assert "half its pass depth (51 mm" in note and "rigid" in note
+    rigid = simulate(heavy_ball_on_a_board(1e4), 1.0, samples=501, contact="rigid")
+    assert rigid.q[:, 2].min() >= RADIUS - 1e-9 and not [n for n in rigid.notes if "contact pair" in n]
+    for result in (held, through):
+        assert np.diff(result.total).max() <= 100 * 1e-10 * abs(held.total).max()
