@@ -84,3 +84,51 @@ def test_a_heavy_ball_on_a_soft_thin_box_goes_through_and_the_run_says_why():
     assert rigid.q[:, 2].min() >= RADIUS - 1e-9 and not [n for n in rigid.notes if "contact pair" in n]
     for result in (held, through):
         assert np.diff(result.total).max() <= 100 * 1e-10 * abs(held.total).max()
+
+
+STIFF = 1e8  # N/m^1.5: a 1 kg ball presses in by (m g / k)^(2/3) = 21 µm
+TOP_EDGE = (2.0, 0.5)  # the table's half extents in x and y (test_shape_pairs.TABLE): its top edges and corner
+
+
+def over_the_edge(diagonal: bool, speed: float = 0.2):
+    """The 1 kg ball of 5 cm resting on the table's top face (stiff, frictionless, undamped), 1 cm from its edge
+    x = 2 (or from its corner (2, 0.5) along the diagonal), sliding towards it at `speed`."""
+    from mbstudio.model import dumps, loads
+
+    from .test_shape_pairs import pair
+
+    settled = RADIUS - (9.81 / STIFF) ** (2 / 3)
+    start = {"x": TOP_EDGE[0] - 0.01, "y": TOP_EDGE[1] - 0.01 if diagonal else 0.0}
+    model = on_table([pair(stiffness=STIFF, dissipation=0.0, friction=0.0)], settled, **start)
+    return loads(dumps(model))
+
+
+def test_a_ball_sliding_over_a_box_s_edge_or_corner_pivots_on_it_until_it_leaves():
+    """Over the edge (or the corner) the ball's centre keeps the exact distance r − δ from the box's nearest point,
+    the edge's line (or the corner), so it pivots on a circle of radius R ≈ r about it and leaves where a particle
+    on that circle does: the normal force m (g cos θ − v²/R) falls to zero at cos θ* = (2 + v₀²/(g R)) / 3 (energy
+    v² = v₀² + 2 g R (1 − cos θ)), 46.1° at v₀ = 0.2 m/s. Checked: the pair's penetration at every sample is r
+    less the centre's exact distance from the box (|y − clamp(y)| written here); the normal force stays above zero
+    at every sample from the start until 0.02 rad before θ* (no dip where the nearest feature turns from the face
+    to the edge or the corner) and the ball leaves within 0.02 rad of θ*; the energy is kept to the integrator's
+    error (no damping, no friction)."""
+    v0 = 0.2
+    leave = np.arccos((2 + v0**2 / (9.81 * RADIUS)) / 3)
+    for diagonal in (False, True):
+        direction = np.array([1.0, 1.0, 0.0]) / np.sqrt(2) if diagonal else np.array([1.0, 0.0, 0.0])
+        velocities = np.zeros(6)
+        velocities[:3] = v0 * direction
+        result = simulate(over_the_edge(diagonal), 0.3, samples=3001, velocities=velocities, rtol=1e-10, atol=1e-12)
+        centre = result.q[:, :3]
+        half = np.array([TOP_EDGE[0], TOP_EDGE[1], 10.0])
+        local = centre - np.array([0.0, 0.0, -10.0])
+        distance = np.linalg.norm(local - np.clip(local, -half, half), axis=1)
+        depth = column(result, "m_p.penetration")
+        assert np.abs(depth - np.maximum(RADIUS - distance, 0.0)).max() < 1e-12
+        past = (centre[:, :2] - np.array(TOP_EDGE[: 1 + diagonal] + (() if diagonal else (0.0,)))) @ direction[:2]
+        angle = np.arctan2(np.maximum(past, 0.0), centre[:, 2])
+        normal = column(result, "m_p.normal_force")
+        assert normal[angle < leave - 0.02].min() > 0
+        left = int(np.argmax((normal == 0) & (angle > 0)))
+        assert abs(angle[left] - leave) < 0.02
+        assert np.abs(result.total - result.total[0]).max() < 1e-6 * abs(result.total[0])
