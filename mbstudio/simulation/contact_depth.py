@@ -1,12 +1,14 @@
 """How deep a run pressed its contact pairs' points, against what their geometry can hold (docs/contact.md,
 "Thin solids and adaptive steps").
 
-A compliant pair's point (a sphere's centre, a box's or mesh's vertex) inside the other side's solid is pushed out
-through the solid's nearest face (contact_shapes.polytope_distance): pressed past half its pass depth D (the solid's
-least width plus both radii twice, contact_watch.pass_depth), the far face is the nearest, and the law pushes it
-on through instead of back. The law is a function of the state alone and does not remember the side a point
-entered by, so no force can hold it there: a load heavier than the contact's k (D/2)^n at that depth, or an impact
-deeper than it, goes through. A run says so in its notes where a point came within an eighth of D of that depth.
+A compliant pair's lone point (a sphere's centre, against another sphere, a capsule, a box or a mesh) is pushed
+out of the other side along the nearest way out (contact_shapes.polytope_distance; the line of centres): pressed
+past half its pass depth D (the other solid's least width plus both radii twice, contact_watch.pass_depth), the
+far face is the nearest, and the law pushes it on through instead of back. (A box's or mesh's vertex is pushed
+along the face its whole solid overlaps the other least along, which stays the face it pressed on.) The law is a
+function of the state alone and does not remember the side a point entered by, so no force can hold it there: a
+load heavier than the contact's k (D/2)^n at that depth, or an impact deeper than it, goes through. A run says so
+in its notes where a point came within an eighth of D of that depth.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ NEAR = 3 / 8  # of a point's pass depth D: a point pressed deeper came within D/
 
 
 def too_deep(forces: AppliedForces, t: np.ndarray, q: np.ndarray) -> list[str]:
-    """A note for each contact pair whose deepest point (sampled at the outputs t, coordinates q (K, n)) was pressed
-    past NEAR of its pass depth: with its depth, the time, the depth D/2 past which the law pushes it through and
-    what holds it instead."""
-    laws = [law for law in forces.laws if law.type == ContactPair.type]
+    """A note for each contact pair with a sphere side whose deepest point (sampled at the outputs t, coordinates q
+    (K, n)) was pressed past NEAR of its pass depth: with its depth, the time, the depth D/2 past which the law
+    pushes it through and what holds it instead."""
+    laws = [law for law in forces.laws if law.type == ContactPair.type and "sphere" in law.shapes]
     if not laws:
         return []
     st = forces.mech.motion(np.asarray(q, float))
