@@ -86,6 +86,41 @@ def test_a_heavy_ball_on_a_soft_thin_box_goes_through_and_the_run_says_why():
         assert np.diff(result.total).max() <= 100 * 1e-10 * abs(held.total).max()
 
 
+def heavy_block_on_a_board(stiffness: float, depth: float):
+    """The 20 kg block (0.2 × 0.1 × 0.05 m, frictionless, c_d = 3 s/m) flat on the 2-mm box, its bottom corners
+    pressed in by `depth`."""
+    from mbstudio.model import dumps, loads
+
+    from .test_shape_pairs import HALF, pair
+
+    model = on_table([pair(shape2="box", half_extents1=[2.0, 0.5, BOARD / 2], stiffness=stiffness, dissipation=3.0,
+                           friction=0.0)], HALF[2] - depth)  # fmt: skip
+    model.ground.points["table"] = [0.0, 0.0, -BOARD / 2]
+    model.bodies[0].inertia["m"] = HEAVY
+    return loads(dumps(model))
+
+
+def test_a_heavy_block_on_a_thin_box_rests_past_half_its_thickness():
+    """The block's corners pass the 2-mm box at its pass depth D = 2 mm. With k = 1e6 N/m^1.5 each corner rests at
+    δ_s = (m g / 4k)^(2/3) = 1.34 mm, past D/2, where the nearest face is the bottom one: it was pushed on through
+    the board (the block fell 4.9 m in 1 s). Pushed along the face the solids overlap least along (the top) it
+    rests there: its height stays at c − δ_s (released there) to 1e-9 δ_s, no note, the energy never rising beyond
+    the integrator's error. With k = 1e5 (δ_s = 6.2 mm, deeper than the board) no face can hold it: it falls
+    through and the run's notes say so, with the board's pass depth."""
+    from .test_shape_pairs import HALF
+
+    static = (HEAVY * 9.81 / 4 / 1e6) ** (2 / 3)
+    held = simulate(heavy_block_on_a_board(1e6, static), 1.0, samples=501, rtol=1e-10, atol=1e-12)
+    assert static > BOARD / 2
+    assert np.abs(held.q[:, 2] - (HALF[2] - static)).max() < 1e-9 * static
+    assert not [note for note in held.notes if "contact pair" in note]
+    assert np.diff(held.total).max() <= 100 * 1e-10 * abs(held.total).max()
+    through = simulate(heavy_block_on_a_board(1e5, 0.0015), 1.0, samples=501, rtol=1e-10, atol=1e-12)
+    assert through.q[-1, 2] < -BOARD - HALF[2]
+    (note,) = [note for note in through.notes if "contact pair 'p'" in note]
+    assert "its pass depth (2 mm" in note
+
+
 STIFF = 1e8  # N/m^1.5: a 1 kg ball presses in by (m g / k)^(2/3) = 21 µm
 TOP_EDGE = (2.0, 0.5)  # the table's half extents in x and y (test_shape_pairs.TABLE): its top edges and corner
 
