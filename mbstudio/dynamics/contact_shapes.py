@@ -273,7 +273,7 @@ def larger(x, a, b):
     return out
 
 
-def polytope_distance(side: PairSide, y, faces: tuple, sqrt, regular) -> tuple:
+def polytope_distance(side: PairSide, y, faces: tuple, sqrt, regular, gaps=None) -> tuple:
     """Signed distance s (N,) of points y (N, 3; the body's axes, relative to the shape's centre) from a box or a
     mesh, and the outward unit normal (N, 3, body axes) along which it grows.
 
@@ -282,13 +282,22 @@ def polytope_distance(side: PairSide, y, faces: tuple, sqrt, regular) -> tuple:
     beyond an edge or a corner it is less than the distance (the faces' planes reach out further than the solid).
     A box outside takes its exact distance instead: |y − clamp(y)| in its axes, along y − clamp(y), regularised by
     `regular` (m) so that the normal stays finite; a mesh keeps the deepest face's here (`mesh_outside` makes it
-    exact)."""
+    exact).
+
+    `gaps` (N, F): for a vertex of a box or mesh, its solid's overlap with this one along each face's normal
+    (`solid_gaps`). Inside, the vertex is then pushed out along the face whose s_f − gap_f is the largest: the
+    nearest face among those along which the solids overlap least (the separating-axis test's least-penetration
+    face, Gottschalk, Lin and Manocha 1996), not the nearest alone. A block's corner that has just slid in over a
+    box's side edge, 1 mm below its top and 0.1 mm inside the side face, is pushed up with the block's whole
+    overlap, not sideways out of a block that the side face cannot separate (docs/contact.md, the hand-off)."""
     normals, offsets = faces
     s = (y[:, None, :] * normals[None, :, :]).sum(axis=2) - offsets[None, :]  # (N, F)
     best, normal = s[:, 0], np.broadcast_to(normals[0], y.shape)
     for f in range(1, normals.shape[0]):
         normal = larger(s[:, f] - best, np.broadcast_to(normals[f], y.shape), normal)
         best = best + positive(s[:, f] - best)
+    if gaps is not None:
+        best, normal = _least_overlap(s, gaps, normals, best, normal, y.shape)
     if shape_of(side) != "box":
         return best, normal
     u = s[:, :3] + offsets[None, :3]  # the box's own coordinates
@@ -296,6 +305,29 @@ def polytope_distance(side: PairSide, y, faces: tuple, sqrt, regular) -> tuple:
     away = (out[:, :, None] * normals[None, :3, :]).sum(axis=1)
     distance = sqrt((out * out).sum(axis=1) + regular * regular)
     return larger(best, distance, best), larger(best, away / distance[:, None], normal)
+
+
+def _least_overlap(s, gaps, normals, best, normal, shape) -> tuple:
+    """Inside (the nearest face's s < 0): the plane distance and normal of the face with the largest s_f − gap_f;
+    outside, `best` and `normal` as they are (polytope_distance)."""
+    score, chosen, along = s[:, 0] - gaps[:, 0], s[:, 0], np.broadcast_to(normals[0], shape)
+    for f in range(1, normals.shape[0]):
+        gain = s[:, f] - gaps[:, f] - score
+        chosen, along = larger(gain, s[:, f], chosen), larger(gain, np.broadcast_to(normals[f], shape), along)
+        score = score + positive(gain)
+    return larger(best, best, chosen), larger(best, normal, along)
+
+
+def solid_gaps(corners, faces: tuple):
+    """How far a solid with corners (N, V, 3) overlaps another along each of its faces' normals (N, F): the face's
+    offset less the least height of the corners along its outward normal (faces: polytope_distance's, the corners in
+    the same axes)."""
+    normals, offsets = faces
+    heights = (corners[:, :, None, :] * normals[None, None, :, :]).sum(axis=3)  # (N, V, F)
+    lowest = heights[:, 0, :]
+    for v in range(1, heights.shape[1]):
+        lowest = least(lowest, heights[:, v, :])
+    return offsets[None, :] - lowest
 
 
 # ------------------------------------------------------------------------ edges, and a mesh's exact distance
@@ -414,10 +446,14 @@ def edge_crossing(ends_a: tuple, ends_b: tuple, inner_a, inner_b, radii: tuple, 
     height_a = _magnitude(height_a)
     height_b = dot(normal, inner_b - p_b)
     depth = dot(normal, p_a - p_b) + radii[0] + radii[1]
-    length_a, length_b = sqrt(uu), sqrt(vv)
-    caps = (2 * overlap - depth, height_a, height_b, length_a * s, length_a * (1 - s), length_b * t, length_b * (1 - t))
-    for cap in caps:
+    for cap in (2 * overlap - depth, height_a, height_b):
         depth = least(depth, cap)
+    # within both edges the lines' overlap as it is: at an edge's end the end's vertex, inside the other solid by as
+    # much along its least-overlap face, takes over (polytope_distance); at and beyond it, capped by minus the
+    # distance past the end
+    length_a, length_b = sqrt(uu), sqrt(vv)
+    within = least(least(length_a * s, length_a * (1 - s)), least(length_b * t, length_b * (1 - t)))
+    depth = larger(within, depth, least(depth, within))
     point = (p_a + p_b) / 2 + (radii[0] - radii[1]) / 2 * normal
     return depth, normal, point
 

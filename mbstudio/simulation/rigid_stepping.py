@@ -103,6 +103,7 @@ class RigidStepper:
         self.terms = rigid_step_terms(mech.model, mech.partition)
         self.loops = loop_assembly(mech) if mech.partition.dependent else None
         self._warm: tuple[bytes, np.ndarray] | None = None  # the active contacts and their impulses
+        self._ends: tuple[bytes, np.ndarray] | None = None  # a loop's last step end and its points' penetrations
         # each contact point's pass depth, a pair's (contact_watch.py; inf on a plane or the road, never passed)
         self.pairs = np.array([point_pass_depth(law) for law in self.laws])
 
@@ -116,7 +117,8 @@ class RigidStepper:
         if not len(active):
             self._warm = None
             split = (np.zeros(len(self.laws)), impulses) if self.turns else None
-            return *self._on_loops(q_m + 0.5 * h * v_free, v_free), impulses, split
+            end = self._on_loops(q_m + 0.5 * h * v_free, v_free)
+            return *self._on_surfaces(t + h, q, *end, self._near(ahead, u_free, h)), impulses, split
         every = len(active) == len(self.laws)  # standing: no rows to pick
         rows = slice(None) if every else (3 * active[:, None] + np.arange(3)).ravel()
         start = u_start[3 * active + 2]  # the normal velocities at the step's start, in the midpoint's frames
@@ -145,7 +147,44 @@ class RigidStepper:
             split = np.zeros(len(self.laws)), impulses.copy()
             split[0][active] = lam[2::3]
             split[1][active] -= lam[2::3, None] * axes[:, 2]
-        return *self._on_loops(q_next, v_next), impulses, split
+        return *self._on_surfaces(t + h, q, *self._on_loops(q_next, v_next), True), impulses, split
+
+    @staticmethod
+    def _near(ahead: np.ndarray, u_free: np.ndarray, h: float) -> bool:
+        """Whether a contact point apart may end the step within a step's travel of its surface (a curved path
+        sinks it by less than that)."""
+        return bool((ahead + h * np.linalg.norm(u_free.reshape(-1, 3), axis=1) >= 0).any())
+
+    def _on_surfaces(self, t: float, q_start: np.ndarray, q: np.ndarray, v: np.ndarray, near: bool) -> tuple:
+        """A closed loop's step end (q, v) lifted out of the surfaces by what its contact points sank beyond their
+        penetrations at the step's start (`q_start`), measured at q itself: the step's impulses and `_lifted` hold
+        the depths a linear prediction from the midpoint gives, and a point on a loop follows a curved path (the
+        dependent coordinates' closure bends it), so a landing ended up to κ (h |u|)² deep past what they saw
+        (8.3e-5 m for the four-bar's coupler at h = 1 ms, docs/contact.md). One more evaluation of the step's
+        terms at q (h = 0: their `ahead` is δ(q), W and G those at q), only where a point is active or `near` (it
+        may end within a step's travel of its surface); a tree's step ends as it is."""
+        if self.loops is None or not near:
+            self._ends = None
+            return q, v
+        _, W, G, _, _, depth, _ = self.terms(t, q, v, 0.0)
+        touching = np.flatnonzero(depth >= 0)
+        if not len(touching):
+            self._ends = (q.tobytes(), depth)
+            return q, v
+        kept = np.maximum(0.0, self._depths(t, q_start)[touching])  # a start's own penetration is kept
+        excess = depth[touching] - kept
+        if not (excess > 0).any():
+            self._ends = (q.tobytes(), depth)
+            return q, v
+        q, v = self._on_loops(q + self._lifted(*_normal_rows(W, G, 3 * touching + 2), excess), v)
+        self._ends = None
+        return q, v
+
+    def _depths(self, t: float, q: np.ndarray) -> np.ndarray:
+        """The contact points' penetrations δ(q) (m,): the last step end's where q is it, else evaluated."""
+        if self._ends is not None and self._ends[0] == q.tobytes():
+            return self._ends[1]
+        return self.terms(t, q, np.zeros_like(q), 0.0)[5]
 
     def _targets(self, active: np.ndarray, approach: np.ndarray, depth: np.ndarray, h: float) -> np.ndarray:
         """The active contacts' shifts of their normal velocities at the step's end: Newton's rebound e u⁻_n, and
@@ -223,6 +262,20 @@ class RigidStepper:
         first = min(1, K - 1)
         qdd[0], forces[0], normal[0], friction[0] = qdd[first], forces[first], normal[first], friction[first]
         return RigidRun(q, qd, qdd, forces, normal, friction, steps)
+
+
+def _normal_rows(W: np.ndarray, G: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """W's normal columns and G's normal block at `rows`, as a frictionless problem's (n, 3m) and (3m, 3m): the
+    tangential rows decoupled (their impulses are 0 on a cone of μ = 0). A move along the normals alone: on a loop
+    of one degree of freedom G's range is the point's path, and its full rows would lift a normal depth by its
+    share along the path only."""
+    m = len(rows)
+    normal = G[np.ix_(rows, rows)]
+    wide, block = np.zeros((len(W), 3 * m)), np.zeros((3 * m, 3 * m))
+    wide[:, 2::3], block[2::3, 2::3] = W[:, rows], normal
+    tangent = (3 * np.arange(m)[:, None] + np.arange(2)).ravel()
+    block[tangent, tangent] = np.trace(normal) / m
+    return wide, block
 
 
 def _normal_shift(G: np.ndarray, target: np.ndarray) -> np.ndarray:

@@ -44,6 +44,7 @@ from ..model.hashing import text_hash
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import MAGNITUDE_MAX, check_dynamics
 from .charts import ChartWatch, closed_jacobian, decided, singularity
+from .contact_depth import too_deep
 from .crossing import CrossingWatch, cross, crossing_due, start_rank
 from .integrators import CHART_REASON, CHUNKS, CROSSING_REASON, CVODES, SCIPY, IntegrationError, StepLimit, integrate
 from .law_state_runs import refuse_law_states, with_law_states
@@ -374,6 +375,7 @@ def simulate(
         states, calls = _run_numpy(mech, forces, times, v0, method, rtol, atol, clock)
         result = series(mech, forces, times, *states[:2], z=states[2])
     annotate(result, mech, forces, impacts)
+    result.notes += too_deep(forces, result.t, result.q)
     if run_progress is not None:
         run_progress(1.0)
     seconds = time.perf_counter() - start

@@ -54,6 +54,7 @@ from ..contact_shapes import (
     shape_faces,
     shape_of,
     shape_rotation,
+    solid_gaps,
     vertex_count,
 )
 from .base import FORMATS, Evaluator, positive, register
@@ -138,7 +139,8 @@ class ContactPairLaw(CompliantContact):
         """`placed`'s four for each contact point: the line of centres's one, or each vertex's against a face."""
         if self.spheres():
             return [self.placed(st)]
-        return [self._shape_point(st, side) for side in self._sides()]
+        shared: dict = {}  # each side's overlap along the other's faces, once for all its vertices
+        return [self._shape_point(st, side, shared) for side in self._sides()]
 
     def placed(self, st, index: int = 0) -> tuple:
         """δ (N,), c (N, 3), J2(c) − J1(c) (N, 3, n) and n (N, 3) at the poses `st`, of contact point `index`."""
@@ -182,9 +184,10 @@ class ContactPairLaw(CompliantContact):
     def _located(self, poses, key: tuple, value, geometry, backend, shared: dict | None = None) -> tuple:
         """δ, n and c of the contact point `key`: a vertex's against a face, or an edges' crossing (`shared`: what
         the crossings at the same poses have in common, filled by the first)."""
+        shared = {} if shared is None else shared
         if isinstance(key[0], str):
-            return self._crossing(poses, key, value, geometry, backend, {} if shared is None else shared)
-        return self._geometry(poses, *key, value, geometry, backend)
+            return self._crossing(poses, key, value, geometry, backend, shared)
+        return self._geometry(poses, *key, value, geometry, backend, shared)
 
     def _frame(self, poses, k: int, value, geometry, backend) -> tuple:
         """Side k's shape centre (N, 3) and axes (N, 3, 3, columns), world, and its inside point (N, 3)."""
@@ -200,7 +203,7 @@ class ContactPairLaw(CompliantContact):
         """δ, n (body1 to body2) and c of the crossing of an edge of side 1 with an edge of side 2."""
         v = self.values()
         radii = (v["radius1"], v["radius2"])
-        if not shared:
+        if "frames" not in shared:
             shared["frames"] = [self._frame(poses, k, value, geometry, backend) for k in (1, 2)]
             shared["overlap"] = self._face_overlap(poses, value, geometry, backend) + radii[0] + radii[1]
         (centre1, axes1, inside1), (centre2, axes2, inside2) = shared["frames"]
@@ -245,9 +248,10 @@ class ContactPairLaw(CompliantContact):
         ends = shape_edges(pair_side(self.element, k), value)[index]
         return tuple(centre + (axes * np.asarray(end)[None, None, :]).sum(axis=2) for end in ends)
 
-    def _geometry(self, poses, mover: int, vertex: int, value, geometry, backend) -> tuple:
+    def _geometry(self, poses, mover: int, vertex: int, value, geometry, backend, shared: dict) -> tuple:
         """Overlap δ (N,), normal n from body1 to body2 (N, 3) and point c (N, 3) of one contact point, with
-        `poses(body)` giving a body's origin (N, 3) and axes (N, 3, 3)."""
+        `poses(body)` giving a body's origin (N, 3) and axes (N, 3, 3); a box's or mesh's vertex inside the other
+        solid pushed along its least-overlap face (contact_shapes.polytope_distance; `shared`: the mover's gaps)."""
         model, v = self.forces.mech.model, self.values()
         side, other = pair_side(self.element, mover), pair_side(self.element, 3 - mover)
         p, R = poses(side.body)
@@ -259,13 +263,29 @@ class ContactPairLaw(CompliantContact):
         radii = v[f"radius{mover}"], v[f"radius{3 - mover}"]
         faces = shape_faces(other, value, backend)
         regular = _REGULAR * (radii[0] + radii[1]) + _FLOOR
-        s, normal = polytope_distance(other, y, faces, backend.sqrt, regular)
+        gaps = None if shape_of(side) == "sphere" else self._gaps(poses, mover, value, geometry, backend, shared)
+        s, normal = polytope_distance(other, y, faces, backend.sqrt, regular, gaps)
         if shape_of(other) == "mesh":
             s, normal = mesh_outside(other, y, (s, normal), value, backend, regular)
         outward = (R_o * normal[:, None, :]).sum(axis=2)  # world axes, towards the mover
         depth = radii[0] + radii[1] - s
         point = corner - (radii[0] - depth / 2)[:, None] * outward
         return depth, (outward if mover == 2 else -outward), point
+
+    def _gaps(self, poses, mover: int, value, geometry, backend, shared: dict):
+        """How far side `mover`'s solid overlaps the other's along each of the other's faces (N, F), once per
+        evaluation (contact_shapes.solid_gaps)."""
+        if ("gaps", mover) not in shared:
+            model = self.forces.mech.model
+            side, other = pair_side(self.element, mover), pair_side(self.element, 3 - mover)
+            p, R = poses(side.body)
+            local = geometry.point(model.body(side.body), side.point)[None, :] + pair_vertices(side, value, backend)
+            corners = p[:, None, :] + (R[:, None, :, :] * local[None, :, None, :]).sum(axis=3)  # (N, V, 3)
+            p_o, R_o = poses(other.body)
+            y = ((corners - p_o[:, None, :])[:, :, :, None] * R_o[:, None, :, :]).sum(axis=2)
+            y = y - geometry.point(model.body(other.body), other.point)[None, None, :]
+            shared["gaps", mover] = solid_gaps(y, shape_faces(other, value, backend))
+        return shared["gaps", mover]
 
     def _shape_point(self, st, side: tuple, shared: dict | None = None) -> tuple:
         tree = self.forces.mech.tree
