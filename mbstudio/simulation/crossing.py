@@ -37,7 +37,7 @@ from ..dynamics.augmented import augmented_functions
 from ..dynamics.engine import Engine
 from ..kinematics.mechanism import Mechanism
 from ..numerics.compiled import Native
-from .charts import STEADY, closed_jacobian
+from .charts import STEADY
 from .integrators import CHECKS, MAX_STEPS, IntegrationError
 
 ENTER = 0.02  # the rank-th singular value of Φ_q as a part of its value at the start: the crossing begins below it
@@ -72,13 +72,13 @@ def rank_value(mech: Mechanism, phi_q: np.ndarray) -> float:
     return float(np.linalg.svd(phi_q, compute_uv=False)[rank - 1]) if rank else np.inf
 
 
-def crossing_due(eng: Engine, y: np.ndarray, start: float | None, terms: LoopTerms | None = None) -> bool:
+def crossing_due(eng: Engine, y: np.ndarray, start: float | None, first: Engine) -> bool:
     """Whether the state y (the engine's layout) is near a singular configuration of the whole set of loop
-    equations: its rank-th singular value below ENTER of the start's (`start_rank`; None: never crossed).
-    `terms`: the run's compiled loop terms once it has crossed (charts.closed_jacobian)."""
+    equations: its rank-th singular value at the closed q below ENTER of the start's (`start_rank`; None: never
+    crossed). `first`: the run's first engine, whose library holds the loop Jacobian (`rank_values`)."""
     if start is None:
         return False
-    return rank_value(eng.mech, closed_jacobian(eng, y, terms)[1]) < ENTER * start
+    return bool(rank_values(first, eng.closed(np.asarray(y, dtype=float)[None])[0])[0] < ENTER * start)
 
 
 def start_rank(eng: Engine, y_start: np.ndarray) -> float | None:
@@ -258,6 +258,13 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
     parameters = [STABILITY * CHECKS / t_end, DAMPING * terms.weighted_rank_value(q_start)]
     z, start, t = np.concatenate([q[0], qd]), terms.rank_value(q_start), t0
     lowest, calls, outputs = terms.rank_value(q[0]), 0, []
+    problem = _driver_problem(functions, parameters)
+    if problem is not None:
+        interval = functools.partial(_driven, problem, tolerances=tolerances)
+    else:
+        interval = functools.partial(
+            _integrator, functions.functions["augmented_rate"], rtol=tolerances[0], atol=tolerances[1]
+        )
     checks = t_end * np.arange(1, CHECKS + 1) / CHECKS
     for end in checks[checks > t0 + 1e-12 * t_end]:
         if clock is not None:
@@ -265,9 +272,9 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
         inside = times[(times > t) & (times <= end)]
         normalised = np.round((inside - t) / (end - t), 12)  # equal intervals share one integrator
         marks = tuple(np.unique(np.append(normalised, 1.0)).tolist())
-        solver = _integrator(functions.functions["augmented_rate"], marks, *tolerances)
+        solver, p = interval(marks), [t, end - t] if problem else [t, end - t, *parameters]
         try:
-            reached = np.asarray(solver(x0=z, p=[t, end - t, *parameters])["xf"]).T
+            reached = np.asarray(solver(x0=z, p=p)["xf"]).T
         except RuntimeError:
             message = "the crossing of a singular configuration failed (CVODES gave up)"
             raise IntegrationError(t, message, calls=calls + int(solver.stats().get("nfevals", 0))) from None
@@ -289,6 +296,30 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
         f"{moved:.2g} m|rad, rates by {np.abs(qd_end - z[n:]).max():.2g} /s)"
     )
     return Crossing(t0, t, states, q_end, qd_end, calls, note, terms)
+
+
+def _driver_problem(functions: Native, parameters: list[float]):
+    """The crossing's rate for our CVODES driver (simulation/cvodes_driver.py: the same steps and states as CasADi's
+    integrator, bit for bit, without its cost per evaluation), its parameters (ω, ε) held as its third input; None
+    where the driver or the compiled library cannot be had (CasADi's integrator then serves)."""
+    from . import cvodes_driver, integrators  # ctypes: for the runs that cross
+
+    if functions.library is None or not integrators.driving() or cvodes_driver.driver() is None:
+        return None
+    try:
+        problem = cvodes_driver.Problem(functions.library, functions.functions["augmented_rate"])
+    except (OSError, AttributeError):
+        return None
+    problem.held[2][:] = parameters
+    return problem
+
+
+def _driven(problem, grid: tuple[float, ...], tolerances: tuple[float, float]):
+    """The driver's integrator of the crossing's rate on the normalised grid, p = (t₀, h), with the limits of
+    `_integrator`'s."""
+    from .cvodes_driver import Piece
+
+    return Piece(problem, grid, "adams", *tolerances, MAX_STEPS, 0.0)
 
 
 @functools.lru_cache(maxsize=16)

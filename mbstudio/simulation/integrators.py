@@ -615,6 +615,11 @@ def _chunk_integrator(
     return casadi.integrator("chunk", "cvodes", _chunk_dae(eng, multistep, runs, work_scale), 0.0, list(grid), options)
 
 
+def driving() -> bool:
+    """Whether CVODES' Adams pieces go through our driver (False inside `through_casadi()`)."""
+    return _DRIVER[0]
+
+
 @contextlib.contextmanager
 def through_casadi() -> Iterator[None]:
     """Every CVODES piece integrated inside the block through CasADi's integrator, not our driver: the same states,
