@@ -70,6 +70,12 @@ class ChartWatch:
             return 1.0
         return block_smallest(self.eng, y) / self.reference - FALL
 
+    def margins(self, states: np.ndarray) -> np.ndarray:
+        """`margin` at each of the states (K, size), their σ in one batched call."""
+        if not self.eng.mech.partition.dependent:
+            return np.ones(len(states))
+        return self.eng.smallest_singular_values(self.eng.unpack(states)[0]) / self.reference - FALL
+
     def first_fall(self, at: np.ndarray, states: np.ndarray) -> int | None:
         """Among check points of a CVODES run (times `at`, states (K, size)), the first where the margin is below
         zero, or None; the margins up to there are remembered for `steady`. The K states' σ in one batched call,

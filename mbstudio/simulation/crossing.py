@@ -38,12 +38,12 @@ from ..dynamics.engine import Engine
 from ..kinematics.mechanism import Mechanism
 from ..numerics.compiled import Native
 from .charts import STEADY
-from .integrators import CHECKS, MAX_STEPS, IntegrationError
+from .integrators import CHECKS, FINE, MAX_STEPS, IntegrationError
 
 ENTER = 0.02  # the rank-th singular value of Φ_q as a part of its value at the start: the crossing begins below it
 LEAVE = 0.04  # ... and ends above it, at a check point past the singular configuration
-NEAR = 0.2  # ... and is watched more closely from a check point where it is below this (CrossingWatch)
-FINE = 64  # ... at points at least 1 / FINE of a check interval apart
+NEAR = 0.2  # ... and is watched more closely from a check point where it is below this (CrossingWatch), at points
+# at least 1 / FINE of a check interval apart
 DAMPING = 1e-3  # the multipliers' damping: below this part of the start's rank-th singular value of Φ_q L⁻ᵀ
 STABILITY = 1.0  # Baumgarte's ω, in units of 1 / (the run's check interval): Φ decays within a few intervals
 PROJECTIONS = 8  # least-squares Newton steps at most, back onto the loops after the crossing
@@ -139,11 +139,17 @@ class CrossingWatch:
     def margin(self, t: float, y: np.ndarray) -> float:
         """The chart watch's margin, or the rank's where lower (both cross zero where a decision is due)."""
         chart = self.chart.margin(t, y)
-        return chart if self.start is None else min(chart, self.rank_margin(t, y))
+        return chart if self.start is None else min(chart, float(self.rank_margins(y[None])[0]))
 
-    def rank_margin(self, t: float, y: np.ndarray) -> float:
-        """The rank's margin alone: zero where the crossing begins (its root locates the entry, not the chart's)."""
-        return float(self._ratios(y[None])[0] / ENTER - 1)
+    def margins(self, states: np.ndarray) -> np.ndarray:
+        """`margin` at each of the states (K, size), in one batch."""
+        chart = self.chart.margins(states)
+        return chart if self.start is None else np.minimum(chart, self.rank_margins(states))
+
+    def rank_margins(self, states: np.ndarray) -> np.ndarray:
+        """The rank's margin alone at each of the states (K, size): below zero past a crossing's entry (where it
+        falls there, the entry is placed, not the chart's: integrators._Parts.root)."""
+        return self._ratios(states) / ENTER - 1
 
     def first_fall(self, at: np.ndarray, states: np.ndarray) -> int | None:
         """The first point watched (times `at`, states) where a decision is due: the chart's or the rank's margin
