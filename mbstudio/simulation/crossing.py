@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 import casadi
 import numpy as np
@@ -317,8 +318,17 @@ def _driver_problem(functions: Native, parameters: list[float]):
 
     if functions.library is None or not integrators.driving() or cvodes_driver.driver() is None:
         return None
+    return _problem(functions.library, functions.functions["augmented_rate"], tuple(parameters))
+
+
+@functools.lru_cache(maxsize=8)
+def _problem(library: Path, rate: casadi.Function, parameters: tuple[float, ...]):
+    """The driver's problem of `_driver_problem`, once per library and parameters (a run's crossings share it: its
+    inputs are only read)."""
+    from . import cvodes_driver
+
     try:
-        problem = cvodes_driver.Problem(functions.library, functions.functions["augmented_rate"])
+        problem = cvodes_driver.Problem(library, rate)
     except (OSError, AttributeError):
         return None
     problem.held[2][:] = parameters
