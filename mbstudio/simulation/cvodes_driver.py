@@ -215,7 +215,9 @@ class Piece:
         if kept is not None:
             kept.append(Kept(self.problem.layout, local_errors, int(counts[1]), flag))
         if flag < 0:
-            raise RuntimeError(f'CVode returned "{FLAG_NAMES.get(flag, flag)}" (the driver\'s flag {flag})')
+            failure = RuntimeError(f'CVode returned "{FLAG_NAMES.get(flag, flag)}" (the driver\'s flag {flag})')
+            failure.returned = out[: int(counts[3])]  # the states at the returns made before it gave up
+            raise failure
         return {"xf": out.T}
 
     def stats(self) -> dict:

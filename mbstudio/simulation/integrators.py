@@ -256,32 +256,41 @@ def _cvodes(
             if limit and watch is not None and watch.crossings:  # a stall near crossings ends within a few steps
                 chunk = functools.partial(chunk, smallest=SMALLEST_STEP)
             x0 = np.append(y, [0.0] if work_scale else [])
-            intervals = 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1]))  # between its check points
+            returned_at = start + (end - start) * np.asarray(marks)  # the times of CVODES' returns
             try:
                 if again:
                     raise _GaveUp(0, limit.stalled[1])
                 solver, reached, tried = _solved(chunk, _limits(limit), x0, [start, end - start])
+                stats = solver.stats()
+                calls += tried + int(stats.get("nfevals", 0))
             except _GaveUp as failure:  # near a singular configuration, say: integrated in parts, or by DOP853
                 calls += failure.calls
                 if runs > 1:
                     raise IntegrationError(start, "CVODES gave up", y) from None
                 if limit and not again and start < failure.stalled < end:  # cut short of the stall, from the start
                     limit.stalled = (eng, failure.stalled)
-                    continue
-                if limit and watch is not None and watch.crossings:  # near crossings: in parts, watched at their ends
+                    cut = _before_stall(failure, returned_at, checks, times[-1])
+                    if cut is None:  # integrated again up to the last check point before it
+                        continue
+                elif limit and watch is not None and watch.crossings:  # near crossings: in parts, watched at their ends
                     parts = _Parts(eng, times, out, (multistep, rtol, atol), checkpoint, watch, limit)
                     y, more, start, done = parts.integrate(done, start, end, y, failure.stalled)
                     calls, work, span = calls + more, None, int(start == end)
                     continue
-                if limit and not again:  # where it stalled unknown: CVODES would stall again in the piece
-                    limit.stalled = (eng, end)
-                piece = (times[done:upto], end, y, start, out[:done])
-                rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch, times[-1])
-                out[done:upto], y, calls, work = rest[: upto - done], rest[-1], calls + more, None
-                start, done, span = end, upto, 1
-                continue
-            stats = solver.stats()
-            calls += tried + int(stats.get("nfevals", 0))
+                else:
+                    if limit and not again:  # where it stalled unknown: CVODES would stall again in the piece
+                        limit.stalled = (eng, end)
+                    piece = (times[done:upto], end, y, start, out[:done])
+                    rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch, times[-1])
+                    out[done:upto], y, calls, work = rest[: upto - done], rest[-1], calls + more, None
+                    start, done, span = end, upto, 1
+                    continue
+                # the piece up to the last check point before the stall, as CVODES returned it there
+                end, reached, stats = cut
+                checks = checks[checks <= end + 1e-12 * times[-1]]
+                upto = int(np.searchsorted(times, end, side="right"))
+                outputs, checked = outputs[: upto - done], checked[: len(checks)]
+            intervals = 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1]))  # between its check points
             span = _next_span(int(stats.get("nsteps", 0)), (end - start) * CHUNKS / times[-1])
             if limit:  # per interval between check points (the outputs asked for change nothing computed)
                 limit.taken(int(stats.get("nsteps", 0)), intervals)
@@ -290,7 +299,7 @@ def _cvodes(
             if work is not None:  # each piece's integral starts from 0 at its start
                 work[done:upto] = carried + work_scale * reached[outputs, -1]
             if watch is not None:
-                at = start + (end - start) * np.asarray(marks)[checked]
+                at = returned_at[checked]
                 fall = watch.first_fall(at, states[checked])
                 if fall is not None and watch.fell == "near":
                     # near a crossing: the run goes on from that check point, watched more closely (crossing.py)
@@ -315,11 +324,27 @@ def _cvodes(
 
 class _GaveUp(RuntimeError):
     """CVODES gave up in a piece, after `calls` evaluations, where its steps had reached time `stalled` (inf where
-    unknown)."""
+    unknown), with the states at its returns before (`returned`, or None) and its counts there (`stats`)."""
 
-    def __init__(self, calls: int, stalled: float = math.inf) -> None:
+    def __init__(self, calls: int, stalled: float = math.inf, returned=None, stats: dict | None = None) -> None:
         self.calls, self.stalled = calls, stalled
+        self.returned, self.stats = returned, stats or {}  # the states at the returns made, the counts there
         super().__init__(f"CVODES gave up after {calls} evaluations")
+
+
+def _before_stall(failure: _GaveUp, returned_at: np.ndarray, checks: np.ndarray, t_end: float):
+    """Where CVODES gave up in a piece past some of its check points (`checks`; it had returned at the times
+    `returned_at` up to `failure.stalled`), the piece up to the last of them as CVODES returned it: (that check
+    point, the states at the returns up to it, the counts), so that it is not integrated again up to there (the
+    Delta 3R[2US]'s stall at 1.29 s: 422 evaluations); None where the returns are not known (CasADi's integrator
+    reports none) or no check point was passed."""
+    passed = checks[checks <= failure.stalled + 1e-12 * t_end]
+    if failure.returned is None or not len(passed):
+        return None
+    index = int(np.argmin(np.abs(returned_at - passed[-1])))  # the check point's return
+    if index >= len(failure.returned):
+        return None
+    return float(passed[-1]), np.asarray(failure.returned[: index + 1]), failure.stats
 
 
 def _limits(limit: StepLimit | None) -> tuple[int, ...]:
@@ -346,7 +371,8 @@ def _solved(chunk: Callable[[int], casadi.Function], limits: tuple[int, ...], x0
         except RuntimeError as failure:
             tried += int(solver.stats().get("nfevals", 0)) + _lost(failure, steps)
             if steps == limits[-1] or "CV_TOO_MUCH_WORK" not in str(failure):
-                raise _GaveUp(tried, _stalled(solver, p)) from None
+                returned = getattr(failure, "returned", None)  # our driver's returns before (CasADi's: none)
+                raise _GaveUp(tried, _stalled(solver, p), returned, solver.stats()) from None
 
 
 def _stalled(solver: casadi.Function, p: list[float]) -> float:
