@@ -1,6 +1,7 @@
-"""What the free Delta 3R[2US]'s run near its singular configurations no longer pays for, each with the answer it
-gave before: a decision that can only keep the coordinates takes no search (the same decision as the search's), and
-a crossing integrated by our CVODES driver gives CasADi's integrator's states bit for bit."""
+"""What a closed loop's run no longer pays for, each with the answer it gave before: a decision that can only keep
+the coordinates takes no search (the same decision as the search's), the watch's rank values are not computed where
+they are surely above NEAR (the same decisions, the same values remembered), and a crossing integrated by our CVODES
+driver gives CasADi's integrator's states bit for bit."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import numpy as np
 import pytest
 
 from mbstudio import samples
+from mbstudio.benchmarks.models import driven_delta
 from mbstudio.dynamics.engine import engine
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import dumps
-from mbstudio.simulation import charts
+from mbstudio.simulation import charts, crossing
 from mbstudio.simulation.charts import BETTER, ChartWatch, decided, surely_kept
 from mbstudio.simulation.integrators import IntegrationError, integrate, through_casadi
 from mbstudio.simulation.run import simulate
@@ -76,6 +78,30 @@ def test_a_decision_that_changes_the_coordinates_is_searched():
     assert whole > BETTER * charts._block_smallest(phi_q, eng.mech.partition)
     shortcut = decided(eng, stop.time, stop.state, text, first.mech.partition, whole=first)
     assert shortcut.changed and shortcut.engine.mech.partition == plain.engine.mech.partition
+
+
+def test_the_watch_screens_only_rank_values_surely_above_near(monkeypatch):
+    """The driven Delta (the bench's) and the free Delta 3R[2US]: at every batch of points the watch checks, each
+    value it computes is the exact one's bits, each it leaves out is at least NEAR, and the screen leaves some out
+    (the driven Delta's long pieces: most of their check points)."""
+    seen = {"left out": 0, "values": 0}
+    first_fall = crossing.CrossingWatch.first_fall
+
+    def checked(self, at, states):
+        if self.start is not None and len(at):
+            exact = self._ratios(states)
+            screened, _ = self._screened(states)
+            known = np.isfinite(screened)
+            assert np.array_equal(screened[known], exact[known])
+            assert (exact[~known] >= crossing.NEAR).all()
+            seen["left out"] += int((~known).sum())
+            seen["values"] += len(at)
+        return first_fall(self, at, states)
+
+    monkeypatch.setattr(crossing.CrossingWatch, "first_fall", checked)
+    simulate(driven_delta(), 2.0, rtol=1e-8, atol=1e-10, error_estimate=False)
+    assert seen["left out"] > seen["values"] / 2
+    simulate(samples.load("delta_3rus"), 0.3, error_estimate=False)
 
 
 @pytest.mark.slow  # a cold cache compiles the Delta's engine and its crossing's library

@@ -45,6 +45,7 @@ ENTER = 0.02  # the rank-th singular value of Φ_q as a part of its value at the
 LEAVE = 0.04  # ... and ends above it, at a check point past the singular configuration
 NEAR = 0.2  # ... and is watched more closely from a check point where it is below this (CrossingWatch), at points
 # at least 1 / FINE of a check interval apart
+SCREEN = 1e-10  # of Φ_q's norm: beyond the rounding of its singular values (CrossingWatch._screened)
 DAMPING = 1e-3  # the multipliers' damping: below this part of the start's rank-th singular value of Φ_q L⁻ᵀ
 STABILITY = 1.0  # Baumgarte's ω, in units of 1 / (the run's check interval): Φ decays within a few intervals
 PROJECTIONS = 8  # least-squares Newton steps at most, back onto the loops after the crossing
@@ -133,6 +134,27 @@ class CrossingWatch:
         """The rank-th singular value of Φ_q at the states' q (as integrated), over the start's."""
         return rank_values(self.first, self.eng.unpack(np.asarray(states))[0]) / self.start
 
+    def _values(self, jacobians: np.ndarray) -> np.ndarray:
+        """`_ratios` from the states' Φ_q (K, m, n): each the same bits as a state's own (an SVD each)."""
+        return np.linalg.svd(jacobians, compute_uv=False)[:, self.eng.mech.partition.rank - 1] / self.start
+
+    def _screened(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`_ratios` at the states (K of them), and their Φ_q, except inf before the last three where the value is
+        surely at least NEAR: by Weyl's inequality σ_r(J) ≥ σ_r(J_K) − ‖J − J_K‖_F from the last state's, by a
+        margin beyond the SVD's rounding (SCREEN of J_K's norm), as Engine.surely_conditioned screens the chart's.
+        What `first_fall` decides on these (a value below NEAR or ENTER) is then the same, at a fraction of the
+        SVDs (the driven Delta's pieces: three in four of their check points)."""
+        jacobians = self.first.loop_jacobians(self.eng.unpack(np.asarray(states))[0])
+        if len(jacobians) <= 3:
+            return self._values(jacobians), jacobians
+        last = np.linalg.svd(jacobians[-1], compute_uv=False)
+        distance = np.linalg.norm((jacobians[:-3] - jacobians[-1]).reshape(len(jacobians) - 3, -1), axis=1)
+        bound = last[self.eng.mech.partition.rank - 1] - distance - SCREEN * last[0]
+        ratios = np.full(len(jacobians), np.inf)
+        unsure = np.append(np.flatnonzero(bound < NEAR * self.start), np.arange(len(jacobians) - 3, len(jacobians)))
+        ratios[unsure] = self._values(jacobians[unsure])
+        return ratios, jacobians
+
     def crossing_at(self, y: np.ndarray) -> bool:
         """Whether the state y is past a crossing's entry (where `margin` crossed zero on the rank's fall)."""
         return self.start is not None and bool(self._ratios(y[None])[0] < ENTER)
@@ -159,9 +181,13 @@ class CrossingWatch:
         self.fell = "chart"
         if self.start is None or not len(at):
             return self.chart.first_fall(at, states)
-        ratios = self._ratios(states)
+        ratios, jacobians = self._screened(states)
         entered = np.flatnonzero(ratios < NEAR)
         seen = len(at) if self.near or not len(entered) else int(entered[0]) + 1
+        kept = np.arange(max(seen - 3, 0), seen)
+        unknown = kept[np.isinf(ratios[kept])]
+        if len(unknown):  # the last three points seen are remembered (`until`, `steady`): their values
+            ratios[unknown] = self._values(jacobians[unknown])
         self.checked = [*self.checked, *zip(at[:seen].tolist(), ratios[:seen].tolist(), strict=True)][-3:]
         chart = self.chart.first_fall(at[:seen], states[:seen])
         below = np.flatnonzero(ratios[:seen] < ENTER)
