@@ -1,10 +1,12 @@
 """What a closed loop's run no longer pays for, each with the answer it gave before: a decision that can only keep
-the coordinates takes no search (the same decision as the search's), the watch's rank values are not computed where
+the coordinates takes no search (the same decision as the search's) and, near crossings, no restart of the run; the
+watch's rank values are not computed where
 they are surely above NEAR (the same decisions, the same values remembered), and a crossing integrated by our CVODES
 driver gives CasADi's integrator's states bit for bit."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import numpy as np
@@ -15,7 +17,7 @@ from mbstudio.benchmarks.models import driven_delta
 from mbstudio.dynamics.engine import engine
 from mbstudio.kinematics import Mechanism
 from mbstudio.model import dumps
-from mbstudio.simulation import charts, crossing
+from mbstudio.simulation import charts, crossing, run
 from mbstudio.simulation.charts import BETTER, ChartWatch, decided, surely_kept
 from mbstudio.simulation.integrators import IntegrationError, integrate, through_casadi
 from mbstudio.simulation.run import simulate
@@ -102,6 +104,34 @@ def test_the_watch_screens_only_rank_values_surely_above_near(monkeypatch):
     simulate(driven_delta(), 2.0, rtol=1e-8, atol=1e-10, error_estimate=False)
     assert seen["left out"] > seen["values"] / 2
     simulate(samples.load("delta_3rus"), 0.3, error_estimate=False)
+
+
+@pytest.mark.slow  # the Delta's 2 s; a cold cache compiles the engines of its coordinates and its crossing's library
+def test_near_crossings_a_decision_that_keeps_the_coordinates_does_not_restart_the_run(monkeypatch):
+    """Once the Delta 3R[2US] has crossed, it restarts its integration (run.py calls `integrate` again) only where
+    it crosses again or changes its coordinates: its other falls of the chart there are kept inside the integration
+    (each a decision that could only keep them, taken as run.py would take it), where each used to restart it."""
+    starts, kept = [], []
+    integrate_run, kept_by_watch = run.integrate, crossing.CrossingWatch.kept
+
+    def counted(eng, times, y0, method, rtol, atol, clock, t0, *args):
+        starts.append(t0)
+        return integrate_run(eng, times, y0, method, rtol, atol, clock, t0, *args)
+
+    def keeping(self, t, y):
+        answer = kept_by_watch(self, t, y)
+        kept.append(answer)
+        return answer
+
+    monkeypatch.setattr(run, "integrate", counted)
+    monkeypatch.setattr(crossing.CrossingWatch, "kept", keeping)
+    result = simulate(samples.load("delta_3rus"), 2.0, error_estimate=False)
+    spans = [re.findall(r"between t = (\S+) s and (\S+) s", note)[0] for note in result.provenance.crossings]
+    entry, ends = float(spans[0][0]), [float(end) for _, end in spans]
+    changes = [t for t, _ in result.provenance.charts[1:] if t > entry]
+    assert len(spans) == 5 and sum(kept) >= 2  # measured: four kept, three of them after the first crossing
+    # after the first crossing: a restart where each crossing ends before the run's end, and at each change
+    assert sum(t0 > entry for t0 in starts) == sum(end < 2.0 for end in ends) + len(changes)
 
 
 @pytest.mark.slow  # a cold cache compiles the Delta's engine and its crossing's library

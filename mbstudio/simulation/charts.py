@@ -109,6 +109,11 @@ class ChartWatch:
         """Whether a crossing of a singular configuration begins at the state y: never for this watch alone."""
         return False
 
+    def kept(self, t: float, y: np.ndarray) -> bool:
+        """Whether the run goes on past this watch's fall at the state y (time t) without a decision's restart:
+        never for this watch alone (crossing.py's keeps near crossings)."""
+        return False
+
     def steady(self, intervals: int = STEADY) -> bool:
         """Whether the margin, extrapolated from the last two check points over the next `intervals` of their
         intervals, stays positive: the run may then go on in pieces that long (integrators.py); not before two

@@ -38,7 +38,7 @@ from ..dynamics.augmented import augmented_functions
 from ..dynamics.engine import Engine
 from ..kinematics.mechanism import Mechanism
 from ..numerics.compiled import Native
-from .charts import STEADY
+from .charts import STEADY, surely_kept
 from .integrators import CHECKS, FINE, MAX_STEPS, IntegrationError
 
 ENTER = 0.02  # the rank-th singular value of Φ_q as a part of its value at the start: the crossing begins below it
@@ -154,6 +154,22 @@ class CrossingWatch:
         unsure = np.append(np.flatnonzero(bound < NEAR * self.start), np.arange(len(jacobians) - 3, len(jacobians)))
         ratios[unsure] = self._values(jacobians[unsure])
         return ratios, jacobians
+
+    def kept(self, t: float, y: np.ndarray) -> bool:
+        """Whether the run goes on past the chart's fall at the state y (time t) without a restart: near crossings
+        (`crossings`), where the run's decision there can only keep the coordinates (no crossing due, and
+        charts.surely_kept: the decision run.py would take, without its search). The chart is then watched from
+        there, as a run resumed there would be, and the rank value's history is kept: a restart lost it and began
+        with a cautious piece (`until`), four times on the Delta 3R[2US]. Not for a model with force laws' states
+        (run.py refuses a decision on them)."""
+        if self.start is None or not self.crossings or self.eng.law_states:
+            return False
+        if crossing_due(self.eng, y, self.start, self.first) or not surely_kept(self.eng, y, self.first):
+            return False
+        self.chart = type(self.chart)(self.eng, y)
+        self.checked = [(at, ratio) for at, ratio in self.checked if at <= t][-3:]
+        self.near = self.checked[-1][1] < NEAR
+        return True
 
     def crossing_at(self, y: np.ndarray) -> bool:
         """Whether the state y is past a crossing's entry (where `margin` crossed zero on the rank's fall)."""

@@ -300,7 +300,7 @@ def _cvodes(
                 work[done:upto] = carried + work_scale * reached[outputs, -1]
             if watch is not None:
                 at = returned_at[checked]
-                fall = watch.first_fall(at, states[checked])
+                fall = _first_fall(watch, at, states[checked])
                 if fall is not None and watch.fell == "near":
                     # near a crossing: the run goes on from that check point, watched more closely (crossing.py)
                     if work is not None:
@@ -320,6 +320,17 @@ def _cvodes(
         error.calls += calls
         raise
     return out, calls, work
+
+
+def _first_fall(watch, at: np.ndarray, states: np.ndarray) -> int | None:
+    """The watch's first fall among the check points (times `at`, states), going on past each fall of the chart
+    where the watch keeps its coordinates without a restart (`watch.kept`: near crossings, a decision that can only
+    keep them)."""
+    fall = watch.first_fall(at, states)
+    while fall is not None and watch.fell == "chart" and watch.kept(at[fall], states[fall]):
+        more = watch.first_fall(at[fall + 1 :], states[fall + 1 :])
+        fall = None if more is None else fall + 1 + more
+    return fall
 
 
 class _GaveUp(RuntimeError):
