@@ -40,6 +40,7 @@ from ..kinematics.mechanism import Mechanism
 from ..numerics.compiled import Native
 from .charts import STEADY, surely_kept
 from .integrators import CHECKS, FINE, MAX_STEPS, IntegrationError
+from .serial_integrator import SerialIntegrator
 
 ENTER = 0.02  # the rank-th singular value of Φ_q as a part of its value at the start: the crossing begins below it
 LEAVE = 0.04  # ... and ends above it, at a check point past the singular configuration
@@ -386,7 +387,7 @@ def _driven(problem, grid: tuple[float, ...], tolerances: tuple[float, float]):
 
 
 @functools.lru_cache(maxsize=16)
-def _integrator(rate: casadi.Function, grid: tuple[float, ...], rtol: float, atol: float) -> casadi.Function:
+def _integrator(rate: casadi.Function, grid: tuple[float, ...], rtol: float, atol: float) -> SerialIntegrator:
     """dz/dτ = h ż(t₀ + h τ, z) on the normalised grid, p = (t₀, h, ω, ε): Adams–Moulton with fixed-point
     iteration, as the run's CVODES pieces (simulation/integrators.py), with their limits."""
     tau, p = casadi.MX.sym("tau"), casadi.MX.sym("p", 4)
@@ -401,7 +402,9 @@ def _integrator(rate: casadi.Function, grid: tuple[float, ...], rtol: float, ato
         "show_eval_warnings": False,
         "disable_internal_warnings": True,
     }
-    return casadi.integrator("crossing", "cvodes", {"t": tau, "x": z, "p": p, "ode": ode}, 0.0, list(grid), options)
+    return SerialIntegrator(
+        casadi.integrator("crossing", "cvodes", {"t": tau, "x": z, "p": p, "ode": ode}, 0.0, list(grid), options)
+    )
 
 
 def _outputs(terms: LoopTerms, functions: Native, outputs: list, parameters: list) -> tuple:

@@ -33,6 +33,7 @@ import numpy as np
 from ..dynamics.engine import Engine
 from ..dynamics.stiff_jacobian import stiff_rhs
 from .contact_watch import pair_watch
+from .serial_integrator import SerialIntegrator
 
 CVODES = {"CVODES": "adams", "CVODES-BDF": "bdf"}
 SCIPY = ("RK45", "DOP853", "Radau", "BDF")
@@ -657,7 +658,8 @@ def _chunk_integrator(
     }
     if multistep == "bdf":  # Newton's iterations stop at a hundredth of the error test's tolerance, not a tenth
         options["nonlin_conv_coeff"] = BDF_CONVERGENCE
-    return casadi.integrator("chunk", "cvodes", _chunk_dae(eng, multistep, runs, work_scale), 0.0, list(grid), options)
+    dae = _chunk_dae(eng, multistep, runs, work_scale)
+    return SerialIntegrator(casadi.integrator("chunk", "cvodes", dae, 0.0, list(grid), options))
 
 
 def driving() -> bool:
