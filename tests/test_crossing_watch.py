@@ -13,9 +13,8 @@ from mbstudio import samples
 from mbstudio.benchmarks.models import spatial_chain
 from mbstudio.cli import main
 from mbstudio.dynamics.augmented import augmented_functions
-from mbstudio.dynamics.engine import engine
+from mbstudio.dynamics.engine import Engine, engine
 from mbstudio.model import save
-from mbstudio.simulation import crossing
 from mbstudio.simulation.crossing import LoopTerms, rank_value, rank_values, start_rank
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
@@ -27,19 +26,19 @@ def test_a_closed_loop_that_never_crosses_builds_no_crossing_library(tmp_path, m
     though its watch reads the whole Φ_q's rank value at the start and along the run."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("MBSTUDIO_CACHE", str(cache))
-    watched = []
+    watched, loop_jacobians = [], Engine.loop_jacobians
 
     def counted(eng, q):
         watched.append(len(q))
-        return rank_values(eng, q)
+        return loop_jacobians(eng, q)
 
-    monkeypatch.setattr(crossing, "rank_values", counted)
+    monkeypatch.setattr(Engine, "loop_jacobians", counted)
     out = tmp_path / "four_bar.csv"
     assert main(["simulate", str(samples.path("four_bar")), "--t-end", "2", "--out", str(out), "--quiet"]) == 0
     libraries = sorted(path.name for path in cache.rglob("*.so"))
     assert any(name.startswith("engine_") for name in libraries), libraries
     assert not any(name.startswith("augmented_") for name in libraries), libraries
-    assert len(watched) > 1 and sum(watched) > 100  # the start's value, then the check points' (200 of them)
+    assert len(watched) > 1 and sum(watched) > 100  # the start's Φ_q, then the check points' (200 of them)
     assert out.read_text().count("\n") > 100  # the run's samples were written
 
 

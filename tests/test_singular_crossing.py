@@ -108,40 +108,53 @@ class _Solver:
         return {"nfevals": 5}
 
 
-def _parts_root(monkeypatch, outcomes: list) -> tuple:
-    """integrators._Parts.root on the margin 1 - 2 t from t = 0 to its fall at t = 0.75 (state [0.75]), its trials
-    (CVODES from t = 0 to c) returning the state [c] or giving up (None), in turn."""
+def _parts_root(monkeypatch, outcome, rank: bool = False) -> tuple:
+    """integrators._Parts.root from t = 0.25 to the fall at t = 0.75 (state [0.75]) over a run of 1 s, the states
+    at CVODES' returns y = [t] (None: it gives up), the margin 1 - 2 y (the rank's alone with `rank`): the place,
+    the state and the evaluations, and the integrations made."""
     from types import SimpleNamespace
 
     from mbstudio.simulation import integrators
 
+    made = []
+
     def solved(chunk, limits, x0, p):
-        if outcomes.pop(0) is None:
+        made.append(chunk.args[1])  # the returns asked for
+        if outcome is None:
             raise integrators._GaveUp(7)
-        return _Solver(), np.array([[p[0] + p[1]]]), 0
+        return _Solver(), np.array([[p[0] + p[1] * mark] for mark in chunk.args[1]]), 3
+
+    def margins(states):
+        return 1.0 - 2.0 * states[:, 0]
 
     monkeypatch.setattr(integrators, "_solved", solved)
     times = np.linspace(0.0, 1.0, 11)
-    parts = integrators._Parts(None, times, None, ("adams", 1e-10, 1e-12), lambda t: None, None, SimpleNamespace())
+    watch = SimpleNamespace(margins=margins if not rank else None, rank_margins=margins if rank else None)
+    parts = integrators._Parts(None, times, None, ("adams", 1e-10, 1e-12), lambda t: None, watch, SimpleNamespace())
     parts.limit = SimpleNamespace(steps=lambda: 100)
-    return parts.root((0.0, np.array([0.0])), (0.75, np.array([0.75])), lambda t, y: 1.0 - 2.0 * float(y[0]))
+    return (*parts.root((0.25, np.array([0.25])), (0.75, np.array([0.75])), rank=rank), made)
 
 
-def test_a_crossings_entry_is_the_falls_point_where_cvodes_gives_up_on_the_first_trial(monkeypatch):
-    """IRSBot-2 at rtol = atol = 1e-11 with 2001 outputs used to stop with an internal error: CVODES gave up on a
-    trial of the entry's search, the coordinates turning singular short of it. The search then ends at the
-    nearest point known past the root: the fall's own point and state, the evaluations of the give-up counted."""
-    t, y, calls = _parts_root(monkeypatch, [None])
+@pytest.mark.parametrize("rank", [False, True])
+def test_a_falls_place_is_the_first_fine_point_below_from_one_integration(monkeypatch, rank):
+    """The margin 1 - 2 t is zero at t = 0.5, a point of the fine grid (FINE points a check interval of 1 / CHECKS
+    s): the fall is placed at the next point, where the margin is below zero, with the state CVODES returned
+    there; one integration from the point before to the fall's, returning at every point of the grid between."""
+    from mbstudio.simulation.integrators import CHECKS, FINE
+
+    t, y, calls, made = _parts_root(monkeypatch, True, rank)
+    spacing = 1.0 / (CHECKS * FINE)
+    assert len(made) == 1 and len(made[0]) == round(0.5 / spacing)  # the grid's points inside, then the end
+    assert t == pytest.approx(0.5 + spacing, abs=1e-15) and y[0] == pytest.approx(t, abs=1e-15)
+    assert calls == 3 + 5
+
+
+def test_a_crossings_entry_is_the_falls_point_where_cvodes_gives_up(monkeypatch):
+    """IRSBot-2 at rtol = atol = 1e-11 with 2001 outputs used to stop with an internal error: CVODES gave up inside
+    the entry's search, the coordinates turning singular short of the fall. The entry is then the fall's own point
+    and state, the evaluations of the give-up counted."""
+    t, y, calls, _ = _parts_root(monkeypatch, None)
     assert (t, float(y[0]), calls) == (0.75, 0.75, 7)
-
-
-def test_a_crossings_entry_is_the_last_trial_past_the_root_where_cvodes_gives_up_later(monkeypatch):
-    """The first trial (regula falsi: c = 0.75 - (-0.5) 0.75 / (-0.5 - 1) = 0.5, margin 0: not past the root)
-    reached; the second (the secant's point is then 0.5 again: bisection, c = 0.625) reached past it; the third gave
-    up: the entry is the second's point, with its state."""
-    t, y, calls = _parts_root(monkeypatch, [True, True, None])
-    assert (t, float(y[0])) == (0.625, 0.625)
-    assert calls == 5 + 5 + 7
 
 
 @pytest.mark.slow  # IRSBot-2: about 2 s of CPU with its engines cached, a cold cache compiles several

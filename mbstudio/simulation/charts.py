@@ -39,6 +39,7 @@ class LoopTerms(Protocol):
 FALL = 0.5  # σ of the choice in use, as a part of its value at the last decision: time to decide again
 STEADY = 10  # check intervals over which the margin's fall is extrapolated (a CVODES piece spans CHECKS / CHUNKS)
 BETTER = 1.5  # another choice is taken only when its σ is this many times the one in use (hysteresis)
+SLACK = 1e-12  # of Φ_q's norm: beyond the rounding of its singular values (surely_kept)
 
 
 def block_smallest(eng: Engine, y: np.ndarray) -> float:
@@ -68,6 +69,12 @@ class ChartWatch:
         if not self.eng.mech.partition.dependent:
             return 1.0
         return block_smallest(self.eng, y) / self.reference - FALL
+
+    def margins(self, states: np.ndarray) -> np.ndarray:
+        """`margin` at each of the states (K, size), their σ in one batched call."""
+        if not self.eng.mech.partition.dependent:
+            return np.ones(len(states))
+        return self.eng.smallest_singular_values(self.eng.unpack(states)[0]) / self.reference - FALL
 
     def first_fall(self, at: np.ndarray, states: np.ndarray) -> int | None:
         """Among check points of a CVODES run (times `at`, states (K, size)), the first where the margin is below
@@ -102,6 +109,11 @@ class ChartWatch:
         """Whether a crossing of a singular configuration begins at the state y: never for this watch alone."""
         return False
 
+    def kept(self, t: float, y: np.ndarray) -> bool:
+        """Whether the run goes on past this watch's fall at the state y (time t) without a decision's restart:
+        never for this watch alone (crossing.py's keeps near crossings)."""
+        return False
+
     def steady(self, intervals: int = STEADY) -> bool:
         """Whether the margin, extrapolated from the last two check points over the next `intervals` of their
         intervals, stays positive: the run may then go on in pieces that long (integrators.py); not before two
@@ -126,11 +138,21 @@ class Decision:
 
 
 def decided(
-    eng: Engine, t: float, state: np.ndarray, text: str, document: Partition, terms: LoopTerms | None = None
+    eng: Engine,
+    t: float,
+    state: np.ndarray,
+    text: str,
+    document: Partition,
+    terms: LoopTerms | None = None,
+    whole: Engine | None = None,
 ) -> Decision:
     """The decision at `state` (time t): the engine of the best-conditioned choice there if its σ is BETTER
     times the one in use, else `eng` itself. The document's own choice is the engine filed for the document
-    (`document`: its partition), so that a run returning to it builds nothing more. `terms`: as closed_jacobian's."""
+    (`document`: its partition), so that a run returning to it builds nothing more. `terms`: as closed_jacobian's.
+    `whole`: the engine whose library holds the Jacobian of every loop equation (the run's first), with which a
+    decision that can only keep the choice in use is taken without searching (`surely_kept`)."""
+    if whole is not None and surely_kept(eng, state, whole):
+        return Decision(t, eng, state, False)
     mech, old = eng.mech, eng.mech.partition
     q, phi_q = closed_jacobian(eng, state, terms)
     followers = tuple(c.follower for c in mech.constraints.couplings)
@@ -144,6 +166,25 @@ def decided(
         anew = engine(mech.model, text, chosen, _mechanism(mech.model, text, chosen))
     qd = np.asarray(mech.r_matrix(q[None])[0], float) @ eng.unpack(state)[1][0]
     return Decision(t, anew, anew.pack(q, qd[list(anew.mech.partition.independent)]), True)
+
+
+def surely_kept(eng: Engine, state: np.ndarray, whole: Engine) -> bool:
+    """Whether no choice of rows and independent coordinates can be BETTER times the one in use at `state`: the
+    smallest singular value of any rank × rank block of Φ_q is at most Φ_q's rank-th (interlacing: removing rows or
+    columns lowers no singular value, Horn & Johnson 1991, Topics in Matrix Analysis, Corollary 3.1.3), so where
+    that is below BETTER times the block in use's, the search (`decided`) keeps it; by a margin beyond the SVD's
+    rounding (SLACK of Φ_q's norm), so that where this says so the search says so too. Near a singular
+    configuration of the whole set (crossing.py) the block's fall is the mechanism's, and this settles the
+    decisions there: the Delta 3R[2US]'s ten keeps have Φ_q's rank-th singular value within 1.06 of the block's.
+    Φ_q from `whole`'s compiled loop Jacobian at the closed q (one native call, not the search's numpy)."""
+    partition = eng.mech.partition
+    if not partition.dependent:
+        return False
+    q = eng.closed(np.asarray(state, dtype=float)[None])[0]
+    phi_q = whole.loop_jacobians(q)[0]
+    sigma = np.linalg.svd(phi_q, compute_uv=False)
+    rounding = SLACK * sigma[0]
+    return bool(sigma[partition.rank - 1] + rounding < BETTER * (_block_smallest(phi_q, partition) - rounding))
 
 
 def _mechanism(model, text: str, chosen: Partition) -> Mechanism:

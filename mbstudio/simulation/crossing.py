@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 import casadi
 import numpy as np
@@ -37,14 +38,15 @@ from ..dynamics.augmented import augmented_functions
 from ..dynamics.engine import Engine
 from ..kinematics.mechanism import Mechanism
 from ..numerics.compiled import Native
-from .charts import STEADY, closed_jacobian
-from .integrators import CHECKS, MAX_STEPS, IntegrationError
+from .charts import STEADY, surely_kept
+from .integrators import CHECKS, FINE, MAX_STEPS, IntegrationError
 from .serial_integrator import SerialIntegrator
 
 ENTER = 0.02  # the rank-th singular value of Φ_q as a part of its value at the start: the crossing begins below it
 LEAVE = 0.04  # ... and ends above it, at a check point past the singular configuration
-NEAR = 0.2  # ... and is watched more closely from a check point where it is below this (CrossingWatch)
-FINE = 64  # ... at points at least 1 / FINE of a check interval apart
+NEAR = 0.2  # ... and is watched more closely from a check point where it is below this (CrossingWatch), at points
+# at least 1 / FINE of a check interval apart
+SCREEN = 1e-10  # of Φ_q's norm: beyond the rounding of its singular values (CrossingWatch._screened)
 DAMPING = 1e-3  # the multipliers' damping: below this part of the start's rank-th singular value of Φ_q L⁻ᵀ
 STABILITY = 1.0  # Baumgarte's ω, in units of 1 / (the run's check interval): Φ decays within a few intervals
 PROJECTIONS = 8  # least-squares Newton steps at most, back onto the loops after the crossing
@@ -73,13 +75,13 @@ def rank_value(mech: Mechanism, phi_q: np.ndarray) -> float:
     return float(np.linalg.svd(phi_q, compute_uv=False)[rank - 1]) if rank else np.inf
 
 
-def crossing_due(eng: Engine, y: np.ndarray, start: float | None, terms: LoopTerms | None = None) -> bool:
+def crossing_due(eng: Engine, y: np.ndarray, start: float | None, first: Engine) -> bool:
     """Whether the state y (the engine's layout) is near a singular configuration of the whole set of loop
-    equations: its rank-th singular value below ENTER of the start's (`start_rank`; None: never crossed).
-    `terms`: the run's compiled loop terms once it has crossed (charts.closed_jacobian)."""
+    equations: its rank-th singular value at the closed q below ENTER of the start's (`start_rank`; None: never
+    crossed). `first`: the run's first engine, whose library holds the loop Jacobian (`rank_values`)."""
     if start is None:
         return False
-    return rank_value(eng.mech, closed_jacobian(eng, y, terms)[1]) < ENTER * start
+    return bool(rank_values(first, eng.closed(np.asarray(y, dtype=float)[None])[0])[0] < ENTER * start)
 
 
 def start_rank(eng: Engine, y_start: np.ndarray) -> float | None:
@@ -133,6 +135,43 @@ class CrossingWatch:
         """The rank-th singular value of Φ_q at the states' q (as integrated), over the start's."""
         return rank_values(self.first, self.eng.unpack(np.asarray(states))[0]) / self.start
 
+    def _values(self, jacobians: np.ndarray) -> np.ndarray:
+        """`_ratios` from the states' Φ_q (K, m, n): each the same bits as a state's own (an SVD each)."""
+        return np.linalg.svd(jacobians, compute_uv=False)[:, self.eng.mech.partition.rank - 1] / self.start
+
+    def _screened(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`_ratios` at the states (K of them), and their Φ_q, except inf before the last three where the value is
+        surely at least NEAR: by Weyl's inequality σ_r(J) ≥ σ_r(J_K) − ‖J − J_K‖_F from the last state's, by a
+        margin beyond the SVD's rounding (SCREEN of J_K's norm), as Engine.surely_conditioned screens the chart's.
+        What `first_fall` decides on these (a value below NEAR or ENTER) is then the same, at a fraction of the
+        SVDs (the driven Delta's pieces: three in four of their check points)."""
+        jacobians = self.first.loop_jacobians(self.eng.unpack(np.asarray(states))[0])
+        if len(jacobians) <= 3:
+            return self._values(jacobians), jacobians
+        last = np.linalg.svd(jacobians[-1], compute_uv=False)
+        distance = np.linalg.norm((jacobians[:-3] - jacobians[-1]).reshape(len(jacobians) - 3, -1), axis=1)
+        bound = last[self.eng.mech.partition.rank - 1] - distance - SCREEN * last[0]
+        ratios = np.full(len(jacobians), np.inf)
+        unsure = np.append(np.flatnonzero(bound < NEAR * self.start), np.arange(len(jacobians) - 3, len(jacobians)))
+        ratios[unsure] = self._values(jacobians[unsure])
+        return ratios, jacobians
+
+    def kept(self, t: float, y: np.ndarray) -> bool:
+        """Whether the run goes on past the chart's fall at the state y (time t) without a restart: near crossings
+        (`crossings`), where the run's decision there can only keep the coordinates (no crossing due, and
+        charts.surely_kept: the decision run.py would take, without its search). The chart is then watched from
+        there, as a run resumed there would be, and the rank value's history is kept: a restart lost it and began
+        with a cautious piece (`until`), four times on the Delta 3R[2US]. Not for a model with force laws' states
+        (run.py refuses a decision on them)."""
+        if self.start is None or not self.crossings or self.eng.law_states:
+            return False
+        if crossing_due(self.eng, y, self.start, self.first) or not surely_kept(self.eng, y, self.first):
+            return False
+        self.chart = type(self.chart)(self.eng, y)
+        self.checked = [(at, ratio) for at, ratio in self.checked if at <= t][-3:]
+        self.near = self.checked[-1][1] < NEAR
+        return True
+
     def crossing_at(self, y: np.ndarray) -> bool:
         """Whether the state y is past a crossing's entry (where `margin` crossed zero on the rank's fall)."""
         return self.start is not None and bool(self._ratios(y[None])[0] < ENTER)
@@ -140,11 +179,17 @@ class CrossingWatch:
     def margin(self, t: float, y: np.ndarray) -> float:
         """The chart watch's margin, or the rank's where lower (both cross zero where a decision is due)."""
         chart = self.chart.margin(t, y)
-        return chart if self.start is None else min(chart, self.rank_margin(t, y))
+        return chart if self.start is None else min(chart, float(self.rank_margins(y[None])[0]))
 
-    def rank_margin(self, t: float, y: np.ndarray) -> float:
-        """The rank's margin alone: zero where the crossing begins (its root locates the entry, not the chart's)."""
-        return float(self._ratios(y[None])[0] / ENTER - 1)
+    def margins(self, states: np.ndarray) -> np.ndarray:
+        """`margin` at each of the states (K, size), in one batch."""
+        chart = self.chart.margins(states)
+        return chart if self.start is None else np.minimum(chart, self.rank_margins(states))
+
+    def rank_margins(self, states: np.ndarray) -> np.ndarray:
+        """The rank's margin alone at each of the states (K, size): below zero past a crossing's entry (where it
+        falls there, the entry is placed, not the chart's: integrators._Parts.root)."""
+        return self._ratios(states) / ENTER - 1
 
     def first_fall(self, at: np.ndarray, states: np.ndarray) -> int | None:
         """The first point watched (times `at`, states) where a decision is due: the chart's or the rank's margin
@@ -153,9 +198,13 @@ class CrossingWatch:
         self.fell = "chart"
         if self.start is None or not len(at):
             return self.chart.first_fall(at, states)
-        ratios = self._ratios(states)
+        ratios, jacobians = self._screened(states)
         entered = np.flatnonzero(ratios < NEAR)
         seen = len(at) if self.near or not len(entered) else int(entered[0]) + 1
+        kept = np.arange(max(seen - 3, 0), seen)
+        unknown = kept[np.isinf(ratios[kept])]
+        if len(unknown):  # the last three points seen are remembered (`until`, `steady`): their values
+            ratios[unknown] = self._values(jacobians[unknown])
         self.checked = [*self.checked, *zip(at[:seen].tolist(), ratios[:seen].tolist(), strict=True)][-3:]
         chart = self.chart.first_fall(at[:seen], states[:seen])
         below = np.flatnonzero(ratios[:seen] < ENTER)
@@ -259,16 +308,28 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
     parameters = [STABILITY * CHECKS / t_end, DAMPING * terms.weighted_rank_value(q_start)]
     z, start, t = np.concatenate([q[0], qd]), terms.rank_value(q_start), t0
     lowest, calls, outputs = terms.rank_value(q[0]), 0, []
+    problem = _driver_problem(functions, parameters)
+    if problem is not None:
+        interval = functools.partial(_driven, problem, tolerances=tolerances)
+    else:
+        interval = functools.partial(
+            _integrator, functions.functions["augmented_rate"], rtol=tolerances[0], atol=tolerances[1]
+        )
     checks = t_end * np.arange(1, CHECKS + 1) / CHECKS
     for end in checks[checks > t0 + 1e-12 * t_end]:
         if clock is not None:
             clock(t)
         inside = times[(times > t) & (times <= end)]
         normalised = np.round((inside - t) / (end - t), 12)  # equal intervals share one integrator
-        marks = tuple(np.unique(np.append(normalised, 1.0)).tolist())
-        solver = _integrator(functions.functions["augmented_rate"], marks, *tolerances)
+        # CVODES' first step is guessed from its first return: one a fine step in (FINE a check interval) keeps it
+        # within what the rate's fast change at a crossing's entry allows (guessed from the whole interval, the
+        # Delta 3R[2US]'s third crossing took 936 steps and ended 1.8e-7 rad from where it took 273-349 with any
+        # first return from 1e-6 to 1e-2 of its interval)
+        first = np.round(min(t_end / (CHECKS * FINE), end - t) / (end - t), 12)
+        marks = tuple(np.unique(np.append(normalised, [first, 1.0])).tolist())
+        solver, p = interval(marks), [t, end - t] if problem else [t, end - t, *parameters]
         try:
-            reached = np.asarray(solver(x0=z, p=[t, end - t, *parameters])["xf"]).T
+            reached = np.asarray(solver(x0=z, p=p)["xf"]).T
         except RuntimeError:
             message = "the crossing of a singular configuration failed (CVODES gave up)"
             raise IntegrationError(t, message, calls=calls + int(solver.stats().get("nfevals", 0))) from None
@@ -290,6 +351,39 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
         f"{moved:.2g} m|rad, rates by {np.abs(qd_end - z[n:]).max():.2g} /s)"
     )
     return Crossing(t0, t, states, q_end, qd_end, calls, note, terms)
+
+
+def _driver_problem(functions: Native, parameters: list[float]):
+    """The crossing's rate for our CVODES driver (simulation/cvodes_driver.py: the same steps and states as CasADi's
+    integrator, bit for bit, without its cost per evaluation), its parameters (ω, ε) held as its third input; None
+    where the driver or the compiled library cannot be had (CasADi's integrator then serves)."""
+    from . import cvodes_driver, integrators  # ctypes: for the runs that cross
+
+    if functions.library is None or not integrators.driving() or cvodes_driver.driver() is None:
+        return None
+    return _problem(functions.library, functions.functions["augmented_rate"], tuple(parameters))
+
+
+@functools.lru_cache(maxsize=8)
+def _problem(library: Path, rate: casadi.Function, parameters: tuple[float, ...]):
+    """The driver's problem of `_driver_problem`, once per library and parameters (a run's crossings share it: its
+    inputs are only read)."""
+    from . import cvodes_driver
+
+    try:
+        problem = cvodes_driver.Problem(library, rate)
+    except (OSError, AttributeError):
+        return None
+    problem.held[2][:] = parameters
+    return problem
+
+
+def _driven(problem, grid: tuple[float, ...], tolerances: tuple[float, float]):
+    """The driver's integrator of the crossing's rate on the normalised grid, p = (t₀, h), with the limits of
+    `_integrator`'s."""
+    from .cvodes_driver import Piece
+
+    return Piece(problem, grid, "adams", *tolerances, MAX_STEPS, 0.0)
 
 
 @functools.lru_cache(maxsize=16)

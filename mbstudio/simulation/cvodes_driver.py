@@ -64,6 +64,7 @@ SYMBOLS = (
 _KEPT: contextvars.ContextVar[list | None] = contextvars.ContextVar("mbstudio_cvodes_pieces", default=None)
 COUNTS = 8  # steps, evaluations, error test failures (at the last return), returns made, flag; the same in all
 RETURN_TOLERANCE = 1e-9  # CasADi's integrator returns the last state again for a grid point this close to the last
+_LONG = np.dtype(ctypes.c_long)  # the counts' type (numpy converts a ctypes type anew each time: 8 µs a call)
 
 
 def plugin_names() -> tuple[str, ...]:
@@ -192,7 +193,7 @@ class Piece:
         y0 = np.ascontiguousarray(x0, dtype=float).reshape(size)
         out = np.empty((marks, size))
         t0, h = (float(v) for v in np.asarray(p, dtype=float).ravel())
-        counts, local_errors = np.zeros(COUNTS, dtype=ctypes.c_long), np.zeros(size)
+        counts, local_errors = np.zeros(COUNTS, dtype=_LONG), np.zeros(size)
         self._last.counts = counts
         flag = driver().mb_cvodes_piece(
             ctypes.byref(self.problem.spec),
@@ -215,12 +216,15 @@ class Piece:
         if kept is not None:
             kept.append(Kept(self.problem.layout, local_errors, int(counts[1]), flag))
         if flag < 0:
-            raise RuntimeError(f'CVode returned "{FLAG_NAMES.get(flag, flag)}" (the driver\'s flag {flag})')
+            failure = RuntimeError(f'CVode returned "{FLAG_NAMES.get(flag, flag)}" (the driver\'s flag {flag})')
+            failure.returned = out[: int(counts[3])]  # the states at the returns made before it gave up
+            raise failure
         return {"xf": out.T}
 
     def stats(self) -> dict:
         """As CasADi's, with `tcur` the time (τ) of the last return, where CasADi's is CVODES' time past it."""
-        last = getattr(self._last, "counts", np.zeros(COUNTS, dtype=ctypes.c_long))  # this thread's last call
+        last = getattr(self._last, "counts", None)  # this thread's last call
+        last = np.zeros(COUNTS, dtype=_LONG) if last is None else last
         returned = int(last[3])
         reached = float(self.grid[returned - 1]) if returned else math.nan
         counts = {"nsteps": int(last[0]), "nfevals": int(last[1]), "netfails": int(last[2])}

@@ -33,7 +33,6 @@ import numpy as np
 from ..dynamics.engine import Engine
 from ..dynamics.stiff_jacobian import stiff_rhs
 from .contact_watch import pair_watch
-from .regula_falsi import Unreachable, illinois
 from .serial_integrator import SerialIntegrator
 
 CVODES = {"CVODES": "adams", "CVODES-BDF": "bdf"}
@@ -53,7 +52,7 @@ PACE = 16  # CVODES may take this many times (to twice, rounded up) the most ste
 FLOOR_STEPS = 1024  # ... and at least this many between two returns
 SMALLEST_STEP = 1e-6  # of a piece near crossings, or a part (_Parts): its steps shrink below it where it stalls
 HALVINGS = 12  # ... and parts are halved down to 2^-HALVINGS of the piece
-ROOT_TIME = 1e-12  # of the run's span: where the watch's margin crosses zero in a part is located to this
+FINE = 64  # points a check interval: where a watch's fall between two points watched is placed (`_Parts.root`)
 STALL_CALLS = 20_000  # scipy: this many evaluations without time advancing by STALL_FRACTION of the run
 STALL_FRACTION = 1e-6
 CHART_REASON = "the coordinates in use lose conditioning here"
@@ -258,32 +257,41 @@ def _cvodes(
             if limit and watch is not None and watch.crossings:  # a stall near crossings ends within a few steps
                 chunk = functools.partial(chunk, smallest=SMALLEST_STEP)
             x0 = np.append(y, [0.0] if work_scale else [])
-            intervals = 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1]))  # between its check points
+            returned_at = start + (end - start) * np.asarray(marks)  # the times of CVODES' returns
             try:
                 if again:
                     raise _GaveUp(0, limit.stalled[1])
                 solver, reached, tried = _solved(chunk, _limits(limit), x0, [start, end - start])
+                stats = solver.stats()
+                calls += tried + int(stats.get("nfevals", 0))
             except _GaveUp as failure:  # near a singular configuration, say: integrated in parts, or by DOP853
                 calls += failure.calls
                 if runs > 1:
                     raise IntegrationError(start, "CVODES gave up", y) from None
                 if limit and not again and start < failure.stalled < end:  # cut short of the stall, from the start
                     limit.stalled = (eng, failure.stalled)
-                    continue
-                if limit and watch is not None and watch.crossings:  # near crossings: in parts, watched at their ends
+                    cut = _before_stall(failure, returned_at, checks, times[-1])
+                    if cut is None:  # integrated again up to the last check point before it
+                        continue
+                elif limit and watch is not None and watch.crossings:  # near crossings: in parts, watched at their ends
                     parts = _Parts(eng, times, out, (multistep, rtol, atol), checkpoint, watch, limit)
                     y, more, start, done = parts.integrate(done, start, end, y, failure.stalled)
                     calls, work, span = calls + more, None, int(start == end)
                     continue
-                if limit and not again:  # where it stalled unknown: CVODES would stall again in the piece
-                    limit.stalled = (eng, end)
-                piece = (times[done:upto], end, y, start, out[:done])
-                rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch, times[-1])
-                out[done:upto], y, calls, work = rest[: upto - done], rest[-1], calls + more, None
-                start, done, span = end, upto, 1
-                continue
-            stats = solver.stats()
-            calls += tried + int(stats.get("nfevals", 0))
+                else:
+                    if limit and not again:  # where it stalled unknown: CVODES would stall again in the piece
+                        limit.stalled = (eng, end)
+                    piece = (times[done:upto], end, y, start, out[:done])
+                    rest, more = _dop853_piece(eng, piece, rtol, atol, checkpoint, watch, times[-1])
+                    out[done:upto], y, calls, work = rest[: upto - done], rest[-1], calls + more, None
+                    start, done, span = end, upto, 1
+                    continue
+                # the piece up to the last check point before the stall, as CVODES returned it there
+                end, reached, stats = cut
+                checks = checks[checks <= end + 1e-12 * times[-1]]
+                upto = int(np.searchsorted(times, end, side="right"))
+                outputs, checked = outputs[: upto - done], checked[: len(checks)]
+            intervals = 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1]))  # between its check points
             span = _next_span(int(stats.get("nsteps", 0)), (end - start) * CHUNKS / times[-1])
             if limit:  # per interval between check points (the outputs asked for change nothing computed)
                 limit.taken(int(stats.get("nsteps", 0)), intervals)
@@ -292,8 +300,8 @@ def _cvodes(
             if work is not None:  # each piece's integral starts from 0 at its start
                 work[done:upto] = carried + work_scale * reached[outputs, -1]
             if watch is not None:
-                at = start + (end - start) * np.asarray(marks)[checked]
-                fall = watch.first_fall(at, states[checked])
+                at = returned_at[checked]
+                fall = _first_fall(watch, at, states[checked])
                 if fall is not None and watch.fell == "near":
                     # near a crossing: the run goes on from that check point, watched more closely (crossing.py)
                     if work is not None:
@@ -315,13 +323,40 @@ def _cvodes(
     return out, calls, work
 
 
+def _first_fall(watch, at: np.ndarray, states: np.ndarray) -> int | None:
+    """The watch's first fall among the check points (times `at`, states), going on past each fall of the chart
+    where the watch keeps its coordinates without a restart (`watch.kept`: near crossings, a decision that can only
+    keep them)."""
+    fall = watch.first_fall(at, states)
+    while fall is not None and watch.fell == "chart" and watch.kept(at[fall], states[fall]):
+        more = watch.first_fall(at[fall + 1 :], states[fall + 1 :])
+        fall = None if more is None else fall + 1 + more
+    return fall
+
+
 class _GaveUp(RuntimeError):
     """CVODES gave up in a piece, after `calls` evaluations, where its steps had reached time `stalled` (inf where
-    unknown)."""
+    unknown), with the states at its returns before (`returned`, or None) and its counts there (`stats`)."""
 
-    def __init__(self, calls: int, stalled: float = math.inf) -> None:
+    def __init__(self, calls: int, stalled: float = math.inf, returned=None, stats: dict | None = None) -> None:
         self.calls, self.stalled = calls, stalled
+        self.returned, self.stats = returned, stats or {}  # the states at the returns made, the counts there
         super().__init__(f"CVODES gave up after {calls} evaluations")
+
+
+def _before_stall(failure: _GaveUp, returned_at: np.ndarray, checks: np.ndarray, t_end: float):
+    """Where CVODES gave up in a piece past some of its check points (`checks`; it had returned at the times
+    `returned_at` up to `failure.stalled`), the piece up to the last of them as CVODES returned it: (that check
+    point, the states at the returns up to it, the counts), so that it is not integrated again up to there (the
+    Delta 3R[2US]'s stall at 1.29 s: 422 evaluations); None where the returns are not known (CasADi's integrator
+    reports none) or no check point was passed."""
+    passed = checks[checks <= failure.stalled + 1e-12 * t_end]
+    if failure.returned is None or not len(passed):
+        return None
+    index = int(np.argmin(np.abs(returned_at - passed[-1])))  # the check point's return
+    if index >= len(failure.returned):
+        return None
+    return float(passed[-1]), np.asarray(failure.returned[: index + 1]), failure.stats
 
 
 def _limits(limit: StepLimit | None) -> tuple[int, ...]:
@@ -348,7 +383,8 @@ def _solved(chunk: Callable[[int], casadi.Function], limits: tuple[int, ...], x0
         except RuntimeError as failure:
             tried += int(solver.stats().get("nfevals", 0)) + _lost(failure, steps)
             if steps == limits[-1] or "CV_TOO_MUCH_WORK" not in str(failure):
-                raise _GaveUp(tried, _stalled(solver, p)) from None
+                returned = getattr(failure, "returned", None)  # our driver's returns before (CasADi's: none)
+                raise _GaveUp(tried, _stalled(solver, p), returned, solver.stats()) from None
 
 
 def _stalled(solver: casadi.Function, p: list[float]) -> float:
@@ -367,13 +403,13 @@ def _lost(failure: RuntimeError, steps: int) -> int:
 
 def _stop(watch, fall: int, at: np.ndarray, states: np.ndarray, start: tuple, parts: _Parts | None, outputs) -> None:
     """The IntegrationError where the watch's margin fell at the check point `fall` (times `at`, states), with
-    the outputs (times, states) reached: there for the chart's fall; for the loop equations' loss of rank, at the
-    margin's root since the check point before (or the piece's `start`: time, state), located on a closed loop's
-    `parts` (crossing.py: where a crossing begins is the state's, not a check point's)."""
+    the outputs (times, states) reached: there for the chart's fall; for the loop equations' loss of rank, where
+    the margin fell since the check point before (or the piece's `start`: time, state), located on a closed loop's
+    `parts` (`_Parts.root`; crossing.py: where a crossing begins is the state's, not a check point's)."""
     t, y, reason, calls = at[fall], states[fall], CHART_REASON, 0
     if watch.fell == "rank" and parts is not None:
         before = start if fall == 0 else (at[fall - 1], states[fall - 1])
-        t, y, calls = parts.root(before, (t, y), watch.rank_margin)
+        t, y, calls = parts.root(before, (t, y), rank=True)
         reason = CROSSING_REASON
     times, out = outputs
     raise IntegrationError(t, reason, y, out[: int(np.searchsorted(times, t, side="right"))], calls)
@@ -436,7 +472,7 @@ class _Parts:
 
     def _part(self, done: int, t: float, stop: float, y: np.ndarray, calls: int):
         """One part: the state at its end, the outputs filled, the evaluations; _GaveUp where CVODES gives up, an
-        IntegrationError where the watch's margin falls below zero (at its root, `root`)."""
+        IntegrationError where the watch's margin falls below zero (where `root` places its fall)."""
         times = self.times
         checks = self.checks[(self.checks > t + self.near) & (self.checks <= stop + self.near)]
         stop, checks = _watched_until(self.watch, t, stop, checks, times[-1])
@@ -453,32 +489,41 @@ class _Parts:
         if fall is None and (len(checks) or self.watch.margin(stop, states[-1]) >= 0):
             return states[-1], upto, calls + tried, stop
         fall = len(at) - 1 if fall is None else fall
-        # the margin's root between the last point watched before (the part's start or a check point) and there
+        # where the margin fell between the last point watched before (the part's start or a check point) and there
         before = (t, y) if fall == 0 else (at[fall - 1], watched[fall - 1])
         root, state, more = self.root(before, (at[fall], watched[fall]))
         reached_outputs = self.out[: int(np.searchsorted(times, root, side="right"))]
         reason = CROSSING_REASON if self.watch.crossing_at(state) else CHART_REASON
         raise IntegrationError(root, reason, state, reached_outputs, calls + tried + more)
 
-    def root(self, before: tuple[float, np.ndarray], fall: tuple[float, np.ndarray], margin=None) -> tuple:
-        """Where the watch's margin (or `margin`) crosses zero between `before` (time, state: margin ≥ 0) and
-        `fall` (time, state: margin < 0), within ROOT_TIME of the run's span (the Illinois variant of regula falsi,
-        Dowell & Jarratt 1971): each trial integrated by CVODES from `before`, so that the time, and the state there,
-        are the state's, as the events of DOP853 locate them. The time, the state there and the evaluations. Where
-        CVODES gives up on a trial (the coordinates in use turning singular short of it: the chart's own fall near a
-        crossing), the search ends at the nearest point known past the root, the fall's at worst."""
+    def root(self, before: tuple[float, np.ndarray], fall: tuple[float, np.ndarray], rank: bool = False) -> tuple:
+        """The first point of the run's fine grid (FINE points a check interval: fixed times of [0, t_end], as the
+        check points are) past `before` (time, state: the watch's margin ≥ 0) where the watch's margin (`rank`: the
+        loop equations' alone, crossing.py) is below zero, else `fall` (time, state: the margin below zero): its
+        time, the state there and the evaluations. The states at the grid's points come from one integration by
+        CVODES from `before` (its interpolation at its returns) and their margins from one batch, so that where the
+        fall is placed is the state's, within 1 / FINE of a check interval past the margin's root, never where the
+        run's pieces happened to end. (Locating the root itself to 1e-12 of the run's span, each trial integrated
+        from `before` by the Illinois variant of regula falsi, took six or seven integrations a fall: a third of the
+        Delta 3R[2US]'s pieces; the crossing's entry a step past it changes nothing it does, its damping acting far
+        below ENTER.) Where CVODES gives up on the way (the coordinates in use turning singular short of the fall),
+        the fall's own point."""
         (t0, y0), (b, yb) = before, fall
-        margin = margin or self.watch.margin
-
-        def trial(c: float) -> tuple[float, np.ndarray, int]:
-            try:
-                solver, reached, tried = _solved(self._chunk((1.0,)), (self.limit.steps(),), y0, [t0, c - t0])
-            except _GaveUp as failure:
-                raise Unreachable(failure.calls) from None
-            yc = np.ascontiguousarray(reached[-1])
-            return margin(c, yc), yc, tried + int(solver.stats().get("nfevals", 0))
-
-        return illinois(trial, (t0, margin(t0, y0)), (b, margin(b, yb), yb), ROOT_TIME * self.times[-1])
+        spacing = self.times[-1] / (CHECKS * FINE)
+        grid = spacing * np.arange(math.floor(t0 / spacing), math.ceil(b / spacing) + 1)
+        grid = grid[(grid > t0 + self.near) & (grid < b - self.near)]
+        if not len(grid):
+            return b, yb, 0
+        marks = (*np.round((grid - t0) / (b - t0), 12).tolist(), 1.0)
+        try:
+            solver, reached, tried = _solved(self._chunk(marks), (self.limit.steps(),), y0, [t0, b - t0])
+        except _GaveUp as failure:
+            return b, yb, failure.calls
+        calls = tried + int(solver.stats().get("nfevals", 0))
+        states = np.ascontiguousarray(reached[:-1])
+        margins = self.watch.rank_margins(states) if rank else self.watch.margins(states)
+        below = np.flatnonzero(margins < 0)
+        return (float(grid[below[0]]), states[below[0]], calls) if len(below) else (b, yb, calls)
 
     def _chunk(self, marks: tuple[float, ...]) -> Callable[[int], casadi.Function]:
         options = (self.multistep, self.rtol, self.atol, 1, 0.0)
@@ -615,6 +660,11 @@ def _chunk_integrator(
         options["nonlin_conv_coeff"] = BDF_CONVERGENCE
     dae = _chunk_dae(eng, multistep, runs, work_scale)
     return SerialIntegrator(casadi.integrator("chunk", "cvodes", dae, 0.0, list(grid), options))
+
+
+def driving() -> bool:
+    """Whether CVODES' Adams pieces go through our driver (False inside `through_casadi()`)."""
+    return _DRIVER[0]
 
 
 @contextlib.contextmanager

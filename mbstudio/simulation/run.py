@@ -43,7 +43,7 @@ from ..model.errors import AssemblyError, ModelError
 from ..model.hashing import text_hash
 from ..model.typed_numbers import coordinate_dimensions, read_pairs
 from ..model.validation import MAGNITUDE_MAX, check_dynamics
-from .charts import ChartWatch, closed_jacobian, decided, singularity
+from .charts import ChartWatch, decided, singularity
 from .contact_depth import too_deep
 from .crossing import CrossingWatch, cross, crossing_due, start_rank
 from .integrators import CHART_REASON, CHUNKS, CROSSING_REASON, CVODES, SCIPY, IntegrationError, StepLimit, integrate
@@ -608,12 +608,12 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
                 raise RuntimeError(str(error)) from None
             if eng.law_states:
                 refuse_law_states(AppliedForces(eng.mech), "a change of independent coordinates during the run")
-            if error.reason == CROSSING_REASON or crossing_due(eng, error.state, rank, terms):
+            if error.reason == CROSSING_REASON or crossing_due(eng, error.state, rank, first):
                 # no coordinates can carry the motion there
                 if len(error.outputs):
                     pieces.append(full_states(eng, times[done : done + len(error.outputs)], error.outputs))
                 done += len(error.outputs)
-                q_start = closed_jacobian(first, start_state)[0]
+                q_start = first.closed(start_state[None])[0][0]
                 crossing = cross(eng, error.time, error.state, times[done:], (rtol, atol), clock, q_start)
                 pieces.append(crossing.states)
                 done, calls = done + len(crossing.states[0]), calls + crossing.calls
@@ -623,7 +623,9 @@ def _run_compiled(mech, times, y0, method, rtol, atol, clock, text, own=None, wo
                     return _joined(pieces, calls, first, None, charts, crossings)
                 state = eng.pack(crossing.q, crossing.qd[eng.independent])
                 error = IntegrationError(crossing.end, CHART_REASON, state)
-            decision = decided(eng, error.time, error.state, text, first.mech.partition, terms)
+            decision = decided(
+                eng, error.time, error.state, text, first.mech.partition, terms, None if rank is None else first
+            )
             stuck = stuck + 1 if error.time <= t0 + 1e-9 * times[-1] else 0
             watched = error.reason in (CHART_REASON, CROSSING_REASON)
             if stuck > MAX_REPARTITIONS or (not watched and not decision.changed):
