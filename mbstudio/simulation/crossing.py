@@ -49,6 +49,8 @@ NEAR = 0.2  # ... and is watched more closely from a check point where it is bel
 SCREEN = 1e-10  # of Φ_q's norm: beyond the rounding of its singular values (CrossingWatch._screened)
 DAMPING = 1e-3  # the multipliers' damping: below this part of the start's rank-th singular value of Φ_q L⁻ᵀ
 STABILITY = 1.0  # Baumgarte's ω, in units of 1 / (the run's check interval): Φ decays within a few intervals
+FASTEST_STABILITY = 100.0  # /s, ω at most (a 2-s run's): a run of 0.35-0.5 s had ω = 400-571/s, and the Delta
+# 3R[2US]'s first crossing, stiffer by ω², made CVODES' Adams steps give up at 0.275 s (docs/accuracy.md)
 PROJECTIONS = 8  # least-squares Newton steps at most, back onto the loops after the crossing
 
 
@@ -305,7 +307,7 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
     t_end = times[-1]
     q, _ = eng.closed(np.asarray(y0)[None])
     qd = eng.velocities(q[0], eng.unpack(np.asarray(y0)[None])[1][0])
-    parameters = [STABILITY * CHECKS / t_end, DAMPING * terms.weighted_rank_value(q_start)]
+    parameters = [min(STABILITY * CHECKS / t_end, FASTEST_STABILITY), DAMPING * terms.weighted_rank_value(q_start)]
     z, start, t = np.concatenate([q[0], qd]), terms.rank_value(q_start), t0
     lowest, calls, outputs = terms.rank_value(q[0]), 0, []
     problem = _driver_problem(functions, parameters)
