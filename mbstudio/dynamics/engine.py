@@ -58,7 +58,7 @@ from ..kinematics.mechanism import Mechanism
 from ..model import Model, dumps
 from ..model.errors import AssemblyError
 from ..numerics.compiled import Native, Traced, cached_functions, engine_key, is_external, symbols, to_sparse_sx, to_sx
-from ..numerics.small_solves import householder_factor, householder_solve
+from ..numerics.small_solves import householder_factor, householder_solve, ldl_solve
 from .force_laws.base import states_refused
 from .forces import AppliedForces, gravity_potential
 from .forward_dynamics import forward_dynamics
@@ -688,10 +688,13 @@ class _Graph:
             return qdd, v, qdd, p.power(t, q, v, tau, z)
         jac = p.loops(q)[1] if jac is None else jac
         if self.straight_line:
-            rhs, reduced, qd, a, R, power = self._projection(t, q, v, tau, z, jac)
-        else:
-            rhs, reduced, qd, a, R, power = self._projected(t, q, v, tau, z, jac, self.kind)
-        qdd = self.solve(reduced, rhs, spd=True)
+            return self._projection(t, q, v, tau, z, jac)
+        return self._solved(*self._projected(t, q, v, tau, z, jac, self.kind))
+
+    def _solved(self, rhs, reduced, qd, a, R, power, straight: bool = False) -> tuple:
+        """(q̈_ind, q̇, q̈, P_nc) from the projected equations Rᵀ M R q̈_ind = rhs (`straight`: solved by scalar
+        code, the same operations as the graph's solve)."""
+        qdd = ldl_solve(reduced, rhs) if straight else self.solve(reduced, rhs, spd=True)
         return qdd, qd, casadi.mtimes(R, qdd) + a, power
 
     @property
@@ -721,8 +724,8 @@ class _Graph:
         X, p = casadi.SX, self.pieces
         t, q, v, tau = X.sym("t"), X.sym("q", self.n), X.sym("qd_ind", self.k), X.sym("tau", self.n)
         z, jac = X.sym("z", p.z[0].numel()), X.sym("jac", p.loops.sparsity_out(1))
-        outputs = self._projected(t, q, v, tau, z, jac, X)
-        names = ["rhs", "reduced", "qd", "a", "R", "power"]
+        outputs = self._solved(*self._projected(t, q, v, tau, z, jac, X), straight=True)
+        names = ["qdd_ind", "qd", "qdd", "power"]
         arguments = [t, q, v, tau, z, jac]
         return casadi.Function(
             "closed_projection", arguments, list(outputs), ["t", "q", "qd_ind", "tau", "z", "jac"], names, _MERGED
@@ -820,9 +823,8 @@ class _Graph:
         q = q - self._dependent_step(_Factorised(self, jac), phi)  # always: its derivative is the projection
         phi, jac, *projected = self._closing_projection(t, q, v, tau, z)
         closed = casadi.mmax(casadi.fabs(phi)) <= CLOSED * p.mech.length_scale
-        q, phi, rhs, reduced, qd, a, R, power = self._finish()(closed, q, phi, jac, *projected, t, v, tau, z)
-        qdd = self.solve(reduced, rhs, spd=True)
-        return q, casadi.mmax(casadi.fabs(phi)), qdd, qd, casadi.mtimes(R, qdd) + a, power
+        q, phi, *motion = self._finish()(closed, q, phi, jac, *projected, t, v, tau, z)
+        return q, casadi.mmax(casadi.fabs(phi)), *motion
 
     @functools.cached_property
     def _closing_projection(self) -> casadi.Function:
@@ -831,7 +833,7 @@ class _Graph:
         t, q, v, tau = X.sym("t"), X.sym("q", self.n), X.sym("qd_ind", self.k), X.sym("tau", self.n)
         z = X.sym("z", p.z[0].numel())
         phi, jac = p.loops(q)
-        outputs = [phi, jac, *self._projected(t, q, v, tau, z, jac, X)]
+        outputs = [phi, jac, *self._solved(*self._projected(t, q, v, tau, z, jac, X), straight=True)]
         return casadi.Function("closing_projection", [t, q, v, tau, z], outputs, _MERGED)
 
     def _finish(self) -> casadi.Function:
