@@ -660,22 +660,37 @@ class _Graph:
     def _dependent_step(self, factorised: _Factorised, b) -> object:
         """J_dep⁻¹ b on the dependent coordinates, zero on the independent ones (n,): solved loop block by loop
         block."""
-        steps = [factorised.solve(k, b[rows]) for k, (rows, _, _) in enumerate(self.blocks)]
-        return casadi.mtimes(self.place, casadi.vertcat(*steps))
+        return self._placed(self._block_steps(factorised, b))
+
+    def _block_steps(self, factorised: _Factorised, b) -> object:
+        """J_dep⁻¹ b, the blocks' dependent coordinates one block after the other."""
+        return casadi.vertcat(*(factorised.solve(k, b[rows]) for k, (rows, _, _) in enumerate(self.blocks)))
+
+    def _placed(self, steps) -> object:
+        """`_block_steps` onto the tree's coordinates (n,)."""
+        return casadi.mtimes(self.place, steps)
 
     def velocity_map(self, factorised: _Factorised, kind: type | None = None):
         """R = ∂q/∂q_ind from the rows' Jacobian: identity on the independents, −J_dep⁻¹ J_ind below, block by
         block on the independent coordinates each loop block's rows touch, so that R keeps its structural zeros
         (the products Rᵀ M R and R q̈_ind then skip them). `kind`: the symbols' (the graph's unless given)."""
+        return self._assembled(self._coupling(factorised, kind))
+
+    def _coupling(self, factorised: _Factorised, kind: type | None = None):
+        """The blocks' −J_dep⁻¹ J_ind, block-diagonal (the blocks' dependent coordinates by their independent ones)."""
         jac, ind = factorised.jac, self.ind
-        lower = [
-            -factorised.solve(k, jac[rows, [ind[i] for i in touched]])
-            if touched
-            else (kind or self.kind)(len(columns), 0)  # a loop no independent coordinate moves
-            for k, (rows, columns, touched) in enumerate(self.blocks)
-        ]
-        coupled = casadi.mtimes([self.place, casadi.diagcat(*lower), self.pick])
-        return self.identity + coupled
+        return casadi.diagcat(
+            *(
+                -factorised.solve(k, jac[rows, [ind[i] for i in touched]])
+                if touched
+                else (kind or self.kind)(len(columns), 0)  # a loop no independent coordinate moves
+                for k, (rows, columns, touched) in enumerate(self.blocks)
+            )
+        )
+
+    def _assembled(self, coupling):
+        """R from the blocks' coupling (`_coupling`)."""
+        return self.identity + casadi.mtimes([self.place, coupling, self.pick])
 
     def accelerations(self, t, q, v, tau, jac=None, z=None) -> tuple:
         """(q̈_ind, q̇, q̈, P_nc) at the closed q: Rᵀ M R q̈_ind = Rᵀ (Q − τ_tree(q, q̇, a)), a the acceleration term,
@@ -688,14 +703,16 @@ class _Graph:
             return qdd, v, qdd, p.power(t, q, v, tau, z)
         jac = p.loops(q)[1] if jac is None else jac
         if self.straight_line:
-            return self._projection(t, q, v, tau, z, jac)
-        return self._solved(*self._projected(t, q, v, tau, z, jac, self.kind))
+            return self._moved(v, *self._projection(t, q, v, tau, z, jac))
+        rhs, reduced, qd, a, R, power, _ = self._projected(t, q, v, tau, z, jac, self.kind)
+        return qdd_and_rates(qd, self.solve(reduced, rhs, spd=True), a, R, power)
 
-    def _solved(self, rhs, reduced, qd, a, R, power, straight: bool = False) -> tuple:
-        """(q̈_ind, q̇, q̈, P_nc) from the projected equations Rᵀ M R q̈_ind = rhs (`straight`: solved by scalar
-        code, the same operations as the graph's solve)."""
-        qdd = ldl_solve(reduced, rhs) if straight else self.solve(reduced, rhs, spd=True)
-        return qdd, qd, casadi.mtimes(R, qdd) + a, power
+    def _moved(self, v, qdd, steps, coupling, power) -> tuple:
+        """(q̈_ind, q̇ = R q̇_ind, q̈ = R q̈_ind + a, P_nc) from the scalar projection's outputs: R and its products
+        on the graph, as the graph's route forms them (its sums start from an exact zero, so a rate that is zero
+        is +0, and a run's outputs keep their bytes)."""
+        R = self._assembled(coupling)
+        return qdd_and_rates(casadi.mtimes(R, v), qdd, self._placed(steps), R, power)
 
     @property
     def straight_line(self) -> bool:
@@ -707,12 +724,22 @@ class _Graph:
         """(Rᵀ (Q − τ_tree(q, q̇, a)), Rᵀ M R, q̇, a, R, P_nc) at the closed q with the rows' Jacobian `jac`."""
         p = self.pieces
         factorised = _Factorised(self, jac)  # one for the map and the bias
-        R = self.velocity_map(factorised, kind)
+        coupling = self._coupling(factorised, kind)
+        R = self._assembled(coupling)
         qd = casadi.mtimes(R, v)
         gamma, forces, power = p.velocity_terms(t, q, qd, tau, z)
-        a = self._dependent_step(factorised, -gamma)
+        steps = self._block_steps(factorised, -gamma)
+        a = self._placed(steps)
         rhs, reduced = p.projected_dynamics(R.sparsity())(q, qd, a, forces, R)
-        return rhs, reduced, qd, a, R, power
+        return rhs, reduced, qd, a, R, power, (coupling, steps)
+
+    @staticmethod
+    def _solved(rhs, reduced, qd, a, R, power, blocks) -> tuple:
+        """(q̈_ind, the blocks' steps of a, their coupling, P_nc) of `_projected`'s outputs on scalar symbols,
+        Rᵀ M R q̈_ind = rhs solved by scalar code (the same operations as the graph's solve); R, a and their
+        products are the graph's (`_moved`)."""
+        coupling, steps = blocks
+        return ldl_solve(reduced, rhs), steps, coupling, power
 
     @functools.cached_property
     def _projection(self) -> casadi.Function:
@@ -724,8 +751,8 @@ class _Graph:
         X, p = casadi.SX, self.pieces
         t, q, v, tau = X.sym("t"), X.sym("q", self.n), X.sym("qd_ind", self.k), X.sym("tau", self.n)
         z, jac = X.sym("z", p.z[0].numel()), X.sym("jac", p.loops.sparsity_out(1))
-        outputs = self._solved(*self._projected(t, q, v, tau, z, jac, X), straight=True)
-        names = ["qdd_ind", "qd", "qdd", "power"]
+        outputs = self._solved(*self._projected(t, q, v, tau, z, jac, X))
+        names = ["qdd_ind", "steps", "coupling", "power"]
         arguments = [t, q, v, tau, z, jac]
         return casadi.Function(
             "closed_projection", arguments, list(outputs), ["t", "q", "qd_ind", "tau", "z", "jac"], names, _MERGED
@@ -811,29 +838,30 @@ class _Graph:
 
     def _closed_motion(self, t, q, v, tau, z) -> tuple:
         """(closed q, max |Φ| there, q̈_ind, q̇, q̈, P_nc) from the integrated q: `_closed`, then `accelerations`.
-        Where the projection is scalar code (`straight_line`), the loops at the first Newton step's q are traced
-        into it (`_closing_projection`: their bodies' motion is the dynamics', computed once), and the further
+        Where the projection is scalar code (`straight_line`), the first Newton step and the loops at its q are
+        traced into it (`_closing_projection`: those bodies' motion is the dynamics', computed once), and the further
         steps, taken where that q is not closed yet, project again at theirs (`_finish`): the same operations."""
         if not (self.dep and self.straight_line):
             closed, residual, jac = self._closed(q)
             return (closed, residual, *self.accelerations(t, closed, v, tau, jac, z))
         p = self.pieces
         z = self.kind.zeros(p.z[0].numel()) if z is None else z
-        phi, jac = p.loops(q)
-        q = q - self._dependent_step(_Factorised(self, jac), phi)  # always: its derivative is the projection
-        phi, jac, *projected = self._closing_projection(t, q, v, tau, z)
+        q, phi, jac, *projected = self._closing_projection(t, q, v, tau, z)
         closed = casadi.mmax(casadi.fabs(phi)) <= CLOSED * p.mech.length_scale
-        q, phi, *motion = self._finish()(closed, q, phi, jac, *projected, t, v, tau, z)
-        return q, casadi.mmax(casadi.fabs(phi)), *motion
+        q, phi, *projected = self._finish()(closed, q, phi, jac, *projected, t, v, tau, z)
+        return q, casadi.mmax(casadi.fabs(phi)), *self._moved(v, *projected)
 
     @functools.cached_property
     def _closing_projection(self) -> casadi.Function:
-        """(t, q, q̇_ind, τ, z) -> (Φ, Φ_q, then `_projection`'s outputs at q): one function of scalar code."""
+        """(t, q, q̇_ind, τ, z) -> (q after the first Newton step, Φ and Φ_q there, then `_projection`'s outputs
+        there): one function of scalar code."""
         X, p = casadi.SX, self.pieces
         t, q, v, tau = X.sym("t"), X.sym("q", self.n), X.sym("qd_ind", self.k), X.sym("tau", self.n)
         z = X.sym("z", p.z[0].numel())
         phi, jac = p.loops(q)
-        outputs = [phi, jac, *self._solved(*self._projected(t, q, v, tau, z, jac, X), straight=True)]
+        stepped = q - self._dependent_step(_Factorised(self, jac), phi)  # always: its derivative is the projection
+        phi, jac = p.loops(stepped)
+        outputs = [stepped, phi, jac, *self._solved(*self._projected(t, stepped, v, tau, z, jac, X))]
         return casadi.Function("closing_projection", [t, q, v, tau, z], outputs, _MERGED)
 
     def _finish(self) -> casadi.Function:
@@ -942,6 +970,11 @@ def loop_blocks(pattern: casadi.Sparsity, dep: list[int], ind: list[int]) -> lis
         )
         blocks.append((part_rows, part_columns, touched))
     return blocks
+
+
+def qdd_and_rates(qd, qdd, a, R, power) -> tuple:
+    """(q̈_ind, q̇, q̈ = R q̈_ind + a, P_nc)."""
+    return qdd, qd, casadi.mtimes(R, qdd) + a, power
 
 
 def _selection(size: int, targets: list[int]) -> casadi.DM:
