@@ -71,3 +71,45 @@ def householder_solve(size: int, columns: int) -> casadi.Function:
     return casadi.Function(
         f"householder_solve_{size}_{columns}", [vectors, betas, upper, b], [out], ["v", "beta", "r", "b"], ["x"]
     )
+
+
+def ldl_solve(a: casadi.SX, b: casadi.SX) -> casadi.SX:
+    """A⁻¹ b (a column) for a symmetric positive definite A given with both triangles, by the LDLᵀ factorisation
+    CasADi's "ldl" linear solver makes of it: its fill-reducing order and the operations of its runtime's
+    casadi_ldl and casadi_ldl_solve in their order, traced on scalar symbols, so that the result is that
+    solver's to the bit without its index arithmetic (tests/test_small_solves.py)."""
+    pattern = a.sparsity()
+    factor, order = pattern.ldl(True)
+    n, starts, rows = pattern.size2(), pattern.colind(), pattern.row()
+    column_starts, factor_rows = factor.colind(), factor.row()
+    entries, zero = a.nonzeros(), casadi.SX(0)
+    lower, diagonal = [zero] * factor.nnz(), [zero] * n
+    for c in range(n):  # A permuted into the factor's pattern
+        given = {rows[k]: entries[k] for k in range(starts[order[c]], starts[order[c] + 1])}
+        for k in range(column_starts[c], column_starts[c + 1]):
+            lower[k] = given.get(order[factor_rows[k]], zero)
+        diagonal[c] = given.get(order[c], zero)
+    work = [zero] * n
+    for c in range(n):  # the up-looking factorisation, column by column
+        for k in range(column_starts[c], column_starts[c + 1]):
+            r = factor_rows[k]
+            for k2 in range(column_starts[r], column_starts[r + 1]):
+                lower[k] = lower[k] - lower[k2] * work[factor_rows[k2]]
+            work[r] = lower[k]
+            lower[k] = lower[k] / diagonal[r]
+            diagonal[c] = diagonal[c] - work[r] * lower[k]
+        for k in range(column_starts[c], column_starts[c + 1]):
+            work[factor_rows[k]] = zero
+    x = b.nonzeros() if b.is_dense() else casadi.densify(b).nonzeros()
+    work = [x[order[i]] for i in range(n)]
+    for c in range(n):  # L⁻¹, D⁻¹, then L⁻ᵀ
+        for k in range(column_starts[c], column_starts[c + 1]):
+            work[c] = work[c] - lower[k] * work[factor_rows[k]]
+    work = [w / d for w, d in zip(work, diagonal, strict=True)]
+    for c in reversed(range(n)):
+        for k in reversed(range(column_starts[c], column_starts[c + 1])):
+            work[factor_rows[k]] = work[factor_rows[k]] - lower[k] * work[c]
+    solved = [zero] * n
+    for i in range(n):
+        solved[order[i]] = work[i]
+    return casadi.vertcat(*solved)
