@@ -145,17 +145,17 @@ import numpy as np
 import pinocchio as pin
 from mbstudio import samples
 from mbstudio.dynamics.kernels import kernel
-from mbstudio.io.pinocchio import build
+from mbstudio.io.pinocchio_reference import ClosedLoopReference
 from mbstudio.kinematics import Mechanism
 
 mech = Mechanism(samples.load("puma560"))
-model = build(mech)[0]
-data = model.createData()
+reference = ClosedLoopReference.of(mech)  # the row's Pinocchio model: plain revolute joints
+model, data = reference.model, reference.data
 aba = kernel(mech.model, "forward_dynamics")
 rng = np.random.default_rng(1)
 states = [tuple(rng.uniform(-3, 3, mech.n) for _ in range(3)) for _ in range(400)]
 ours, theirs = [], []
-for _ in range(60):
+for _ in range(200):  # about 0.5 s of calls: as many as the bench takes per side, or more
     start = time.thread_time_ns()
     for q, v, tau in states:
         aba(q, v, tau)
@@ -169,11 +169,19 @@ print(json.dumps({"ours": ours, "reference": theirs}))
 """
 
 
+# two processes timing the same bare call may differ by several percent with both spreads near 1 % on an idle
+# machine (where code and data fall in the caches): agreement within this log-ratio at least keeps the verdict the
+# same from run to run, and still sees the 30 % of another model
+PROCESS_VARIATION = 0.15
+
+
 def test_an_independent_timing_script_agrees_with_the_bench_row():
-    """A measurement of the same thing by another route (the script above, in a process of its own) agrees with
-    the bench's PUMA ABA row: each side's median and the ratio within a factor of 3 widened by both measurements'
-    relative spreads (interquartile range over median). Not a timing target: a check that the bench measures what
-    a direct measurement does (the wall-clock bench read 15-68 µs for Pinocchio's ABA where this gives 3-5)."""
+    """A measurement of the same calls by another route (the script above, in a process of its own) agrees with
+    the bench's PUMA ABA row within the spread: each side's median and the ratio differ by at most the two
+    measurements' relative spreads (interquartile range over median) together, the load on the machine being
+    what moves either. Not a timing target: a check that the bench measures what a direct measurement does (the
+    wall-clock bench read 15-68 µs for Pinocchio's ABA where this gives 3-5). The script once timed Pinocchio's
+    model with composite joints against the row's plain ones, 30 % slower, which a factor of 3 hid."""
     import subprocess
     import sys
 
@@ -194,7 +202,7 @@ def test_an_independent_timing_script_agrees_with_the_bench_row():
     script_sides["ratio"] = median_and_spread(script["ours"] / script["reference"])
     for key, (bench_median, bench_spread) in bench_sides.items():
         median, spread = script_sides[key]
-        allowed = np.log(3.0) + 2.0 * (bench_spread + spread)
+        allowed = max(bench_spread + spread, PROCESS_VARIATION)
         assert abs(np.log(median / bench_median)) <= allowed, (key, median, bench_median, allowed)
 
 

@@ -284,10 +284,9 @@ def test_the_key_holds_how_this_machine_builds(monkeypatch):
 
 REMEMBERED = """
 from pathlib import Path
-from mbstudio.numerics.compiled import code_version
-from mbstudio.numerics.native_cache import cache_folder
+from mbstudio.numerics.compiled import _version_record, code_version
 first = code_version()
-remembered = (cache_folder() / "code_version.json").exists()
+remembered = _version_record(Path("mbstudio").resolve()).exists()
 code_version.cache_clear()
 again = code_version()
 path = Path("mbstudio/dynamics/regressor.py")

@@ -5,8 +5,6 @@ bodies (the same answer as taking each body out in turn)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mbstudio import samples
+from mbstudio.benchmarks.check import command_usage
 from mbstudio.benchmarks.models import chain_document
 from mbstudio.cli import main
 from mbstudio.dynamics.pkm import topology
@@ -183,18 +182,9 @@ def test_a_100000_body_chain_is_checked_within_500_mb(tmp_path):
     only to be counted); `mbstudio bench --only check` gives the same figure as a row."""
     path = tmp_path / "chain.mbs"
     path.write_text(json.dumps(chain_document(100_000)))
-    # Linux keeps a process's peak across exec, so a child started straight from this (large) test process would
-    # count this one's pages: a small Python starts the command and reports its child's peak alone
-    command = [sys.executable, "-m", "mbstudio.cli", "check", str(path), "--json"]
-    starter = (
-        "import json, os, subprocess, sys; child = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, "
-        "stderr=subprocess.DEVNULL); out = child.stdout.read(); _, status, usage = os.wait4(child.pid, 0); "
-        "print(json.dumps([os.waitstatus_to_exitcode(status), usage.ru_maxrss, out.decode()]))"
-    )
-    done = subprocess.run([sys.executable, "-c", starter, *command], capture_output=True, text=True, check=True)
-    code, peak, out = json.loads(done.stdout)
+    code, _, peak_mb, out = command_usage(["check", str(path), "--json"])  # its peak alone, not this process's
     assert code == 0
     report = json.loads(out)
     assert report["dof_grubler"] == report["dof_grubler_planar"] == report["dof_jacobian"] == 100_000
     assert report["inertial_parameters"] == 10 * 100_000 and report["assembled"] and report["pkm"] is None
-    assert peak / (1024 * 1024 if sys.platform == "darwin" else 1024) < 500  # bytes on macOS, else kB
+    assert peak_mb < 500

@@ -73,3 +73,34 @@ def test_bad_run_tables_are_refused_by_line_and_column(tmp_path, capsys, text, w
     runs.write_text(text)
     code = main(["simulate", str(samples.path("four_bar")), "--t-end", "0.1", "--ensemble", str(runs), "--quiet"])
     assert code == 2 and words in capsys.readouterr().err
+
+
+def test_an_ensemble_with_contact_pairs_runs_each_member_as_alone():
+    """A ball dropped onto a 2-mm box (a contact pair: its runs are cut into legs and each touch-down located, as
+    in tests/test_located_contacts.py), from three heights (one the document's) at 0, 5 and 20 m/s: integrated as
+    one system, the fastest run passes through the box; each member of the ensemble lands on it and is the run
+    simulated alone from the same start, bit for bit."""
+    from mbstudio.dynamics.engine import engine
+    from mbstudio.simulation.integrators import integrate
+
+    from .test_located_contacts import on_thin_box
+
+    model = on_thin_box(0.002)
+    heights, speeds = [np.nan, 0.5, 0.3], [0.0, 5.0, 20.0]
+    initial = [[0.0, 0.0, z, 0.0, 0.0, 0.0] for z in heights]
+    velocities = [[0.0, 0.0, -v, 0.0, 0.0, 0.0] for v in speeds]
+    options = {"rtol": 1e-10, "atol": 1e-12, "samples": 201}
+    eng = engine(model)
+    starts = eng.pack(np.where(np.isnan(initial), 1.0, initial), np.array(velocities))
+    together, _, _ = integrate(eng, np.linspace(0.0, 0.3, 201), starts, "CVODES", 1e-10, 1e-12)
+    assert together[:, 2, 2].min() < -0.002  # through the box, as one system
+    runs = simulate_ensemble(model, 0.3, initial=initial, velocities=velocities, **options)
+    for z, v, run in zip(heights, velocities, runs, strict=True):
+        alone_model = on_thin_box(0.002)
+        if not np.isnan(z):
+            next(c for c in alone_model.joints[0].coordinates if c.name == "z").initial = z
+        alone = simulate(alone_model, 0.3, velocities=np.array(v), **options)
+        assert np.array_equal(run.q, alone.q) and np.array_equal(run.qd, alone.qd)
+        assert np.array_equal(run.total, alone.total)
+        assert run.q[:, 2].min() > 0.0  # the ball's centre never below the box's top face
+    assert runs[0].q[0, 2] == 1.0 and runs[1].q[0, 2] == 0.5

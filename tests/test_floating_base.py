@@ -376,8 +376,10 @@ def test_the_symbolic_equations_of_a_spherical_pendulum_are_rational_and_match_t
     names = [sympy.Symbol(k, real=True) for k in eom.values]
     arguments = [*eom.coordinates, *eom.velocities, *names]
     numbers = [*q, *qd, *eom.values.values()]
-    M = np.array(sympy.lambdify(arguments, eom.mass_matrix, "numpy")(*numbers), dtype=float)
-    h = np.array(sympy.lambdify(arguments, eom.bias + eom.gravity, "numpy")(*numbers), dtype=float).ravel()
+    # the numbers put in at 30 digits: printing these expressions for lambdify took 40 s of the test's 43
+    at = {symbol: sympy.Float(float(x), 30) for symbol, x in zip(arguments, numbers, strict=True)}
+    M = np.array(eom.mass_matrix.xreplace(at).evalf(30), dtype=float)
+    h = np.array((eom.bias + eom.gravity).xreplace(at).evalf(30), dtype=float).ravel()
     assert np.abs(M - mass_matrix(mech, q)[0]).max() < 1e-14
     assert np.abs(h - inverse_dynamics(mech, q, qd, np.zeros(3))[0]).max() < 1e-13
 

@@ -106,7 +106,8 @@ def _quartiles(values: Sequence[float]) -> tuple[float, float, float]:
     return float(q1), float(median), float(q3)
 
 
-def _timing(seconds: Sequence[float], calls: float) -> Timing:
+def timing_of(seconds: Sequence[float], calls: float = 1) -> Timing:
+    """The median and interquartile range of samples taken otherwise (processes, megabytes), per call."""
     q1, median, q3 = _quartiles([s / calls for s in seconds])
     return Timing(median, q3 - q1, len(seconds), calls)
 
@@ -183,7 +184,7 @@ def compare(
 def comparison_of(ours: Sequence[float], reference: Sequence[float], clock: str) -> Comparison:
     """The comparison of interleaved samples (seconds per call, taken in pairs)."""
     q1, ratio, q3 = _quartiles([x / y for x, y in zip(ours, reference, strict=True)])
-    return Comparison(_timing(ours, 1), _timing(reference, 1), ratio, (q1, q3), clock)
+    return Comparison(timing_of(ours), timing_of(reference), ratio, (q1, q3), clock)
 
 
 def measure(
@@ -193,7 +194,7 @@ def measure(
     clock = time.perf_counter_ns if wall else time.thread_time_ns
     side, seconds = _calibrated(side, clock, BLOCK_SECONDS)
     count = sample_count((seconds,), min_seconds, min_samples, max_samples)
-    return _timing(interleave([_sampler(side, clock)], count)[0], len(side.args) * side.per_call)
+    return timing_of(interleave([_sampler(side, clock)], count)[0], len(side.args) * side.per_call)
 
 
 def compared_row(name: str, comparison: Comparison, target: float | None = None, **extra) -> dict:

@@ -605,7 +605,7 @@ class MainWindow(QMainWindow):
         document's pose is not changed (moving a slider shows it again)."""
         data = self.plots.result.data
         if data.coordinates == list(self.mech.coordinates):
-            self.view.set_pose(q)
+            self.view.show_frame(q)  # a body sliding or walking off the view is followed
             self._draw_forces(self.plots.index)
 
     @property

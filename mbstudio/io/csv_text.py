@@ -44,12 +44,24 @@ def csv_table(provenance: dict, header: list[str], rows: Iterable[Iterable]) -> 
     return CsvTable(out.getvalue(), list(header), provenance)
 
 
+def float_table(provenance: dict, header: list[str], data, blank: bool = False) -> CsvTable:
+    """`csv_table` of `float_cells(data, blank)`, the same text: the rows are joined here, a writer adding nothing
+    to cells that hold no separator, quote or line break (a number's repr, or an empty cell in a row of several),
+    in two thirds of its time (a simulation's 150 x 201 cells)."""
+    cells = float_cells(data, blank)
+    if any(len(row) < 2 for row in cells[:1]):  # a lone empty cell is written quoted
+        return csv_table(provenance, header, cells)
+    table = csv_table(provenance, header, ())
+    body = "".join([",".join(row) + "\n" for row in cells])
+    return CsvTable(table.text + body, table.header, provenance)
+
+
 def numeric_table(provenance: dict, header: list[str], data, units: DisplayUnits = SI, blank: bool = False) -> CsvTable:
     """Columns of numbers (`data`: rows × columns, 'name [SI unit]' headers) in display units, full float64
     digits; `blank`: a non-finite number is an empty cell."""
     shown = [units.column(h, c) for h, c in zip(header, np.asarray(data, float).T, strict=True)]
     data = np.column_stack([values for _, values in shown])
-    return csv_table({**provenance, "units": units.spec()}, [h for h, _ in shown], float_cells(data, blank))
+    return float_table({**provenance, "units": units.spec()}, [h for h, _ in shown], data, blank)
 
 
 def float_cells(data, blank: bool = False) -> list[list[str]]:

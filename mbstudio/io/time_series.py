@@ -13,7 +13,7 @@ import numpy as np
 
 from ..model import ModelError
 from ..simulation.run import SimulationResult
-from .csv_text import CsvTable, csv_table, float_cells, numeric_table, write_output
+from .csv_text import CsvTable, csv_table, float_table, numeric_table, write_output
 from .display_units import SI, DisplayUnits
 from .json_text import json_text
 
@@ -72,7 +72,7 @@ def simulation_file(result: SimulationResult, fmt: str, units: DisplayUnits = SI
         return _npz(data, columns, provenance=provenance, contacts=contacts, notes=result.notes)
     if fmt != "csv":
         raise ModelError("format", "is not a format of simulation results", fmt, " or ".join(SIMULATION_FORMATS))
-    return csv_table(provenance, [f"{name} [{unit}]" for name, unit, _ in columns], float_cells(data))
+    return float_table(provenance, [f"{name} [{unit}]" for name, unit, _ in columns], data)
 
 
 def contacts_file(result: SimulationResult) -> CsvTable:

@@ -24,14 +24,12 @@ Failures are ModelErrors naming the path, for the command line's one-line messag
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import os
+import platform
 import re
-import socket
 import stat
 import threading
-import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -43,7 +41,7 @@ from .errors import ModelError
 _TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)@(?P<host>[A-Za-z0-9-]*)\.[0-9a-f]{16}\.tmp(\.[A-Za-z0-9]+)?")
 # .<first target in the folder>.<pid>@<host>.<save>.pair: the journal of a save of several files, naming its targets
 _JOURNAL = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)@(?P<host>[A-Za-z0-9-]*)\.(?P<save>[0-9a-f]{16})\.pair")
-_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40]
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", platform.node())[:40]  # the host name, without importing socket
 _WRITING: set[Path] = set()  # this process's temporary files being written now (by any thread)
 _WRITING_LOCK = threading.Lock()
 
@@ -89,7 +87,7 @@ def write_all(contents: Mapping[PathLike, str | bytes]) -> None:
     for target in targets:
         _finish_interrupted(target)
         _remove_stale(target)
-    save = uuid.uuid4().hex[:16]
+    save = os.urandom(8).hex()
     written: list[tuple[Path, Path]] = []
     journals: list[Path] = []
     current = None
@@ -248,7 +246,7 @@ def _temporary(target: Path, content: str | bytes, save: str | None = None, exte
 def _temporary_path(target: Path, extension: str = "", save: str | None = None) -> Path:
     """A new temporary file name beside the target, registered as being written by this process; `save` names
     the save it belongs to (its journal finds it by that name), else a new one."""
-    save = save or uuid.uuid4().hex[:16]
+    save = save or os.urandom(8).hex()
     return _register(target.with_name(f".{target.name}.{os.getpid()}@{_HOST}.{save}.tmp{extension}"))
 
 
@@ -277,7 +275,11 @@ def _sync_folder(folder: Path) -> None:
 def _remove_stale(target: Path) -> None:
     """Temporary files of this target whose writer, a process of this host, has ended (killed during a save).
     One of another host (a shared folder), or of a process still running, is left alone."""
-    for leftover in target.parent.glob(glob.escape(f".{target.name}.") + "*.tmp*"):
+    try:
+        names = os.listdir(target.parent)
+    except OSError:  # a folder that cannot be listed holds nothing to clear; the write itself says why it fails
+        return
+    for leftover in (target.parent / name for name in names if name.startswith(f".{target.name}.")):
         match = _TEMPORARY.fullmatch(leftover.name)
         if not match or match["name"] != target.name or match["host"] != _HOST:
             continue

@@ -18,7 +18,6 @@ pint is imported the first time a unit is met: files without units never pay for
 from __future__ import annotations
 
 import ast
-import difflib
 import json
 import re
 import warnings
@@ -116,6 +115,8 @@ def _conversion(unit: str) -> Conversion:
         base = registry.Quantity(1, parsed).to_base_units().units
         offset = registry.Quantity(0, parsed).to_base_units().magnitude != 0
     except Exception:  # pint's parser raises many kinds (undefined, syntax, arithmetic); each means "unknown"
+        import difflib  # for a message only
+
         close = difflib.get_close_matches(text, _SUGGESTIONS, n=3, cutoff=0.6)
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         raise ModelError("unit", f"is not a unit pint knows{hint}", text, f"a unit such as {EXAMPLES}") from None

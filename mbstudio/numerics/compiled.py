@@ -16,13 +16,11 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,8 +32,6 @@ from .backends import _ObjectArrays
 from .native_cache import CacheRefused, cache_folder, discard, read_sealed, seal, verified, write_sealed
 from .native_call import MODULE_PREFIX, calls, extension_source, include_flags, load_extension
 from .native_call import FastCall as FastCall  # where the engines' callers import it from
-from .sx_operators import faster_arithmetic
-from .translation_units import UNIT_OPTIONS, translation_units
 
 Compiled = Callable[[int, int], None]  # told (units compiled, units) as a library's translation units compile
 
@@ -224,7 +220,7 @@ def code_version() -> str:
     with contextlib.suppress(CacheRefused, OSError):
         files = [[path.relative_to(package).as_posix(), *_stamp(path)] for path in paths]
         record = {"identity": identity, "package": str(package), "files": files, "version": version}
-        write_sealed(cache_folder() / "code_version.json", json.dumps(record).encode())
+        write_sealed(_version_record(package), json.dumps(record).encode())
     return version
 
 
@@ -233,7 +229,7 @@ def _remembered_version(identity: str, package: Path) -> str | None:
     sizes and modification times (ns) are all as they were then; else None. A file that changes, or a new
     import in one, changes its stamp; so does a module removed (then it is missing)."""
     try:
-        data = read_sealed(cache_folder() / "code_version.json")
+        data = read_sealed(_version_record(package))
         record = json.loads(data) if data is not None else {}
         if record.get("identity") != identity or record.get("package") != str(package):
             return None
@@ -241,6 +237,13 @@ def _remembered_version(identity: str, package: Path) -> str | None:
         return str(record["version"]) if same else None
     except (CacheRefused, OSError, ValueError, KeyError, TypeError, AttributeError):  # not a record we wrote
         return None
+
+
+def _version_record(package: Path) -> Path:
+    """Where the code version of the package at `package` is remembered: one file per installed copy, so that
+    two copies in use on one machine (a checkout beside an installed release) do not each find the other's
+    record and walk and hash their files again on every run."""
+    return cache_folder() / f"code_version_{hashlib.sha256(str(package).encode()).hexdigest()[:16]}.json"
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -362,6 +365,8 @@ def cached_functions(key: str, stem: str, build: Callable[[], tuple[list[casadi.
         found = _load_filed(folder, key, stem)
         if found is not None:
             return found
+    from .sx_operators import faster_arithmetic  # a build's only, as translation_units is
+
     start = time.perf_counter()
     say_building(f"building the compiled {stem} of this model (once: later runs load it from the cache) ...", 0.0)
     with faster_arithmetic():  # the same graph, traced in a fraction of the time
@@ -554,6 +559,8 @@ def _compile(compiler: list[str], source: Path, library: Path, done: Compiled | 
     small part of its compile time), the rest at MAIN_OPTIMISATION, compiled in parallel (translation_units.py).
     Written under a temporary name and renamed, so a concurrent process never loads half a library; private,
     its sha256 in the cache's index (native_cache.seal)."""
+    import subprocess  # a build's only: a run from the cache starts no process (nor imports what starts them)
+
     partial = library.with_name(f".{library.name}.{os.getpid()}.tmp")
     try:
         with tempfile.TemporaryDirectory() as work:
@@ -573,6 +580,11 @@ def _objects(compiler: list[str], source: Path, work: Path, done: Compiled | Non
     """The source's translation units compiled to object files, at most one process per core at a time, with
     `done(units compiled, units)` after each; None when one fails. The long functions' units need no headers
     (translation_units.UNIT_OPTIONS)."""
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from .translation_units import UNIT_OPTIONS, translation_units
+
     main, parts = translation_units(source.read_text(encoding="utf-8"))
     units = [(work / f"unit{k}.c", text, [compiler[0], *UNIT_OPTIONS, *OPTIMISATION]) for k, text in enumerate(parts)]
     for path, text, _ in units:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import importlib.machinery
 import importlib.util
-import sysconfig
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +34,8 @@ MODULE_PREFIX = "mbstudio_native_"
 @functools.cache
 def include_flags() -> tuple[str, ...] | None:
     """-I options for Python's and numpy's headers, or None when either is missing."""
+    import sysconfig  # a build's only
+
     python = sysconfig.get_paths().get("include")
     numpy_include = np.get_include()
     if not python or not (Path(python) / "Python.h").exists():

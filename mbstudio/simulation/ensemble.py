@@ -6,10 +6,16 @@
 Runs that share their parameters share one compiled engine and are integrated as one system by CVODES, the
 compiled right-hand side mapped over the runs (one native call evaluates all of them); each parameter set
 gets its own engine, since the engine folds parameter values into its code.
+
+A model with contact pairs is not: its runs are cut into legs at their own states (contact_watch.py: no leg can
+carry a shape through another, and each touch-down is located), which one system of all the runs could not follow
+without cutting every run at every other's instants. Each of its runs is the run simulated alone, so that it holds
+the same guarantee and computes the same samples, bit for bit.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +30,7 @@ from ..model import Model, dumps, loads
 from ..model.errors import ModelError
 from ..model.hashing import model_hash
 from .charts import singularity
+from .contact_watch import pair_watch
 from .integrators import IntegrationError, integrate
 from .run import (
     ATOL,
@@ -35,6 +42,7 @@ from .run import (
     compiled_series,
     full_states,
     law_state_result,
+    simulate,
 )
 from .stops import annotate, has_impact_stops
 
@@ -75,6 +83,16 @@ def simulate_ensemble(
         variant = _with_parameters(model, dict(changes))
         mech = Mechanism(variant)
         eng = engine(variant, mech=mech)
+        if pair_watch(eng) is not None:  # each run in its own legs: simulated alone
+            _starting_states(mech, [runs[i] for i in members])  # the runs' values checked as the system's are
+            for index in members:
+                options = {"samples": samples, "cancel": cancel, "error_estimate": False}
+                if progress is not None:
+                    finished = sum(result is not None for result in results)
+                    options["progress"] = functools.partial(_share, progress, finished, len(runs))
+                member, velocities = _started(variant, mech, runs[index])
+                results[index] = simulate(member, t_end, method, rtol, atol, velocities=velocities, **options)
+            continue
         starts = eng.pack(*_starting_states(mech, [runs[i] for i in members]))
         try:
             y, calls, _ = integrate(eng, times, starts, method, rtol, atol, clock)
@@ -96,6 +114,24 @@ def simulate_ensemble(
     if progress is not None:
         progress(1.0)
     return results
+
+
+def _share(progress: Callable[[float], None], finished: int, count: int, fraction: float) -> None:
+    """The progress of the ensemble where `finished` of its `count` runs are done and the next is at `fraction`."""
+    progress((finished + fraction) / count)
+
+
+def _started(variant: Model, mech: Mechanism, run: tuple) -> tuple:
+    """The document of one run simulated alone (its parameters already set: `variant`) with the run's independent
+    coordinates as its initial values (NaN: the document's), and the run's velocities (None: rest)."""
+    _, q, qd = run
+    member = loads(dumps(variant))
+    if q is not None:
+        coordinates = {c.name: c for joint in member.joints for c in joint.coordinates}
+        for name, value in zip(mech.independent, q, strict=True):
+            if not np.isnan(value):
+                coordinates[name].initial = float(value)
+    return member, None if qd is None else np.asarray(qd, dtype=float)
 
 
 def _runs(model, initial, velocities, parameters) -> list[tuple]:

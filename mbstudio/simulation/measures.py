@@ -53,16 +53,19 @@ class _Motion:
         self.state = mech.motion(q, qd, np.zeros_like(q) if qdd is None else qdd) if state is None else state
         self.geometry = mech.tree.geometry
 
-    def point(self, label: str, name: str, at_document_pose: bool = False) -> tuple[np.ndarray, ...]:
-        """Position, velocity, acceleration (N, 3) of a named point (at the document's pose: position only)."""
+    def point(self, label: str, name: str, at_document_pose: bool = False, rates: int = 2) -> tuple[np.ndarray, ...]:
+        """Position, velocity, acceleration (N, 3) of a named point, the position and its first `rates` rates only
+        where the caller needs no more (at the document's pose: position only)."""
         local = _local_point(self.mech, label, name)
         st = document_pose(self.mech)[1] if at_document_pose else self.state
         i = self.mech.tree.body_index(label)
         r = np.einsum("nij,j->ni", st.R[i], local)
-        if at_document_pose:
+        if at_document_pose or rates == 0:
             return (st.p[i] + r,)
-        w, al = st.w[i], st.al[i]
-        return st.p[i] + r, st.v[i] + cross(w, r), st.a[i] + cross(al, r) + cross(w, cross(w, r))
+        w = st.w[i]
+        if rates == 1:
+            return st.p[i] + r, st.v[i] + cross(w, r)
+        return st.p[i] + r, st.v[i] + cross(w, r), st.a[i] + cross(st.al[i], r) + cross(w, cross(w, r))
 
     def axis(self, label: str, vector) -> tuple[np.ndarray, np.ndarray]:
         """Unit direction (N, 3) of an axis fixed in a body, and its rate ω × d."""
@@ -73,7 +76,7 @@ class _Motion:
 
     def line(self, body1: str, point1: str, body2: str, point2: str) -> tuple[np.ndarray, np.ndarray]:
         """Distance between two body points and its rate."""
-        (p1, v1, _), (p2, v2, _) = self.point(body1, point1), self.point(body2, point2)
+        (p1, v1), (p2, v2) = self.point(body1, point1, rates=1), self.point(body2, point2, rates=1)
         d = p2 - p1
         length = np.linalg.norm(d, axis=1)
         return length, np.einsum("ni,ni->n", d, v2 - v1) / length
@@ -153,7 +156,7 @@ def _force(motion: _Motion, m: ForceMeasure) -> list[Column]:
 
 def _suspension(motion: _Motion, m: SuspensionMeasure) -> list[Column]:
     """The alignment angles from the spin axis s (outboard) and the kingpin axis k (lower to upper ball)."""
-    centre, centre_velocity, _ = motion.point(m.wheel, m.centre)
+    centre, centre_velocity = motion.point(m.wheel, m.centre, rates=1)
     (reference_centre,) = motion.point(m.wheel, m.centre, at_document_pose=True)
     side = 1.0 if reference_centre[0, 1] >= 0 else -1.0  # +1: a left wheel (y > 0), -1: a right one
     s, s_rate = motion.axis(m.wheel, m.spin_axis)
@@ -164,7 +167,10 @@ def _suspension(motion: _Motion, m: SuspensionMeasure) -> list[Column]:
     toe_rate = (heading[:, 0] * -side * heading_rate[:, 1] + side * heading[:, 1] * heading_rate[:, 0]) / (
         heading[:, 0] ** 2 + heading[:, 1] ** 2
     )
-    (lower, *_), (upper, *_) = motion.point(m.lower_body, m.lower_point), motion.point(m.upper_body, m.upper_point)
+    (lower,), (upper,) = (
+        motion.point(m.lower_body, m.lower_point, rates=0),
+        motion.point(m.upper_body, m.upper_point, rates=0),
+    )
     k = (upper - lower) / np.linalg.norm(upper - lower, axis=1)[:, None]
     down = -Z + s[:, 2:3] * s  # down in the wheel plane, towards the contact point
     contact = centre + float(motion.geometry.value(m.radius)) * down / np.linalg.norm(down, axis=1)[:, None]

@@ -22,6 +22,7 @@ Compliant stops are force elements (dynamics/forces.py): their contacts are read
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -392,22 +393,39 @@ def compliant_contacts(forces: AppliedForces, t: np.ndarray, q: np.ndarray, qd: 
 
 def unenforced_limits(mech: Mechanism, t: np.ndarray, q: np.ndarray) -> list[str]:
     """A note for each coordinate without a stop that left its [min, max]: its limits are not enforced."""
+    limited, columns, low, high = _unstopped_limits(mech)
+    x = q[:, columns]
+    outside = (x < low) | (x > high)
     notes = []
-    for joint in mech.model.joints:
-        for c in joint.coordinates:
-            if c.stop is not None or (c.min is None and c.max is None) or c.name not in mech.coordinates:
-                continue  # a cut joint's coordinates are not carried by the motion
-            x = q[:, mech.coordinates.index(c.name)]
-            low, high = (-math.inf if c.min is None else c.min), (math.inf if c.max is None else c.max)
-            out = np.flatnonzero((x < low) | (x > high))
-            if out.size:
-                worst = out[np.argmax(np.maximum(low - x[out], x[out] - high))]
-                notes.append(
-                    f"coordinate '{c.name}' of joint '{joint.name}' left its range [{c.min}, {c.max}] at "
-                    f"t = {t[out[0]]:.6g} s and reached {x[worst]:.6g} at t = {t[worst]:.6g} s: its limits are "
-                    "not enforced (give it a stop to enforce them)"
-                )
+    for k in np.flatnonzero(outside.any(axis=0)):  # in the document's order, as the coordinates are
+        (joint, c), out = limited[k], np.flatnonzero(outside[:, k])
+        worst = out[np.argmax(np.maximum(low[k] - x[out, k], x[out, k] - high[k]))]
+        notes.append(
+            f"coordinate '{c.name}' of joint '{joint.name}' left its range [{c.min}, {c.max}] at "
+            f"t = {t[out[0]]:.6g} s and reached {x[worst, k]:.6g} at t = {t[worst]:.6g} s: its limits are "
+            "not enforced (give it a stop to enforce them)"
+        )
     return notes
+
+
+def _unstopped_limits(mech: Mechanism) -> tuple[list, list[int], np.ndarray, np.ndarray]:
+    """The coordinates with a range and no stop, (joint, coordinate) each, their columns of q and their lower and
+    upper limits (±inf where none): the same for every run of a mechanism, found once."""
+    found = _LIMITS.get(mech)
+    if found is None:
+        limited = [
+            (joint, c)
+            for joint in mech.model.joints
+            for c in joint.coordinates  # a cut joint's coordinates are not carried by the motion
+            if c.stop is None and (c.min is not None or c.max is not None) and c.name in mech.coordinates
+        ]
+        low = np.array([-math.inf if c.min is None else c.min for _, c in limited], dtype=float)
+        high = np.array([math.inf if c.max is None else c.max for _, c in limited], dtype=float)
+        found = _LIMITS[mech] = (limited, [mech.coordinates.index(c.name) for _, c in limited], low, high)
+    return found
+
+
+_LIMITS: weakref.WeakKeyDictionary[Mechanism, tuple] = weakref.WeakKeyDictionary()
 
 
 def annotate(result, mech: Mechanism, forces: AppliedForces, impacts: ImpactRun | None = None) -> None:

@@ -56,6 +56,8 @@ def test_force_arrows_show_the_feet_carrying_the_standing_robot(window, qtbot):
     )
     folder = os.environ.get("MBSTUDIO_SCREENSHOTS")
     if folder:
+        window.resize(1280, 800)  # the size of the tutorial's screenshots
+        window.view.scene.camera("contacts")  # as View › Force Arrows turns it, at the new size
         QApplication.processEvents()
         Path(folder).mkdir(parents=True, exist_ok=True)
         window.window_image().save(str(Path(folder) / "solo12_foot_forces.png"))

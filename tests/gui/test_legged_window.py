@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from mbstudio.gui.view3d.scene import CONTACTS_VIEW
+from mbstudio.gui.view3d.scene import CONTACTS_VIEW, SIDE_ON
 from mbstudio.io.example_robots import robots_folder
 from mbstudio.jobs import DONE
 
@@ -49,6 +49,15 @@ def test_the_trot_shows_each_diagonal_pair_unloading_in_turn(window, qtbot):
     polygon = window.view.plotter.actors["support"].GetMapper().GetInput().GetPoints()
     corners = np.unique([polygon.GetPoint(k) for k in range(polygon.GetNumberOfPoints())], axis=0)
     assert len(corners) == 2  # the support polygon is the segment between the loaded pair's feet
+    window.view.scene.camera("isometric")  # from a corner that sees the sliding feet's forces side-on
+    camera = window.view.plotter.camera
+    toward = np.array(camera.position) - np.array(camera.focal_point)
+    forces = window.view.scene.forces
+    sines = np.linalg.norm(np.cross(forces, toward), axis=1) / np.linalg.norm(forces, axis=1) / np.linalg.norm(toward)
+    assert len(forces) == 2 and np.arcsin(sines).min() >= SIDE_ON
+    feet = np.array([series[f"{foot}_FOOT_contact_f.{axis} [m]"][flight[0]] for foot in FEET for axis in "xyz"])
+    assert np.abs(window.view.scene.viewport(feet.reshape(4, 3))).max() < 1.0  # all four feet in the picture
+    window.view.scene.camera("contacts")
     if folder := os.environ.get("MBSTUDIO_SCREENSHOTS"):  # how it is looked at, and the figure of docs/contact.md
         window.resize(1280, 800)  # the size of the tutorial's screenshots
         for _ in range(2):  # Qt lays the docks out when it next handles events: for the window's size, then the plots'

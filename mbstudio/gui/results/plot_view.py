@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListWidget,
     QSizePolicy,
     QSplitter,
@@ -79,6 +80,10 @@ class PlotView(QWidget):
         self.series = QListWidget()
         self.series.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.series.itemSelectionChanged.connect(self._replot)
+        # a robot's run has hundreds of series (Talos: 50 coordinates, their rates and accelerations, 19 per
+        # contact): typing "contact" or "fz" keeps those rows
+        self.filter = QLineEdit(placeholderText="Filter series…", clearButtonEnabled=True)
+        self.filter.textChanged.connect(self._filter_series)
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground("w")
         # the legend's rows and the axes take ~90 px: below this the curves of a 1280x800 window were a 10-px strip
@@ -124,6 +129,7 @@ class PlotView(QWidget):
         chooser = QWidget()
         column = QVBoxLayout(chooser)
         column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.filter)
         column.addWidget(self.series, 1)
         column.addWidget(self.errors)
         column.addWidget(self.contacts)
@@ -160,6 +166,8 @@ class PlotView(QWidget):
             widget.blockSignals(True)
         self.series.clear()
         self.series.addItems(names)
+        for i in range(self.series.count()):  # a contact's long names are cut by the list's width
+            self.series.item(i).setToolTip(self.series.item(i).text())
         self.x_axis.clear()
         self.x_axis.addItems([TIME, *names])
         self.x_axis.setCurrentIndex(max(0, next((i for i, n in enumerate([TIME, *names]) if _bare(n) == x), 0)))
@@ -167,10 +175,17 @@ class PlotView(QWidget):
             self.series.item(i).setSelected(_bare(self.series.item(i).text()) in chosen)
         for widget in (self.series, self.x_axis):
             widget.blockSignals(False)
+        self._filter_series(self.filter.text())
         if names and not self.selected():
             self.series.item(0).setSelected(True)  # replots
         else:
             self._replot()
+
+    def _filter_series(self, text: str) -> None:
+        """Show the series whose name holds `text` (any case); those hidden stay plotted if selected."""
+        for i in range(self.series.count()):
+            item = self.series.item(i)
+            item.setHidden(text.casefold() not in item.text().casefold())
 
     def selected(self) -> list[str]:
         return [item.text() for item in self.series.selectedItems()]

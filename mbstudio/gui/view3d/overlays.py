@@ -17,12 +17,14 @@ TRACE_COLORS = ("#d0602a", "#2a70c0", "#40a040", "#a040a0")
 GHOST_OPACITY = 0.18
 FORCE_COLOR = "#c02060"
 SUPPORT_COLOR = "#20a060"  # the support polygon and the centre of pressure
+PRESSURE_TEXT = "#0b5a32"  # the centre of pressure's label: darker, readable over the ground's green axis
 
 
 ARROW_LONGEST = 0.4  # of the mechanism's size: the largest force's arrow (a quarter was short beside solo12's legs)
 ARROW_SHORTEST = ARROW_LONGEST / 3  # the smallest force's arrow, however small the force (its label gives it)
 ARROW_RADIUS = 0.008  # of the mechanism's size: every shaft; the heads 2.5 times as wide
 LABEL_GAP = 0.03  # of the mechanism's size: from an arrow's head to its value's label
+PRESSURE_DOT = 0.02  # of the mechanism's size: the centre of pressure's radius (at 0.01 the ground's axes hid it)
 
 
 def arrow_lengths(magnitudes: np.ndarray, size: float) -> np.ndarray:
@@ -122,6 +124,7 @@ class Overlays:
         for name in ("forces", "force_values"):
             self.plotter.remove_actor(name, render=False)
         arrows = [a for a in arrows or [] if np.linalg.norm(a[2]) > 0]
+        self.scene.forces = np.array([np.asarray(f, float) for _, _, f in arrows]).reshape(-1, 3)
         if arrows:
             magnitudes = [float(np.linalg.norm(f)) for _, _, f in arrows]
             lengths = arrow_lengths(np.array(magnitudes), self.scene.size)
@@ -142,7 +145,7 @@ class Overlays:
     def show_support(self, polygon: np.ndarray | None, centre: np.ndarray | None) -> int:
         """The support polygon (its corners (k, 3), in order; a segment or a point for fewer) as a closed line and
         the centre of pressure as a dot (None: remove them); the number of corners drawn."""
-        for name in ("support", "pressure_centre"):
+        for name in ("support", "pressure_centre", "pressure_label"):
             self.plotter.remove_actor(name, render=False)
         corners = 0 if polygon is None else len(polygon)
         if corners:
@@ -150,10 +153,15 @@ class Overlays:
             line = pv.lines_from_points(closed) if len(closed) > 1 else pv.PolyData(closed)
             self.plotter.add_mesh(line, color=SUPPORT_COLOR, line_width=3, point_size=8, name="support",
                                   pickable=False, reset_camera=False, render=False)  # fmt: skip
-        if centre is not None:
-            dot = pv.Sphere(radius=0.01 * self.scene.size, center=centre)
+        if centre is not None:  # a dot wider than the polygon's line, named: the ground's axes may sit on it
+            dot = pv.Sphere(radius=PRESSURE_DOT * self.scene.size, center=centre)
             self.plotter.add_mesh(dot, color=SUPPORT_COLOR, name="pressure_centre", pickable=False,
                                   reset_camera=False, render=False)  # fmt: skip
+            self.plotter.add_point_labels(
+                np.asarray(centre, float)[None], ["CoP"], name="pressure_label", font_size=10, text_color=PRESSURE_TEXT,
+                shape_color="white", shape_opacity=0.8, show_points=False, always_visible=True, render=False,
+                pickable=False,
+            )  # fmt: skip
         self.scene.request_render()
         return corners
 

@@ -208,6 +208,25 @@ def mechanism_size(mech: Mechanism, q: np.ndarray) -> float:
 # median 73 degrees with this line of sight, 52 for the 10% nearest it, and 1% of them less than 30; from the
 # isometric view, 54 and 28 degrees and 13% (a sliding foot's force, forward, outward and up, was a dot there).
 CONTACTS_VIEW = (0.4, -1.0, 0.3)
+# The isometric preset looks from one of the four upper corners: the first unless a shown force arrow makes less than
+# SIDE_ON with its line of sight (a trotting foot's force, forward, outward and up, points at the right front corner);
+# then from the corner that sees every arrow at the widest angle, or the first within TIE of it (mirrored feet see
+# two corners alike: rounding must not choose between them).
+CORNERS = ((1.0, -1.0, 1.0), (-1.0, -1.0, 1.0), (1.0, 1.0, 1.0), (-1.0, 1.0, 1.0))
+SIDE_ON, TIE = np.radians(30.0), np.radians(5.0)
+
+
+def isometric_corner(forces: np.ndarray) -> np.ndarray:
+    """The corner (3,) to look from at the arrows of `forces` (k, 3; none: the first corner): the first, unless
+    one of them is within SIDE_ON of its line of sight, then the first whose narrowest angle to an arrow is within TIE
+    of the widest."""
+    corners = np.array(CORNERS) / np.sqrt(3.0)
+    if not len(forces):
+        return corners[0]
+    units = forces / np.linalg.norm(forces, axis=1)[:, None]
+    narrowest = np.arcsin(np.clip(np.linalg.norm(np.cross(corners[:, None], units[None]), axis=2), 0.0, 1.0))
+    narrowest = narrowest.min(axis=1)
+    return corners[0] if narrowest[0] >= SIDE_ON else corners[int(np.argmax(narrowest >= narrowest.max() - TIE))]
 
 
 class Scene:
@@ -222,8 +241,10 @@ class Scene:
         self.selected: tuple | None = None
         self.size = 0.1  # the mechanism's extent when last built (m): glyph sizes follow it
         self.floor = None  # the floor's actor, under the moving bodies
+        self.ground_axes = None  # the world's axes glyph at its origin
         self.contact_actors: list = []  # the contacts' and contact pairs' shapes
         self.contacts_shown = True  # View › Contact Shapes
+        self.forces = np.zeros((0, 3))  # the force arrows drawn (world axes): the isometric preset sees them side-on
         self.problems: list[str] = []  # what could not be drawn as the model asks, for the status bar
         plotter.set_background(BACKGROUND[0], top=BACKGROUND[1])
         # Multisampling multiplies the fragment work: with software OpenGL (llvmpipe) a frame of the SLA
@@ -240,7 +261,7 @@ class Scene:
         points instead and named in `problems` and in the view."""
         self.plotter.clear_actors()
         self.mech, self.actors, self.colors, self.keys, self.problems = mech, {}, {}, {}, []
-        self.contact_actors = []
+        self.contact_actors, self.forces = [], np.zeros((0, 3))  # the arrows are drawn again by the overlays
         size = self.size = mechanism_size(mech, q)
         geometry = mech.tree.geometry
         meshes = {
@@ -255,6 +276,8 @@ class Scene:
                 see_through = thinnest[id(mesh)] > BULKY * typical
                 self._add(label, mesh, color, body_item(label), opacity=0.35 if see_through else 1.0)
             self._add(label, _axes_mesh(size * (0.12 if label == GROUND else 0.06)), None, None)
+            if label == GROUND:
+                self.ground_axes = self.actors[label][-1]
             if body.points:
                 cloud = pv.PolyData(np.array([geometry.point(body, n) for n in body.points], float))
                 self._add(label, cloud, JOINT_COLOR, body_item(label), point_size=7, render_points_as_spheres=True)
@@ -398,13 +421,28 @@ class Scene:
         )
         return bounds[:, ::2].min(axis=0), bounds[:, 1::2].max(axis=0)
 
+    def _contact_plane(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The plane the first ground contact presses on (its origin and unit normal, world axes), or None."""
+        contact = next((f for f in self.mech.model.forces if f.type == "contact" and f.against is None), None)
+        if contact is None:
+            return None
+        geometry = self.mech.tree.geometry
+        normal = np.asarray(geometry.vector(contact.plane_normal), float)
+        return np.asarray(geometry.vector(contact.plane_origin), float), normal / np.linalg.norm(normal)
+
     def _add_ground(self, size: float, extent: tuple[np.ndarray, np.ndarray] | None = None) -> None:
-        """A floor just under the moving bodies (their drawn extent, shapes included) as placed now, or over
-        `extent` (lowest and highest corners)."""
+        """A floor under the moving bodies (their drawn extent, shapes included) as placed now, or over `extent`
+        (lowest and highest corners): the ground contacts' plane (an incline drawn as one, under the feet that
+        press on it), else a level floor just under the bodies."""
         low, high = extent or self._moving_extent()
-        centre = [(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2] - 0.02 * size]
+        centre = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, low[2] - 0.02 * size])
         span = max(high[0] - low[0], high[1] - low[1], 0.5 * size) * 1.3
-        plane = pv.Plane(center=centre, i_size=span, j_size=span, i_resolution=10, j_resolution=10)
+        normal, contacts = (0.0, 0.0, 1.0), self._contact_plane()
+        if contacts is not None:
+            origin, normal = contacts
+            centre -= ((centre - origin) @ normal) * normal
+            span /= max(abs(normal[2]), 0.5)  # a tilted plane spans more than its level shadow
+        plane = pv.Plane(center=centre, direction=normal, i_size=span, j_size=span, i_resolution=10, j_resolution=10)
         self.floor = self.plotter.add_mesh(
             plane,
             color="#b8c2cc",
@@ -483,20 +521,52 @@ class Scene:
     def camera(self, preset: str) -> None:
         """Look along a world axis, z up: front (along +x, onto the y-z plane), side (along -y, onto x-z),
         top (down z, x to the right and y up), or isometric (from +x, -y, +z: a left-hand corner is seen
-        from inboard); or "contacts", low from the right (CONTACTS_VIEW); then fit."""
-        directions = {"front": (1, 0, 0), "side": (0, -1, 0), "top": (0, 0, 1), "isometric": (1, -1, 1)}
-        directions["contacts"] = CONTACTS_VIEW
+        from inboard; from another upper corner when force arrows shown point near that line, isometric_corner);
+        or "contacts", low from the right (CONTACTS_VIEW); then fit."""
+        directions = {"front": (1, 0, 0), "side": (0, -1, 0), "top": (0, 0, 1), "contacts": CONTACTS_VIEW}
+        directions["isometric"] = isometric_corner(self.forces)
         up = (0, 1, 0) if preset == "top" else (0, 0, 1)  # top: x to the right, y up, as on a drawing
         self.plotter.view_vector(directions[preset], viewup=up, render=False)
         self.fit()
 
     def fit(self) -> None:
         """Fit the camera to what is drawn but the floor: the floor lies under a whole run's motion, and fitting
-        it too made a walking robot a speck in its middle; it stays drawn, its far parts out of the picture."""
-        if self.floor is not None:
-            self.floor.SetVisibility(False)  # the fit takes the visible props' bounds
+        it too made a walking robot a speck in its middle; it stays drawn, its far parts out of the picture. With
+        ground contacts the world's axes are left out too: a block that slid down an incline sat in a corner of a
+        picture framing them and it."""
+        grounded = self.mech is not None and self._contact_plane() is not None
+        left_out = [self.floor] + ([self.ground_axes] if grounded else [])
+        left_out = [actor for actor in left_out if actor is not None and actor.GetVisibility()]
+        for actor in left_out:
+            actor.SetVisibility(False)  # the fit takes the visible props' bounds
         self.plotter.reset_camera(render=False)
-        if self.floor is not None:
-            self.floor.SetVisibility(True)
-            self.plotter.renderer.ResetCameraClippingRange()  # the floor's near and far parts drawn, not clipped
+        for actor in left_out:
+            actor.SetVisibility(True)
+        self.plotter.renderer.ResetCameraClippingRange()  # the floor's near and far parts drawn, not clipped
         self.request_render()
+
+    def viewport(self, points: np.ndarray) -> np.ndarray:
+        """Where world points (k, 3) appear in the view: (k, 2) normalised coordinates, -1 to 1 across and up it."""
+        camera, renderer = self.plotter.camera, self.plotter.renderer
+        matrix = camera.GetCompositeProjectionTransformMatrix(renderer.GetTiledAspectRatio(), -1, 1)
+        m = np.array([[matrix.GetElement(i, j) for j in range(4)] for i in range(4)])
+        h = np.column_stack([np.asarray(points, float), np.ones(len(points))]) @ m.T
+        return h[:, :2] / h[:, 3:]
+
+    def keep_in_view(self) -> bool:
+        """Where a moving body leaves the view (an animation's or the time cursor's frame: a block sliding down an
+        incline, a robot walking off), move the camera along with them, its direction and distance kept, to centre
+        them, and fit when they still do not fit; True when the camera moved."""
+        low, high = self._moving_extent()
+        corners = np.array([[x, y, z] for x in (low[0], high[0]) for y in (low[1], high[1]) for z in (low[2], high[2])])
+        if np.abs(self.viewport(corners)).max() <= 1.0:
+            return False
+        camera = self.plotter.camera
+        offset = np.array(camera.position, float) - np.array(camera.focal_point, float)
+        centre = (low + high) / 2
+        camera.focal_point, camera.position = centre, centre + offset
+        if np.abs(self.viewport(corners)).max() > 1.0:
+            self.fit()
+        self.plotter.renderer.ResetCameraClippingRange()
+        self.request_render()
+        return True

@@ -160,6 +160,11 @@ class View3D(QWidget):
         self.overlays.place(q)
         self.scene.set_pose(q)
 
+    def show_frame(self, q: np.ndarray) -> None:
+        """A frame of a run (animation, time cursor) at q: its bodies stay in view (Scene.keep_in_view)."""
+        self.set_pose(q)
+        self.scene.keep_in_view()
+
     def cover(self, frames: np.ndarray, q: np.ndarray) -> bool:
         """Keep a run's motion in view (Scene.cover) from 17 of its frames (K, n), the first and last among them,
         then show the pose q; True when the floor grew and the camera was fitted."""
