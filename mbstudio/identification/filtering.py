@@ -59,6 +59,7 @@ MAX_CUTOFF_SHARE = 0.5  # of the Nyquist frequency
 RAISE_STEP = 1.25  # the cut-offs tried above the rule's, each this factor above the last
 NOISE_BAND = 0.75  # the velocities' noise level is read above this share of the Nyquist frequency
 EDGE_PERIODS = 3.0
+CONTINUATION_FIT = 8  # samples at least, fitted by the cubic that continues each end before filtering
 MIN_ROWS_PER_UNKNOWN = 10
 MIN_SAMPLES_PER_UNKNOWN = 2
 
@@ -297,9 +298,39 @@ def noise_autocorrelation(s: FilterSettings, kept: int | None = None) -> np.ndar
 
 
 def lowpass(x: np.ndarray, s: FilterSettings) -> np.ndarray:
-    """Zero-phase Butterworth low-pass of the columns of x (N, ...) along the first axis."""
+    """Zero-phase Butterworth low-pass of the columns of x (N, ...) along the first axis, each end continued first
+    by the cubic that fits it (`continued`)."""
     sos = scipy.signal.butter(s.order, s.cutoff_hz, fs=s.rate_hz, output="sos")
-    return scipy.signal.sosfiltfilt(sos, x, axis=0, padtype="odd", padlen=min(len(x) - 1, s.edge))
+    pad = min(len(x) - 1, s.edge)
+    y = continued(np.asarray(x, float), pad)
+    filtered = scipy.signal.sosfiltfilt(sos, y, axis=0, padtype="odd", padlen=min(len(y) - 1, pad))
+    start = (len(y) - len(x)) // 2
+    return filtered[start : start + len(x)]
+
+
+def continued(x: np.ndarray, pad: int) -> np.ndarray:
+    """x (N, ...) with `pad` samples before and after it: the least-squares cubic of its first and of its last
+    max(pad, CONTINUATION_FIT) samples, continued. The filter's own odd extension keeps an end's value and slope
+    but turns its curvature over, and the filter spreads that kink into the samples kept: on an exact log (a
+    double pendulum's, 200 Hz, cut-off 44 Hz) it left accelerations 1.7e-3 rad/s² off at the first kept samples,
+    a torque residual 80 times the log's rounding, where the cubic's leaves 8e-6. A fixed linear map of x: the
+    regressor's columns and the forces continued alike keep W φ = τ sample by sample. Unchanged where x is too
+    short to fit a cubic to."""
+    fit = max(pad, CONTINUATION_FIT)
+    if pad < 1 or len(x) < fit:
+        return x
+    flat = x.reshape(len(x), -1)
+    ahead = np.arange(1, pad + 1, dtype=float)
+    head = _cubic_beyond(flat[:fit][::-1], ahead)[::-1]
+    tail = _cubic_beyond(flat[-fit:], ahead)
+    return np.concatenate([head, flat, tail]).reshape((len(x) + 2 * pad, *x.shape[1:]))
+
+
+def _cubic_beyond(x: np.ndarray, ahead: np.ndarray) -> np.ndarray:
+    """The least-squares cubic through x (m, k), sampled at 1, 2, ... (`ahead`) steps past its last sample."""
+    t = np.arange(1 - len(x), 1, dtype=float)
+    coefficients = np.polynomial.polynomial.polyfit(t, x, 3)
+    return np.polynomial.polynomial.polyval(ahead, coefficients).T
 
 
 def derivatives(
