@@ -36,8 +36,7 @@ def chosen_method(model: Model, method: str | None = AUTO, contact: str = "compl
     count = compliant_contacts(model) if contact == "compliant" else 0
     if not count:
         return MethodChoice(DEFAULT)
-    elements = f"{count} contact element{'s' * (count > 1)}"
-    return MethodChoice(STIFF, f"chosen for the compliant contacts' stiff friction ({elements})")
+    return MethodChoice(STIFF, f"chosen for the stiff friction of {count} compliant contact{'s' * (count > 1)}")
 
 
 def compliant_contacts(model: Model) -> int:

@@ -19,7 +19,7 @@ def test_automatic_is_the_default_and_names_bdf_for_contacts(qtbot):
     dialog = dialog_of(qtbot, ball(0.3, 0.0))
     assert dialog.options()["method"] == "auto"
     assert dialog.method.currentText() == (
-        "automatic (CVODES-BDF: chosen for the compliant contacts' stiff friction (1 contact element))"
+        "automatic (CVODES-BDF: chosen for the stiff friction of 1 compliant contact)"
     )
     assert "Radau and BDF suit stiff models" not in dialog.hint.text()  # the choice is a stiff integrator already
     dialog.method.setCurrentIndex(dialog.method.findData("CVODES"))
