@@ -130,6 +130,7 @@ def test_the_windows_simulation_job_defaults_to_automatic_and_notes_the_choice()
     job = simulation(text, {"t_end": T_END, "samples": SAMPLES}, lambda *_: None, lambda: False)
     assert job.provenance.method == "CVODES-BDF"
     assert job.provenance.options["method"] == "auto"
-    assert job.data.notes[0] == f"integrator CVODES-BDF, {REASON} (the integrator CVODES chooses Adams)"
+    hint = "(the Simulate dialog's integrator CVODES chooses Adams)"
+    assert job.data.notes[0] == f"integrator CVODES-BDF, {REASON} {hint}"
     named = simulation(text, {"t_end": T_END, "samples": SAMPLES, "method": "CVODES"}, lambda *_: None, lambda: False)
     assert named.provenance.method == "CVODES" and not any("chosen for" in n for n in named.data.notes)

@@ -223,7 +223,7 @@ def _method_note(p) -> list[str]:
     """Why the run's integrator was chosen, where the model chose it (the Simulate dialog's "automatic")."""
     if not p.method_reason:
         return []
-    return [f"integrator {p.method}, {p.method_reason} (the integrator CVODES chooses Adams)"]
+    return [f"integrator {p.method}, {p.method_reason} (the Simulate dialog's integrator CVODES chooses Adams)"]
 
 
 def _last_part(parts: list, options: dict, model_hash: str, seconds: float) -> JobResult:
