@@ -43,7 +43,7 @@ def test_the_defaults_are_the_tasks_own():
     from mbstudio.simulation.suspension import POINTS, TRAVEL
 
     simulation = SimulationOptions()
-    assert (simulation.t_end, simulation.method, simulation.samples) == (1.0, "CVODES", 201)
+    assert (simulation.t_end, simulation.method, simulation.samples) == (1.0, "auto", 201)
     assert (simulation.rtol, simulation.atol) == (RTOL, ATOL)
     assert options_of("suspension_report").to_dict() == {"measure": None, "travel": TRAVEL, "points": POINTS}
     assert options_of("identification").digits == DEFAULT_DIGITS
@@ -68,7 +68,7 @@ def test_a_bad_option_is_refused_with_its_name_value_and_what_is_valid():
     cases = [
         ("simulation", {"t_end": math.nan}, "t_end: is not a finite positive time .got nan.; expected a simulated"),
         ("simulation", {"t_end": True}, "t_end: is not a finite positive time"),
-        ("simulation", {"method": "Euler"}, "method: is not a choice .got 'Euler'.; expected CVODES"),
+        ("simulation", {"method": "Euler"}, "method: is not a choice .got 'Euler'.; expected auto, CVODES"),
         (
             "simulation",
             {"samples": 1},

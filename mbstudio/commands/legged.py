@@ -1,7 +1,7 @@
 """`mbstudio legged [--robot solo12] [--gait stand|trot] [--frequency HZ] -o OUT.mbs`: a legged robot from
 example-robot-data, imported with its ground and foot contacts, under joint PD control holding its nominal pose
-or following a trot (io/legged.py, docs/contact.md); simulate it with `mbstudio simulate OUT.mbs
---method CVODES-BDF`."""
+or following a trot (io/legged.py, docs/contact.md); simulate it with `mbstudio simulate OUT.mbs --t-end 2`
+(its contacts choose CVODES-BDF)."""
 
 from __future__ import annotations
 

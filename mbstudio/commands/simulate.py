@@ -14,6 +14,7 @@ from ..kinematics import Mechanism
 from ..model import ModelError, check_outputs, load
 from ..model.typed_numbers import rate_spelled_otherwise
 from ..model.validation import check_dynamics
+from ..simulation.method_choice import AUTO, DEFAULT
 from ..simulation.run import ATOL as DEFAULT_ATOL
 from ..simulation.run import CONTACT_MODELS, METHODS, Cancelled, initial_velocities, parse_velocities, simulate
 from ..simulation.run import RTOL as DEFAULT_RTOL
@@ -37,10 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--method",
-        choices=METHODS,
-        default="CVODES",
-        help="CVODES (Adams, native stepping on the compiled engine; the default), CVODES-BDF for stiff motions, "
-        "or scipy's solve_ivp: explicit RK45, DOP853; implicit Radau, BDF",
+        choices=(AUTO, *METHODS),
+        default=AUTO,
+        help="auto (the default): CVODES-BDF for a model with compliant contacts (their friction is stiff), else "
+        "CVODES; CVODES (Adams, native stepping on the compiled engine), CVODES-BDF for stiff motions, or scipy's "
+        "solve_ivp: explicit RK45, DOP853; implicit Radau, BDF",
     )
     tolerances = (("rtol", RTOL, DEFAULT_RTOL, "relative"), ("atol", ATOL, DEFAULT_ATOL, "absolute"))
     for name, limits, default, what in tolerances:
@@ -173,7 +175,9 @@ def _ensemble(args: argparse.Namespace, model, units: DisplayUnits) -> int:
         write_output(args.out, ensemble_file(results, runs, args.out.lower().rsplit(".", 1)[1], units))
     seconds = sum(r.provenance.seconds for r in results)
     changes = [float(abs(r.total - r.total[0]).max()) for r in results]
-    lines = [f"{model.name}: {len(results)} runs of {args.t_end:g} s simulated in {seconds:.3g} s, {args.method}"]
+    method = results[0].provenance.method
+    lines = [f"{model.name}: {len(results)} runs of {args.t_end:g} s simulated in {seconds:.3g} s, {method}"]
+    lines += method_lines(results[0].provenance)
     lines += [
         f"  run {i}: {inputs or 'the document'}; energy change {change:.3g} J"
         for i, (inputs, change) in enumerate(zip(runs, changes, strict=True))
@@ -183,7 +187,8 @@ def _ensemble(args: argparse.Namespace, model, units: DisplayUnits) -> int:
     figures = {
         "model": model.name,
         "t_end": args.t_end,
-        "method": args.method,
+        "method": method,
+        "method_reason": results[0].provenance.method_reason,
         "seconds": seconds,
         "runs": [{"inputs": inputs, "energy_change": c} for inputs, c in zip(runs, changes, strict=True)],
         "written": [args.out] if args.out else [],
@@ -267,6 +272,7 @@ def _figures(name: str, args: argparse.Namespace, result) -> dict:
         "cpu_seconds": p.cpu_seconds,
         "real_time_factor": args.t_end / p.seconds,
         "method": p.method,
+        "method_reason": p.method_reason,
         "rtol": p.rtol,
         "atol": p.atol,
         "rhs_evaluations": p.rhs_evaluations,
@@ -301,6 +307,7 @@ def _lines(name: str, args: argparse.Namespace, result) -> list[str]:
     if p.error_estimate is not None:
         text = error_estimate_text(p.error_estimate, args.contact == "rigid")
         lines.insert(3, f"  {text}, {p.error_estimate_cpu_seconds:.2g} s of CPU")
+    lines[1:1] = method_lines(p)
     if len(p.charts) > 1:
         changes = "; ".join(f"from t = {t:.6g} s {', '.join(names)}" for t, names in p.charts[1:])
         lines.append(f"  independent coordinates {', '.join(p.charts[0][1])}; {changes}")
@@ -311,6 +318,14 @@ def _lines(name: str, args: argparse.Namespace, result) -> list[str]:
     if args.contacts:
         lines.append(f"  {len(result.contacts)} contacts written to {args.contacts}")
     return lines
+
+
+def method_lines(p) -> list[str]:
+    """Why the run's method was chosen, where the model chose it (Provenance.method_reason), and how to choose
+    the plain default instead."""
+    if not p.method_reason:
+        return []
+    return [f"  method {p.method} ({p.method_reason}; --method {DEFAULT} to choose Adams)"]
 
 
 def error_estimate_text(estimate: float, rigid: bool = False) -> str:

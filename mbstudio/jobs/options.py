@@ -215,7 +215,7 @@ def _run():
 @dataclass(frozen=True)
 class SimulationOptions(TaskOptions):
     t_end: float = 1.0  # s
-    method: str = "CVODES"
+    method: str = "auto"  # chosen from the model: CVODES-BDF for compliant contacts, else CVODES (method_choice.py)
     rtol: float = field(default_factory=lambda: _run().RTOL)
     atol: float = field(default_factory=lambda: _run().ATOL)
     samples: int = 201  # output times over [0, t_end], both ends included
@@ -227,7 +227,7 @@ class SimulationOptions(TaskOptions):
 
     def check(self) -> None:
         check_positive("t_end", self.t_end, expected="a simulated time in seconds, e.g. 1.0", what="time")
-        check_choice("method", self.method, _run().METHODS)
+        check_choice("method", self.method, ("auto", *_run().METHODS))
         check_positive("rtol", self.rtol)
         check_positive("atol", self.atol)
         check_count("samples", self.samples, 2, MAX_SAMPLES)

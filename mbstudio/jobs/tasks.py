@@ -209,7 +209,7 @@ def _motion_job(
         list(result.coordinates),
         result.q,
         motion_series(result),
-        list(result.notes) + ([stopped] if stopped else []),
+        _method_note(p) + list(result.notes) + ([stopped] if stopped else []),
         contacts,
         checked,
         error_estimate=p.error_estimate,
@@ -217,6 +217,13 @@ def _motion_job(
     return JobResult(
         "simulation", title, Provenance(text_hash(model_text), p.method, p.precision, opts.to_dict(), p.seconds), data
     )
+
+
+def _method_note(p) -> list[str]:
+    """Why the run's integrator was chosen, where the model chose it (the Simulate dialog's "automatic")."""
+    if not p.method_reason:
+        return []
+    return [f"integrator {p.method}, {p.method_reason} (the Simulate dialog's integrator CVODES chooses Adams)"]
 
 
 def _last_part(parts: list, options: dict, model_hash: str, seconds: float) -> JobResult:

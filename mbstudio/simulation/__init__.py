@@ -3,7 +3,7 @@ runs, the block models' own runs and their cross-check of a simulation, prescrib
 path needs), and what is measured along any motion (measures, invariant monitors).
 
     from mbstudio.simulation import simulate
-    run = simulate(model, 2.0)                  # CVODES on the compiled state equation
+    run = simulate(model, 2.0)                  # CVODES on the compiled state equation; CVODES-BDF for contacts
 """
 
 from .run import SimulationResult, simulate

@@ -32,6 +32,7 @@ from ..model.hashing import model_hash
 from .charts import singularity
 from .contact_watch import pair_watch
 from .integrators import IntegrationError, integrate
+from .method_choice import AUTO, chosen_method
 from .run import (
     ATOL,
     METHODS,
@@ -55,7 +56,7 @@ def simulate_ensemble(
     initial: Sequence | np.ndarray | None = None,
     velocities: Sequence | np.ndarray | None = None,
     parameters: Sequence[dict[str, float]] | None = None,
-    method: str = "CVODES",
+    method: str | None = AUTO,
     rtol: float = RTOL,
     atol: float = ATOL,
     samples: int = 201,
@@ -64,9 +65,12 @@ def simulate_ensemble(
 ) -> list[SimulationResult]:
     """One result per run. `initial` (M, n_ind): the independent coordinates to start from (the loops are
     closed there), default the document's; `velocities` (M, n_ind), default rest; `parameters`: per run, the
-    model parameters to change. Sequences of length 1 are used for every run."""
+    model parameters to change. Sequences of length 1 are used for every run. `method` "auto" (or None) chooses
+    from the model as `simulate` does (method_choice.py)."""
+    choice = chosen_method(model, method)
+    method = choice.method
     if method not in METHODS:
-        raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
+        raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join((AUTO, *METHODS))}")
     if has_impact_stops(model):
         raise ModelError(
             "stops",
@@ -92,6 +96,7 @@ def simulate_ensemble(
                     options["progress"] = functools.partial(_share, progress, finished, len(runs))
                 member, velocities = _started(variant, mech, runs[index])
                 results[index] = simulate(member, t_end, method, rtol, atol, velocities=velocities, **options)
+                results[index].provenance.method_reason = choice.reason
             continue
         starts = eng.pack(*_starting_states(mech, [runs[i] for i in members]))
         try:
@@ -110,6 +115,7 @@ def simulate_ensemble(
             provenance = (model_hash(variant), method, rtol, atol, seconds, __version__, calls // len(members))
             result.provenance = Provenance(*provenance)
             result.provenance.law_states = [name for name, _, _ in result.law_states]
+            result.provenance.method_reason = choice.reason
             results[index] = result
     if progress is not None:
         progress(1.0)

@@ -49,6 +49,7 @@ from .crossing import CrossingWatch, cross, crossing_due, start_rank
 from .integrators import CHART_REASON, CHUNKS, CROSSING_REASON, CVODES, SCIPY, IntegrationError, StepLimit, integrate
 from .law_state_runs import refuse_law_states, with_law_states
 from .measures import measure_columns
+from .method_choice import AUTO, chosen_method
 from .monitors import dissipated_energy, energy_scale, monitor_columns, motion_monitors, nonconservative_power
 from .starts import clear_starts as clear_starts
 from .starts import document_start, own_start, started
@@ -110,6 +111,9 @@ class Provenance:
     local_error_sum: float | None = None
     crossings: list[str] = field(default_factory=list)  # singular configurations crossed, and how (crossing.py)
     law_states: list[str] = field(default_factory=list)  # the force laws' own states integrated with the motion
+    # why the model chose the method where the caller left it to it (method_choice.py: CVODES-BDF for compliant
+    # contacts); empty where the caller chose it, or CVODES applies
+    method_reason: str = ""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -295,7 +299,7 @@ def initial_velocities(given: Mapping[str, float], kinds: Mapping[str, str]) -> 
 def simulate(
     model: Model | Mechanism,
     t_end: float,
-    method: str = "CVODES",
+    method: str | None = AUTO,
     rtol: float = RTOL,
     atol: float = ATOL,
     samples: int = 201,
@@ -313,7 +317,9 @@ def simulate(
 ) -> SimulationResult:
     """Integrate the document's motion from its initial coordinates (and the given independent velocities,
     default rest) over [0, t_end] with CVODES (Adams; "CVODES-BDF" for stiff motions) or scipy's solve_ivp
-    (RK45, DOP853, Radau, BDF); results at `samples` equally spaced times or at `t_eval` (from t = 0).
+    (RK45, DOP853, Radau, BDF); "auto" (or None, the default) chooses from the model: CVODES-BDF where it has
+    compliant contacts, else CVODES (method_choice.py; Provenance.method_reason says why). Results at `samples`
+    equally spaced times or at `t_eval` (from t = 0).
     `progress(fraction)` is called as time advances; `cancel` (an Event or a callable returning
     True) stops the run with `Cancelled`. Raises ValueError for an unknown method, RuntimeError when the
     integrator stops early. `compiled` evaluates the right-hand side on the compiled engine
@@ -331,12 +337,14 @@ def simulate(
     `check_accuracy`: a caller cancelled during them keeps the run (their figures are then missing)."""
     if contact not in CONTACT_MODELS:
         raise ValueError(f"unknown contact model {contact!r}; choose one of {', '.join(CONTACT_MODELS)}")
+    document = model.model if isinstance(model, Mechanism) else model
+    choice = chosen_method(document, method, contact)  # the companion runs below take the method chosen
+    method = choice.method
     if method not in METHODS:
-        raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
+        raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join((AUTO, *METHODS))}")
     if method in CVODES and not compiled:
         raise ValueError(f"{method} steps natively on the compiled engine: use compiled=True or a scipy method")
     start, cpu = time.perf_counter(), time.process_time()
-    document = model.model if isinstance(model, Mechanism) else model
     text = canonical_text(document)
     if not started(text):  # else checked when this text was started, here or where its start was filed (0.3 ms)
         check_dynamics(document)  # a massless subtree: refused by name, not NaN
@@ -382,6 +390,7 @@ def simulate(
     charts = [(float(t), names) for t, names in charts]
     result.provenance = Provenance(text_hash(text), method, rtol, atol, seconds, __version__, calls, charts=charts)
     result.provenance.crossings = crossings
+    result.provenance.method_reason = choice.reason
     result.provenance.law_states = [name for name, _, _ in result.law_states]
     result.notes += crossings
     result.provenance.cpu_seconds = time.process_time() - cpu

@@ -215,7 +215,7 @@ def test_unknown_previous_choices_fall_back_to_the_defaults(make, sla):
     dialog = make(BaseParametersDialog, sla, {"method": "fast", "trajectory": "deleted since"})
     assert dialog.options()["method"] == "all" and dialog.options()["trajectory"] == "exciting"
     simulation = make(SimulationDialog, sla, {"method": "Euler"})
-    assert simulation.options()["method"] == "CVODES"
+    assert simulation.options()["method"] == "auto"
 
 
 def test_without_trajectories_the_default_path_is_used_and_its_samples_shown(make):
@@ -233,7 +233,7 @@ def test_simulation_fields_are_checked(make, sla):
     dialog = make(SimulationDialog, sla)
     assert dialog.options() == {
         "t_end": 1.0,
-        "method": "CVODES",
+        "method": "auto",  # chosen from the model: CVODES for the SLA, without contacts
         "rtol": 1e-10,  # the defaults that keep a conservative energy within 1e-7 over 2 s
         "atol": 1e-12,
         "samples": 201,

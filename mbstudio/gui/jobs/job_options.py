@@ -61,6 +61,7 @@ from ...model.typed_numbers import coordinate_dimensions, of_motion, read_number
 from ...model.units import dimension_of, si_unit
 from ...simulation.kc_rig import KCOptions
 from ...simulation.manoeuvres import ManoeuvreOptions
+from ...simulation.method_choice import AUTO, chosen_method
 from ...simulation.run import ATOL, RIGID_STEP
 from ...simulation.run import METHODS as INTEGRATORS
 from ..editing.properties import ERROR_BORDER
@@ -385,6 +386,14 @@ class KinematicsDialog(_TrajectoryDialog):
         )
 
 
+def integrator_choices(model: Model) -> dict[str, str]:
+    """The Simulate dialog's integrators: "automatic" first (the default), showing what it chooses for this model
+    and why (simulation/method_choice.py), then every method by name."""
+    choice = chosen_method(model)
+    why = f": {choice.reason}" if choice.reason else ""
+    return {AUTO: f"automatic ({choice.method}{why})"} | {m: m for m in INTEGRATORS}
+
+
 class SimulationDialog(OptionsDialog):
     task, title = "simulation", "Simulate"
 
@@ -392,7 +401,7 @@ class SimulationDialog(OptionsDialog):
         self.line("t_end", "end time [s]", "the motion is integrated over [0, t_end]")
         tip = "rates of the independent coordinates at t = 0, e.g. theta1 = 360; empty: from rest"
         self.pairs_line("velocities", "initial velocities", tip, "rate")
-        self.method = self.combo("method", "integrator", {m: m for m in INTEGRATORS})
+        self.method = self.combo("method", "integrator", integrator_choices(self.model))
         self.line("rtol", "relative tolerance", "solve_ivp's rtol")
         self.line("atol", "absolute tolerance", "solve_ivp's atol")
         self.line("samples", "output samples", "equally spaced output times over [0, t_end], both ends included")
@@ -463,7 +472,8 @@ class SimulationDialog(OptionsDialog):
         step = values["t_end"] / (values["samples"] - 1)
         stiff = (
             ""
-            if values["method"] in ("Radau", "BDF", "CVODES-BDF")
+            if chosen_method(self.model, values["method"], values.get("contact", "compliant")).method
+            in ("Radau", "BDF", "CVODES-BDF")
             else " Radau and BDF suit stiff models (stiff springs)."
         )
         blocks = " The block model then runs the same motion (DOP853; Radau with loop closures)."
