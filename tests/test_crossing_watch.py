@@ -79,14 +79,15 @@ def test_the_vehicles_rank_values_are_its_loop_blocks_singular_values():
     q = eng.mech.assemble()[0] + np.random.default_rng(2).normal(scale=0.05, size=(20, eng.n))
     jacobians = eng.loop_jacobians(q)
     values, whole = blocks.values(jacobians), np.linalg.svd(jacobians, compute_uv=False)
-    flat = jacobians.reshape(len(q), -1)
+    flat = jacobians.transpose(0, 2, 1).reshape(len(q), -1)  # by columns, as LoopBlocks.outside counts them
     left_out = np.linalg.norm(flat[:, blocks.outside], axis=1)
     assert (left_out <= SEPARATE * whole[:, 0]).all()
     bound = left_out + 2 * jacobians.shape[1] * np.finfo(float).eps * whole[:, 0]
     assert (np.abs(values - whole).max(axis=1) <= bound).all()
     assert all(np.array_equal(blocks.values(jacobians[k : k + 1])[0], values[k]) for k in range(len(q)))
     between = jacobians.copy()
-    between.reshape(len(q), -1)[3, blocks.outside[0]] = 1e-6 * whole[3, 0]
+    row, column = blocks.outside[0] % jacobians.shape[1], blocks.outside[0] // jacobians.shape[1]
+    between[3, row, column] = 1e-6 * whole[3, 0]
     assert np.array_equal(blocks.values(between)[3], np.linalg.svd(between[3], compute_uv=False))
     delta = engine(samples.load("delta_3rus"))
     jacobians = delta.loop_jacobians(

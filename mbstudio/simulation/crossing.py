@@ -87,7 +87,7 @@ class LoopBlocks:
         pattern = (np.abs(probe) > SEPARATE * np.abs(probe).max(axis=(1, 2), keepdims=True)).any(axis=0)
         (m, n), parts = pattern.shape, _row_parts(pattern)
         blocks = [(rows, np.flatnonzero(pattern[rows].any(axis=0))) for rows in parts]
-        blocks = [rows[:, None] * n + columns[None, :] for rows, columns in blocks if len(columns)]
+        blocks = [rows[:, None] + columns[None, :] * m for rows, columns in blocks if len(columns)]  # by columns
         shapes: dict[tuple[int, int], list[np.ndarray]] = {}
         for entries in blocks:
             shapes.setdefault(entries.shape, []).append(entries)
@@ -106,7 +106,7 @@ class LoopBlocks:
         whatever the batch it is in."""
         if not self.apart:
             return np.linalg.svd(jacobians, compute_uv=False)
-        flat = jacobians.reshape(len(jacobians), -1)
+        flat = jacobians.transpose(0, 2, 1).reshape(len(jacobians), -1)  # by columns: loop_jacobians' own layout
         parts = [np.linalg.svd(flat[:, entries], compute_uv=False).reshape(len(flat), -1) for entries in self.shapes]
         zeros = [np.zeros((len(flat), self.pad))] if self.pad else []
         values = np.sort(np.concatenate([*parts, *zeros], axis=1), axis=1)[:, ::-1]
@@ -220,7 +220,8 @@ class CrossingWatch:
         if len(jacobians) <= 3:
             return self._values(jacobians), jacobians
         last = loop_blocks(self.first).values(jacobians[-1:])[0]
-        distance = np.linalg.norm((jacobians[:-3] - jacobians[-1]).reshape(len(jacobians) - 3, -1), axis=1)
+        flat = jacobians.transpose(0, 2, 1).reshape(len(jacobians), -1)  # by columns: loop_jacobians' own layout
+        distance = np.linalg.norm(flat[:-3] - flat[-1], axis=1)
         bound = last[self.eng.mech.partition.rank - 1] - distance - SCREEN * last[0]
         ratios = np.full(len(jacobians), np.inf)
         ratios[-1] = last[self.eng.mech.partition.rank - 1] / self.start
