@@ -212,20 +212,28 @@ class CrossingWatch:
 
     def _screened(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`_ratios` at the states (K of them), and their Φ_q, except inf before the last three where the value is
-        surely at least NEAR: by Weyl's inequality σ_r(J) ≥ σ_r(J_K) − ‖J − J_K‖_F from the last state's, by a
-        margin beyond the SVD's rounding (SCREEN of J_K's norm), as Engine.surely_conditioned screens the chart's.
-        What `first_fall` decides on these (a value below NEAR or ENTER) is then the same, at a fraction of the
-        SVDs (the driven Delta's pieces: three in four of their check points)."""
+        surely at least NEAR, or ENTER while the watch is near (`first_fall` then decides only on a fall below
+        ENTER there: every point is seen, and only the last three are remembered): by Weyl's inequality
+        σ_r(J) ≥ σ_r(J_K) − ‖J − J_K‖_F from the last state's, by a margin beyond the SVD's rounding (SCREEN of
+        J_K's norm), as Engine.surely_conditioned screens the chart's; else, where the loop equations have full
+        row rank, by a Cholesky factor of J Jᵀ less the floor's square (`_surely_above`). What `first_fall`
+        decides on these is then the same, at a fraction of the SVDs (the driven Delta's pieces: three in four of
+        their check points; the Delta 3R[2US]'s, whose Φ_q moves by many times its rank value between check
+        points: Weyl's bound leaves none out, the Cholesky factors most)."""
         jacobians = self.first.loop_jacobians(self.eng.unpack(np.asarray(states))[0])
         if len(jacobians) <= 3:
             return self._values(jacobians), jacobians
+        rank, floor = self.eng.mech.partition.rank, (ENTER if self.near else NEAR) * self.start
         last = loop_blocks(self.first).values(jacobians[-1:])[0]
         flat = jacobians.transpose(0, 2, 1).reshape(len(jacobians), -1)  # by columns: loop_jacobians' own layout
         distance = np.linalg.norm(flat[:-3] - flat[-1], axis=1)
-        bound = last[self.eng.mech.partition.rank - 1] - distance - SCREEN * last[0]
+        bound = last[rank - 1] - distance - SCREEN * last[0]
         ratios = np.full(len(jacobians), np.inf)
-        ratios[-1] = last[self.eng.mech.partition.rank - 1] / self.start
-        unsure = np.append(np.flatnonzero(bound < NEAR * self.start), np.arange(len(jacobians) - 3, len(jacobians) - 1))
+        ratios[-1] = last[rank - 1] / self.start
+        unsure = np.flatnonzero(bound < floor)
+        if rank == jacobians.shape[1] and len(unsure):
+            unsure = unsure[~_surely_above(jacobians[unsure], floor)]
+        unsure = np.append(unsure, np.arange(len(jacobians) - 3, len(jacobians) - 1))
         ratios[unsure] = self._values(jacobians[unsure])
         return ratios, jacobians
 
@@ -324,6 +332,29 @@ class CrossingWatch:
         if until >= end - 1e-12 * t_end:
             return end, checks
         return until, np.append(checks[checks < until], until)
+
+
+def _surely_above(jacobians: np.ndarray, floor: float) -> np.ndarray:
+    """Whether the smallest singular value of each Φ_q (K, m, n), m ≤ n, is surely at least `floor`: J Jᵀ less
+    floor² and a margin (1e-10 of ‖J‖_F²) has a Cholesky factor. The margin is beyond the rounding of J Jᵀ and of
+    its factorisation (n ε ‖J‖_F² and a few m ε of it), and puts σ beyond the floor by more than the SVD's rounding
+    (m ε ‖J‖), so that the SVD's value is at least the floor too. One batch, else state by state."""
+    gram = jacobians @ jacobians.transpose(0, 2, 1)
+    shift = floor**2 + 1e-10 * np.trace(gram, axis1=1, axis2=2)
+    shifted = gram - shift[:, None, None] * np.eye(gram.shape[1])
+    try:
+        np.linalg.cholesky(shifted)
+        return np.ones(len(gram), dtype=bool)
+    except np.linalg.LinAlgError:
+        return np.array([_factorable(matrix) for matrix in shifted], dtype=bool)
+
+
+def _factorable(matrix: np.ndarray) -> bool:
+    try:
+        np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError:
+        return False
+    return True
 
 
 class LoopTerms:
