@@ -131,8 +131,10 @@ def _row_parts(pattern: np.ndarray) -> list[np.ndarray]:
         rows = np.flatnonzero(column)
         for r in rows[1:]:
             parent[root(int(r))] = root(int(rows[0]))
-    roots = [root(r) for r in range(pattern.shape[0])]
-    return [np.flatnonzero(np.equal(roots, r)) for r in dict.fromkeys(roots)]
+    parts: dict[int, list[int]] = {}
+    for r in range(pattern.shape[0]):
+        parts.setdefault(root(r), []).append(r)
+    return [np.array(rows) for rows in parts.values()]
 
 
 _BLOCKS: weakref.WeakKeyDictionary[Engine, LoopBlocks] = weakref.WeakKeyDictionary()
@@ -269,8 +271,16 @@ class CrossingWatch:
 
     def rank_margins(self, states: np.ndarray) -> np.ndarray:
         """The rank's margin alone at each of the states (K, size): below zero past a crossing's entry (where it
-        falls there, the entry is placed, not the chart's: integrators._Parts.root)."""
-        return self._ratios(states) / ENTER - 1
+        falls there, the entry is placed, not the chart's: integrators._Parts.root). Only its sign is read: where
+        the value is surely at least ENTER (`_surely_above`, loops of full row rank), 0 stands for it, without an
+        SVD (the entry's search on the Delta 3R[2US]: most of its grid's points)."""
+        jacobians = self.first.loop_jacobians(self.eng.unpack(np.asarray(states))[0])
+        margins = np.zeros(len(jacobians))
+        unsure = np.arange(len(jacobians))
+        if self.eng.mech.partition.rank == jacobians.shape[1]:
+            unsure = unsure[~_surely_above(jacobians, ENTER * self.start)]
+        margins[unsure] = self._values(jacobians[unsure]) / ENTER - 1
+        return margins
 
     def first_fall(self, at: np.ndarray, states: np.ndarray) -> int | None:
         """The first point watched (times `at`, states) where a decision is due: the chart's or the rank's margin
@@ -334,6 +344,12 @@ class CrossingWatch:
         return until, np.append(checks[checks < until], until)
 
 
+@functools.lru_cache(maxsize=8)
+def _terms_blocks(terms, n: int) -> LoopBlocks:
+    """The blocks of the loop terms' Φ_q (`LoopTerms`), found once per library (a run's crossings share them)."""
+    return LoopBlocks(np.array([terms(q)[1].reshape(-1, n, order="F") for q in LoopBlocks.probe(n)]))
+
+
 def _surely_above(jacobians: np.ndarray, floor: float) -> np.ndarray:
     """Whether the smallest singular value of each Φ_q (K, m, n), m ≤ n, is surely at least `floor`: J Jᵀ less
     floor² and a margin (1e-10 of ‖J‖_F²) has a Cholesky factor. The margin is beyond the rounding of J Jᵀ and of
@@ -363,7 +379,7 @@ class LoopTerms:
 
     def __init__(self, mech: Mechanism, functions: Native) -> None:
         self.mech, self._terms = mech, functions.calls["loop_terms"]
-        self.blocks = LoopBlocks(np.array([self(q)[1] for q in LoopBlocks.probe(mech.n)]))
+        self.blocks = _terms_blocks(self._terms, mech.n)
 
     def __call__(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(Φ (m,), Φ_q (m, n), M (n, n)) at q (n,)."""
