@@ -84,8 +84,10 @@ def test_a_decision_that_changes_the_coordinates_is_searched():
 
 def test_the_watch_screens_only_rank_values_surely_above_near(monkeypatch):
     """The driven Delta (the bench's) and the free Delta 3R[2US]: at every batch of points the watch checks, each
-    value it computes is the exact one's bits, each it leaves out is at least NEAR, and the screen leaves some out
-    (the driven Delta's long pieces: most of their check points)."""
+    value it computes is the exact one's bits, each it leaves out is at least NEAR (ENTER while the watch is near),
+    and the screen leaves some out: the driven Delta's long pieces, most of their check points (Weyl's bound); the
+    free Delta's first piece, whose Φ_q moves by many times its rank value between check points, by the Cholesky
+    factors of Φ_q Φ_qᵀ."""
     seen = {"left out": 0, "values": 0}
     first_fall = crossing.CrossingWatch.first_fall
 
@@ -95,7 +97,7 @@ def test_the_watch_screens_only_rank_values_surely_above_near(monkeypatch):
             screened, _ = self._screened(states)
             known = np.isfinite(screened)
             assert np.array_equal(screened[known], exact[known])
-            assert (exact[~known] >= crossing.NEAR).all()
+            assert (exact[~known] >= (crossing.ENTER if self.near else crossing.NEAR)).all()
             seen["left out"] += int((~known).sum())
             seen["values"] += len(at)
         return first_fall(self, at, states)
@@ -103,7 +105,9 @@ def test_the_watch_screens_only_rank_values_surely_above_near(monkeypatch):
     monkeypatch.setattr(crossing.CrossingWatch, "first_fall", checked)
     simulate(driven_delta(), 2.0, rtol=1e-8, atol=1e-10, error_estimate=False)
     assert seen["left out"] > seen["values"] / 2
+    seen.update({"left out": 0, "values": 0})
     simulate(samples.load("delta_3rus"), 0.3, error_estimate=False)
+    assert seen["left out"] > seen["values"] / 2
 
 
 @pytest.mark.slow  # the Delta's 2 s; a cold cache compiles the engines of its coordinates and its crossing's library
@@ -146,3 +150,22 @@ def test_a_crossing_through_our_driver_is_casadis_bit_for_bit():
     assert driven.provenance.crossings
     assert np.array_equal(driven.q, casadi.q) and np.array_equal(driven.qd, casadi.qd)
     assert driven.provenance.rhs_evaluations == casadi.provenance.rhs_evaluations
+
+
+def test_the_cholesky_screen_certifies_only_singular_values_at_least_the_floor():
+    """`_surely_above` on Φ_q-like matrices (18 × 21, their smallest singular value set from 1e-6 to 1 of the
+    largest): where it says so, the SVD's smallest value is at least the floor, at floors 0.5 to 1.5 times it; at
+    half of it and below, it says so where the margin (1e-10 of ‖J‖_F², about 2e-10 here) is below a tenth of
+    σ² (from 1e-3 on), and at 1e-6 it never does (σ² below the margin)."""
+    rng = np.random.default_rng(4)
+    left, right = np.linalg.qr(rng.normal(size=(18, 18)))[0], np.linalg.qr(rng.normal(size=(21, 21)))[0]
+    for smallest in (1e-6, 1e-3, 0.1, 1.0):
+        sigma = np.geomspace(1.0, smallest, 18)
+        jacobian = left @ np.diag(sigma) @ right[:18]
+        computed = np.linalg.svd(jacobian, compute_uv=False)[-1]
+        floors = computed * np.linspace(0.5, 1.5, 101)
+        certified = np.array([crossing._surely_above(jacobian[None], floor)[0] for floor in floors])
+        assert (computed >= floors[certified]).all()
+        assert certified[floors <= 0.5 * computed].all() if smallest >= 1e-3 else not certified.any()
+    batch = np.stack([jacobian, 0.01 * jacobian])
+    assert crossing._surely_above(batch, 0.1 * computed).tolist() == [True, False]

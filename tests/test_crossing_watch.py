@@ -15,7 +15,7 @@ from mbstudio.cli import main
 from mbstudio.dynamics.augmented import augmented_functions
 from mbstudio.dynamics.engine import Engine, engine
 from mbstudio.model import save
-from mbstudio.simulation.crossing import LoopTerms, rank_value, rank_values, start_rank
+from mbstudio.simulation.crossing import SEPARATE, LoopTerms, loop_blocks, rank_values, start_rank
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 
@@ -59,12 +59,41 @@ def test_the_watchs_rank_values_are_the_crossing_loop_terms(name):
     np.testing.assert_allclose(compiled, crossing, rtol=0, atol=8 * np.finfo(float).eps * scale)
     np.testing.assert_allclose(compiled, reference, rtol=0, atol=256 * np.finfo(float).eps * scale)
     values = rank_values(eng, q)
-    expected = [rank_value(eng.mech, j) for j in reference]
+    expected = np.linalg.svd(reference, compute_uv=False)[:, eng.mech.partition.rank - 1]  # the whole Φ_q's
     np.testing.assert_allclose(values, expected, rtol=0, atol=256 * np.finfo(float).eps * scale)
     assert values.min() > 0.1 * values.max()  # regular states: a crossing's test would be far from its threshold
     y0 = eng.pack(q0, np.zeros(len(eng.independent)))
     closed = eng.closed(y0[None])[0][0]
     assert start_rank(eng, y0) == pytest.approx(terms.rank_value(closed), rel=0, abs=8 * np.finfo(float).eps * scale)
+
+
+def test_the_vehicles_rank_values_are_its_loop_blocks_singular_values():
+    """The vehicle's Φ_q (36 × 47) is read as its corners' blocks (18 × 21, 9 × 10, 9 × 10: the front corners joined
+    by the steering), whose singular values together are the whole matrix's: within the Frobenius norm of the
+    entries left out (Weyl's inequality) and both SVDs' rounding (m ε σ₁ each); each state's the same bits alone as
+    in a batch; a state with an entry between the blocks beyond SEPARATE, and a Φ_q of one block (the Delta
+    3R[2US]'s), get the whole matrix's SVD, bit for bit."""
+    eng = engine(samples.load("vehicle"))
+    blocks = loop_blocks(eng)
+    assert sorted(entries.shape for entries in blocks.shapes) == [(1, 18, 21), (2, 9, 10)]
+    q = eng.mech.assemble()[0] + np.random.default_rng(2).normal(scale=0.05, size=(20, eng.n))
+    jacobians = eng.loop_jacobians(q)
+    values, whole = blocks.values(jacobians), np.linalg.svd(jacobians, compute_uv=False)
+    flat = jacobians.transpose(0, 2, 1).reshape(len(q), -1)  # by columns, as LoopBlocks.outside counts them
+    left_out = np.linalg.norm(flat[:, blocks.outside], axis=1)
+    assert (left_out <= SEPARATE * whole[:, 0]).all()
+    bound = left_out + 2 * jacobians.shape[1] * np.finfo(float).eps * whole[:, 0]
+    assert (np.abs(values - whole).max(axis=1) <= bound).all()
+    assert all(np.array_equal(blocks.values(jacobians[k : k + 1])[0], values[k]) for k in range(len(q)))
+    between = jacobians.copy()
+    row, column = blocks.outside[0] % jacobians.shape[1], blocks.outside[0] // jacobians.shape[1]
+    between[3, row, column] = 1e-6 * whole[3, 0]
+    assert np.array_equal(blocks.values(between)[3], np.linalg.svd(between[3], compute_uv=False))
+    delta = engine(samples.load("delta_3rus"))
+    jacobians = delta.loop_jacobians(
+        delta.mech.assemble()[0] + 0.05 * np.random.default_rng(3).normal(size=(5, delta.n))
+    )
+    assert np.array_equal(loop_blocks(delta).values(jacobians), np.linalg.svd(jacobians, compute_uv=False))
 
 
 @pytest.mark.parametrize("name", ["delta_3rus", "chain"])

@@ -28,6 +28,7 @@ projection, is reported (`Crossing.note`): the run's energy balance checks it.""
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,7 @@ LEAVE = 0.04  # ... and ends above it, at a check point past the singular config
 NEAR = 0.2  # ... and is watched more closely from a check point where it is below this (CrossingWatch), at points
 # at least 1 / FINE of a check interval apart
 SCREEN = 1e-10  # of Φ_q's norm: beyond the rounding of its singular values (CrossingWatch._screened)
+SEPARATE = 1e-14  # of Φ_q's largest entry: the entries between its blocks are rounding below it (LoopBlocks)
 DAMPING = 1e-3  # the multipliers' damping: below this part of the start's rank-th singular value of Φ_q L⁻ᵀ
 STABILITY = 1.0  # Baumgarte's ω, in units of 1 / (the run's check interval): Φ decays within a few intervals
 FASTEST_STABILITY = 100.0  # /s, ω at most (a 2-s run's): a run of 0.35-0.5 s had ω = 400-571/s, and the Delta
@@ -70,11 +72,79 @@ class Crossing:
     terms: LoopTerms
 
 
-def rank_value(mech: Mechanism, phi_q: np.ndarray) -> float:
-    """The rank-th singular value of the whole constraint Jacobian Φ_q (m, n): zero where the loop equations lose
-    the rank the mechanism has (decided at its start, kinematics/coordinates.py)."""
-    rank = mech.partition.rank
-    return float(np.linalg.svd(phi_q, compute_uv=False)[rank - 1]) if rank else np.inf
+class LoopBlocks:
+    """The singular values of the whole Φ_q (m, n), from its loops' blocks: the rows joined by the coordinates they
+    share (a vehicle's corners: blocks of 18 × 21, 9 × 10 and 9 × 10 in its 36 × 47), permuted to a block-diagonal
+    matrix whose singular values are the union of its blocks' (Golub & Van Loan 2013, 8.6), each shape's blocks in
+    one batched SVD. The blocks are read from Φ_q at two fixed generic coordinates (`probe`), its entries beyond
+    SEPARATE of its largest: the others are the rounding of terms that cancel (the vehicle's 1e-17 between its
+    corners). A state's values then differ from the whole Φ_q's by at most the Frobenius norm of its entries outside
+    the blocks (Weyl's inequality), held within SEPARATE of its largest singular value, below the SVD's own rounding
+    (m ε ‖Φ_q‖); a state beyond that, or a Φ_q of one block, has the whole matrix's SVD."""
+
+    def __init__(self, probe: np.ndarray) -> None:
+        """From Φ_q (2, m, n) at the coordinates `probe` gives."""
+        pattern = (np.abs(probe) > SEPARATE * np.abs(probe).max(axis=(1, 2), keepdims=True)).any(axis=0)
+        (m, n), parts = pattern.shape, _row_parts(pattern)
+        blocks = [(rows, np.flatnonzero(pattern[rows].any(axis=0))) for rows in parts]
+        blocks = [rows[:, None] + columns[None, :] * m for rows, columns in blocks if len(columns)]  # by columns
+        shapes: dict[tuple[int, int], list[np.ndarray]] = {}
+        for entries in blocks:
+            shapes.setdefault(entries.shape, []).append(entries)
+        self.shapes = [np.stack(same) for same in shapes.values()]  # each (blocks, rows, columns): flat entries
+        self.outside = np.setdiff1d(np.arange(m * n), np.concatenate([e.ravel() for e in blocks] or [[]]))
+        self.pad = min(m, n) - sum(min(entries.shape) for entries in blocks)
+        self.apart = len(blocks) > 1
+
+    @staticmethod
+    def probe(n: int) -> np.ndarray:
+        """The two fixed generic coordinates (2, n) whose Φ_q give the blocks' pattern."""
+        return np.random.default_rng(0).uniform(-1.0, 1.0, (2, n))
+
+    def values(self, jacobians: np.ndarray) -> np.ndarray:
+        """The singular values (K, min(m, n)), descending, of each of the Φ_q (K, m, n): each state's the same bits
+        whatever the batch it is in."""
+        if not self.apart:
+            return np.linalg.svd(jacobians, compute_uv=False)
+        flat = jacobians.transpose(0, 2, 1).reshape(len(jacobians), -1)  # by columns: loop_jacobians' own layout
+        parts = [np.linalg.svd(flat[:, entries], compute_uv=False).reshape(len(flat), -1) for entries in self.shapes]
+        zeros = [np.zeros((len(flat), self.pad))] if self.pad else []
+        values = np.sort(np.concatenate([*parts, *zeros], axis=1), axis=1)[:, ::-1]
+        outside = flat[:, self.outside]
+        whole = np.einsum("ij,ij->i", outside, outside) > (SEPARATE * values[:, 0]) ** 2
+        if whole.any():
+            values[whole] = np.linalg.svd(jacobians[whole], compute_uv=False)
+        return values
+
+
+def _row_parts(pattern: np.ndarray) -> list[np.ndarray]:
+    """The rows of the nonzero pattern (m, n) joined by the columns they share: the connected parts, in order."""
+    parent = list(range(pattern.shape[0]))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for column in pattern.T:
+        rows = np.flatnonzero(column)
+        for r in rows[1:]:
+            parent[root(int(r))] = root(int(rows[0]))
+    parts: dict[int, list[int]] = {}
+    for r in range(pattern.shape[0]):
+        parts.setdefault(root(r), []).append(r)
+    return [np.array(rows) for rows in parts.values()]
+
+
+_BLOCKS: weakref.WeakKeyDictionary[Engine, LoopBlocks] = weakref.WeakKeyDictionary()
+
+
+def loop_blocks(eng: Engine) -> LoopBlocks:
+    """The blocks of the engine's loop Jacobian (`Engine.loop_jacobians`), found once per engine."""
+    if eng not in _BLOCKS:
+        _BLOCKS[eng] = LoopBlocks(eng.loop_jacobians(LoopBlocks.probe(eng.n)))
+    return _BLOCKS[eng]
 
 
 def crossing_due(eng: Engine, y: np.ndarray, start: float | None, first: Engine) -> bool:
@@ -98,10 +168,11 @@ def start_rank(eng: Engine, y_start: np.ndarray) -> float | None:
 
 
 def rank_values(eng: Engine, q: np.ndarray) -> np.ndarray:
-    """rank_value at each of the coordinates q (K, n), Φ_q from the engine's compiled loop Jacobian in one native
-    call: the same bits as the crossing's loop terms (dynamics/engine.py, loop_jacobian), without building them."""
-    jac = eng.loop_jacobians(q)
-    return np.linalg.svd(jac, compute_uv=False)[:, eng.mech.partition.rank - 1]
+    """The rank-th singular value of the whole Φ_q (zero where the loop equations lose the rank the mechanism has,
+    decided at its start: kinematics/coordinates.py) at each of the coordinates q (K, n), Φ_q from the engine's
+    compiled loop Jacobian in one native call: the same bits as the crossing's loop terms (dynamics/engine.py,
+    loop_jacobian), without building them."""
+    return loop_blocks(eng).values(eng.loop_jacobians(q))[:, eng.mech.partition.rank - 1]
 
 
 class CrossingWatch:
@@ -139,22 +210,32 @@ class CrossingWatch:
 
     def _values(self, jacobians: np.ndarray) -> np.ndarray:
         """`_ratios` from the states' Φ_q (K, m, n): each the same bits as a state's own (an SVD each)."""
-        return np.linalg.svd(jacobians, compute_uv=False)[:, self.eng.mech.partition.rank - 1] / self.start
+        return loop_blocks(self.first).values(jacobians)[:, self.eng.mech.partition.rank - 1] / self.start
 
     def _screened(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`_ratios` at the states (K of them), and their Φ_q, except inf before the last three where the value is
-        surely at least NEAR: by Weyl's inequality σ_r(J) ≥ σ_r(J_K) − ‖J − J_K‖_F from the last state's, by a
-        margin beyond the SVD's rounding (SCREEN of J_K's norm), as Engine.surely_conditioned screens the chart's.
-        What `first_fall` decides on these (a value below NEAR or ENTER) is then the same, at a fraction of the
-        SVDs (the driven Delta's pieces: three in four of their check points)."""
+        surely at least NEAR, or ENTER while the watch is near (`first_fall` then decides only on a fall below
+        ENTER there: every point is seen, and only the last three are remembered): by Weyl's inequality
+        σ_r(J) ≥ σ_r(J_K) − ‖J − J_K‖_F from the last state's, by a margin beyond the SVD's rounding (SCREEN of
+        J_K's norm), as Engine.surely_conditioned screens the chart's; else, where the loop equations have full
+        row rank, by a Cholesky factor of J Jᵀ less the floor's square (`_surely_above`). What `first_fall`
+        decides on these is then the same, at a fraction of the SVDs (the driven Delta's pieces: three in four of
+        their check points; the Delta 3R[2US]'s, whose Φ_q moves by many times its rank value between check
+        points: Weyl's bound leaves none out, the Cholesky factors most)."""
         jacobians = self.first.loop_jacobians(self.eng.unpack(np.asarray(states))[0])
         if len(jacobians) <= 3:
             return self._values(jacobians), jacobians
-        last = np.linalg.svd(jacobians[-1], compute_uv=False)
-        distance = np.linalg.norm((jacobians[:-3] - jacobians[-1]).reshape(len(jacobians) - 3, -1), axis=1)
-        bound = last[self.eng.mech.partition.rank - 1] - distance - SCREEN * last[0]
+        rank, floor = self.eng.mech.partition.rank, (ENTER if self.near else NEAR) * self.start
+        last = loop_blocks(self.first).values(jacobians[-1:])[0]
+        flat = jacobians.transpose(0, 2, 1).reshape(len(jacobians), -1)  # by columns: loop_jacobians' own layout
+        distance = np.linalg.norm(flat[:-3] - flat[-1], axis=1)
+        bound = last[rank - 1] - distance - SCREEN * last[0]
         ratios = np.full(len(jacobians), np.inf)
-        unsure = np.append(np.flatnonzero(bound < NEAR * self.start), np.arange(len(jacobians) - 3, len(jacobians)))
+        ratios[-1] = last[rank - 1] / self.start
+        unsure = np.flatnonzero(bound < floor)
+        if rank == jacobians.shape[1] and len(unsure):
+            unsure = unsure[~_surely_above(jacobians[unsure], floor)]
+        unsure = np.append(unsure, np.arange(len(jacobians) - 3, len(jacobians) - 1))
         ratios[unsure] = self._values(jacobians[unsure])
         return ratios, jacobians
 
@@ -190,8 +271,16 @@ class CrossingWatch:
 
     def rank_margins(self, states: np.ndarray) -> np.ndarray:
         """The rank's margin alone at each of the states (K, size): below zero past a crossing's entry (where it
-        falls there, the entry is placed, not the chart's: integrators._Parts.root)."""
-        return self._ratios(states) / ENTER - 1
+        falls there, the entry is placed, not the chart's: integrators._Parts.root). Only its sign is read: where
+        the value is surely at least ENTER (`_surely_above`, loops of full row rank), 0 stands for it, without an
+        SVD (the entry's search on the Delta 3R[2US]: most of its grid's points)."""
+        jacobians = self.first.loop_jacobians(self.eng.unpack(np.asarray(states))[0])
+        margins = np.zeros(len(jacobians))
+        unsure = np.arange(len(jacobians))
+        if self.eng.mech.partition.rank == jacobians.shape[1]:
+            unsure = unsure[~_surely_above(jacobians, ENTER * self.start)]
+        margins[unsure] = self._values(jacobians[unsure]) / ENTER - 1
+        return margins
 
     def first_fall(self, at: np.ndarray, states: np.ndarray) -> int | None:
         """The first point watched (times `at`, states) where a decision is due: the chart's or the rank's margin
@@ -255,12 +344,42 @@ class CrossingWatch:
         return until, np.append(checks[checks < until], until)
 
 
+@functools.lru_cache(maxsize=8)
+def _terms_blocks(terms, n: int) -> LoopBlocks:
+    """The blocks of the loop terms' Φ_q (`LoopTerms`), found once per library (a run's crossings share them)."""
+    return LoopBlocks(np.array([terms(q)[1].reshape(-1, n, order="F") for q in LoopBlocks.probe(n)]))
+
+
+def _surely_above(jacobians: np.ndarray, floor: float) -> np.ndarray:
+    """Whether the smallest singular value of each Φ_q (K, m, n), m ≤ n, is surely at least `floor`: J Jᵀ less
+    floor² and a margin (1e-10 of ‖J‖_F²) has a Cholesky factor. The margin is beyond the rounding of J Jᵀ and of
+    its factorisation (n ε ‖J‖_F² and a few m ε of it), and puts σ beyond the floor by more than the SVD's rounding
+    (m ε ‖J‖), so that the SVD's value is at least the floor too. One batch, else state by state."""
+    gram = jacobians @ jacobians.transpose(0, 2, 1)
+    shift = floor**2 + 1e-10 * np.trace(gram, axis1=1, axis2=2)
+    shifted = gram - shift[:, None, None] * np.eye(gram.shape[1])
+    try:
+        np.linalg.cholesky(shifted)
+        return np.ones(len(gram), dtype=bool)
+    except np.linalg.LinAlgError:
+        return np.array([_factorable(matrix) for matrix in shifted], dtype=bool)
+
+
+def _factorable(matrix: np.ndarray) -> bool:
+    try:
+        np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
 class LoopTerms:
     """The compiled loop equations, their Jacobian and the mass matrix at one q (dynamics/augmented.py), and what
     the crossing computes from them."""
 
     def __init__(self, mech: Mechanism, functions: Native) -> None:
         self.mech, self._terms = mech, functions.calls["loop_terms"]
+        self.blocks = _terms_blocks(self._terms, mech.n)
 
     def __call__(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(Φ (m,), Φ_q (m, n), M (n, n)) at q (n,)."""
@@ -269,8 +388,8 @@ class LoopTerms:
         return phi, jac.reshape(len(phi), n, order="F"), mass.reshape(n, n, order="F")
 
     def rank_value(self, q: np.ndarray) -> float:
-        """rank_value at q (n,), from the compiled Jacobian."""
-        return rank_value(self.mech, self(q)[1])
+        """The rank-th singular value of Φ_q at q (n,), from the compiled Jacobian, as `rank_values` computes it."""
+        return float(self.blocks.values(self(q)[1][None])[0, self.mech.partition.rank - 1])
 
     def weighted_rank_value(self, q: np.ndarray) -> float:
         """The rank-th singular value of Φ_q L⁻ᵀ (M = L Lᵀ) at q (n,): the scale the multipliers' damping is set on."""
