@@ -61,14 +61,20 @@ def keep_display_units(units: DisplayUnits) -> None:
         settings().setValue(f"units/{key}", getattr(units, key))
 
 
+# the options remembered per analysis, under a key of their own version: those kept before the integrator's
+# "automatic" choice held the old default CVODES, saved at every run, which would have kept Adams on a returning
+# user's contact models (a fiftieth of BDF's speed on a trot); they are left behind once, for the defaults
+OPTIONS_KEY = "options-v2"
+
+
 def last_options(task: str) -> dict | None:
     """The options an analysis ran with last time (kept as JSON text: INI values lose their types)."""
     try:
-        value = json.loads(settings().value(f"options/{task}", "null"))
+        value = json.loads(settings().value(f"{OPTIONS_KEY}/{task}", "null"))
     except (TypeError, json.JSONDecodeError):
         return None  # a hand-edited or older settings file: start from the defaults
     return value if isinstance(value, dict) else None
 
 
 def keep_options(task: str, options: dict) -> None:
-    settings().setValue(f"options/{task}", json.dumps(options))
+    settings().setValue(f"{OPTIONS_KEY}/{task}", json.dumps(options))

@@ -28,6 +28,7 @@ projection, is reported (`Crossing.note`): the run's energy balance checks it.""
 from __future__ import annotations
 
 import functools
+import math
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,14 +93,19 @@ class LoopBlocks:
         for entries in blocks:
             shapes.setdefault(entries.shape, []).append(entries)
         self.shapes = [np.stack(same) for same in shapes.values()]  # each (blocks, rows, columns): flat entries
-        self.outside = np.setdiff1d(np.arange(m * n), np.concatenate([e.ravel() for e in blocks] or [[]]))
+        outside = np.ones(m * n, dtype=bool)
+        for entries in blocks:
+            outside[entries.ravel()] = False
+        self.outside = np.flatnonzero(outside)  # not np.setdiff1d, which imports numpy.ma (20 ms of a run)
         self.pad = min(m, n) - sum(min(entries.shape) for entries in blocks)
         self.apart = len(blocks) > 1
 
     @staticmethod
     def probe(n: int) -> np.ndarray:
-        """The two fixed generic coordinates (2, n) whose Φ_q give the blocks' pattern."""
-        return np.random.default_rng(0).uniform(-1.0, 1.0, (2, n))
+        """The two fixed generic coordinates (2, n) whose Φ_q give the blocks' pattern: sines of incommensurate
+        multiples, in (-1, 1), no two alike (without numpy.random, which a run would otherwise import: 10 ms)."""
+        k = np.arange(1, n + 1)
+        return np.sin(np.outer([math.sqrt(2.0), math.sqrt(3.0)], k) + [[0.3], [1.1]])
 
     def values(self, jacobians: np.ndarray) -> np.ndarray:
         """The singular values (K, min(m, n)), descending, of each of the Φ_q (K, m, n): each state's the same bits
@@ -272,10 +278,11 @@ class CrossingWatch:
     def rank_margins(self, states: np.ndarray) -> np.ndarray:
         """The rank's margin alone at each of the states (K, size): below zero past a crossing's entry (where it
         falls there, the entry is placed, not the chart's: integrators._Parts.root). Only its sign is read: where
-        the value is surely at least ENTER (`_surely_above`, loops of full row rank), 0 stands for it, without an
-        SVD (the entry's search on the Delta 3R[2US]: most of its grid's points)."""
+        the value is surely above ENTER (`_surely_above`, loops of full row rank), 1 stands for it, without an
+        SVD (the entry's search on the Delta 3R[2US]: most of its grid's points). Never 0 there: scipy's methods
+        watch `margin` as an event, and a zero is a root (every sprung SLA run by DOP853 stopped at t = 0)."""
         jacobians = self.first.loop_jacobians(self.eng.unpack(np.asarray(states))[0])
-        margins = np.zeros(len(jacobians))
+        margins = np.ones(len(jacobians))
         unsure = np.arange(len(jacobians))
         if self.eng.mech.partition.rank == jacobians.shape[1]:
             unsure = unsure[~_surely_above(jacobians, ENTER * self.start)]

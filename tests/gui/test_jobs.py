@@ -253,7 +253,7 @@ def test_the_analysis_options_are_asked_for_and_remembered(window, monkeypatch):
     monkeypatch.setattr(job_options.OptionsDialog, "exec", accept)
     window.actions["simulate_options"].trigger()
     first = window.jobs.jobs[-1]
-    assert first.task == "simulation" and first.options["t_end"] == 2.5 and first.options["method"] == "CVODES"
+    assert first.task == "simulation" and first.options["t_end"] == 2.5 and first.options["method"] == "auto"
     window.jobs.cancel_all()
     window.actions["simulate_options"].trigger()  # the dialog opens on the options of the last run
     assert asked[1]["t_end"] == 2.5 and window.jobs.jobs[-1].options == first.options
@@ -262,6 +262,17 @@ def test_the_analysis_options_are_asked_for_and_remembered(window, monkeypatch):
     count = len(window.jobs.jobs)
     window.actions["basepar_options"].trigger()
     assert len(window.jobs.jobs) == count  # Cancel starts nothing
+
+
+def test_options_remembered_before_the_automatic_integrator_are_left_behind(window):
+    """A returning user's settings held method CVODES, saved at every run by the old default: the options dialog
+    starts from today's defaults (the automatic integrator) instead, and what is kept now is read back."""
+    from mbstudio.gui import settings as app_settings
+
+    app_settings.settings().setValue("options/simulation", json.dumps({"t_end": 3.0, "method": "CVODES"}))
+    assert app_settings.last_options("simulation") is None
+    app_settings.keep_options("simulation", {"t_end": 3.0, "method": "auto"})
+    assert app_settings.last_options("simulation") == {"t_end": 3.0, "method": "auto"}
 
 
 def test_the_equations_of_motion_job_fills_its_table_and_exports(window, qtbot, tmp_path):
