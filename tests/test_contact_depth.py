@@ -6,6 +6,7 @@ bounds from the step and the solid's thickness, the energy from the run's kineti
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mbstudio.kinematics import Mechanism
 from mbstudio.simulation.run import simulate
@@ -100,6 +101,7 @@ def heavy_block_on_a_board(stiffness: float, depth: float):
     return loads(dumps(model))
 
 
+@pytest.mark.slow  # a box pair's engine and a stiff second of contact: 15-28 s on two idle cores
 def test_a_heavy_block_on_a_thin_box_rests_past_half_its_thickness():
     """The block's corners pass the 2-mm box at its pass depth D = 2 mm. With k = 1e6 N/m^1.5 each corner rests at
     δ_s = (m g / 4k)^(2/3) = 1.34 mm, past D/2, where the nearest face is the bottom one: it was pushed on through
@@ -169,6 +171,7 @@ def test_a_ball_sliding_over_a_box_s_edge_or_corner_pivots_on_it_until_it_leaves
         assert np.abs(result.total - result.total[0]).max() < 1e-6 * abs(result.total[0])
 
 
+@pytest.mark.slow  # a box pair's engine and a stiff second of contact: 15-28 s on two idle cores
 def test_a_block_sliding_across_the_end_of_the_block_under_it_keeps_its_support():
     """The 1 kg block lying across the fixed block (0.2 × 0.1 m, crossed like a plus sign) at its static
     penetration δ_s = 0.18 mm, sliding frictionless along the fixed block's length at 0.1 m/s: at 0.5 s its side

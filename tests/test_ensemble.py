@@ -75,6 +75,7 @@ def test_bad_run_tables_are_refused_by_line_and_column(tmp_path, capsys, text, w
     assert code == 2 and words in capsys.readouterr().err
 
 
+@pytest.mark.slow  # three runs of a ball on a thin box, each alone and in the ensemble: 12 s
 def test_an_ensemble_with_contact_pairs_runs_each_member_as_alone():
     """A ball dropped onto a 2-mm box (a contact pair: its runs are cut into legs and each touch-down located, as
     in tests/test_located_contacts.py), from three heights (one the document's) at 0, 5 and 20 m/s: integrated as
