@@ -23,7 +23,7 @@ def _state_equations(name: str, monkeypatch) -> tuple:
     return ours, theirs, engine(model)
 
 
-@pytest.mark.parametrize("name", ["sla_suspension", "vehicle"])
+@pytest.mark.parametrize("name", ["sla_suspension", pytest.param("vehicle", marks=pytest.mark.slow)])  # 4 s
 def test_the_scalar_projection_is_the_graphs(name, monkeypatch):
     straight, graph, eng = _state_equations(name, monkeypatch)
     rng = np.random.default_rng(7)

@@ -219,6 +219,7 @@ def test_a_block_pushed_diagonally_keeps_its_friction_inside_the_cone():
     assert result.energy_drift < 1e-6
 
 
+@pytest.mark.slow  # 7 s: the numpy path's run
 def test_the_compiled_engine_and_the_numpy_path_agree():
     """Accelerations of the engine (contact traced into C) against the numpy forces and articulated-body
     algorithm, at states pressing, sliding and leaving the plane (to 1e-9 of their scale: both round the same

@@ -158,7 +158,7 @@ def ball_on_ground(pair: bool, big: float, friction: float) -> Model:
     return loads(dumps(model))
 
 
-@pytest.mark.parametrize("friction", [0.0, 0.3])
+@pytest.mark.parametrize("friction", [0.0, pytest.param(0.3, marks=pytest.mark.slow)])  # 3 s each
 def test_a_ball_on_a_fixed_sphere_of_a_huge_radius_moves_as_on_the_ground_plane(friction):
     """The pair with a fixed sphere of radius R = 1e5 m against the ground contact on its tangent plane: the ball
     travels x ≤ 0.2 m, where the sphere sags x²/2R ≤ 2e-7 m below the plane and tilts x/R ≤ 2e-6; the heights and
@@ -229,6 +229,7 @@ def ball_and_rod(aim: float, dissipation=0.0, friction=0.0) -> Model:
     return loads(dumps(model))
 
 
+@pytest.mark.slow  # 6 s: a capsule pair's engine
 def test_a_ball_striking_a_free_capsule_rod_off_centre_sets_it_turning_as_the_impact_law_says():
     """The ball at 2 m/s strikes the rod 0.3 m from its middle, c_d = 0, μ = 0: momentum and angular momentum
     (the rod's spin included) hold to 1e-8, the energy to the integrator's error, and the ball leaves at
@@ -255,6 +256,7 @@ def test_a_ball_striking_a_free_capsule_rod_off_centre_sets_it_turning_as_the_im
     assert 0.7 * 100**0.4 < errors[0] / errors[1] < 1.3 * 100**0.4
 
 
+@pytest.mark.slow  # 6 s: two pairs' engines
 def test_a_capsule_of_zero_length_is_the_sphere():
     """end2 at point2's place: the capsule is the sphere, and the run is the sphere pair's to rounding."""
     start = [2.0, 0, 0, 0, 0, 3.0, 0, 0, 0, 0, 0, 0]

@@ -245,6 +245,7 @@ def tetrahedron() -> np.ndarray:
     return np.array([[0.05, 0.0, -0.03], [-0.03, 0.04, -0.02], [-0.02, -0.05, -0.025], [0.01, 0.0, 0.06]])
 
 
+@pytest.mark.slow  # 5 s: two meshes' engines
 def test_a_tetrahedron_mesh_is_its_four_vertex_spheres():
     """A mesh of four vertices turned by rpy, each a sphere of 1 mm, against four sphere contacts at the same
     vertices placed as body points by hand (R = Rz Ry Rx): the generalized forces at pressing, sliding states

@@ -143,6 +143,7 @@ def test_compiled_simulation_follows_the_numpy_path(name):
     assert ours.residual.max() < 1e-12
 
 
+@pytest.mark.slow  # 10 s: DOP853 at tight tolerances on the sprung SLA; the samples' runs check CVODES here
 def test_cvodes_agrees_with_dop853_on_the_sprung_sla():
     model = samples.load("sla_suspension")
     model.forces = [SpringDamper("coilover", "6", "C", "7", "ball", stiffness=30_000.0, length=0.5)]

@@ -69,6 +69,7 @@ def test_rigid_columns_are_zero_away_from_closure(vehicle):
         assert np.abs(jac[row, columns]).max() <= 64 * EPS * max(scale, 1.0)
 
 
+@pytest.mark.slow  # 6 s: the vehicle's velocity map traced apart
 def test_the_compiled_velocity_map_keeps_the_corners_apart(vehicle):
     """R from the compiled engine at the assembled configuration equals −J_dep⁻¹ J_ind by numpy, and a corner's
     dependent coordinates do not move with another corner's arm."""

@@ -198,7 +198,7 @@ def test_a_ball_striking_a_free_capsule_rod_off_centre_loses_the_plastic_impacts
 
 
 # ------------------------------------------------------------------------------------------------- the road
-@pytest.mark.parametrize(("angle", "mu"), [(10.0, 0.5), (30.0, 0.3)])
+@pytest.mark.parametrize(("angle", "mu"), [pytest.param(10.0, 0.5, marks=pytest.mark.slow), (30.0, 0.3)])  # 4 s
 def test_a_block_on_a_grid_incline_sticks_or_slides_as_coulomb_says(tmp_path, angle, mu):
     """The four-cornered block of tests/test_road_surface.py on z = −x tan θ given as a grid: its normal forces
     sum to m g cos θ (to 1e-6); with tan θ < μ it does not move at all and friction holds m g sin θ, with

@@ -11,7 +11,7 @@ from mbstudio import samples
 from mbstudio.simulation.run import simulate
 
 
-@pytest.mark.parametrize("name", ["four_bar", "irsbot2"])
+@pytest.mark.parametrize("name", ["four_bar", pytest.param("irsbot2", marks=pytest.mark.slow)])  # 6 s
 def test_casadi_integrated_runs_in_four_threads_are_the_run_made_alone(name):
     """four_bar under CVODES-BDF (every piece through CasADi's integrator), IRSBot-2 under the default CVODES (its
     crossings through CasADi's): eight runs in four threads, bit for bit the run made alone, evaluations included.

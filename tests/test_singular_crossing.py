@@ -103,7 +103,7 @@ def test_the_free_3rus_delta_runs_its_2_s_through_its_singular_configuration():
     assert run.energy_drift <= 1e-6
 
 
-@pytest.mark.parametrize("t_end", [0.4, 0.5])
+@pytest.mark.parametrize("t_end", [pytest.param(0.4, marks=pytest.mark.slow), 0.5])
 def test_a_short_run_of_the_free_3rus_delta_crosses_as_the_2_s_run(t_end):
     """Baumgarte's ω is one per check interval, at most 100/s: runs of 0.35-0.5 s had ω = 400-571/s and stopped at
     their first crossing (t = 0.275 s, "CVODES gave up"). Now they run to their end through it, with the loops
