@@ -214,6 +214,10 @@ class CrossingWatch:
         """The rank-th singular value of Φ_q at the states' q (as integrated), over the start's."""
         return rank_values(self.first, self.eng.unpack(np.asarray(states))[0]) / self.start
 
+    def _jacobians(self, states: np.ndarray) -> np.ndarray:
+        """Φ_q (K, m, n) at the states' q (as integrated), from the first engine's compiled loop Jacobian."""
+        return self.first.loop_jacobians(self.eng.unpack(np.asarray(states))[0])
+
     def _values(self, jacobians: np.ndarray) -> np.ndarray:
         """`_ratios` from the states' Φ_q (K, m, n): each the same bits as a state's own (an SVD each)."""
         return loop_blocks(self.first).values(jacobians)[:, self.eng.mech.partition.rank - 1] / self.start
@@ -228,7 +232,7 @@ class CrossingWatch:
         decides on these is then the same, at a fraction of the SVDs (the driven Delta's pieces: three in four of
         their check points; the Delta 3R[2US]'s, whose Φ_q moves by many times its rank value between check
         points: Weyl's bound leaves none out, the Cholesky factors most)."""
-        jacobians = self.first.loop_jacobians(self.eng.unpack(np.asarray(states))[0])
+        jacobians = self._jacobians(states)
         if len(jacobians) <= 3:
             return self._values(jacobians), jacobians
         rank, floor = self.eng.mech.partition.rank, (ENTER if self.near else NEAR) * self.start
@@ -281,7 +285,7 @@ class CrossingWatch:
         the value is surely above ENTER (`_surely_above`, loops of full row rank), 1 stands for it, without an
         SVD (the entry's search on the Delta 3R[2US]: most of its grid's points). Never 0 there: scipy's methods
         watch `margin` as an event, and a zero is a root (every sprung SLA run by DOP853 stopped at t = 0)."""
-        jacobians = self.first.loop_jacobians(self.eng.unpack(np.asarray(states))[0])
+        jacobians = self._jacobians(states)
         margins = np.ones(len(jacobians))
         unsure = np.arange(len(jacobians))
         if self.eng.mech.partition.rank == jacobians.shape[1]:
@@ -365,14 +369,13 @@ def _surely_above(jacobians: np.ndarray, floor: float) -> np.ndarray:
     gram = jacobians @ jacobians.transpose(0, 2, 1)
     shift = floor**2 + 1e-10 * np.trace(gram, axis1=1, axis2=2)
     shifted = gram - shift[:, None, None] * np.eye(gram.shape[1])
-    try:
-        np.linalg.cholesky(shifted)
+    if _factorable(shifted):  # the whole batch at once
         return np.ones(len(gram), dtype=bool)
-    except np.linalg.LinAlgError:
-        return np.array([_factorable(matrix) for matrix in shifted], dtype=bool)
+    return np.array([_factorable(matrix) for matrix in shifted], dtype=bool)
 
 
 def _factorable(matrix: np.ndarray) -> bool:
+    """Whether the symmetric matrix (or each of a stack of them) has a Cholesky factor."""
     try:
         np.linalg.cholesky(matrix)
     except np.linalg.LinAlgError:
