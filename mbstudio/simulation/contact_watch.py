@@ -55,7 +55,7 @@ SLACK = 2.0  # a leg is taken again, halved, where a point apart at its ends mov
 HALVINGS = 8
 PROBES = 32  # a leg's states looked at, equally spaced: a touch-down is searched for from the last before the first
 NO_PROBES = np.empty(0)
-ROOT_TIME = 1e-12  # of the run's span: where a touch-down is located to (as integrators.py's watch's fall)
+ROOT_TIME = 1e-12  # of the run's span: where a touch-down is located to
 SHORTEST = 1e-9  # of the run's span: the shortest leg (a point crossing its pass depth faster may pass unseen)
 
 

@@ -1,21 +1,12 @@
 """The Illinois variant of regula falsi (Dowell & Jarratt 1971): where a function of a run's time crosses zero,
 each trial a state integrated from a known one, so that the time found, and the state there, are the state's own
-(simulation/integrators.py locates a watch's fall with it, contact_watch.py a contact pair's touch-down)."""
+(contact_watch.py locates a contact pair's touch-down with it)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import numpy as np
-
-
-class Unreachable(RuntimeError):
-    """A trial could not be integrated (CVODES gave up short of it): the search ends at the nearest point known
-    past the root."""
-
-    def __init__(self, calls: int) -> None:
-        self.calls = calls
-        super().__init__(f"the trial was not reached after {calls} evaluations")
 
 
 def illinois(
@@ -26,19 +17,16 @@ def illinois(
 ) -> tuple[float, np.ndarray, int]:
     """Where the value crosses zero between `before` (time, value ≥ 0) and `fall` (time, value < 0, the state
     there), to within `width` of time: the first point known below zero (its time and state), and the evaluations
-    the trials made. `trial(c)` integrates to time c: the value there, the state, the evaluations; it raises
-    Unreachable to end the search at the fall's point. The fall's own point is never taken as the answer: a trial
-    below zero is asked for, so that the state returned is one integrated from the state before."""
+    the trials made. `trial(c)` integrates to time c: the value there, the state, the evaluations. The fall's own
+    point is never taken as the answer: a trial below zero is asked for, so that the state returned is one
+    integrated from the state before."""
     (a, fa), (b, fb, yb) = before, fall
     side, calls, tried_below = 0, 0, False
     while b - a > width or not tried_below:
         c = b - fb * (b - a) / (fb - fa)
         if not a < c < b:
             c = (a + b) / 2
-        try:
-            fc, yc, more = trial(c)
-        except Unreachable as failure:
-            return b, yb, calls + failure.calls
+        fc, yc, more = trial(c)
         calls += more
         if fc < 0:
             b, fb, yb, tried_below = c, fc, yc, True
