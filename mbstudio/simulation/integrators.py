@@ -253,8 +253,11 @@ def _cvodes(
             checkpoint(start)
             upto = int(np.searchsorted(times, end, side="right"))
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
+            near = bool(limit and watch is not None and watch.crossings)
+            if near:  # returning at the fine grid's points too, so that where a stall is is known (_Parts._stop)
+                marks, outputs, checked = _finer(marks, outputs, checked, start, end, times[-1])
             chunk = functools.partial(_chunk_integrator, eng, marks, multistep, rtol, atol, runs, work_scale)
-            if limit and watch is not None and watch.crossings:  # a stall near crossings ends within a few steps
+            if near:  # a stall near crossings ends within a few steps
                 chunk = functools.partial(chunk, smallest=SMALLEST_STEP)
             x0 = np.append(y, [0.0] if work_scale else [])
             returned_at = start + (end - start) * np.asarray(marks)  # the times of CVODES' returns
@@ -453,8 +456,11 @@ class _Parts:
             try:
                 y, done, calls, reached = self._part(done, t, stop, y, calls)
             except _GaveUp as failure:
-                calls, width = calls + failure.calls, width / 2
-                stalled = failure.stalled if t < failure.stalled < stalled else stalled
+                # where its steps reached a point of the fine grid before (`_part` returns there), the next part
+                # ends at it (`_stop`); else the part is halved
+                known = t + self.near < failure.stalled < stalled
+                calls, width = calls + failure.calls, width if known else width / 2
+                stalled = failure.stalled if known else stalled
                 if width < smallest:
                     return (*self._dop853(done, t, end, y, calls), end, int(np.searchsorted(self.times, end, "right")))
                 continue
@@ -464,11 +470,19 @@ class _Parts:
         return y, calls, t, done
 
     def _stop(self, t: float, end: float, width: float, stalled: float) -> float:
-        """Where the part from t ends: `width` on, or `end` if that is within reach, but at the last check point
-        before `stalled` (where CVODES's steps had reached where it gave up: it stalled after), where one is."""
+        """Where the part from t ends: `width` on, or `end` if that is within reach, but at the last point of the
+        fine grid before `stalled` (where CVODES's steps had reached where it gave up: it stalled after, and a part
+        returns at the grid's points), where one is: not halved down to it (the Delta 3R[2US]'s three give-ups
+        before a switch at 1.79 s, a millisecond each)."""
         stop = end if end - (t + width) <= self.near else t + width
-        before = self.checks[(self.checks > t + self.near) & (self.checks <= min(stalled + self.near, stop))]
+        before = self._fine(t, min(stalled, stop))
         return float(before[-1]) if stalled <= stop and len(before) else stop
+
+    def _fine(self, t0: float, b: float) -> np.ndarray:
+        """The points of the run's fine grid (FINE a check interval: fixed times of [0, t_end]) in (t0, b]."""
+        spacing = self.times[-1] / (CHECKS * FINE)
+        grid = spacing * np.arange(math.floor(t0 / spacing), math.ceil(b / spacing) + 1)
+        return grid[(grid > t0 + self.near) & (grid <= b + self.near)]
 
     def _part(self, done: int, t: float, stop: float, y: np.ndarray, calls: int):
         """One part: the state at its end, the outputs filled, the evaluations; _GaveUp where CVODES gives up, an
@@ -477,7 +491,9 @@ class _Parts:
         checks = self.checks[(self.checks > t + self.near) & (self.checks <= stop + self.near)]
         stop, checks = _watched_until(self.watch, t, stop, checks, times[-1])
         upto = int(np.searchsorted(times, stop, side="right"))
-        marks, outputs, checked = _returns(times[done:upto], np.append(checks, stop), t, stop)
+        fine = self._fine(t, stop - 2 * self.near)  # returned too: where a fall or a stall is, within a point
+        marks, outputs, returned = _returns(times[done:upto], np.concatenate([checks, fine, [stop]]), t, stop)
+        checked, fine_at = np.append(returned[: len(checks)], returned[-1]), returned[len(checks) : -1]
         _, reached, tried = _solved(self._chunk(marks), (self.limit.steps(),), y, [t, stop - t])
         states = np.ascontiguousarray(reached)
         self.out[done:upto] = states[outputs]
@@ -490,11 +506,13 @@ class _Parts:
             return states[-1], upto, calls + tried, stop
         fall = len(at) - 1 if fall is None else fall
         # where the margin fell between the last point watched before (the part's start or a check point) and there
-        before = (t, y) if fall == 0 else (at[fall - 1], watched[fall - 1])
-        root, state, more = self.root(before, (at[fall], watched[fall]))
+        # (the part's own returns at the fine grid's points there: `root`'s, without integrating again)
+        since = t if fall == 0 else at[fall - 1]
+        inside = (fine > since + self.near) & (fine < at[fall] - self.near)
+        root, state = self._first_below(fine[inside], states[fine_at[inside]], (at[fall], watched[fall]))
         reached_outputs = self.out[: int(np.searchsorted(times, root, side="right"))]
         reason = CROSSING_REASON if self.watch.crossing_at(state) else CHART_REASON
-        raise IntegrationError(root, reason, state, reached_outputs, calls + tried + more)
+        raise IntegrationError(root, reason, state, reached_outputs, calls + tried)
 
     def root(self, before: tuple[float, np.ndarray], fall: tuple[float, np.ndarray], rank: bool = False) -> tuple:
         """The first point of the run's fine grid (FINE points a check interval: fixed times of [0, t_end], as the
@@ -509,9 +527,7 @@ class _Parts:
         below ENTER.) Where CVODES gives up on the way (the coordinates in use turning singular short of the fall),
         the fall's own point."""
         (t0, y0), (b, yb) = before, fall
-        spacing = self.times[-1] / (CHECKS * FINE)
-        grid = spacing * np.arange(math.floor(t0 / spacing), math.ceil(b / spacing) + 1)
-        grid = grid[(grid > t0 + self.near) & (grid < b - self.near)]
+        grid = self._fine(t0, b - 2 * self.near)
         if not len(grid):
             return b, yb, 0
         marks = (*np.round((grid - t0) / (b - t0), 12).tolist(), 1.0)
@@ -520,10 +536,16 @@ class _Parts:
         except _GaveUp as failure:
             return b, yb, failure.calls
         calls = tried + int(solver.stats().get("nfevals", 0))
-        states = np.ascontiguousarray(reached[:-1])
+        return (*self._first_below(grid, np.ascontiguousarray(reached[:-1]), fall, rank), calls)
+
+    def _first_below(self, grid: np.ndarray, states: np.ndarray, fall: tuple, rank: bool = False) -> tuple:
+        """(time, state) of the first of the grid's points (`states` there) where the watch's margin (`rank`: the
+        loop equations' alone) is below zero, else `fall` (time, state); their margins in one batch."""
+        if not len(grid):
+            return fall
         margins = self.watch.rank_margins(states) if rank else self.watch.margins(states)
         below = np.flatnonzero(margins < 0)
-        return (float(grid[below[0]]), states[below[0]], calls) if len(below) else (b, yb, calls)
+        return (float(grid[below[0]]), states[below[0]]) if len(below) else fall
 
     def _chunk(self, marks: tuple[float, ...]) -> Callable[[int], casadi.Function]:
         options = (self.multistep, self.rtol, self.atol, 1, 0.0)
@@ -620,6 +642,21 @@ def _returns(outputs: np.ndarray, checks: np.ndarray, start: float, end: float):
     marks = np.sort(np.concatenate([outputs, checks, [1.0]]))
     marks = marks[np.append(True, marks[1:] != marks[:-1])]  # np.union1d's, without its import of numpy.ma (20 ms)
     return tuple(marks), np.searchsorted(marks, outputs), np.searchsorted(marks, checks)
+
+
+def _finer(marks: tuple, outputs: np.ndarray, checked: np.ndarray, start: float, end: float, t_end: float):
+    """`_returns`' returns with the points of the run's fine grid (FINE a check interval) after the first of them
+    added: the steps are the same (CVODES guesses its first step from its first return alone, and steps past the
+    others to its stop time at the end), the state at each is its interpolation."""
+    spacing = t_end / (CHECKS * FINE)
+    grid = spacing * np.arange(math.floor(start / spacing), math.ceil(end / spacing) + 1)
+    fine = np.round((grid - start) / (end - start), 12)
+    fine = fine[(fine > marks[0]) & (fine < 1.0)]
+    if not len(fine):
+        return marks, outputs, checked
+    finer = np.unique(np.concatenate([marks, fine]))  # not np.union1d: its import of numpy.ma costs 20 ms
+    points = np.asarray(marks)
+    return tuple(finer.tolist()), np.searchsorted(finer, points[outputs]), np.searchsorted(finer, points[checked])
 
 
 @functools.lru_cache(maxsize=16)
