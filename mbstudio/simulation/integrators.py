@@ -253,9 +253,9 @@ def _cvodes(
             checkpoint(start)
             upto = int(np.searchsorted(times, end, side="right"))
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
-            near = bool(limit and watch is not None and watch.crossings)
-            if near:  # returning at the fine grid's points too, so that where a stall is is known (_Parts._stop)
-                marks, outputs, checked = _finer(marks, outputs, checked, start, end, times[-1])
+            near, fine = bool(limit and watch is not None and watch.crossings), None
+            if near and watch.crossed:  # returning at the fine grid's points too, once the run has crossed
+                marks, outputs, checked, fine = _finer(marks, outputs, checked, start, end, times[-1])
             chunk = functools.partial(_chunk_integrator, eng, marks, multistep, rtol, atol, runs, work_scale)
             if near:  # a stall near crossings ends within a few steps
                 chunk = functools.partial(chunk, smallest=SMALLEST_STEP)
@@ -316,7 +316,8 @@ def _cvodes(
                     parts = (
                         _Parts(eng, times, out, (multistep, rtol, atol), checkpoint, watch, limit) if limit else None
                     )
-                    _stop(watch, fall, at, states[checked], (start, y), parts, (times, out))
+                    grid = None if fine is None else (returned_at[fine], states[fine])
+                    _stop(watch, fall, at, states[checked], (start, y), parts, (times, out), grid)
             if work is not None:
                 carried += work_scale * reached[-1, -1]
             y, start, done = states[-1], end, upto
@@ -404,15 +405,22 @@ def _lost(failure: RuntimeError, steps: int) -> int:
     return steps if "CV_TOO_MUCH_WORK" in str(failure) else 0
 
 
-def _stop(watch, fall: int, at: np.ndarray, states: np.ndarray, start: tuple, parts: _Parts | None, outputs) -> None:
+def _stop(
+    watch, fall: int, at: np.ndarray, states: np.ndarray, start: tuple, parts: _Parts | None, outputs, grid=None
+) -> None:
     """The IntegrationError where the watch's margin fell at the check point `fall` (times `at`, states), with
     the outputs (times, states) reached: there for the chart's fall; for the loop equations' loss of rank, where
     the margin fell since the check point before (or the piece's `start`: time, state), located on a closed loop's
-    `parts` (`_Parts.root`; crossing.py: where a crossing begins is the state's, not a check point's)."""
+    `parts` (`_Parts.root`; crossing.py: where a crossing begins is the state's, not a check point's), on the piece's
+    own returns at the fine grid's points where it has them (`grid`: times, states)."""
     t, y, reason, calls = at[fall], states[fall], CHART_REASON, 0
     if watch.fell == "rank" and parts is not None:
         before = start if fall == 0 else (at[fall - 1], states[fall - 1])
-        t, y, calls = parts.root(before, (t, y), rank=True)
+        if grid is None:
+            t, y, calls = parts.root(before, (t, y), rank=True)
+        else:
+            inside = (grid[0] > before[0] + parts.near) & (grid[0] < t - parts.near)
+            t, y = parts.first_below(grid[0][inside], grid[1][inside], (t, y), rank=True)
         reason = CROSSING_REASON
     times, out = outputs
     raise IntegrationError(t, reason, y, out[: int(np.searchsorted(times, t, side="right"))], calls)
@@ -439,6 +447,7 @@ class _Parts:
         self.multistep, self.rtol, self.atol = options
         t_end = times[-1]
         self.checks, self.near = t_end * np.arange(1, CHECKS) / CHECKS, 1e-12 * t_end
+        self.fine = watch.crossed  # returning at the fine grid's points (`_part`)
 
     def integrate(
         self, done: int, start: float, end: float, y: np.ndarray, stalled: float = math.inf
@@ -458,9 +467,9 @@ class _Parts:
             except _GaveUp as failure:
                 # where its steps reached a point of the fine grid before (`_part` returns there), the next part
                 # ends at it (`_stop`); else the part is halved
-                known = t + self.near < failure.stalled < stalled
+                known = self.fine and t + self.near < failure.stalled < stalled
                 calls, width = calls + failure.calls, width if known else width / 2
-                stalled = failure.stalled if known else stalled
+                stalled = failure.stalled if t < failure.stalled < stalled else stalled
                 if width < smallest:
                     return (*self._dop853(done, t, end, y, calls), end, int(np.searchsorted(self.times, end, "right")))
                 continue
@@ -470,12 +479,15 @@ class _Parts:
         return y, calls, t, done
 
     def _stop(self, t: float, end: float, width: float, stalled: float) -> float:
-        """Where the part from t ends: `width` on, or `end` if that is within reach, but at the last point of the
-        fine grid before `stalled` (where CVODES's steps had reached where it gave up: it stalled after, and a part
-        returns at the grid's points), where one is: not halved down to it (the Delta 3R[2US]'s three give-ups
-        before a switch at 1.79 s, a millisecond each)."""
+        """Where the part from t ends: `width` on, or `end` if that is within reach, but at the last check point
+        before `stalled` (where CVODES's steps had reached where it gave up: it stalled after), where one is; once
+        the run has crossed, at the last point of the fine grid before it (the parts return there: `_part`), not
+        halved down to it (the Delta 3R[2US]'s three give-ups before a switch at 1.79 s, a millisecond each)."""
         stop = end if end - (t + width) <= self.near else t + width
-        before = self._fine(t, min(stalled, stop))
+        if self.fine:
+            before = self._fine(t, min(stalled, stop))
+        else:
+            before = self.checks[(self.checks > t + self.near) & (self.checks <= min(stalled + self.near, stop))]
         return float(before[-1]) if stalled <= stop and len(before) else stop
 
     def _fine(self, t0: float, b: float) -> np.ndarray:
@@ -491,7 +503,8 @@ class _Parts:
         checks = self.checks[(self.checks > t + self.near) & (self.checks <= stop + self.near)]
         stop, checks = _watched_until(self.watch, t, stop, checks, times[-1])
         upto = int(np.searchsorted(times, stop, side="right"))
-        fine = self._fine(t, stop - 2 * self.near)  # returned too: where a fall or a stall is, within a point
+        # once the run has crossed, returning at the fine grid's points too: where a fall or a stall is, within one
+        fine = self._fine(t, stop - 2 * self.near) if self.fine else np.empty(0)
         marks, outputs, returned = _returns(times[done:upto], np.concatenate([checks, fine, [stop]]), t, stop)
         checked, fine_at = np.append(returned[: len(checks)], returned[-1]), returned[len(checks) : -1]
         _, reached, tried = _solved(self._chunk(marks), (self.limit.steps(),), y, [t, stop - t])
@@ -506,13 +519,16 @@ class _Parts:
             return states[-1], upto, calls + tried, stop
         fall = len(at) - 1 if fall is None else fall
         # where the margin fell between the last point watched before (the part's start or a check point) and there
-        # (the part's own returns at the fine grid's points there: `root`'s, without integrating again)
-        since = t if fall == 0 else at[fall - 1]
-        inside = (fine > since + self.near) & (fine < at[fall] - self.near)
-        root, state = self._first_below(fine[inside], states[fine_at[inside]], (at[fall], watched[fall]))
+        # (on the part's own returns at the fine grid's points where it has them, without integrating again)
+        before = (t, y) if fall == 0 else (at[fall - 1], watched[fall - 1])
+        if self.fine:
+            inside = (fine > before[0] + self.near) & (fine < at[fall] - self.near)
+            (root, state), more = self.first_below(fine[inside], states[fine_at[inside]], (at[fall], watched[fall])), 0
+        else:
+            root, state, more = self.root(before, (at[fall], watched[fall]))
         reached_outputs = self.out[: int(np.searchsorted(times, root, side="right"))]
         reason = CROSSING_REASON if self.watch.crossing_at(state) else CHART_REASON
-        raise IntegrationError(root, reason, state, reached_outputs, calls + tried)
+        raise IntegrationError(root, reason, state, reached_outputs, calls + tried + more)
 
     def root(self, before: tuple[float, np.ndarray], fall: tuple[float, np.ndarray], rank: bool = False) -> tuple:
         """The first point of the run's fine grid (FINE points a check interval: fixed times of [0, t_end], as the
@@ -527,7 +543,8 @@ class _Parts:
         below ENTER.) Where CVODES gives up on the way (the coordinates in use turning singular short of the fall),
         the fall's own point."""
         (t0, y0), (b, yb) = before, fall
-        grid = self._fine(t0, b - 2 * self.near)
+        grid = self._fine(t0, b)
+        grid = grid[grid < b - self.near]
         if not len(grid):
             return b, yb, 0
         marks = (*np.round((grid - t0) / (b - t0), 12).tolist(), 1.0)
@@ -536,9 +553,9 @@ class _Parts:
         except _GaveUp as failure:
             return b, yb, failure.calls
         calls = tried + int(solver.stats().get("nfevals", 0))
-        return (*self._first_below(grid, np.ascontiguousarray(reached[:-1]), fall, rank), calls)
+        return (*self.first_below(grid, np.ascontiguousarray(reached[:-1]), fall, rank), calls)
 
-    def _first_below(self, grid: np.ndarray, states: np.ndarray, fall: tuple, rank: bool = False) -> tuple:
+    def first_below(self, grid: np.ndarray, states: np.ndarray, fall: tuple, rank: bool = False) -> tuple:
         """(time, state) of the first of the grid's points (`states` there) where the watch's margin (`rank`: the
         loop equations' alone) is below zero, else `fall` (time, state); their margins in one batch."""
         if not len(grid):
@@ -645,18 +662,22 @@ def _returns(outputs: np.ndarray, checks: np.ndarray, start: float, end: float):
 
 
 def _finer(marks: tuple, outputs: np.ndarray, checked: np.ndarray, start: float, end: float, t_end: float):
-    """`_returns`' returns with the points of the run's fine grid (FINE a check interval) after the first of them
-    added: the steps are the same (CVODES guesses its first step from its first return alone, and steps past the
-    others to its stop time at the end), the state at each is its interpolation."""
+    """`_returns`' returns with the points of the run's fine grid (FINE a check interval) inside the piece added,
+    and where those lie among them: near crossings, where a stall or a fall of the watch's margin is then known
+    within a point (`_Parts`, `_stop`) without integrating again. CVODES steps past them to its stop time at the
+    piece's end; its first step is guessed from the first, a fine step in, as a crossing's is (crossing.py)."""
     spacing = t_end / (CHECKS * FINE)
     grid = spacing * np.arange(math.floor(start / spacing), math.ceil(end / spacing) + 1)
     fine = np.round((grid - start) / (end - start), 12)
-    fine = fine[(fine > marks[0]) & (fine < 1.0)]
-    if not len(fine):
-        return marks, outputs, checked
+    fine = fine[(fine > 0.0) & (fine < 1.0)]
     finer = np.unique(np.concatenate([marks, fine]))  # not np.union1d: its import of numpy.ma costs 20 ms
     points = np.asarray(marks)
-    return tuple(finer.tolist()), np.searchsorted(finer, points[outputs]), np.searchsorted(finer, points[checked])
+    return (
+        tuple(finer.tolist()),
+        np.searchsorted(finer, points[outputs]),
+        np.searchsorted(finer, points[checked]),
+        np.searchsorted(finer, fine),
+    )
 
 
 @functools.lru_cache(maxsize=16)
