@@ -55,8 +55,11 @@ STABILITY = 1.0  # Baumgarte's ω, in units of 1 / (the run's check interval): �
 FASTEST_STABILITY = 100.0  # /s, ω at most (a 2-s run's): a run of 0.35-0.5 s had ω = 400-571/s, and the Delta
 # 3R[2US]'s first crossing, stiffer by ω², made CVODES' Adams steps give up at 0.275 s (docs/accuracy.md)
 PROJECTIONS = 8  # least-squares Newton steps at most, back onto the loops after the crossing
-SPAN = 8  # check intervals a crossing's CVODES piece spans at most: one, then twice the last while it goes on (each
-# restart of Adams' formula at order one cost the Delta 3R[2US]'s last crossing half its evaluations)
+SPAN = 8  # check intervals a crossing's CVODES piece spans at most: one up to SHORT check points, then twice the last
+# while it goes on (each restart of Adams' formula at order one cost the Delta 3R[2US]'s last crossing, 0.14 s long,
+# half its evaluations; its others end at the first or second check point past the entry, where a longer piece
+# integrated in vain what followed)
+SHORT = 2
 
 
 @dataclass
@@ -454,7 +457,7 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
             _integrator, functions.functions["augmented_rate"], rtol=tolerances[0], atol=tolerances[1]
         )
     checks = t_end * np.arange(1, CHECKS + 1) / CHECKS
-    remaining, span = checks[checks > t0 + 1e-12 * t_end], 1
+    remaining, span, passed = checks[checks > t0 + 1e-12 * t_end], 1, 0
     while len(remaining):
         if clock is not None:
             clock(t)
@@ -483,7 +486,8 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
         z, t, lowest = np.ascontiguousarray(states[last]), float(ends[last]), min(lowest, values[: last + 1].min())
         if len(above):
             break
-        remaining, span = remaining[len(ends) :], min(2 * span, SPAN)
+        remaining, passed = remaining[len(ends) :], passed + len(ends)
+        span = 1 if passed < SHORT else min(2 * span, SPAN)
     q_end, moved = terms.closed(z[:n])
     qd_end = terms.on_constraints(q_end, z[n:])
     states = _outputs(terms, functions, outputs, parameters)
