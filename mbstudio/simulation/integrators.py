@@ -254,7 +254,9 @@ def _cvodes(
             upto = int(np.searchsorted(times, end, side="right"))
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
             near, fine = bool(limit and watch is not None and watch.crossings), None
-            if near and watch.crossed:  # returning at the fine grid's points too, once the run has crossed
+            # once the run has crossed, a piece of one check interval at most (cautious, near the next crossing)
+            # returns at the fine grid's points too (a longer one's stall is placed at its check points)
+            if near and watch.crossed and end - start <= times[-1] / CHECKS * (1 + 1e-9):
                 marks, outputs, checked, fine = _finer(marks, outputs, checked, start, end, times[-1])
             chunk = functools.partial(_chunk_integrator, eng, marks, multistep, rtol, atol, runs, work_scale)
             if near:  # a stall near crossings ends within a few steps
