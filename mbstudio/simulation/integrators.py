@@ -449,7 +449,11 @@ class _Parts:
         self.multistep, self.rtol, self.atol = options
         t_end = times[-1]
         self.checks, self.near = t_end * np.arange(1, CHECKS) / CHECKS, 1e-12 * t_end
-        self.fine = watch.crossed  # returning at the fine grid's points (`_part`)
+
+    @property
+    def fine(self) -> bool:
+        """Whether the parts return at the fine grid's points (`_part`): once the run has crossed."""
+        return self.watch.crossed
 
     def integrate(
         self, done: int, start: float, end: float, y: np.ndarray, stalled: float = math.inf
