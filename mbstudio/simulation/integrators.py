@@ -256,7 +256,7 @@ def _cvodes(
             near, fine = bool(limit and watch is not None and watch.crossings), None
             # once the run has crossed, a piece of one check interval at most (cautious, near the next crossing)
             # returns at the fine grid's points too (a longer one's stall is placed at its check points)
-            if near and watch.crossed and end - start <= times[-1] / CHECKS * (1 + 1e-9):
+            if near and watch.crossed and len(checks) <= 1:
                 marks, outputs, checked, fine = _finer(marks, outputs, checked, start, end, times[-1])
             chunk = functools.partial(_chunk_integrator, eng, marks, multistep, rtol, atol, runs, work_scale)
             if near:  # a stall near crossings ends within a few steps
@@ -491,16 +491,10 @@ class _Parts:
         halved down to it (the Delta 3R[2US]'s three give-ups before a switch at 1.79 s, a millisecond each)."""
         stop = end if end - (t + width) <= self.near else t + width
         if self.fine:
-            before = self._fine(t, min(stalled, stop))
+            before = _fine_points(t, min(stalled, stop), self.times[-1])
         else:
             before = self.checks[(self.checks > t + self.near) & (self.checks <= min(stalled + self.near, stop))]
         return float(before[-1]) if stalled <= stop and len(before) else stop
-
-    def _fine(self, t0: float, b: float) -> np.ndarray:
-        """The points of the run's fine grid (FINE a check interval: fixed times of [0, t_end]) in (t0, b]."""
-        spacing = self.times[-1] / (CHECKS * FINE)
-        grid = spacing * np.arange(math.floor(t0 / spacing), math.ceil(b / spacing) + 1)
-        return grid[(grid > t0 + self.near) & (grid <= b + self.near)]
 
     def _part(self, done: int, t: float, stop: float, y: np.ndarray, calls: int):
         """One part: the state at its end, the outputs filled, the evaluations; _GaveUp where CVODES gives up, an
@@ -510,7 +504,7 @@ class _Parts:
         stop, checks = _watched_until(self.watch, t, stop, checks, times[-1])
         upto = int(np.searchsorted(times, stop, side="right"))
         # once the run has crossed, returning at the fine grid's points too: where a fall or a stall is, within one
-        fine = self._fine(t, stop - 2 * self.near) if self.fine else np.empty(0)
+        fine = _fine_points(t, stop - 2 * self.near, self.times[-1]) if self.fine else np.empty(0)
         marks, outputs, returned = _returns(times[done:upto], np.concatenate([checks, fine, [stop]]), t, stop)
         checked, fine_at = np.append(returned[: len(checks)], returned[-1]), returned[len(checks) : -1]
         _, reached, tried = _solved(self._chunk(marks), (self.limit.steps(),), y, [t, stop - t])
@@ -549,7 +543,7 @@ class _Parts:
         below ENTER.) Where CVODES gives up on the way (the coordinates in use turning singular short of the fall),
         the fall's own point."""
         (t0, y0), (b, yb) = before, fall
-        grid = self._fine(t0, b)
+        grid = _fine_points(t0, b, self.times[-1])
         grid = grid[grid < b - self.near]
         if not len(grid):
             return b, yb, 0
@@ -672,10 +666,8 @@ def _finer(marks: tuple, outputs: np.ndarray, checked: np.ndarray, start: float,
     and where those lie among them: near crossings, where a stall or a fall of the watch's margin is then known
     within a point (`_Parts`, `_stop`) without integrating again. CVODES steps past them to its stop time at the
     piece's end; its first step is guessed from the first, a fine step in, as a crossing's is (crossing.py)."""
-    spacing = t_end / (CHECKS * FINE)
-    grid = spacing * np.arange(math.floor(start / spacing), math.ceil(end / spacing) + 1)
-    fine = np.round((grid - start) / (end - start), 12)
-    fine = fine[(fine > 0.0) & (fine < 1.0)]
+    fine = np.round((_fine_points(start, end, t_end) - start) / (end - start), 12)
+    fine = fine[fine < 1.0]
     finer = np.unique(np.concatenate([marks, fine]))  # not np.union1d: its import of numpy.ma costs 20 ms
     points = np.asarray(marks)
     return (
@@ -684,6 +676,13 @@ def _finer(marks: tuple, outputs: np.ndarray, checked: np.ndarray, start: float,
         np.searchsorted(finer, points[checked]),
         np.searchsorted(finer, fine),
     )
+
+
+def _fine_points(t0: float, b: float, t_end: float) -> np.ndarray:
+    """The points of the run's fine grid (FINE a check interval: fixed times of [0, t_end]) in (t0, b]."""
+    spacing, near = t_end / (CHECKS * FINE), 1e-12 * t_end
+    grid = spacing * np.arange(math.floor(t0 / spacing), math.ceil(b / spacing) + 1)
+    return grid[(grid > t0 + near) & (grid <= b + near)]
 
 
 @functools.lru_cache(maxsize=16)
