@@ -299,7 +299,7 @@ def _cvodes(
                 upto = int(np.searchsorted(times, end, side="right"))
                 outputs, checked = outputs[: upto - done], checked[: len(checks)]
             intervals = 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1]))  # between its check points
-            if early is not None and early.fall is not None:  # ended at the watch's fall: its intervals up to there
+            if early is not None and (early.fall is not None or early.error):  # ended where the watch fell
                 intervals = max(1, int(np.count_nonzero(checked < len(reached))))
             span = _next_span(int(stats.get("nsteps", 0)), (end - start) * CHUNKS / times[-1])
             if limit:  # per interval between check points (the outputs asked for change nothing computed)
@@ -363,6 +363,7 @@ class _Early:
     def __init__(self, watch, checked: np.ndarray, at: np.ndarray, size: int) -> None:
         self.watch, self.checked, self.at, self.size = watch, checked, at, size
         self.seen, self.fall = 0, None  # check points handed to the watch; where it fell among them
+        self.error: Exception | None = None  # what the watch raised, raised again where it decides (`rest`)
         batches = EARLY * 2 ** np.arange(int(math.log2(len(checked) / EARLY)) + 1) - 1
         self.batches = checked[batches[batches < len(checked) - 1]]  # the returns after which it is watched
 
@@ -378,7 +379,11 @@ class _Early:
         if upto <= self.seen:  # handed over already (a try before at a lower step limit)
             return False
         states = np.ascontiguousarray(returned[self.checked[self.seen : upto], : self.size])
-        fall = _first_fall(self.watch, self.at[self.seen : upto], states)
+        try:
+            fall = _first_fall(self.watch, self.at[self.seen : upto], states)
+        except Exception as error:  # noqa: BLE001 - not through CVODES (a RuntimeError there is a give-up)
+            self.error = error
+            return True
         if fall is not None:
             self.fall = self.seen + fall
         self.seen = upto
@@ -387,6 +392,8 @@ class _Early:
     def rest(self, at: np.ndarray, states: np.ndarray) -> int | None:
         """The fall among the piece's check points (times `at`, states): where the watch fell while CVODES returned,
         else among those not handed to it yet."""
+        if self.error is not None:
+            raise self.error
         if self.fall is not None:
             return self.fall
         fall = _first_fall(self.watch, at[self.seen :], states[self.seen :])
