@@ -457,7 +457,7 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
         # Delta 3R[2US]'s third crossing took 936 steps and ended 1.8e-7 rad from where it took 273-349 with any
         # first return from 1e-6 to 1e-2 of its interval)
         first = np.round(min(t_end / (CHECKS * FINE), end - t) / (end - t), 12)
-        marks = tuple(np.unique(np.append(normalised, [first, 1.0])).tolist())
+        marks = tuple(sorted({*normalised.tolist(), float(first), 1.0}))  # not np.unique: it imports numpy.ma
         solver, p = interval(marks), [t, end - t] if problem else [t, end - t, *parameters]
         try:
             reached = np.asarray(solver(x0=z, p=p)["xf"]).T
