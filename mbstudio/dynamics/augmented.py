@@ -67,19 +67,14 @@ def _trace(text: str) -> list[casadi.Function]:
     velocity = jac @ qd[0]  # Φ̇
     target = [g + 2 * omega * v + omega**2 * f for g, v, f in zip(gamma, velocity, phi, strict=True)]  # stabilised
     qdd = damped_accelerations(mass, free, jac, target, damping)
-    z_dot = np.concatenate([z[n:], qdd])
-    rate = casadi.Function("augmented_rate", [t, z_sx, p_sx], [to_sx(z_dot)], ["t", "z", "p"], ["z_dot"], _MERGED)
-    (r_sx, r), rest = symbols("p", 3), np.zeros(n, dtype=object)
-    returned = [damped_accelerations(mass, rest, jac, [-r[2] * x for x in rates], r[1]) for rates in (phi, velocity)]
-    returning = casadi.substitute(to_sx(z_dot - np.concatenate(returned)), p_sx, r_sx[:2])  # p = (ω, ε, γ)
-    returning_rate = casadi.Function(
-        "returning_rate", [t, z_sx, r_sx], [returning], ["t", "z", "p"], ["z_dot"], _MERGED
+    rate = casadi.Function(
+        "augmented_rate", [t, z_sx, p_sx], [to_sx(np.concatenate([z[n:], qdd]))], ["t", "z", "p"], ["z_dot"], _MERGED
     )
     q_sx, q_only = symbols("q", n)
     at = q_only[None, :]
     outputs = [to_sx(mech.residual(at)[0]), to_sx(mech.constraint_jacobian(at)[0]), to_sx(mass_matrix(mech, at)[0])]
     terms = casadi.Function("loop_terms", [q_sx], outputs, ["q"], ["phi", "phi_q", "M"], _MERGED)
-    return [rate, returning_rate, terms]
+    return [rate, terms]
 
 
 def damped_accelerations(mass: np.ndarray, free: np.ndarray, jac: np.ndarray, target: np.ndarray, damping):

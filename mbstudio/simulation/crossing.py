@@ -55,8 +55,6 @@ STABILITY = 1.0  # Baumgarte's ω, in units of 1 / (the run's check interval): �
 FASTEST_STABILITY = 100.0  # /s, ω at most (a 2-s run's): a run of 0.35-0.5 s had ω = 400-571/s, and the Delta
 # 3R[2US]'s first crossing, stiffer by ω², made CVODES' Adams steps give up at 0.275 s (docs/accuracy.md)
 PROJECTIONS = 8  # least-squares Newton steps at most, back onto the loops after the crossing
-RETURN = 3e4  # /s: the rate at which the state is returned onto Φ = 0 and Φ_q q̇ = 0 inside a crossing (`_rate`)
-QUIET = 1.5e-10  # ... where the return's rounding in q̇, over the largest |q̇|, is below this (docs/accuracy.md)
 
 
 @dataclass
@@ -440,13 +438,14 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
     qd = eng.velocities(q[0], eng.unpack(np.asarray(y0)[None])[1][0])
     parameters = [min(STABILITY * CHECKS / t_end, FASTEST_STABILITY), DAMPING * terms.weighted_rank_value(q_start)]
     z, start, t = np.concatenate([q[0], qd]), terms.rank_value(q_start), t0
-    name, parameters = _rate(functions, t0, z, parameters)
     lowest, calls, outputs = terms.rank_value(q[0]), 0, []
-    problem = _driver_problem(functions, name, parameters)
+    problem = _driver_problem(functions, parameters)
     if problem is not None:
         interval = functools.partial(_driven, problem, tolerances=tolerances)
     else:
-        interval = functools.partial(_integrator, functions.functions[name], rtol=tolerances[0], atol=tolerances[1])
+        interval = functools.partial(
+            _integrator, functions.functions["augmented_rate"], rtol=tolerances[0], atol=tolerances[1]
+        )
     checks = t_end * np.arange(1, CHECKS + 1) / CHECKS
     for end in checks[checks > t0 + 1e-12 * t_end]:
         if clock is not None:
@@ -474,45 +473,26 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
             break
     q_end, moved = terms.closed(z[:n])
     qd_end = terms.on_constraints(q_end, z[n:])
-    states = _outputs(terms, functions.calls[name], outputs, parameters)
-    held = f"returned onto them at {parameters[2]:g}/s, " if name == "returning_rate" else ""
+    states = _outputs(terms, functions, outputs, parameters)
     note = (
         f"the motion crossed a singular configuration between t = {t0:.6g} s and {t:.6g} s: the loop equations lost "
         f"rank there (their {mech.partition.rank}th singular value fell to {lowest / start:.2g} of its start value); "
         "it was integrated in all the coordinates, the multipliers damped where the constraints turned redundant "
-        f"(Nakamura & Hanafusa 1986), {held}and projected back onto the loops at {t:.6g} s (coordinates moved by "
+        f"(Nakamura & Hanafusa 1986), and projected back onto the loops at {t:.6g} s (coordinates moved by "
         f"{moved:.2g} m|rad, rates by {np.abs(qd_end - z[n:]).max():.2g} /s)"
     )
     return Crossing(t0, t, states, q_end, qd_end, calls, note, terms)
 
 
-def _rate(functions: Native, t: float, z: np.ndarray, parameters: list[float]) -> tuple[str, list[float]]:
-    """The crossing's rate from the state z at its entry, and its parameters: the state returned onto the loops
-    (Φ = 0, Φ_q q̇ = 0) at the rate RETURN, each by the damped least-squares correction of the multipliers'
-    (Ascher, Chin, Petzold & Reich 1995: the invariants decay at that rate, where Baumgarte's ω² Φ would multiply
-    their rounding by ω² in q̈), where the rounding this carries into q̇ stays below QUIET of the largest |q̇|;
-    else Baumgarte's alone. The rounding is read from the rate at z moved by one ulp in four fixed patterns: a
-    function of the state alone."""
-    rate, returning = functions.calls["returning_rate"], [*parameters, RETURN]
-    n = len(z) // 2
-    base, k = rate(t, z, np.asarray(returning)), np.arange(1, 2 * n + 1)
-    signs = np.sign(np.sin(np.outer([math.sqrt(2.0), math.sqrt(3.0)], k) + [[0.3], [1.1]]))
-    moved = [rate(t, z * (1 + sign * np.finfo(float).eps), np.asarray(returning)) for sign in (*signs, *-signs)]
-    rounding = max(float(np.abs(x - base)[:n].max()) for x in moved)
-    if rounding <= QUIET * np.abs(z[n:]).max():
-        return "returning_rate", returning
-    return "augmented_rate", parameters
-
-
-def _driver_problem(functions: Native, name: str, parameters: list[float]):
-    """The crossing's rate (`name`) for our CVODES driver (simulation/cvodes_driver.py: the same steps and states as
+def _driver_problem(functions: Native, parameters: list[float]):
+    """The crossing's rate for our CVODES driver (simulation/cvodes_driver.py: the same steps and states as CasADi's
     integrator, bit for bit, without its cost per evaluation), its parameters (ω, ε) held as its third input; None
     where the driver or the compiled library cannot be had (CasADi's integrator then serves)."""
     from . import cvodes_driver, integrators  # ctypes: for the runs that cross
 
     if functions.library is None or not integrators.driving() or cvodes_driver.driver() is None:
         return None
-    return _problem(functions.library, functions.functions[name], tuple(parameters))
+    return _problem(functions.library, functions.functions["augmented_rate"], tuple(parameters))
 
 
 @functools.lru_cache(maxsize=8)
@@ -541,7 +521,7 @@ def _driven(problem, grid: tuple[float, ...], tolerances: tuple[float, float]):
 def _integrator(rate: casadi.Function, grid: tuple[float, ...], rtol: float, atol: float) -> SerialIntegrator:
     """dz/dτ = h ż(t₀ + h τ, z) on the normalised grid, p = (t₀, h, ω, ε): Adams–Moulton with fixed-point
     iteration, as the run's CVODES pieces (simulation/integrators.py), with their limits."""
-    tau, p = casadi.MX.sym("tau"), casadi.MX.sym("p", 2 + rate.nnz_in(2))
+    tau, p = casadi.MX.sym("tau"), casadi.MX.sym("p", 4)
     z = casadi.MX.sym("z", rate.nnz_in(1))
     ode = p[1] * rate(p[0] + p[1] * tau, z, p[2:])
     options = {
@@ -558,7 +538,7 @@ def _integrator(rate: casadi.Function, grid: tuple[float, ...], rtol: float, ato
     )
 
 
-def _outputs(terms: LoopTerms, rate, outputs: list, parameters: list) -> tuple:
+def _outputs(terms: LoopTerms, functions: Native, outputs: list, parameters: list) -> tuple:
     """(q, q̇, q̈) at the outputs inside the crossing, q and q̇ projected onto the constraints as every other sample
     is closed (the integrated state, held by the stabilisation alone, goes on unchanged), q̈ the crossing's own."""
     n = terms.mech.n
@@ -566,5 +546,6 @@ def _outputs(terms: LoopTerms, rate, outputs: list, parameters: list) -> tuple:
         return np.empty((0, n)), np.empty((0, n)), np.empty((0, n))
     q = np.array([terms.closed(z[:n])[0] for _, z in outputs])
     qd = np.array([terms.on_constraints(x, z[n:]) for x, (_, z) in zip(q, outputs, strict=True)])
+    rate = functions.calls["augmented_rate"]
     qdd = np.array([rate(float(s), np.ascontiguousarray(z), np.asarray(parameters, float))[n:] for s, z in outputs])
     return q, qd, qdd
