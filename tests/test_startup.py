@@ -23,7 +23,7 @@ def imported_after(statements: str, heavy: set[str]) -> list[str]:
         "with quiet[0], quiet[1], contextlib.suppress(SystemExit):\n"
         f"    {statements}\n"
         f"heavy = {sorted(heavy)!r}\n"
-        "print(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy)))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -39,6 +39,12 @@ def test_a_sub_command_list_imports_no_numerical_library():
 
 def test_a_run_imports_only_what_it_uses():
     run = "from mbstudio.cli import main; main(['simulate', 'samples/sla_suspension.mbs', '--t-end', '0.1'])"
+    assert imported_after(run, UNUSED_BY_A_RUN) == []
+
+
+def test_a_run_that_crosses_a_singular_configuration_imports_only_what_it_uses():
+    # the free Delta 3R[2US] crosses at t = 0.27 s (simulation/crossing.py); numpy.unique imported numpy.ma there
+    run = "from mbstudio.cli import main; main(['simulate', 'samples/delta_3rus.mbs', '--t-end', '0.3'])"
     assert imported_after(run, UNUSED_BY_A_RUN) == []
 
 

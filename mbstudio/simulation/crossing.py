@@ -469,7 +469,7 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
         # Delta 3R[2US]'s third crossing took 936 steps and ended 1.8e-7 rad from where it took 273-349 with any
         # first return from 1e-6 to 1e-2 of its interval)
         first = np.round(min(t_end / (CHECKS * FINE), end - t) / (end - t), 12)
-        marks = tuple(distinct(np.concatenate([normalised, at, [first, 1.0]])).tolist())
+        marks = tuple(distinct(np.concatenate([normalised, at, [first, 1.0]])).tolist())  # not np.unique (numpy.ma)
         solver, p = interval(marks), [t, end - t] if problem else [t, end - t, *parameters]
         try:
             reached = np.asarray(solver(x0=z, p=p)["xf"]).T
