@@ -80,7 +80,13 @@ def _trace(text: str) -> list[casadi.Function]:
 def damped_accelerations(mass: np.ndarray, free: np.ndarray, jac: np.ndarray, target: np.ndarray, damping):
     """q̈ (n,) of M q̈ = free − Φ_qᵀ λ, λ the damped least-squares multipliers that hold Φ_q q̈ = −target, each
     singular direction of Φ_q L⁻ᵀ damped by `damping` (ε > 0): straight-line arithmetic on the entries (object
-    arrays of symbols and floats; structural zeros stay floats and cost nothing)."""
+    arrays of symbols and floats; structural zeros stay floats and cost nothing). Solved in the coordinates'
+    reverse order: a tree's are numbered from its root, so the Cholesky factor of the reversed M, a factor
+    M = Lᵀ L of the tree's own, takes no fill-in (Featherstone 2005), nor does Bᵀ: its rows of the leaves' coordinates
+    keep only their own loops' entries (the Delta 3R[2US]'s rate 29 359 → 21 259 instructions with the pivoting of
+    `_householder`). The same solution in any order, to its rounding."""
+    order = slice(None, None, -1)
+    mass, free, jac = mass[order, order], np.asarray(free)[order], np.asarray(jac)[:, order]
     n, m = len(free), len(target)
     lower = _cholesky(mass)
     w = _forward(lower, list(free))
@@ -92,8 +98,8 @@ def damped_accelerations(mass: np.ndarray, free: np.ndarray, jac: np.ndarray, ta
     for i in range(m):  # Rᵀ y = target by forward substitution
         known.append((target[i] - _dot([upper[k][i] for k in range(i)], known)) / upper[i][i])
     d = [c[i] + known[i] for i in range(m)] + [0.0] * n
-    update = _reflected(reflections[::-1], d)[:n]  # Q [d; 0]: the reflections in reverse order
-    return np.array(_backward(lower, [w[i] - update[i] for i in range(n)]), dtype=object)
+    update = _reflected(reflections[::-1], d, back=True)[:n]  # Q [d; 0]: the reflections in reverse order
+    return np.array(_backward(lower, [w[i] - update[i] for i in range(n)]), dtype=object)[order]
 
 
 def _zero(x) -> bool:
@@ -136,18 +142,24 @@ def _backward(lower: list[list], b: list) -> list:
 
 
 def _householder(columns: list[list]) -> tuple[list, list[list]]:
-    """The Householder QR of the tall matrix given by its columns (Golub and Van Loan 2013, §5.2): the reflections
-    (k, β, v) with H_k = I − β v vᵀ acting on rows k.., and R (rows) upper triangular."""
+    """The Householder QR of the tall matrix given by its columns (Golub and Van Loan 2013, §5.2) with its rows
+    exchanged for sparsity: each reflection's pivot row is, of the rows left with a structural nonzero in its
+    column, the one with the fewest in the columns left (the others' zeros then stay zeros); a permutation of the
+    rows changes neither R nor the solution, only which entries fill in. The reflections (k, p, β, v), H_k = I − β v vᵀ
+    acting on rows k.. after rows k and p are exchanged, and R (rows) upper triangular."""
     columns = [list(c) for c in columns]
     m = len(columns)
     reflections, upper = [], [[0.0] * m for _ in range(m)]
     for k in range(m):
+        rows = [i for i in range(k, len(columns[k])) if not _zero(columns[k][i])] or [k]
+        p = min(rows, key=lambda i: sum(not _zero(c[i]) for c in columns[k:]))
+        columns = [_exchanged(c, k, p) for c in columns]
         x = columns[k][k:]
         norm = casadi.sqrt(_dot(x, x))
         alpha = casadi.if_else(x[0] >= 0, -norm, norm)  # the sign that avoids cancellation in v₀
         v = [x[0] - alpha, *x[1:]]
         beta = 2 / _dot(v, v)
-        reflections.append((k, beta, v))
+        reflections.append((k, p, beta, v))
         upper[k][k] = alpha
         for j in range(k + 1, m):
             columns[j] = _reflect(k, beta, v, columns[j])
@@ -155,12 +167,22 @@ def _householder(columns: list[list]) -> tuple[list, list[list]]:
     return reflections, upper
 
 
+def _exchanged(x: list, k: int, p: int) -> list:
+    if k == p:
+        return x
+    x = list(x)
+    x[k], x[p] = x[p], x[k]
+    return x
+
+
 def _reflect(k: int, beta, v: list, x: list) -> list:
     s = beta * _dot(v, x[k:])
     return x[:k] + [xi if _zero(vi) else xi - s * vi for xi, vi in zip(x[k:], v, strict=True)]
 
 
-def _reflected(reflections: list, x: list) -> list:
-    for k, beta, v in reflections:
-        x = _reflect(k, beta, v, x)
+def _reflected(reflections: list, x: list, back: bool = False) -> list:
+    """Qᵀ x, the reflections in their order (each after its exchange); `back`: Q x, given them in reverse order
+    (each exchange after its reflection)."""
+    for k, p, beta, v in reflections:
+        x = _exchanged(_reflect(k, beta, v, x), k, p) if back else _reflect(k, beta, v, _exchanged(x, k, p))
     return x

@@ -57,6 +57,7 @@ class ChartWatch:
 
     fell = "chart"  # what `first_fall` found (crossing.py's watch also finds the loop equations' loss of rank)
     crossings = False  # whether crossings of singular configurations are near (crossing.py's watch)
+    crossed = False  # ... or the run has crossed one
 
     def __init__(self, eng: Engine, y: np.ndarray) -> None:
         self.eng = eng

@@ -41,7 +41,7 @@ from ..dynamics.engine import Engine
 from ..kinematics.mechanism import Mechanism
 from ..numerics.compiled import Native
 from .charts import STEADY, surely_kept
-from .integrators import CHECKS, FINE, MAX_STEPS, IntegrationError
+from .integrators import CHECKS, FINE, MAX_STEPS, IntegrationError, distinct
 from .serial_integrator import SerialIntegrator
 
 ENTER = 0.02  # the rank-th singular value of Φ_q as a part of its value at the start: the crossing begins below it
@@ -55,6 +55,11 @@ STABILITY = 1.0  # Baumgarte's ω, in units of 1 / (the run's check interval): �
 FASTEST_STABILITY = 100.0  # /s, ω at most (a 2-s run's): a run of 0.35-0.5 s had ω = 400-571/s, and the Delta
 # 3R[2US]'s first crossing, stiffer by ω², made CVODES' Adams steps give up at 0.275 s (docs/accuracy.md)
 PROJECTIONS = 8  # least-squares Newton steps at most, back onto the loops after the crossing
+SPAN = 8  # check intervals a crossing's CVODES piece spans at most: one up to SHORT check points, then twice the last
+# while it goes on (each restart of Adams' formula at order one cost the Delta 3R[2US]'s last crossing, 0.14 s long,
+# half its evaluations; its others end at the first or second check point past the entry, where a longer piece
+# integrated in vain what followed)
+SHORT = 2
 
 
 @dataclass
@@ -399,7 +404,12 @@ class LoopTerms:
 
     def rank_value(self, q: np.ndarray) -> float:
         """The rank-th singular value of Φ_q at q (n,), from the compiled Jacobian, as `rank_values` computes it."""
-        return float(self.blocks.values(self(q)[1][None])[0, self.mech.partition.rank - 1])
+        return float(self.rank_values(np.asarray(q)[None])[0])
+
+    def rank_values(self, q: np.ndarray) -> np.ndarray:
+        """`rank_value` at each of the coordinates q (K, n), in one batched SVD."""
+        jacobians = np.array([self(at)[1] for at in q])
+        return self.blocks.values(jacobians)[:, self.mech.partition.rank - 1]
 
     def weighted_rank_value(self, q: np.ndarray) -> float:
         """The rank-th singular value of Φ_q L⁻ᵀ (M = L Lᵀ) at q (n,): the scale the multipliers' damping is set on."""
@@ -447,17 +457,19 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
             _integrator, functions.functions["augmented_rate"], rtol=tolerances[0], atol=tolerances[1]
         )
     checks = t_end * np.arange(1, CHECKS + 1) / CHECKS
-    for end in checks[checks > t0 + 1e-12 * t_end]:
+    remaining, span, passed = checks[checks > t0 + 1e-12 * t_end], 1, 0
+    while len(remaining):
         if clock is not None:
             clock(t)
+        ends, end = remaining[:span], remaining[:span][-1]
         inside = times[(times > t) & (times <= end)]
-        normalised = np.round((inside - t) / (end - t), 12)  # equal intervals share one integrator
+        normalised, at = (np.round((x - t) / (end - t), 12) for x in (inside, ends))  # equal spans share one
         # CVODES' first step is guessed from its first return: one a fine step in (FINE a check interval) keeps it
         # within what the rate's fast change at a crossing's entry allows (guessed from the whole interval, the
         # Delta 3R[2US]'s third crossing took 936 steps and ended 1.8e-7 rad from where it took 273-349 with any
         # first return from 1e-6 to 1e-2 of its interval)
         first = np.round(min(t_end / (CHECKS * FINE), end - t) / (end - t), 12)
-        marks = tuple(sorted({*normalised.tolist(), float(first), 1.0}))  # not np.unique: it imports numpy.ma
+        marks = tuple(distinct(np.concatenate([normalised, at, [first, 1.0]])).tolist())  # not np.unique (numpy.ma)
         solver, p = interval(marks), [t, end - t] if problem else [t, end - t, *parameters]
         try:
             reached = np.asarray(solver(x0=z, p=p)["xf"]).T
@@ -465,12 +477,17 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
             message = "the crossing of a singular configuration failed (CVODES gave up)"
             raise IntegrationError(t, message, calls=calls + int(solver.stats().get("nfevals", 0))) from None
         calls += int(solver.stats().get("nfevals", 0))
-        outputs += list(zip(inside, reached[np.searchsorted(marks, normalised)], strict=True))
-        z, t = np.ascontiguousarray(reached[-1]), end
-        value = terms.rank_value(z[:n])
-        lowest = min(lowest, value)
-        if value > LEAVE * start:
+        states = reached[np.searchsorted(marks, at)]
+        values = terms.rank_values(states[:, :n])
+        above = np.flatnonzero(values > LEAVE * start)
+        last = int(above[0]) if len(above) else len(ends) - 1  # the first check point past the crossing
+        kept = inside <= ends[last] + 1e-12 * t_end
+        outputs += list(zip(inside[kept], reached[np.searchsorted(marks, normalised[kept])], strict=True))
+        z, t, lowest = np.ascontiguousarray(states[last]), float(ends[last]), min(lowest, values[: last + 1].min())
+        if len(above):
             break
+        remaining, passed = remaining[len(ends) :], passed + len(ends)
+        span = 1 if passed < SHORT else min(2 * span, SPAN)
     q_end, moved = terms.closed(z[:n])
     qd_end = terms.on_constraints(q_end, z[n:])
     states = _outputs(terms, functions, outputs, parameters)

@@ -65,6 +65,8 @@ _KEPT: contextvars.ContextVar[list | None] = contextvars.ContextVar("mbstudio_cv
 COUNTS = 8  # steps, evaluations, error test failures (at the last return), returns made, flag; the same in all
 RETURN_TOLERANCE = 1e-9  # CasADi's integrator returns the last state again for a grid point this close to the last
 _LONG = np.dtype(ctypes.c_long)  # the counts' type (numpy converts a ctypes type anew each time: 8 µs a call)
+WATCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_long)  # a piece's watch: the returns made -> 1 to end it there
+_UNWATCHED = WATCH()  # the null one
 
 
 def plugin_names() -> tuple[str, ...]:
@@ -93,7 +95,7 @@ def driver() -> ctypes.CDLL | None:
     pointer, number, count = ctypes.c_void_p, ctypes.c_double, ctypes.c_long
     loaded.mb_cvodes_piece.restype = ctypes.c_int
     loaded.mb_cvodes_piece.argtypes = [pointer, pointer, pointer, number, number, pointer, count, number, number]
-    loaded.mb_cvodes_piece.argtypes += [count, number, ctypes.c_int, ctypes.c_int, pointer, pointer]
+    loaded.mb_cvodes_piece.argtypes += [count, number, ctypes.c_int, ctypes.c_int, pointer, pointer, pointer, WATCH]
     loaded.mb_cvodes_bind(table)
     driver.table = table  # kept alive with the driver
     return loaded
@@ -188,10 +190,13 @@ class Piece:
         # an ensemble of threads), and a count read from another thread's call changed the run's next pieces
         self._last = threading.local()
 
-    def __call__(self, x0, p) -> dict:
+    def __call__(self, x0, p, watch: Watch | None = None) -> dict:
+        """`watch`: called as the returns it marks are made (`Watch`); where it says so, the piece ends there, its
+        states at the returns made (the same as the whole piece's: CVODES' steps before are the same)."""
         size, marks = self.problem.size, len(self.grid)
         y0 = np.ascontiguousarray(x0, dtype=float).reshape(size)
         out = np.empty((marks, size))
+        watched, called = (None, _UNWATCHED) if watch is None else watch.armed(out)
         t0, h = (float(v) for v in np.asarray(p, dtype=float).ravel())
         counts, local_errors = np.zeros(COUNTS, dtype=_LONG), np.zeros(size)
         self._last.counts = counts
@@ -211,7 +216,11 @@ class Piece:
             self.iter,
             counts.ctypes.data,
             local_errors.ctypes.data,
+            watched,
+            called,
         )
+        if watch is not None:
+            watch.raised()
         kept = _KEPT.get()
         if kept is not None:
             kept.append(Kept(self.problem.layout, local_errors, int(counts[1]), flag))
@@ -219,7 +228,7 @@ class Piece:
             failure = RuntimeError(f'CVode returned "{FLAG_NAMES.get(flag, flag)}" (the driver\'s flag {flag})')
             failure.returned = out[: int(counts[3])]  # the states at the returns made before it gave up
             raise failure
-        return {"xf": out.T}
+        return {"xf": (out if watch is None or watch.stopped is None else out[: watch.stopped]).T}
 
     def stats(self) -> dict:
         """As CasADi's, with `tcur` the time (τ) of the last return, where CasADi's is CVODES' time past it."""
@@ -229,6 +238,38 @@ class Piece:
         reached = float(self.grid[returned - 1]) if returned else math.nan
         counts = {"nsteps": int(last[0]), "nfevals": int(last[1]), "netfails": int(last[2])}
         return {**counts, "tcur": reached}
+
+
+class Watch:
+    """What a piece's caller watches as CVODES returns (`Piece.__call__`): `check(states)` with the states at the
+    returns made, after each of the returns `at` marks (their indices); True ends the piece there. An exception it
+    raises is raised again after the driver's call."""
+
+    def __init__(self, at: np.ndarray, check) -> None:
+        self.at, self.check, self.error = np.asarray(at), check, None
+        self.stopped: int | None = None  # the returns made where `check` ended the piece
+
+    def armed(self, out: np.ndarray):
+        """(the marks' flags, the callback) for the driver's call filling `out`."""
+        self.stopped = None
+        watched = np.zeros(len(out), dtype=np.uint8)
+        watched[self.at] = 1
+
+        def called(returned: int) -> int:
+            try:
+                stop = bool(self.check(out[:returned]))
+            except Exception as error:  # noqa: BLE001 - raised again after the driver's call (`raised`)
+                self.error, stop = error, True
+            self.stopped = returned if stop else None
+            return int(stop)
+
+        self.keep = (watched, WATCH(called))  # alive over the call
+        return watched.ctypes.data, self.keep[1]
+
+    def raised(self) -> None:
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
 
 
 @dataclass
@@ -372,10 +413,11 @@ static void mb_counts(void* mem, long* counts) {
 
 /* The states at `marks` (rows of `out`); counts: steps, evaluations and error test failures at the last return,
    the returns made, the flag (0 or CVODES' failure). `errors` (or NULL): the sum over the steps of each state's
-   |estimated local error|. Returns the flag. */
+   |estimated local error|. `watch` (or NULL): called with the returns made after each mark where `watched` is
+   nonzero; where it returns nonzero, the piece ends there (flag 0, fewer returns). Returns the flag. */
 int mb_cvodes_piece(const mb_spec* spec, const double* y0, const double* marks, double t0, double h, double* out,
                     long count, double rtol, double atol, long max_steps, double smallest, int lmm, int iter,
-                    long* counts, double* errors) {
+                    long* counts, double* errors, const char* watched, int (*watch)(long)) {
   mb_problem p;
   long size = spec->n * spec->runs + (spec->work_scale > 0), since = 0, k = 0, i;
   int flag = 0;
@@ -436,6 +478,7 @@ int mb_cvodes_piece(const mb_spec* spec, const double* y0, const double* marks, 
       since = 0;
       mb_counts(mem, counts);
       counts[3] = k;
+      if (watch != NULL && watched[k - 1] && watch(k)) { flag = 0; goto done; }
     }
     flag = 0;
   }

@@ -53,6 +53,7 @@ FLOOR_STEPS = 1024  # ... and at least this many between two returns
 SMALLEST_STEP = 1e-6  # of a piece near crossings, or a part (_Parts): its steps shrink below it where it stalls
 HALVINGS = 12  # ... and parts are halved down to 2^-HALVINGS of the piece
 FINE = 64  # points a check interval: where a watch's fall between two points watched is placed (`_Parts.root`)
+EARLY = 16  # a closed loop's piece with more check points is watched as CVODES returns them, after this many (`_Early`)
 STALL_CALLS = 20_000  # scipy: this many evaluations without time advancing by STALL_FRACTION of the run
 STALL_FRACTION = 1e-6
 CHART_REASON = "the coordinates in use lose conditioning here"
@@ -253,15 +254,21 @@ def _cvodes(
             checkpoint(start)
             upto = int(np.searchsorted(times, end, side="right"))
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
+            near, fine = bool(limit and watch is not None and watch.crossings), None
+            # once the run has crossed, a piece of one check interval at most (cautious, near the next crossing)
+            # returns at the fine grid's points too (a longer one's stall is placed at its check points)
+            if near and watch.crossed and len(checks) <= 1:
+                marks, outputs, checked, fine = _finer(marks, outputs, checked, start, end, times[-1])
             chunk = functools.partial(_chunk_integrator, eng, marks, multistep, rtol, atol, runs, work_scale)
-            if limit and watch is not None and watch.crossings:  # a stall near crossings ends within a few steps
+            if near:  # a stall near crossings ends within a few steps
                 chunk = functools.partial(chunk, smallest=SMALLEST_STEP)
             x0 = np.append(y, [0.0] if work_scale else [])
             returned_at = start + (end - start) * np.asarray(marks)  # the times of CVODES' returns
+            early = _Early(watch, checked, returned_at[checked], len(y0)) if _early(watch, limit, checked) else None
             try:
                 if again:
                     raise _GaveUp(0, limit.stalled[1])
-                solver, reached, tried = _solved(chunk, _limits(limit), x0, [start, end - start])
+                solver, reached, tried = _solved(chunk, _limits(limit), x0, [start, end - start], early)
                 stats = solver.stats()
                 calls += tried + int(stats.get("nfevals", 0))
             except _GaveUp as failure:  # near a singular configuration, say: integrated in parts, or by DOP853
@@ -292,16 +299,20 @@ def _cvodes(
                 upto = int(np.searchsorted(times, end, side="right"))
                 outputs, checked = outputs[: upto - done], checked[: len(checks)]
             intervals = 1 + int(np.count_nonzero(checks < end - 1e-12 * times[-1]))  # between its check points
+            if early is not None and (early.fall is not None or early.error):  # ended where the watch fell
+                intervals = max(1, int(np.count_nonzero(checked < len(reached))))
             span = _next_span(int(stats.get("nsteps", 0)), (end - start) * CHUNKS / times[-1])
             if limit:  # per interval between check points (the outputs asked for change nothing computed)
                 limit.taken(int(stats.get("nsteps", 0)), intervals)
             states = np.ascontiguousarray(reached[:, : len(y0)])
-            out[done:upto] = states[outputs]
+            made = int(np.count_nonzero(outputs < len(states)))  # all, but where the watch ended the piece early
+            out[done : done + made] = states[outputs[:made]]
             if work is not None:  # each piece's integral starts from 0 at its start
-                work[done:upto] = carried + work_scale * reached[outputs, -1]
+                work[done : done + made] = carried + work_scale * reached[outputs[:made], -1]
             if watch is not None:
+                checked = checked[checked < len(states)]
                 at = returned_at[checked]
-                fall = _first_fall(watch, at, states[checked])
+                fall = _first_fall(watch, at, states[checked]) if early is None else early.rest(at, states[checked])
                 if fall is not None and watch.fell == "near":
                     # near a crossing: the run goes on from that check point, watched more closely (crossing.py)
                     if work is not None:
@@ -313,7 +324,8 @@ def _cvodes(
                     parts = (
                         _Parts(eng, times, out, (multistep, rtol, atol), checkpoint, watch, limit) if limit else None
                     )
-                    _stop(watch, fall, at, states[checked], (start, y), parts, (times, out))
+                    grid = None if fine is None else (returned_at[fine], states[fine])
+                    _stop(watch, fall, at, states[checked], (start, y), parts, (times, out), grid)
             if work is not None:
                 carried += work_scale * reached[-1, -1]
             y, start, done = states[-1], end, upto
@@ -332,6 +344,60 @@ def _first_fall(watch, at: np.ndarray, states: np.ndarray) -> int | None:
         more = watch.first_fall(at[fall + 1 :], states[fall + 1 :])
         fall = None if more is None else fall + 1 + more
     return fall
+
+
+def _early(watch, limit: StepLimit | None, checked: np.ndarray) -> bool:
+    """Whether a piece is watched as CVODES returns (`_Early`): a closed loop's (the crossings' watch), far from
+    crossings (near them its pieces are short), with more than EARLY check points, through our driver."""
+    closed = watch is not None and getattr(watch, "start", None) is not None
+    return bool(closed and limit and not watch.crossings and len(checked) > EARLY and _DRIVER[0])
+
+
+class _Early:
+    """A long piece's check points watched as CVODES returns them: after its EARLY-th, and after each twice as far
+    on, the points returned since are handed to the watch (`_first_fall`, as after the piece), and where it falls
+    CVODES ends the piece there, not integrating the rest in vain (the Delta 3R[2US]'s piece from 0.02 to 1 s, its
+    watch falling near a crossing at 0.24 s: 800 evaluations). The same states (CVODES' steps up to there are the
+    piece's, its stop time the same) and the same decisions (the watch decides at each point alone)."""
+
+    def __init__(self, watch, checked: np.ndarray, at: np.ndarray, size: int) -> None:
+        self.watch, self.checked, self.at, self.size = watch, checked, at, size
+        self.seen, self.fall = 0, None  # check points handed to the watch; where it fell among them
+        self.error: Exception | None = None  # what the watch raised, raised again where it decides (`rest`)
+        batches = EARLY * 2 ** np.arange(int(math.log2(len(checked) / EARLY)) + 1) - 1
+        self.batches = checked[batches[batches < len(checked) - 1]]  # the returns after which it is watched
+
+    def watch_of(self, solver) -> dict:
+        """The keyword of our driver's piece (`cvodes_driver.Piece`) that watches it; none for CasADi's."""
+        from .cvodes_driver import Piece, Watch
+
+        return {"watch": Watch(self.batches, self.check)} if isinstance(solver, Piece) else {}
+
+    def check(self, returned: np.ndarray) -> bool:
+        """Whether the watch falls at the check points among the states `returned` not handed to it yet."""
+        upto = int(np.searchsorted(self.checked, len(returned)))
+        if upto <= self.seen:  # handed over already (a try before at a lower step limit)
+            return False
+        states = np.ascontiguousarray(returned[self.checked[self.seen : upto], : self.size])
+        try:
+            fall = _first_fall(self.watch, self.at[self.seen : upto], states)
+        except Exception as error:  # noqa: BLE001 - not through CVODES (a RuntimeError there is a give-up)
+            self.error = error
+            return True
+        if fall is not None:
+            self.fall = self.seen + fall
+        self.seen = upto
+        return fall is not None
+
+    def rest(self, at: np.ndarray, states: np.ndarray) -> int | None:
+        """The fall among the piece's check points (times `at`, states): where the watch fell while CVODES returned,
+        else among those not handed to it yet."""
+        if self.error is not None:
+            raise self.error
+        if self.fall is not None:
+            return self.fall
+        fall = _first_fall(self.watch, at[self.seen :], states[self.seen :])
+        return None if fall is None else self.seen + fall
 
 
 class _GaveUp(RuntimeError):
@@ -370,16 +436,20 @@ def _limits(limit: StepLimit | None) -> tuple[int, ...]:
     return tuple(dict.fromkeys((FLOOR_STEPS, MAX_STEPS))) if not limit.most else (limit.steps(),)
 
 
-def _solved(chunk: Callable[[int], casadi.Function], limits: tuple[int, ...], x0: np.ndarray, p: list[float]):
+def _solved(
+    chunk: Callable[[int], casadi.Function], limits: tuple[int, ...], x0: np.ndarray, p: list[float], early=None
+):
     """CVODES over a piece (`chunk(steps)`: its integrator at that step limit; `p` = (t₀, h)) at each of the
     `limits` in turn until one reaches the end (`_limits`): that integrator, the states at its returns, and the
     evaluations of the tries before it; _GaveUp (with every evaluation made) where CVODES gives up otherwise, or
-    at the last limit. A try that gives up before its limit gives up where the next would, at the same step."""
+    at the last limit. A try that gives up before its limit gives up where the next would, at the same step.
+    `early` (an `_Early`): the piece's watch as our driver returns, which may end it at a fall."""
     tried = 0
     for steps in limits:
         solver = chunk(steps)
+        watched = early.watch_of(solver) if early is not None else {}
         try:
-            return solver, np.asarray(solver(x0=x0, p=p)["xf"]).T, tried
+            return solver, np.asarray(solver(x0=x0, p=p, **watched)["xf"]).T, tried
         except RuntimeError as failure:
             tried += int(solver.stats().get("nfevals", 0)) + _lost(failure, steps)
             if steps == limits[-1] or "CV_TOO_MUCH_WORK" not in str(failure):
@@ -401,15 +471,22 @@ def _lost(failure: RuntimeError, steps: int) -> int:
     return steps if "CV_TOO_MUCH_WORK" in str(failure) else 0
 
 
-def _stop(watch, fall: int, at: np.ndarray, states: np.ndarray, start: tuple, parts: _Parts | None, outputs) -> None:
+def _stop(
+    watch, fall: int, at: np.ndarray, states: np.ndarray, start: tuple, parts: _Parts | None, outputs, grid=None
+) -> None:
     """The IntegrationError where the watch's margin fell at the check point `fall` (times `at`, states), with
     the outputs (times, states) reached: there for the chart's fall; for the loop equations' loss of rank, where
     the margin fell since the check point before (or the piece's `start`: time, state), located on a closed loop's
-    `parts` (`_Parts.root`; crossing.py: where a crossing begins is the state's, not a check point's)."""
+    `parts` (`_Parts.root`; crossing.py: where a crossing begins is the state's, not a check point's), on the piece's
+    own returns at the fine grid's points where it has them (`grid`: times, states)."""
     t, y, reason, calls = at[fall], states[fall], CHART_REASON, 0
     if watch.fell == "rank" and parts is not None:
         before = start if fall == 0 else (at[fall - 1], states[fall - 1])
-        t, y, calls = parts.root(before, (t, y), rank=True)
+        if grid is None:
+            t, y, calls = parts.root(before, (t, y), rank=True)
+        else:
+            inside = (grid[0] > before[0] + parts.near) & (grid[0] < t - parts.near)
+            t, y = parts.first_below(grid[0][inside], grid[1][inside], (t, y), rank=True)
         reason = CROSSING_REASON
     times, out = outputs
     raise IntegrationError(t, reason, y, out[: int(np.searchsorted(times, t, side="right"))], calls)
@@ -437,6 +514,11 @@ class _Parts:
         t_end = times[-1]
         self.checks, self.near = t_end * np.arange(1, CHECKS) / CHECKS, 1e-12 * t_end
 
+    @property
+    def fine(self) -> bool:
+        """Whether the parts return at the fine grid's points (`_part`): once the run has crossed."""
+        return self.watch.crossed
+
     def integrate(
         self, done: int, start: float, end: float, y: np.ndarray, stalled: float = math.inf
     ) -> tuple[np.ndarray, int, float, int]:
@@ -453,7 +535,10 @@ class _Parts:
             try:
                 y, done, calls, reached = self._part(done, t, stop, y, calls)
             except _GaveUp as failure:
-                calls, width = calls + failure.calls, width / 2
+                # where its steps reached a point of the fine grid before (`_part` returns there), the next part
+                # ends at it (`_stop`); else the part is halved
+                known = self.fine and t + self.near < failure.stalled < stalled
+                calls, width = calls + failure.calls, width if known else width / 2
                 stalled = failure.stalled if t < failure.stalled < stalled else stalled
                 if width < smallest:
                     return (*self._dop853(done, t, end, y, calls), end, int(np.searchsorted(self.times, end, "right")))
@@ -465,9 +550,14 @@ class _Parts:
 
     def _stop(self, t: float, end: float, width: float, stalled: float) -> float:
         """Where the part from t ends: `width` on, or `end` if that is within reach, but at the last check point
-        before `stalled` (where CVODES's steps had reached where it gave up: it stalled after), where one is."""
+        before `stalled` (where CVODES's steps had reached where it gave up: it stalled after), where one is; once
+        the run has crossed, at the last point of the fine grid before it (the parts return there: `_part`), not
+        halved down to it (the Delta 3R[2US]'s three give-ups before a switch at 1.79 s, a millisecond each)."""
         stop = end if end - (t + width) <= self.near else t + width
-        before = self.checks[(self.checks > t + self.near) & (self.checks <= min(stalled + self.near, stop))]
+        if self.fine:
+            before = _fine_points(t, min(stalled, stop), self.times[-1])
+        else:
+            before = self.checks[(self.checks > t + self.near) & (self.checks <= min(stalled + self.near, stop))]
         return float(before[-1]) if stalled <= stop and len(before) else stop
 
     def _part(self, done: int, t: float, stop: float, y: np.ndarray, calls: int):
@@ -477,7 +567,10 @@ class _Parts:
         checks = self.checks[(self.checks > t + self.near) & (self.checks <= stop + self.near)]
         stop, checks = _watched_until(self.watch, t, stop, checks, times[-1])
         upto = int(np.searchsorted(times, stop, side="right"))
-        marks, outputs, checked = _returns(times[done:upto], np.append(checks, stop), t, stop)
+        # once the run has crossed, returning at the fine grid's points too: where a fall or a stall is, within one
+        fine = _fine_points(t, stop - 2 * self.near, self.times[-1]) if self.fine else np.empty(0)
+        marks, outputs, returned = _returns(times[done:upto], np.concatenate([checks, fine, [stop]]), t, stop)
+        checked, fine_at = np.append(returned[: len(checks)], returned[-1]), returned[len(checks) : -1]
         _, reached, tried = _solved(self._chunk(marks), (self.limit.steps(),), y, [t, stop - t])
         states = np.ascontiguousarray(reached)
         self.out[done:upto] = states[outputs]
@@ -490,8 +583,13 @@ class _Parts:
             return states[-1], upto, calls + tried, stop
         fall = len(at) - 1 if fall is None else fall
         # where the margin fell between the last point watched before (the part's start or a check point) and there
+        # (on the part's own returns at the fine grid's points where it has them, without integrating again)
         before = (t, y) if fall == 0 else (at[fall - 1], watched[fall - 1])
-        root, state, more = self.root(before, (at[fall], watched[fall]))
+        if self.fine:
+            inside = (fine > before[0] + self.near) & (fine < at[fall] - self.near)
+            (root, state), more = self.first_below(fine[inside], states[fine_at[inside]], (at[fall], watched[fall])), 0
+        else:
+            root, state, more = self.root(before, (at[fall], watched[fall]))
         reached_outputs = self.out[: int(np.searchsorted(times, root, side="right"))]
         reason = CROSSING_REASON if self.watch.crossing_at(state) else CHART_REASON
         raise IntegrationError(root, reason, state, reached_outputs, calls + tried + more)
@@ -509,9 +607,8 @@ class _Parts:
         below ENTER.) Where CVODES gives up on the way (the coordinates in use turning singular short of the fall),
         the fall's own point."""
         (t0, y0), (b, yb) = before, fall
-        spacing = self.times[-1] / (CHECKS * FINE)
-        grid = spacing * np.arange(math.floor(t0 / spacing), math.ceil(b / spacing) + 1)
-        grid = grid[(grid > t0 + self.near) & (grid < b - self.near)]
+        grid = _fine_points(t0, b, self.times[-1])
+        grid = grid[grid < b - self.near]
         if not len(grid):
             return b, yb, 0
         marks = (*np.round((grid - t0) / (b - t0), 12).tolist(), 1.0)
@@ -520,10 +617,16 @@ class _Parts:
         except _GaveUp as failure:
             return b, yb, failure.calls
         calls = tried + int(solver.stats().get("nfevals", 0))
-        states = np.ascontiguousarray(reached[:-1])
+        return (*self.first_below(grid, np.ascontiguousarray(reached[:-1]), fall, rank), calls)
+
+    def first_below(self, grid: np.ndarray, states: np.ndarray, fall: tuple, rank: bool = False) -> tuple:
+        """(time, state) of the first of the grid's points (`states` there) where the watch's margin (`rank`: the
+        loop equations' alone) is below zero, else `fall` (time, state); their margins in one batch."""
+        if not len(grid):
+            return fall
         margins = self.watch.rank_margins(states) if rank else self.watch.margins(states)
         below = np.flatnonzero(margins < 0)
-        return (float(grid[below[0]]), states[below[0]], calls) if len(below) else (b, yb, calls)
+        return (float(grid[below[0]]), states[below[0]]) if len(below) else fall
 
     def _chunk(self, marks: tuple[float, ...]) -> Callable[[int], casadi.Function]:
         options = (self.multistep, self.rtol, self.atol, 1, 0.0)
@@ -617,9 +720,38 @@ def _returns(outputs: np.ndarray, checks: np.ndarray, start: float, end: float):
     integrator): at the outputs, the check points and the end; and where the outputs and the check points lie
     among the returns."""
     outputs, checks = (np.round((np.asarray(t, float) - start) / (end - start), 12) for t in (outputs, checks))
-    marks = np.sort(np.concatenate([outputs, checks, [1.0]]))
-    marks = marks[np.append(True, marks[1:] != marks[:-1])]  # np.union1d's, without its import of numpy.ma (20 ms)
+    marks = distinct(np.concatenate([outputs, checks, [1.0]]))
     return tuple(marks), np.searchsorted(marks, outputs), np.searchsorted(marks, checks)
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted: np.unique's, without its import of numpy.ma (20 ms of a process's first run)."""
+    values = np.sort(values)
+    return values[np.append(True, values[1:] != values[:-1])]
+
+
+def _finer(marks: tuple, outputs: np.ndarray, checked: np.ndarray, start: float, end: float, t_end: float):
+    """`_returns`' returns with the points of the run's fine grid (FINE a check interval) inside the piece added,
+    and where those lie among them: near crossings, where a stall or a fall of the watch's margin is then known
+    within a point (`_Parts`, `_stop`) without integrating again. CVODES steps past them to its stop time at the
+    piece's end; its first step is guessed from the first, a fine step in, as a crossing's is (crossing.py)."""
+    fine = np.round((_fine_points(start, end, t_end) - start) / (end - start), 12)
+    fine = fine[fine < 1.0]
+    finer = distinct(np.concatenate([marks, fine]))
+    points = np.asarray(marks)
+    return (
+        tuple(finer.tolist()),
+        np.searchsorted(finer, points[outputs]),
+        np.searchsorted(finer, points[checked]),
+        np.searchsorted(finer, fine),
+    )
+
+
+def _fine_points(t0: float, b: float, t_end: float) -> np.ndarray:
+    """The points of the run's fine grid (FINE a check interval: fixed times of [0, t_end]) in (t0, b]."""
+    spacing, near = t_end / (CHECKS * FINE), 1e-12 * t_end
+    grid = spacing * np.arange(math.floor(t0 / spacing), math.ceil(b / spacing) + 1)
+    return grid[(grid > t0 + near) & (grid <= b + near)]
 
 
 @functools.lru_cache(maxsize=16)
