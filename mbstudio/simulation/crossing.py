@@ -473,9 +473,10 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
         solver, p = interval(marks), [t, end - t] if problem else [t, end - t, *parameters]
         try:
             reached = np.asarray(solver(x0=z, p=p)["xf"]).T
-        except RuntimeError:
+        except RuntimeError as failure:
             message = "the crossing of a singular configuration failed (CVODES gave up)"
-            raise IntegrationError(t, message, calls=calls + int(solver.stats().get("nfevals", 0))) from None
+            made = int(solver.stats().get("nfevals", 0)) + getattr(failure, "lost", 0)  # our driver's, all of them
+            raise IntegrationError(t, message, calls=calls + made) from None
         calls += int(solver.stats().get("nfevals", 0))
         states = reached[np.searchsorted(marks, at)]
         values = terms.rank_values(states[:, :n])

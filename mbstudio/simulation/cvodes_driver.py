@@ -62,7 +62,7 @@ SYMBOLS = (
 )
 # the pieces integrated inside a `kept()` block (a context variable: runs in other threads keep their own)
 _KEPT: contextvars.ContextVar[list | None] = contextvars.ContextVar("mbstudio_cvodes_pieces", default=None)
-COUNTS = 8  # steps, evaluations, error test failures (at the last return), returns made, flag; the same in all
+COUNTS = 8  # steps, evaluations, error test failures (at the last return), returns made, flag, evaluations in all
 RETURN_TOLERANCE = 1e-9  # CasADi's integrator returns the last state again for a grid point this close to the last
 _LONG = np.dtype(ctypes.c_long)  # the counts' type (numpy converts a ctypes type anew each time: 8 µs a call)
 WATCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_long)  # a piece's watch: the returns made -> 1 to end it there
@@ -227,6 +227,7 @@ class Piece:
         if flag < 0:
             failure = RuntimeError(f'CVode returned "{FLAG_NAMES.get(flag, flag)}" (the driver\'s flag {flag})')
             failure.returned = out[: int(counts[3])]  # the states at the returns made before it gave up
+            failure.lost = int(counts[5] - counts[1])  # the evaluations since, which stats() (at a return) omits
             raise failure
         return {"xf": (out if watch is None or watch.stopped is None else out[: watch.stopped]).T}
 
@@ -412,7 +413,8 @@ static void mb_counts(void* mem, long* counts) {
 }
 
 /* The states at `marks` (rows of `out`); counts: steps, evaluations and error test failures at the last return,
-   the returns made, the flag (0 or CVODES' failure). `errors` (or NULL): the sum over the steps of each state's
+   the returns made, the flag (0 or CVODES' failure), the evaluations made in all (where CVODES gave up, those of
+   the interval given up too). `errors` (or NULL): the sum over the steps of each state's
    |estimated local error|. `watch` (or NULL): called with the returns made after each mark where `watched` is
    nonzero; where it returns nonzero, the piece ends there (flag 0, fewer returns). Returns the flag. */
 int mb_cvodes_piece(const mb_spec* spec, const double* y0, const double* marks, double t0, double h, double* out,
@@ -484,7 +486,12 @@ int mb_cvodes_piece(const mb_spec* spec, const double* y0, const double* marks, 
   }
 done:
   counts[4] = flag;
-  if (mem != NULL) cv.release(&mem);
+  if (mem != NULL) {  /* every evaluation made, those after the last return included (where it gave up) */
+    long all[3];
+    mb_counts(mem, all);
+    counts[5] = all[1];
+    cv.release(&mem);
+  }
   if (y != NULL) cv.destroy(y);
   if (back != NULL) cv.destroy(back);
   if (local != NULL) cv.destroy(local);

@@ -465,9 +465,11 @@ def _stalled(solver: casadi.Function, p: list[float]) -> float:
 
 
 def _lost(failure: RuntimeError, steps: int) -> int:
-    """The evaluations of the return interval where CVODES gave up, which CasADi does not report: where it ran into
-    the step limit, one per step it took there (each step evaluates the right-hand side at least once: a lower
-    bound), else none known."""
+    """The evaluations of the return interval where CVODES gave up: our driver's count of them (`lost`); CasADi's
+    integrator reports none, so where it ran into the step limit, one per step it took there (each step evaluates
+    the right-hand side at least once: a lower bound), else none known."""
+    if hasattr(failure, "lost"):
+        return failure.lost
     return steps if "CV_TOO_MUCH_WORK" in str(failure) else 0
 
 
