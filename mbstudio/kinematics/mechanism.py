@@ -7,6 +7,7 @@ q = mech.assemble({"theta1": 0.2, "theta2": 0.0})
 
 from __future__ import annotations
 
+import copy
 import functools
 import warnings
 from collections.abc import Mapping
@@ -52,6 +53,15 @@ class Mechanism:
         self.length_scale = probe._length_scale() if probe is not self else self._length_scale()
         self.partition = partition or (probe.partition if probe is not self else self._partition())
         self.last_report: AssemblyReport | None = None
+
+    def with_partition(self, chosen: Partition) -> Mechanism:
+        """This mechanism with the coordinates `chosen` (a simulation's switch): its tree, loop equations and length
+        scale, which do not depend on the partition, shared rather than built again (1.4 ms on the Delta 3R[2US])."""
+        other = copy.copy(self)
+        other.partition, other.last_report = chosen, None
+        if self._twin is not None:
+            other._twin = self._twin.with_partition(chosen)
+        return other
 
     @property
     def float64(self) -> Mechanism:

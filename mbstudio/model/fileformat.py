@@ -788,6 +788,9 @@ def _dump(value, level):
 def _scalar(value) -> str:
     """A JSON scalar, non-ASCII text written as itself; a lone surrogate (possible from a "\\ud800" escape in
     the file) stays escaped, since UTF-8 cannot encode it."""
+    kind = type(value)
+    if kind is int or (kind is float and math.isfinite(value)):
+        return repr(value)  # json.dumps' own text for these, without its encoder (half of writing a model)
     text = json.dumps(value, ensure_ascii=False)
     try:
         text.encode("utf-8")

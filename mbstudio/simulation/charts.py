@@ -164,7 +164,7 @@ def decided(
     if _same_choice(chosen, document):
         anew = engine(mech.model, text)
     else:
-        anew = engine(mech.model, text, chosen, _mechanism(mech.model, text, chosen))
+        anew = engine(mech.model, text, chosen, _mechanism(mech, text, chosen))
     qd = np.asarray(mech.r_matrix(q[None])[0], float) @ eng.unpack(state)[1][0]
     return Decision(t, anew, anew.pack(q, qd[list(anew.mech.partition.independent)]), True)
 
@@ -188,15 +188,16 @@ def surely_kept(eng: Engine, state: np.ndarray, whole: Engine) -> bool:
     return bool(sigma[partition.rank - 1] + rounding < BETTER * (_block_smallest(phi_q, partition) - rounding))
 
 
-def _mechanism(model, text: str, chosen: Partition) -> Mechanism:
-    """The mechanism of the model (`text`: its canonical text) with the coordinates `chosen`, for the engine of a
-    switch: built from the model in hand (reading the text again cost the linear Delta's switches 20 ms each), and
-    remembered for the last few choices, as the engines are (a run returning to a choice builds nothing)."""
+def _mechanism(mech: Mechanism, text: str, chosen: Partition) -> Mechanism:
+    """The mechanism in use (`text`: its model's canonical text) with the coordinates `chosen`, for the engine of a
+    switch: its tree and loops shared, not built again from the model (reading the text again cost the linear
+    Delta's switches 20 ms each), and remembered for the last few choices, as the engines are (a run returning to a
+    choice builds nothing)."""
     key = (text, chosen)
     if key not in _MECHANISMS:
         if len(_MECHANISMS) >= _KEPT:
             _MECHANISMS.pop(next(iter(_MECHANISMS)))
-        _MECHANISMS[key] = Mechanism(model, partition=chosen)
+        _MECHANISMS[key] = mech.with_partition(chosen)
     return _MECHANISMS[key]
 
 
