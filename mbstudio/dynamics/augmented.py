@@ -2,7 +2,7 @@
 integrates through a singular configuration of its loop equations (simulation/crossing.py).
 
     functions = augmented_functions(text)              # built once per model text, then taken from the cache
-    z_dot = functions.calls["augmented_rate"](t, z, p)   # z = (q, q̇) (2n), p = (ω, ε)
+    z_dot = functions.calls["augmented_rate"](t, z, p)   # z = (q, q̇) (2n), p = (ω, ε), and γ (below)
     phi, phi_q, M = functions.calls["loop_terms"](q)     # every loop equation, its Jacobian, the mass matrix
 
 The rate is M q̈ = Q − C − Φ_qᵀ λ with the loop equations held by Baumgarte's stabilisation (Baumgarte 1972),
@@ -18,6 +18,11 @@ problem as Golub and Van Loan (Matrix Computations, 2013, §6.1) compute it. The
 solves and the Householder reflections are traced as straight-line arithmetic on scalar symbols after the
 dynamics they take (mass matrix by the composite-rigid-body algorithm, Q − C by one inverse-dynamics pass, the
 loop equations and their acceleration bias), so one native call gives the whole rate: no decision inside it.
+
+Where the loop equations are redundant at the document's start (more rows than their rank: IRSBot-2, planar loops),
+the state is also returned onto the loops at the rate γ, q̇ = v − γ P Φ and v̇ = q̈ − γ P Φ_q v with P = M⁻¹ Φ_qᵀ
+(Φ_q M⁻¹ Φ_qᵀ + ε² I)⁻¹, the same damped solve (Ascher, Chin, Petzold & Reich 1995): their crossings converge on a
+tight reference only so, and the Delta 3R[2US]'s independent ones give up under it (docs/accuracy.md).
 """
 
 from __future__ import annotations
@@ -54,7 +59,8 @@ def _trace(text: str) -> list[casadi.Function]:
     mech = Mechanism(loads(text), backend=Traced())
     n = mech.n
     t = casadi.SX.sym("t")
-    (z_sx, z), (p_sx, p) = symbols("z", 2 * n), symbols("p", 2)
+    redundant = bool(mech.partition.redundant_rows)  # the loop equations' rows are not independent: returned too
+    (z_sx, z), (p_sx, p) = symbols("z", 2 * n), symbols("p", 3 if redundant else 2)
     q, qd = z[None, :n], z[None, n:]
     mass = mass_matrix(mech, q)[0]
     free = AppliedForces(mech).generalized(np.array([t], dtype=object), q, qd)[0]
@@ -63,13 +69,14 @@ def _trace(text: str) -> list[casadi.Function]:
     jac = mech.constraints.jacobian(motion)[0]
     phi = mech.constraints.residual(motion)[0]
     gamma = mech.constraints.acceleration_bias(motion)[0]
-    omega, damping = p
+    omega, damping = p[0], p[1]
     velocity = jac @ qd[0]  # Φ̇
     target = [g + 2 * omega * v + omega**2 * f for g, v, f in zip(gamma, velocity, phi, strict=True)]  # stabilised
-    qdd = damped_accelerations(mass, free, jac, target, damping)
-    rate = casadi.Function(
-        "augmented_rate", [t, z_sx, p_sx], [to_sx(np.concatenate([z[n:], qdd]))], ["t", "z", "p"], ["z_dot"], _MERGED
-    )
+    z_dot = np.concatenate([z[n:], damped_accelerations(mass, free, jac, target, damping)])
+    if redundant:  # q̇ = v − γ P Φ, v̇ = q̈ − γ P Φ_q v: P the multipliers' damped inverse (module docstring)
+        rest, pulled = np.zeros(n, dtype=object), ([-p[2] * x for x in held] for held in (phi, velocity))
+        z_dot = z_dot - np.concatenate([damped_accelerations(mass, rest, jac, f, damping) for f in pulled])
+    rate = casadi.Function("augmented_rate", [t, z_sx, p_sx], [to_sx(z_dot)], ["t", "z", "p"], ["z_dot"], _MERGED)
     q_sx, q_only = symbols("q", n)
     at = q_only[None, :]
     outputs = [to_sx(mech.residual(at)[0]), to_sx(mech.constraint_jacobian(at)[0]), to_sx(mass_matrix(mech, at)[0])]

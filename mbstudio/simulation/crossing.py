@@ -55,6 +55,8 @@ STABILITY = 1.0  # Baumgarte's ω, in units of 1 / (the run's check interval): �
 FASTEST_STABILITY = 100.0  # /s, ω at most (a 2-s run's): a run of 0.35-0.5 s had ω = 400-571/s, and the Delta
 # 3R[2US]'s first crossing, stiffer by ω², made CVODES' Adams steps give up at 0.275 s (docs/accuracy.md)
 PROJECTIONS = 8  # least-squares Newton steps at most, back onto the loops after the crossing
+RETURN = 3e4  # /s: the state returned onto Φ = 0 and Φ_q q̇ = 0 at this rate inside a crossing of redundant loop
+# equations (dynamics/augmented.py; docs/accuracy.md: IRSBot-2's crossings converge under it, not under ω alone)
 SPAN = 8  # check intervals a crossing's CVODES piece spans at most: one up to SHORT check points, then twice the last
 # while it goes on (each restart of Adams' formula at order one cost the Delta 3R[2US]'s last crossing, 0.14 s long,
 # half its evaluations; its others end at the first or second check point past the entry, where a longer piece
@@ -447,6 +449,8 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
     q, _ = eng.closed(np.asarray(y0)[None])
     qd = eng.velocities(q[0], eng.unpack(np.asarray(y0)[None])[1][0])
     parameters = [min(STABILITY * CHECKS / t_end, FASTEST_STABILITY), DAMPING * terms.weighted_rank_value(q_start)]
+    returned = functions.functions["augmented_rate"].nnz_in(2) == 3  # redundant loop equations (augmented.py)
+    parameters += [RETURN] if returned else []
     z, start, t = np.concatenate([q[0], qd]), terms.rank_value(q_start), t0
     lowest, calls, outputs = terms.rank_value(q[0]), 0, []
     problem = _driver_problem(functions, parameters)
@@ -492,11 +496,12 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
     q_end, moved = terms.closed(z[:n])
     qd_end = terms.on_constraints(q_end, z[n:])
     states = _outputs(terms, functions, outputs, parameters)
+    held = f"the state returned onto the loops at {RETURN:g}/s (Ascher et al. 1995), " if returned else ""
     note = (
         f"the motion crossed a singular configuration between t = {t0:.6g} s and {t:.6g} s: the loop equations lost "
         f"rank there (their {mech.partition.rank}th singular value fell to {lowest / start:.2g} of its start value); "
         "it was integrated in all the coordinates, the multipliers damped where the constraints turned redundant "
-        f"(Nakamura & Hanafusa 1986), and projected back onto the loops at {t:.6g} s (coordinates moved by "
+        f"(Nakamura & Hanafusa 1986), {held}and projected back onto the loops at {t:.6g} s (coordinates moved by "
         f"{moved:.2g} m|rad, rates by {np.abs(qd_end - z[n:]).max():.2g} /s)"
     )
     return Crossing(t0, t, states, q_end, qd_end, calls, note, terms)
@@ -537,9 +542,9 @@ def _driven(problem, grid: tuple[float, ...], tolerances: tuple[float, float]):
 
 @functools.lru_cache(maxsize=16)
 def _integrator(rate: casadi.Function, grid: tuple[float, ...], rtol: float, atol: float) -> SerialIntegrator:
-    """dz/dτ = h ż(t₀ + h τ, z) on the normalised grid, p = (t₀, h, ω, ε): Adams–Moulton with fixed-point
+    """dz/dτ = h ż(t₀ + h τ, z) on the normalised grid, p = (t₀, h, ω, ε[, γ]): Adams–Moulton with fixed-point
     iteration, as the run's CVODES pieces (simulation/integrators.py), with their limits."""
-    tau, p = casadi.MX.sym("tau"), casadi.MX.sym("p", 4)
+    tau, p = casadi.MX.sym("tau"), casadi.MX.sym("p", 2 + rate.nnz_in(2))
     z = casadi.MX.sym("z", rate.nnz_in(1))
     ode = p[1] * rate(p[0] + p[1] * tau, z, p[2:])
     options = {
