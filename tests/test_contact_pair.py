@@ -100,7 +100,7 @@ def test_an_elastic_head_on_collision_keeps_momentum_and_energy_and_leaves_at_ne
     assert after[6] == pytest.approx(2 * M1 / (M1 + M2) * v, abs=1e-6 * v)
 
 
-@pytest.mark.parametrize("dissipation", [0.005, 0.02])
+@pytest.mark.parametrize("dissipation", [pytest.param(0.005, marks=pytest.mark.slow), 0.02])  # 4 s each
 def test_a_damped_collision_loses_energy_never_gains_any_and_restitutes_as_hunt_and_crossley_say(dissipation):
     """c_d > 0: the momentum still holds, the total energy never rises beyond the integrator's error, and the
     relative speed after is e v with e = 1 − c_d v to first order (the derivation of the ground contact's test,
@@ -268,7 +268,9 @@ def test_a_capsule_of_zero_length_is_the_sphere():
     assert np.abs(capsule_run.q - sphere_run.q).max() < 1e-12
 
 
-@pytest.mark.parametrize("along", [0.0, 0.35, 0.5])
+@pytest.mark.parametrize(  # 2-4 s each: the slow run takes the points along the capsule
+    "along", [0.0, pytest.param(0.35, marks=pytest.mark.slow), pytest.param(0.5, marks=pytest.mark.slow)]
+)
 def test_a_ball_rests_on_a_fixed_capsule_at_the_static_penetration_anywhere_along_it(along):
     """A ball under gravity dropped onto a fixed horizontal capsule of the ground (its axis from x = −0.5 to
     0.5 m, radius 0.05 m) above x = `along` (0.5: the top of its rounded end): well damped, it settles where

@@ -47,6 +47,7 @@ def test_a_piece_its_watch_ends_returns_the_whole_pieces_states():
         piece(x0=start, p=[0.0, 0.5], watch=cvodes_driver.Watch([4], failing))
 
 
+@pytest.mark.slow  # 3-5 s: the driven Delta twice; the piece itself is checked above in the README run
 def test_a_closed_loops_run_is_the_same_with_its_pieces_ended_where_the_watch_falls(monkeypatch):
     """The driven Delta's 2 s: its first long piece runs on past the watch's fall near a crossing, integrated in
     vain, unless the piece is watched as CVODES returns; watched, the same samples bit for bit, fewer evaluations."""

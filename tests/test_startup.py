@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 NUMERICAL = {"numpy", "scipy", "sympy", "mpmath", "gmpy2", "casadi", "pint", "pandas", "matplotlib", "dask"}
 UNUSED_BY_A_RUN = NUMERICAL - {"numpy", "casadi"} | {"PySide6", "PyQt6", "pinocchio", "numpy.ma", "numpy.random"}
@@ -42,6 +44,7 @@ def test_a_run_imports_only_what_it_uses():
     assert imported_after(run, UNUSED_BY_A_RUN) == []
 
 
+@pytest.mark.slow  # 6 s with an empty cache: the Delta 3R[2US] and its crossing compiled in the subprocess
 def test_a_run_that_crosses_a_singular_configuration_imports_only_what_it_uses():
     # the free Delta 3R[2US] crosses at t = 0.27 s (simulation/crossing.py); numpy.unique imported numpy.ma there
     run = "from mbstudio.cli import main; main(['simulate', 'samples/delta_3rus.mbs', '--t-end', '0.3'])"
