@@ -73,14 +73,44 @@ def test_the_crossings_accelerations_are_the_closed_loop_ones_away_from_a_singul
     damped = _svd_accelerations(mech, 0.0, q, qd, 0.0, floor)
     change, constrained = (np.linalg.norm(L.T @ x) for x in (damped - exact, exact - tree))
     assert 0 < change <= crossing.DAMPING**2 * constrained + np.linalg.norm(L.T) * rounding
-    rate = augmented_functions(dumps(model)).calls["augmented_rate"]
+    functions = augmented_functions(dumps(model))
+    rate, redundant = functions.calls["augmented_rate"], bool(mech.partition.redundant_rows)
+    assert functions.functions["augmented_rate"].nnz_in(2) == 2 + redundant  # γ only where the rows are redundant
     off = q + 1e-3 * mech.length_scale * np.sin(np.arange(mech.n))  # off the loops: the stabilisation acts
     for at, omega in ((q, 0.0), (off, 50.0)):
         reference = _svd_accelerations(mech, 0.3, at, qd, omega, floor)
-        compiled = rate(0.3, np.concatenate([at, qd]), np.array([omega, floor]))
+        compiled = rate(0.3, np.concatenate([at, qd]), np.array([omega, floor, *[0.0] * redundant]))
         assert np.array_equal(compiled[: mech.n], qd)
         damped_conditioning = np.linalg.svd(weighted, compute_uv=False)[0] / floor
         assert np.abs(compiled[mech.n :] - reference).max() <= 10 * EPS * damped_conditioning * np.abs(reference).max()
+
+
+def test_a_crossing_of_redundant_loop_equations_returns_the_state_onto_the_loops():
+    """The four-bar's six loop equations have rank three: its crossing's rate carries the return at γ (dynamics/
+    augmented.py), q̇ = v − γ P Φ and v̇ = q̈ − γ P Φ_q v with P = L⁻ᵀ Bᵀ (B Bᵀ + ε² I)⁻¹ (B = Φ_q L⁻ᵀ, M = L Lᵀ),
+    here by numpy's singular values, off the loops: the compiled rate's to the rounding of the damped conditioning."""
+    model = samples.load("four_bar")
+    mech = Mechanism(model)
+    q = mech.assemble(None)[0]
+    qd = mech.velocities(q[None], np.ones((1, len(mech.independent))))[0]
+    sigma, weighted = _weighted_rank_value(mech, q)
+    floor, gamma = crossing.DAMPING * sigma, crossing.RETURN
+    off = q + 1e-3 * mech.length_scale * np.sin(np.arange(mech.n))
+    rate = augmented_functions(dumps(model)).calls["augmented_rate"]
+    z = np.concatenate([off, qd])
+    plain, returned = (rate(0.3, z, np.array([50.0, floor, g])) for g in (0.0, gamma))
+    L = np.linalg.cholesky(mass_matrix(mech, off[None])[0])
+    motion = mech.motion(off[None], qd[None])
+    jac, phi = mech.constraints.jacobian(motion)[0], mech.constraints.residual(motion)[0]
+    U, s, Vt = np.linalg.svd(np.linalg.solve(L, jac.T).T, full_matrices=False)
+
+    def pull(x):  # P x
+        return np.linalg.solve(L.T, Vt.T @ (s / (s**2 + floor**2) * (U.T @ x)))
+
+    expected = np.concatenate([qd - gamma * pull(phi), plain[mech.n :] - gamma * pull(jac @ qd)])
+    scale = np.abs(expected).max() * np.linalg.svd(weighted, compute_uv=False)[0] / floor
+    assert np.abs(gamma * pull(phi)).max() > 1e3 * EPS * scale  # the return is at work off the loops
+    assert np.abs(returned - expected).max() <= 10 * EPS * scale
 
 
 @pytest.mark.slow  # seconds of CPU where CVODES stalls before the crossings; a cold cache compiles two engines
