@@ -65,6 +65,7 @@ def heavy_ball_on_a_board(stiffness: float):
     return loads(dumps(model))
 
 
+@pytest.mark.slow  # 5 s (the README's run is held under 5 minutes)
 def test_a_heavy_ball_on_a_soft_thin_box_goes_through_and_the_run_says_why():
     """The ball's pass depth through the board is D = 2 mm + 2 r = 102 mm: pressed past D/2 = 51 mm (its centre
     past the board's middle) the law pushes it on through. With k = 1e5 N/m^1.5 the weight m g = k δ^1.5 rests it at

@@ -83,6 +83,7 @@ def run(model: Model, t_end: float, samples: int, velocities, **options):
     return simulate(model, t_end, samples=samples, rtol=RTOL, atol=ATOL, velocities=velocities, **options)
 
 
+@pytest.mark.slow  # 3.4 s (the README's run is held under 5 minutes)
 def test_an_elastic_head_on_collision_keeps_momentum_and_energy_and_leaves_at_newtons_speeds():
     """c_d = 0, μ = 0, ball 1 at 2 m/s onto ball 2 at rest: the momentum stays m1 v to the integrator's error at
     every sample (the forces are equal and opposite), the energy balance holds, and after the collision the balls
@@ -118,6 +119,7 @@ def test_a_damped_collision_loses_energy_never_gains_any_and_restitutes_as_hunt_
     assert abs(restitution - (1 - dissipation * v)) < 1.5 * (dissipation * v) ** 2
 
 
+@pytest.mark.slow  # 4 s (the README's run is held under 5 minutes)
 def test_an_oblique_collision_with_friction_keeps_the_cone_and_both_momenta():
     """Ball 1 at 2 m/s with a spin about z, aimed off ball 2's centre by 0.1 m: friction acts (the spin and the
     tangential slip), stays within μ f_n at every sample, and the linear and angular momentum (about the world

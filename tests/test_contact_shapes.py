@@ -153,6 +153,7 @@ def impacts(normal: np.ndarray) -> list[tuple[int, int]]:
     return [(s, next(e for e in ends if e > s)) for s in starts if any(ends > s)]
 
 
+@pytest.mark.slow  # 3 s (the README's run is held under 5 minutes)
 def test_a_box_dropped_on_a_corner_loses_energy_at_every_impact():
     """Tilted about x and y and dropped 0.1 m with c_d = 0.3 s/m (e ≈ 1 − c_d v ≈ 0.6 at 1.4 m/s), the box lands on
     a corner, then on edges and corners, bouncing (15 impacts in 1 s): at every impact (a stretch of samples with

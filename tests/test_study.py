@@ -242,6 +242,7 @@ def _http_status(port: int, path: str) -> int | None:
         connection.close()
 
 
+@pytest.mark.slow  # 4 s (the README's run is held under 5 minutes)
 def test_a_failed_study_hands_over_its_finished_points_and_lists_the_others():
     """A study that failed (here: its caller's progress callback) left no output at all."""
     model = samples.load("double_pendulum")

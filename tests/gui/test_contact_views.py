@@ -52,6 +52,7 @@ def in_view(window, points: np.ndarray) -> bool:
     return bool(np.abs(window.view.scene.viewport(points)).max() < 1.0)
 
 
+@pytest.mark.slow  # 6 s (the README's run is held under 5 minutes)
 def test_a_block_sliding_down_an_incline_stays_in_view(window, qtbot):
     """It slides 0.74 m (over three times its length) in 1 s: at the run's end its contacts are in view, followed by
     the camera set at the start, and after each preset, with their force arrows."""
