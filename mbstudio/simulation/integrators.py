@@ -54,8 +54,9 @@ SMALLEST_STEP = 1e-6  # of a piece near crossings, or a part (_Parts): its steps
 HALVINGS = 12  # ... and parts are halved down to 2^-HALVINGS of the piece
 FINE = 64  # points a check interval: where a watch's fall between two points watched is placed (`_Parts.root`)
 EARLY = 16  # a closed loop's piece with more check points is watched as CVODES returns them, after this many (`_Early`)
-GROWTH = 4  # ... and after GROWTH times as many again: each watch costs a run ~0.15 ms (the SLA's 0.01 s: 2.55 ms
-# with twice, 2.30 with four times, 1.97 unwatched; the Delta 3R[2US]'s 2 s: 87.6, 84.7 and 90.9 ms)
+GROWTH = 2  # ... and after GROWTH times as many again. Each watch costs a run ~0.15 ms (a 0.01-s SLA run: 2.55 ms
+# so, 2.30 at four times, 1.97 unwatched), but it ends a falling piece early (the linear Delta's 2 s: 9 216 evaluations
+# so, 11 693 at four times, 14 313 unwatched)
 STALL_CALLS = 20_000  # scipy: this many evaluations without time advancing by STALL_FRACTION of the run
 STALL_FRACTION = 1e-6
 CHART_REASON = "the coordinates in use lose conditioning here"
