@@ -212,6 +212,20 @@ def test_quiet_is_taken_by_every_computing_command_and_silences_its_notes(tmp_pa
     assert main(["check", four_bar, "--quiet"]) == 0 and "Four-bar" in capsys.readouterr().out
 
 
+def test_progress_writes_a_line_where_it_says_something_new():
+    import io
+
+    from mbstudio.commands.progress import progress_printer
+
+    log = io.StringIO()
+    progress = progress_printer(log)
+    for fraction in (0.01, 0.02, 0.03, 0.2, 0.21, 1.0, 0.01):  # the last: the next run's start
+        progress(fraction)
+    progress(0.02, "another message")
+    lines = ["  1.0 %", " 20.0 %", "100.0 %", "  1.0 %", "  2.0 %  another message"]
+    assert log.getvalue().splitlines() == lines
+
+
 def test_progress_off_a_terminal_is_one_line_per_step(tmp_path):
     import io
 
