@@ -35,6 +35,7 @@ def test_a_four_bar_landing_on_a_plane_is_lifted_out_of_it_at_every_step():
     assert column(result, "coupler_point.z").min() >= 0.1 + LOOP_RADIUS - bound
 
 
+@pytest.mark.slow  # 4 s (the README's run is held under 5 minutes)
 def test_a_floating_chain_s_landings_are_lifted_out_of_the_ground():
     """The floating four-bar dropped from 0.5 m lands on its base's two ends and its coupler's sphere (h = 0.5 ms):
     each penetration stays below (h |u|)² / ℓ with u the fastest fall (from 0.5 m plus the coupler's 0.4 m reach),
@@ -141,6 +142,7 @@ def over_the_edge(diagonal: bool, speed: float = 0.2):
     return loads(dumps(model))
 
 
+@pytest.mark.slow  # 3 s (the README's run is held under 5 minutes)
 def test_a_ball_sliding_over_a_box_s_edge_or_corner_pivots_on_it_until_it_leaves():
     """Over the edge (or the corner) the ball's centre keeps the exact distance r − δ from the box's nearest point,
     the edge's line (or the corner), so it pivots on a circle of radius R ≈ r about it and leaves where a particle

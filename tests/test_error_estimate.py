@@ -73,12 +73,14 @@ def test_the_estimate_is_within_an_order_of_magnitude_of_the_error_and_the_defau
     assert true <= TARGET
 
 
+@pytest.mark.slow  # 3.5 s (the README's run is held under 5 minutes)
 def test_a_hanging_chain_of_25_links_against_pinocchio():
     model = spatial_chain(25)
     true, _ = _checked(model, _pinocchio(model))
     assert true <= TARGET  # measured 8.5e-10 (its estimate 8.6e-10)
 
 
+@pytest.mark.slow  # 4 s (the README's run is held under 5 minutes)
 def test_a_chain_started_with_every_joint_turned_is_sensitive_and_its_estimate_says_how_far_it_is():
     """Every joint of the chain of 25 links started at 0.3 rad: its motion amplifies a change of 1e-10 rad/s at its
     start to 1.8e-5 of its scale at 2 s, so the defaults miss the target by far (6.9e-4), and the estimate says so

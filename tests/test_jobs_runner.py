@@ -157,6 +157,7 @@ def test_a_stopped_worker_is_reported_as_not_responding_and_cancel_ends_it():
     assert time.monotonic() - start < 1.5 and job.state == CANCELLED and not job._process.is_alive()
 
 
+@pytest.mark.slow  # 4 s (the README's run is held under 5 minutes)
 def test_a_worker_inside_one_long_native_call_is_responding_not_silent():
     """Its heartbeat thread cannot run, but it uses the CPU: never reported as not responding (the
     false alarm while an engine compiles)."""

@@ -96,7 +96,7 @@ def cradle(gap: float, restitution: float = 0.0) -> Model:
     return loads(dumps(model))
 
 
-@pytest.mark.parametrize("gap", [0.0, 0.01])
+@pytest.mark.parametrize("gap", [pytest.param(0.0, marks=pytest.mark.slow), 0.01])  # 3 s each
 def test_a_chain_of_three_balls_struck_plastically_moves_on_together_with_the_momentum(gap):
     """Ball 1 at 1 m/s on balls 2 and 3 (touching each other, or 1 cm apart): e = 0 leaves all three at v/3,
     the momentum m v kept to rounding at every sample, the kinetic energy down to a third; the pairs' impulses

@@ -71,6 +71,7 @@ def _stalled(limit: StepLimit) -> tuple[Chattering, IntegrationError]:
     return eng, stop.value
 
 
+@pytest.mark.slow  # 4 s (the README's run is held under 5 minutes)
 def test_a_stall_costs_a_few_times_the_runs_own_work_and_ends_where_it_did(monkeypatch):
     """With the limit of 20 000 steps, CVODES evaluated the chattering right-hand side more than 20 000 times
     before DOP853 took the piece; with the run's own limit (the first piece's steps, times PACE), fewer than 4 per
