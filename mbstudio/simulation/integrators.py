@@ -490,8 +490,7 @@ def _stop(
         if grid is None:
             t, y, calls = parts.root(before, (t, y), rank=True)
         else:
-            inside = (grid[0] > before[0] + parts.near) & (grid[0] < t - parts.near)
-            t, y = parts.first_below(grid[0][inside], grid[1][inside], (t, y), rank=True)
+            t, y = parts.first_below(before[0], *grid, (t, y), rank=True)
         reason = CROSSING_REASON
     times, out = outputs
     raise IntegrationError(t, reason, y, out[: int(np.searchsorted(times, t, side="right"))], calls)
@@ -591,8 +590,7 @@ class _Parts:
         # (on the part's own returns at the fine grid's points where it has them, without integrating again)
         before = (t, y) if fall == 0 else (at[fall - 1], watched[fall - 1])
         if self.fine:
-            inside = (fine > before[0] + self.near) & (fine < at[fall] - self.near)
-            (root, state), more = self.first_below(fine[inside], states[fine_at[inside]], (at[fall], watched[fall])), 0
+            (root, state), more = self.first_below(before[0], fine, states[fine_at], (at[fall], watched[fall])), 0
         else:
             root, state, more = self.root(before, (at[fall], watched[fall]))
         reached_outputs = self.out[: int(np.searchsorted(times, root, side="right"))]
@@ -622,11 +620,14 @@ class _Parts:
         except _GaveUp as failure:
             return b, yb, failure.calls
         calls = tried + int(solver.stats().get("nfevals", 0))
-        return (*self.first_below(grid, np.ascontiguousarray(reached[:-1]), fall, rank), calls)
+        return (*self.first_below(t0, grid, np.ascontiguousarray(reached[:-1]), fall, rank), calls)
 
-    def first_below(self, grid: np.ndarray, states: np.ndarray, fall: tuple, rank: bool = False) -> tuple:
-        """(time, state) of the first of the grid's points (`states` there) where the watch's margin (`rank`: the
-        loop equations' alone) is below zero, else `fall` (time, state); their margins in one batch."""
+    def first_below(self, after: float, grid: np.ndarray, states: np.ndarray, fall: tuple, rank: bool = False) -> tuple:
+        """(time, state) of the first of the grid's points (`states` there) strictly between `after` and the fall
+        where the watch's margin (`rank`: the loop equations' alone) is below zero, else `fall` (time, state); their
+        margins in one batch."""
+        inside = (grid > after + self.near) & (grid < fall[0] - self.near)
+        grid, states = grid[inside], states[inside]
         if not len(grid):
             return fall
         margins = self.watch.rank_margins(states) if rank else self.watch.margins(states)
