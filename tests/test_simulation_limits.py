@@ -63,3 +63,13 @@ def test_a_piece_handed_to_scipy_may_start_from_a_strided_state(method):
     expected, _ = _scipy(eng, times, y0.copy(), method, 1e-10, 1e-12, None)
     got, _ = _scipy(eng, times, strided, method, 1e-10, 1e-12, None)
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("given", [[1.0, 2.0], [float("nan")], "fast", [[0.5]]])
+def test_velocities_that_are_not_one_finite_value_per_independent_coordinate_are_refused_by_name(given):
+    model = samples.load("four_bar")  # one independent coordinate
+    with pytest.raises(
+        ValueError, match=r"velocities: .* is not one finite value .* for each of the 1 independent coordinates \(\w+\)"
+    ):
+        simulate(model, 0.01, velocities=given, error_estimate=False)
+    assert simulate(model, 0.01, velocities=[0.5], error_estimate=False).qd[0].any()  # one value: the run starts

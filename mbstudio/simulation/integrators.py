@@ -252,22 +252,26 @@ def _cvodes(
     y, start, calls, carried, span = np.asarray(y0, dtype=float), t0, 0, 0.0, 1
     try:
         while start < times[-1]:
-            end, checks = _watched_until(watch, start, *_piece(start, times[-1], _watched_span(watch, span)), times[-1])
+            watched = _watched_span(watch, span)
+            closely = not watched and _watched_closely(watch, limit)  # a cautious piece, on past its check points
+            end, checks = _watched_until(watch, start, *_piece(start, times[-1], int(closely) or watched), times[-1])
             end, checks, again = _short_of_stall(limit, eng, start, end, checks, times[-1])
             checkpoint(start)
             upto = int(np.searchsorted(times, end, side="right"))
             marks, outputs, checked = _returns(times[done:upto], checks, start, end)
             near, fine = bool(limit and watch is not None and watch.crossings), None
-            # once the run has crossed, a piece of one check interval at most (cautious, near the next crossing)
-            # returns at the fine grid's points too (a longer one's stall is placed at its check points)
-            if near and watch.crossed and len(checks) <= 1:
+            # once the run has crossed, a cautious piece (one check interval, or one watched at each: near the next
+            # crossing) returns at the fine grid's points too (a longer one's stall is placed at its check points)
+            if near and watch.crossed and (len(checks) <= 1 or closely):
                 marks, outputs, checked, fine = _finer(marks, outputs, checked, start, end, times[-1])
             chunk = functools.partial(_chunk_integrator, eng, marks, multistep, rtol, atol, runs, work_scale)
             if near:  # a stall near crossings ends within a few steps
                 chunk = functools.partial(chunk, smallest=SMALLEST_STEP)
             x0 = np.append(y, [0.0] if work_scale else [])
             returned_at = start + (end - start) * np.asarray(marks)  # the times of CVODES' returns
-            early = _Early(watch, checked, returned_at[checked], len(y0)) if _early(watch, limit, checked) else None
+            early = None
+            if closely or _early(watch, limit, checked):
+                early = _Early(watch, checked, returned_at[checked], len(y0), every=closely)
             try:
                 if again:
                     raise _GaveUp(0, limit.stalled[1])
@@ -327,6 +331,7 @@ def _cvodes(
                     parts = (
                         _Parts(eng, times, out, (multistep, rtol, atol), checkpoint, watch, limit) if limit else None
                     )
+                    fine = None if fine is None else fine[fine < len(states)]
                     grid = None if fine is None else (returned_at[fine], states[fine])
                     _stop(watch, fall, at, states[checked], (start, y), parts, (times, out), grid)
             if work is not None:
@@ -356,18 +361,29 @@ def _early(watch, limit: StepLimit | None, checked: np.ndarray) -> bool:
     return bool(closed and limit and not watch.crossings and len(checked) > EARLY and _DRIVER[0])
 
 
+def _watched_closely(watch, limit: StepLimit | None) -> bool:
+    """Whether a cautious piece (`_watched_span` 0) of a run that has crossed goes on to the end of the grid's
+    interval, watched at each of its check points as CVODES returns them (`_Early`), rather than ending at the first:
+    after a crossing the rank value is watched rising for three check points, and on the way to the next one
+    falling, each point a restart of Adams' formula at order one (about 50 evaluations a check interval where the
+    run's own pace is 10: the free Delta's 2 s made 9 394, 8 695 so). Not while near a crossing (the watch may then
+    end the piece before its next check point: crossing.py's `until`)."""
+    return bool(limit and watch is not None and getattr(watch, "crossed", False) and not watch.near)
+
+
 class _Early:
     """A long piece's check points watched as CVODES returns them: after its EARLY-th, and after each GROWTH times as
     far on, the points returned since are handed to the watch (`_first_fall`, as after the piece), and where it falls
     CVODES ends the piece there, not integrating the rest in vain (the Delta 3R[2US]'s piece from 0.02 to 1 s, its
     watch falling near a crossing at 0.24 s: 800 evaluations). The same states (CVODES' steps up to there are the
-    piece's, its stop time the same) and the same decisions (the watch decides at each point alone)."""
+    piece's, its stop time the same) and the same decisions (the watch decides at each point alone). `every`: after
+    each check point (`_watched_closely`)."""
 
-    def __init__(self, watch, checked: np.ndarray, at: np.ndarray, size: int) -> None:
+    def __init__(self, watch, checked: np.ndarray, at: np.ndarray, size: int, every: bool = False) -> None:
         self.watch, self.checked, self.at, self.size = watch, checked, at, size
         self.seen, self.fall = 0, None  # check points handed to the watch; where it fell among them
         self.error: Exception | None = None  # what the watch raised, raised again where it decides (`rest`)
-        batches = EARLY * GROWTH ** np.arange(8) - 1  # more than CHECKS
+        batches = np.arange(CHECKS) if every else EARLY * GROWTH ** np.arange(8) - 1  # more than CHECKS
         self.batches = checked[batches[batches < len(checked) - 1]]  # the returns after which it is watched
 
     def watch_of(self, solver) -> dict:

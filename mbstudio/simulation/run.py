@@ -296,6 +296,22 @@ def initial_velocities(given: Mapping[str, float], kinds: Mapping[str, str]) -> 
     return np.array([float(given.get(name, 0.0)) for name in kinds])
 
 
+def _velocities(given, mech: Mechanism) -> np.ndarray:
+    """The independent velocities a caller gave, as an array of one finite value per independent coordinate; a
+    ValueError naming the count and the coordinates otherwise (never numpy's broadcast error from deep inside)."""
+    names = list(mech.independent)  # their names
+    try:
+        values = np.asarray(given, dtype=float)
+    except (TypeError, ValueError):
+        values = np.full(0, np.nan)
+    if values.shape != (len(names),) or not np.isfinite(values).all():
+        raise ValueError(
+            f"velocities: {given!r} is not one finite value (rad/s or m/s) for each of the {len(names)} independent "
+            f"coordinates ({', '.join(names)})"
+        )
+    return values
+
+
 def simulate(
     model: Model | Mechanism,
     t_end: float,
@@ -351,7 +367,7 @@ def simulate(
     mech, forces, q0 = own_start(model) if isinstance(model, Mechanism) else document_start(text)
     times = np.linspace(0.0, t_end, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
     k = len(mech.independent)
-    v0 = np.zeros(k) if velocities is None else np.asarray(velocities, dtype=float)
+    v0 = np.zeros(k) if velocities is None else _velocities(velocities, mech)
     if compiled and not fits_engine(document):  # a very large model: the numpy path, with a scipy method
         compiled, method = False, "DOP853" if method in CVODES else method
     own = None if isinstance(model, Mechanism) else mech  # the document's partition: the engine's own
