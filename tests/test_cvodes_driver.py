@@ -185,3 +185,16 @@ def test_runs_in_several_threads_at_once_are_the_run_made_alone():
     with ThreadPoolExecutor(4) as pool:
         runs = list(pool.map(lambda _: simulate(model, 1.0, error_estimate=False), range(8)))
     assert all(np.array_equal(run.q, alone.q) and np.array_equal(run.qd, alone.qd) for run in runs)
+
+
+def test_the_drivers_library_is_found_from_its_text_without_writing_it(tmp_path):
+    """A process's first run finds the driver's library from its C text (numerics/compiled.py's built_library), the
+    library that compiling the file itself files (compiled_library): the same name; another text finds none."""
+    from mbstudio.numerics.compiled import built_library, compiled_library
+
+    flags, text = ("-ffp-contract=off",), cvodes_driver.DRIVER.encode("utf-8")
+    library = cvodes_driver._compiled()
+    source = tmp_path / "cvodes_driver.c"
+    source.write_bytes(text)
+    assert built_library("cvodes_driver", text, flags) == compiled_library(source, flags) == library
+    assert built_library("cvodes_driver", text + b"/* changed */", flags) is None

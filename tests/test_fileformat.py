@@ -138,6 +138,15 @@ def test_a_scalar_is_written_as_json_writes_it(value):
     assert fileformat._scalar(value) == json.dumps(value)
 
 
+@pytest.mark.parametrize(
+    "text", ["", "m", "kg m^2", "Ö", "日本", 'a"b', "back\\slash", "tab\there", "new\nline", "\x7f", "\u2028", "\u00a0"]
+)
+def test_a_text_is_written_as_json_writes_it(text):
+    # texts with nothing to escape take a shortcut past json's encoder too; the others keep it (non-ASCII as itself)
+    assert fileformat._scalar(text) == json.dumps(text, ensure_ascii=False)
+    assert fileformat._scalar("\ud800") == json.dumps("\ud800")  # a lone surrogate stays escaped
+
+
 def test_numbers_and_expressions_are_kept_as_written():
     """0 stays 0, 0.0 stays 0.0, 3 stays 3, an expression stays its text: nothing is normalised away."""
     model = loads(PENDULUM)

@@ -791,6 +791,8 @@ def _scalar(value) -> str:
     kind = type(value)
     if kind is int or (kind is float and math.isfinite(value)):
         return repr(value)  # json.dumps' own text for these, without its encoder (half of writing a model)
+    if kind is str and value.isprintable() and '"' not in value and "\\" not in value:
+        return f'"{value}"'  # nothing to escape: json.dumps' text (a name, a unit), a third of writing a model
     text = json.dumps(value, ensure_ascii=False)
     try:
         text.encode("utf-8")

@@ -522,12 +522,28 @@ def compiled_library(
         folder = cache_folder()
     except CacheRefused as refused:
         return _refused(refused)
-    if library is None:
-        text = source.read_bytes() + " ".join(flags).encode() + code_version().encode()
-        library = folder / f"{source.stem}_{hashlib.sha256(text).hexdigest()[:24]}.so"
+    library = library or _library_name(folder, source.stem, source.read_bytes(), flags)
     if verified(library) or _compile([compiler, *flags], source, library, done):
         return library
     return None
+
+
+def built_library(stem: str, text: bytes, flags: tuple[str, ...] = ()) -> Path | None:
+    """The library `compiled_library` builds from a C file named `stem`.c holding `text`, where it is in the cache
+    already and its bytes check (native_cache.verified); else None (then compile it from the file)."""
+    if _compiler() is None:
+        return None
+    try:
+        library = _library_name(cache_folder(), stem, text, flags)
+    except CacheRefused:
+        return None
+    return library if verified(library) else None
+
+
+def _library_name(folder: Path, stem: str, text: bytes, flags: tuple[str, ...]) -> Path:
+    """Where a C file's library is filed: its name, the hash of its text, the flags and the code version."""
+    key = text + " ".join(flags).encode() + code_version().encode()
+    return folder / f"{stem}_{hashlib.sha256(key).hexdigest()[:24]}.so"
 
 
 def _external(name: str, library: Path) -> casadi.Function:
