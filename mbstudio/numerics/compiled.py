@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -161,7 +161,7 @@ class Native:
     derivatives checks) and the calls from Python (numerics/native_call.py: `name`, `name_into`, `name_rows`). Where
     nothing could be compiled, the traced functions themselves, on CasADi's virtual machine."""
 
-    functions: dict[str, casadi.Function]
+    functions: Mapping[str, casadi.Function]
     calls: dict[str, Callable]
     metadata: dict = field(default_factory=dict)
     traced: list[casadi.Function] | None = None  # when this process traced them
@@ -485,13 +485,43 @@ def _loaded(library: Path, names: list[str], module: str | None) -> Native | Non
     that does not load is removed, so that it is built again."""
     if not verified(library):
         return None
-    try:
-        functions = {name: (_exact if f"jac_{name}" in names else _external)(name, library) for name in names}
+    functions = _Handles(library, names)
+    try:  # the first handle loads the library; all of them where CasADi's handles make the calls
+        functions[names[0]]
+        extension = load_extension(library, module) if module else None
+        if extension is None:
+            functions.made()
     except RuntimeError:
         discard(library)
         return None
-    extension = load_extension(library, module) if module else None
     return Native(functions, calls(functions, extension), library=library)
+
+
+class _Handles(Mapping):
+    """CasADi's handles on a loaded library's functions, each made where it is first asked for: the calls from
+    Python go through the library's extension module, and a run asks for few handles (CVODES' sizes, a BDF run's
+    Jacobian), where making each of a library's, ~0.1 ms apiece, was a tenth of a process's first-run costs."""
+
+    def __init__(self, library: Path, names: list[str]) -> None:
+        self.library, self.names, self._made = library, list(names), {}
+
+    def __getitem__(self, name: str) -> casadi.Function:
+        if name not in self._made:
+            if name not in self.names:
+                raise KeyError(name)
+            self._made[name] = (_exact if f"jac_{name}" in self.names else _external)(name, self.library)
+        return self._made[name]
+
+    def made(self) -> None:
+        """Every handle made now."""
+        for name in self.names:
+            self[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 def is_external(function: casadi.Function) -> bool:
