@@ -169,3 +169,22 @@ def test_the_cholesky_screen_certifies_only_singular_values_at_least_the_floor()
         assert certified[floors <= 0.5 * computed].all() if smallest >= 1e-3 else not certified.any()
     batch = np.stack([jacobian, 0.01 * jacobian])
     assert crossing._surely_above(batch, 0.1 * computed).tolist() == [True, False]
+
+
+def test_a_batch_of_gram_matrices_is_screened_matrix_by_matrix_in_one_call(monkeypatch):
+    """`_factorable` says, for each of a stack, what np.linalg.cholesky says of it alone (a factor, or LinAlgError),
+    in one call through numpy's own gufunc, and the same where that cannot be had (each matrix alone)."""
+    rng = np.random.default_rng(7)
+    factors = rng.normal(size=(40, 18, 18))
+    grams = factors @ factors.transpose(0, 2, 1) - rng.uniform(0.0, 2.0, size=40)[:, None, None] * np.eye(18)
+    alone = []
+    for matrix in grams:
+        try:
+            np.linalg.cholesky(matrix)
+            alone.append(True)
+        except np.linalg.LinAlgError:
+            alone.append(False)
+    assert 0 < sum(alone) < len(alone)  # both kinds in the stack
+    assert crossing._factorable(grams).tolist() == alone
+    monkeypatch.setattr(np.linalg, "_umath_linalg", None)  # np.linalg.cholesky itself holds its own reference
+    assert crossing._factorable(grams).tolist() == alone
