@@ -85,9 +85,9 @@ def test_a_decision_that_changes_the_coordinates_is_searched():
 def test_the_watch_screens_only_rank_values_surely_above_near(monkeypatch):
     """The driven Delta (the bench's) and the free Delta 3R[2US]: at every batch of points the watch checks, each
     value it computes is the exact one's bits, each it leaves out is at least NEAR (ENTER while the watch is near),
-    and the screen leaves some out: the driven Delta's long pieces, most of their check points (Weyl's bound); the
-    free Delta's first piece, whose Φ_q moves by many times its rank value between check points, by the Cholesky
-    factors of Φ_q Φ_qᵀ."""
+    and the screen leaves most out, by the Cholesky factors of Φ_q Φ_qᵀ (Weyl's bound from the last state's where
+    the loop equations are redundant): the driven Delta's long pieces and the free Delta's first, whose Φ_q moves
+    by many times its rank value between check points."""
     seen = {"left out": 0, "values": 0}
     first_fall = crossing.CrossingWatch.first_fall
 
@@ -188,3 +188,40 @@ def test_a_batch_of_gram_matrices_is_screened_matrix_by_matrix_in_one_call(monke
     assert crossing._factorable(grams).tolist() == alone
     monkeypatch.setattr(np.linalg, "_umath_linalg", None)  # np.linalg.cholesky itself holds its own reference
     assert crossing._factorable(grams).tolist() == alone
+
+
+def test_the_watches_compute_the_values_they_remember_where_they_are_read(monkeypatch):
+    """A long piece's watch hands its check points over in batches (integrators._Early); of each batch the watches
+    remember the last values (three of the rank's, two of the chart's), which only the last batch's are read for:
+    each is computed where `steady` or `until` reads it, the exact value at its state alone. The free Delta's first
+    0.5 s (a crossing, long pieces, pieces watched at each check point) is the same run bit for bit with every
+    remembered value computed as it is watched, which takes more SVDs."""
+    model = samples.load("delta_3rus")
+    counted = {"svd": 0, "pending": 0}
+    svd = np.linalg.svd
+
+    def counting(a, *arguments, **keywords):
+        counted["svd"] += int(np.prod(np.shape(a)[:-2]))
+        return svd(a, *arguments, **keywords)
+
+    monkeypatch.setattr(np.linalg, "svd", counting)
+    lazy = simulate(model, 0.5, error_estimate=False)
+    lazily = counted["svd"]
+    first_fall = crossing.CrossingWatch.first_fall
+
+    def eager(self, at, states):
+        fall = first_fall(self, at, states)
+        pending = [(k, value) for k, (_, value) in enumerate(self.checked) if not isinstance(value, float)]
+        recent = self._recent()
+        for k, jacobian in pending:  # read now: each the exact value at its state alone
+            assert recent[k][1] == self._values(jacobian[None])[0]
+        counted["pending"] += len(pending)
+        self.chart._recent()
+        return fall
+
+    monkeypatch.setattr(crossing.CrossingWatch, "first_fall", eager)
+    counted["svd"] = 0
+    each = simulate(model, 0.5, error_estimate=False)
+    assert np.array_equal(lazy.q, each.q) and np.array_equal(lazy.qd, each.qd)
+    assert lazy.provenance.rhs_evaluations == each.provenance.rhs_evaluations
+    assert counted["pending"] > 0 and lazily < counted["svd"]

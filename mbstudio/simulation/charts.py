@@ -62,7 +62,8 @@ class ChartWatch:
     def __init__(self, eng: Engine, y: np.ndarray) -> None:
         self.eng = eng
         self.reference = block_smallest(eng, y)
-        self.checked: list[tuple[float, float]] = []  # (t, margin) at the last two check points
+        # (t, margin) at the last two check points; a margin not computed yet as the coordinates there (`_recent`)
+        self.checked: list[tuple[float, float | np.ndarray]] = []
 
     def margin(self, t: float, y: np.ndarray) -> float:
         """Positive while the choice keeps FALL of its conditioning; crosses zero where a decision is due (an
@@ -83,23 +84,36 @@ class ChartWatch:
         each equal to `margin`'s at that state alone."""
         if not self.eng.mech.partition.dependent or not len(at):
             return None
-        margins = self._margins(self.eng.unpack(states)[0])
+        q = self.eng.unpack(states)[0]
+        margins = self._margins(q)
         below = np.flatnonzero(margins < 0)
         fall = int(below[0]) if len(below) else None
         seen = len(at) if fall is None else fall + 1
-        self.checked = [*self.checked, *zip(at[:seen].tolist(), margins[:seen].tolist(), strict=True)][-2:]
+        points = range(max(seen - 2, 0), seen)
+        recent = [(float(at[k]), float(margins[k]) if np.isfinite(margins[k]) else q[k]) for k in points]
+        self.checked = [*self.checked, *recent][-2:]
         return fall
 
     def _margins(self, q: np.ndarray) -> np.ndarray:
-        """The margins at the coordinates q (K, n), each `margin`'s value at that state, except inf where the
-        screen (Engine.surely_conditioned, a few times cheaper than the SVD) finds it surely positive before the
-        last two: the first fall and the last two margins, all that `first_fall` keeps, are then the same."""
-        head = max(len(q) - 2, 0)
-        if head and self.eng.surely_conditioned(q[:head], FALL * self.reference):
-            last = self.eng.smallest_singular_values(q[head:]) / self.reference - FALL
-            if (last >= 0).all():
-                return np.concatenate([np.full(head, np.inf), last])
+        """The margins at the coordinates q (K, n), each `margin`'s value at that state, or inf at every one where
+        the screen (Engine.surely_conditioned, a few times cheaper than the SVD) finds them all surely positive:
+        the first fall is then the same, and the last two margins, which `steady` reads, are computed where it
+        reads them (`_recent`): a long piece's watch hands its points over in batches (integrators._Early), and only
+        the last batch's are read."""
+        if self.eng.surely_conditioned(q, FALL * self.reference, anchored=False):
+            return np.full(len(q), np.inf)
         return self.eng.smallest_singular_values(q) / self.reference - FALL
+
+    def _recent(self) -> list[tuple[float, float]]:
+        """The last two check points' (t, margin), the margins not computed yet computed now, in one batch (each
+        the value `margin` gives at that state alone)."""
+        pending = [k for k, (_, margin) in enumerate(self.checked) if not isinstance(margin, float)]
+        if pending:
+            q = np.array([self.checked[k][1] for k in pending])
+            margins = self.eng.smallest_singular_values(q) / self.reference - FALL
+            for k, margin in zip(pending, margins.tolist(), strict=True):
+                self.checked[k] = (self.checked[k][0], margin)
+        return self.checked
 
     def until(self, start: float, end: float, t_end: float, checks: np.ndarray) -> tuple[float, np.ndarray]:
         """Where a piece of the run from `start` to `end` ends, and the points it is watched at: there, and at the
@@ -123,7 +137,7 @@ class ChartWatch:
             return True
         if len(self.checked) < 2:
             return False
-        (_, before), (_, last) = self.checked
+        (_, before), (_, last) = self._recent()
         return last + intervals * (last - before) > 0
 
 

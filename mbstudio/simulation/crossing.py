@@ -208,7 +208,10 @@ class CrossingWatch:
         self.chart, self.eng, self.fell, self.crossed, self.start = chart, eng, "chart", crossed, start
         self.first = first
         # (t, the rank value over the start's) at the last three points watched
-        self.checked = [] if start is None else [(t, float(self._ratios(np.asarray(y)[None])[0]))]
+        # (t, value) at the last three points watched; a value not computed yet as Φ_q there (`_recent`)
+        self.checked: list[tuple[float, float | np.ndarray]] = []
+        if start is not None:
+            self.checked = [(t, float(self._ratios(np.asarray(y)[None])[0]))]
         self.near = bool(self.checked) and self.checked[-1][1] < NEAR
 
     @property
@@ -230,31 +233,38 @@ class CrossingWatch:
         return loop_blocks(self.first).values(jacobians)[:, self.eng.mech.partition.rank - 1] / self.start
 
     def _screened(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """`_ratios` at the states (K of them), and their Φ_q, except inf before the last three where the value is
-        surely at least NEAR, or ENTER while the watch is near (`first_fall` then decides only on a fall below
-        ENTER there: every point is seen, and only the last three are remembered): by Weyl's inequality
-        σ_r(J) ≥ σ_r(J_K) − ‖J − J_K‖_F from the last state's, by a margin beyond the SVD's rounding (SCREEN of
-        J_K's norm), as Engine.surely_conditioned screens the chart's; else, where the loop equations have full
-        row rank, by a Cholesky factor of J Jᵀ less the floor's square (`_surely_above`). What `first_fall`
-        decides on these is then the same, at a fraction of the SVDs (the driven Delta's pieces: three in four of
-        their check points; the Delta 3R[2US]'s, whose Φ_q moves by many times its rank value between check
-        points: Weyl's bound leaves none out, the Cholesky factors most)."""
+        """`_ratios` at the states (K of them), and their Φ_q, except inf where the value is surely at least NEAR,
+        or ENTER while the watch is near (`first_fall` then decides only on a fall below ENTER there): where the
+        loop equations have full row rank, by a Cholesky factor of J Jᵀ less the floor's square (`_surely_above`),
+        else by Weyl's inequality σ_r(J) ≥ σ_r(J_K) − ‖J − J_K‖_F from the last state's, by a margin beyond the SVD's
+        rounding (SCREEN of J_K's norm), as Engine.surely_conditioned screens the chart's. What `first_fall` decides
+        on these is then the same, at a fraction of the SVDs; the values it remembers are computed where they are
+        read (`_recent`): a long piece's watch hands its points over in batches (integrators._Early), and only the
+        last batch's are read."""
         jacobians = self._jacobians(states)
-        if len(jacobians) <= 3:
-            return self._values(jacobians), jacobians
         rank, floor = self.eng.mech.partition.rank, (ENTER if self.near else NEAR) * self.start
-        last = loop_blocks(self.first).values(jacobians[-1:])[0]
-        flat = jacobians.transpose(0, 2, 1).reshape(len(jacobians), -1)  # by columns: loop_jacobians' own layout
-        distance = np.linalg.norm(flat[:-3] - flat[-1], axis=1)
-        bound = last[rank - 1] - distance - SCREEN * last[0]
         ratios = np.full(len(jacobians), np.inf)
-        ratios[-1] = last[rank - 1] / self.start
-        unsure = np.flatnonzero(bound < floor)
-        if rank == jacobians.shape[1] and len(unsure):
-            unsure = unsure[~_surely_above(jacobians[unsure], floor)]
-        unsure = np.append(unsure, np.arange(len(jacobians) - 3, len(jacobians) - 1))
-        ratios[unsure] = self._values(jacobians[unsure])
+        if rank == jacobians.shape[1]:
+            unsure = np.flatnonzero(~_surely_above(jacobians, floor))
+        else:
+            last = loop_blocks(self.first).values(jacobians[-1:])[0]
+            flat = jacobians.transpose(0, 2, 1).reshape(len(jacobians), -1)  # by columns: loop_jacobians' layout
+            bound = last[rank - 1] - np.linalg.norm(flat - flat[-1], axis=1) - SCREEN * last[0]
+            ratios[-1] = last[rank - 1] / self.start
+            unsure = np.flatnonzero(bound[:-1] < floor)
+        if len(unsure):
+            ratios[unsure] = self._values(jacobians[unsure])
         return ratios, jacobians
+
+    def _recent(self) -> list[tuple[float, float]]:
+        """The last three points watched, (t, value), the values not computed yet computed now, in one batch (each
+        the value `_ratios` gives at that state alone)."""
+        pending = [k for k, (_, value) in enumerate(self.checked) if not isinstance(value, float)]
+        if pending:
+            values = self._values(np.array([self.checked[k][1] for k in pending]))
+            for k, value in zip(pending, values.tolist(), strict=True):
+                self.checked[k] = (self.checked[k][0], value)
+        return self.checked
 
     def kept(self, t: float, y: np.ndarray) -> bool:
         """Whether the run goes on past the chart's fall at the state y (time t) without a restart: near crossings
@@ -269,7 +279,7 @@ class CrossingWatch:
             return False
         self.chart = type(self.chart)(self.eng, y)
         self.checked = [(at, ratio) for at, ratio in self.checked if at <= t][-3:]
-        self.near = self.checked[-1][1] < NEAR
+        self.near = self._recent()[-1][1] < NEAR
         return True
 
     def crossing_at(self, y: np.ndarray) -> bool:
@@ -310,11 +320,10 @@ class CrossingWatch:
         ratios, jacobians = self._screened(states)
         entered = np.flatnonzero(ratios < NEAR)
         seen = len(at) if self.near or not len(entered) else int(entered[0]) + 1
-        kept = np.arange(max(seen - 3, 0), seen)
-        unknown = kept[np.isinf(ratios[kept])]
-        if len(unknown):  # the last three points seen are remembered (`until`, `steady`): their values
-            ratios[unknown] = self._values(jacobians[unknown])
-        self.checked = [*self.checked, *zip(at[:seen].tolist(), ratios[:seen].tolist(), strict=True)][-3:]
+        # the last three points seen are remembered (`until`, `steady`): their values, or their Φ_q (`_recent`)
+        kept = range(max(seen - 3, 0), seen)
+        recent = [(float(at[k]), float(ratios[k]) if np.isfinite(ratios[k]) else jacobians[k]) for k in kept]
+        self.checked = [*self.checked, *recent][-3:]
         chart = self.chart.first_fall(at[:seen], states[:seen])
         below = np.flatnonzero(ratios[:seen] < ENTER)
         if len(below) and (chart is None or below[0] <= chart):
@@ -325,7 +334,9 @@ class CrossingWatch:
         if seen < len(at):
             self.near, self.fell = True, "near"
             return seen - 1
-        self.near = bool(ratios[-1] < NEAR)
+        # a screened value is at least NEAR while not near, but while near only at least ENTER: read it then
+        last = ratios[-1] if np.isfinite(ratios[-1]) or not self.near else self._recent()[-1][1]
+        self.near = bool(last < NEAR)
         return None
 
     def steady(self, intervals: int = STEADY) -> bool:
@@ -339,7 +350,7 @@ class CrossingWatch:
             return self.chart.steady(intervals)
         if self.near or len(self.checked) < 3 or intervals > STEADY or not self.chart.steady(intervals):
             return False
-        first, before, last = (ratio for _, ratio in self.checked)
+        first, before, last = (ratio for _, ratio in self._recent())
         slope, curvature = (last - first) / 2, last - 2 * before + first
         k = np.arange(1, intervals + 1)
         return bool((last + k * slope + k * (k + 1) / 2 * curvature > NEAR).all())
@@ -353,7 +364,7 @@ class CrossingWatch:
             return end, checks
         until = start + t_end / (CHECKS * FINE)
         if len(self.checked) >= 2:
-            (t0, before), (t1, last) = self.checked[-2:]
+            (t0, before), (t1, last) = self._recent()[-2:]
             if before <= last or t1 <= t0:  # rising: to the next check point
                 return end, checks
             until = max(until, t1 + (last - ENTER / 2) * (t1 - t0) / (before - last))
