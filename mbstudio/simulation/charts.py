@@ -76,7 +76,7 @@ class ChartWatch:
         """`margin` at each of the states (K, size), their σ in one batched call."""
         if not self.eng.mech.partition.dependent:
             return np.ones(len(states))
-        return self.eng.smallest_singular_values(self.eng.unpack(states)[0]) / self.reference - FALL
+        return self._values(self.eng.unpack(states)[0])
 
     def first_fall(self, at: np.ndarray, states: np.ndarray) -> int | None:
         """Among check points of a CVODES run (times `at`, states (K, size)), the first where the margin is below
@@ -89,9 +89,7 @@ class ChartWatch:
         below = np.flatnonzero(margins < 0)
         fall = int(below[0]) if len(below) else None
         seen = len(at) if fall is None else fall + 1
-        points = range(max(seen - 2, 0), seen)
-        recent = [(float(at[k]), float(margins[k]) if np.isfinite(margins[k]) else q[k]) for k in points]
-        self.checked = [*self.checked, *recent][-2:]
+        self.checked = remembered(self.checked, at, margins, q, seen, 2)
         return fall
 
     def _margins(self, q: np.ndarray) -> np.ndarray:
@@ -102,18 +100,15 @@ class ChartWatch:
         the last batch's are read."""
         if self.eng.surely_conditioned(q, FALL * self.reference, anchored=False):
             return np.full(len(q), np.inf)
+        return self._values(q)
+
+    def _values(self, q: np.ndarray) -> np.ndarray:
+        """`margin` at the coordinates q (K, n), their σ in one batched call, each that state's own."""
         return self.eng.smallest_singular_values(q) / self.reference - FALL
 
     def _recent(self) -> list[tuple[float, float]]:
-        """The last two check points' (t, margin), the margins not computed yet computed now, in one batch (each
-        the value `margin` gives at that state alone)."""
-        pending = [k for k, (_, margin) in enumerate(self.checked) if not isinstance(margin, float)]
-        if pending:
-            q = np.array([self.checked[k][1] for k in pending])
-            margins = self.eng.smallest_singular_values(q) / self.reference - FALL
-            for k, margin in zip(pending, margins.tolist(), strict=True):
-                self.checked[k] = (self.checked[k][0], margin)
-        return self.checked
+        """The last two check points' (t, margin), those not computed yet computed now (`resolved`)."""
+        return resolved(self.checked, self._values)
 
     def until(self, start: float, end: float, t_end: float, checks: np.ndarray) -> tuple[float, np.ndarray]:
         """Where a piece of the run from `start` to `end` ends, and the points it is watched at: there, and at the
@@ -139,6 +134,27 @@ class ChartWatch:
             return False
         (_, before), (_, last) = self._recent()
         return last + intervals * (last - before) > 0
+
+
+def remembered(checked: list, at: np.ndarray, values: np.ndarray, sources, seen: int, keep: int) -> list:
+    """A watch's last `keep` points: `checked` and the first `seen` of the points just watched (times `at`), each
+    (t, its value), or where the screen left the value out (inf), (t, what it is computed from: that point's row of
+    `sources`), computed where it is read (`resolved`): a long piece's watch hands its points over in batches
+    (integrators._Early), and only the last batch's are read."""
+    points = range(max(seen - keep, 0), seen)
+    recent = [(float(at[k]), float(values[k]) if np.isfinite(values[k]) else sources[k]) for k in points]
+    return [*checked, *recent][-keep:]
+
+
+def resolved(checked: list, compute) -> list[tuple[float, float]]:
+    """`checked` (`remembered`) with the values left out computed now, in place and in one batch: `compute` maps
+    their sources, stacked, to their values, each that point's own whatever the batch."""
+    pending = [k for k, (_, value) in enumerate(checked) if not isinstance(value, float)]
+    if pending:
+        values = compute(np.array([checked[k][1] for k in pending]))
+        for k, value in zip(pending, values.tolist(), strict=True):
+            checked[k] = (checked[k][0], value)
+    return checked
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from ..dynamics.augmented import augmented_functions
 from ..dynamics.engine import Engine
 from ..kinematics.mechanism import Mechanism
 from ..numerics.compiled import Native
-from .charts import STEADY, surely_kept
+from .charts import STEADY, remembered, resolved, surely_kept
 from .integrators import CHECKS, FINE, MAX_STEPS, IntegrationError, distinct
 from .serial_integrator import SerialIntegrator
 
@@ -257,14 +257,8 @@ class CrossingWatch:
         return ratios, jacobians
 
     def _recent(self) -> list[tuple[float, float]]:
-        """The last three points watched, (t, value), the values not computed yet computed now, in one batch (each
-        the value `_ratios` gives at that state alone)."""
-        pending = [k for k, (_, value) in enumerate(self.checked) if not isinstance(value, float)]
-        if pending:
-            values = self._values(np.array([self.checked[k][1] for k in pending]))
-            for k, value in zip(pending, values.tolist(), strict=True):
-                self.checked[k] = (self.checked[k][0], value)
-        return self.checked
+        """The last three points watched, (t, value), those not computed yet computed now (charts.resolved)."""
+        return resolved(self.checked, self._values)
 
     def kept(self, t: float, y: np.ndarray) -> bool:
         """Whether the run goes on past the chart's fall at the state y (time t) without a restart: near crossings
@@ -321,9 +315,7 @@ class CrossingWatch:
         entered = np.flatnonzero(ratios < NEAR)
         seen = len(at) if self.near or not len(entered) else int(entered[0]) + 1
         # the last three points seen are remembered (`until`, `steady`): their values, or their Φ_q (`_recent`)
-        kept = range(max(seen - 3, 0), seen)
-        recent = [(float(at[k]), float(ratios[k]) if np.isfinite(ratios[k]) else jacobians[k]) for k in kept]
-        self.checked = [*self.checked, *recent][-3:]
+        self.checked = remembered(self.checked, at, ratios, jacobians, seen, 3)
         chart = self.chart.first_fall(at[:seen], states[:seen])
         below = np.flatnonzero(ratios[:seen] < ENTER)
         if len(below) and (chart is None or below[0] <= chart):
