@@ -259,21 +259,14 @@ class Engine:
             [np.linalg.svd(blocks[:, at], compute_uv=False).min(axis=(1, 2)) for at in self._block_entries], axis=0
         )
 
-    def surely_conditioned(self, q: np.ndarray, bound: float, anchored: bool = True) -> bool:
+    def surely_conditioned(self, q: np.ndarray, bound: float) -> bool:
         """Whether smallest_singular_value is at least `bound` at every one of the coordinates q (K, n), by a margin
-        beyond its rounding (1e-10 of the blocks' norms), a few times cheaper than the SVD: near the last state,
-        σ_min there less the distance ‖ΔΦ‖_F from its block (Weyl's inequality; not `anchored`: without that
-        state's SVD), else every loop block's Gram matrix less bound² has a Cholesky factor. False where unsure: the
-        SVD then decides."""
+        beyond its rounding (1e-10 of the blocks' norms), a few times cheaper than the SVD and without one: every loop
+        block's Gram matrix less bound² has a Cholesky factor. False where unsure: the SVD then decides."""
         if not (self.mech.partition.rows and self.mech.partition.dependent) or not len(q):
             return True
         blocks = self._loop_blocks(q)
-        if anchored:
-            anchor, distance = blocks[-1], np.linalg.norm(blocks - blocks[-1], axis=1)
-            rounding = 1e-10 * (np.linalg.norm(anchor) + distance.max())
-            near = self.smallest_singular_values(q[-1:])[0] - distance >= bound + rounding
-            blocks = blocks[~near]
-        for at in self._block_entries if len(blocks) else ():
+        for at in self._block_entries:
             shaped = blocks[:, at]
             gram = (
                 shaped @ np.swapaxes(shaped, 2, 3) if at.shape[1] < at.shape[2] else np.swapaxes(shaped, 2, 3) @ shaped

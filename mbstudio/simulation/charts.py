@@ -98,7 +98,7 @@ class ChartWatch:
         the first fall is then the same, and the last two margins, which `steady` reads, are computed where it
         reads them (`_recent`): a long piece's watch hands its points over in batches (integrators._Early), and only
         the last batch's are read."""
-        if self.eng.surely_conditioned(q, FALL * self.reference, anchored=False):
+        if self.eng.surely_conditioned(q, FALL * self.reference):
             return np.full(len(q), np.inf)
         return self._values(q)
 

@@ -235,9 +235,9 @@ class CrossingWatch:
     def _screened(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`_ratios` at the states (K of them), and their Φ_q, except inf where the value is surely at least NEAR,
         or ENTER while the watch is near (`first_fall` then decides only on a fall below ENTER there): where the
-        loop equations have full row rank, by a Cholesky factor of J Jᵀ less the floor's square (`_surely_above`),
-        else by Weyl's inequality σ_r(J) ≥ σ_r(J_K) − ‖J − J_K‖_F from the last state's, by a margin beyond the SVD's
-        rounding (SCREEN of J_K's norm), as Engine.surely_conditioned screens the chart's. What `first_fall` decides
+        loop equations have full row rank, by a Cholesky factor of J Jᵀ less the floor's square (`_surely_above`, as
+        Engine.surely_conditioned screens the chart's), else by Weyl's inequality σ_r(J) ≥ σ_r(J_K) − ‖J − J_K‖_F from
+        the last state's, by a margin beyond the SVD's rounding (SCREEN of J_K's norm). What `first_fall` decides
         on these is then the same, at a fraction of the SVDs; the values it remembers are computed where they are
         read (`_recent`): a long piece's watch hands its points over in batches (integrators._Early), and only the
         last batch's are read."""
