@@ -41,7 +41,7 @@ from ..dynamics.engine import Engine
 from ..kinematics.mechanism import Mechanism
 from ..numerics.compiled import Native
 from .charts import STEADY, remembered, resolved, surely_kept
-from .integrators import CHECKS, FINE, MAX_STEPS, IntegrationError, distinct
+from .integrators import CHECKS, FINE, MAX_STEPS, IntegrationError, distinct, evaluations_lost
 from .serial_integrator import SerialIntegrator
 
 ENTER = 0.02  # the rank-th singular value of Φ_q as a part of its value at the start: the crossing begins below it
@@ -492,7 +492,7 @@ def cross(eng: Engine, t0: float, y0: np.ndarray, times: np.ndarray, tolerances,
             reached = np.asarray(solver(x0=z, p=p)["xf"]).T
         except RuntimeError as failure:
             message = "the crossing of a singular configuration failed (CVODES gave up)"
-            made = int(solver.stats().get("nfevals", 0)) + getattr(failure, "lost", 0)  # our driver's, all of them
+            made = int(solver.stats().get("nfevals", 0)) + evaluations_lost(failure, MAX_STEPS)
             raise IntegrationError(t, message, calls=calls + made) from None
         calls += int(solver.stats().get("nfevals", 0))
         states = reached[np.searchsorted(marks, at)]

@@ -244,8 +244,9 @@ def _cvodes(
     """Piece by piece from t0 (`_piece`); an output at t0 is the initial state itself. `runs` > 1: y0 holds the
     runs one after the other. `work_scale` > 0: the work of the non-conservative forces too, from 0 at t0. The
     evaluations of a piece CVODES gave up are counted too: those of its returns before (CasADi reports them) and
-    those of the interval where it gave up (`_lost`). `limit`: the run's StepLimit (MAX_STEPS without). `watch`:
-    an IntegrationError at the first check point where its margin is below zero, with the outputs up to there."""
+    those of the interval where it gave up (`evaluations_lost`). `limit`: the run's StepLimit (MAX_STEPS without).
+    `watch`: an IntegrationError at the first check point where its margin is below zero, with the outputs up to
+    there."""
     out, work = np.empty((len(times), len(y0))), np.zeros(len(times)) if work_scale else None
     done = int(np.searchsorted(times, t0, side="right"))  # outputs at t0
     out[:done] = y0
@@ -470,7 +471,7 @@ def _solved(
         try:
             return solver, np.asarray(solver(x0=x0, p=p, **watched)["xf"]).T, tried
         except RuntimeError as failure:
-            tried += int(solver.stats().get("nfevals", 0)) + _lost(failure, steps)
+            tried += int(solver.stats().get("nfevals", 0)) + evaluations_lost(failure, steps)
             if steps == limits[-1] or "CV_TOO_MUCH_WORK" not in str(failure):
                 returned = getattr(failure, "returned", None)  # our driver's returns before (CasADi's: none)
                 raise _GaveUp(tried, _stalled(solver, p), returned, solver.stats()) from None
@@ -483,7 +484,7 @@ def _stalled(solver: casadi.Function, p: list[float]) -> float:
     return p[0] + p[1] * reached if math.isfinite(reached) else math.inf
 
 
-def _lost(failure: RuntimeError, steps: int) -> int:
+def evaluations_lost(failure: RuntimeError, steps: int) -> int:
     """The evaluations of the return interval where CVODES gave up: our driver's count of them (`lost`); CasADi's
     integrator reports none, so where it ran into the step limit, one per step it took there (each step evaluates
     the right-hand side at least once: a lower bound), else none known."""
