@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import distributed
 import numpy as np
 import psutil
 import pyarrow.parquet as pq
@@ -151,7 +152,8 @@ def test_a_separately_started_scheduler_and_two_workers_give_the_local_clusters_
         vary = {"D12": grid("D12=0.30:0.34:21")[1]}
         options = {"digits": 50, "samples": 40}
         local = Study(model, vary, "basepar", options, workers=2).run()
-        time.sleep(1.0)  # the workers have had time to register with the scheduler
+        with distributed.Client(address, timeout="60s") as client:  # both have registered, however slow a start
+            client.wait_for_workers(2, timeout=120)
         remote = Study(model, vary, "basepar", options, scheduler=address).run()
     finally:
         for process in [*workers, scheduler]:
