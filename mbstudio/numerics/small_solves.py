@@ -9,6 +9,11 @@ without it, so the factors are those of the matrix as given.
 
     factor = householder_factor(6)            # A (6, 6) -> (V, β, R)
     x = householder_solve(6, 2)(*factor(a), b)  # A⁻¹ b for b (6, 2)
+
+A larger block (a Delta robot's 18 rows) is sparse, and a dense factorisation does more work than CasADi's sparse
+one: there `sparse_qr_factor` and `sparse_qr_solve` trace the operations of CasADi's "qr" linear solver itself (its
+fill-reducing column order, casadi_qr and casadi_qr_solve) on scalar symbols, so that its results are that solver's
+to the bit, without the index arithmetic, and one factorisation serves every solve with the same matrix.
 """
 
 from __future__ import annotations
@@ -71,6 +76,96 @@ def householder_solve(size: int, columns: int) -> casadi.Function:
     return casadi.Function(
         f"householder_solve_{size}_{columns}", [vectors, betas, upper, b], [out], ["v", "beta", "r", "b"], ["x"]
     )
+
+
+def sparse_qr_factor(pattern: casadi.Sparsity) -> casadi.Function:
+    """A with `pattern` (square) -> (V, R, β): the nonzeros of CasADi's sparse QR factors of A (Sparsity.qr_sparse's
+    patterns and orders), made by the operations of its runtime's casadi_qr in their order."""
+    return _sparse_qr_factor(_key(pattern))
+
+
+def sparse_qr_solve(pattern: casadi.Sparsity, columns: int) -> casadi.Function:
+    """(V, R, β of sparse_qr_factor(pattern), B (n, columns)) -> A⁻¹ B, by the operations of casadi_qr_solve."""
+    return _sparse_qr_solve(_key(pattern), columns)
+
+
+def _key(pattern: casadi.Sparsity) -> tuple:
+    return pattern.size1(), pattern.size2(), tuple(pattern.colind()), tuple(pattern.row())
+
+
+def _qr_patterns(key: tuple) -> tuple:
+    """(the pattern, V's, R's, the row order, the column order) of CasADi's sparse QR of the pattern `key`."""
+    pattern = casadi.Sparsity(*key)
+    return (pattern, *pattern.qr_sparse(True))
+
+
+def _house(v: list, size: int) -> tuple:
+    """casadi_house: the Householder vector in place of v[:size] (its first entry replaced), its β and the norm."""
+    v0, zero = v[0], casadi.SX(0)
+    sigma = sum((v[i] * v[i] for i in range(1, size)), zero) if size > 1 else zero
+    s = casadi.sqrt(v0 * v0 + sigma)
+    flat, nonpositive = sigma == 0, v0 <= 0
+    v[0] = casadi.if_else(flat, 1, casadi.if_else(nonpositive, v0 - s, -sigma / (v0 + s)))
+    beta = casadi.if_else(flat, 2 * nonpositive, -1 / (s * v[0]))
+    return beta, s
+
+
+@functools.lru_cache(maxsize=32)
+def _sparse_qr_factor(key: tuple) -> casadi.Function:
+    pattern, sp_v, sp_r, prinv, pc = _qr_patterns(key)
+    a = casadi.SX.sym("a", pattern)
+    entries, zero = a.nonzeros(), casadi.SX(0)
+    starts, rows = pattern.colind(), pattern.row()
+    v_starts, v_rows, r_starts, r_rows = sp_v.colind(), sp_v.row(), sp_r.colind(), sp_r.row()
+    x, v, r, beta = [zero] * sp_v.size1(), [zero] * sp_v.nnz(), [], [zero] * pattern.size2()
+    for c in range(pattern.size2()):
+        for k in range(starts[pc[c]], starts[pc[c] + 1]):
+            x[prinv[rows[k]]] = entries[k]
+        for k in range(r_starts[c], r_starts[c + 1]):
+            row = r_rows[k]
+            if row >= c:
+                break
+            alpha = sum((v[k1] * x[v_rows[k1]] for k1 in range(v_starts[row], v_starts[row + 1])), zero) * beta[row]
+            for k1 in range(v_starts[row], v_starts[row + 1]):
+                x[v_rows[k1]] = x[v_rows[k1]] - alpha * v[k1]
+            r.append(x[row])
+            x[row] = zero
+        column = [x[v_rows[k]] for k in range(v_starts[c], v_starts[c + 1])]
+        for k in range(v_starts[c], v_starts[c + 1]):
+            x[v_rows[k]] = zero
+        beta[c], norm = _house(column, len(column))
+        v[v_starts[c] : v_starts[c + 1]] = column
+        r.append(norm)
+    out = [casadi.vertcat(*v), casadi.vertcat(*r), casadi.vertcat(*beta)]
+    return casadi.Function(f"sparse_qr_factor_{hash(key) & 0xFFFFFFFF:08x}", [a], out, ["a"], ["v", "r", "beta"])
+
+
+@functools.lru_cache(maxsize=64)
+def _sparse_qr_solve(key: tuple, columns: int) -> casadi.Function:
+    pattern, sp_v, sp_r, prinv, pc = _qr_patterns(key)
+    n = pattern.size2()
+    v, r = casadi.SX.sym("v", sp_v.nnz()), casadi.SX.sym("r", sp_r.nnz())
+    beta, b = casadi.SX.sym("beta", n), casadi.SX.sym("b", n, columns)
+    v_starts, v_rows, r_starts, r_rows = sp_v.colind(), sp_v.row(), sp_r.colind(), sp_r.row()
+    zero, solved = casadi.SX(0), []
+    for j in range(columns):
+        w = [zero] * sp_v.size1()
+        for c in range(n):
+            w[prinv[c]] = b[c, j]
+        for c in range(n):  # Qᵀ b, the reflections in order
+            alpha = sum((v[k] * w[v_rows[k]] for k in range(v_starts[c], v_starts[c + 1])), zero) * beta[c]
+            for k in range(v_starts[c], v_starts[c + 1]):
+                w[v_rows[k]] = w[v_rows[k]] - alpha * v[k]
+        for c in reversed(range(n)):  # R⁻¹, column by column from the last, its diagonal first
+            for k in reversed(range(r_starts[c], r_starts[c + 1])):
+                row = r_rows[k]
+                w[row] = w[row] / r[k] if row == c else w[row] - r[k] * w[c]
+        x = [zero] * n
+        for c in range(n):
+            x[pc[c]] = w[c]
+        solved.append(casadi.vertcat(*x))
+    name = f"sparse_qr_solve_{hash(key) & 0xFFFFFFFF:08x}_{columns}"
+    return casadi.Function(name, [v, r, beta, b], [casadi.horzcat(*solved)], ["v", "r", "beta", "b"], ["x"])
 
 
 def ldl_solve(a: casadi.SX, b: casadi.SX) -> casadi.SX:
