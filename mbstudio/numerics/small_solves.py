@@ -99,10 +99,10 @@ def _qr_patterns(key: tuple) -> tuple:
     return (pattern, *pattern.qr_sparse(True))
 
 
-def _house(v: list, size: int) -> tuple:
-    """casadi_house: the Householder vector in place of v[:size] (its first entry replaced), its β and the norm."""
+def _house(v: list) -> tuple:
+    """casadi_house: the Householder vector in place of v (its first entry replaced), its β and the norm."""
     v0, zero = v[0], casadi.SX(0)
-    sigma = sum((v[i] * v[i] for i in range(1, size)), zero) if size > 1 else zero
+    sigma = sum((v[i] * v[i] for i in range(1, len(v))), zero)
     s = casadi.sqrt(v0 * v0 + sigma)
     flat, nonpositive = sigma == 0, v0 <= 0
     v[0] = casadi.if_else(flat, 1, casadi.if_else(nonpositive, v0 - s, -sigma / (v0 + s)))
@@ -133,11 +133,12 @@ def _sparse_qr_factor(key: tuple) -> casadi.Function:
         column = [x[v_rows[k]] for k in range(v_starts[c], v_starts[c + 1])]
         for k in range(v_starts[c], v_starts[c + 1]):
             x[v_rows[k]] = zero
-        beta[c], norm = _house(column, len(column))
+        beta[c], norm = _house(column)
         v[v_starts[c] : v_starts[c + 1]] = column
         r.append(norm)
     out = [casadi.vertcat(*v), casadi.vertcat(*r), casadi.vertcat(*beta)]
-    return casadi.Function(f"sparse_qr_factor_{hash(key) & 0xFFFFFFFF:08x}", [a], out, ["a"], ["v", "r", "beta"])
+    name = f"sparse_qr_factor_{pattern.size1()}_{pattern.nnz()}"  # for reading only: calls are by the object
+    return casadi.Function(name, [a], out, ["a"], ["v", "r", "beta"])
 
 
 @functools.lru_cache(maxsize=64)
@@ -164,7 +165,7 @@ def _sparse_qr_solve(key: tuple, columns: int) -> casadi.Function:
         for c in range(n):
             x[pc[c]] = w[c]
         solved.append(casadi.vertcat(*x))
-    name = f"sparse_qr_solve_{hash(key) & 0xFFFFFFFF:08x}_{columns}"
+    name = f"sparse_qr_solve_{n}_{pattern.nnz()}_{columns}"
     return casadi.Function(name, [v, r, beta, b], [casadi.horzcat(*solved)], ["v", "r", "beta", "b"], ["x"])
 
 
