@@ -25,6 +25,7 @@ COMMANDS = {
     "manoeuvre": "handling manoeuvres on Magic Formula tyres: cornering, step steer, sine with dwell, lane change",
     "legged": "a legged robot (solo12) on the ground under joint PD control, standing or trotting",
     "kc": "a suspension corner on a K&C rig: kinematics and compliance as CSV, a PDF report and JSON",
+    "cache": "the engine cache: its size, and removing the engines not used lately",
 }
 # one example per command, shown at the end of its --help (the samples' paths are those of a clone)
 EXAMPLES = {
@@ -48,8 +49,9 @@ EXAMPLES = {
     "manoeuvre": "mbstudio manoeuvre samples/vehicle_handling.mbs --kind step_steer --speed 20 --out step.csv",
     "legged": "mbstudio legged --gait trot -o solo12_trot.mbs",
     "kc": "mbstudio kc samples/sla_suspension_bushed.mbs --out kc.csv --report kc.pdf",
+    "cache": "mbstudio cache --unused-days 30",
 }
 # commands that compute: each takes --quiet (no progress or notes on stderr) whether or not it reports progress
-COMPUTING = set(COMMANDS) - {"samples", "screenshot", "bench"}
+COMPUTING = set(COMMANDS) - {"samples", "screenshot", "bench", "cache"}
 # commands whose name is a Python keyword live in a module named after what they do
 MODULES = {"import": "urdf_import"}

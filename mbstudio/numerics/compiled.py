@@ -607,6 +607,8 @@ def _compile(compiler: list[str], source: Path, library: Path, done: Compiled | 
     its sha256 in the cache's index (native_cache.seal)."""
     import subprocess  # a build's only: a run from the cache starts no process (nor imports what starts them)
 
+    from .cache_upkeep import keep_within_limit
+
     partial = library.with_name(f".{library.name}.{os.getpid()}.tmp")
     try:
         with tempfile.TemporaryDirectory() as work:
@@ -615,6 +617,7 @@ def _compile(compiler: list[str], source: Path, library: Path, done: Compiled | 
                 command = [*compiler, "-shared", "-o", str(partial), *map(str, objects), "-lm"]
                 if subprocess.run(command, capture_output=True, timeout=600).returncode == 0:
                     seal(partial, library)
+                    keep_within_limit()  # the old entries unused longest make room for it (cache_upkeep.py)
                     return True
     except (OSError, subprocess.SubprocessError):
         pass

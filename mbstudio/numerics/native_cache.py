@@ -12,6 +12,9 @@ is refused with a message (CacheRefused). Inside it:
   holds for its name. One that fails (replaced, truncated, made writable by others, a link, unknown to the index)
   is removed, with its entry, so that the caller builds it again.
 
+A file's modification time marks its last use (`note_use`); cache_upkeep.py keeps the cache within its limit by
+removing the files unused longest.
+
 The location: $MBSTUDIO_CACHE/engines, else the user's cache folder of the platform (platformdirs:
 ~/.cache/mbstudio on Linux, ~/Library/Caches/mbstudio on macOS, %LOCALAPPDATA%\\mbstudio\\Cache on Windows).
 """
@@ -27,12 +30,14 @@ import re
 import stat
 import struct
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 PRIVATE = 0o700
 INDEX = "digests.json"
-_LOCK = "digests.lock"
+LOCK = "digests.lock"
+USE_MARK = 86400.0  # s: a file's use is marked (note_use) where its mark is older than a day
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
@@ -155,6 +160,7 @@ def read_sealed(path: Path) -> bytes | None:
     if not trusted:
         discard(path)
         return None
+    note_use(path)
     return data
 
 
@@ -172,7 +178,31 @@ def verified(library: Path) -> bool:
         trusted = False
     if not trusted:
         discard(library)
+    else:
+        note_use(library)
     return trusted
+
+
+def note_use(path: Path) -> None:
+    """Marks a file as used now, by its modification time, where the mark is older than USE_MARK: the cache is
+    kept within its limit by removing the files unused longest (cache_upkeep.py). At most once a day a file, so
+    that a run writes nothing and the file's digest is not computed again (it is remembered by size and time)."""
+    with contextlib.suppress(OSError):
+        if time.time() - os.stat(path).st_mtime > USE_MARK:
+            os.utime(path)
+
+
+def forget(folder: Path, names: list[str]) -> None:
+    """Removes the files `names` of `folder` and their entries in its index, in one write of the index under its
+    lock (cache_upkeep.py)."""
+    with _locked(folder):
+        for name in names:
+            with contextlib.suppress(OSError):
+                (folder / name).unlink(missing_ok=True)
+        entries, removed = dict(_digests(folder)), set(names)
+        kept = {name: digest for name, digest in entries.items() if name not in removed}
+        if len(kept) != len(entries):
+            write_private(folder / INDEX, json.dumps({"sha256": kept}, indent=0, sort_keys=True).encode())
 
 
 def discard(path: Path) -> None:
@@ -236,7 +266,7 @@ def _locked(folder: Path) -> Iterator[None]:
     except ImportError:  # Windows
         yield
         return
-    lock = folder / _LOCK
+    lock = folder / LOCK
     try:
         descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
     except OSError:  # not a file of ours (a symbolic link, a folder): replaced by one
