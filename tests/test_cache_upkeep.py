@@ -146,3 +146,14 @@ def test_a_limit_that_is_not_a_size_is_named_and_the_build_goes_on(filled, monke
     cache_upkeep.keep_within_limit()  # after a build: never an error, nothing removed
     monkeypatch.delenv("MBSTUDIO_CACHE_LIMIT")
     assert usage().entries == 5
+
+
+def test_nothing_is_removed_from_a_cache_others_may_write_to(filled, capsys):
+    os.chmod(filled, 0o777)
+    try:
+        assert main(["cache", "--clear"]) == 2
+        assert "is writable by others" in capsys.readouterr().err
+        cache_upkeep.keep_within_limit()  # after a build: left as it is, no error
+    finally:
+        os.chmod(filled, 0o700)
+    assert usage().entries == 5

@@ -15,6 +15,7 @@ entries unused for some days, or all, are removed; a process that then looks for
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -106,10 +107,19 @@ def _entries_in(folder: Path) -> list[Entry]:
             groups.setdefault(stem, []).append(item)
     found = []
     for files in groups.values():
-        stats = [item.stat(follow_symlinks=False) for item in files]
-        used = max(s.st_mtime for s in stats)
-        found.append(Entry(folder, tuple(item.name for item in files), sum(s.st_size for s in stats), used))
+        stats = {item.name: _stat(item) for item in files}
+        stats = {name: s for name, s in stats.items() if s is not None}  # not one removed meanwhile
+        if stats:
+            used, size = max(s.st_mtime for s in stats.values()), sum(s.st_size for s in stats.values())
+            found.append(Entry(folder, tuple(stats), size, used))
     return found
+
+
+def _stat(item: os.DirEntry) -> os.stat_result | None:
+    try:
+        return item.stat(follow_symlinks=False)
+    except FileNotFoundError:  # removed by another process since the folder was read
+        return None
 
 
 def usage() -> Usage:
@@ -129,6 +139,7 @@ def prune(unused_days: float | None = None, limit: int | None = None, everything
     """Removes the entries unused for `unused_days` days, or (`limit`, bytes) those unused longest until the cache
     holds at most TRIMMED of the limit, never one used within RECENT; or `everything`. A temporary file written
     within RECENT stays whatever is asked: its build or write renames it in a moment."""
+    cache_folder()  # the cache's own checks: nothing is removed from a folder it refuses (CacheRefused)
     now = time.time()
     held = [e for e in entries() if not (e.names[0].startswith(".") and now - e.used <= RECENT)]
     if everything:
@@ -169,12 +180,8 @@ def _removed(chosen: list[Entry], recent: int = 0) -> Pruned:
 def keep_within_limit() -> None:
     """After a build: the cache trimmed where it holds more than its limit. Never an error: a limit that cannot be
     read, or a cache that cannot be walked, leaves it as it is (the next build tries again)."""
-    try:
-        limit = cache_limit()
-        cache_folder()  # the cache's own checks: one refused is left alone
-        prune(limit=limit)
-    except (OSError, ValueError, CacheRefused):
-        pass
+    with contextlib.suppress(OSError, ValueError, CacheRefused):
+        prune(limit=cache_limit())
 
 
 def _size_text(size: float) -> str:
