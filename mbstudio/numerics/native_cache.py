@@ -202,7 +202,7 @@ def forget(folder: Path, names: list[str]) -> None:
         entries, removed = dict(_digests(folder)), set(names)
         kept = {name: digest for name, digest in entries.items() if name not in removed}
         if len(kept) != len(entries):
-            write_private(folder / INDEX, json.dumps({"sha256": kept}, indent=0, sort_keys=True).encode())
+            _write_index(folder, kept)
 
 
 def discard(path: Path) -> None:
@@ -254,7 +254,12 @@ def _record(path: Path, digest: str | None) -> None:
         del entries[path.name]
     else:
         entries[path.name] = digest
-    write_private(path.parent / INDEX, json.dumps({"sha256": entries}, indent=0, sort_keys=True).encode())
+    _write_index(path.parent, entries)
+
+
+def _write_index(folder: Path, entries: dict[str, str]) -> None:
+    """The folder's index of digests written whole (the caller holds the lock)."""
+    write_private(folder / INDEX, json.dumps({"sha256": entries}, indent=0, sort_keys=True).encode())
 
 
 @contextlib.contextmanager
