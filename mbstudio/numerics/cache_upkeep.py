@@ -2,13 +2,13 @@
 
 Every library, manifest and start the cache holds is filed under a name derived from what it holds
 (native_cache.py), so an edited model, or a new version of MB Studio or of CasADi, files new ones beside the old,
-which are never loaded again: a developer's cache had grown to 1.2 GB and 13 000 files in a month. A file's
+which are never loaded again: a developer's cache had grown to 1.2 GB and 15 000 files in a month. A file's
 modification time marks its last use (native_cache.note_use: touched where it is loaded, at most once a day).
 
 After each build the cache is held within its limit, MBSTUDIO_CACHE_LIMIT (2 GB unless set: "500M", "2G" or a
 number of bytes): where it holds more, the entries unused longest are removed until it holds at most 80 % of the
-limit (ccache keeps its cache so). An entry is a library with its manifest and C text: the files that share a
-name up to its first dot. One used within the last hour (RECENT) is never removed for the limit: a process that
+limit (ccache keeps its cache so). An entry is a library with its manifest: the files that share a name up to
+its first dot. One used within the last hour (RECENT) is never removed for the limit: a process that
 has just found an engine still loads it. On request (`mbstudio cache`, Edit › Preferences… › Engine cache), the
 entries unused for some days, or all, are removed; a process that then looks for one builds it again.
 """
@@ -33,7 +33,7 @@ _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([KMGT]?)i?B?\s*", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class Entry:
-    """Files sharing a name up to its first dot in one folder of the cache: a library, its manifest, its C text."""
+    """Files sharing a name up to its first dot in one folder of the cache: a library and its manifest."""
 
     folder: Path
     names: tuple[str, ...]
@@ -185,11 +185,13 @@ def keep_within_limit() -> None:
 
 
 def _size_text(size: float) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+    if size < 1024:
+        return f"{size:.0f} bytes"
+    for unit in ("KB", "MB", "GB"):
         size /= 1024
-    return f"{size:.1f} GB"
+        if size < 1024 or unit == "GB":
+            break
+    return f"{size:.1f} {unit}"
 
 
 def _age(when: float) -> str:
