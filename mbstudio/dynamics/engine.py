@@ -928,13 +928,12 @@ class _Factorised:
         a = self.jac[rows, [graph.dep[c] for c in columns]]
         if graph.symbolic:
             return graph.solve(a, b)
-        if len(rows) > SMALL_BLOCK:  # CasADi's sparse QR, its own operations as straight-line code
-            if block not in self._factors:
-                self._factors[block] = sparse_qr_factor(a.sparsity())(a)
-            return sparse_qr_solve(a.sparsity(), b.shape[1])(*self._factors[block], casadi.densify(b))
+        sparse = len(rows) > SMALL_BLOCK  # CasADi's sparse QR, its own operations as straight-line code
         if block not in self._factors:
-            self._factors[block] = householder_factor(len(rows))(casadi.densify(a))
-        return householder_solve(len(rows), b.shape[1])(*self._factors[block], casadi.densify(b))
+            factor = sparse_qr_factor(a.sparsity()) if sparse else householder_factor(len(rows))
+            self._factors[block] = factor(a if sparse else casadi.densify(a))
+        solve = sparse_qr_solve(a.sparsity(), b.shape[1]) if sparse else householder_solve(len(rows), b.shape[1])
+        return solve(*self._factors[block], casadi.densify(b))
 
 
 def loop_blocks(pattern: casadi.Sparsity, dep: list[int], ind: list[int]) -> list[tuple]:

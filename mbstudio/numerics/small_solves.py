@@ -110,6 +110,14 @@ def _house(v: list) -> tuple:
     return beta, s
 
 
+def _reflect(x: list, v, v_rows: list, entries: range, beta) -> None:
+    """x ← (I − β v vᵀ) x in place, v's nonzeros `entries` at rows v_rows[entries]: casadi_qr's update of a column
+    and casadi_qr_mv's of a right-hand side, the same operations in the same order."""
+    alpha = sum((v[k] * x[v_rows[k]] for k in entries), casadi.SX(0)) * beta
+    for k in entries:
+        x[v_rows[k]] = x[v_rows[k]] - alpha * v[k]
+
+
 @functools.lru_cache(maxsize=32)
 def _sparse_qr_factor(key: tuple) -> casadi.Function:
     pattern, sp_v, sp_r, prinv, pc = _qr_patterns(key)
@@ -125,9 +133,7 @@ def _sparse_qr_factor(key: tuple) -> casadi.Function:
             row = r_rows[k]
             if row >= c:
                 break
-            alpha = sum((v[k1] * x[v_rows[k1]] for k1 in range(v_starts[row], v_starts[row + 1])), zero) * beta[row]
-            for k1 in range(v_starts[row], v_starts[row + 1]):
-                x[v_rows[k1]] = x[v_rows[k1]] - alpha * v[k1]
+            _reflect(x, v, v_rows, range(v_starts[row], v_starts[row + 1]), beta[row])
             r.append(x[row])
             x[row] = zero
         column = [x[v_rows[k]] for k in range(v_starts[c], v_starts[c + 1])]
@@ -154,9 +160,7 @@ def _sparse_qr_solve(key: tuple, columns: int) -> casadi.Function:
         for c in range(n):
             w[prinv[c]] = b[c, j]
         for c in range(n):  # Qᵀ b, the reflections in order
-            alpha = sum((v[k] * w[v_rows[k]] for k in range(v_starts[c], v_starts[c + 1])), zero) * beta[c]
-            for k in range(v_starts[c], v_starts[c + 1]):
-                w[v_rows[k]] = w[v_rows[k]] - alpha * v[k]
+            _reflect(w, v, v_rows, range(v_starts[c], v_starts[c + 1]), beta[c])
         for c in reversed(range(n)):  # R⁻¹, column by column from the last, its diagonal first
             for k in reversed(range(r_starts[c], r_starts[c + 1])):
                 row = r_rows[k]
